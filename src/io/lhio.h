@@ -1,0 +1,73 @@
+/* lhio.h: reading and writing PNG (libpng) and JPEG (libjpeg-turbo) images as
+ * lumahist frames, for the command-line tool and the tests.  Functions return
+ * 0 or a negative LhStatus and set the message that lh_last_error() returns. */
+#ifndef LHIO_H
+#define LHIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lumahist.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  LHIO_FILE_UNKNOWN,
+  LHIO_FILE_PNG,
+  LHIO_FILE_JPEG,
+} LhioFileType;
+
+typedef enum {
+  LHIO_READ_FULL, /* every channel, ready to be written back */
+  LHIO_READ_LUMA, /* only what luma statistics need: a colour JPEG is decoded
+                     to its Y component alone (no colour conversion, no chroma
+                     upsampling); PNG is read in full */
+} LhioReadMode;
+
+/* A decoded image.  Pixels are one contiguous buffer described by frame
+ * (memory LH_MEMORY_HOST), owned by the image. */
+typedef struct {
+  LhioFileType type;
+  LhFrame frame;      /* GRAY8, GRAY16, RGB, RGBA, RGB16 or RGBA16 */
+  uint8_t *pixels;    /* frame.planes[0] */
+  uint8_t *alpha;     /* gray+alpha input: the alpha plane, kept for writing back; else NULL */
+  size_t alpha_stride;
+  /* What the file was, so that a writer can give back the same kind. */
+  int source_bit_depth;     /* PNG: 1, 2, 4, 8 or 16; JPEG: 8 */
+  int source_channels;      /* 1 gray, 2 gray+alpha, 3 colour, 4 colour+alpha */
+  bool source_palette;      /* PNG palette image (expanded on reading) */
+  bool source_interlaced;   /* PNG Adam7 */
+  bool luma_only;           /* a colour JPEG read with LHIO_READ_LUMA: frame is GRAY8 */
+  int jpeg_h_samp, jpeg_v_samp; /* JPEG luma sampling factors (chroma subsampling) */
+} LhioImage;
+
+typedef struct {
+  int jpeg_quality; /* 1..100; 0 = 95 */
+} LhioWriteOptions;
+
+/* Which kind of file by its first bytes (not its name). */
+LhioFileType lhio_sniff(const uint8_t *head, size_t n);
+
+/* Whether a path's extension is one the tool reads (.png, .jpg, .jpeg, any case). */
+bool lhio_is_image_name(const char *path);
+
+/* Images above max_pixels (0: LHIO_DEFAULT_MAX_PIXELS) are refused with
+ * LH_ERROR_TOO_LARGE before any pixel buffer is allocated. */
+#define LHIO_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
+
+int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image);
+
+/* Writes image to path as its type says, through a temporary file in the
+ * same folder renamed over path when complete; never leaves a partial file. */
+int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions *options);
+
+void lhio_image_clear(LhioImage *image);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LHIO_H */

@@ -1,0 +1,141 @@
+/* lh-private.h: internals shared by the files of the library (prefix lhi_):
+ * error reporting, format facts, the backend interface and the host-side
+ * finishing of statistics.  Not installed. */
+#ifndef LH_PRIVATE_H
+#define LH_PRIVATE_H
+
+#include <stdbool.h>
+
+#include "lh-luma.h"
+#include "lumahist.h"
+
+#if defined(__GNUC__)
+#define LHI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define LHI_PRINTF(f, a)
+#endif
+
+/* Sets this thread's message and returns status, so that an error path is
+ * `return lhi_error(LH_ERROR_..., "...", ...);`. */
+int lhi_error(int status, const char *format, ...) LHI_PRINTF(2, 3);
+
+/* Clears this thread's message (successful calls leave it as it was). */
+void lhi_clear_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Formats                                                                   */
+
+typedef struct {
+  const char *name;
+  int n_planes;
+  int pixel_bytes;   /* bytes per pixel in plane 0 */
+  int sample_bytes;  /* 1 or 2 */
+  int default_depth; /* luma bit depth when LhFrame.bit_depth is 0 */
+  int r, g, b;       /* sample index of each colour in a pixel; -1 if not RGB */
+  bool is_yuv;
+  bool chroma_interleaved; /* NV12, P010 */
+} LhiFormatInfo;
+
+/* Facts of a format, or NULL if the value is not a format. */
+const LhiFormatInfo *lhi_format_info(LhFormat format);
+
+/* The bit depth of the luma values of a frame (8 for RGB, 10 for P010, ...). */
+int lhi_frame_luma_depth(const LhFrame *frame);
+
+/* Checks formats, sizes, pointers and strides; sets the message on failure. */
+int lhi_frame_validate(const LhFrame *frame);
+
+/* A view of plane 0 (and, for RGB, the packed pixels) restricted to roi;
+ * a zero-sized roi leaves the frame whole. */
+int lhi_frame_crop(const LhFrame *frame, const LhRect *roi, LhFrame *cropped);
+
+/* The weights of a matrix. */
+LhiLumaWeights lhi_luma_weights(LhMatrix matrix);
+
+/* ------------------------------------------------------------------------ */
+/* Analysis jobs and backends                                                */
+
+/* Everything the statistics need beyond the histogram, as exact integers so
+ * that both backends give the same bits; doubles are made on the host. */
+typedef struct {
+  uint64_t count;
+  uint64_t sum;
+  unsigned __int128 sum_squares;
+  uint32_t min;
+  uint32_t max;
+  uint64_t clipped_low;  /* at 0 */
+  uint64_t clipped_high; /* at the top code value */
+  uint64_t below_legal;  /* limited range only */
+  uint64_t above_legal;
+} LhiMoments;
+
+/* Rank slot 0 is the median; slots 1..n are the options' percentiles. */
+#define LHI_MAX_RANKS (LH_MAX_PERCENTILES + 1)
+
+/* One frame's work for a backend.  The front (context.c) fills the inputs;
+ * the backend fills histogram, moments and values. */
+typedef struct {
+  /* inputs */
+  LhFrame frame; /* already cropped to the region of interest */
+  int bit_depth; /* luma depth; the histogram has 2^bit_depth bins */
+  LhiLumaWeights weights;
+  LhRange range;
+  bool use_sort; /* find values by sorting keys rather than by the CDF */
+  int n_ranks;
+  uint64_t ranks[LHI_MAX_RANKS]; /* 1-based nearest ranks, 1 .. count */
+  /* outputs */
+  uint64_t *histogram; /* 2^bit_depth bins, host memory, to be filled */
+  LhiMoments moments;
+  uint32_t values[LHI_MAX_RANKS]; /* the value at each rank */
+} LhiJob;
+
+typedef struct {
+  const char *name;
+  LhBackend kind;
+  /* Makes the backend's state; on a missing device returns
+   * LH_ERROR_NO_DEVICE with the reason as the message. */
+  int (*open)(void **state);
+  void (*close)(void *state);
+  int (*set_stream)(void *state, void *cuda_stream);
+  /* Is sorting faster than the histogram's CDF for a job of this size? */
+  bool (*prefer_sort)(void *state, uint64_t pixels, int bit_depth);
+  int (*analyze)(void *state, LhiJob *jobs, size_t n_jobs);
+} LhiBackend;
+
+extern const LhiBackend lhi_cpu_backend;
+#ifdef LH_HAVE_CUDA
+extern const LhiBackend lhi_cuda_backend;
+#endif
+
+struct LhContext {
+  const LhiBackend *backend;
+  void *state;
+  char note[256];
+};
+
+/* ------------------------------------------------------------------------ */
+/* Host-side statistics, used by every backend and by lh_stats_from_histogram */
+
+/* 1-based nearest rank of percentile p among count values: max(1, ceil(p/100 N)). */
+uint64_t lhi_percentile_rank(double p, uint64_t count);
+
+/* Moments of a histogram, by a plain loop (the CPU backend's reduction). */
+void lhi_moments_from_histogram(const uint64_t *histogram, int bit_depth, LhRange range,
+                                LhiMoments *moments);
+
+/* The values at sorted 1-based ranks, by a walk of the cumulative histogram. */
+void lhi_values_from_histogram(const uint64_t *histogram, int bit_depth, const uint64_t *ranks,
+                               int n_ranks, uint32_t *values);
+
+/* Legal black and white code values of a range at a bit depth. */
+void lhi_range_limits(int bit_depth, LhRange range, uint32_t *black, uint32_t *white);
+
+/* Fills the caller's LhStats from a finished job (histogram already there). */
+int lhi_stats_finish(LhStats *stats, int bit_depth, LhMatrix matrix, LhRange range,
+                     const LhOptions *options, const LhiMoments *moments,
+                     const uint32_t *values);
+
+/* Makes sure stats->histogram holds 2^bit_depth bins. */
+int lhi_stats_reserve(LhStats *stats, int bit_depth);
+
+#endif /* LH_PRIVATE_H */

@@ -1,0 +1,249 @@
+/* lumahist.h: the public API of lumahist, luminance histograms, statistics and
+ * percentiles of images and video frames, on the GPU (CUDA) or the CPU.
+ *
+ * Every function that can fail returns 0 (LH_OK) or a negative LhStatus, and
+ * sets a thread-local message that lh_last_error() returns.  The library never
+ * prints, never exits and keeps no global mutable state.  All numbers are the
+ * same, bit for bit, on the CPU and the CUDA backend.
+ */
+#ifndef LUMAHIST_H
+#define LUMAHIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(LH_BUILDING_LIBRARY) && defined(__GNUC__)
+#define LH_API __attribute__((visibility("default")))
+#else
+#define LH_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status and errors                                                         */
+
+typedef enum {
+  LH_OK = 0,
+  LH_ERROR_INVALID_ARGUMENT = -1, /* a NULL pointer, bad size, stride, option */
+  LH_ERROR_UNSUPPORTED = -2,      /* a format or mode this build cannot do */
+  LH_ERROR_NO_MEMORY = -3,        /* host or device allocation failed */
+  LH_ERROR_NO_DEVICE = -4,        /* the CUDA backend was asked for, none usable */
+  LH_ERROR_CUDA = -5,             /* a CUDA call failed; the message says which */
+  LH_ERROR_IO = -6,               /* a file could not be read or written */
+  LH_ERROR_CORRUPT = -7,          /* a file is not a valid image */
+  LH_ERROR_TOO_LARGE = -8,        /* dimensions above the configured pixel limit */
+} LhStatus;
+
+/* The message of the last failed call on this thread ("" if none). */
+LH_API const char *lh_last_error(void);
+
+/* A constant name for a status, e.g. "invalid-argument". */
+LH_API const char *lh_status_name(int status);
+
+/* The library version, "MAJOR.MINOR.PATCH". */
+LH_API const char *lh_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Frames                                                                    */
+
+/* Pixel formats.  8-bit unless named otherwise; 16-bit samples are in host
+ * (little-endian) order.  For YUV formats only the Y plane is analysed. */
+typedef enum {
+  LH_FORMAT_GRAY8,  /* one plane, 1 byte per pixel */
+  LH_FORMAT_GRAY16, /* one plane, 2 bytes per pixel, bit_depth significant bits (LSB) */
+  LH_FORMAT_RGB,    /* packed R, G, B */
+  LH_FORMAT_BGR,
+  LH_FORMAT_RGBA,
+  LH_FORMAT_BGRA,
+  LH_FORMAT_RGBX, /* like RGBA, the 4th byte ignored */
+  LH_FORMAT_BGRX,
+  LH_FORMAT_RGB16,  /* packed R, G, B of 16 bits each (16-bit PNG) */
+  LH_FORMAT_RGBA16, /* packed R, G, B, A of 16 bits each */
+  LH_FORMAT_I420,   /* planar Y, U, V; chroma halved both ways (rounded up) */
+  LH_FORMAT_NV12,   /* planar Y, interleaved UV; chroma halved both ways */
+  LH_FORMAT_P010,   /* as NV12 with 16-bit samples, 10 significant bits at the top */
+  LH_FORMAT_COUNT
+} LhFormat;
+
+/* "GRAY8", "RGB", "NV12", ...; NULL for a value out of range. */
+LH_API const char *lh_format_name(LhFormat format);
+
+/* Where a frame's planes live. */
+typedef enum {
+  LH_MEMORY_HOST, /* ordinary (or pinned) host memory */
+  LH_MEMORY_CUDA, /* CUDA device memory of the current device */
+} LhMemory;
+
+/* A frame: format, size and where each plane is.  Strides are in bytes and
+ * may be larger than a row (pitched memory).  planes[1..2] and strides[1..2]
+ * are only read for YUV formats and only when the operation touches chroma. */
+typedef struct {
+  LhFormat format;
+  LhMemory memory;
+  int width;
+  int height;
+  int bit_depth; /* significant bits; 0 means the format's own (GRAY16: 16) */
+  void *planes[3];
+  size_t strides[3];
+} LhFrame;
+
+/* Fills *frame for one contiguous buffer holding all planes with the given
+ * row stride of the first plane (0: tightly packed).  Chroma planes follow the
+ * Y plane as GStreamer lays them out with that stride. */
+LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int width, int height,
+                         void *data, size_t stride);
+
+/* Bytes that lh_frame_init() expects at data for this format, size and stride. */
+LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_t stride);
+
+/* ------------------------------------------------------------------------ */
+/* Analysis options                                                          */
+
+/* The R'G'B' -> Y' matrix (ignored for gray and YUV input). */
+typedef enum {
+  LH_MATRIX_BT601,  /* Kr 0.299, Kb 0.114: JPEG/JFIF, OpenCV, Pillow */
+  LH_MATRIX_BT709,  /* Kr 0.2126, Kb 0.0722: HD video */
+  LH_MATRIX_BT2020, /* Kr 0.2627, Kb 0.0593: UHD video */
+} LhMatrix;
+
+/* How code values are to be read: full range, or limited ("video", 16-235
+ * for 8 bits, scaled by 2^(bits-8) above). */
+typedef enum {
+  LH_RANGE_FULL,
+  LH_RANGE_LIMITED,
+} LhRange;
+
+/* How percentiles are found; both methods are exact and give equal values. */
+typedef enum {
+  LH_PERCENTILE_AUTO,      /* the faster of the two for this backend and size */
+  LH_PERCENTILE_HISTOGRAM, /* from the cumulative histogram */
+  LH_PERCENTILE_SORT,      /* by sorting the luma values (GPU radix sort) */
+} LhPercentileMethod;
+
+LH_API const char *lh_matrix_name(LhMatrix matrix);           /* "bt601", ... */
+LH_API const char *lh_range_name(LhRange range);              /* "full", "limited" */
+LH_API int lh_matrix_from_name(const char *name, LhMatrix *matrix);
+LH_API int lh_range_from_name(const char *name, LhRange *range);
+
+#define LH_MAX_PERCENTILES 64
+
+/* A rectangle in pixels; a zero width or height means the whole frame. */
+typedef struct {
+  int x;
+  int y;
+  int width;
+  int height;
+} LhRect;
+
+typedef struct {
+  LhMatrix matrix;
+  LhRange range;
+  LhRect roi;
+  LhPercentileMethod percentile_method;
+  int n_percentiles;                      /* 0 .. LH_MAX_PERCENTILES */
+  double percentiles[LH_MAX_PERCENTILES]; /* each in [0, 100] */
+} LhOptions;
+
+/* Defaults: BT.601, full range, whole frame, automatic method, no extra
+ * percentiles (the median is always computed). */
+LH_API void lh_options_init(LhOptions *options);
+
+/* Parses "1,5,50,95,99" into options->percentiles. */
+LH_API int lh_options_set_percentiles(LhOptions *options, const char *list);
+
+/* ------------------------------------------------------------------------ */
+/* Results                                                                   */
+
+/* The statistics of one frame.  Values are code values of bit_depth bits;
+ * the *_norm fields map the declared range to [0, 1] (black to 0, white or
+ * nominal peak to 1; limited-range values outside it fall outside [0, 1]).
+ * Initialise with lh_stats_init(); release with lh_stats_clear(). */
+typedef struct {
+  int bit_depth; /* of the luma values: 8 .. 16 */
+  LhMatrix matrix;
+  LhRange range;
+  uint64_t count; /* pixels analysed */
+  double mean;
+  double stddev; /* population standard deviation */
+  uint32_t min;
+  uint32_t max;
+  uint32_t median; /* P(50) */
+  uint64_t clipped_low_count;  /* pixels at code value 0 */
+  uint64_t clipped_high_count; /* pixels at code value 2^bit_depth - 1 */
+  uint64_t below_legal_count;  /* limited range: below black (16); else 0 */
+  uint64_t above_legal_count;  /* limited range: above white (235); else 0 */
+  double clipped_low;          /* the four counts above as fractions of count */
+  double clipped_high;
+  double below_legal;
+  double above_legal;
+  double mean_norm;
+  double stddev_norm;
+  double min_norm;
+  double max_norm;
+  double median_norm;
+  int n_percentiles;
+  double percentile_p[LH_MAX_PERCENTILES];
+  uint32_t percentile_value[LH_MAX_PERCENTILES];
+  double percentile_norm[LH_MAX_PERCENTILES];
+  size_t n_bins;       /* 2^bit_depth */
+  uint64_t *histogram; /* n_bins counts, owned by this struct */
+} LhStats;
+
+LH_API void lh_stats_init(LhStats *stats);
+LH_API void lh_stats_clear(LhStats *stats);
+
+/* Code value -> [0, 1] for a bit depth and range. */
+LH_API double lh_normalize(double value, int bit_depth, LhRange range);
+
+/* Statistics and percentiles from a histogram alone (e.g. a sum of the
+ * histograms of many frames; histograms are additive). */
+LH_API int lh_stats_from_histogram(const uint64_t *histogram, int bit_depth,
+                                   const LhOptions *options, LhStats *stats);
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                   */
+
+typedef enum {
+  LH_BACKEND_AUTO, /* CUDA when a device is usable, else the CPU */
+  LH_BACKEND_CPU,
+  LH_BACKEND_CUDA,
+} LhBackend;
+
+LH_API const char *lh_backend_name(LhBackend backend); /* "auto", "cpu", "cuda" */
+LH_API int lh_backend_from_name(const char *name, LhBackend *backend);
+
+typedef struct LhContext LhContext;
+
+/* Creates a context on the requested backend.  AUTO falls back to the CPU
+ * when no CUDA device is usable (lh_context_note() says why); CUDA fails with
+ * LH_ERROR_NO_DEVICE then.  The CUDA backend uses the device current on the
+ * calling thread and never changes it. */
+LH_API int lh_context_new(LhBackend backend, LhContext **context);
+LH_API void lh_context_free(LhContext *context);
+
+/* The backend in use: LH_BACKEND_CPU or LH_BACKEND_CUDA. */
+LH_API LhBackend lh_context_backend(const LhContext *context);
+
+/* Why AUTO chose the CPU, or "" when it did not. */
+LH_API const char *lh_context_note(const LhContext *context);
+
+/* The cudaStream_t (passed as void *) that GPU work is queued on; NULL
+ * restores the context's own stream.  Ignored by the CPU backend. */
+LH_API int lh_context_set_stream(LhContext *context, void *cuda_stream);
+
+/* Analyses one frame: histogram, statistics and percentiles. */
+LH_API int lh_analyze(LhContext *context, const LhFrame *frame, const LhOptions *options,
+                      LhStats *stats);
+
+/* Analyses n frames with the same options in one call (one batch of GPU work). */
+LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
+                            const LhOptions *options, LhStats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUMAHIST_H */
