@@ -1,0 +1,77 @@
+/* lht.h: what the files of the lumahist command-line tool share (prefix lht_):
+ * the subcommand table, path expansion, record writers and error reporting. */
+#ifndef LHT_H
+#define LHT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <glib.h>
+
+#include "lumahist.h"
+
+/* Exit statuses: some file failed, or the command line itself was wrong. */
+#define LHT_EXIT_OK 0
+#define LHT_EXIT_FAILURE 1
+#define LHT_EXIT_USAGE 2
+
+/* One subcommand: `lumahist NAME ...` runs run(argc, argv) with argv[0] the
+ * subcommand's name, and returns the exit status. */
+typedef struct {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+} LhtCommand;
+
+int lht_stats_main(int argc, char **argv);
+
+/* "lumahist: PATH: REASON" on stderr, one line; a NULL path leaves it out. */
+void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* The message of the library's last error without a leading "PATH: ", which
+ * lht_error() already writes; the status name when there is no message. */
+const char *lht_reason(int status, const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Path expansion (walk.c)                                                   */
+
+/* Appends to paths (newly allocated strings) the files named by args:
+ * a file as it is, a folder by its image files (.png, .jpg, .jpeg in any case)
+ * found recursively with the entries of each folder in sorted byte order.
+ * Reports each path that cannot be read with lht_error() and goes on;
+ * returns false if there was any. */
+bool lht_walk(char *const *args, int n_args, GPtrArray *paths);
+
+/* ------------------------------------------------------------------------ */
+/* Record writers (output.c)                                                 */
+
+typedef enum {
+  LHT_FORMAT_JSONL,
+  LHT_FORMAT_CSV,
+  LHT_FORMAT_TABLE,
+} LhtFormat;
+
+/* "jsonl", "csv", "table" -> *format; false for anything else. */
+bool lht_format_from_name(const char *name, LhtFormat *format);
+
+/* One image's result. */
+typedef struct {
+  const char *path;
+  int width; /* of the image, not of the region of interest */
+  int height;
+  LhBackend backend;
+  const LhStats *stats;
+} LhtRecord;
+
+typedef struct LhtWriter LhtWriter;
+
+/* A writer of records to out.  The percentiles of every record are those of
+ * options, in that order.  paths, when given, are every path that may be
+ * written, so that the table can size its path column before the first row. */
+LhtWriter *lht_writer_new(FILE *out, LhtFormat format, const LhOptions *options,
+                          bool with_histogram, const GPtrArray *paths);
+void lht_writer_record(LhtWriter *writer, const LhtRecord *record);
+/* Flushes and frees; false if writing to out failed at any point. */
+bool lht_writer_finish(LhtWriter *writer);
+
+#endif /* LHT_H */

@@ -1,0 +1,118 @@
+/* main.c: the entry of the lumahist command-line tool; it hands the command
+ * line to one subcommand from a table and reports errors the same way for all. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "lht.h"
+
+/* Further subcommands (equalize, clahe, overlay, merge) take a row each. */
+static const LhtCommand commands[] = {
+    {"stats", "Histogram, statistics and percentiles of each image, as JSON Lines, CSV or a table",
+     lht_stats_main},
+};
+
+void lht_error(const char *path, const char *format, ...)
+{
+  va_list args;
+  fputs("lumahist: ", stderr);
+  if (path)
+    fprintf(stderr, "%s: ", path);
+  va_start(args, format);
+  vfprintf(stderr, format, args);
+  va_end(args);
+  fputc('\n', stderr);
+}
+
+const char *lht_reason(int status, const char *path)
+{
+  const char *message = lh_last_error();
+  if (!message || !*message)
+    return lh_status_name(status);
+  /* Readers may name the file in their message; the line names it already. */
+  size_t n = path ? strlen(path) : 0;
+  if (n && strncmp(message, path, n) == 0 && message[n] == ':' && message[n + 1] == ' ')
+    return message + n + 2;
+  return message;
+}
+
+static const LhtCommand *find_command(const char *name)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+    if (strcmp(commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+static char *commands_description(void)
+{
+  GString *text = g_string_new("Commands:\n");
+  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+    g_string_append_printf(text, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  g_string_append(text, "\n'lumahist COMMAND --help' describes the options of a command.\n"
+                        "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+  return g_string_free(text, FALSE);
+}
+
+/* Options before the command: only --version (and --help). */
+static int run_top_level(int argc, char **argv)
+{
+  gboolean show_version = FALSE;
+  GOptionEntry entries[] = {
+      {"version", 'V', 0, G_OPTION_ARG_NONE, &show_version, "Print the version and exit", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionContext *context = g_option_context_new("COMMAND [OPTION…] PATH…");
+  g_option_context_set_summary(context, "Luminance histograms, statistics and percentiles of "
+                                        "images, on NVIDIA GPUs (CUDA) or the CPU.");
+  char *description = commands_description();
+  g_option_context_set_description(context, description);
+  g_option_context_add_main_entries(context, entries, NULL);
+  /* Stop at the first non-option so that `lumahist -V stats` is not read as a command. */
+  g_option_context_set_strict_posix(context, TRUE);
+
+  GError *error = NULL;
+  int status = LHT_EXIT_OK;
+  if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    lht_error(NULL, "%s", error->message);
+    fputs("Try 'lumahist --help'.\n", stderr);
+    g_error_free(error);
+    status = LHT_EXIT_USAGE;
+  } else if (show_version) {
+    printf("lumahist %s\n", lh_version());
+  } else if (argc > 1) {
+    lht_error(NULL, "unknown command '%s'", argv[1]);
+    fputs("Try 'lumahist --help'.\n", stderr);
+    status = LHT_EXIT_USAGE;
+  } else {
+    char *help = g_option_context_get_help(context, TRUE, NULL);
+    fputs(help, stderr);
+    g_free(help);
+    status = LHT_EXIT_USAGE;
+  }
+  g_option_context_free(context);
+  g_free(description);
+  return status;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2 || argv[1][0] == '-') {
+    g_set_prgname("lumahist");
+    return run_top_level(argc, argv);
+  }
+  const LhtCommand *command = find_command(argv[1]);
+  if (!command) {
+    lht_error(NULL, "unknown command '%s'", argv[1]);
+    fputs("Try 'lumahist --help'.\n", stderr);
+    return LHT_EXIT_USAGE;
+  }
+  /* GOption's help shows the program name: make it read "lumahist stats". */
+  char *prgname = g_strdup_printf("lumahist %s", command->name);
+  g_set_prgname(prgname);
+  g_free(prgname);
+  return command->run(argc - 1, argv + 1);
+}

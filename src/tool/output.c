@@ -1,0 +1,342 @@
+/* output.c: writes the record of each image as JSON Lines, CSV or an aligned
+ * table, with every field in one documented order.
+ *
+ * Fields of a record, in this order (jsonl keys and csv columns alike):
+ *
+ *   path          string   the file as found (named, or folder + entry names)
+ *   width         integer  of the image, in pixels (the whole image, not the ROI)
+ *   height        integer
+ *   bit_depth     integer  of the luma values: 8, or 16 for 16-bit PNG (up to 16)
+ *   matrix        string   "bt601", "bt709" or "bt2020" (used for RGB input only)
+ *   range         string   "full" or "limited"
+ *   backend       string   "cpu" or "cuda": where the numbers were computed
+ *   count         integer  pixels analysed (the ROI's area with --roi)
+ *   mean          number   in code values
+ *   stddev        number   population standard deviation, in code values
+ *   min           integer  code value
+ *   max           integer  code value
+ *   median        integer  code value, the nearest-rank P(50)
+ *   clipped_low   number   fraction of pixels at code value 0
+ *   clipped_high  number   fraction of pixels at code value 2^bit_depth - 1
+ *   below_legal   number   limited range: fraction below black (16 << (bit_depth - 8)); else 0
+ *   above_legal   number   limited range: fraction above white (235 << (bit_depth - 8)); else 0
+ *   mean_norm     number   mean mapped to [0, 1]: full range v / (2^bit_depth - 1),
+ *   stddev_norm   number     limited range (v - black) / (white - black)
+ *   min_norm      number     (stddev_norm is stddev scaled alike, without the offset)
+ *   max_norm      number
+ *   median_norm   number
+ *   percentiles   object   jsonl: {"P": value, ...} for each asked P, in the asked order;
+ *                          csv: one integer column "pP" for each
+ *   percentiles_norm       jsonl: {"P": normalized value, ...}; csv: columns "pP_norm"
+ *   histogram     array    2^bit_depth counts of code values 0, 1, ...; csv: one column of
+ *                          counts separated by spaces; left out with --no-histogram
+ *
+ * P is written in the shortest form that reads back as the same number ("1",
+ * "99.9").  Integers are exact; other numbers are printed with "%.17g", which
+ * reads back to the same double; a non-finite number is written null in jsonl
+ * and left empty in csv.  JSON strings are UTF-8: a path byte that is not part
+ * of valid UTF-8 is written as U+FFFD.  CSV quotes a field holding a comma, a
+ * double quote, a line break or outer spaces, doubling its quotes (RFC 4180),
+ * and ends lines with "\n".  The table shows path, size, mean, std, min, median,
+ * max and the asked percentiles in aligned columns, for people to read.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lht.h"
+
+struct LhtWriter {
+  FILE *out;
+  LhtFormat format;
+  bool with_histogram;
+  int n_percentiles;
+  char keys[LH_MAX_PERCENTILES][32];
+  int path_width; /* table only */
+  int percentile_widths[LH_MAX_PERCENTILES];
+};
+
+bool lht_format_from_name(const char *name, LhtFormat *format)
+{
+  static const char *const names[] = {"jsonl", "csv", "table"};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+    if (strcmp(names[i], name) == 0) {
+      *format = (LhtFormat)i;
+      return true;
+    }
+  return false;
+}
+
+/* The shortest "%.Ng" of p that strtod reads back as p, so that keys stay short. */
+static void format_key(char *key, size_t size, double p)
+{
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(key, size, "%.*g", digits, p);
+    if (strtod(key, NULL) == p)
+      return;
+  }
+}
+
+/* Columns a path takes in a terminal: characters of valid UTF-8, else bytes. */
+static int display_width(const char *text)
+{
+  size_t n = g_utf8_validate(text, -1, NULL) ? (size_t)g_utf8_strlen(text, -1) : strlen(text);
+  return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+static const char *const csv_fixed_columns =
+    "path,width,height,bit_depth,matrix,range,backend,count,mean,stddev,min,max,median,"
+    "clipped_low,clipped_high,below_legal,above_legal,"
+    "mean_norm,stddev_norm,min_norm,max_norm,median_norm";
+
+enum { TABLE_SIZE_WIDTH = 11, TABLE_REAL_WIDTH = 9, TABLE_CODE_WIDTH = 6 };
+
+static void write_table_header(LhtWriter *w)
+{
+  fprintf(w->out, "%-*s  %*s  %*s  %*s  %*s  %*s  %*s", w->path_width, "path", TABLE_SIZE_WIDTH,
+          "size", TABLE_REAL_WIDTH, "mean", TABLE_REAL_WIDTH, "std", TABLE_CODE_WIDTH, "min",
+          TABLE_CODE_WIDTH, "median", TABLE_CODE_WIDTH, "max");
+  for (int i = 0; i < w->n_percentiles; i++)
+    fprintf(w->out, "  %*s%s", w->percentile_widths[i] - 1, "p", w->keys[i]);
+  fputc('\n', w->out);
+}
+
+LhtWriter *lht_writer_new(FILE *out, LhtFormat format, const LhOptions *options,
+                          bool with_histogram, const GPtrArray *paths)
+{
+  LhtWriter *w = g_new0(LhtWriter, 1);
+  w->out = out;
+  w->format = format;
+  w->with_histogram = with_histogram;
+  w->n_percentiles = options->n_percentiles;
+  for (int i = 0; i < w->n_percentiles; i++) {
+    format_key(w->keys[i], sizeof w->keys[i], options->percentiles[i]);
+  }
+
+  if (format == LHT_FORMAT_CSV) {
+    fputs(csv_fixed_columns, out);
+    for (int i = 0; i < w->n_percentiles; i++)
+      fprintf(out, ",p%s", w->keys[i]);
+    for (int i = 0; i < w->n_percentiles; i++)
+      fprintf(out, ",p%s_norm", w->keys[i]);
+    if (with_histogram)
+      fputs(",histogram", out);
+    fputc('\n', out);
+  } else if (format == LHT_FORMAT_TABLE) {
+    w->path_width = 4;
+    for (guint i = 0; paths && i < paths->len; i++) {
+      int n = display_width(g_ptr_array_index(paths, i));
+      if (n > w->path_width)
+        w->path_width = n;
+    }
+    for (int i = 0; i < w->n_percentiles; i++) {
+      int n = 1 + (int)strlen(w->keys[i]);
+      w->percentile_widths[i] = n > TABLE_CODE_WIDTH ? n : TABLE_CODE_WIDTH;
+    }
+    write_table_header(w);
+  }
+  return w;
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON Lines                                                                */
+
+static void json_escaped_run(FILE *out, const char *text, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if (c == '"' || c == '\\')
+      fprintf(out, "\\%c", c);
+    else if (c == '\n')
+      fputs("\\n", out);
+    else if (c == '\t')
+      fputs("\\t", out);
+    else if (c < 0x20 || c == 0x7f)
+      fprintf(out, "\\u%04x", c);
+    else
+      fputc(c, out);
+  }
+}
+
+static void json_string(FILE *out, const char *text)
+{
+  fputc('"', out);
+  size_t left = strlen(text);
+  const char *end;
+  while (!g_utf8_validate(text, (gssize)left, &end)) {
+    json_escaped_run(out, text, (size_t)(end - text));
+    fputs("\\ufffd", out);
+    left -= (size_t)(end - text) + 1;
+    text = end + 1;
+  }
+  json_escaped_run(out, text, left);
+  fputc('"', out);
+}
+
+static void json_double(FILE *out, double value)
+{
+  if (isfinite(value))
+    fprintf(out, "%.17g", value);
+  else
+    fputs("null", out);
+}
+
+static void write_jsonl(LhtWriter *w, const LhtRecord *r)
+{
+  FILE *out = w->out;
+  const LhStats *s = r->stats;
+  fputs("{\"path\":", out);
+  json_string(out, r->path);
+  fprintf(out, ",\"width\":%d,\"height\":%d,\"bit_depth\":%d", r->width, r->height, s->bit_depth);
+  fprintf(out, ",\"matrix\":\"%s\",\"range\":\"%s\",\"backend\":\"%s\"", lh_matrix_name(s->matrix),
+          lh_range_name(s->range), lh_backend_name(r->backend));
+  fprintf(out, ",\"count\":%" PRIu64, s->count);
+  const struct {
+    const char *key;
+    double value;
+  } reals[] = {
+      {"mean", s->mean},
+      {"stddev", s->stddev},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(reals); i++) {
+    fprintf(out, ",\"%s\":", reals[i].key);
+    json_double(out, reals[i].value);
+  }
+  fprintf(out, ",\"min\":%" PRIu32 ",\"max\":%" PRIu32 ",\"median\":%" PRIu32, s->min, s->max,
+          s->median);
+  const struct {
+    const char *key;
+    double value;
+  } more[] = {
+      {"clipped_low", s->clipped_low}, {"clipped_high", s->clipped_high},
+      {"below_legal", s->below_legal}, {"above_legal", s->above_legal},
+      {"mean_norm", s->mean_norm},     {"stddev_norm", s->stddev_norm},
+      {"min_norm", s->min_norm},       {"max_norm", s->max_norm},
+      {"median_norm", s->median_norm},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(more); i++) {
+    fprintf(out, ",\"%s\":", more[i].key);
+    json_double(out, more[i].value);
+  }
+  fputs(",\"percentiles\":{", out);
+  for (int i = 0; i < w->n_percentiles; i++)
+    fprintf(out, "%s\"%s\":%" PRIu32, i ? "," : "", w->keys[i], s->percentile_value[i]);
+  fputs("},\"percentiles_norm\":{", out);
+  for (int i = 0; i < w->n_percentiles; i++) {
+    fprintf(out, "%s\"%s\":", i ? "," : "", w->keys[i]);
+    json_double(out, s->percentile_norm[i]);
+  }
+  fputc('}', out);
+  if (w->with_histogram) {
+    fputs(",\"histogram\":[", out);
+    for (size_t i = 0; i < s->n_bins; i++)
+      fprintf(out, "%s%" PRIu64, i ? "," : "", s->histogram[i]);
+    fputc(']', out);
+  }
+  fputs("}\n", out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CSV                                                                       */
+
+static void csv_string(FILE *out, const char *text)
+{
+  size_t n = strlen(text);
+  bool quote =
+      strpbrk(text, ",\"\r\n") != NULL || (n > 0 && (text[0] == ' ' || text[n - 1] == ' '));
+  if (!quote) {
+    fputs(text, out);
+    return;
+  }
+  fputc('"', out);
+  for (const char *c = text; *c; c++) {
+    if (*c == '"')
+      fputc('"', out);
+    fputc(*c, out);
+  }
+  fputc('"', out);
+}
+
+static void csv_double(FILE *out, double value)
+{
+  fputc(',', out);
+  if (isfinite(value))
+    fprintf(out, "%.17g", value);
+}
+
+static void write_csv(LhtWriter *w, const LhtRecord *r)
+{
+  FILE *out = w->out;
+  const LhStats *s = r->stats;
+  csv_string(out, r->path);
+  fprintf(out, ",%d,%d,%d,%s,%s,%s,%" PRIu64, r->width, r->height, s->bit_depth,
+          lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend),
+          s->count);
+  csv_double(out, s->mean);
+  csv_double(out, s->stddev);
+  fprintf(out, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32, s->min, s->max, s->median);
+  const double reals[] = {s->clipped_low, s->clipped_high, s->below_legal,
+                          s->above_legal, s->mean_norm,    s->stddev_norm,
+                          s->min_norm,    s->max_norm,     s->median_norm};
+  for (size_t i = 0; i < G_N_ELEMENTS(reals); i++)
+    csv_double(out, reals[i]);
+  for (int i = 0; i < w->n_percentiles; i++)
+    fprintf(out, ",%" PRIu32, s->percentile_value[i]);
+  for (int i = 0; i < w->n_percentiles; i++)
+    csv_double(out, s->percentile_norm[i]);
+  if (w->with_histogram) {
+    fputc(',', out);
+    for (size_t i = 0; i < s->n_bins; i++)
+      fprintf(out, "%s%" PRIu64, i ? " " : "", s->histogram[i]);
+  }
+  fputc('\n', out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Table                                                                     */
+
+static void write_table(LhtWriter *w, const LhtRecord *r)
+{
+  FILE *out = w->out;
+  const LhStats *s = r->stats;
+  /* A control character in a name would break the row: show it as '?'. */
+  char *path = g_strdup(r->path);
+  for (char *c = path; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '?';
+  char size[32];
+  snprintf(size, sizeof size, "%dx%d", r->width, r->height);
+  int pad = w->path_width - display_width(path);
+  fprintf(out, "%s%*s  %*s  %*.2f  %*.2f  %*" PRIu32 "  %*" PRIu32 "  %*" PRIu32, path,
+          pad > 0 ? pad : 0, "", TABLE_SIZE_WIDTH, size, TABLE_REAL_WIDTH, s->mean,
+          TABLE_REAL_WIDTH, s->stddev, TABLE_CODE_WIDTH, s->min, TABLE_CODE_WIDTH, s->median,
+          TABLE_CODE_WIDTH, s->max);
+  for (int i = 0; i < w->n_percentiles; i++)
+    fprintf(out, "  %*" PRIu32, w->percentile_widths[i], s->percentile_value[i]);
+  fputc('\n', out);
+  g_free(path);
+}
+
+void lht_writer_record(LhtWriter *writer, const LhtRecord *record)
+{
+  switch (writer->format) {
+  case LHT_FORMAT_JSONL:
+    write_jsonl(writer, record);
+    break;
+  case LHT_FORMAT_CSV:
+    write_csv(writer, record);
+    break;
+  case LHT_FORMAT_TABLE:
+    write_table(writer, record);
+    break;
+  }
+}
+
+bool lht_writer_finish(LhtWriter *writer)
+{
+  bool ok = fflush(writer->out) == 0 && !ferror(writer->out);
+  g_free(writer);
+  return ok;
+}

@@ -1,0 +1,101 @@
+/* walk.c: turns the paths of the command line into the list of image files to
+ * process, descending folders recursively in a stable (sorted) order. */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <glib.h>
+
+#include "io/lhio.h"
+#include "lht.h"
+
+/* The folders being descended, to stop at a symbolic link back up the tree. */
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+} FolderId;
+
+static int compare_names(const void *a, const void *b)
+{
+  /* strcmp orders by unsigned bytes: the same order in every locale. */
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool walk_folder(const char *folder, const struct stat *info, GArray *ancestors,
+                        GPtrArray *paths)
+{
+  for (guint i = 0; i < ancestors->len; i++) {
+    const FolderId *id = &g_array_index(ancestors, FolderId, i);
+    if (id->dev == info->st_dev && id->ino == info->st_ino) {
+      lht_error(folder, "folder loop (a link to a folder that contains it), not descended");
+      return false;
+    }
+  }
+
+  DIR *dir = opendir(folder);
+  if (!dir) {
+    lht_error(folder, "%s", g_strerror(errno));
+    return false;
+  }
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  struct dirent *entry_name;
+  errno = 0;
+  while ((entry_name = readdir(dir))) {
+    if (strcmp(entry_name->d_name, ".") != 0 && strcmp(entry_name->d_name, "..") != 0)
+      g_ptr_array_add(names, g_strdup(entry_name->d_name));
+    errno = 0;
+  }
+  if (errno != 0) {
+    lht_error(folder, "%s", g_strerror(errno));
+    closedir(dir);
+    g_ptr_array_free(names, TRUE);
+    return false;
+  }
+  closedir(dir);
+  g_ptr_array_sort(names, compare_names);
+
+  FolderId self = {info->st_dev, info->st_ino};
+  g_array_append_val(ancestors, self);
+  bool ok = true;
+  for (guint i = 0; i < names->len; i++) {
+    char *path = g_build_filename(folder, g_ptr_array_index(names, i), NULL);
+    struct stat entry;
+    if (stat(path, &entry) != 0) {
+      /* A dangling link is reported only if it would have been picked up. */
+      if (lhio_is_image_name(path) || errno != ENOENT) {
+        lht_error(path, "%s", g_strerror(errno));
+        ok = false;
+      }
+    } else if (S_ISDIR(entry.st_mode)) {
+      ok = walk_folder(path, &entry, ancestors, paths) && ok;
+    } else if (S_ISREG(entry.st_mode) && lhio_is_image_name(path)) {
+      g_ptr_array_add(paths, path);
+      path = NULL;
+    }
+    g_free(path);
+  }
+  g_array_set_size(ancestors, ancestors->len - 1);
+  g_ptr_array_free(names, TRUE);
+  return ok;
+}
+
+bool lht_walk(char *const *args, int n_args, GPtrArray *paths)
+{
+  bool ok = true;
+  GArray *ancestors = g_array_new(FALSE, FALSE, sizeof(FolderId));
+  for (int i = 0; i < n_args; i++) {
+    struct stat info;
+    if (stat(args[i], &info) != 0) {
+      lht_error(args[i], "%s", g_strerror(errno));
+      ok = false;
+    } else if (S_ISDIR(info.st_mode)) {
+      ok = walk_folder(args[i], &info, ancestors, paths) && ok;
+    } else {
+      /* A file named on the command line is always tried, whatever its name. */
+      g_ptr_array_add(paths, g_strdup(args[i]));
+    }
+  }
+  g_array_free(ancestors, TRUE);
+  return ok;
+}
