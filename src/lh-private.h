@@ -135,6 +135,12 @@ int lhi_stats_finish(LhStats *stats, int bit_depth, LhMatrix matrix, LhRange ran
                      const LhOptions *options, const LhiMoments *moments,
                      const uint32_t *values);
 
+/* Slot 0 the median, then each of the options' percentiles; returns how many. */
+int lhi_fill_ranks(const LhOptions *options, uint64_t count, uint64_t *ranks);
+
+/* Checks matrix, range, method and percentiles. */
+int lhi_options_validate(const LhOptions *options);
+
 /* Makes sure stats->histogram holds 2^bit_depth bins. */
 int lhi_stats_reserve(LhStats *stats, int bit_depth);
 

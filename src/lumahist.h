@@ -40,6 +40,14 @@ typedef enum {
 /* The message of the last failed call on this thread ("" if none). */
 LH_API const char *lh_last_error(void);
 
+/* Sets this thread's message (printf-style) and returns status, for code
+ * built on the library (image readers, front ends) that reports the same way. */
+LH_API int lh_set_error(int status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* A constant name for a status, e.g. "invalid-argument". */
 LH_API const char *lh_status_name(int status);
 

@@ -1,0 +1,151 @@
+/* context.c: the public context: backend choice and the analysis entry points
+ * that check their arguments, cut frames to the region and finish results. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+
+static int open_backend(LhContext *context, const LhiBackend *backend)
+{
+  int status = backend->open(&context->state);
+  if (status == LH_OK)
+    context->backend = backend;
+  return status;
+}
+
+LH_API int lh_context_new(LhBackend backend, LhContext **out)
+{
+  if (!out)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context pointer is NULL");
+  *out = NULL;
+  if (backend != LH_BACKEND_AUTO && backend != LH_BACKEND_CPU && backend != LH_BACKEND_CUDA)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown backend %d", (int)backend);
+  LhContext *context = calloc(1, sizeof *context);
+  if (!context)
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for a context");
+
+  int status = LH_OK;
+  if (backend == LH_BACKEND_CPU) {
+    status = open_backend(context, &lhi_cpu_backend);
+  } else {
+#ifdef LH_HAVE_CUDA
+    status = open_backend(context, &lhi_cuda_backend);
+#else
+    status = lhi_error(LH_ERROR_NO_DEVICE, "lumahist was built without CUDA support");
+#endif
+    if (status < 0 && backend == LH_BACKEND_AUTO) {
+      snprintf(context->note, sizeof context->note, "using the CPU: %s", lh_last_error());
+      status = open_backend(context, &lhi_cpu_backend);
+    }
+  }
+  if (status < 0) {
+    free(context);
+    return status;
+  }
+  *out = context;
+  return LH_OK;
+}
+
+LH_API void lh_context_free(LhContext *context)
+{
+  if (!context)
+    return;
+  context->backend->close(context->state);
+  free(context);
+}
+
+LH_API LhBackend lh_context_backend(const LhContext *context)
+{
+  return context ? context->backend->kind : LH_BACKEND_CPU;
+}
+
+LH_API const char *lh_context_note(const LhContext *context)
+{
+  return context ? context->note : "";
+}
+
+LH_API int lh_context_set_stream(LhContext *context, void *cuda_stream)
+{
+  if (!context)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context is NULL");
+  return context->backend->set_stream(context->state, cuda_stream);
+}
+
+/* Everything a backend needs for one frame, from the caller's frame and options. */
+static int prepare_job(LhContext *context, const LhFrame *frame, const LhOptions *options,
+                       LhStats *stats, LhiJob *job)
+{
+  int status = lhi_frame_validate(frame);
+  if (status < 0)
+    return status;
+  memset(job, 0, sizeof *job);
+  status = lhi_frame_crop(frame, &options->roi, &job->frame);
+  if (status < 0)
+    return status;
+  job->bit_depth = lhi_frame_luma_depth(frame);
+  job->weights = lhi_luma_weights(options->matrix);
+  job->range = options->range;
+  uint64_t pixels = (uint64_t)job->frame.width * (uint64_t)job->frame.height;
+  switch (options->percentile_method) {
+  case LH_PERCENTILE_SORT:
+    job->use_sort = true;
+    break;
+  case LH_PERCENTILE_HISTOGRAM:
+    job->use_sort = false;
+    break;
+  default:
+    job->use_sort = context->backend->prefer_sort(context->state, pixels, job->bit_depth);
+    break;
+  }
+  job->n_ranks = lhi_fill_ranks(options, pixels, job->ranks);
+  status = lhi_stats_reserve(stats, job->bit_depth);
+  if (status < 0)
+    return status;
+  job->histogram = stats->histogram;
+  return LH_OK;
+}
+
+LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
+                            const LhOptions *options, LhStats *stats)
+{
+  if (!context || (n > 0 && (!frames || !stats)))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, frames or stats is NULL");
+  if (n == 0)
+    return LH_OK;
+  LhOptions defaults;
+  if (!options) {
+    lh_options_init(&defaults);
+    options = &defaults;
+  }
+  int status = lhi_options_validate(options);
+  if (status < 0)
+    return status;
+
+  LhiJob *jobs = calloc(n, sizeof *jobs);
+  if (!jobs)
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for %zu jobs", n);
+  for (size_t i = 0; i < n && status == LH_OK; i++) {
+    status = prepare_job(context, &frames[i], options, &stats[i], &jobs[i]);
+    if (status < 0 && n > 1) {
+      char message[512];
+      snprintf(message, sizeof message, "frame %zu: %s", i, lh_last_error());
+      lhi_error(status, "%s", message);
+    }
+  }
+  if (status == LH_OK)
+    status = context->backend->analyze(context->state, jobs, n);
+  for (size_t i = 0; i < n && status == LH_OK; i++)
+    status = lhi_stats_finish(&stats[i], jobs[i].bit_depth, options->matrix, options->range,
+                              options, &jobs[i].moments, jobs[i].values);
+  free(jobs);
+  return status;
+}
+
+LH_API int lh_analyze(LhContext *context, const LhFrame *frame, const LhOptions *options,
+                      LhStats *stats)
+{
+  if (!frame || !stats)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "frame or stats is NULL");
+  return lh_analyze_batch(context, frame, 1, options, stats);
+}

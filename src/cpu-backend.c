@@ -1,0 +1,153 @@
+/* cpu-backend.c: the reference backend, plain C on the host: histogram of a
+ * frame's luma, moments and percentile values, the numbers the GPU must match. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+
+static const uint8_t *row_at(const LhFrame *frame, int y)
+{
+  return (const uint8_t *)frame->planes[0] + (size_t)y * frame->strides[0];
+}
+
+static uint16_t load16(const uint8_t *p)
+{
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* Calls visit(key, context) for every pixel's luma key, row by row.  One
+ * function for both the histogram and the sort keys keeps the luma of the
+ * two methods the same by construction. */
+#define FOR_EACH_LUMA(frame, job, KEY_STATEMENT)                                                  \
+  do {                                                                                            \
+    const LhiFormatInfo *info_ = lhi_format_info((frame)->format);                               \
+    const uint32_t max_ = (1u << (job)->bit_depth) - 1;                                           \
+    const LhiLumaWeights w_ = (job)->weights;                                                     \
+    for (int y_ = 0; y_ < (frame)->height; y_++) {                                                \
+      const uint8_t *row_ = row_at((frame), y_);                                                  \
+      for (int x_ = 0; x_ < (frame)->width; x_++) {                                               \
+        const uint8_t *px_ = row_ + (size_t)x_ * (size_t)info_->pixel_bytes;                      \
+        uint32_t key;                                                                             \
+        if (info_->r >= 0 && info_->sample_bytes == 1)                                            \
+          key = lhi_luma(px_[info_->r], px_[info_->g], px_[info_->b], w_);                        \
+        else if (info_->r >= 0)                                                                   \
+          key = lhi_clamp_sample(lhi_luma(load16(px_ + 2 * info_->r), load16(px_ + 2 * info_->g), \
+                                          load16(px_ + 2 * info_->b), w_),                        \
+                                 max_);                                                           \
+        else if ((frame)->format == LH_FORMAT_P010)                                               \
+          key = (uint32_t)load16(px_) >> 6;                                                       \
+        else if (info_->sample_bytes == 2)                                                        \
+          key = lhi_clamp_sample(load16(px_), max_);                                              \
+        else                                                                                      \
+          key = px_[0];                                                                           \
+        KEY_STATEMENT;                                                                            \
+      }                                                                                           \
+    }                                                                                             \
+  } while (0)
+
+static void histogram_frame(const LhiJob *job)
+{
+  const LhFrame *frame = &job->frame;
+  uint64_t *histogram = job->histogram;
+  memset(histogram, 0, ((size_t)1 << job->bit_depth) * sizeof *histogram);
+  if (frame->format == LH_FORMAT_GRAY8 || frame->format == LH_FORMAT_I420 ||
+      frame->format == LH_FORMAT_NV12) {
+    /* The common 8-bit single-sample case without the per-pixel dispatch. */
+    for (int y = 0; y < frame->height; y++) {
+      const uint8_t *row = row_at(frame, y);
+      for (int x = 0; x < frame->width; x++)
+        histogram[row[x]]++;
+    }
+    return;
+  }
+  FOR_EACH_LUMA(frame, job, histogram[key]++);
+}
+
+/* LSD radix sort of 16-bit keys, two 8-bit digits. */
+static void radix_sort_u16(uint16_t *keys, uint16_t *scratch, size_t n)
+{
+  for (int shift = 0; shift < 16; shift += 8) {
+    size_t offsets[257] = {0};
+    for (size_t i = 0; i < n; i++)
+      offsets[((keys[i] >> shift) & 0xff) + 1]++;
+    for (int d = 0; d < 256; d++)
+      offsets[d + 1] += offsets[d];
+    for (size_t i = 0; i < n; i++)
+      scratch[offsets[(keys[i] >> shift) & 0xff]++] = keys[i];
+    memcpy(keys, scratch, n * sizeof *keys);
+  }
+}
+
+static int values_by_sort(LhiJob *job)
+{
+  const LhFrame *frame = &job->frame;
+  size_t n = (size_t)frame->width * (size_t)frame->height;
+  uint16_t *keys = malloc(n * sizeof *keys);
+  uint16_t *scratch = malloc(n * sizeof *scratch);
+  if (!keys || !scratch) {
+    free(keys);
+    free(scratch);
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for %zu sort keys", n);
+  }
+  size_t i = 0;
+  FOR_EACH_LUMA(frame, job, keys[i++] = (uint16_t)key);
+  radix_sort_u16(keys, scratch, n);
+  for (int k = 0; k < job->n_ranks; k++)
+    job->values[k] = keys[job->ranks[k] - 1];
+  free(keys);
+  free(scratch);
+  return LH_OK;
+}
+
+static int cpu_open(void **state)
+{
+  *state = NULL;
+  return LH_OK;
+}
+
+static void cpu_close(void *state)
+{
+}
+
+static int cpu_set_stream(void *state, void *cuda_stream)
+{
+  return LH_OK;
+}
+
+static bool cpu_prefer_sort(void *state, uint64_t pixels, int bit_depth)
+{
+  return false; /* a sort is O(n) passes over the keys; the CDF walk is free */
+}
+
+static int cpu_analyze(void *state, LhiJob *jobs, size_t n_jobs)
+{
+  for (size_t j = 0; j < n_jobs; j++) {
+    LhiJob *job = &jobs[j];
+    if (job->frame.memory != LH_MEMORY_HOST)
+      return lhi_error(LH_ERROR_UNSUPPORTED,
+                       "the CPU backend cannot read frames in CUDA device memory");
+    histogram_frame(job);
+    lhi_moments_from_histogram(job->histogram, job->bit_depth, job->range, &job->moments);
+    if (job->use_sort) {
+      int status = values_by_sort(job);
+      if (status < 0)
+        return status;
+    } else {
+      lhi_values_from_histogram(job->histogram, job->bit_depth, job->ranks, job->n_ranks,
+                                job->values);
+    }
+  }
+  return LH_OK;
+}
+
+const LhiBackend lhi_cpu_backend = {
+  .name = "cpu",
+  .kind = LH_BACKEND_CPU,
+  .open = cpu_open,
+  .close = cpu_close,
+  .set_stream = cpu_set_stream,
+  .prefer_sort = cpu_prefer_sort,
+  .analyze = cpu_analyze,
+};

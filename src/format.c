@@ -1,0 +1,174 @@
+/* format.c: what each pixel format looks like in memory, and the checks and
+ * views of frames that every backend relies on. */
+#include <limits.h>
+
+#include "lh-private.h"
+
+static const LhiFormatInfo format_infos[LH_FORMAT_COUNT] = {
+  /*                name      planes px smp depth  r   g   b  yuv    interleaved */
+  [LH_FORMAT_GRAY8] = {"GRAY8", 1, 1, 1, 8, -1, -1, -1, false, false},
+  [LH_FORMAT_GRAY16] = {"GRAY16", 1, 2, 2, 16, -1, -1, -1, false, false},
+  [LH_FORMAT_RGB] = {"RGB", 1, 3, 1, 8, 0, 1, 2, false, false},
+  [LH_FORMAT_BGR] = {"BGR", 1, 3, 1, 8, 2, 1, 0, false, false},
+  [LH_FORMAT_RGBA] = {"RGBA", 1, 4, 1, 8, 0, 1, 2, false, false},
+  [LH_FORMAT_BGRA] = {"BGRA", 1, 4, 1, 8, 2, 1, 0, false, false},
+  [LH_FORMAT_RGBX] = {"RGBX", 1, 4, 1, 8, 0, 1, 2, false, false},
+  [LH_FORMAT_BGRX] = {"BGRX", 1, 4, 1, 8, 2, 1, 0, false, false},
+  [LH_FORMAT_RGB16] = {"RGB16", 1, 6, 2, 16, 0, 1, 2, false, false},
+  [LH_FORMAT_RGBA16] = {"RGBA16", 1, 8, 2, 16, 0, 1, 2, false, false},
+  [LH_FORMAT_I420] = {"I420", 3, 1, 1, 8, -1, -1, -1, true, false},
+  [LH_FORMAT_NV12] = {"NV12", 2, 1, 1, 8, -1, -1, -1, true, true},
+  [LH_FORMAT_P010] = {"P010", 2, 2, 2, 10, -1, -1, -1, true, true},
+};
+
+/* Frames larger than this are refused: it keeps every per-frame count and
+ * offset computation far from overflow (2^40 pixels is 1 TiB of GRAY8). */
+#define LHI_MAX_FRAME_PIXELS ((uint64_t)1 << 40)
+
+const LhiFormatInfo *lhi_format_info(LhFormat format)
+{
+  if ((unsigned)format >= LH_FORMAT_COUNT)
+    return NULL;
+  return &format_infos[format];
+}
+
+LH_API const char *lh_format_name(LhFormat format)
+{
+  const LhiFormatInfo *info = lhi_format_info(format);
+  return info ? info->name : NULL;
+}
+
+/* Formats whose samples may carry fewer significant bits than they hold. */
+static bool format_has_variable_depth(LhFormat format)
+{
+  return format == LH_FORMAT_GRAY16 || format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16;
+}
+
+int lhi_frame_luma_depth(const LhFrame *frame)
+{
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  if (frame->bit_depth == 0 || !format_has_variable_depth(frame->format))
+    return info->default_depth;
+  return frame->bit_depth;
+}
+
+int lhi_frame_validate(const LhFrame *frame)
+{
+  if (!frame)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "frame is NULL");
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  if (!info)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown pixel format %d", (int)frame->format);
+  if (frame->memory != LH_MEMORY_HOST && frame->memory != LH_MEMORY_CUDA)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown memory kind %d", (int)frame->memory);
+  if (frame->width <= 0 || frame->height <= 0)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "frame size %dx%d: both sides must be at least 1",
+                     frame->width, frame->height);
+  if ((uint64_t)frame->width * (uint64_t)frame->height > LHI_MAX_FRAME_PIXELS)
+    return lhi_error(LH_ERROR_TOO_LARGE, "frame size %dx%d is above the library's limit",
+                     frame->width, frame->height);
+  if (frame->bit_depth != 0) {
+    bool ok = format_has_variable_depth(frame->format)
+                  ? frame->bit_depth >= 8 && frame->bit_depth <= 16
+                  : frame->bit_depth == info->default_depth;
+    if (!ok)
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "bit depth %d is not valid for %s",
+                       frame->bit_depth, info->name);
+  }
+  if (!frame->planes[0])
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "%s frame has no plane 0", info->name);
+  size_t row_bytes = (size_t)frame->width * (size_t)info->pixel_bytes;
+  if (frame->strides[0] < row_bytes)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "%s frame of width %d: stride %zu is smaller than a row (%zu bytes)",
+                     info->name, frame->width, frame->strides[0], row_bytes);
+  if (info->sample_bytes == 2 &&
+      (((uintptr_t)frame->planes[0] & 1) != 0 || (frame->strides[0] & 1) != 0))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "%s frame: 16-bit samples need an even plane address and stride",
+                     info->name);
+  return LH_OK;
+}
+
+int lhi_frame_crop(const LhFrame *frame, const LhRect *roi, LhFrame *cropped)
+{
+  *cropped = *frame;
+  if (!roi || roi->width == 0 || roi->height == 0)
+    return LH_OK;
+  if (roi->x < 0 || roi->y < 0 || roi->width < 0 || roi->height < 0 ||
+      roi->x > frame->width - roi->width || roi->y > frame->height - roi->height)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "region %d,%d %dx%d does not lie inside the %dx%d frame", roi->x, roi->y,
+                     roi->width, roi->height, frame->width, frame->height);
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  cropped->planes[0] = (uint8_t *)frame->planes[0] + (size_t)roi->y * frame->strides[0] +
+                       (size_t)roi->x * (size_t)info->pixel_bytes;
+  /* Analysis reads only plane 0; chroma of a region is not a plane view. */
+  cropped->planes[1] = cropped->planes[2] = NULL;
+  cropped->width = roi->width;
+  cropped->height = roi->height;
+  return LH_OK;
+}
+
+/* Chroma planes of 4:2:0 formats: sizes rounded up, as GStreamer does. */
+static void chroma_layout(const LhiFormatInfo *info, int height, size_t stride,
+                          size_t *chroma_stride, size_t *chroma_rows)
+{
+  *chroma_rows = ((size_t)height + 1) / 2;
+  *chroma_stride = info->chroma_interleaved ? stride : (stride + 1) / 2;
+}
+
+LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_t stride)
+{
+  const LhiFormatInfo *info = lhi_format_info(format);
+  if (!info || width <= 0 || height <= 0)
+    return 0;
+  if (stride == 0)
+    stride = (size_t)width * (size_t)info->pixel_bytes;
+  size_t size = stride * (size_t)height;
+  if (info->is_yuv) {
+    size_t chroma_stride, chroma_rows;
+    chroma_layout(info, height, stride, &chroma_stride, &chroma_rows);
+    size += chroma_stride * chroma_rows * (size_t)(info->n_planes - 1);
+  }
+  return size;
+}
+
+LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int width, int height,
+                         void *data, size_t stride)
+{
+  if (!frame)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "frame is NULL");
+  const LhiFormatInfo *info = lhi_format_info(format);
+  if (!info)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown pixel format %d", (int)format);
+  *frame = (LhFrame){.format = format, .memory = memory, .width = width, .height = height};
+  if (stride == 0 && width > 0)
+    stride = (size_t)width * (size_t)info->pixel_bytes;
+  frame->planes[0] = data;
+  frame->strides[0] = stride;
+  if (info->is_yuv && data && height > 0) {
+    size_t chroma_stride, chroma_rows;
+    chroma_layout(info, height, stride, &chroma_stride, &chroma_rows);
+    uint8_t *next = (uint8_t *)data + stride * (size_t)height;
+    for (int p = 1; p < info->n_planes; p++) {
+      frame->planes[p] = next;
+      frame->strides[p] = chroma_stride;
+      next += chroma_stride * chroma_rows;
+    }
+  }
+  return lhi_frame_validate(frame);
+}
+
+LhiLumaWeights lhi_luma_weights(LhMatrix matrix)
+{
+  uint32_t kr = LHI_BT601_KR, kb = LHI_BT601_KB;
+  if (matrix == LH_MATRIX_BT709) {
+    kr = LHI_BT709_KR;
+    kb = LHI_BT709_KB;
+  } else if (matrix == LH_MATRIX_BT2020) {
+    kr = LHI_BT2020_KR;
+    kb = LHI_BT2020_KB;
+  }
+  return (LhiLumaWeights){.kr = kr, .kg = LHI_LUMA_ONE - kr - kb, .kb = kb};
+}

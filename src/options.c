@@ -1,0 +1,109 @@
+/* options.c: analysis options and the names of matrices, ranges and backends. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+
+LH_API void lh_options_init(LhOptions *options)
+{
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->matrix = LH_MATRIX_BT601;
+  options->range = LH_RANGE_FULL;
+  options->percentile_method = LH_PERCENTILE_AUTO;
+}
+
+LH_API int lh_options_set_percentiles(LhOptions *options, const char *list)
+{
+  if (!options || !list)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "options or percentile list is NULL");
+  double values[LH_MAX_PERCENTILES];
+  int n = 0;
+  const char *cursor = list;
+  while (*cursor) {
+    if (n == LH_MAX_PERCENTILES)
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "more than %d percentiles in \"%s\"",
+                       LH_MAX_PERCENTILES, list);
+    char *end;
+    errno = 0;
+    double p = strtod(cursor, &end);
+    if (end == cursor || errno != 0 || !isfinite(p) || p < 0.0 || p > 100.0 ||
+        (*end != ',' && *end != '\0'))
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                       "percentile list \"%s\": each item must be a number in [0, 100]", list);
+    values[n++] = p;
+    cursor = *end == ',' ? end + 1 : end;
+    if (*end == ',' && *cursor == '\0')
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "percentile list \"%s\" ends with a comma",
+                       list);
+  }
+  memcpy(options->percentiles, values, (size_t)n * sizeof values[0]);
+  options->n_percentiles = n;
+  return LH_OK;
+}
+
+static const char *const matrix_names[] = {"bt601", "bt709", "bt2020"};
+static const char *const range_names[] = {"full", "limited"};
+static const char *const backend_names[] = {"auto", "cpu", "cuda"};
+
+#define N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
+
+static int find_name(const char *const *names, size_t n, const char *name)
+{
+  if (!name)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(names[i], name) == 0)
+      return (int)i;
+  return -1;
+}
+
+LH_API const char *lh_matrix_name(LhMatrix matrix)
+{
+  return (unsigned)matrix < N_ELEMENTS(matrix_names) ? matrix_names[matrix] : NULL;
+}
+
+LH_API const char *lh_range_name(LhRange range)
+{
+  return (unsigned)range < N_ELEMENTS(range_names) ? range_names[range] : NULL;
+}
+
+LH_API const char *lh_backend_name(LhBackend backend)
+{
+  return (unsigned)backend < N_ELEMENTS(backend_names) ? backend_names[backend] : NULL;
+}
+
+LH_API int lh_matrix_from_name(const char *name, LhMatrix *matrix)
+{
+  int i = find_name(matrix_names, N_ELEMENTS(matrix_names), name);
+  if (i < 0 || !matrix)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "unknown matrix \"%s\" (expected bt601, bt709 or bt2020)",
+                     name ? name : "(null)");
+  *matrix = (LhMatrix)i;
+  return LH_OK;
+}
+
+LH_API int lh_range_from_name(const char *name, LhRange *range)
+{
+  int i = find_name(range_names, N_ELEMENTS(range_names), name);
+  if (i < 0 || !range)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown range \"%s\" (expected full or limited)",
+                     name ? name : "(null)");
+  *range = (LhRange)i;
+  return LH_OK;
+}
+
+LH_API int lh_backend_from_name(const char *name, LhBackend *backend)
+{
+  int i = find_name(backend_names, N_ELEMENTS(backend_names), name);
+  if (i < 0 || !backend)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "unknown backend \"%s\" (expected auto, cpu or cuda)",
+                     name ? name : "(null)");
+  *backend = (LhBackend)i;
+  return LH_OK;
+}

@@ -1,0 +1,240 @@
+/* stats.c: statistics and percentiles finished on the host from a histogram
+ * or from a backend's exact integer moments, the same code for every backend. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+
+/* Percentiles are taken to PERCENT_SCALE parts of a percent, so that the rank
+ * of p = 99.9 is exact integer arithmetic and not at the mercy of 99.9 having
+ * no exact binary form (99.9 / 100 * 1000 would round up to 1000). */
+#define PERCENT_SCALE 1000000ULL
+
+uint64_t lhi_percentile_rank(double p, uint64_t count)
+{
+  if (count == 0)
+    return 0;
+  unsigned __int128 scaled = (unsigned __int128)llround(p * (double)PERCENT_SCALE);
+  unsigned __int128 whole = 100 * (unsigned __int128)PERCENT_SCALE;
+  uint64_t rank = (uint64_t)((scaled * count + whole - 1) / whole);
+  if (rank < 1)
+    rank = 1;
+  if (rank > count)
+    rank = count;
+  return rank;
+}
+
+void lhi_range_limits(int bit_depth, LhRange range, uint32_t *black, uint32_t *white)
+{
+  if (range == LH_RANGE_LIMITED) {
+    *black = 16u << (bit_depth - 8);
+    *white = 235u << (bit_depth - 8);
+  } else {
+    *black = 0;
+    *white = (1u << bit_depth) - 1;
+  }
+}
+
+void lhi_moments_from_histogram(const uint64_t *histogram, int bit_depth, LhRange range,
+                                LhiMoments *moments)
+{
+  uint32_t n_bins = 1u << bit_depth, black, white;
+  lhi_range_limits(bit_depth, range, &black, &white);
+  memset(moments, 0, sizeof *moments);
+  moments->min = UINT32_MAX;
+  for (uint32_t v = 0; v < n_bins; v++) {
+    uint64_t h = histogram[v];
+    if (h == 0)
+      continue;
+    moments->count += h;
+    moments->sum += h * v;
+    moments->sum_squares += (unsigned __int128)h * ((uint64_t)v * v);
+    if (moments->min == UINT32_MAX)
+      moments->min = v;
+    moments->max = v;
+    if (range == LH_RANGE_LIMITED) {
+      if (v < black)
+        moments->below_legal += h;
+      if (v > white)
+        moments->above_legal += h;
+    }
+  }
+  if (moments->count == 0)
+    moments->min = 0;
+  moments->clipped_low = histogram[0];
+  moments->clipped_high = histogram[n_bins - 1];
+}
+
+void lhi_values_from_histogram(const uint64_t *histogram, int bit_depth, const uint64_t *ranks,
+                               int n_ranks, uint32_t *values)
+{
+  /* Visit the ranks in increasing order during one walk of the CDF. */
+  int order[LHI_MAX_RANKS];
+  for (int i = 0; i < n_ranks; i++) {
+    int j = i;
+    while (j > 0 && ranks[order[j - 1]] > ranks[i]) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = i;
+  }
+  uint32_t n_bins = 1u << bit_depth, v = 0;
+  uint64_t cumulative = histogram[0];
+  for (int k = 0; k < n_ranks; k++) {
+    uint64_t rank = ranks[order[k]];
+    while (cumulative < rank && v + 1 < n_bins)
+      cumulative += histogram[++v];
+    values[order[k]] = v;
+  }
+}
+
+LH_API double lh_normalize(double value, int bit_depth, LhRange range)
+{
+  if (bit_depth < 1 || bit_depth > 16)
+    return NAN;
+  uint32_t black, white;
+  lhi_range_limits(bit_depth, range, &black, &white);
+  return (value - (double)black) / (double)(white - black);
+}
+
+/* count·Σv² − (Σv)², the variance times count², exactly while it fits. */
+static double variance(const LhiMoments *m)
+{
+  double n = (double)m->count;
+  if (m->count < ((uint64_t)1 << 47)) {
+    unsigned __int128 a = m->sum_squares * m->count;
+    unsigned __int128 b = (unsigned __int128)m->sum * m->sum;
+    return a > b ? (double)(a - b) / (n * n) : 0.0;
+  }
+  long double mean = (long double)m->sum / n;
+  long double v = (long double)m->sum_squares / n - mean * mean;
+  return v > 0 ? (double)v : 0.0;
+}
+
+int lhi_stats_reserve(LhStats *stats, int bit_depth)
+{
+  size_t n_bins = (size_t)1 << bit_depth;
+  if (stats->histogram && stats->n_bins == n_bins)
+    return LH_OK;
+  uint64_t *histogram = realloc(stats->histogram, n_bins * sizeof *histogram);
+  if (!histogram)
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for a %zu-bin histogram", n_bins);
+  stats->histogram = histogram;
+  stats->n_bins = n_bins;
+  return LH_OK;
+}
+
+int lhi_stats_finish(LhStats *stats, int bit_depth, LhMatrix matrix, LhRange range,
+                     const LhOptions *options, const LhiMoments *moments, const uint32_t *values)
+{
+  uint32_t black, white;
+  lhi_range_limits(bit_depth, range, &black, &white);
+  double scale = (double)(white - black);
+  double n = (double)moments->count;
+
+  stats->bit_depth = bit_depth;
+  stats->matrix = matrix;
+  stats->range = range;
+  stats->count = moments->count;
+  stats->mean = moments->count ? (double)moments->sum / n : 0.0;
+  stats->stddev = moments->count ? sqrt(variance(moments)) : 0.0;
+  stats->min = moments->min;
+  stats->max = moments->max;
+  stats->median = values[0];
+  stats->clipped_low_count = moments->clipped_low;
+  stats->clipped_high_count = moments->clipped_high;
+  stats->below_legal_count = moments->below_legal;
+  stats->above_legal_count = moments->above_legal;
+  stats->clipped_low = moments->count ? (double)moments->clipped_low / n : 0.0;
+  stats->clipped_high = moments->count ? (double)moments->clipped_high / n : 0.0;
+  stats->below_legal = moments->count ? (double)moments->below_legal / n : 0.0;
+  stats->above_legal = moments->count ? (double)moments->above_legal / n : 0.0;
+  stats->mean_norm = lh_normalize(stats->mean, bit_depth, range);
+  stats->stddev_norm = stats->stddev / scale;
+  stats->min_norm = lh_normalize(stats->min, bit_depth, range);
+  stats->max_norm = lh_normalize(stats->max, bit_depth, range);
+  stats->median_norm = lh_normalize(stats->median, bit_depth, range);
+  stats->n_percentiles = options->n_percentiles;
+  for (int i = 0; i < options->n_percentiles; i++) {
+    stats->percentile_p[i] = options->percentiles[i];
+    stats->percentile_value[i] = values[i + 1];
+    stats->percentile_norm[i] = lh_normalize(values[i + 1], bit_depth, range);
+  }
+  return LH_OK;
+}
+
+/* The ranks the median and the options' percentiles ask for. */
+int lhi_fill_ranks(const LhOptions *options, uint64_t count, uint64_t *ranks)
+{
+  ranks[0] = lhi_percentile_rank(50.0, count);
+  for (int i = 0; i < options->n_percentiles; i++)
+    ranks[i + 1] = lhi_percentile_rank(options->percentiles[i], count);
+  return 1 + options->n_percentiles;
+}
+
+LH_API void lh_stats_init(LhStats *stats)
+{
+  if (stats)
+    memset(stats, 0, sizeof *stats);
+}
+
+LH_API void lh_stats_clear(LhStats *stats)
+{
+  if (!stats)
+    return;
+  free(stats->histogram);
+  memset(stats, 0, sizeof *stats);
+}
+
+int lhi_options_validate(const LhOptions *options)
+{
+  if (options->matrix < LH_MATRIX_BT601 || options->matrix > LH_MATRIX_BT2020)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown matrix %d", (int)options->matrix);
+  if (options->range != LH_RANGE_FULL && options->range != LH_RANGE_LIMITED)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown range %d", (int)options->range);
+  if (options->percentile_method < LH_PERCENTILE_AUTO ||
+      options->percentile_method > LH_PERCENTILE_SORT)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown percentile method %d",
+                     (int)options->percentile_method);
+  if (options->n_percentiles < 0 || options->n_percentiles > LH_MAX_PERCENTILES)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "%d percentiles: at most %d may be asked for",
+                     options->n_percentiles, LH_MAX_PERCENTILES);
+  for (int i = 0; i < options->n_percentiles; i++)
+    if (!(options->percentiles[i] >= 0.0 && options->percentiles[i] <= 100.0))
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "percentile %g is outside [0, 100]",
+                       options->percentiles[i]);
+  return LH_OK;
+}
+
+LH_API int lh_stats_from_histogram(const uint64_t *histogram, int bit_depth,
+                                   const LhOptions *options, LhStats *stats)
+{
+  LhOptions defaults;
+  if (!options) {
+    lh_options_init(&defaults);
+    options = &defaults;
+  }
+  if (!histogram || !stats)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "histogram or stats is NULL");
+  if (bit_depth < 8 || bit_depth > 16)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "bit depth %d is outside 8..16", bit_depth);
+  int status = lhi_options_validate(options);
+  if (status < 0)
+    return status;
+  status = lhi_stats_reserve(stats, bit_depth);
+  if (status < 0)
+    return status;
+  if (stats->histogram != histogram)
+    memcpy(stats->histogram, histogram, stats->n_bins * sizeof *histogram);
+
+  LhiMoments moments;
+  lhi_moments_from_histogram(histogram, bit_depth, options->range, &moments);
+  uint64_t ranks[LHI_MAX_RANKS];
+  uint32_t values[LHI_MAX_RANKS] = {0};
+  int n_ranks = lhi_fill_ranks(options, moments.count, ranks);
+  if (moments.count)
+    lhi_values_from_histogram(histogram, bit_depth, ranks, n_ranks, values);
+  return lhi_stats_finish(stats, bit_depth, options->matrix, options->range, options, &moments,
+                          values);
+}

@@ -1,0 +1,465 @@
+/* cpu-test.c: the CPU backend against an independent, naive reference on every
+ * format, distribution and shape, plus invariants and argument checks. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame-gen.h"
+#include "lumahist.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                          \
+  do {                                                                                            \
+    if (!(cond)) {                                                                                \
+      failures++;                                                                                 \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
+      fprintf(stderr, __VA_ARGS__);                                                               \
+      fprintf(stderr, "\n");                                                                      \
+    }                                                                                             \
+  } while (0)
+
+/* ---- the reference: written from DESIGN.md's definitions, not from src/ ---- */
+
+static const double matrix_kr[] = {0.299, 0.2126, 0.2627};
+static const double matrix_kb[] = {0.114, 0.0722, 0.0593};
+
+static uint32_t sample_at(const uint8_t *p, int bytes)
+{
+  if (bytes == 1)
+    return *p;
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8); /* little-endian host */
+}
+
+static uint32_t reference_luma(const LhFrame *f, int x, int y, LhMatrix m, int depth)
+{
+  int pb = gen_pixel_bytes(f->format), sb = gen_sample_bytes(f->format);
+  const uint8_t *p = (const uint8_t *)f->planes[0] + (size_t)y * f->strides[0] + (size_t)x * pb;
+  uint32_t max_value = (1u << depth) - 1;
+  int ri = 0, bi = 2;
+  switch (f->format) {
+  case LH_FORMAT_GRAY8:
+  case LH_FORMAT_I420:
+  case LH_FORMAT_NV12:
+    return p[0];
+  case LH_FORMAT_GRAY16: {
+    uint32_t v = sample_at(p, 2);
+    return v > max_value ? max_value : v;
+  }
+  case LH_FORMAT_P010:
+    return sample_at(p, 2) / 64;
+  case LH_FORMAT_BGR:
+  case LH_FORMAT_BGRA:
+  case LH_FORMAT_BGRX:
+    ri = 2;
+    bi = 0;
+    break;
+  default:
+    break;
+  }
+  /* 14-bit fixed-point weights rounded from the matrix, green the remainder. */
+  int64_t kr = llround(matrix_kr[m] * 16384.0), kb = llround(matrix_kb[m] * 16384.0);
+  int64_t kg = 16384 - kr - kb;
+  int64_t r = sample_at(p + ri * sb, sb), g = sample_at(p + sb, sb), b = sample_at(p + bi * sb, sb);
+  int64_t num = kr * r + kg * g + kb * b;
+  uint32_t v = (uint32_t)((num + 8192) / 16384); /* half up: num >= 0 */
+  return v > max_value ? max_value : v;
+}
+
+static int compare_u32(const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct {
+  uint64_t *histogram;
+  uint64_t count;
+  double mean, stddev;
+  uint32_t min, max, median;
+  uint32_t percentile[LH_MAX_PERCENTILES];
+  uint64_t low, high, below, above;
+} Reference;
+
+static void reference_analyze(const LhFrame *f, const LhOptions *o, int depth, Reference *ref)
+{
+  int x0 = 0, y0 = 0, w = f->width, h = f->height;
+  if (o->roi.width && o->roi.height) {
+    x0 = o->roi.x;
+    y0 = o->roi.y;
+    w = o->roi.width;
+    h = o->roi.height;
+  }
+  size_t n = (size_t)w * (size_t)h;
+  uint32_t *values = malloc(n * sizeof *values);
+  ref->histogram = calloc((size_t)1 << depth, sizeof *ref->histogram);
+  double sum = 0;
+  size_t i = 0;
+  for (int y = y0; y < y0 + h; y++)
+    for (int x = x0; x < x0 + w; x++) {
+      uint32_t v = reference_luma(f, x, y, o->matrix, depth);
+      values[i++] = v;
+      ref->histogram[v]++;
+      sum += v;
+    }
+  qsort(values, n, sizeof *values, compare_u32);
+  ref->count = n;
+  ref->mean = sum / (double)n;
+  double squares = 0;
+  for (i = 0; i < n; i++)
+    squares += ((double)values[i] - ref->mean) * ((double)values[i] - ref->mean);
+  ref->stddev = sqrt(squares / (double)n);
+  ref->min = values[0];
+  ref->max = values[n - 1];
+  /* nearest rank: the ceil(p/100 N)-th smallest, at least the first */
+  ref->median = values[(n + 1) / 2 - 1];
+  for (int k = 0; k < o->n_percentiles; k++) {
+    double exact = o->percentiles[k] / 100.0 * (double)n;
+    size_t rank = (size_t)ceil(exact - 1e-9 * (double)n);
+    ref->percentile[k] = values[(rank < 1 ? 1 : rank) - 1];
+  }
+  uint32_t top = (1u << depth) - 1, black = 0, white = top;
+  if (o->range == LH_RANGE_LIMITED) {
+    black = 16u << (depth - 8);
+    white = 235u << (depth - 8);
+  }
+  ref->low = ref->high = ref->below = ref->above = 0;
+  for (i = 0; i < n; i++) {
+    ref->low += values[i] == 0;
+    ref->high += values[i] == top;
+    if (o->range == LH_RANGE_LIMITED) {
+      ref->below += values[i] < black;
+      ref->above += values[i] > white;
+    }
+  }
+  free(values);
+}
+
+static bool close_enough(double a, double b)
+{
+  return fabs(a - b) <= 1e-9 * (fabs(b) + 1.0);
+}
+
+/* Analyses a frame with the library and the reference and compares all fields. */
+static void check_frame(LhContext *ctx, const LhFrame *f, const LhOptions *o, const char *what)
+{
+  int depth = f->bit_depth ? f->bit_depth
+              : f->format == LH_FORMAT_P010 ? 10
+              : gen_sample_bytes(f->format) == 2 ? 16
+                                                  : 8;
+  LhStats s;
+  lh_stats_init(&s);
+  int status = lh_analyze(ctx, f, o, &s);
+  CHECK(status == LH_OK, "%s: status %d: %s", what, status, lh_last_error());
+  if (status != LH_OK)
+    return;
+  Reference ref;
+  reference_analyze(f, o, depth, &ref);
+  CHECK(s.bit_depth == depth, "%s: depth %d != %d", what, s.bit_depth, depth);
+  CHECK(s.n_bins == ((size_t)1 << depth), "%s: n_bins %zu", what, s.n_bins);
+  size_t bad_bin = SIZE_MAX;
+  uint64_t total = 0;
+  for (size_t b = 0; b < s.n_bins; b++) {
+    total += s.histogram[b];
+    if (s.histogram[b] != ref.histogram[b] && bad_bin == SIZE_MAX)
+      bad_bin = b;
+  }
+  CHECK(bad_bin == SIZE_MAX, "%s: bin %zu: %llu != %llu", what, bad_bin,
+        bad_bin == SIZE_MAX ? 0ULL : (unsigned long long)s.histogram[bad_bin],
+        bad_bin == SIZE_MAX ? 0ULL : (unsigned long long)ref.histogram[bad_bin]);
+  CHECK(total == s.count, "%s: bins sum to %llu, count %llu", what, (unsigned long long)total,
+        (unsigned long long)s.count);
+  CHECK(s.count == ref.count, "%s: count", what);
+  CHECK(close_enough(s.mean, ref.mean), "%s: mean %.12g != %.12g", what, s.mean, ref.mean);
+  CHECK(close_enough(s.stddev, ref.stddev), "%s: stddev %.12g != %.12g", what, s.stddev,
+        ref.stddev);
+  CHECK(s.min == ref.min && s.max == ref.max, "%s: min/max %u/%u != %u/%u", what, s.min, s.max,
+        ref.min, ref.max);
+  CHECK(s.median == ref.median, "%s: median %u != %u", what, s.median, ref.median);
+  for (int k = 0; k < o->n_percentiles; k++) {
+    CHECK(s.percentile_value[k] == ref.percentile[k], "%s: P%g %u != %u", what,
+          o->percentiles[k], s.percentile_value[k], ref.percentile[k]);
+    if (k > 0 && o->percentiles[k] >= o->percentiles[k - 1])
+      CHECK(s.percentile_value[k] >= s.percentile_value[k - 1], "%s: percentiles not monotonic",
+            what);
+  }
+  CHECK(s.clipped_low_count == ref.low && s.clipped_high_count == ref.high,
+        "%s: clipped %llu/%llu != %llu/%llu", what, (unsigned long long)s.clipped_low_count,
+        (unsigned long long)s.clipped_high_count, (unsigned long long)ref.low,
+        (unsigned long long)ref.high);
+  CHECK(s.below_legal_count == ref.below && s.above_legal_count == ref.above,
+        "%s: legal %llu/%llu != %llu/%llu", what, (unsigned long long)s.below_legal_count,
+        (unsigned long long)s.above_legal_count, (unsigned long long)ref.below,
+        (unsigned long long)ref.above);
+  CHECK(close_enough(s.clipped_low, (double)ref.low / ref.count), "%s: clipped_low fraction",
+        what);
+  double black = o->range == LH_RANGE_LIMITED ? (16u << (depth - 8)) : 0.0;
+  double white = o->range == LH_RANGE_LIMITED ? (235u << (depth - 8)) : (1u << depth) - 1.0;
+  CHECK(close_enough(s.mean_norm, (ref.mean - black) / (white - black)), "%s: mean_norm", what);
+  CHECK(close_enough(s.median_norm, (ref.median - black) / (white - black)), "%s: median_norm",
+        what);
+
+  /* The sort method must find the same values. */
+  LhOptions by_sort = *o;
+  by_sort.percentile_method = LH_PERCENTILE_SORT;
+  LhStats t;
+  lh_stats_init(&t);
+  status = lh_analyze(ctx, f, &by_sort, &t);
+  CHECK(status == LH_OK && t.median == s.median &&
+            memcmp(t.percentile_value, s.percentile_value,
+                   (size_t)o->n_percentiles * sizeof t.percentile_value[0]) == 0,
+        "%s: sort method disagrees with the histogram", what);
+  lh_stats_clear(&t);
+  free(ref.histogram);
+  lh_stats_clear(&s);
+}
+
+static void test_every_format(LhContext *ctx)
+{
+  static const int sizes[][2] = {{1, 1}, {1, 7}, {9, 1}, {3, 5}, {17, 13}, {64, 32}, {333, 97}};
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "0,1,5,25,50,75,95,99,99.9,100");
+  int case_number = 0;
+  for (int f = 0; f < LH_FORMAT_COUNT; f++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (int d = 0; d < GEN_COUNT; d++) {
+        GenFrame g;
+        size_t extra = (size_t)(case_number % 3) * 5; /* tight, or padded by 5 or 10 bytes */
+        size_t offset = gen_sample_bytes((LhFormat)f) == 2 ? (size_t)(2 * (case_number % 2))
+                                                           : (size_t)(case_number % 4);
+        if (gen_frame(&g, (LhFormat)f, sizes[s][0], sizes[s][1], 0, extra, offset,
+                      (GenDistribution)d, (uint64_t)case_number + 1) < 0) {
+          CHECK(0, "cannot make frame: %s", lh_last_error());
+          continue;
+        }
+        o.matrix = (LhMatrix)(case_number % 3);
+        o.range = (case_number % 4 == 3) ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+        char what[200];
+        snprintf(what, sizeof what, "%s %dx%d %s stride+%zu offset %zu matrix %d range %d",
+                 lh_format_name((LhFormat)f), sizes[s][0], sizes[s][1],
+                 gen_distribution_names[d], extra, offset, (int)o.matrix, (int)o.range);
+        check_frame(ctx, &g.frame, &o, what);
+        gen_free(&g);
+        case_number++;
+      }
+  printf("every format: %d cases\n", case_number);
+}
+
+static void test_high_depths(LhContext *ctx)
+{
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "1,50,99");
+  static const LhFormat formats[] = {LH_FORMAT_GRAY16, LH_FORMAT_RGB16, LH_FORMAT_RGBA16};
+  for (size_t i = 0; i < 3; i++)
+    for (int depth = 9; depth <= 16; depth++)
+      for (int d = 0; d < GEN_COUNT; d++) {
+        GenFrame g;
+        gen_frame(&g, formats[i], 101, 37, depth, 6, 0, (GenDistribution)d, (uint64_t)depth);
+        o.range = depth % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+        char what[128];
+        snprintf(what, sizeof what, "%s depth %d %s", lh_format_name(formats[i]), depth,
+                 gen_distribution_names[d]);
+        check_frame(ctx, &g.frame, &o, what);
+        gen_free(&g);
+      }
+}
+
+/* GRAY16 samples above the declared depth land in the top bin. */
+static void test_out_of_range_samples(LhContext *ctx)
+{
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_GRAY16, 50, 20, 0, 0, 0, GEN_UNIFORM, 7);
+  g.frame.bit_depth = 10;
+  LhOptions o;
+  lh_options_init(&o);
+  check_frame(ctx, &g.frame, &o, "GRAY16 depth 10 with 16-bit samples");
+  gen_free(&g);
+}
+
+static void test_regions(LhContext *ctx)
+{
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "10,90");
+  static const LhRect rois[] = {{0, 0, 1, 1}, {5, 3, 10, 4}, {0, 0, 40, 30}, {39, 29, 1, 1}};
+  static const LhFormat formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_BGRA, LH_FORMAT_NV12,
+                                     LH_FORMAT_P010, LH_FORMAT_RGB16};
+  for (size_t f = 0; f < 5; f++)
+    for (size_t r = 0; r < 4; r++) {
+      GenFrame g;
+      gen_frame(&g, formats[f], 40, 30, 0, 3, 0, GEN_PHOTO, r + 11);
+      o.roi = rois[r];
+      char what[128];
+      snprintf(what, sizeof what, "%s roi %d,%d %dx%d", lh_format_name(formats[f]), rois[r].x,
+               rois[r].y, rois[r].width, rois[r].height);
+      check_frame(ctx, &g.frame, &o, what);
+      gen_free(&g);
+    }
+}
+
+static void test_batch(LhContext *ctx)
+{
+  GenFrame g[3];
+  gen_frame(&g[0], LH_FORMAT_GRAY8, 30, 20, 0, 0, 0, GEN_UNIFORM, 1);
+  gen_frame(&g[1], LH_FORMAT_RGB, 7, 3, 0, 1, 1, GEN_PHOTO, 2);
+  gen_frame(&g[2], LH_FORMAT_GRAY8, 5, 5, 0, 0, 0, GEN_CONSTANT, 3);
+  LhFrame frames[3] = {g[0].frame, g[1].frame, g[2].frame};
+  LhStats batch[3], single;
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "5,95");
+  for (int i = 0; i < 3; i++)
+    lh_stats_init(&batch[i]);
+  CHECK(lh_analyze_batch(ctx, frames, 3, &o, batch) == LH_OK, "batch: %s", lh_last_error());
+  for (int i = 0; i < 3; i++) {
+    lh_stats_init(&single);
+    lh_analyze(ctx, &frames[i], &o, &single);
+    CHECK(single.count == batch[i].count && single.mean == batch[i].mean &&
+              single.percentile_value[1] == batch[i].percentile_value[1] &&
+              memcmp(single.histogram, batch[i].histogram, single.n_bins * 8) == 0,
+          "batch frame %d differs from a single analysis", i);
+    lh_stats_clear(&single);
+    lh_stats_clear(&batch[i]);
+    gen_free(&g[i]);
+  }
+}
+
+/* Histograms are additive: stats of a summed histogram equal those of the union. */
+static void test_from_histogram(LhContext *ctx)
+{
+  GenFrame a, b, both;
+  gen_frame(&a, LH_FORMAT_GRAY8, 40, 10, 0, 0, 0, GEN_PHOTO, 5);
+  gen_frame(&b, LH_FORMAT_GRAY8, 40, 10, 0, 0, 0, GEN_MOSTLY_ONE, 6);
+  gen_frame(&both, LH_FORMAT_GRAY8, 40, 20, 0, 0, 0, GEN_CONSTANT, 1);
+  memcpy(both.frame.planes[0], a.frame.planes[0], 400);
+  memcpy((uint8_t *)both.frame.planes[0] + 400, b.frame.planes[0], 400);
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "1,33.3,99");
+  LhStats sa, sb, sum, direct;
+  lh_stats_init(&sa);
+  lh_stats_init(&sb);
+  lh_stats_init(&sum);
+  lh_stats_init(&direct);
+  lh_analyze(ctx, &a.frame, &o, &sa);
+  lh_analyze(ctx, &b.frame, &o, &sb);
+  lh_analyze(ctx, &both.frame, &o, &direct);
+  uint64_t merged[256];
+  for (int i = 0; i < 256; i++)
+    merged[i] = sa.histogram[i] + sb.histogram[i];
+  CHECK(lh_stats_from_histogram(merged, 8, &o, &sum) == LH_OK, "from histogram");
+  CHECK(sum.count == direct.count && sum.mean == direct.mean && sum.stddev == direct.stddev &&
+            sum.median == direct.median &&
+            memcmp(sum.percentile_value, direct.percentile_value, 3 * 4) == 0,
+        "merged histogram stats differ from the direct analysis");
+  lh_stats_clear(&sa);
+  lh_stats_clear(&sb);
+  lh_stats_clear(&sum);
+  lh_stats_clear(&direct);
+  gen_free(&a);
+  gen_free(&b);
+  gen_free(&both);
+}
+
+static void test_bad_arguments(LhContext *ctx)
+{
+  uint8_t pixels[64] = {0};
+  LhFrame f;
+  LhStats s;
+  LhOptions o;
+  lh_stats_init(&s);
+  lh_options_init(&o);
+  CHECK(lh_analyze(NULL, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "NULL context");
+  CHECK(lh_analyze(ctx, NULL, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "NULL frame");
+  CHECK(strlen(lh_last_error()) > 0, "no message for a NULL frame");
+  lh_frame_init(&f, LH_FORMAT_GRAY8, LH_MEMORY_HOST, 8, 8, pixels, 8);
+  CHECK(lh_analyze(ctx, &f, &o, NULL) == LH_ERROR_INVALID_ARGUMENT, "NULL stats");
+  f.strides[0] = 7;
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "short stride");
+  CHECK(strstr(lh_last_error(), "stride") != NULL, "stride message: %s", lh_last_error());
+  f.strides[0] = 8;
+  f.format = (LhFormat)99;
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "unknown format");
+  f.format = LH_FORMAT_GRAY8;
+  f.planes[0] = NULL;
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "NULL plane");
+  f.planes[0] = pixels;
+  f.width = 0;
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "zero width");
+  f.width = 8;
+  CHECK(lh_options_set_percentiles(&o, "50,101") == LH_ERROR_INVALID_ARGUMENT, "p > 100");
+  CHECK(lh_options_set_percentiles(&o, "-1") == LH_ERROR_INVALID_ARGUMENT, "p < 0");
+  CHECK(lh_options_set_percentiles(&o, "5,x") == LH_ERROR_INVALID_ARGUMENT, "p not a number");
+  o.n_percentiles = 1;
+  o.percentiles[0] = NAN;
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "NaN percentile");
+  lh_options_init(&o);
+  o.roi = (LhRect){4, 4, 5, 5};
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "roi outside");
+  lh_options_init(&o);
+  f.memory = LH_MEMORY_CUDA;
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_UNSUPPORTED, "device memory on the CPU");
+  f.memory = LH_MEMORY_HOST;
+  f.format = LH_FORMAT_GRAY16;
+  f.planes[0] = pixels + 1;
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "odd 16-bit address");
+  f.planes[0] = pixels;
+  f.bit_depth = 17;
+  CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "depth 17");
+  LhContext *bad = NULL;
+  CHECK(lh_context_new((LhBackend)7, &bad) == LH_ERROR_INVALID_ARGUMENT && bad == NULL,
+        "unknown backend");
+  lh_stats_clear(&s);
+}
+
+/* P(p) lands where the cumulative histogram says: cdf(P-1) < rank <= cdf(P). */
+static void test_percentile_invariant(LhContext *ctx)
+{
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_RGBX, 123, 45, 0, 0, 0, GEN_PHOTO, 77);
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "0.1,2.5,12.5,37,50,62.5,90,97.5,99.9");
+  LhStats s;
+  lh_stats_init(&s);
+  CHECK(lh_analyze(ctx, &g.frame, &o, &s) == LH_OK, "analyze");
+  for (int k = 0; k < o.n_percentiles; k++) {
+    uint64_t below = 0, upto = 0;
+    for (uint32_t v = 0; v <= s.percentile_value[k]; v++)
+      upto += s.histogram[v];
+    below = upto - s.histogram[s.percentile_value[k]];
+    double need = o.percentiles[k] / 100.0 * (double)s.count;
+    CHECK((double)upto >= need - 1e-6 && (double)below < need, "P%g = %u breaks the CDF",
+          o.percentiles[k], s.percentile_value[k]);
+  }
+  lh_stats_clear(&s);
+  gen_free(&g);
+}
+
+int main(void)
+{
+  LhContext *ctx = NULL;
+  if (lh_context_new(LH_BACKEND_CPU, &ctx) != LH_OK) {
+    fprintf(stderr, "cannot make a CPU context: %s\n", lh_last_error());
+    return 1;
+  }
+  if (lh_context_backend(ctx) != LH_BACKEND_CPU) {
+    fprintf(stderr, "asked for the CPU, got %s\n", lh_backend_name(lh_context_backend(ctx)));
+    return 1;
+  }
+  test_every_format(ctx);
+  test_high_depths(ctx);
+  test_out_of_range_samples(ctx);
+  test_regions(ctx);
+  test_batch(ctx);
+  test_from_histogram(ctx);
+  test_percentile_invariant(ctx);
+  test_bad_arguments(ctx);
+  lh_context_free(ctx);
+  printf("%s: %d failure(s)\n", failures ? "FAILED" : "ok", failures);
+  return failures ? 1 : 0;
+}

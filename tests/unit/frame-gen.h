@@ -1,0 +1,158 @@
+/* frame-gen.h: seeded test frames of every format and distribution, shared by
+ * the CPU and GPU tests (host memory, optional padding and odd plane starts). */
+#ifndef LH_TEST_FRAME_GEN_H
+#define LH_TEST_FRAME_GEN_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lumahist.h"
+
+typedef enum {
+  GEN_UNIFORM,     /* every sample uniform random */
+  GEN_CONSTANT,    /* one value everywhere */
+  GEN_TWO_VALUES,  /* two values, random mix */
+  GEN_PHOTO,       /* smooth gradient plus noise, like a natural image */
+  GEN_MOSTLY_ONE,  /* 60 % one value, the rest random */
+  GEN_SAME_BANK,   /* eight values 32 apart: one shared-memory bank */
+  GEN_NARROW_BAND, /* a band a few codes wide */
+  GEN_COUNT
+} GenDistribution;
+
+static const char *const gen_distribution_names[GEN_COUNT] = {
+  "uniform", "constant", "two-values", "photo", "mostly-one", "same-bank", "narrow-band"};
+
+/* xorshift64*: small, seeded, the same on every platform. */
+static inline uint64_t gen_next(uint64_t *state)
+{
+  uint64_t x = *state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *state = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* One sample of max_value+1 codes at (x, y) for a distribution. */
+static inline uint32_t gen_sample(GenDistribution d, uint64_t *rng, int x, int y, int w, int h,
+                                  uint32_t max_value)
+{
+  uint64_t r = gen_next(rng);
+  switch (d) {
+  case GEN_UNIFORM:
+    return (uint32_t)(r % ((uint64_t)max_value + 1));
+  case GEN_CONSTANT:
+    return max_value / 3;
+  case GEN_TWO_VALUES:
+    return (r & 1) ? max_value / 5 : max_value - max_value / 7;
+  case GEN_PHOTO: {
+    double g = ((double)x / (w > 1 ? w - 1 : 1) * 0.6 + (double)y / (h > 1 ? h - 1 : 1) * 0.4);
+    double noise = ((double)(r % 2001) - 1000.0) / 1000.0 * 0.04;
+    double v = (g + noise) * max_value;
+    return v < 0 ? 0 : v > max_value ? max_value : (uint32_t)v;
+  }
+  case GEN_MOSTLY_ONE:
+    return (r % 10) < 6 ? (max_value * 7) / 10 : (uint32_t)((r >> 8) % ((uint64_t)max_value + 1));
+  case GEN_SAME_BANK: {
+    uint32_t step = (max_value + 1) >= 256 ? 32u * ((max_value + 1) / 256) : 1;
+    return (uint32_t)((r % 8) * step) & max_value;
+  }
+  case GEN_NARROW_BAND:
+  default:
+    return (uint32_t)((max_value / 2) + r % 5);
+  }
+}
+
+/* A host frame in one allocation.  extra_stride bytes pad each row; offset
+ * shifts the start of plane 0 (an odd offset misaligns 8-bit formats). */
+typedef struct {
+  LhFrame frame;
+  uint8_t *allocation;
+  size_t size;
+} GenFrame;
+
+static inline int gen_pixel_bytes(LhFormat f)
+{
+  switch (f) {
+  case LH_FORMAT_GRAY16:
+  case LH_FORMAT_P010:
+    return 2;
+  case LH_FORMAT_RGB:
+  case LH_FORMAT_BGR:
+    return 3;
+  case LH_FORMAT_RGBA:
+  case LH_FORMAT_BGRA:
+  case LH_FORMAT_RGBX:
+  case LH_FORMAT_BGRX:
+    return 4;
+  case LH_FORMAT_RGB16:
+    return 6;
+  case LH_FORMAT_RGBA16:
+    return 8;
+  default:
+    return 1;
+  }
+}
+
+static inline int gen_sample_bytes(LhFormat f)
+{
+  return (f == LH_FORMAT_GRAY16 || f == LH_FORMAT_P010 || f == LH_FORMAT_RGB16 ||
+          f == LH_FORMAT_RGBA16)
+             ? 2
+             : 1;
+}
+
+static inline void gen_store(uint8_t *p, int sample_bytes, uint32_t v)
+{
+  if (sample_bytes == 1) {
+    *p = (uint8_t)v;
+  } else {
+    uint16_t s = (uint16_t)v;
+    memcpy(p, &s, 2);
+  }
+}
+
+/* Fills a frame of format f; bit_depth 0 = the format's own.  Chroma planes
+ * (4:2:0) are filled with random bytes that analysis must ignore. */
+static inline int gen_frame(GenFrame *g, LhFormat f, int w, int h, int bit_depth,
+                            size_t extra_stride, size_t offset, GenDistribution d, uint64_t seed)
+{
+  int pb = gen_pixel_bytes(f), sb = gen_sample_bytes(f);
+  size_t stride = (size_t)w * (size_t)pb + extra_stride;
+  if (sb == 2)
+    stride = (stride + 1) & ~(size_t)1;
+  size_t size = lh_frame_buffer_size(f, w, h, stride);
+  g->size = size + offset + 16;
+  g->allocation = malloc(g->size);
+  if (!g->allocation)
+    return -1;
+  uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (size_t i = 0; i < g->size; i++)
+    g->allocation[i] = (uint8_t)gen_next(&rng);
+  if (lh_frame_init(&g->frame, f, LH_MEMORY_HOST, w, h, g->allocation + offset, stride) < 0)
+    return -1;
+  g->frame.bit_depth = bit_depth;
+  int depth = bit_depth ? bit_depth : (f == LH_FORMAT_P010 ? 10 : sb == 2 ? 16 : 8);
+  uint32_t max_value = (1u << depth) - 1;
+  int channels = pb / sb;
+  for (int y = 0; y < h; y++) {
+    uint8_t *row = (uint8_t *)g->frame.planes[0] + (size_t)y * stride;
+    for (int x = 0; x < w; x++)
+      for (int c = 0; c < channels; c++) {
+        uint32_t v = gen_sample(d, &rng, x + c, y, w, h, max_value);
+        if (f == LH_FORMAT_P010)
+          v <<= 6;
+        gen_store(row + (size_t)x * pb + (size_t)c * sb, sb, v);
+      }
+  }
+  return 0;
+}
+
+static inline void gen_free(GenFrame *g)
+{
+  free(g->allocation);
+  g->allocation = NULL;
+}
+
+#endif
