@@ -25,6 +25,12 @@ typedef struct {
 
 int lht_stats_main(int argc, char **argv);
 
+/* Parses the options of context (adding -h/--help), and writes the help
+ * itself so that it reads the same in every locale.  Returns -1 to go on, or
+ * the exit status: 0 after the help, 2 after a usage error (reported with a
+ * pointer to `command --help`). */
+int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const char *command);
+
 /* "lumahist: PATH: REASON" on stderr, one line; a NULL path leaves it out. */
 void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
 

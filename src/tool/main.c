@@ -47,6 +47,33 @@ static const LhtCommand *find_command(const char *name)
   return NULL;
 }
 
+int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const char *command)
+{
+  /* GOption's own --help converts the text to the locale's charset, which in
+   * the C locale turns every non-ASCII character into '?'. */
+  gboolean help = FALSE;
+  GOptionEntry help_entries[] = {
+      {"help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help and exit", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_option_context_set_help_enabled(context, FALSE);
+  g_option_context_add_main_entries(context, help_entries, NULL);
+  GError *error = NULL;
+  if (!g_option_context_parse(context, argc, argv, &error)) {
+    lht_error(NULL, "%s", error->message);
+    fprintf(stderr, "Try '%s --help'.\n", command);
+    g_error_free(error);
+    return LHT_EXIT_USAGE;
+  }
+  if (help) {
+    char *text = g_option_context_get_help(context, TRUE, NULL);
+    fputs(text, stdout);
+    g_free(text);
+    return LHT_EXIT_OK;
+  }
+  return -1;
+}
+
 static char *commands_description(void)
 {
   GString *text = g_string_new("Commands:\n");
@@ -74,15 +101,12 @@ static int run_top_level(int argc, char **argv)
   /* Stop at the first non-option so that `lumahist -V stats` is not read as a command. */
   g_option_context_set_strict_posix(context, TRUE);
 
-  GError *error = NULL;
-  int status = LHT_EXIT_OK;
-  if (!g_option_context_parse(context, &argc, &argv, &error)) {
-    lht_error(NULL, "%s", error->message);
-    fputs("Try 'lumahist --help'.\n", stderr);
-    g_error_free(error);
-    status = LHT_EXIT_USAGE;
+  int status = lht_parse_options(context, &argc, &argv, "lumahist");
+  if (status >= 0) {
+    /* The help was shown or a usage error reported: nothing more to do. */
   } else if (show_version) {
     printf("lumahist %s\n", lh_version());
+    status = LHT_EXIT_OK;
   } else if (argc > 1) {
     lht_error(NULL, "unknown command '%s'", argv[1]);
     fputs("Try 'lumahist --help'.\n", stderr);

@@ -69,12 +69,13 @@ bool lht_format_from_name(const char *name, LhtFormat *format)
   return false;
 }
 
-/* The shortest "%.Ng" of p that strtod reads back as p, so that keys stay short. */
+/* The shortest "%.Ng" of p that strtod reads back as p, so that keys stay
+ * short ("1", "99.9"); without an exponent unless p needs one (below 1e-4). */
 static void format_key(char *key, size_t size, double p)
 {
   for (int digits = 1; digits <= 17; digits++) {
     snprintf(key, size, "%.*g", digits, p);
-    if (strtod(key, NULL) == p)
+    if (strtod(key, NULL) == p && (!strchr(key, 'e') || (p != 0 && p < 1e-4)))
       return;
   }
 }

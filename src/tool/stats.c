@@ -219,12 +219,9 @@ int lht_stats_main(int argc, char **argv)
       option_context, "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, entries, NULL);
 
-  GError *error = NULL;
-  bool parsed = g_option_context_parse(option_context, &argc, &argv, &error);
+  int status = lht_parse_options(option_context, &argc, &argv, "lumahist stats");
   g_option_context_free(option_context);
-  if (!parsed) {
-    int status = usage_error("%s", error->message);
-    g_error_free(error);
+  if (status >= 0) {
     stats_args_clear(&args);
     return status;
   }
