@@ -1,0 +1,148 @@
+/* lh-kernels.h: the plain-C launchers of the CUDA kernels in kernels/, the
+ * only door between the library (src/cuda-backend.c) and the device code.
+ *
+ * Every launcher queues work on the given stream and returns at once with the
+ * cudaError_t of its launches (cudaGetLastError after each one); built with
+ * LH_DEBUG_SYNC it also synchronizes that stream after each launch, so that a
+ * fault is reported by the launch that caused it.  No launcher allocates,
+ * synchronizes the device or changes the current device. */
+#ifndef LH_KERNELS_H
+#define LH_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Frames (or bands of a frame) one launch can take: the descriptors travel
+ * as kernel parameters, not through an upload. */
+#define LHK_MAX_IMAGES 16
+/* Percentile ranks per frame: the median and up to 64 percentiles
+ * (LHI_MAX_RANKS in lh-private.h). */
+#define LHK_MAX_RANKS 65
+/* Histograms up to this many bins are privatized in shared memory; larger
+ * ones (9..16-bit) in global memory. */
+#define LHK_SHARED_MAX_BINS 4096
+#define LHK_MAX_BINS 65536
+
+/* How the pixels of plane 0 are laid out, one kernel variant each. */
+typedef enum {
+  LHK_PIXEL_Y8,     /* one 8-bit sample: GRAY8, the Y plane of I420 and NV12 */
+  LHK_PIXEL_Y16,    /* one 16-bit sample: GRAY16, the Y plane of P010 */
+  LHK_PIXEL_RGB8,   /* three 8-bit samples: RGB, BGR */
+  LHK_PIXEL_RGBA8,  /* four 8-bit samples, the fourth ignored: RGBA, BGRA, RGBX, BGRX */
+  LHK_PIXEL_RGB16,  /* three 16-bit samples */
+  LHK_PIXEL_RGBA16, /* four 16-bit samples, the fourth ignored */
+  LHK_PIXEL_COUNT
+} LhkPixel;
+
+/* One image (a frame, or a band of rows of one) in device memory. */
+typedef struct {
+  const void *data;   /* device address of the first pixel of row 0 (any alignment
+                         for 8-bit samples, even for 16-bit ones) */
+  size_t stride;      /* bytes from one row to the next */
+  uint32_t width;     /* pixels; (width + 1) * height < 2^31 (split larger frames) */
+  uint32_t height;    /* rows */
+  uint32_t slot;      /* which histogram of the launch the pixels count in */
+  uint32_t shift;     /* Y16: right shift of each sample (P010: 6), else 0 */
+  uint32_t max_value; /* values above are counted in this bin (lhi_clamp_sample) */
+  uint32_t weights[3]; /* RGB pixels: the luma weight of samples 0, 1, 2 in the
+                          pixel, i.e. LhiLumaWeights permuted to the byte order */
+} LhkImage;
+
+/* What a launcher needs to know of the device, queried once per context. */
+typedef struct {
+  int device;
+  int sm_count;
+  /* resident blocks per multiprocessor of each histogram kernel variant
+   * (private to histogram.cu) */
+  int histogram_blocks_per_sm[LHK_PIXEL_COUNT][8];
+} LhkDevice;
+
+/* Fills *device for the current device. */
+cudaError_t lhk_device_init(LhkDevice *device);
+
+/* ------------------------------------------------------------------------ */
+/* Histogram (histogram.cu)                                                  */
+
+/* Bytes of scratch lhk_histogram needs for n_slots histograms of `bins` bins.
+ * Scratch must be zeroed once when allocated; every launch leaves it zero. */
+size_t lhk_histogram_scratch_bytes(uint32_t bins, int n_slots);
+
+/* Adds the luma histogram of each image to histograms[image.slot * bins ...],
+ * 64-bit counts in device memory.  bins is a power of two, 2 .. 65536; every
+ * image of one launch has the same pixel layout.  n_images <= LHK_MAX_IMAGES,
+ * slots < n_slots <= LHK_MAX_IMAGES. */
+cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, uint32_t bins,
+                          const LhkImage *images, int n_images, unsigned long long *histograms,
+                          int n_slots, void *scratch, cudaStream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* Per-frame results: statistics (reduce.cu) and percentiles (scan.cu)       */
+
+/* The exact integers of a frame's statistics, as LhiMoments, and its
+ * percentile values.  In device memory a result block is this header
+ * followed by the 64-bit histogram (lhk_result_bytes). */
+typedef struct {
+  unsigned long long count;
+  unsigned long long sum;
+  unsigned long long sum_squares_lo; /* the 128-bit sum of squares, low half */
+  unsigned long long sum_squares_hi;
+  unsigned long long clipped_low;
+  unsigned long long clipped_high;
+  unsigned long long below_legal;
+  unsigned long long above_legal;
+  uint32_t min; /* 0 when count is 0, as lhi_moments_from_histogram */
+  uint32_t max;
+  uint32_t values[LHK_MAX_RANKS];
+  uint32_t reserved;
+} LhkResult;
+
+/* Bytes of a result block: the header, then `bins` 64-bit counts. */
+#define LHK_RESULT_HEADER_BYTES ((sizeof(LhkResult) + 255) / 256 * 256)
+#define lhk_result_bytes(bins) (LHK_RESULT_HEADER_BYTES + (size_t)(bins) * 8)
+
+/* What finishing one frame needs.  black and white are the legal limits
+ * (lhi_range_limits): counts below black and above white are reported; with
+ * full range black = 0 and white = bins - 1 make them zero. */
+typedef struct {
+  unsigned long long *histogram; /* device, `bins` counts: read, then cleared to zero */
+  void *result;                  /* device, lhk_result_bytes(bins): written */
+  uint32_t bins;
+  uint32_t black;
+  uint32_t white;
+  int n_ranks;
+  unsigned long long ranks[LHK_MAX_RANKS]; /* 1-based; value = smallest v with cdf(v) >= rank */
+} LhkFinish;
+
+/* For each frame, in one block: copies the histogram into its result block,
+ * clears it, reduces it to the moments and scans it for the percentile
+ * values.  Frames of any sizes in one call; one block per frame. */
+cudaError_t lhk_finish(const LhkFinish *frames, int n_frames, cudaStream_t stream);
+
+/* One histogram's moments alone (no values, histogram left as it is), by the
+ * single-block reduction: for tests and callers that hold a histogram. */
+cudaError_t lhk_moments(const unsigned long long *histogram, uint32_t bins, uint32_t black,
+                        uint32_t white, LhkResult *result, cudaStream_t stream);
+
+/* The inclusive cumulative histogram, cdf[v] = sum of histogram[0..v], by one
+ * block (for LUTs). */
+cudaError_t lhk_cdf(const unsigned long long *histogram, uint32_t bins, unsigned long long *cdf,
+                    cudaStream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* The histogram of one image and its finishing in one launch: the last block
+ * to commit finishes the frame (fewer launches for the latency of one frame).
+ * Only for bins <= LHK_SHARED_MAX_BINS.  `histogram` as for lhk_finish. */
+cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pixel, const LhkImage *image,
+                                 const LhkFinish *finish, void *scratch, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LH_KERNELS_H */
