@@ -1,0 +1,272 @@
+/* image.c: the format-independent half of lhio: sniffing, dispatch to the PNG
+ * and JPEG code, and writing through a temporary file renamed into place. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lhio-private.h"
+
+static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+static const uint8_t jpeg_magic[3] = {0xff, 0xd8, 0xff};
+
+int lhio_fail(int status, const char *path, const char *format, ...)
+{
+  char reason[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(reason, sizeof reason, format, args);
+  va_end(args);
+  return lh_set_error(status, "%s: %s", path ? path : "(null)", reason);
+}
+
+LhioFileType lhio_sniff(const uint8_t *head, size_t n)
+{
+  if (!head)
+    return LHIO_FILE_UNKNOWN;
+  if (n >= sizeof png_magic && memcmp(head, png_magic, sizeof png_magic) == 0)
+    return LHIO_FILE_PNG;
+  if (n >= sizeof jpeg_magic && memcmp(head, jpeg_magic, sizeof jpeg_magic) == 0)
+    return LHIO_FILE_JPEG;
+  return LHIO_FILE_UNKNOWN;
+}
+
+/* Whether the n bytes we have are the start of a magic number: such a file
+ * is a truncated image, not one of an unknown kind. */
+static bool is_magic_prefix(const uint8_t *head, size_t n)
+{
+  return (n < sizeof png_magic && memcmp(head, png_magic, n) == 0) ||
+         (n < sizeof jpeg_magic && memcmp(head, jpeg_magic, n) == 0);
+}
+
+bool lhio_is_image_name(const char *path)
+{
+  if (!path)
+    return false;
+  const char *dot = strrchr(path, '.');
+  if (!dot || strchr(dot, '/'))
+    return false;
+  return strcasecmp(dot, ".png") == 0 || strcasecmp(dot, ".jpg") == 0 ||
+         strcasecmp(dot, ".jpeg") == 0;
+}
+
+size_t lhio_packed_row_bytes(const LhFrame *frame)
+{
+  size_t pixel_bytes;
+  switch (frame->format) {
+  case LH_FORMAT_GRAY8:
+    pixel_bytes = 1;
+    break;
+  case LH_FORMAT_GRAY16:
+    pixel_bytes = 2;
+    break;
+  case LH_FORMAT_RGB:
+  case LH_FORMAT_BGR:
+    pixel_bytes = 3;
+    break;
+  case LH_FORMAT_RGBA:
+  case LH_FORMAT_BGRA:
+  case LH_FORMAT_RGBX:
+  case LH_FORMAT_BGRX:
+    pixel_bytes = 4;
+    break;
+  case LH_FORMAT_RGB16:
+    pixel_bytes = 6;
+    break;
+  case LH_FORMAT_RGBA16:
+    pixel_bytes = 8;
+    break;
+  default:
+    return 0;
+  }
+  return pixel_bytes * (size_t)frame->width;
+}
+
+void lhio_set_frame(LhioImage *image, LhFormat format, int width, int height, int bit_depth,
+                    size_t stride)
+{
+  LhFrame *frame = &image->frame;
+  memset(frame, 0, sizeof *frame);
+  frame->format = format;
+  frame->memory = LH_MEMORY_HOST;
+  frame->width = width;
+  frame->height = height;
+  frame->bit_depth = bit_depth;
+  frame->planes[0] = image->pixels;
+  frame->strides[0] = stride;
+}
+
+void lhio_image_clear(LhioImage *image)
+{
+  if (!image)
+    return;
+  free(image->pixels);
+  free(image->alpha);
+  memset(image, 0, sizeof *image);
+}
+
+int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image)
+{
+  if (!image)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_read: image is NULL");
+  memset(image, 0, sizeof *image);
+  if (!path)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_read: path is NULL");
+  if (mode != LHIO_READ_FULL && mode != LHIO_READ_LUMA)
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "unknown read mode %d", (int)mode);
+  if (max_pixels == 0)
+    max_pixels = LHIO_DEFAULT_MAX_PIXELS;
+
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+
+  uint8_t head[8];
+  size_t n = fread(head, 1, sizeof head, file);
+  if (n < sizeof head && ferror(file)) {
+    int err = errno;
+    fclose(file);
+    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
+  }
+  int status;
+  LhioFileType type = lhio_sniff(head, n);
+  if (type == LHIO_FILE_UNKNOWN) {
+    if (n == 0)
+      status = lhio_fail(LH_ERROR_CORRUPT, path, "empty file");
+    else if (is_magic_prefix(head, n))
+      status = lhio_fail(LH_ERROR_CORRUPT, path, "truncated file");
+    else
+      status = lhio_fail(LH_ERROR_UNSUPPORTED, path, "not a PNG or JPEG file");
+    fclose(file);
+    return status;
+  }
+  if (fseek(file, 0, SEEK_SET) != 0) {
+    int err = errno;
+    fclose(file);
+    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
+  }
+
+  if (type == LHIO_FILE_PNG)
+    status = lhio_png_read(file, path, mode, max_pixels, image);
+  else
+    status = lhio_jpeg_read(file, path, mode, max_pixels, image);
+  fclose(file);
+  if (status < 0)
+    lhio_image_clear(image);
+  else
+    image->type = type;
+  return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+
+static LhioFileType type_from_name(const char *path)
+{
+  const char *dot = strrchr(path, '.');
+  if (!dot || strchr(dot, '/'))
+    return LHIO_FILE_UNKNOWN;
+  if (strcasecmp(dot, ".png") == 0)
+    return LHIO_FILE_PNG;
+  if (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0)
+    return LHIO_FILE_JPEG;
+  return LHIO_FILE_UNKNOWN;
+}
+
+/* Creates "<dir>/.<name>.<unique>.tmp" beside path.  open(O_EXCL) rather than
+ * mkstemp() so that the mode is 0666 less the umask, as for any new file,
+ * instead of mkstemp's 0600.  The name starts with a dot and does not end in
+ * an image extension, so a concurrent folder scan does not pick it up. */
+static int create_temp(const char *path, char **temp_path, FILE **file)
+{
+  static unsigned counter;
+  const char *slash = strrchr(path, '/');
+  int dir_len = slash ? (int)(slash - path) + 1 : 0;
+  const char *name = slash ? slash + 1 : path;
+  if (*name == '\0')
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "not a file name");
+
+  size_t size = strlen(path) + 64;
+  char *temp = malloc(size);
+  if (!temp)
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "out of memory");
+  for (int attempt = 0; attempt < 100; attempt++) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned unique = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    snprintf(temp, size, "%.*s.%s.%ld-%u-%lx.tmp", dir_len, path, name, (long)getpid(), unique,
+             (unsigned long)now.tv_nsec);
+    int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      if (errno == EEXIST)
+        continue;
+      int err = errno;
+      free(temp);
+      return lhio_fail(LH_ERROR_IO, path, "cannot create a temporary file: %s", strerror(err));
+    }
+    *file = fdopen(fd, "wb");
+    if (!*file) {
+      int err = errno;
+      close(fd);
+      unlink(temp);
+      free(temp);
+      return lhio_fail(LH_ERROR_NO_MEMORY, path, "%s", strerror(err));
+    }
+    *temp_path = temp;
+    return LH_OK;
+  }
+  free(temp);
+  return lhio_fail(LH_ERROR_IO, path, "cannot create a temporary file: too many name clashes");
+}
+
+int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions *options)
+{
+  if (!path || !image)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_write: %s is NULL",
+                        path ? "image" : "path");
+  LhioWriteOptions defaults = {0};
+  if (!options)
+    options = &defaults;
+  if (options->jpeg_quality < 0 || options->jpeg_quality > 100)
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "JPEG quality %d is not in 1..100",
+                     options->jpeg_quality);
+
+  LhioFileType type = image->type;
+  if (type == LHIO_FILE_UNKNOWN)
+    type = type_from_name(path);
+  int status;
+  if (type == LHIO_FILE_PNG)
+    status = lhio_png_check(path, image);
+  else if (type == LHIO_FILE_JPEG)
+    status = lhio_jpeg_check(path, image);
+  else
+    status = lhio_fail(LH_ERROR_INVALID_ARGUMENT, path,
+                       "no file type given and the name does not end in .png, .jpg or .jpeg");
+  if (status < 0)
+    return status;
+
+  char *temp = NULL;
+  FILE *file = NULL;
+  status = create_temp(path, &temp, &file);
+  if (status < 0)
+    return status;
+
+  if (type == LHIO_FILE_PNG)
+    status = lhio_png_write(file, path, image);
+  else
+    status = lhio_jpeg_write(file, path, image, options);
+  if (status == LH_OK && (fflush(file) != 0 || ferror(file)))
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (fclose(file) != 0 && status == LH_OK)
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (status == LH_OK && rename(temp, path) != 0)
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (status < 0)
+    unlink(temp);
+  free(temp);
+  return status;
+}

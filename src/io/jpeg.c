@@ -1,0 +1,331 @@
+/* jpeg.c: JPEG reading and writing through libjpeg-turbo, including the
+ * luma-only decode that statistics need, with errors as status + message. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* jpeglib.h needs FILE and size_t declared before it. */
+#include <stdio.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include "lhio-private.h"
+
+/* Rows handed to libjpeg per call: enough for its largest output group. */
+#define ROWS_PER_CALL 16
+
+/* libjpeg's error manager, extended with where to jump and what happened. */
+typedef struct {
+  struct jpeg_error_mgr pub;
+  jmp_buf jump;
+  FILE *file;
+  int status;
+  char message[JMSG_LENGTH_MAX];
+} JpegError;
+
+static int status_of_code(int code, FILE *file)
+{
+  switch (code) {
+  case JERR_FILE_READ:
+  case JERR_FILE_WRITE:
+    return LH_ERROR_IO;
+  case JERR_OUT_OF_MEMORY:
+    return LH_ERROR_NO_MEMORY;
+  case JERR_BAD_PRECISION:
+  case JERR_CONVERSION_NOTIMPL:
+  case JERR_SOF_UNSUPPORTED:
+    return LH_ERROR_UNSUPPORTED;
+  default:
+    return file && ferror(file) ? LH_ERROR_IO : LH_ERROR_CORRUPT;
+  }
+}
+
+static void on_error_exit(j_common_ptr cinfo)
+{
+  JpegError *error = (JpegError *)cinfo->err;
+  error->pub.format_message(cinfo, error->message);
+  error->status = status_of_code(error->pub.msg_code, error->file);
+  longjmp(error->jump, 1);
+}
+
+/* libjpeg reports a file cut short, or entropy data that breaks off, as a
+ * warning and fills the rest of the image with gray: statistics of such an
+ * image would be wrong, so those warnings stop the decode.  Other warnings
+ * (stray bytes between markers, common in files from cameras) are harmless.
+ * Nothing is printed. */
+static void on_emit_message(j_common_ptr cinfo, int level)
+{
+  JpegError *error = (JpegError *)cinfo->err;
+  if (level >= 0)
+    return;
+  int code = error->pub.msg_code;
+  if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER || code == JWRN_MUST_RESYNC) {
+    if (code == JWRN_JPEG_EOF)
+      snprintf(error->message, sizeof error->message, "truncated file");
+    else
+      error->pub.format_message(cinfo, error->message);
+    error->status = error->file && ferror(error->file) ? LH_ERROR_IO : LH_ERROR_CORRUPT;
+    longjmp(error->jump, 1);
+  }
+  error->pub.num_warnings++;
+}
+
+static void on_output_message(j_common_ptr cinfo)
+{
+}
+
+static void init_error(JpegError *error, FILE *file)
+{
+  memset(error, 0, sizeof *error);
+  jpeg_std_error(&error->pub);
+  error->pub.error_exit = on_error_exit;
+  error->pub.emit_message = on_emit_message;
+  error->pub.output_message = on_output_message;
+  error->file = file;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+
+typedef struct {
+  struct jpeg_decompress_struct cinfo;
+  JpegError error;
+  uint8_t *pixels; /* in memory, not a local, so that it survives longjmp */
+} JpegRead;
+
+static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint64_t max_pixels,
+                     LhioImage *image)
+{
+  struct jpeg_decompress_struct *cinfo = &state->cinfo;
+  if (setjmp(state->error.jump))
+    return lhio_fail(state->error.status, path, "%s", state->error.message);
+
+  /* Created here, under the setjmp: creation can fail (no memory) too.  A
+   * struct never created is still safe to destroy, as it is zeroed. */
+  jpeg_create_decompress(cinfo);
+  jpeg_stdio_src(cinfo, state->error.file);
+  jpeg_read_header(cinfo, TRUE);
+  unsigned width = cinfo->image_width, height = cinfo->image_height;
+  if (width == 0 || height == 0)
+    return lhio_fail(LH_ERROR_CORRUPT, path, "image has no pixels (%ux%u)", width, height);
+  if ((uint64_t)width * height > max_pixels)
+    return lhio_fail(LH_ERROR_TOO_LARGE, path, "%ux%u is %llu pixels, above the limit of %llu",
+                     width, height, (unsigned long long)width * height,
+                     (unsigned long long)max_pixels);
+
+  image->source_bit_depth = 8;
+  image->jpeg_h_samp = cinfo->comp_info[0].h_samp_factor;
+  image->jpeg_v_samp = cinfo->comp_info[0].v_samp_factor;
+  LhFormat format;
+  switch (cinfo->jpeg_color_space) {
+  case JCS_GRAYSCALE:
+    cinfo->out_color_space = JCS_GRAYSCALE;
+    image->source_channels = 1;
+    format = LH_FORMAT_GRAY8;
+    break;
+  case JCS_YCbCr:
+    image->source_channels = 3;
+    if (mode == LHIO_READ_LUMA) {
+      /* Asking for grayscale output from YCbCr makes libjpeg mark the chroma
+       * components as not needed: it entropy-decodes them but skips their
+       * inverse DCT, upsampling and the colour conversion, and returns Y. */
+      cinfo->out_color_space = JCS_GRAYSCALE;
+      image->luma_only = true;
+      format = LH_FORMAT_GRAY8;
+    } else {
+      cinfo->out_color_space = JCS_RGB;
+      format = LH_FORMAT_RGB;
+    }
+    break;
+  case JCS_RGB:
+    /* An RGB-coded JPEG (Adobe transform 0) has no Y to take: its luma is
+     * ours to compute, with the matrix the caller chose. */
+    cinfo->out_color_space = JCS_RGB;
+    image->source_channels = 3;
+    format = LH_FORMAT_RGB;
+    break;
+  case JCS_CMYK:
+  case JCS_YCCK:
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path,
+                     "%s JPEG is not supported (convert it to RGB first)",
+                     cinfo->jpeg_color_space == JCS_CMYK ? "CMYK" : "YCCK");
+  default:
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path, "JPEG of %d components in an unknown colour space",
+                     cinfo->num_components);
+  }
+
+  jpeg_start_decompress(cinfo);
+  size_t row_bytes = (size_t)width * cinfo->output_components;
+  state->pixels = malloc(row_bytes * height);
+  if (!state->pixels)
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %ux%u pixels", width, height);
+  while (cinfo->output_scanline < height) {
+    JSAMPROW rows[ROWS_PER_CALL];
+    unsigned n = height - cinfo->output_scanline;
+    if (n > ROWS_PER_CALL)
+      n = ROWS_PER_CALL;
+    for (unsigned i = 0; i < n; i++)
+      rows[i] = state->pixels + (size_t)(cinfo->output_scanline + i) * row_bytes;
+    jpeg_read_scanlines(cinfo, rows, n);
+  }
+  jpeg_finish_decompress(cinfo);
+
+  image->pixels = state->pixels;
+  state->pixels = NULL;
+  lhio_set_frame(image, format, (int)width, (int)height, 8, row_bytes);
+  return LH_OK;
+}
+
+int lhio_jpeg_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_pixels,
+                   LhioImage *image)
+{
+  JpegRead *state = calloc(1, sizeof *state);
+  if (!state)
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "out of memory");
+  init_error(&state->error, file);
+  state->cinfo.err = &state->error.pub;
+  int status = read_jpeg(state, path, mode, max_pixels, image);
+  jpeg_destroy_decompress(&state->cinfo);
+  free(state->pixels);
+  free(state);
+  return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+
+static int jpeg_input_space(const char *path, LhFormat format, J_COLOR_SPACE *space,
+                            int *components)
+{
+  switch (format) {
+  case LH_FORMAT_GRAY8:
+    *space = JCS_GRAYSCALE;
+    *components = 1;
+    return LH_OK;
+  case LH_FORMAT_RGB:
+    *space = JCS_RGB;
+    *components = 3;
+    return LH_OK;
+  case LH_FORMAT_BGR:
+    *space = JCS_EXT_BGR;
+    *components = 3;
+    return LH_OK;
+  /* JPEG has no alpha: the 4th byte is dropped. */
+  case LH_FORMAT_RGBA:
+  case LH_FORMAT_RGBX:
+    *space = JCS_EXT_RGBX;
+    *components = 4;
+    return LH_OK;
+  case LH_FORMAT_BGRA:
+  case LH_FORMAT_BGRX:
+    *space = JCS_EXT_BGRX;
+    *components = 4;
+    return LH_OK;
+  default: {
+    const char *name = lh_format_name(format);
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path, "cannot write %s frames as JPEG (8-bit only)",
+                     name ? name : "unknown");
+  }
+  }
+}
+
+int lhio_jpeg_check(const char *path, const LhioImage *image)
+{
+  const LhFrame *frame = &image->frame;
+  J_COLOR_SPACE space;
+  int components;
+  if (frame->memory != LH_MEMORY_HOST)
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "the frame is not in host memory");
+  if (frame->width <= 0 || frame->height <= 0 || !frame->planes[0])
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "the frame has no pixels (%dx%d)",
+                     frame->width, frame->height);
+  if (frame->width > JPEG_MAX_DIMENSION || frame->height > JPEG_MAX_DIMENSION)
+    return lhio_fail(LH_ERROR_TOO_LARGE, path, "%dx%d is above JPEG's limit of %ld a side",
+                     frame->width, frame->height, (long)JPEG_MAX_DIMENSION);
+  int status = jpeg_input_space(path, frame->format, &space, &components);
+  if (status < 0)
+    return status;
+  if (frame->bit_depth != 0 && frame->bit_depth != 8)
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "bit depth %d does not fit %s",
+                     frame->bit_depth, lh_format_name(frame->format));
+  if (frame->strides[0] != 0 && frame->strides[0] < lhio_packed_row_bytes(frame))
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "stride %zu is less than a row",
+                     frame->strides[0]);
+  return LH_OK;
+}
+
+static bool valid_sampling(int factor)
+{
+  return factor >= 1 && factor <= 4;
+}
+
+typedef struct {
+  struct jpeg_compress_struct cinfo;
+  JpegError error;
+} JpegWrite;
+
+static int write_jpeg(JpegWrite *state, const char *path, const LhioImage *image, int quality)
+{
+  struct jpeg_compress_struct *cinfo = &state->cinfo;
+  const LhFrame *frame = &image->frame;
+  J_COLOR_SPACE space;
+  int components;
+  int status = jpeg_input_space(path, frame->format, &space, &components);
+  if (status < 0)
+    return status;
+  size_t stride = frame->strides[0] ? frame->strides[0] : lhio_packed_row_bytes(frame);
+  if (setjmp(state->error.jump))
+    return lhio_fail(state->error.status, path, "%s", state->error.message);
+
+  jpeg_create_compress(cinfo);
+  jpeg_stdio_dest(cinfo, state->error.file);
+  cinfo->image_width = (JDIMENSION)frame->width;
+  cinfo->image_height = (JDIMENSION)frame->height;
+  cinfo->input_components = components;
+  cinfo->in_color_space = space;
+  jpeg_set_defaults(cinfo);
+  jpeg_set_quality(cinfo, quality, TRUE);
+  /* Colour goes out as YCbCr with the luma sampling factors the source had
+   * (2x2 for 4:2:0, 2x1 for 4:2:2, 1x1 for 4:4:4) and full-size chroma
+   * blocks, so a decoded and re-encoded photo keeps its subsampling. */
+  if (cinfo->jpeg_color_space == JCS_YCbCr && valid_sampling(image->jpeg_h_samp) &&
+      valid_sampling(image->jpeg_v_samp)) {
+    cinfo->comp_info[0].h_samp_factor = image->jpeg_h_samp;
+    cinfo->comp_info[0].v_samp_factor = image->jpeg_v_samp;
+    for (int c = 1; c < cinfo->num_components; c++) {
+      cinfo->comp_info[c].h_samp_factor = 1;
+      cinfo->comp_info[c].v_samp_factor = 1;
+    }
+  }
+  jpeg_start_compress(cinfo, TRUE);
+  const uint8_t *pixels = frame->planes[0];
+  while (cinfo->next_scanline < cinfo->image_height) {
+    JSAMPROW rows[ROWS_PER_CALL];
+    unsigned n = cinfo->image_height - cinfo->next_scanline;
+    if (n > ROWS_PER_CALL)
+      n = ROWS_PER_CALL;
+    /* libjpeg takes non-const rows but only reads them. */
+    for (unsigned i = 0; i < n; i++)
+      rows[i] = (JSAMPROW)(pixels + (size_t)(cinfo->next_scanline + i) * stride);
+    jpeg_write_scanlines(cinfo, rows, n);
+  }
+  jpeg_finish_compress(cinfo);
+  return LH_OK;
+}
+
+int lhio_jpeg_write(FILE *file, const char *path, const LhioImage *image,
+                    const LhioWriteOptions *options)
+{
+  int quality = options->jpeg_quality ? options->jpeg_quality : 95;
+  JpegWrite *state = calloc(1, sizeof *state);
+  if (!state)
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "out of memory");
+  init_error(&state->error, file);
+  state->cinfo.err = &state->error.pub;
+  int status = write_jpeg(state, path, image, quality);
+  jpeg_destroy_compress(&state->cinfo);
+  free(state);
+  return status;
+}

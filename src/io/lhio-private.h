@@ -1,0 +1,43 @@
+/* lhio-private.h: what the files of lhio share: the per-format readers and
+ * writers behind lhio_read()/lhio_write(), and the error helper. */
+#ifndef LHIO_PRIVATE_H
+#define LHIO_PRIVATE_H
+
+#include <stdio.h>
+
+#include "lhio.h"
+
+#if defined(__GNUC__)
+#define LHIO_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define LHIO_PRINTF(f, a)
+#endif
+
+/* Sets the thread's message to "<path>: <reason>" and returns status. */
+int lhio_fail(int status, const char *path, const char *format, ...) LHIO_PRINTF(3, 4);
+
+/* Readers get an open file positioned at its start and a zeroed image; on
+ * failure they free what they allocated and leave the image zeroed. */
+int lhio_png_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_pixels,
+                  LhioImage *image);
+int lhio_jpeg_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_pixels,
+                   LhioImage *image);
+
+/* Writers check first whether they can write the image at all, so that
+ * nothing is created for an image they refuse. */
+int lhio_png_check(const char *path, const LhioImage *image);
+int lhio_jpeg_check(const char *path, const LhioImage *image);
+
+/* Writers get a fresh temporary file; the caller closes, renames or unlinks. */
+int lhio_png_write(FILE *file, const char *path, const LhioImage *image);
+int lhio_jpeg_write(FILE *file, const char *path, const LhioImage *image,
+                    const LhioWriteOptions *options);
+
+/* Bytes per row of the frame's first plane when its stride says 0. */
+size_t lhio_packed_row_bytes(const LhFrame *frame);
+
+/* Fills image->frame for one packed plane of pixels owned by the image. */
+void lhio_set_frame(LhioImage *image, LhFormat format, int width, int height, int bit_depth,
+                    size_t stride);
+
+#endif /* LHIO_PRIVATE_H */
