@@ -99,8 +99,11 @@ static void write_table_header(LhtWriter *w)
   fprintf(w->out, "%-*s  %*s  %*s  %*s  %*s  %*s  %*s", w->path_width, "path", TABLE_SIZE_WIDTH,
           "size", TABLE_REAL_WIDTH, "mean", TABLE_REAL_WIDTH, "std", TABLE_CODE_WIDTH, "min",
           TABLE_CODE_WIDTH, "median", TABLE_CODE_WIDTH, "max");
-  for (int i = 0; i < w->n_percentiles; i++)
-    fprintf(w->out, "  %*s%s", w->percentile_widths[i] - 1, "p", w->keys[i]);
+  for (int i = 0; i < w->n_percentiles; i++) {
+    char label[40];
+    snprintf(label, sizeof label, "p%s", w->keys[i]);
+    fprintf(w->out, "  %*s", w->percentile_widths[i], label);
+  }
   fputc('\n', w->out);
 }
 

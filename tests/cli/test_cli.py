@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+"""test_cli.py: checks `lumahist stats` field by field, in every output format,
+against an independent computation in numpy.
+
+Usage: test_cli.py LUMAHIST SAMPLES_DIR GROUP
+GROUP is one of: formats, options, errors, samples (see GROUPS at the end).
+
+The reference never uses lumahist's code: luma comes from the definitions of
+DESIGN.md (Kr and Kb rounded to 14 fractional bits, Kg the rest, round half
+up), histograms from np.bincount, percentiles from np.sort by nearest rank,
+mean and standard deviation in float64.  Pixels of generated PNGs are the
+arrays the test made (PNG files are written by Pillow, and 16-bit colour ones
+by a small encoder below, not by libpng).  JPEG pixels depend on the decoder,
+so they come from Pillow: its draft mode 'YCbCr' hands over libjpeg's Y
+component without colour conversion; the test checks that this equals
+`djpeg -grayscale` (a JCS_GRAYSCALE decode, what lumahist does) whenever
+djpeg (libjpeg-turbo-progs) is installed.
+"""
+import csv
+import io
+import json
+import math
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+from fractions import Fraction
+
+try:
+    import numpy as np
+    from PIL import Image
+except ImportError as e:  # pragma: no cover
+    print(f"SKIP: needs python3-numpy and python3-pil ({e})")
+    sys.exit(77)
+
+LUMAHIST = None
+FAILURES = []
+
+# The record fields of output.c, in their documented order.
+FIELDS = ["path", "width", "height", "bit_depth", "matrix", "range", "backend", "count",
+          "mean", "stddev", "min", "max", "median", "clipped_low", "clipped_high",
+          "below_legal", "above_legal", "mean_norm", "stddev_norm", "min_norm", "max_norm",
+          "median_norm", "percentiles", "percentiles_norm", "histogram"]
+INT_FIELDS = {"width", "height", "bit_depth", "count", "min", "max", "median"}
+STR_FIELDS = {"path", "matrix", "range", "backend"}
+
+# (Kr, Kb) of each matrix, as DESIGN.md gives them.
+MATRICES = {"bt601": (0.299, 0.114), "bt709": (0.2126, 0.0722), "bt2020": (0.2627, 0.0593)}
+
+PERCENTILES = "0,1,5,12.5,50,95,99,99.9,100"
+DEFAULT_PERCENTILES = "1,5,50,95,99"
+
+
+def fail(message):
+    FAILURES.append(message)
+    print("FAIL:", message)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+    return condition
+
+
+# --------------------------------------------------------------------------
+# Running the tool
+
+def run(*args, expect=None):
+    proc = subprocess.run([LUMAHIST, *args], capture_output=True)
+    out = proc.stdout.decode("utf-8")
+    err = proc.stderr.decode("utf-8", "replace")
+    if expect is not None and proc.returncode != expect:
+        fail(f"lumahist {' '.join(args)}: exit status {proc.returncode}, expected {expect}\n"
+             f"stderr: {err}")
+    return proc.returncode, out, err
+
+
+def run_jsonl(*args, expect=0):
+    rc, out, err = run("stats", "--format", "jsonl", *args, expect=expect)
+    records = []
+    for line in out.splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            fail(f"stats {' '.join(args)}: not a JSON line ({e}): {line[:200]}")
+    return rc, records, err
+
+
+# --------------------------------------------------------------------------
+# The independent reference
+
+def weights(matrix):
+    kr_f, kb_f = MATRICES[matrix]
+    kr, kb = round(kr_f * (1 << 14)), round(kb_f * (1 << 14))
+    return kr, (1 << 14) - kr - kb, kb
+
+
+def luma(rgb, matrix):
+    kr, kg, kb = weights(matrix)
+    c = rgb.astype(np.int64)
+    return (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + (1 << 13)) >> 14
+
+
+def percentile_key(p):
+    key = repr(float(p))
+    return key[:-2] if key.endswith(".0") else key
+
+
+def reference(y, bit_depth, range_="full", percentiles=PERCENTILES, matrix="bt601"):
+    """Every field of a record from the luma array y (without path and backend)."""
+    y = np.asarray(y, dtype=np.int64).ravel()
+    n = y.size
+    top = (1 << bit_depth) - 1
+    if range_ == "limited":
+        black, white = 16 << (bit_depth - 8), 235 << (bit_depth - 8)
+    else:
+        black, white = 0, top
+    scale = white - black
+    total = int(y.sum())
+    mean = total / n  # exact integers, one correctly rounded division
+    std = float(np.sqrt(np.mean((y.astype(np.float64) - mean) ** 2)))
+    ordered = np.sort(y)
+
+    def nearest_rank(p):
+        rank = max(1, math.ceil(Fraction(p) * n / 100))
+        return int(ordered[rank - 1])
+
+    ps = [float(p) for p in percentiles.split(",")] if percentiles else []
+    hist = np.bincount(y, minlength=1 << bit_depth)
+    assert hist.size == 1 << bit_depth
+    rec = {
+        "bit_depth": bit_depth, "matrix": matrix, "range": range_, "count": n,
+        "mean": mean, "stddev": std, "min": int(y.min()), "max": int(y.max()),
+        "median": nearest_rank(50),
+        "clipped_low": int((y == 0).sum()) / n, "clipped_high": int((y == top).sum()) / n,
+        "below_legal": int((y < black).sum()) / n if range_ == "limited" else 0.0,
+        "above_legal": int((y > white).sum()) / n if range_ == "limited" else 0.0,
+    }
+    for f in ("mean", "min", "max", "median"):
+        rec[f + "_norm"] = (rec[f] - black) / scale
+    rec["stddev_norm"] = std / scale
+    rec["percentiles"] = {percentile_key(p): nearest_rank(p) for p in ps}
+    rec["percentiles_norm"] = {k: (v - black) / scale for k, v in rec["percentiles"].items()}
+    rec["histogram"] = [int(c) for c in hist]
+    return rec
+
+
+def close(a, b, rel):
+    return a == b or abs(a - b) <= rel * max(abs(a), abs(b), 1.0)
+
+
+def compare_record(got, want, what, histogram=True):
+    """got: a parsed jsonl record; want: the reference plus path, width, height."""
+    fields = FIELDS if histogram else FIELDS[:-1]
+    if not check(list(got.keys()) == fields, f"{what}: keys {list(got.keys())}"):
+        return
+    for f in fields:
+        g, w = got[f], want.get(f)
+        if f == "backend":
+            check(g in ("cpu", "cuda"), f"{what}: backend {g!r}")
+            if w is not None:
+                check(g == w, f"{what}: backend {g!r}, expected {w!r}")
+        elif f in STR_FIELDS:
+            check(g == w, f"{what}: {f} {g!r}, expected {w!r}")
+        elif f in INT_FIELDS:
+            check(type(g) is int and g == w, f"{what}: {f} {g!r}, expected {w!r}")
+        elif f in ("mean", "clipped_low", "clipped_high", "below_legal", "above_legal",
+                   "min_norm", "max_norm", "median_norm"):
+            # Exact: each is one correctly rounded division of exact integers.
+            check(isinstance(g, (int, float)) and float(g) == w,
+                  f"{what}: {f} {g!r}, expected {w!r}")
+        elif f in ("stddev", "stddev_norm", "mean_norm"):
+            check(isinstance(g, (int, float)) and close(float(g), w, 1e-9),
+                  f"{what}: {f} {g!r}, expected {w!r}")
+        elif f == "percentiles":
+            check(g == w and list(g.keys()) == list(w.keys()),
+                  f"{what}: percentiles {g}, expected {w}")
+            check(all(type(v) is int for v in g.values()), f"{what}: percentile not integer")
+        elif f == "percentiles_norm":
+            check(list(g.keys()) == list(w.keys()) and
+                  all(float(g[k]) == w[k] for k in w),
+                  f"{what}: percentiles_norm {g}, expected {w}")
+        elif f == "histogram":
+            if check(isinstance(g, list) and len(g) == len(w),
+                     f"{what}: histogram of {len(g) if isinstance(g, list) else g!r} bins, "
+                     f"expected {len(w)}"):
+                bad = [i for i in range(len(w)) if g[i] != w[i] or type(g[i]) is not int]
+                check(not bad, f"{what}: histogram differs at bins {bad[:10]}")
+
+
+# --------------------------------------------------------------------------
+# Images: writing them, and reading the reference luma of any file
+
+def png_chunk(kind, data):
+    return (struct.pack(">I", len(data)) + kind + data +
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+
+def write_png16(path, pixels):
+    """A 16-bit PNG (gray if 2-D, RGB if 3 channels) without libpng or Pillow."""
+    pixels = np.asarray(pixels, dtype=">u2")
+    height, width = pixels.shape[:2]
+    colour = 2 if pixels.ndim == 3 else 0
+    raw = b"".join(b"\x00" + pixels[r].tobytes() for r in range(height))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n")
+        f.write(png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, colour, 0, 0, 0)))
+        f.write(png_chunk(b"IDAT", zlib.compress(raw)))
+        f.write(png_chunk(b"IEND", b""))
+
+
+def read_png16_colour(path):
+    """Decodes a non-interlaced 16-bit colour PNG (which Pillow reduces to 8 bits)."""
+    data = open(path, "rb").read()
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    width, height, depth, colour, _, _, interlace = ihdr
+    if depth != 16 or colour not in (2, 6) or interlace:
+        return None
+    channels = 3 if colour == 2 else 4
+    bpp, stride = 2 * channels, 2 * channels * width
+    raw = zlib.decompress(idat)
+    rows, prev = [], bytearray(stride)
+    for r in range(height):
+        kind, line = raw[r * (stride + 1)], bytearray(raw[r * (stride + 1) + 1:(r + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    arr = np.frombuffer(b"".join(rows), dtype=">u2").reshape(height, width, channels)
+    return arr[..., :3].astype(np.int64)
+
+
+def djpeg_gray(path):
+    djpeg = shutil.which("djpeg")
+    if not djpeg:
+        return None
+    out = subprocess.run([djpeg, "-grayscale", "-pnm", path], capture_output=True).stdout
+    return np.asarray(Image.open(io.BytesIO(out)))
+
+
+def decoded_luma(path, matrix="bt601"):
+    """(luma array, bit depth) of an image file by an independent decode, or
+    None when it is a kind lumahist must refuse (CMYK JPEG)."""
+    with Image.open(path) as img:
+        if img.format == "JPEG":
+            if img.mode == "L":
+                return np.asarray(img).astype(np.int64), 8
+            if img.mode != "RGB":
+                return None
+            img.draft("YCbCr", img.size)
+            check(img.mode == "YCbCr", f"{path}: Pillow draft gave mode {img.mode}")
+            y = np.asarray(img)[..., 0].astype(np.int64)
+            gray = djpeg_gray(path)
+            if gray is not None:
+                check(gray.shape == y.shape and (gray == y).all(),
+                      f"{path}: Pillow's draft Y differs from djpeg -grayscale")
+            return y, 8
+        if img.format != "PNG":
+            return None
+        mode = img.mode
+        if mode in ("I;16", "I;16B", "I"):
+            return np.asarray(img).astype(np.int64), 16
+        if mode in ("RGB", "RGBA"):
+            deep = read_png16_colour(path)
+            if deep is not None:
+                return luma(deep, matrix), 16
+        if mode == "P":
+            img = img.convert("RGBA")
+        elif mode == "1":
+            img = img.convert("L")
+        elif mode == "LA":
+            img = img.getchannel("L")
+        arr = np.asarray(img).astype(np.int64)
+        if arr.ndim == 2:
+            return arr, 8
+        return luma(arr[..., :3], matrix), 8
+
+
+# --------------------------------------------------------------------------
+# The generated set
+
+class Sample:
+    def __init__(self, path, pixels, bit_depth, kind):
+        self.path = path        # as lumahist will print it
+        self.pixels = pixels    # what the file holds: gray 2-D, or RGB(A) 3-D
+        self.bit_depth = bit_depth
+        self.kind = kind        # "gray", "rgb" or "jpeg" (pixels unused)
+
+    def luma(self, matrix="bt601"):
+        if self.kind == "jpeg":
+            return decoded_luma(self.path)[0]
+        if self.pixels.ndim == 2:
+            return self.pixels.astype(np.int64)
+        return luma(self.pixels[..., :3], matrix)
+
+    @property
+    def size(self):
+        with Image.open(self.path) as img:
+            return img.size
+
+
+def smooth_photo(rng, height, width):
+    """Gradients plus noise: something like a photograph, for JPEG."""
+    yy, xx = np.mgrid[0:height, 0:width]
+    base = np.stack([xx * 255 / width, yy * 255 / height, (xx + yy) * 127 / (width + height)], -1)
+    return np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
+
+
+def make_set(root):
+    """Writes the generated images under root/set; returns {path: Sample}."""
+    rng = np.random.default_rng(20240601)
+    top = os.path.join(root, "set")
+    os.makedirs(os.path.join(top, "a", "deeper"))
+    samples = {}
+
+    def add(rel, pixels, bit_depth, kind, save):
+        path = os.path.join(top, rel)
+        save(path)
+        samples[path] = Sample(path, pixels, bit_depth, kind)
+
+    rgb = rng.integers(0, 256, (23, 37, 3), dtype=np.uint8)
+    add("B.png", rgb, 8, "rgb", lambda p: Image.fromarray(rgb).save(p))
+    gray = rng.integers(0, 256, (10, 10), dtype=np.uint8)  # 100 pixels: exact percentile ranks
+    add("a/gray.png", gray, 8, "gray", lambda p: Image.fromarray(gray).save(p))
+    const = np.zeros((5, 8), dtype=np.uint8)
+    add("a/deeper/const.png", const, 8, "gray", lambda p: Image.fromarray(const).save(p))
+    with open(os.path.join(top, "a", "notes.txt"), "w") as f:
+        f.write("not an image, and not picked up from a folder\n")
+    two = np.where(rng.random((5, 20)) < 0.3, 0, 255).astype(np.uint8)
+    add("a.png", two, 8, "gray", lambda p: Image.fromarray(two).save(p))
+    photo = smooth_photo(rng, 47, 61)
+    add("colour.JPG", None, 8, "jpeg",
+        lambda p: Image.fromarray(photo).save(p, "JPEG", quality=80, subsampling=2))
+    add("progressive.jpeg", None, 8, "jpeg",
+        lambda p: Image.fromarray(photo[:, :50]).save(p, "JPEG", quality=90, subsampling=1,
+                                                    progressive=True))
+    add("gray.jpg", None, 8, "jpeg",
+        lambda p: Image.fromarray(photo[..., 1]).save(p, "JPEG", quality=75))
+    rgba = rng.integers(0, 256, (13, 17, 4), dtype=np.uint8)
+    add("rgba.png", rgba, 8, "rgb", lambda p: Image.fromarray(rgba, "RGBA").save(p))
+    palette = rng.integers(0, 256, (16, 3), dtype=np.uint8)
+    index = rng.integers(0, 16, (9, 14), dtype=np.uint8)
+
+    def save_palette(p):
+        img = Image.fromarray(index, "P")
+        img.putpalette(palette.ravel().tolist())
+        img.save(p)
+    add("palette.png", palette[index], 8, "rgb", save_palette)
+    la = rng.integers(0, 256, (7, 11, 2), dtype=np.uint8)
+    add("la.png", la[..., 0], 8, "gray", lambda p: Image.fromarray(la, "LA").save(p))
+    bits = rng.random((6, 9)) < 0.5
+    add("one-bit.png", np.where(bits, 255, 0).astype(np.uint8), 8, "gray",
+        lambda p: Image.fromarray(bits).save(p))
+    odd_name = rgb[:7, :9].copy()
+    add('a b,c "q".png', odd_name, 8, "rgb", lambda p: Image.fromarray(odd_name).save(p))
+    add("\u00fc.png", gray[:4], 8, "gray", lambda p: Image.fromarray(gray[:4]).save(p))
+    deep = rng.integers(0, 65536, (13, 19), dtype=np.int64)
+    deep[0, 0], deep[0, 1], deep[1, 0] = 0, 65535, 4096
+    add("deep16.png", deep, 16, "gray", lambda p: write_png16(p, deep))
+    deep_rgb = rng.integers(0, 65536, (11, 17, 3), dtype=np.int64)
+    add("rgb16.png", deep_rgb, 16, "rgb", lambda p: write_png16(p, deep_rgb))
+    upper = rng.integers(0, 256, (3, 5), dtype=np.uint8)
+    add("Z.PNG", upper, 8, "gray", lambda p: Image.fromarray(upper).save(p))
+    return top, samples
+
+
+def walk_order(top):
+    """The image files under top as lumahist must list them: each folder's
+    entries in sorted byte order, folders descended where they sort."""
+    found = []
+    for name in sorted(os.listdir(os.fsencode(top))):
+        path = os.path.join(top, os.fsdecode(name))
+        if os.path.isdir(path):
+            found += walk_order(path)
+        elif os.path.isfile(path) and re.search(r"\.(png|jpe?g)$", path, re.IGNORECASE):
+            found.append(path)
+    return found
+
+
+def expected(sample, matrix="bt601", range_="full", percentiles=DEFAULT_PERCENTILES, roi=None):
+    y = sample.luma(matrix)
+    if roi:
+        x0, y0, w, h = roi
+        y = y[y0:y0 + h, x0:x0 + w]
+    rec = reference(y, sample.bit_depth, range_, percentiles, matrix)
+    rec["path"] = sample.path
+    rec["width"], rec["height"] = sample.size
+    return rec
+
+
+# --------------------------------------------------------------------------
+# Groups of checks
+
+def check_formats(tmp):
+    """jsonl, csv and table on the generated set, every field."""
+    top, samples = make_set(tmp)
+    order = walk_order(top)
+    # Byte order: capitals first, a folder where its name sorts ("a" < "a b" < "a.png").
+    designed = ["B.png", "Z.PNG", "a/deeper/const.png", "a/gray.png", 'a b,c "q".png', "a.png"]
+    check(order[:6] == [os.path.join(top, n) for n in designed],
+          f"the test's own walk order is not as designed: {order[:6]}")
+    check(set(order) == set(samples), "the test's walk misses files")
+
+    _, records, err = run_jsonl("--backend", "cpu", "--percentiles", PERCENTILES, top)
+    check(err == "", f"stderr not empty on success: {err!r}")
+    check([r.get("path") for r in records] == order,
+          f"records not in sorted recursive order: {[r.get('path') for r in records]}")
+    for rec in records:
+        if rec.get("path") in samples:
+            want = expected(samples[rec["path"]], percentiles=PERCENTILES)
+            want["backend"] = "cpu"
+            compare_record(rec, want, f"jsonl {rec['path']}")
+    check(any(r["bit_depth"] == 16 and len(r["histogram"]) == 65536 for r in records),
+          "no 16-bit record with 65536 bins")
+
+    # Files named on the command line come in the order given.
+    named = [os.path.join(top, "a.png"), os.path.join(top, "B.png")]
+    _, recs, _ = run_jsonl("--backend", "cpu", *named)
+    check([r["path"] for r in recs] == named, "named files not in command-line order")
+
+    # auto: the same numbers, silent (no note without --verbose).
+    _, auto_records, err = run_jsonl("--percentiles", PERCENTILES, top)
+    check(err == "", f"--backend auto printed on stderr without --verbose: {err!r}")
+    check(len(auto_records) == len(records) and
+          all({**a, "backend": "cpu"} == r for a, r in zip(auto_records, records)),
+          "--backend auto gives other numbers than cpu")
+    _, _, err = run("stats", "--verbose", "--no-histogram", named[0], expect=0)
+    check(err.startswith("lumahist: using the ") and err.count("\n") == 1,
+          f"--verbose does not say which backend: {err!r}")
+
+    # csv: a header, then one row per image agreeing with jsonl.
+    _, out, _ = run("stats", "--format", "csv", "--backend", "cpu", "--percentiles", PERCENTILES,
+                    top, expect=0)
+    rows = list(csv.reader(io.StringIO(out, newline="")))
+    keys = [percentile_key(p) for p in PERCENTILES.split(",")]
+    header = (FIELDS[:-3] + [f"p{k}" for k in keys] + [f"p{k}_norm" for k in keys] +
+              ["histogram"])
+    check(rows and rows[0] == header, f"csv header {rows[0] if rows else None}")
+    check(len(rows) - 1 == len(records), f"csv has {len(rows) - 1} rows, jsonl {len(records)}")
+    for row, rec in zip(rows[1:], records):
+        what = f"csv {rec['path']}"
+        if not check(len(row) == len(header), f"{what}: {len(row)} columns"):
+            continue
+        cell = dict(zip(header, row))
+        for f in FIELDS[:-3]:
+            if f in STR_FIELDS:
+                check(cell[f] == rec[f], f"{what}: {f} {cell[f]!r} != {rec[f]!r}")
+            elif f in INT_FIELDS:
+                check(cell[f].isdigit() and int(cell[f]) == rec[f], f"{what}: {f} {cell[f]!r}")
+            else:
+                check(float(cell[f]) == rec[f], f"{what}: {f} {cell[f]!r} != {rec[f]!r}")
+        for k in keys:
+            check(int(cell[f"p{k}"]) == rec["percentiles"][k], f"{what}: p{k}")
+            check(float(cell[f"p{k}_norm"]) == rec["percentiles_norm"][k], f"{what}: p{k}_norm")
+        check([int(c) for c in cell["histogram"].split(" ")] == rec["histogram"],
+              f"{what}: histogram column")
+
+    # table: a header and one aligned row per image with its numbers.
+    _, out, _ = run("stats", "--format", "table", "--backend", "cpu", "--percentiles", "5,50,95",
+                    top, expect=0)
+    lines = out.splitlines()
+    check(lines and lines[0].split()[:7] == ["path", "size", "mean", "std", "min", "median",
+                                             "max"] and lines[0].split()[7:] == ["p5", "p50", "p95"],
+          f"table header {lines[:1]}")
+    check(len(lines) == len(records) + 1, f"table has {len(lines)} lines")
+    widths = {len(line.rstrip()) for line in lines if line.isascii()}
+    check(len(widths) == 1, f"table rows are not aligned: widths {widths}")
+    for line, rec in zip(lines[1:], records):
+        what = f"table {rec['path']}"
+        if not check(line.startswith(rec["path"]), f"{what}: row {line!r}"):
+            continue
+        cells = line[len(rec["path"]):].split()
+        want = [f"{rec['width']}x{rec['height']}", f"{rec['mean']:.2f}", f"{rec['stddev']:.2f}",
+                str(rec["min"]), str(rec["median"]), str(rec["max"])]
+        want += [str(rec["percentiles"][k]) for k in ("5", "50", "95")]
+        check(cells == want, f"{what}: cells {cells}, expected {want}")
+
+
+def check_options(tmp):
+    """--matrix, --range, --roi, --no-histogram, --percentile-method, --max-pixels, --backend."""
+    top, samples = make_set(tmp)
+    rgb = os.path.join(top, "B.png")
+    rgb16 = os.path.join(top, "rgb16.png")
+    deep = os.path.join(top, "deep16.png")
+    jpeg = os.path.join(top, "colour.JPG")
+
+    for matrix in MATRICES:
+        for path in (rgb, rgb16, jpeg):
+            _, recs, _ = run_jsonl("--backend", "cpu", "--matrix", matrix, path)
+            if check(len(recs) == 1, f"--matrix {matrix} {path}: {len(recs)} records"):
+                compare_record(recs[0], expected(samples[path], matrix=matrix),
+                               f"--matrix {matrix} {path}")
+    _, a, _ = run_jsonl("--backend", "cpu", "--no-histogram", "--matrix", "bt601", rgb)
+    _, b, _ = run_jsonl("--backend", "cpu", "--no-histogram", "--matrix", "bt709", rgb)
+    check(a and b and a[0]["mean"] != b[0]["mean"], "--matrix has no effect on an RGB PNG")
+
+    _, recs, _ = run_jsonl("--backend", "cpu", "--range", "limited", top)
+    for rec in recs:
+        compare_record(rec, expected(samples[rec["path"]], range_="limited"),
+                       f"--range limited {rec['path']}")
+    check(any(r["below_legal"] > 0 for r in recs) and any(r["above_legal"] > 0 for r in recs),
+          "--range limited: no image below or above the legal range")
+    check(any(r["bit_depth"] == 16 and r["range"] == "limited" for r in recs),
+          "--range limited: no 16-bit record")
+
+    for path, roi in ((rgb, (3, 2, 10, 7)), (deep, (0, 0, 19, 1)), (deep, (18, 12, 1, 1)),
+                      (jpeg, (5, 9, 40, 30))):
+        arg = ",".join(map(str, roi))
+        _, recs, _ = run_jsonl("--backend", "cpu", "--roi", arg, path)
+        if check(len(recs) == 1, f"--roi {arg} {path}: {len(recs)} records"):
+            compare_record(recs[0], expected(samples[path], roi=roi), f"--roi {arg} {path}")
+    # A region outside an image fails that image only.
+    small = os.path.join(top, "Z.PNG")
+    rc, recs, err = run_jsonl("--backend", "cpu", "--roi", "10,10,20,10", rgb, small, expect=1)
+    check([r["path"] for r in recs] == [rgb] and err.count("\n") == 1 and
+          err.startswith(f"lumahist: {small}: "), f"--roi outside an image: {err!r}")
+
+    _, recs, _ = run_jsonl("--backend", "cpu", "--no-histogram", top)
+    check(recs and all("histogram" not in r for r in recs), "--no-histogram left a histogram")
+    for rec in recs:
+        compare_record(rec, expected(samples[rec["path"]]), f"--no-histogram {rec['path']}",
+                       histogram=False)
+    _, out, _ = run("stats", "--format", "csv", "--no-histogram", rgb, expect=0)
+    check(out.splitlines()[0].split(",")[-1] == "p99_norm", "csv --no-histogram header")
+
+    ps = "0,0.5,1,10,25,33.3,50,66.7,75,90,99,100"
+    _, hist, _ = run_jsonl("--backend", "cpu", "--percentile-method", "hist", "-p", ps, top)
+    _, sort, _ = run_jsonl("--backend", "cpu", "--percentile-method", "sort", "-p", ps, top)
+    check(hist == sort and len(hist) == len(samples), "--percentile-method hist and sort differ")
+    for rec in hist:
+        compare_record(rec, expected(samples[rec["path"]], percentiles=ps),
+                       f"--percentiles {ps} {rec['path']}")
+    _, recs, _ = run_jsonl("--backend", "cpu", "--no-histogram", "-p", "50,1,50", rgb)
+    check(recs and list(recs[0]["percentiles"]) == ["50", "1"], "repeated percentile kept")
+    _, recs, _ = run_jsonl("--backend", "cpu", "--no-histogram", "-p", "", rgb)
+    check(recs and recs[0]["percentiles"] == {}, "empty --percentiles")
+
+    # --max-pixels: B.png has 851 pixels, Z.PNG 15.
+    rc, recs, err = run_jsonl("--max-pixels", "100", rgb, small, expect=1)
+    check([r["path"] for r in recs] == [small] and err.startswith(f"lumahist: {rgb}: ") and
+          err.count("\n") == 1, f"--max-pixels: {err!r}")
+
+    rc, recs, err = run_jsonl("--backend", "cuda", "--no-histogram", rgb, expect=None)
+    if rc == 0:
+        check(recs and recs[0]["backend"] == "cuda", "--backend cuda did not use CUDA")
+        compare_record(recs[0], expected(samples[rgb]), "--backend cuda", histogram=False)
+    else:
+        check(rc == 1 and not recs and err.count("\n") == 1 and err.startswith("lumahist: "),
+              f"--backend cuda without a device: status {rc}, stderr {err!r}")
+    _, recs, _ = run_jsonl("--backend", "cpu", "--no-histogram", rgb)
+    check(recs and recs[0]["backend"] == "cpu", "--backend cpu")
+
+
+def check_errors(tmp):
+    """Bad files, missing paths, usage errors, --help and --version."""
+    top = os.path.join(tmp, "bad")
+    os.makedirs(os.path.join(top, "sub"))
+    rng = np.random.default_rng(7)
+    good = rng.integers(0, 256, (8, 8), dtype=np.uint8)
+    Image.fromarray(good).save(os.path.join(top, "1-good.png"))
+    Image.fromarray(good).save(os.path.join(top, "sub", "4-good.jpg"), quality=90)
+    whole = open(os.path.join(top, "1-good.png"), "rb").read()
+    broken = os.path.join(top, "2-truncated.png")
+    open(broken, "wb").write(whole[:len(whole) // 2])
+    garbage = os.path.join(top, "3-garbage.jpg")
+    open(garbage, "wb").write(b"this is not a JPEG file at all\n" * 10)
+    empty = os.path.join(top, "sub", "5-empty.jpeg")
+    open(empty, "wb").close()
+    cmyk = os.path.join(top, "6-cmyk.jpg")
+    Image.fromarray(np.stack([good] * 4, -1), "CMYK").save(cmyk, "JPEG")
+    bad = [broken, garbage, cmyk, empty]
+
+    rc, recs, err = run_jsonl("--no-histogram", top, expect=1)
+    check([r["path"] for r in recs] == [os.path.join(top, "1-good.png"),
+                                        os.path.join(top, "sub", "4-good.jpg")],
+          f"good files next to bad ones: {[r['path'] for r in recs]}")
+    lines = err.splitlines()
+    check(len(lines) == len(bad), f"expected {len(bad)} error lines, got {lines}")
+    for path in bad:
+        mine = [line for line in lines if line.startswith(f"lumahist: {path}: ")]
+        check(len(mine) == 1 and len(mine[0]) > len(f"lumahist: {path}: "),
+              f"no single error line for {path}: {lines}")
+    check("cmyk" in err.lower(), f"a CMYK JPEG is not named as such: {err!r}")
+
+    missing = os.path.join(tmp, "does-not-exist.png")
+    rc, recs, err = run_jsonl("--no-histogram", missing, os.path.join(top, "1-good.png"),
+                              expect=1)
+    check(len(recs) == 1 and err == f"lumahist: {missing}: No such file or directory\n",
+          f"missing path: {err!r}")
+    # A file named explicitly is tried whatever its name.
+    named = os.path.join(top, "sub", "image.data")
+    shutil.copy(os.path.join(top, "1-good.png"), named)
+    rc, recs, err = run_jsonl("--no-histogram", named, expect=0)
+    check(len(recs) == 1 and recs[0]["path"] == named, "a named file with another extension")
+    for fmt in ("csv", "table"):
+        rc, out, err = run("stats", "--format", fmt, top, expect=1)
+        check(err.count("\n") == len(bad) and out.count("\n") == 3,
+              f"--format {fmt} with bad files: {out!r} {err!r}")
+
+    for args in (["stats", "--format", "xml", top], ["stats", "--percentiles", "1,200", top],
+                 ["stats", "--percentiles", "1,,5", top], ["stats", "--matrix", "bt2021", top],
+                 ["stats", "--range", "tv", top], ["stats", "--backend", "gpu", top],
+                 ["stats", "--percentile-method", "quick", top], ["stats", "--roi", "1,2,3", top],
+                 ["stats", "--roi", "0,0,0,5", top], ["stats", "--max-pixels", "-1", top],
+                 ["stats", "--no-such-option", top], ["stats"], ["frobnicate", top], [],
+                 ["--no-such-option"]):
+        rc, out, err = run(*args, expect=2)
+        check(out == "" and err.strip() != "", f"usage error {args}: {out!r} {err!r}")
+
+    for args in (["--help"], ["-h"], ["stats", "--help"], ["stats", "-h"]):
+        rc, out, err = run(*args, expect=0)
+        check("Usage:" in out and "lumahist" in out and err == "", f"{args}: {out!r}")
+    rc, out, _ = run("--help", expect=0)
+    check("stats" in out, "top-level --help does not list stats")
+    rc, out, _ = run("stats", "--help", expect=0)
+    for option in ("--format", "--percentiles", "--matrix", "--range", "--backend", "--roi",
+                   "--percentile-method", "--no-histogram", "--max-pixels"):
+        check(option in out, f"stats --help does not describe {option}")
+    rc, out, err = run("--version", expect=0)
+    check(re.fullmatch(r"lumahist \d+\.\d+\.\d+\n", out) is not None, f"--version: {out!r}")
+
+
+def check_samples(tmp, samples_dir):
+    """The real photographs in samples/, against an independent decode."""
+    files = walk_order(samples_dir) if os.path.isdir(samples_dir) else []
+    if not files:
+        print(f"note: no images in {samples_dir}; checking a generated photograph instead")
+        samples_dir = os.path.join(tmp, "photos")
+        os.makedirs(samples_dir)
+        rng = np.random.default_rng(3)
+        Image.fromarray(smooth_photo(rng, 480, 640)).save(os.path.join(samples_dir, "p.jpg"))
+        Image.fromarray(smooth_photo(rng, 300, 400)).save(os.path.join(samples_dir, "p.png"))
+        files = walk_order(samples_dir)
+    for range_ in ("full", "limited"):
+        rc, recs, err = run_jsonl("--backend", "cpu", "--range", range_, samples_dir)
+        refused = []
+        for path in files:
+            decoded = decoded_luma(path)
+            if decoded is None:
+                refused.append(path)
+                continue
+            mine = [r for r in recs if r.get("path") == path]
+            if not check(len(mine) == 1, f"{path}: {len(mine)} records"):
+                continue
+            y, depth = decoded
+            want = reference(y, depth, range_, DEFAULT_PERCENTILES)
+            want["path"] = path
+            want["height"], want["width"] = y.shape
+            compare_record(mine[0], want, f"samples {range_} {path}")
+        check([r["path"] for r in recs] == [f for f in files if f not in refused],
+              "samples: records not in sorted order")
+        check(rc == (1 if refused else 0), f"samples: exit status {rc}, stderr {err!r}")
+    print(f"checked {len(files)} images in {samples_dir}")
+
+
+GROUPS = {"formats": check_formats, "options": check_options, "errors": check_errors,
+          "samples": check_samples}
+
+
+def main():
+    global LUMAHIST
+    if len(sys.argv) != 4 or sys.argv[3] not in GROUPS:
+        print(__doc__)
+        return 2
+    LUMAHIST, samples_dir, group = sys.argv[1], sys.argv[2], sys.argv[3]
+    with tempfile.TemporaryDirectory(prefix="lumahist-cli-") as tmp:
+        if group == "samples":
+            check_samples(tmp, samples_dir)
+        else:
+            GROUPS[group](tmp)
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        return 1
+    print(f"{group}: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
