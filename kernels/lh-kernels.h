@@ -141,6 +141,46 @@ cudaError_t lhk_cdf(const unsigned long long *histogram, uint32_t bins, unsigned
 cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pixel, const LhkImage *image,
                                  const LhkFinish *finish, void *scratch, cudaStream_t stream);
 
+/* ------------------------------------------------------------------------ */
+/* Radix sort (sort.cu)                                                      */
+
+/* Bits of a sort digit (2^r buckets per pass) when 0 is asked for, and the
+ * width lhk_sort_percentiles uses; chosen by measurement (tests/bench). */
+#define LHK_SORT_RADIX_BITS 8
+/* Keys one sort can take (its block x bucket table holds 30-bit counts). */
+#define LHK_SORT_MAX_KEYS 0x3fffffffu
+
+/* Bytes of scratch lhk_sort_percentiles needs for a frame of n_keys pixels
+ * (any bit depth).  Scratch needs no initialisation. */
+size_t lhk_sort_scratch_bytes(uint64_t n_keys);
+
+/* The exact percentile values of one image by sorting its luma keys: the
+ * keys (the same luma as lhk_histogram's bins, bit_depth bits, the histogram
+ * having 2^bit_depth bins) are made in one pass, sorted by an LSD radix sort,
+ * and d_values[i] = sorted[ranks[i] - 1] for 1-based ranks in 1 .. pixels
+ * (d_values may point into a result block, LhkResult.values).  image.slot is
+ * ignored.  cudaErrorInvalidValue for bad arguments, scratch smaller than
+ * lhk_sort_scratch_bytes, or more than LHK_SORT_MAX_KEYS pixels. */
+cudaError_t lhk_sort_percentiles(const LhkDevice *device, LhkPixel pixel, const LhkImage *image,
+                                 int bit_depth, const unsigned long long *ranks, int n_ranks,
+                                 uint32_t *d_values, void *d_scratch, size_t scratch_bytes,
+                                 cudaStream_t stream);
+
+/* Bytes of scratch a sort of n keys of key_bytes (2 or 4) needs with
+ * radix_bits-bit digits (4, 6, 8, or 0 for LHK_SORT_RADIX_BITS); 0 for a
+ * width not built. */
+size_t lhk_radix_sort_scratch_bytes(uint64_t n, int key_bytes, int radix_bits);
+
+/* Sorts n keys of d_in (left as they are) by their bits [begin_bit, end_bit)
+ * into d_out, stably, ascending; d_in and d_out must not overlap.  For tests
+ * and the benchmark (what cub::DeviceRadixSort::SortKeys does). */
+cudaError_t lhk_radix_sort_u16(const LhkDevice *device, const uint16_t *d_in, uint16_t *d_out,
+                               uint64_t n, int begin_bit, int end_bit, int radix_bits,
+                               void *d_scratch, size_t scratch_bytes, cudaStream_t stream);
+cudaError_t lhk_radix_sort_u32(const LhkDevice *device, const uint32_t *d_in, uint32_t *d_out,
+                               uint64_t n, int begin_bit, int end_bit, int radix_bits,
+                               void *d_scratch, size_t scratch_bytes, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
