@@ -1,0 +1,449 @@
+/* test-jpeg.c: lhio's JPEG reader and writer: gray and colour round trips,
+ * sampling factors kept, the luma-only decode equal to libjpeg's own Y,
+ * RGB-coded, CMYK and YCCK files, truncation, quality and channel orders. */
+#include "io-test.h"
+
+#include <math.h>
+
+/* jpeglib.h needs stdio.h (included above) before it. */
+#include <jpeglib.h>
+
+/* A smooth picture with some texture and noise, like a photograph as far as
+ * a JPEG coder is concerned. */
+static uint8_t *make_photo(int w, int h, int channels, uint64_t *seed)
+{
+  uint8_t *p = malloc((size_t)w * h * channels);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      for (int c = 0; c < channels; c++) {
+        double v = 128 + 90 * sin(x * 0.045 + c) * cos(y * 0.032 - c) + 30.0 * x / w - 15.0 * c +
+                   (int)(test_rand(seed) % 9) - 4;
+        p[((size_t)y * w + x) * channels + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+      }
+  return p;
+}
+
+static LhioImage wrap(uint8_t *pixels, LhFormat format, int w, int h)
+{
+  LhioImage img = {.type = LHIO_FILE_JPEG, .pixels = pixels};
+  img.frame = (LhFrame){.format = format, .memory = LH_MEMORY_HOST, .width = w, .height = h,
+                        .bit_depth = 8, .planes = {pixels}};
+  return img;
+}
+
+/* The header of a JPEG as libjpeg sees it. */
+typedef struct {
+  int width, height, components;
+  J_COLOR_SPACE space;
+  int h_samp[4], v_samp[4];
+  bool progressive;
+} JpegHeader;
+
+static void read_header(const char *path, JpegHeader *hd)
+{
+  struct jpeg_decompress_struct c;
+  struct jpeg_error_mgr err;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    exit(99);
+  }
+  c.err = jpeg_std_error(&err);
+  jpeg_create_decompress(&c);
+  jpeg_stdio_src(&c, f);
+  jpeg_read_header(&c, TRUE);
+  hd->width = (int)c.image_width;
+  hd->height = (int)c.image_height;
+  hd->components = c.num_components;
+  hd->space = c.jpeg_color_space;
+  hd->progressive = c.progressive_mode;
+  for (int i = 0; i < c.num_components && i < 4; i++) {
+    hd->h_samp[i] = c.comp_info[i].h_samp_factor;
+    hd->v_samp[i] = c.comp_info[i].v_samp_factor;
+  }
+  jpeg_destroy_decompress(&c);
+  fclose(f);
+}
+
+/* Decodes with plain libjpeg into out_space; returns the pixels. */
+static uint8_t *decode_lib(const char *path, J_COLOR_SPACE out_space, int *w, int *h, int *comps)
+{
+  struct jpeg_decompress_struct c;
+  struct jpeg_error_mgr err;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    exit(99);
+  }
+  c.err = jpeg_std_error(&err);
+  jpeg_create_decompress(&c);
+  jpeg_stdio_src(&c, f);
+  jpeg_read_header(&c, TRUE);
+  c.out_color_space = out_space;
+  jpeg_start_decompress(&c);
+  *w = (int)c.output_width;
+  *h = (int)c.output_height;
+  *comps = c.output_components;
+  size_t row = (size_t)*w * *comps;
+  uint8_t *p = malloc(row * *h);
+  while (c.output_scanline < c.output_height) {
+    JSAMPROW r = p + row * c.output_scanline;
+    jpeg_read_scanlines(&c, &r, 1);
+  }
+  jpeg_finish_decompress(&c);
+  jpeg_destroy_decompress(&c);
+  fclose(f);
+  return p;
+}
+
+/* Encodes with plain libjpeg: for files lhio does not write (CMYK, YCCK,
+ * RGB-coded, progressive). */
+static void encode_lib(const char *path, const uint8_t *pixels, int w, int h, J_COLOR_SPACE in,
+                       int comps, J_COLOR_SPACE coded, bool progressive, int hs, int vs)
+{
+  struct jpeg_compress_struct c;
+  struct jpeg_error_mgr err;
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    perror(path);
+    exit(99);
+  }
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  jpeg_stdio_dest(&c, f);
+  c.image_width = (JDIMENSION)w;
+  c.image_height = (JDIMENSION)h;
+  c.input_components = comps;
+  c.in_color_space = in;
+  jpeg_set_defaults(&c);
+  jpeg_set_colorspace(&c, coded);
+  jpeg_set_quality(&c, 90, TRUE);
+  if (hs) {
+    c.comp_info[0].h_samp_factor = hs;
+    c.comp_info[0].v_samp_factor = vs;
+  }
+  if (progressive)
+    jpeg_simple_progression(&c);
+  jpeg_start_compress(&c, TRUE);
+  while (c.next_scanline < c.image_height) {
+    JSAMPROW r = (JSAMPROW)(pixels + (size_t)c.next_scanline * w * comps);
+    jpeg_write_scanlines(&c, &r, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  fclose(f);
+}
+
+static void error_stats(const uint8_t *a, const uint8_t *b, size_t n, double *mean, int *max)
+{
+  double sum = 0;
+  *max = 0;
+  for (size_t i = 0; i < n; i++) {
+    int d = abs((int)a[i] - (int)b[i]);
+    sum += d;
+    if (d > *max)
+      *max = d;
+  }
+  *mean = sum / (double)n;
+}
+
+static void test_gray(const char *dir, uint64_t *seed)
+{
+  const int w = 211, h = 157;
+  uint8_t *src = make_photo(w, h, 1, seed);
+  LhioImage img = wrap(src, LH_FORMAT_GRAY8, w, h);
+  const char *path = test_path(dir, "gray.jpg");
+  CHECK_STATUS(lhio_write(path, &img, NULL), LH_OK, "write gray JPEG");
+  JpegHeader hd;
+  read_header(path, &hd);
+  CHECK(hd.space == JCS_GRAYSCALE && hd.components == 1, "gray JPEG coded as space %d, %d comps",
+        hd.space, hd.components);
+
+  LhioImage back, luma;
+  CHECK_STATUS(lhio_read(path, LHIO_READ_FULL, 0, &back), LH_OK, "read gray JPEG");
+  if (back.pixels) {
+    CHECK(back.type == LHIO_FILE_JPEG, "type %d", back.type);
+    CHECK(back.frame.format == LH_FORMAT_GRAY8 && back.frame.width == w && back.frame.height == h,
+          "gray JPEG read as %s %dx%d", lh_format_name(back.frame.format), back.frame.width,
+          back.frame.height);
+    CHECK(back.source_channels == 1 && !back.luma_only && back.source_bit_depth == 8,
+          "gray JPEG: channels %d luma_only %d", back.source_channels, back.luma_only);
+    double mean;
+    int max;
+    error_stats(src, back.pixels, (size_t)w * h, &mean, &max);
+    CHECK(mean < 1.5 && max <= 24, "gray round trip error: mean %.2f max %d", mean, max);
+    CHECK_STATUS(lhio_read(path, LHIO_READ_LUMA, 0, &luma), LH_OK, "luma read of gray JPEG");
+    CHECK(luma.pixels && memcmp(luma.pixels, back.pixels, (size_t)w * h) == 0,
+          "luma read of a gray JPEG differs from the full read");
+    lhio_image_clear(&luma);
+  }
+  lhio_image_clear(&back);
+  lhio_image_clear(&img);
+}
+
+/* Colour round trips with each luma sampling: the file says what was asked,
+ * the pixels come back close, and re-encoding what was read keeps it. */
+static void test_colour(const char *dir, uint64_t *seed)
+{
+  static const int samplings[][2] = {{2, 2}, {2, 1}, {1, 1}, {1, 2}};
+  const int w = 203, h = 149;
+  uint8_t *src = make_photo(w, h, 3, seed);
+  for (size_t s = 0; s < sizeof samplings / sizeof samplings[0]; s++) {
+    int hs = samplings[s][0], vs = samplings[s][1];
+    char what[64];
+    snprintf(what, sizeof what, "colour %dx%d sampling", hs, vs);
+    LhioImage img = wrap(src, LH_FORMAT_RGB, w, h);
+    img.jpeg_h_samp = hs;
+    img.jpeg_v_samp = vs;
+    const char *path = test_path(dir, "colour.jpg");
+    const char *again = test_path(dir, "colour-again.jpg");
+    CHECK_STATUS(lhio_write(path, &img, NULL), LH_OK, what);
+    JpegHeader hd;
+    read_header(path, &hd);
+    CHECK(hd.space == JCS_YCbCr && hd.components == 3, "%s: coded as space %d", what, hd.space);
+    CHECK(hd.h_samp[0] == hs && hd.v_samp[0] == vs && hd.h_samp[1] == 1 && hd.v_samp[1] == 1 &&
+              hd.h_samp[2] == 1 && hd.v_samp[2] == 1,
+          "%s: file has Y %dx%d Cb %dx%d Cr %dx%d", what, hd.h_samp[0], hd.v_samp[0],
+          hd.h_samp[1], hd.v_samp[1], hd.h_samp[2], hd.v_samp[2]);
+
+    LhioImage back;
+    CHECK_STATUS(lhio_read(path, LHIO_READ_FULL, 0, &back), LH_OK, what);
+    if (back.pixels) {
+      CHECK(back.frame.format == LH_FORMAT_RGB && back.frame.width == w &&
+                back.frame.height == h && back.frame.strides[0] == (size_t)w * 3,
+            "%s: read as %s %dx%d", what, lh_format_name(back.frame.format), back.frame.width,
+            back.frame.height);
+      CHECK(back.jpeg_h_samp == hs && back.jpeg_v_samp == vs && back.source_channels == 3 &&
+                !back.luma_only,
+            "%s: image says sampling %dx%d, %d channels", what, back.jpeg_h_samp,
+            back.jpeg_v_samp, back.source_channels);
+      double mean;
+      int max;
+      error_stats(src, back.pixels, (size_t)w * h * 3, &mean, &max);
+      CHECK(mean < 3.0, "%s: round trip mean error %.2f (max %d)", what, mean, max);
+
+      LhioWriteOptions options = {.jpeg_quality = 80};
+      CHECK_STATUS(lhio_write(again, &back, &options), LH_OK, what);
+      read_header(again, &hd);
+      CHECK(hd.h_samp[0] == hs && hd.v_samp[0] == vs, "%s: re-encoding gave %dx%d", what,
+            hd.h_samp[0], hd.v_samp[0]);
+    }
+    lhio_image_clear(&back);
+  }
+
+  /* An image with no JPEG history (from a PNG, say) gets libjpeg's 4:2:0. */
+  LhioImage fresh = wrap(src, LH_FORMAT_RGB, w, h);
+  const char *path = test_path(dir, "fresh.jpg");
+  CHECK_STATUS(lhio_write(path, &fresh, NULL), LH_OK, "fresh colour JPEG");
+  JpegHeader hd;
+  read_header(path, &hd);
+  CHECK(hd.h_samp[0] == 2 && hd.v_samp[0] == 2, "fresh colour JPEG sampled %dx%d", hd.h_samp[0],
+        hd.v_samp[0]);
+  free(src);
+}
+
+/* The luma-only decode is exactly the Y channel libjpeg gives when asked for
+ * YCbCr output, for every sampling, odd sizes and progressive files; and it
+ * is close to the BT.601 luma of the decoded RGB (JPEG's Y is BT.601). */
+static void test_luma_only(const char *dir, uint64_t *seed)
+{
+  static const struct {
+    int w, h, hs, vs;
+    bool progressive;
+  } cases[] = {
+      {160, 120, 2, 2, false}, {33, 17, 2, 2, false}, {97, 61, 2, 1, false},
+      {64, 48, 1, 1, false},   {75, 53, 1, 2, false}, {129, 95, 2, 2, true},
+      {1, 1, 2, 2, false},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    int w = cases[k].w, h = cases[k].h;
+    char what[96];
+    snprintf(what, sizeof what, "luma %dx%d sampling %dx%d%s", w, h, cases[k].hs, cases[k].vs,
+             cases[k].progressive ? " progressive" : "");
+    uint8_t *src = make_photo(w, h, 3, seed);
+    const char *path = test_path(dir, "luma.jpg");
+    encode_lib(path, src, w, h, JCS_RGB, 3, JCS_YCbCr, cases[k].progressive, cases[k].hs,
+               cases[k].vs);
+    int yw, yh, comps;
+    uint8_t *ycc = decode_lib(path, JCS_YCbCr, &yw, &yh, &comps);
+
+    LhioImage luma, full;
+    CHECK_STATUS(lhio_read(path, LHIO_READ_LUMA, 0, &luma), LH_OK, what);
+    CHECK_STATUS(lhio_read(path, LHIO_READ_FULL, 0, &full), LH_OK, what);
+    if (luma.pixels && full.pixels) {
+      CHECK(luma.luma_only && luma.frame.format == LH_FORMAT_GRAY8 && luma.source_channels == 3,
+            "%s: luma_only %d format %s channels %d", what, luma.luma_only,
+            lh_format_name(luma.frame.format), luma.source_channels);
+      CHECK(luma.frame.width == w && luma.frame.height == h, "%s: %dx%d", what, luma.frame.width,
+            luma.frame.height);
+      size_t n = (size_t)w * h, differ = 0;
+      double sum = 0;
+      for (size_t i = 0; i < n && luma.frame.format == LH_FORMAT_GRAY8; i++) {
+        differ += luma.pixels[i] != ycc[3 * i];
+        const uint8_t *p = full.pixels + 3 * i;
+        sum += fabs(luma.pixels[i] - (0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]));
+      }
+      CHECK(differ == 0, "%s: %zu of %zu Y samples differ from libjpeg's", what, differ, n);
+      CHECK(sum / n < 1.0, "%s: Y is %.2f from the luma of the decoded RGB on average", what,
+            sum / n);
+    }
+    lhio_image_clear(&luma);
+    lhio_image_clear(&full);
+    free(ycc);
+    free(src);
+  }
+}
+
+/* An RGB-coded JPEG has no Y component: luma mode decodes it in full. */
+static void test_rgb_coded(const char *dir, uint64_t *seed)
+{
+  const int w = 40, h = 30;
+  uint8_t *src = make_photo(w, h, 3, seed);
+  const char *path = test_path(dir, "rgb-coded.jpg");
+  encode_lib(path, src, w, h, JCS_RGB, 3, JCS_RGB, false, 0, 0);
+  LhioImage img;
+  CHECK_STATUS(lhio_read(path, LHIO_READ_LUMA, 0, &img), LH_OK, "RGB-coded JPEG");
+  CHECK(img.frame.format == LH_FORMAT_RGB && !img.luma_only,
+        "RGB-coded JPEG in luma mode read as %s, luma_only %d", lh_format_name(img.frame.format),
+        img.luma_only);
+  lhio_image_clear(&img);
+  free(src);
+}
+
+static void test_cmyk(const char *dir, uint64_t *seed)
+{
+  const int w = 24, h = 16;
+  uint8_t *src = make_photo(w, h, 4, seed);
+  static const struct {
+    J_COLOR_SPACE coded;
+    const char *name;
+  } cases[] = {{JCS_CMYK, "CMYK"}, {JCS_YCCK, "YCCK"}};
+  for (size_t k = 0; k < 2; k++) {
+    const char *path = test_path(dir, k ? "ycck.jpg" : "cmyk.jpg");
+    encode_lib(path, src, w, h, JCS_CMYK, 4, cases[k].coded, false, 0, 0);
+    JpegHeader hd;
+    read_header(path, &hd);
+    CHECK(hd.space == cases[k].coded, "test file for %s is coded as %d", cases[k].name, hd.space);
+    for (int mode = LHIO_READ_FULL; mode <= LHIO_READ_LUMA; mode++) {
+      LhioImage img;
+      CHECK_STATUS(lhio_read(path, mode, 0, &img), LH_ERROR_UNSUPPORTED, cases[k].name);
+      const char *msg = lh_last_error();
+      CHECK(strncmp(msg, path, strlen(path)) == 0 && strstr(msg, cases[k].name),
+            "%s message does not name the file and the colour space: \"%s\"", cases[k].name, msg);
+      CHECK(img.pixels == NULL && img.frame.width == 0, "%s: image not left empty", cases[k].name);
+    }
+  }
+  free(src);
+}
+
+static void test_truncated(const char *dir, uint64_t *seed)
+{
+  const int w = 120, h = 90;
+  uint8_t *src = make_photo(w, h, 3, seed);
+  for (int progressive = 0; progressive <= 1; progressive++) {
+    const char *whole = test_path(dir, "whole.jpg");
+    encode_lib(whole, src, w, h, JCS_RGB, 3, JCS_YCbCr, progressive, 2, 2);
+    size_t size = 0;
+    uint8_t *data = test_read_file(whole, &size);
+    size_t cuts[] = {2, 3, 100, size / 3, size / 2, size - 2, size - 1};
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+      const char *path = test_path(dir, "cut.jpg");
+      test_write_file(path, data, cuts[c]);
+      for (int mode = LHIO_READ_FULL; mode <= LHIO_READ_LUMA; mode++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s JPEG cut to %zu of %zu bytes, %s mode",
+                 progressive ? "progressive" : "baseline", cuts[c], size,
+                 mode == LHIO_READ_FULL ? "full" : "luma");
+        LhioImage img;
+        CHECK_STATUS(lhio_read(path, mode, 0, &img), LH_ERROR_CORRUPT, what);
+        CHECK(strncmp(lh_last_error(), path, strlen(path)) == 0, "%s: message \"%s\"", what,
+              lh_last_error());
+        CHECK(img.pixels == NULL, "%s: pixels left behind", what);
+        lhio_image_clear(&img);
+      }
+    }
+    free(data);
+  }
+  free(src);
+}
+
+static void test_quality(const char *dir, uint64_t *seed)
+{
+  const int w = 128, h = 96;
+  uint8_t *src = make_photo(w, h, 3, seed);
+  LhioImage img = wrap(src, LH_FORMAT_RGB, w, h);
+  const char *low = test_path(dir, "q30.jpg"), *high = test_path(dir, "q95.jpg");
+  LhioWriteOptions q30 = {.jpeg_quality = 30}, q95 = {.jpeg_quality = 95};
+  CHECK_STATUS(lhio_write(low, &img, &q30), LH_OK, "quality 30");
+  CHECK_STATUS(lhio_write(high, &img, &q95), LH_OK, "quality 95");
+  struct stat a, b;
+  CHECK(stat(low, &a) == 0 && stat(high, &b) == 0 && a.st_size < b.st_size,
+        "quality 30 is not smaller than quality 95");
+  LhioWriteOptions bad = {.jpeg_quality = 101};
+  CHECK_STATUS(lhio_write(test_path(dir, "bad.jpg"), &img, &bad), LH_ERROR_INVALID_ARGUMENT,
+               "quality 101");
+  bad.jpeg_quality = -1;
+  CHECK_STATUS(lhio_write(test_path(dir, "bad.jpg"), &img, &bad), LH_ERROR_INVALID_ARGUMENT,
+               "quality -1");
+  CHECK(access(test_path(dir, "bad.jpg"), F_OK) != 0, "a refused write left a file");
+  lhio_image_clear(&img);
+}
+
+/* BGR and 4-byte frames encode to the same pixels as the RGB they hold. */
+static void test_channel_orders(const char *dir, uint64_t *seed)
+{
+  const int w = 50, h = 38;
+  uint8_t *rgb = make_photo(w, h, 3, seed);
+  LhioImage ref = wrap(rgb, LH_FORMAT_RGB, w, h);
+  const char *ref_path = test_path(dir, "order-rgb.jpg");
+  CHECK_STATUS(lhio_write(ref_path, &ref, NULL), LH_OK, "RGB reference");
+  int rw, rh, rc;
+  uint8_t *want = decode_lib(ref_path, JCS_RGB, &rw, &rh, &rc);
+  static const struct {
+    LhFormat format;
+    int bytes, order[4];
+  } cases[] = {{LH_FORMAT_BGR, 3, {2, 1, 0, -1}},
+               {LH_FORMAT_RGBA, 4, {0, 1, 2, -1}},
+               {LH_FORMAT_BGRA, 4, {2, 1, 0, -1}},
+               {LH_FORMAT_RGBX, 4, {0, 1, 2, -1}},
+               {LH_FORMAT_BGRX, 4, {2, 1, 0, -1}}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    int bytes = cases[k].bytes;
+    size_t stride = (size_t)w * bytes + 7;
+    uint8_t *p = calloc(stride, h);
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++)
+        for (int b = 0; b < bytes; b++)
+          p[y * stride + x * bytes + b] =
+              cases[k].order[b] < 0 ? 0x77 : rgb[((size_t)y * w + x) * 3 + cases[k].order[b]];
+    LhioImage img = wrap(p, cases[k].format, w, h);
+    img.frame.strides[0] = stride;
+    const char *path = test_path(dir, "order.jpg");
+    const char *name = lh_format_name(cases[k].format);
+    CHECK_STATUS(lhio_write(path, &img, NULL), LH_OK, name);
+    int gw, gh, gc;
+    uint8_t *got = decode_lib(path, JCS_RGB, &gw, &gh, &gc);
+    CHECK(gw == w && gh == h && memcmp(got, want, (size_t)w * h * 3) == 0,
+          "%s frame does not encode like the RGB one", name);
+    free(got);
+    lhio_image_clear(&img);
+  }
+  free(want);
+  lhio_image_clear(&ref);
+}
+
+int main(void)
+{
+  char *dir = test_make_dir();
+  uint64_t seed = 7;
+  test_gray(dir, &seed);
+  test_colour(dir, &seed);
+  test_luma_only(dir, &seed);
+  test_rgb_coded(dir, &seed);
+  test_cmyk(dir, &seed);
+  test_truncated(dir, &seed);
+  test_quality(dir, &seed);
+  test_channel_orders(dir, &seed);
+  test_remove_dir(dir);
+  return test_result("test-jpeg");
+}
