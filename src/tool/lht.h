@@ -45,7 +45,8 @@ const char *lht_reason(int status, const char *path);
  * a file as it is, a folder by its image files (.png, .jpg, .jpeg in any case)
  * found recursively with the entries of each folder in sorted byte order.
  * Reports each path that cannot be read with lht_error() and goes on;
- * returns false if there was any. */
+ * returns false if there was any.  A link back up the tree is reported and
+ * skipped, which is not a failure. */
 bool lht_walk(char *const *args, int n_args, GPtrArray *paths);
 
 /* ------------------------------------------------------------------------ */

@@ -28,8 +28,9 @@ static bool walk_folder(const char *folder, const struct stat *info, GArray *anc
   for (guint i = 0; i < ancestors->len; i++) {
     const FolderId *id = &g_array_index(ancestors, FolderId, i);
     if (id->dev == info->st_dev && id->ino == info->st_ino) {
-      lht_error(folder, "folder loop (a link to a folder that contains it), not descended");
-      return false;
+      /* Its files are found once already: worth a word, not a failure. */
+      lht_error(folder, "a link to a folder that contains it; not descended again");
+      return true;
     }
   }
 

@@ -452,6 +452,15 @@ def check_formats(tmp):
     check(err.startswith("lumahist: using the ") and err.count("\n") == 1,
           f"--verbose does not say which backend: {err!r}")
 
+    # JSON is UTF-8: a name that is not comes out with U+FFFD for the bad byte.
+    odd = os.path.join(tmp, "names")
+    os.makedirs(odd)
+    shutil.copy(os.path.join(top, "Z.PNG"), os.fsdecode(os.path.join(os.fsencode(odd),
+                                                                     b"caf\xe9.png")))
+    _, recs, _ = run_jsonl("--no-histogram", odd)
+    check([r["path"] for r in recs] == [os.path.join(odd, "caf\ufffd.png")],
+          f"a non-UTF-8 name in jsonl: {recs}")
+
     # csv: a header, then one row per image agreeing with jsonl.
     _, out, _ = run("stats", "--format", "csv", "--backend", "cpu", "--percentiles", PERCENTILES,
                     top, expect=0)
@@ -602,8 +611,9 @@ def check_errors(tmp):
     check(len(lines) == len(bad), f"expected {len(bad)} error lines, got {lines}")
     for path in bad:
         mine = [line for line in lines if line.startswith(f"lumahist: {path}: ")]
-        check(len(mine) == 1 and len(mine[0]) > len(f"lumahist: {path}: "),
-              f"no single error line for {path}: {lines}")
+        check(len(mine) == 1 and len(mine[0]) > len(f"lumahist: {path}: ") and
+              path not in mine[0][len(f"lumahist: {path}: "):],
+              f"no single error line for {path}, with a reason not naming it again: {lines}")
     check("cmyk" in err.lower(), f"a CMYK JPEG is not named as such: {err!r}")
 
     missing = os.path.join(tmp, "does-not-exist.png")
@@ -611,6 +621,16 @@ def check_errors(tmp):
                               expect=1)
     check(len(recs) == 1 and err == f"lumahist: {missing}: No such file or directory\n",
           f"missing path: {err!r}")
+    # A link back up the tree: said once, not descended, not a failure.
+    looped = os.path.join(tmp, "looped")
+    os.makedirs(os.path.join(looped, "in"))
+    Image.fromarray(good).save(os.path.join(looped, "in", "x.png"))
+    os.symlink("..", os.path.join(looped, "in", "up"))
+    rc, recs, err = run_jsonl("--no-histogram", looped, expect=0)
+    check([r["path"] for r in recs] == [os.path.join(looped, "in", "x.png")] and
+          err.count("\n") == 1 and err.startswith(f"lumahist: {looped}/in/up: "),
+          f"a folder loop: {[r['path'] for r in recs]} {err!r}")
+
     # A file named explicitly is tried whatever its name.
     named = os.path.join(top, "sub", "image.data")
     shutil.copy(os.path.join(top, "1-good.png"), named)
