@@ -1,0 +1,1053 @@
+/* gstlumahist.c: the lumahist element, which measures the luminance histogram,
+ * statistics and percentiles of each video frame with the lumahist library and
+ * reports them in an element message and a buffer meta. */
+
+/**
+ * SECTION:element-lumahist
+ * @title: lumahist
+ *
+ * lumahist measures the luma (Y') of every video frame: its histogram, mean,
+ * standard deviation, minimum, maximum, clipping, median and any percentiles,
+ * with the lumahist library, on an NVIDIA GPU (CUDA) or on the CPU (the
+ * numbers are the same, bit for bit).  In mode `analyze` the element is a
+ * passthrough: frames leave exactly as they came, without a copy.
+ *
+ * Input is raw video in system memory or, when the plugin was built with
+ * GStreamer's CUDA library, in CUDA memory (`video/x-raw(memory:CUDAMemory)`,
+ * as nvh264dec, nvjpegdec or cudaupload produce it), which is read in place on
+ * the GPU.  Formats: GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx,
+ * RGBA64_LE, I420, NV12 and P010_10LE.  For YUV formats the Y plane is the
+ * luma; for RGB formats luma is Kr·R' + (1 − Kr − Kb)·G' + Kb·B' with the
+ * weights of #GstLumahist:matrix.  The luma has 8 bits, except GRAY16_LE and
+ * RGBA64_LE (16) and P010_10LE (10).
+ *
+ * Unless #GstLumahist:matrix and #GstLumahist:range say otherwise, both come
+ * from the caps' colorimetry: the colour matrix (BT.601, BT.709 or BT.2020;
+ * FCC counts as BT.601 and SMPTE 240M as BT.709), or for RGB caps, which
+ * carry no YUV matrix, the colour primaries (BT.709 primaries, as sRGB's,
+ * give BT.709); the range is the colorimetry's (unknown: limited for YUV,
+ * full otherwise).
+ *
+ * With #GstLumahist:post-messages (the default), the element posts an element
+ * message named `lumahist` for every frame, or for the first of every
+ * #GstLumahist:message-interval frames, before the frame is pushed on.  Its
+ * fields ("code values" are luma values of `bit-depth` bits, 0 ..
+ * 2^bit-depth − 1; "normalized" values map the declared range to [0, 1]:
+ * black to 0 and white to 1, so limited-range values outside the legal range
+ * fall outside [0, 1]):
+ *
+ * * #guint64 `timestamp`: the buffer's presentation timestamp (ns), or
+ *   GST_CLOCK_TIME_NONE (2^64 − 1) when it has none
+ * * #guint64 `stream-time`: the timestamp as stream time (ns), or
+ *   GST_CLOCK_TIME_NONE
+ * * #guint64 `running-time`: the timestamp as running time (ns), or
+ *   GST_CLOCK_TIME_NONE
+ * * #guint64 `duration`: the buffer's duration (ns), or GST_CLOCK_TIME_NONE
+ * * #guint64 `frame`: index of the frame since the element started or was
+ *   last flushed, from 0
+ * * #gchararray `backend`: the backend that analysed it: "cpu" or "cuda"
+ * * #gchararray `format`: the GStreamer video format, e.g. "NV12"
+ * * #gint `width`, #gint `height`: the frame size in pixels, ≥ 1
+ * * #gint `bit-depth`: bits of the luma values: 8, 10 or 16
+ * * #gchararray `matrix`: "bt601", "bt709" or "bt2020"
+ * * #gchararray `range`: "full" or "limited"
+ * * #guint64 `count`: pixels analysed (width × height)
+ * * #gdouble `mean`: mean luma, code values, 0 .. 2^bit-depth − 1
+ * * #gdouble `stddev`: population standard deviation, code values, ≥ 0
+ * * #guint `min`, #guint `max`, #guint `median`: code values; the median is
+ *   the 50th percentile as defined below
+ * * #gdouble `mean-norm`, `stddev-norm`, `min-norm`, `max-norm`,
+ *   `median-norm`: the same, normalized
+ * * #guint64 `clipped-low-count`: pixels at code value 0
+ * * #guint64 `clipped-high-count`: pixels at code value 2^bit-depth − 1
+ * * #guint64 `below-legal-count`, `above-legal-count`: limited range only,
+ *   pixels below black (16 × 2^(bit-depth − 8)) or above white
+ *   (235 × 2^(bit-depth − 8)); 0 in full range
+ * * #gdouble `clipped-low`, `clipped-high`, `below-legal`, `above-legal`:
+ *   the four counts as fractions of `count`, 0 .. 1
+ * * #GstValueArray of #gdouble `percentiles`: the percentiles asked for by
+ *   #GstLumahist:percentiles, each 0 .. 100, in that order
+ * * #GstValueArray of #guint `percentile-values`: the value of each
+ *   percentile, code values; P(p) is the smallest v with
+ *   count(luma ≤ v) ≥ ⌈p/100 × count⌉, and P(0) is the minimum
+ * * #GstValueArray of #gdouble `percentile-norms`: the same, normalized
+ * * #GstValueArray of #guint64 `histogram`: 2^bit-depth counts, one per code
+ *   value from 0; they add up to `count`.  Left out when
+ *   #GstLumahist:post-histogram is %FALSE.
+ *
+ * With #GstLumahist:attach-meta (the default) every analysed buffer also
+ * carries a #GstLumahistMeta holding the same values as the library's LhStats
+ * (see gstlumahistmeta.h), for applications that take frames from an appsink
+ * or a pad probe.
+ *
+ * The backend is chosen when the element starts (READY → PAUSED):
+ * #GstLumahist:backend `auto` uses CUDA when a device is usable and otherwise
+ * the CPU, posting one warning message that says why;
+ * #GstLumahist:active-backend tells which one runs.  The element shares the
+ * pipeline's CUDA context (GstCudaContext) with the other CUDA elements and
+ * makes it current around every library call.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 -m videotestsrc num-buffers=10 ! lumahist ! fakesink
+ * ]| prints ten `lumahist` messages.
+ * |[
+ * gst-launch-1.0 -m filesrc location=movie.mp4 ! parsebin ! nvh264dec ! \
+ *     lumahist percentiles=1,50,99 message-interval=25 post-histogram=false ! fakesink
+ * ]| analyses decoded frames in place in CUDA memory, one message a second at 25 fps.
+ */
+
+#include <string.h>
+
+#include <gst/video/video.h>
+
+#ifdef HAVE_GST_CUDA
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
+#ifdef HAVE_GST_CUDA_STREAM
+#include <gst/cuda/gstcudastream.h>
+#endif
+#endif
+
+#include "gstlumahist.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_lumahist_debug);
+#define GST_CAT_DEFAULT gst_lumahist_debug
+
+enum {
+  PROP_0,
+  PROP_MODE,
+  PROP_BACKEND,
+  PROP_ACTIVE_BACKEND,
+  PROP_CUDA_DEVICE_ID,
+  PROP_MATRIX,
+  PROP_RANGE,
+  PROP_PERCENTILES,
+  PROP_PERCENTILE_METHOD,
+  PROP_POST_MESSAGES,
+  PROP_MESSAGE_INTERVAL,
+  PROP_POST_HISTOGRAM,
+  PROP_ATTACH_META,
+  N_PROPERTIES
+};
+
+#define DEFAULT_MODE GST_LUMAHIST_MODE_ANALYZE
+#define DEFAULT_BACKEND GST_LUMAHIST_BACKEND_AUTO
+#define DEFAULT_CUDA_DEVICE_ID -1
+#define DEFAULT_MATRIX GST_LUMAHIST_MATRIX_AUTO
+#define DEFAULT_RANGE GST_LUMAHIST_RANGE_AUTO
+#define DEFAULT_PERCENTILES "1,5,50,95,99"
+#define DEFAULT_PERCENTILE_METHOD LH_PERCENTILE_AUTO
+#define DEFAULT_POST_MESSAGES TRUE
+#define DEFAULT_MESSAGE_INTERVAL 1
+#define DEFAULT_POST_HISTOGRAM TRUE
+#define DEFAULT_ATTACH_META TRUE
+
+static GParamSpec *properties[N_PROPERTIES];
+
+/* Every library format that GStreamer has a video format for. */
+#define LUMAHIST_FORMATS                                                                           \
+  "{ GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, P010_10LE }"
+
+#ifdef HAVE_GST_CUDA
+#define LUMAHIST_CAPS                                                                              \
+  GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, LUMAHIST_FORMATS)         \
+  ";" GST_VIDEO_CAPS_MAKE(LUMAHIST_FORMATS)
+#else
+#define LUMAHIST_CAPS GST_VIDEO_CAPS_MAKE(LUMAHIST_FORMATS)
+#endif
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(LUMAHIST_CAPS));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(LUMAHIST_CAPS));
+
+static const struct {
+  GstVideoFormat video;
+  LhFormat lh;
+} format_map[] = {
+    {GST_VIDEO_FORMAT_GRAY8, LH_FORMAT_GRAY8},      {GST_VIDEO_FORMAT_GRAY16_LE, LH_FORMAT_GRAY16},
+    {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},          {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
+    {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA},        {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
+    {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},        {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
+    {GST_VIDEO_FORMAT_RGBA64_LE, LH_FORMAT_RGBA16}, {GST_VIDEO_FORMAT_I420, LH_FORMAT_I420},
+    {GST_VIDEO_FORMAT_NV12, LH_FORMAT_NV12},        {GST_VIDEO_FORMAT_P010_10LE, LH_FORMAT_P010},
+};
+
+#define gst_lumahist_parent_class parent_class
+G_DEFINE_TYPE(GstLumahist, gst_lumahist, GST_TYPE_BASE_TRANSFORM);
+GST_ELEMENT_REGISTER_DEFINE(lumahist, "lumahist", GST_RANK_NONE, GST_TYPE_LUMAHIST);
+
+/* ------------------------------------------------------------------------ */
+/* Enumerations of the properties                                            */
+
+#define GST_TYPE_LUMAHIST_MODE (gst_lumahist_mode_get_type())
+static GType gst_lumahist_mode_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_LUMAHIST_MODE_ANALYZE, "Measure only; frames pass through untouched", "analyze"},
+      {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstLumahistMode", values));
+  return type;
+}
+
+#define GST_TYPE_LUMAHIST_BACKEND (gst_lumahist_backend_get_type())
+static GType gst_lumahist_backend_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_LUMAHIST_BACKEND_AUTO, "CUDA when a device is usable, else the CPU", "auto"},
+      {GST_LUMAHIST_BACKEND_CPU, "The CPU", "cpu"},
+      {GST_LUMAHIST_BACKEND_CUDA, "CUDA; fail to start without a usable device", "cuda"},
+      {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstLumahistBackend", values));
+  return type;
+}
+
+#define GST_TYPE_LUMAHIST_MATRIX (gst_lumahist_matrix_get_type())
+static GType gst_lumahist_matrix_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_LUMAHIST_MATRIX_AUTO, "From the caps' colorimetry", "auto"},
+      {GST_LUMAHIST_MATRIX_BT601, "BT.601 (Kr 0.299, Kb 0.114)", "bt601"},
+      {GST_LUMAHIST_MATRIX_BT709, "BT.709 (Kr 0.2126, Kb 0.0722)", "bt709"},
+      {GST_LUMAHIST_MATRIX_BT2020, "BT.2020 (Kr 0.2627, Kb 0.0593)", "bt2020"},
+      {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstLumahistMatrix", values));
+  return type;
+}
+
+#define GST_TYPE_LUMAHIST_RANGE (gst_lumahist_range_get_type())
+static GType gst_lumahist_range_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_LUMAHIST_RANGE_AUTO, "From the caps' colorimetry", "auto"},
+      {GST_LUMAHIST_RANGE_FULL, "Full range (0-255 for 8 bits)", "full"},
+      {GST_LUMAHIST_RANGE_LIMITED, "Limited range (16-235 for 8 bits)", "limited"},
+      {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstLumahistRange", values));
+  return type;
+}
+
+#define GST_TYPE_LUMAHIST_PERCENTILE_METHOD (gst_lumahist_percentile_method_get_type())
+static GType gst_lumahist_percentile_method_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {LH_PERCENTILE_AUTO, "The faster exact method for the backend and frame size", "auto"},
+      {LH_PERCENTILE_HISTOGRAM, "Walk the cumulative histogram", "histogram"},
+      {LH_PERCENTILE_SORT, "Sort the luma values (radix sort on the GPU)", "sort"},
+      {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstLumahistPercentileMethod", values));
+  return type;
+}
+
+static LhBackend lh_backend_of(GstLumahistBackend backend)
+{
+  switch (backend) {
+  case GST_LUMAHIST_BACKEND_CPU:
+    return LH_BACKEND_CPU;
+  case GST_LUMAHIST_BACKEND_CUDA:
+    return LH_BACKEND_CUDA;
+  default:
+    return LH_BACKEND_AUTO;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Caps                                                                      */
+
+static gboolean lh_format_of(GstVideoFormat video, LhFormat *format)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS(format_map); i++) {
+    if (format_map[i].video == video) {
+      *format = format_map[i].lh;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* The luma weights that the caps imply.  RGB caps carry matrix "rgb", so their
+ * primaries decide; with neither known, GStreamer's own default for the frame
+ * height (as gst_video_info_from_caps() applies it to YUV) decides. */
+static LhMatrix matrix_from_colorimetry(const GstVideoInfo *info)
+{
+  switch (info->colorimetry.matrix) {
+  case GST_VIDEO_COLOR_MATRIX_BT601:
+  case GST_VIDEO_COLOR_MATRIX_FCC: /* Kr 0.30, Kb 0.11: nearest is BT.601 */
+    return LH_MATRIX_BT601;
+  case GST_VIDEO_COLOR_MATRIX_BT709:
+  case GST_VIDEO_COLOR_MATRIX_SMPTE240M: /* Kr 0.212, Kb 0.087: nearest is BT.709 */
+    return LH_MATRIX_BT709;
+  case GST_VIDEO_COLOR_MATRIX_BT2020:
+    return LH_MATRIX_BT2020;
+  default:
+    break;
+  }
+  switch (info->colorimetry.primaries) {
+  case GST_VIDEO_COLOR_PRIMARIES_BT709:
+    return LH_MATRIX_BT709;
+  case GST_VIDEO_COLOR_PRIMARIES_BT2020:
+    return LH_MATRIX_BT2020;
+  case GST_VIDEO_COLOR_PRIMARIES_BT470M:
+  case GST_VIDEO_COLOR_PRIMARIES_BT470BG:
+  case GST_VIDEO_COLOR_PRIMARIES_SMPTE170M:
+    return LH_MATRIX_BT601;
+  default:
+    break;
+  }
+  if (GST_VIDEO_INFO_HEIGHT(info) >= 2160)
+    return LH_MATRIX_BT2020;
+  return GST_VIDEO_INFO_HEIGHT(info) > 576 ? LH_MATRIX_BT709 : LH_MATRIX_BT601;
+}
+
+static LhRange range_from_colorimetry(const GstVideoInfo *info)
+{
+  switch (info->colorimetry.range) {
+  case GST_VIDEO_COLOR_RANGE_0_255:
+    return LH_RANGE_FULL;
+  case GST_VIDEO_COLOR_RANGE_16_235:
+    return LH_RANGE_LIMITED;
+  default:
+    return GST_VIDEO_INFO_IS_YUV(info) ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The library context and the CUDA context it lives in                    */
+
+/* Makes the CUDA context of the library context current on this thread, if
+ * it has one; FALSE when that failed.  Pair with gst_lumahist_leave(). */
+static gboolean gst_lumahist_enter(GstLumahist *self)
+{
+#ifdef HAVE_GST_CUDA
+  if (self->lh_cuda_ctx && !gst_cuda_context_push(self->lh_cuda_ctx))
+    return FALSE;
+#endif
+  return TRUE;
+}
+
+static void gst_lumahist_leave(GstLumahist *self)
+{
+#ifdef HAVE_GST_CUDA
+  if (self->lh_cuda_ctx)
+    gst_cuda_context_pop(NULL);
+#endif
+}
+
+static void gst_lumahist_set_active_backend(GstLumahist *self, const gchar *name)
+{
+  GST_OBJECT_LOCK(self);
+  self->active_backend = name;
+  GST_OBJECT_UNLOCK(self);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_ACTIVE_BACKEND]);
+}
+
+static void gst_lumahist_close_library(GstLumahist *self)
+{
+  if (self->lh) {
+    /* Device memory is released in the context it was made in. */
+    gboolean entered = gst_lumahist_enter(self);
+    lh_context_free(self->lh);
+    if (entered)
+      gst_lumahist_leave(self);
+    self->lh = NULL;
+  }
+#ifdef HAVE_GST_CUDA
+  gst_clear_object(&self->lh_cuda_ctx);
+#endif
+}
+
+/* (Re)creates the library context for the backend the element started with,
+ * inside cuda_ctx (a GstCudaContext) when it is not NULL. */
+static gboolean gst_lumahist_open_library(GstLumahist *self, GstLumahistBackend backend,
+                                          gpointer cuda_ctx)
+{
+  LhContext *lh = NULL;
+  int status;
+
+  gst_lumahist_close_library(self);
+#ifdef HAVE_GST_CUDA
+  if (cuda_ctx)
+    self->lh_cuda_ctx = gst_object_ref(cuda_ctx);
+#endif
+  if (!gst_lumahist_enter(self))
+    goto push_failed;
+  status = lh_context_new(lh_backend_of(backend), &lh);
+  gst_lumahist_leave(self);
+  if (status < 0)
+    goto open_failed;
+
+  self->lh = lh;
+  gst_lumahist_set_active_backend(self, lh_backend_name(lh_context_backend(lh)));
+  GST_INFO_OBJECT(self, "analysing on the %s backend", lh_backend_name(lh_context_backend(lh)));
+  if (backend == GST_LUMAHIST_BACKEND_AUTO && lh_context_backend(lh) == LH_BACKEND_CPU &&
+      !self->warned_fallback) {
+    self->warned_fallback = TRUE;
+    GST_ELEMENT_WARNING(self, RESOURCE, NOT_FOUND,
+                        ("CUDA is not usable here: lumahist analyses frames on the CPU."),
+                        ("%s", lh_context_note(lh)));
+  }
+  return TRUE;
+
+  /* ERRORS */
+push_failed:
+  GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not make the CUDA context current."), (NULL));
+  gst_lumahist_close_library(self);
+  return FALSE;
+open_failed:
+  GST_ELEMENT_ERROR(
+      self, RESOURCE, OPEN_READ_WRITE,
+      ("Could not start the lumahist %s backend.", lh_backend_name(lh_backend_of(backend))),
+      ("%s: %s", lh_status_name(status), lh_last_error()));
+  gst_lumahist_close_library(self);
+  return FALSE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* GstElement and GstBaseTransform                                           */
+
+static void gst_lumahist_set_context(GstElement *element, GstContext *context)
+{
+#ifdef HAVE_GST_CUDA
+  GstLumahist *self = GST_LUMAHIST(element);
+  gint device_id;
+
+  GST_OBJECT_LOCK(self);
+  device_id = self->cuda_device_id;
+  GST_OBJECT_UNLOCK(self);
+  gst_cuda_handle_set_context(element, context, device_id, &self->cuda_ctx);
+#endif
+  GST_ELEMENT_CLASS(parent_class)->set_context(element, context);
+}
+
+static gboolean gst_lumahist_query(GstBaseTransform *trans, GstPadDirection direction,
+                                   GstQuery *query)
+{
+#ifdef HAVE_GST_CUDA
+  GstLumahist *self = GST_LUMAHIST(trans);
+
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT &&
+      gst_cuda_handle_context_query(GST_ELEMENT(trans), query, self->cuda_ctx))
+    return TRUE;
+#endif
+  return GST_BASE_TRANSFORM_CLASS(parent_class)->query(trans, direction, query);
+}
+
+static gboolean gst_lumahist_start(GstBaseTransform *trans)
+{
+  GstLumahist *self = GST_LUMAHIST(trans);
+  GstLumahistBackend backend;
+  gint device_id;
+
+  GST_OBJECT_LOCK(self);
+  backend = self->backend;
+  device_id = self->cuda_device_id;
+  GST_OBJECT_UNLOCK(self);
+
+  self->started_backend = backend;
+  self->frame_count = 0;
+  self->warned_fallback = FALSE;
+#ifdef HAVE_GST_CUDA
+  /* Work in the pipeline's CUDA context (or offer ours to it), so that
+   * buffers move between CUDA elements without a context switch.  Without
+   * libcuda or a device, the library decides on its own below. */
+  if (backend != GST_LUMAHIST_BACKEND_CPU && gst_cuda_load_library() &&
+      !gst_cuda_ensure_element_context(GST_ELEMENT(self), device_id, &self->cuda_ctx))
+    GST_INFO_OBJECT(self, "no CUDA context for device %d", device_id);
+  return gst_lumahist_open_library(self, backend, self->cuda_ctx);
+#else
+  (void)device_id;
+  return gst_lumahist_open_library(self, backend, NULL);
+#endif
+}
+
+static gboolean gst_lumahist_stop(GstBaseTransform *trans)
+{
+  GstLumahist *self = GST_LUMAHIST(trans);
+
+  gst_lumahist_close_library(self);
+  lh_stats_clear(&self->stats);
+#ifdef HAVE_GST_CUDA
+  gst_clear_object(&self->cuda_ctx);
+#endif
+  gst_lumahist_set_active_backend(self, "none");
+  return TRUE;
+}
+
+static gboolean gst_lumahist_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+  GstLumahist *self = GST_LUMAHIST(trans);
+  GstVideoInfo info;
+  LhFormat format;
+
+  if (!gst_video_info_from_caps(&info, incaps))
+    goto invalid_caps;
+  if (!lh_format_of(GST_VIDEO_INFO_FORMAT(&info), &format))
+    goto unsupported_format;
+
+  self->info = info;
+  self->lh_format = format;
+  self->cuda_caps = FALSE;
+#ifdef HAVE_GST_CUDA
+  {
+    GstCapsFeatures *features = gst_caps_get_features(incaps, 0);
+    self->cuda_caps =
+        features && gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+  }
+#endif
+  self->caps_matrix = matrix_from_colorimetry(&info);
+  self->caps_range = range_from_colorimetry(&info);
+  GST_DEBUG_OBJECT(self, "%s %dx%d in %s memory; colorimetry gives %s, %s range",
+                   GST_VIDEO_INFO_NAME(&info), GST_VIDEO_INFO_WIDTH(&info),
+                   GST_VIDEO_INFO_HEIGHT(&info), self->cuda_caps ? "CUDA" : "system",
+                   lh_matrix_name(self->caps_matrix), lh_range_name(self->caps_range));
+  return TRUE;
+
+  /* ERRORS */
+invalid_caps:
+  GST_ERROR_OBJECT(self, "invalid caps %" GST_PTR_FORMAT, incaps);
+  return FALSE;
+unsupported_format:
+  GST_ERROR_OBJECT(self, "unsupported format in %" GST_PTR_FORMAT, incaps);
+  return FALSE;
+}
+
+static gboolean gst_lumahist_sink_event(GstBaseTransform *trans, GstEvent *event)
+{
+  GstLumahist *self = GST_LUMAHIST(trans);
+
+  /* After a flush (a seek), the next frame is frame 0 and gets a message. */
+  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP)
+    self->frame_count = 0;
+  return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
+}
+
+static GstFlowReturn gst_lumahist_prepare_output_buffer(GstBaseTransform *trans, GstBuffer *input,
+                                                        GstBuffer **outbuf)
+{
+  GstLumahist *self = GST_LUMAHIST(trans);
+  gboolean attach_meta;
+
+  GST_OBJECT_LOCK(self);
+  attach_meta = self->attach_meta;
+  GST_OBJECT_UNLOCK(self);
+
+  /* A passthrough buffer that others hold cannot take a meta.  A shallow copy
+   * shares its memory, so no pixel is copied; the base class then pushes the
+   * copy and drops the input. */
+  if (attach_meta && gst_base_transform_is_passthrough(trans) && !gst_buffer_is_writable(input)) {
+    *outbuf = gst_buffer_copy(input);
+    return *outbuf ? GST_FLOW_OK : GST_FLOW_ERROR;
+  }
+  return GST_BASE_TRANSFORM_CLASS(parent_class)->prepare_output_buffer(trans, input, outbuf);
+}
+
+#ifdef HAVE_GST_CUDA
+/* Reads a CUDA buffer in place when the library runs on CUDA: sets the map
+ * flags, memory kind and stream, reopening the library in the buffer's own
+ * CUDA context if it is another one (device memory is only valid there).  In
+ * every other case the buffer is mapped for the host, which downloads it. */
+static gboolean gst_lumahist_prepare_cuda(GstLumahist *self, GstBuffer *buffer, GstMapFlags *flags,
+                                          LhMemory *memory, void **stream)
+{
+  GstMemory *mem = gst_buffer_peek_memory(buffer, 0);
+  GstCudaMemory *cmem;
+
+  if (!self->cuda_caps || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
+      gst_buffer_n_memory(buffer) != 1 || !gst_is_cuda_memory(mem))
+    return TRUE;
+
+  cmem = GST_CUDA_MEMORY_CAST(mem);
+  if (cmem->context != self->lh_cuda_ctx) {
+    GST_INFO_OBJECT(self, "buffer in another CUDA context; moving the library there");
+    if (!gst_lumahist_open_library(self, self->started_backend, cmem->context))
+      return FALSE;
+    if (lh_context_backend(self->lh) != LH_BACKEND_CUDA)
+      return TRUE;
+  }
+  *flags |= GST_MAP_CUDA;
+  *memory = LH_MEMORY_CUDA;
+#ifdef HAVE_GST_CUDA_STREAM
+  {
+    /* Queue the analysis behind the work that wrote the buffer. */
+    GstCudaStream *cuda_stream = gst_cuda_memory_get_stream(cmem);
+    *stream = cuda_stream ? (void *)gst_cuda_stream_get_handle(cuda_stream) : NULL;
+  }
+#endif
+  return TRUE;
+}
+#endif
+
+/* Runs the library on a buffer; the results land in self->stats. */
+static GstFlowReturn gst_lumahist_analyze(GstLumahist *self, GstBuffer *buffer,
+                                          const LhOptions *options)
+{
+  GstVideoFrame vframe;
+  GstMapFlags flags = GST_MAP_READ;
+  LhMemory memory = LH_MEMORY_HOST;
+  void *stream = NULL;
+  LhFrame frame;
+  int status;
+
+#ifdef HAVE_GST_CUDA
+  if (!gst_lumahist_prepare_cuda(self, buffer, &flags, &memory, &stream))
+    return GST_FLOW_ERROR;
+#endif
+  if (!gst_video_frame_map(&vframe, &self->info, buffer, flags))
+    goto map_failed;
+
+  memset(&frame, 0, sizeof frame);
+  frame.format = self->lh_format;
+  frame.memory = memory;
+  frame.width = GST_VIDEO_FRAME_WIDTH(&vframe);
+  frame.height = GST_VIDEO_FRAME_HEIGHT(&vframe);
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&vframe) && i < G_N_ELEMENTS(frame.planes); i++) {
+    frame.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(&vframe, i);
+    frame.strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(&vframe, i);
+  }
+
+  if (!gst_lumahist_enter(self)) {
+    gst_video_frame_unmap(&vframe);
+    goto push_failed;
+  }
+  status = lh_context_set_stream(self->lh, stream);
+  if (status == LH_OK)
+    status = lh_analyze(self->lh, &frame, options, &self->stats);
+  gst_lumahist_leave(self);
+  gst_video_frame_unmap(&vframe);
+  if (status < 0)
+    goto analyze_failed;
+  return GST_FLOW_OK;
+
+  /* ERRORS */
+map_failed:
+  GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Could not map a video frame."),
+                    ("buffer %" GST_PTR_FORMAT " does not fit the caps", buffer));
+  return GST_FLOW_ERROR;
+push_failed:
+  GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not make the CUDA context current."), (NULL));
+  return GST_FLOW_ERROR;
+analyze_failed:
+  GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not analyse a frame."),
+                    ("%s: %s", lh_status_name(status), lh_last_error()));
+  return GST_FLOW_ERROR;
+}
+
+static GValue uint64_array(const uint64_t *values, gsize n)
+{
+  GValue array = G_VALUE_INIT;
+  GValue item = G_VALUE_INIT;
+
+  gst_value_array_init(&array, (guint)n);
+  g_value_init(&item, G_TYPE_UINT64);
+  for (gsize i = 0; i < n; i++) {
+    g_value_set_uint64(&item, values[i]);
+    gst_value_array_append_value(&array, &item);
+  }
+  g_value_unset(&item);
+  return array;
+}
+
+static GValue uint_array(const uint32_t *values, gsize n)
+{
+  GValue array = G_VALUE_INIT;
+  GValue item = G_VALUE_INIT;
+
+  gst_value_array_init(&array, (guint)n);
+  g_value_init(&item, G_TYPE_UINT);
+  for (gsize i = 0; i < n; i++) {
+    g_value_set_uint(&item, values[i]);
+    gst_value_array_append_value(&array, &item);
+  }
+  g_value_unset(&item);
+  return array;
+}
+
+static GValue double_array(const double *values, gsize n)
+{
+  GValue array = G_VALUE_INIT;
+  GValue item = G_VALUE_INIT;
+
+  gst_value_array_init(&array, (guint)n);
+  g_value_init(&item, G_TYPE_DOUBLE);
+  for (gsize i = 0; i < n; i++) {
+    g_value_set_double(&item, values[i]);
+    gst_value_array_append_value(&array, &item);
+  }
+  g_value_unset(&item);
+  return array;
+}
+
+/* The `lumahist` element message for the frame in self->stats; the fields are
+ * documented at the top of this file and in plugin/README.md. */
+static GstMessage *gst_lumahist_message_new(GstLumahist *self, GstBuffer *buffer, guint64 frame,
+                                            gboolean with_histogram)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM(self);
+  const LhStats *st = &self->stats;
+  GstClockTime timestamp = GST_BUFFER_PTS(buffer);
+  GstClockTime stream_time = GST_CLOCK_TIME_NONE;
+  GstClockTime running_time = GST_CLOCK_TIME_NONE;
+  GstStructure *s;
+  GValue array;
+  gsize n = (gsize)st->n_percentiles;
+
+  if (trans->segment.format == GST_FORMAT_TIME) {
+    stream_time = gst_segment_to_stream_time(&trans->segment, GST_FORMAT_TIME, timestamp);
+    running_time = gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME, timestamp);
+  }
+
+  s = gst_structure_new(
+      "lumahist", "timestamp", G_TYPE_UINT64, (guint64)timestamp, "stream-time", G_TYPE_UINT64,
+      (guint64)stream_time, "running-time", G_TYPE_UINT64, (guint64)running_time, "duration",
+      G_TYPE_UINT64, (guint64)GST_BUFFER_DURATION(buffer), "frame", G_TYPE_UINT64, frame, "backend",
+      G_TYPE_STRING, lh_backend_name(lh_context_backend(self->lh)), "format", G_TYPE_STRING,
+      GST_VIDEO_INFO_NAME(&self->info), "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH(&self->info),
+      "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT(&self->info), "bit-depth", G_TYPE_INT,
+      st->bit_depth, "matrix", G_TYPE_STRING, lh_matrix_name(st->matrix), "range", G_TYPE_STRING,
+      lh_range_name(st->range), "count", G_TYPE_UINT64, (guint64)st->count, "mean", G_TYPE_DOUBLE,
+      st->mean, "stddev", G_TYPE_DOUBLE, st->stddev, "min", G_TYPE_UINT, (guint)st->min, "max",
+      G_TYPE_UINT, (guint)st->max, "median", G_TYPE_UINT, (guint)st->median, "mean-norm",
+      G_TYPE_DOUBLE, st->mean_norm, "stddev-norm", G_TYPE_DOUBLE, st->stddev_norm, "min-norm",
+      G_TYPE_DOUBLE, st->min_norm, "max-norm", G_TYPE_DOUBLE, st->max_norm, "median-norm",
+      G_TYPE_DOUBLE, st->median_norm, "clipped-low-count", G_TYPE_UINT64,
+      (guint64)st->clipped_low_count, "clipped-high-count", G_TYPE_UINT64,
+      (guint64)st->clipped_high_count, "below-legal-count", G_TYPE_UINT64,
+      (guint64)st->below_legal_count, "above-legal-count", G_TYPE_UINT64,
+      (guint64)st->above_legal_count, "clipped-low", G_TYPE_DOUBLE, st->clipped_low, "clipped-high",
+      G_TYPE_DOUBLE, st->clipped_high, "below-legal", G_TYPE_DOUBLE, st->below_legal, "above-legal",
+      G_TYPE_DOUBLE, st->above_legal, NULL);
+
+  array = double_array(st->percentile_p, n);
+  gst_structure_take_value(s, "percentiles", &array);
+  array = uint_array(st->percentile_value, n);
+  gst_structure_take_value(s, "percentile-values", &array);
+  array = double_array(st->percentile_norm, n);
+  gst_structure_take_value(s, "percentile-norms", &array);
+  if (with_histogram) {
+    array = uint64_array(st->histogram, st->n_bins);
+    gst_structure_take_value(s, "histogram", &array);
+  }
+  return gst_message_new_element(GST_OBJECT(self), s);
+}
+
+static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
+{
+  GstLumahist *self = GST_LUMAHIST(trans);
+  LhOptions options;
+  GstLumahistMatrix matrix;
+  GstLumahistRange range;
+  gboolean post_messages, post_histogram, attach_meta, want_message;
+  guint interval;
+  guint64 frame;
+  GstFlowReturn ret;
+
+  /* A gap carries no picture to measure. */
+  if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_GAP))
+    return GST_FLOW_OK;
+
+  GST_OBJECT_LOCK(self);
+  options = self->options;
+  matrix = self->matrix;
+  range = self->range;
+  post_messages = self->post_messages;
+  interval = self->message_interval;
+  post_histogram = self->post_histogram;
+  attach_meta = self->attach_meta;
+  GST_OBJECT_UNLOCK(self);
+
+  frame = self->frame_count++;
+  want_message = post_messages && frame % interval == 0;
+  /* In analyze mode an unreported frame without a meta needs no work. */
+  if (!want_message && !attach_meta)
+    return GST_FLOW_OK;
+
+  options.matrix = matrix == GST_LUMAHIST_MATRIX_AUTO     ? self->caps_matrix
+                   : matrix == GST_LUMAHIST_MATRIX_BT709  ? LH_MATRIX_BT709
+                   : matrix == GST_LUMAHIST_MATRIX_BT2020 ? LH_MATRIX_BT2020
+                                                          : LH_MATRIX_BT601;
+  options.range = range == GST_LUMAHIST_RANGE_AUTO      ? self->caps_range
+                  : range == GST_LUMAHIST_RANGE_LIMITED ? LH_RANGE_LIMITED
+                                                        : LH_RANGE_FULL;
+
+  ret = gst_lumahist_analyze(self, buffer, &options);
+  if (ret != GST_FLOW_OK)
+    return ret;
+
+  if (want_message)
+    gst_element_post_message(GST_ELEMENT(self),
+                             gst_lumahist_message_new(self, buffer, frame, post_histogram));
+  if (attach_meta && gst_buffer_is_writable(buffer))
+    gst_buffer_add_lumahist_meta(buffer, lh_context_backend(self->lh), frame, &self->stats);
+  return GST_FLOW_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Properties                                                                */
+
+static void gst_lumahist_set_percentiles(GstLumahist *self, const gchar *list)
+{
+  LhOptions parsed;
+
+  if (!list)
+    list = "";
+  lh_options_init(&parsed);
+  if (lh_options_set_percentiles(&parsed, list) < 0) {
+    g_warning("lumahist: ignoring percentiles \"%s\": %s", list, lh_last_error());
+    return;
+  }
+  self->options.n_percentiles = parsed.n_percentiles;
+  memcpy(self->options.percentiles, parsed.percentiles, sizeof parsed.percentiles);
+  g_free(self->percentiles);
+  self->percentiles = g_strdup(list);
+}
+
+static void gst_lumahist_set_property(GObject *object, guint prop_id, const GValue *value,
+                                      GParamSpec *pspec)
+{
+  GstLumahist *self = GST_LUMAHIST(object);
+
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_MODE:
+    self->mode = g_value_get_enum(value);
+    break;
+  case PROP_BACKEND:
+    self->backend = g_value_get_enum(value);
+    break;
+  case PROP_CUDA_DEVICE_ID:
+    self->cuda_device_id = g_value_get_int(value);
+    break;
+  case PROP_MATRIX:
+    self->matrix = g_value_get_enum(value);
+    break;
+  case PROP_RANGE:
+    self->range = g_value_get_enum(value);
+    break;
+  case PROP_PERCENTILES:
+    gst_lumahist_set_percentiles(self, g_value_get_string(value));
+    break;
+  case PROP_PERCENTILE_METHOD:
+    self->options.percentile_method = g_value_get_enum(value);
+    break;
+  case PROP_POST_MESSAGES:
+    self->post_messages = g_value_get_boolean(value);
+    break;
+  case PROP_MESSAGE_INTERVAL:
+    self->message_interval = g_value_get_uint(value);
+    break;
+  case PROP_POST_HISTOGRAM:
+    self->post_histogram = g_value_get_boolean(value);
+    break;
+  case PROP_ATTACH_META:
+    self->attach_meta = g_value_get_boolean(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_lumahist_get_property(GObject *object, guint prop_id, GValue *value,
+                                      GParamSpec *pspec)
+{
+  GstLumahist *self = GST_LUMAHIST(object);
+
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+  case PROP_MODE:
+    g_value_set_enum(value, self->mode);
+    break;
+  case PROP_BACKEND:
+    g_value_set_enum(value, self->backend);
+    break;
+  case PROP_ACTIVE_BACKEND:
+    g_value_set_string(value, self->active_backend);
+    break;
+  case PROP_CUDA_DEVICE_ID:
+    g_value_set_int(value, self->cuda_device_id);
+    break;
+  case PROP_MATRIX:
+    g_value_set_enum(value, self->matrix);
+    break;
+  case PROP_RANGE:
+    g_value_set_enum(value, self->range);
+    break;
+  case PROP_PERCENTILES:
+    g_value_set_string(value, self->percentiles);
+    break;
+  case PROP_PERCENTILE_METHOD:
+    g_value_set_enum(value, self->options.percentile_method);
+    break;
+  case PROP_POST_MESSAGES:
+    g_value_set_boolean(value, self->post_messages);
+    break;
+  case PROP_MESSAGE_INTERVAL:
+    g_value_set_uint(value, self->message_interval);
+    break;
+  case PROP_POST_HISTOGRAM:
+    g_value_set_boolean(value, self->post_histogram);
+    break;
+  case PROP_ATTACH_META:
+    g_value_set_boolean(value, self->attach_meta);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_lumahist_finalize(GObject *object)
+{
+  GstLumahist *self = GST_LUMAHIST(object);
+
+  gst_lumahist_close_library(self);
+  lh_stats_clear(&self->stats);
+#ifdef HAVE_GST_CUDA
+  gst_clear_object(&self->cuda_ctx);
+#endif
+  g_free(self->percentiles);
+  G_OBJECT_CLASS(parent_class)->finalize(object);
+}
+
+static void gst_lumahist_class_init(GstLumahistClass *klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
+  const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
+
+  GST_DEBUG_CATEGORY_INIT(gst_lumahist_debug, "lumahist", 0, "lumahist element");
+
+  gobject_class->set_property = gst_lumahist_set_property;
+  gobject_class->get_property = gst_lumahist_get_property;
+  gobject_class->finalize = gst_lumahist_finalize;
+
+  properties[PROP_MODE] = g_param_spec_enum(
+      "mode", "Mode", "What to do with the frames (more modes come with equalization)",
+      GST_TYPE_LUMAHIST_MODE, DEFAULT_MODE, rw_ready);
+  properties[PROP_BACKEND] =
+      g_param_spec_enum("backend", "Backend", "Where to compute; applies when the element starts",
+                        GST_TYPE_LUMAHIST_BACKEND, DEFAULT_BACKEND, rw_ready);
+  properties[PROP_ACTIVE_BACKEND] =
+      g_param_spec_string("active-backend", "Active backend",
+                          "The backend in use: \"cpu\" or \"cuda\" once started, \"none\" before",
+                          "none", G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_CUDA_DEVICE_ID] = g_param_spec_int(
+      "cuda-device-id", "CUDA device ID",
+      "The CUDA device to use when no CUDA context is shared with the pipeline (-1: any)", -1,
+      G_MAXINT, DEFAULT_CUDA_DEVICE_ID, rw_ready);
+  properties[PROP_MATRIX] = g_param_spec_enum(
+      "matrix", "Matrix", "R'G'B' to Y' weights for RGB input, reported for every input",
+      GST_TYPE_LUMAHIST_MATRIX, DEFAULT_MATRIX, rw);
+  properties[PROP_RANGE] =
+      g_param_spec_enum("range", "Range", "How code values are read: full or limited range",
+                        GST_TYPE_LUMAHIST_RANGE, DEFAULT_RANGE, rw);
+  properties[PROP_PERCENTILES] = g_param_spec_string(
+      "percentiles", "Percentiles",
+      "Comma-separated percentiles to report, each in [0, 100], at most 64 (the median is "
+      "always reported)",
+      DEFAULT_PERCENTILES, rw);
+  properties[PROP_PERCENTILE_METHOD] =
+      g_param_spec_enum("percentile-method", "Percentile method",
+                        "How percentiles are found (all methods give the same values)",
+                        GST_TYPE_LUMAHIST_PERCENTILE_METHOD, DEFAULT_PERCENTILE_METHOD, rw);
+  properties[PROP_POST_MESSAGES] = g_param_spec_boolean(
+      "post-messages", "Post messages", "Post a \"lumahist\" element message per analysed frame",
+      DEFAULT_POST_MESSAGES, rw);
+  properties[PROP_MESSAGE_INTERVAL] = g_param_spec_uint(
+      "message-interval", "Message interval",
+      "Post a message for the first of every N frames (frames without a message and "
+      "without a meta are not analysed)",
+      1, G_MAXUINT, DEFAULT_MESSAGE_INTERVAL, rw);
+  properties[PROP_POST_HISTOGRAM] = g_param_spec_boolean(
+      "post-histogram", "Post histogram", "Put the histogram in the messages (2^bit-depth values)",
+      DEFAULT_POST_HISTOGRAM, rw);
+  properties[PROP_ATTACH_META] = g_param_spec_boolean(
+      "attach-meta", "Attach meta",
+      "Attach a GstLumahistMeta with the statistics to every frame (analyses every frame)",
+      DEFAULT_ATTACH_META, rw);
+  g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
+
+  gst_element_class_set_static_metadata(
+      element_class, "Luminance histogram", "Filter/Analyzer/Video",
+      "Measures the luma histogram, statistics and percentiles of video frames on an NVIDIA GPU "
+      "or the CPU and posts them as messages and buffer metas",
+      "lumahist developers");
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  element_class->set_context = GST_DEBUG_FUNCPTR(gst_lumahist_set_context);
+
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->transform_ip_on_passthrough = TRUE;
+  trans_class->start = GST_DEBUG_FUNCPTR(gst_lumahist_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR(gst_lumahist_stop);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_lumahist_set_caps);
+  trans_class->query = GST_DEBUG_FUNCPTR(gst_lumahist_query);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_lumahist_sink_event);
+  trans_class->prepare_output_buffer = GST_DEBUG_FUNCPTR(gst_lumahist_prepare_output_buffer);
+  trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_lumahist_transform_ip);
+
+  gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_MODE, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_BACKEND, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_MATRIX, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_RANGE, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_PERCENTILE_METHOD, 0);
+
+  /* Registered here so that applications find the meta's API by name as soon
+   * as the element exists. */
+  gst_lumahist_meta_get_info();
+#ifdef HAVE_GST_CUDA
+  gst_cuda_memory_init_once();
+#endif
+}
+
+static void gst_lumahist_init(GstLumahist *self)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM(self);
+
+  self->mode = DEFAULT_MODE;
+  self->backend = DEFAULT_BACKEND;
+  self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
+  self->matrix = DEFAULT_MATRIX;
+  self->range = DEFAULT_RANGE;
+  self->post_messages = DEFAULT_POST_MESSAGES;
+  self->message_interval = DEFAULT_MESSAGE_INTERVAL;
+  self->post_histogram = DEFAULT_POST_HISTOGRAM;
+  self->attach_meta = DEFAULT_ATTACH_META;
+  self->active_backend = "none";
+  lh_options_init(&self->options);
+  self->options.percentile_method = DEFAULT_PERCENTILE_METHOD;
+  gst_lumahist_set_percentiles(self, DEFAULT_PERCENTILES);
+  lh_stats_init(&self->stats);
+  gst_video_info_init(&self->info);
+
+  /* Analysis reads frames in place and passes them on as they are; the
+   * rewriting modes will turn passthrough off. */
+  gst_base_transform_set_in_place(trans, TRUE);
+  gst_base_transform_set_passthrough(trans, self->mode == GST_LUMAHIST_MODE_ANALYZE);
+}
