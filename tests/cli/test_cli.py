@@ -425,6 +425,13 @@ def check_formats(tmp):
           f"the test's own walk order is not as designed: {order[:6]}")
     check(set(order) == set(samples), "the test's walk misses files")
 
+    # The decoding route used for samples/ agrees with the arrays the files were made of.
+    for path, sample in samples.items():
+        if sample.kind != "jpeg":
+            y, depth = decoded_luma(path)
+            check(depth == sample.bit_depth and np.array_equal(y, sample.luma()),
+                  f"the test's own decoding of {path} differs from what it wrote")
+
     _, records, err = run_jsonl("--backend", "cpu", "--percentiles", PERCENTILES, top)
     check(err == "", f"stderr not empty on success: {err!r}")
     check([r.get("path") for r in records] == order,
