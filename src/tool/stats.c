@@ -251,10 +251,12 @@ int lht_stats_main(int argc, char **argv)
   LhtWriter *writer = lht_writer_new(stdout, format, &options, !args.no_histogram, paths);
   LhStats stats;
   lh_stats_init(&stats);
-  for (guint i = 0; i < paths->len; i++)
-    ok = stats_one(context, g_ptr_array_index(paths, i), &options, (uint64_t)args.max_pixels,
-                   &stats, writer) &&
-         ok;
+  for (guint i = 0; i < paths->len; i++) {
+    /* A failed file is reported and the run goes on; the status tells at the end. */
+    if (!stats_one(context, g_ptr_array_index(paths, i), &options, (uint64_t)args.max_pixels,
+                   &stats, writer))
+      ok = false;
+  }
   lh_stats_clear(&stats);
   if (!lht_writer_finish(writer)) {
     lht_error(NULL, "writing the records failed: %s", g_strerror(errno));
