@@ -114,9 +114,8 @@ static int read_png(PngState *state, const char *path, uint64_t max_pixels, Lhio
     return lhio_fail(LH_ERROR_CORRUPT, path, "image has no pixels (%ux%u)", (unsigned)width,
                      (unsigned)height);
   if ((uint64_t)width * height > max_pixels)
-    return lhio_fail(LH_ERROR_TOO_LARGE, path,
-                     "%ux%u is %llu pixels, above the limit of %llu", (unsigned)width,
-                     (unsigned)height, (unsigned long long)width * height,
+    return lhio_fail(LH_ERROR_TOO_LARGE, path, "%ux%u is %llu pixels, above the limit of %llu",
+                     (unsigned)width, (unsigned)height, (unsigned long long)width * height,
                      (unsigned long long)max_pixels);
   if (width > INT_MAX || height > INT_MAX)
     return lhio_fail(LH_ERROR_TOO_LARGE, path, "%ux%u is too large", (unsigned)width,
@@ -184,8 +183,7 @@ static int read_png(PngState *state, const char *path, uint64_t max_pixels, Lhio
     if (!state->alpha)
       return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for the alpha plane");
     for (size_t i = 0; i < pixels; i++) {
-      memmove(state->pixels + i * sample_bytes, state->pixels + 2 * i * sample_bytes,
-              sample_bytes);
+      memmove(state->pixels + i * sample_bytes, state->pixels + 2 * i * sample_bytes, sample_bytes);
       memcpy(state->alpha + i * sample_bytes, state->pixels + (2 * i + 1) * sample_bytes,
              sample_bytes);
     }
@@ -201,8 +199,8 @@ static int read_png(PngState *state, const char *path, uint64_t max_pixels, Lhio
   image->alpha = state->alpha;
   state->pixels = NULL;
   state->alpha = NULL;
-  lhio_set_frame(image, formats[sample_bytes - 1][channels - 1], (int)width, (int)height,
-                 out_depth, stride);
+  lhio_set_frame(image, formats[sample_bytes - 1][channels - 1], (int)width, (int)height, out_depth,
+                 stride);
   return LH_OK;
 }
 

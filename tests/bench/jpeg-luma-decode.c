@@ -50,8 +50,8 @@ static int compare_names(const void *a, const void *b)
 /* The histogram and mean of what a read gave: luma of RGB, or Y as it is. */
 static double histogram(const LhioImage *img, uint64_t bins[256])
 {
-  static const LhiLumaWeights bt601 = {LHI_BT601_KR,
-                                       LHI_LUMA_ONE - LHI_BT601_KR - LHI_BT601_KB, LHI_BT601_KB};
+  static const LhiLumaWeights bt601 = {LHI_BT601_KR, LHI_LUMA_ONE - LHI_BT601_KR - LHI_BT601_KB,
+                                       LHI_BT601_KB};
   memset(bins, 0, 256 * sizeof *bins);
   const LhFrame *f = &img->frame;
   uint64_t sum = 0;
@@ -130,7 +130,8 @@ int main(int argc, char **argv)
   printf("%-28s %9s %4s | %7s %7s %17s | %17s | %6s | %s\n", "image", "size", "samp", "RGB dec",
          "+luma", "full", "luma-only", "saving", "mean Y' / Y");
   double *full = malloc(repeat * sizeof *full), *luma = malloc(repeat * sizeof *luma);
-  double *full_dec = malloc(repeat * sizeof *full_dec), *luma_dec = malloc(repeat * sizeof *luma_dec);
+  double *full_dec = malloc(repeat * sizeof *full_dec),
+         *luma_dec = malloc(repeat * sizeof *luma_dec);
   double total_full = 0, total_luma = 0;
   double mpix = 0;
   int measured = 0;
@@ -160,8 +161,9 @@ int main(int argc, char **argv)
     if (!ok)
       continue;
     double f = median(full, repeat), l = median(luma, repeat), fd = median(full_dec, repeat);
-    printf("%-28s %4dx%-4d %dx%d | %7.3f %7.3f %7.3f (%7.3f) | %7.3f (%7.3f) | %5.2fx | %.2f / %.2f\n",
-           names[k], w, h, hs, vs, fd, f - fd, f, full[0], l, luma[0], f / l, mean_full, mean_luma);
+    printf(
+        "%-28s %4dx%-4d %dx%d | %7.3f %7.3f %7.3f (%7.3f) | %7.3f (%7.3f) | %5.2fx | %.2f / %.2f\n",
+        names[k], w, h, hs, vs, fd, f - fd, f, full[0], l, luma[0], f / l, mean_full, mean_luma);
     total_full += f;
     total_luma += l;
     mpix += (double)w * h / 1e6;

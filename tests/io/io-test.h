@@ -24,22 +24,22 @@
 
 static int test_failures;
 
-#define CHECK(cond, ...)                                                                          \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      test_failures++;                                                                            \
-      fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond);                          \
-      fprintf(stderr, __VA_ARGS__);                                                               \
-      fprintf(stderr, "\n");                                                                      \
-    }                                                                                             \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      test_failures++;                                                                             \
+      fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond);                           \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+    }                                                                                              \
   } while (0)
 
 /* A status check that prints the library's message with the failure. */
-#define CHECK_STATUS(expr, expected, what)                                                        \
-  do {                                                                                            \
-    int status_ = (expr);                                                                         \
-    CHECK(status_ == (expected), "%s: status %d (%s), expected %d (%s): %s", (what), status_,     \
-          lh_status_name(status_), (int)(expected), lh_status_name(expected), lh_last_error());   \
+#define CHECK_STATUS(expr, expected, what)                                                         \
+  do {                                                                                             \
+    int status_ = (expr);                                                                          \
+    CHECK(status_ == (expected), "%s: status %d (%s), expected %d (%s): %s", (what), status_,      \
+          lh_status_name(status_), (int)(expected), lh_status_name(expected), lh_last_error());    \
   } while (0)
 
 static inline int test_result(const char *name)
@@ -187,17 +187,16 @@ static inline void raw_png_write(const char *path, const RawPng *raw)
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, raw_png_error, NULL);
   png_infop info = png_create_info_struct(png);
   png_init_io(png, f);
-  png_set_IHDR(png, info, raw->width, raw->height, raw->bit_depth, raw->color_type,
-               raw->interlace, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_set_IHDR(png, info, raw->width, raw->height, raw->bit_depth, raw->color_type, raw->interlace,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   if (raw->color_type == PNG_COLOR_TYPE_PALETTE)
     png_set_PLTE(png, info, raw->palette, raw->n_palette);
   if (raw->n_trans || raw->has_trans_color)
     png_set_tRNS(png, info, raw->n_trans ? raw->trans_alpha : NULL, raw->n_trans,
                  raw->has_trans_color ? (png_color_16p)&raw->trans_color : NULL);
   if (raw->text) {
-    png_text text = {.compression = PNG_TEXT_COMPRESSION_NONE,
-                     .key = "Comment",
-                     .text = (char *)raw->text};
+    png_text text = {
+        .compression = PNG_TEXT_COMPRESSION_NONE, .key = "Comment", .text = (char *)raw->text};
     png_set_text(png, info, &text, 1);
   }
   png_write_info(png, info);

@@ -32,8 +32,12 @@ static void expect_read_error(const char *path, int status, const char *what)
 /* A small valid PNG written with plain libpng, its bytes returned. */
 static uint8_t *make_png(const char *path, int w, int h, size_t *size, const char *text)
 {
-  RawPng raw = {.width = w, .height = h, .color_type = PNG_COLOR_TYPE_RGB, .bit_depth = 8,
-                .channels = 3, .text = text};
+  RawPng raw = {.width = w,
+                .height = h,
+                .color_type = PNG_COLOR_TYPE_RGB,
+                .bit_depth = 8,
+                .channels = 3,
+                .text = text};
   raw.samples = calloc((size_t)w * h * 3, sizeof *raw.samples);
   for (int i = 0; i < w * h * 3; i++)
     raw.samples[i] = (uint16_t)(i * 7 % 256);
@@ -48,8 +52,12 @@ static uint8_t *make_jpeg(const char *path, int w, int h, size_t *size)
   for (int i = 0; i < w * h * 3; i++)
     p[i] = (uint8_t)(i * 13 % 256);
   LhioImage img = {.type = LHIO_FILE_JPEG, .pixels = p};
-  img.frame = (LhFrame){.format = LH_FORMAT_RGB, .memory = LH_MEMORY_HOST, .width = w,
-                        .height = h, .bit_depth = 8, .planes = {p}};
+  img.frame = (LhFrame){.format = LH_FORMAT_RGB,
+                        .memory = LH_MEMORY_HOST,
+                        .width = w,
+                        .height = h,
+                        .bit_depth = 8,
+                        .planes = {p}};
   if (lhio_write(path, &img, NULL) != LH_OK) {
     fprintf(stderr, "cannot write %s: %s\n", path, lh_last_error());
     exit(99);
@@ -82,10 +90,9 @@ static void test_sniff(void)
   static const struct {
     const char *name;
     bool image;
-  } names[] = {{"a.png", true},     {"a.PNG", true},     {"dir/b.jpg", true},
-               {"c.JPeG", true},    {"d.jpe", false},    {"e.png.txt", false},
-               {"png", false},      {".png", true},      {"dir.png/file", false},
-               {"f.tiff", false},   {"", false}};
+  } names[] = {{"a.png", true},         {"a.PNG", true},      {"dir/b.jpg", true}, {"c.JPeG", true},
+               {"d.jpe", false},        {"e.png.txt", false}, {"png", false},      {".png", true},
+               {"dir.png/file", false}, {"f.tiff", false},    {"", false}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     CHECK(lhio_is_image_name(names[i].name) == names[i].image, "lhio_is_image_name(\"%s\")",
           names[i].name);
@@ -225,8 +232,12 @@ static LhioImage small_rgb(void)
   for (size_t i = 0; i < sizeof pixels; i++)
     pixels[i] = (uint8_t)(i * 20);
   LhioImage img = {.type = LHIO_FILE_PNG};
-  img.frame = (LhFrame){.format = LH_FORMAT_RGB, .memory = LH_MEMORY_HOST, .width = 4,
-                        .height = 3, .bit_depth = 8, .planes = {pixels}};
+  img.frame = (LhFrame){.format = LH_FORMAT_RGB,
+                        .memory = LH_MEMORY_HOST,
+                        .width = 4,
+                        .height = 3,
+                        .bit_depth = 8,
+                        .planes = {pixels}};
   return img;
 }
 
@@ -257,8 +268,10 @@ static void test_writes(const char *dir)
   test_write_file(test_path(folder, "keep"), "k", 1);
   CHECK_STATUS(lhio_write(folder, &img, NULL), LH_ERROR_IO, "write over a folder");
   check_message("write over a folder", folder);
-  CHECK(test_count_entries(wdir) == 2, "%d entries in the output folder after a failed write, "
-        "expected 2 (a temporary file left behind?)", test_count_entries(wdir));
+  CHECK(test_count_entries(wdir) == 2,
+        "%d entries in the output folder after a failed write, "
+        "expected 2 (a temporary file left behind?)",
+        test_count_entries(wdir));
 
   /* Refused images create nothing. */
   LhioImage wide = img;
@@ -278,12 +291,12 @@ static void test_writes(const char *dir)
                "frame without pixels");
   LhioImage narrow = img;
   narrow.frame.strides[0] = 5;
-  CHECK_STATUS(lhio_write(test_path(wdir, "narrow.png"), &narrow, NULL),
-               LH_ERROR_INVALID_ARGUMENT, "stride below a row");
+  CHECK_STATUS(lhio_write(test_path(wdir, "narrow.png"), &narrow, NULL), LH_ERROR_INVALID_ARGUMENT,
+               "stride below a row");
   LhioImage device = img;
   device.frame.memory = LH_MEMORY_CUDA;
-  CHECK_STATUS(lhio_write(test_path(wdir, "device.png"), &device, NULL),
-               LH_ERROR_INVALID_ARGUMENT, "device memory");
+  CHECK_STATUS(lhio_write(test_path(wdir, "device.png"), &device, NULL), LH_ERROR_INVALID_ARGUMENT,
+               "device memory");
   LhioImage untyped = img;
   untyped.type = LHIO_FILE_UNKNOWN;
   CHECK_STATUS(lhio_write(test_path(wdir, "out.tiff"), &untyped, NULL), LH_ERROR_INVALID_ARGUMENT,

@@ -26,8 +26,12 @@ static uint8_t *make_photo(int w, int h, int channels, uint64_t *seed)
 static LhioImage wrap(uint8_t *pixels, LhFormat format, int w, int h)
 {
   LhioImage img = {.type = LHIO_FILE_JPEG, .pixels = pixels};
-  img.frame = (LhFrame){.format = format, .memory = LH_MEMORY_HOST, .width = w, .height = h,
-                        .bit_depth = 8, .planes = {pixels}};
+  img.frame = (LhFrame){.format = format,
+                        .memory = LH_MEMORY_HOST,
+                        .width = w,
+                        .height = h,
+                        .bit_depth = 8,
+                        .planes = {pixels}};
   return img;
 }
 
@@ -203,20 +207,20 @@ static void test_colour(const char *dir, uint64_t *seed)
     CHECK(hd.space == JCS_YCbCr && hd.components == 3, "%s: coded as space %d", what, hd.space);
     CHECK(hd.h_samp[0] == hs && hd.v_samp[0] == vs && hd.h_samp[1] == 1 && hd.v_samp[1] == 1 &&
               hd.h_samp[2] == 1 && hd.v_samp[2] == 1,
-          "%s: file has Y %dx%d Cb %dx%d Cr %dx%d", what, hd.h_samp[0], hd.v_samp[0],
-          hd.h_samp[1], hd.v_samp[1], hd.h_samp[2], hd.v_samp[2]);
+          "%s: file has Y %dx%d Cb %dx%d Cr %dx%d", what, hd.h_samp[0], hd.v_samp[0], hd.h_samp[1],
+          hd.v_samp[1], hd.h_samp[2], hd.v_samp[2]);
 
     LhioImage back;
     CHECK_STATUS(lhio_read(path, LHIO_READ_FULL, 0, &back), LH_OK, what);
     if (back.pixels) {
-      CHECK(back.frame.format == LH_FORMAT_RGB && back.frame.width == w &&
-                back.frame.height == h && back.frame.strides[0] == (size_t)w * 3,
+      CHECK(back.frame.format == LH_FORMAT_RGB && back.frame.width == w && back.frame.height == h &&
+                back.frame.strides[0] == (size_t)w * 3,
             "%s: read as %s %dx%d", what, lh_format_name(back.frame.format), back.frame.width,
             back.frame.height);
       CHECK(back.jpeg_h_samp == hs && back.jpeg_v_samp == vs && back.source_channels == 3 &&
                 !back.luma_only,
-            "%s: image says sampling %dx%d, %d channels", what, back.jpeg_h_samp,
-            back.jpeg_v_samp, back.source_channels);
+            "%s: image says sampling %dx%d, %d channels", what, back.jpeg_h_samp, back.jpeg_v_samp,
+            back.source_channels);
       double mean;
       int max;
       error_stats(src, back.pixels, (size_t)w * h * 3, &mean, &max);
@@ -251,9 +255,8 @@ static void test_luma_only(const char *dir, uint64_t *seed)
     int w, h, hs, vs;
     bool progressive;
   } cases[] = {
-      {160, 120, 2, 2, false}, {33, 17, 2, 2, false}, {97, 61, 2, 1, false},
-      {64, 48, 1, 1, false},   {75, 53, 1, 2, false}, {129, 95, 2, 2, true},
-      {1, 1, 2, 2, false},
+      {160, 120, 2, 2, false}, {33, 17, 2, 2, false}, {97, 61, 2, 1, false}, {64, 48, 1, 1, false},
+      {75, 53, 1, 2, false},   {129, 95, 2, 2, true}, {1, 1, 2, 2, false},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     int w = cases[k].w, h = cases[k].h;

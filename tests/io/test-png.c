@@ -141,7 +141,7 @@ static void expect_written(const RawPng *src, const Expected *e, RawPng *out)
   bool trns = src->n_trans > 0 || src->has_trans_color;
   if (src->color_type == PNG_COLOR_TYPE_PALETTE || trns) {
     out->bit_depth = e->depth;
-    out->color_type = e->alpha_plane        ? PNG_COLOR_TYPE_GRAY_ALPHA
+    out->color_type = e->alpha_plane     ? PNG_COLOR_TYPE_GRAY_ALPHA
                       : e->channels == 4 ? PNG_COLOR_TYPE_RGB_ALPHA
                                          : PNG_COLOR_TYPE_RGB;
     out->channels = raw_png_channels(out->color_type);
@@ -186,8 +186,8 @@ static void compare_raw(const char *what, const RawPng *got, const RawPng *want)
   CHECK(bad == 0, "%s: %zu samples differ", what, bad);
 }
 
-static void make_raw(RawPng *raw, int color_type, int depth, bool trns, int interlace, int w,
-                     int h, uint64_t *seed)
+static void make_raw(RawPng *raw, int color_type, int depth, bool trns, int interlace, int w, int h,
+                     uint64_t *seed)
 {
   memset(raw, 0, sizeof *raw);
   raw->width = w;
@@ -254,8 +254,8 @@ static void test_case(const char *dir, int color_type, int depth, bool trns, int
                       int h, uint64_t *seed)
 {
   char what[128];
-  snprintf(what, sizeof what, "type %d depth %d%s%s %dx%d", color_type, depth,
-           trns ? " tRNS" : "", interlace ? " Adam7" : "", w, h);
+  snprintf(what, sizeof what, "type %d depth %d%s%s %dx%d", color_type, depth, trns ? " tRNS" : "",
+           interlace ? " Adam7" : "", w, h);
   RawPng src, want, got;
   make_raw(&src, color_type, depth, trns, interlace, w, h, seed);
   const char *in = test_path(dir, "in.png");
@@ -272,8 +272,8 @@ static void test_case(const char *dir, int color_type, int depth, bool trns, int
     CHECK(img.source_bit_depth == depth, "%s: source depth %d", what, img.source_bit_depth);
     CHECK(img.source_palette == (color_type == PNG_COLOR_TYPE_PALETTE), "%s: palette flag", what);
     CHECK(img.source_interlaced == (interlace != 0), "%s: interlace flag", what);
-    CHECK(img.source_channels == e.channels + (e.alpha_plane ? 1 : 0),
-          "%s: source channels %d", what, img.source_channels);
+    CHECK(img.source_channels == e.channels + (e.alpha_plane ? 1 : 0), "%s: source channels %d",
+          what, img.source_channels);
     CHECK(!img.luma_only, "%s: luma_only set for a PNG", what);
 
     /* Luma mode reads a PNG in full. */
@@ -310,9 +310,9 @@ static void test_layouts(const char *dir, uint64_t *seed)
     int order[4]; /* frame byte k holds RGBA channel order[k]; -1 filler */
     int channels; /* in the file */
   } cases[] = {
-      {LH_FORMAT_RGB, {0, 1, 2, -2}, 3},   {LH_FORMAT_BGR, {2, 1, 0, -2}, 3},
-      {LH_FORMAT_RGBA, {0, 1, 2, 3}, 4},   {LH_FORMAT_BGRA, {2, 1, 0, 3}, 4},
-      {LH_FORMAT_RGBX, {0, 1, 2, -1}, 3},  {LH_FORMAT_BGRX, {2, 1, 0, -1}, 3},
+      {LH_FORMAT_RGB, {0, 1, 2, -2}, 3},  {LH_FORMAT_BGR, {2, 1, 0, -2}, 3},
+      {LH_FORMAT_RGBA, {0, 1, 2, 3}, 4},  {LH_FORMAT_BGRA, {2, 1, 0, 3}, 4},
+      {LH_FORMAT_RGBX, {0, 1, 2, -1}, 3}, {LH_FORMAT_BGRX, {2, 1, 0, -1}, 3},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     int bytes = cases[k].order[3] == -2 ? 3 : 4;
@@ -327,8 +327,12 @@ static void test_layouts(const char *dir, uint64_t *seed)
           img.pixels[y * stride + x * bytes + b] =
               c < 0 ? 0x5a : (uint8_t)src.samples[((size_t)y * w + x) * 4 + c];
         }
-    img.frame = (LhFrame){.format = cases[k].format, .memory = LH_MEMORY_HOST, .width = w,
-                          .height = h, .bit_depth = 8, .planes = {img.pixels},
+    img.frame = (LhFrame){.format = cases[k].format,
+                          .memory = LH_MEMORY_HOST,
+                          .width = w,
+                          .height = h,
+                          .bit_depth = 8,
+                          .planes = {img.pixels},
                           .strides = {stride}};
     const char *out = test_path(dir, "layout.png");
     const char *name = lh_format_name(cases[k].format);
@@ -360,8 +364,12 @@ static void test_sbit(const char *dir, uint64_t *seed)
   v[0] = 0;
   v[1] = (1u << depth) - 1;
   img.pixels = (uint8_t *)v;
-  img.frame = (LhFrame){.format = LH_FORMAT_GRAY16, .memory = LH_MEMORY_HOST, .width = w,
-                        .height = h, .bit_depth = depth, .planes = {v}};
+  img.frame = (LhFrame){.format = LH_FORMAT_GRAY16,
+                        .memory = LH_MEMORY_HOST,
+                        .width = w,
+                        .height = h,
+                        .bit_depth = depth,
+                        .planes = {v}};
   const char *out = test_path(dir, "sbit.png");
   CHECK_STATUS(lhio_write(out, &img, NULL), LH_OK, "GRAY16 10-bit");
   RawPng got;
@@ -386,10 +394,8 @@ int main(void)
     int depths[5];
     bool trns_possible;
   } types[] = {
-      {PNG_COLOR_TYPE_GRAY, {1, 2, 4, 8, 16}, true},
-      {PNG_COLOR_TYPE_GRAY_ALPHA, {8, 16}, false},
-      {PNG_COLOR_TYPE_RGB, {8, 16}, true},
-      {PNG_COLOR_TYPE_RGB_ALPHA, {8, 16}, false},
+      {PNG_COLOR_TYPE_GRAY, {1, 2, 4, 8, 16}, true}, {PNG_COLOR_TYPE_GRAY_ALPHA, {8, 16}, false},
+      {PNG_COLOR_TYPE_RGB, {8, 16}, true},           {PNG_COLOR_TYPE_RGB_ALPHA, {8, 16}, false},
       {PNG_COLOR_TYPE_PALETTE, {1, 2, 4, 8}, true},
   };
   static const int sizes[][2] = {{37, 21}, {3, 5}, {1, 1}};
