@@ -1,0 +1,36 @@
+#!/bin/sh
+# launch-test.sh: runs lumahist in a gst-launch-1.0 pipeline, as a user would,
+# and checks that it posts one `lumahist` element message per frame.
+# Usage: launch-test.sh GST_LAUNCH
+set -u
+launch=$1
+frames=7
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+"$launch" -m videotestsrc num-buffers=$frames pattern=smpte \
+  ! video/x-raw,format=NV12,width=96,height=64 \
+  ! lumahist name=lh percentiles=5,50,95 ! fakesink >"$out" 2>&1
+status=$?
+if [ $status -ne 0 ]; then
+  cat "$out"
+  echo "FAIL: gst-launch-1.0 exited with $status"
+  exit 1
+fi
+
+# gst-launch -m prints each message as "... from element "lh" (element): lumahist, timestamp=...".
+count=$(grep -c 'from element "lh" (element): lumahist, timestamp=' "$out")
+if [ "$count" -ne $frames ]; then
+  cat "$out"
+  echo "FAIL: $count lumahist messages for $frames frames"
+  exit 1
+fi
+for field in 'bit-depth=(int)8' 'count=(guint64)6144' 'percentiles=(double)< 5, 50, 95 >' \
+  'histogram=(guint64)<'; do
+  if ! grep 'lumahist, timestamp=' "$out" | head -n 1 | grep -qF "$field"; then
+    grep 'lumahist, timestamp=' "$out" | head -n 1
+    echo "FAIL: the first message lacks $field"
+    exit 1
+  fi
+done
+echo "ok: $count messages"

@@ -1,0 +1,481 @@
+/* test-lumahist-cuda.c: tests of the lumahist element on CUDA memory
+ * (cudaupload ! lumahist ! cudadownload): every format cudaupload makes, values
+ * equal to the library's on the CPU, frames untouched, the buffer meta, the
+ * pipeline's CUDA context shared, the CPU backend on CUDA memory, and state
+ * cycles.  Exits 77 (skip), saying why, where there is no CUDA device, no
+ * cudaupload element or no CUDA backend in the library. */
+#include <string.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstcheck.h>
+#include <gst/video/video.h>
+
+#include <lumahist.h>
+
+#include "gstlumahistmeta.h"
+
+#define N_FRAMES 3
+
+static const struct {
+  const gchar *name;
+  LhFormat lh;
+  gboolean required; /* cudaupload of GStreamer 1.22 takes it */
+} formats[] = {
+  {"NV12", LH_FORMAT_NV12, TRUE},         {"I420", LH_FORMAT_I420, TRUE},
+  {"P010_10LE", LH_FORMAT_P010, TRUE},    {"RGBA", LH_FORMAT_RGBA, TRUE},
+  {"BGRA", LH_FORMAT_BGRA, TRUE},         {"RGBx", LH_FORMAT_RGBX, TRUE},
+  {"BGRx", LH_FORMAT_BGRX, TRUE},         {"RGB", LH_FORMAT_RGB, TRUE},
+  {"BGR", LH_FORMAT_BGR, TRUE},           {"GRAY8", LH_FORMAT_GRAY8, FALSE},
+  {"GRAY16_LE", LH_FORMAT_GRAY16, FALSE}, {"RGBA64_LE", LH_FORMAT_RGBA16, FALSE},
+};
+
+static GstBuffer *random_frame(const GstVideoInfo *info, guint32 seed, guint index)
+{
+  GstBuffer *buffer = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(info), NULL);
+  GstMapInfo map;
+  guint32 x = seed ? seed : 1;
+
+  fail_unless(gst_buffer_map(buffer, &map, GST_MAP_WRITE));
+  for (gsize i = 0; i < map.size; i++) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    map.data[i] = (guint8)(x >> 24);
+  }
+  gst_buffer_unmap(buffer, &map);
+  GST_BUFFER_PTS(buffer) = index * 40 * GST_MSECOND;
+  GST_BUFFER_DURATION(buffer) = 40 * GST_MSECOND;
+  return buffer;
+}
+
+static void library_stats(GstBuffer *buffer, const GstVideoInfo *info, LhFormat format,
+                          LhStats *stats)
+{
+  GstVideoFrame vframe;
+  LhFrame frame;
+  LhOptions options;
+  LhContext *context = NULL;
+
+  fail_unless(gst_video_frame_map(&vframe, info, buffer, GST_MAP_READ));
+  memset(&frame, 0, sizeof frame);
+  frame.format = format;
+  frame.memory = LH_MEMORY_HOST;
+  frame.width = GST_VIDEO_INFO_WIDTH(info);
+  frame.height = GST_VIDEO_INFO_HEIGHT(info);
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&vframe) && i < 3; i++) {
+    frame.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(&vframe, i);
+    frame.strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(&vframe, i);
+  }
+  lh_options_init(&options);
+  options.matrix = LH_MATRIX_BT709;
+  options.range = LH_RANGE_FULL;
+  fail_unless_equals_int(lh_options_set_percentiles(&options, "0,1,50,99,100"), LH_OK);
+  fail_unless_equals_int(lh_context_new(LH_BACKEND_CPU, &context), LH_OK);
+  lh_stats_init(stats);
+  fail_unless_equals_int(lh_analyze(context, &frame, &options, stats), LH_OK);
+  lh_context_free(context);
+  gst_video_frame_unmap(&vframe);
+}
+
+/* The visible bytes of two frames are equal (strides may differ). */
+static void check_same_pixels(GstBuffer *a, const GstVideoInfo *a_info, GstBuffer *b,
+                              const GstVideoInfo *b_info)
+{
+  GstVideoFrame fa, fb;
+
+  fail_unless(gst_video_frame_map(&fa, a_info, a, GST_MAP_READ));
+  fail_unless(gst_video_frame_map(&fb, b_info, b, GST_MAP_READ));
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&fa); p++) {
+    guint c = 0;
+    gsize row_bytes;
+
+    while (GST_VIDEO_FORMAT_INFO_PLANE(fa.info.finfo, c) != p)
+      c++;
+    row_bytes = (gsize)GST_VIDEO_FRAME_COMP_WIDTH(&fa, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(&fa, c);
+    for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&fa, c); y++) {
+      const guint8 *ra =
+          (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fa, p) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, p);
+      const guint8 *rb =
+          (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fb, p) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fb, p);
+      fail_unless(memcmp(ra, rb, row_bytes) == 0, "plane %u row %d differs", p, y);
+    }
+  }
+  gst_video_frame_unmap(&fb);
+  gst_video_frame_unmap(&fa);
+}
+
+static void check_stats_equal(const LhStats *got, const LhStats *e)
+{
+  fail_unless_equals_int(got->bit_depth, e->bit_depth);
+  fail_unless_equals_uint64(got->count, e->count);
+  fail_unless(got->mean == e->mean, "mean %.17g != %.17g", got->mean, e->mean);
+  fail_unless(got->stddev == e->stddev);
+  fail_unless_equals_int(got->min, e->min);
+  fail_unless_equals_int(got->max, e->max);
+  fail_unless_equals_int(got->median, e->median);
+  fail_unless_equals_uint64(got->clipped_low_count, e->clipped_low_count);
+  fail_unless_equals_uint64(got->clipped_high_count, e->clipped_high_count);
+  fail_unless_equals_int(got->n_percentiles, e->n_percentiles);
+  for (int i = 0; i < e->n_percentiles; i++)
+    fail_unless_equals_int(got->percentile_value[i], e->percentile_value[i]);
+  fail_unless_equals_uint64(got->n_bins, e->n_bins);
+  fail_unless(memcmp(got->histogram, e->histogram, e->n_bins * sizeof(uint64_t)) == 0);
+}
+
+/* The message fields that carry LhStats values, read back into one. */
+static void stats_from_message(const GstStructure *s, LhStats *stats)
+{
+  const GValue *array;
+  gint depth = 0;
+  guint64 count = 0, low = 0, high = 0;
+
+  lh_stats_init(stats);
+  fail_unless(gst_structure_get(s, "bit-depth", G_TYPE_INT, &depth, "count", G_TYPE_UINT64,
+                                &count, "mean", G_TYPE_DOUBLE, &stats->mean, "stddev",
+                                G_TYPE_DOUBLE, &stats->stddev, "min", G_TYPE_UINT, &stats->min,
+                                "max", G_TYPE_UINT, &stats->max, "median", G_TYPE_UINT,
+                                &stats->median, "clipped-low-count", G_TYPE_UINT64, &low,
+                                "clipped-high-count", G_TYPE_UINT64, &high, NULL));
+  stats->bit_depth = depth;
+  stats->count = count;
+  stats->clipped_low_count = low;
+  stats->clipped_high_count = high;
+  array = gst_structure_get_value(s, "percentile-values");
+  fail_unless(array != NULL);
+  stats->n_percentiles = (int)gst_value_array_get_size(array);
+  for (int i = 0; i < stats->n_percentiles && i < LH_MAX_PERCENTILES; i++)
+    stats->percentile_value[i] = g_value_get_uint(gst_value_array_get_value(array, (guint)i));
+  array = gst_structure_get_value(s, "histogram");
+  fail_unless(array != NULL);
+  stats->n_bins = gst_value_array_get_size(array);
+  stats->histogram = malloc(stats->n_bins * sizeof(uint64_t));
+  for (guint i = 0; i < stats->n_bins; i++)
+    stats->histogram[i] = g_value_get_uint64(gst_value_array_get_value(array, i));
+}
+
+typedef struct {
+  guint n_buffers;
+  guint n_with_meta;
+  LhStats meta_stats[N_FRAMES];
+  LhBackend meta_backend;
+} ProbeData;
+
+/* Takes the metas as they leave lumahist (cudadownload drops them). */
+static GstPadProbeReturn meta_probe(GstPad *pad, GstPadProbeInfo *info, gpointer user_data)
+{
+  ProbeData *data = user_data;
+  GstLumahistMeta *meta = gst_buffer_get_lumahist_meta(GST_PAD_PROBE_INFO_BUFFER(info));
+
+  if (meta && data->n_buffers < N_FRAMES) {
+    LhStats *copy = &data->meta_stats[data->n_buffers];
+    *copy = meta->stats;
+    copy->histogram = malloc(meta->stats.n_bins * sizeof(uint64_t));
+    memcpy(copy->histogram, meta->stats.histogram, meta->stats.n_bins * sizeof(uint64_t));
+    data->meta_backend = meta->backend;
+    data->n_with_meta++;
+  }
+  data->n_buffers++;
+  return GST_PAD_PROBE_OK;
+}
+
+static gboolean cudaupload_makes(const gchar *format)
+{
+  GstElementFactory *factory = gst_element_factory_find("cudaupload");
+  const GList *templates;
+  gboolean makes = FALSE;
+  gchar *wanted_string = g_strdup_printf("video/x-raw(memory:CUDAMemory),format=%s", format);
+  GstCaps *wanted = gst_caps_from_string(wanted_string);
+
+  fail_unless(factory != NULL);
+  for (templates = gst_element_factory_get_static_pad_templates(factory); templates;
+       templates = templates->next) {
+    GstStaticPadTemplate *templ = templates->data;
+    if (templ->direction == GST_PAD_SRC) {
+      GstCaps *caps = gst_static_pad_template_get_caps(templ);
+      makes = gst_caps_can_intersect(caps, wanted);
+      gst_caps_unref(caps);
+    }
+  }
+  gst_caps_unref(wanted);
+  g_free(wanted_string);
+  gst_object_unref(factory);
+  return makes;
+}
+
+/* The GstCudaContext object in a context query's answer, or NULL. */
+static GObject *cuda_context_of(GstPad *pad)
+{
+  GstQuery *query = gst_query_new_context("gst.cuda.context");
+  GstContext *context = NULL;
+  GObject *object = NULL;
+
+  if (gst_pad_query(pad, query)) {
+    gst_query_parse_context(query, &context);
+    if (context) {
+      const GstStructure *s = gst_context_get_structure(context);
+      for (gint i = 0; i < gst_structure_n_fields(s) && !object; i++) {
+        const GValue *value = gst_structure_get_value(s, gst_structure_nth_field_name(s, i));
+        if (G_VALUE_HOLDS_OBJECT(value))
+          object = g_value_get_object(value);
+      }
+    }
+  }
+  gst_query_unref(query);
+  return object; /* the cuda elements keep it alive while the pipeline runs */
+}
+
+/* cudaupload ! lumahist ! cudadownload on random frames of one format: checks
+ * the caps, the messages, the metas and the pixels. */
+static void run_format(guint index, const gchar *backend, gboolean check_context)
+{
+  /* An odd size, so that CUDA memory is pitched; matrix and range are set
+   * by properties, so the caps need no colorimetry. */
+  gchar *caps_string = g_strdup_printf("video/x-raw,format=%s,width=63,height=35,framerate=25/1",
+                                       formats[index].name);
+  gchar *description;
+  GstElement *pipeline, *lumahist, *src, *sink, *upload;
+  GstCaps *caps;
+  GstVideoInfo info;
+  GstBuffer *inputs[N_FRAMES];
+  LhStats expected[N_FRAMES];
+  ProbeData probe = {0};
+  GstPad *pad;
+  GstBus *bus;
+  guint n_messages = 0;
+  gboolean done = FALSE;
+  gchar *active = NULL;
+
+  caps = gst_caps_from_string(caps_string);
+  fail_unless(gst_video_info_from_caps(&info, caps));
+  description = g_strdup_printf(
+      "appsrc name=src format=time ! cudaupload name=up ! video/x-raw(memory:CUDAMemory) ! "
+      "lumahist name=l backend=%s matrix=bt709 range=full percentiles=0,1,50,99,100 ! "
+      "cudadownload ! video/x-raw ! appsink name=sink sync=false",
+      backend);
+  GST_INFO("%s: %s", formats[index].name, description);
+  pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL);
+  src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  lumahist = gst_bin_get_by_name(GST_BIN(pipeline), "l");
+  upload = gst_bin_get_by_name(GST_BIN(pipeline), "up");
+  g_object_set(src, "caps", caps, NULL);
+  pad = gst_element_get_static_pad(lumahist, "src");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, meta_probe, &probe, NULL);
+  gst_object_unref(pad);
+
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  for (guint i = 0; i < N_FRAMES; i++) {
+    inputs[i] = random_frame(&info, 4000 + 31 * index + i, i);
+    library_stats(inputs[i], &info, formats[index].lh, &expected[i]);
+    fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), gst_buffer_ref(inputs[i])),
+                           GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+
+  for (guint i = 0; i < N_FRAMES; i++) {
+    GstSample *sample = gst_app_sink_pull_sample(GST_APP_SINK(sink));
+    GstVideoInfo out_info;
+    fail_unless(sample != NULL, "%s: no frame %u", formats[index].name, i);
+    fail_unless(gst_video_info_from_caps(&out_info, gst_sample_get_caps(sample)));
+    check_same_pixels(inputs[i], &info, gst_sample_get_buffer(sample), &out_info);
+    gst_sample_unref(sample);
+  }
+
+  /* Negotiated in CUDA memory, with the pipeline's one CUDA context. */
+  {
+    GstPad *sinkpad = gst_element_get_static_pad(lumahist, "sink");
+    GstCaps *current = gst_pad_get_current_caps(sinkpad);
+    fail_unless(current != NULL);
+    fail_unless(gst_caps_features_contains(gst_caps_get_features(current, 0),
+                                           "memory:CUDAMemory"),
+                "caps %" GST_PTR_FORMAT, current);
+    if (check_context) {
+      GstPad *up_src = gst_element_get_static_pad(upload, "src");
+      GObject *ours = cuda_context_of(sinkpad);
+      GObject *theirs = cuda_context_of(up_src);
+      fail_unless(ours != NULL, "lumahist does not answer the CUDA context query");
+      fail_unless(ours == theirs, "lumahist and cudaupload use different CUDA contexts");
+      gst_object_unref(up_src);
+    }
+    gst_caps_unref(current);
+    gst_object_unref(sinkpad);
+  }
+
+  bus = gst_element_get_bus(pipeline);
+  while (!done) {
+    GstMessage *message = gst_bus_timed_pop_filtered(
+        bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    fail_unless(message != NULL, "timeout");
+    if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) {
+      GError *error = NULL;
+      gchar *debug = NULL;
+      gst_message_parse_error(message, &error, &debug);
+      fail("%s: %s (%s)", formats[index].name, error->message, debug);
+    } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS) {
+      done = TRUE;
+    } else if (gst_structure_has_name(gst_message_get_structure(message), "lumahist")) {
+      const GstStructure *s = gst_message_get_structure(message);
+      LhStats got;
+      fail_unless(n_messages < N_FRAMES);
+      fail_unless_equals_string(gst_structure_get_string(s, "backend"), backend);
+      stats_from_message(s, &got);
+      check_stats_equal(&got, &expected[n_messages]);
+      lh_stats_clear(&got);
+      n_messages++;
+    }
+    gst_message_unref(message);
+  }
+  fail_unless_equals_int(n_messages, N_FRAMES);
+
+  g_object_get(lumahist, "active-backend", &active, NULL);
+  fail_unless_equals_string(active, backend);
+  fail_unless_equals_int(probe.n_with_meta, N_FRAMES);
+  fail_unless_equals_int(probe.meta_backend,
+                         strcmp(backend, "cuda") == 0 ? LH_BACKEND_CUDA : LH_BACKEND_CPU);
+  for (guint i = 0; i < N_FRAMES; i++) {
+    check_stats_equal(&probe.meta_stats[i], &expected[i]);
+    lh_stats_clear(&probe.meta_stats[i]);
+    lh_stats_clear(&expected[i]);
+    gst_buffer_unref(inputs[i]);
+  }
+
+  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL),
+                         GST_STATE_CHANGE_SUCCESS);
+  g_free(active);
+  gst_object_unref(bus);
+  gst_object_unref(upload);
+  gst_object_unref(lumahist);
+  gst_object_unref(sink);
+  gst_object_unref(src);
+  gst_object_unref(pipeline);
+  gst_caps_unref(caps);
+  g_free(description);
+  g_free(caps_string);
+}
+
+GST_START_TEST(test_cuda_formats)
+{
+  guint tested = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+    if (!cudaupload_makes(formats[i].name)) {
+      fail_if(formats[i].required, "cudaupload does not make %s", formats[i].name);
+      GST_INFO("cudaupload does not make %s: not tested", formats[i].name);
+      continue;
+    }
+    run_format(i, "cuda", i == 0);
+    tested++;
+  }
+  fail_unless(tested >= 9);
+}
+GST_END_TEST;
+
+/* The CPU backend on CUDA memory reads it through a download, same values. */
+GST_START_TEST(test_cuda_memory_cpu_backend)
+{
+  run_format(0, "cpu", FALSE);
+  run_format(3, "cpu", FALSE);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_cuda_state_cycles)
+{
+  GstElement *pipeline = gst_parse_launch(
+      "videotestsrc num-buffers=5 ! video/x-raw,format=NV12,width=1280,height=720 ! cudaupload ! "
+      "lumahist name=l backend=cuda post-histogram=false ! cudadownload ! fakesink",
+      NULL);
+  GstBus *bus = gst_element_get_bus(pipeline);
+
+  for (guint cycle = 0; cycle < 4; cycle++) {
+    guint n = 0;
+    gboolean done = FALSE;
+
+    fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    while (!done) {
+      GstMessage *message = gst_bus_timed_pop_filtered(
+          bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+      fail_unless(message != NULL, "timeout");
+      fail_if(GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR, "error in cycle %u", cycle);
+      if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS)
+        done = TRUE;
+      else if (gst_structure_has_name(gst_message_get_structure(message), "lumahist"))
+        n++;
+      gst_message_unref(message);
+    }
+    fail_unless_equals_int(n, 5);
+    fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL),
+                           GST_STATE_CHANGE_SUCCESS);
+  }
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+static Suite *lumahist_cuda_suite(void)
+{
+  Suite *s = suite_create("lumahist-cuda");
+  TCase *tc = tcase_create("cuda");
+
+  suite_add_tcase(s, tc);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_cuda_formats);
+  tcase_add_test(tc, test_cuda_memory_cpu_backend);
+  tcase_add_test(tc, test_cuda_state_cycles);
+  return s;
+}
+
+/* Why these tests cannot run here, or NULL when they can. */
+static gchar *skip_reason(void)
+{
+  GstElementFactory *factory;
+  GstElement *pipeline;
+  GstBus *bus;
+  GstMessage *message;
+  gchar *reason = NULL;
+
+#ifndef LH_TEST_HAVE_CUDA
+  return g_strdup("the library was built without its CUDA backend");
+#endif
+  factory = gst_element_factory_find("cudaupload");
+  if (!factory)
+    return g_strdup("no cudaupload element (GStreamer's nvcodec plugin finds no CUDA device)");
+  gst_object_unref(factory);
+
+  pipeline = gst_parse_launch("videotestsrc num-buffers=1 ! cudaupload ! cudadownload ! fakesink",
+                              NULL);
+  if (!pipeline)
+    return g_strdup("cannot build a cudaupload pipeline");
+  bus = gst_element_get_bus(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  message = gst_bus_timed_pop_filtered(bus, 20 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  if (!message) {
+    reason = g_strdup("a cudaupload pipeline does not finish");
+  } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) {
+    GError *error = NULL;
+    gst_message_parse_error(message, &error, NULL);
+    reason = g_strdup_printf("cudaupload does not run: %s", error->message);
+    g_error_free(error);
+  }
+  if (message)
+    gst_message_unref(message);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+  return reason;
+}
+
+int main(int argc, char **argv)
+{
+  gchar *reason;
+
+  gst_check_init(&argc, &argv);
+  reason = skip_reason();
+  if (reason) {
+    g_print("SKIP: %s\n", reason);
+    g_free(reason);
+    return 77;
+  }
+  return gst_check_run_suite(lumahist_cuda_suite(), "lumahist-cuda", __FILE__);
+}

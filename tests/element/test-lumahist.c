@@ -1,0 +1,912 @@
+/* test-lumahist.c: tests of the lumahist element in system memory with GstCheck
+ * and GstHarness: negotiation, passthrough, message fields and buffer metas
+ * against the library run directly on the same frames, colorimetry, message
+ * interval, caps changes, flushes, state changes and the backend choice. */
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+
+#include <lumahist.h>
+
+#include "gstlumahistmeta.h"
+
+/* The formats the element must take, what the library calls them and the bit
+ * depth of their luma (DESIGN.md). */
+static const struct {
+  const gchar *name;
+  LhFormat lh;
+  gint depth;
+} formats[] = {
+  {"GRAY8", LH_FORMAT_GRAY8, 8},         {"GRAY16_LE", LH_FORMAT_GRAY16, 16},
+  {"RGB", LH_FORMAT_RGB, 8},             {"BGR", LH_FORMAT_BGR, 8},
+  {"RGBA", LH_FORMAT_RGBA, 8},           {"BGRA", LH_FORMAT_BGRA, 8},
+  {"RGBx", LH_FORMAT_RGBX, 8},           {"BGRx", LH_FORMAT_BGRX, 8},
+  {"RGBA64_LE", LH_FORMAT_RGBA16, 16},   {"I420", LH_FORMAT_I420, 8},
+  {"NV12", LH_FORMAT_NV12, 8},           {"P010_10LE", LH_FORMAT_P010, 10},
+};
+
+/* Every field of the message, as documented; no other may appear. */
+static const gchar *const message_fields[] = {
+  "timestamp",         "stream-time",        "running-time",      "duration",
+  "frame",             "backend",            "format",            "width",
+  "height",            "bit-depth",          "matrix",            "range",
+  "count",             "mean",               "stddev",            "min",
+  "max",               "median",             "mean-norm",         "stddev-norm",
+  "min-norm",          "max-norm",           "median-norm",       "clipped-low-count",
+  "clipped-high-count", "below-legal-count", "above-legal-count", "clipped-low",
+  "clipped-high",      "below-legal",        "above-legal",       "percentiles",
+  "percentile-values", "percentile-norms",   "histogram",
+};
+
+static gint format_index(GstVideoFormat format)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(formats); i++)
+    if (gst_video_format_from_string(formats[i].name) == format)
+      return (gint)i;
+  return -1;
+}
+
+/* A frame of seeded pseudo-random bytes (xorshift32), with timestamps. */
+static GstBuffer *random_frame(const GstVideoInfo *info, guint32 seed, GstClockTime pts)
+{
+  GstBuffer *buffer = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(info), NULL);
+  GstMapInfo map;
+  guint32 x = seed ? seed : 1;
+
+  fail_unless(gst_buffer_map(buffer, &map, GST_MAP_WRITE));
+  for (gsize i = 0; i < map.size; i++) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    map.data[i] = (guint8)(x >> 24);
+  }
+  gst_buffer_unmap(buffer, &map);
+  GST_BUFFER_PTS(buffer) = pts;
+  GST_BUFFER_DURATION(buffer) = 40 * GST_MSECOND;
+  return buffer;
+}
+
+static GstVideoInfo info_from_string(const gchar *caps_string)
+{
+  GstVideoInfo info;
+  GstCaps *caps = gst_caps_from_string(caps_string);
+
+  fail_unless(caps != NULL, "bad caps %s", caps_string);
+  fail_unless(gst_video_info_from_caps(&info, caps), "bad video caps %s", caps_string);
+  gst_caps_unref(caps);
+  return info;
+}
+
+/* What the library says about a frame, computed here on the CPU. */
+static void library_stats(GstBuffer *buffer, const GstVideoInfo *info, LhMatrix matrix,
+                          LhRange range, const gchar *percentiles, LhStats *stats)
+{
+  GstVideoFrame vframe;
+  LhFrame frame;
+  LhOptions options;
+  LhContext *context = NULL;
+  gint index = format_index(GST_VIDEO_INFO_FORMAT(info));
+
+  fail_unless(index >= 0);
+  fail_unless(gst_video_frame_map(&vframe, info, buffer, GST_MAP_READ));
+  memset(&frame, 0, sizeof frame);
+  frame.format = formats[index].lh;
+  frame.memory = LH_MEMORY_HOST;
+  frame.width = GST_VIDEO_INFO_WIDTH(info);
+  frame.height = GST_VIDEO_INFO_HEIGHT(info);
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&vframe) && i < 3; i++) {
+    frame.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(&vframe, i);
+    frame.strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(&vframe, i);
+  }
+  lh_options_init(&options);
+  options.matrix = matrix;
+  options.range = range;
+  fail_unless_equals_int(lh_options_set_percentiles(&options, percentiles), LH_OK);
+  fail_unless_equals_int(lh_context_new(LH_BACKEND_CPU, &context), LH_OK);
+  lh_stats_init(stats);
+  fail_unless_equals_int(lh_analyze(context, &frame, &options, stats), LH_OK);
+  lh_context_free(context);
+  gst_video_frame_unmap(&vframe);
+}
+
+static guint64 get_uint64(const GstStructure *s, const gchar *field)
+{
+  guint64 value = 0;
+  fail_unless(gst_structure_get_uint64(s, field, &value), "no guint64 field %s", field);
+  return value;
+}
+
+static guint get_uint(const GstStructure *s, const gchar *field)
+{
+  guint value = 0;
+  fail_unless(gst_structure_get_uint(s, field, &value), "no guint field %s", field);
+  return value;
+}
+
+static gint get_int(const GstStructure *s, const gchar *field)
+{
+  gint value = 0;
+  fail_unless(gst_structure_get_int(s, field, &value), "no gint field %s", field);
+  return value;
+}
+
+static gdouble get_double(const GstStructure *s, const gchar *field)
+{
+  gdouble value = 0;
+  fail_unless(gst_structure_get_double(s, field, &value), "no gdouble field %s", field);
+  return value;
+}
+
+static const gchar *get_string(const GstStructure *s, const gchar *field)
+{
+  const gchar *value = gst_structure_get_string(s, field);
+  fail_unless(value != NULL, "no string field %s", field);
+  return value;
+}
+
+/* The items of an array field, checked to be of one type and count. */
+static const GValue *get_array(const GstStructure *s, const gchar *field, GType item_type,
+                               guint n)
+{
+  const GValue *array = gst_structure_get_value(s, field);
+
+  fail_unless(array != NULL && GST_VALUE_HOLDS_ARRAY(array), "no array field %s", field);
+  fail_unless_equals_int(gst_value_array_get_size(array), n);
+  for (guint i = 0; i < n; i++)
+    fail_unless(G_VALUE_TYPE(gst_value_array_get_value(array, i)) == item_type,
+                "%s[%u] has type %s", field, i,
+                G_VALUE_TYPE_NAME(gst_value_array_get_value(array, i)));
+  return array;
+}
+
+static gboolean field_is_documented(GQuark field, const GValue *value, gpointer user_data)
+{
+  const gchar *name = g_quark_to_string(field);
+  for (guint i = 0; i < G_N_ELEMENTS(message_fields); i++)
+    if (strcmp(message_fields[i], name) == 0)
+      return TRUE;
+  fail("undocumented message field %s", name);
+  return FALSE;
+}
+
+/* Checks every statistic of a message against the library's result. */
+static void check_message_stats(const GstStructure *s, const LhStats *e, gboolean with_histogram)
+{
+  const GValue *array;
+  guint n = (guint)e->n_percentiles;
+
+  fail_unless(gst_structure_has_name(s, "lumahist"));
+  gst_structure_foreach(s, field_is_documented, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS(message_fields); i++)
+    if (strcmp(message_fields[i], "histogram") != 0)
+      fail_unless(gst_structure_has_field(s, message_fields[i]), "missing field %s",
+                  message_fields[i]);
+
+  fail_unless_equals_int(get_int(s, "bit-depth"), e->bit_depth);
+  fail_unless_equals_string(get_string(s, "matrix"), lh_matrix_name(e->matrix));
+  fail_unless_equals_string(get_string(s, "range"), lh_range_name(e->range));
+  fail_unless_equals_uint64(get_uint64(s, "count"), e->count);
+  /* Same library, same bits: the doubles must be equal, not merely close. */
+  fail_unless(get_double(s, "mean") == e->mean, "mean %.17g != %.17g", get_double(s, "mean"),
+              e->mean);
+  fail_unless(get_double(s, "stddev") == e->stddev);
+  fail_unless_equals_int(get_uint(s, "min"), e->min);
+  fail_unless_equals_int(get_uint(s, "max"), e->max);
+  fail_unless_equals_int(get_uint(s, "median"), e->median);
+  fail_unless(get_double(s, "mean-norm") == e->mean_norm);
+  fail_unless(get_double(s, "stddev-norm") == e->stddev_norm);
+  fail_unless(get_double(s, "min-norm") == e->min_norm);
+  fail_unless(get_double(s, "max-norm") == e->max_norm);
+  fail_unless(get_double(s, "median-norm") == e->median_norm);
+  fail_unless_equals_uint64(get_uint64(s, "clipped-low-count"), e->clipped_low_count);
+  fail_unless_equals_uint64(get_uint64(s, "clipped-high-count"), e->clipped_high_count);
+  fail_unless_equals_uint64(get_uint64(s, "below-legal-count"), e->below_legal_count);
+  fail_unless_equals_uint64(get_uint64(s, "above-legal-count"), e->above_legal_count);
+  fail_unless(get_double(s, "clipped-low") == e->clipped_low);
+  fail_unless(get_double(s, "clipped-high") == e->clipped_high);
+  fail_unless(get_double(s, "below-legal") == e->below_legal);
+  fail_unless(get_double(s, "above-legal") == e->above_legal);
+
+  array = get_array(s, "percentiles", G_TYPE_DOUBLE, n);
+  for (guint i = 0; i < n; i++)
+    fail_unless(g_value_get_double(gst_value_array_get_value(array, i)) == e->percentile_p[i]);
+  array = get_array(s, "percentile-values", G_TYPE_UINT, n);
+  for (guint i = 0; i < n; i++)
+    fail_unless_equals_int(g_value_get_uint(gst_value_array_get_value(array, i)),
+                           e->percentile_value[i]);
+  array = get_array(s, "percentile-norms", G_TYPE_DOUBLE, n);
+  for (guint i = 0; i < n; i++)
+    fail_unless(g_value_get_double(gst_value_array_get_value(array, i)) ==
+                e->percentile_norm[i]);
+
+  if (with_histogram) {
+    array = get_array(s, "histogram", G_TYPE_UINT64, (guint)e->n_bins);
+    for (guint i = 0; i < e->n_bins; i++)
+      fail_unless_equals_uint64(g_value_get_uint64(gst_value_array_get_value(array, i)),
+                                e->histogram[i]);
+  } else {
+    fail_if(gst_structure_has_field(s, "histogram"));
+  }
+}
+
+/* The next `lumahist` element message on the bus (fails if there is none). */
+static GstMessage *pop_lumahist_message(GstBus *bus)
+{
+  GstMessage *message = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT);
+
+  fail_unless(message != NULL, "no element message");
+  fail_unless(gst_structure_has_name(gst_message_get_structure(message), "lumahist"));
+  return message;
+}
+
+static void assert_no_lumahist_message(GstBus *bus)
+{
+  GstMessage *message = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT);
+  fail_unless(message == NULL, "unexpected message %" GST_PTR_FORMAT, message);
+}
+
+/* A harness around a lumahist element with these properties (set before it
+ * starts) and a bus for its messages. */
+static GstHarness *harness_new(GstBus **bus, const gchar *first_property, ...)
+{
+  GstElement *element = gst_element_factory_make("lumahist", NULL);
+  GstHarness *h;
+  va_list args;
+
+  fail_unless(element != NULL, "no lumahist element (GST_PLUGIN_PATH?)");
+  if (first_property) {
+    va_start(args, first_property);
+    g_object_set_valist(G_OBJECT(element), first_property, args);
+    va_end(args);
+  }
+  *bus = gst_bus_new();
+  gst_element_set_bus(element, *bus);
+  h = gst_harness_new_with_element(element, "sink", "src");
+  gst_object_unref(element);
+  return h;
+}
+
+static void harness_free(GstHarness *h, GstBus *bus)
+{
+  gst_harness_teardown(h);
+  gst_bus_set_flushing(bus, TRUE);
+  gst_object_unref(bus);
+}
+
+/* ------------------------------------------------------------------------ */
+
+GST_START_TEST(test_negotiation_each_format)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+    gchar *caps_string = g_strdup_printf(
+        "video/x-raw,format=%s,width=63,height=17,framerate=25/1", formats[i].name);
+    GstVideoInfo info = info_from_string(caps_string);
+    GstCaps *caps = gst_caps_from_string(caps_string);
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1 /* cpu */, "matrix", 2 /* bt709 */, "range",
+                                1 /* full */, "attach-meta", FALSE, NULL);
+    GstBuffer *in, *out;
+    GstCaps *negotiated;
+    GstMessage *message;
+    LhStats expected;
+
+    GST_INFO("format %s", formats[i].name);
+    gst_harness_set_src_caps(h, gst_caps_ref(caps));
+    in = random_frame(&info, 1000 + i, 0);
+    fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(out == in, "%s: not passed through", formats[i].name);
+
+    negotiated = gst_pad_get_current_caps(h->sinkpad);
+    fail_unless(negotiated != NULL && gst_caps_is_equal(negotiated, caps),
+                "%s: output caps %" GST_PTR_FORMAT, formats[i].name, negotiated);
+
+    library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &expected);
+    fail_unless_equals_int(expected.bit_depth, formats[i].depth);
+    message = pop_lumahist_message(bus);
+    check_message_stats(gst_message_get_structure(message), &expected, TRUE);
+    fail_unless_equals_string(get_string(gst_message_get_structure(message), "format"),
+                              formats[i].name);
+    fail_unless_equals_int(get_int(gst_message_get_structure(message), "width"), 63);
+    fail_unless_equals_int(get_int(gst_message_get_structure(message), "height"), 17);
+    fail_unless_equals_string(get_string(gst_message_get_structure(message), "backend"), "cpu");
+
+    lh_stats_clear(&expected);
+    gst_message_unref(message);
+    gst_caps_unref(negotiated);
+    gst_buffer_unref(out);
+    gst_buffer_unref(in);
+    gst_caps_unref(caps);
+    g_free(caps_string);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST(test_unsupported_format_refused)
+{
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, NULL);
+  GstVideoInfo info = info_from_string("video/x-raw,format=YUY2,width=16,height=16");
+  GstCaps *caps = gst_caps_from_string("video/x-raw,format=YUY2,width=16,height=16");
+
+  fail_if(gst_pad_peer_query_accept_caps(h->srcpad, caps));
+  gst_harness_set_src_caps(h, caps);
+  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 7, 0)),
+                         GST_FLOW_NOT_NEGOTIATED);
+  assert_no_lumahist_message(bus);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+/* Frames leave as they came: the same memory, the same bytes. */
+GST_START_TEST(test_passthrough_untouched)
+{
+  const gchar *caps_string = "video/x-raw,format=NV12,width=64,height=36,framerate=25/1";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, NULL);
+
+  gst_harness_set_src_caps_str(h, caps_string);
+  for (guint held = 0; held < 2; held++) {
+    GstBuffer *in = random_frame(&info, 42 + held, held * 40 * GST_MSECOND);
+    GstBuffer *out;
+    GstMapInfo in_map, out_map;
+    guint8 *before;
+
+    fail_unless(gst_buffer_map(in, &in_map, GST_MAP_READ));
+    before = g_memdup2(in_map.data, in_map.size);
+    gst_buffer_unmap(in, &in_map);
+
+    /* held: the test keeps a reference, so the element may not write on the
+     * buffer (not even a meta) and must pass a copy that shares the memory. */
+    if (held)
+      gst_buffer_ref(in);
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    if (!held)
+      fail_unless(out == in);
+    else
+      fail_unless(gst_buffer_get_lumahist_meta(in) == NULL, "meta added to a held buffer");
+
+    fail_unless(gst_buffer_map(out, &out_map, GST_MAP_READ));
+    fail_unless_equals_uint64(out_map.size, GST_VIDEO_INFO_SIZE(&info));
+    fail_unless(memcmp(out_map.data, before, out_map.size) == 0, "pixels changed");
+    if (held) {
+      fail_unless(gst_buffer_map(in, &in_map, GST_MAP_READ));
+      fail_unless(in_map.data == out_map.data, "pixels copied");
+      gst_buffer_unmap(in, &in_map);
+    }
+    gst_buffer_unmap(out, &out_map);
+    fail_unless(gst_buffer_get_lumahist_meta(out) != NULL);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), held * 40 * GST_MSECOND);
+
+    gst_message_unref(pop_lumahist_message(bus));
+    if (held)
+      gst_buffer_unref(in);
+    gst_buffer_unref(out);
+    g_free(before);
+  }
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_meta)
+{
+  const gchar *caps_string =
+      "video/x-raw,format=RGBA,width=40,height=30,framerate=25/1,colorimetry=sRGB";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "percentiles", "10,90", "post-messages",
+                              FALSE, NULL);
+  LhStats expected;
+
+  gst_harness_set_src_caps_str(h, caps_string);
+  for (guint i = 0; i < 3; i++) {
+    GstBuffer *in = random_frame(&info, 77 + i, i * 40 * GST_MSECOND);
+    GstBuffer *out, *copy;
+    GstLumahistMeta *meta;
+
+    library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "10,90", &expected);
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    meta = gst_buffer_get_lumahist_meta(out);
+    fail_unless(meta != NULL);
+    fail_unless_equals_int(meta->backend, LH_BACKEND_CPU);
+    fail_unless_equals_uint64(meta->frame, i);
+    fail_unless_equals_int(meta->stats.bit_depth, 8);
+    fail_unless_equals_int(meta->stats.matrix, LH_MATRIX_BT709);
+    fail_unless_equals_int(meta->stats.range, LH_RANGE_FULL);
+    fail_unless_equals_uint64(meta->stats.count, 40 * 30);
+    fail_unless(meta->stats.mean == expected.mean);
+    fail_unless(meta->stats.stddev == expected.stddev);
+    fail_unless_equals_int(meta->stats.median, expected.median);
+    fail_unless_equals_int(meta->stats.n_percentiles, 2);
+    fail_unless_equals_int(meta->stats.percentile_value[0], expected.percentile_value[0]);
+    fail_unless_equals_int(meta->stats.percentile_value[1], expected.percentile_value[1]);
+    fail_unless_equals_uint64(meta->stats.n_bins, 256);
+    fail_unless(memcmp(meta->stats.histogram, expected.histogram, 256 * sizeof(uint64_t)) == 0);
+
+    /* A copy of the buffer carries its own copy of the meta. */
+    copy = gst_buffer_copy(out);
+    gst_buffer_unref(out);
+    meta = gst_buffer_get_lumahist_meta(copy);
+    fail_unless(meta != NULL);
+    fail_unless(memcmp(meta->stats.histogram, expected.histogram, 256 * sizeof(uint64_t)) == 0);
+    gst_buffer_unref(copy);
+    lh_stats_clear(&expected);
+  }
+  /* post-messages=false: none at all. */
+  assert_no_lumahist_message(bus);
+
+  /* attach-meta=false: no meta. */
+  g_object_set(h->element, "attach-meta", FALSE, NULL);
+  {
+    GstBuffer *out;
+    fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 5, 0)), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(gst_buffer_get_lumahist_meta(out) == NULL);
+    gst_buffer_unref(out);
+  }
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+/* Matrix and range from the caps' colorimetry, unless the properties say. */
+GST_START_TEST(test_colorimetry)
+{
+  static const struct {
+    const gchar *caps;
+    gint matrix_property; /* GstLumahistMatrix: 0 auto, 1 bt601, 2 bt709, 3 bt2020 */
+    gint range_property;  /* GstLumahistRange: 0 auto, 1 full, 2 limited */
+    LhMatrix matrix;
+    LhRange range;
+  } cases[] = {
+    /* sRGB: BT.709 primaries, full range */
+    {"RGB,colorimetry=sRGB", 0, 0, LH_MATRIX_BT709, LH_RANGE_FULL},
+    /* RGB caps keep the primaries and range of a YUV colorimetry */
+    {"BGRx,colorimetry=bt601", 0, 0, LH_MATRIX_BT601, LH_RANGE_LIMITED},
+    {"RGBA,colorimetry=bt2020", 0, 0, LH_MATRIX_BT2020, LH_RANGE_LIMITED},
+    {"I420,colorimetry=bt601", 0, 0, LH_MATRIX_BT601, LH_RANGE_LIMITED},
+    {"NV12,colorimetry=bt709", 0, 0, LH_MATRIX_BT709, LH_RANGE_LIMITED},
+    {"NV12,colorimetry=bt2020", 0, 0, LH_MATRIX_BT2020, LH_RANGE_LIMITED},
+    /* 0-255 range, BT.709 matrix, transfer and primaries */
+    {"I420,colorimetry=(string)1:3:5:1", 0, 0, LH_MATRIX_BT709, LH_RANGE_FULL},
+    /* properties win */
+    {"RGB,colorimetry=sRGB", 1, 2, LH_MATRIX_BT601, LH_RANGE_LIMITED},
+    {"NV12,colorimetry=bt709", 3, 1, LH_MATRIX_BT2020, LH_RANGE_FULL},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    gchar *caps_string = g_strdup_printf(
+        "video/x-raw,format=%s,width=48,height=32,framerate=25/1", cases[i].caps);
+    GstVideoInfo info = info_from_string(caps_string);
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1, "matrix", cases[i].matrix_property, "range",
+                                cases[i].range_property, NULL);
+    GstBuffer *in = random_frame(&info, 300 + i, 0);
+    GstMessage *message;
+    LhStats expected;
+
+    GST_INFO("case %u: %s", i, caps_string);
+    gst_harness_set_src_caps_str(h, caps_string);
+    library_stats(in, &info, cases[i].matrix, cases[i].range, "1,5,50,95,99", &expected);
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+    message = pop_lumahist_message(bus);
+    check_message_stats(gst_message_get_structure(message), &expected, TRUE);
+
+    /* The matrix matters for RGB: another one gives another mean. */
+    if (GST_VIDEO_INFO_IS_RGB(&info)) {
+      LhStats other;
+      in = random_frame(&info, 300 + i, 0);
+      library_stats(in, &info,
+                    cases[i].matrix == LH_MATRIX_BT601 ? LH_MATRIX_BT709 : LH_MATRIX_BT601,
+                    cases[i].range, "50", &other);
+      fail_if(other.mean == expected.mean, "case %u: the matrix does not change the mean", i);
+      lh_stats_clear(&other);
+      gst_buffer_unref(in);
+    }
+    lh_stats_clear(&expected);
+    gst_message_unref(message);
+    g_free(caps_string);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST(test_timestamps)
+{
+  const gchar *caps_string = "video/x-raw,format=GRAY8,width=16,height=16,framerate=25/1";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, NULL);
+  GstSegment segment;
+  GstMessage *message;
+  const GstStructure *s;
+  GstBuffer *in;
+
+  gst_harness_set_src_caps_str(h, caps_string);
+  /* Running time counts from the segment start (1 s), stream time from its
+   * time (5 s): a frame at 1.5 s runs at 0.5 s and shows 5.5 s. */
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  segment.start = 1 * GST_SECOND;
+  segment.time = 5 * GST_SECOND;
+  segment.position = segment.start;
+  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+
+  in = random_frame(&info, 9, 1500 * GST_MSECOND);
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  message = pop_lumahist_message(bus);
+  s = gst_message_get_structure(message);
+  fail_unless_equals_uint64(get_uint64(s, "timestamp"), 1500 * GST_MSECOND);
+  fail_unless_equals_uint64(get_uint64(s, "running-time"), 500 * GST_MSECOND);
+  fail_unless_equals_uint64(get_uint64(s, "stream-time"), 5500 * GST_MSECOND);
+  fail_unless_equals_uint64(get_uint64(s, "duration"), 40 * GST_MSECOND);
+  fail_unless_equals_uint64(get_uint64(s, "frame"), 0);
+  fail_unless(GST_MESSAGE_SRC(message) == GST_OBJECT(h->element));
+  gst_message_unref(message);
+
+  /* No timestamp: all three are GST_CLOCK_TIME_NONE. */
+  in = random_frame(&info, 10, GST_CLOCK_TIME_NONE);
+  GST_BUFFER_DURATION(in) = GST_CLOCK_TIME_NONE;
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  message = pop_lumahist_message(bus);
+  s = gst_message_get_structure(message);
+  fail_unless_equals_uint64(get_uint64(s, "timestamp"), GST_CLOCK_TIME_NONE);
+  fail_unless_equals_uint64(get_uint64(s, "running-time"), GST_CLOCK_TIME_NONE);
+  fail_unless_equals_uint64(get_uint64(s, "stream-time"), GST_CLOCK_TIME_NONE);
+  fail_unless_equals_uint64(get_uint64(s, "duration"), GST_CLOCK_TIME_NONE);
+  fail_unless_equals_uint64(get_uint64(s, "frame"), 1);
+  gst_message_unref(message);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_message_interval)
+{
+  const gchar *caps_string = "video/x-raw,format=I420,width=32,height=24,framerate=25/1";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "message-interval", 3, "attach-meta", FALSE,
+                              "post-histogram", FALSE, NULL);
+  LhStats expected[7];
+
+  gst_harness_set_src_caps_str(h, caps_string);
+  for (guint i = 0; i < 7; i++) {
+    GstBuffer *in = random_frame(&info, 500 + i, i * 40 * GST_MSECOND);
+    library_stats(in, &info, LH_MATRIX_BT601, LH_RANGE_LIMITED, "1,5,50,95,99", &expected[i]);
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+  }
+  /* Frames 0, 3 and 6, each with its own values. */
+  for (guint i = 0; i < 7; i += 3) {
+    GstMessage *message = pop_lumahist_message(bus);
+    const GstStructure *s = gst_message_get_structure(message);
+    fail_unless_equals_uint64(get_uint64(s, "frame"), i);
+    fail_unless_equals_uint64(get_uint64(s, "timestamp"), i * 40 * GST_MSECOND);
+    check_message_stats(s, &expected[i], FALSE);
+    gst_message_unref(message);
+  }
+  assert_no_lumahist_message(bus);
+  for (guint i = 0; i < 7; i++)
+    lh_stats_clear(&expected[i]);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_no_messages)
+{
+  const gchar *caps_string = "video/x-raw,format=GRAY8,width=8,height=8,framerate=25/1";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "post-messages", FALSE, "attach-meta", FALSE,
+                              NULL);
+  GstBuffer *gap;
+
+  gst_harness_set_src_caps_str(h, caps_string);
+  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 1, 0)), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  assert_no_lumahist_message(bus);
+
+  /* A gap buffer has no picture: no message, no failure. */
+  g_object_set(h->element, "post-messages", TRUE, NULL);
+  gap = random_frame(&info, 2, 40 * GST_MSECOND);
+  GST_BUFFER_FLAG_SET(gap, GST_BUFFER_FLAG_GAP);
+  fail_unless_equals_int(gst_harness_push(h, gap), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  assert_no_lumahist_message(bus);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_resolution_change)
+{
+  const gchar *caps_strings[] = {
+    "video/x-raw,format=RGB,width=64,height=48,framerate=25/1,colorimetry=sRGB",
+    "video/x-raw,format=RGB,width=17,height=9,framerate=25/1,colorimetry=sRGB",
+    "video/x-raw,format=GRAY16_LE,width=20,height=10,framerate=25/1",
+    "video/x-raw,format=NV12,width=128,height=72,framerate=25/1,colorimetry=bt709",
+  };
+  const LhRange ranges[] = {LH_RANGE_FULL, LH_RANGE_FULL, LH_RANGE_FULL, LH_RANGE_LIMITED};
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "matrix", 2 /* bt709 */, NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS(caps_strings); i++) {
+    GstVideoInfo info = info_from_string(caps_strings[i]);
+    GstBuffer *in = random_frame(&info, 900 + i, i * 40 * GST_MSECOND);
+    GstMessage *message;
+    const GstStructure *s;
+    LhStats expected;
+
+    gst_harness_set_src_caps_str(h, caps_strings[i]);
+    library_stats(in, &info, LH_MATRIX_BT709, ranges[i], "1,5,50,95,99", &expected);
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+    message = pop_lumahist_message(bus);
+    s = gst_message_get_structure(message);
+    fail_unless_equals_int(get_int(s, "width"), GST_VIDEO_INFO_WIDTH(&info));
+    fail_unless_equals_int(get_int(s, "height"), GST_VIDEO_INFO_HEIGHT(&info));
+    fail_unless_equals_uint64(get_uint64(s, "frame"), i);
+    check_message_stats(s, &expected, TRUE);
+    lh_stats_clear(&expected);
+    gst_message_unref(message);
+  }
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_flush)
+{
+  const gchar *caps_string = "video/x-raw,format=BGRA,width=32,height=16,framerate=25/1";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "message-interval", 2, NULL);
+  GstSegment segment;
+  GstMessage *message;
+  GstBuffer *in;
+  LhStats expected;
+
+  gst_harness_set_src_caps_str(h, caps_string);
+  for (guint i = 0; i < 3; i++) {
+    fail_unless_equals_int(gst_harness_push(h, random_frame(&info, i, i * 40 * GST_MSECOND)),
+                           GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+  }
+  /* frames 0 and 2 */
+  gst_message_unref(pop_lumahist_message(bus));
+  gst_message_unref(pop_lumahist_message(bus));
+  assert_no_lumahist_message(bus);
+
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+
+  /* After the flush the count starts again: the first frame is frame 0. */
+  in = random_frame(&info, 99, 0);
+  library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &expected);
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  message = pop_lumahist_message(bus);
+  fail_unless_equals_uint64(get_uint64(gst_message_get_structure(message), "frame"), 0);
+  check_message_stats(gst_message_get_structure(message), &expected, TRUE);
+  gst_message_unref(message);
+  lh_stats_clear(&expected);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_percentiles_property)
+{
+  const gchar *caps_string = "video/x-raw,format=GRAY16_LE,width=33,height=31,framerate=25/1";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "percentiles", "0,100,50,12.5", NULL);
+  GstMessage *message;
+  const GstStructure *s;
+  const GValue *values;
+  gchar *percentiles = NULL;
+  guint64 sum = 0;
+
+  /* A bad list is refused with a warning and the previous one stays. */
+  ASSERT_WARNING(g_object_set(h->element, "percentiles", "5,abc", NULL));
+  ASSERT_WARNING(g_object_set(h->element, "percentiles", "101", NULL));
+  g_object_get(h->element, "percentiles", &percentiles, NULL);
+  fail_unless_equals_string(percentiles, "0,100,50,12.5");
+  g_free(percentiles);
+
+  gst_harness_set_src_caps_str(h, caps_string);
+  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 31, 0)), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  message = pop_lumahist_message(bus);
+  s = gst_message_get_structure(message);
+  /* Invariants: P(0) is the minimum, P(100) the maximum, P(50) the median,
+   * and the 65536 bins of a 16-bit histogram add up to the pixel count. */
+  values = get_array(s, "percentile-values", G_TYPE_UINT, 4);
+  fail_unless_equals_int(g_value_get_uint(gst_value_array_get_value(values, 0)),
+                         get_uint(s, "min"));
+  fail_unless_equals_int(g_value_get_uint(gst_value_array_get_value(values, 1)),
+                         get_uint(s, "max"));
+  fail_unless_equals_int(g_value_get_uint(gst_value_array_get_value(values, 2)),
+                         get_uint(s, "median"));
+  values = get_array(s, "histogram", G_TYPE_UINT64, 65536);
+  for (guint i = 0; i < 65536; i++)
+    sum += g_value_get_uint64(gst_value_array_get_value(values, i));
+  fail_unless_equals_uint64(sum, 33 * 31);
+  fail_unless_equals_uint64(get_uint64(s, "count"), 33 * 31);
+  gst_message_unref(message);
+
+  /* An empty list: the median only. */
+  g_object_set(h->element, "percentiles", "", NULL);
+  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 32, 0)), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  message = pop_lumahist_message(bus);
+  get_array(gst_message_get_structure(message), "percentiles", G_TYPE_DOUBLE, 0);
+  gst_message_unref(message);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+/* Runs a pipeline to EOS; returns the number of lumahist messages and counts
+ * warnings.  Each message's frame index must follow the previous. */
+static guint run_to_eos(GstElement *pipeline, guint *warnings, gchar **backend_in_messages)
+{
+  GstBus *bus = gst_element_get_bus(pipeline);
+  guint n = 0;
+  gboolean done = FALSE;
+
+  *warnings = 0;
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  while (!done) {
+    GstMessage *message = gst_bus_timed_pop_filtered(
+        bus, 10 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING | GST_MESSAGE_ELEMENT);
+    fail_unless(message != NULL, "timeout");
+    switch (GST_MESSAGE_TYPE(message)) {
+    case GST_MESSAGE_EOS:
+      done = TRUE;
+      break;
+    case GST_MESSAGE_ERROR: {
+      GError *error = NULL;
+      gst_message_parse_error(message, &error, NULL);
+      fail("error: %s", error->message);
+      break;
+    }
+    case GST_MESSAGE_WARNING:
+      (*warnings)++;
+      break;
+    default: {
+      const GstStructure *s = gst_message_get_structure(message);
+      if (gst_structure_has_name(s, "lumahist")) {
+        fail_unless_equals_uint64(get_uint64(s, "frame"), n);
+        g_free(*backend_in_messages);
+        *backend_in_messages = g_strdup(get_string(s, "backend"));
+        n++;
+      }
+      break;
+    }
+    }
+    gst_message_unref(message);
+  }
+  gst_object_unref(bus);
+  return n;
+}
+
+static gchar *active_backend(GstElement *pipeline)
+{
+  GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), "l");
+  gchar *name = NULL;
+
+  g_object_get(element, "active-backend", &name, NULL);
+  gst_object_unref(element);
+  return name;
+}
+
+GST_START_TEST(test_state_cycles)
+{
+  GstElement *pipeline = gst_parse_launch(
+      "videotestsrc num-buffers=4 pattern=ball ! video/x-raw,format=I420,width=64,height=48 ! "
+      "lumahist name=l backend=cpu ! fakesink",
+      NULL);
+  gchar *name;
+
+  fail_unless(pipeline != NULL);
+  name = active_backend(pipeline);
+  fail_unless_equals_string(name, "none");
+  g_free(name);
+  for (guint cycle = 0; cycle < 5; cycle++) {
+    guint warnings;
+    gchar *backend = NULL;
+
+    fail_unless_equals_int(run_to_eos(pipeline, &warnings, &backend), 4);
+    fail_unless_equals_int(warnings, 0);
+    fail_unless_equals_string(backend, "cpu");
+    name = active_backend(pipeline);
+    fail_unless_equals_string(name, "cpu");
+    g_free(name);
+    g_free(backend);
+    fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL),
+                           GST_STATE_CHANGE_SUCCESS);
+    name = active_backend(pipeline);
+    fail_unless_equals_string(name, "none");
+    g_free(name);
+  }
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+/* backend=auto: CUDA where a device is usable, else the CPU with exactly one
+ * warning; the messages name the backend that active-backend reports. */
+GST_START_TEST(test_backend_auto)
+{
+  GstElement *pipeline = gst_parse_launch(
+      "videotestsrc num-buffers=3 ! video/x-raw,format=NV12,width=64,height=48 ! "
+      "lumahist name=l ! fakesink",
+      NULL);
+  guint warnings;
+  gchar *backend = NULL, *active;
+
+  fail_unless_equals_int(run_to_eos(pipeline, &warnings, &backend), 3);
+  active = active_backend(pipeline);
+  GST_INFO("active backend %s, %u warnings", active, warnings);
+  fail_unless_equals_string(backend, active);
+  if (strcmp(active, "cpu") == 0) {
+    fail_unless_equals_int(warnings, 1);
+  } else {
+    fail_unless_equals_string(active, "cuda");
+    fail_unless_equals_int(warnings, 0);
+  }
+  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL),
+                         GST_STATE_CHANGE_SUCCESS);
+
+  /* Without a device, backend=cuda must refuse to start with an error. */
+  if (strcmp(active, "cpu") == 0) {
+    GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), "l");
+    GstBus *bus = gst_element_get_bus(pipeline);
+    GstMessage *error;
+
+    g_object_set(element, "backend", 2 /* cuda */, NULL);
+    fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_PAUSED),
+                           GST_STATE_CHANGE_FAILURE);
+    error = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    fail_unless(error != NULL);
+    fail_unless(GST_MESSAGE_SRC(error) == GST_OBJECT(element));
+    gst_message_unref(error);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(bus);
+    gst_object_unref(element);
+  }
+  g_free(active);
+  g_free(backend);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+static Suite *lumahist_suite(void)
+{
+  Suite *s = suite_create("lumahist");
+  TCase *tc = tcase_create("general");
+
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_negotiation_each_format);
+  tcase_add_test(tc, test_unsupported_format_refused);
+  tcase_add_test(tc, test_passthrough_untouched);
+  tcase_add_test(tc, test_meta);
+  tcase_add_test(tc, test_colorimetry);
+  tcase_add_test(tc, test_timestamps);
+  tcase_add_test(tc, test_message_interval);
+  tcase_add_test(tc, test_no_messages);
+  tcase_add_test(tc, test_resolution_change);
+  tcase_add_test(tc, test_flush);
+  tcase_add_test(tc, test_percentiles_property);
+  tcase_add_test(tc, test_state_cycles);
+  tcase_add_test(tc, test_backend_auto);
+  return s;
+}
+
+GST_CHECK_MAIN(lumahist);
