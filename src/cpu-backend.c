@@ -150,4 +150,6 @@ const LhiBackend lhi_cpu_backend = {
   .set_stream = cpu_set_stream,
   .prefer_sort = cpu_prefer_sort,
   .analyze = cpu_analyze,
+  .equalize = lhi_cpu_equalize,
+  .overlay = lhi_cpu_overlay,
 };

@@ -6,7 +6,9 @@
 
 #include <stdbool.h>
 
+#include "lh-equalize.h"
 #include "lh-luma.h"
+#include "lh-overlay.h"
 #include "lumahist.h"
 
 #if defined(__GNUC__)
@@ -89,7 +91,118 @@ typedef struct {
   uint32_t values[LHI_MAX_RANKS]; /* the value at each rank */
 } LhiJob;
 
+/* ------------------------------------------------------------------------ */
+/* Equalization and overlay jobs (equalize.c, clahe.c, temporal.c, overlay.c) */
+
+typedef enum {
+  LHI_EQUALIZE_GLOBAL,
+  LHI_EQUALIZE_CLAHE,
+  LHI_EQUALIZE_LUT, /* a LUT the caller gave */
+} LhiEqualizeKind;
+
+/* One frame to equalize.  in and out are validated, of one format, size and
+ * memory; out may be in. */
 typedef struct {
+  LhiEqualizeKind kind;
+  LhFrame in;
+  LhFrame out;
+  int bit_depth; /* luma depth: LUTs have 2^bit_depth entries */
+  LhiLumaWeights weights;
+  uint32_t black; /* the output range */
+  uint32_t white;
+  const uint16_t *lut; /* LUT kind: host memory */
+  LhiClaheGrid grid;   /* CLAHE kind */
+  LhTemporal *temporal;
+} LhiEqualizeJob;
+
+/* One overlay panel to draw.  The panel may reach past the frame; only the
+ * part inside is drawn. */
+typedef struct {
+  LhFrame frame;
+  int sample_depth; /* significant bits of a sample (P010: 10, at the top) */
+  LhRect panel;     /* width, height >= 3 */
+  const uint16_t *bar_heights; /* host, panel.width - 2 columns */
+  const uint8_t *column_flags; /* host, LHI_COLUMN_* of each column */
+  LhiInk inks[LHI_INK_COUNT];
+} LhiOverlayJob;
+
+typedef struct LhiBackend LhiBackend;
+
+/* What a temporal state serves; a frame with another key starts it afresh. */
+typedef struct {
+  const LhiBackend *backend;
+  LhiEqualizeKind kind;
+  int width;
+  int height;
+  int bit_depth;
+  int tiles_x;
+  int tiles_y;
+} LhiTemporalKey;
+
+/* A backend's window of LUTs, kept where its LUTs are. */
+typedef struct {
+  void (*free)(void *data);
+  void (*reset)(void *data);
+  int (*query)(void *data, int *frames, uint64_t *cuts);
+} LhiTemporalOps;
+
+struct LhTemporal {
+  int window;
+  uint32_t cut_threshold; /* a cut when the distance, in 2^-21, is above it */
+  LhiTemporalKey key;
+  const LhiTemporalOps *ops; /* NULL until a backend has made its data */
+  void *data;
+};
+
+/* The data a backend made for key, or NULL when there is none yet (any
+ * data of another key is dropped first). */
+void *lhi_temporal_data(LhTemporal *temporal, const LhiTemporalKey *key);
+void lhi_temporal_attach(LhTemporal *temporal, const LhiTemporalKey *key,
+                         const LhiTemporalOps *ops, void *data);
+
+/* Host windows (the CPU backend): smooths n_entries LUT entries (every
+ * tile's LUT, one after the other) in place, after checking for a cut
+ * between cut_histogram (2^bit_depth bins) and the previous frame's. */
+int lhi_temporal_host_step(LhTemporal *temporal, const LhiTemporalKey *key,
+                           const uint64_t *cut_histogram, int bit_depth, uint16_t *luts,
+                           size_t n_entries);
+
+/* The 32-bin profile of a frame's histogram (lh_histogram_distance). */
+void lhi_cut_profile(const uint64_t *histogram, int bit_depth, uint32_t *profile);
+/* sum |a - b| of two profiles, in units of 2^-21 of distance. */
+uint32_t lhi_cut_distance(const uint32_t *a, const uint32_t *b);
+
+/* The global LUT of a histogram into 2^bit_depth entries (lh_lut_from_histogram). */
+void lhi_build_lut(const uint64_t *histogram, int bit_depth, uint32_t black, uint32_t white,
+                   uint16_t *lut);
+
+/* The CLAHE grid of a frame size and options; fails for sides CLAHE cannot take. */
+int lhi_clahe_grid(int width, int height, int bit_depth, int tiles_x, int tiles_y,
+                   double clip_limit, uint32_t black, uint32_t white, LhiClaheGrid *grid);
+
+/* The CLAHE tile LUT of a tile histogram (clipped and redistributed in place),
+ * 2^bit_depth entries. */
+void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *grid,
+                        uint16_t *lut);
+
+/* CPU implementations of the backend operations below. */
+int lhi_cpu_equalize(void *state, LhiEqualizeJob *job);
+int lhi_cpu_clahe(LhiEqualizeJob *job);
+int lhi_cpu_overlay(void *state, const LhiOverlayJob *job);
+
+/* Host helpers of the CPU equalization that clahe.c shares: the luma of
+ * row y of in, and row y of out from old and new luma. */
+void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma);
+void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
+                       const uint16_t *new_luma);
+void lhi_cpu_copy_chroma(const LhiEqualizeJob *job);
+
+/* Bytes of a chroma row and chroma rows of a 4:2:0 format (GStreamer's
+ * rounding up); checks a frame's chroma planes against them. */
+void lhi_chroma_shape(const LhFrame *frame, size_t *row_bytes, int *rows);
+int lhi_check_chroma(const LhFrame *frame, const char *which);
+
+struct LhiBackend {
   const char *name;
   LhBackend kind;
   /* Makes the backend's state; on a missing device returns
@@ -100,7 +213,11 @@ typedef struct {
   /* Is sorting faster than the histogram's CDF for a job of this size? */
   bool (*prefer_sort)(void *state, uint64_t pixels, int bit_depth);
   int (*analyze)(void *state, LhiJob *jobs, size_t n_jobs);
-} LhiBackend;
+  /* Equalization and overlays of one frame (frames in the backend's memory,
+   * or host frames it stages); NULL: LH_ERROR_UNSUPPORTED. */
+  int (*equalize)(void *state, LhiEqualizeJob *job);
+  int (*overlay)(void *state, const LhiOverlayJob *job);
+};
 
 extern const LhiBackend lhi_cpu_backend;
 #ifdef LH_HAVE_CUDA

@@ -250,6 +250,151 @@ LH_API int lh_analyze(LhContext *context, const LhFrame *frame, const LhOptions 
 LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
                             const LhOptions *options, LhStats *stats);
 
+/* ------------------------------------------------------------------------ */
+/* Equalization: global (OpenCV equalizeHist) and CLAHE (OpenCV createCLAHE)  */
+/*                                                                           */
+/* Only luma changes.  Gray: the samples.  YUV: the Y plane; chroma is left   */
+/* as it came (copied when out is another frame).  R'G'B': each colour        */
+/* sample c of a pixel of luma Y (lhi_luma, the options' matrix) that is      */
+/* given the new luma Y' becomes                                              */
+/*   Y > 0:  min(max, (c * gain + 2^15) >> 16),  gain = ((Y' << 16) + Y/2) / Y */
+/*   Y == 0: Y' (a black pixel turns gray: it has no hue to keep)             */
+/* with integer division and max = 2^bit_depth - 1; alpha (or the ignored     */
+/* fourth sample) is copied.  Every backend gives these exact values.         */
+
+typedef enum {
+  LH_EQUALIZE_GLOBAL, /* one LUT from the frame's luma histogram */
+  LH_EQUALIZE_CLAHE,  /* contrast-limited adaptive, a LUT per tile, bilinear between them */
+} LhEqualizeMode;
+
+/* Video: LUTs (in CLAHE mode, every tile's LUT) averaged over the last
+ * `window` frames, so that equalized video does not flicker when the content
+ * moves; the window restarts at a scene cut.  See lh_temporal_new(). */
+typedef struct LhTemporal LhTemporal;
+
+#define LH_CLAHE_MAX_TILES 64
+
+typedef struct {
+  LhEqualizeMode mode;
+  LhMatrix matrix; /* luma of R'G'B' input */
+  LhRange range;   /* the output spans the range's black .. white (full: 0 .. 2^bits - 1) */
+  int tiles_x;     /* CLAHE grid, 1 .. LH_CLAHE_MAX_TILES each way */
+  int tiles_y;
+  double clip_limit;    /* CLAHE: createCLAHE's clipLimit; <= 0 no clipping */
+  LhTemporal *temporal; /* NULL: each frame on its own */
+} LhEqualizeOptions;
+
+/* Defaults: global, BT.601, full range, CLAHE 8 x 8 tiles with clip limit 40
+ * (createCLAHE's defaults), no temporal smoothing. */
+LH_API void lh_equalize_options_init(LhEqualizeOptions *options);
+
+/* Equalizes in into out: the same format, size and memory; strides may
+ * differ; out == in (or out's planes those of in) equalizes in place.
+ *
+ * GLOBAL: the LUT of lh_lut_from_histogram() on in's luma histogram
+ * (bit-exact with cv::equalizeHist on 8-bit gray).
+ * CLAHE: as cv::createCLAHE(clip_limit, (tiles_x, tiles_y))->apply():
+ * when tiles do not divide the frame, the frame is extended on the right and
+ * bottom by reflection (BORDER_REFLECT_101) to tiles_x * ceil and the tiles
+ * are of that size, both ways as soon as either side does not divide (as
+ * OpenCV does); each tile's histogram is clipped at
+ * max(1, (int)(clip_limit * tile_pixels / bins)), the excess spread evenly,
+ * the remainder one count every max(1, bins / remainder) bins from bin 0;
+ * tile LUT[v] = black + min(white - black, rint((float)cdf(v) * s)) with
+ * s = (float)(white - black) / (float)tile_pixels (IEEE single, as OpenCV);
+ * a pixel's value is the bilinear mix of the four nearest tile LUTs with
+ * 16-bit fixed-point weights, rounded half up (within 1 of OpenCV at 8 bits). */
+LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
+                       const LhEqualizeOptions *options);
+
+/* The global equalization LUT of a histogram of 2^bit_depth bins (any
+ * count, e.g. the sum of the histograms of many images): with f the first
+ * non-empty bin, N the total and s = (float)(white - black) / (float)(N - h[f])
+ * in IEEE single precision,
+ *   lut[v] = black                                    for v <= f
+ *   lut[v] = black + min(white - black, rint((float)(h[f+1] + .. + h[v]) * s))  for v > f
+ * (rint: to nearest, ties to even; equalizeHist's LUT for 8 bits, full range).
+ * When one bin holds every count (or none does) the LUT is the identity, as
+ * equalizeHist leaves a constant image as it is.  lut has 2^bit_depth entries. */
+LH_API int lh_lut_from_histogram(const uint64_t *histogram, int bit_depth, LhRange range,
+                                 uint16_t *lut);
+
+/* Maps in's luma through lut (2^depth entries in host memory, depth the luma
+ * depth of in) into out, with the colour rule above; out as for lh_equalize. */
+LH_API int lh_apply_lut(LhContext *context, const LhFrame *in, LhFrame *out, const uint16_t *lut,
+                        LhMatrix matrix);
+
+/* ------------------------------------------------------------------------ */
+/* Temporal smoothing for video                                              */
+/*                                                                           */
+/* Each frame's LUT (each tile's, for CLAHE) is put in a window of the last   */
+/* `window` frames and the LUT applied is the rounded mean of the window:     */
+/* (sum + n/2) / n over the n <= window LUTs since the last cut.  A cut is     */
+/* declared when lh_histogram_distance() between this frame's luma histogram  */
+/* (CLAHE: the sum of its tile histograms) and the previous frame's is above  */
+/* cut_threshold; the window then holds this frame alone.                    */
+
+#define LH_TEMPORAL_MAX_WINDOW 256
+
+/* window 1 .. LH_TEMPORAL_MAX_WINDOW frames; cut_threshold in [0, 1]
+ * (1: never cut; 0.4 is a good start).  A state serves one stream of frames of
+ * one size, depth, mode and grid on one backend; any change of those starts
+ * it afresh.  One call at a time may use it. */
+LH_API int lh_temporal_new(int window, double cut_threshold, LhTemporal **temporal);
+LH_API void lh_temporal_free(LhTemporal *temporal);
+
+/* Forgets every frame (the next one starts a new window). */
+LH_API void lh_temporal_reset(LhTemporal *temporal);
+
+/* Frames in the window now and scene cuts found since creation, reset or a
+ * change of stream.  On the CUDA backend this waits for the queued work of
+ * the last frame. */
+LH_API int lh_temporal_query(LhTemporal *temporal, int *frames, uint64_t *cuts);
+
+/* The scene-cut measure: the total variation distance (1/2) sum |p - q| of
+ * the two histograms folded to 32 equal bins and normalized, p_k =
+ * floor(count_k * 2^20 / N) (0 when N is 0), in [0, 1] with steps of
+ * 2^-21.  Histograms of 2^bit_depth bins, 8 <= bit_depth <= 16. */
+LH_API double lh_histogram_distance(const uint64_t *a, const uint64_t *b, int bit_depth);
+
+/* ------------------------------------------------------------------------ */
+/* Histogram overlay                                                         */
+
+typedef enum {
+  LH_OVERLAY_LINEAR, /* bar heights proportional to counts */
+  LH_OVERLAY_LOG,    /* to log(1 + count) */
+} LhOverlayScale;
+
+typedef struct {
+  LhRect rect;          /* the panel; zero width or height: the default placement */
+  double opacity;       /* 0 .. 1, of the bars and markers; the panel is 5/8 of it */
+  LhOverlayScale scale; /* default LOG */
+  int markers;          /* non-zero: a line at the median and at each percentile of stats */
+  int clipping;         /* non-zero: bands at the ends (clipped pixels) and shaded
+                           illegal zones (limited range) */
+  double clip_warning;  /* fraction of pixels clipped at one end that lights its band */
+  LhMatrix matrix;      /* the colours' Y'CbCr for gray and YUV frames */
+  LhRange range;
+} LhOverlayOptions;
+
+/* Defaults: the default placement (bottom-left, a third of the width, a
+ * quarter of the height, 2 % margins, at least 64 x 32 where the frame is as
+ * large), opacity 0.8, log scale, markers and clipping bands on, clip warning
+ * 0.005, BT.601, full range. */
+LH_API void lh_overlay_options_init(LhOverlayOptions *options);
+
+/* Draws the histogram of stats (usually of this frame) into frame, in its
+ * own format: an alpha-blended panel with a 1-pixel border, one column per
+ * pixel of its inside showing the largest count among the bins of that
+ * column, lines at the percentile values (median green, others amber), a
+ * blue / red band at the low / high end when clip_warning is reached, and
+ * for limited range a dark red shade over the codes outside it.  Colour
+ * samples are blended as (s * (256 - a) + c * a + 128) >> 8; YUV frames get
+ * the panel on Y and, at each chroma sample, the colour of its top-left luma
+ * pixel on Cb and Cr.  The panel is clipped to the frame. */
+LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
+                      const LhOverlayOptions *options);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,167 @@
+/* clahe.c: contrast-limited adaptive histogram equalization with the grid,
+ * clip limit and redistribution of OpenCV's createCLAHE: the grid and tile
+ * LUTs both backends use, and the CPU implementation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+
+int lhi_clahe_grid(int width, int height, int bit_depth, int tiles_x, int tiles_y,
+                   double clip_limit, uint32_t black, uint32_t white, LhiClaheGrid *grid)
+{
+  if (tiles_x < 1 || tiles_x > LH_CLAHE_MAX_TILES || tiles_y < 1 || tiles_y > LH_CLAHE_MAX_TILES)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "CLAHE grid %dx%d: each side must be in 1 .. %d",
+                     tiles_x, tiles_y, LH_CLAHE_MAX_TILES);
+  if (!isfinite(clip_limit))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "CLAHE clip limit %g is not a number",
+                     clip_limit);
+  if (width >= LHI_CLAHE_MAX_SIDE || height >= LHI_CLAHE_MAX_SIDE)
+    return lhi_error(LH_ERROR_TOO_LARGE, "CLAHE takes sides below 2^30, not %dx%d", width,
+                     height);
+  /* OpenCV extends both sides by (tiles - side % tiles) as soon as either
+   * side is not a multiple: a whole tile more on a side that divides. */
+  bool divides = width % tiles_x == 0 && height % tiles_y == 0;
+  int tile_w = divides ? width / tiles_x : (width + tiles_x - width % tiles_x) / tiles_x;
+  int tile_h = divides ? height / tiles_y : (height + tiles_y - height % tiles_y) / tiles_y;
+  uint64_t area = (uint64_t)tile_w * (uint64_t)tile_h;
+  if (area >= ((uint64_t)1 << 31))
+    return lhi_error(LH_ERROR_TOO_LARGE,
+                     "CLAHE tiles of %dx%d pixels are too large (2^31 or more); use more tiles",
+                     tile_w, tile_h);
+  uint32_t bins = 1u << bit_depth;
+  uint32_t clip = 0;
+  if (clip_limit > 0.0) {
+    double limit = clip_limit * (double)area / (double)bins;
+    clip = limit >= (double)area ? (uint32_t)area : (uint32_t)limit;
+    if (clip < 1)
+      clip = 1;
+  }
+  *grid = (LhiClaheGrid){
+      .tiles_x = tiles_x,
+      .tiles_y = tiles_y,
+      .tile_w = tile_w,
+      .tile_h = tile_h,
+      .clip = clip,
+      .black = black,
+      .white = white,
+      .lut_scale = lhi_lut_scale(white - black, area),
+      .recip_x = ((uint64_t)1 << 48) / (2 * (uint64_t)tile_w),
+      .recip_y = ((uint64_t)1 << 48) / (2 * (uint64_t)tile_h),
+  };
+  return LH_OK;
+}
+
+void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *grid,
+                        uint16_t *lut)
+{
+  const uint32_t bins = 1u << bit_depth;
+  if (grid->clip > 0) {
+    uint32_t clipped = 0;
+    for (uint32_t v = 0; v < bins; v++)
+      if (histogram[v] > grid->clip) {
+        clipped += histogram[v] - grid->clip;
+        histogram[v] = grid->clip;
+      }
+    uint32_t batch = clipped / bins;
+    uint32_t residual = clipped - batch * bins;
+    for (uint32_t v = 0; v < bins; v++)
+      histogram[v] += batch;
+    if (residual > 0) {
+      uint32_t step = bins / residual > 1 ? bins / residual : 1;
+      for (uint32_t v = 0; v < bins && residual > 0; v += step, residual--)
+        histogram[v]++;
+    }
+  }
+  const uint32_t span = grid->white - grid->black;
+  uint64_t cumulative = 0;
+  for (uint32_t v = 0; v < bins; v++) {
+    cumulative += histogram[v];
+    lut[v] = (uint16_t)(grid->black + lhi_lut_level(cumulative, grid->lut_scale, span));
+  }
+}
+
+int lhi_cpu_clahe(LhiEqualizeJob *job)
+{
+  const LhiClaheGrid *grid = &job->grid;
+  const int width = job->in.width, height = job->in.height;
+  const size_t bins = (size_t)1 << job->bit_depth;
+  const size_t n_tiles = (size_t)grid->tiles_x * (size_t)grid->tiles_y;
+  const int ext_w = grid->tiles_x * grid->tile_w, ext_h = grid->tiles_y * grid->tile_h;
+
+  uint16_t *luma = malloc((size_t)width * (size_t)height * sizeof *luma);
+  uint16_t *new_luma = malloc((size_t)width * sizeof *new_luma);
+  uint32_t *histograms = calloc(n_tiles * bins, sizeof *histograms);
+  uint16_t *luts = malloc(n_tiles * bins * sizeof *luts);
+  int *source_x = malloc((size_t)ext_w * sizeof *source_x);
+  uint32_t *axis_x = malloc(3 * (size_t)width * sizeof *axis_x);
+  uint64_t *cut_histogram = job->temporal ? calloc(bins, sizeof *cut_histogram) : NULL;
+  int status = LH_OK;
+  if (!luma || !new_luma || !histograms || !luts || !source_x || !axis_x ||
+      (job->temporal && !cut_histogram)) {
+    status = lhi_error(LH_ERROR_NO_MEMORY, "out of memory for CLAHE of a %dx%d frame", width,
+                       height);
+    goto done;
+  }
+
+  for (int y = 0; y < height; y++)
+    lhi_cpu_luma_row(job, y, luma + (size_t)y * (size_t)width);
+
+  /* Tile histograms over the frame extended by reflection. */
+  for (int x = 0; x < ext_w; x++)
+    source_x[x] = lhi_reflect101(x, width);
+  for (int y = 0; y < ext_h; y++) {
+    const uint16_t *row = luma + (size_t)lhi_reflect101(y, height) * (size_t)width;
+    uint32_t *tile_row = histograms + (size_t)(y / grid->tile_h) * grid->tiles_x * bins;
+    for (int tx = 0; tx < grid->tiles_x; tx++) {
+      uint32_t *histogram = tile_row + (size_t)tx * bins;
+      for (int x = tx * grid->tile_w; x < (tx + 1) * grid->tile_w; x++)
+        histogram[row[source_x[x]]]++;
+    }
+  }
+
+  if (job->temporal)
+    for (size_t t = 0; t < n_tiles; t++)
+      for (size_t v = 0; v < bins; v++)
+        cut_histogram[v] += histograms[t * bins + v];
+  for (size_t t = 0; t < n_tiles; t++)
+    lhi_clahe_tile_lut(histograms + t * bins, job->bit_depth, grid, luts + t * bins);
+  if (job->temporal) {
+    LhiTemporalKey key = {&lhi_cpu_backend, job->kind,   width,         height,
+                          job->bit_depth,   grid->tiles_x, grid->tiles_y};
+    status = lhi_temporal_host_step(job->temporal, &key, cut_histogram, job->bit_depth, luts,
+                                    n_tiles * bins);
+    if (status < 0)
+      goto done;
+  }
+
+  /* Bilinear interpolation between the four nearest tile centres. */
+  for (int x = 0; x < width; x++)
+    lhi_clahe_axis((uint32_t)x, (uint32_t)grid->tile_w, (uint32_t)grid->tiles_x, grid->recip_x,
+                   &axis_x[3 * x], &axis_x[3 * x + 1], &axis_x[3 * x + 2]);
+  for (int y = 0; y < height; y++) {
+    uint32_t ty0, ty1, wy;
+    lhi_clahe_axis((uint32_t)y, (uint32_t)grid->tile_h, (uint32_t)grid->tiles_y, grid->recip_y,
+                   &ty0, &ty1, &wy);
+    const uint16_t *upper = luts + (size_t)ty0 * grid->tiles_x * bins;
+    const uint16_t *lower = luts + (size_t)ty1 * grid->tiles_x * bins;
+    const uint16_t *row = luma + (size_t)y * (size_t)width;
+    for (int x = 0; x < width; x++) {
+      size_t left = axis_x[3 * x] * bins + row[x], right = axis_x[3 * x + 1] * bins + row[x];
+      new_luma[x] = (uint16_t)lhi_clahe_mix(upper[left], upper[right], lower[left], lower[right],
+                                            axis_x[3 * x + 2], wy);
+    }
+    lhi_cpu_write_row(job, y, row, new_luma);
+  }
+  lhi_cpu_copy_chroma(job);
+
+done:
+  free(luma);
+  free(new_luma);
+  free(histograms);
+  free(luts);
+  free(source_x);
+  free(axis_x);
+  free(cut_histogram);
+  return status;
+}

@@ -1,0 +1,352 @@
+/* equalize.c: global equalization (equalizeHist's LUT, generalized to 16
+ * bits), LUT application with the colour rule, the public entry points that
+ * check their arguments for every backend, and the CPU implementation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+
+LH_API void lh_equalize_options_init(LhEqualizeOptions *options)
+{
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->mode = LH_EQUALIZE_GLOBAL;
+  options->matrix = LH_MATRIX_BT601;
+  options->range = LH_RANGE_FULL;
+  options->tiles_x = 8;
+  options->tiles_y = 8;
+  options->clip_limit = 40.0;
+}
+
+void lhi_build_lut(const uint64_t *histogram, int bit_depth, uint32_t black, uint32_t white,
+                   uint16_t *lut)
+{
+  uint32_t n_bins = 1u << bit_depth;
+  uint64_t total = 0;
+  uint32_t first = n_bins;
+  for (uint32_t v = 0; v < n_bins; v++) {
+    if (histogram[v] && first == n_bins)
+      first = v;
+    total += histogram[v];
+  }
+  if (total == 0 || histogram[first] == total) {
+    /* equalizeHist leaves a constant image as it is */
+    for (uint32_t v = 0; v < n_bins; v++)
+      lut[v] = (uint16_t)v;
+    return;
+  }
+  uint32_t span = white - black;
+  float scale = lhi_lut_scale(span, total - histogram[first]);
+  for (uint32_t v = 0; v <= first; v++)
+    lut[v] = (uint16_t)black;
+  uint64_t cumulative = 0;
+  for (uint32_t v = first + 1; v < n_bins; v++) {
+    cumulative += histogram[v];
+    lut[v] = (uint16_t)(black + lhi_lut_level(cumulative, scale, span));
+  }
+}
+
+LH_API int lh_lut_from_histogram(const uint64_t *histogram, int bit_depth, LhRange range,
+                                 uint16_t *lut)
+{
+  if (!histogram || !lut)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "histogram or LUT is NULL");
+  if (bit_depth < 8 || bit_depth > 16)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "bit depth %d is not in 8 .. 16", bit_depth);
+  if (range != LH_RANGE_FULL && range != LH_RANGE_LIMITED)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown range %d", (int)range);
+  uint32_t black, white;
+  lhi_range_limits(bit_depth, range, &black, &white);
+  lhi_build_lut(histogram, bit_depth, black, white, lut);
+  return LH_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Argument checks shared by lh_equalize and lh_apply_lut                    */
+
+/* Plane 2 exists for I420 only. */
+void lhi_chroma_shape(const LhFrame *frame, size_t *row_bytes, int *rows)
+{
+  size_t half_width = ((size_t)frame->width + 1) / 2;
+  *rows = (frame->height + 1) / 2;
+  switch (frame->format) {
+  case LH_FORMAT_NV12:
+    *row_bytes = 2 * half_width;
+    break;
+  case LH_FORMAT_P010:
+    *row_bytes = 4 * half_width;
+    break;
+  default:
+    *row_bytes = half_width;
+    break;
+  }
+}
+
+int lhi_check_chroma(const LhFrame *frame, const char *which)
+{
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  size_t row_bytes;
+  int rows;
+  lhi_chroma_shape(frame, &row_bytes, &rows);
+  for (int p = 1; p < info->n_planes; p++)
+    if (!frame->planes[p] || frame->strides[p] < row_bytes)
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                       "%s %s frame: chroma plane %d is missing or its stride is below %zu",
+                       which, info->name, p, row_bytes);
+  return LH_OK;
+}
+
+static int check_pair(const LhFrame *in, const LhFrame *out)
+{
+  int status = lhi_frame_validate(in);
+  if (status < 0)
+    return status;
+  status = lhi_frame_validate(out);
+  if (status < 0)
+    return status;
+  if (in->format != out->format || in->width != out->width || in->height != out->height ||
+      in->memory != out->memory || lhi_frame_luma_depth(in) != lhi_frame_luma_depth(out))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "input %s %dx%d and output %s %dx%d differ in format, size, bit depth or "
+                     "memory",
+                     lh_format_name(in->format), in->width, in->height,
+                     lh_format_name(out->format), out->width, out->height);
+  const LhiFormatInfo *info = lhi_format_info(in->format);
+  if (info->is_yuv && in->planes[0] != out->planes[0]) {
+    status = lhi_check_chroma(in, "input");
+    if (status == LH_OK)
+      status = lhi_check_chroma(out, "output");
+  }
+  return status;
+}
+
+static int run_job(LhContext *context, LhiEqualizeJob *job)
+{
+  if (!context->backend->equalize)
+    return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot equalize",
+                     context->backend->name);
+  lhi_clear_error();
+  return context->backend->equalize(context->state, job);
+}
+
+LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
+                       const LhEqualizeOptions *options)
+{
+  if (!context || !in || !out)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, input or output frame is NULL");
+  LhEqualizeOptions defaults;
+  if (!options) {
+    lh_equalize_options_init(&defaults);
+    options = &defaults;
+  }
+  if (options->mode != LH_EQUALIZE_GLOBAL && options->mode != LH_EQUALIZE_CLAHE)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown equalization mode %d",
+                     (int)options->mode);
+  if ((unsigned)options->matrix > LH_MATRIX_BT2020)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown matrix %d", (int)options->matrix);
+  if (options->range != LH_RANGE_FULL && options->range != LH_RANGE_LIMITED)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown range %d", (int)options->range);
+  int status = check_pair(in, out);
+  if (status < 0)
+    return status;
+
+  LhiEqualizeJob job = {
+      .kind = options->mode == LH_EQUALIZE_CLAHE ? LHI_EQUALIZE_CLAHE : LHI_EQUALIZE_GLOBAL,
+      .in = *in,
+      .out = *out,
+      .bit_depth = lhi_frame_luma_depth(in),
+      .weights = lhi_luma_weights(options->matrix),
+      .temporal = options->temporal,
+  };
+  lhi_range_limits(job.bit_depth, options->range, &job.black, &job.white);
+  if (job.kind == LHI_EQUALIZE_CLAHE) {
+    status = lhi_clahe_grid(in->width, in->height, job.bit_depth, options->tiles_x,
+                            options->tiles_y, options->clip_limit, job.black, job.white,
+                            &job.grid);
+    if (status < 0)
+      return status;
+  }
+  return run_job(context, &job);
+}
+
+LH_API int lh_apply_lut(LhContext *context, const LhFrame *in, LhFrame *out, const uint16_t *lut,
+                        LhMatrix matrix)
+{
+  if (!context || !in || !out || !lut)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, frame or LUT is NULL");
+  if ((unsigned)matrix > LH_MATRIX_BT2020)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown matrix %d", (int)matrix);
+  int status = check_pair(in, out);
+  if (status < 0)
+    return status;
+  LhiEqualizeJob job = {
+      .kind = LHI_EQUALIZE_LUT,
+      .in = *in,
+      .out = *out,
+      .bit_depth = lhi_frame_luma_depth(in),
+      .weights = lhi_luma_weights(matrix),
+      .lut = lut,
+  };
+  uint32_t max_value = (1u << job.bit_depth) - 1;
+  for (uint32_t v = 0; v <= max_value; v++)
+    if (lut[v] > max_value)
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "LUT entry %u is %u, above %u-bit white %u", v,
+                       lut[v], job.bit_depth, max_value);
+  job.white = max_value;
+  return run_job(context, &job);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The CPU implementation                                                    */
+
+static uint16_t load16(const uint8_t *p)
+{
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static void store16(uint8_t *p, uint32_t v)
+{
+  uint16_t s = (uint16_t)v;
+  memcpy(p, &s, sizeof s);
+}
+
+void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
+{
+  const LhFrame *frame = &job->in;
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const uint8_t *row = (const uint8_t *)frame->planes[0] + (size_t)y * frame->strides[0];
+  const uint32_t max_value = (1u << job->bit_depth) - 1;
+  const LhiLumaWeights w = job->weights;
+  const size_t step = (size_t)info->pixel_bytes;
+  for (int x = 0; x < frame->width; x++) {
+    const uint8_t *px = row + (size_t)x * step;
+    uint32_t v;
+    if (info->r >= 0 && info->sample_bytes == 1)
+      v = lhi_luma(px[info->r], px[info->g], px[info->b], w);
+    else if (info->r >= 0)
+      v = lhi_clamp_sample(lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g),
+                                    load16(px + 2 * info->b), w),
+                           max_value);
+    else if (frame->format == LH_FORMAT_P010)
+      v = (uint32_t)load16(px) >> 6;
+    else if (info->sample_bytes == 2)
+      v = lhi_clamp_sample(load16(px), max_value);
+    else
+      v = px[0];
+    luma[x] = (uint16_t)v;
+  }
+}
+
+void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
+                       const uint16_t *new_luma)
+{
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  const uint8_t *in_row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
+  uint8_t *out_row = (uint8_t *)job->out.planes[0] + (size_t)y * job->out.strides[0];
+  const int width = job->in.width;
+  if (info->r < 0) {
+    for (int x = 0; x < width; x++) {
+      if (job->in.format == LH_FORMAT_P010)
+        store16(out_row + 2 * (size_t)x, (uint32_t)new_luma[x] << 6);
+      else if (info->sample_bytes == 2)
+        store16(out_row + 2 * (size_t)x, new_luma[x]);
+      else
+        out_row[x] = (uint8_t)new_luma[x];
+    }
+    return;
+  }
+  const uint32_t max_value = (1u << job->bit_depth) - 1;
+  const size_t step = (size_t)info->pixel_bytes;
+  const int channels = info->pixel_bytes / info->sample_bytes;
+  const bool in_place = in_row == out_row;
+  for (int x = 0; x < width; x++) {
+    const uint8_t *src = in_row + (size_t)x * step;
+    uint8_t *dst = out_row + (size_t)x * step;
+    uint32_t gain = luma[x] ? lhi_gain(luma[x], new_luma[x]) : 0;
+    for (int c = 0; c < 3; c++) {
+      if (info->sample_bytes == 1) {
+        dst[c] = (uint8_t)(luma[x] ? lhi_apply_gain(src[c], gain, max_value) : new_luma[x]);
+      } else {
+        uint32_t s = load16(src + 2 * c);
+        store16(dst + 2 * c, luma[x] ? lhi_apply_gain(s, gain, max_value) : new_luma[x]);
+      }
+    }
+    if (channels == 4 && !in_place)
+      memcpy(dst + 3 * info->sample_bytes, src + 3 * info->sample_bytes,
+             (size_t)info->sample_bytes);
+  }
+}
+
+void lhi_cpu_copy_chroma(const LhiEqualizeJob *job)
+{
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  if (!info->is_yuv || job->in.planes[0] == job->out.planes[0])
+    return;
+  size_t row_bytes;
+  int rows;
+  lhi_chroma_shape(&job->in, &row_bytes, &rows);
+  for (int p = 1; p < info->n_planes; p++) {
+    if (job->in.planes[p] == job->out.planes[p])
+      continue;
+    for (int y = 0; y < rows; y++)
+      memcpy((uint8_t *)job->out.planes[p] + (size_t)y * job->out.strides[p],
+             (const uint8_t *)job->in.planes[p] + (size_t)y * job->in.strides[p], row_bytes);
+  }
+}
+
+int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
+{
+  if (job->in.memory != LH_MEMORY_HOST)
+    return lhi_error(LH_ERROR_UNSUPPORTED,
+                     "the CPU backend cannot equalize frames in CUDA device memory");
+  if (job->kind == LHI_EQUALIZE_CLAHE)
+    return lhi_cpu_clahe(job);
+
+  const size_t n_bins = (size_t)1 << job->bit_depth;
+  const int width = job->in.width, height = job->in.height;
+  uint16_t *lut = malloc(n_bins * sizeof *lut);
+  uint16_t *luma = malloc(2 * (size_t)width * sizeof *luma);
+  uint64_t *histogram = job->kind == LHI_EQUALIZE_GLOBAL ? calloc(n_bins, sizeof *histogram) : NULL;
+  int status = LH_OK;
+  if (!lut || !luma || (job->kind == LHI_EQUALIZE_GLOBAL && !histogram)) {
+    status = lhi_error(LH_ERROR_NO_MEMORY, "out of memory for equalizing a %dx%d frame", width,
+                       height);
+    goto done;
+  }
+  uint16_t *new_luma = luma + width;
+
+  if (job->kind == LHI_EQUALIZE_LUT) {
+    memcpy(lut, job->lut, n_bins * sizeof *lut);
+  } else {
+    for (int y = 0; y < height; y++) {
+      lhi_cpu_luma_row(job, y, luma);
+      for (int x = 0; x < width; x++)
+        histogram[luma[x]]++;
+    }
+    lhi_build_lut(histogram, job->bit_depth, job->black, job->white, lut);
+    if (job->temporal) {
+      LhiTemporalKey key = {&lhi_cpu_backend, job->kind, width, height, job->bit_depth, 0, 0};
+      status = lhi_temporal_host_step(job->temporal, &key, histogram, job->bit_depth, lut, n_bins);
+      if (status < 0)
+        goto done;
+    }
+  }
+
+  for (int y = 0; y < height; y++) {
+    lhi_cpu_luma_row(job, y, luma);
+    for (int x = 0; x < width; x++)
+      new_luma[x] = lut[luma[x]];
+    lhi_cpu_write_row(job, y, luma, new_luma);
+  }
+  lhi_cpu_copy_chroma(job);
+
+done:
+  free(lut);
+  free(luma);
+  free(histogram);
+  return status;
+}

@@ -1,0 +1,74 @@
+/* lh-overlay.h: what each pixel of the histogram overlay panel shows and how
+ * a colour is blended into a sample, shared by the CPU code and the CUDA
+ * kernels so that both draw the same bits.  Plain C; kernels/ includes it. */
+#ifndef LH_OVERLAY_H
+#define LH_OVERLAY_H
+
+#include <stdint.h>
+
+#include "lh-luma.h"
+
+/* The colours of the panel, in the order of the palette. */
+enum {
+  LHI_INK_BACKGROUND,
+  LHI_INK_BORDER,
+  LHI_INK_BAR,
+  LHI_INK_MEDIAN,
+  LHI_INK_PERCENTILE,
+  LHI_INK_BAND_LOW,
+  LHI_INK_BAND_HIGH,
+  LHI_INK_ZONE,
+  LHI_INK_COUNT
+};
+
+/* Flags of a column of the panel's inside. */
+#define LHI_COLUMN_MEDIAN 0x01u
+#define LHI_COLUMN_PERCENTILE 0x02u
+#define LHI_COLUMN_BAND_LOW 0x04u
+#define LHI_COLUMN_BAND_HIGH 0x08u
+#define LHI_COLUMN_ZONE 0x10u
+
+/* One colour in the terms of the frame being drawn on: samples of its bit
+ * depth (R'G'B' in that order, Y'CbCr, or Y' alone for gray) and an alpha
+ * of 0 .. 256. */
+typedef struct {
+  uint16_t rgb[3];
+  uint16_t y;
+  uint16_t cb;
+  uint16_t cr;
+  uint16_t alpha;
+} LhiInk;
+
+/* The ink of pixel (px, py) of a panel of width x height (both >= 3): a
+ * 1-pixel border around columns of bars, drawn bottom up; a column's
+ * markers are drawn over its bar, its bands and zone under it. */
+LHI_HOST_DEVICE int lhi_overlay_ink(int width, int height, const uint16_t *bar_heights,
+                                    const uint8_t *column_flags, int px, int py)
+{
+  if (px == 0 || py == 0 || px == width - 1 || py == height - 1)
+    return LHI_INK_BORDER;
+  int column = px - 1;
+  int row_from_bottom = height - 2 - py;
+  uint32_t flags = column_flags[column];
+  if (flags & LHI_COLUMN_MEDIAN)
+    return LHI_INK_MEDIAN;
+  if (flags & LHI_COLUMN_PERCENTILE)
+    return LHI_INK_PERCENTILE;
+  if (row_from_bottom < (int)bar_heights[column])
+    return LHI_INK_BAR;
+  if (flags & LHI_COLUMN_BAND_LOW)
+    return LHI_INK_BAND_LOW;
+  if (flags & LHI_COLUMN_BAND_HIGH)
+    return LHI_INK_BAND_HIGH;
+  if (flags & LHI_COLUMN_ZONE)
+    return LHI_INK_ZONE;
+  return LHI_INK_BACKGROUND;
+}
+
+/* sample * (256 - alpha) + colour * alpha, over 256, rounded half up. */
+LHI_HOST_DEVICE uint32_t lhi_blend(uint32_t sample, uint32_t colour, uint32_t alpha)
+{
+  return (sample * (256 - alpha) + colour * alpha + 128) >> 8;
+}
+
+#endif /* LH_OVERLAY_H */

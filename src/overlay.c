@@ -1,0 +1,326 @@
+/* overlay.c: the histogram overlay: panel placement, bar heights, markers and
+ * bands worked out on the host for every backend, the colours in the frame's
+ * own terms, and the CPU drawing. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+
+LH_API void lh_overlay_options_init(LhOverlayOptions *options)
+{
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->opacity = 0.8;
+  options->scale = LH_OVERLAY_LOG;
+  options->markers = 1;
+  options->clipping = 1;
+  options->clip_warning = 0.005;
+  options->matrix = LH_MATRIX_BT601;
+  options->range = LH_RANGE_FULL;
+}
+
+/* The inks in 8-bit R'G'B' and their strength (256: the full opacity). */
+static const struct {
+  uint8_t rgb[3];
+  uint16_t strength;
+} ink_colours[LHI_INK_COUNT] = {
+    [LHI_INK_BACKGROUND] = {{16, 16, 16}, 160},
+    [LHI_INK_BORDER] = {{128, 128, 128}, 256},
+    [LHI_INK_BAR] = {{230, 230, 230}, 256},
+    [LHI_INK_MEDIAN] = {{64, 224, 64}, 256},
+    [LHI_INK_PERCENTILE] = {{255, 192, 0}, 256},
+    [LHI_INK_BAND_LOW] = {{64, 128, 255}, 256},
+    [LHI_INK_BAND_HIGH] = {{255, 64, 64}, 256},
+    [LHI_INK_ZONE] = {{112, 32, 32}, 256},
+};
+
+static uint16_t to_code(double v, double max_value)
+{
+  double c = floor(v * max_value + 0.5);
+  return (uint16_t)(c < 0 ? 0 : c > max_value ? max_value : c);
+}
+
+/* An 8-bit colour as samples of `depth` bits and as Y'CbCr of the matrix and
+ * range (the same formulas as the video standards, rounded once). */
+static LhiInk make_ink(int index, int depth, double opacity, LhMatrix matrix, LhRange range)
+{
+  static const double kr_of[] = {0.299, 0.2126, 0.2627}, kb_of[] = {0.114, 0.0722, 0.0593};
+  const double max_value = (double)((1u << depth) - 1);
+  const double kr = kr_of[matrix], kb = kb_of[matrix];
+  double r = ink_colours[index].rgb[0] / 255.0, g = ink_colours[index].rgb[1] / 255.0,
+         b = ink_colours[index].rgb[2] / 255.0;
+  double y = kr * r + (1 - kr - kb) * g + kb * b;
+  double cb = (b - y) / (2 * (1 - kb)), cr = (r - y) / (2 * (1 - kr));
+  LhiInk ink;
+  for (int c = 0; c < 3; c++)
+    ink.rgb[c] = to_code(ink_colours[index].rgb[c] / 255.0, max_value);
+  if (range == LH_RANGE_LIMITED) {
+    double unit = (double)(1u << (depth - 8));
+    ink.y = to_code((16 + 219 * y) * unit / max_value, max_value);
+    ink.cb = to_code((128 + 224 * cb) * unit / max_value, max_value);
+    ink.cr = to_code((128 + 224 * cr) * unit / max_value, max_value);
+  } else {
+    double mid = (double)(1u << (depth - 1));
+    ink.y = to_code(y, max_value);
+    ink.cb = to_code((mid + cb * max_value) / max_value, max_value);
+    ink.cr = to_code((mid + cr * max_value) / max_value, max_value);
+  }
+  ink.alpha = (uint16_t)floor(opacity * ink_colours[index].strength + 0.5);
+  return ink;
+}
+
+/* Bins [first, end) of column c of n columns over n_bins bins: at least one. */
+static void column_bins(size_t c, size_t n, size_t n_bins, size_t *first, size_t *end)
+{
+  *first = c * n_bins / n;
+  *end = (c + 1) * n_bins / n;
+  if (*end <= *first)
+    *end = *first + 1;
+}
+
+static void mark_value(uint8_t *flags, size_t n, size_t n_bins, uint32_t value, uint8_t flag)
+{
+  for (size_t c = 0; c < n; c++) {
+    size_t first, end;
+    column_bins(c, n, n_bins, &first, &end);
+    if (value >= first && value < end)
+      flags[c] |= flag;
+  }
+}
+
+static void lay_out_columns(const LhStats *stats, const LhOverlayOptions *options, int inner_w,
+                            int inner_h, uint64_t *peaks, uint16_t *heights, uint8_t *flags)
+{
+  const size_t n = (size_t)inner_w, n_bins = stats->n_bins;
+  uint64_t top = 0;
+  for (size_t c = 0; c < n; c++) {
+    size_t first, end;
+    column_bins(c, n, n_bins, &first, &end);
+    peaks[c] = 0;
+    for (size_t v = first; v < end; v++)
+      peaks[c] = stats->histogram[v] > peaks[c] ? stats->histogram[v] : peaks[c];
+    top = peaks[c] > top ? peaks[c] : top;
+  }
+  for (size_t c = 0; c < n; c++) {
+    uint64_t h = 0;
+    if (top > 0 && options->scale == LH_OVERLAY_LINEAR)
+      h = (uint64_t)(((unsigned __int128)peaks[c] * (unsigned)inner_h + top / 2) / top);
+    else if (top > 0)
+      h = (uint64_t)floor(log1p((double)peaks[c]) / log1p((double)top) * inner_h + 0.5);
+    heights[c] = (uint16_t)(h > (uint64_t)inner_h ? (uint64_t)inner_h : h);
+    flags[c] = 0;
+  }
+
+  if (options->clipping) {
+    if (stats->range == LH_RANGE_LIMITED) {
+      uint32_t black, white;
+      lhi_range_limits(stats->bit_depth, LH_RANGE_LIMITED, &black, &white);
+      for (size_t c = 0; c < n; c++) {
+        size_t first, end;
+        column_bins(c, n, n_bins, &first, &end);
+        if (end <= black || first > white)
+          flags[c] |= LHI_COLUMN_ZONE;
+      }
+    }
+    size_t band = n / 64 > 2 ? n / 64 : 2;
+    band = band > n ? n : band;
+    if (stats->count > 0) {
+      double low = (double)stats->clipped_low_count / (double)stats->count;
+      double high = (double)stats->clipped_high_count / (double)stats->count;
+      for (size_t c = 0; c < band; c++) {
+        if (low > 0 && low >= options->clip_warning)
+          flags[c] |= LHI_COLUMN_BAND_LOW;
+        if (high > 0 && high >= options->clip_warning)
+          flags[n - 1 - c] |= LHI_COLUMN_BAND_HIGH;
+      }
+    }
+  }
+  if (options->markers && stats->count > 0) {
+    for (int i = 0; i < stats->n_percentiles; i++)
+      mark_value(flags, n, n_bins, stats->percentile_value[i], LHI_COLUMN_PERCENTILE);
+    mark_value(flags, n, n_bins, stats->median, LHI_COLUMN_MEDIAN);
+  }
+}
+
+static void default_panel(int width, int height, LhRect *panel)
+{
+  int margin_x = (width * 2 + 50) / 100, margin_y = (height * 2 + 50) / 100;
+  int w = width / 3, h = height / 4;
+  if (w < 64)
+    w = width < 64 ? width : 64;
+  if (h < 32)
+    h = height < 32 ? height : 32;
+  if (margin_x + w > width)
+    margin_x = width - w;
+  if (margin_y + h > height)
+    margin_y = height - h;
+  *panel = (LhRect){margin_x, height - margin_y - h, w, h};
+}
+
+static int sample_depth(const LhFrame *frame)
+{
+  return frame->format == LH_FORMAT_P010 ? 10 : lhi_frame_luma_depth(frame);
+}
+
+LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
+                      const LhOverlayOptions *options)
+{
+  if (!context || !frame || !stats)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, frame or stats is NULL");
+  LhOverlayOptions defaults;
+  if (!options) {
+    lh_overlay_options_init(&defaults);
+    options = &defaults;
+  }
+  if (!stats->histogram || stats->bit_depth < 8 || stats->bit_depth > 16 ||
+      stats->n_bins != ((size_t)1 << stats->bit_depth))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "stats hold no histogram of 2^bit_depth bins");
+  if (!(options->opacity >= 0.0 && options->opacity <= 1.0))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "overlay opacity %g is not in [0, 1]",
+                     options->opacity);
+  if (options->scale != LH_OVERLAY_LINEAR && options->scale != LH_OVERLAY_LOG)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown overlay scale %d", (int)options->scale);
+  if ((unsigned)options->matrix > LH_MATRIX_BT2020 ||
+      (options->range != LH_RANGE_FULL && options->range != LH_RANGE_LIMITED))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown overlay matrix or range");
+  if (!(options->clip_warning >= 0.0))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "overlay clip warning %g is negative",
+                     options->clip_warning);
+  int status = lhi_frame_validate(frame);
+  if (status < 0)
+    return status;
+  if (lhi_format_info(frame->format)->is_yuv) {
+    status = lhi_check_chroma(frame, "overlay");
+    if (status < 0)
+      return status;
+  }
+
+  LhRect panel = options->rect;
+  if (panel.width == 0 || panel.height == 0)
+    default_panel(frame->width, frame->height, &panel);
+  else if (panel.width < 3 || panel.height < 3 || panel.width > 65536 || panel.height > 65536)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "overlay panel %dx%d: each side must be in 3 .. 65536", panel.width,
+                     panel.height);
+  /* Nothing to draw on a frame too small for a panel, or off the frame. */
+  if (panel.width < 3 || panel.height < 3 || panel.x >= frame->width ||
+      panel.y >= frame->height || (int64_t)panel.x + panel.width <= 0 ||
+      (int64_t)panel.y + panel.height <= 0)
+    return LH_OK;
+  if (!context->backend->overlay)
+    return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot draw overlays",
+                     context->backend->name);
+
+  int inner_w = panel.width - 2, inner_h = panel.height - 2;
+  uint16_t *heights = malloc((size_t)inner_w * sizeof *heights);
+  uint8_t *flags = malloc((size_t)inner_w);
+  uint64_t *peaks = malloc((size_t)inner_w * sizeof *peaks);
+  if (!heights || !flags || !peaks) {
+    free(heights);
+    free(flags);
+    free(peaks);
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for an overlay panel");
+  }
+  lay_out_columns(stats, options, inner_w, inner_h, peaks, heights, flags);
+  free(peaks);
+  LhiOverlayJob job = {
+      .frame = *frame,
+      .sample_depth = sample_depth(frame),
+      .panel = panel,
+      .bar_heights = heights,
+      .column_flags = flags,
+  };
+  for (int i = 0; i < LHI_INK_COUNT; i++)
+    job.inks[i] = make_ink(i, job.sample_depth, options->opacity, options->matrix, options->range);
+  lhi_clear_error();
+  status = context->backend->overlay(context->state, &job);
+  free(heights);
+  free(flags);
+  return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The CPU drawing                                                           */
+
+static uint32_t load_sample(const uint8_t *p, int bytes)
+{
+  if (bytes == 1)
+    return *p;
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static void store_sample(uint8_t *p, int bytes, uint32_t v)
+{
+  if (bytes == 1) {
+    *p = (uint8_t)v;
+  } else {
+    uint16_t s = (uint16_t)v;
+    memcpy(p, &s, sizeof s);
+  }
+}
+
+/* Blends one sample; P010 keeps its 10 bits at the top. */
+static void blend_at(uint8_t *p, int bytes, int shift, uint32_t colour, uint32_t alpha)
+{
+  uint32_t s = load_sample(p, bytes) >> shift;
+  store_sample(p, bytes, lhi_blend(s, colour, alpha) << shift);
+}
+
+int lhi_cpu_overlay(void *state, const LhiOverlayJob *job)
+{
+  const LhFrame *frame = &job->frame;
+  if (frame->memory != LH_MEMORY_HOST)
+    return lhi_error(LH_ERROR_UNSUPPORTED,
+                     "the CPU backend cannot draw on frames in CUDA device memory");
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const LhRect *panel = &job->panel;
+  const int x0 = panel->x > 0 ? panel->x : 0, y0 = panel->y > 0 ? panel->y : 0;
+  const int x1 = panel->x + panel->width < frame->width ? panel->x + panel->width : frame->width;
+  const int y1 =
+      panel->y + panel->height < frame->height ? panel->y + panel->height : frame->height;
+  const int bytes = info->sample_bytes, shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+
+  for (int y = y0; y < y1; y++) {
+    uint8_t *row = (uint8_t *)frame->planes[0] + (size_t)y * frame->strides[0];
+    for (int x = x0; x < x1; x++) {
+      const LhiInk *ink = &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
+                                                     job->column_flags, x - panel->x,
+                                                     y - panel->y)];
+      uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
+      if (info->r >= 0) {
+        blend_at(px + info->r * bytes, bytes, 0, ink->rgb[0], ink->alpha);
+        blend_at(px + info->g * bytes, bytes, 0, ink->rgb[1], ink->alpha);
+        blend_at(px + info->b * bytes, bytes, 0, ink->rgb[2], ink->alpha);
+      } else {
+        blend_at(px, bytes, shift, ink->y, ink->alpha);
+      }
+    }
+  }
+  if (!info->is_yuv)
+    return LH_OK;
+
+  /* Each chroma sample takes the ink of its top-left luma pixel. */
+  for (int cy = (y0 + 1) / 2; 2 * cy < y1; cy++) {
+    for (int cx = (x0 + 1) / 2; 2 * cx < x1; cx++) {
+      const LhiInk *ink = &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
+                                                     job->column_flags, 2 * cx - panel->x,
+                                                     2 * cy - panel->y)];
+      if (info->chroma_interleaved) {
+        uint8_t *p = (uint8_t *)frame->planes[1] + (size_t)cy * frame->strides[1] +
+                     (size_t)cx * 2 * (size_t)bytes;
+        blend_at(p, bytes, shift, ink->cb, ink->alpha);
+        blend_at(p + bytes, bytes, shift, ink->cr, ink->alpha);
+      } else {
+        blend_at((uint8_t *)frame->planes[1] + (size_t)cy * frame->strides[1] + cx, 1, 0, ink->cb,
+                 ink->alpha);
+        blend_at((uint8_t *)frame->planes[2] + (size_t)cy * frame->strides[2] + cx, 1, 0, ink->cr,
+                 ink->alpha);
+      }
+    }
+  }
+  return LH_OK;
+}
