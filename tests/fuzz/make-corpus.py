@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""make-corpus.py: writes the fuzzers' seed corpus (tests/fuzz/corpus/), small
+valid files of every kind the readers take, so that fuzzing starts from deep
+inside the decoders.  Run once with /usr/bin/python3 (numpy, Pillow) and
+libjpeg-turbo-progs' cjpeg/jpegtran; the files are committed."""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "corpus")
+
+
+def chunk(kind, data):
+    body = kind + data
+    return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def raw_png(width, height, depth, colour, rows, extra=b"", interlace=0):
+    """A PNG from already packed rows (filter byte 0 added here)."""
+    ihdr = struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, interlace)
+    data = b"".join(b"\0" + r for r in rows)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + extra +
+            chunk(b"IDAT", zlib.compress(data, 9)) + chunk(b"IEND", b""))
+
+
+def pack_bits(values, depth):
+    out, acc, n = bytearray(), 0, 0
+    for v in values:
+        acc = (acc << depth) | v
+        n += depth
+        if n == 8:
+            out.append(acc)
+            acc, n = 0, 0
+    if n:
+        out.append(acc << (8 - n))
+    return bytes(out)
+
+
+def write(kind, name, data):
+    os.makedirs(os.path.join(OUT, kind), exist_ok=True)
+    with open(os.path.join(OUT, kind, name), "wb") as f:
+        f.write(data)
+
+
+def pngs(rng):
+    w, h = 7, 5
+    for depth in (1, 2, 4, 8):
+        rows = [pack_bits(rng.integers(0, 1 << depth, w), depth) for _ in range(h)]
+        write("png", f"gray{depth}.png", raw_png(w, h, depth, 0, rows))
+        palette = chunk(b"PLTE", bytes(rng.integers(0, 256, 3 * (1 << depth), dtype=np.uint8)))
+        trns = chunk(b"tRNS", bytes(rng.integers(0, 256, 1 << depth, dtype=np.uint8)))
+        write("png", f"palette{depth}.png", raw_png(w, h, depth, 3, rows, palette))
+        write("png", f"palette{depth}-trns.png", raw_png(w, h, depth, 3, rows, palette + trns))
+    gray16 = [rng.integers(0, 65536, w).astype(">u2").tobytes() for _ in range(h)]
+    write("png", "gray16.png", raw_png(w, h, 16, 0, gray16))
+    write("png", "gray16-sbit10.png", raw_png(w, h, 16, 0, gray16, chunk(b"sBIT", b"\x0a")))
+    write("png", "gray8-trns.png",
+          raw_png(w, h, 8, 0, [bytes(rng.integers(0, 4, w, dtype=np.uint8)) for _ in range(h)],
+                  chunk(b"tRNS", b"\0\2")))
+    for depth, dtype in ((8, np.uint8), (16, ">u2")):
+        top = 1 << depth
+        for colour, channels in ((2, 3), (4, 2), (6, 4)):
+            rows = [rng.integers(0, top, w * channels).astype(dtype).tobytes() for _ in range(h)]
+            write("png", f"c{colour}-{depth}.png", raw_png(w, h, depth, colour, rows))
+            write("png", f"c{colour}-{depth}-adam7.png", adam7(w, h, depth, colour, channels, rng))
+    rgb_trns = chunk(b"tRNS", b"\0\1\0\2\0\3")
+    write("png", "rgb8-trns-text.png",
+          raw_png(w, h, 8, 2, [bytes(rng.integers(0, 4, 3 * w, dtype=np.uint8)) for _ in range(h)],
+                  rgb_trns + chunk(b"tEXt", b"Comment\0seed") + chunk(b"gAMA", b"\0\0\xb1\x8f")))
+    write("png", "one-pixel.png", raw_png(1, 1, 8, 0, [b"\x80"]))
+
+
+def adam7(w, h, depth, colour, channels, rng):
+    """An Adam7-interlaced PNG: each pass's sub-image, rows filtered with 0."""
+    passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2),
+              (0, 1, 1, 2)]
+    sample = depth // 8
+    pixels = rng.integers(0, 1 << depth, (h, w, channels))
+    data = b""
+    for x0, y0, dx, dy in passes:
+        cols = range(x0, w, dx)
+        if not len(cols):
+            continue
+        for y in range(y0, h, dy):
+            row = pixels[y, x0::dx].astype(">u2" if sample == 2 else np.uint8).tobytes()
+            data += b"\0" + row
+    ihdr = struct.pack(">IIBBBBB", w, h, depth, colour, 0, 0, 1)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(data, 9)) +
+            chunk(b"IEND", b""))
+
+
+def jpegs(rng, tmp):
+    y, x = np.mgrid[0:16, 0:24]
+    rgb = np.stack([(x * 10) % 256, (y * 15) % 256, (x * y) % 256], -1).astype(np.uint8)
+    rgb = np.clip(rgb.astype(int) + rng.integers(-8, 8, rgb.shape), 0, 255).astype(np.uint8)
+    Image.fromarray(rgb).save(os.path.join(tmp, "in.ppm"))
+    Image.fromarray(rgb[:, :, 0]).save(os.path.join(tmp, "in.pgm"))
+    variants = {
+        "420.jpg": ["-sample", "2x2", "in.ppm"],
+        "422.jpg": ["-sample", "2x1", "in.ppm"],
+        "444.jpg": ["-sample", "1x1", "in.ppm"],
+        "411.jpg": ["-sample", "4x1", "in.ppm"],
+        "gray.jpg": ["-grayscale", "in.ppm"],
+        "gray-pgm.jpg": ["in.pgm"],
+        "progressive.jpg": ["-progressive", "in.ppm"],
+        "restart.jpg": ["-restart", "1", "in.ppm"],
+        "arithmetic.jpg": ["-arithmetic", "in.ppm"],
+        "rgb-coded.jpg": ["-rgb", "in.ppm"],
+        "optimized-q10.jpg": ["-optimize", "-quality", "10", "in.ppm"],
+        "dct-float.jpg": ["-dct", "float", "-quality", "100", "in.ppm"],
+    }
+    for name, args in variants.items():
+        data = subprocess.run(["cjpeg"] + args[:-1] + [os.path.join(tmp, args[-1])],
+                              check=True, capture_output=True).stdout
+        write("jpeg", name, data)
+    # Odd sizes: partial MCUs at the right and bottom.
+    Image.fromarray(rgb[:13, :11]).save(os.path.join(tmp, "odd.ppm"))
+    write("jpeg", "odd-420.jpg", subprocess.run(
+        ["cjpeg", "-sample", "2x2", os.path.join(tmp, "odd.ppm")], check=True,
+        capture_output=True).stdout)
+    cmyk = Image.fromarray(np.concatenate([rgb, rgb[:, :, :1]], -1), "CMYK")
+    cmyk.save(os.path.join(tmp, "cmyk.jpg"), "JPEG", quality=80)
+    write("jpeg", "cmyk.jpg", open(os.path.join(tmp, "cmyk.jpg"), "rb").read())
+    Image.fromarray(rgb).save(os.path.join(tmp, "exif.jpg"), "JPEG", quality=75,
+                              exif=b"Exif\0\0MM\0*\0\0\0\x08\0\0")
+    write("jpeg", "exif.jpg", open(os.path.join(tmp, "exif.jpg"), "rb").read())
+
+
+def analyze_seeds():
+    """Inputs of fuzz-analyze.c: format, flags, width, height, stride delta,
+    [depth], matrix, range, method, n percentiles, percentiles, [roi], pixels."""
+    formats = ["GRAY8", "GRAY16", "RGB", "BGR", "RGBA", "BGRA", "RGBX", "BGRX", "RGB16", "RGBA16",
+               "I420", "NV12", "P010"]
+    for f, name in enumerate(formats):
+        for flags, tag in ((0x00, "plain"), (0x20, "init"), (0xe0, "depth-roi")):
+            head = struct.pack("<BBHHB", f, flags, 13, 7, 8 + 2 * (f % 3))
+            if flags & 0x80:
+                head += bytes([10 if f in (1, 8, 9) else 0])
+            head += bytes([f % 3, f % 2, f % 3, 3])
+            head += struct.pack("<HHH", 2400, 32400, 62394)  # p = raw / 600 - 4: 0, 50, 99.99
+            if flags & 0x40:
+                head += struct.pack("<HHHH", 6, 6, 9, 5)
+            pixels = bytes((i * 37 + f) % 256 for i in range(13 * 7 * 8 * 2))
+            write("analyze", f"{name.lower()}-{tag}.bin", head + pixels)
+
+
+def main():
+    rng = np.random.default_rng(2024)
+    with tempfile.TemporaryDirectory() as tmp:
+        pngs(rng)
+        jpegs(rng, tmp)
+    analyze_seeds()
+    for kind in sorted(os.listdir(OUT)):
+        files = os.listdir(os.path.join(OUT, kind))
+        size = sum(os.path.getsize(os.path.join(OUT, kind, f)) for f in files)
+        print(f"{kind}: {len(files)} files, {size} bytes")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
