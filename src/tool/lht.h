@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "io/lhio.h"
 #include "lumahist.h"
 
 /* Exit statuses: some file failed, or the command line itself was wrong. */
@@ -24,6 +25,8 @@ typedef struct {
 } LhtCommand;
 
 int lht_stats_main(int argc, char **argv);
+int lht_equalize_main(int argc, char **argv); /* equalize and clahe */
+int lht_overlay_main(int argc, char **argv);
 
 /* Parses the options of context (adding -h/--help), and writes the help
  * itself so that it reads the same in every locale.  Returns -1 to go on, or
@@ -80,5 +83,40 @@ LhtWriter *lht_writer_new(FILE *out, LhtFormat format, const LhOptions *options,
 void lht_writer_record(LhtWriter *writer, const LhtRecord *record);
 /* Flushes and frees; false if writing to out failed at any point. */
 bool lht_writer_finish(LhtWriter *writer);
+
+/* ------------------------------------------------------------------------ */
+/* Commands that write images: equalize, clahe, overlay (rewrite.c)          */
+
+/* Each input and the output it is written to: OUT_DIR/NAME for a file
+ * named on the command line, OUT_DIR/RELATIVE/PATH for a file found in a
+ * folder named on it. */
+typedef struct {
+  GPtrArray *inputs;
+  GPtrArray *outputs;
+  GHashTable *input_ids; /* "dev:ino" of every input -> its path */
+} LhtPlan;
+
+/* Expands args (as lht_walk) into *plan.  An input whose output would be an
+ * input file, or the output of an earlier input, is reported and left out;
+ * returns false if anything was. */
+bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPlan *plan);
+/* Whether path names (through any link) one of the plan's inputs. */
+bool lht_plan_holds_input(const LhtPlan *plan, const char *path);
+void lht_plan_clear(LhtPlan *plan);
+
+typedef struct {
+  int jpeg_quality; /* 0: lhio's default */
+  uint64_t max_pixels;
+} LhtRewriteOptions;
+
+/* Changes an image in place; reports its own failure (lht_error) and
+ * returns false then. */
+typedef bool (*LhtRewriteFunc)(LhioImage *image, const char *path, void *data);
+
+/* Reads input `index` of the plan in full, changes it and writes it to its
+ * output in the input's format and bit depth (through a temporary file
+ * renamed into place); false, reported, on failure. */
+bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *options,
+                     LhtRewriteFunc change, void *data);
 
 #endif /* LHT_H */

@@ -13,6 +13,11 @@
 static const LhtCommand commands[] = {
     {"stats", "Histogram, statistics and percentiles of each image, as JSON Lines, CSV or a table",
      lht_stats_main},
+    {"equalize", "Each image with its luma histogram equalized (or one LUT for all)",
+     lht_equalize_main},
+    {"clahe", "Each image with contrast-limited adaptive equalization of its luma",
+     lht_equalize_main},
+    {"overlay", "Each image with the graph of its luma histogram drawn on it", lht_overlay_main},
 };
 
 void lht_error(const char *path, const char *format, ...)

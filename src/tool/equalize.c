@@ -1,0 +1,419 @@
+/* equalize.c: `lumahist equalize` (global histogram equalization, per image
+ * or with one LUT for all, saved or loaded) and `lumahist clahe`, writing
+ * each image equalized under an output folder. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "lht.h"
+
+/* The first line of a LUT file; the 2^depth entries follow. */
+#define LUT_MAGIC "lumahist-lut 1 bit_depth"
+
+typedef struct {
+  bool clahe;
+  char *out_dir;
+  char *backend;
+  char *matrix;
+  char *range;
+  char *tiles;
+  double clip;
+  gint quality;
+  gint64 max_pixels;
+  gboolean global;
+  char *save_lut;
+  char *apply_lut;
+  gboolean verbose;
+  char **paths;
+} EqualizeArgs;
+
+static void equalize_args_clear(EqualizeArgs *args)
+{
+  g_free(args->out_dir);
+  g_free(args->backend);
+  g_free(args->matrix);
+  g_free(args->range);
+  g_free(args->tiles);
+  g_free(args->save_lut);
+  g_free(args->apply_lut);
+  g_strfreev(args->paths);
+}
+
+static int usage_error(const EqualizeArgs *args, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static int usage_error(const EqualizeArgs *args, const char *format, ...)
+{
+  va_list list;
+  fputs("lumahist: ", stderr);
+  va_start(list, format);
+  vfprintf(stderr, format, list);
+  va_end(list);
+  fprintf(stderr, "\nTry 'lumahist %s --help'.\n", args->clahe ? "clahe" : "equalize");
+  return LHT_EXIT_USAGE;
+}
+
+/* "8x8", "8,8" or "8" (square). */
+static bool parse_tiles(const char *text, int *tiles_x, int *tiles_y)
+{
+  char *end;
+  long x = strtol(text, &end, 10), y = x;
+  if (end == text)
+    return false;
+  if (*end == 'x' || *end == 'X' || *end == ',') {
+    const char *second = end + 1;
+    y = strtol(second, &end, 10);
+    if (end == second)
+      return false;
+  }
+  if (*end != '\0' || x < 1 || y < 1 || x > LH_CLAHE_MAX_TILES || y > LH_CLAHE_MAX_TILES)
+    return false;
+  *tiles_x = (int)x;
+  *tiles_y = (int)y;
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* LUT files: a line "lumahist-lut 1 bit_depth D", then 2^D entries.         */
+
+static bool save_lut(const char *path, const uint16_t *lut, int bit_depth)
+{
+  GString *text = g_string_new(NULL);
+  g_string_append_printf(text, "%s %d\n", LUT_MAGIC, bit_depth);
+  size_t n = (size_t)1 << bit_depth;
+  for (size_t v = 0; v < n; v++)
+    g_string_append_printf(text, "%u%c", lut[v], v % 16 == 15 || v + 1 == n ? '\n' : ' ');
+  GError *error = NULL;
+  /* g_file_set_contents writes a temporary file and renames it. */
+  bool ok = g_file_set_contents(path, text->str, (gssize)text->len, &error);
+  if (!ok) {
+    lht_error(path, "cannot save the LUT: %s", error->message);
+    g_error_free(error);
+  }
+  g_string_free(text, TRUE);
+  return ok;
+}
+
+static uint16_t *load_lut(const char *path, int *bit_depth)
+{
+  char *text = NULL;
+  GError *error = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &error)) {
+    lht_error(path, "cannot read the LUT: %s", error->message);
+    g_error_free(error);
+    return NULL;
+  }
+  uint16_t *lut = NULL;
+  const char *cursor = text;
+  size_t magic = strlen(LUT_MAGIC);
+  char *end;
+  long depth = -1;
+  if (strncmp(cursor, LUT_MAGIC, magic) == 0)
+    depth = strtol(cursor + magic, &end, 10);
+  if (depth < 8 || depth > 16) {
+    lht_error(path, "not a LUT file (its first line must be '%s D', D in 8 .. 16)", LUT_MAGIC);
+    goto done;
+  }
+  cursor = end;
+  size_t n = (size_t)1 << depth;
+  lut = malloc(n * sizeof *lut);
+  for (size_t v = 0; v < n; v++) {
+    errno = 0;
+    long value = strtol(cursor, &end, 10);
+    if (end == cursor || errno != 0 || value < 0 || value >= (long)n) {
+      lht_error(path, "LUT entry %zu is missing or not in 0 .. %zu", v, n - 1);
+      free(lut);
+      lut = NULL;
+      goto done;
+    }
+    lut[v] = (uint16_t)value;
+    cursor = end;
+  }
+  while (g_ascii_isspace(*cursor))
+    cursor++;
+  if (*cursor) {
+    lht_error(path, "more than %zu entries in a %ld-bit LUT", n, depth);
+    free(lut);
+    lut = NULL;
+  }
+  *bit_depth = (int)depth;
+done:
+  g_free(text);
+  return lut;
+}
+
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+  LhContext *context;
+  LhEqualizeOptions options;
+  const uint16_t *lut; /* one LUT for every image (--global, --apply-lut) */
+  int lut_depth;
+  const char *save_lut; /* the LUT of the one image, to be saved */
+} EqualizeRun;
+
+static int luma_depth(const LhFrame *frame)
+{
+  if (frame->format == LH_FORMAT_GRAY16 || frame->format == LH_FORMAT_RGB16 ||
+      frame->format == LH_FORMAT_RGBA16)
+    return frame->bit_depth ? frame->bit_depth : 16;
+  return frame->format == LH_FORMAT_P010 ? 10 : 8;
+}
+
+/* The luma histogram of an image, as lh_analyze counts it. */
+static int image_histogram(LhContext *context, const LhFrame *frame, LhMatrix matrix,
+                           LhStats *stats)
+{
+  LhOptions options;
+  lh_options_init(&options);
+  options.matrix = matrix;
+  return lh_analyze(context, frame, &options, stats);
+}
+
+static bool equalize_image(LhioImage *image, const char *path, void *data)
+{
+  EqualizeRun *run = data;
+  LhFrame *frame = &image->frame;
+  int status;
+  if (run->lut) {
+    if (luma_depth(frame) != run->lut_depth) {
+      lht_error(path, "%d-bit luma; the LUT is for %d bits", luma_depth(frame), run->lut_depth);
+      return false;
+    }
+    status = lh_apply_lut(run->context, frame, frame, run->lut, run->options.matrix);
+  } else if (run->save_lut) {
+    /* The LUT lh_equalize would make, kept: the same image either way. */
+    LhStats stats;
+    lh_stats_init(&stats);
+    uint16_t *lut = NULL;
+    status = image_histogram(run->context, frame, run->options.matrix, &stats);
+    if (status >= 0) {
+      lut = malloc(stats.n_bins * sizeof *lut);
+      status = lut ? lh_lut_from_histogram(stats.histogram, stats.bit_depth, run->options.range,
+                                           lut)
+                   : lh_set_error(LH_ERROR_NO_MEMORY, "out of memory for a LUT");
+    }
+    if (status >= 0)
+      status = lh_apply_lut(run->context, frame, frame, lut, run->options.matrix);
+    bool saved = status < 0 || save_lut(run->save_lut, lut, stats.bit_depth);
+    free(lut);
+    lh_stats_clear(&stats);
+    if (!saved)
+      return false;
+  } else {
+    status = lh_equalize(run->context, frame, frame, &run->options);
+  }
+  if (status < 0) {
+    lht_error(path, "%s", lht_reason(status, path));
+    return false;
+  }
+  return true;
+}
+
+/* --global: the sum of the luma histograms of every input and its LUT.
+ * Inputs that cannot be read, or of another bit depth than the first, are
+ * reported and marked in failed[]. */
+static uint16_t *global_lut(EqualizeRun *run, const LhtPlan *plan, uint64_t max_pixels,
+                            bool *failed, int *depth)
+{
+  uint64_t *sum = NULL;
+  *depth = 0;
+  LhStats stats;
+  lh_stats_init(&stats);
+  for (guint i = 0; i < plan->inputs->len; i++) {
+    const char *path = g_ptr_array_index(plan->inputs, i);
+    LhioImage image;
+    memset(&image, 0, sizeof image);
+    int status = lhio_read(path, LHIO_READ_FULL, max_pixels, &image);
+    if (status >= 0)
+      status = image_histogram(run->context, &image.frame, run->options.matrix, &stats);
+    lhio_image_clear(&image);
+    if (status < 0) {
+      lht_error(path, "%s", lht_reason(status, path));
+      failed[i] = true;
+      continue;
+    }
+    if (!sum) {
+      *depth = stats.bit_depth;
+      sum = calloc(stats.n_bins, sizeof *sum);
+    } else if (stats.bit_depth != *depth) {
+      lht_error(path, "%d-bit luma; --global needs every image at %d bits like the first",
+                stats.bit_depth, *depth);
+      failed[i] = true;
+      continue;
+    }
+    for (size_t v = 0; v < stats.n_bins; v++)
+      sum[v] += stats.histogram[v];
+  }
+  lh_stats_clear(&stats);
+  if (!sum)
+    return NULL;
+  uint16_t *lut = malloc(((size_t)1 << *depth) * sizeof *lut);
+  lh_lut_from_histogram(sum, *depth, run->options.range, lut);
+  free(sum);
+  return lut;
+}
+
+static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
+{
+  LhEqualizeOptions *options = &run->options;
+  lh_equalize_options_init(options);
+  options->mode = args->clahe ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+  if (!args->out_dir)
+    return usage_error(args, "--out DIR is required: inputs are never overwritten"), false;
+  if (args->matrix && lh_matrix_from_name(args->matrix, &options->matrix) < 0)
+    return usage_error(args, "--matrix: %s", lh_last_error()), false;
+  if (args->range && lh_range_from_name(args->range, &options->range) < 0)
+    return usage_error(args, "--range: %s", lh_last_error()), false;
+  if (args->backend && lh_backend_from_name(args->backend, backend) < 0)
+    return usage_error(args, "--backend: %s", lh_last_error()), false;
+  if (args->tiles && !parse_tiles(args->tiles, &options->tiles_x, &options->tiles_y))
+    return usage_error(args, "--tiles '%s': expected COLSxROWS, each 1 .. %d", args->tiles,
+                       LH_CLAHE_MAX_TILES),
+           false;
+  if (args->clip >= 0)
+    options->clip_limit = args->clip;
+  if (args->quality < 0 || args->quality > 100)
+    return usage_error(args, "--quality %d is not in 1 .. 100", args->quality), false;
+  if (args->max_pixels < 0)
+    return usage_error(args, "--max-pixels must not be negative (0: the default limit)"), false;
+  if (args->global && args->apply_lut)
+    return usage_error(args, "--global and --apply-lut do not go together"), false;
+  if (args->save_lut && args->apply_lut)
+    return usage_error(args, "--save-lut and --apply-lut do not go together"), false;
+  if (!args->paths || !args->paths[0])
+    return usage_error(args, "no PATH given"), false;
+  return true;
+}
+
+int lht_equalize_main(int argc, char **argv)
+{
+  EqualizeArgs args = {.clahe = strcmp(argv[0], "clahe") == 0, .clip = -1};
+  GOptionEntry common[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &args.out_dir,
+       "Folder for the results (made if missing); never an input's own file", "DIR"},
+      {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args.matrix,
+       "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},
+      {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
+       "Output range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
+      {"quality", 'q', 0, G_OPTION_ARG_INT, &args.quality, "JPEG quality 1..100 (default 95)",
+       "N"},
+      {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
+       "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
+      {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
+       "Refuse images with more pixels than N (default 2^28)", "N"},
+      {"verbose", 'v', 0, G_OPTION_ARG_NONE, &args.verbose,
+       "Say on stderr which backend is used and why", NULL},
+      {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args.paths, NULL, "PATH…"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionEntry global_entries[] = {
+      {"global", 'g', 0, G_OPTION_ARG_NONE, &args.global,
+       "One LUT for all inputs, from the sum of their histograms", NULL},
+      {"save-lut", 0, 0, G_OPTION_ARG_FILENAME, &args.save_lut,
+       "Save the LUT (of --global, or of the one input) to FILE", "FILE"},
+      {"apply-lut", 0, 0, G_OPTION_ARG_FILENAME, &args.apply_lut,
+       "Map every input through the LUT saved in FILE", "FILE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionEntry clahe_entries[] = {
+      {"tiles", 't', 0, G_OPTION_ARG_STRING, &args.tiles,
+       "Tile grid COLSxROWS, each 1..64 (default 8x8)", "GRID"},
+      {"clip", 'c', 0, G_OPTION_ARG_DOUBLE, &args.clip,
+       "Clip limit as OpenCV's createCLAHE (default 40; 0: no limit)", "LIMIT"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionContext *option_context = g_option_context_new(NULL);
+  g_option_context_set_summary(
+      option_context,
+      args.clahe
+          ? "Writes each image with contrast-limited adaptive histogram equalization of its\n"
+            "luma (OpenCV createCLAHE's grid and clip limit), in the same format and bit depth.\n"
+            "Colour images keep their chroma: each pixel's R'G'B' is scaled by new/old luma."
+          : "Writes each image with its luma histogram equalized (OpenCV equalizeHist's LUT,\n"
+            "16-bit images too), in the same format and bit depth.  Colour images keep\n"
+            "their chroma: each pixel's R'G'B' is scaled by new/old luma.");
+  g_option_context_set_description(
+      option_context, "PATHs are PNG or JPEG files, or folders searched recursively; a file\n"
+                      "found in a folder keeps its path below it under DIR.\n"
+                      "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+  g_option_context_add_main_entries(option_context, common, NULL);
+  g_option_context_add_main_entries(option_context, args.clahe ? clahe_entries : global_entries,
+                                    NULL);
+  const char *command = args.clahe ? "lumahist clahe" : "lumahist equalize";
+  int status = lht_parse_options(option_context, &argc, &argv, command);
+  g_option_context_free(option_context);
+  if (status >= 0) {
+    equalize_args_clear(&args);
+    return status;
+  }
+
+  EqualizeRun run = {0};
+  LhBackend wanted = LH_BACKEND_AUTO;
+  if (!check_args(&args, &run, &wanted)) {
+    equalize_args_clear(&args);
+    return LHT_EXIT_USAGE;
+  }
+
+  LhtPlan plan = {0};
+  bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
+  if (args.save_lut && !args.global && plan.inputs->len != 1) {
+    lht_plan_clear(&plan);
+    int code = usage_error(&args, "--save-lut without --global takes one input image");
+    equalize_args_clear(&args);
+    return code;
+  }
+  if (args.save_lut && lht_plan_holds_input(&plan, args.save_lut)) {
+    lht_plan_clear(&plan);
+    int code = usage_error(&args, "--save-lut %s is an input; it is never overwritten",
+                           args.save_lut);
+    equalize_args_clear(&args);
+    return code;
+  }
+
+  if (lh_context_new(wanted, &run.context) < 0) {
+    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+    lht_plan_clear(&plan);
+    equalize_args_clear(&args);
+    return LHT_EXIT_FAILURE;
+  }
+  if (args.verbose) {
+    const char *note = lh_context_note(run.context);
+    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(run.context)),
+              *note ? ": " : "", note);
+  }
+
+  LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,
+                               .max_pixels = (uint64_t)args.max_pixels};
+  bool *failed = g_new0(bool, plan.inputs->len + 1);
+  uint16_t *lut = NULL;
+  if (args.apply_lut) {
+    lut = load_lut(args.apply_lut, &run.lut_depth);
+    if (!lut)
+      ok = false;
+  } else if (args.global) {
+    lut = global_lut(&run, &plan, rewrite.max_pixels, failed, &run.lut_depth);
+    if (lut && args.save_lut && !save_lut(args.save_lut, lut, run.lut_depth))
+      ok = false;
+  } else if (args.save_lut) {
+    run.save_lut = args.save_lut;
+  }
+  run.lut = lut;
+
+  bool can_run = lut || (!args.apply_lut && !args.global);
+  for (guint i = 0; i < plan.inputs->len; i++) {
+    if (failed[i] || !can_run)
+      ok = false;
+    else
+      ok = lht_rewrite_one(&plan, i, &rewrite, equalize_image, &run) && ok;
+  }
+
+  free(lut);
+  g_free(failed);
+  lh_context_free(run.context);
+  lht_plan_clear(&plan);
+  equalize_args_clear(&args);
+  return ok ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
+}

@@ -1,0 +1,226 @@
+/* overlay.c: `lumahist overlay`, which writes each image with the graph of
+ * its own luma histogram, percentile markers and clipping bands drawn on it. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "lht.h"
+
+#define DEFAULT_MARKERS "5,95"
+
+typedef struct {
+  char *out_dir;
+  char *backend;
+  char *matrix;
+  char *range;
+  char *rect;
+  char *scale;
+  char *percentiles;
+  double opacity;
+  double clip_warning;
+  gboolean no_markers;
+  gboolean no_clipping;
+  gint quality;
+  gint64 max_pixels;
+  gboolean verbose;
+  char **paths;
+} OverlayArgs;
+
+static void overlay_args_clear(OverlayArgs *args)
+{
+  g_free(args->out_dir);
+  g_free(args->backend);
+  g_free(args->matrix);
+  g_free(args->range);
+  g_free(args->rect);
+  g_free(args->scale);
+  g_free(args->percentiles);
+  g_strfreev(args->paths);
+}
+
+static bool usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+static bool usage_error(const char *format, ...)
+{
+  va_list list;
+  fputs("lumahist: ", stderr);
+  va_start(list, format);
+  vfprintf(stderr, format, list);
+  va_end(list);
+  fputs("\nTry 'lumahist overlay --help'.\n", stderr);
+  return false;
+}
+
+/* "X,Y,W,H": X and Y may be negative (the panel is clipped), W and H >= 3. */
+static bool parse_rect(const char *text, LhRect *rect)
+{
+  long values[4];
+  const char *cursor = text;
+  for (int i = 0; i < 4; i++) {
+    char *end;
+    errno = 0;
+    values[i] = strtol(cursor, &end, 10);
+    if (end == cursor || errno != 0 || values[i] < -65536 || values[i] > 1L << 30 ||
+        *end != (i < 3 ? ',' : '\0'))
+      return false;
+    cursor = end + 1;
+  }
+  if (values[2] < 3 || values[3] < 3 || values[2] > 65536 || values[3] > 65536)
+    return false;
+  *rect = (LhRect){(int)values[0], (int)values[1], (int)values[2], (int)values[3]};
+  return true;
+}
+
+typedef struct {
+  LhContext *context;
+  LhOptions analysis;
+  LhOverlayOptions overlay;
+} OverlayRun;
+
+static bool overlay_image(LhioImage *image, const char *path, void *data)
+{
+  OverlayRun *run = data;
+  LhStats stats;
+  lh_stats_init(&stats);
+  int status = lh_analyze(run->context, &image->frame, &run->analysis, &stats);
+  if (status >= 0)
+    status = lh_overlay(run->context, &image->frame, &stats, &run->overlay);
+  lh_stats_clear(&stats);
+  if (status < 0) {
+    lht_error(path, "%s", lht_reason(status, path));
+    return false;
+  }
+  return true;
+}
+
+static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *backend)
+{
+  LhOptions *analysis = &run->analysis;
+  LhOverlayOptions *overlay = &run->overlay;
+  lh_options_init(analysis);
+  lh_overlay_options_init(overlay);
+  if (!args->out_dir)
+    return usage_error("--out DIR is required: inputs are never overwritten");
+  if (args->matrix && lh_matrix_from_name(args->matrix, &analysis->matrix) < 0)
+    return usage_error("--matrix: %s", lh_last_error());
+  if (args->range && lh_range_from_name(args->range, &analysis->range) < 0)
+    return usage_error("--range: %s", lh_last_error());
+  overlay->matrix = analysis->matrix;
+  overlay->range = analysis->range;
+  if (args->backend && lh_backend_from_name(args->backend, backend) < 0)
+    return usage_error("--backend: %s", lh_last_error());
+  if (lh_options_set_percentiles(analysis,
+                                 args->percentiles ? args->percentiles : DEFAULT_MARKERS) < 0)
+    return usage_error("--percentiles: %s", lh_last_error());
+  if (args->rect && !parse_rect(args->rect, &overlay->rect))
+    return usage_error("--rect '%s': expected X,Y,W,H with W, H in 3 .. 65536", args->rect);
+  if (args->scale && strcmp(args->scale, "log") == 0)
+    overlay->scale = LH_OVERLAY_LOG;
+  else if (args->scale && strcmp(args->scale, "linear") == 0)
+    overlay->scale = LH_OVERLAY_LINEAR;
+  else if (args->scale)
+    return usage_error("unknown --scale '%s' (expected log or linear)", args->scale);
+  if (args->opacity >= 0)
+    overlay->opacity = args->opacity;
+  if (!(overlay->opacity <= 1.0))
+    return usage_error("--opacity %g is not in [0, 1]", args->opacity);
+  if (args->clip_warning >= 0)
+    overlay->clip_warning = args->clip_warning;
+  overlay->markers = !args->no_markers;
+  overlay->clipping = !args->no_clipping;
+  if (args->quality < 0 || args->quality > 100)
+    return usage_error("--quality %d is not in 1 .. 100", args->quality);
+  if (args->max_pixels < 0)
+    return usage_error("--max-pixels must not be negative (0: the default limit)");
+  if (!args->paths || !args->paths[0])
+    return usage_error("no PATH given");
+  return true;
+}
+
+int lht_overlay_main(int argc, char **argv)
+{
+  OverlayArgs args = {.opacity = -1, .clip_warning = -1};
+  GOptionEntry entries[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &args.out_dir,
+       "Folder for the results (made if missing); never an input's own file", "DIR"},
+      {"rect", 0, 0, G_OPTION_ARG_STRING, &args.rect,
+       "The panel, in pixels (default: bottom-left, a third of the width, a quarter of the "
+       "height)",
+       "X,Y,W,H"},
+      {"opacity", 0, 0, G_OPTION_ARG_DOUBLE, &args.opacity,
+       "Opacity of the bars and markers, 0..1 (default 0.8)", "A"},
+      {"scale", 0, 0, G_OPTION_ARG_STRING, &args.scale,
+       "Bar heights: log (default, log(1 + count)) or linear", "SCALE"},
+      {"percentiles", 'p', 0, G_OPTION_ARG_STRING, &args.percentiles,
+       "Percentiles to mark besides the median (default " DEFAULT_MARKERS ")", "LIST"},
+      {"no-markers", 0, 0, G_OPTION_ARG_NONE, &args.no_markers,
+       "No median and percentile lines", NULL},
+      {"no-clipping", 0, 0, G_OPTION_ARG_NONE, &args.no_clipping,
+       "No clipping bands or illegal-range shading", NULL},
+      {"clip-warning", 0, 0, G_OPTION_ARG_DOUBLE, &args.clip_warning,
+       "Fraction of pixels at one end that lights its band (default 0.005)", "F"},
+      {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args.matrix,
+       "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},
+      {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
+       "Code value range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
+      {"quality", 'q', 0, G_OPTION_ARG_INT, &args.quality, "JPEG quality 1..100 (default 95)",
+       "N"},
+      {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
+       "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
+      {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
+       "Refuse images with more pixels than N (default 2^28)", "N"},
+      {"verbose", 'v', 0, G_OPTION_ARG_NONE, &args.verbose,
+       "Say on stderr which backend is used and why", NULL},
+      {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args.paths, NULL, "PATH…"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionContext *option_context = g_option_context_new(NULL);
+  g_option_context_set_summary(
+      option_context,
+      "Writes each image with a panel showing its luma histogram (log or linear counts),\n"
+      "lines at the median (green) and the percentiles (amber), and blue / red bands when\n"
+      "pixels clip at black / white, in the same format and bit depth.");
+  g_option_context_set_description(
+      option_context, "PATHs are PNG or JPEG files, or folders searched recursively; a file\n"
+                      "found in a folder keeps its path below it under DIR.\n"
+                      "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+  g_option_context_add_main_entries(option_context, entries, NULL);
+  int status = lht_parse_options(option_context, &argc, &argv, "lumahist overlay");
+  g_option_context_free(option_context);
+  if (status >= 0) {
+    overlay_args_clear(&args);
+    return status;
+  }
+
+  OverlayRun run = {0};
+  LhBackend wanted = LH_BACKEND_AUTO;
+  if (!check_args(&args, &run, &wanted)) {
+    overlay_args_clear(&args);
+    return LHT_EXIT_USAGE;
+  }
+  if (lh_context_new(wanted, &run.context) < 0) {
+    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+    overlay_args_clear(&args);
+    return LHT_EXIT_FAILURE;
+  }
+  if (args.verbose) {
+    const char *note = lh_context_note(run.context);
+    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(run.context)),
+              *note ? ": " : "", note);
+  }
+
+  LhtPlan plan = {0};
+  bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
+  LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,
+                               .max_pixels = (uint64_t)args.max_pixels};
+  for (guint i = 0; i < plan.inputs->len; i++)
+    ok = lht_rewrite_one(&plan, i, &rewrite, overlay_image, &run) && ok;
+
+  lht_plan_clear(&plan);
+  lh_context_free(run.context);
+  overlay_args_clear(&args);
+  return ok ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
+}

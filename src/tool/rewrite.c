@@ -1,0 +1,147 @@
+/* rewrite.c: what the subcommands that write images (equalize, clahe,
+ * overlay) share: where each output goes, the refusal to overwrite an input,
+ * and reading, changing and writing one image. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "io/lhio.h"
+#include "lht.h"
+
+/* "device:inode", the identity of a file whatever path names it. */
+static char *file_id(const char *path)
+{
+  struct stat info;
+  if (stat(path, &info) != 0)
+    return NULL;
+  return g_strdup_printf("%ju:%ju", (uintmax_t)info.st_dev, (uintmax_t)info.st_ino);
+}
+
+/* The part of path below the folder argument it was found in. */
+static const char *below_folder(const char *folder, const char *path)
+{
+  size_t n = strlen(folder);
+  while (n > 1 && folder[n - 1] == '/')
+    n--;
+  if (strncmp(path, folder, n) != 0)
+    return NULL;
+  const char *rest = path + n;
+  while (*rest == '/')
+    rest++;
+  return *rest ? rest : NULL;
+}
+
+bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPlan *plan)
+{
+  plan->inputs = g_ptr_array_new_with_free_func(g_free);
+  plan->outputs = g_ptr_array_new_with_free_func(g_free);
+  plan->input_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  bool ok = true;
+
+  GPtrArray *found = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *wanted = g_ptr_array_new_with_free_func(g_free);
+  for (int i = 0; i < n_args; i++) {
+    GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+    ok = lht_walk(&args[i], 1, paths) && ok;
+    bool folder = g_file_test(args[i], G_FILE_TEST_IS_DIR);
+    for (guint k = 0; k < paths->len; k++) {
+      const char *path = g_ptr_array_index(paths, k);
+      const char *relative = folder ? below_folder(args[i], path) : NULL;
+      char *base = relative ? NULL : g_path_get_basename(path);
+      g_ptr_array_add(found, g_strdup(path));
+      g_ptr_array_add(wanted, g_build_filename(out_dir, relative ? relative : base, NULL));
+      g_free(base);
+      char *id = file_id(path);
+      if (id && !g_hash_table_contains(plan->input_ids, id))
+        g_hash_table_insert(plan->input_ids, id, g_strdup(path));
+      else
+        g_free(id);
+    }
+    g_ptr_array_free(paths, TRUE);
+  }
+
+  GHashTable *taken = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint k = 0; k < found->len; k++) {
+    const char *input = g_ptr_array_index(found, k);
+    const char *output = g_ptr_array_index(wanted, k);
+    char *id = file_id(output);
+    const char *victim = id ? g_hash_table_lookup(plan->input_ids, id) : NULL;
+    const char *first = g_hash_table_lookup(taken, output);
+    if (victim) {
+      lht_error(input, "its output %s is the input %s; not overwritten, skipped", output, victim);
+      ok = false;
+    } else if (first) {
+      lht_error(input, "its output %s is also that of %s; skipped", output, first);
+      ok = false;
+    } else {
+      g_hash_table_insert(taken, (gpointer)output, (gpointer)input);
+      g_ptr_array_add(plan->inputs, g_strdup(input));
+      g_ptr_array_add(plan->outputs, g_strdup(output));
+    }
+    g_free(id);
+  }
+  g_hash_table_destroy(taken);
+  g_ptr_array_free(found, TRUE);
+  g_ptr_array_free(wanted, TRUE);
+  return ok;
+}
+
+bool lht_plan_holds_input(const LhtPlan *plan, const char *path)
+{
+  char *id = file_id(path);
+  bool held = id && g_hash_table_contains(plan->input_ids, id);
+  g_free(id);
+  return held;
+}
+
+void lht_plan_clear(LhtPlan *plan)
+{
+  if (plan->inputs)
+    g_ptr_array_free(plan->inputs, TRUE);
+  if (plan->outputs)
+    g_ptr_array_free(plan->outputs, TRUE);
+  if (plan->input_ids)
+    g_hash_table_destroy(plan->input_ids);
+  memset(plan, 0, sizeof *plan);
+}
+
+bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *options,
+                     LhtRewriteFunc change, void *data)
+{
+  const char *input = g_ptr_array_index(plan->inputs, index);
+  const char *output = g_ptr_array_index(plan->outputs, index);
+  LhioImage image;
+  memset(&image, 0, sizeof image);
+  int status = lhio_read(input, LHIO_READ_FULL, options->max_pixels, &image);
+  if (status < 0) {
+    lht_error(input, "%s", lht_reason(status, input));
+    return false;
+  }
+  bool ok = change(&image, input, data);
+  if (ok) {
+    char *folder = g_path_get_dirname(output);
+    if (g_mkdir_with_parents(folder, 0777) != 0) {
+      lht_error(input, "cannot make the folder %s: %s", folder, g_strerror(errno));
+      ok = false;
+    }
+    g_free(folder);
+  }
+  /* Checked again at the last moment: a file may have been linked since. */
+  if (ok && lht_plan_holds_input(plan, output)) {
+    lht_error(input, "its output %s is an input; not overwritten", output);
+    ok = false;
+  }
+  if (ok) {
+    LhioWriteOptions write_options = {.jpeg_quality = options->jpeg_quality};
+    status = lhio_write(output, &image, &write_options);
+    if (status < 0) {
+      lht_error(input, "writing %s: %s", output, lht_reason(status, output));
+      ok = false;
+    }
+  }
+  lhio_image_clear(&image);
+  return ok;
+}
