@@ -12,6 +12,20 @@
  * numbers are the same, bit for bit).  In mode `analyze` the element is a
  * passthrough: frames leave exactly as they came, without a copy.
  *
+ * Mode `equalize` also rewrites the luma of each frame in place by global
+ * histogram equalization (OpenCV's equalizeHist LUT, generalized to 16 bits),
+ * and mode `clahe` by contrast-limited adaptive equalization
+ * (#GstLumahist:tiles-x × #GstLumahist:tiles-y tiles, #GstLumahist:clip-limit,
+ * as OpenCV's createCLAHE).  Only luma changes: the Y plane of YUV frames, or
+ * each R'G'B' pixel scaled to its new luma, keeping its hue.  With
+ * #GstLumahist:temporal-window > 1, the LUTs are averaged over the last
+ * frames, so that equalized video does not flicker; a scene cut (see
+ * #GstLumahist:cut-threshold) or a flush restarts the window.  With
+ * #GstLumahist:overlay, a graph of the histogram, with markers at the median
+ * and percentiles and bands where pixels clip, is drawn on the frame in any
+ * mode.  The statistics (messages, meta, overlay) are always those of the
+ * frame as it came in, before equalization.
+ *
  * Input is raw video in system memory or, when the plugin was built with
  * GStreamer's CUDA library, in CUDA memory (`video/x-raw(memory:CUDAMemory)`,
  * as nvh264dec, nvjpegdec or cudaupload produce it), which is read in place on
@@ -95,6 +109,10 @@
  * gst-launch-1.0 -m filesrc location=movie.mp4 ! parsebin ! nvh264dec ! \
  *     lumahist percentiles=1,50,99 message-interval=25 post-histogram=false ! fakesink
  * ]| analyses decoded frames in place in CUDA memory, one message a second at 25 fps.
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=NV12 ! \
+ *     lumahist mode=clahe temporal-window=8 overlay=true ! videoconvert ! autovideosink
+ * ]| shows a camera with CLAHE and the histogram of each frame drawn on it.
  */
 
 #include <string.h>
@@ -129,6 +147,21 @@ enum {
   PROP_MESSAGE_INTERVAL,
   PROP_POST_HISTOGRAM,
   PROP_ATTACH_META,
+  PROP_TILES_X,
+  PROP_TILES_Y,
+  PROP_CLIP_LIMIT,
+  PROP_TEMPORAL_WINDOW,
+  PROP_CUT_THRESHOLD,
+  PROP_OVERLAY,
+  PROP_OVERLAY_X,
+  PROP_OVERLAY_Y,
+  PROP_OVERLAY_WIDTH,
+  PROP_OVERLAY_HEIGHT,
+  PROP_OVERLAY_OPACITY,
+  PROP_OVERLAY_SCALE,
+  PROP_OVERLAY_MARKERS,
+  PROP_OVERLAY_CLIPPING,
+  PROP_CLIP_WARNING,
   N_PROPERTIES
 };
 
@@ -143,6 +176,17 @@ enum {
 #define DEFAULT_MESSAGE_INTERVAL 1
 #define DEFAULT_POST_HISTOGRAM TRUE
 #define DEFAULT_ATTACH_META TRUE
+/* OpenCV createCLAHE's defaults */
+#define DEFAULT_TILES 8
+#define DEFAULT_CLIP_LIMIT 40.0
+#define DEFAULT_TEMPORAL_WINDOW 1
+#define DEFAULT_CUT_THRESHOLD 0.4
+#define DEFAULT_OVERLAY FALSE
+#define DEFAULT_OVERLAY_OPACITY 0.8
+#define DEFAULT_OVERLAY_SCALE LH_OVERLAY_LOG
+#define DEFAULT_OVERLAY_MARKERS TRUE
+#define DEFAULT_OVERLAY_CLIPPING TRUE
+#define DEFAULT_CLIP_WARNING 0.005
 
 static GParamSpec *properties[N_PROPERTIES];
 
@@ -188,6 +232,9 @@ static GType gst_lumahist_mode_get_type(void)
   static GType type = 0;
   static const GEnumValue values[] = {
       {GST_LUMAHIST_MODE_ANALYZE, "Measure only; frames pass through untouched", "analyze"},
+      {GST_LUMAHIST_MODE_EQUALIZE, "Global histogram equalization of the luma", "equalize"},
+      {GST_LUMAHIST_MODE_CLAHE, "Contrast-limited adaptive equalization (CLAHE) of the luma",
+       "clahe"},
       {0, NULL, NULL},
   };
 
@@ -258,6 +305,21 @@ static GType gst_lumahist_percentile_method_get_type(void)
 
   if (g_once_init_enter(&type))
     g_once_init_leave(&type, g_enum_register_static("GstLumahistPercentileMethod", values));
+  return type;
+}
+
+#define GST_TYPE_LUMAHIST_OVERLAY_SCALE (gst_lumahist_overlay_scale_get_type())
+static GType gst_lumahist_overlay_scale_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {LH_OVERLAY_LINEAR, "Bar heights proportional to counts", "linear"},
+      {LH_OVERLAY_LOG, "Bar heights proportional to log(1 + count)", "log"},
+      {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstLumahistOverlayScale", values));
   return type;
 }
 
@@ -365,12 +427,14 @@ static void gst_lumahist_set_active_backend(GstLumahist *self, const gchar *name
 
 static void gst_lumahist_close_library(GstLumahist *self)
 {
-  if (self->lh) {
+  if (self->lh || self->temporal) {
     /* Device memory is released in the context it was made in. */
     gboolean entered = gst_lumahist_enter(self);
+    lh_temporal_free(self->temporal);
     lh_context_free(self->lh);
     if (entered)
       gst_lumahist_leave(self);
+    self->temporal = NULL;
     self->lh = NULL;
   }
 #ifdef HAVE_GST_CUDA
@@ -537,9 +601,13 @@ static gboolean gst_lumahist_sink_event(GstBaseTransform *trans, GstEvent *event
 {
   GstLumahist *self = GST_LUMAHIST(trans);
 
-  /* After a flush (a seek), the next frame is frame 0 and gets a message. */
-  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP)
+  /* After a flush (a seek), the next frame is frame 0 and gets a message,
+   * and equalization does not smooth across the jump. */
+  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
     self->frame_count = 0;
+    if (self->temporal)
+      lh_temporal_reset(self->temporal);
+  }
   return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
 }
 
@@ -599,16 +667,29 @@ static gboolean gst_lumahist_prepare_cuda(GstLumahist *self, GstBuffer *buffer, 
 }
 #endif
 
-/* Runs the library on a buffer; the results land in self->stats. */
-static GstFlowReturn gst_lumahist_analyze(GstLumahist *self, GstBuffer *buffer,
-                                          const LhOptions *options)
+/* What to do with one frame, settled from the properties before it is mapped. */
+typedef struct {
+  gboolean analyze; /* statistics into self->stats (messages, meta, overlay) */
+  LhOptions options;
+  gboolean equalize;
+  LhEqualizeOptions equalize_options;
+  gboolean overlay;
+  LhOverlayOptions overlay_options;
+} GstLumahistWork;
+
+/* Runs the library on a buffer: analysis (into self->stats), then, in place,
+ * equalization and the overlay, as work says. */
+static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *buffer,
+                                          const GstLumahistWork *work)
 {
   GstVideoFrame vframe;
-  GstMapFlags flags = GST_MAP_READ;
+  gboolean rewrite = work->equalize || work->overlay;
+  GstMapFlags flags = rewrite ? GST_MAP_READWRITE : GST_MAP_READ;
   LhMemory memory = LH_MEMORY_HOST;
   void *stream = NULL;
+  const gchar *what = "analyse";
   LhFrame frame;
-  int status;
+  int status = LH_OK;
 
 #ifdef HAVE_GST_CUDA
   if (!gst_lumahist_prepare_cuda(self, buffer, &flags, &memory, &stream))
@@ -632,12 +713,23 @@ static GstFlowReturn gst_lumahist_analyze(GstLumahist *self, GstBuffer *buffer,
     goto push_failed;
   }
   status = lh_context_set_stream(self->lh, stream);
-  if (status == LH_OK)
-    status = lh_analyze(self->lh, &frame, options, &self->stats);
+  /* The statistics are those of the frame as it came in. */
+  if (status == LH_OK && work->analyze)
+    status = lh_analyze(self->lh, &frame, &work->options, &self->stats);
+  if (status == LH_OK && work->equalize) {
+    what = "equalize";
+    status = lh_equalize(self->lh, &frame, &frame, &work->equalize_options);
+  }
+  if (status == LH_OK && work->overlay) {
+    what = "draw the histogram on";
+    status = lh_overlay(self->lh, &frame, &self->stats, &work->overlay_options);
+  }
   gst_lumahist_leave(self);
   gst_video_frame_unmap(&vframe);
+  if (status == LH_ERROR_UNSUPPORTED)
+    goto unsupported;
   if (status < 0)
-    goto analyze_failed;
+    goto failed;
   return GST_FLOW_OK;
 
   /* ERRORS */
@@ -648,10 +740,45 @@ map_failed:
 push_failed:
   GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not make the CUDA context current."), (NULL));
   return GST_FLOW_ERROR;
-analyze_failed:
-  GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not analyse a frame."),
+unsupported:
+  GST_ELEMENT_ERROR(self, STREAM, NOT_IMPLEMENTED,
+                    ("The %s backend of this lumahist build cannot %s frames.",
+                     lh_backend_name(lh_context_backend(self->lh)), what),
+                    ("%s", lh_last_error()));
+  return GST_FLOW_ERROR;
+failed:
+  GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not %s a frame.", what),
                     ("%s: %s", lh_status_name(status), lh_last_error()));
   return GST_FLOW_ERROR;
+}
+
+/* The temporal state for these settings: NULL for a window of one frame,
+ * else the current one, or a new one when the settings changed. */
+static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble cut_threshold,
+                                      LhTemporal **temporal)
+{
+  int status;
+
+  if (self->temporal &&
+      (window != self->temporal_window_made || cut_threshold != self->cut_threshold_made)) {
+    gboolean entered = gst_lumahist_enter(self);
+    lh_temporal_free(self->temporal);
+    if (entered)
+      gst_lumahist_leave(self);
+    self->temporal = NULL;
+  }
+  if (window > 1 && !self->temporal) {
+    status = lh_temporal_new((int)window, cut_threshold, &self->temporal);
+    if (status < 0) {
+      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not set up temporal smoothing."),
+                        ("%s: %s", lh_status_name(status), lh_last_error()));
+      return FALSE;
+    }
+    self->temporal_window_made = window;
+    self->cut_threshold_made = cut_threshold;
+  }
+  *temporal = self->temporal;
+  return TRUE;
 }
 
 static GValue uint64_array(const uint64_t *values, gsize n)
@@ -755,11 +882,13 @@ static GstMessage *gst_lumahist_message_new(GstLumahist *self, GstBuffer *buffer
 static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
 {
   GstLumahist *self = GST_LUMAHIST(trans);
-  LhOptions options;
+  GstLumahistWork work;
+  GstLumahistMode mode;
   GstLumahistMatrix matrix;
   GstLumahistRange range;
   gboolean post_messages, post_histogram, attach_meta, want_message;
-  guint interval;
+  guint interval, window;
+  gdouble cut_threshold;
   guint64 frame;
   GstFlowReturn ret;
 
@@ -767,31 +896,58 @@ static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffe
   if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_GAP))
     return GST_FLOW_OK;
 
+  memset(&work, 0, sizeof work);
+  lh_equalize_options_init(&work.equalize_options);
+  lh_overlay_options_init(&work.overlay_options);
   GST_OBJECT_LOCK(self);
-  options = self->options;
+  work.options = self->options;
+  mode = self->mode;
   matrix = self->matrix;
   range = self->range;
   post_messages = self->post_messages;
   interval = self->message_interval;
   post_histogram = self->post_histogram;
   attach_meta = self->attach_meta;
+  work.equalize_options.tiles_x = self->tiles_x;
+  work.equalize_options.tiles_y = self->tiles_y;
+  work.equalize_options.clip_limit = self->clip_limit;
+  window = self->temporal_window;
+  cut_threshold = self->cut_threshold;
+  work.overlay = self->overlay;
+  work.overlay_options.rect = self->overlay_rect;
+  work.overlay_options.opacity = self->overlay_opacity;
+  work.overlay_options.scale = self->overlay_scale;
+  work.overlay_options.markers = self->overlay_markers;
+  work.overlay_options.clipping = self->overlay_clipping;
+  work.overlay_options.clip_warning = self->clip_warning;
   GST_OBJECT_UNLOCK(self);
 
   frame = self->frame_count++;
   want_message = post_messages && frame % interval == 0;
-  /* In analyze mode an unreported frame without a meta needs no work. */
-  if (!want_message && !attach_meta)
+  work.analyze = want_message || attach_meta || work.overlay;
+  work.equalize = mode != GST_LUMAHIST_MODE_ANALYZE;
+  /* An unreported frame without a meta that is not rewritten needs no work. */
+  if (!work.analyze && !work.equalize)
     return GST_FLOW_OK;
 
-  options.matrix = matrix == GST_LUMAHIST_MATRIX_AUTO     ? self->caps_matrix
-                   : matrix == GST_LUMAHIST_MATRIX_BT709  ? LH_MATRIX_BT709
-                   : matrix == GST_LUMAHIST_MATRIX_BT2020 ? LH_MATRIX_BT2020
-                                                          : LH_MATRIX_BT601;
-  options.range = range == GST_LUMAHIST_RANGE_AUTO      ? self->caps_range
-                  : range == GST_LUMAHIST_RANGE_LIMITED ? LH_RANGE_LIMITED
-                                                        : LH_RANGE_FULL;
+  work.options.matrix = matrix == GST_LUMAHIST_MATRIX_AUTO     ? self->caps_matrix
+                        : matrix == GST_LUMAHIST_MATRIX_BT709  ? LH_MATRIX_BT709
+                        : matrix == GST_LUMAHIST_MATRIX_BT2020 ? LH_MATRIX_BT2020
+                                                               : LH_MATRIX_BT601;
+  work.options.range = range == GST_LUMAHIST_RANGE_AUTO      ? self->caps_range
+                       : range == GST_LUMAHIST_RANGE_LIMITED ? LH_RANGE_LIMITED
+                                                             : LH_RANGE_FULL;
+  work.equalize_options.mode =
+      mode == GST_LUMAHIST_MODE_CLAHE ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+  work.equalize_options.matrix = work.options.matrix;
+  work.equalize_options.range = work.options.range;
+  if (work.equalize &&
+      !gst_lumahist_temporal(self, window, cut_threshold, &work.equalize_options.temporal))
+    return GST_FLOW_ERROR;
+  work.overlay_options.matrix = work.options.matrix;
+  work.overlay_options.range = work.options.range;
 
-  ret = gst_lumahist_analyze(self, buffer, &options);
+  ret = gst_lumahist_process(self, buffer, &work);
   if (ret != GST_FLOW_OK)
     return ret;
 
@@ -821,6 +977,18 @@ static void gst_lumahist_set_percentiles(GstLumahist *self, const gchar *list)
   memcpy(self->options.percentiles, parsed.percentiles, sizeof parsed.percentiles);
   g_free(self->percentiles);
   self->percentiles = g_strdup(list);
+}
+
+/* Analysis alone passes frames on as they are; equalization and the overlay
+ * rewrite them in place (the base class makes them writable first). */
+static void gst_lumahist_update_passthrough(GstLumahist *self)
+{
+  gboolean passthrough;
+
+  GST_OBJECT_LOCK(self);
+  passthrough = self->mode == GST_LUMAHIST_MODE_ANALYZE && !self->overlay;
+  GST_OBJECT_UNLOCK(self);
+  gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), passthrough);
 }
 
 static void gst_lumahist_set_property(GObject *object, guint prop_id, const GValue *value,
@@ -863,11 +1031,59 @@ static void gst_lumahist_set_property(GObject *object, guint prop_id, const GVal
   case PROP_ATTACH_META:
     self->attach_meta = g_value_get_boolean(value);
     break;
+  case PROP_TILES_X:
+    self->tiles_x = g_value_get_int(value);
+    break;
+  case PROP_TILES_Y:
+    self->tiles_y = g_value_get_int(value);
+    break;
+  case PROP_CLIP_LIMIT:
+    self->clip_limit = g_value_get_double(value);
+    break;
+  case PROP_TEMPORAL_WINDOW:
+    self->temporal_window = g_value_get_uint(value);
+    break;
+  case PROP_CUT_THRESHOLD:
+    self->cut_threshold = g_value_get_double(value);
+    break;
+  case PROP_OVERLAY:
+    self->overlay = g_value_get_boolean(value);
+    break;
+  case PROP_OVERLAY_X:
+    self->overlay_rect.x = g_value_get_int(value);
+    break;
+  case PROP_OVERLAY_Y:
+    self->overlay_rect.y = g_value_get_int(value);
+    break;
+  case PROP_OVERLAY_WIDTH:
+    self->overlay_rect.width = g_value_get_int(value);
+    break;
+  case PROP_OVERLAY_HEIGHT:
+    self->overlay_rect.height = g_value_get_int(value);
+    break;
+  case PROP_OVERLAY_OPACITY:
+    self->overlay_opacity = g_value_get_double(value);
+    break;
+  case PROP_OVERLAY_SCALE:
+    self->overlay_scale = g_value_get_enum(value);
+    break;
+  case PROP_OVERLAY_MARKERS:
+    self->overlay_markers = g_value_get_boolean(value);
+    break;
+  case PROP_OVERLAY_CLIPPING:
+    self->overlay_clipping = g_value_get_boolean(value);
+    break;
+  case PROP_CLIP_WARNING:
+    self->clip_warning = g_value_get_double(value);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
   }
   GST_OBJECT_UNLOCK(self);
+
+  if (prop_id == PROP_MODE || prop_id == PROP_OVERLAY)
+    gst_lumahist_update_passthrough(self);
 }
 
 static void gst_lumahist_get_property(GObject *object, guint prop_id, GValue *value,
@@ -913,6 +1129,51 @@ static void gst_lumahist_get_property(GObject *object, guint prop_id, GValue *va
   case PROP_ATTACH_META:
     g_value_set_boolean(value, self->attach_meta);
     break;
+  case PROP_TILES_X:
+    g_value_set_int(value, self->tiles_x);
+    break;
+  case PROP_TILES_Y:
+    g_value_set_int(value, self->tiles_y);
+    break;
+  case PROP_CLIP_LIMIT:
+    g_value_set_double(value, self->clip_limit);
+    break;
+  case PROP_TEMPORAL_WINDOW:
+    g_value_set_uint(value, self->temporal_window);
+    break;
+  case PROP_CUT_THRESHOLD:
+    g_value_set_double(value, self->cut_threshold);
+    break;
+  case PROP_OVERLAY:
+    g_value_set_boolean(value, self->overlay);
+    break;
+  case PROP_OVERLAY_X:
+    g_value_set_int(value, self->overlay_rect.x);
+    break;
+  case PROP_OVERLAY_Y:
+    g_value_set_int(value, self->overlay_rect.y);
+    break;
+  case PROP_OVERLAY_WIDTH:
+    g_value_set_int(value, self->overlay_rect.width);
+    break;
+  case PROP_OVERLAY_HEIGHT:
+    g_value_set_int(value, self->overlay_rect.height);
+    break;
+  case PROP_OVERLAY_OPACITY:
+    g_value_set_double(value, self->overlay_opacity);
+    break;
+  case PROP_OVERLAY_SCALE:
+    g_value_set_enum(value, self->overlay_scale);
+    break;
+  case PROP_OVERLAY_MARKERS:
+    g_value_set_boolean(value, self->overlay_markers);
+    break;
+  case PROP_OVERLAY_CLIPPING:
+    g_value_set_boolean(value, self->overlay_clipping);
+    break;
+  case PROP_CLIP_WARNING:
+    g_value_set_double(value, self->clip_warning);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -948,8 +1209,8 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   gobject_class->finalize = gst_lumahist_finalize;
 
   properties[PROP_MODE] = g_param_spec_enum(
-      "mode", "Mode", "What to do with the frames (more modes come with equalization)",
-      GST_TYPE_LUMAHIST_MODE, DEFAULT_MODE, rw_ready);
+      "mode", "Mode", "Measure only, or also equalize the luma of the frames in place",
+      GST_TYPE_LUMAHIST_MODE, DEFAULT_MODE, rw);
   properties[PROP_BACKEND] =
       g_param_spec_enum("backend", "Backend", "Where to compute; applies when the element starts",
                         GST_TYPE_LUMAHIST_BACKEND, DEFAULT_BACKEND, rw_ready);
@@ -991,6 +1252,59 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
       "attach-meta", "Attach meta",
       "Attach a GstLumahistMeta with the statistics to every frame (analyses every frame)",
       DEFAULT_ATTACH_META, rw);
+  properties[PROP_TILES_X] =
+      g_param_spec_int("tiles-x", "Tiles across", "CLAHE: columns of the tile grid", 1,
+                       LH_CLAHE_MAX_TILES, DEFAULT_TILES, rw);
+  properties[PROP_TILES_Y] =
+      g_param_spec_int("tiles-y", "Tiles down", "CLAHE: rows of the tile grid", 1,
+                       LH_CLAHE_MAX_TILES, DEFAULT_TILES, rw);
+  properties[PROP_CLIP_LIMIT] = g_param_spec_double(
+      "clip-limit", "Clip limit", "CLAHE: OpenCV createCLAHE's clipLimit (0: no clipping)", 0.0,
+      G_MAXDOUBLE, DEFAULT_CLIP_LIMIT, rw);
+  properties[PROP_TEMPORAL_WINDOW] = g_param_spec_uint(
+      "temporal-window", "Temporal window",
+      "Equalize with the mean LUT of the last N frames, so that video does not flicker (1: "
+      "each frame on its own)",
+      1, LH_TEMPORAL_MAX_WINDOW, DEFAULT_TEMPORAL_WINDOW, rw);
+  properties[PROP_CUT_THRESHOLD] = g_param_spec_double(
+      "cut-threshold", "Cut threshold",
+      "Histogram distance above which a frame is a scene cut and restarts the temporal window "
+      "(1: never)",
+      0.0, 1.0, DEFAULT_CUT_THRESHOLD, rw);
+  properties[PROP_OVERLAY] = g_param_spec_boolean(
+      "overlay", "Overlay", "Draw the luma histogram on the frames", DEFAULT_OVERLAY, rw);
+  properties[PROP_OVERLAY_X] = g_param_spec_int(
+      "overlay-x", "Overlay x", "Left edge of the histogram panel in pixels", 0, G_MAXINT, 0, rw);
+  properties[PROP_OVERLAY_Y] = g_param_spec_int(
+      "overlay-y", "Overlay y", "Top edge of the histogram panel in pixels", 0, G_MAXINT, 0, rw);
+  properties[PROP_OVERLAY_WIDTH] = g_param_spec_int(
+      "overlay-width", "Overlay width",
+      "Width of the histogram panel in pixels, at least 3 (0: the default placement, "
+      "bottom left, a third of the width)",
+      0, G_MAXINT, 0, rw);
+  properties[PROP_OVERLAY_HEIGHT] = g_param_spec_int(
+      "overlay-height", "Overlay height",
+      "Height of the histogram panel in pixels, at least 3 (0: the default placement, a "
+      "quarter of the height)",
+      0, G_MAXINT, 0, rw);
+  properties[PROP_OVERLAY_OPACITY] =
+      g_param_spec_double("overlay-opacity", "Overlay opacity",
+                          "Opacity of the bars and markers (the panel gets 5/8 of it)", 0.0, 1.0,
+                          DEFAULT_OVERLAY_OPACITY, rw);
+  properties[PROP_OVERLAY_SCALE] = g_param_spec_enum(
+      "overlay-scale", "Overlay scale", "Bar heights: linear or logarithmic in the counts",
+      GST_TYPE_LUMAHIST_OVERLAY_SCALE, DEFAULT_OVERLAY_SCALE, rw);
+  properties[PROP_OVERLAY_MARKERS] = g_param_spec_boolean(
+      "overlay-markers", "Overlay markers", "Lines at the median and at each percentile",
+      DEFAULT_OVERLAY_MARKERS, rw);
+  properties[PROP_OVERLAY_CLIPPING] = g_param_spec_boolean(
+      "overlay-clipping", "Overlay clipping",
+      "Bands at the ends when pixels clip, and shaded illegal zones in limited range",
+      DEFAULT_OVERLAY_CLIPPING, rw);
+  properties[PROP_CLIP_WARNING] = g_param_spec_double(
+      "clip-warning", "Clip warning",
+      "Fraction of pixels clipped at one end that lights the overlay's band there", 0.0, 1.0,
+      DEFAULT_CLIP_WARNING, rw);
   g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
 
   gst_element_class_set_static_metadata(
@@ -1017,6 +1331,7 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_MATRIX, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_RANGE, 0);
   gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_PERCENTILE_METHOD, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_LUMAHIST_OVERLAY_SCALE, 0);
 
   /* Registered here so that applications find the meta's API by name as soon
    * as the element exists. */
@@ -1039,6 +1354,17 @@ static void gst_lumahist_init(GstLumahist *self)
   self->message_interval = DEFAULT_MESSAGE_INTERVAL;
   self->post_histogram = DEFAULT_POST_HISTOGRAM;
   self->attach_meta = DEFAULT_ATTACH_META;
+  self->tiles_x = DEFAULT_TILES;
+  self->tiles_y = DEFAULT_TILES;
+  self->clip_limit = DEFAULT_CLIP_LIMIT;
+  self->temporal_window = DEFAULT_TEMPORAL_WINDOW;
+  self->cut_threshold = DEFAULT_CUT_THRESHOLD;
+  self->overlay = DEFAULT_OVERLAY;
+  self->overlay_opacity = DEFAULT_OVERLAY_OPACITY;
+  self->overlay_scale = DEFAULT_OVERLAY_SCALE;
+  self->overlay_markers = DEFAULT_OVERLAY_MARKERS;
+  self->overlay_clipping = DEFAULT_OVERLAY_CLIPPING;
+  self->clip_warning = DEFAULT_CLIP_WARNING;
   self->active_backend = "none";
   lh_options_init(&self->options);
   self->options.percentile_method = DEFAULT_PERCENTILE_METHOD;
@@ -1046,8 +1372,6 @@ static void gst_lumahist_init(GstLumahist *self)
   lh_stats_init(&self->stats);
   gst_video_info_init(&self->info);
 
-  /* Analysis reads frames in place and passes them on as they are; the
-   * rewriting modes will turn passthrough off. */
   gst_base_transform_set_in_place(trans, TRUE);
-  gst_base_transform_set_passthrough(trans, self->mode == GST_LUMAHIST_MODE_ANALYZE);
+  gst_lumahist_update_passthrough(self);
 }

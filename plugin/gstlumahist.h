@@ -16,10 +16,11 @@
 
 G_BEGIN_DECLS
 
-/* What the element does to the frames it analyses.  Only analysis exists for
- * now; equalize and CLAHE modes come with the library's equalization API. */
+/* What the element does to the frames it analyses. */
 typedef enum {
-  GST_LUMAHIST_MODE_ANALYZE,
+  GST_LUMAHIST_MODE_ANALYZE,  /* measure only: passthrough */
+  GST_LUMAHIST_MODE_EQUALIZE, /* global histogram equalization, in place */
+  GST_LUMAHIST_MODE_CLAHE,    /* contrast-limited adaptive equalization, in place */
 } GstLumahistMode;
 
 typedef enum {
@@ -55,7 +56,6 @@ struct _GstLumahist {
   GstLumahistMatrix matrix;
   GstLumahistRange range;
   gchar *percentiles;
-  LhPercentileMethod percentile_method;
   gboolean post_messages;
   guint message_interval;
   gboolean post_histogram;
@@ -63,6 +63,18 @@ struct _GstLumahist {
   const gchar *active_backend; /* a static string: "none", "cpu" or "cuda" */
   /* percentiles, parsed; the other LhOptions fields are set per frame */
   LhOptions options;
+  gint tiles_x;
+  gint tiles_y;
+  gdouble clip_limit;
+  guint temporal_window;
+  gdouble cut_threshold;
+  gboolean overlay;
+  LhRect overlay_rect;
+  gdouble overlay_opacity;
+  LhOverlayScale overlay_scale;
+  gboolean overlay_markers;
+  gboolean overlay_clipping;
+  gdouble clip_warning;
 
   /* Streaming state, touched only by the streaming and state-change threads. */
   LhContext *lh;
@@ -75,6 +87,10 @@ struct _GstLumahist {
   LhRange caps_range;
   guint64 frame_count;
   LhStats stats;
+  /* LUT smoothing across frames, made for these two settings */
+  LhTemporal *temporal;
+  guint temporal_window_made;
+  gdouble cut_threshold_made;
 
 #ifdef HAVE_GST_CUDA
   /* The context shared with the pipeline (answers context queries), and the

@@ -22,12 +22,12 @@ static const struct {
   LhFormat lh;
   gboolean required; /* cudaupload of GStreamer 1.22 takes it */
 } formats[] = {
-  {"NV12", LH_FORMAT_NV12, TRUE},         {"I420", LH_FORMAT_I420, TRUE},
-  {"P010_10LE", LH_FORMAT_P010, TRUE},    {"RGBA", LH_FORMAT_RGBA, TRUE},
-  {"BGRA", LH_FORMAT_BGRA, TRUE},         {"RGBx", LH_FORMAT_RGBX, TRUE},
-  {"BGRx", LH_FORMAT_BGRX, TRUE},         {"RGB", LH_FORMAT_RGB, TRUE},
-  {"BGR", LH_FORMAT_BGR, TRUE},           {"GRAY8", LH_FORMAT_GRAY8, FALSE},
-  {"GRAY16_LE", LH_FORMAT_GRAY16, FALSE}, {"RGBA64_LE", LH_FORMAT_RGBA16, FALSE},
+    {"NV12", LH_FORMAT_NV12, TRUE},         {"I420", LH_FORMAT_I420, TRUE},
+    {"P010_10LE", LH_FORMAT_P010, TRUE},    {"RGBA", LH_FORMAT_RGBA, TRUE},
+    {"BGRA", LH_FORMAT_BGRA, TRUE},         {"RGBx", LH_FORMAT_RGBX, TRUE},
+    {"BGRx", LH_FORMAT_BGRX, TRUE},         {"RGB", LH_FORMAT_RGB, TRUE},
+    {"BGR", LH_FORMAT_BGR, TRUE},           {"GRAY8", LH_FORMAT_GRAY8, FALSE},
+    {"GRAY16_LE", LH_FORMAT_GRAY16, FALSE}, {"RGBA64_LE", LH_FORMAT_RGBA16, FALSE},
 };
 
 static GstBuffer *random_frame(const GstVideoInfo *info, guint32 seed, guint index)
@@ -94,10 +94,10 @@ static void check_same_pixels(GstBuffer *a, const GstVideoInfo *a_info, GstBuffe
       c++;
     row_bytes = (gsize)GST_VIDEO_FRAME_COMP_WIDTH(&fa, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(&fa, c);
     for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&fa, c); y++) {
-      const guint8 *ra =
-          (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fa, p) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, p);
-      const guint8 *rb =
-          (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fb, p) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fb, p);
+      const guint8 *ra = (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fa, p) +
+                         y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, p);
+      const guint8 *rb = (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fb, p) +
+                         y * GST_VIDEO_FRAME_PLANE_STRIDE(&fb, p);
       fail_unless(memcmp(ra, rb, row_bytes) == 0, "plane %u row %d differs", p, y);
     }
   }
@@ -131,12 +131,11 @@ static void stats_from_message(const GstStructure *s, LhStats *stats)
   guint64 count = 0, low = 0, high = 0;
 
   lh_stats_init(stats);
-  fail_unless(gst_structure_get(s, "bit-depth", G_TYPE_INT, &depth, "count", G_TYPE_UINT64,
-                                &count, "mean", G_TYPE_DOUBLE, &stats->mean, "stddev",
-                                G_TYPE_DOUBLE, &stats->stddev, "min", G_TYPE_UINT, &stats->min,
-                                "max", G_TYPE_UINT, &stats->max, "median", G_TYPE_UINT,
-                                &stats->median, "clipped-low-count", G_TYPE_UINT64, &low,
-                                "clipped-high-count", G_TYPE_UINT64, &high, NULL));
+  fail_unless(gst_structure_get(
+      s, "bit-depth", G_TYPE_INT, &depth, "count", G_TYPE_UINT64, &count, "mean", G_TYPE_DOUBLE,
+      &stats->mean, "stddev", G_TYPE_DOUBLE, &stats->stddev, "min", G_TYPE_UINT, &stats->min, "max",
+      G_TYPE_UINT, &stats->max, "median", G_TYPE_UINT, &stats->median, "clipped-low-count",
+      G_TYPE_UINT64, &low, "clipped-high-count", G_TYPE_UINT64, &high, NULL));
   stats->bit_depth = depth;
   stats->count = count;
   stats->clipped_low_count = low;
@@ -288,8 +287,7 @@ static void run_format(guint index, const gchar *backend, gboolean check_context
     GstPad *sinkpad = gst_element_get_static_pad(lumahist, "sink");
     GstCaps *current = gst_pad_get_current_caps(sinkpad);
     fail_unless(current != NULL);
-    fail_unless(gst_caps_features_contains(gst_caps_get_features(current, 0),
-                                           "memory:CUDAMemory"),
+    fail_unless(gst_caps_features_contains(gst_caps_get_features(current, 0), "memory:CUDAMemory"),
                 "caps %" GST_PTR_FORMAT, current);
     if (check_context) {
       GstPad *up_src = gst_element_get_static_pad(upload, "src");
@@ -341,8 +339,7 @@ static void run_format(guint index, const gchar *backend, gboolean check_context
     gst_buffer_unref(inputs[i]);
   }
 
-  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL),
-                         GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
   g_free(active);
   gst_object_unref(bus);
   gst_object_unref(upload);
@@ -443,8 +440,8 @@ static gchar *skip_reason(void)
     return g_strdup("no cudaupload element (GStreamer's nvcodec plugin finds no CUDA device)");
   gst_object_unref(factory);
 
-  pipeline = gst_parse_launch("videotestsrc num-buffers=1 ! cudaupload ! cudadownload ! fakesink",
-                              NULL);
+  pipeline =
+      gst_parse_launch("videotestsrc num-buffers=1 ! cudaupload ! cudadownload ! fakesink", NULL);
   if (!pipeline)
     return g_strdup("cannot build a cudaupload pipeline");
   bus = gst_element_get_bus(pipeline);

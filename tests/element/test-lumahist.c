@@ -1,7 +1,8 @@
 /* test-lumahist.c: tests of the lumahist element in system memory with GstCheck
  * and GstHarness: negotiation, passthrough, message fields and buffer metas
- * against the library run directly on the same frames, colorimetry, message
- * interval, caps changes, flushes, state changes and the backend choice. */
+ * against the library run directly on the same frames, equalize, CLAHE,
+ * temporal smoothing and overlay output against the library's, colorimetry,
+ * message interval, caps changes, flushes, state changes and the backend. */
 #include <string.h>
 
 #include <gst/check/gstcheck.h>
@@ -19,25 +20,51 @@ static const struct {
   LhFormat lh;
   gint depth;
 } formats[] = {
-  {"GRAY8", LH_FORMAT_GRAY8, 8},         {"GRAY16_LE", LH_FORMAT_GRAY16, 16},
-  {"RGB", LH_FORMAT_RGB, 8},             {"BGR", LH_FORMAT_BGR, 8},
-  {"RGBA", LH_FORMAT_RGBA, 8},           {"BGRA", LH_FORMAT_BGRA, 8},
-  {"RGBx", LH_FORMAT_RGBX, 8},           {"BGRx", LH_FORMAT_BGRX, 8},
-  {"RGBA64_LE", LH_FORMAT_RGBA16, 16},   {"I420", LH_FORMAT_I420, 8},
-  {"NV12", LH_FORMAT_NV12, 8},           {"P010_10LE", LH_FORMAT_P010, 10},
+    {"GRAY8", LH_FORMAT_GRAY8, 8},       {"GRAY16_LE", LH_FORMAT_GRAY16, 16},
+    {"RGB", LH_FORMAT_RGB, 8},           {"BGR", LH_FORMAT_BGR, 8},
+    {"RGBA", LH_FORMAT_RGBA, 8},         {"BGRA", LH_FORMAT_BGRA, 8},
+    {"RGBx", LH_FORMAT_RGBX, 8},         {"BGRx", LH_FORMAT_BGRX, 8},
+    {"RGBA64_LE", LH_FORMAT_RGBA16, 16}, {"I420", LH_FORMAT_I420, 8},
+    {"NV12", LH_FORMAT_NV12, 8},         {"P010_10LE", LH_FORMAT_P010, 10},
 };
 
 /* Every field of the message, as documented; no other may appear. */
 static const gchar *const message_fields[] = {
-  "timestamp",         "stream-time",        "running-time",      "duration",
-  "frame",             "backend",            "format",            "width",
-  "height",            "bit-depth",          "matrix",            "range",
-  "count",             "mean",               "stddev",            "min",
-  "max",               "median",             "mean-norm",         "stddev-norm",
-  "min-norm",          "max-norm",           "median-norm",       "clipped-low-count",
-  "clipped-high-count", "below-legal-count", "above-legal-count", "clipped-low",
-  "clipped-high",      "below-legal",        "above-legal",       "percentiles",
-  "percentile-values", "percentile-norms",   "histogram",
+    "timestamp",
+    "stream-time",
+    "running-time",
+    "duration",
+    "frame",
+    "backend",
+    "format",
+    "width",
+    "height",
+    "bit-depth",
+    "matrix",
+    "range",
+    "count",
+    "mean",
+    "stddev",
+    "min",
+    "max",
+    "median",
+    "mean-norm",
+    "stddev-norm",
+    "min-norm",
+    "max-norm",
+    "median-norm",
+    "clipped-low-count",
+    "clipped-high-count",
+    "below-legal-count",
+    "above-legal-count",
+    "clipped-low",
+    "clipped-high",
+    "below-legal",
+    "above-legal",
+    "percentiles",
+    "percentile-values",
+    "percentile-norms",
+    "histogram",
 };
 
 static gint format_index(GstVideoFormat format)
@@ -68,6 +95,20 @@ static GstBuffer *random_frame(const GstVideoInfo *info, guint32 seed, GstClockT
   return buffer;
 }
 
+/* The same with every byte in 96 .. 159: a low-contrast picture that
+ * equalization visibly stretches (16-bit samples too stay in a narrow band). */
+static GstBuffer *low_contrast_frame(const GstVideoInfo *info, guint32 seed, GstClockTime pts)
+{
+  GstBuffer *buffer = random_frame(info, seed, pts);
+  GstMapInfo map;
+
+  fail_unless(gst_buffer_map(buffer, &map, GST_MAP_WRITE));
+  for (gsize i = 0; i < map.size; i++)
+    map.data[i] = (guint8)(96 + map.data[i] % 64);
+  gst_buffer_unmap(buffer, &map);
+  return buffer;
+}
+
 static GstVideoInfo info_from_string(const gchar *caps_string)
 {
   GstVideoInfo info;
@@ -79,6 +120,25 @@ static GstVideoInfo info_from_string(const gchar *caps_string)
   return info;
 }
 
+/* The library's view of a mapped frame. */
+static LhFrame lh_frame_of(GstVideoFrame *vframe)
+{
+  LhFrame frame;
+  gint index = format_index(GST_VIDEO_FRAME_FORMAT(vframe));
+
+  fail_unless(index >= 0);
+  memset(&frame, 0, sizeof frame);
+  frame.format = formats[index].lh;
+  frame.memory = LH_MEMORY_HOST;
+  frame.width = GST_VIDEO_FRAME_WIDTH(vframe);
+  frame.height = GST_VIDEO_FRAME_HEIGHT(vframe);
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(vframe) && i < 3; i++) {
+    frame.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(vframe, i);
+    frame.strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(vframe, i);
+  }
+  return frame;
+}
+
 /* What the library says about a frame, computed here on the CPU. */
 static void library_stats(GstBuffer *buffer, const GstVideoInfo *info, LhMatrix matrix,
                           LhRange range, const gchar *percentiles, LhStats *stats)
@@ -87,19 +147,9 @@ static void library_stats(GstBuffer *buffer, const GstVideoInfo *info, LhMatrix 
   LhFrame frame;
   LhOptions options;
   LhContext *context = NULL;
-  gint index = format_index(GST_VIDEO_INFO_FORMAT(info));
 
-  fail_unless(index >= 0);
   fail_unless(gst_video_frame_map(&vframe, info, buffer, GST_MAP_READ));
-  memset(&frame, 0, sizeof frame);
-  frame.format = formats[index].lh;
-  frame.memory = LH_MEMORY_HOST;
-  frame.width = GST_VIDEO_INFO_WIDTH(info);
-  frame.height = GST_VIDEO_INFO_HEIGHT(info);
-  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&vframe) && i < 3; i++) {
-    frame.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(&vframe, i);
-    frame.strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(&vframe, i);
-  }
+  frame = lh_frame_of(&vframe);
   lh_options_init(&options);
   options.matrix = matrix;
   options.range = range;
@@ -109,6 +159,43 @@ static void library_stats(GstBuffer *buffer, const GstVideoInfo *info, LhMatrix 
   fail_unless_equals_int(lh_analyze(context, &frame, &options, stats), LH_OK);
   lh_context_free(context);
   gst_video_frame_unmap(&vframe);
+}
+
+/* What the element should output for a frame: a copy of it equalized
+ * (equalize != NULL) and with the histogram of stats drawn (overlay != NULL)
+ * by the library on the CPU. */
+static GstBuffer *library_output(GstBuffer *in, const GstVideoInfo *info,
+                                 const LhEqualizeOptions *equalize, const LhOverlayOptions *overlay,
+                                 const LhStats *stats)
+{
+  GstBuffer *out = gst_buffer_copy_deep(in);
+  GstVideoFrame vframe;
+  LhFrame frame;
+  LhContext *context = NULL;
+
+  fail_unless(gst_video_frame_map(&vframe, info, out, GST_MAP_READWRITE));
+  frame = lh_frame_of(&vframe);
+  fail_unless_equals_int(lh_context_new(LH_BACKEND_CPU, &context), LH_OK);
+  if (equalize)
+    fail_unless_equals_int(lh_equalize(context, &frame, &frame, equalize), LH_OK);
+  if (overlay)
+    fail_unless_equals_int(lh_overlay(context, &frame, stats, overlay), LH_OK);
+  lh_context_free(context);
+  gst_video_frame_unmap(&vframe);
+  return out;
+}
+
+static gboolean same_bytes(GstBuffer *a, GstBuffer *b)
+{
+  GstMapInfo ma, mb;
+  gboolean same;
+
+  fail_unless(gst_buffer_map(a, &ma, GST_MAP_READ));
+  fail_unless(gst_buffer_map(b, &mb, GST_MAP_READ));
+  same = ma.size == mb.size && memcmp(ma.data, mb.data, ma.size) == 0;
+  gst_buffer_unmap(b, &mb);
+  gst_buffer_unmap(a, &ma);
+  return same;
 }
 
 static guint64 get_uint64(const GstStructure *s, const gchar *field)
@@ -147,8 +234,7 @@ static const gchar *get_string(const GstStructure *s, const gchar *field)
 }
 
 /* The items of an array field, checked to be of one type and count. */
-static const GValue *get_array(const GstStructure *s, const gchar *field, GType item_type,
-                               guint n)
+static const GValue *get_array(const GstStructure *s, const gchar *field, GType item_type, guint n)
 {
   const GValue *array = gst_structure_get_value(s, field);
 
@@ -218,8 +304,7 @@ static void check_message_stats(const GstStructure *s, const LhStats *e, gboolea
                            e->percentile_value[i]);
   array = get_array(s, "percentile-norms", G_TYPE_DOUBLE, n);
   for (guint i = 0; i < n; i++)
-    fail_unless(g_value_get_double(gst_value_array_get_value(array, i)) ==
-                e->percentile_norm[i]);
+    fail_unless(g_value_get_double(gst_value_array_get_value(array, i)) == e->percentile_norm[i]);
 
   if (with_histogram) {
     array = get_array(s, "histogram", G_TYPE_UINT64, (guint)e->n_bins);
@@ -280,8 +365,8 @@ static void harness_free(GstHarness *h, GstBus *bus)
 GST_START_TEST(test_negotiation_each_format)
 {
   for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
-    gchar *caps_string = g_strdup_printf(
-        "video/x-raw,format=%s,width=63,height=17,framerate=25/1", formats[i].name);
+    gchar *caps_string =
+        g_strdup_printf("video/x-raw,format=%s,width=63,height=17,framerate=25/1", formats[i].name);
     GstVideoInfo info = info_from_string(caps_string);
     GstCaps *caps = gst_caps_from_string(caps_string);
     GstBus *bus;
@@ -334,8 +419,7 @@ GST_START_TEST(test_unsupported_format_refused)
 
   fail_if(gst_pad_peer_query_accept_caps(h->srcpad, caps));
   gst_harness_set_src_caps(h, caps);
-  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 7, 0)),
-                         GST_FLOW_NOT_NEGOTIATED);
+  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 7, 0)), GST_FLOW_NOT_NEGOTIATED);
   assert_no_lumahist_message(bus);
   harness_free(h, bus);
 }
@@ -399,8 +483,8 @@ GST_START_TEST(test_meta)
       "video/x-raw,format=RGBA,width=40,height=30,framerate=25/1,colorimetry=sRGB";
   GstVideoInfo info = info_from_string(caps_string);
   GstBus *bus;
-  GstHarness *h = harness_new(&bus, "backend", 1, "percentiles", "10,90", "post-messages",
-                              FALSE, NULL);
+  GstHarness *h =
+      harness_new(&bus, "backend", 1, "percentiles", "10,90", "post-messages", FALSE, NULL);
   LhStats expected;
 
   gst_harness_set_src_caps_str(h, caps_string);
@@ -464,24 +548,24 @@ GST_START_TEST(test_colorimetry)
     LhMatrix matrix;
     LhRange range;
   } cases[] = {
-    /* sRGB: BT.709 primaries, full range */
-    {"RGB,colorimetry=sRGB", 0, 0, LH_MATRIX_BT709, LH_RANGE_FULL},
-    /* RGB caps keep the primaries and range of a YUV colorimetry */
-    {"BGRx,colorimetry=bt601", 0, 0, LH_MATRIX_BT601, LH_RANGE_LIMITED},
-    {"RGBA,colorimetry=bt2020", 0, 0, LH_MATRIX_BT2020, LH_RANGE_LIMITED},
-    {"I420,colorimetry=bt601", 0, 0, LH_MATRIX_BT601, LH_RANGE_LIMITED},
-    {"NV12,colorimetry=bt709", 0, 0, LH_MATRIX_BT709, LH_RANGE_LIMITED},
-    {"NV12,colorimetry=bt2020", 0, 0, LH_MATRIX_BT2020, LH_RANGE_LIMITED},
-    /* 0-255 range, BT.709 matrix, transfer and primaries */
-    {"I420,colorimetry=(string)1:3:5:1", 0, 0, LH_MATRIX_BT709, LH_RANGE_FULL},
-    /* properties win */
-    {"RGB,colorimetry=sRGB", 1, 2, LH_MATRIX_BT601, LH_RANGE_LIMITED},
-    {"NV12,colorimetry=bt709", 3, 1, LH_MATRIX_BT2020, LH_RANGE_FULL},
+      /* sRGB: BT.709 primaries, full range */
+      {"RGB,colorimetry=sRGB", 0, 0, LH_MATRIX_BT709, LH_RANGE_FULL},
+      /* RGB caps keep the primaries and range of a YUV colorimetry */
+      {"BGRx,colorimetry=bt601", 0, 0, LH_MATRIX_BT601, LH_RANGE_LIMITED},
+      {"RGBA,colorimetry=bt2020", 0, 0, LH_MATRIX_BT2020, LH_RANGE_LIMITED},
+      {"I420,colorimetry=bt601", 0, 0, LH_MATRIX_BT601, LH_RANGE_LIMITED},
+      {"NV12,colorimetry=bt709", 0, 0, LH_MATRIX_BT709, LH_RANGE_LIMITED},
+      {"NV12,colorimetry=bt2020", 0, 0, LH_MATRIX_BT2020, LH_RANGE_LIMITED},
+      /* 0-255 range, BT.709 matrix, transfer and primaries */
+      {"I420,colorimetry=(string)1:3:5:1", 0, 0, LH_MATRIX_BT709, LH_RANGE_FULL},
+      /* properties win */
+      {"RGB,colorimetry=sRGB", 1, 2, LH_MATRIX_BT601, LH_RANGE_LIMITED},
+      {"NV12,colorimetry=bt709", 3, 1, LH_MATRIX_BT2020, LH_RANGE_FULL},
   };
 
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-    gchar *caps_string = g_strdup_printf(
-        "video/x-raw,format=%s,width=48,height=32,framerate=25/1", cases[i].caps);
+    gchar *caps_string =
+        g_strdup_printf("video/x-raw,format=%s,width=48,height=32,framerate=25/1", cases[i].caps);
     GstVideoInfo info = info_from_string(caps_string);
     GstBus *bus;
     GstHarness *h = harness_new(&bus, "backend", 1, "matrix", cases[i].matrix_property, "range",
@@ -604,8 +688,8 @@ GST_START_TEST(test_no_messages)
   const gchar *caps_string = "video/x-raw,format=GRAY8,width=8,height=8,framerate=25/1";
   GstVideoInfo info = info_from_string(caps_string);
   GstBus *bus;
-  GstHarness *h = harness_new(&bus, "backend", 1, "post-messages", FALSE, "attach-meta", FALSE,
-                              NULL);
+  GstHarness *h =
+      harness_new(&bus, "backend", 1, "post-messages", FALSE, "attach-meta", FALSE, NULL);
   GstBuffer *gap;
 
   gst_harness_set_src_caps_str(h, caps_string);
@@ -627,10 +711,10 @@ GST_END_TEST;
 GST_START_TEST(test_resolution_change)
 {
   const gchar *caps_strings[] = {
-    "video/x-raw,format=RGB,width=64,height=48,framerate=25/1,colorimetry=sRGB",
-    "video/x-raw,format=RGB,width=17,height=9,framerate=25/1,colorimetry=sRGB",
-    "video/x-raw,format=GRAY16_LE,width=20,height=10,framerate=25/1",
-    "video/x-raw,format=NV12,width=128,height=72,framerate=25/1,colorimetry=bt709",
+      "video/x-raw,format=RGB,width=64,height=48,framerate=25/1,colorimetry=sRGB",
+      "video/x-raw,format=RGB,width=17,height=9,framerate=25/1,colorimetry=sRGB",
+      "video/x-raw,format=GRAY16_LE,width=20,height=10,framerate=25/1",
+      "video/x-raw,format=NV12,width=128,height=72,framerate=25/1,colorimetry=bt709",
   };
   const LhRange ranges[] = {LH_RANGE_FULL, LH_RANGE_FULL, LH_RANGE_FULL, LH_RANGE_LIMITED};
   GstBus *bus;
@@ -752,6 +836,272 @@ GST_START_TEST(test_percentiles_property)
 }
 GST_END_TEST;
 
+/* Equalization: the element's output is the library's, the input buffer
+ * (held elsewhere) is left alone, and the message describes the input. */
+GST_START_TEST(test_equalize_each_format)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+    gchar *caps_string =
+        g_strdup_printf("video/x-raw,format=%s,width=61,height=19,framerate=25/1", formats[i].name);
+    GstVideoInfo info = info_from_string(caps_string);
+    GstBus *bus;
+    GstHarness *h =
+        harness_new(&bus, "backend", 1, "mode", 1 /* equalize */, "matrix", 2, "range", 1, NULL);
+    GstBuffer *in = low_contrast_frame(&info, 2000 + i, 0);
+    GstBuffer *in_copy = gst_buffer_copy_deep(in);
+    GstBuffer *out, *expected;
+    GstMessage *message;
+    LhEqualizeOptions equalize;
+    LhStats input_stats;
+
+    GST_INFO("format %s", formats[i].name);
+    lh_equalize_options_init(&equalize);
+    equalize.mode = LH_EQUALIZE_GLOBAL;
+    equalize.matrix = LH_MATRIX_BT709;
+    equalize.range = LH_RANGE_FULL;
+    expected = library_output(in, &info, &equalize, NULL, NULL);
+    fail_if(same_bytes(expected, in), "%s: equalization changes nothing", formats[i].name);
+    library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &input_stats);
+
+    gst_harness_set_src_caps_str(h, caps_string);
+    fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(out != in);
+    fail_unless(same_bytes(out, expected), "%s: output differs from the library's",
+                formats[i].name);
+    fail_unless(same_bytes(in, in_copy), "%s: the held input was written", formats[i].name);
+    fail_unless(gst_buffer_get_lumahist_meta(out) != NULL);
+
+    message = pop_lumahist_message(bus);
+    check_message_stats(gst_message_get_structure(message), &input_stats, TRUE);
+    gst_message_unref(message);
+
+    lh_stats_clear(&input_stats);
+    gst_buffer_unref(expected);
+    gst_buffer_unref(out);
+    gst_buffer_unref(in_copy);
+    gst_buffer_unref(in);
+    g_free(caps_string);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST(test_clahe)
+{
+  static const struct {
+    const gchar *format;
+    gint tiles_x, tiles_y;
+    gdouble clip_limit;
+  } cases[] = {
+      {"GRAY8", 8, 8, 40.0},    {"GRAY8", 3, 2, 2.5},     {"NV12", 4, 3, 2.0},
+      {"I420", 5, 1, 0.0},      {"RGBx", 2, 2, 3.0},      {"BGR", 7, 5, 1.0},
+      {"GRAY16_LE", 3, 3, 2.0}, {"P010_10LE", 4, 4, 4.0}, {"RGBA64_LE", 2, 3, 2.0},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    gchar *caps_string =
+        g_strdup_printf("video/x-raw,format=%s,width=70,height=45,framerate=25/1", cases[i].format);
+    GstVideoInfo info = info_from_string(caps_string);
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1, "mode", 2 /* clahe */, "matrix", 1, "range", 1,
+                                "tiles-x", cases[i].tiles_x, "tiles-y", cases[i].tiles_y,
+                                "clip-limit", cases[i].clip_limit, "post-messages", FALSE, NULL);
+    GstBuffer *in = low_contrast_frame(&info, 3000 + i, 0);
+    GstBuffer *out, *expected, *global;
+    LhEqualizeOptions equalize;
+
+    GST_INFO("case %u: %s %dx%d clip %g", i, cases[i].format, cases[i].tiles_x, cases[i].tiles_y,
+             cases[i].clip_limit);
+    lh_equalize_options_init(&equalize);
+    equalize.mode = LH_EQUALIZE_CLAHE;
+    equalize.matrix = LH_MATRIX_BT601;
+    equalize.range = LH_RANGE_FULL;
+    equalize.tiles_x = cases[i].tiles_x;
+    equalize.tiles_y = cases[i].tiles_y;
+    equalize.clip_limit = cases[i].clip_limit;
+    expected = library_output(in, &info, &equalize, NULL, NULL);
+    /* CLAHE is not global equalization: the test would see a mix-up. */
+    equalize.mode = LH_EQUALIZE_GLOBAL;
+    global = library_output(in, &info, &equalize, NULL, NULL);
+    fail_if(same_bytes(expected, global));
+
+    gst_harness_set_src_caps_str(h, caps_string);
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(same_bytes(out, expected), "case %u: output differs from the library's", i);
+
+    gst_buffer_unref(global);
+    gst_buffer_unref(expected);
+    gst_buffer_unref(out);
+    g_free(caps_string);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
+/* temporal-window: the LUTs of the last frames are averaged, as the library
+ * does with its own temporal state; a flush starts afresh. */
+GST_START_TEST(test_temporal_window)
+{
+  const gchar *caps_string = "video/x-raw,format=GRAY8,width=40,height=30,framerate=25/1";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "mode", 1, "temporal-window", 3, "cut-threshold",
+                              1.0, "post-messages", FALSE, "attach-meta", FALSE, NULL);
+  LhTemporal *temporal = NULL;
+  LhEqualizeOptions equalize;
+  GstSegment segment;
+  gboolean smoothing_seen = FALSE;
+
+  fail_unless_equals_int(lh_temporal_new(3, 1.0, &temporal), LH_OK);
+  lh_equalize_options_init(&equalize);
+  equalize.matrix = LH_MATRIX_BT601;
+  equalize.range = LH_RANGE_FULL;
+  gst_harness_set_src_caps_str(h, caps_string);
+
+  for (guint i = 0; i < 7; i++) {
+    GstBuffer *in, *out, *expected, *alone;
+
+    if (i == 5) {
+      /* A flush: the element's window restarts, as the reference's does. */
+      fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
+      fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+      gst_segment_init(&segment, GST_FORMAT_TIME);
+      fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+      lh_temporal_reset(temporal);
+    }
+    in = i % 2 ? low_contrast_frame(&info, 4000 + i, i * 40 * GST_MSECOND)
+               : random_frame(&info, 4000 + i, i * 40 * GST_MSECOND);
+    equalize.temporal = temporal;
+    expected = library_output(in, &info, &equalize, NULL, NULL);
+    equalize.temporal = NULL;
+    alone = library_output(in, &info, &equalize, NULL, NULL);
+    if (!same_bytes(expected, alone))
+      smoothing_seen = TRUE;
+    if (i == 0 || i == 5)
+      fail_unless(same_bytes(expected, alone), "frame %u: a new window starts with it", i);
+
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(same_bytes(out, expected), "frame %u differs from the library's", i);
+    gst_buffer_unref(alone);
+    gst_buffer_unref(expected);
+    gst_buffer_unref(out);
+  }
+  fail_unless(smoothing_seen, "the window never changed a frame: the test proves nothing");
+  lh_temporal_free(temporal);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_overlay)
+{
+  static const struct {
+    const gchar *caps;
+    gint mode;
+    LhRange range;
+  } cases[] = {
+      {"RGB,colorimetry=sRGB", 0, LH_RANGE_FULL},
+      {"NV12,colorimetry=bt709", 0, LH_RANGE_LIMITED},
+      {"GRAY8", 0, LH_RANGE_FULL},
+      {"BGRA,colorimetry=sRGB", 1, LH_RANGE_FULL},
+      {"I420,colorimetry=bt709", 2, LH_RANGE_LIMITED},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    gchar *caps_string =
+        g_strdup_printf("video/x-raw,format=%s,width=96,height=64,framerate=25/1", cases[i].caps);
+    GstVideoInfo info = info_from_string(caps_string);
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1, "mode", cases[i].mode, "matrix", 2, "overlay",
+                                TRUE, "overlay-x", 6, "overlay-y", 10, "overlay-width", 50,
+                                "overlay-height", 30, "overlay-opacity", 0.6, "overlay-scale",
+                                0 /* linear */, "clip-warning", 0.01, NULL);
+    GstBuffer *in = random_frame(&info, 5000 + i, 0);
+    GstBuffer *out, *expected, *plain;
+    LhEqualizeOptions equalize;
+    LhOverlayOptions overlay;
+    LhStats stats;
+    GstMessage *message;
+
+    GST_INFO("case %u: %s", i, caps_string);
+    library_stats(in, &info, LH_MATRIX_BT709, cases[i].range, "1,5,50,95,99", &stats);
+    lh_equalize_options_init(&equalize);
+    equalize.mode = cases[i].mode == 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+    equalize.matrix = LH_MATRIX_BT709;
+    equalize.range = cases[i].range;
+    lh_overlay_options_init(&overlay);
+    overlay.rect = (LhRect){6, 10, 50, 30};
+    overlay.opacity = 0.6;
+    overlay.scale = LH_OVERLAY_LINEAR;
+    overlay.clip_warning = 0.01;
+    overlay.matrix = LH_MATRIX_BT709;
+    overlay.range = cases[i].range;
+    expected = library_output(in, &info, cases[i].mode ? &equalize : NULL, &overlay, &stats);
+    plain = library_output(in, &info, cases[i].mode ? &equalize : NULL, NULL, NULL);
+    fail_if(same_bytes(expected, plain), "case %u: the overlay draws nothing", i);
+
+    gst_harness_set_src_caps_str(h, caps_string);
+    fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(out != in, "case %u: passed through", i);
+    fail_unless(same_bytes(out, expected), "case %u: output differs from the library's", i);
+    message = pop_lumahist_message(bus);
+    check_message_stats(gst_message_get_structure(message), &stats, TRUE);
+    gst_message_unref(message);
+
+    lh_stats_clear(&stats);
+    gst_buffer_unref(plain);
+    gst_buffer_unref(expected);
+    gst_buffer_unref(out);
+    gst_buffer_unref(in);
+    g_free(caps_string);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
+/* The mode and the overlay may change while playing: passthrough follows. */
+GST_START_TEST(test_mode_change_while_playing)
+{
+  const gchar *caps_string = "video/x-raw,format=GRAY8,width=32,height=32,framerate=25/1";
+  GstVideoInfo info = info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h =
+      harness_new(&bus, "backend", 1, "attach-meta", FALSE, "post-messages", FALSE, NULL);
+  LhEqualizeOptions equalize;
+  GstBuffer *in, *out, *expected;
+
+  lh_equalize_options_init(&equalize);
+  gst_harness_set_src_caps_str(h, caps_string);
+  in = low_contrast_frame(&info, 1, 0);
+  fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
+  out = gst_harness_pull(h);
+  fail_unless(out == in);
+  gst_buffer_unref(out);
+  gst_buffer_unref(in);
+
+  g_object_set(h->element, "mode", 1 /* equalize */, NULL);
+  in = low_contrast_frame(&info, 2, 40 * GST_MSECOND);
+  expected = library_output(in, &info, &equalize, NULL, NULL);
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  out = gst_harness_pull(h);
+  fail_unless(same_bytes(out, expected));
+  gst_buffer_unref(out);
+  gst_buffer_unref(expected);
+
+  g_object_set(h->element, "mode", 0 /* analyze */, NULL);
+  in = low_contrast_frame(&info, 3, 80 * GST_MSECOND);
+  fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
+  out = gst_harness_pull(h);
+  fail_unless(out == in);
+  gst_buffer_unref(out);
+  gst_buffer_unref(in);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
 /* Runs a pipeline to EOS; returns the number of lumahist messages and counts
  * warnings.  Each message's frame index must follow the previous. */
 static guint run_to_eos(GstElement *pipeline, guint *warnings, gchar **backend_in_messages)
@@ -763,9 +1113,9 @@ static guint run_to_eos(GstElement *pipeline, guint *warnings, gchar **backend_i
   *warnings = 0;
   fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   while (!done) {
-    GstMessage *message = gst_bus_timed_pop_filtered(
-        bus, 10 * GST_SECOND,
-        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING | GST_MESSAGE_ELEMENT);
+    GstMessage *message = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND,
+                                                     GST_MESSAGE_EOS | GST_MESSAGE_ERROR |
+                                                         GST_MESSAGE_WARNING | GST_MESSAGE_ELEMENT);
     fail_unless(message != NULL, "timeout");
     switch (GST_MESSAGE_TYPE(message)) {
     case GST_MESSAGE_EOS:
@@ -844,10 +1194,10 @@ GST_END_TEST;
  * warning; the messages name the backend that active-backend reports. */
 GST_START_TEST(test_backend_auto)
 {
-  GstElement *pipeline = gst_parse_launch(
-      "videotestsrc num-buffers=3 ! video/x-raw,format=NV12,width=64,height=48 ! "
-      "lumahist name=l ! fakesink",
-      NULL);
+  GstElement *pipeline =
+      gst_parse_launch("videotestsrc num-buffers=3 ! video/x-raw,format=NV12,width=64,height=48 ! "
+                       "lumahist name=l ! fakesink",
+                       NULL);
   guint warnings;
   gchar *backend = NULL, *active;
 
@@ -861,8 +1211,7 @@ GST_START_TEST(test_backend_auto)
     fail_unless_equals_string(active, "cuda");
     fail_unless_equals_int(warnings, 0);
   }
-  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL),
-                         GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
 
   /* Without a device, backend=cuda must refuse to start with an error. */
   if (strcmp(active, "cpu") == 0) {
@@ -904,6 +1253,11 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_resolution_change);
   tcase_add_test(tc, test_flush);
   tcase_add_test(tc, test_percentiles_property);
+  tcase_add_test(tc, test_equalize_each_format);
+  tcase_add_test(tc, test_clahe);
+  tcase_add_test(tc, test_temporal_window);
+  tcase_add_test(tc, test_overlay);
+  tcase_add_test(tc, test_mode_change_while_playing);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_backend_auto);
   return s;
