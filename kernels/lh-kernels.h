@@ -137,7 +137,9 @@ cudaError_t lhk_cdf(const unsigned long long *histogram, uint32_t bins, unsigned
 /* ------------------------------------------------------------------------ */
 /* The histogram of one image and its finishing in one launch: the last block
  * to commit finishes the frame (fewer launches for the latency of one frame).
- * Only for bins <= LHK_SHARED_MAX_BINS.  `histogram` as for lhk_finish. */
+ * Only for bins <= LHK_FUSED_MAX_BINS.  `histogram` as for lhk_finish; the
+ * scratch of lhk_histogram_scratch_bytes(bins, 1). */
+#define LHK_FUSED_MAX_BINS 256
 cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pixel, const LhkImage *image,
                                  const LhkFinish *finish, void *scratch, cudaStream_t stream);
 

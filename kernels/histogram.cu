@@ -1,0 +1,563 @@
+/* histogram.cu: the luma histogram of frames in device memory: privatized
+ * sub-histograms, coarsened threads reading 16-byte words, runs of equal bins
+ * counted in registers, luma computed from RGB in the same pass. */
+#include <string.h>
+
+#include "lh-luma.h"
+#include "scan.cuh"
+
+/* --- Tunables --------------------------------------------------------------
+ * Shared-memory bytes of one block's sub-histograms (bins x copies x 4): with
+ * 256 bins, 32 copies, one per lane, so no two lanes of a warp ever touch the
+ * same bank; 4 such blocks of 512 threads fill an SM's 2048 threads. */
+#define LHK_SHARED_HISTOGRAM_BYTES 32768
+/* Global-memory private copies per histogram above 4096 bins; block b adds to
+ * copy b % LHK_GLOBAL_COPIES, so that a hot bin is spread over that many L2
+ * addresses. */
+#define LHK_GLOBAL_COPIES 8
+/* Resident blocks per SM the histogram kernels are compiled for: it caps
+ * their registers (65536 / (512 x blocks)). */
+#ifndef LHK_HISTOGRAM_MIN_BLOCKS
+#define LHK_HISTOGRAM_MIN_BLOCKS 2
+#endif
+/* Blocks of the merge of the global copies. */
+#define LHK_MERGE_THREADS 256
+/* Bytes at the start of the scratch for the fused path's block tickets. */
+#define LHK_TICKET_BYTES 256
+
+/* --- Pixel layouts ---------------------------------------------------------
+ * A unit is what one thread reads at a time in the middle of a row: VEC
+ * aligned 16-byte words holding PX whole pixels.  UNROLL units are loaded
+ * before any is counted, so that each thread has 32 to 96 bytes in flight. */
+template <int PIXEL> struct LhkLayout;
+template <> struct LhkLayout<LHK_PIXEL_Y8> {
+  enum { BPP = 1, VEC = 1, PX = 16, UNROLL = 4 };
+};
+template <> struct LhkLayout<LHK_PIXEL_Y16> {
+  enum { BPP = 2, VEC = 1, PX = 8, UNROLL = 4 };
+};
+template <> struct LhkLayout<LHK_PIXEL_RGB8> {
+  enum { BPP = 3, VEC = 3, PX = 16, UNROLL = 2 };
+};
+template <> struct LhkLayout<LHK_PIXEL_RGBA8> {
+  enum { BPP = 4, VEC = 2, PX = 8, UNROLL = 2 };
+};
+template <> struct LhkLayout<LHK_PIXEL_RGB16> {
+  enum { BPP = 6, VEC = 3, PX = 8, UNROLL = 2 };
+};
+template <> struct LhkLayout<LHK_PIXEL_RGBA16> {
+  enum { BPP = 8, VEC = 2, PX = 4, UNROLL = 2 };
+};
+
+/* How the kernel privatizes: shared sub-histograms, the same with the last
+ * block finishing the frame, or global copies (more than 4096 bins). */
+enum { LHK_MODE_SHARED, LHK_MODE_FUSED, LHK_MODE_GLOBAL };
+
+struct LhkHistogramParams {
+  LhkImage images[LHK_MAX_IMAGES];
+  uint32_t bins;
+  lhk_u64 *histograms;
+  void *scratch;
+  LhkFinish finish; /* LHK_MODE_FUSED */
+};
+
+/* The per-image constants of the luma, held in registers. */
+struct LhkLuma {
+  LhiLumaWeights weights;
+  uint32_t shift;
+  uint32_t max_value;
+};
+
+/* Sample i of a unit's words. */
+__device__ __forceinline__ uint32_t lhk_byte(const uint32_t *w, int i)
+{
+  return (w[i >> 2] >> (8 * (i & 3))) & 0xffu;
+}
+__device__ __forceinline__ uint32_t lhk_half(const uint32_t *w, int i)
+{
+  return (w[i >> 1] >> (16 * (i & 1))) & 0xffffu;
+}
+
+/* The luma key of pixel i of a unit, exactly as the CPU backend computes it
+ * (lhi_luma with the weights permuted to the sample order; the clamp of
+ * lhi_clamp_sample for 16-bit samples). */
+template <int PIXEL>
+__device__ __forceinline__ uint32_t lhk_unit_key(const uint32_t *w, int i, const LhkLuma &l)
+{
+  switch (PIXEL) {
+  case LHK_PIXEL_Y8:
+    return lhk_byte(w, i);
+  case LHK_PIXEL_Y16:
+    return min(lhk_half(w, i) >> l.shift, l.max_value);
+  case LHK_PIXEL_RGB8:
+    return lhi_luma(lhk_byte(w, 3 * i), lhk_byte(w, 3 * i + 1), lhk_byte(w, 3 * i + 2), l.weights);
+  case LHK_PIXEL_RGBA8:
+    return lhi_luma(lhk_byte(w, 4 * i), lhk_byte(w, 4 * i + 1), lhk_byte(w, 4 * i + 2), l.weights);
+  case LHK_PIXEL_RGB16:
+    return min(lhi_luma(lhk_half(w, 3 * i), lhk_half(w, 3 * i + 1), lhk_half(w, 3 * i + 2),
+                        l.weights),
+               l.max_value);
+  default: /* LHK_PIXEL_RGBA16 */
+    return min(lhi_luma(lhk_half(w, 4 * i), lhk_half(w, 4 * i + 1), lhk_half(w, 4 * i + 2),
+                        l.weights),
+               l.max_value);
+  }
+}
+
+/* The same for a pixel read on its own (row edges). */
+template <int PIXEL>
+__device__ __forceinline__ uint32_t lhk_pixel_key(const uint8_t *p, const LhkLuma &l)
+{
+  const uint16_t *q = (const uint16_t *)p;
+  switch (PIXEL) {
+  case LHK_PIXEL_Y8:
+    return p[0];
+  case LHK_PIXEL_Y16:
+    return min((uint32_t)q[0] >> l.shift, l.max_value);
+  case LHK_PIXEL_RGB8:
+  case LHK_PIXEL_RGBA8:
+    return lhi_luma(p[0], p[1], p[2], l.weights);
+  default: /* LHK_PIXEL_RGB16, LHK_PIXEL_RGBA16 */
+    return min(lhi_luma(q[0], q[1], q[2], l.weights), l.max_value);
+  }
+}
+
+/* Counts keys into a private histogram, aggregating runs: a thread keeps the
+ * bin of its current run and the run's length in registers and adds to the
+ * histogram only when the bin changes, so a flat region (sky, a black frame)
+ * costs one atomic per run, not per pixel.  In shared memory each lane owns
+ * copy (lane % COPIES) of every bin, at bin * COPIES + copy: with 32 copies
+ * the lanes of a warp always hit 32 different banks, whatever the values
+ * (eight values 32 bins apart included).  Counters are 32-bit: a block counts
+ * at most the pixels of one image, and an image has fewer than 2^31 (the
+ * launcher's contract), so none can overflow. */
+template <int COPIES, bool GLOBAL> struct LhkCounter {
+  uint32_t *base;
+  uint32_t run_bin;
+  uint32_t run_length;
+
+  __device__ __forceinline__ void flush()
+  {
+    if (GLOBAL)
+      atomicAdd(base + run_bin, run_length);
+    else
+      atomicAdd(base + run_bin * COPIES, run_length);
+  }
+  __device__ __forceinline__ void add(uint32_t bin)
+  {
+    if (bin != run_bin) {
+      flush();
+      run_bin = bin;
+      run_length = 0;
+    }
+    run_length++;
+  }
+  __device__ __forceinline__ void finish()
+  {
+    if (run_length)
+      flush();
+  }
+};
+
+/* Rows may start anywhere (pitched frames, odd strides, regions of interest):
+ * for each address modulo 16, the number of leading pixels before the first
+ * 16-byte-aligned pixel boundary, or 0xff when there is none (4-byte pixels
+ * that are not 4-byte aligned): such rows are read pixel by pixel. */
+template <int PIXEL> __device__ void lhk_fill_head_table(uint8_t *table)
+{
+  const int bpp = LhkLayout<PIXEL>::BPP;
+  if (threadIdx.x < 16) {
+    uint8_t head = 0xff;
+    for (int k = 15; k >= 0; k--)
+      if ((threadIdx.x + k * bpp) % 16 == 0)
+        head = (uint8_t)k;
+    table[threadIdx.x] = head;
+  }
+}
+
+/* Counts the pixels of one image that this block's threads own.  The image
+ * is cut into units: each row into width / PX + 1 of them, the middle units
+ * vector-aligned, the last one the scalar pixels at both ends of the row.
+ * Thread t of the grid takes units t, t + T, t + 2T, ... (interleaved
+ * partitioning: neighbouring threads read neighbouring words).  (row, col) of
+ * the next unit is stepped without divisions. */
+template <int PIXEL, class Counter>
+__device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uint8_t *head_table,
+                                                Counter &counter)
+{
+  typedef LhkLayout<PIXEL> L;
+  const LhkLuma luma = {{image.weights[0], image.weights[1], image.weights[2]},
+                        image.shift,
+                        image.max_value};
+  const uint8_t *data = (const uint8_t *)image.data;
+  const size_t stride = image.stride;
+  const uint32_t width = image.width, height = image.height;
+  const uint32_t units_per_row = width / L::PX + 1;
+  const uint32_t threads = gridDim.x * LHK_BLOCK_THREADS;
+  const uint32_t first = blockIdx.x * LHK_BLOCK_THREADS + threadIdx.x;
+  const uint32_t row_step = threads / units_per_row, col_step = threads % units_per_row;
+  uint32_t row = first / units_per_row, col = first % units_per_row;
+
+  while (row < height) {
+    uint4 words[L::UNROLL][L::VEC];
+    bool middle[L::UNROLL];
+#pragma unroll
+    for (int u = 0; u < L::UNROLL; u++) {
+      middle[u] = false;
+      if (row < height) {
+        const uint8_t *row_start = data + row * stride;
+        uint32_t head = head_table[(uintptr_t)row_start & 15];
+        uint32_t n_middle = 0;
+        if (head != 0xff && head <= width)
+          n_middle = (width - head) / L::PX;
+        else
+          head = width;
+        if (col < n_middle) {
+          const uint4 *p = (const uint4 *)(row_start + (size_t)(head + col * L::PX) * L::BPP);
+#pragma unroll
+          for (int k = 0; k < L::VEC; k++)
+            words[u][k] = __ldg(p + k);
+          middle[u] = true;
+        } else if (col == units_per_row - 1) {
+          /* The few pixels of the row's ends, read one by one at once: they
+           * hold back the loads of the next units, but keep no registers. */
+          for (uint32_t x = 0; x < head; x++)
+            counter.add(lhk_pixel_key<PIXEL>(row_start + (size_t)x * L::BPP, luma));
+          for (uint32_t x = head + n_middle * L::PX; x < width; x++)
+            counter.add(lhk_pixel_key<PIXEL>(row_start + (size_t)x * L::BPP, luma));
+        }
+      }
+      row += row_step;
+      col += col_step;
+      if (col >= units_per_row) {
+        col -= units_per_row;
+        row++;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < L::UNROLL; u++) {
+      if (middle[u]) {
+        const uint32_t *w = (const uint32_t *)words[u];
+#pragma unroll
+        for (int i = 0; i < L::PX; i++)
+          counter.add(lhk_unit_key<PIXEL>(w, i, luma));
+      }
+    }
+  }
+}
+
+/* One launch: blockIdx.y is the image.  Shared modes: zero the block's
+ * sub-histograms, count, then commit with one 64-bit global atomic per
+ * non-zero bin (the copies summed first).  Global mode: count straight into
+ * the image's global copy; lhk_merge_kernel folds the copies in. */
+template <int PIXEL, int COPIES, int MODE>
+__global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
+    lhk_histogram_kernel(const __grid_constant__ LhkHistogramParams p)
+{
+  extern __shared__ uint4 dynamic_shared[];
+  __shared__ uint8_t head_table[16];
+  __shared__ bool is_last_block;
+  uint32_t *sub = (uint32_t *)dynamic_shared;
+  const LhkImage &image = p.images[blockIdx.y];
+  const uint32_t bins = p.bins, lane = threadIdx.x & 31;
+
+  lhk_fill_head_table<PIXEL>(head_table);
+  if (MODE != LHK_MODE_GLOBAL) {
+    for (uint32_t i = threadIdx.x; i < bins * COPIES; i += LHK_BLOCK_THREADS)
+      sub[i] = 0;
+  }
+  __syncthreads();
+
+  if (MODE == LHK_MODE_GLOBAL) {
+    uint32_t *copy = (uint32_t *)((char *)p.scratch + LHK_TICKET_BYTES) +
+                     ((size_t)image.slot * LHK_GLOBAL_COPIES + blockIdx.x % LHK_GLOBAL_COPIES) *
+                         bins;
+    LhkCounter<1, true> counter = {copy, 0, 0};
+    lhk_count_image<PIXEL>(image, head_table, counter);
+    counter.finish();
+    return;
+  }
+
+  LhkCounter<COPIES, false> counter = {sub + (lane & (COPIES - 1)), 0, 0};
+  lhk_count_image<PIXEL>(image, head_table, counter);
+  counter.finish();
+  __syncthreads();
+
+  lhk_u64 *histogram = p.histograms + (size_t)image.slot * bins;
+  for (uint32_t bin = threadIdx.x; bin < bins; bin += LHK_BLOCK_THREADS) {
+    /* Start each lane at a different copy: the lanes read 32 banks at once. */
+    uint32_t sum = 0;
+#pragma unroll
+    for (int c = 0; c < COPIES; c++)
+      sum += sub[bin * COPIES + ((c + lane) & (COPIES - 1))];
+    if (sum)
+      atomicAdd(histogram + bin, (lhk_u64)sum);
+  }
+
+  if (MODE == LHK_MODE_FUSED) {
+    /* The last block to commit finishes the frame (the pattern of CUDA's
+     * threadFenceReduction sample): the fence makes this block's atomics
+     * visible before its ticket is taken. */
+    unsigned int *tickets = (unsigned int *)p.scratch;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+      is_last_block = atomicAdd(tickets, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (is_last_block) {
+      __threadfence();
+      lhk_finish_frame(p.finish, *(LhkFinishShared *)dynamic_shared);
+      if (threadIdx.x == 0)
+        *tickets = 0;
+    }
+  }
+}
+
+/* Adds the global copies of each histogram into it and clears them. */
+__global__ void __launch_bounds__(LHK_MERGE_THREADS)
+    lhk_merge_kernel(uint32_t *copies, uint32_t bins, lhk_u64 *histograms)
+{
+  const uint32_t bin = blockIdx.x * LHK_MERGE_THREADS + threadIdx.x, slot = blockIdx.y;
+  if (bin >= bins)
+    return;
+  uint32_t *copy = copies + (size_t)slot * LHK_GLOBAL_COPIES * bins + bin;
+  lhk_u64 sum = 0;
+#pragma unroll
+  for (int c = 0; c < LHK_GLOBAL_COPIES; c++) {
+    sum += copy[(size_t)c * bins];
+    copy[(size_t)c * bins] = 0;
+  }
+  histograms[(size_t)slot * bins + bin] += sum;
+}
+
+/* --- Launch ---------------------------------------------------------------- */
+
+/* Kernel variants: index 0..4 the shared modes with 32 >> index copies,
+ * 5..9 the fused ones likewise, 10 the global mode. */
+#define LHK_VARIANT_GLOBAL 10
+#define LHK_N_VARIANTS 11
+
+typedef void (*LhkHistogramKernel)(const LhkHistogramParams);
+
+template <int PIXEL, int MODE> static LhkHistogramKernel kernel_for_copies(int copies)
+{
+  switch (copies) {
+  case 32:
+    return lhk_histogram_kernel<PIXEL, 32, MODE>;
+  case 16:
+    return lhk_histogram_kernel<PIXEL, 16, MODE>;
+  case 8:
+    return lhk_histogram_kernel<PIXEL, 8, MODE>;
+  case 4:
+    return lhk_histogram_kernel<PIXEL, 4, MODE>;
+  default:
+    return lhk_histogram_kernel<PIXEL, 2, MODE>;
+  }
+}
+
+/* 8-bit samples give 8-bit luma, so their kernels exist for 256 bins (32
+ * copies) only; 16-bit samples take any depth from 8 to 16 bits.  The fused
+ * kernels exist for 256 bins only (the latency case; fewer variants to
+ * build). */
+template <int PIXEL> static LhkHistogramKernel kernel_variant(int variant)
+{
+  constexpr bool wide = PIXEL == LHK_PIXEL_Y16 || PIXEL == LHK_PIXEL_RGB16 ||
+                    PIXEL == LHK_PIXEL_RGBA16;
+  const int copies = 32 >> (variant % 5);
+  if constexpr (wide) {
+    if (variant == LHK_VARIANT_GLOBAL)
+      return lhk_histogram_kernel<PIXEL, 1, LHK_MODE_GLOBAL>;
+    if (variant < 5)
+      return kernel_for_copies<PIXEL, LHK_MODE_SHARED>(copies);
+    return copies == 32 ? lhk_histogram_kernel<PIXEL, 32, LHK_MODE_FUSED> : NULL;
+  } else {
+    if (variant == LHK_VARIANT_GLOBAL || copies != 32)
+      return NULL;
+    return variant < 5 ? lhk_histogram_kernel<PIXEL, 32, LHK_MODE_SHARED>
+                       : lhk_histogram_kernel<PIXEL, 32, LHK_MODE_FUSED>;
+  }
+}
+
+static LhkHistogramKernel histogram_kernel(LhkPixel pixel, int variant)
+{
+  switch (pixel) {
+  case LHK_PIXEL_Y8:
+    return kernel_variant<LHK_PIXEL_Y8>(variant);
+  case LHK_PIXEL_Y16:
+    return kernel_variant<LHK_PIXEL_Y16>(variant);
+  case LHK_PIXEL_RGB8:
+    return kernel_variant<LHK_PIXEL_RGB8>(variant);
+  case LHK_PIXEL_RGBA8:
+    return kernel_variant<LHK_PIXEL_RGBA8>(variant);
+  case LHK_PIXEL_RGB16:
+    return kernel_variant<LHK_PIXEL_RGB16>(variant);
+  case LHK_PIXEL_RGBA16:
+    return kernel_variant<LHK_PIXEL_RGBA16>(variant);
+  default:
+    return NULL;
+  }
+}
+
+/* Sub-histogram copies for a bin count: 8192 counters per block in all. */
+static int shared_copies(uint32_t bins)
+{
+  uint32_t copies = LHK_SHARED_HISTOGRAM_BYTES / 4 / bins;
+  return copies > 32 ? 32 : (int)copies;
+}
+
+static int variant_log2(int copies)
+{
+  int i = 0;
+  while ((32 >> i) > copies)
+    i++;
+  return i;
+}
+
+static size_t dynamic_shared_bytes(int variant)
+{
+  if (variant == LHK_VARIANT_GLOBAL)
+    return 0;
+  size_t bytes = LHK_SHARED_HISTOGRAM_BYTES;
+  if (variant >= 5 && sizeof(LhkFinishShared) > bytes)
+    bytes = sizeof(LhkFinishShared);
+  return bytes;
+}
+
+extern "C" cudaError_t lhk_device_init(LhkDevice *device)
+{
+  LHK_RETURN_IF_ERROR(cudaGetDevice(&device->device));
+  LHK_RETURN_IF_ERROR(
+      cudaDeviceGetAttribute(&device->sm_count, cudaDevAttrMultiProcessorCount, device->device));
+  for (int pixel = 0; pixel < LHK_PIXEL_COUNT; pixel++) {
+    for (int variant = 0; variant < LHK_N_VARIANTS; variant++) {
+      LhkHistogramKernel kernel = histogram_kernel((LhkPixel)pixel, variant);
+      int blocks = 0;
+      if (kernel)
+        LHK_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, kernel, LHK_BLOCK_THREADS, dynamic_shared_bytes(variant)));
+      device->histogram_blocks_per_sm[pixel][variant] = blocks > 0 ? blocks : 1;
+    }
+  }
+  return cudaSuccess;
+}
+
+extern "C" size_t lhk_histogram_scratch_bytes(uint32_t bins, int n_slots)
+{
+  size_t bytes = LHK_TICKET_BYTES;
+  if (bins > LHK_SHARED_MAX_BINS)
+    bytes += (size_t)n_slots * LHK_GLOBAL_COPIES * bins * sizeof(uint32_t);
+  return bytes;
+}
+
+static bool valid_bins(uint32_t bins)
+{
+  return bins >= 256 && bins <= LHK_MAX_BINS && (bins & (bins - 1)) == 0;
+}
+
+static bool valid_image(const LhkImage *image, int n_slots)
+{
+  return image->data && image->slot < (uint32_t)n_slots && image->width > 0 &&
+         image->height > 0 && (uint64_t)(image->width + 1ull) * image->height < (1ull << 31);
+}
+
+/* The blocks per image: what stays resident on the device, shared among the
+ * images, and no more than the largest image has units for. */
+static unsigned grid_width(const LhkDevice *device, LhkPixel pixel, int variant,
+                           const LhkImage *images, int n_images, uint32_t pixels_per_unit)
+{
+  uint64_t most_units = 0;
+  for (int i = 0; i < n_images; i++) {
+    uint64_t units = (uint64_t)(images[i].width / pixels_per_unit + 1) * images[i].height;
+    if (units > most_units)
+      most_units = units;
+  }
+  uint64_t needed = (most_units + LHK_BLOCK_THREADS - 1) / LHK_BLOCK_THREADS;
+  uint64_t resident = (uint64_t)device->sm_count * device->histogram_blocks_per_sm[pixel][variant];
+  uint64_t blocks = resident / (uint64_t)n_images;
+  if (blocks > needed)
+    blocks = needed;
+  return blocks > 0 ? (unsigned)blocks : 1;
+}
+
+static uint32_t pixels_per_unit(LhkPixel pixel)
+{
+  switch (pixel) {
+  case LHK_PIXEL_Y8:
+    return LhkLayout<LHK_PIXEL_Y8>::PX;
+  case LHK_PIXEL_Y16:
+    return LhkLayout<LHK_PIXEL_Y16>::PX;
+  case LHK_PIXEL_RGB8:
+    return LhkLayout<LHK_PIXEL_RGB8>::PX;
+  case LHK_PIXEL_RGBA8:
+    return LhkLayout<LHK_PIXEL_RGBA8>::PX;
+  case LHK_PIXEL_RGB16:
+    return LhkLayout<LHK_PIXEL_RGB16>::PX;
+  default:
+    return LhkLayout<LHK_PIXEL_RGBA16>::PX;
+  }
+}
+
+extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, uint32_t bins,
+                                     const LhkImage *images, int n_images,
+                                     unsigned long long *histograms, int n_slots, void *scratch,
+                                     cudaStream_t stream)
+{
+  if (!device || (unsigned)pixel >= LHK_PIXEL_COUNT || !valid_bins(bins) || !images ||
+      n_images < 1 || n_images > LHK_MAX_IMAGES || n_slots < 1 || n_slots > LHK_MAX_IMAGES ||
+      !histograms || !scratch)
+    return cudaErrorInvalidValue;
+  LhkHistogramParams p;
+  memset(&p, 0, sizeof p);
+  for (int i = 0; i < n_images; i++) {
+    if (!valid_image(&images[i], n_slots))
+      return cudaErrorInvalidValue;
+    p.images[i] = images[i];
+  }
+  p.bins = bins;
+  p.histograms = histograms;
+  p.scratch = scratch;
+
+  const bool global = bins > LHK_SHARED_MAX_BINS;
+  const int variant = global ? LHK_VARIANT_GLOBAL : variant_log2(shared_copies(bins));
+  LhkHistogramKernel kernel = histogram_kernel(pixel, variant);
+  if (!kernel)
+    return cudaErrorInvalidValue;
+  dim3 grid(grid_width(device, pixel, variant, images, n_images, pixels_per_unit(pixel)),
+            n_images);
+  kernel<<<grid, LHK_BLOCK_THREADS, dynamic_shared_bytes(variant), stream>>>(p);
+  LHK_CHECK_LAUNCH(stream);
+  if (global) {
+    dim3 merge_grid((bins + LHK_MERGE_THREADS - 1) / LHK_MERGE_THREADS, n_slots);
+    lhk_merge_kernel<<<merge_grid, LHK_MERGE_THREADS, 0, stream>>>(
+        (uint32_t *)((char *)scratch + LHK_TICKET_BYTES), bins, histograms);
+    LHK_CHECK_LAUNCH(stream);
+  }
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pixel,
+                                            const LhkImage *image, const LhkFinish *finish,
+                                            void *scratch, cudaStream_t stream)
+{
+  if (!device || (unsigned)pixel >= LHK_PIXEL_COUNT || !image || !finish || !scratch ||
+      !valid_bins(finish->bins) || finish->bins > LHK_FUSED_MAX_BINS || !finish->histogram ||
+      !finish->result || finish->n_ranks < 0 || finish->n_ranks > LHK_MAX_RANKS ||
+      !valid_image(image, 1))
+    return cudaErrorInvalidValue;
+  LhkHistogramParams p;
+  memset(&p, 0, sizeof p);
+  p.images[0] = *image;
+  p.bins = finish->bins;
+  p.histograms = finish->histogram;
+  p.scratch = scratch;
+  p.finish = *finish;
+
+  const int variant = 5 + variant_log2(shared_copies(finish->bins));
+  LhkHistogramKernel kernel = histogram_kernel(pixel, variant);
+  if (!kernel)
+    return cudaErrorInvalidValue;
+  dim3 grid(grid_width(device, pixel, variant, image, 1, pixels_per_unit(pixel)), 1);
+  kernel<<<grid, LHK_BLOCK_THREADS, dynamic_shared_bytes(variant), stream>>>(p);
+  LHK_CHECK_LAUNCH(stream);
+  return cudaSuccess;
+}

@@ -1,0 +1,632 @@
+/* test-gpu.c: the CUDA backend against the CPU backend, bit for bit (the
+ * histogram, every statistic, every percentile), over every format, sizes
+ * from 1x1 to 8K, pitched rows and odd plane starts, host, pinned and device
+ * memory, batches, a caller's stream, value distributions that stress the
+ * kernels, 9..16-bit depths, limited range, regions of interest, percentiles
+ * by sorting; and the launchers of kernels/ against the host reference.
+ *
+ * Usage: test-gpu SUITE, SUITE one of formats, large, depths, options, batch,
+ * sort, kernels.  Exits 77 when no CUDA device is usable. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu-compare.h"
+#include "lh-kernels.h"
+#include "lh-private.h"
+
+typedef struct {
+  LhFormat format;
+  int width, height, depth;
+  Dist dist;
+  uint64_t seed;
+  size_t pad, offset;
+  MemKind mem;
+  LhMatrix matrix;
+  LhRange range;
+  LhRect roi;
+  LhPercentileMethod method;
+  int n_percentiles; /* 0: the default list */
+} Case;
+
+static LhContext *cpu, *gpu;
+static int n_cases, n_failures;
+
+static const double default_percentiles[] = {0, 0.1, 1, 5, 25, 75, 95, 99, 99.9, 100};
+
+static void print_case(FILE *out, const Case *c)
+{
+  fprintf(out,
+          "format=%s size=%dx%d depth=%d dist=%s seed=%llu pad=%zu offset=%zu mem=%s "
+          "matrix=%s range=%s roi=%d,%d,%dx%d method=%d percentiles=%d",
+          lh_format_name(c->format), c->width, c->height, c->depth, dist_names[c->dist],
+          (unsigned long long)c->seed, c->pad, c->offset, mem_names[c->mem],
+          lh_matrix_name(c->matrix), lh_range_name(c->range), c->roi.x, c->roi.y, c->roi.width,
+          c->roi.height, (int)c->method, c->n_percentiles);
+}
+
+static void case_options(const Case *c, LhOptions *o)
+{
+  lh_options_init(o);
+  o->matrix = c->matrix;
+  o->range = c->range;
+  o->roi = c->roi;
+  o->percentile_method = c->method;
+  if (c->n_percentiles == 0) {
+    o->n_percentiles = (int)(sizeof default_percentiles / sizeof default_percentiles[0]);
+    memcpy(o->percentiles, default_percentiles, sizeof default_percentiles);
+  } else {
+    /* Many percentiles, the ends and near-ends included. */
+    uint64_t rng = c->seed + 17;
+    o->n_percentiles = c->n_percentiles;
+    for (int i = 0; i < c->n_percentiles; i++)
+      o->percentiles[i] = (double)(rng_next(&rng) % 1000001) / 10000.0;
+    o->percentiles[0] = 0;
+    if (c->n_percentiles > 3) {
+      o->percentiles[1] = 100;
+      o->percentiles[2] = 0.0001;
+      o->percentiles[3] = 99.9999;
+    }
+  }
+}
+
+static void fail(const Case *c, const char *what)
+{
+  n_failures++;
+  fprintf(stderr, "FAIL: ");
+  print_case(stderr, c);
+  fprintf(stderr, ": %s\n", what);
+}
+
+/* The reference of a case: the CPU backend on the same samples in host
+ * memory, by the cumulative histogram. */
+static bool reference(const Case *c, const TestFrame *t, LhStats *ref)
+{
+  LhOptions o;
+  case_options(c, &o);
+  o.percentile_method = LH_PERCENTILE_HISTOGRAM;
+  int status = lh_analyze(cpu, &t->host_frame, &o, ref);
+  if (status < 0) {
+    char why[600];
+    snprintf(why, sizeof why, "CPU analysis: %s: %s", lh_status_name(status), lh_last_error());
+    fail(c, why);
+    return false;
+  }
+  return true;
+}
+
+static void check_against(const Case *c, const LhStats *ref, const LhStats *got)
+{
+  char why[256];
+  n_cases++;
+  if (!stats_equal(ref, got, why, sizeof why))
+    fail(c, why);
+}
+
+/* One case: frame made, CPU reference, GPU result, compared.  ref may carry
+ * an earlier reference of the same samples (NULL: computed here). */
+static void run_case(const Case *c, const LhStats *known_ref)
+{
+  TestFrame t;
+  if (!test_frame_make(&t, c->format, c->width, c->height, c->depth, c->dist, c->seed, c->pad,
+                       c->offset, c->mem)) {
+    fail(c, "could not make the frame");
+    test_frame_free(&t);
+    return;
+  }
+  LhStats ref, got;
+  lh_stats_init(&ref);
+  lh_stats_init(&got);
+  if (known_ref || reference(c, &t, &ref)) {
+    LhOptions o;
+    case_options(c, &o);
+    int status = lh_analyze(gpu, &t.frame, &o, &got);
+    if (status < 0) {
+      char why[600];
+      snprintf(why, sizeof why, "GPU analysis: %s: %s", lh_status_name(status), lh_last_error());
+      fail(c, why);
+    } else {
+      check_against(c, known_ref ? known_ref : &ref, &got);
+    }
+  }
+  lh_stats_clear(&ref);
+  lh_stats_clear(&got);
+  test_frame_free(&t);
+}
+
+static Case base_case(LhFormat format, int width, int height, Dist dist, uint64_t seed)
+{
+  Case c;
+  memset(&c, 0, sizeof c);
+  c.format = format;
+  c.width = width;
+  c.height = height;
+  c.dist = dist;
+  c.seed = seed;
+  c.matrix = LH_MATRIX_BT601;
+  c.range = LH_RANGE_FULL;
+  c.method = LH_PERCENTILE_HISTOGRAM;
+  return c;
+}
+
+/* Layouts every small case is tried in: tight and padded rows, odd plane
+ * starts (even for 16-bit samples, which must be), host, pinned and device. */
+typedef struct {
+  size_t pad8, offset8, pad16, offset16;
+  MemKind mem;
+} Layout;
+
+static const Layout layouts[] = {
+  {0, 0, 0, 0, MEM_HOST},     {13, 5, 14, 6, MEM_HOST},    {0, 0, 0, 0, MEM_DEVICE},
+  {13, 5, 14, 6, MEM_DEVICE}, {3, 12, 2, 4, MEM_DEVICE},   {7, 3, 10, 2, MEM_PINNED},
+  {16, 16, 16, 16, MEM_DEVICE},
+};
+
+static void apply_layout(Case *c, const Layout *l)
+{
+  bool wide = format_is_wide(c->format);
+  c->pad = wide ? l->pad16 : l->pad8;
+  c->offset = wide ? l->offset16 : l->offset8;
+  c->mem = l->mem;
+}
+
+/* The GPU result of one frame in every layout against one CPU reference. */
+static void run_layouts(Case c)
+{
+  TestFrame t;
+  LhStats ref;
+  lh_stats_init(&ref);
+  if (!test_frame_make(&t, c.format, c.width, c.height, c.depth, c.dist, c.seed, 0, 0,
+                       MEM_HOST)) {
+    fail(&c, "could not make the frame");
+  } else if (reference(&c, &t, &ref)) {
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+      apply_layout(&c, &layouts[l]);
+      run_case(&c, &ref);
+    }
+  }
+  test_frame_free(&t);
+  lh_stats_clear(&ref);
+}
+
+static void suite_formats(void)
+{
+  static const int sizes[][2] = {{1, 1},  {1, 37},   {37, 1},  {3, 5},    {17, 9},
+                                 {2, 2},  {1919, 3}, {64, 64}, {333, 77}, {4099, 2}};
+  uint64_t seed = 1;
+  for (int f = 0; f < LH_FORMAT_COUNT; f++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (int d = 0; d < DIST_COUNT; d++)
+        run_layouts(base_case((LhFormat)f, sizes[s][0], sizes[s][1], (Dist)d, seed++));
+}
+
+static void suite_large(void)
+{
+  uint64_t seed = 1000;
+  for (int f = 0; f < LH_FORMAT_COUNT; f++) {
+    Case c = base_case((LhFormat)f, 1920, 1080, (Dist)(f % DIST_COUNT), seed++);
+    for (int l = 0; l < 4; l++) {
+      apply_layout(&c, &layouts[l]);
+      run_case(&c, NULL);
+    }
+    c = base_case((LhFormat)f, 3840, 2160, f % 2 ? DIST_PHOTO : DIST_UNIFORM, seed++);
+    c.mem = MEM_DEVICE;
+    run_case(&c, NULL);
+  }
+  static const struct {
+    LhFormat format;
+    int depth;
+    Dist dist;
+  } eight_k[] = {
+    {LH_FORMAT_GRAY8, 0, DIST_UNIFORM},  {LH_FORMAT_GRAY8, 0, DIST_PHOTO},
+    {LH_FORMAT_GRAY8, 0, DIST_SIXTY},    {LH_FORMAT_GRAY8, 0, DIST_BANK},
+    {LH_FORMAT_RGBA, 0, DIST_UNIFORM},   {LH_FORMAT_BGRX, 0, DIST_PHOTO},
+    {LH_FORMAT_RGB, 0, DIST_PHOTO},      {LH_FORMAT_NV12, 0, DIST_SINGLE},
+    {LH_FORMAT_P010, 0, DIST_UNIFORM},   {LH_FORMAT_GRAY16, 12, DIST_PHOTO},
+    {LH_FORMAT_GRAY16, 16, DIST_UNIFORM}, {LH_FORMAT_RGBA16, 0, DIST_PHOTO},
+  };
+  for (size_t i = 0; i < sizeof eight_k / sizeof eight_k[0]; i++) {
+    Case c = base_case(eight_k[i].format, 7680, 4320, eight_k[i].dist, seed++);
+    c.depth = eight_k[i].depth;
+    TestFrame t;
+    LhStats ref;
+    lh_stats_init(&ref);
+    if (test_frame_make(&t, c.format, c.width, c.height, c.depth, c.dist, c.seed, 0, 0,
+                        MEM_HOST) &&
+        reference(&c, &t, &ref)) {
+      c.mem = MEM_HOST;
+      run_case(&c, &ref);
+      c.mem = MEM_DEVICE;
+      run_case(&c, &ref);
+    }
+    test_frame_free(&t);
+    lh_stats_clear(&ref);
+  }
+}
+
+static void suite_depths(void)
+{
+  static const int sizes[][2] = {{257, 131}, {1, 1000}, {1000, 1}, {1921, 17}};
+  uint64_t seed = 5000;
+  for (int depth = 8; depth <= 16; depth++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (int d = 0; d < DIST_COUNT; d++) {
+        Case c = base_case(LH_FORMAT_GRAY16, sizes[s][0], sizes[s][1], (Dist)d, seed++);
+        c.depth = depth;
+        run_layouts(c);
+      }
+  static const int rgb_depths[] = {8, 9, 10, 12, 14, 16};
+  for (size_t i = 0; i < sizeof rgb_depths / sizeof rgb_depths[0]; i++)
+    for (int d = 0; d < DIST_COUNT; d++) {
+      Case c = base_case(i % 2 ? LH_FORMAT_RGB16 : LH_FORMAT_RGBA16, 203, 61, (Dist)d, seed++);
+      c.depth = rgb_depths[i];
+      run_layouts(c);
+    }
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (int d = 0; d < DIST_COUNT; d++)
+      run_layouts(base_case(LH_FORMAT_P010, sizes[s][0], sizes[s][1], (Dist)d, seed++));
+}
+
+static void suite_options(void)
+{
+  uint64_t seed = 9000;
+  static const LhFormat limited_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB, LH_FORMAT_NV12,
+                                             LH_FORMAT_P010, LH_FORMAT_GRAY16, LH_FORMAT_RGBA16};
+  for (size_t f = 0; f < sizeof limited_formats / sizeof limited_formats[0]; f++)
+    for (int d = 0; d < DIST_COUNT; d++) {
+      Case c = base_case(limited_formats[f], 131, 67, (Dist)d, seed++);
+      c.range = LH_RANGE_LIMITED;
+      c.depth = limited_formats[f] == LH_FORMAT_GRAY16 ? 12 : 0;
+      run_layouts(c);
+    }
+  static const LhFormat rgb_formats[] = {LH_FORMAT_RGB,  LH_FORMAT_BGR,   LH_FORMAT_RGBA,
+                                         LH_FORMAT_BGRX, LH_FORMAT_RGB16, LH_FORMAT_RGBA16};
+  for (size_t f = 0; f < sizeof rgb_formats / sizeof rgb_formats[0]; f++)
+    for (int m = LH_MATRIX_BT709; m <= LH_MATRIX_BT2020; m++)
+      for (int d = 0; d < DIST_COUNT; d += 1) {
+        Case c = base_case(rgb_formats[f], 97, 41, (Dist)d, seed++);
+        c.matrix = (LhMatrix)m;
+        run_layouts(c);
+      }
+  /* Regions of interest: odd corners, one pixel, one row, one column, all. */
+  static const LhRect rois[] = {{1, 1, 1, 1},     {3, 2, 101, 37}, {0, 5, 200, 1},
+                                {7, 0, 1, 90},    {0, 0, 200, 90}, {13, 11, 17, 3},
+                                {199, 89, 1, 1}};
+  static const LhFormat roi_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,   LH_FORMAT_RGBA,
+                                         LH_FORMAT_I420,  LH_FORMAT_GRAY16, LH_FORMAT_P010,
+                                         LH_FORMAT_RGB16};
+  for (size_t f = 0; f < sizeof roi_formats / sizeof roi_formats[0]; f++)
+    for (size_t r = 0; r < sizeof rois / sizeof rois[0]; r++) {
+      Case c = base_case(roi_formats[f], 200, 90, (Dist)(r % DIST_COUNT), seed++);
+      c.roi = rois[r];
+      c.n_percentiles = LH_MAX_PERCENTILES;
+      c.range = r % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+      run_layouts(c);
+    }
+}
+
+/* A batch of frames of many formats, sizes and memories in one call (more
+ * of one kind than one launch takes, and kinds alternating), against each
+ * frame's CPU reference; on the context's stream and on a caller's. */
+static void batch_once(const Case *cases, size_t n, const char *label)
+{
+  TestFrame *frames = calloc(n, sizeof *frames);
+  LhFrame *views = calloc(n, sizeof *views);
+  LhStats *refs = calloc(n, sizeof *refs), *got = calloc(n, sizeof *got);
+  bool ok = frames && views && refs && got;
+  for (size_t i = 0; ok && i < n; i++) {
+    lh_stats_init(&refs[i]);
+    lh_stats_init(&got[i]);
+    ok = test_frame_make(&frames[i], cases[i].format, cases[i].width, cases[i].height,
+                         cases[i].depth, cases[i].dist, cases[i].seed, cases[i].pad,
+                         cases[i].offset, cases[i].mem) &&
+         reference(&cases[i], &frames[i], &refs[i]);
+    views[i] = frames[i].frame;
+  }
+  if (ok) {
+    LhOptions o;
+    case_options(&cases[0], &o);
+    int status = lh_analyze_batch(gpu, views, n, &o, got);
+    if (status < 0) {
+      char why[700];
+      snprintf(why, sizeof why, "%s: GPU batch of %zu: %s: %s", label, n, lh_status_name(status),
+               lh_last_error());
+      fail(&cases[0], why);
+    } else {
+      for (size_t i = 0; i < n; i++)
+        check_against(&cases[i], &refs[i], &got[i]);
+    }
+  } else {
+    fail(&cases[0], "could not make the batch");
+  }
+  for (size_t i = 0; i < n && frames && refs && got; i++) {
+    test_frame_free(&frames[i]);
+    lh_stats_clear(&refs[i]);
+    lh_stats_clear(&got[i]);
+  }
+  free(frames);
+  free(views);
+  free(refs);
+  free(got);
+}
+
+static void suite_batch(void)
+{
+  enum { N = 48 };
+  Case cases[N];
+  uint64_t seed = 20000;
+  /* Mixed: formats change every few frames, 18 GRAY8 frames in a row. */
+  for (int i = 0; i < N; i++) {
+    LhFormat f = i < 18 ? LH_FORMAT_GRAY8 : (LhFormat)((i / 3) % LH_FORMAT_COUNT);
+    int w = 1 + (int)((i * 97) % 700), h = 1 + (int)((i * 61) % 300);
+    cases[i] = base_case(f, w, h, (Dist)(i % DIST_COUNT), seed++);
+    if (f == LH_FORMAT_GRAY16)
+      cases[i].depth = 8 + i % 9;
+    apply_layout(&cases[i], &layouts[i % (sizeof layouts / sizeof layouts[0])]);
+  }
+  batch_once(cases, N, "mixed batch");
+  /* Many small frames of one kind, and two big ones among small ones. */
+  for (int i = 0; i < N; i++) {
+    cases[i] = base_case(LH_FORMAT_NV12, 64 + i, 36 + i, (Dist)(i % DIST_COUNT), seed++);
+    cases[i].mem = i % 2 ? MEM_DEVICE : MEM_HOST;
+  }
+  cases[5].width = 3840;
+  cases[5].height = 2160;
+  cases[40].width = 1920;
+  cases[40].height = 1080;
+  batch_once(cases, N, "NV12 batch");
+
+  /* A caller's stream, then back to the context's own. */
+  cudaStream_t stream;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    fail(&cases[0], "cudaStreamCreate failed");
+    return;
+  }
+  if (lh_context_set_stream(gpu, stream) < 0)
+    fail(&cases[0], "lh_context_set_stream failed");
+  batch_once(cases, 12, "on a caller's stream");
+  run_case(&cases[5], NULL);
+  lh_context_set_stream(gpu, NULL);
+  cudaStreamDestroy(stream);
+  batch_once(cases + 12, 12, "back on the own stream");
+
+  /* Buffers that grow and are reused: small, large, small, 16-bit. */
+  static const int sizes[][2] = {{3, 3}, {4000, 3000}, {5, 1}, {1024, 1024}, {7680, 4320}};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    Case c = base_case(s % 2 ? LH_FORMAT_BGRA : LH_FORMAT_GRAY16, sizes[s][0], sizes[s][1],
+                       DIST_PHOTO, seed++);
+    run_case(&c, NULL);
+  }
+}
+
+/* Percentiles by the GPU radix sort equal those of the CPU's histogram. */
+static void suite_sort(void)
+{
+  static const int sizes[][2] = {{1, 1}, {37, 1}, {1, 37}, {17, 9}, {640, 480}, {1920, 1080}};
+  uint64_t seed = 30000;
+  for (int f = 0; f < LH_FORMAT_COUNT; f++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (int d = 0; d < DIST_COUNT; d += (s < 4 ? 1 : 2)) {
+        Case c = base_case((LhFormat)f, sizes[s][0], sizes[s][1], (Dist)d, seed++);
+        c.method = LH_PERCENTILE_SORT;
+        c.n_percentiles = s % 2 ? LH_MAX_PERCENTILES : 0;
+        c.depth = f == LH_FORMAT_GRAY16 ? 9 + (int)(s % 8) : 0;
+        apply_layout(&c, &layouts[s % (sizeof layouts / sizeof layouts[0])]);
+        run_case(&c, NULL);
+      }
+  Case c = base_case(LH_FORMAT_RGBA, 200, 90, DIST_PHOTO, seed++);
+  c.method = LH_PERCENTILE_SORT;
+  c.roi = (LhRect){3, 5, 77, 31};
+  c.range = LH_RANGE_LIMITED;
+  run_layouts(c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The launchers alone, on histograms no frame of a test could produce       */
+
+#define CUDA_OR_FAIL(call)                                                                        \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      fprintf(stderr, "FAIL: %s:%d: %s: %s\n", __FILE__, __LINE__, #call,                        \
+              cudaGetErrorString(e_));                                                            \
+      n_failures++;                                                                               \
+      goto done;                                                                                  \
+    }                                                                                             \
+  } while (0)
+
+static void kernel_case(int bit_depth, LhRange range, int shape, uint64_t seed)
+{
+  const uint32_t bins = 1u << bit_depth;
+  const size_t result_bytes = lhk_result_bytes(bins);
+  uint64_t *h = calloc(bins, sizeof *h), *cdf = calloc(bins, sizeof *cdf);
+  uint8_t *result = malloc(result_bytes), *result2 = malloc(result_bytes);
+  unsigned long long *d_h = NULL, *d_cdf = NULL;
+  void *d_result = NULL, *d_result2 = NULL;
+  uint64_t rng = seed;
+  n_cases++;
+  if (!h || !cdf || !result || !result2) {
+    n_failures++;
+    goto done;
+  }
+  /* shape 0: random counts up to 2^40 in every bin; 1: a few bins of up to
+   * 2^52 (sums that wrap 64 bits, squares that need 128); 2: empty; 3: one
+   * bin; 4: only the ends. */
+  for (uint32_t v = 0; v < bins; v++) {
+    uint64_t r = rng_next(&rng);
+    if (shape == 0)
+      h[v] = r >> 24;
+    else if (shape == 1)
+      h[v] = r % 97 == 0 ? (rng_next(&rng) >> 12) : 0;
+  }
+  if (shape == 3)
+    h[rng_next(&rng) % bins] = 12345;
+  if (shape == 4)
+    h[0] = h[bins - 1] = 7;
+
+  LhiMoments expected;
+  lhi_moments_from_histogram(h, bit_depth, range, &expected);
+  uint64_t ranks[LHK_MAX_RANKS];
+  uint32_t expected_values[LHK_MAX_RANKS];
+  int n_ranks = LHK_MAX_RANKS;
+  for (int k = 0; k < n_ranks; k++) {
+    uint64_t r = rng_next(&rng);
+    ranks[k] = expected.count ? 1 + r % expected.count : 0;
+  }
+  ranks[0] = 0;                  /* below every value: 0, as the CPU walk gives */
+  ranks[1] = expected.count + 1; /* past the end: the top bin */
+  ranks[2] = expected.count;
+  ranks[3] = 1;
+  lhi_values_from_histogram(h, bit_depth, ranks, n_ranks, expected_values);
+
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_h, bins * sizeof *h));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_cdf, bins * sizeof *h));
+  CUDA_OR_FAIL(cudaMalloc(&d_result, result_bytes));
+  CUDA_OR_FAIL(cudaMalloc(&d_result2, result_bytes));
+  CUDA_OR_FAIL(cudaMemcpy(d_h, h, bins * sizeof *h, cudaMemcpyHostToDevice));
+  CUDA_OR_FAIL(cudaMemset(d_result, 0xff, result_bytes));
+  uint32_t black, white;
+  lhi_range_limits(bit_depth, range, &black, &white);
+  CUDA_OR_FAIL(lhk_moments(d_h, bins, black, white, (LhkResult *)d_result2, 0));
+  CUDA_OR_FAIL(lhk_cdf(d_h, bins, d_cdf, 0));
+  CUDA_OR_FAIL(cudaMemcpy(cdf, d_cdf, bins * sizeof *cdf, cudaMemcpyDeviceToHost));
+  LhkFinish finish;
+  memset(&finish, 0, sizeof finish);
+  finish.histogram = d_h;
+  finish.result = d_result;
+  finish.bins = bins;
+  finish.black = black;
+  finish.white = white;
+  finish.n_ranks = n_ranks;
+  for (int k = 0; k < n_ranks; k++)
+    finish.ranks[k] = ranks[k];
+  CUDA_OR_FAIL(lhk_finish(&finish, 1, 0));
+  CUDA_OR_FAIL(cudaMemcpy(result, d_result, result_bytes, cudaMemcpyDeviceToHost));
+  CUDA_OR_FAIL(cudaMemcpy(result2, d_result2, sizeof(LhkResult), cudaMemcpyDeviceToHost));
+  {
+    uint64_t sum = 0;
+    for (uint32_t v = 0; v < bins; v++) {
+      sum += h[v];
+      if (cdf[v] != sum) {
+        fprintf(stderr, "FAIL: kernels depth=%d shape=%d: cdf[%u] %llu, expected %llu\n",
+                bit_depth, shape, v, (unsigned long long)cdf[v], (unsigned long long)sum);
+        n_failures++;
+        break;
+      }
+    }
+    /* The finishing leaves the histogram cleared for the next frame. */
+    uint64_t *left = calloc(bins, sizeof *left);
+    if (left && cudaMemcpy(left, d_h, bins * sizeof *left, cudaMemcpyDeviceToHost) == cudaSuccess)
+      for (uint32_t v = 0; v < bins; v++)
+        if (left[v] != 0) {
+          fprintf(stderr, "FAIL: kernels depth=%d shape=%d: histogram not cleared at %u\n",
+                  bit_depth, shape, v);
+          n_failures++;
+          break;
+        }
+    free(left);
+  }
+  for (int which = 0; which < 2; which++) {
+    const LhkResult *r = (const LhkResult *)(which ? result2 : result);
+    unsigned __int128 squares = ((unsigned __int128)r->sum_squares_hi << 64) | r->sum_squares_lo;
+    bool same = r->count == expected.count && r->sum == expected.sum &&
+                squares == expected.sum_squares && r->min == expected.min &&
+                r->max == expected.max && r->clipped_low == expected.clipped_low &&
+                r->clipped_high == expected.clipped_high &&
+                r->below_legal == expected.below_legal && r->above_legal == expected.above_legal;
+    if (!same) {
+      fprintf(stderr,
+              "FAIL: %s depth=%d range=%s shape=%d seed=%llu: count %llu/%llu sum %llu/%llu "
+              "min %u/%u max %u/%u clipped %llu,%llu/%llu,%llu legal %llu,%llu/%llu,%llu\n",
+              which ? "lhk_moments" : "lhk_finish", bit_depth, lh_range_name(range), shape,
+              (unsigned long long)seed, r->count, (unsigned long long)expected.count, r->sum,
+              (unsigned long long)expected.sum, r->min, expected.min, r->max, expected.max,
+              r->clipped_low, r->clipped_high, (unsigned long long)expected.clipped_low,
+              (unsigned long long)expected.clipped_high, r->below_legal, r->above_legal,
+              (unsigned long long)expected.below_legal, (unsigned long long)expected.above_legal);
+      n_failures++;
+    }
+  }
+  {
+    const LhkResult *r = (const LhkResult *)result;
+    for (int k = 0; k < n_ranks; k++)
+      if (r->values[k] != expected_values[k]) {
+        fprintf(stderr, "FAIL: lhk_finish depth=%d shape=%d: rank %llu: value %u, expected %u\n",
+                bit_depth, shape, (unsigned long long)ranks[k], r->values[k], expected_values[k]);
+        n_failures++;
+        break;
+      }
+    if (memcmp(result + LHK_RESULT_HEADER_BYTES, h, bins * sizeof *h) != 0) {
+      fprintf(stderr, "FAIL: lhk_finish depth=%d shape=%d: histogram copy differs\n", bit_depth,
+              shape);
+      n_failures++;
+    }
+  }
+done:
+  cudaFree(d_h);
+  cudaFree(d_cdf);
+  cudaFree(d_result);
+  cudaFree(d_result2);
+  free(h);
+  free(cdf);
+  free(result);
+  free(result2);
+}
+
+static void suite_kernels(void)
+{
+  uint64_t seed = 40000;
+  static const int depths[] = {8, 9, 10, 12, 16};
+  for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++)
+    for (int shape = 0; shape < 5; shape++)
+      for (int range = 0; range < 2; range++)
+        kernel_case(depths[d], (LhRange)range, shape, seed++);
+
+  /* Invalid arguments are refused before any launch. */
+  LhkImage image;
+  memset(&image, 0, sizeof image);
+  n_cases++;
+  if (lhk_histogram(NULL, LHK_PIXEL_Y8, 256, &image, 1, NULL, 1, NULL, 0) != cudaErrorInvalidValue ||
+      lhk_finish(NULL, -1, 0) != cudaErrorInvalidValue) {
+    fprintf(stderr, "FAIL: launchers accepted invalid arguments\n");
+    n_failures++;
+  }
+}
+
+int main(int argc, char **argv)
+{
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s formats|large|depths|options|batch|sort|kernels\n", argv[0]);
+    return 2;
+  }
+  gpu = cuda_context_or_skip();
+  if (lh_context_new(LH_BACKEND_CPU, &cpu) < 0) {
+    fprintf(stderr, "lh_context_new(cpu): %s\n", lh_last_error());
+    return 1;
+  }
+  const char *suite = argv[1];
+  if (!strcmp(suite, "formats"))
+    suite_formats();
+  else if (!strcmp(suite, "large"))
+    suite_large();
+  else if (!strcmp(suite, "depths"))
+    suite_depths();
+  else if (!strcmp(suite, "options"))
+    suite_options();
+  else if (!strcmp(suite, "batch"))
+    suite_batch();
+  else if (!strcmp(suite, "sort"))
+    suite_sort();
+  else if (!strcmp(suite, "kernels"))
+    suite_kernels();
+  else {
+    fprintf(stderr, "unknown suite %s\n", suite);
+    return 2;
+  }
+  printf("%s: %d cases, %d failures\n", suite, n_cases, n_failures);
+  lh_context_free(gpu);
+  lh_context_free(cpu);
+  return n_failures ? 1 : (n_cases ? 0 : 1);
+}
