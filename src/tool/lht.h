@@ -27,6 +27,7 @@ typedef struct {
 int lht_stats_main(int argc, char **argv);
 int lht_equalize_main(int argc, char **argv); /* equalize and clahe */
 int lht_overlay_main(int argc, char **argv);
+int lht_merge_main(int argc, char **argv); /* merge.c */
 
 /* Parses the options of context (adding -h/--help), and writes the help
  * itself so that it reads the same in every locale.  Returns -1 to go on, or

@@ -18,6 +18,8 @@ static const LhtCommand commands[] = {
     {"clahe", "Each image with contrast-limited adaptive equalization of its luma",
      lht_equalize_main},
     {"overlay", "Each image with the graph of its luma histogram drawn on it", lht_overlay_main},
+    {"merge", "The dataset's histogram and statistics from the records of several stats runs",
+     lht_merge_main},
 };
 
 void lht_error(const char *path, const char *format, ...)

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "io/lhio.h"
+#include "lht-batch.h"
 #include "lht.h"
 
 #define DEFAULT_PERCENTILES "1,5,50,95,99"
@@ -154,31 +155,6 @@ static bool check_args(const StatsArgs *args, LhOptions *options, LhtFormat *for
   return true;
 }
 
-/* Reads and analyses one file and writes its record; false if it failed. */
-static bool stats_one(LhContext *context, const char *path, const LhOptions *options,
-                      uint64_t max_pixels, LhStats *stats, LhtWriter *writer)
-{
-  LhioImage image;
-  memset(&image, 0, sizeof image);
-  int status = lhio_read(path, LHIO_READ_LUMA, max_pixels, &image);
-  if (status >= 0)
-    status = lh_analyze(context, &image.frame, options, stats);
-  if (status < 0) {
-    lht_error(path, "%s", lht_reason(status, path));
-  } else {
-    LhtRecord record = {
-        .path = path,
-        .width = image.frame.width,
-        .height = image.frame.height,
-        .backend = lh_context_backend(context),
-        .stats = stats,
-    };
-    lht_writer_record(writer, &record);
-  }
-  lhio_image_clear(&image);
-  return status >= 0;
-}
-
 int lht_stats_main(int argc, char **argv)
 {
   StatsArgs args = {0};
@@ -218,10 +194,14 @@ int lht_stats_main(int argc, char **argv)
   g_option_context_set_description(
       option_context, "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, entries, NULL);
+  LhtBatchArgs batch;
+  lht_batch_args_init(&batch, LHT_BATCH_STATS);
+  lht_batch_add_options(option_context, &batch);
 
   int status = lht_parse_options(option_context, &argc, &argv, "lumahist stats");
   g_option_context_free(option_context);
   if (status >= 0) {
+    lht_batch_args_clear(&batch);
     stats_args_clear(&args);
     return status;
   }
@@ -229,41 +209,26 @@ int lht_stats_main(int argc, char **argv)
   LhOptions options;
   LhtFormat format = LHT_FORMAT_JSONL;
   LhBackend wanted = LH_BACKEND_AUTO;
-  if (!check_args(&args, &options, &format, &wanted)) {
+  if (!check_args(&args, &options, &format, &wanted) ||
+      !lht_batch_args_check(&batch, "lumahist stats")) {
+    lht_batch_args_clear(&batch);
     stats_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
 
-  LhContext *context = NULL;
-  if (lh_context_new(wanted, &context) < 0) {
-    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
-    stats_args_clear(&args);
-    return LHT_EXIT_FAILURE;
-  }
-  if (args.verbose) {
-    const char *note = lh_context_note(context);
-    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(context)),
-              *note ? ": " : "", note);
-  }
-
-  GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
-  bool ok = lht_walk(args.paths, (int)g_strv_length(args.paths), paths);
-  LhtWriter *writer = lht_writer_new(stdout, format, &options, !args.no_histogram, paths);
-  LhStats stats;
-  lh_stats_init(&stats);
-  for (guint i = 0; i < paths->len; i++) {
-    /* A failed file is reported and the run goes on; the status tells at the end. */
-    if (!stats_one(context, g_ptr_array_index(paths, i), &options, (uint64_t)args.max_pixels,
-                   &stats, writer))
-      ok = false;
-  }
-  lh_stats_clear(&stats);
-  if (!lht_writer_finish(writer)) {
-    lht_error(NULL, "writing the records failed: %s", g_strerror(errno));
-    ok = false;
-  }
-  g_ptr_array_free(paths, TRUE);
-  lh_context_free(context);
+  /* Decoding on many threads, analysis in batches, records in input order. */
+  LhtStatsJob job = {
+      .names = args.paths,
+      .n_names = (int)g_strv_length(args.paths),
+      .options = &options,
+      .format = format,
+      .with_histogram = !args.no_histogram,
+      .backend = wanted,
+      .max_pixels = (uint64_t)args.max_pixels,
+      .verbose = args.verbose,
+  };
+  status = lht_batch_stats(&batch, &job);
+  lht_batch_args_clear(&batch);
   stats_args_clear(&args);
-  return ok ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
+  return status;
 }

@@ -1,0 +1,511 @@
+/* batch.c: the options that batch runs share (--jobs, --progress, --quiet,
+ * --shard, --devices, --skip-existing, --timing; for stats also --output,
+ * --dataset, --report and its thresholds) and the batch run of `lumahist
+ * stats`: files, shard, resume, the pipeline, records in input order, each
+ * written whole, then the dataset record and the report. */
+#define _GNU_SOURCE /* fopencookie */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lht-batch.h"
+
+void lht_batch_args_init(LhtBatchArgs *args, unsigned kinds)
+{
+  memset(args, 0, sizeof *args);
+  args->kinds = kinds;
+  args->dark_below = LHT_DEFAULT_DARK_BELOW;
+  args->bright_above = LHT_DEFAULT_BRIGHT_ABOVE;
+  args->low_contrast_below = LHT_DEFAULT_LOW_CONTRAST_BELOW;
+}
+
+void lht_batch_args_clear(LhtBatchArgs *args)
+{
+  g_free(args->shard);
+  g_free(args->devices);
+  g_free(args->output);
+  g_free(args->report);
+  if (args->device_ids)
+    g_array_free(args->device_ids, TRUE);
+  memset(args, 0, sizeof *args);
+}
+
+void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
+{
+  GOptionEntry common[] = {
+      {"jobs", 'j', 0, G_OPTION_ARG_INT, &args->jobs, "Decode on N threads (default: one per core)",
+       "N"},
+      {"progress", 0, 0, G_OPTION_ARG_NONE, &args->progress,
+       "Progress lines on stderr when it is not a terminal (a terminal gets a bar anyway)", NULL},
+      {"quiet", 0, 0, G_OPTION_ARG_NONE, &args->quiet,
+       "No progress bar or lines; errors are still reported", NULL},
+      {"shard", 0, 0, G_OPTION_ARG_STRING, &args->shard,
+       "Take only shard I of N (0 <= I < N) of the files, split by a hash of each file's path "
+       "below the folder named",
+       "I/N"},
+      {"devices", 0, 0, G_OPTION_ARG_STRING, &args->devices,
+       "Spread the work over these CUDA devices, e.g. 0,1", "LIST"},
+      {"skip-existing", 0, 0, G_OPTION_ARG_NONE, &args->skip_existing,
+       (args->kinds & LHT_BATCH_STATS)
+           ? "With --output: keep the records already in FILE and do only the other files"
+           : "Leave out the inputs whose output already exists",
+       NULL},
+      {"timing", 0, 0, G_OPTION_ARG_NONE, &args->timing,
+       "Say on stderr where the time went (decoding, analysis, GPU share of the wall time)", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_option_context_add_main_entries(context, common, NULL);
+  if (!(args->kinds & LHT_BATCH_STATS))
+    return;
+  GOptionEntry stats[] = {
+      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &args->output,
+       "Write the records to FILE (each record whole, so an interrupted run leaves only "
+       "complete ones)",
+       "FILE"},
+      {"dataset", 0, 0, G_OPTION_ARG_NONE, &args->dataset,
+       "End with the dataset record: all images' histograms summed, with their statistics "
+       "(as `lumahist merge` makes from shards)",
+       NULL},
+      {"report", 0, 0, G_OPTION_ARG_FILENAME, &args->report,
+       "Write a self-contained HTML page with the dataset histogram, percentile bands and a "
+       "sortable table of every image",
+       "FILE.html"},
+      {"dark-below", 0, 0, G_OPTION_ARG_DOUBLE, &args->dark_below,
+       "Report: flag images whose median is below X, in [0, 1] (default 0.25)", "X"},
+      {"bright-above", 0, 0, G_OPTION_ARG_DOUBLE, &args->bright_above,
+       "Report: flag images whose median is above X (default 0.75)", "X"},
+      {"low-contrast-below", 0, 0, G_OPTION_ARG_DOUBLE, &args->low_contrast_below,
+       "Report: flag images whose P95 - P5 is below X (default 0.3)", "X"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_option_context_add_main_entries(context, stats, NULL);
+}
+
+static bool usage(const char *command, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static bool usage(const char *command, const char *format, ...)
+{
+  va_list args;
+  fputs("lumahist: ", stderr);
+  va_start(args, format);
+  vfprintf(stderr, format, args);
+  va_end(args);
+  fprintf(stderr, "\nTry '%s --help'.\n", command);
+  return false;
+}
+
+bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
+{
+  if (args->jobs < 0)
+    return usage(command, "--jobs must be 1 or more (0: one per core)");
+  if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count))
+    return usage(command, "--shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", args->shard);
+  if (args->devices) {
+    char *error = NULL;
+    args->device_ids = g_array_new(FALSE, FALSE, sizeof(int));
+    if (!lht_devices_parse(args->devices, args->device_ids, &error)) {
+      usage(command, "--devices '%s': %s (expected a list such as 0,1)", args->devices, error);
+      g_free(error);
+      return false;
+    }
+  }
+  const double thresholds[] = {args->dark_below, args->bright_above, args->low_contrast_below};
+  for (size_t i = 0; i < G_N_ELEMENTS(thresholds); i++)
+    if (!isfinite(thresholds[i]))
+      return usage(command, "a report threshold must be a number (in [0, 1])");
+  args->thresholds =
+      (LhtThresholds){args->dark_below, args->bright_above, args->low_contrast_below};
+  return true;
+}
+
+int lht_batch_jobs(const LhtBatchArgs *args)
+{
+  return args->jobs > 0 ? args->jobs : (int)g_get_num_processors();
+}
+
+/* The part of path below the folder name it was found in; path itself for a
+ * file named on the command line. */
+static const char *relative_path(const char *name, bool is_folder, const char *path)
+{
+  if (!is_folder)
+    return path;
+  size_t n = strlen(name);
+  while (n > 0 && name[n - 1] == '/')
+    n--;
+  if (strncmp(path, name, n) == 0 && path[n] == '/')
+    return path + n + 1;
+  return path;
+}
+
+bool lht_batch_collect(const LhtBatchArgs *args, char *const *names, int n_names, GPtrArray *paths)
+{
+  if (!args->shard_count)
+    return lht_walk(names, n_names, paths);
+  bool ok = true;
+  GPtrArray *found = g_ptr_array_new();
+  for (int i = 0; i < n_names; i++) {
+    g_ptr_array_set_size(found, 0);
+    ok = lht_walk(&names[i], 1, found) && ok;
+    struct stat info;
+    bool is_folder = stat(names[i], &info) == 0 && S_ISDIR(info.st_mode);
+    for (guint j = 0; j < found->len; j++) {
+      char *path = g_ptr_array_index(found, j);
+      if (lht_shard_of(relative_path(names[i], is_folder, path), args->shard_count) ==
+          args->shard_index)
+        g_ptr_array_add(paths, path);
+      else
+        g_free(path);
+    }
+  }
+  g_ptr_array_free(found, TRUE);
+  return ok;
+}
+
+bool lht_output_exists(const char *path)
+{
+  struct stat info;
+  return stat(path, &info) == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Records written whole                                                     */
+
+/* Records are formatted into a buffer and written with one write(2) each,
+ * so that a run stopped by a signal never leaves half a record behind. */
+typedef struct {
+  int fd;
+  const char *name; /* for messages */
+  GString *buffer;
+  FILE *stream; /* writes into buffer */
+  bool failed;
+} Sink;
+
+static ssize_t sink_append(void *cookie, const char *data, size_t size)
+{
+  g_string_append_len(((Sink *)cookie)->buffer, data, (gssize)size);
+  return (ssize_t)size;
+}
+
+static void sink_open(Sink *sink, int fd, const char *name)
+{
+  sink->fd = fd;
+  sink->name = name;
+  sink->buffer = g_string_sized_new(4096);
+  sink->failed = false;
+  cookie_io_functions_t functions = {.write = sink_append};
+  sink->stream = fopencookie(sink, "w", functions);
+}
+
+static bool sink_commit(Sink *sink)
+{
+  fflush(sink->stream);
+  const char *at = sink->buffer->str;
+  size_t left = sink->buffer->len;
+  while (left > 0 && !sink->failed) {
+    ssize_t n = write(sink->fd, at, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      lht_error(sink->name, "cannot write the records: %s", g_strerror(n < 0 ? errno : EIO));
+      sink->failed = true;
+      break;
+    }
+    at += n;
+    left -= (size_t)n;
+  }
+  g_string_truncate(sink->buffer, 0);
+  return !sink->failed;
+}
+
+static void sink_close(Sink *sink)
+{
+  if (sink->stream)
+    fclose(sink->stream);
+  g_string_free(sink->buffer, TRUE);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Resuming from the records already in --output                             */
+
+typedef struct {
+  const LhtStatsJob *job;
+  const char *name;
+  GHashTable *done; /* paths as written */
+  LhtDataset *dataset;
+  LhtReport *report;
+  off_t dataset_offset; /* where the trailing dataset records start; -1 none */
+  char *mismatch;       /* why the file cannot be continued */
+} Resume;
+
+static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
+{
+  Resume *r = data;
+  const LhOptions *options = r->job->options;
+  if (record->dataset) {
+    if (r->dataset_offset < 0)
+      r->dataset_offset = offset;
+    return true;
+  }
+  /* A dataset record is rewritten at the end only when nothing follows it. */
+  r->dataset_offset = -1;
+  if (strcmp(record->matrix, lh_matrix_name(options->matrix)) != 0 ||
+      strcmp(record->range, lh_range_name(options->range)) != 0) {
+    r->mismatch = g_strdup_printf("line %" G_GUINT64_FORMAT " was written with --matrix %s "
+                                  "--range %s",
+                                  line, record->matrix, record->range);
+    return false;
+  }
+  if (g_hash_table_size(r->done) == 0) {
+    bool same = (int)record->percentile_keys->len == options->n_percentiles;
+    for (int i = 0; same && i < options->n_percentiles; i++) {
+      char key[32];
+      lht_percentile_key(key, sizeof key, options->percentiles[i]);
+      same = strcmp(key, g_ptr_array_index(record->percentile_keys, i)) == 0;
+    }
+    if (!same) {
+      r->mismatch = g_strdup("its records have other --percentiles");
+      return false;
+    }
+    if ((record->histogram->len > 0) != r->job->with_histogram) {
+      r->mismatch = g_strdup(r->job->with_histogram ? "its records were written with "
+                                                      "--no-histogram"
+                                                    : "its records have histograms (add none "
+                                                      "with --no-histogram only to a new file)");
+      return false;
+    }
+  }
+  if ((r->dataset || r->report) && record->histogram->len == 0) {
+    r->mismatch = g_strdup("--dataset and --report need the histograms of its records");
+    return false;
+  }
+  g_hash_table_add(r->done, g_strdup(record->path));
+  const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
+  if (r->dataset)
+    lht_dataset_add(r->dataset, record->bit_depth, histogram);
+  if (r->report)
+    lht_report_add(r->report, record->path, record->width, record->height, record->bit_depth,
+                   histogram);
+  return true;
+}
+
+/* Reads the records of fd (open for reading and appending), drops an
+ * incomplete last line and trailing dataset records, and collects the paths
+ * done.  False after reporting why the file cannot be continued. */
+static bool resume_read(Resume *r, int fd, bool verbose)
+{
+  int copy = dup(fd);
+  FILE *in = copy >= 0 ? fdopen(copy, "r") : NULL;
+  if (!in) {
+    lht_error(r->name, "%s", g_strerror(errno));
+    if (copy >= 0)
+      close(copy);
+    return false;
+  }
+  off_t complete_end = 0;
+  r->dataset_offset = -1;
+  bool ok = lht_records_read(in, r->name, resume_record, r, &complete_end);
+  struct stat info;
+  bool stat_ok = fstat(fileno(in), &info) == 0;
+  fclose(in);
+  if (r->mismatch) {
+    lht_error(r->name, "cannot be continued: %s; use the same options or another --output",
+              r->mismatch);
+    return false;
+  }
+  if (!ok) {
+    lht_error(r->name, "cannot be continued: it holds lines that are not records");
+    return false;
+  }
+  off_t end = complete_end;
+  if (r->dataset_offset >= 0)
+    end = r->dataset_offset;
+  if (stat_ok && end < info.st_size) {
+    if (complete_end < info.st_size)
+      lht_error(r->name, "dropping an incomplete last line (left by an interrupted run)");
+    if (ftruncate(fd, end) != 0) {
+      lht_error(r->name, "%s", g_strerror(errno));
+      return false;
+    }
+  }
+  if (verbose)
+    lht_error(r->name, "%u records already there", g_hash_table_size(r->done));
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* lumahist stats                                                            */
+
+typedef struct {
+  const LhtStatsJob *job;
+  LhtWriter *writer;
+  Sink *sink;
+  LhBackend backend;
+  LhtDataset *dataset;
+  LhtReport *report;
+} StatsRun;
+
+static bool emit_record(LhtItem *item, void *data)
+{
+  StatsRun *run = data;
+  LhtRecord record = {
+      .path = item->path,
+      .width = item->image.frame.width,
+      .height = item->image.frame.height,
+      .backend = run->backend,
+      .stats = &item->stats,
+  };
+  lht_writer_record(run->writer, &record);
+  bool ok = sink_commit(run->sink);
+  if (run->dataset)
+    lht_dataset_add(run->dataset, item->stats.bit_depth, item->stats.histogram);
+  if (run->report)
+    lht_report_add(run->report, item->path, record.width, record.height, item->stats.bit_depth,
+                   item->stats.histogram);
+  return ok;
+}
+
+static const char *signal_name(int signal_number)
+{
+  return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
+{
+  const char *command = "lumahist stats";
+  if (args->skip_existing && !args->output) {
+    usage(command, "--skip-existing needs --output FILE (the records to keep)");
+    return LHT_EXIT_USAGE;
+  }
+  if (args->skip_existing && job->format != LHT_FORMAT_JSONL) {
+    usage(command, "--skip-existing reads back jsonl records only");
+    return LHT_EXIT_USAGE;
+  }
+  if (args->dataset && job->format == LHT_FORMAT_CSV) {
+    usage(command, "--dataset writes a jsonl record or a table line, not CSV");
+    return LHT_EXIT_USAGE;
+  }
+  if (args->device_ids && job->backend == LH_BACKEND_CPU) {
+    usage(command, "--devices and --backend cpu do not go together");
+    return LHT_EXIT_USAGE;
+  }
+
+  int jobs = lht_batch_jobs(args);
+  LhtContexts contexts;
+  if (!lht_contexts_open(&contexts, job->backend, args->device_ids, jobs, job->verbose))
+    return LHT_EXIT_FAILURE;
+
+  StatsRun run = {.job = job, .backend = contexts.backend};
+  if (args->dataset)
+    run.dataset = lht_dataset_new();
+  if (args->report)
+    run.report = lht_report_new(&args->thresholds, job->options->matrix, job->options->range);
+
+  int status = LHT_EXIT_OK;
+  int fd = STDOUT_FILENO;
+  const char *out_name = "stdout";
+  GHashTable *done = NULL;
+  if (args->output) {
+    out_name = args->output;
+    int flags = O_RDWR | O_CREAT | O_CLOEXEC | (args->skip_existing ? O_APPEND : O_TRUNC);
+    fd = open(args->output, flags, 0666);
+    if (fd < 0) {
+      lht_error(args->output, "%s", g_strerror(errno));
+      status = LHT_EXIT_FAILURE;
+    } else if (args->skip_existing) {
+      done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+      Resume resume = {job, args->output, done, run.dataset, run.report, -1, NULL};
+      if (!resume_read(&resume, fd, job->verbose))
+        status = LHT_EXIT_FAILURE;
+      g_free(resume.mismatch);
+    }
+  }
+
+  GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+  bool ok = true;
+  if (status == LHT_EXIT_OK) {
+    ok = lht_batch_collect(args, job->names, job->n_names, paths);
+    if (done) {
+      GPtrArray *todo = g_ptr_array_new_with_free_func(g_free);
+      for (guint i = 0; i < paths->len; i++) {
+        const char *path = g_ptr_array_index(paths, i);
+        char *written = lht_path_as_written(path);
+        if (!g_hash_table_contains(done, written))
+          g_ptr_array_add(todo, g_strdup(path));
+        g_free(written);
+      }
+      guint skipped = paths->len - todo->len;
+      g_ptr_array_free(paths, TRUE);
+      paths = todo;
+      if (skipped && (job->verbose || args->progress) && !args->quiet)
+        lht_error(args->output, "skipping %u files already done", skipped);
+    }
+  }
+
+  if (status == LHT_EXIT_OK) {
+    Sink sink;
+    sink_open(&sink, fd, out_name);
+    run.sink = &sink;
+    run.writer = lht_writer_new(sink.stream, job->format, job->options, job->with_histogram, paths);
+    sink_commit(&sink);
+
+    LhtProgress *progress = lht_progress_new(paths->len, args->progress, args->quiet);
+    LhtPipelineSpec spec = {
+        .jobs = jobs,
+        .read_mode = LHIO_READ_LUMA,
+        .max_pixels = job->max_pixels,
+        .analyze = job->options,
+        .emit = emit_record,
+        .data = &run,
+        .progress = progress,
+    };
+    LhtPipelineResult result;
+    lht_pipeline_run(&spec, &contexts, paths, &result);
+    bool interrupted = result.signal != 0;
+    lht_progress_finish(progress, result.done, result.failed, interrupted || result.stopped);
+    if (args->timing)
+      lht_pipeline_print_timing(&result, &contexts);
+    if (result.failed)
+      ok = false;
+
+    if (!lht_writer_finish(run.writer))
+      sink.failed = true;
+    sink_commit(&sink);
+    if (interrupted) {
+      lht_error(NULL, "stopped by %s: %u records written%s%s%s", signal_name(result.signal),
+                result.done, args->output ? " to " : "", args->output ? args->output : "",
+                args->output ? "; run again with --skip-existing to go on" : "");
+      status = 128 + result.signal;
+    } else if (!sink.failed && !result.stopped) {
+      if (run.dataset) {
+        if (!lht_dataset_write(run.dataset, sink.stream, job->format, job->options))
+          ok = false;
+        sink_commit(&sink);
+      }
+      if (run.report && !lht_report_write(run.report, args->report))
+        ok = false;
+    }
+    if (sink.failed || result.stopped)
+      ok = false;
+    sink_close(&sink);
+    g_free(result.per_context);
+  }
+
+  if (args->output && fd >= 0 && close(fd) != 0) {
+    lht_error(args->output, "%s", g_strerror(errno));
+    ok = false;
+  }
+  if (status == LHT_EXIT_OK && !ok)
+    status = LHT_EXIT_FAILURE;
+  if (done)
+    g_hash_table_destroy(done);
+  g_ptr_array_free(paths, TRUE);
+  lht_dataset_free(run.dataset);
+  lht_report_free(run.report);
+  lht_contexts_close(&contexts);
+  return status;
+}

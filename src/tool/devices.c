@@ -1,0 +1,158 @@
+/* devices.c: the analysis contexts of a batch run: one per GPU named by
+ * `--devices 0,1` (the tool makes each device current on the thread that uses
+ * it, since the library never changes the device), one on the default device,
+ * or one per decoding thread on the CPU. */
+#include <errno.h>
+#include <string.h>
+
+#ifdef LH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "lht-batch.h"
+
+bool lht_devices_parse(const char *text, GArray *ids, char **error)
+{
+  char **parts = g_strsplit(text, ",", -1);
+  bool ok = parts[0] != NULL;
+  for (int i = 0; ok && parts[i]; i++) {
+    const char *part = g_strstrip(parts[i]);
+    char *end;
+    errno = 0;
+    gint64 id = g_ascii_isdigit(part[0]) ? g_ascii_strtoll(part, &end, 10) : -1;
+    if (id < 0 || errno != 0 || *end != '\0' || id > 1023) {
+      *error = g_strdup_printf("'%s' is not a device number", part);
+      ok = false;
+      break;
+    }
+    for (guint j = 0; j < ids->len; j++)
+      if (g_array_index(ids, int, j) == (int)id) {
+        *error = g_strdup_printf("device %d is named twice", (int)id);
+        ok = false;
+        break;
+      }
+    if (!ok)
+      break;
+    int value = (int)id;
+    g_array_append_val(ids, value);
+  }
+  if (!parts[0])
+    *error = g_strdup("no device named");
+  g_strfreev(parts);
+  return ok;
+}
+
+bool lht_device_use(int device, char **error)
+{
+  if (device < 0)
+    return true;
+#ifdef LH_HAVE_CUDA
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    *error = g_strdup_printf("no CUDA device is usable: %s", cudaGetErrorString(status));
+    return false;
+  }
+  if (device >= count) {
+    *error = g_strdup_printf("there is no CUDA device %d (%d found)", device, count);
+    return false;
+  }
+  status = cudaSetDevice(device);
+  if (status != cudaSuccess) {
+    *error =
+        g_strdup_printf("CUDA device %d cannot be used: %s", device, cudaGetErrorString(status));
+    return false;
+  }
+  return true;
+#else
+  *error = g_strdup("no CUDA device is usable: this lumahist was built without CUDA");
+  return false;
+#endif
+}
+
+static void contexts_alloc(LhtContexts *c, int n, LhBackend backend)
+{
+  c->n = n;
+  c->contexts = g_new0(LhContext *, n);
+  c->device_ids = g_new(int, n);
+  for (int i = 0; i < n; i++)
+    c->device_ids[i] = -1;
+  c->backend = backend;
+}
+
+bool lht_contexts_open(LhtContexts *c, LhBackend wanted, const GArray *ids, int cpu_workers,
+                       bool verbose)
+{
+  memset(c, 0, sizeof *c);
+  if (ids) {
+    contexts_alloc(c, (int)ids->len, LH_BACKEND_CUDA);
+    for (int i = 0; i < c->n; i++) {
+      int device = g_array_index(ids, int, i);
+      char *error = NULL;
+      if (!lht_device_use(device, &error)) {
+        lht_error(NULL, "--devices: %s", error);
+        g_free(error);
+        lht_contexts_close(c);
+        return false;
+      }
+      /* The CUDA backend takes the device current on this thread. */
+      if (lh_context_new(LH_BACKEND_CUDA, &c->contexts[i]) < 0) {
+        lht_error(NULL, "--devices: CUDA device %d: %s", device, lh_last_error());
+        lht_contexts_close(c);
+        return false;
+      }
+      c->device_ids[i] = device;
+    }
+    if (verbose)
+      lht_error(NULL, "using the cuda backend on %d device%s", c->n, c->n > 1 ? "s" : "");
+    return true;
+  }
+
+  LhContext *first = NULL;
+  if (lh_context_new(wanted, &first) < 0) {
+    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+    return false;
+  }
+  LhBackend backend = lh_context_backend(first);
+  if (verbose) {
+    const char *note = lh_context_note(first);
+    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(backend), *note ? ": " : "", note);
+  }
+  if (backend == LH_BACKEND_CUDA) {
+    /* One context on the device current now: its threads make it current too. */
+    contexts_alloc(c, 1, backend);
+    c->contexts[0] = first;
+#ifdef LH_HAVE_CUDA
+    int device = 0;
+    if (cudaGetDevice(&device) == cudaSuccess)
+      c->device_ids[0] = device;
+#endif
+    return true;
+  }
+  /* The CPU analyses as fast as it decodes only on as many threads. */
+  contexts_alloc(c, cpu_workers > 0 ? cpu_workers : 1, backend);
+  c->contexts[0] = first;
+  for (int i = 1; i < c->n; i++)
+    if (lh_context_new(LH_BACKEND_CPU, &c->contexts[i]) < 0) {
+      lht_error(NULL, "cannot use the cpu backend: %s", lh_last_error());
+      lht_contexts_close(c);
+      return false;
+    }
+  return true;
+}
+
+void lht_contexts_close(LhtContexts *c)
+{
+  for (int i = 0; i < c->n; i++) {
+    if (c->contexts[i] && c->device_ids[i] >= 0) {
+      char *error = NULL;
+      /* Its memory is on that device: free it there. */
+      if (!lht_device_use(c->device_ids[i], &error))
+        g_free(error);
+    }
+    lh_context_free(c->contexts[i]);
+  }
+  g_free(c->contexts);
+  g_free(c->device_ids);
+  memset(c, 0, sizeof *c);
+}

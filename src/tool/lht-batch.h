@@ -1,0 +1,284 @@
+/* lht-batch.h: what the tool's batch machinery shares (prefix lht_): the
+ * options of batch runs, the threaded decode/analyse pipeline, progress,
+ * sharding, devices, dataset records, reading records back, and the report. */
+#ifndef LHT_BATCH_H
+#define LHT_BATCH_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <glib.h>
+
+#include "io/lhio.h"
+#include "lht.h"
+#include "lumahist.h"
+
+/* ------------------------------------------------------------------------ */
+/* Report thresholds (report.c), on values normalized to [0, 1]              */
+
+#define LHT_DEFAULT_DARK_BELOW 0.25
+#define LHT_DEFAULT_BRIGHT_ABOVE 0.75
+#define LHT_DEFAULT_LOW_CONTRAST_BELOW 0.3
+
+typedef struct {
+  double dark_below;         /* too dark: median below this */
+  double bright_above;       /* too bright: median above this */
+  double low_contrast_below; /* low contrast: P95 - P5 below this */
+} LhtThresholds;
+
+/* ------------------------------------------------------------------------ */
+/* Options of batch runs (batch.c)                                           */
+
+/* Which options a subcommand takes. */
+enum {
+  LHT_BATCH_STATS = 1 << 0,   /* --output, --dataset, --report and thresholds */
+  LHT_BATCH_OUTPUTS = 1 << 1, /* subcommands that write an image per input */
+};
+
+typedef struct {
+  unsigned kinds;
+  /* as parsed */
+  int jobs;
+  gboolean progress;
+  gboolean quiet;
+  gboolean skip_existing;
+  gboolean timing;
+  gboolean dataset;
+  char *shard;
+  char *devices;
+  char *output;
+  char *report;
+  double dark_below;
+  double bright_above;
+  double low_contrast_below;
+  /* after lht_batch_args_check() */
+  guint shard_index;  /* 0-based */
+  guint shard_count;  /* 0: no sharding */
+  GArray *device_ids; /* of int; NULL when --devices is not given */
+  LhtThresholds thresholds;
+} LhtBatchArgs;
+
+void lht_batch_args_init(LhtBatchArgs *args, unsigned kinds);
+void lht_batch_args_clear(LhtBatchArgs *args);
+
+/* Adds the batch options to the main group of context. */
+void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args);
+
+/* Checks and converts what was parsed; reports a usage error (with a pointer
+ * to `command --help`) and returns false when something is wrong. */
+bool lht_batch_args_check(LhtBatchArgs *args, const char *command);
+
+/* The number of decoding threads: --jobs, or the cores. */
+int lht_batch_jobs(const LhtBatchArgs *args);
+
+/* Appends to paths the image files that args name (lht_walk) and that fall
+ * in this shard (all of them without --shard); false if any path failed. */
+bool lht_batch_collect(const LhtBatchArgs *args, char *const *names, int n_names, GPtrArray *paths);
+
+/* Whether an output already exists, for --skip-existing on subcommands that
+ * write a file per input: it is then skipped. */
+bool lht_output_exists(const char *path);
+
+/* Everything `lumahist stats` asked for, for lht_batch_stats(). */
+typedef struct {
+  char *const *names; /* the PATH arguments */
+  int n_names;
+  const LhOptions *options;
+  LhtFormat format;
+  bool with_histogram;
+  LhBackend backend;
+  uint64_t max_pixels;
+  bool verbose;
+} LhtStatsJob;
+
+/* Runs `lumahist stats` over the files: returns the exit status. */
+int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job);
+
+/* ------------------------------------------------------------------------ */
+/* Sharding (shard.c)                                                        */
+
+/* Parses "i/n" (0 <= i < n: 0-based, as Kubernetes' completion index and a
+ * Slurm array of 0-(n-1) count) into an index and a count. */
+bool lht_shard_parse(const char *text, guint *index, guint *count);
+
+/* The shard (0 .. count-1) of a file by its path relative to the folder it
+ * was found in: a hash of the bytes, stable across runs, machines and
+ * versions, and independent of the other files. */
+guint lht_shard_of(const char *relative_path, guint count);
+
+/* ------------------------------------------------------------------------ */
+/* Contexts and devices (devices.c)                                          */
+
+/* Parses "0,1,3" into device numbers (no repeats). */
+bool lht_devices_parse(const char *text, GArray *ids, char **error);
+
+typedef struct {
+  int n;
+  LhContext **contexts;
+  int *device_ids; /* the CUDA device of each context; -1: none set (CPU, or the default) */
+  LhBackend backend;
+} LhtContexts;
+
+/* Opens the analysis contexts: one per device of ids (CUDA), or for
+ * AUTO/CUDA without ids one on the default device, or `cpu_workers` CPU
+ * contexts when the CPU is used.  Reports the problem and returns false. */
+bool lht_contexts_open(LhtContexts *contexts, LhBackend wanted, const GArray *ids, int cpu_workers,
+                       bool verbose);
+void lht_contexts_close(LhtContexts *contexts);
+
+/* Makes device current on the calling thread (cudaSetDevice); -1 does
+ * nothing.  False with *error set (to be freed) when it cannot. */
+bool lht_device_use(int device, char **error);
+
+/* ------------------------------------------------------------------------ */
+/* Progress on stderr (progress.c)                                           */
+
+typedef struct LhtProgress LhtProgress;
+
+/* A bar on a terminal (stderr), or plain lines every few seconds when stderr
+ * is not one and lines were asked for; nothing when quiet. */
+LhtProgress *lht_progress_new(guint total, bool lines_asked, bool quiet);
+void lht_progress_update(LhtProgress *progress, guint done, guint failed);
+/* Takes the bar off the line, so that another line can be written. */
+void lht_progress_clear(LhtProgress *progress);
+/* The last line: done, failed, rate; and frees. */
+void lht_progress_finish(LhtProgress *progress, guint done, guint failed, bool interrupted);
+
+/* ------------------------------------------------------------------------ */
+/* The pipeline (pipeline.c)                                                 */
+
+/* One input on its way through the pipeline. */
+typedef struct {
+  guint index; /* in the list of paths */
+  const char *path;
+  LhioImage image;
+  LhStats stats; /* filled when the spec asks for analysis */
+  int status;    /* 0, or the negative status of the failure */
+  char *reason;  /* the failure, for "lumahist: PATH: reason" */
+  int worker;    /* the context (device) that analysed it; -1 none */
+  void *user;    /* the steps' own data */
+} LhtItem;
+
+/* Marks an item failed (status < 0) with the reason (printf-style). */
+void lht_item_fail(LhtItem *item, int status, const char *format, ...) G_GNUC_PRINTF(3, 4);
+
+typedef struct {
+  int jobs;                 /* threads that decode (and run finish_step) */
+  LhioReadMode read_mode;   /* how images are decoded */
+  uint64_t max_pixels;      /* lhio_read's limit */
+  const LhOptions *analyze; /* non-NULL: each image is analysed into item->stats,
+                               in batches of up to batch_frames per context */
+  int batch_frames;         /* 0: the default for the backend */
+  /* In a context's thread after the analysis (e.g. equalizing on the GPU);
+   * returns false after lht_item_fail().  May be NULL. */
+  bool (*device_step)(LhContext *context, LhtItem *item, void *data);
+  /* Back on a decoding thread (e.g. encoding and writing); may be NULL. */
+  bool (*finish_step)(LhtItem *item, void *data);
+  /* On the calling thread, for each item that did not fail, in input order;
+   * false stops the run as a signal does (e.g. the output cannot be written). */
+  bool (*emit)(LhtItem *item, void *data);
+  void *data;
+  LhtProgress *progress; /* may be NULL */
+} LhtPipelineSpec;
+
+typedef struct {
+  guint done;      /* items emitted */
+  guint failed;    /* items reported as failed */
+  int signal;      /* the SIGINT / SIGTERM that stopped the run; 0 if none */
+  bool stopped;    /* emit asked to stop */
+  double wall_s;   /* of the whole run */
+  double decode_s; /* summed over threads */
+  double device_s; /* in lh_analyze_batch and device_step, summed over contexts */
+  double finish_s;
+  guint *per_context; /* items analysed by each context (n of contexts) */
+} LhtPipelineResult;
+
+/* Sends each path through decode -> analysis / device_step (the contexts'
+ * threads, each making its device current first) -> finish_step -> emit, with
+ * at most 2 x jobs + contexts x batch images in memory.  Failures are
+ * reported on stderr as they come to the front.  SIGINT and SIGTERM stop the
+ * dispatching; what is under way is finished and emitted, then the run
+ * returns with result->signal set.  Free result->per_context with g_free. */
+void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
+                      const GPtrArray *paths, LhtPipelineResult *result);
+
+/* Prints the --timing summary of a run on stderr. */
+void lht_pipeline_print_timing(const LhtPipelineResult *result, const LhtContexts *contexts);
+
+/* ------------------------------------------------------------------------ */
+/* Dataset records (dataset.c)                                               */
+
+/* The histograms of many images, summed for each bit depth. */
+typedef struct LhtDataset LhtDataset;
+
+LhtDataset *lht_dataset_new(void);
+void lht_dataset_free(LhtDataset *dataset);
+/* Adds one image's histogram of 2^bit_depth bins. */
+void lht_dataset_add(LhtDataset *dataset, int bit_depth, const uint64_t *histogram);
+guint64 lht_dataset_images(const LhtDataset *dataset);
+/* Writes the dataset record of each bit depth present (one of 8 bits with no
+ * image when there is none), in jsonl or as a table line; false if
+ * lh_stats_from_histogram() failed (reported). */
+bool lht_dataset_write(const LhtDataset *dataset, FILE *out, LhtFormat format,
+                       const LhOptions *options);
+
+/* The key of percentile p in records: the shortest "%.Ng" that reads back
+ * as p, as output.c writes it. */
+void lht_percentile_key(char *key, size_t size, double p);
+
+/* ------------------------------------------------------------------------ */
+/* Reading records back (records.c)                                          */
+
+/* What the batch tools need of a jsonl record. */
+typedef struct {
+  char *path;   /* NULL for a dataset record */
+  bool dataset; /* "dataset": true */
+  int width;
+  int height;
+  int bit_depth;
+  char matrix[16];
+  char range[16];
+  GPtrArray *percentile_keys; /* of char *, in the record's order */
+  GArray *histogram;          /* of guint64; empty when the record has none */
+} LhtParsedRecord;
+
+void lht_parsed_record_init(LhtParsedRecord *record);
+void lht_parsed_record_clear(LhtParsedRecord *record);
+
+/* Parses one line (without its '\n'); false with *error set (to be freed). */
+bool lht_record_parse(const char *line, size_t length, LhtParsedRecord *record, char **error);
+
+/* Called for each complete line of a file: offset is where the line starts.
+ * Returns false to stop. */
+typedef bool (*LhtRecordFunc)(const LhtParsedRecord *record, guint64 line_number, off_t offset,
+                              void *data);
+
+/* Reads every line of in (named name in messages) and calls func for each
+ * record.  A malformed line is reported as "NAME:LINE: reason" and makes the
+ * result false, and reading goes on.  *complete_end, when not NULL, is the
+ * offset after the last line that ends with '\n' (a last line without one,
+ * the remains of an interrupted write, is not read then). */
+bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data,
+                      off_t *complete_end);
+
+/* path with each byte that is not part of valid UTF-8 replaced by U+FFFD,
+ * as record writers write it; to be freed. */
+char *lht_path_as_written(const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* The HTML report (report.c)                                                */
+
+typedef struct LhtReport LhtReport;
+
+LhtReport *lht_report_new(const LhtThresholds *thresholds, LhMatrix matrix, LhRange range);
+void lht_report_free(LhtReport *report);
+/* One image, in the order they are to be listed. */
+void lht_report_add(LhtReport *report, const char *path, int width, int height, int bit_depth,
+                    const uint64_t *histogram);
+/* Writes the page to filename through a temporary file renamed over it;
+ * false after reporting the problem. */
+bool lht_report_write(LhtReport *report, const char *filename);
+
+#endif /* LHT_BATCH_H */

@@ -1,0 +1,228 @@
+/* merge.c: `lumahist merge FILE...`, which sums the histograms of the jsonl
+ * records of several runs (the shards of one folder, --shard i/n) into the
+ * dataset record, the same bytes as `lumahist stats --dataset` over it all,
+ * and can draw the same report. */
+#include <errno.h>
+#include <string.h>
+
+#include "lht-batch.h"
+
+typedef struct {
+  char *format;
+  char *percentiles;
+  char *report;
+  double dark_below;
+  double bright_above;
+  double low_contrast_below;
+  char **files;
+} MergeArgs;
+
+typedef struct {
+  const MergeArgs *args;
+  const char *name; /* the file being read */
+  LhtDataset *dataset;
+  LhtReport *report;
+  GHashTable *seen; /* paths */
+  guint64 duplicates;
+  bool have_first;
+  char matrix[16];
+  char range[16];
+  GPtrArray *keys; /* of the first image record */
+  bool failed;
+} Merge;
+
+static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
+{
+  Merge *m = data;
+  if (record->dataset)
+    return true; /* a record of sums, not of an image: summing it would count twice */
+  char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
+  bool bad = false;
+  if (record->histogram->len == 0) {
+    lht_error(where, "a record without a histogram (written with --no-histogram?)");
+    bad = true;
+  } else if (!m->have_first) {
+    m->have_first = true;
+    g_strlcpy(m->matrix, record->matrix, sizeof m->matrix);
+    g_strlcpy(m->range, record->range, sizeof m->range);
+    for (guint i = 0; i < record->percentile_keys->len; i++)
+      g_ptr_array_add(m->keys, g_strdup(g_ptr_array_index(record->percentile_keys, i)));
+  } else if (strcmp(m->matrix, record->matrix) != 0 || strcmp(m->range, record->range) != 0) {
+    lht_error(where,
+              "written with --matrix %s --range %s, the first record with %s %s: "
+              "histograms of different luma cannot be summed",
+              record->matrix, record->range, m->matrix, m->range);
+    bad = true;
+  }
+  g_free(where);
+  if (bad) {
+    m->failed = true;
+    return true;
+  }
+
+  if (g_hash_table_contains(m->seen, record->path)) {
+    m->duplicates++;
+    return true;
+  }
+  g_hash_table_add(m->seen, g_strdup(record->path));
+  const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
+  lht_dataset_add(m->dataset, record->bit_depth, histogram);
+  if (m->args->report) {
+    if (!m->report) {
+      LhMatrix matrix = LH_MATRIX_BT601;
+      LhRange range = LH_RANGE_FULL;
+      lh_matrix_from_name(m->matrix, &matrix);
+      lh_range_from_name(m->range, &range);
+      LhtThresholds thresholds = {m->args->dark_below, m->args->bright_above,
+                                  m->args->low_contrast_below};
+      m->report = lht_report_new(&thresholds, matrix, range);
+    }
+    lht_report_add(m->report, record->path, record->width, record->height, record->bit_depth,
+                   histogram);
+  }
+  return true;
+}
+
+static bool read_file(Merge *m, const char *file)
+{
+  bool standard_input = strcmp(file, "-") == 0;
+  FILE *in = standard_input ? stdin : fopen(file, "r");
+  if (!in) {
+    lht_error(file, "%s", g_strerror(errno));
+    return false;
+  }
+  m->name = standard_input ? "stdin" : file;
+  bool ok = lht_records_read(in, m->name, merge_record, m, NULL);
+  if (!standard_input)
+    fclose(in);
+  return ok;
+}
+
+/* The options' matrix, range and percentiles: those of the records unless
+ * --percentiles says otherwise. */
+static bool merge_options(const Merge *m, const MergeArgs *args, LhOptions *options)
+{
+  lh_options_init(options);
+  if (m->have_first) {
+    lh_matrix_from_name(m->matrix, &options->matrix);
+    lh_range_from_name(m->range, &options->range);
+  }
+  if (args->percentiles) {
+    if (lh_options_set_percentiles(options, args->percentiles) < 0) {
+      lht_error(NULL, "--percentiles: %s", lh_last_error());
+      return false;
+    }
+    return true;
+  }
+  GString *list = g_string_new(NULL);
+  for (guint i = 0; i < m->keys->len; i++)
+    g_string_append_printf(list, "%s%s", i ? "," : "", (char *)g_ptr_array_index(m->keys, i));
+  bool ok = list->len == 0 || lh_options_set_percentiles(options, list->str) == 0;
+  if (!ok)
+    lht_error(NULL, "the records' percentiles %s: %s", list->str, lh_last_error());
+  g_string_free(list, TRUE);
+  return ok;
+}
+
+int lht_merge_main(int argc, char **argv)
+{
+  MergeArgs args = {
+      .dark_below = LHT_DEFAULT_DARK_BELOW,
+      .bright_above = LHT_DEFAULT_BRIGHT_ABOVE,
+      .low_contrast_below = LHT_DEFAULT_LOW_CONTRAST_BELOW,
+  };
+  GOptionEntry entries[] = {
+      {"format", 'f', 0, G_OPTION_ARG_STRING, &args.format,
+       "jsonl (the dataset record, the default) or table", "FORMAT"},
+      {"percentiles", 'p', 0, G_OPTION_ARG_STRING, &args.percentiles,
+       "Percentiles of the dataset (default: those of the records)", "LIST"},
+      {"report", 0, 0, G_OPTION_ARG_FILENAME, &args.report,
+       "Also write the HTML report of every image in the records", "FILE.html"},
+      {"dark-below", 0, 0, G_OPTION_ARG_DOUBLE, &args.dark_below,
+       "Report: flag images whose median is below X, in [0, 1] (default 0.25)", "X"},
+      {"bright-above", 0, 0, G_OPTION_ARG_DOUBLE, &args.bright_above,
+       "Report: flag images whose median is above X (default 0.75)", "X"},
+      {"low-contrast-below", 0, 0, G_OPTION_ARG_DOUBLE, &args.low_contrast_below,
+       "Report: flag images whose P95 - P5 is below X (default 0.3)", "X"},
+      {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args.files, NULL, "FILE…"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionContext *context = g_option_context_new(NULL);
+  g_option_context_set_summary(
+      context,
+      "Reads the jsonl records of `lumahist stats` runs (e.g. one per --shard; '-' is stdin)\n"
+      "and writes the dataset record: every image's histogram summed, with its statistics and\n"
+      "percentiles, the same as `lumahist stats --dataset` over all the images at once.\n"
+      "Dataset records among the inputs are skipped; an image found twice counts once.");
+  g_option_context_set_description(
+      context, "Exit status: 0 all records merged, 1 some input failed, 2 usage error.");
+  g_option_context_add_main_entries(context, entries, NULL);
+  int status = lht_parse_options(context, &argc, &argv, "lumahist merge");
+  g_option_context_free(context);
+
+  LhtFormat format = LHT_FORMAT_JSONL;
+  if (status < 0) {
+    if (args.format && (!lht_format_from_name(args.format, &format) || format == LHT_FORMAT_CSV)) {
+      lht_error(NULL, "unknown --format '%s' (expected jsonl or table)", args.format);
+      status = LHT_EXIT_USAGE;
+    } else if (!args.files || !args.files[0]) {
+      lht_error(NULL, "no FILE given");
+      status = LHT_EXIT_USAGE;
+    }
+    if (status == LHT_EXIT_USAGE)
+      fputs("Try 'lumahist merge --help'.\n", stderr);
+  }
+  if (status >= 0) {
+    g_free(args.format);
+    g_free(args.percentiles);
+    g_free(args.report);
+    g_strfreev(args.files);
+    return status;
+  }
+
+  Merge m = {
+      .args = &args,
+      .dataset = lht_dataset_new(),
+      .seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+      .keys = g_ptr_array_new_with_free_func(g_free),
+  };
+  bool ok = true;
+  for (int i = 0; args.files[i]; i++)
+    ok = read_file(&m, args.files[i]) && ok;
+  ok = ok && !m.failed;
+  if (m.duplicates)
+    lht_error(NULL,
+              "%" G_GUINT64_FORMAT " record%s of an image already read (the same path) "
+              "counted once",
+              m.duplicates, m.duplicates == 1 ? "" : "s");
+
+  LhOptions options;
+  if (merge_options(&m, &args, &options)) {
+    if (!lht_dataset_write(m.dataset, stdout, format, &options))
+      ok = false;
+  } else {
+    ok = false;
+  }
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    lht_error(NULL, "writing the dataset record failed: %s", g_strerror(errno));
+    ok = false;
+  }
+  if (args.report) {
+    if (!m.report) {
+      LhtThresholds thresholds = {args.dark_below, args.bright_above, args.low_contrast_below};
+      m.report = lht_report_new(&thresholds, options.matrix, options.range);
+    }
+    if (!lht_report_write(m.report, args.report))
+      ok = false;
+  }
+
+  lht_report_free(m.report);
+  lht_dataset_free(m.dataset);
+  g_hash_table_destroy(m.seen);
+  g_ptr_array_free(m.keys, TRUE);
+  g_free(args.format);
+  g_free(args.percentiles);
+  g_free(args.report);
+  g_strfreev(args.files);
+  return ok ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
+}

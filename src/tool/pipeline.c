@@ -1,0 +1,328 @@
+/* pipeline.c: the batch pipeline of the tool: images are decoded on a pool of
+ * threads, analysed in batches by one thread per analysis context (a GPU, or
+ * the CPU), optionally finished on the pool again (encoded and written), and
+ * handed back in input order, with a bounded number of images in memory.
+ *
+ *   main thread ──dispatch──> pool: decode ──> device queue ──> context
+ *        ^                                                    threads: analyse,
+ *        │                                                    device_step
+ *        └──── done queue <── pool: finish_step <─────────────────┘
+ *
+ * The main thread alone dispatches, reorders, reports and emits, so that
+ * output needs no lock and comes out in the order of the inputs. */
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "lht-batch.h"
+
+/* Frames per lh_analyze_batch call on the GPU: enough to fill it with small
+ * images, few enough that the first results come back soon. */
+#define CUDA_BATCH_FRAMES 16
+
+typedef enum {
+  STAGE_DECODE,
+  STAGE_FINISH,
+} Stage;
+
+typedef struct {
+  LhtItem item; /* first, so that the steps' LhtItem * is the task */
+  Stage stage;
+} Task;
+
+typedef struct {
+  const LhtPipelineSpec *spec;
+  const LhtContexts *contexts;
+  GThreadPool *pool;
+  GAsyncQueue *device_queue;
+  GAsyncQueue *done_queue;
+  int batch_frames;
+  GMutex lock; /* guards the timings and counts below */
+  double decode_s;
+  double device_s;
+  double finish_s;
+  guint *per_context;
+} Pipeline;
+
+typedef struct {
+  Pipeline *pipeline;
+  int index;
+} ContextThread;
+
+/* Pushed once per context thread to end it. */
+static Task end_of_work;
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int signal_number)
+{
+  /* SA_RESETHAND made the next one fatal: a second Ctrl-C ends at once. */
+  stop_signal = signal_number;
+}
+
+void lht_item_fail(LhtItem *item, int status, const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  g_free(item->reason);
+  item->reason = g_strdup_vprintf(format, args);
+  va_end(args);
+  item->status = status < 0 ? status : LH_ERROR_IO;
+}
+
+static double seconds_since(gint64 start_us)
+{
+  return (double)(g_get_monotonic_time() - start_us) / G_USEC_PER_SEC;
+}
+
+static void add_time(Pipeline *p, double *total, double seconds)
+{
+  g_mutex_lock(&p->lock);
+  *total += seconds;
+  g_mutex_unlock(&p->lock);
+}
+
+static void task_free(Task *task)
+{
+  lhio_image_clear(&task->item.image);
+  lh_stats_clear(&task->item.stats);
+  g_free(task->item.reason);
+  g_free(task);
+}
+
+static void run_finish(Pipeline *p, Task *task)
+{
+  const LhtPipelineSpec *spec = p->spec;
+  if (spec->finish_step && task->item.status == 0) {
+    gint64 start = g_get_monotonic_time();
+    spec->finish_step(&task->item, spec->data);
+    add_time(p, &p->finish_s, seconds_since(start));
+  }
+  g_async_queue_push(p->done_queue, task);
+}
+
+static void pool_task(gpointer data, gpointer user_data)
+{
+  Task *task = data;
+  Pipeline *p = user_data;
+  const LhtPipelineSpec *spec = p->spec;
+  LhtItem *item = &task->item;
+
+  if (task->stage == STAGE_FINISH) {
+    run_finish(p, task);
+    return;
+  }
+  gint64 start = g_get_monotonic_time();
+  int status = lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
+  add_time(p, &p->decode_s, seconds_since(start));
+  if (status < 0) {
+    lht_item_fail(item, status, "%s", lht_reason(status, item->path));
+    g_async_queue_push(p->done_queue, task);
+  } else if (spec->analyze || spec->device_step) {
+    g_async_queue_push(p->device_queue, task);
+  } else {
+    run_finish(p, task);
+  }
+}
+
+/* Analyses the batch in one call; when that fails, frame by frame, so that
+ * only the frames at fault fail. */
+static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStats *stats)
+{
+  const LhOptions *options = p->spec->analyze;
+  LhFrame frames[CUDA_BATCH_FRAMES];
+  for (int i = 0; i < n; i++)
+    frames[i] = batch[i]->item.image.frame;
+  int batch_status = lh_analyze_batch(context, frames, (size_t)n, options, stats);
+  for (int i = 0; i < n; i++) {
+    LhtItem *item = &batch[i]->item;
+    int status = batch_status;
+    if (status < 0 && n > 1)
+      status = lh_analyze(context, &frames[i], options, &stats[i]);
+    if (status < 0) {
+      lht_item_fail(item, status, "%s", lht_reason(status, item->path));
+    } else {
+      /* The item takes the histogram; the slot gets a new one next time. */
+      item->stats = stats[i];
+      lh_stats_init(&stats[i]);
+    }
+  }
+}
+
+static gpointer context_thread(gpointer data)
+{
+  ContextThread *self = data;
+  Pipeline *p = self->pipeline;
+  const LhtPipelineSpec *spec = p->spec;
+  LhContext *context = p->contexts->contexts[self->index];
+  char *device_error = NULL;
+  lht_device_use(p->contexts->device_ids[self->index], &device_error);
+
+  LhStats stats[CUDA_BATCH_FRAMES];
+  for (int i = 0; i < CUDA_BATCH_FRAMES; i++)
+    lh_stats_init(&stats[i]);
+  Task *batch[CUDA_BATCH_FRAMES];
+  bool ending = false;
+  while (!ending) {
+    Task *task = g_async_queue_pop(p->device_queue);
+    if (task == &end_of_work)
+      break;
+    int n = 0;
+    batch[n++] = task;
+    /* Whatever else is waiting joins the batch; nothing is waited for. */
+    while (n < p->batch_frames && (task = g_async_queue_try_pop(p->device_queue))) {
+      if (task == &end_of_work) {
+        ending = true;
+        break;
+      }
+      batch[n++] = task;
+    }
+
+    gint64 start = g_get_monotonic_time();
+    if (device_error) {
+      for (int i = 0; i < n; i++)
+        lht_item_fail(&batch[i]->item, LH_ERROR_NO_DEVICE, "%s", device_error);
+    } else if (spec->analyze) {
+      analyse(p, context, batch, n, stats);
+    }
+    for (int i = 0; i < n; i++) {
+      LhtItem *item = &batch[i]->item;
+      item->worker = self->index;
+      if (item->status == 0 && spec->device_step)
+        spec->device_step(context, item, spec->data);
+    }
+    g_mutex_lock(&p->lock);
+    p->device_s += seconds_since(start);
+    p->per_context[self->index] += (guint)n;
+    g_mutex_unlock(&p->lock);
+
+    for (int i = 0; i < n; i++) {
+      if (spec->finish_step && batch[i]->item.status == 0) {
+        batch[i]->stage = STAGE_FINISH;
+        g_thread_pool_push(p->pool, batch[i], NULL);
+      } else {
+        g_async_queue_push(p->done_queue, batch[i]);
+      }
+    }
+  }
+  for (int i = 0; i < CUDA_BATCH_FRAMES; i++)
+    lh_stats_clear(&stats[i]);
+  g_free(device_error);
+  return NULL;
+}
+
+void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
+                      const GPtrArray *paths, LhtPipelineResult *result)
+{
+  gint64 start = g_get_monotonic_time();
+  memset(result, 0, sizeof *result);
+  Pipeline p = {
+      .spec = spec,
+      .contexts = contexts,
+      .device_queue = g_async_queue_new(),
+      .done_queue = g_async_queue_new(),
+      .per_context = g_new0(guint, contexts->n),
+  };
+  g_mutex_init(&p.lock);
+  int jobs = spec->jobs > 0 ? spec->jobs : 1;
+  p.batch_frames = spec->batch_frames;
+  if (p.batch_frames <= 0)
+    p.batch_frames = contexts->backend == LH_BACKEND_CUDA ? CUDA_BATCH_FRAMES : 1;
+  if (p.batch_frames > CUDA_BATCH_FRAMES)
+    p.batch_frames = CUDA_BATCH_FRAMES;
+  p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, NULL);
+
+  GThread **threads = g_new0(GThread *, contexts->n);
+  ContextThread *selves = g_new0(ContextThread, contexts->n);
+  for (int i = 0; i < contexts->n; i++) {
+    selves[i] = (ContextThread){&p, i};
+    threads[i] = g_thread_new("lumahist-analysis", context_thread, &selves[i]);
+  }
+
+  /* In flight: dispatched and not yet emitted.  The window bounds memory. */
+  guint window = (guint)(2 * jobs + contexts->n * p.batch_frames);
+  Task **pending = g_new0(Task *, window);
+  guint n = paths->len, next_dispatch = 0, next_emit = 0;
+
+  struct sigaction action, old_int, old_term;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  stop_signal = 0;
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+
+  bool stopping = false;
+  while (next_emit < next_dispatch || (!stopping && next_dispatch < n)) {
+    while (!stopping && next_dispatch < n && next_dispatch - next_emit < window) {
+      Task *task = g_new0(Task, 1);
+      task->item.index = next_dispatch;
+      task->item.path = g_ptr_array_index(paths, next_dispatch);
+      task->item.worker = -1;
+      lh_stats_init(&task->item.stats);
+      task->stage = STAGE_DECODE;
+      g_thread_pool_push(p.pool, task, NULL);
+      next_dispatch++;
+    }
+    Task *task = g_async_queue_timeout_pop(p.done_queue, G_USEC_PER_SEC / 10);
+    if (task)
+      pending[task->item.index % window] = task;
+    while (next_emit < next_dispatch && pending[next_emit % window]) {
+      task = pending[next_emit % window];
+      pending[next_emit % window] = NULL;
+      if (task->item.status < 0) {
+        lht_progress_clear(spec->progress);
+        lht_error(task->item.path, "%s", task->item.reason ? task->item.reason : "failed");
+        result->failed++;
+      } else {
+        if (!spec->emit(&task->item, spec->data))
+          result->stopped = stopping = true;
+        result->done++;
+      }
+      task_free(task);
+      next_emit++;
+    }
+    if (stop_signal && !stopping)
+      stopping = true;
+    lht_progress_update(spec->progress, result->done, result->failed);
+  }
+
+  for (int i = 0; i < contexts->n; i++)
+    g_async_queue_push(p.device_queue, &end_of_work);
+  for (int i = 0; i < contexts->n; i++)
+    g_thread_join(threads[i]);
+  g_thread_pool_free(p.pool, FALSE, TRUE);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  result->signal = stop_signal;
+
+  result->wall_s = seconds_since(start);
+  result->decode_s = p.decode_s;
+  result->device_s = p.device_s;
+  result->finish_s = p.finish_s;
+  result->per_context = p.per_context;
+  g_free(pending);
+  g_free(threads);
+  g_free(selves);
+  g_async_queue_unref(p.device_queue);
+  g_async_queue_unref(p.done_queue);
+  g_mutex_clear(&p.lock);
+}
+
+void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *contexts)
+{
+  double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
+  fprintf(stderr,
+          "lumahist: timing: %u images in %.3f s wall (%.1f images/s); decoding %.3f s, "
+          "finishing %.3f s (summed over threads)\n",
+          r->done + r->failed, r->wall_s, (r->done + r->failed) / wall, r->decode_s, r->finish_s);
+  /* The contexts' threads hold the GPU work: the calls return when it is
+   * done, so their time bounds the GPU's busy time from above. */
+  fprintf(stderr, "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f %% of wall\n",
+          lh_backend_name(contexts->backend), r->device_s, contexts->n, contexts->n > 1 ? "s" : "",
+          100.0 * r->device_s / wall / contexts->n);
+  for (int i = 0; i < contexts->n && contexts->device_ids[i] >= 0; i++)
+    fprintf(stderr, "lumahist: timing: device %d: %u images\n", contexts->device_ids[i],
+            r->per_context[i]);
+}

@@ -1,0 +1,464 @@
+/* records.c: reads back the JSON Lines records that `lumahist stats` writes,
+ * for `lumahist merge` and for resuming a run (--skip-existing), keeping only
+ * the fields those need: a small strict JSON reader that takes the histogram's
+ * counts as exact 64-bit integers. */
+#include <errno.h>
+#include <string.h>
+
+#include "lht-batch.h"
+
+/* Objects and arrays nest this deep at most in anything worth reading. */
+#define MAX_DEPTH 32
+
+typedef struct {
+  const char *start;
+  const char *at;
+  const char *end;
+  char *error;
+} Cursor;
+
+static bool fail(Cursor *c, const char *what)
+{
+  if (!c->error)
+    c->error = g_strdup_printf("%s at column %ld", what, (long)(c->at - c->start) + 1);
+  return false;
+}
+
+static void skip_space(Cursor *c)
+{
+  while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\r' || *c->at == '\n'))
+    c->at++;
+}
+
+static bool expect(Cursor *c, char ch)
+{
+  skip_space(c);
+  if (c->at >= c->end || *c->at != ch) {
+    char what[32];
+    snprintf(what, sizeof what, "expected '%c'", ch);
+    return fail(c, what);
+  }
+  c->at++;
+  return true;
+}
+
+static bool literal(Cursor *c, const char *word)
+{
+  size_t n = strlen(word);
+  if ((size_t)(c->end - c->at) < n || memcmp(c->at, word, n) != 0)
+    return fail(c, "unexpected value");
+  c->at += n;
+  return true;
+}
+
+static int hex_digit(char ch)
+{
+  return g_ascii_xdigit_value(ch);
+}
+
+static bool read_hex4(Cursor *c, gunichar *value)
+{
+  if (c->end - c->at < 4)
+    return fail(c, "short \\u escape");
+  *value = 0;
+  for (int i = 0; i < 4; i++) {
+    int d = hex_digit(c->at[i]);
+    if (d < 0)
+      return fail(c, "bad \\u escape");
+    *value = *value * 16 + (gunichar)d;
+  }
+  c->at += 4;
+  return true;
+}
+
+/* A string into out (when not NULL), escapes decoded to UTF-8. */
+static bool read_string(Cursor *c, GString *out)
+{
+  if (!expect(c, '"'))
+    return false;
+  while (c->at < c->end) {
+    char ch = *c->at++;
+    if (ch == '"')
+      return true;
+    if ((unsigned char)ch < 0x20)
+      return fail(c, "control character in a string");
+    if (ch != '\\') {
+      if (out)
+        g_string_append_c(out, ch);
+      continue;
+    }
+    if (c->at >= c->end)
+      break;
+    ch = *c->at++;
+    gunichar u;
+    switch (ch) {
+    case '"':
+    case '\\':
+    case '/':
+      u = (gunichar)ch;
+      break;
+    case 'b':
+      u = '\b';
+      break;
+    case 'f':
+      u = '\f';
+      break;
+    case 'n':
+      u = '\n';
+      break;
+    case 'r':
+      u = '\r';
+      break;
+    case 't':
+      u = '\t';
+      break;
+    case 'u':
+      if (!read_hex4(c, &u))
+        return false;
+      if (u >= 0xd800 && u < 0xdc00) {
+        gunichar low;
+        if (c->end - c->at < 6 || c->at[0] != '\\' || c->at[1] != 'u')
+          return fail(c, "lone surrogate");
+        c->at += 2;
+        if (!read_hex4(c, &low) || low < 0xdc00 || low > 0xdfff)
+          return fail(c, "bad surrogate pair");
+        u = 0x10000 + ((u - 0xd800) << 10) + (low - 0xdc00);
+      } else if (u >= 0xdc00 && u < 0xe000) {
+        return fail(c, "lone surrogate");
+      }
+      break;
+    default:
+      return fail(c, "bad escape");
+    }
+    if (out)
+      g_string_append_unichar(out, u);
+  }
+  return fail(c, "unterminated string");
+}
+
+static bool read_number_text(Cursor *c, const char **start, size_t *length)
+{
+  skip_space(c);
+  const char *s = c->at;
+  if (c->at < c->end && *c->at == '-')
+    c->at++;
+  const char *digits = c->at;
+  while (c->at < c->end && g_ascii_isdigit(*c->at))
+    c->at++;
+  if (c->at == digits)
+    return fail(c, "expected a number");
+  if (c->at < c->end && *c->at == '.') {
+    c->at++;
+    while (c->at < c->end && g_ascii_isdigit(*c->at))
+      c->at++;
+  }
+  if (c->at < c->end && (*c->at == 'e' || *c->at == 'E')) {
+    c->at++;
+    if (c->at < c->end && (*c->at == '+' || *c->at == '-'))
+      c->at++;
+    while (c->at < c->end && g_ascii_isdigit(*c->at))
+      c->at++;
+  }
+  *start = s;
+  *length = (size_t)(c->at - s);
+  return true;
+}
+
+/* A non-negative integer, exact up to 2^64 - 1. */
+static bool read_uint64(Cursor *c, guint64 *value)
+{
+  skip_space(c);
+  const char *s = c->at;
+  guint64 v = 0;
+  while (c->at < c->end && g_ascii_isdigit(*c->at)) {
+    guint digit = (guint)(*c->at - '0');
+    if (v > (G_MAXUINT64 - digit) / 10)
+      return fail(c, "integer too large");
+    v = v * 10 + digit;
+    c->at++;
+  }
+  if (c->at == s || (c->at < c->end && (*c->at == '.' || *c->at == 'e' || *c->at == 'E')))
+    return fail(c, "expected a non-negative integer");
+  *value = v;
+  return true;
+}
+
+static bool read_int(Cursor *c, int *value)
+{
+  guint64 v;
+  if (!read_uint64(c, &v))
+    return false;
+  if (v > G_MAXINT)
+    return fail(c, "integer too large");
+  *value = (int)v;
+  return true;
+}
+
+static bool skip_value(Cursor *c, int depth)
+{
+  if (depth > MAX_DEPTH)
+    return fail(c, "nested too deep");
+  skip_space(c);
+  if (c->at >= c->end)
+    return fail(c, "expected a value");
+  switch (*c->at) {
+  case '"':
+    return read_string(c, NULL);
+  case 't':
+    return literal(c, "true");
+  case 'f':
+    return literal(c, "false");
+  case 'n':
+    return literal(c, "null");
+  case '[':
+    c->at++;
+    skip_space(c);
+    if (c->at < c->end && *c->at == ']') {
+      c->at++;
+      return true;
+    }
+    do {
+      if (!skip_value(c, depth + 1))
+        return false;
+      skip_space(c);
+    } while (c->at < c->end && *c->at == ',' && c->at++);
+    return expect(c, ']');
+  case '{':
+    c->at++;
+    skip_space(c);
+    if (c->at < c->end && *c->at == '}') {
+      c->at++;
+      return true;
+    }
+    do {
+      if (!read_string(c, NULL) || !expect(c, ':') || !skip_value(c, depth + 1))
+        return false;
+      skip_space(c);
+    } while (c->at < c->end && *c->at == ',' && c->at++);
+    return expect(c, '}');
+  default: {
+    const char *start;
+    size_t length;
+    return read_number_text(c, &start, &length);
+  }
+  }
+}
+
+static bool read_short_string(Cursor *c, char *out, size_t size)
+{
+  GString *text = g_string_new(NULL);
+  bool ok = read_string(c, text);
+  if (ok && text->len >= size)
+    ok = fail(c, "unexpected value");
+  if (ok)
+    memcpy(out, text->str, text->len + 1);
+  g_string_free(text, TRUE);
+  return ok;
+}
+
+static bool read_keys(Cursor *c, GPtrArray *keys)
+{
+  if (!expect(c, '{'))
+    return false;
+  skip_space(c);
+  if (c->at < c->end && *c->at == '}') {
+    c->at++;
+    return true;
+  }
+  do {
+    GString *key = g_string_new(NULL);
+    if (!read_string(c, key) || !expect(c, ':') || !skip_value(c, 1)) {
+      g_string_free(key, TRUE);
+      return false;
+    }
+    g_ptr_array_add(keys, g_string_free(key, FALSE));
+    skip_space(c);
+  } while (c->at < c->end && *c->at == ',' && c->at++);
+  return expect(c, '}');
+}
+
+static bool read_counts(Cursor *c, GArray *counts)
+{
+  if (!expect(c, '['))
+    return false;
+  skip_space(c);
+  if (c->at < c->end && *c->at == ']') {
+    c->at++;
+    return true;
+  }
+  do {
+    guint64 v;
+    if (!read_uint64(c, &v))
+      return false;
+    g_array_append_val(counts, v);
+    skip_space(c);
+  } while (c->at < c->end && *c->at == ',' && c->at++);
+  return expect(c, ']');
+}
+
+static bool read_field(Cursor *c, const char *key, LhtParsedRecord *r)
+{
+  skip_space(c);
+  if (strcmp(key, "path") == 0) {
+    if (c->at < c->end && *c->at == 'n')
+      return literal(c, "null");
+    GString *path = g_string_new(NULL);
+    bool ok = read_string(c, path);
+    g_free(r->path);
+    r->path = g_string_free(path, !ok);
+    return ok;
+  }
+  if (strcmp(key, "dataset") == 0) {
+    if (c->at < c->end && *c->at == 't') {
+      r->dataset = true;
+      return literal(c, "true");
+    }
+    r->dataset = false;
+    return literal(c, "false");
+  }
+  if (strcmp(key, "width") == 0)
+    return read_int(c, &r->width);
+  if (strcmp(key, "height") == 0)
+    return read_int(c, &r->height);
+  if (strcmp(key, "bit_depth") == 0)
+    return read_int(c, &r->bit_depth);
+  if (strcmp(key, "matrix") == 0)
+    return read_short_string(c, r->matrix, sizeof r->matrix);
+  if (strcmp(key, "range") == 0)
+    return read_short_string(c, r->range, sizeof r->range);
+  if (strcmp(key, "percentiles") == 0) {
+    g_ptr_array_set_size(r->percentile_keys, 0);
+    return read_keys(c, r->percentile_keys);
+  }
+  if (strcmp(key, "histogram") == 0) {
+    g_array_set_size(r->histogram, 0);
+    return read_counts(c, r->histogram);
+  }
+  return skip_value(c, 1);
+}
+
+void lht_parsed_record_init(LhtParsedRecord *r)
+{
+  memset(r, 0, sizeof *r);
+  r->percentile_keys = g_ptr_array_new_with_free_func(g_free);
+  r->histogram = g_array_new(FALSE, FALSE, sizeof(guint64));
+}
+
+void lht_parsed_record_clear(LhtParsedRecord *r)
+{
+  g_free(r->path);
+  if (r->percentile_keys)
+    g_ptr_array_free(r->percentile_keys, TRUE);
+  if (r->histogram)
+    g_array_free(r->histogram, TRUE);
+  memset(r, 0, sizeof *r);
+}
+
+static void reset_record(LhtParsedRecord *r)
+{
+  g_free(r->path);
+  r->path = NULL;
+  r->dataset = false;
+  r->width = r->height = r->bit_depth = 0;
+  r->matrix[0] = r->range[0] = '\0';
+  g_ptr_array_set_size(r->percentile_keys, 0);
+  g_array_set_size(r->histogram, 0);
+}
+
+bool lht_record_parse(const char *line, size_t length, LhtParsedRecord *r, char **error)
+{
+  reset_record(r);
+  Cursor c = {line, line, line + length, NULL};
+  bool ok = expect(&c, '{');
+  skip_space(&c);
+  if (ok && c.at < c.end && *c.at == '}') {
+    c.at++;
+  } else {
+    while (ok) {
+      GString *key = g_string_new(NULL);
+      ok = read_string(&c, key) && expect(&c, ':') && read_field(&c, key->str, r);
+      g_string_free(key, TRUE);
+      skip_space(&c);
+      if (!ok || c.at >= c.end || *c.at != ',')
+        break;
+      c.at++;
+    }
+    ok = ok && expect(&c, '}');
+  }
+  skip_space(&c);
+  if (ok && c.at != c.end)
+    ok = fail(&c, "text after the record");
+  if (ok && !r->dataset && !r->path)
+    ok = fail(&c, "a record without a path");
+  if (ok && r->histogram->len > 0 &&
+      (r->bit_depth < 8 || r->bit_depth > 16 || r->histogram->len != (1u << r->bit_depth)))
+    ok = fail(&c, "the histogram does not have 2^bit_depth counts");
+  if (!ok) {
+    *error = c.error ? c.error : g_strdup("malformed record");
+    return false;
+  }
+  return true;
+}
+
+bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data,
+                      off_t *complete_end)
+{
+  bool ok = true;
+  char *line = NULL;
+  size_t capacity = 0;
+  ssize_t n;
+  off_t offset = 0;
+  guint64 line_number = 0;
+  LhtParsedRecord record;
+  lht_parsed_record_init(&record);
+  while ((n = getline(&line, &capacity, in)) > 0) {
+    line_number++;
+    bool terminated = line[n - 1] == '\n';
+    if (!terminated && complete_end)
+      break;
+    size_t length = (size_t)n - (terminated ? 1 : 0);
+    const char *c = line;
+    while (c < line + length && g_ascii_isspace(*c))
+      c++;
+    if (c < line + length) {
+      char *error = NULL;
+      if (lht_record_parse(line, length, &record, &error)) {
+        if (!func(&record, line_number, offset, data)) {
+          offset += n;
+          break;
+        }
+      } else {
+        char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, name, line_number);
+        lht_error(where, "%s", error);
+        g_free(where);
+        g_free(error);
+        ok = false;
+      }
+    }
+    offset += n;
+  }
+  if (ferror(in)) {
+    lht_error(name, "%s", g_strerror(errno));
+    ok = false;
+  }
+  if (complete_end)
+    *complete_end = offset;
+  free(line);
+  lht_parsed_record_clear(&record);
+  return ok;
+}
+
+char *lht_path_as_written(const char *path)
+{
+  GString *out = g_string_new(NULL);
+  size_t left = strlen(path);
+  const char *end;
+  while (!g_utf8_validate(path, (gssize)left, &end)) {
+    g_string_append_len(out, path, end - path);
+    g_string_append(out, "\xef\xbf\xbd");
+    left -= (size_t)(end - path) + 1;
+    path = end + 1;
+  }
+  g_string_append_len(out, path, (gssize)left);
+  return g_string_free(out, FALSE);
+}
