@@ -1,0 +1,509 @@
+#!/usr/bin/env python3
+"""test_bad_input.py: bad files through the real CLI.
+
+  test_bad_input.py LUMAHIST CORPUS GROUP [--sanitized]
+
+GROUP is one of:
+  stats      a folder of bad files next to good ones: one clear line each,
+             exit 1, every good file still processed, no hang (under
+             valgrind too when the build is not sanitized and valgrind is there)
+  limits     --max-pixels: refused above the limit before any allocation
+  special    a FIFO, /proc/self/mem and unreadable files named on the command line
+  rewrite    the same bad folder through equalize/clahe/overlay --out: no output
+             and no temporary file for a bad input, inputs never overwritten
+             (also with --out the input folder)
+  outputs    read-only and full output folders, stdout on /dev/full
+CORPUS is tests/fuzz/corpus (valid tiny PNGs and JPEGs).  Only the Python
+standard library is used.  Exit 77 (skip) says why when a group cannot run.
+"""
+import hashlib
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+TIMEOUT = 60
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message, file=sys.stderr)
+    return condition
+
+
+def run(argv, timeout=TIMEOUT, **kwargs):
+    """Runs argv; a hang is a failure, not a stuck test."""
+    try:
+        p = subprocess.run(argv, capture_output=True, timeout=timeout, **kwargs)
+    except subprocess.TimeoutExpired:
+        check(False, f"timed out after {timeout} s: {argv}")
+        return 124, "", ""
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+# ---- bad files -----------------------------------------------------------------
+
+def chunk(kind, data):
+    body = kind + data
+    return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def png(width, height, rows=None, depth=8, colour=0, compressed=None):
+    """A PNG; rows default to a gradient of gray bytes."""
+    if compressed is None:
+        if rows is None:
+            rows = [bytes((x * 7 + y * 3) % 256 for x in range(width)) for y in range(height)]
+        compressed = zlib.compress(b"".join(b"\0" + r for r in rows))
+    ihdr = struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", compressed) +
+            chunk(b"IEND", b""))
+
+
+def noise_png(width, height):
+    """An RGB PNG of incompressible noise: about 3 bytes a pixel on disk."""
+    rows = [os.urandom(3 * width) for _ in range(height)]
+    return png(width, height, rows, colour=2)
+
+
+def marker(data, code, start=2):
+    i = data.index(bytes([0xFF, code]), start)
+    return i
+
+
+def entropy_start(jpeg):
+    sos = marker(jpeg, 0xDA)
+    return sos + 2 + ((jpeg[sos + 2] << 8) | jpeg[sos + 3])
+
+
+def with_sof_size(jpeg, width, height):
+    sof = marker(jpeg, 0xC0)
+    b = bytearray(jpeg)
+    b[sof + 5:sof + 9] = struct.pack(">HH", height, width)
+    return bytes(b)
+
+
+def make_bad_set(top, corpus):
+    """Writes good and bad files under top; returns (good paths, {bad path: reason words})."""
+    os.makedirs(os.path.join(top, "sub", "deeper"))
+    good_jpeg = open(os.path.join(corpus, "jpeg", "420.jpg"), "rb").read()
+    good = {
+        "a-good.png": png(13, 7),
+        "sub/b-good.jpg": good_jpeg,
+        "sub/deeper/c-good16.png": open(os.path.join(corpus, "png", "gray16.png"), "rb").read(),
+        "d-progressive.jpg": open(os.path.join(corpus, "jpeg", "progressive.jpg"), "rb").read(),
+    }
+    whole = png(13, 7)
+    idat = whole.index(b"IDAT")
+    idat_end = idat + 4 + struct.unpack(">I", whole[idat - 4:idat])[0]
+    crc = bytearray(whole)
+    crc[idat_end] ^= 0xFF  # the CRC itself: the data inflates fine
+    flipped = bytearray(whole)
+    flipped[idat + 6] ^= 0x40  # a deflate byte: zlib sees it before the CRC check
+    ihdr_crc = bytearray(whole)
+    ihdr_crc[29] ^= 0xFF
+    # A valid CRC over deflate data that is not deflate data.
+    bad_zlib = png(13, 7, compressed=b"\x78\x9c" + b"\xff" * 40)
+    start = entropy_start(good_jpeg)
+    # A run of 1 bits longer than any Huffman code (0xFF is stuffed as FF 00).
+    huffman = good_jpeg[:start + 6] + b"\xff\x00" * 4 + good_jpeg[start + 14:]
+    dht = marker(good_jpeg, 0xC4)
+    bad_table = bytearray(good_jpeg)
+    bad_table[dht + 5:dht + 21] = b"\xff" * 16  # code counts summing far above 256
+    cmyk = open(os.path.join(corpus, "jpeg", "cmyk.jpg"), "rb").read()
+    bad = {
+        "e-empty.png": (b"", ["empty"]),
+        "sub/f-empty.jpg": (b"", ["empty"]),
+        "g-magic-only.png": (whole[:5], ["truncated"]),
+        "h-truncated.png": (whole[:len(whole) // 2], ["truncated"]),
+        "i-no-iend.png": (whole[:-12], ["truncated"]),
+        "j-truncated.jpg": (good_jpeg[:start + 40], ["truncated"]),
+        "k-crc.png": (bytes(crc), ["crc"]),
+        "k-idat-data.png": (bytes(flipped), ["invalid", "crc", "incorrect"]),
+        "l-ihdr-crc.png": (bytes(ihdr_crc), ["crc"]),
+        "m-bad-deflate.png": (bad_zlib, ["invalid", "incorrect", "crc"]),
+        "n-huffman.jpg": (huffman, ["huffman"]),
+        "o-huffman-table.jpg": (bytes(bad_table), ["huffman"]),
+        "p-wrong-magic.png": (b"GIF89a\x01\x00\x01\x00\x00\x00\x00;", ["not a png or jpeg"]),
+        "q-text.jpg": (b"this is not an image\n" * 8, ["not a png or jpeg"]),
+        "r-jpeg-no-marker.jpg": (b"\xff\xd8\x00\x00" + good_jpeg[4:], ["not a png or jpeg"]),
+        "s-huge.png": (png(100000, 100000, compressed=zlib.compress(b"\0" * 64)),
+                       ["above the limit", "100000x100000"]),
+        "sub/t-huge.jpg": (with_sof_size(good_jpeg, 60000, 60000), ["above the limit"]),
+        "u-zero.png": (png(0, 0, compressed=zlib.compress(b"")), ["zero", "no pixels", "ihdr"]),
+        "v-zero-height.jpg": (with_sof_size(good_jpeg, 24, 0), ["empty", "no pixels"]),
+        "w-cmyk.jpg": (cmyk, ["cmyk"]),
+    }
+    for name, data in good.items():
+        with open(os.path.join(top, name), "wb") as f:
+            f.write(data)
+    for name, (data, _) in bad.items():
+        with open(os.path.join(top, name), "wb") as f:
+            f.write(data)
+    reasons = {os.path.join(top, name): words for name, (_, words) in bad.items()}
+
+    # Files the walk finds but cannot read.
+    os.symlink("x-nowhere.png", os.path.join(top, "x-dangling.png"))
+    reasons[os.path.join(top, "x-dangling.png")] = ["no such file"]
+    os.symlink("y-loop.png", os.path.join(top, "y-loop.png"))
+    reasons[os.path.join(top, "y-loop.png")] = ["too many levels of symbolic links"]
+    if os.path.exists("/proc/self/mem"):
+        # Every process's own memory reads as EIO at offset 0: an unreadable
+        # file for root too.
+        os.symlink("/proc/self/mem", os.path.join(top, "z-eio.png"))
+        reasons[os.path.join(top, "z-eio.png")] = ["input/output error"]
+    if os.geteuid() != 0:
+        path = os.path.join(top, "sub", "z-no-permission.png")
+        with open(path, "wb") as f:
+            f.write(whole)
+        os.chmod(path, 0)
+        reasons[path] = ["permission denied"]
+    else:
+        print("note: running as root, chmod 000 does not stop reading; "
+              "/proc/self/mem stands for the unreadable file")
+    # A folder named like an image is walked as a folder; a loop back up the
+    # tree is reported once and not followed, which is not a failure.
+    os.makedirs(os.path.join(top, "folder.png"))
+    os.symlink("..", os.path.join(top, "sub", "deeper", "up"))
+    return sorted(os.path.join(top, g) for g in good), reasons
+
+
+def error_lines(err):
+    return [line for line in err.splitlines() if line]
+
+
+def check_one_line_each(err, reasons, what, allowed_extra=()):
+    """Each bad path has exactly one line naming it, with one of its reason words;
+    nothing else is said but the allowed notes."""
+    lines = error_lines(err)
+    claimed = set()
+    for path, words in reasons.items():
+        prefix = f"lumahist: {path}: "
+        mine = [i for i, line in enumerate(lines) if line.startswith(prefix)]
+        if not check(len(mine) == 1, f"{what}: {len(mine)} lines for {path}: {lines}"):
+            continue
+        claimed.update(mine)
+        reason = lines[mine[0]][len(prefix):].lower()
+        check(any(w in reason for w in words),
+              f"{what}: {path}: reason {reason!r} does not say any of {words}")
+    extra = [line for i, line in enumerate(lines) if i not in claimed and
+             not any(a in line for a in allowed_extra)]
+    check(not extra, f"{what}: unexpected lines: {extra}")
+
+
+def valgrind_argv(sanitized):
+    if sanitized or not shutil.which("valgrind"):
+        return None
+    return ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
+            "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite"]
+
+
+# ---- groups ----------------------------------------------------------------------
+
+def group_stats(tool, corpus, tmp, sanitized):
+    top = os.path.join(tmp, "set")
+    good, reasons = make_bad_set(top, corpus)
+    loop_note = f"lumahist: {top}/sub/deeper/up: "
+    for fmt in ("jsonl", "csv"):
+        rc, out, err = run([tool, "stats", "--no-histogram", "--format", fmt, top])
+        check(rc == 1, f"stats {fmt}: exit {rc}")
+        check_one_line_each(err, reasons, f"stats {fmt}", allowed_extra=[loop_note])
+        check(err.count(loop_note) == 1, f"stats {fmt}: the folder loop said {err.count(loop_note)} times")
+        for path in good:
+            check(f'"{path}"' in out or f"{path}," in out, f"stats {fmt}: no record for {path}")
+        records = [line for line in out.splitlines() if line.strip()]
+        want = len(good) + (1 if fmt == "csv" else 0)
+        check(len(records) == want, f"stats {fmt}: {len(records)} output lines, expected {want}")
+        for path in reasons:
+            check(path not in out, f"stats {fmt}: a record for the bad file {path}")
+
+    # Each bad file alone, named on the command line: the same line, exit 1.
+    for path, words in reasons.items():
+        rc, out, err = run([tool, "stats", path, good[0]])
+        check(rc == 1 and out.count("\n") == 1, f"stats {path} alone: exit {rc}, out {out!r}")
+        check_one_line_each(err, {path: words}, f"stats {os.path.basename(path)}")
+
+    argv = valgrind_argv(sanitized)
+    if argv:
+        rc, out, err = run(argv + [tool, "stats", "--no-histogram", top], timeout=600)
+        check(rc == 1, f"stats under valgrind: exit {rc} (99: a memory error or leak):\n{err}")
+        print("valgrind: the bad folder is clean")
+    else:
+        print("note: valgrind skipped (sanitized build or no valgrind); "
+              "the sanitizer build runs this test for memory errors")
+
+
+def group_limits(tool, corpus, tmp, sanitized):
+    path = os.path.join(tmp, "small.png")
+    with open(path, "wb") as f:
+        f.write(png(13, 7))
+    rc, out, err = run([tool, "stats", "--max-pixels", "91", path])
+    check(rc == 0 and out.count("\n") == 1, f"13x7 at --max-pixels 91: exit {rc} {err!r}")
+    rc, out, err = run([tool, "stats", "--max-pixels", "90", path])
+    check(rc == 1 and out == "" and err.startswith(f"lumahist: {path}: ") and
+          "above the limit of 90" in err, f"13x7 at --max-pixels 90: exit {rc} {err!r}")
+
+    # The default limit is 2^28 pixels (README): 16384 x 16384 passes the
+    # check, one row more does not.
+    over = os.path.join(tmp, "over.png")
+    with open(over, "wb") as f:
+        f.write(png(16384, 16385, compressed=zlib.compress(b"\0" * 64)))
+    rc, out, err = run([tool, "stats", over])
+    check(rc == 1 and "above the limit of 268435456" in err, f"16384x16385: {err!r}")
+
+    # Refused before allocating: under an address-space limit far below what
+    # the declared pixels would take, the refusal still says "limit", not
+    # "memory".  (Not under ASan, whose shadow memory needs terabytes of
+    # address space.)
+    if sanitized:
+        print("note: address-space limit check skipped in a sanitized build")
+        return
+    import resource
+
+    def small_address_space():
+        resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+
+    huge = os.path.join(tmp, "huge.png")
+    with open(huge, "wb") as f:
+        f.write(png(100000, 100000, compressed=zlib.compress(b"\0" * 64)))
+    rc, out, err = run([tool, "stats", "--max-pixels", str(1 << 40), huge],
+                       preexec_fn=small_address_space)
+    check(rc == 1 and ("memory" in err.lower()), f"1e10 pixels allowed by the limit, 512 MiB: {err!r}")
+    rc, out, err = run([tool, "stats", huge], preexec_fn=small_address_space)
+    check(rc == 1 and "above the limit" in err and "memory" not in err.lower(),
+          f"1e10 pixels at the default limit under 512 MiB: {err!r}")
+
+
+def group_special(tool, corpus, tmp, sanitized):
+    good = os.path.join(tmp, "good.png")
+    with open(good, "wb") as f:
+        f.write(png(13, 7))
+    # A FIFO no one writes to must not block the run forever.
+    fifo = os.path.join(tmp, "fifo.png")
+    os.mkfifo(fifo)
+    rc, out, err = run([tool, "stats", fifo, good], timeout=30)
+    check(rc == 1 and out.count("\n") == 1, f"a FIFO without a writer: exit {rc}, {out!r}")
+    check_one_line_each(err, {fifo: ["empty"]}, "FIFO")
+    # A pipe with a writer is read in full (lumahist stats /dev/stdin).
+    with open(good, "rb") as f:
+        rc, out, err = run([tool, "stats", "--no-histogram", "/dev/stdin"], stdin=f)
+    check(rc == 0 and '"width":13' in out, f"a PNG on a pipe: exit {rc}, {out!r} {err!r}")
+    # A FIFO in a folder is not a file to read: the walk passes it by.
+    folder = os.path.join(tmp, "with-fifo")
+    os.makedirs(folder)
+    os.mkfifo(os.path.join(folder, "pipe.png"))
+    shutil.copy(good, folder)
+    rc, out, err = run([tool, "stats", folder], timeout=30)
+    check(rc == 0 and out.count("\n") == 1 and err == "", f"a FIFO in a folder: {rc} {err!r}")
+
+    if os.path.exists("/proc/self/mem"):
+        rc, out, err = run([tool, "stats", "/proc/self/mem", good])
+        check(rc == 1 and out.count("\n") == 1, f"/proc/self/mem: exit {rc}")
+        check_one_line_each(err, {"/proc/self/mem": ["input/output error"]}, "/proc/self/mem")
+    rc, out, err = run([tool, "stats", "/dev/zero", good])
+    check(rc == 1 and out.count("\n") == 1, f"/dev/zero: exit {rc}")
+    check_one_line_each(err, {"/dev/zero": ["not a png or jpeg"]}, "/dev/zero")
+
+    unreadable = os.path.join(tmp, "folder-unreadable")
+    os.makedirs(unreadable)
+    shutil.copy(good, unreadable)
+    os.chmod(unreadable, 0)
+    if os.geteuid() == 0:
+        print("note: running as root: a folder of mode 000 is readable; not tested")
+    else:
+        rc, out, err = run([tool, "stats", unreadable, good])
+        check(rc == 1 and out.count("\n") == 1, f"unreadable folder: exit {rc}")
+        check_one_line_each(err, {unreadable: ["permission denied"]}, "unreadable folder")
+    os.chmod(unreadable, 0o755)
+
+
+def rewrite_commands(tool):
+    """The subcommands that write images and exist in this build."""
+    commands = []
+    for name in ("equalize", "clahe", "overlay"):
+        rc, out, err = run([tool, name, "--help"])
+        if rc == 0 and "--out" in out:
+            commands.append(name)
+    return commands
+
+
+def digest_tree(top):
+    """{relative path: sha256} of every file (links as their target text)."""
+    result = {}
+    for folder, dirs, files in os.walk(top):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, top)
+            if os.path.islink(path):
+                result[rel] = "link:" + os.readlink(path)
+            else:
+                st = os.stat(path)
+                if not stat.S_ISREG(st.st_mode) or not os.access(path, os.R_OK):
+                    result[rel] = f"mode:{st.st_mode:o}"
+                else:
+                    with open(path, "rb") as f:
+                        result[rel] = hashlib.sha256(f.read()).hexdigest()
+    return result
+
+
+def leftovers(top):
+    """Temporary files left behind by a writer."""
+    found = []
+    for folder, _, files in os.walk(top):
+        found += [os.path.join(folder, f) for f in files if f.endswith(".tmp")]
+    return found
+
+
+def group_rewrite(tool, corpus, tmp, sanitized):
+    commands = rewrite_commands(tool)
+    if not commands:
+        print("SKIP: no equalize, clahe or overlay subcommand with --out in this build")
+        return 77
+    top = os.path.join(tmp, "set")
+    good, reasons = make_bad_set(top, corpus)
+    before = digest_tree(top)
+    loop_note = f"lumahist: {top}/sub/deeper/up: "
+    for command in commands:
+        out_dir = os.path.join(tmp, "out-" + command)
+        rc, out, err = run([tool, command, "--out", out_dir, top])
+        check(rc == 1, f"{command}: exit {rc}")
+        check_one_line_each(err, reasons, command, allowed_extra=[loop_note])
+        made = sorted(os.path.join(folder, f) for folder, _, files in os.walk(out_dir)
+                      for f in files)
+        want = sorted(os.path.join(out_dir, os.path.relpath(g, top)) for g in good)
+        # 16-bit PNGs are written back too; all good inputs have an output, no bad one has.
+        check(made == want, f"{command}: outputs {made}, expected {want}")
+        check(not leftovers(out_dir), f"{command}: temporary files left: {leftovers(out_dir)}")
+
+        # --out the input folder: nothing may be overwritten.
+        rc, out, err = run([tool, command, "--out", top, top])
+        check(rc == 1, f"{command} --out the input folder: exit {rc}")
+        for path in good:
+            check(f"lumahist: {path}: " in err, f"{command} --out input: nothing said of {path}")
+        check(digest_tree(top) == before, f"{command} --out the input folder changed its files")
+        check(not leftovers(top), f"{command}: temporary files left in the input folder")
+        # A single file whose output is itself.
+        rc, out, err = run([tool, command, "--out", os.path.dirname(good[0]), good[0]])
+        check(rc == 1 and err.startswith(f"lumahist: {good[0]}: ") and err.count("\n") == 1,
+              f"{command} onto itself: exit {rc} {err!r}")
+        check(digest_tree(top) == before, f"{command} onto itself changed the input")
+    return 0
+
+
+def in_tiny_mount(shell_command, options):
+    """Runs shell_command with $MNT a fresh tmpfs mounted with options, in a
+    private mount namespace (an unprivileged user namespace if need be).
+    Returns (rc, out, err), or None when no such mount can be made here."""
+    script = ('set -e; MNT=$(mktemp -d); export MNT; mount -t tmpfs -o "%s" tmpfs "$MNT"; '
+              'set +e; %s' % (options, shell_command))
+    unshare = shutil.which("unshare")
+    if not unshare:
+        return None
+    for argv in ([unshare, "--mount", "--map-root-user", "sh", "-c", script],
+                 [unshare, "--mount", "sh", "-c", script]):
+        probe = subprocess.run(argv[:-1] + ['mount -t tmpfs -o size=16k tmpfs "$(mktemp -d)"'],
+                               capture_output=True)
+        if probe.returncode == 0:
+            return run(argv)
+    return None
+
+
+def group_outputs(tool, corpus, tmp, sanitized):
+    # Records to a full device: a clear error and exit 1.
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([tool, "stats", os.path.join(corpus, "png")], stdout=full,
+                           stderr=subprocess.PIPE, timeout=TIMEOUT)
+    err = p.stderr.decode()
+    check(p.returncode == 1 and "no space left on device" in err.lower() and
+          err.count("\n") == 1, f"stats > /dev/full: exit {p.returncode} {err!r}")
+    print("stats > /dev/full: one line, exit 1")
+
+    commands = rewrite_commands(tool)
+    if not commands:
+        print("SKIP: no equalize, clahe or overlay subcommand with --out in this build")
+        return 77
+    inputs = os.path.join(tmp, "in")
+    os.makedirs(inputs)
+    small = os.path.join(inputs, "a-small.png")
+    with open(small, "wb") as f:
+        f.write(png(13, 7))
+    big = os.path.join(inputs, "b-noise.png")
+    with open(big, "wb") as f:
+        f.write(noise_png(160, 160))  # ~77 KB raw: larger than the 64 KiB tmpfs
+    before = digest_tree(inputs)
+    command = commands[0]
+    tested = False
+
+    if os.geteuid() != 0:
+        ro = os.path.join(tmp, "read-only")
+        os.makedirs(ro)
+        os.chmod(ro, 0o555)
+        rc, out, err = run([tool, command, "--out", ro, small, big])
+        check(rc == 1 and os.listdir(ro) == [], f"read-only folder: exit {rc}, {os.listdir(ro)}")
+        check_one_line_each(err, {small: ["permission denied"], big: ["permission denied"]},
+                            "read-only folder")
+        os.chmod(ro, 0o755)
+        print(f"{command} into a folder of mode 555: refused, nothing written")
+        tested = True
+
+    def quote(s):
+        return "'" + s.replace("'", "'\\''") + "'"
+
+    def in_mount(out_dir, options):
+        """(exit status, files made, stderr) of the command writing into a tmpfs."""
+        result = in_tiny_mount(f"{quote(tool)} {command} --out {out_dir} {quote(small)} "
+                               f"{quote(big)}; echo \"rc=$?\"; find \"$MNT\" -type f", options)
+        if result is None:
+            return None
+        _, out, err = result
+        status, _, listing = out.partition("\n")
+        return status, sorted(os.path.basename(f) for f in listing.split()), err
+
+    result = in_mount('"$MNT"', "ro,size=64k")
+    if result is None:
+        print("note: cannot mount a tmpfs here (no user namespaces, not root): "
+              "read-only and full mounts not tested")
+    else:
+        status, files, err = result
+        check(status == "rc=1" and files == [], f"read-only mount: {status}, files {files}")
+        check_one_line_each(err, {small: ["read-only file system"],
+                                  big: ["read-only file system"]}, "read-only mount")
+        status, files, err = in_mount('"$MNT/out"', "size=64k")
+        check(status == "rc=1", f"full folder: {status}")
+        check(files == ["a-small.png"], f"full folder: files {files} (a partial file?)")
+        check_one_line_each(err, {big: ["no space left on device"]}, "full folder")
+        print(f"{command} into read-only and full (64 KiB) tmpfs mounts: refused, no partial file")
+        tested = True
+    check(digest_tree(inputs) == before, "the inputs changed")
+    return 0 if tested else 77
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tool, corpus, group = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
+    sanitized = "--sanitized" in sys.argv[4:]
+    groups = {"stats": group_stats, "limits": group_limits, "special": group_special,
+              "rewrite": group_rewrite, "outputs": group_outputs}
+    with tempfile.TemporaryDirectory(prefix="lumahist-bad-") as tmp:
+        status = groups[group](tool, corpus, tmp, sanitized) or 0
+        # Leave nothing unremovable behind.
+        for folder, dirs, _ in os.walk(tmp):
+            for d in dirs:
+                p = os.path.join(folder, d)
+                if not os.path.islink(p):
+                    os.chmod(p, 0o755)
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
