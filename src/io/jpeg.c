@@ -8,8 +8,11 @@
 /* jpeglib.h needs FILE and size_t declared before it. */
 #include <stdio.h>
 
-#include <jerror.h>
 #include <jpeglib.h>
+
+/* After jpeglib.h: its jconfig.h says whether arithmetic decoding is built,
+ * and jerror.h declares JWRN_ARITH_BAD_CODE only then. */
+#include <jerror.h>
 
 #include "lhio-private.h"
 
@@ -51,17 +54,36 @@ static void on_error_exit(j_common_ptr cinfo)
 }
 
 /* libjpeg reports a file cut short, or entropy data that breaks off, as a
- * warning and fills the rest of the image with gray: statistics of such an
- * image would be wrong, so those warnings stop the decode.  Other warnings
- * (stray bytes between markers, common in files from cameras) are harmless.
- * Nothing is printed. */
+ * warning and fills the rest of the image with gray; entropy data that holds
+ * a code no table has (corrupt Huffman or arithmetic data) is a warning too,
+ * and decodes to garbage.  Statistics of such an image would be wrong, so
+ * those warnings stop the decode.  Other warnings (stray bytes between
+ * markers, common in files from cameras) are harmless. */
+static bool is_fatal_warning(int code)
+{
+  switch (code) {
+  case JWRN_JPEG_EOF:
+  case JWRN_HIT_MARKER:
+  case JWRN_MUST_RESYNC:
+  case JWRN_HUFF_BAD_CODE:
+#if JPEG_LIB_VERSION >= 70 || defined(D_ARITH_CODING_SUPPORTED)
+  case JWRN_ARITH_BAD_CODE:
+#endif
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A fatal warning ends the decode with its message; the others are only
+ * counted.  Nothing is printed. */
 static void on_emit_message(j_common_ptr cinfo, int level)
 {
   JpegError *error = (JpegError *)cinfo->err;
   if (level >= 0)
     return;
   int code = error->pub.msg_code;
-  if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER || code == JWRN_MUST_RESYNC) {
+  if (is_fatal_warning(code)) {
     if (code == JWRN_JPEG_EOF)
       snprintf(error->message, sizeof error->message, "truncated file");
     else
