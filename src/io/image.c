@@ -121,9 +121,21 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
   if (max_pixels == 0)
     max_pixels = LHIO_DEFAULT_MAX_PIXELS;
 
-  FILE *file = fopen(path, "rb");
-  if (!file)
+  /* Opened without blocking: a FIFO with no writer would block open() for
+   * ever; this way it reads as empty.  Reads block again as usual, so a pipe
+   * with a writer (/dev/stdin) is read in full. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  int flags = fcntl(fd, F_GETFL);
+  FILE *file = NULL;
+  if (flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
+    file = fdopen(fd, "rb");
+  if (!file) {
+    int err = errno;
+    close(fd);
+    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
+  }
 
   uint8_t head[8];
   size_t n = fread(head, 1, sizeof head, file);
