@@ -12,21 +12,7 @@
 #include <lumahist.h>
 
 #include "gstlumahistmeta.h"
-
-/* The formats the element must take, what the library calls them and the bit
- * depth of their luma (DESIGN.md). */
-static const struct {
-  const gchar *name;
-  LhFormat lh;
-  gint depth;
-} formats[] = {
-    {"GRAY8", LH_FORMAT_GRAY8, 8},       {"GRAY16_LE", LH_FORMAT_GRAY16, 16},
-    {"RGB", LH_FORMAT_RGB, 8},           {"BGR", LH_FORMAT_BGR, 8},
-    {"RGBA", LH_FORMAT_RGBA, 8},         {"BGRA", LH_FORMAT_BGRA, 8},
-    {"RGBx", LH_FORMAT_RGBX, 8},         {"BGRx", LH_FORMAT_BGRX, 8},
-    {"RGBA64_LE", LH_FORMAT_RGBA16, 16}, {"I420", LH_FORMAT_I420, 8},
-    {"NV12", LH_FORMAT_NV12, 8},         {"P010_10LE", LH_FORMAT_P010, 10},
-};
+#include "lumahist-check.h"
 
 /* Every field of the message, as documented; no other may appear. */
 static const gchar *const message_fields[] = {
@@ -66,124 +52,6 @@ static const gchar *const message_fields[] = {
     "percentile-norms",
     "histogram",
 };
-
-static gint format_index(GstVideoFormat format)
-{
-  for (guint i = 0; i < G_N_ELEMENTS(formats); i++)
-    if (gst_video_format_from_string(formats[i].name) == format)
-      return (gint)i;
-  return -1;
-}
-
-/* A frame of seeded pseudo-random bytes (xorshift32), with timestamps. */
-static GstBuffer *random_frame(const GstVideoInfo *info, guint32 seed, GstClockTime pts)
-{
-  GstBuffer *buffer = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(info), NULL);
-  GstMapInfo map;
-  guint32 x = seed ? seed : 1;
-
-  fail_unless(gst_buffer_map(buffer, &map, GST_MAP_WRITE));
-  for (gsize i = 0; i < map.size; i++) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    map.data[i] = (guint8)(x >> 24);
-  }
-  gst_buffer_unmap(buffer, &map);
-  GST_BUFFER_PTS(buffer) = pts;
-  GST_BUFFER_DURATION(buffer) = 40 * GST_MSECOND;
-  return buffer;
-}
-
-/* The same with every byte in 96 .. 159: a low-contrast picture that
- * equalization visibly stretches (16-bit samples too stay in a narrow band). */
-static GstBuffer *low_contrast_frame(const GstVideoInfo *info, guint32 seed, GstClockTime pts)
-{
-  GstBuffer *buffer = random_frame(info, seed, pts);
-  GstMapInfo map;
-
-  fail_unless(gst_buffer_map(buffer, &map, GST_MAP_WRITE));
-  for (gsize i = 0; i < map.size; i++)
-    map.data[i] = (guint8)(96 + map.data[i] % 64);
-  gst_buffer_unmap(buffer, &map);
-  return buffer;
-}
-
-static GstVideoInfo info_from_string(const gchar *caps_string)
-{
-  GstVideoInfo info;
-  GstCaps *caps = gst_caps_from_string(caps_string);
-
-  fail_unless(caps != NULL, "bad caps %s", caps_string);
-  fail_unless(gst_video_info_from_caps(&info, caps), "bad video caps %s", caps_string);
-  gst_caps_unref(caps);
-  return info;
-}
-
-/* The library's view of a mapped frame. */
-static LhFrame lh_frame_of(GstVideoFrame *vframe)
-{
-  LhFrame frame;
-  gint index = format_index(GST_VIDEO_FRAME_FORMAT(vframe));
-
-  fail_unless(index >= 0);
-  memset(&frame, 0, sizeof frame);
-  frame.format = formats[index].lh;
-  frame.memory = LH_MEMORY_HOST;
-  frame.width = GST_VIDEO_FRAME_WIDTH(vframe);
-  frame.height = GST_VIDEO_FRAME_HEIGHT(vframe);
-  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(vframe) && i < 3; i++) {
-    frame.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(vframe, i);
-    frame.strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(vframe, i);
-  }
-  return frame;
-}
-
-/* What the library says about a frame, computed here on the CPU. */
-static void library_stats(GstBuffer *buffer, const GstVideoInfo *info, LhMatrix matrix,
-                          LhRange range, const gchar *percentiles, LhStats *stats)
-{
-  GstVideoFrame vframe;
-  LhFrame frame;
-  LhOptions options;
-  LhContext *context = NULL;
-
-  fail_unless(gst_video_frame_map(&vframe, info, buffer, GST_MAP_READ));
-  frame = lh_frame_of(&vframe);
-  lh_options_init(&options);
-  options.matrix = matrix;
-  options.range = range;
-  fail_unless_equals_int(lh_options_set_percentiles(&options, percentiles), LH_OK);
-  fail_unless_equals_int(lh_context_new(LH_BACKEND_CPU, &context), LH_OK);
-  lh_stats_init(stats);
-  fail_unless_equals_int(lh_analyze(context, &frame, &options, stats), LH_OK);
-  lh_context_free(context);
-  gst_video_frame_unmap(&vframe);
-}
-
-/* What the element should output for a frame: a copy of it equalized
- * (equalize != NULL) and with the histogram of stats drawn (overlay != NULL)
- * by the library on the CPU. */
-static GstBuffer *library_output(GstBuffer *in, const GstVideoInfo *info,
-                                 const LhEqualizeOptions *equalize, const LhOverlayOptions *overlay,
-                                 const LhStats *stats)
-{
-  GstBuffer *out = gst_buffer_copy_deep(in);
-  GstVideoFrame vframe;
-  LhFrame frame;
-  LhContext *context = NULL;
-
-  fail_unless(gst_video_frame_map(&vframe, info, out, GST_MAP_READWRITE));
-  frame = lh_frame_of(&vframe);
-  fail_unless_equals_int(lh_context_new(LH_BACKEND_CPU, &context), LH_OK);
-  if (equalize)
-    fail_unless_equals_int(lh_equalize(context, &frame, &frame, equalize), LH_OK);
-  if (overlay)
-    fail_unless_equals_int(lh_overlay(context, &frame, stats, overlay), LH_OK);
-  lh_context_free(context);
-  gst_video_frame_unmap(&vframe);
-  return out;
-}
 
 static gboolean same_bytes(GstBuffer *a, GstBuffer *b)
 {
@@ -364,10 +232,10 @@ static void harness_free(GstHarness *h, GstBus *bus)
 
 GST_START_TEST(test_negotiation_each_format)
 {
-  for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
-    gchar *caps_string =
-        g_strdup_printf("video/x-raw,format=%s,width=63,height=17,framerate=25/1", formats[i].name);
-    GstVideoInfo info = info_from_string(caps_string);
+  for (guint i = 0; i < lhc_n_formats; i++) {
+    gchar *caps_string = g_strdup_printf("video/x-raw,format=%s,width=63,height=17,framerate=25/1",
+                                         lhc_formats[i].name);
+    GstVideoInfo info = lhc_info_from_string(caps_string);
     GstCaps *caps = gst_caps_from_string(caps_string);
     GstBus *bus;
     GstHarness *h = harness_new(&bus, "backend", 1 /* cpu */, "matrix", 2 /* bt709 */, "range",
@@ -377,23 +245,23 @@ GST_START_TEST(test_negotiation_each_format)
     GstMessage *message;
     LhStats expected;
 
-    GST_INFO("format %s", formats[i].name);
+    GST_INFO("format %s", lhc_formats[i].name);
     gst_harness_set_src_caps(h, gst_caps_ref(caps));
-    in = random_frame(&info, 1000 + i, 0);
+    in = lhc_random_frame(&info, 1000 + i, 0);
     fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
     out = gst_harness_pull(h);
-    fail_unless(out == in, "%s: not passed through", formats[i].name);
+    fail_unless(out == in, "%s: not passed through", lhc_formats[i].name);
 
     negotiated = gst_pad_get_current_caps(h->sinkpad);
     fail_unless(negotiated != NULL && gst_caps_is_equal(negotiated, caps),
-                "%s: output caps %" GST_PTR_FORMAT, formats[i].name, negotiated);
+                "%s: output caps %" GST_PTR_FORMAT, lhc_formats[i].name, negotiated);
 
-    library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &expected);
-    fail_unless_equals_int(expected.bit_depth, formats[i].depth);
+    lhc_library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &expected);
+    fail_unless_equals_int(expected.bit_depth, lhc_formats[i].depth);
     message = pop_lumahist_message(bus);
     check_message_stats(gst_message_get_structure(message), &expected, TRUE);
     fail_unless_equals_string(get_string(gst_message_get_structure(message), "format"),
-                              formats[i].name);
+                              lhc_formats[i].name);
     fail_unless_equals_int(get_int(gst_message_get_structure(message), "width"), 63);
     fail_unless_equals_int(get_int(gst_message_get_structure(message), "height"), 17);
     fail_unless_equals_string(get_string(gst_message_get_structure(message), "backend"), "cpu");
@@ -414,12 +282,13 @@ GST_START_TEST(test_unsupported_format_refused)
 {
   GstBus *bus;
   GstHarness *h = harness_new(&bus, "backend", 1, NULL);
-  GstVideoInfo info = info_from_string("video/x-raw,format=YUY2,width=16,height=16");
+  GstVideoInfo info = lhc_info_from_string("video/x-raw,format=YUY2,width=16,height=16");
   GstCaps *caps = gst_caps_from_string("video/x-raw,format=YUY2,width=16,height=16");
 
   fail_if(gst_pad_peer_query_accept_caps(h->srcpad, caps));
   gst_harness_set_src_caps(h, caps);
-  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 7, 0)), GST_FLOW_NOT_NEGOTIATED);
+  fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 7, 0)),
+                         GST_FLOW_NOT_NEGOTIATED);
   assert_no_lumahist_message(bus);
   harness_free(h, bus);
 }
@@ -429,13 +298,13 @@ GST_END_TEST;
 GST_START_TEST(test_passthrough_untouched)
 {
   const gchar *caps_string = "video/x-raw,format=NV12,width=64,height=36,framerate=25/1";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h = harness_new(&bus, "backend", 1, NULL);
 
   gst_harness_set_src_caps_str(h, caps_string);
   for (guint held = 0; held < 2; held++) {
-    GstBuffer *in = random_frame(&info, 42 + held, held * 40 * GST_MSECOND);
+    GstBuffer *in = lhc_random_frame(&info, 42 + held, held * 40 * GST_MSECOND);
     GstBuffer *out;
     GstMapInfo in_map, out_map;
     guint8 *before;
@@ -481,7 +350,7 @@ GST_START_TEST(test_meta)
 {
   const gchar *caps_string =
       "video/x-raw,format=RGBA,width=40,height=30,framerate=25/1,colorimetry=sRGB";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h =
       harness_new(&bus, "backend", 1, "percentiles", "10,90", "post-messages", FALSE, NULL);
@@ -489,11 +358,11 @@ GST_START_TEST(test_meta)
 
   gst_harness_set_src_caps_str(h, caps_string);
   for (guint i = 0; i < 3; i++) {
-    GstBuffer *in = random_frame(&info, 77 + i, i * 40 * GST_MSECOND);
+    GstBuffer *in = lhc_random_frame(&info, 77 + i, i * 40 * GST_MSECOND);
     GstBuffer *out, *copy;
     GstLumahistMeta *meta;
 
-    library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "10,90", &expected);
+    lhc_library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "10,90", &expected);
     fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
     out = gst_harness_pull(h);
     meta = gst_buffer_get_lumahist_meta(out);
@@ -529,7 +398,7 @@ GST_START_TEST(test_meta)
   g_object_set(h->element, "attach-meta", FALSE, NULL);
   {
     GstBuffer *out;
-    fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 5, 0)), GST_FLOW_OK);
+    fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 5, 0)), GST_FLOW_OK);
     out = gst_harness_pull(h);
     fail_unless(gst_buffer_get_lumahist_meta(out) == NULL);
     gst_buffer_unref(out);
@@ -566,17 +435,17 @@ GST_START_TEST(test_colorimetry)
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     gchar *caps_string =
         g_strdup_printf("video/x-raw,format=%s,width=48,height=32,framerate=25/1", cases[i].caps);
-    GstVideoInfo info = info_from_string(caps_string);
+    GstVideoInfo info = lhc_info_from_string(caps_string);
     GstBus *bus;
     GstHarness *h = harness_new(&bus, "backend", 1, "matrix", cases[i].matrix_property, "range",
                                 cases[i].range_property, NULL);
-    GstBuffer *in = random_frame(&info, 300 + i, 0);
+    GstBuffer *in = lhc_random_frame(&info, 300 + i, 0);
     GstMessage *message;
     LhStats expected;
 
     GST_INFO("case %u: %s", i, caps_string);
     gst_harness_set_src_caps_str(h, caps_string);
-    library_stats(in, &info, cases[i].matrix, cases[i].range, "1,5,50,95,99", &expected);
+    lhc_library_stats(in, &info, cases[i].matrix, cases[i].range, "1,5,50,95,99", &expected);
     fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
     gst_buffer_unref(gst_harness_pull(h));
     message = pop_lumahist_message(bus);
@@ -585,10 +454,10 @@ GST_START_TEST(test_colorimetry)
     /* The matrix matters for RGB: another one gives another mean. */
     if (GST_VIDEO_INFO_IS_RGB(&info)) {
       LhStats other;
-      in = random_frame(&info, 300 + i, 0);
-      library_stats(in, &info,
-                    cases[i].matrix == LH_MATRIX_BT601 ? LH_MATRIX_BT709 : LH_MATRIX_BT601,
-                    cases[i].range, "50", &other);
+      in = lhc_random_frame(&info, 300 + i, 0);
+      lhc_library_stats(in, &info,
+                        cases[i].matrix == LH_MATRIX_BT601 ? LH_MATRIX_BT709 : LH_MATRIX_BT601,
+                        cases[i].range, "50", &other);
       fail_if(other.mean == expected.mean, "case %u: the matrix does not change the mean", i);
       lh_stats_clear(&other);
       gst_buffer_unref(in);
@@ -604,7 +473,7 @@ GST_END_TEST;
 GST_START_TEST(test_timestamps)
 {
   const gchar *caps_string = "video/x-raw,format=GRAY8,width=16,height=16,framerate=25/1";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h = harness_new(&bus, "backend", 1, NULL);
   GstSegment segment;
@@ -621,7 +490,7 @@ GST_START_TEST(test_timestamps)
   segment.position = segment.start;
   fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
 
-  in = random_frame(&info, 9, 1500 * GST_MSECOND);
+  in = lhc_random_frame(&info, 9, 1500 * GST_MSECOND);
   fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
   gst_buffer_unref(gst_harness_pull(h));
   message = pop_lumahist_message(bus);
@@ -635,7 +504,7 @@ GST_START_TEST(test_timestamps)
   gst_message_unref(message);
 
   /* No timestamp: all three are GST_CLOCK_TIME_NONE. */
-  in = random_frame(&info, 10, GST_CLOCK_TIME_NONE);
+  in = lhc_random_frame(&info, 10, GST_CLOCK_TIME_NONE);
   GST_BUFFER_DURATION(in) = GST_CLOCK_TIME_NONE;
   fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
   gst_buffer_unref(gst_harness_pull(h));
@@ -654,7 +523,7 @@ GST_END_TEST;
 GST_START_TEST(test_message_interval)
 {
   const gchar *caps_string = "video/x-raw,format=I420,width=32,height=24,framerate=25/1";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h = harness_new(&bus, "backend", 1, "message-interval", 3, "attach-meta", FALSE,
                               "post-histogram", FALSE, NULL);
@@ -662,8 +531,8 @@ GST_START_TEST(test_message_interval)
 
   gst_harness_set_src_caps_str(h, caps_string);
   for (guint i = 0; i < 7; i++) {
-    GstBuffer *in = random_frame(&info, 500 + i, i * 40 * GST_MSECOND);
-    library_stats(in, &info, LH_MATRIX_BT601, LH_RANGE_LIMITED, "1,5,50,95,99", &expected[i]);
+    GstBuffer *in = lhc_random_frame(&info, 500 + i, i * 40 * GST_MSECOND);
+    lhc_library_stats(in, &info, LH_MATRIX_BT601, LH_RANGE_LIMITED, "1,5,50,95,99", &expected[i]);
     fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
     gst_buffer_unref(gst_harness_pull(h));
   }
@@ -686,20 +555,20 @@ GST_END_TEST;
 GST_START_TEST(test_no_messages)
 {
   const gchar *caps_string = "video/x-raw,format=GRAY8,width=8,height=8,framerate=25/1";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h =
       harness_new(&bus, "backend", 1, "post-messages", FALSE, "attach-meta", FALSE, NULL);
   GstBuffer *gap;
 
   gst_harness_set_src_caps_str(h, caps_string);
-  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 1, 0)), GST_FLOW_OK);
+  fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 1, 0)), GST_FLOW_OK);
   gst_buffer_unref(gst_harness_pull(h));
   assert_no_lumahist_message(bus);
 
   /* A gap buffer has no picture: no message, no failure. */
   g_object_set(h->element, "post-messages", TRUE, NULL);
-  gap = random_frame(&info, 2, 40 * GST_MSECOND);
+  gap = lhc_random_frame(&info, 2, 40 * GST_MSECOND);
   GST_BUFFER_FLAG_SET(gap, GST_BUFFER_FLAG_GAP);
   fail_unless_equals_int(gst_harness_push(h, gap), GST_FLOW_OK);
   gst_buffer_unref(gst_harness_pull(h));
@@ -721,14 +590,14 @@ GST_START_TEST(test_resolution_change)
   GstHarness *h = harness_new(&bus, "backend", 1, "matrix", 2 /* bt709 */, NULL);
 
   for (guint i = 0; i < G_N_ELEMENTS(caps_strings); i++) {
-    GstVideoInfo info = info_from_string(caps_strings[i]);
-    GstBuffer *in = random_frame(&info, 900 + i, i * 40 * GST_MSECOND);
+    GstVideoInfo info = lhc_info_from_string(caps_strings[i]);
+    GstBuffer *in = lhc_random_frame(&info, 900 + i, i * 40 * GST_MSECOND);
     GstMessage *message;
     const GstStructure *s;
     LhStats expected;
 
     gst_harness_set_src_caps_str(h, caps_strings[i]);
-    library_stats(in, &info, LH_MATRIX_BT709, ranges[i], "1,5,50,95,99", &expected);
+    lhc_library_stats(in, &info, LH_MATRIX_BT709, ranges[i], "1,5,50,95,99", &expected);
     fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
     gst_buffer_unref(gst_harness_pull(h));
     message = pop_lumahist_message(bus);
@@ -747,7 +616,7 @@ GST_END_TEST;
 GST_START_TEST(test_flush)
 {
   const gchar *caps_string = "video/x-raw,format=BGRA,width=32,height=16,framerate=25/1";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h = harness_new(&bus, "backend", 1, "message-interval", 2, NULL);
   GstSegment segment;
@@ -757,7 +626,7 @@ GST_START_TEST(test_flush)
 
   gst_harness_set_src_caps_str(h, caps_string);
   for (guint i = 0; i < 3; i++) {
-    fail_unless_equals_int(gst_harness_push(h, random_frame(&info, i, i * 40 * GST_MSECOND)),
+    fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, i, i * 40 * GST_MSECOND)),
                            GST_FLOW_OK);
     gst_buffer_unref(gst_harness_pull(h));
   }
@@ -772,8 +641,8 @@ GST_START_TEST(test_flush)
   fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
 
   /* After the flush the count starts again: the first frame is frame 0. */
-  in = random_frame(&info, 99, 0);
-  library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &expected);
+  in = lhc_random_frame(&info, 99, 0);
+  lhc_library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &expected);
   fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
   gst_buffer_unref(gst_harness_pull(h));
   message = pop_lumahist_message(bus);
@@ -788,7 +657,7 @@ GST_END_TEST;
 GST_START_TEST(test_percentiles_property)
 {
   const gchar *caps_string = "video/x-raw,format=GRAY16_LE,width=33,height=31,framerate=25/1";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h = harness_new(&bus, "backend", 1, "percentiles", "0,100,50,12.5", NULL);
   GstMessage *message;
@@ -805,7 +674,7 @@ GST_START_TEST(test_percentiles_property)
   g_free(percentiles);
 
   gst_harness_set_src_caps_str(h, caps_string);
-  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 31, 0)), GST_FLOW_OK);
+  fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 31, 0)), GST_FLOW_OK);
   gst_buffer_unref(gst_harness_pull(h));
   message = pop_lumahist_message(bus);
   s = gst_message_get_structure(message);
@@ -827,7 +696,7 @@ GST_START_TEST(test_percentiles_property)
 
   /* An empty list: the median only. */
   g_object_set(h->element, "percentiles", "", NULL);
-  fail_unless_equals_int(gst_harness_push(h, random_frame(&info, 32, 0)), GST_FLOW_OK);
+  fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 32, 0)), GST_FLOW_OK);
   gst_buffer_unref(gst_harness_pull(h));
   message = pop_lumahist_message(bus);
   get_array(gst_message_get_structure(message), "percentiles", G_TYPE_DOUBLE, 0);
@@ -840,36 +709,36 @@ GST_END_TEST;
  * (held elsewhere) is left alone, and the message describes the input. */
 GST_START_TEST(test_equalize_each_format)
 {
-  for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
-    gchar *caps_string =
-        g_strdup_printf("video/x-raw,format=%s,width=61,height=19,framerate=25/1", formats[i].name);
-    GstVideoInfo info = info_from_string(caps_string);
+  for (guint i = 0; i < lhc_n_formats; i++) {
+    gchar *caps_string = g_strdup_printf("video/x-raw,format=%s,width=61,height=19,framerate=25/1",
+                                         lhc_formats[i].name);
+    GstVideoInfo info = lhc_info_from_string(caps_string);
     GstBus *bus;
     GstHarness *h =
         harness_new(&bus, "backend", 1, "mode", 1 /* equalize */, "matrix", 2, "range", 1, NULL);
-    GstBuffer *in = low_contrast_frame(&info, 2000 + i, 0);
+    GstBuffer *in = lhc_low_contrast_frame(&info, 2000 + i, 0);
     GstBuffer *in_copy = gst_buffer_copy_deep(in);
     GstBuffer *out, *expected;
     GstMessage *message;
     LhEqualizeOptions equalize;
     LhStats input_stats;
 
-    GST_INFO("format %s", formats[i].name);
+    GST_INFO("format %s", lhc_formats[i].name);
     lh_equalize_options_init(&equalize);
     equalize.mode = LH_EQUALIZE_GLOBAL;
     equalize.matrix = LH_MATRIX_BT709;
     equalize.range = LH_RANGE_FULL;
-    expected = library_output(in, &info, &equalize, NULL, NULL);
-    fail_if(same_bytes(expected, in), "%s: equalization changes nothing", formats[i].name);
-    library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &input_stats);
+    expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
+    fail_if(same_bytes(expected, in), "%s: equalization changes nothing", lhc_formats[i].name);
+    lhc_library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &input_stats);
 
     gst_harness_set_src_caps_str(h, caps_string);
     fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
     out = gst_harness_pull(h);
     fail_unless(out != in);
     fail_unless(same_bytes(out, expected), "%s: output differs from the library's",
-                formats[i].name);
-    fail_unless(same_bytes(in, in_copy), "%s: the held input was written", formats[i].name);
+                lhc_formats[i].name);
+    fail_unless(same_bytes(in, in_copy), "%s: the held input was written", lhc_formats[i].name);
     fail_unless(gst_buffer_get_lumahist_meta(out) != NULL);
 
     message = pop_lumahist_message(bus);
@@ -902,12 +771,12 @@ GST_START_TEST(test_clahe)
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     gchar *caps_string =
         g_strdup_printf("video/x-raw,format=%s,width=70,height=45,framerate=25/1", cases[i].format);
-    GstVideoInfo info = info_from_string(caps_string);
+    GstVideoInfo info = lhc_info_from_string(caps_string);
     GstBus *bus;
     GstHarness *h = harness_new(&bus, "backend", 1, "mode", 2 /* clahe */, "matrix", 1, "range", 1,
                                 "tiles-x", cases[i].tiles_x, "tiles-y", cases[i].tiles_y,
                                 "clip-limit", cases[i].clip_limit, "post-messages", FALSE, NULL);
-    GstBuffer *in = low_contrast_frame(&info, 3000 + i, 0);
+    GstBuffer *in = lhc_low_contrast_frame(&info, 3000 + i, 0);
     GstBuffer *out, *expected, *global;
     LhEqualizeOptions equalize;
 
@@ -920,10 +789,10 @@ GST_START_TEST(test_clahe)
     equalize.tiles_x = cases[i].tiles_x;
     equalize.tiles_y = cases[i].tiles_y;
     equalize.clip_limit = cases[i].clip_limit;
-    expected = library_output(in, &info, &equalize, NULL, NULL);
+    expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
     /* CLAHE is not global equalization: the test would see a mix-up. */
     equalize.mode = LH_EQUALIZE_GLOBAL;
-    global = library_output(in, &info, &equalize, NULL, NULL);
+    global = lhc_library_output(in, &info, &equalize, NULL, NULL);
     fail_if(same_bytes(expected, global));
 
     gst_harness_set_src_caps_str(h, caps_string);
@@ -945,7 +814,7 @@ GST_END_TEST;
 GST_START_TEST(test_temporal_window)
 {
   const gchar *caps_string = "video/x-raw,format=GRAY8,width=40,height=30,framerate=25/1";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h = harness_new(&bus, "backend", 1, "mode", 1, "temporal-window", 3, "cut-threshold",
                               1.0, "post-messages", FALSE, "attach-meta", FALSE, NULL);
@@ -971,12 +840,12 @@ GST_START_TEST(test_temporal_window)
       fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
       lh_temporal_reset(temporal);
     }
-    in = i % 2 ? low_contrast_frame(&info, 4000 + i, i * 40 * GST_MSECOND)
-               : random_frame(&info, 4000 + i, i * 40 * GST_MSECOND);
+    in = i % 2 ? lhc_low_contrast_frame(&info, 4000 + i, i * 40 * GST_MSECOND)
+               : lhc_random_frame(&info, 4000 + i, i * 40 * GST_MSECOND);
     equalize.temporal = temporal;
-    expected = library_output(in, &info, &equalize, NULL, NULL);
+    expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
     equalize.temporal = NULL;
-    alone = library_output(in, &info, &equalize, NULL, NULL);
+    alone = lhc_library_output(in, &info, &equalize, NULL, NULL);
     if (!same_bytes(expected, alone))
       smoothing_seen = TRUE;
     if (i == 0 || i == 5)
@@ -1012,13 +881,13 @@ GST_START_TEST(test_overlay)
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     gchar *caps_string =
         g_strdup_printf("video/x-raw,format=%s,width=96,height=64,framerate=25/1", cases[i].caps);
-    GstVideoInfo info = info_from_string(caps_string);
+    GstVideoInfo info = lhc_info_from_string(caps_string);
     GstBus *bus;
     GstHarness *h = harness_new(&bus, "backend", 1, "mode", cases[i].mode, "matrix", 2, "overlay",
                                 TRUE, "overlay-x", 6, "overlay-y", 10, "overlay-width", 50,
                                 "overlay-height", 30, "overlay-opacity", 0.6, "overlay-scale",
                                 0 /* linear */, "clip-warning", 0.01, NULL);
-    GstBuffer *in = random_frame(&info, 5000 + i, 0);
+    GstBuffer *in = lhc_random_frame(&info, 5000 + i, 0);
     GstBuffer *out, *expected, *plain;
     LhEqualizeOptions equalize;
     LhOverlayOptions overlay;
@@ -1026,7 +895,7 @@ GST_START_TEST(test_overlay)
     GstMessage *message;
 
     GST_INFO("case %u: %s", i, caps_string);
-    library_stats(in, &info, LH_MATRIX_BT709, cases[i].range, "1,5,50,95,99", &stats);
+    lhc_library_stats(in, &info, LH_MATRIX_BT709, cases[i].range, "1,5,50,95,99", &stats);
     lh_equalize_options_init(&equalize);
     equalize.mode = cases[i].mode == 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
     equalize.matrix = LH_MATRIX_BT709;
@@ -1038,8 +907,8 @@ GST_START_TEST(test_overlay)
     overlay.clip_warning = 0.01;
     overlay.matrix = LH_MATRIX_BT709;
     overlay.range = cases[i].range;
-    expected = library_output(in, &info, cases[i].mode ? &equalize : NULL, &overlay, &stats);
-    plain = library_output(in, &info, cases[i].mode ? &equalize : NULL, NULL, NULL);
+    expected = lhc_library_output(in, &info, cases[i].mode ? &equalize : NULL, &overlay, &stats);
+    plain = lhc_library_output(in, &info, cases[i].mode ? &equalize : NULL, NULL, NULL);
     fail_if(same_bytes(expected, plain), "case %u: the overlay draws nothing", i);
 
     gst_harness_set_src_caps_str(h, caps_string);
@@ -1066,7 +935,7 @@ GST_END_TEST;
 GST_START_TEST(test_mode_change_while_playing)
 {
   const gchar *caps_string = "video/x-raw,format=GRAY8,width=32,height=32,framerate=25/1";
-  GstVideoInfo info = info_from_string(caps_string);
+  GstVideoInfo info = lhc_info_from_string(caps_string);
   GstBus *bus;
   GstHarness *h =
       harness_new(&bus, "backend", 1, "attach-meta", FALSE, "post-messages", FALSE, NULL);
@@ -1075,7 +944,7 @@ GST_START_TEST(test_mode_change_while_playing)
 
   lh_equalize_options_init(&equalize);
   gst_harness_set_src_caps_str(h, caps_string);
-  in = low_contrast_frame(&info, 1, 0);
+  in = lhc_low_contrast_frame(&info, 1, 0);
   fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
   out = gst_harness_pull(h);
   fail_unless(out == in);
@@ -1083,8 +952,8 @@ GST_START_TEST(test_mode_change_while_playing)
   gst_buffer_unref(in);
 
   g_object_set(h->element, "mode", 1 /* equalize */, NULL);
-  in = low_contrast_frame(&info, 2, 40 * GST_MSECOND);
-  expected = library_output(in, &info, &equalize, NULL, NULL);
+  in = lhc_low_contrast_frame(&info, 2, 40 * GST_MSECOND);
+  expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
   fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
   out = gst_harness_pull(h);
   fail_unless(same_bytes(out, expected));
@@ -1092,7 +961,7 @@ GST_START_TEST(test_mode_change_while_playing)
   gst_buffer_unref(expected);
 
   g_object_set(h->element, "mode", 0 /* analyze */, NULL);
-  in = low_contrast_frame(&info, 3, 80 * GST_MSECOND);
+  in = lhc_low_contrast_frame(&info, 3, 80 * GST_MSECOND);
   fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
   out = gst_harness_pull(h);
   fail_unless(out == in);

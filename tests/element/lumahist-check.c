@@ -1,0 +1,156 @@
+/* lumahist-check.c: test frames and the library reference shared by the
+ * element tests (see lumahist-check.h). */
+#include <string.h>
+
+#include "lumahist-check.h"
+
+const LhcFormat lhc_formats[] = {
+    {"GRAY8", LH_FORMAT_GRAY8, 8},       {"GRAY16_LE", LH_FORMAT_GRAY16, 16},
+    {"RGB", LH_FORMAT_RGB, 8},           {"BGR", LH_FORMAT_BGR, 8},
+    {"RGBA", LH_FORMAT_RGBA, 8},         {"BGRA", LH_FORMAT_BGRA, 8},
+    {"RGBx", LH_FORMAT_RGBX, 8},         {"BGRx", LH_FORMAT_BGRX, 8},
+    {"RGBA64_LE", LH_FORMAT_RGBA16, 16}, {"I420", LH_FORMAT_I420, 8},
+    {"NV12", LH_FORMAT_NV12, 8},         {"P010_10LE", LH_FORMAT_P010, 10},
+};
+const guint lhc_n_formats = G_N_ELEMENTS(lhc_formats);
+
+const LhcFormat *lhc_format(GstVideoFormat format)
+{
+  for (guint i = 0; i < lhc_n_formats; i++)
+    if (gst_video_format_from_string(lhc_formats[i].name) == format)
+      return &lhc_formats[i];
+  fail("format %s is not one of the library's", gst_video_format_to_string(format));
+  return NULL;
+}
+
+GstVideoInfo lhc_info_from_string(const gchar *caps_string)
+{
+  GstVideoInfo info;
+  GstCaps *caps = gst_caps_from_string(caps_string);
+
+  fail_unless(caps != NULL, "bad caps %s", caps_string);
+  fail_unless(gst_video_info_from_caps(&info, caps), "bad video caps %s", caps_string);
+  gst_caps_unref(caps);
+  return info;
+}
+
+GstBuffer *lhc_random_frame(const GstVideoInfo *info, guint32 seed, GstClockTime pts)
+{
+  GstBuffer *buffer = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(info), NULL);
+  GstMapInfo map;
+  guint32 x = seed ? seed : 1;
+
+  fail_unless(gst_buffer_map(buffer, &map, GST_MAP_WRITE));
+  for (gsize i = 0; i < map.size; i++) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    map.data[i] = (guint8)(x >> 24);
+  }
+  gst_buffer_unmap(buffer, &map);
+  GST_BUFFER_PTS(buffer) = pts;
+  GST_BUFFER_DURATION(buffer) = 40 * GST_MSECOND;
+  return buffer;
+}
+
+GstBuffer *lhc_low_contrast_frame(const GstVideoInfo *info, guint32 seed, GstClockTime pts)
+{
+  GstBuffer *buffer = lhc_random_frame(info, seed, pts);
+  GstMapInfo map;
+
+  fail_unless(gst_buffer_map(buffer, &map, GST_MAP_WRITE));
+  for (gsize i = 0; i < map.size; i++)
+    map.data[i] = (guint8)(96 + map.data[i] % 64);
+  gst_buffer_unmap(buffer, &map);
+  return buffer;
+}
+
+LhFrame lhc_frame_of(GstVideoFrame *vframe)
+{
+  LhFrame frame;
+
+  memset(&frame, 0, sizeof frame);
+  frame.format = lhc_format(GST_VIDEO_FRAME_FORMAT(vframe))->lh;
+  frame.memory = LH_MEMORY_HOST;
+  frame.width = GST_VIDEO_FRAME_WIDTH(vframe);
+  frame.height = GST_VIDEO_FRAME_HEIGHT(vframe);
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(vframe) && i < 3; i++) {
+    frame.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(vframe, i);
+    frame.strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(vframe, i);
+  }
+  return frame;
+}
+
+void lhc_library_stats(GstBuffer *buffer, const GstVideoInfo *info, LhMatrix matrix, LhRange range,
+                       const gchar *percentiles, LhStats *stats)
+{
+  GstVideoFrame vframe;
+  LhFrame frame;
+  LhOptions options;
+  LhContext *context = NULL;
+
+  fail_unless(gst_video_frame_map(&vframe, info, buffer, GST_MAP_READ));
+  frame = lhc_frame_of(&vframe);
+  lh_options_init(&options);
+  options.matrix = matrix;
+  options.range = range;
+  fail_unless_equals_int(lh_options_set_percentiles(&options, percentiles), LH_OK);
+  fail_unless_equals_int(lh_context_new(LH_BACKEND_CPU, &context), LH_OK);
+  lh_stats_init(stats);
+  fail_unless_equals_int(lh_analyze(context, &frame, &options, stats), LH_OK);
+  lh_context_free(context);
+  gst_video_frame_unmap(&vframe);
+}
+
+GstBuffer *lhc_library_output(GstBuffer *in, const GstVideoInfo *info,
+                              const LhEqualizeOptions *equalize, const LhOverlayOptions *overlay,
+                              const LhStats *stats)
+{
+  GstBuffer *out = gst_buffer_copy_deep(in);
+  GstVideoFrame vframe;
+  LhFrame frame;
+  LhContext *context = NULL;
+
+  fail_unless(gst_video_frame_map(&vframe, info, out, GST_MAP_READWRITE));
+  frame = lhc_frame_of(&vframe);
+  fail_unless_equals_int(lh_context_new(LH_BACKEND_CPU, &context), LH_OK);
+  if (equalize)
+    fail_unless_equals_int(lh_equalize(context, &frame, &frame, equalize), LH_OK);
+  if (overlay)
+    fail_unless_equals_int(lh_overlay(context, &frame, stats, overlay), LH_OK);
+  lh_context_free(context);
+  gst_video_frame_unmap(&vframe);
+  return out;
+}
+
+gboolean lhc_same_pixels(GstBuffer *a, const GstVideoInfo *a_info, GstBuffer *b,
+                         const GstVideoInfo *b_info)
+{
+  GstVideoFrame fa, fb;
+  gboolean same = TRUE;
+
+  fail_unless(gst_video_frame_map(&fa, a_info, a, GST_MAP_READ));
+  fail_unless(gst_video_frame_map(&fb, b_info, b, GST_MAP_READ));
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&fa) && same; p++) {
+    guint c = 0;
+    gsize row_bytes;
+
+    /* The first component of the plane spans its whole pixel (packed RGB,
+     * interleaved UV) or is its only one. */
+    while (GST_VIDEO_FORMAT_INFO_PLANE(fa.info.finfo, c) != p)
+      c++;
+    row_bytes = (gsize)GST_VIDEO_FRAME_COMP_WIDTH(&fa, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(&fa, c);
+    for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&fa, c) && same; y++) {
+      const guint8 *ra = (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fa, p) +
+                         (gsize)y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, p);
+      const guint8 *rb = (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fb, p) +
+                         (gsize)y * GST_VIDEO_FRAME_PLANE_STRIDE(&fb, p);
+      same = memcmp(ra, rb, row_bytes) == 0;
+      if (!same)
+        GST_INFO("plane %u row %d differs", p, y);
+    }
+  }
+  gst_video_frame_unmap(&fb);
+  gst_video_frame_unmap(&fa);
+  return same;
+}

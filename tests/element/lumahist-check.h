@@ -1,0 +1,51 @@
+/* lumahist-check.h: what the element tests share: test frames, the library's
+ * formats, and the library run directly (on the CPU) as the reference. */
+#ifndef LUMAHIST_CHECK_H
+#define LUMAHIST_CHECK_H
+
+#include <gst/check/gstcheck.h>
+#include <gst/video/video.h>
+
+#include <lumahist.h>
+
+/* A format the element takes, what the library calls it and the bit depth of
+ * its luma (DESIGN.md). */
+typedef struct {
+  const gchar *name;
+  LhFormat lh;
+  gint depth;
+} LhcFormat;
+
+extern const LhcFormat lhc_formats[];
+extern const guint lhc_n_formats;
+
+/* The entry of a GStreamer format in lhc_formats (fails the test if none). */
+const LhcFormat *lhc_format(GstVideoFormat format);
+
+GstVideoInfo lhc_info_from_string(const gchar *caps_string);
+
+/* A frame of seeded pseudo-random bytes (xorshift32), 40 ms long, at pts. */
+GstBuffer *lhc_random_frame(const GstVideoInfo *info, guint32 seed, GstClockTime pts);
+
+/* The same with every byte in 96 .. 159: a low-contrast picture that
+ * equalization visibly stretches (16-bit samples too stay in a narrow band). */
+GstBuffer *lhc_low_contrast_frame(const GstVideoInfo *info, guint32 seed, GstClockTime pts);
+
+/* The library's view of a frame mapped for the host. */
+LhFrame lhc_frame_of(GstVideoFrame *vframe);
+
+/* The library's statistics of a frame. */
+void lhc_library_stats(GstBuffer *buffer, const GstVideoInfo *info, LhMatrix matrix, LhRange range,
+                       const gchar *percentiles, LhStats *stats);
+
+/* A copy of a frame equalized (equalize != NULL) and with the histogram of
+ * stats drawn (overlay != NULL) by the library: what the element must output. */
+GstBuffer *lhc_library_output(GstBuffer *in, const GstVideoInfo *info,
+                              const LhEqualizeOptions *equalize, const LhOverlayOptions *overlay,
+                              const LhStats *stats);
+
+/* Equal visible bytes of two frames, whose strides may differ. */
+gboolean lhc_same_pixels(GstBuffer *a, const GstVideoInfo *a_info, GstBuffer *b,
+                         const GstVideoInfo *b_info);
+
+#endif /* LUMAHIST_CHECK_H */
