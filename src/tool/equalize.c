@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "lht-batch.h"
 #include "lht.h"
 
 /* The first line of a LUT file; the 2^depth entries follow. */
@@ -175,6 +176,8 @@ static int image_histogram(LhContext *context, const LhFrame *frame, LhMatrix ma
 static bool equalize_image(LhioImage *image, const char *path, void *data)
 {
   EqualizeRun *run = data;
+  /* On the batch pipeline: the context of this analysis thread. */
+  LhContext *context = lht_worker_context(run->context);
   LhFrame *frame = &image->frame;
   int status;
   if (run->lut) {
@@ -182,13 +185,13 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
       lht_error(path, "%d-bit luma; the LUT is for %d bits", luma_depth(frame), run->lut_depth);
       return false;
     }
-    status = lh_apply_lut(run->context, frame, frame, run->lut, run->options.matrix);
+    status = lh_apply_lut(context, frame, frame, run->lut, run->options.matrix);
   } else if (run->save_lut) {
     /* The LUT lh_equalize would make, kept: the same image either way. */
     LhStats stats;
     lh_stats_init(&stats);
     uint16_t *lut = NULL;
-    status = image_histogram(run->context, frame, run->options.matrix, &stats);
+    status = image_histogram(context, frame, run->options.matrix, &stats);
     if (status >= 0) {
       lut = malloc(stats.n_bins * sizeof *lut);
       status = lut ? lh_lut_from_histogram(stats.histogram, stats.bit_depth, run->options.range,
@@ -196,14 +199,14 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
                    : lh_set_error(LH_ERROR_NO_MEMORY, "out of memory for a LUT");
     }
     if (status >= 0)
-      status = lh_apply_lut(run->context, frame, frame, lut, run->options.matrix);
+      status = lh_apply_lut(context, frame, frame, lut, run->options.matrix);
     bool saved = status < 0 || save_lut(run->save_lut, lut, stats.bit_depth);
     free(lut);
     lh_stats_clear(&stats);
     if (!saved)
       return false;
   } else {
-    status = lh_equalize(run->context, frame, frame, &run->options);
+    status = lh_equalize(context, frame, frame, &run->options);
   }
   if (status < 0) {
     lht_error(path, "%s", lht_reason(status, path));
@@ -342,17 +345,22 @@ int lht_equalize_main(int argc, char **argv)
   g_option_context_add_main_entries(option_context, common, NULL);
   g_option_context_add_main_entries(option_context, args.clahe ? clahe_entries : global_entries,
                                     NULL);
+  LhtBatchArgs batch;
+  lht_batch_args_init(&batch, LHT_BATCH_OUTPUTS);
+  lht_batch_add_options(option_context, &batch);
   const char *command = args.clahe ? "lumahist clahe" : "lumahist equalize";
   int status = lht_parse_options(option_context, &argc, &argv, command);
   g_option_context_free(option_context);
   if (status >= 0) {
+    lht_batch_args_clear(&batch);
     equalize_args_clear(&args);
     return status;
   }
 
   EqualizeRun run = {0};
   LhBackend wanted = LH_BACKEND_AUTO;
-  if (!check_args(&args, &run, &wanted)) {
+  if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, command)) {
+    lht_batch_args_clear(&batch);
     equalize_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
@@ -362,6 +370,7 @@ int lht_equalize_main(int argc, char **argv)
   if (args.save_lut && !args.global && plan.inputs->len != 1) {
     lht_plan_clear(&plan);
     int code = usage_error(&args, "--save-lut without --global takes one input image");
+    lht_batch_args_clear(&batch);
     equalize_args_clear(&args);
     return code;
   }
@@ -369,6 +378,7 @@ int lht_equalize_main(int argc, char **argv)
     lht_plan_clear(&plan);
     int code = usage_error(&args, "--save-lut %s is an input; it is never overwritten",
                            args.save_lut);
+    lht_batch_args_clear(&batch);
     equalize_args_clear(&args);
     return code;
   }
@@ -376,6 +386,7 @@ int lht_equalize_main(int argc, char **argv)
   if (lh_context_new(wanted, &run.context) < 0) {
     lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
     lht_plan_clear(&plan);
+    lht_batch_args_clear(&batch);
     equalize_args_clear(&args);
     return LHT_EXIT_FAILURE;
   }
@@ -403,17 +414,22 @@ int lht_equalize_main(int argc, char **argv)
   run.lut = lut;
 
   bool can_run = lut || (!args.apply_lut && !args.global);
-  for (guint i = 0; i < plan.inputs->len; i++) {
+  /* Decoding and writing on --jobs threads, the equalization on the contexts'. */
+  status = LHT_EXIT_OK;
+  if (can_run)
+    status = lht_batch_rewrite(&batch, &plan, args.out_dir, failed, &rewrite, equalize_image,
+                               &run, wanted, args.verbose);
+  for (guint i = 0; i < plan.inputs->len; i++)
     if (failed[i] || !can_run)
       ok = false;
-    else
-      ok = lht_rewrite_one(&plan, i, &rewrite, equalize_image, &run) && ok;
-  }
+  if (status == LHT_EXIT_OK && !ok)
+    status = LHT_EXIT_FAILURE;
 
+  lht_batch_args_clear(&batch);
   free(lut);
   g_free(failed);
   lh_context_free(run.context);
   lht_plan_clear(&plan);
   equalize_args_clear(&args);
-  return ok ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
+  return status;
 }

@@ -204,8 +204,26 @@ typedef struct {
 void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
                       const GPtrArray *paths, LhtPipelineResult *result);
 
+/* In a device_step (or a function it calls): the context of the calling
+ * analysis thread; fallback on any other thread. */
+LhContext *lht_worker_context(LhContext *fallback);
+
 /* Prints the --timing summary of a run on stderr. */
 void lht_pipeline_print_timing(const LhtPipelineResult *result, const LhtContexts *contexts);
+
+/* ------------------------------------------------------------------------ */
+/* Subcommands that write an image per input (rewrite-batch.c)               */
+
+/* Runs change over the inputs of plan (lht_plan_outputs() into out_dir) on
+ * the pipeline: decoding and writing on the pool, change on the analysis
+ * threads, where lht_worker_context() gives it the thread's context.  Leaves
+ * out the inputs marked in leave_out (may be NULL), those of other shards
+ * (--shard: by the output's path below out_dir) and, with --skip-existing,
+ * those whose output exists.  Returns the exit status: 0, 1 when an input
+ * failed, 2 for a usage error, 128 + the signal that stopped the run. */
+int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_dir,
+                      const bool *leave_out, const LhtRewriteOptions *options,
+                      LhtRewriteFunc change, void *data, LhBackend backend, bool verbose);
 
 /* ------------------------------------------------------------------------ */
 /* Dataset records (dataset.c)                                               */

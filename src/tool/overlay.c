@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "lht-batch.h"
 #include "lht.h"
 
 #define DEFAULT_MARKERS "5,95"
@@ -83,11 +84,13 @@ typedef struct {
 static bool overlay_image(LhioImage *image, const char *path, void *data)
 {
   OverlayRun *run = data;
+  /* On the batch pipeline: the context of this analysis thread. */
+  LhContext *context = lht_worker_context(run->context);
   LhStats stats;
   lh_stats_init(&stats);
-  int status = lh_analyze(run->context, &image->frame, &run->analysis, &stats);
+  int status = lh_analyze(context, &image->frame, &run->analysis, &stats);
   if (status >= 0)
-    status = lh_overlay(run->context, &image->frame, &stats, &run->overlay);
+    status = lh_overlay(context, &image->frame, &stats, &run->overlay);
   lh_stats_clear(&stats);
   if (status < 0) {
     lht_error(path, "%s", lht_reason(status, path));
@@ -188,21 +191,27 @@ int lht_overlay_main(int argc, char **argv)
                       "found in a folder keeps its path below it under DIR.\n"
                       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, entries, NULL);
+  LhtBatchArgs batch;
+  lht_batch_args_init(&batch, LHT_BATCH_OUTPUTS);
+  lht_batch_add_options(option_context, &batch);
   int status = lht_parse_options(option_context, &argc, &argv, "lumahist overlay");
   g_option_context_free(option_context);
   if (status >= 0) {
+    lht_batch_args_clear(&batch);
     overlay_args_clear(&args);
     return status;
   }
 
   OverlayRun run = {0};
   LhBackend wanted = LH_BACKEND_AUTO;
-  if (!check_args(&args, &run, &wanted)) {
+  if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, "lumahist overlay")) {
+    lht_batch_args_clear(&batch);
     overlay_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
   if (lh_context_new(wanted, &run.context) < 0) {
     lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+    lht_batch_args_clear(&batch);
     overlay_args_clear(&args);
     return LHT_EXIT_FAILURE;
   }
@@ -216,11 +225,15 @@ int lht_overlay_main(int argc, char **argv)
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
   LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,
                                .max_pixels = (uint64_t)args.max_pixels};
-  for (guint i = 0; i < plan.inputs->len; i++)
-    ok = lht_rewrite_one(&plan, i, &rewrite, overlay_image, &run) && ok;
+  /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
+  status = lht_batch_rewrite(&batch, &plan, args.out_dir, NULL, &rewrite, overlay_image, &run,
+                             wanted, args.verbose);
+  if (status == LHT_EXIT_OK && !ok)
+    status = LHT_EXIT_FAILURE;
 
+  lht_batch_args_clear(&batch);
   lht_plan_clear(&plan);
   lh_context_free(run.context);
   overlay_args_clear(&args);
-  return ok ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
+  return status;
 }

@@ -54,6 +54,14 @@ static Task end_of_work;
 
 static volatile sig_atomic_t stop_signal;
 
+/* The context of the analysis thread running on this thread, if any. */
+static _Thread_local LhContext *thread_context;
+
+LhContext *lht_worker_context(LhContext *fallback)
+{
+  return thread_context ? thread_context : fallback;
+}
+
 static void on_stop_signal(int signal_number)
 {
   /* SA_RESETHAND made the next one fatal: a second Ctrl-C ends at once. */
@@ -157,6 +165,7 @@ static gpointer context_thread(gpointer data)
   LhContext *context = p->contexts->contexts[self->index];
   char *device_error = NULL;
   lht_device_use(p->contexts->device_ids[self->index], &device_error);
+  thread_context = context;
 
   LhStats stats[CUDA_BATCH_FRAMES];
   for (int i = 0; i < CUDA_BATCH_FRAMES; i++)
@@ -272,8 +281,11 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
       task = pending[next_emit % window];
       pending[next_emit % window] = NULL;
       if (task->item.status < 0) {
-        lht_progress_clear(spec->progress);
-        lht_error(task->item.path, "%s", task->item.reason ? task->item.reason : "failed");
+        /* Without a reason, the step has reported the failure itself. */
+        if (task->item.reason) {
+          lht_progress_clear(spec->progress);
+          lht_error(task->item.path, "%s", task->item.reason);
+        }
         result->failed++;
       } else {
         if (!spec->emit(&task->item, spec->data))

@@ -1,0 +1,140 @@
+/* rewrite-batch.c: the batch run of the subcommands that write an image per
+ * input (equalize, clahe, overlay): decoding and encoding on the pool of
+ * threads, the change itself on the analysis contexts' threads (one per GPU,
+ * or one per decoding thread on the CPU), --skip-existing, --shard and
+ * progress.  Each output is written to a temporary file renamed into place
+ * (lhio_write), so an interrupted run leaves whole outputs only. */
+#include <errno.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "lht-batch.h"
+
+typedef struct {
+  const LhtPlan *plan;
+  const guint *plan_index; /* of each path handed to the pipeline */
+  const LhtRewriteOptions *options;
+  LhtRewriteFunc change;
+  void *data;
+} RewriteRun;
+
+static bool change_step(LhContext *context, LhtItem *item, void *data)
+{
+  RewriteRun *run = data;
+  if (run->change(&item->image, item->path, run->data))
+    return true;
+  /* The change reported its failure itself. */
+  item->status = LH_ERROR_IO;
+  return false;
+}
+
+static bool write_step(LhtItem *item, void *data)
+{
+  RewriteRun *run = data;
+  const char *output = g_ptr_array_index(run->plan->outputs, run->plan_index[item->index]);
+  char *folder = g_path_get_dirname(output);
+  int made = g_mkdir_with_parents(folder, 0777);
+  int error = errno;
+  g_free(folder);
+  if (made != 0) {
+    lht_item_fail(item, LH_ERROR_IO, "cannot make the folder of %s: %s", output,
+                  g_strerror(error));
+    return false;
+  }
+  /* Checked again at the last moment: a file may have been linked since. */
+  if (lht_plan_holds_input(run->plan, output)) {
+    lht_item_fail(item, LH_ERROR_IO, "its output %s is an input; not overwritten", output);
+    return false;
+  }
+  LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality};
+  int status = lhio_write(output, &item->image, &write_options);
+  if (status < 0) {
+    lht_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
+    return false;
+  }
+  /* The pixels are not needed while the item waits for its turn. */
+  lhio_image_clear(&item->image);
+  return true;
+}
+
+static bool count_done(LhtItem *item, void *data)
+{
+  return true;
+}
+
+/* The output's path below out_dir: the input's path below the folder named,
+ * or its name, the same on every machine. */
+static const char *shard_key(const char *out_dir, const char *output)
+{
+  size_t n = strlen(out_dir);
+  while (n > 0 && out_dir[n - 1] == '/')
+    n--;
+  if (strncmp(output, out_dir, n) == 0 && output[n] == '/')
+    return output + n + 1;
+  return output;
+}
+
+int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_dir,
+                      const bool *leave_out, const LhtRewriteOptions *options,
+                      LhtRewriteFunc change, void *data, LhBackend backend, bool verbose)
+{
+  if (args->device_ids && backend == LH_BACKEND_CPU) {
+    lht_error(NULL, "--devices and --backend cpu do not go together");
+    return LHT_EXIT_USAGE;
+  }
+  int jobs = lht_batch_jobs(args);
+  LhtContexts contexts;
+  if (!lht_contexts_open(&contexts, backend, args->device_ids, jobs, false))
+    return LHT_EXIT_FAILURE;
+
+  GPtrArray *inputs = g_ptr_array_new();
+  guint *plan_index = g_new(guint, plan->inputs->len + 1);
+  guint skipped = 0;
+  for (guint i = 0; i < plan->inputs->len; i++) {
+    const char *output = g_ptr_array_index(plan->outputs, i);
+    if (leave_out && leave_out[i])
+      continue;
+    if (args->shard_count &&
+        lht_shard_of(shard_key(out_dir, output), args->shard_count) != args->shard_index)
+      continue;
+    if (args->skip_existing && lht_output_exists(output)) {
+      skipped++;
+      continue;
+    }
+    plan_index[inputs->len] = i;
+    g_ptr_array_add(inputs, g_ptr_array_index(plan->inputs, i));
+  }
+  if (skipped && (verbose || args->progress) && !args->quiet)
+    lht_error(NULL, "skipping %u inputs whose output exists", skipped);
+
+  RewriteRun run = {plan, plan_index, options, change, data};
+  LhtProgress *progress = lht_progress_new(inputs->len, args->progress, args->quiet);
+  LhtPipelineSpec spec = {
+      .jobs = jobs,
+      .read_mode = LHIO_READ_FULL,
+      .max_pixels = options->max_pixels,
+      .device_step = change_step,
+      .finish_step = write_step,
+      .emit = count_done,
+      .data = &run,
+      .progress = progress,
+  };
+  LhtPipelineResult result;
+  lht_pipeline_run(&spec, &contexts, inputs, &result);
+  lht_progress_finish(progress, result.done, result.failed, result.signal != 0);
+  if (args->timing)
+    lht_pipeline_print_timing(&result, &contexts);
+
+  int status = result.failed ? LHT_EXIT_FAILURE : LHT_EXIT_OK;
+  if (result.signal) {
+    lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
+              result.signal == SIGINT ? "SIGINT" : "SIGTERM", result.done);
+    status = 128 + result.signal;
+  }
+  g_free(result.per_context);
+  g_ptr_array_free(inputs, TRUE);
+  g_free(plan_index);
+  lht_contexts_close(&contexts);
+  return status;
+}
