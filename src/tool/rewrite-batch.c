@@ -38,8 +38,7 @@ static bool write_step(LhtItem *item, void *data)
   int error = errno;
   g_free(folder);
   if (made != 0) {
-    lht_item_fail(item, LH_ERROR_IO, "cannot make the folder of %s: %s", output,
-                  g_strerror(error));
+    lht_item_fail(item, LH_ERROR_IO, "cannot make the folder of %s: %s", output, g_strerror(error));
     return false;
   }
   /* Checked again at the last moment: a file may have been linked since. */
