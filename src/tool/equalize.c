@@ -417,8 +417,8 @@ int lht_equalize_main(int argc, char **argv)
   /* Decoding and writing on --jobs threads, the equalization on the contexts'. */
   status = LHT_EXIT_OK;
   if (can_run)
-    status = lht_batch_rewrite(&batch, &plan, args.out_dir, failed, &rewrite, equalize_image,
-                               &run, wanted, args.verbose);
+    status = lht_batch_rewrite(&batch, &plan, args.out_dir, failed, &rewrite, equalize_image, &run,
+                               wanted, args.verbose);
   for (guint i = 0; i < plan.inputs->len; i++)
     if (failed[i] || !can_run)
       ok = false;
