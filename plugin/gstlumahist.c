@@ -1242,8 +1242,8 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
       DEFAULT_POST_MESSAGES, rw);
   properties[PROP_MESSAGE_INTERVAL] = g_param_spec_uint(
       "message-interval", "Message interval",
-      "Post a message for the first of every N frames (frames without a message and "
-      "without a meta are not analysed)",
+      "Post a message for the first of every N frames (in analyze mode without overlay, frames "
+      "that get neither a message nor a meta are not analysed)",
       1, G_MAXUINT, DEFAULT_MESSAGE_INTERVAL, rw);
   properties[PROP_POST_HISTOGRAM] = g_param_spec_boolean(
       "post-histogram", "Post histogram", "Put the histogram in the messages (2^bit-depth values)",
