@@ -336,6 +336,8 @@ __global__ void __launch_bounds__(LHK_MERGE_THREADS)
  * 5..9 the fused ones likewise, 10 the global mode. */
 #define LHK_VARIANT_GLOBAL 10
 #define LHK_N_VARIANTS 11
+static_assert(LHK_N_VARIANTS <= sizeof(((LhkDevice *)0)->histogram_blocks_per_sm[0]) / sizeof(int),
+              "LhkDevice has no room for the occupancy of every variant");
 
 typedef void (*LhkHistogramKernel)(const LhkHistogramParams);
 

@@ -59,8 +59,8 @@ typedef struct {
   int device;
   int sm_count;
   /* resident blocks per multiprocessor of each histogram kernel variant
-   * (private to histogram.cu) */
-  int histogram_blocks_per_sm[LHK_PIXEL_COUNT][8];
+   * (private to histogram.cu, which fills LHK_N_VARIANTS = 11 of them) */
+  int histogram_blocks_per_sm[LHK_PIXEL_COUNT][16];
 } LhkDevice;
 
 /* Fills *device for the current device. */

@@ -494,9 +494,14 @@ static int cuda_analyze(void *state, LhiJob *jobs, size_t n_jobs)
   Plan *plans = calloc(n_jobs, sizeof *plans);
   if (!plans)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for %zu frame plans", n_jobs);
-  for (size_t j = 0; j < n_jobs; j++)
+  for (size_t j = 0; j < n_jobs && status == LH_OK; j++) {
     plan_job(&jobs[j], &plans[j]);
-  status = analyze_planned(s, jobs, plans, n_jobs);
+    if (plans[j].rows_per_band == 0)
+      status = lhi_error(LH_ERROR_TOO_LARGE, "rows of %d pixels are too wide for the CUDA backend",
+                         jobs[j].frame.width);
+  }
+  if (status == LH_OK)
+    status = analyze_planned(s, jobs, plans, n_jobs);
   if (status < 0) {
     /* Let queued work end before the staging buffers can be reused. */
     cudaStreamSynchronize(s->stream);

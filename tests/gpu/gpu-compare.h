@@ -310,7 +310,7 @@ static inline LhContext *cuda_context_or_skip(void)
   LhContext *context = NULL;
   int status = lh_context_new(LH_BACKEND_CUDA, &context);
   if (status == LH_ERROR_NO_DEVICE) {
-    printf("SKIP: no usable CUDA device: %s\n", lh_last_error());
+    printf("SKIP: %s\n", lh_last_error());
     exit(SKIP_EXIT);
   }
   if (status < 0) {

@@ -6,7 +6,7 @@
  * by sorting; and the launchers of kernels/ against the host reference.
  *
  * Usage: test-gpu SUITE, SUITE one of formats, large, depths, options, batch,
- * sort, kernels.  Exits 77 when no CUDA device is usable. */
+ * sort, kernels, smoke (a quick cross-section, for compute-sanitizer).  Exits 77 when no CUDA device is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +401,29 @@ static void suite_batch(void)
   }
 }
 
+/* A small cross-section of the suites above, quick enough to run under
+ * compute-sanitizer. */
+static void suite_smoke(void)
+{
+  static const int sizes[][2] = {{1, 1}, {17, 9}, {1919, 3}, {333, 77}};
+  uint64_t seed = 50000;
+  for (int f = 0; f < LH_FORMAT_COUNT; f++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (int d = 0; d < DIST_COUNT; d += 3) {
+        Case c = base_case((LhFormat)f, sizes[s][0], sizes[s][1], (Dist)d, seed++);
+        c.depth = f == LH_FORMAT_GRAY16 ? 10 + 3 * (int)(s % 3) : 0;
+        c.mem = MEM_HOST;
+        run_case(&c, NULL);
+        apply_layout(&c, &layouts[3]);
+        run_case(&c, NULL);
+      }
+  Case cases[3] = {base_case(LH_FORMAT_RGB, 31, 7, DIST_PHOTO, seed++),
+                   base_case(LH_FORMAT_RGB, 640, 3, DIST_BANK, seed++),
+                   base_case(LH_FORMAT_RGB, 1, 1, DIST_SINGLE, seed++)};
+  cases[1].mem = MEM_DEVICE;
+  batch_once(cases, 3, "smoke batch");
+}
+
 /* Percentiles by the GPU radix sort equal those of the CPU's histogram. */
 static void suite_sort(void)
 {
@@ -598,7 +621,7 @@ static void suite_kernels(void)
 int main(int argc, char **argv)
 {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s formats|large|depths|options|batch|sort|kernels\n", argv[0]);
+    fprintf(stderr, "usage: %s formats|large|depths|options|batch|sort|kernels|smoke\n", argv[0]);
     return 2;
   }
   gpu = cuda_context_or_skip();
@@ -621,6 +644,8 @@ int main(int argc, char **argv)
     suite_sort();
   else if (!strcmp(suite, "kernels"))
     suite_kernels();
+  else if (!strcmp(suite, "smoke"))
+    suite_smoke();
   else {
     fprintf(stderr, "unknown suite %s\n", suite);
     return 2;
