@@ -624,6 +624,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: %s formats|large|depths|options|batch|sort|kernels|smoke\n", argv[0]);
     return 2;
   }
+  /* Lines reach a log before a crash could swallow them. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   gpu = cuda_context_or_skip();
   if (lh_context_new(LH_BACKEND_CPU, &cpu) < 0) {
     fprintf(stderr, "lh_context_new(cpu): %s\n", lh_last_error());
