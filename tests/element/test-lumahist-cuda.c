@@ -103,6 +103,26 @@ static GstPadProbeReturn meta_probe(GstPad *pad, GstPadProbeInfo *info, gpointer
   return GST_PAD_PROBE_OK;
 }
 
+/* Notes an error as soon as it is posted (the message stays on the bus). */
+static GstBusSyncReply note_error(GstBus *bus, GstMessage *message, gpointer user_data)
+{
+  if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR)
+    g_atomic_int_set((gint *)user_data, 1);
+  return GST_BUS_PASS;
+}
+
+/* The next frame from an appsink, or NULL once the pipeline has failed (a
+ * failed pipeline never ends the stream) or after 20 s. */
+static GstSample *pull_frame(GstElement *sink, gint *failed)
+{
+  for (guint tries = 0; tries < 200 && !g_atomic_int_get(failed); tries++) {
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 100 * GST_MSECOND);
+    if (sample || gst_app_sink_is_eos(GST_APP_SINK(sink)))
+      return sample;
+  }
+  return NULL;
+}
+
 static gboolean cudaupload_makes(const gchar *format)
 {
   GstElementFactory *factory = gst_element_factory_find("cudaupload");
@@ -169,6 +189,7 @@ static void run_format(guint index, const gchar *backend, gboolean check_context
   guint n_messages = 0;
   gboolean done = FALSE;
   gchar *active = NULL;
+  gint failed = 0;
 
   caps = gst_caps_from_string(caps_string);
   fail_unless(gst_video_info_from_caps(&info, caps));
@@ -188,6 +209,8 @@ static void run_format(guint index, const gchar *backend, gboolean check_context
   pad = gst_element_get_static_pad(lumahist, "src");
   gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, meta_probe, &probe, NULL);
   gst_object_unref(pad);
+  bus = gst_element_get_bus(pipeline);
+  gst_bus_set_sync_handler(bus, note_error, &failed, NULL);
 
   fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   for (guint i = 0; i < N_FRAMES; i++) {
@@ -200,7 +223,7 @@ static void run_format(guint index, const gchar *backend, gboolean check_context
   gst_app_src_end_of_stream(GST_APP_SRC(src));
 
   for (guint i = 0; i < N_FRAMES; i++) {
-    GstSample *sample = gst_app_sink_pull_sample(GST_APP_SINK(sink));
+    GstSample *sample = pull_frame(sink, &failed);
     GstVideoInfo out_info;
     fail_unless(sample != NULL, "%s: no frame %u", formats[index].name, i);
     fail_unless(gst_video_info_from_caps(&out_info, gst_sample_get_caps(sample)));
@@ -228,7 +251,6 @@ static void run_format(guint index, const gchar *backend, gboolean check_context
     gst_object_unref(sinkpad);
   }
 
-  bus = gst_element_get_bus(pipeline);
   while (!done) {
     GstMessage *message = gst_bus_timed_pop_filtered(
         bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
@@ -268,6 +290,7 @@ static void run_format(guint index, const gchar *backend, gboolean check_context
 
   fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
   g_free(active);
+  gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
   gst_object_unref(bus);
   gst_object_unref(upload);
   gst_object_unref(lumahist);
@@ -326,6 +349,8 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
   LhEqualizeOptions equalize;
   LhOverlayOptions overlay_options;
   GstMessage *error;
+  guint n_samples;
+  gint failed = 0;
 
   GST_INFO("%s", description);
   lh_equalize_options_init(&equalize);
@@ -339,6 +364,7 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
   overlay_options.matrix = LH_MATRIX_BT709;
   overlay_options.range = LH_RANGE_FULL;
 
+  gst_bus_set_sync_handler(bus, note_error, &failed, NULL);
   fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   for (guint i = 0; i < N_FRAMES; i++) {
     LhStats stats;
@@ -352,11 +378,12 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
   }
   gst_app_src_end_of_stream(GST_APP_SRC(src));
 
-  for (guint i = 0; i < N_FRAMES; i++) {
-    GstSample *sample = gst_app_sink_pull_sample(GST_APP_SINK(sink));
+  for (n_samples = 0; n_samples < N_FRAMES; n_samples++) {
+    guint i = n_samples;
+    GstSample *sample = pull_frame(sink, &failed);
     GstVideoInfo out_info;
 
-    if (!sample)
+    if (!sample) /* an error: looked at below */
       break;
     fail_unless(gst_video_info_from_caps(&out_info, gst_sample_get_caps(sample)));
     fail_unless(lhc_same_pixels(expected[i], &info, gst_sample_get_buffer(sample), &out_info),
@@ -365,6 +392,8 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
     gst_sample_unref(sample);
   }
   error = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  fail_unless(n_samples == N_FRAMES || error != NULL, "%s: %u frames and no error", format,
+              n_samples);
   if (error) {
     GError *gerror = NULL;
     gchar *debug = NULL;
@@ -384,6 +413,7 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
     gst_buffer_unref(expected[i]);
     gst_buffer_unref(inputs[i]);
   }
+  gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
   gst_object_unref(bus);
   gst_object_unref(sink);
   gst_object_unref(src);
