@@ -1,0 +1,781 @@
+/* eq-test.c: equalization, CLAHE, temporal smoothing and overlays of the CPU
+ * backend against the plain references of eq-reference.h on every format,
+ * size and option, plus invariants, golden checksums of rendered overlays
+ * and argument checks.  `eq-test --dump DIR` writes the overlay frames as
+ * raw files for looking at them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eq-reference.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                          \
+  do {                                                                                            \
+    if (!(cond)) {                                                                                \
+      failures++;                                                                                 \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
+      fprintf(stderr, __VA_ARGS__);                                                               \
+      fprintf(stderr, "\n");                                                                      \
+    }                                                                                             \
+  } while (0)
+
+static const LhFormat all_formats[] = {
+    LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,    LH_FORMAT_BGR,  LH_FORMAT_RGBA,
+    LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX,   LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
+    LH_FORMAT_I420,  LH_FORMAT_NV12,   LH_FORMAT_P010,
+};
+#define N_FORMATS (sizeof all_formats / sizeof *all_formats)
+
+/* A second frame with the layout of g: a copy of its bytes, or filler. */
+typedef struct {
+  LhFrame frame;
+  uint8_t *allocation;
+  size_t size;
+} Twin;
+
+static void twin_of(const GenFrame *g, bool copy, Twin *t)
+{
+  t->size = g->size;
+  t->allocation = malloc(g->size);
+  if (copy)
+    memcpy(t->allocation, g->allocation, g->size);
+  else
+    memset(t->allocation, 0xa5, g->size);
+  t->frame = g->frame;
+  for (int p = 0; p < 3; p++)
+    if (g->frame.planes[p])
+      t->frame.planes[p] = t->allocation + ((uint8_t *)g->frame.planes[p] - g->allocation);
+}
+
+/* Every byte of the rows of every plane that the format defines. */
+static bool same_pixels(const LhFrame *a, const LhFrame *b, char *where, size_t n)
+{
+  size_t row_bytes = (size_t)a->width * (size_t)gen_pixel_bytes(a->format);
+  for (int y = 0; y < a->height; y++) {
+    const uint8_t *ra = (const uint8_t *)a->planes[0] + (size_t)y * a->strides[0];
+    const uint8_t *rb = (const uint8_t *)b->planes[0] + (size_t)y * b->strides[0];
+    for (size_t i = 0; i < row_bytes; i++)
+      if (ra[i] != rb[i]) {
+        snprintf(where, n, "plane 0 row %d byte %zu: %u != %u", y, i, ra[i], rb[i]);
+        return false;
+      }
+  }
+  if (ref_is_yuv(a->format)) {
+    int rows;
+    size_t bytes;
+    ref_chroma(a, &rows, &bytes);
+    for (int p = 1; p < (a->format == LH_FORMAT_I420 ? 3 : 2); p++)
+      for (int y = 0; y < rows; y++)
+        if (memcmp((const uint8_t *)a->planes[p] + (size_t)y * a->strides[p],
+                   (const uint8_t *)b->planes[p] + (size_t)y * b->strides[p], bytes) != 0) {
+          snprintf(where, n, "chroma plane %d row %d", p, y);
+          return false;
+        }
+  }
+  return true;
+}
+
+static LhContext *cpu;
+
+/* ------------------------------------------------------------------------ */
+/* The LUT                                                                   */
+
+static void test_lut_by_hand(void)
+{
+  uint64_t h[256] = {0};
+  uint16_t lut[256];
+  /* f = 10, N - h[f] = 8, scale 31.875: 3 * 31.875 = 95.625 -> 96, 8 -> 255 */
+  h[10] = 2;
+  h[20] = 3;
+  h[30] = 5;
+  CHECK(lh_lut_from_histogram(h, 8, LH_RANGE_FULL, lut) == 0, "%s", lh_last_error());
+  CHECK(lut[0] == 0 && lut[10] == 0 && lut[19] == 0, "below and at the first bin");
+  CHECK(lut[20] == 96 && lut[29] == 96, "lut[20] = %u", lut[20]);
+  CHECK(lut[30] == 255 && lut[255] == 255, "lut[30] = %u", lut[30]);
+  /* N - h[f] = 510: scale 0.5; ties go to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2 */
+  memset(h, 0, sizeof h);
+  h[0] = 1;
+  h[1] = 1;
+  h[2] = 2;
+  h[3] = 2;
+  h[4] = 505;
+  CHECK(lh_lut_from_histogram(h, 8, LH_RANGE_FULL, lut) == 0, "%s", lh_last_error());
+  CHECK(lut[1] == 0 && lut[2] == 2 && lut[3] == 2 && lut[4] == 255,
+        "ties: %u %u %u %u (want 0 2 2 255)", lut[1], lut[2], lut[3], lut[4]);
+  /* limited range: black 16, white 235 */
+  CHECK(lh_lut_from_histogram(h, 8, LH_RANGE_LIMITED, lut) == 0, "%s", lh_last_error());
+  CHECK(lut[0] == 16 && lut[4] == 235 && lut[255] == 235, "limited %u %u", lut[0], lut[4]);
+  /* one value only: the identity */
+  memset(h, 0, sizeof h);
+  h[77] = 1000;
+  CHECK(lh_lut_from_histogram(h, 8, LH_RANGE_FULL, lut) == 0, "%s", lh_last_error());
+  CHECK(lut[0] == 0 && lut[77] == 77 && lut[255] == 255, "constant: %u", lut[77]);
+  CHECK(lh_lut_from_histogram(h, 7, LH_RANGE_FULL, lut) == LH_ERROR_INVALID_ARGUMENT, "depth 7");
+  CHECK(lh_lut_from_histogram(NULL, 8, LH_RANGE_FULL, lut) == LH_ERROR_INVALID_ARGUMENT, "NULL");
+}
+
+static void test_lut_random(void)
+{
+  uint64_t rng = 12345;
+  for (int depth = 8; depth <= 16; depth += 2) {
+    size_t bins = (size_t)1 << depth;
+    uint64_t *h = calloc(bins, sizeof *h);
+    uint16_t *lut = malloc(bins * sizeof *lut), *want = malloc(bins * sizeof *want);
+    for (int trial = 0; trial < 40; trial++) {
+      int sparse = trial % 4;
+      for (size_t v = 0; v < bins; v++) {
+        uint64_t r = gen_next(&rng);
+        h[v] = sparse == 0 ? r % 1000 : sparse == 1 ? (r % 50 == 0 ? r % 100000 : 0)
+               : sparse == 2 ? (r % 7 == 0) * ((r >> 20) % ((uint64_t)1 << 36))
+                             : (v > bins / 3 && v < bins / 3 + 3) * (r % 5);
+      }
+      for (int range = 0; range < 2; range++) {
+        uint32_t black, white;
+        ref_range(depth, (LhRange)range, &black, &white);
+        ref_lut(h, depth, black, white, want);
+        CHECK(lh_lut_from_histogram(h, depth, (LhRange)range, lut) == 0, "%s", lh_last_error());
+        size_t bad = bins;
+        for (size_t v = 0; v < bins && bad == bins; v++)
+          if (lut[v] != want[v])
+            bad = v;
+        CHECK(bad == bins, "depth %d trial %d range %d: lut[%zu] = %u, want %u", depth, trial,
+              range, bad, lut[bad < bins ? bad : 0], want[bad < bins ? bad : 0]);
+      }
+    }
+    free(h);
+    free(lut);
+    free(want);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Global equalization and CLAHE on every format                             */
+
+typedef struct {
+  int width, height;
+  size_t extra_stride, offset;
+} Shape;
+
+static const Shape shapes[] = {
+    {1, 1, 0, 0}, {7, 5, 3, 1}, {64, 48, 0, 0}, {33, 17, 5, 3}, {120, 2, 16, 0}, {3, 90, 0, 2},
+};
+#define N_SHAPES (sizeof shapes / sizeof *shapes)
+
+typedef struct {
+  LhEqualizeMode mode;
+  int tiles_x, tiles_y;
+  double clip;
+} Mode;
+
+/* Runs one case out of place (into a copy of in, and into filler) and in
+ * place, against the reference. */
+static void check_case(const GenFrame *g, const LhEqualizeOptions *o, const char *what)
+{
+  Twin want, copy, filler, inplace;
+  twin_of(g, true, &want);
+  twin_of(g, true, &copy);
+  twin_of(g, false, &filler);
+  twin_of(g, true, &inplace);
+  if (o->mode == LH_EQUALIZE_GLOBAL)
+    ref_equalize(&g->frame, &want.frame, o->matrix, o->range);
+  else
+    ref_clahe(&g->frame, &want.frame, o->matrix, o->range, o->tiles_x, o->tiles_y, o->clip_limit);
+
+  int status = lh_equalize(cpu, &g->frame, &copy.frame, o);
+  CHECK(status == 0, "%s: %s", what, lh_last_error());
+  /* into a copy: every byte, padding included, is the reference's */
+  CHECK(memcmp(copy.allocation, want.allocation, want.size) == 0, "%s: into a copy", what);
+  char where[128] = "";
+  status = lh_equalize(cpu, &g->frame, &filler.frame, o);
+  CHECK(status == 0 && same_pixels(&filler.frame, &want.frame, where, sizeof where),
+        "%s: into another buffer: %s", what, where);
+  status = lh_equalize(cpu, &inplace.frame, &inplace.frame, o);
+  CHECK(status == 0 && memcmp(inplace.allocation, want.allocation, want.size) == 0,
+        "%s: in place", what);
+  free(want.allocation);
+  free(copy.allocation);
+  free(filler.allocation);
+  free(inplace.allocation);
+}
+
+static void test_formats(void)
+{
+  static const Mode modes[] = {
+      {LH_EQUALIZE_GLOBAL, 0, 0, 0}, {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
+      {LH_EQUALIZE_CLAHE, 3, 2, 2.0}, {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
+      {LH_EQUALIZE_CLAHE, 5, 4, 0.3},
+  };
+  static const GenDistribution dists[] = {GEN_PHOTO, GEN_UNIFORM, GEN_CONSTANT, GEN_MOSTLY_ONE,
+                                          GEN_NARROW_BAND};
+  int seed = 1;
+  for (size_t f = 0; f < N_FORMATS; f++)
+    for (size_t s = 0; s < N_SHAPES; s++)
+      for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        LhFormat format = all_formats[f];
+        const Shape *sh = &shapes[s];
+        /* 16-bit CLAHE references are slow: fewer of them */
+        int depth = gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? (s % 2 ? 12 : 16)
+                                                                               : 0;
+        if (depth == 16 && modes[m].mode == LH_EQUALIZE_CLAHE &&
+            modes[m].tiles_x * modes[m].tiles_y > 6)
+          continue;
+        GenDistribution d = dists[(f + s + m) % (sizeof dists / sizeof *dists)];
+        /* 16-bit samples start on even addresses; an interleaved chroma row
+         * of an odd width is a sample pair longer than the luma row, so its
+         * stride needs room (as GStreamer rounds it up) */
+        size_t offset = gen_sample_bytes(format) == 2 ? sh->offset & ~(size_t)1 : sh->offset;
+        size_t extra = sh->extra_stride;
+        if ((format == LH_FORMAT_NV12 || format == LH_FORMAT_P010) && sh->width % 2)
+          extra += 4;
+        GenFrame g;
+        if (gen_frame(&g, format, sh->width, sh->height, depth, extra, offset, d,
+                      (uint64_t)seed++) < 0) {
+          CHECK(0, "gen_frame %s", lh_format_name(format));
+          continue;
+        }
+        LhEqualizeOptions o;
+        lh_equalize_options_init(&o);
+        o.mode = modes[m].mode;
+        o.tiles_x = modes[m].tiles_x;
+        o.tiles_y = modes[m].tiles_y;
+        o.clip_limit = modes[m].clip;
+        o.matrix = (LhMatrix)(seed % 3);
+        o.range = seed % 5 == 0 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+        char what[200];
+        snprintf(what, sizeof what, "%s %dx%d depth %d %s %s tiles %dx%d clip %g matrix %d range %d",
+                 lh_format_name(format), sh->width, sh->height, depth, gen_distribution_names[d],
+                 o.mode == LH_EQUALIZE_GLOBAL ? "global" : "clahe", o.tiles_x, o.tiles_y,
+                 o.clip_limit, o.matrix, o.range);
+        check_case(&g, &o, what);
+        gen_free(&g);
+      }
+}
+
+/* lh_apply_lut with a LUT of one image on another. */
+static void test_apply_lut(void)
+{
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_BGRA, 40, 30, 0, 4, 0, GEN_PHOTO, 99);
+  uint16_t lut[256];
+  for (int v = 0; v < 256; v++)
+    lut[v] = (uint16_t)(255 - v);
+  Twin want, got;
+  twin_of(&g, true, &want);
+  twin_of(&g, true, &got);
+  ref_apply(&g.frame, &want.frame, lut, LH_MATRIX_BT709);
+  CHECK(lh_apply_lut(cpu, &g.frame, &got.frame, lut, LH_MATRIX_BT709) == 0, "%s",
+        lh_last_error());
+  CHECK(memcmp(want.allocation, got.allocation, got.size) == 0, "apply an inverting LUT");
+  lut[3] = 256;
+  CHECK(lh_apply_lut(cpu, &g.frame, &got.frame, lut, LH_MATRIX_BT709) ==
+            LH_ERROR_INVALID_ARGUMENT,
+        "a LUT entry above white");
+  free(want.allocation);
+  free(got.allocation);
+  gen_free(&g);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Invariants                                                                */
+
+static void gray_stats(const uint8_t *p, size_t n, double *mean, double *sd)
+{
+  double s = 0, q = 0;
+  for (size_t i = 0; i < n; i++)
+    s += p[i];
+  *mean = s / (double)n;
+  for (size_t i = 0; i < n; i++)
+    q += (p[i] - *mean) * (p[i] - *mean);
+  *sd = sqrt(q / (double)n);
+}
+
+static void test_invariants(void)
+{
+  /* A low-contrast photograph-like frame: a smooth field in 90 .. 150. */
+  const int w = 320, h = 240;
+  uint8_t *in = malloc((size_t)w * h), *out = malloc((size_t)w * h);
+  uint64_t rng = 7;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      double v = 120 + 22 * sin(x / 37.0) * cos(y / 23.0) + 6 * sin((x + y) / 5.0) +
+                 (double)(gen_next(&rng) % 9) - 4;
+      in[(size_t)y * w + x] = (uint8_t)lrint(v);
+    }
+  double mean_in, sd_in, mean_out, sd_out;
+  gray_stats(in, (size_t)w * h, &mean_in, &sd_in);
+  LhFrame fin, fout;
+  lh_frame_init(&fin, LH_FORMAT_GRAY8, LH_MEMORY_HOST, w, h, in, 0);
+  lh_frame_init(&fout, LH_FORMAT_GRAY8, LH_MEMORY_HOST, w, h, out, 0);
+  LhEqualizeOptions o;
+  lh_equalize_options_init(&o);
+  CHECK(lh_equalize(cpu, &fin, &fout, &o) == 0, "%s", lh_last_error());
+  gray_stats(out, (size_t)w * h, &mean_out, &sd_out);
+  CHECK(sd_out > 2.5 * sd_in, "global: sd %.2f -> %.2f", sd_in, sd_out);
+
+  /* Flat: the output CDF follows the diagonal to within the largest input bin. */
+  uint64_t hist_in[256] = {0}, hist_out[256] = {0};
+  for (int i = 0; i < w * h; i++) {
+    hist_in[in[i]]++;
+    hist_out[out[i]]++;
+  }
+  uint64_t biggest = 0;
+  for (int v = 0; v < 256; v++)
+    biggest = hist_in[v] > biggest ? hist_in[v] : biggest;
+  double worst = 0, cum = 0;
+  for (int v = 0; v < 256; v++) {
+    cum += (double)hist_out[v] / (w * h);
+    double d = fabs(cum - (v + 1) / 256.0);
+    worst = d > worst ? d : worst;
+  }
+  CHECK(worst <= (double)biggest / (w * h) + 2.0 / 256, "flatness: %.4f (biggest bin %.4f)", worst,
+        (double)biggest / (w * h));
+  /* monotone: a brighter input pixel is never darker out */
+  int order_broken = 0;
+  for (int i = 1; i < w * h; i++)
+    order_broken += (in[i] > in[i - 1]) != (out[i] > out[i - 1]) && in[i] != in[i - 1] &&
+                    out[i] != out[i - 1];
+  CHECK(order_broken == 0, "global equalization reordered %d pairs", order_broken);
+
+  o.mode = LH_EQUALIZE_CLAHE;
+  o.clip_limit = 2.0;
+  CHECK(lh_equalize(cpu, &fin, &fout, &o) == 0, "%s", lh_last_error());
+  gray_stats(out, (size_t)w * h, &mean_out, &sd_out);
+  CHECK(sd_out > 1.5 * sd_in, "CLAHE: sd %.2f -> %.2f", sd_in, sd_out);
+
+  /* Colour keeps its hue: the channel ratios of a pixel barely move. */
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_RGB, 64, 64, 0, 0, 0, GEN_PHOTO, 5);
+  Twin t;
+  twin_of(&g, true, &t);
+  o.mode = LH_EQUALIZE_GLOBAL;
+  CHECK(lh_equalize(cpu, &g.frame, &t.frame, &o) == 0, "%s", lh_last_error());
+  int drift = 0;
+  for (int i = 0; i < 64 * 64; i++) {
+    const uint8_t *a = (const uint8_t *)g.frame.planes[0] + 3 * i, *b = (const uint8_t *)t.frame.planes[0] + 3 * i;
+    /* rounding moves small samples by more than 5 %; clamping moves any */
+    if (a[0] < 32 || a[1] < 32 || b[0] < 32 || b[1] < 32 || b[0] == 255 || b[1] == 255)
+      continue;
+    double ra = (double)a[0] / a[1], rb = (double)b[0] / b[1];
+    drift += fabs(ra - rb) > 0.05 * ra;
+  }
+  CHECK(drift == 0, "%d pixels changed hue", drift);
+  free(t.allocation);
+  gen_free(&g);
+  free(in);
+  free(out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Temporal smoothing                                                        */
+
+#define SEQ_W 160
+#define SEQ_H 120
+
+/* Frame t of a sequence: a fixed textured scene with a bright square of
+ * changing size and place (content that moves the histogram); from frame
+ * `cut` on, another scene (a dark one). */
+static void sequence_frame(uint8_t *p, int t, int cut)
+{
+  uint64_t rng = 1000 + (uint64_t)t;
+  for (int y = 0; y < SEQ_H; y++)
+    for (int x = 0; x < SEQ_W; x++) {
+      double v = t < cut ? 60 + 120.0 * x / SEQ_W + 25 * sin(y / 9.0)
+                         : 10 + 40.0 * y / SEQ_H + 10 * cos(x / 7.0);
+      p[y * SEQ_W + x] = (uint8_t)lrint(v);
+    }
+  if (t < cut) {
+    int side = (int)(gen_next(&rng) % 48), x0 = (int)(gen_next(&rng) % (SEQ_W - 48)),
+        y0 = (int)(gen_next(&rng) % (SEQ_H - 48));
+    for (int y = y0; y < y0 + side; y++)
+      memset(p + y * SEQ_W + x0, 250, (size_t)side);
+  }
+}
+
+/* The reference of a temporal run of global equalization. */
+typedef struct {
+  int window, frames, head;
+  uint16_t ring[LH_TEMPORAL_MAX_WINDOW][256];
+  uint32_t profile[32];
+  bool has_profile;
+  uint64_t cuts;
+  double threshold;
+} RefWindow;
+
+static void ref_profile(const uint64_t *h, uint32_t *profile)
+{
+  uint64_t coarse[32] = {0}, total = 0;
+  for (int v = 0; v < 256; v++) {
+    coarse[v / 8] += h[v];
+    total += h[v];
+  }
+  for (int k = 0; k < 32; k++)
+    profile[k] = (uint32_t)((coarse[k] << 20) / total);
+}
+
+static void ref_temporal(RefWindow *w, const LhFrame *in, LhFrame *out)
+{
+  uint64_t *h = ref_histogram(in, LH_MATRIX_BT601);
+  uint16_t lut[256];
+  ref_lut(h, 8, 0, 255, lut);
+  uint32_t profile[32];
+  ref_profile(h, profile);
+  if (w->has_profile) {
+    uint32_t d = 0;
+    for (int k = 0; k < 32; k++)
+      d += profile[k] > w->profile[k] ? profile[k] - w->profile[k] : w->profile[k] - profile[k];
+    if (d / 2097152.0 > w->threshold) {
+      w->frames = 0;
+      w->cuts++;
+    }
+  }
+  memcpy(w->profile, profile, sizeof profile);
+  w->has_profile = true;
+  memcpy(w->ring[w->head], lut, sizeof lut);
+  w->head = (w->head + 1) % w->window;
+  if (w->frames < w->window)
+    w->frames++;
+  uint16_t mean[256];
+  for (int v = 0; v < 256; v++) {
+    uint32_t sum = 0;
+    for (int k = 1; k <= w->frames; k++)
+      sum += w->ring[(w->head - k + w->window) % w->window][v];
+    mean[v] = (uint16_t)((sum + (uint32_t)w->frames / 2) / (uint32_t)w->frames);
+  }
+  ref_apply(in, out, mean, LH_MATRIX_BT601);
+  free(h);
+}
+
+/* Mean |difference| between consecutive outputs over the pixels that are
+ * scene in both (not the square). */
+static double flicker(const uint8_t *a, const uint8_t *b, const uint8_t *ia, const uint8_t *ib)
+{
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < SEQ_W * SEQ_H; i++)
+    if (ia[i] != 250 && ib[i] != 250) {
+      sum += abs((int)a[i] - (int)b[i]);
+      n++;
+    }
+  return sum / n;
+}
+
+static void test_temporal(void)
+{
+  const int n_frames = 40, cut = 30;
+  uint8_t *in = malloc((size_t)n_frames * SEQ_W * SEQ_H);
+  uint8_t *plain = malloc((size_t)n_frames * SEQ_W * SEQ_H);
+  uint8_t *smooth = malloc((size_t)n_frames * SEQ_W * SEQ_H);
+  uint8_t *want = malloc((size_t)SEQ_W * SEQ_H);
+  LhTemporal *temporal = NULL;
+  CHECK(lh_temporal_new(8, 0.4, &temporal) == 0, "%s", lh_last_error());
+  RefWindow *ref = calloc(1, sizeof *ref);
+  ref->window = 8;
+  ref->threshold = 0.4;
+  LhEqualizeOptions o, ot;
+  lh_equalize_options_init(&o);
+  ot = o;
+  ot.temporal = temporal;
+  for (int t = 0; t < n_frames; t++) {
+    uint8_t *p = in + (size_t)t * SEQ_W * SEQ_H;
+    sequence_frame(p, t, cut);
+    LhFrame fin, fplain, fsmooth, fwant;
+    lh_frame_init(&fin, LH_FORMAT_GRAY8, LH_MEMORY_HOST, SEQ_W, SEQ_H, p, 0);
+    lh_frame_init(&fplain, LH_FORMAT_GRAY8, LH_MEMORY_HOST, SEQ_W, SEQ_H,
+                  plain + (size_t)t * SEQ_W * SEQ_H, 0);
+    lh_frame_init(&fsmooth, LH_FORMAT_GRAY8, LH_MEMORY_HOST, SEQ_W, SEQ_H,
+                  smooth + (size_t)t * SEQ_W * SEQ_H, 0);
+    lh_frame_init(&fwant, LH_FORMAT_GRAY8, LH_MEMORY_HOST, SEQ_W, SEQ_H, want, 0);
+    CHECK(lh_equalize(cpu, &fin, &fplain, &o) == 0, "%s", lh_last_error());
+    CHECK(lh_equalize(cpu, &fin, &fsmooth, &ot) == 0, "%s", lh_last_error());
+    ref_temporal(ref, &fin, &fwant);
+    CHECK(memcmp(want, fsmooth.planes[0], (size_t)SEQ_W * SEQ_H) == 0,
+          "temporal frame %d differs from the reference", t);
+    int frames;
+    uint64_t cuts;
+    CHECK(lh_temporal_query(temporal, &frames, &cuts) == 0, "%s", lh_last_error());
+    CHECK(frames == ref->frames && cuts == ref->cuts, "frame %d: window %d cuts %llu, want %d %llu",
+          t, frames, (unsigned long long)cuts, ref->frames, (unsigned long long)ref->cuts);
+    if (t == cut)
+      CHECK(cuts == 1 && frames == 1 && memcmp(fsmooth.planes[0], fplain.planes[0],
+                                               (size_t)SEQ_W * SEQ_H) == 0,
+            "the frame after the cut is equalized on its own");
+  }
+  int frames;
+  uint64_t cuts;
+  lh_temporal_query(temporal, &frames, &cuts);
+  CHECK(cuts == 1, "one scene cut, %llu found", (unsigned long long)cuts);
+
+  double f_plain = 0, f_smooth = 0;
+  for (int t = 1 + ref->window; t < cut; t++) {
+    size_t a = (size_t)(t - 1) * SEQ_W * SEQ_H, b = (size_t)t * SEQ_W * SEQ_H;
+    f_plain += flicker(plain + a, plain + b, in + a, in + b);
+    f_smooth += flicker(smooth + a, smooth + b, in + a, in + b);
+  }
+  printf("temporal: flicker %.3f -> %.3f codes per frame (window 8)\n", f_plain / (cut - 9),
+         f_smooth / (cut - 9));
+  CHECK(f_smooth < f_plain / 3, "flicker %.3f -> %.3f: not reduced 3 times", f_plain, f_smooth);
+
+  lh_temporal_reset(temporal);
+  lh_temporal_query(temporal, &frames, &cuts);
+  CHECK(frames == 0 && cuts == 0, "reset: %d frames, %llu cuts", frames, (unsigned long long)cuts);
+
+  /* CLAHE: a repeated frame gives its own CLAHE; window 1 is no smoothing. */
+  LhTemporal *one = NULL;
+  lh_temporal_new(1, 0.4, &one);
+  LhEqualizeOptions oc, oct;
+  lh_equalize_options_init(&oc);
+  oc.mode = LH_EQUALIZE_CLAHE;
+  oc.tiles_x = 4;
+  oc.tiles_y = 3;
+  oct = oc;
+  oct.temporal = temporal;
+  LhEqualizeOptions oc1 = oc;
+  oc1.temporal = one;
+  for (int t = 0; t < 12; t++) {
+    LhFrame fin, fa, fb, fc;
+    uint8_t *p = in + (size_t)(t < 6 ? 3 : t) * SEQ_W * SEQ_H;
+    lh_frame_init(&fin, LH_FORMAT_GRAY8, LH_MEMORY_HOST, SEQ_W, SEQ_H, p, 0);
+    lh_frame_init(&fa, LH_FORMAT_GRAY8, LH_MEMORY_HOST, SEQ_W, SEQ_H, plain, 0);
+    lh_frame_init(&fb, LH_FORMAT_GRAY8, LH_MEMORY_HOST, SEQ_W, SEQ_H, smooth, 0);
+    lh_frame_init(&fc, LH_FORMAT_GRAY8, LH_MEMORY_HOST, SEQ_W, SEQ_H, want, 0);
+    lh_equalize(cpu, &fin, &fa, &oc);
+    CHECK(lh_equalize(cpu, &fin, &fb, &oct) == 0, "%s", lh_last_error());
+    CHECK(lh_equalize(cpu, &fin, &fc, &oc1) == 0, "%s", lh_last_error());
+    CHECK(memcmp(plain, want, (size_t)SEQ_W * SEQ_H) == 0, "CLAHE window 1, frame %d", t);
+    if (t < 6)
+      CHECK(memcmp(plain, smooth, (size_t)SEQ_W * SEQ_H) == 0, "CLAHE of a still, frame %d", t);
+  }
+  lh_temporal_free(one);
+  lh_temporal_free(temporal);
+  CHECK(lh_temporal_new(0, 0.4, &temporal) == LH_ERROR_INVALID_ARGUMENT, "window 0");
+  CHECK(lh_temporal_new(4, 1.5, &temporal) == LH_ERROR_INVALID_ARGUMENT, "threshold 1.5");
+  free(ref);
+  free(in);
+  free(plain);
+  free(smooth);
+  free(want);
+}
+
+static void test_distance(void)
+{
+  uint64_t a[256] = {0}, b[256] = {0};
+  a[0] = 100;
+  b[255] = 7;
+  CHECK(lh_histogram_distance(a, a, 8) == 0.0, "identical");
+  CHECK(lh_histogram_distance(a, b, 8) == 1.0, "disjoint: %g", lh_histogram_distance(a, b, 8));
+  b[255] = 0;
+  b[0] = 50;
+  b[200] = 50;
+  CHECK(lh_histogram_distance(a, b, 8) == 0.5, "half moved: %g", lh_histogram_distance(a, b, 8));
+  /* within one coarse bin (8 codes) nothing counts */
+  memset(b, 0, sizeof b);
+  b[7] = 3;
+  CHECK(lh_histogram_distance(a, b, 8) == 0.0, "same coarse bin");
+  CHECK(isnan(lh_histogram_distance(a, b, 4)), "depth 4");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Overlays                                                                  */
+
+static uint32_t crc32_of(const uint8_t *p, size_t n)
+{
+  uint32_t crc = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; k++)
+      crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+  }
+  return ~crc;
+}
+
+typedef struct {
+  LhFormat format;
+  int width, height, depth;
+  GenDistribution distribution;
+  LhRect rect;
+  LhOverlayScale scale;
+  LhRange range;
+  double opacity;
+  uint32_t crc; /* of the whole buffer after drawing */
+} OverlayCase;
+
+/* Checksums of frames drawn by this code after the images were looked at
+ * (eq-test --dump). */
+static const OverlayCase overlay_cases[] = {
+    {LH_FORMAT_RGB, 320, 200, 0, GEN_PHOTO, {0, 0, 0, 0}, LH_OVERLAY_LOG, LH_RANGE_FULL, 0.8,
+     0xd2ac5768},
+    {LH_FORMAT_GRAY8, 300, 160, 0, GEN_MOSTLY_ONE, {10, 10, 200, 90}, LH_OVERLAY_LINEAR,
+     LH_RANGE_FULL, 1.0, 0x81c5ee98},
+    {LH_FORMAT_BGRA, 257, 129, 0, GEN_UNIFORM, {-20, 60, 150, 80}, LH_OVERLAY_LOG,
+     LH_RANGE_LIMITED, 0.6, 0x64c17462},
+    {LH_FORMAT_GRAY16, 240, 120, 12, GEN_PHOTO, {0, 0, 0, 0}, LH_OVERLAY_LOG, LH_RANGE_FULL, 0.8,
+     0xc7dcb426},
+    {LH_FORMAT_RGBA16, 200, 100, 0, GEN_TWO_VALUES, {150, 50, 70, 70}, LH_OVERLAY_LINEAR,
+     LH_RANGE_FULL, 0.5, 0x337cd6dd},
+    {LH_FORMAT_I420, 321, 181, 0, GEN_PHOTO, {5, 41, 161, 99}, LH_OVERLAY_LOG, LH_RANGE_LIMITED,
+     0.8, 0x5b16a801},
+    {LH_FORMAT_NV12, 320, 180, 0, GEN_PHOTO, {0, 0, 0, 0}, LH_OVERLAY_LINEAR, LH_RANGE_FULL, 0.9,
+     0xc6b7d60d},
+    {LH_FORMAT_P010, 256, 144, 0, GEN_PHOTO, {11, 11, 130, 70}, LH_OVERLAY_LOG, LH_RANGE_FULL,
+     0.75, 0xf9db1619},
+};
+
+/* A frame with clipping at both ends for the bands: the top and bottom rows
+ * black and white. */
+static void add_clipping(GenFrame *g)
+{
+  int pb = gen_pixel_bytes(g->frame.format), sb = gen_sample_bytes(g->frame.format);
+  uint32_t top = (1u << ref_depth(&g->frame)) - 1;
+  if (g->frame.format == LH_FORMAT_P010)
+    top <<= 6;
+  for (int y = 0; y < g->frame.height / 10; y++) {
+    uint8_t *lo = (uint8_t *)g->frame.planes[0] + (size_t)y * g->frame.strides[0];
+    uint8_t *hi = (uint8_t *)g->frame.planes[0] + (size_t)(g->frame.height - 1 - y) * g->frame.strides[0];
+    for (int x = 0; x < g->frame.width; x++)
+      for (int c = 0; c < pb / sb; c++) {
+        ref_put(lo + x * pb + c * sb, sb, 0);
+        ref_put(hi + x * pb + c * sb, sb, top);
+      }
+  }
+}
+
+static void test_overlays(const char *dump)
+{
+  for (size_t i = 0; i < sizeof overlay_cases / sizeof *overlay_cases; i++) {
+    const OverlayCase *c = &overlay_cases[i];
+    GenFrame g;
+    gen_frame(&g, c->format, c->width, c->height, c->depth, 8, 0, c->distribution, 77 + i);
+    add_clipping(&g);
+    LhOptions ao;
+    lh_options_init(&ao);
+    ao.range = c->range;
+    lh_options_set_percentiles(&ao, "5,95");
+    LhStats stats;
+    lh_stats_init(&stats);
+    CHECK(lh_analyze(cpu, &g.frame, &ao, &stats) == 0, "%s", lh_last_error());
+    LhOverlayOptions oo;
+    lh_overlay_options_init(&oo);
+    oo.rect = c->rect;
+    oo.scale = c->scale;
+    oo.range = c->range;
+    oo.opacity = c->opacity;
+    CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == 0, "%s", lh_last_error());
+    uint32_t crc = crc32_of(g.allocation, g.size);
+    if (dump) {
+      char path[512];
+      snprintf(path, sizeof path, "%s/overlay-%zu-%s-%dx%d-%zu.raw", dump, i,
+               lh_format_name(c->format), c->width, c->height, g.frame.strides[0]);
+      FILE *f = fopen(path, "wb");
+      if (f) {
+        fwrite(g.frame.planes[0], 1, g.size - ((uint8_t *)g.frame.planes[0] - g.allocation) - 16,
+               f);
+        fclose(f);
+      }
+      printf("{%s crc 0x%08x}\n", path, crc);
+    } else {
+      CHECK(crc == c->crc, "overlay %zu (%s %dx%d): crc 0x%08x, golden 0x%08x", i,
+            lh_format_name(c->format), c->width, c->height, crc, c->crc);
+    }
+    lh_stats_clear(&stats);
+    gen_free(&g);
+  }
+
+  /* Outside the frame: nothing drawn, no error. */
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_RGB, 50, 40, 0, 0, 0, GEN_PHOTO, 3);
+  uint32_t before = crc32_of(g.allocation, g.size);
+  LhStats stats;
+  lh_stats_init(&stats);
+  lh_analyze(cpu, &g.frame, NULL, &stats);
+  LhOverlayOptions oo;
+  lh_overlay_options_init(&oo);
+  oo.rect = (LhRect){60, 0, 20, 20};
+  CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == 0, "%s", lh_last_error());
+  CHECK(crc32_of(g.allocation, g.size) == before, "a panel off the frame drew something");
+  oo.rect = (LhRect){0, 0, 2, 20};
+  CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == LH_ERROR_INVALID_ARGUMENT, "a 2-pixel panel");
+  oo.rect = (LhRect){0, 0, 0, 0};
+  oo.opacity = 1.5;
+  CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == LH_ERROR_INVALID_ARGUMENT, "opacity 1.5");
+  oo.opacity = 0;
+  CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == 0 && crc32_of(g.allocation, g.size) == before,
+        "opacity 0 changes nothing");
+  lh_stats_clear(&stats);
+  CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == LH_ERROR_INVALID_ARGUMENT, "empty stats");
+  gen_free(&g);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arguments                                                                 */
+
+static void test_arguments(void)
+{
+  GenFrame a, b;
+  gen_frame(&a, LH_FORMAT_RGB, 20, 10, 0, 0, 0, GEN_PHOTO, 1);
+  gen_frame(&b, LH_FORMAT_RGBA, 20, 10, 0, 0, 0, GEN_PHOTO, 2);
+  LhEqualizeOptions o;
+  lh_equalize_options_init(&o);
+  CHECK(lh_equalize(NULL, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "no context");
+  CHECK(lh_equalize(cpu, &a.frame, &b.frame, &o) == LH_ERROR_INVALID_ARGUMENT,
+        "format mismatch");
+  CHECK(strstr(lh_last_error(), "differ") != NULL, "message: %s", lh_last_error());
+  o.mode = LH_EQUALIZE_CLAHE;
+  o.tiles_x = 0;
+  CHECK(lh_equalize(cpu, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "0 tiles");
+  o.tiles_x = LH_CLAHE_MAX_TILES + 1;
+  CHECK(lh_equalize(cpu, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "65 tiles");
+  o.tiles_x = 8;
+  o.clip_limit = NAN;
+  CHECK(lh_equalize(cpu, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "NaN clip");
+  o.clip_limit = 40;
+  o.mode = (LhEqualizeMode)7;
+  CHECK(lh_equalize(cpu, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "mode 7");
+  /* NULL options: the defaults */
+  CHECK(lh_equalize(cpu, &a.frame, &a.frame, NULL) == 0, "%s", lh_last_error());
+  /* a YUV frame out of place needs its chroma planes */
+  GenFrame y;
+  gen_frame(&y, LH_FORMAT_NV12, 16, 8, 0, 0, 0, GEN_PHOTO, 3);
+  Twin t;
+  twin_of(&y, true, &t);
+  t.frame.planes[1] = NULL;
+  CHECK(lh_equalize(cpu, &y.frame, &t.frame, NULL) == LH_ERROR_INVALID_ARGUMENT, "no chroma");
+  /* in place it does not */
+  y.frame.planes[1] = NULL;
+  CHECK(lh_equalize(cpu, &y.frame, &y.frame, NULL) == 0, "%s", lh_last_error());
+  LhFrame device = a.frame;
+  device.memory = LH_MEMORY_CUDA;
+  CHECK(lh_equalize(cpu, &device, &device, NULL) == LH_ERROR_UNSUPPORTED, "CUDA memory on CPU");
+  free(t.allocation);
+  gen_free(&y);
+  gen_free(&a);
+  gen_free(&b);
+}
+
+int main(int argc, char **argv)
+{
+  const char *dump = argc == 3 && strcmp(argv[1], "--dump") == 0 ? argv[2] : NULL;
+  if (lh_context_new(LH_BACKEND_CPU, &cpu) < 0) {
+    fprintf(stderr, "no CPU context: %s\n", lh_last_error());
+    return 1;
+  }
+  if (!dump) {
+    test_lut_by_hand();
+    test_lut_random();
+    test_formats();
+    test_apply_lut();
+    test_invariants();
+    test_temporal();
+    test_distance();
+    test_arguments();
+  }
+  test_overlays(dump);
+  lh_context_free(cpu);
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("all equalization checks passed\n");
+  return 0;
+}

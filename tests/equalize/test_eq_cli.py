@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""test_eq_cli.py: `lumahist equalize`, `clahe` and `overlay` on the
+photographs of samples/: outputs in the same format, bit depth and JPEG
+sampling under --out, values against OpenCV and numpy, inputs never
+overwritten, LUT files, --global, and the exit statuses.
+
+usage: test_eq_cli.py LUMAHIST SAMPLES_DIR
+Exit 77 (skip) when OpenCV, numpy or Pillow for Python is missing."""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import cv2
+    import numpy as np
+    from PIL import Image, JpegImagePlugin
+except ImportError as e:
+    print(f"SKIP: {e} (install python3-opencv python3-numpy python3-pil)")
+    sys.exit(77)
+
+LUMAHIST, SAMPLES = sys.argv[1], sys.argv[2]
+FAILURES = []
+
+
+def check(ok, message):
+    if not ok:
+        FAILURES.append(message)
+        print("FAIL", message)
+
+
+def lumahist(*args):
+    r = subprocess.run([LUMAHIST, *args], capture_output=True, text=True)
+    return r.returncode, r.stderr
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def read(path):
+    return cv2.imread(path, cv2.IMREAD_UNCHANGED)
+
+
+def equalize_reference(hist, top):
+    """equalizeHist's LUT for any depth: float32 scale, ties to even."""
+    nz = np.nonzero(hist)[0]
+    total = int(hist.sum())
+    first = int(nz[0])
+    if int(hist[first]) == total:
+        return np.arange(len(hist))
+    scale = np.float32(top) / np.float32(total - int(hist[first]))
+    cum = np.cumsum(hist.astype(np.int64))
+    cum = np.where(np.arange(len(hist)) > first, cum - int(hist[first]), 0)
+    levels = np.rint(cum.astype(np.float32) * scale)
+    return np.minimum(levels, top).astype(np.int64)
+
+
+def setup(root):
+    inputs = os.path.join(root, "in")
+    os.makedirs(os.path.join(inputs, "sub"))
+    names = sorted(n for n in os.listdir(SAMPLES) if n.lower().endswith((".png", ".jpg")))
+    for i, name in enumerate(names):
+        target = inputs if i % 2 == 0 else os.path.join(inputs, "sub")
+        shutil.copy(os.path.join(SAMPLES, name), target)
+    return inputs
+
+
+def relative_images(folder):
+    found = []
+    for base, _, files in os.walk(folder):
+        for f in files:
+            if f.lower().endswith((".png", ".jpg")):
+                found.append(os.path.relpath(os.path.join(base, f), folder))
+    return sorted(found)
+
+
+def same_kind(src, dst, name):
+    a, b = Image.open(src), Image.open(dst)
+    check(a.format == b.format and a.mode == b.mode and a.size == b.size,
+          f"{name}: {a.format} {a.mode} {a.size} became {b.format} {b.mode} {b.size}")
+    if a.format == "JPEG":
+        check(JpegImagePlugin.get_sampling(a) == JpegImagePlugin.get_sampling(b),
+              f"{name}: JPEG sampling {JpegImagePlugin.get_sampling(a)} became "
+              f"{JpegImagePlugin.get_sampling(b)}")
+
+
+def test_equalize(root, inputs):
+    out = os.path.join(root, "eq")
+    before = {n: digest(os.path.join(inputs, n)) for n in relative_images(inputs)}
+    code, err = lumahist("equalize", inputs, "--out", out, "--backend", "cpu")
+    check(code == 0, f"equalize: exit {code}: {err}")
+    check(relative_images(out) == relative_images(inputs), "equalize: outputs mirror the inputs")
+    for name in relative_images(inputs):
+        same_kind(os.path.join(inputs, name), os.path.join(out, name), name)
+        check(digest(os.path.join(inputs, name)) == before[name], f"{name}: input changed")
+    for name in relative_images(inputs):
+        base = os.path.basename(name)
+        src, dst = read(os.path.join(inputs, name)), read(os.path.join(out, name))
+        if base == "camera-gray.png":
+            check(np.array_equal(dst, cv2.equalizeHist(src)), "camera-gray.png: not equalizeHist")
+        if base == "mountain-trail-gray16.png":
+            hist = np.bincount(src.ravel(), minlength=65536)
+            want = equalize_reference(hist, 65535)[src]
+            bad = int(np.count_nonzero(dst != want))
+            check(bad == 0, f"16-bit equalization: {bad} pixels off the reference")
+
+
+def test_clahe(root, inputs):
+    out = os.path.join(root, "clahe")
+    code, err = lumahist("clahe", inputs, "--out", out, "--tiles", "6x4", "--clip", "3",
+                         "--backend", "cpu")
+    check(code == 0, f"clahe: exit {code}: {err}")
+    for name in relative_images(inputs):
+        same_kind(os.path.join(inputs, name), os.path.join(out, name), name)
+    src = read(os.path.join(SAMPLES, "camera-gray.png"))
+    got = read(os.path.join(out, "camera-gray.png"))
+    want = cv2.createCLAHE(clipLimit=3.0, tileGridSize=(6, 4)).apply(src)
+    worst = int(np.abs(got.astype(int) - want).max())
+    check(worst <= 1, f"clahe camera-gray.png: off OpenCV by {worst}")
+    code, err = lumahist("clahe", inputs, "--out", out, "--tiles", "0x4")
+    check(code == 2 and "--tiles" in err, f"clahe --tiles 0x4: exit {code}: {err}")
+
+
+def test_never_overwrites(root, inputs):
+    victim = os.path.join(inputs, "camera-gray.png")
+    before = digest(victim)
+    code, err = lumahist("equalize", victim, "--out", inputs)
+    check(code == 1 and "not overwritten" in err, f"--out onto the input: exit {code}: {err}")
+    check(digest(victim) == before, "an input was overwritten")
+    # a folder into itself: every output would be its input
+    code, err = lumahist("overlay", inputs, "--out", inputs)
+    check(code == 1, f"overlay into its own folder: exit {code}")
+    check(digest(victim) == before, "an input was overwritten by overlay")
+    leftovers = [f for f in os.listdir(inputs) if f.startswith(".") or "tmp" in f]
+    check(not leftovers, f"temporary files left: {leftovers}")
+    code, err = lumahist("equalize", victim)
+    check(code == 2 and "--out" in err, f"no --out: exit {code}: {err}")
+
+
+def test_luts(root, inputs):
+    one = os.path.join(inputs, "camera-gray.png")
+    lut = os.path.join(root, "camera.lut")
+    code, err = lumahist("equalize", one, "--out", os.path.join(root, "a"), "--save-lut", lut)
+    check(code == 0, f"--save-lut: exit {code}: {err}")
+    with open(lut) as f:
+        header = f.readline().split()
+        entries = [int(v) for v in f.read().split()]
+    check(header == ["lumahist-lut", "1", "bit_depth", "8"] and len(entries) == 256,
+          f"LUT file: {header} with {len(entries)} entries")
+    src = read(one)
+    hist = np.bincount(src.ravel(), minlength=256)
+    check(entries == list(equalize_reference(hist, 255)), "saved LUT is not equalizeHist's")
+    code, err = lumahist("equalize", one, "--out", os.path.join(root, "b"), "--apply-lut", lut)
+    check(code == 0, f"--apply-lut: exit {code}: {err}")
+    check(digest(os.path.join(root, "a", "camera-gray.png")) ==
+          digest(os.path.join(root, "b", "camera-gray.png")), "--apply-lut of the saved LUT")
+    code, err = lumahist("equalize", inputs, "--out", os.path.join(root, "c"), "--save-lut", lut)
+    check(code == 2, f"--save-lut of many images without --global: exit {code}")
+    code, err = lumahist("equalize", one, "--out", os.path.join(root, "c"), "--save-lut", one)
+    check(code == 2 and digest(one) == digest(os.path.join(SAMPLES, "camera-gray.png")),
+          f"--save-lut onto an input: exit {code}")
+    bad = os.path.join(root, "bad.lut")
+    with open(bad, "w") as f:
+        f.write("lumahist-lut 1 bit_depth 8\n1 2 3\n")
+    code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
+    check(code == 1 and "entry" in err, f"short LUT: exit {code}: {err}")
+
+
+def test_global(root):
+    folder = os.path.join(root, "grays")
+    os.makedirs(folder)
+    shutil.copy(os.path.join(SAMPLES, "camera-gray.png"), folder)
+    shutil.copy(os.path.join(SAMPLES, "fog-pier-gray.jpg"), folder)
+    out, lut = os.path.join(root, "global"), os.path.join(root, "global.lut")
+    code, err = lumahist("equalize", "--global", folder, "--out", out, "--save-lut", lut)
+    check(code == 0, f"--global: exit {code}: {err}")
+    images = [read(os.path.join(folder, n)) for n in ("camera-gray.png", "fog-pier-gray.jpg")]
+    hist = sum(np.bincount(i.ravel(), minlength=256) for i in images)
+    table = equalize_reference(hist, 255)
+    got = read(os.path.join(out, "camera-gray.png"))
+    check(np.array_equal(got, table[images[0]]), "--global: camera-gray.png is not the "
+          "folder LUT applied")
+    with open(lut) as f:
+        f.readline()
+        check([int(v) for v in f.read().split()] == list(table), "--global: saved LUT")
+
+
+def test_quality(root):
+    src = os.path.join(SAMPLES, "rocket-pad-dusk.jpg")
+    sizes = []
+    for q in ("30", "95"):
+        out = os.path.join(root, "q" + q)
+        code, err = lumahist("equalize", src, "--out", out, "--quality", q)
+        check(code == 0, f"--quality {q}: exit {code}: {err}")
+        sizes.append(os.path.getsize(os.path.join(out, "rocket-pad-dusk.jpg")))
+    check(sizes[0] < sizes[1], f"--quality 30 gives {sizes[0]} bytes, 95 gives {sizes[1]}")
+
+
+def test_overlay(root, inputs):
+    out = os.path.join(root, "overlay")
+    code, err = lumahist("overlay", inputs, "--out", out, "--rect", "10,20,100,50",
+                         "--scale", "linear")
+    check(code == 0, f"overlay: exit {code}: {err}")
+    for name in relative_images(inputs):
+        same_kind(os.path.join(inputs, name), os.path.join(out, name), name)
+    name = next(n for n in relative_images(inputs) if n.endswith("cat-chelsea.png"))
+    src = read(os.path.join(inputs, name))
+    got = read(os.path.join(out, name))
+    inside = np.zeros(src.shape[:2], bool)
+    inside[20:70, 10:110] = True
+    changed = np.any(src != got, axis=-1) if src.ndim == 3 else src != got
+    check(not np.any(changed & ~inside), "overlay changed pixels outside its panel")
+    check(np.mean(changed[inside]) > 0.9, "overlay left its panel as it was")
+    code, err = lumahist("overlay", inputs, "--out", out, "--opacity", "2")
+    check(code == 2, f"overlay --opacity 2: exit {code}")
+
+
+def test_bad_file(root):
+    folder = os.path.join(root, "mixed")
+    os.makedirs(folder)
+    shutil.copy(os.path.join(SAMPLES, "camera-gray.png"), folder)
+    with open(os.path.join(folder, "broken.png"), "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\nnot really")
+    out = os.path.join(root, "mixed-out")
+    code, err = lumahist("equalize", folder, "--out", out)
+    check(code == 1 and "broken.png" in err, f"a broken file: exit {code}: {err}")
+    check(os.path.exists(os.path.join(out, "camera-gray.png")), "the good file after a bad one")
+
+
+def main():
+    root = tempfile.mkdtemp(prefix="lh-eq-cli-")
+    try:
+        inputs = setup(root)
+        test_equalize(root, inputs)
+        test_clahe(root, inputs)
+        test_never_overwrites(root, inputs)
+        test_luts(root, inputs)
+        test_global(root)
+        test_quality(root)
+        test_overlay(root, inputs)
+        test_bad_file(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    print("equalize, clahe and overlay commands pass")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
