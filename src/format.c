@@ -1,6 +1,7 @@
 /* format.c: what each pixel format looks like in memory, and the checks and
  * views of frames that every backend relies on. */
 #include <limits.h>
+#include <stddef.h>
 
 #include "lh-private.h"
 
@@ -82,6 +83,15 @@ int lhi_frame_validate(const LhFrame *frame)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                      "%s frame of width %d: stride %zu is smaller than a row (%zu bytes)",
                      info->name, frame->width, frame->strides[0], row_bytes);
+  /* Row addresses are planes[0] + y * stride: a stride so large that the
+   * last row lies beyond the address space would wrap around to memory that
+   * is not the frame's. */
+  size_t extent;
+  if (__builtin_mul_overflow(frame->strides[0], (size_t)frame->height - 1, &extent) ||
+      __builtin_add_overflow(extent, row_bytes, &extent) || extent > PTRDIFF_MAX)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "%s frame: %d rows of stride %zu do not fit in the address space",
+                     info->name, frame->height, frame->strides[0]);
   if (info->sample_bytes == 2 &&
       (((uintptr_t)frame->planes[0] & 1) != 0 || (frame->strides[0] & 1) != 0))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
@@ -115,7 +125,7 @@ static void chroma_layout(const LhiFormatInfo *info, int height, size_t stride,
                           size_t *chroma_stride, size_t *chroma_rows)
 {
   *chroma_rows = ((size_t)height + 1) / 2;
-  *chroma_stride = info->chroma_interleaved ? stride : (stride + 1) / 2;
+  *chroma_stride = info->chroma_interleaved ? stride : stride / 2 + stride % 2;
 }
 
 LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_t stride)
@@ -125,11 +135,18 @@ LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_
     return 0;
   if (stride == 0)
     stride = (size_t)width * (size_t)info->pixel_bytes;
-  size_t size = stride * (size_t)height;
+  /* 0 also when the size does not fit in a size_t: a wrapped size would
+   * have the caller allocate less than the frame covers. */
+  size_t size, chroma;
+  if (__builtin_mul_overflow(stride, (size_t)height, &size))
+    return 0;
   if (info->is_yuv) {
     size_t chroma_stride, chroma_rows;
     chroma_layout(info, height, stride, &chroma_stride, &chroma_rows);
-    size += chroma_stride * chroma_rows * (size_t)(info->n_planes - 1);
+    if (__builtin_mul_overflow(chroma_stride, chroma_rows * (size_t)(info->n_planes - 1),
+                               &chroma) ||
+        __builtin_add_overflow(size, chroma, &size))
+      return 0;
   }
   return size;
 }
@@ -147,7 +164,9 @@ LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int w
     stride = (size_t)width * (size_t)info->pixel_bytes;
   frame->planes[0] = data;
   frame->strides[0] = stride;
-  if (info->is_yuv && data && height > 0) {
+  /* Chroma planes only where the whole buffer has a size: none past the
+   * address space, none for a size that lhi_frame_validate() refuses. */
+  if (info->is_yuv && data && lh_frame_buffer_size(format, width, height, stride) != 0) {
     size_t chroma_stride, chroma_rows;
     chroma_layout(info, height, stride, &chroma_stride, &chroma_rows);
     uint8_t *next = (uint8_t *)data + stride * (size_t)height;

@@ -104,7 +104,8 @@ typedef struct {
 LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int width, int height,
                          void *data, size_t stride);
 
-/* Bytes that lh_frame_init() expects at data for this format, size and stride. */
+/* Bytes that lh_frame_init() expects at data for this format, size and stride;
+ * 0 for an unknown format, a side below 1, or a size beyond a size_t. */
 LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_t stride);
 
 /* ------------------------------------------------------------------------ */
