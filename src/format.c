@@ -120,12 +120,18 @@ int lhi_frame_crop(const LhFrame *frame, const LhRect *roi, LhFrame *cropped)
   return LH_OK;
 }
 
-/* Chroma planes of 4:2:0 formats: sizes rounded up, as GStreamer does. */
-static void chroma_layout(const LhiFormatInfo *info, int height, size_t stride,
+/* Chroma planes of 4:2:0 formats: sizes rounded up, as GStreamer does.  A
+ * chroma row holds ceil(width / 2) samples (pairs for NV12 and P010): for an
+ * odd width and a tight luma stride that is more than the stride gives. */
+static void chroma_layout(const LhiFormatInfo *info, int width, int height, size_t stride,
                           size_t *chroma_stride, size_t *chroma_rows)
 {
+  size_t row = ((size_t)width + 1) / 2 * (size_t)info->sample_bytes *
+               (info->chroma_interleaved ? 2 : 1);
   *chroma_rows = ((size_t)height + 1) / 2;
   *chroma_stride = info->chroma_interleaved ? stride : stride / 2 + stride % 2;
+  if (*chroma_stride < row)
+    *chroma_stride = row;
 }
 
 LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_t stride)
@@ -142,7 +148,7 @@ LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_
     return 0;
   if (info->is_yuv) {
     size_t chroma_stride, chroma_rows;
-    chroma_layout(info, height, stride, &chroma_stride, &chroma_rows);
+    chroma_layout(info, width, height, stride, &chroma_stride, &chroma_rows);
     if (__builtin_mul_overflow(chroma_stride, chroma_rows * (size_t)(info->n_planes - 1),
                                &chroma) ||
         __builtin_add_overflow(size, chroma, &size))
@@ -168,7 +174,7 @@ LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int w
    * address space, none for a size that lhi_frame_validate() refuses. */
   if (info->is_yuv && data && lh_frame_buffer_size(format, width, height, stride) != 0) {
     size_t chroma_stride, chroma_rows;
-    chroma_layout(info, height, stride, &chroma_stride, &chroma_rows);
+    chroma_layout(info, width, height, stride, &chroma_stride, &chroma_rows);
     uint8_t *next = (uint8_t *)data + stride * (size_t)height;
     for (int p = 1; p < info->n_planes; p++) {
       frame->planes[p] = next;
