@@ -1,5 +1,6 @@
 /* options.c: analysis options and the names of matrices, ranges and backends. */
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,8 @@ LH_API void lh_options_init(LhOptions *options)
   options->percentile_method = LH_PERCENTILE_AUTO;
 }
 
-LH_API int lh_options_set_percentiles(LhOptions *options, const char *list)
+static int parse_percentiles(const char *list, double *values, int *count)
 {
-  if (!options || !list)
-    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "options or percentile list is NULL");
-  double values[LH_MAX_PERCENTILES];
   int n = 0;
   const char *cursor = list;
   while (*cursor) {
@@ -37,9 +35,30 @@ LH_API int lh_options_set_percentiles(LhOptions *options, const char *list)
     values[n++] = p;
     cursor = *end == ',' ? end + 1 : end;
     if (*end == ',' && *cursor == '\0')
-      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "percentile list \"%s\" ends with a comma",
-                       list);
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "percentile list \"%s\" ends with a comma", list);
   }
+  *count = n;
+  return LH_OK;
+}
+
+LH_API int lh_options_set_percentiles(LhOptions *options, const char *list)
+{
+  if (!options || !list)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "options or percentile list is NULL");
+  /* Numbers are read in the C locale on this thread, whatever the program's
+   * LC_NUMERIC: where the decimal mark is a comma, strtod would read
+   * "1,50,99" as 1.5 and 99. */
+  locale_t c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+  if (!c_numeric)
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for the C locale");
+  locale_t previous = uselocale(c_numeric);
+  double values[LH_MAX_PERCENTILES];
+  int n = 0;
+  int status = parse_percentiles(list, values, &n);
+  uselocale(previous);
+  freelocale(c_numeric);
+  if (status < 0)
+    return status;
   memcpy(options->percentiles, values, (size_t)n * sizeof values[0]);
   options->n_percentiles = n;
   return LH_OK;
