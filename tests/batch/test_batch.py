@@ -1,0 +1,780 @@
+#!/usr/bin/env python3
+"""test_batch.py: checks the batch machinery of the lumahist tool: the threaded
+pipeline (order, failures, bounded memory), progress output, --shard and
+`merge` (under GNU parallel too), resuming interrupted runs, --devices and the
+HTML report (rendered in headless Chromium).
+
+Usage: test_batch.py LUMAHIST SAMPLES_DIR GROUP
+GROUP is one of the names in GROUPS at the end.
+
+Test images are crops and resizes of the photographs in SAMPLES_DIR, written
+by Pillow.  Expected values never come from lumahist: histograms come from
+numpy on the decoded pixels (Pillow; for colour JPEGs its draft 'YCbCr' mode,
+libjpeg's own Y component, as tests/cli/test_cli.py does), the walk order from
+Python, and the dataset statistics from the summed numpy histograms.
+"""
+import json
+import os
+import pty
+import resource
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np
+    from PIL import Image
+except ImportError as e:  # pragma: no cover
+    print(f"SKIP: needs python3-numpy and python3-pil ({e})")
+    sys.exit(77)
+
+LUMAHIST = None
+SAMPLES = None
+FAILURES = []
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")
+
+
+def fail(message):
+    FAILURES.append(message)
+    print("FAIL:", message)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+    return condition
+
+
+def run(*args, **kwargs):
+    return subprocess.run([LUMAHIST, *args], capture_output=True, **kwargs)
+
+
+def text(data):
+    return data.decode("utf-8", "replace")
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(77)
+
+
+# --------------------------------------------------------------------------
+# Test images, made from the photographs
+
+def photographs():
+    photos = []
+    for name in sorted(os.listdir(SAMPLES)):
+        if name.lower().endswith(IMAGE_EXTENSIONS):
+            with Image.open(os.path.join(SAMPLES, name)) as img:
+                if img.mode in ("I;16", "I"):
+                    img = Image.fromarray((np.asarray(img) >> 8).astype(np.uint8))
+                photos.append(img.convert("RGB"))
+    return photos
+
+
+KINDS = ["jpeg-colour", "png-gray", "png-rgb", "jpeg-gray", "png-gray16"]
+
+
+def equalized(a):
+    """Tones spread evenly over [0, 1], by rank: an image no threshold flags."""
+    ranks = np.argsort(np.argsort(a.ravel(), kind="stable"), kind="stable")
+    return (ranks / max(1, a.size - 1)).reshape(a.shape)
+
+
+def make_image(path, photo, size, kind, rng, tone=None):
+    """A crop of photo resized to size, saved as kind; tone maps [0,1] -> [0,1]."""
+    w, h = photo.size
+    cw, ch = int(w * rng.uniform(0.5, 1.0)), int(h * rng.uniform(0.5, 1.0))
+    x, y = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
+    img = photo.crop((x, y, x + cw, y + ch)).resize(size, Image.BILINEAR)
+    if tone is not None:
+        a = np.asarray(img).astype(np.float64) / 255
+        img = Image.fromarray(np.clip(np.rint(tone(a) * 255), 0, 255).astype(np.uint8))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if kind == "jpeg-colour":
+        img.save(path, "JPEG", quality=90)
+    elif kind == "jpeg-gray":
+        img.convert("L").save(path, "JPEG", quality=90)
+    elif kind == "png-gray":
+        img.convert("L").save(path, "PNG", compress_level=1)
+    elif kind == "png-rgb":
+        img.save(path, "PNG", compress_level=1)
+    elif kind == "png-gray16":
+        g = np.asarray(img.convert("L")).astype(np.uint32) * 257
+        g = g + rng.integers(0, 257, size=g.shape)  # low bits that carry something
+        Image.fromarray(np.minimum(g, 65535).astype(np.uint16)).save(path, "PNG")
+    else:
+        raise ValueError(kind)
+
+
+def make_folder(folder, n, seed=1, size=(160, 120), nested=True):
+    """n images of every kind in turn, some in subfolders; returns their paths."""
+    rng = np.random.default_rng(seed)
+    photos = photographs()
+    paths = []
+    for i in range(n):
+        kind = KINDS[i % len(KINDS)]
+        ext = ".jpg" if kind.startswith("jpeg") else ".png"
+        sub = ["", "a", "a/b", "c"][i % 4] if nested else ""
+        path = os.path.join(folder, sub, f"img{i:03d}{ext}")
+        make_image(path, photos[i % len(photos)], size, kind, rng)
+        paths.append(path)
+    return paths
+
+
+def walk_order(folder):
+    """The files lumahist finds in folder: recursive, each folder's entries
+    sorted by their bytes, image extensions only."""
+    out = []
+    for name in sorted(os.listdir(os.fsencode(folder))):
+        path = os.path.join(os.fsencode(folder), name)
+        if os.path.isdir(path):
+            out += walk_order(os.fsdecode(path))
+        elif os.fsdecode(name).lower().endswith(IMAGE_EXTENSIONS):
+            out.append(os.fsdecode(path))
+    return out
+
+
+RGB_WEIGHTS = (4899, 16384 - 4899 - 1868, 1868)  # BT.601 Kr, Kg, Kb in 14-bit fixed point
+
+
+def reference_histogram(path):
+    """The luma histogram of a file, from Pillow and numpy."""
+    with Image.open(path) as img:
+        if img.format == "JPEG":
+            if img.mode != "L":
+                img.draft("YCbCr", img.size)
+                y = np.asarray(img)[..., 0]
+            else:
+                y = np.asarray(img)
+            return np.bincount(y.ravel(), minlength=256), 8
+        if img.mode in ("I;16", "I;16B", "I"):
+            return np.bincount(np.asarray(img).astype(np.int64).ravel(), minlength=65536), 16
+        if img.mode == "L":
+            return np.bincount(np.asarray(img).ravel(), minlength=256), 8
+        c = np.asarray(img.convert("RGB")).astype(np.int64)
+        kr, kg, kb = RGB_WEIGHTS
+        y = (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + (1 << 13)) >> 14
+        return np.bincount(y.ravel(), minlength=256), 8
+
+
+def records(out):
+    result = []
+    for line in text(out).splitlines():
+        try:
+            result.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            fail(f"not a JSON line ({e}): {line[:120]}")
+    return result
+
+
+def nearest_rank(histogram, p):
+    """P(p) by nearest rank from a histogram (DESIGN.md)."""
+    n = int(sum(histogram))
+    cumulative = np.cumsum(histogram)
+    if p == 0:
+        return int(np.nonzero(histogram)[0][0])
+    rank = -(-int(round(p * 1e6)) * n // 100_000_000)  # ceil(p/100 * n), p to six decimals
+    return int(np.searchsorted(cumulative, max(rank, 1)))
+
+
+# --------------------------------------------------------------------------
+# Groups
+
+def group_pipeline(tmp):
+    folder = os.path.join(tmp, "images")
+    make_folder(folder, 30)
+    # Files that fail, among the others: a truncated JPEG, text named .png.
+    with open(os.path.join(SAMPLES, "sky-high-key.jpg"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(folder, "a", "img000b-truncated.jpg"), "wb") as f:
+        f.write(data[:2000])
+    with open(os.path.join(folder, "c", "not-an-image.png"), "w") as f:
+        f.write("hello\n")
+    expected = walk_order(folder)
+    bad = {p for p in expected if "truncated" in p or "not-an-image" in p}
+
+    outputs = {}
+    for jobs in (1, 2, 3, 8):
+        proc = run("stats", "--jobs", str(jobs), folder)
+        check(proc.returncode == 1, f"--jobs {jobs}: exit status {proc.returncode}, expected 1")
+        err = text(proc.stderr).splitlines()
+        for p in bad:
+            check(sum(line.startswith(f"lumahist: {p}: ") for line in err) == 1,
+                  f"--jobs {jobs}: {p} not reported once: {err}")
+        outputs[jobs] = proc.stdout
+        got = [r["path"] for r in records(proc.stdout)]
+        check(got == [p for p in expected if p not in bad],
+              f"--jobs {jobs}: records not in input order: {got[:5]}...")
+    for jobs in (2, 3, 8):
+        check(outputs[jobs] == outputs[1], f"--jobs {jobs} output differs from --jobs 1")
+
+    for r in records(outputs[1]):
+        hist, depth = reference_histogram(r["path"])
+        check(r["bit_depth"] == depth and r["histogram"] == hist.tolist(),
+              f"{r['path']}: histogram differs from numpy's")
+
+    # A region that the photographs hold and the small images do not: those
+    # fail, one line each, and the others go on.
+    proc = run("stats", "--jobs", "2", "--roi", "0,0,200,130", SAMPLES, folder + "/c")
+    err = text(proc.stderr).splitlines()
+    small = [p for p in walk_order(folder + "/c") if p not in bad]
+    check(proc.returncode == 1, f"--roi: exit status {proc.returncode}")
+    for p in small:
+        check(sum(line.startswith(f"lumahist: {p}: ") for line in err) == 1,
+              f"--roi: {p} not reported once")
+    got = records(proc.stdout)
+    check([r["path"] for r in got] == walk_order(SAMPLES), "--roi: the photographs' records")
+    for r in got:
+        check(r["count"] == 200 * 130, f"--roi: count {r['count']}")
+
+    # Memory stays bounded: 40 decoded 1600x1200 RGB images would take 230 MB.
+    big = os.path.join(tmp, "big")
+    os.makedirs(big)
+    rng = np.random.default_rng(7)
+    photos = photographs()
+    first = os.path.join(big, "big000.png")
+    make_image(first, photos[0], (1600, 1200), "png-rgb", rng)
+    for i in range(1, 40):
+        os.link(first, os.path.join(big, f"big{i:03d}.png"))
+    wrapper = ("import resource, subprocess, sys\n"
+               "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    one = subprocess.run([sys.executable, "-c", wrapper, LUMAHIST, "stats", "--jobs", "2",
+                          first], capture_output=True)
+    many = subprocess.run([sys.executable, "-c", wrapper, LUMAHIST, "stats", "--jobs", "2",
+                           big], capture_output=True)
+    if check(one.returncode == 0 and many.returncode == 0, f"big images: {text(many.stderr)}"):
+        one_kb, many_kb = int(one.stdout), int(many.stdout)
+        print(f"peak memory: one image {one_kb // 1024} MB, 40 images {many_kb // 1024} MB")
+        check(many_kb - one_kb < 80 * 1024,
+              f"40 images took {(many_kb - one_kb) // 1024} MB more than one: not bounded")
+
+
+def run_on_terminal(args):
+    """Runs lumahist with stderr on a pseudo-terminal; returns (status, stdout, terminal)."""
+    master, slave = pty.openpty()
+    # stdout to a file: records of 16-bit images would fill a pipe.
+    stdout = tempfile.TemporaryFile()
+    proc = subprocess.Popen([LUMAHIST, *args], stdout=stdout, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait()
+    os.close(master)
+    stdout.seek(0)
+    out = stdout.read()
+    return proc.returncode, out, text(seen)
+
+
+def group_progress(tmp):
+    folder = os.path.join(tmp, "images")
+    make_folder(folder, 12)
+    proc = run("stats", folder)
+    check(proc.returncode == 0 and proc.stderr == b"",
+          f"not a terminal, no --progress: stderr should be empty: {text(proc.stderr)!r}")
+    proc = run("stats", "--progress", folder)
+    err = text(proc.stderr)
+    check(proc.returncode == 0 and "lumahist: 12/12 images done" in err and "images/s" in err,
+          f"--progress: no final line: {err!r}")
+    check("\r" not in err, "--progress off a terminal: lines, not a bar")
+    proc = run("stats", "--progress", "--quiet", folder)
+    check(proc.stderr == b"", f"--quiet: stderr should be empty: {text(proc.stderr)!r}")
+    plain = run("stats", folder).stdout
+
+    status, out, seen = run_on_terminal(["stats", "--jobs", "2", folder])
+    check(status == 0 and out == plain, "on a terminal: records differ")
+    check("\r" in seen and "images/s" in seen and "ETA" in seen and "[" in seen,
+          f"on a terminal: no bar: {seen!r}")
+    check("12/12 images done" in seen, f"on a terminal: no final line: {seen!r}")
+    status, out, seen = run_on_terminal(["stats", "--quiet", folder])
+    check(status == 0 and seen == "", f"--quiet on a terminal: {seen!r}")
+    # An error line is not mixed into the bar: it starts a line of its own.
+    with open(os.path.join(folder, "broken.png"), "w") as f:
+        f.write("not a png")
+    status, out, seen = run_on_terminal(["stats", folder])
+    lines = [line.split("\r")[-1] for line in seen.replace("\r\n", "\n").split("\n")]
+    check(status == 1 and any(line.startswith("lumahist: " + folder + "/broken.png: ")
+                              for line in lines), f"error line on a terminal: {seen!r}")
+
+
+def group_shard(tmp):
+    folder = os.path.join(tmp, "images")
+    make_folder(folder, 40)
+    full = run("stats", folder)
+    check(full.returncode == 0, f"full run: {text(full.stderr)}")
+    full_lines = text(full.stdout).splitlines()
+
+    for n in (1, 3, 4, 7):
+        seen = []
+        for i in range(n):
+            proc = run("stats", "--shard", f"{i}/{n}", folder)
+            check(proc.returncode == 0, f"--shard {i}/{n}: {text(proc.stderr)}")
+            lines = text(proc.stdout).splitlines()
+            positions = [full_lines.index(line) for line in lines if line in full_lines]
+            check(len(positions) == len(lines), f"--shard {i}/{n}: records not of the full run")
+            check(positions == sorted(positions), f"--shard {i}/{n}: not in input order")
+            seen += lines
+        check(sorted(seen) == sorted(full_lines), f"{n} shards do not cover each file once")
+
+    # A file's shard depends on its path below the folder named, not on the
+    # other files nor on how the folder is named.
+    def shard_paths(base, count=4):
+        found = {}
+        for i in range(count):
+            out = run("stats", "--no-histogram", "--shard", f"{i}/{count}", base).stdout
+            for r in records(out):
+                found[os.path.relpath(r["path"], base)] = i
+        return found
+    before = shard_paths(folder)
+    link = os.path.join(tmp, "elsewhere")
+    os.symlink(folder, link)
+    check(shard_paths(link + "/") == before, "shards change with the folder's name")
+    make_image(os.path.join(folder, "a", "new.png"), photographs()[0], (64, 48), "png-gray",
+               np.random.default_rng(3))
+    after = shard_paths(folder)
+    check(all(after[k] == v for k, v in before.items()), "shards change when a file is added")
+    os.unlink(os.path.join(folder, "a", "new.png"))
+
+    for bad in ("4/4", "-1/4", "1/0", "x", "1/", "/4", "1/4/2"):
+        proc = run("stats", "--shard", bad, folder)
+        check(proc.returncode == 2 and b"--shard" in proc.stderr, f"--shard {bad}: accepted")
+
+    # merge == one run with --dataset, byte for byte, and both == numpy.
+    single = run("stats", "--dataset", "-p", "0,1,5,50,95,99,99.9,100", folder)
+    dataset_lines = [line for line in text(single.stdout).splitlines() if '"dataset":true' in line]
+    shard_files = []
+    for i in range(3):
+        path = os.path.join(tmp, f"shard{i}.jsonl")
+        with open(path, "wb") as f:
+            f.write(run("stats", "--shard", f"{i}/3", "-p", "0,1,5,50,95,99,99.9,100",
+                        folder).stdout)
+        shard_files.append(path)
+    merged = run("merge", *shard_files)
+    check(merged.returncode == 0, f"merge: {text(merged.stderr)}")
+    check(text(merged.stdout).splitlines() == dataset_lines,
+          "merge of 3 shards differs from the single run's dataset records")
+    check_dataset(records(merged.stdout), walk_order(folder))
+
+    # Inputs in another order, one twice, and a file with its dataset record.
+    again = run("merge", shard_files[2], single_file(tmp, single.stdout), shard_files[0])
+    check(text(again.stdout).splitlines() == dataset_lines,
+          "merge with repeats and dataset records differs")
+    check(b"counted once" in again.stderr, "merge: repeats not mentioned")
+    table = run("merge", "--format", "table", *shard_files)
+    check(table.returncode == 0 and text(table.stdout).startswith("dataset ("),
+          f"merge --format table: {text(table.stdout)!r}")
+
+    broken = os.path.join(tmp, "broken.jsonl")
+    with open(broken, "w") as f:
+        f.write(open(shard_files[0]).readline())
+        f.write('{"path": "x", "bit_depth": 8, "histogram": [1,2\n')
+    proc = run("merge", broken)
+    check(proc.returncode == 1 and f"{broken}:2:".encode() in proc.stderr,
+          f"merge of a broken line: {proc.returncode} {text(proc.stderr)!r}")
+    proc = run("merge", os.path.join(tmp, "missing.jsonl"))
+    check(proc.returncode == 1, "merge of a missing file succeeded")
+    no_hist = run("stats", "--no-histogram", folder + "/a").stdout
+    proc = run("merge", single_file(tmp, no_hist))
+    check(proc.returncode == 1 and b"without a histogram" in proc.stderr,
+          "merge of records without histograms succeeded")
+
+
+def single_file(tmp, data):
+    path = tempfile.mktemp(dir=tmp, suffix=".jsonl")
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def check_dataset(dataset_records, paths):
+    """Dataset records against numpy: histograms summed per bit depth."""
+    sums = {}
+    images = {}
+    for p in paths:
+        hist, depth = reference_histogram(p)
+        sums[depth] = sums.get(depth, 0) + hist.astype(np.int64)
+        images[depth] = images.get(depth, 0) + 1
+    check(sorted(r["bit_depth"] for r in dataset_records) == sorted(sums),
+          "dataset records: bit depths differ")
+    for r in dataset_records:
+        depth = r["bit_depth"]
+        if depth not in sums:
+            continue
+        hist = sums[depth]
+        n = int(hist.sum())
+        values = np.arange(hist.size, dtype=np.float64)
+        mean = float((hist * values).sum()) / n
+        std = float(np.sqrt((hist * (values - mean) ** 2).sum() / n))
+        check(r["path"] is None and r["dataset"] is True and r["images"] == images[depth],
+              f"dataset {depth}: header {r['path']}, {r['images']} images")
+        check(r["histogram"] == hist.tolist(), f"dataset {depth}: histogram differs from numpy")
+        check(r["count"] == n, f"dataset {depth}: count {r['count']} != {n}")
+        check(abs(r["mean"] - mean) <= 1e-9 * max(1, mean), f"dataset {depth}: mean")
+        check(abs(r["stddev"] - std) <= 1e-6 * max(1, std), f"dataset {depth}: stddev")
+        check(r["median"] == nearest_rank(hist, 50), f"dataset {depth}: median")
+        for key, value in r["percentiles"].items():
+            check(value == nearest_rank(hist, float(key)), f"dataset {depth}: P{key}")
+
+
+def group_parallel(tmp):
+    parallel = shutil.which("parallel")
+    if not parallel:
+        skip("GNU parallel is not installed (Debian package 'parallel')")
+    folder = os.path.join(tmp, "images")
+    make_folder(folder, 40, seed=5)
+    out = os.path.join(tmp, "out")
+    os.makedirs(out)
+    command = (f"{shlex.quote(LUMAHIST)} stats --quiet --shard {{}}/4 {shlex.quote(folder)}"
+               f" > {shlex.quote(out)}/shard-{{}}.jsonl")
+    env = dict(os.environ, HOME=tmp, TMPDIR=tmp)
+    proc = subprocess.run([parallel, "--will-cite", "--halt", "now,fail=1", "-j", "4", command,
+                           ":::", "0", "1", "2", "3"], capture_output=True, env=env)
+    check(proc.returncode == 0, f"parallel: {proc.returncode} {text(proc.stderr)}")
+    files = sorted(os.path.join(out, f) for f in os.listdir(out))
+    check(len(files) == 4, f"parallel made {files}")
+    merged = run("merge", *files)
+    single = run("stats", "--dataset", folder)
+    want = [line for line in text(single.stdout).splitlines() if '"dataset":true' in line]
+    check(merged.returncode == 0 and text(merged.stdout).splitlines() == want,
+          "4 shards under GNU parallel, merged, differ from one run")
+    check_dataset(records(merged.stdout), walk_order(folder))
+    lines = sum(len(open(f).read().splitlines()) for f in files)
+    check(lines == len(walk_order(folder)), f"4 shards hold {lines} records")
+
+
+def wait_for_lines(path, n, proc, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end and proc.poll() is None:
+        try:
+            with open(path, "rb") as f:
+                if f.read().count(b"\n") >= n:
+                    return True
+        except FileNotFoundError:
+            pass
+        time.sleep(0.01)
+    return False
+
+
+def big_folder(tmp, name, n, size, kinds):
+    """n copies (hard links) of a few large images: slow enough to interrupt."""
+    folder = os.path.join(tmp, name)
+    os.makedirs(folder)
+    rng = np.random.default_rng(11)
+    photos = photographs()
+    firsts = []
+    for k, kind in enumerate(kinds):
+        path = os.path.join(folder, f"x{k:03d}" + (".jpg" if kind.startswith("jpeg") else ".png"))
+        make_image(path, photos[k], size, kind, rng)
+        firsts.append(path)
+    for i in range(len(kinds), n):
+        first = firsts[i % len(kinds)]
+        os.link(first, os.path.join(folder, f"x{i:03d}" + os.path.splitext(first)[1]))
+    return folder
+
+
+def check_resume(tmp, folder, sig, extra, full_bytes, label):
+    out = os.path.join(tmp, f"out-{label}.jsonl")
+    proc = subprocess.Popen([LUMAHIST, "stats", "--jobs", "1", "--output", out, *extra, folder],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started = wait_for_lines(out, 3, proc)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    if not check(started, f"{label}: the run ended before it could be interrupted"):
+        return
+    with open(out, "rb") as f:
+        data = f.read()
+    if sig == signal.SIGKILL:
+        check(proc.returncode == -signal.SIGKILL, f"{label}: status {proc.returncode}")
+    else:
+        check(proc.returncode == 128 + sig,
+              f"{label}: exit status {proc.returncode}, expected {128 + sig}")
+        check(data.endswith(b"\n"), f"{label}: the last record is not whole")
+        check(b"--skip-existing" in stderr, f"{label}: no hint to resume: {text(stderr)!r}")
+        check(full_bytes.startswith(data), f"{label}: the records kept are not the run's first")
+        check(b'"dataset":true' not in data, f"{label}: a dataset record after an interruption")
+    check(len(data) < len(full_bytes), f"{label}: the run was not cut short")
+    stray = [f for f in os.listdir(tmp) if f.endswith(".tmp") or f.startswith(".")]
+    check(not stray, f"{label}: stray files {stray}")
+    resumed = run("stats", "--jobs", "2", "--output", out, "--skip-existing", *extra, folder)
+    check(resumed.returncode == 0, f"{label}: resuming: {text(resumed.stderr)}")
+    with open(out, "rb") as f:
+        check(f.read() == full_bytes, f"{label}: the resumed file differs from one full run")
+
+
+def group_resume(tmp):
+    folder = big_folder(tmp, "big", 30, (640, 480), ["png-rgb", "jpeg-colour", "png-gray16"])
+    full = run("stats", "--jobs", "2", folder)
+    full_dataset = run("stats", "--jobs", "2", "--dataset", folder)
+    check(full.returncode == 0 and full_dataset.returncode == 0, "full runs failed")
+    check_resume(tmp, folder, signal.SIGINT, [], full.stdout, "SIGINT")
+    check_resume(tmp, folder, signal.SIGTERM, ["--dataset"], full_dataset.stdout, "SIGTERM")
+    check_resume(tmp, folder, signal.SIGKILL, [], full.stdout, "SIGKILL")
+
+    # An incomplete last line (power cut) is dropped, a dataset record redone.
+    out = os.path.join(tmp, "partial.jsonl")
+    lines = full_dataset.stdout.splitlines(keepends=True)
+    with open(out, "wb") as f:
+        f.write(b"".join(lines[:5]) + lines[5][:40])
+    proc = run("stats", "--output", out, "--skip-existing", "--dataset", folder)
+    check(proc.returncode == 0 and b"incomplete last line" in proc.stderr,
+          f"partial line: {proc.returncode} {text(proc.stderr)!r}")
+    with open(out, "rb") as f:
+        check(f.read() == full_dataset.stdout, "partial line: the file differs from a full run")
+    proc = run("stats", "--output", out, "--skip-existing", "--dataset", folder)
+    with open(out, "rb") as f:
+        check(proc.returncode == 0 and f.read() == full_dataset.stdout,
+              "a finished file resumed again changed")
+
+    # A file made with other options is not continued, and is left as it was.
+    with open(out, "rb") as f:
+        before = f.read()
+    for extra in (["-p", "50"], ["--range", "limited"], ["--no-histogram"]):
+        proc = run("stats", "--output", out, "--skip-existing", *extra, folder)
+        check(proc.returncode == 1 and b"cannot be continued" in proc.stderr,
+              f"resume with {extra}: {proc.returncode} {text(proc.stderr)!r}")
+    with open(out, "rb") as f:
+        check(f.read() == before, "a refused resume changed the file")
+    proc = run("stats", "--skip-existing", folder)
+    check(proc.returncode == 2, "--skip-existing without --output accepted")
+    proc = run("stats", "--skip-existing", "-o", out, "-f", "csv", folder)
+    check(proc.returncode == 2, "--skip-existing with csv accepted")
+
+    # equalize: interrupted, no partial or temporary file; resumed, the same
+    # files as one run; an existing output is left alone.
+    eq_in = big_folder(tmp, "eq-in", 40, (1024, 768), ["jpeg-colour", "jpeg-gray"])
+    whole = os.path.join(tmp, "eq-whole")
+    proc = run("equalize", "--quiet", "--out", whole, eq_in)
+    check(proc.returncode == 0, f"equalize: {text(proc.stderr)}")
+    cut = os.path.join(tmp, "eq-cut")
+    proc = subprocess.Popen([LUMAHIST, "equalize", "--jobs", "1", "--out", cut, eq_in],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.time() + 20
+    while time.time() < end and proc.poll() is None and \
+            len([f for f in os.listdir(cut) if f.endswith(".jpg")] if os.path.isdir(cut) else []) < 3:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    check(proc.returncode == 130, f"equalize SIGINT: status {proc.returncode} {text(stderr)!r}")
+    names = sorted(os.listdir(cut))
+    check(0 < len(names) < 40, f"equalize SIGINT: {len(names)} outputs")
+    for name in names:
+        check(name.endswith(".jpg") and not name.startswith("."), f"equalize: stray {name}")
+        with open(os.path.join(cut, name), "rb") as a, open(os.path.join(whole, name), "rb") as b:
+            check(a.read() == b.read(), f"equalize SIGINT: {name} is not whole")
+    keep = os.path.join(cut, names[0])
+    with open(keep, "wb") as f:
+        f.write(b"mine")
+    proc = run("equalize", "--skip-existing", "--out", cut, eq_in)
+    check(proc.returncode == 0, f"equalize --skip-existing: {text(proc.stderr)}")
+    with open(keep, "rb") as f:
+        check(f.read() == b"mine", "equalize --skip-existing overwrote an output")
+    for name in sorted(os.listdir(whole)):
+        if os.path.join(cut, name) != keep:
+            with open(os.path.join(cut, name), "rb") as a, \
+                    open(os.path.join(whole, name), "rb") as b:
+                check(a.read() == b.read(), f"equalize resumed: {name} differs")
+
+
+def usable_devices():
+    """How many CUDA devices lumahist can use (0 without CUDA or a GPU)."""
+    probe = os.path.join(SAMPLES, "camera-gray.png")
+    count = 0
+    for n in range(1, 9):
+        proc = run("stats", "--quiet", "--devices", ",".join(str(i) for i in range(n)), probe)
+        if proc.returncode != 0:
+            break
+        count = n
+    return count
+
+
+def group_devices(tmp):
+    folder = os.path.join(tmp, "images")
+    make_folder(folder, 64, seed=9, size=(320, 240))
+    for bad in ("0,x", "0,0", "", "-1", "0,,1"):
+        proc = run("stats", "--devices", bad, folder)
+        check(proc.returncode == 2 and b"--devices" in proc.stderr,
+              f"--devices {bad!r}: status {proc.returncode}")
+    proc = run("stats", "--backend", "cpu", "--devices", "0", folder)
+    check(proc.returncode == 2, "--devices with --backend cpu accepted")
+
+    count = usable_devices()
+    if count == 0:
+        proc = run("stats", "--devices", "0,1", folder)
+        check(proc.returncode == 1 and b"no CUDA device is usable" in proc.stderr and
+              proc.stdout == b"", f"--devices without a GPU: {proc.returncode} "
+              f"{text(proc.stderr)!r}")
+        print("no CUDA device is usable here: checked the message; the rest needs a GPU")
+        return
+
+    cpu = records(run("stats", "--backend", "cpu", folder).stdout)
+    for r in cpu:
+        r.pop("backend")
+    for devices in (["0"], ["0", "1"] if count >= 2 else None):
+        if devices is None:
+            print("one CUDA device: --devices 0,1 not checked")
+            continue
+        proc = run("stats", "--jobs", "4", "--timing", "--devices", ",".join(devices), folder)
+        check(proc.returncode == 0, f"--devices {devices}: {text(proc.stderr)}")
+        got = records(proc.stdout)
+        check(all(r.pop("backend") == "cuda" for r in got), f"--devices {devices}: not cuda")
+        check(got == cpu, f"--devices {devices}: records differ from the CPU's")
+        err = text(proc.stderr)
+        print(err)
+        for d in devices:
+            line = [x for x in err.splitlines() if f"timing: device {d}:" in x]
+            check(line and int(line[0].split(":")[-1].split()[0]) > 0,
+                  f"--devices {devices}: device {d} did no work: {err!r}")
+        out = os.path.join(tmp, f"eq-{len(devices)}")
+        proc = run("equalize", "--quiet", "--devices", ",".join(devices), "--out", out, folder)
+        ref = os.path.join(tmp, f"eq-cpu-{len(devices)}")
+        cpu_proc = run("equalize", "--quiet", "--backend", "cpu", "--out", ref, folder)
+        check(proc.returncode == 0 and cpu_proc.returncode == 0,
+              f"equalize --devices {devices}: {text(proc.stderr)}")
+        for p in walk_order(ref):
+            q = os.path.join(out, os.path.relpath(p, ref))
+            with open(p, "rb") as a, open(q, "rb") as b:
+                check(a.read() == b.read(), f"equalize --devices {devices}: {q} differs")
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def chromium(browser, tmp, *args):
+    profile = tempfile.mkdtemp(dir=tmp, prefix="chromium-profile-")
+    return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                           "--disable-quic", "--no-first-run", "--disable-background-networking",
+                           "--disable-component-update", "--disable-sync",
+                           f"--user-data-dir={profile}", *args],
+                          capture_output=True, timeout=120,
+                          env=dict(os.environ, HOME=tmp))
+
+
+def group_report(tmp):
+    folder = os.path.join(tmp, "images")
+    rng = np.random.default_rng(21)
+    photos = photographs()
+    tones = {
+        "dark.jpg": lambda a: a * 0.18,
+        "bright.png": lambda a: 0.82 + a * 0.18,
+        "flat.jpg": lambda a: 0.4 + a * 0.15,
+    }
+    for i, (name, tone) in enumerate(tones.items()):
+        kind = "jpeg-colour" if name.endswith(".jpg") else "png-rgb"
+        make_image(os.path.join(folder, name), photos[i], (240, 160), kind, rng, tone)
+    for i in range(9):
+        make_image(os.path.join(folder, "plain", f"p{i}.png"), photos[i % len(photos)],
+                   (200, 150), KINDS[i % len(KINDS)], rng, equalized)
+    report = os.path.join(tmp, "report.html")
+    jsonl = os.path.join(tmp, "all.jsonl")
+    proc = run("stats", "--report", report, "--output", jsonl, folder)
+    check(proc.returncode == 0, f"--report: {text(proc.stderr)}")
+    html = open(report, encoding="utf-8").read()
+    for needle in ("http://", "https://", "<link", "src=", "url(", "@import"):
+        check(needle not in html, f"the report refers to something outside it: {needle}")
+    check("Content-Security-Policy" in html and "default-src 'none'" in html,
+          "the report does not forbid fetching")
+
+    # merge draws the same page from the records.
+    merged = os.path.join(tmp, "merged.html")
+    proc = run("merge", "--report", merged, jsonl)
+    check(proc.returncode == 0 and open(merged, "rb").read() == open(report, "rb").read(),
+          "merge --report differs from stats --report")
+    strict = os.path.join(tmp, "strict.html")
+    run("stats", "--report", strict, "--dark-below", "0", "--bright-above", "1",
+        "--low-contrast-below", "0", folder)
+
+    browser = find_chromium()
+    if not browser:
+        skip("the report was checked as text; rendering needs Chromium (Debian 'chromium')")
+    dom = chromium(browser, tmp, "--dump-dom", "file://" + report)
+    check(dom.returncode == 0, f"chromium --dump-dom: {text(dom.stderr)[-500:]}")
+    page = text(dom.stdout)
+    body = page.split("<tbody>", 1)[-1].split("</tbody>", 1)[0]
+    rows = body.split("<tr")[1:]
+    check(len(rows) == 12, f"the table has {len(rows)} rows, not 12")
+    flags = {}
+    for row in rows:
+        name = next((n for n in list(tones) + [f"p{i}.png" for i in range(9)] if n in row), None)
+        flags[name] = ("too dark" in row, "too bright" in row, "low contrast" in row)
+    check(flags.get("dark.jpg", (0,))[0], f"dark.jpg not flagged too dark: {flags}")
+    check(flags.get("bright.png", (0, 0))[1], f"bright.png not flagged too bright: {flags}")
+    check(flags.get("flat.jpg", (0, 0, 0))[2], f"flat.jpg not flagged low contrast: {flags}")
+    plain = [v for k, v in flags.items() if k and k.startswith("p")]
+    check(len(plain) == 9 and not any(any(v) for v in plain), f"plain images flagged: {flags}")
+    strict_page = text(chromium(browser, tmp, "--dump-dom", "file://" + strict).stdout)
+    strict_body = strict_page.split("<tbody>", 1)[-1].split("</tbody>", 1)[0]
+    check(strict_body.count("<tr") == 12 and "badge" not in strict_body,
+          "thresholds 0 / 1 / 0 still flag images")
+
+    shot = os.path.join(tmp, "report.png")
+    proc = chromium(browser, tmp, "--window-size=1280,1400", f"--screenshot={shot}",
+                    "file://" + report)
+    if not check(proc.returncode == 0 and os.path.exists(shot),
+                 f"chromium --screenshot: {text(proc.stderr)[-500:]}"):
+        return
+    pixels = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3)
+    colours, counts = np.unique(pixels, axis=0, return_counts=True)
+    background = counts.max() / len(pixels)
+    bar = np.all(pixels == (0x2f, 0x4f, 0x86), axis=1).mean()
+    print(f"screenshot: {len(colours)} colours, background {background:.1%}, "
+          f"histogram bars {bar:.1%}")
+    check(len(colours) > 50, f"the screenshot looks blank: {len(colours)} colours")
+    check(background < 0.9, f"the screenshot is {background:.0%} one colour")
+    check(bar > 0.01, "no histogram bars in the screenshot")
+    keep = os.environ.get("LUMAHIST_KEEP_SCREENSHOT")
+    if keep:
+        shutil.copy(shot, keep)
+
+
+GROUPS = {
+    "pipeline": group_pipeline,
+    "progress": group_progress,
+    "shard": group_shard,
+    "parallel": group_parallel,
+    "resume": group_resume,
+    "devices": group_devices,
+    "report": group_report,
+}
+
+
+def main():
+    global LUMAHIST, SAMPLES
+    if len(sys.argv) != 4 or sys.argv[3] not in GROUPS:
+        print(__doc__)
+        sys.exit(2)
+    LUMAHIST, SAMPLES, group = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
+    tmp = tempfile.mkdtemp(prefix=f"lumahist-batch-{group}-")
+    try:
+        GROUPS[group](tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
