@@ -10,7 +10,14 @@ packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   python3 python3-numpy python3-pil libjpeg-turbo-progs
   clang libclang-rt-dev valgrind util-linux
+  parallel
 )
+# The report test renders the page in headless Chromium.  Debian packages it;
+# Ubuntu's "chromium" only installs a snap, which containers cannot run, so
+# there the test reports SKIP with the reason instead.
+if grep -qs '^ID=debian' /etc/os-release; then
+  packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
