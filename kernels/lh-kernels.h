@@ -14,6 +14,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "lh-equalize.h"
+#include "lh-overlay.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -182,6 +185,93 @@ cudaError_t lhk_radix_sort_u16(const LhkDevice *device, const uint16_t *d_in, ui
 cudaError_t lhk_radix_sort_u32(const LhkDevice *device, const uint32_t *d_in, uint32_t *d_out,
                                uint64_t n, int begin_bit, int end_bit, int radix_bits,
                                void *d_scratch, size_t scratch_bytes, cudaStream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* Equalization, CLAHE and temporal smoothing (equalize.cu, clahe.cu)        */
+
+/* The luma plane (plane 0) of a frame to rewrite: read from in, written to
+ * out (which may be in).  Samples of 4-sample pixels other than the first
+ * three are copied. */
+typedef struct {
+  const void *in;
+  void *out;
+  size_t in_stride;
+  size_t out_stride;
+  uint32_t width;
+  uint32_t height;
+  uint32_t shift;      /* Y16: right shift of each sample (P010: 6), put back on writing */
+  uint32_t max_value;  /* 2^bit_depth - 1: luma clamped to it, colour samples too */
+  uint32_t weights[3]; /* R'G'B' pixels: as LhkImage.weights */
+} LhkPlane;
+
+/* The equalizeHist LUT (lhi_build_lut) of a 64-bit histogram, in one block;
+ * the histogram is cleared behind. */
+cudaError_t lhk_equalize_lut(unsigned long long *histogram, uint32_t bins, uint32_t black,
+                             uint32_t white, uint16_t *lut, cudaStream_t stream);
+
+/* out = lut[luma(in)] with the colour rule of lumahist.h, 16-byte loads
+ * and stores where the rows allow. */
+cudaError_t lhk_apply_lut(LhkPixel pixel, const LhkPlane *plane, const uint16_t *lut,
+                          uint32_t bins, cudaStream_t stream);
+
+/* Bytes of a temporal window of `window` LUT sets of `entries` entries; the
+ * first LHK_TEMPORAL_HEADER_BYTES are its header, which the host may copy
+ * and read with lhk_temporal_header_counts. */
+#define LHK_TEMPORAL_HEADER_BYTES 256
+size_t lhk_temporal_bytes(int window, size_t entries);
+void lhk_temporal_header_counts(const void *header_copy, int *frames, unsigned long long *cuts);
+
+/* One frame of temporal smoothing (lh_temporal_new's definition): decide
+ * reads the frame's cut histogram (64-bit, bins) and declares a cut when its
+ * distance in 2^-21 to the previous frame's is above threshold (clearing the
+ * histogram if clear is set); smooth then puts the LUTs in the window and
+ * replaces them by the window's rounded mean.  temporal: lhk_temporal_bytes
+ * of device memory, zeroed to start or restart. */
+cudaError_t lhk_temporal_decide(void *temporal, unsigned long long *cut_histogram, uint32_t bins,
+                                int clear, int window, uint32_t threshold, cudaStream_t stream);
+cudaError_t lhk_temporal_smooth(void *temporal, uint16_t *luts, size_t entries,
+                                cudaStream_t stream);
+
+/* The tile histograms (32-bit, tiles_y x tiles_x x bins, zero before) of
+ * the frame extended by reflection, privatized per tile. */
+cudaError_t lhk_clahe_histograms(const LhkDevice *device, LhkPixel pixel, const LhkPlane *plane,
+                                 const LhiClaheGrid *grid, uint32_t bins,
+                                 uint32_t *tile_histograms, cudaStream_t stream);
+
+/* Each tile's LUT (lhi_clahe_tile_lut), one block per tile; the tile
+ * histograms are cleared behind.  cut_histogram (64-bit, bins) gets the sum
+ * of the tile histograms before clipping added, unless NULL. */
+cudaError_t lhk_clahe_luts(const LhiClaheGrid *grid, uint32_t bins, uint32_t *tile_histograms,
+                           uint16_t *luts, unsigned long long *cut_histogram,
+                           cudaStream_t stream);
+
+/* Each pixel from the bilinear mix of its four nearest tile LUTs. */
+cudaError_t lhk_clahe_apply(LhkPixel pixel, const LhkPlane *plane, const LhiClaheGrid *grid,
+                            uint32_t bins, const uint16_t *luts, cudaStream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* Histogram overlay (overlay.cu)                                            */
+
+typedef struct {
+  void *planes[3];
+  size_t strides[3];
+  LhkPixel pixel;     /* of plane 0 */
+  uint32_t shift;     /* P010: 6 */
+  int rgb_index[3];   /* sample of R', G', B' in a pixel; -1: luma only */
+  int chroma;         /* 0: none; 1: planar Cb, Cr (I420); 2: interleaved (NV12, P010) */
+  int frame_width;
+  int frame_height;
+  int panel_x; /* may lie partly outside the frame */
+  int panel_y;
+  int panel_width;
+  int panel_height;
+  const uint16_t *bar_heights; /* device, panel_width - 2 */
+  const uint8_t *column_flags; /* device, panel_width - 2 */
+  LhiInk inks[LHI_INK_COUNT];
+} LhkOverlay;
+
+/* Blends the panel into the frame (lhi_overlay_ink, lhi_blend). */
+cudaError_t lhk_overlay(const LhkOverlay *overlay, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda-backend.h"
 #include "lh-kernels.h"
 #include "lh-private.h"
 
@@ -55,6 +56,7 @@ typedef struct {
   Buffer results;      /* device result blocks of a batch */
   Buffer results_host; /* pinned, their copy on the host */
   Buffer sort_scratch; /* of lhk_sort_percentiles */
+  void *equalize;      /* cuda-equalize.c's buffers (lhi_cuda_equalize_slot) */
 } CudaState;
 
 static size_t align_up(size_t n, size_t alignment)
@@ -128,6 +130,7 @@ static void cuda_close(void *state)
   release(&s->results, false);
   release(&s->results_host, true);
   release(&s->sort_scratch, false);
+  lhi_cuda_equalize_free(s->equalize);
   if (s->own_stream)
     cudaStreamDestroy(s->own_stream);
   free(s);
@@ -170,6 +173,16 @@ static int cuda_set_stream(void *state, void *cuda_stream)
   CudaState *s = state;
   s->stream = cuda_stream ? (cudaStream_t)cuda_stream : s->own_stream;
   return LH_OK;
+}
+
+cudaStream_t lhi_cuda_stream(void *state)
+{
+  return ((CudaState *)state)->stream;
+}
+
+void **lhi_cuda_equalize_slot(void *state)
+{
+  return &((CudaState *)state)->equalize;
 }
 
 static bool cuda_prefer_sort(void *state, uint64_t pixels, int bit_depth)
@@ -519,4 +532,6 @@ const LhiBackend lhi_cuda_backend = {
   .set_stream = cuda_set_stream,
   .prefer_sort = cuda_prefer_sort,
   .analyze = cuda_analyze,
+  .equalize = lhi_cuda_equalize,
+  .overlay = lhi_cuda_overlay,
 };

@@ -1,0 +1,336 @@
+/* clahe.cu: CLAHE on the GPU: tile histograms privatized per tile in shared
+ * memory over the frame extended by reflection, each tile's clipped LUT in
+ * one block, and the bilinear mix of the four nearest tile LUTs per pixel. */
+#include "equalize.cuh"
+#include "scan.cuh"
+
+/* --- Tunables --------------------------------------------------------------
+ * Up to this many bins each warp counts into its own copy of the tile
+ * histogram (16 copies of 256 bins: 16 KiB), so that only the lanes of one
+ * warp contend for an address; up to LHK_SHARED_MAX_BINS one copy per block
+ * is shared; above, blocks add straight to the tile histogram in global
+ * memory. */
+#define LHK_CLAHE_WARP_COPIES_MAX_BINS 256
+/* Consecutive pixels of a row one thread counts, aggregating runs of equal
+ * bins in a register before each atomic. */
+#define LHK_CLAHE_CHUNK 16
+/* Histogram blocks aimed at per multiprocessor: each tile is split into
+ * bands of rows until the grid has that many blocks. */
+#define LHK_CLAHE_BLOCKS_PER_SM 2
+
+enum { LHK_COUNT_WARPS, LHK_COUNT_BLOCK, LHK_COUNT_GLOBAL };
+
+/* --- Tile histograms ------------------------------------------------------ */
+
+template <int PIXEL, int MODE>
+__global__ void __launch_bounds__(LHK_BLOCK_THREADS)
+    lhk_clahe_histogram_kernel(LhkPlane p, LhiClaheGrid g, uint32_t bins, uint32_t *tiles)
+{
+  typedef LhkRewrite<PIXEL> R;
+  extern __shared__ uint32_t counts[];
+  const int tid = threadIdx.x, warp = tid >> 5;
+  const uint32_t tile = blockIdx.x;
+  const uint32_t tx = tile % (uint32_t)g.tiles_x, ty = tile / (uint32_t)g.tiles_x;
+  uint32_t *global = tiles + (size_t)tile * bins;
+  const uint32_t copies = MODE == LHK_COUNT_WARPS ? LHK_WARPS : 1;
+  if (MODE != LHK_COUNT_GLOBAL) {
+    for (uint32_t v = tid; v < bins * copies; v += LHK_BLOCK_THREADS)
+      counts[v] = 0;
+    __syncthreads();
+  }
+  uint32_t *mine = MODE == LHK_COUNT_WARPS ? counts + warp * bins
+                   : MODE == LHK_COUNT_BLOCK ? counts
+                                             : global;
+
+  /* This block's band of the tile's rows, in extended coordinates. */
+  const uint32_t th = (uint32_t)g.tile_h, tw = (uint32_t)g.tile_w;
+  const uint32_t r0 = ty * th + (uint32_t)((uint64_t)th * blockIdx.y / gridDim.y);
+  const uint32_t r1 = ty * th + (uint32_t)((uint64_t)th * (blockIdx.y + 1) / gridDim.y);
+  const uint32_t chunks = (tw + LHK_CLAHE_CHUNK - 1) / LHK_CLAHE_CHUNK;
+  const uint32_t items = (r1 - r0) * chunks;
+  const uint32_t x_begin = tx * tw, x_end = x_begin + tw;
+  const int width = (int)p.width, height = (int)p.height;
+  const size_t pixel_bytes = R::SAMPLES * R::SAMPLE_BYTES;
+
+  uint32_t run_bin = 0, run_length = 0;
+  for (uint32_t item = tid; item < items; item += LHK_BLOCK_THREADS) {
+    const uint32_t r = r0 + item / chunks, c = item % chunks;
+    const uint8_t *row = (const uint8_t *)p.in + (size_t)lhi_reflect101((int)r, height) * p.in_stride;
+    const uint32_t xa = x_begin + c * LHK_CLAHE_CHUNK;
+    const uint32_t xb = min(xa + LHK_CLAHE_CHUNK, x_end);
+    for (uint32_t x = xa; x < xb; x++) {
+      int sx = (int)x < width ? (int)x : lhi_reflect101((int)x, width);
+      uint32_t bin = lhk_luma_of<PIXEL>(row + (size_t)sx * pixel_bytes, p);
+      if (bin != run_bin) {
+        if (run_length)
+          atomicAdd(mine + run_bin, run_length);
+        run_bin = bin;
+        run_length = 0;
+      }
+      run_length++;
+    }
+  }
+  if (run_length)
+    atomicAdd(mine + run_bin, run_length);
+
+  if (MODE != LHK_COUNT_GLOBAL) {
+    __syncthreads();
+    for (uint32_t v = tid; v < bins; v += LHK_BLOCK_THREADS) {
+      uint32_t sum = 0;
+      for (uint32_t k = 0; k < copies; k++)
+        sum += counts[k * bins + v];
+      if (sum)
+        atomicAdd(global + v, sum);
+    }
+  }
+}
+
+template <int PIXEL>
+static cudaError_t clahe_histograms(const LhkDevice *device, const LhkPlane &p,
+                                    const LhiClaheGrid &g, uint32_t bins, uint32_t *tiles,
+                                    cudaStream_t stream)
+{
+  const uint32_t n_tiles = (uint32_t)(g.tiles_x * g.tiles_y);
+  uint32_t target = (uint32_t)device->sm_count * LHK_CLAHE_BLOCKS_PER_SM;
+  uint32_t splits = (target + n_tiles - 1) / n_tiles;
+  splits = min(splits, (uint32_t)g.tile_h);
+  splits = max(splits, 1u);
+  dim3 grid(n_tiles, splits);
+  if (bins <= LHK_CLAHE_WARP_COPIES_MAX_BINS)
+    lhk_clahe_histogram_kernel<PIXEL, LHK_COUNT_WARPS>
+        <<<grid, LHK_BLOCK_THREADS, LHK_WARPS * bins * sizeof(uint32_t), stream>>>(p, g, bins,
+                                                                                   tiles);
+  else if (bins <= LHK_SHARED_MAX_BINS)
+    lhk_clahe_histogram_kernel<PIXEL, LHK_COUNT_BLOCK>
+        <<<grid, LHK_BLOCK_THREADS, bins * sizeof(uint32_t), stream>>>(p, g, bins, tiles);
+  else
+    lhk_clahe_histogram_kernel<PIXEL, LHK_COUNT_GLOBAL>
+        <<<grid, LHK_BLOCK_THREADS, 0, stream>>>(p, g, bins, tiles);
+  LHK_CHECK_LAUNCH(stream);
+  return cudaSuccess;
+}
+
+static bool valid_grid(const LhiClaheGrid *g, uint32_t bins)
+{
+  return g->tiles_x >= 1 && g->tiles_y >= 1 && g->tile_w >= 1 && g->tile_h >= 1 && bins >= 256 &&
+         bins <= LHK_MAX_BINS && (bins & (bins - 1)) == 0 && g->white < bins &&
+         g->black <= g->white;
+}
+
+extern "C" cudaError_t lhk_clahe_histograms(const LhkDevice *device, LhkPixel pixel,
+                                            const LhkPlane *plane, const LhiClaheGrid *grid,
+                                            uint32_t bins, uint32_t *tile_histograms,
+                                            cudaStream_t stream)
+{
+  if (!valid_grid(grid, bins))
+    return cudaErrorInvalidValue;
+  switch (pixel) {
+  case LHK_PIXEL_Y8:
+    return clahe_histograms<LHK_PIXEL_Y8>(device, *plane, *grid, bins, tile_histograms, stream);
+  case LHK_PIXEL_Y16:
+    return clahe_histograms<LHK_PIXEL_Y16>(device, *plane, *grid, bins, tile_histograms, stream);
+  case LHK_PIXEL_RGB8:
+    return clahe_histograms<LHK_PIXEL_RGB8>(device, *plane, *grid, bins, tile_histograms, stream);
+  case LHK_PIXEL_RGBA8:
+    return clahe_histograms<LHK_PIXEL_RGBA8>(device, *plane, *grid, bins, tile_histograms,
+                                             stream);
+  case LHK_PIXEL_RGB16:
+    return clahe_histograms<LHK_PIXEL_RGB16>(device, *plane, *grid, bins, tile_histograms,
+                                             stream);
+  case LHK_PIXEL_RGBA16:
+    return clahe_histograms<LHK_PIXEL_RGBA16>(device, *plane, *grid, bins, tile_histograms,
+                                              stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
+/* --- Tile LUTs ------------------------------------------------------------- */
+
+/* lhi_clahe_tile_lut for tile blockIdx.x: the clipped excess summed, spread
+ * evenly, its remainder one count every `step` bins from bin 0, then the
+ * LUT from the running sum, walked in tiles of one bin per thread. */
+__global__ void __launch_bounds__(LHK_BLOCK_THREADS)
+    lhk_clahe_lut_kernel(LhiClaheGrid g, uint32_t bins, uint32_t *tiles, uint16_t *luts,
+                         lhk_u64 *cut_histogram)
+{
+  __shared__ lhk_u64 warp_totals[LHK_WARPS];
+  __shared__ uint32_t warp_clipped[LHK_WARPS];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  uint32_t *histogram = tiles + (size_t)blockIdx.x * bins;
+  uint16_t *lut = luts + (size_t)blockIdx.x * bins;
+  const uint32_t clip = g.clip;
+
+  uint32_t clipped = 0;
+  for (uint32_t v = tid; v < bins; v += LHK_BLOCK_THREADS) {
+    uint32_t h = histogram[v];
+    if (cut_histogram && h)
+      atomicAdd(cut_histogram + v, (lhk_u64)h);
+    if (clip && h > clip)
+      clipped += h - clip;
+  }
+  for (int offset = 16; offset > 0; offset /= 2)
+    clipped += __shfl_down_sync(0xffffffffu, clipped, offset);
+  if (lane == 0)
+    warp_clipped[warp] = clipped;
+  __syncthreads();
+  clipped = 0;
+  for (int w = 0; w < LHK_WARPS; w++)
+    clipped += warp_clipped[w];
+  const uint32_t batch = clipped / bins, residual = clipped - batch * bins;
+  const uint32_t step = residual ? max(bins / residual, 1u) : 1;
+  const uint32_t span = g.white - g.black;
+
+  lhk_u64 carry = 0;
+  for (uint32_t base = 0; base < bins; base += LHK_BLOCK_THREADS) {
+    const uint32_t v = base + tid;
+    uint32_t h = 0;
+    if (v < bins) {
+      h = histogram[v];
+      histogram[v] = 0;
+      if (clip)
+        h = min(h, clip) + batch + (v % step == 0 && v / step < residual ? 1 : 0);
+    }
+    lhk_u64 tile_total;
+    lhk_u64 cumulative = carry + lhk_block_inclusive_scan(h, warp_totals, &tile_total);
+    if (v < bins)
+      lut[v] = (uint16_t)(g.black + lhi_lut_level(cumulative, g.lut_scale, span));
+    carry += tile_total;
+    __syncthreads();
+  }
+}
+
+extern "C" cudaError_t lhk_clahe_luts(const LhiClaheGrid *grid, uint32_t bins,
+                                      uint32_t *tile_histograms, uint16_t *luts,
+                                      unsigned long long *cut_histogram, cudaStream_t stream)
+{
+  if (!valid_grid(grid, bins))
+    return cudaErrorInvalidValue;
+  lhk_clahe_lut_kernel<<<grid->tiles_x * grid->tiles_y, LHK_BLOCK_THREADS, 0, stream>>>(
+      *grid, bins, tile_histograms, luts, cut_histogram);
+  LHK_CHECK_LAUNCH(stream);
+  return cudaSuccess;
+}
+
+/* --- Interpolation ----------------------------------------------------------- */
+
+/* lhi_clahe_axis stepped along a row: pos = 2 x + tile = q twice + num. */
+struct LhkAxisWalk {
+  uint32_t q;
+  uint32_t num;
+  uint32_t twice;
+};
+
+__device__ __forceinline__ LhkAxisWalk lhk_axis_start(uint32_t x, uint32_t tile)
+{
+  LhkAxisWalk a;
+  a.twice = 2 * tile;
+  uint32_t pos = 2 * x + tile;
+  a.q = pos / a.twice;
+  a.num = pos - a.q * a.twice;
+  return a;
+}
+
+__device__ __forceinline__ void lhk_axis_next(LhkAxisWalk &a)
+{
+  a.num += 2;
+  if (a.num >= a.twice) {
+    a.num -= a.twice;
+    a.q++;
+  }
+}
+
+/* One pixel: its luma, the mix of the four LUTs, written back. */
+template <int PIXEL>
+__device__ __forceinline__ void lhk_clahe_pixel(const uint8_t *src, uint8_t *dst,
+                                                const LhkAxisWalk &a, uint32_t tiles_x,
+                                                uint64_t recip_x, const uint16_t *upper,
+                                                const uint16_t *lower, uint32_t wy,
+                                                uint32_t bins, const LhkPlane &p)
+{
+  const uint32_t wx = (uint32_t)(((uint64_t)a.num * recip_x) >> 32);
+  const uint32_t t0 = a.q == 0 ? 0 : a.q - 1, t1 = min(a.q, tiles_x - 1);
+  const uint32_t y = lhk_luma_of<PIXEL>(src, p);
+  const size_t left = (size_t)t0 * bins + y, right = (size_t)t1 * bins + y;
+  const uint32_t y_new = lhi_clahe_mix(__ldg(upper + left), __ldg(upper + right),
+                                       __ldg(lower + left), __ldg(lower + right), wx, wy);
+  const uint32_t gain = LhkRewrite<PIXEL>::SAMPLES > 1 && y ? lhi_gain(y, y_new) : 0;
+  lhk_write_pixel<PIXEL>(src, dst, y, y_new, gain, p);
+}
+
+template <int PIXEL>
+__global__ void __launch_bounds__(LHK_REWRITE_THREADS)
+    lhk_clahe_apply_kernel(LhkPlane p, LhiClaheGrid g, uint32_t bins, const uint16_t *luts)
+{
+  typedef LhkRewrite<PIXEL> R;
+  const LhkRowSplit split = lhk_row_split<PIXEL>(p);
+  const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
+  if (slot >= split.slots)
+    return;
+  const uint32_t tiles_x = (uint32_t)g.tiles_x, tw = (uint32_t)g.tile_w;
+  uint32_t row, end;
+  lhk_block_rows(p.height, &row, &end);
+  for (; row < end; row++) {
+    uint32_t ty0, ty1, wy;
+    lhi_clahe_axis(row, (uint32_t)g.tile_h, (uint32_t)g.tiles_y, g.recip_y, &ty0, &ty1, &wy);
+    const uint16_t *upper = luts + (size_t)ty0 * tiles_x * bins;
+    const uint16_t *lower = luts + (size_t)ty1 * tiles_x * bins;
+    const uint8_t *in = (const uint8_t *)p.in + row * p.in_stride;
+    uint8_t *out = (uint8_t *)p.out + row * p.out_stride;
+    if (slot < split.units) {
+      LhkUnit<PIXEL> unit;
+      unit.load(in + (size_t)slot * R::UNIT_BYTES);
+      LhkAxisWalk a = lhk_axis_start(slot * R::PX, tw);
+#pragma unroll
+      for (int i = 0; i < R::PX; i++) {
+        uint8_t *px = unit.bytes + i * R::SAMPLES * R::SAMPLE_BYTES;
+        lhk_clahe_pixel<PIXEL>(px, px, a, tiles_x, g.recip_x, upper, lower, wy, bins, p);
+        lhk_axis_next(a);
+      }
+      unit.store(out + (size_t)slot * R::UNIT_BYTES);
+    } else {
+      uint32_t x = split.units * R::PX + (slot - split.units);
+      size_t offset = (size_t)x * R::SAMPLES * R::SAMPLE_BYTES;
+      LhkAxisWalk a = lhk_axis_start(x, tw);
+      lhk_clahe_pixel<PIXEL>(in + offset, out + offset, a, tiles_x, g.recip_x, upper, lower, wy,
+                             bins, p);
+    }
+  }
+}
+
+template <int PIXEL>
+static cudaError_t clahe_apply(const LhkPlane &p, const LhiClaheGrid &g, uint32_t bins,
+                               const uint16_t *luts, cudaStream_t stream)
+{
+  dim3 grid;
+  lhk_rewrite_grid<PIXEL>(p, &grid);
+  lhk_clahe_apply_kernel<PIXEL><<<grid, LHK_REWRITE_THREADS, 0, stream>>>(p, g, bins, luts);
+  LHK_CHECK_LAUNCH(stream);
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t lhk_clahe_apply(LhkPixel pixel, const LhkPlane *plane,
+                                       const LhiClaheGrid *grid, uint32_t bins,
+                                       const uint16_t *luts, cudaStream_t stream)
+{
+  if (!valid_grid(grid, bins))
+    return cudaErrorInvalidValue;
+  if (plane->width == 0 || plane->height == 0)
+    return cudaSuccess;
+  switch (pixel) {
+  case LHK_PIXEL_Y8:
+    return clahe_apply<LHK_PIXEL_Y8>(*plane, *grid, bins, luts, stream);
+  case LHK_PIXEL_Y16:
+    return clahe_apply<LHK_PIXEL_Y16>(*plane, *grid, bins, luts, stream);
+  case LHK_PIXEL_RGB8:
+    return clahe_apply<LHK_PIXEL_RGB8>(*plane, *grid, bins, luts, stream);
+  case LHK_PIXEL_RGBA8:
+    return clahe_apply<LHK_PIXEL_RGBA8>(*plane, *grid, bins, luts, stream);
+  case LHK_PIXEL_RGB16:
+    return clahe_apply<LHK_PIXEL_RGB16>(*plane, *grid, bins, luts, stream);
+  case LHK_PIXEL_RGBA16:
+    return clahe_apply<LHK_PIXEL_RGBA16>(*plane, *grid, bins, luts, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}

@@ -1,0 +1,543 @@
+/* cuda-equalize.c: equalization, CLAHE, temporal windows and overlays on the
+ * CUDA backend: host frames staged through pinned memory, device frames
+ * rewritten where they are, the kernels of equalize.cu, clahe.cu and
+ * overlay.cu queued on the backend's stream. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda-backend.h"
+#include "lh-kernels.h"
+
+/* Device buffers grow by at least this factor, as the backend's do. */
+#define GROWTH_NUM 5
+#define GROWTH_DEN 4
+#define ALIGNMENT 256
+
+static int cuda_failure(cudaError_t error, const char *call, const char *file, int line)
+{
+  int status = error == cudaErrorMemoryAllocation ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
+  return lhi_error(status, "%s:%d: %s: %s (%s)", file, line, call, cudaGetErrorString(error),
+                   cudaGetErrorName(error));
+}
+
+#define CUDA_CHECK(call)                                                                          \
+  do {                                                                                            \
+    cudaError_t error_ = (call);                                                                  \
+    if (error_ != cudaSuccess)                                                                    \
+      return cuda_failure(error_, #call, __FILE__, __LINE__);                                     \
+  } while (0)
+
+typedef struct {
+  void *data;
+  size_t size;
+} Buffer;
+
+typedef struct {
+  LhkDevice device;
+  Buffer frame;     /* device copy of a host frame's planes */
+  Buffer staging;   /* pinned host memory those copies go through */
+  Buffer histogram; /* 64-bit luma histogram, zero between frames */
+  Buffer scratch;   /* lhk_histogram's scratch, zero between frames */
+  Buffer tiles;     /* CLAHE tile histograms, zero between frames */
+  Buffer cut;       /* CLAHE's 64-bit scene-cut histogram, zero between frames */
+  Buffer luts;      /* 16-bit LUT entries */
+  Buffer columns;   /* overlay bar heights, then column flags */
+  /* A failure in the middle of a frame may leave the buffers that are kept
+   * zero dirty. */
+  bool dirty;
+} CudaEqualize;
+
+static size_t align_up(size_t n, size_t alignment)
+{
+  return (n + alignment - 1) / alignment * alignment;
+}
+
+static size_t grown(const Buffer *buffer, size_t size)
+{
+  size_t bigger = buffer->size / GROWTH_DEN * GROWTH_NUM;
+  return align_up(size > bigger ? size : bigger, ALIGNMENT);
+}
+
+static int device_reserve(Buffer *buffer, size_t size, bool zero, cudaStream_t stream)
+{
+  if (size <= buffer->size)
+    return LH_OK;
+  size_t new_size = grown(buffer, size);
+  if (buffer->data) {
+    CUDA_CHECK(cudaFree(buffer->data));
+    buffer->data = NULL;
+    buffer->size = 0;
+  }
+  CUDA_CHECK(cudaMalloc(&buffer->data, new_size));
+  buffer->size = new_size;
+  if (zero)
+    CUDA_CHECK(cudaMemsetAsync(buffer->data, 0, new_size, stream));
+  return LH_OK;
+}
+
+static int host_reserve(Buffer *buffer, size_t size)
+{
+  if (size <= buffer->size)
+    return LH_OK;
+  size_t new_size = grown(buffer, size);
+  if (buffer->data) {
+    CUDA_CHECK(cudaFreeHost(buffer->data));
+    buffer->data = NULL;
+    buffer->size = 0;
+  }
+  CUDA_CHECK(cudaMallocHost(&buffer->data, new_size));
+  buffer->size = new_size;
+  return LH_OK;
+}
+
+static void release(Buffer *buffer, bool host)
+{
+  if (buffer->data) {
+    if (host)
+      cudaFreeHost(buffer->data);
+    else
+      cudaFree(buffer->data);
+  }
+  buffer->data = NULL;
+  buffer->size = 0;
+}
+
+void lhi_cuda_equalize_free(void *data)
+{
+  CudaEqualize *e = data;
+  if (!e)
+    return;
+  release(&e->frame, false);
+  release(&e->staging, true);
+  release(&e->histogram, false);
+  release(&e->scratch, false);
+  release(&e->tiles, false);
+  release(&e->cut, false);
+  release(&e->luts, false);
+  release(&e->columns, false);
+  free(e);
+}
+
+/* This context's buffers, made on first use; cleared again after a failure. */
+static int open_extra(void *state, CudaEqualize **out)
+{
+  void **slot = lhi_cuda_equalize_slot(state);
+  CudaEqualize *e = *slot;
+  if (!e) {
+    e = calloc(1, sizeof *e);
+    if (!e)
+      return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for the CUDA equalizer");
+    cudaError_t error = lhk_device_init(&e->device);
+    if (error != cudaSuccess) {
+      free(e);
+      return cuda_failure(error, "lhk_device_init", __FILE__, __LINE__);
+    }
+    *slot = e;
+  }
+  if (e->dirty) {
+    cudaStream_t stream = lhi_cuda_stream(state);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    Buffer *zeroed[] = {&e->histogram, &e->scratch, &e->tiles, &e->cut};
+    for (size_t i = 0; i < sizeof zeroed / sizeof *zeroed; i++)
+      if (zeroed[i]->data)
+        CUDA_CHECK(cudaMemsetAsync(zeroed[i]->data, 0, zeroed[i]->size, stream));
+    e->dirty = false;
+  }
+  *out = e;
+  return LH_OK;
+}
+
+static LhkPixel pixel_of(LhFormat format)
+{
+  switch (format) {
+  case LH_FORMAT_GRAY16:
+  case LH_FORMAT_P010:
+    return LHK_PIXEL_Y16;
+  case LH_FORMAT_RGB:
+  case LH_FORMAT_BGR:
+    return LHK_PIXEL_RGB8;
+  case LH_FORMAT_RGBA:
+  case LH_FORMAT_BGRA:
+  case LH_FORMAT_RGBX:
+  case LH_FORMAT_BGRX:
+    return LHK_PIXEL_RGBA8;
+  case LH_FORMAT_RGB16:
+    return LHK_PIXEL_RGB16;
+  case LH_FORMAT_RGBA16:
+    return LHK_PIXEL_RGBA16;
+  default:
+    return LHK_PIXEL_Y8;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Host frames: every plane packed at a 16-byte pitch into one device buffer */
+
+typedef struct {
+  int n_planes;
+  size_t row_bytes[3];
+  int rows[3];
+  size_t pitch[3];
+  size_t offset[3];
+  size_t total;
+} Layout;
+
+static void lay_out(const LhFrame *frame, bool with_chroma, Layout *layout)
+{
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  memset(layout, 0, sizeof *layout);
+  layout->n_planes = with_chroma && info->is_yuv ? info->n_planes : 1;
+  layout->row_bytes[0] = (size_t)frame->width * (size_t)info->pixel_bytes;
+  layout->rows[0] = frame->height;
+  for (int p = 1; p < layout->n_planes; p++)
+    lhi_chroma_shape(frame, &layout->row_bytes[p], &layout->rows[p]);
+  for (int p = 0; p < layout->n_planes; p++) {
+    layout->pitch[p] = align_up(layout->row_bytes[p], 16);
+    layout->offset[p] = layout->total;
+    layout->total = align_up(layout->total + layout->pitch[p] * (size_t)layout->rows[p], ALIGNMENT);
+  }
+}
+
+/* Copies a host frame's planes into e->frame and points *device at them. */
+static int upload(CudaEqualize *e, const LhFrame *frame, const Layout *layout, LhFrame *device,
+                  cudaStream_t stream)
+{
+  int status = device_reserve(&e->frame, layout->total, false, stream);
+  if (status == LH_OK)
+    status = host_reserve(&e->staging, layout->total);
+  if (status < 0)
+    return status;
+  /* The staging buffer may still feed the previous frame's copy. */
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  *device = *frame;
+  device->memory = LH_MEMORY_CUDA;
+  for (int p = 0; p < layout->n_planes; p++) {
+    uint8_t *staged = (uint8_t *)e->staging.data + layout->offset[p];
+    for (int y = 0; y < layout->rows[p]; y++)
+      memcpy(staged + (size_t)y * layout->pitch[p],
+             (const uint8_t *)frame->planes[p] + (size_t)y * frame->strides[p],
+             layout->row_bytes[p]);
+    device->planes[p] = (uint8_t *)e->frame.data + layout->offset[p];
+    device->strides[p] = layout->pitch[p];
+  }
+  CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total,
+                             cudaMemcpyHostToDevice, stream));
+  return LH_OK;
+}
+
+/* The device copy back into a host frame, waiting for the stream. */
+static int download(CudaEqualize *e, const Layout *layout, const LhFrame *frame,
+                    cudaStream_t stream)
+{
+  CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total,
+                             cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (int p = 0; p < layout->n_planes; p++) {
+    const uint8_t *staged = (const uint8_t *)e->staging.data + layout->offset[p];
+    for (int y = 0; y < layout->rows[p]; y++)
+      memcpy((uint8_t *)frame->planes[p] + (size_t)y * frame->strides[p],
+             staged + (size_t)y * layout->pitch[p], layout->row_bytes[p]);
+  }
+  return LH_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Temporal windows in device memory                                         */
+
+typedef struct {
+  void *device;
+  cudaStream_t stream; /* of the last frame */
+} DeviceWindow;
+
+static void device_window_free(void *data)
+{
+  DeviceWindow *w = data;
+  if (!w)
+    return;
+  cudaStreamSynchronize(w->stream);
+  cudaFree(w->device);
+  free(w);
+}
+
+static void device_window_reset(void *data)
+{
+  DeviceWindow *w = data;
+  /* A zero header restarts the window (its sums are overwritten then). */
+  if (cudaMemsetAsync(w->device, 0, LHK_TEMPORAL_HEADER_BYTES, w->stream) == cudaSuccess)
+    cudaStreamSynchronize(w->stream);
+}
+
+static int device_window_query(void *data, int *frames, uint64_t *cuts)
+{
+  DeviceWindow *w = data;
+  uint8_t header[LHK_TEMPORAL_HEADER_BYTES];
+  CUDA_CHECK(cudaMemcpyAsync(header, w->device, sizeof header, cudaMemcpyDeviceToHost, w->stream));
+  CUDA_CHECK(cudaStreamSynchronize(w->stream));
+  unsigned long long c;
+  lhk_temporal_header_counts(header, frames, &c);
+  *cuts = c;
+  return LH_OK;
+}
+
+static const LhiTemporalOps device_window_ops = {
+    .free = device_window_free,
+    .reset = device_window_reset,
+    .query = device_window_query,
+};
+
+static int device_window(LhTemporal *temporal, const LhiTemporalKey *key, size_t entries,
+                         cudaStream_t stream, DeviceWindow **out)
+{
+  DeviceWindow *w = lhi_temporal_data(temporal, key);
+  if (!w) {
+    w = calloc(1, sizeof *w);
+    if (!w)
+      return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for a temporal window");
+    size_t bytes = lhk_temporal_bytes(temporal->window, entries);
+    cudaError_t error = cudaMalloc(&w->device, bytes);
+    if (error == cudaSuccess)
+      error = cudaMemsetAsync(w->device, 0, bytes, stream);
+    if (error != cudaSuccess) {
+      cudaFree(w->device);
+      free(w);
+      return cuda_failure(error, "a temporal window", __FILE__, __LINE__);
+    }
+    w->stream = stream;
+    lhi_temporal_attach(temporal, key, &device_window_ops, w);
+  }
+  w->stream = stream;
+  *out = w;
+  return LH_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Equalization                                                              */
+
+static LhkPlane plane_of(const LhiEqualizeJob *job, const LhFrame *in, const LhFrame *out)
+{
+  const LhiFormatInfo *info = lhi_format_info(in->format);
+  LhkPlane p;
+  memset(&p, 0, sizeof p);
+  p.in = in->planes[0];
+  p.out = out->planes[0];
+  p.in_stride = in->strides[0];
+  p.out_stride = out->strides[0];
+  p.width = (uint32_t)in->width;
+  p.height = (uint32_t)in->height;
+  p.shift = in->format == LH_FORMAT_P010 ? 6 : 0;
+  p.max_value = (1u << job->bit_depth) - 1;
+  if (info->r >= 0) {
+    p.weights[info->r] = job->weights.kr;
+    p.weights[info->g] = job->weights.kg;
+    p.weights[info->b] = job->weights.kb;
+  }
+  return p;
+}
+
+/* The luma histogram of the plane into e->histogram (zero before), in bands
+ * of rows small enough for lhk_histogram's 32-bit counters. */
+static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, uint32_t bins,
+                           cudaStream_t stream)
+{
+  int status = device_reserve(&e->histogram, bins * sizeof(uint64_t), true, stream);
+  if (status == LH_OK)
+    status = device_reserve(&e->scratch, lhk_histogram_scratch_bytes(bins, 1), true, stream);
+  if (status < 0)
+    return status;
+  uint64_t band_rows = ((1ull << 31) - 1) / ((uint64_t)p->width + 1);
+  for (uint32_t y = 0; y < p->height; y += (uint32_t)band_rows) {
+    LhkImage image;
+    memset(&image, 0, sizeof image);
+    image.data = (const uint8_t *)p->in + (size_t)y * p->in_stride;
+    image.stride = p->in_stride;
+    image.width = p->width;
+    image.height = p->height - y < band_rows ? p->height - y : (uint32_t)band_rows;
+    image.shift = p->shift;
+    image.max_value = p->max_value;
+    memcpy(image.weights, p->weights, sizeof image.weights);
+    CUDA_CHECK(lhk_histogram(&e->device, pixel, bins, &image, 1, e->histogram.data, 1,
+                             e->scratch.data, stream));
+  }
+  return LH_OK;
+}
+
+static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFrame *in,
+                              const LhFrame *out, cudaStream_t stream)
+{
+  const LhkPixel pixel = pixel_of(in->format);
+  const LhkPlane plane = plane_of(job, in, out);
+  const uint32_t bins = 1u << job->bit_depth;
+  const LhiClaheGrid *grid = &job->grid;
+  const size_t n_tiles =
+      job->kind == LHI_EQUALIZE_CLAHE ? (size_t)grid->tiles_x * (size_t)grid->tiles_y : 1;
+  const size_t entries = n_tiles * bins;
+  int status = device_reserve(&e->luts, entries * sizeof(uint16_t), false, stream);
+  if (status < 0)
+    return status;
+  uint16_t *luts = e->luts.data;
+
+  DeviceWindow *window = NULL;
+  if (job->temporal && job->kind != LHI_EQUALIZE_LUT) {
+    LhiTemporalKey key = {&lhi_cuda_backend, job->kind,     in->width,    in->height,
+                          job->bit_depth,    grid->tiles_x, grid->tiles_y};
+    if (job->kind == LHI_EQUALIZE_GLOBAL)
+      key.tiles_x = key.tiles_y = 0;
+    if ((status = device_window(job->temporal, &key, entries, stream, &window)) < 0)
+      return status;
+  }
+  const int window_frames = job->temporal ? job->temporal->window : 1;
+  const uint32_t threshold = job->temporal ? job->temporal->cut_threshold : 0;
+
+  switch (job->kind) {
+  case LHI_EQUALIZE_LUT:
+    CUDA_CHECK(cudaMemcpyAsync(luts, job->lut, bins * sizeof(uint16_t), cudaMemcpyHostToDevice,
+                               stream));
+    CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
+    break;
+  case LHI_EQUALIZE_GLOBAL:
+    if ((status = frame_histogram(e, pixel, &plane, bins, stream)) < 0)
+      return status;
+    if (window)
+      CUDA_CHECK(lhk_temporal_decide(window->device, e->histogram.data, bins, 0, window_frames,
+                                     threshold, stream));
+    CUDA_CHECK(lhk_equalize_lut(e->histogram.data, bins, job->black, job->white, luts, stream));
+    if (window)
+      CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
+    CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
+    break;
+  case LHI_EQUALIZE_CLAHE:
+    if ((status = device_reserve(&e->tiles, entries * sizeof(uint32_t), true, stream)) < 0 ||
+        (window &&
+         (status = device_reserve(&e->cut, bins * sizeof(uint64_t), true, stream)) < 0))
+      return status;
+    CUDA_CHECK(lhk_clahe_histograms(&e->device, pixel, &plane, grid, bins, e->tiles.data, stream));
+    CUDA_CHECK(lhk_clahe_luts(grid, bins, e->tiles.data, luts, window ? e->cut.data : NULL,
+                              stream));
+    if (window) {
+      CUDA_CHECK(lhk_temporal_decide(window->device, e->cut.data, bins, 1, window_frames,
+                                     threshold, stream));
+      CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
+    }
+    CUDA_CHECK(lhk_clahe_apply(pixel, &plane, grid, bins, luts, stream));
+    break;
+  }
+  return LH_OK;
+}
+
+/* Device frames: chroma planes copied when out is another frame. */
+static int copy_device_chroma(const LhiEqualizeJob *job, cudaStream_t stream)
+{
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  if (!info->is_yuv || job->in.planes[0] == job->out.planes[0])
+    return LH_OK;
+  size_t row_bytes;
+  int rows;
+  lhi_chroma_shape(&job->in, &row_bytes, &rows);
+  for (int p = 1; p < info->n_planes; p++)
+    if (job->in.planes[p] != job->out.planes[p])
+      CUDA_CHECK(cudaMemcpy2DAsync(job->out.planes[p], job->out.strides[p], job->in.planes[p],
+                                   job->in.strides[p], row_bytes, (size_t)rows,
+                                   cudaMemcpyDeviceToDevice, stream));
+  return LH_OK;
+}
+
+int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
+{
+  CudaEqualize *e;
+  int status = open_extra(state, &e);
+  if (status < 0)
+    return status;
+  cudaStream_t stream = lhi_cuda_stream(state);
+  if (job->in.memory == LH_MEMORY_CUDA) {
+    status = equalize_on_device(e, job, &job->in, &job->out, stream);
+    if (status == LH_OK)
+      status = copy_device_chroma(job, stream);
+  } else {
+    /* Rewritten in place on the device, then copied to out on the host. */
+    Layout layout;
+    LhFrame device;
+    lay_out(&job->in, false, &layout);
+    status = upload(e, &job->in, &layout, &device, stream);
+    if (status == LH_OK)
+      status = equalize_on_device(e, job, &device, &device, stream);
+    if (status == LH_OK)
+      status = download(e, &layout, &job->out, stream);
+    if (status == LH_OK)
+      lhi_cpu_copy_chroma(job);
+  }
+  if (status < 0) {
+    cudaStreamSynchronize(stream);
+    e->dirty = true;
+  }
+  return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Overlays                                                                  */
+
+static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFrame *frame,
+                          cudaStream_t stream)
+{
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const size_t columns = (size_t)job->panel.width - 2;
+  const size_t heights_bytes = align_up(columns * sizeof(uint16_t), 16);
+  int status = device_reserve(&e->columns, heights_bytes + columns, false, stream);
+  if (status < 0)
+    return status;
+  uint8_t *device_columns = e->columns.data;
+  CUDA_CHECK(cudaMemcpyAsync(device_columns, job->bar_heights, columns * sizeof(uint16_t),
+                             cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaMemcpyAsync(device_columns + heights_bytes, job->column_flags, columns,
+                             cudaMemcpyHostToDevice, stream));
+  LhkOverlay o;
+  memset(&o, 0, sizeof o);
+  for (int p = 0; p < 3; p++) {
+    o.planes[p] = frame->planes[p];
+    o.strides[p] = frame->strides[p];
+  }
+  o.pixel = pixel_of(frame->format);
+  o.shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+  o.rgb_index[0] = info->r;
+  o.rgb_index[1] = info->g;
+  o.rgb_index[2] = info->b;
+  o.chroma = !info->is_yuv ? 0 : info->chroma_interleaved ? 2 : 1;
+  o.frame_width = frame->width;
+  o.frame_height = frame->height;
+  o.panel_x = job->panel.x;
+  o.panel_y = job->panel.y;
+  o.panel_width = job->panel.width;
+  o.panel_height = job->panel.height;
+  o.bar_heights = (const uint16_t *)device_columns;
+  o.column_flags = device_columns + heights_bytes;
+  memcpy(o.inks, job->inks, sizeof o.inks);
+  CUDA_CHECK(lhk_overlay(&o, stream));
+  return LH_OK;
+}
+
+int lhi_cuda_overlay(void *state, const LhiOverlayJob *job)
+{
+  CudaEqualize *e;
+  int status = open_extra(state, &e);
+  if (status < 0)
+    return status;
+  cudaStream_t stream = lhi_cuda_stream(state);
+  if (job->frame.memory == LH_MEMORY_CUDA) {
+    status = draw_on_device(e, job, &job->frame, stream);
+  } else {
+    Layout layout;
+    LhFrame device;
+    lay_out(&job->frame, true, &layout);
+    status = upload(e, &job->frame, &layout, &device, stream);
+    if (status == LH_OK)
+      status = draw_on_device(e, job, &device, stream);
+    if (status == LH_OK)
+      status = download(e, &layout, &job->frame, stream);
+  }
+  if (status < 0) {
+    cudaStreamSynchronize(stream);
+    e->dirty = true;
+  }
+  return status;
+}

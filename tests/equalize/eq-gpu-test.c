@@ -1,0 +1,348 @@
+/* eq-gpu-test.c: equalization, CLAHE, LUTs, temporal windows and overlays on
+ * the CUDA backend against the CPU backend, bit for bit, for frames in host
+ * memory and in device memory (aligned rows that take the 16-byte path and
+ * odd ones that do not, out of place and in place).  Exits 77 when no CUDA
+ * device is usable. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "eq-reference.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                          \
+  do {                                                                                            \
+    if (!(cond)) {                                                                                \
+      failures++;                                                                                 \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
+      fprintf(stderr, __VA_ARGS__);                                                               \
+      fprintf(stderr, "\n");                                                                      \
+    }                                                                                             \
+  } while (0)
+
+static LhContext *cpu, *gpu;
+
+/* A copy of a host frame's bytes and layout, in host or device memory. */
+typedef struct {
+  LhFrame frame;
+  uint8_t *allocation;
+  size_t size;
+  bool device;
+} Twin;
+
+static void twin_of(const GenFrame *g, bool device, Twin *t)
+{
+  t->size = g->size;
+  t->device = device;
+  if (device) {
+    if (cudaMalloc((void **)&t->allocation, g->size) != cudaSuccess ||
+        cudaMemcpy(t->allocation, g->allocation, g->size, cudaMemcpyHostToDevice) != cudaSuccess) {
+      fprintf(stderr, "cudaMalloc/cudaMemcpy of %zu bytes failed\n", g->size);
+      exit(1);
+    }
+  } else {
+    t->allocation = malloc(g->size);
+    memcpy(t->allocation, g->allocation, g->size);
+  }
+  t->frame = g->frame;
+  t->frame.memory = device ? LH_MEMORY_CUDA : LH_MEMORY_HOST;
+  for (int p = 0; p < 3; p++)
+    if (g->frame.planes[p])
+      t->frame.planes[p] = t->allocation + ((uint8_t *)g->frame.planes[p] - g->allocation);
+}
+
+/* The bytes of a twin on the host (a new buffer for device twins). */
+static uint8_t *twin_bytes(const Twin *t)
+{
+  uint8_t *bytes = malloc(t->size);
+  if (t->device) {
+    if (cudaDeviceSynchronize() != cudaSuccess ||
+        cudaMemcpy(bytes, t->allocation, t->size, cudaMemcpyDeviceToHost) != cudaSuccess) {
+      fprintf(stderr, "copy back failed\n");
+      exit(1);
+    }
+  } else {
+    memcpy(bytes, t->allocation, t->size);
+  }
+  return bytes;
+}
+
+static void twin_free(Twin *t)
+{
+  if (t->device)
+    cudaFree(t->allocation);
+  else
+    free(t->allocation);
+}
+
+static size_t first_difference(const uint8_t *a, const uint8_t *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i])
+      return i;
+  return n;
+}
+
+/* GPU (host frames, device frames out of place and in place) == CPU. */
+static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, const uint16_t *lut,
+                             const char *what)
+{
+  Twin want, host, dev_out, dev_in, dev_place;
+  twin_of(g, false, &want);
+  twin_of(g, false, &host);
+  twin_of(g, true, &dev_in);
+  twin_of(g, true, &dev_out);
+  twin_of(g, true, &dev_place);
+  int s;
+  if (lut)
+    s = lh_apply_lut(cpu, &g->frame, &want.frame, lut, o->matrix);
+  else
+    s = lh_equalize(cpu, &g->frame, &want.frame, o);
+  CHECK(s == 0, "%s: CPU: %s", what, lh_last_error());
+
+  Twin *outs[3] = {&host, &dev_out, &dev_place};
+  const char *names[3] = {"host frames", "device frames", "device, in place"};
+  for (int k = 0; k < 3; k++) {
+    const LhFrame *in = k == 0 ? &g->frame : k == 1 ? &dev_in.frame : &dev_place.frame;
+    if (lut)
+      s = lh_apply_lut(gpu, in, &outs[k]->frame, lut, o->matrix);
+    else
+      s = lh_equalize(gpu, in, &outs[k]->frame, o);
+    CHECK(s == 0, "%s, %s: %s", what, names[k], lh_last_error());
+    uint8_t *bytes = twin_bytes(outs[k]);
+    size_t at = first_difference(bytes, want.allocation, want.size);
+    CHECK(at == want.size, "%s, %s: byte %zu is %u, the CPU's %u", what, names[k], at,
+          at < want.size ? bytes[at] : 0, at < want.size ? want.allocation[at] : 0);
+    free(bytes);
+  }
+  twin_free(&want);
+  twin_free(&host);
+  twin_free(&dev_in);
+  twin_free(&dev_out);
+  twin_free(&dev_place);
+}
+
+static const LhFormat all_formats[] = {
+    LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,    LH_FORMAT_BGR,  LH_FORMAT_RGBA,
+    LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX,   LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
+    LH_FORMAT_I420,  LH_FORMAT_NV12,   LH_FORMAT_P010,
+};
+
+typedef struct {
+  int width, height;
+  size_t extra_stride, offset;
+} Shape;
+
+/* 256 wide and no padding: every format's rows start 16-byte aligned. */
+static const Shape shapes[] = {
+    {1, 1, 0, 0},  {7, 5, 3, 1},     {256, 36, 0, 0}, {33, 17, 5, 3},
+    {120, 2, 16, 0}, {3, 90, 0, 2}, {640, 360, 0, 0}, {641, 359, 7, 1},
+};
+
+static void test_equalize(void)
+{
+  static const struct {
+    LhEqualizeMode mode;
+    int tx, ty;
+    double clip;
+  } modes[] = {
+      {LH_EQUALIZE_GLOBAL, 0, 0, 0},  {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
+      {LH_EQUALIZE_CLAHE, 3, 2, 2.0}, {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
+      {LH_EQUALIZE_CLAHE, 16, 9, 0.5},
+  };
+  static const GenDistribution dists[] = {GEN_PHOTO,      GEN_UNIFORM,     GEN_CONSTANT,
+                                          GEN_MOSTLY_ONE, GEN_NARROW_BAND, GEN_SAME_BANK};
+  int seed = 1;
+  for (size_t f = 0; f < sizeof all_formats / sizeof *all_formats; f++)
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+      for (size_t m = 0; m < sizeof modes / sizeof *modes + 1; m++) {
+        LhFormat format = all_formats[f];
+        const Shape *sh = &shapes[s];
+        int depth = gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010
+                        ? (int[]){16, 12, 10, 9}[(s + m) % 4]
+                        : 0;
+        size_t offset = gen_sample_bytes(format) == 2 ? sh->offset & ~(size_t)1 : sh->offset;
+        size_t extra = sh->extra_stride;
+        if ((format == LH_FORMAT_NV12 || format == LH_FORMAT_P010) && sh->width % 2)
+          extra += 4;
+        GenDistribution d = dists[(f + s + m) % (sizeof dists / sizeof *dists)];
+        GenFrame g;
+        if (gen_frame(&g, format, sh->width, sh->height, depth, extra, offset, d,
+                      (uint64_t)seed++) < 0) {
+          CHECK(0, "gen_frame %s", lh_format_name(format));
+          continue;
+        }
+        LhEqualizeOptions o;
+        lh_equalize_options_init(&o);
+        o.matrix = (LhMatrix)(seed % 3);
+        o.range = seed % 4 == 0 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+        uint16_t *lut = NULL;
+        char what[200];
+        if (m == sizeof modes / sizeof *modes) {
+          /* a LUT of the caller's: reversed */
+          size_t bins = (size_t)1 << ref_depth(&g.frame);
+          lut = malloc(bins * sizeof *lut);
+          for (size_t v = 0; v < bins; v++)
+            lut[v] = (uint16_t)(bins - 1 - v);
+          snprintf(what, sizeof what, "%s %dx%d depth %d %s LUT", lh_format_name(format),
+                   sh->width, sh->height, depth, gen_distribution_names[d]);
+        } else {
+          o.mode = modes[m].mode;
+          o.tiles_x = modes[m].tx;
+          o.tiles_y = modes[m].ty;
+          o.clip_limit = modes[m].clip;
+          snprintf(what, sizeof what, "%s %dx%d depth %d %s %s %dx%d clip %g range %d",
+                   lh_format_name(format), sh->width, sh->height, depth,
+                   gen_distribution_names[d], o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y,
+                   o.clip_limit, o.range);
+        }
+        compare_equalize(&g, &o, lut, what);
+        free(lut);
+        gen_free(&g);
+      }
+}
+
+/* A 4K frame of each 8-bit family, global and CLAHE 8x8. */
+static void test_4k(void)
+{
+  static const LhFormat formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGBA, LH_FORMAT_NV12};
+  for (size_t f = 0; f < 3; f++) {
+    GenFrame g;
+    gen_frame(&g, formats[f], 3840, 2160, 0, 0, 0, GEN_PHOTO, 4000 + f);
+    for (int mode = 0; mode < 2; mode++) {
+      LhEqualizeOptions o;
+      lh_equalize_options_init(&o);
+      o.mode = mode ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+      char what[64];
+      snprintf(what, sizeof what, "4K %s %s", lh_format_name(formats[f]), mode ? "clahe" : "global");
+      compare_equalize(&g, &o, NULL, what);
+    }
+    gen_free(&g);
+  }
+}
+
+/* A sequence with moving content and two cuts: every output and every
+ * window count the same on both backends, global and CLAHE. */
+static void test_temporal(void)
+{
+  for (int mode = 0; mode < 2; mode++) {
+    LhTemporal *tc = NULL, *tg = NULL;
+    lh_temporal_new(6, 0.3, &tc);
+    lh_temporal_new(6, 0.3, &tg);
+    LhEqualizeOptions oc, og;
+    lh_equalize_options_init(&oc);
+    oc.mode = mode ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+    oc.tiles_x = 5;
+    oc.tiles_y = 4;
+    og = oc;
+    oc.temporal = tc;
+    og.temporal = tg;
+    for (int t = 0; t < 30; t++) {
+      GenDistribution d = t < 10 ? GEN_PHOTO : t < 20 ? GEN_NARROW_BAND : GEN_UNIFORM;
+      GenFrame g;
+      gen_frame(&g, LH_FORMAT_GRAY8, 200, 120, 0, 0, 0, d, 100 + (uint64_t)t);
+      Twin want, dev_in, dev_out;
+      twin_of(&g, false, &want);
+      twin_of(&g, true, &dev_in);
+      twin_of(&g, true, &dev_out);
+      CHECK(lh_equalize(cpu, &g.frame, &want.frame, &oc) == 0, "%s", lh_last_error());
+      CHECK(lh_equalize(gpu, &dev_in.frame, &dev_out.frame, &og) == 0, "%s", lh_last_error());
+      uint8_t *bytes = twin_bytes(&dev_out);
+      CHECK(memcmp(bytes, want.allocation, want.size) == 0, "temporal %s frame %d",
+            mode ? "clahe" : "global", t);
+      int fc, fg;
+      uint64_t cc, cg;
+      lh_temporal_query(tc, &fc, &cc);
+      CHECK(lh_temporal_query(tg, &fg, &cg) == 0, "%s", lh_last_error());
+      CHECK(fc == fg && cc == cg, "temporal %s frame %d: CPU %d frames %llu cuts, GPU %d %llu",
+            mode ? "clahe" : "global", t, fc, (unsigned long long)cc, fg, (unsigned long long)cg);
+      /* cuts at frames 10 and 20; the count restarts at the reset after 14 */
+      if (t == 13 || t == 29)
+        CHECK(cg == 1, "frame %d: one cut, %llu found", t, (unsigned long long)cg);
+      free(bytes);
+      twin_free(&want);
+      twin_free(&dev_in);
+      twin_free(&dev_out);
+      gen_free(&g);
+      if (t == 14) {
+        lh_temporal_reset(tc);
+        lh_temporal_reset(tg);
+      }
+    }
+    lh_temporal_free(tc);
+    lh_temporal_free(tg);
+  }
+}
+
+static void test_overlays(void)
+{
+  int seed = 0;
+  for (size_t f = 0; f < sizeof all_formats / sizeof *all_formats; f++)
+    for (int variant = 0; variant < 3; variant++) {
+      LhFormat format = all_formats[f];
+      int w = variant == 2 ? 97 : 320, h = variant == 2 ? 61 : 181;
+      size_t extra = (format == LH_FORMAT_NV12 || format == LH_FORMAT_P010) && w % 2 ? 4 : 0;
+      GenFrame g;
+      gen_frame(&g, format, w, h, gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? 12 : 0,
+                extra + (size_t)variant, 0, GEN_PHOTO, 500 + (uint64_t)seed++);
+      LhOptions ao;
+      lh_options_init(&ao);
+      ao.range = variant == 1 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+      lh_options_set_percentiles(&ao, "1,50,99");
+      LhStats stats;
+      lh_stats_init(&stats);
+      CHECK(lh_analyze(cpu, &g.frame, &ao, &stats) == 0, "%s", lh_last_error());
+      LhOverlayOptions oo;
+      lh_overlay_options_init(&oo);
+      oo.range = ao.range;
+      oo.scale = variant == 1 ? LH_OVERLAY_LINEAR : LH_OVERLAY_LOG;
+      if (variant == 2)
+        oo.rect = (LhRect){-7, 21, 60, 50};
+      Twin want, host, dev;
+      twin_of(&g, false, &want);
+      twin_of(&g, false, &host);
+      twin_of(&g, true, &dev);
+      CHECK(lh_overlay(cpu, &want.frame, &stats, &oo) == 0, "%s", lh_last_error());
+      CHECK(lh_overlay(gpu, &host.frame, &stats, &oo) == 0, "%s", lh_last_error());
+      CHECK(lh_overlay(gpu, &dev.frame, &stats, &oo) == 0, "%s", lh_last_error());
+      uint8_t *bytes = twin_bytes(&dev);
+      CHECK(memcmp(host.allocation, want.allocation, want.size) == 0,
+            "overlay %s variant %d, host frame", lh_format_name(format), variant);
+      CHECK(memcmp(bytes, want.allocation, want.size) == 0, "overlay %s variant %d, device frame",
+            lh_format_name(format), variant);
+      free(bytes);
+      twin_free(&want);
+      twin_free(&host);
+      twin_free(&dev);
+      lh_stats_clear(&stats);
+      gen_free(&g);
+    }
+}
+
+int main(void)
+{
+  int status = lh_context_new(LH_BACKEND_CUDA, &gpu);
+  if (status == LH_ERROR_NO_DEVICE) {
+    printf("SKIP: no usable CUDA device: %s\n", lh_last_error());
+    return 77;
+  }
+  if (status < 0 || lh_context_new(LH_BACKEND_CPU, &cpu) < 0) {
+    fprintf(stderr, "contexts: %s\n", lh_last_error());
+    return 1;
+  }
+  test_equalize();
+  test_4k();
+  test_temporal();
+  test_overlays();
+  lh_context_free(gpu);
+  lh_context_free(cpu);
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("the CUDA backend equalizes and draws as the CPU does\n");
+  return 0;
+}
