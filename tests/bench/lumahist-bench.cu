@@ -679,6 +679,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
   const char *csv_path = nullptr, *only = nullptr;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--csv") && i + 1 < argc) {

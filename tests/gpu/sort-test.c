@@ -460,6 +460,7 @@ static void test_percentiles_by_sort(void)
 
 int main(void)
 {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives a crash */
   int n_devices = 0;
   cudaError_t err = cudaGetDeviceCount(&n_devices);
   if (err != cudaSuccess || n_devices == 0) {
