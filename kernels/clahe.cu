@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
       counts[v] = 0;
     __syncthreads();
   }
-  uint32_t *mine = MODE == LHK_COUNT_WARPS ? counts + warp * bins
+  uint32_t *mine = MODE == LHK_COUNT_WARPS   ? counts + warp * bins
                    : MODE == LHK_COUNT_BLOCK ? counts
                                              : global;
 
@@ -55,7 +55,8 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
   uint32_t run_bin = 0, run_length = 0;
   for (uint32_t item = tid; item < items; item += LHK_BLOCK_THREADS) {
     const uint32_t r = r0 + item / chunks, c = item % chunks;
-    const uint8_t *row = (const uint8_t *)p.in + (size_t)lhi_reflect101((int)r, height) * p.in_stride;
+    const uint8_t *row =
+        (const uint8_t *)p.in + (size_t)lhi_reflect101((int)r, height) * p.in_stride;
     const uint32_t xa = x_begin + c * LHK_CLAHE_CHUNK;
     const uint32_t xb = min(xa + LHK_CLAHE_CHUNK, x_end);
     for (uint32_t x = xa; x < xb; x++) {
@@ -132,14 +133,11 @@ extern "C" cudaError_t lhk_clahe_histograms(const LhkDevice *device, LhkPixel pi
   case LHK_PIXEL_RGB8:
     return clahe_histograms<LHK_PIXEL_RGB8>(device, *plane, *grid, bins, tile_histograms, stream);
   case LHK_PIXEL_RGBA8:
-    return clahe_histograms<LHK_PIXEL_RGBA8>(device, *plane, *grid, bins, tile_histograms,
-                                             stream);
+    return clahe_histograms<LHK_PIXEL_RGBA8>(device, *plane, *grid, bins, tile_histograms, stream);
   case LHK_PIXEL_RGB16:
-    return clahe_histograms<LHK_PIXEL_RGB16>(device, *plane, *grid, bins, tile_histograms,
-                                             stream);
+    return clahe_histograms<LHK_PIXEL_RGB16>(device, *plane, *grid, bins, tile_histograms, stream);
   case LHK_PIXEL_RGBA16:
-    return clahe_histograms<LHK_PIXEL_RGBA16>(device, *plane, *grid, bins, tile_histograms,
-                                              stream);
+    return clahe_histograms<LHK_PIXEL_RGBA16>(device, *plane, *grid, bins, tile_histograms, stream);
   default:
     return cudaErrorInvalidValue;
   }
@@ -242,11 +240,10 @@ __device__ __forceinline__ void lhk_axis_next(LhkAxisWalk &a)
 
 /* One pixel: its luma, the mix of the four LUTs, written back. */
 template <int PIXEL>
-__device__ __forceinline__ void lhk_clahe_pixel(const uint8_t *src, uint8_t *dst,
-                                                const LhkAxisWalk &a, uint32_t tiles_x,
-                                                uint64_t recip_x, const uint16_t *upper,
-                                                const uint16_t *lower, uint32_t wy,
-                                                uint32_t bins, const LhkPlane &p)
+__device__ __forceinline__ void
+lhk_clahe_pixel(const uint8_t *src, uint8_t *dst, const LhkAxisWalk &a, uint32_t tiles_x,
+                uint64_t recip_x, const uint16_t *upper, const uint16_t *lower, uint32_t wy,
+                uint32_t bins, const LhkPlane &p)
 {
   const uint32_t wx = (uint32_t)(((uint64_t)a.num * recip_x) >> 32);
   const uint32_t t0 = a.q == 0 ? 0 : a.q - 1, t1 = min(a.q, tiles_x - 1);

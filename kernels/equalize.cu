@@ -81,7 +81,9 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
     lhk_u64 tile_total;
     lhk_u64 cumulative = carry + lhk_block_inclusive_scan(h, sh.warp_totals, &tile_total);
     if (v < bins) {
-      uint32_t level = identity ? v : v <= f ? black : black + lhi_lut_level(cumulative, scale, span);
+      uint32_t level = identity ? v
+                       : v <= f ? black
+                                : black + lhi_lut_level(cumulative, scale, span);
       lut[v] = (uint16_t)level;
     }
     carry += tile_total;
@@ -95,8 +97,7 @@ extern "C" cudaError_t lhk_equalize_lut(unsigned long long *histogram, uint32_t 
 {
   if (bins < 256 || bins > LHK_MAX_BINS || white < black || white >= bins)
     return cudaErrorInvalidValue;
-  lhk_equalize_lut_kernel<<<1, LHK_BLOCK_THREADS, 0, stream>>>(histogram, bins, black, white,
-                                                                lut);
+  lhk_equalize_lut_kernel<<<1, LHK_BLOCK_THREADS, 0, stream>>>(histogram, bins, black, white, lut);
   LHK_CHECK_LAUNCH(stream);
   return cudaSuccess;
 }
@@ -107,9 +108,8 @@ extern "C" cudaError_t lhk_equalize_lut(unsigned long long *histogram, uint32_t 
  * large LUTs, from global memory and one division. */
 template <bool SHARED>
 __device__ __forceinline__ void lhk_lookup(uint32_t y, const uint16_t *lut,
-                                           const uint16_t *shared_lut,
-                                           const uint32_t *shared_gain, bool colour,
-                                           uint32_t *y_new, uint32_t *gain)
+                                           const uint16_t *shared_lut, const uint32_t *shared_gain,
+                                           bool colour, uint32_t *y_new, uint32_t *gain)
 {
   if (SHARED) {
     *y_new = shared_lut[y];
@@ -217,10 +217,10 @@ extern "C" cudaError_t lhk_apply_lut(LhkPixel pixel, const LhkPlane *plane, cons
 struct LhkTemporalHeader {
   uint32_t profile[LHI_CUT_BINS]; /* of the last frame */
   uint32_t has_profile;
-  uint32_t frames; /* in the window, this frame included */
-  uint32_t head;   /* the slot of the next frame */
-  uint32_t slot;   /* this frame's */
-  uint32_t reset;  /* the sums start afresh with this frame */
+  uint32_t frames;   /* in the window, this frame included */
+  uint32_t head;     /* the slot of the next frame */
+  uint32_t slot;     /* this frame's */
+  uint32_t reset;    /* the sums start afresh with this frame */
   uint32_t subtract; /* the window was full: the slot's LUTs leave it */
   lhk_u64 cuts;
 };
@@ -285,8 +285,8 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
 }
 
 extern "C" cudaError_t lhk_temporal_decide(void *temporal, unsigned long long *cut_histogram,
-                                           uint32_t bins, int clear, int window,
-                                           uint32_t threshold, cudaStream_t stream)
+                                           uint32_t bins, int clear, int window, uint32_t threshold,
+                                           cudaStream_t stream)
 {
   if (bins < 256 || bins > LHK_MAX_BINS || (bins & (bins - 1)) != 0 || window < 1)
     return cudaErrorInvalidValue;
@@ -324,9 +324,9 @@ extern "C" cudaError_t lhk_temporal_smooth(void *temporal, uint16_t *luts, size_
   uint32_t *sums = (uint32_t *)(base + LHK_TEMPORAL_HEADER_BYTES);
   uint16_t *ring = (uint16_t *)(base + LHK_TEMPORAL_HEADER_BYTES + sums_bytes(entries));
   size_t blocks = (entries + 255) / 256;
-  lhk_temporal_smooth_kernel<<<blocks < LHK_SMOOTH_BLOCKS ? (unsigned)blocks : LHK_SMOOTH_BLOCKS,
-                               256, 0, stream>>>((const LhkTemporalHeader *)temporal, sums, ring,
-                                                 luts, entries);
+  unsigned grid = blocks < LHK_SMOOTH_BLOCKS ? (unsigned)blocks : LHK_SMOOTH_BLOCKS;
+  lhk_temporal_smooth_kernel<<<grid, 256, 0, stream>>>((const LhkTemporalHeader *)temporal, sums,
+                                                       ring, luts, entries);
   LHK_CHECK_LAUNCH(stream);
   return cudaSuccess;
 }

@@ -62,8 +62,8 @@ __device__ __forceinline__ uint32_t lhk_luma_of(const uint8_t *px, const LhkPlan
     return R::SAMPLE_BYTES == 1 ? v : min(v >> p.shift, p.max_value);
   } else {
     const LhiLumaWeights w = {p.weights[0], p.weights[1], p.weights[2]};
-    uint32_t y = lhi_luma(lhk_sample<PIXEL>(px, 0), lhk_sample<PIXEL>(px, 1),
-                          lhk_sample<PIXEL>(px, 2), w);
+    uint32_t y =
+        lhi_luma(lhk_sample<PIXEL>(px, 0), lhk_sample<PIXEL>(px, 1), lhk_sample<PIXEL>(px, 2), w);
     return R::SAMPLE_BYTES == 1 ? y : min(y, p.max_value);
   }
 }
@@ -73,8 +73,7 @@ __device__ __forceinline__ uint32_t lhk_luma_of(const uint8_t *px, const LhkPlan
  * callers that tabulate it.  A fourth sample is copied. */
 template <int PIXEL>
 __device__ __forceinline__ void lhk_write_pixel(const uint8_t *src, uint8_t *dst, uint32_t y,
-                                                uint32_t y_new, uint32_t gain,
-                                                const LhkPlane &p)
+                                                uint32_t y_new, uint32_t gain, const LhkPlane &p)
 {
   typedef LhkRewrite<PIXEL> R;
   if constexpr (R::SAMPLES == 1) {
@@ -104,8 +103,8 @@ struct LhkRowSplit {
 
 template <int PIXEL> __host__ __device__ inline LhkRowSplit lhk_row_split(const LhkPlane &p)
 {
-  uintptr_t bits = (uintptr_t)p.in | (uintptr_t)p.out | (uintptr_t)p.in_stride |
-                   (uintptr_t)p.out_stride;
+  uintptr_t bits =
+      (uintptr_t)p.in | (uintptr_t)p.out | (uintptr_t)p.in_stride | (uintptr_t)p.out_stride;
   LhkRowSplit split;
   split.units = bits % 16 == 0 ? p.width / LhkRewrite<PIXEL>::PX : 0;
   split.slots = split.units + (p.width - split.units * LhkRewrite<PIXEL>::PX);

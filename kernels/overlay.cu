@@ -21,8 +21,8 @@ __device__ __forceinline__ void lhk_put(uint8_t *p, int bytes, uint32_t v)
 }
 
 /* One sample blended; P010 keeps its 10 bits at the top. */
-__device__ __forceinline__ void lhk_blend_at(uint8_t *p, int bytes, uint32_t shift,
-                                             uint32_t colour, uint32_t alpha)
+__device__ __forceinline__ void lhk_blend_at(uint8_t *p, int bytes, uint32_t shift, uint32_t colour,
+                                             uint32_t alpha)
 {
   lhk_put(p, bytes, lhi_blend(lhk_get(p, bytes) >> shift, colour, alpha) << shift);
 }
@@ -67,10 +67,8 @@ __global__ void lhk_overlay_chroma_kernel(LhkOverlay o, LhkOverlayArea a, int sa
     lhk_blend_at(p, sample_bytes, o.shift, ink.cb, ink.alpha);
     lhk_blend_at(p + sample_bytes, sample_bytes, o.shift, ink.cr, ink.alpha);
   } else {
-    lhk_blend_at((uint8_t *)o.planes[1] + (size_t)cy * o.strides[1] + cx, 1, 0, ink.cb,
-                 ink.alpha);
-    lhk_blend_at((uint8_t *)o.planes[2] + (size_t)cy * o.strides[2] + cx, 1, 0, ink.cr,
-                 ink.alpha);
+    lhk_blend_at((uint8_t *)o.planes[1] + (size_t)cy * o.strides[1] + cx, 1, 0, ink.cb, ink.alpha);
+    lhk_blend_at((uint8_t *)o.planes[2] + (size_t)cy * o.strides[2] + cx, 1, 0, ink.cr, ink.alpha);
   }
 }
 

@@ -14,11 +14,9 @@ int lhi_clahe_grid(int width, int height, int bit_depth, int tiles_x, int tiles_
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "CLAHE grid %dx%d: each side must be in 1 .. %d",
                      tiles_x, tiles_y, LH_CLAHE_MAX_TILES);
   if (!isfinite(clip_limit))
-    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "CLAHE clip limit %g is not a number",
-                     clip_limit);
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "CLAHE clip limit %g is not a number", clip_limit);
   if (width >= LHI_CLAHE_MAX_SIDE || height >= LHI_CLAHE_MAX_SIDE)
-    return lhi_error(LH_ERROR_TOO_LARGE, "CLAHE takes sides below 2^30, not %dx%d", width,
-                     height);
+    return lhi_error(LH_ERROR_TOO_LARGE, "CLAHE takes sides below 2^30, not %dx%d", width, height);
   /* OpenCV extends both sides by (tiles - side % tiles) as soon as either
    * side is not a multiple: a whole tile more on a side that divides. */
   bool divides = width % tiles_x == 0 && height % tiles_y == 0;
@@ -52,8 +50,7 @@ int lhi_clahe_grid(int width, int height, int bit_depth, int tiles_x, int tiles_
   return LH_OK;
 }
 
-void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *grid,
-                        uint16_t *lut)
+void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *grid, uint16_t *lut)
 {
   const uint32_t bins = 1u << bit_depth;
   if (grid->clip > 0) {
@@ -99,8 +96,8 @@ int lhi_cpu_clahe(LhiEqualizeJob *job)
   int status = LH_OK;
   if (!luma || !new_luma || !histograms || !luts || !source_x || !axis_x ||
       (job->temporal && !cut_histogram)) {
-    status = lhi_error(LH_ERROR_NO_MEMORY, "out of memory for CLAHE of a %dx%d frame", width,
-                       height);
+    status =
+        lhi_error(LH_ERROR_NO_MEMORY, "out of memory for CLAHE of a %dx%d frame", width, height);
     goto done;
   }
 
@@ -127,7 +124,7 @@ int lhi_cpu_clahe(LhiEqualizeJob *job)
   for (size_t t = 0; t < n_tiles; t++)
     lhi_clahe_tile_lut(histograms + t * bins, job->bit_depth, grid, luts + t * bins);
   if (job->temporal) {
-    LhiTemporalKey key = {&lhi_cpu_backend, job->kind,   width,         height,
+    LhiTemporalKey key = {&lhi_cpu_backend, job->kind,     width,        height,
                           job->bit_depth,   grid->tiles_x, grid->tiles_y};
     status = lhi_temporal_host_step(job->temporal, &key, cut_histogram, job->bit_depth, luts,
                                     n_tiles * bins);

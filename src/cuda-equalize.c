@@ -22,11 +22,11 @@ static int cuda_failure(cudaError_t error, const char *call, const char *file, i
                    cudaGetErrorName(error));
 }
 
-#define CUDA_CHECK(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t error_ = (call);                                                                  \
-    if (error_ != cudaSuccess)                                                                    \
-      return cuda_failure(error_, #call, __FILE__, __LINE__);                                     \
+#define CUDA_CHECK(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t error_ = (call);                                                                   \
+    if (error_ != cudaSuccess)                                                                     \
+      return cuda_failure(error_, #call, __FILE__, __LINE__);                                      \
   } while (0)
 
 typedef struct {
@@ -222,8 +222,8 @@ static int upload(CudaEqualize *e, const LhFrame *frame, const Layout *layout, L
     device->planes[p] = (uint8_t *)e->frame.data + layout->offset[p];
     device->strides[p] = layout->pitch[p];
   }
-  CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total,
-                             cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total, cudaMemcpyHostToDevice,
+                             stream));
   return LH_OK;
 }
 
@@ -231,8 +231,8 @@ static int upload(CudaEqualize *e, const LhFrame *frame, const Layout *layout, L
 static int download(CudaEqualize *e, const Layout *layout, const LhFrame *frame,
                     cudaStream_t stream)
 {
-  CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total,
-                             cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total, cudaMemcpyDeviceToHost,
+                             stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   for (int p = 0; p < layout->n_planes; p++) {
     const uint8_t *staged = (const uint8_t *)e->staging.data + layout->offset[p];
@@ -392,8 +392,8 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
 
   switch (job->kind) {
   case LHI_EQUALIZE_LUT:
-    CUDA_CHECK(cudaMemcpyAsync(luts, job->lut, bins * sizeof(uint16_t), cudaMemcpyHostToDevice,
-                               stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(luts, job->lut, bins * sizeof(uint16_t), cudaMemcpyHostToDevice, stream));
     CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
     break;
   case LHI_EQUALIZE_GLOBAL:
@@ -409,15 +409,14 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
     break;
   case LHI_EQUALIZE_CLAHE:
     if ((status = device_reserve(&e->tiles, entries * sizeof(uint32_t), true, stream)) < 0 ||
-        (window &&
-         (status = device_reserve(&e->cut, bins * sizeof(uint64_t), true, stream)) < 0))
+        (window && (status = device_reserve(&e->cut, bins * sizeof(uint64_t), true, stream)) < 0))
       return status;
     CUDA_CHECK(lhk_clahe_histograms(&e->device, pixel, &plane, grid, bins, e->tiles.data, stream));
-    CUDA_CHECK(lhk_clahe_luts(grid, bins, e->tiles.data, luts, window ? e->cut.data : NULL,
-                              stream));
+    CUDA_CHECK(
+        lhk_clahe_luts(grid, bins, e->tiles.data, luts, window ? e->cut.data : NULL, stream));
     if (window) {
-      CUDA_CHECK(lhk_temporal_decide(window->device, e->cut.data, bins, 1, window_frames,
-                                     threshold, stream));
+      CUDA_CHECK(lhk_temporal_decide(window->device, e->cut.data, bins, 1, window_frames, threshold,
+                                     stream));
       CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
     }
     CUDA_CHECK(lhk_clahe_apply(pixel, &plane, grid, bins, luts, stream));

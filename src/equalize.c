@@ -93,8 +93,8 @@ int lhi_check_chroma(const LhFrame *frame, const char *which)
   for (int p = 1; p < info->n_planes; p++)
     if (!frame->planes[p] || frame->strides[p] < row_bytes)
       return lhi_error(LH_ERROR_INVALID_ARGUMENT,
-                       "%s %s frame: chroma plane %d is missing or its stride is below %zu",
-                       which, info->name, p, row_bytes);
+                       "%s %s frame: chroma plane %d is missing or its stride is below %zu", which,
+                       info->name, p, row_bytes);
   return LH_OK;
 }
 
@@ -111,8 +111,8 @@ static int check_pair(const LhFrame *in, const LhFrame *out)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                      "input %s %dx%d and output %s %dx%d differ in format, size, bit depth or "
                      "memory",
-                     lh_format_name(in->format), in->width, in->height,
-                     lh_format_name(out->format), out->width, out->height);
+                     lh_format_name(in->format), in->width, in->height, lh_format_name(out->format),
+                     out->width, out->height);
   const LhiFormatInfo *info = lhi_format_info(in->format);
   if (info->is_yuv && in->planes[0] != out->planes[0]) {
     status = lhi_check_chroma(in, "input");
@@ -142,8 +142,7 @@ LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
     options = &defaults;
   }
   if (options->mode != LH_EQUALIZE_GLOBAL && options->mode != LH_EQUALIZE_CLAHE)
-    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown equalization mode %d",
-                     (int)options->mode);
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown equalization mode %d", (int)options->mode);
   if ((unsigned)options->matrix > LH_MATRIX_BT2020)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown matrix %d", (int)options->matrix);
   if (options->range != LH_RANGE_FULL && options->range != LH_RANGE_LIMITED)
@@ -163,8 +162,7 @@ LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
   lhi_range_limits(job.bit_depth, options->range, &job.black, &job.white);
   if (job.kind == LHI_EQUALIZE_CLAHE) {
     status = lhi_clahe_grid(in->width, in->height, job.bit_depth, options->tiles_x,
-                            options->tiles_y, options->clip_limit, job.black, job.white,
-                            &job.grid);
+                            options->tiles_y, options->clip_limit, job.black, job.white, &job.grid);
     if (status < 0)
       return status;
   }
@@ -228,9 +226,9 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
     if (info->r >= 0 && info->sample_bytes == 1)
       v = lhi_luma(px[info->r], px[info->g], px[info->b], w);
     else if (info->r >= 0)
-      v = lhi_clamp_sample(lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g),
-                                    load16(px + 2 * info->b), w),
-                           max_value);
+      v = lhi_clamp_sample(
+          lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b), w),
+          max_value);
     else if (frame->format == LH_FORMAT_P010)
       v = (uint32_t)load16(px) >> 6;
     else if (info->sample_bytes == 2)
@@ -313,8 +311,8 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
   uint64_t *histogram = job->kind == LHI_EQUALIZE_GLOBAL ? calloc(n_bins, sizeof *histogram) : NULL;
   int status = LH_OK;
   if (!lut || !luma || (job->kind == LHI_EQUALIZE_GLOBAL && !histogram)) {
-    status = lhi_error(LH_ERROR_NO_MEMORY, "out of memory for equalizing a %dx%d frame", width,
-                       height);
+    status =
+        lhi_error(LH_ERROR_NO_MEMORY, "out of memory for equalizing a %dx%d frame", width, height);
     goto done;
   }
   uint16_t *new_luma = luma + width;

@@ -83,7 +83,7 @@ typedef struct {
   uint32_t clip;  /* per-bin count limit of a tile histogram; 0: none */
   uint32_t black; /* output black .. white */
   uint32_t white;
-  float lut_scale; /* (white - black) / (tile_w * tile_h), lhi_lut_scale */
+  float lut_scale;  /* (white - black) / (tile_w * tile_h), lhi_lut_scale */
   uint64_t recip_x; /* floor(2^48 / (2 tile_w)): weights without a division */
   uint64_t recip_y;
 } LhiClaheGrid;
@@ -106,9 +106,8 @@ LHI_HOST_DEVICE void lhi_clahe_axis(uint32_t x, uint32_t tile, uint32_t tiles, u
 
 /* The bilinear mix of four tile LUT values; the weights of the right and
  * lower tiles are wx, wy in 2^-16.  Each row fits 32 bits (65535 * 2^16). */
-LHI_HOST_DEVICE uint32_t lhi_clahe_mix(uint32_t top_left, uint32_t top_right,
-                                       uint32_t bottom_left, uint32_t bottom_right, uint32_t wx,
-                                       uint32_t wy)
+LHI_HOST_DEVICE uint32_t lhi_clahe_mix(uint32_t top_left, uint32_t top_right, uint32_t bottom_left,
+                                       uint32_t bottom_right, uint32_t wx, uint32_t wy)
 {
   uint32_t top = top_left * (LHI_CLAHE_WEIGHT_ONE - wx) + top_right * wx;
   uint32_t bottom = bottom_left * (LHI_CLAHE_WEIGHT_ONE - wx) + bottom_right * wx;

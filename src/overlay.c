@@ -26,14 +26,10 @@ static const struct {
   uint8_t rgb[3];
   uint16_t strength;
 } ink_colours[LHI_INK_COUNT] = {
-    [LHI_INK_BACKGROUND] = {{16, 16, 16}, 160},
-    [LHI_INK_BORDER] = {{128, 128, 128}, 256},
-    [LHI_INK_BAR] = {{230, 230, 230}, 256},
-    [LHI_INK_MEDIAN] = {{64, 224, 64}, 256},
-    [LHI_INK_PERCENTILE] = {{255, 192, 0}, 256},
-    [LHI_INK_BAND_LOW] = {{64, 128, 255}, 256},
-    [LHI_INK_BAND_HIGH] = {{255, 64, 64}, 256},
-    [LHI_INK_ZONE] = {{112, 32, 32}, 256},
+    [LHI_INK_BACKGROUND] = {{16, 16, 16}, 160},  [LHI_INK_BORDER] = {{128, 128, 128}, 256},
+    [LHI_INK_BAR] = {{230, 230, 230}, 256},      [LHI_INK_MEDIAN] = {{64, 224, 64}, 256},
+    [LHI_INK_PERCENTILE] = {{255, 192, 0}, 256}, [LHI_INK_BAND_LOW] = {{64, 128, 255}, 256},
+    [LHI_INK_BAND_HIGH] = {{255, 64, 64}, 256},  [LHI_INK_ZONE] = {{112, 32, 32}, 256},
 };
 
 static uint16_t to_code(double v, double max_value)
@@ -205,9 +201,8 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
                      "overlay panel %dx%d: each side must be in 3 .. 65536", panel.width,
                      panel.height);
   /* Nothing to draw on a frame too small for a panel, or off the frame. */
-  if (panel.width < 3 || panel.height < 3 || panel.x >= frame->width ||
-      panel.y >= frame->height || (int64_t)panel.x + panel.width <= 0 ||
-      (int64_t)panel.y + panel.height <= 0)
+  if (panel.width < 3 || panel.height < 3 || panel.x >= frame->width || panel.y >= frame->height ||
+      (int64_t)panel.x + panel.width <= 0 || (int64_t)panel.y + panel.height <= 0)
     return LH_OK;
   if (!context->backend->overlay)
     return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot draw overlays",
@@ -287,9 +282,9 @@ int lhi_cpu_overlay(void *state, const LhiOverlayJob *job)
   for (int y = y0; y < y1; y++) {
     uint8_t *row = (uint8_t *)frame->planes[0] + (size_t)y * frame->strides[0];
     for (int x = x0; x < x1; x++) {
-      const LhiInk *ink = &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
-                                                     job->column_flags, x - panel->x,
-                                                     y - panel->y)];
+      const LhiInk *ink =
+          &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
+                                     job->column_flags, x - panel->x, y - panel->y)];
       uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
       if (info->r >= 0) {
         blend_at(px + info->r * bytes, bytes, 0, ink->rgb[0], ink->alpha);
@@ -306,9 +301,9 @@ int lhi_cpu_overlay(void *state, const LhiOverlayJob *job)
   /* Each chroma sample takes the ink of its top-left luma pixel. */
   for (int cy = (y0 + 1) / 2; 2 * cy < y1; cy++) {
     for (int cx = (x0 + 1) / 2; 2 * cx < x1; cx++) {
-      const LhiInk *ink = &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
-                                                     job->column_flags, 2 * cx - panel->x,
-                                                     2 * cy - panel->y)];
+      const LhiInk *ink =
+          &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
+                                     job->column_flags, 2 * cx - panel->x, 2 * cy - panel->y)];
       if (info->chroma_interleaved) {
         uint8_t *p = (uint8_t *)frame->planes[1] + (size_t)cy * frame->strides[1] +
                      (size_t)cx * 2 * (size_t)bytes;

@@ -21,8 +21,7 @@ LH_API int lh_temporal_new(int window, double cut_threshold, LhTemporal **out)
   if (!temporal)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for a temporal state");
   temporal->window = window;
-  temporal->cut_threshold =
-      (uint32_t)llround(cut_threshold * (double)(1u << (LHI_CUT_SHIFT + 1)));
+  temporal->cut_threshold = (uint32_t)llround(cut_threshold * (double)(1u << (LHI_CUT_SHIFT + 1)));
   *out = temporal;
   return LH_OK;
 }
@@ -75,8 +74,8 @@ void *lhi_temporal_data(LhTemporal *temporal, const LhiTemporalKey *key)
   return temporal->data;
 }
 
-void lhi_temporal_attach(LhTemporal *temporal, const LhiTemporalKey *key,
-                         const LhiTemporalOps *ops, void *data)
+void lhi_temporal_attach(LhTemporal *temporal, const LhiTemporalKey *key, const LhiTemporalOps *ops,
+                         void *data)
 {
   drop_data(temporal);
   temporal->key = *key;

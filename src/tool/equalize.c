@@ -194,9 +194,9 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
     status = image_histogram(context, frame, run->options.matrix, &stats);
     if (status >= 0) {
       lut = malloc(stats.n_bins * sizeof *lut);
-      status = lut ? lh_lut_from_histogram(stats.histogram, stats.bit_depth, run->options.range,
-                                           lut)
-                   : lh_set_error(LH_ERROR_NO_MEMORY, "out of memory for a LUT");
+      status =
+          lut ? lh_lut_from_histogram(stats.histogram, stats.bit_depth, run->options.range, lut)
+              : lh_set_error(LH_ERROR_NO_MEMORY, "out of memory for a LUT");
     }
     if (status >= 0)
       status = lh_apply_lut(context, frame, frame, lut, run->options.matrix);
@@ -301,8 +301,7 @@ int lht_equalize_main(int argc, char **argv)
        "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},
       {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
        "Output range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
-      {"quality", 'q', 0, G_OPTION_ARG_INT, &args.quality, "JPEG quality 1..100 (default 95)",
-       "N"},
+      {"quality", 'q', 0, G_OPTION_ARG_INT, &args.quality, "JPEG quality 1..100 (default 95)", "N"},
       {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
        "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
@@ -376,8 +375,8 @@ int lht_equalize_main(int argc, char **argv)
   }
   if (args.save_lut && lht_plan_holds_input(&plan, args.save_lut)) {
     lht_plan_clear(&plan);
-    int code = usage_error(&args, "--save-lut %s is an input; it is never overwritten",
-                           args.save_lut);
+    int code =
+        usage_error(&args, "--save-lut %s is an input; it is never overwritten", args.save_lut);
     lht_batch_args_clear(&batch);
     equalize_args_clear(&args);
     return code;

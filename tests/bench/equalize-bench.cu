@@ -24,22 +24,22 @@
 
 #include "lumahist.h"
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_));   \
-      exit(1);                                                                                    \
-    }                                                                                             \
+#define CHECK_CUDA(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t err_ = (call);                                                                     \
+    if (err_ != cudaSuccess) {                                                                     \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_));     \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_LH(call)                                                                            \
-  do {                                                                                            \
-    int status_ = (call);                                                                         \
-    if (status_ < 0) {                                                                            \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, lh_last_error());             \
-      exit(1);                                                                                    \
-    }                                                                                             \
+#define CHECK_LH(call)                                                                             \
+  do {                                                                                             \
+    int status_ = (call);                                                                          \
+    if (status_ < 0) {                                                                             \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, lh_last_error());              \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 __global__ void spin_kernel(long long cycles)

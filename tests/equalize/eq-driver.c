@@ -63,10 +63,10 @@ int main(int argc, char **argv)
   const char *mode = "global", *lut_path = NULL, *histogram_path = NULL;
   int depth = 0;
   static const struct option long_options[] = {
-      {"backend", required_argument, NULL, 'b'}, {"mode", required_argument, NULL, 'm'},
-      {"tiles", required_argument, NULL, 't'},   {"clip", required_argument, NULL, 'c'},
-      {"matrix", required_argument, NULL, 'x'},  {"range", required_argument, NULL, 'r'},
-      {"depth", required_argument, NULL, 'd'},   {"lut", required_argument, NULL, 'l'},
+      {"backend", required_argument, NULL, 'b'},   {"mode", required_argument, NULL, 'm'},
+      {"tiles", required_argument, NULL, 't'},     {"clip", required_argument, NULL, 'c'},
+      {"matrix", required_argument, NULL, 'x'},    {"range", required_argument, NULL, 'r'},
+      {"depth", required_argument, NULL, 'd'},     {"lut", required_argument, NULL, 'l'},
       {"histogram", required_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
   };
   int opt;
@@ -118,11 +118,11 @@ int main(int argc, char **argv)
   LhFrame frame;
   check(lh_frame_init(&frame, format, LH_MEMORY_HOST, width, height, pixels, 0), "frame");
   frame.bit_depth = depth;
-  int luma_depth = depth ? depth : format == LH_FORMAT_P010 ? 10
-                               : (format == LH_FORMAT_GRAY16 || format == LH_FORMAT_RGB16 ||
-                                  format == LH_FORMAT_RGBA16)
-                                   ? 16
-                                   : 8;
+  int luma_depth =
+      depth                      ? depth
+      : format == LH_FORMAT_P010 ? 10
+      : (format == LH_FORMAT_GRAY16 || format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16) ? 16
+                                                                                                : 8;
   size_t n_bins = (size_t)1 << luma_depth;
 
   if (histogram_path || (lut_path && strcmp(mode, "lut") != 0)) {

@@ -13,14 +13,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                          \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      failures++;                                                                                 \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
-      fprintf(stderr, __VA_ARGS__);                                                               \
-      fprintf(stderr, "\n");                                                                      \
-    }                                                                                             \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      failures++;                                                                                  \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+    }                                                                                              \
   } while (0)
 
 static LhContext *cpu, *gpu;
@@ -126,8 +126,8 @@ static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, cons
 }
 
 static const LhFormat all_formats[] = {
-    LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,    LH_FORMAT_BGR,  LH_FORMAT_RGBA,
-    LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX,   LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
+    LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,  LH_FORMAT_BGR,   LH_FORMAT_RGBA,
+    LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX, LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
     LH_FORMAT_I420,  LH_FORMAT_NV12,   LH_FORMAT_P010,
 };
 
@@ -138,7 +138,7 @@ typedef struct {
 
 /* 256 wide and no padding: every format's rows start 16-byte aligned. */
 static const Shape shapes[] = {
-    {1, 1, 0, 0},  {7, 5, 3, 1},     {256, 36, 0, 0}, {33, 17, 5, 3},
+    {1, 1, 0, 0},    {7, 5, 3, 1},  {256, 36, 0, 0},  {33, 17, 5, 3},
     {120, 2, 16, 0}, {3, 90, 0, 2}, {640, 360, 0, 0}, {641, 359, 7, 1},
 };
 
@@ -149,8 +149,8 @@ static void test_equalize(void)
     int tx, ty;
     double clip;
   } modes[] = {
-      {LH_EQUALIZE_GLOBAL, 0, 0, 0},  {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
-      {LH_EQUALIZE_CLAHE, 3, 2, 2.0}, {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
+      {LH_EQUALIZE_GLOBAL, 0, 0, 0},   {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
+      {LH_EQUALIZE_CLAHE, 3, 2, 2.0},  {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
       {LH_EQUALIZE_CLAHE, 16, 9, 0.5},
   };
   static const GenDistribution dists[] = {GEN_PHOTO,      GEN_UNIFORM,     GEN_CONSTANT,
@@ -187,17 +187,16 @@ static void test_equalize(void)
           lut = malloc(bins * sizeof *lut);
           for (size_t v = 0; v < bins; v++)
             lut[v] = (uint16_t)(bins - 1 - v);
-          snprintf(what, sizeof what, "%s %dx%d depth %d %s LUT", lh_format_name(format),
-                   sh->width, sh->height, depth, gen_distribution_names[d]);
+          snprintf(what, sizeof what, "%s %dx%d depth %d %s LUT", lh_format_name(format), sh->width,
+                   sh->height, depth, gen_distribution_names[d]);
         } else {
           o.mode = modes[m].mode;
           o.tiles_x = modes[m].tx;
           o.tiles_y = modes[m].ty;
           o.clip_limit = modes[m].clip;
           snprintf(what, sizeof what, "%s %dx%d depth %d %s %s %dx%d clip %g range %d",
-                   lh_format_name(format), sh->width, sh->height, depth,
-                   gen_distribution_names[d], o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y,
-                   o.clip_limit, o.range);
+                   lh_format_name(format), sh->width, sh->height, depth, gen_distribution_names[d],
+                   o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y, o.clip_limit, o.range);
         }
         compare_equalize(&g, &o, lut, what);
         free(lut);
@@ -217,7 +216,8 @@ static void test_4k(void)
       lh_equalize_options_init(&o);
       o.mode = mode ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
       char what[64];
-      snprintf(what, sizeof what, "4K %s %s", lh_format_name(formats[f]), mode ? "clahe" : "global");
+      snprintf(what, sizeof what, "4K %s %s", lh_format_name(formats[f]),
+               mode ? "clahe" : "global");
       compare_equalize(&g, &o, NULL, what);
     }
     gen_free(&g);
@@ -286,7 +286,8 @@ static void test_overlays(void)
       int w = variant == 2 ? 97 : 320, h = variant == 2 ? 61 : 181;
       size_t extra = (format == LH_FORMAT_NV12 || format == LH_FORMAT_P010) && w % 2 ? 4 : 0;
       GenFrame g;
-      gen_frame(&g, format, w, h, gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? 12 : 0,
+      gen_frame(&g, format, w, h,
+                gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? 12 : 0,
                 extra + (size_t)variant, 0, GEN_PHOTO, 500 + (uint64_t)seed++);
       LhOptions ao;
       lh_options_init(&ao);

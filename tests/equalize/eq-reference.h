@@ -81,7 +81,8 @@ static inline uint32_t ref_luma(const LhFrame *f, int x, int y, LhMatrix m)
   }
   int64_t kr = llround(ref_kr[m] * 16384.0), kb = llround(ref_kb[m] * 16384.0);
   int64_t kg = 16384 - kr - kb;
-  int64_t num = kr * ref_get(p + ri * sb, sb) + kg * ref_get(p + sb, sb) + kb * ref_get(p + bi * sb, sb);
+  int64_t num =
+      kr * ref_get(p + ri * sb, sb) + kg * ref_get(p + sb, sb) + kb * ref_get(p + bi * sb, sb);
   uint32_t v = (uint32_t)((num + 8192) / 16384);
   return v > top ? top : v;
 }
@@ -243,8 +244,8 @@ static inline void ref_axis(int x, int tile, int tiles, int *t0, int *t1, uint32
   *t1 = q + 1 > tiles - 1 ? tiles - 1 : (int)(q + 1);
 }
 
-static inline void ref_clahe(const LhFrame *in, LhFrame *out, LhMatrix m, LhRange range,
-                             int tx, int ty, double clip_limit)
+static inline void ref_clahe(const LhFrame *in, LhFrame *out, LhMatrix m, LhRange range, int tx,
+                             int ty, double clip_limit)
 {
   const int w = in->width, h = in->height, depth = ref_depth(in);
   const size_t bins = (size_t)1 << depth;
@@ -307,8 +308,10 @@ static inline void ref_clahe(const LhFrame *in, LhFrame *out, LhMatrix m, LhRang
       uint32_t wx;
       ref_axis(x, tw, tx, &i0, &i1, &wx);
       uint32_t l = luma[(size_t)y * w + x];
-      uint64_t a = luts[((size_t)j0 * tx + i0) * bins + l], b = luts[((size_t)j0 * tx + i1) * bins + l];
-      uint64_t c = luts[((size_t)j1 * tx + i0) * bins + l], d = luts[((size_t)j1 * tx + i1) * bins + l];
+      uint64_t a = luts[((size_t)j0 * tx + i0) * bins + l],
+               b = luts[((size_t)j0 * tx + i1) * bins + l];
+      uint64_t c = luts[((size_t)j1 * tx + i0) * bins + l],
+               d = luts[((size_t)j1 * tx + i1) * bins + l];
       uint64_t top = a * (65536 - wx) + b * wx, bottom = c * (65536 - wx) + d * wx;
       uint32_t y_new = (uint32_t)((top * (65536 - wy) + bottom * wy + ((uint64_t)1 << 31)) >> 32);
       ref_write(in, out, x, y, l, y_new);

@@ -11,19 +11,19 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                          \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      failures++;                                                                                 \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
-      fprintf(stderr, __VA_ARGS__);                                                               \
-      fprintf(stderr, "\n");                                                                      \
-    }                                                                                             \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      failures++;                                                                                  \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+    }                                                                                              \
   } while (0)
 
 static const LhFormat all_formats[] = {
-    LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,    LH_FORMAT_BGR,  LH_FORMAT_RGBA,
-    LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX,   LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
+    LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,  LH_FORMAT_BGR,   LH_FORMAT_RGBA,
+    LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX, LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
     LH_FORMAT_I420,  LH_FORMAT_NV12,   LH_FORMAT_P010,
 };
 #define N_FORMATS (sizeof all_formats / sizeof *all_formats)
@@ -127,7 +127,8 @@ static void test_lut_random(void)
       int sparse = trial % 4;
       for (size_t v = 0; v < bins; v++) {
         uint64_t r = gen_next(&rng);
-        h[v] = sparse == 0 ? r % 1000 : sparse == 1 ? (r % 50 == 0 ? r % 100000 : 0)
+        h[v] = sparse == 0   ? r % 1000
+               : sparse == 1 ? (r % 50 == 0 ? r % 100000 : 0)
                : sparse == 2 ? (r % 7 == 0) * ((r >> 20) % ((uint64_t)1 << 36))
                              : (v > bins / 3 && v < bins / 3 + 3) * (r % 5);
       }
@@ -192,8 +193,8 @@ static void check_case(const GenFrame *g, const LhEqualizeOptions *o, const char
   CHECK(status == 0 && same_pixels(&filler.frame, &want.frame, where, sizeof where),
         "%s: into another buffer: %s", what, where);
   status = lh_equalize(cpu, &inplace.frame, &inplace.frame, o);
-  CHECK(status == 0 && memcmp(inplace.allocation, want.allocation, want.size) == 0,
-        "%s: in place", what);
+  CHECK(status == 0 && memcmp(inplace.allocation, want.allocation, want.size) == 0, "%s: in place",
+        what);
   free(want.allocation);
   free(copy.allocation);
   free(filler.allocation);
@@ -203,7 +204,7 @@ static void check_case(const GenFrame *g, const LhEqualizeOptions *o, const char
 static void test_formats(void)
 {
   static const Mode modes[] = {
-      {LH_EQUALIZE_GLOBAL, 0, 0, 0}, {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
+      {LH_EQUALIZE_GLOBAL, 0, 0, 0},  {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
       {LH_EQUALIZE_CLAHE, 3, 2, 2.0}, {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
       {LH_EQUALIZE_CLAHE, 5, 4, 0.3},
   };
@@ -216,8 +217,8 @@ static void test_formats(void)
         LhFormat format = all_formats[f];
         const Shape *sh = &shapes[s];
         /* 16-bit CLAHE references are slow: fewer of them */
-        int depth = gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? (s % 2 ? 12 : 16)
-                                                                               : 0;
+        int depth =
+            gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? (s % 2 ? 12 : 16) : 0;
         if (depth == 16 && modes[m].mode == LH_EQUALIZE_CLAHE &&
             modes[m].tiles_x * modes[m].tiles_y > 6)
           continue;
@@ -244,7 +245,8 @@ static void test_formats(void)
         o.matrix = (LhMatrix)(seed % 3);
         o.range = seed % 5 == 0 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
         char what[200];
-        snprintf(what, sizeof what, "%s %dx%d depth %d %s %s tiles %dx%d clip %g matrix %d range %d",
+        snprintf(what, sizeof what,
+                 "%s %dx%d depth %d %s %s tiles %dx%d clip %g matrix %d range %d",
                  lh_format_name(format), sh->width, sh->height, depth, gen_distribution_names[d],
                  o.mode == LH_EQUALIZE_GLOBAL ? "global" : "clahe", o.tiles_x, o.tiles_y,
                  o.clip_limit, o.matrix, o.range);
@@ -265,12 +267,10 @@ static void test_apply_lut(void)
   twin_of(&g, true, &want);
   twin_of(&g, true, &got);
   ref_apply(&g.frame, &want.frame, lut, LH_MATRIX_BT709);
-  CHECK(lh_apply_lut(cpu, &g.frame, &got.frame, lut, LH_MATRIX_BT709) == 0, "%s",
-        lh_last_error());
+  CHECK(lh_apply_lut(cpu, &g.frame, &got.frame, lut, LH_MATRIX_BT709) == 0, "%s", lh_last_error());
   CHECK(memcmp(want.allocation, got.allocation, got.size) == 0, "apply an inverting LUT");
   lut[3] = 256;
-  CHECK(lh_apply_lut(cpu, &g.frame, &got.frame, lut, LH_MATRIX_BT709) ==
-            LH_ERROR_INVALID_ARGUMENT,
+  CHECK(lh_apply_lut(cpu, &g.frame, &got.frame, lut, LH_MATRIX_BT709) == LH_ERROR_INVALID_ARGUMENT,
         "a LUT entry above white");
   free(want.allocation);
   free(got.allocation);
@@ -334,8 +334,8 @@ static void test_invariants(void)
   /* monotone: a brighter input pixel is never darker out */
   int order_broken = 0;
   for (int i = 1; i < w * h; i++)
-    order_broken += (in[i] > in[i - 1]) != (out[i] > out[i - 1]) && in[i] != in[i - 1] &&
-                    out[i] != out[i - 1];
+    order_broken +=
+        (in[i] > in[i - 1]) != (out[i] > out[i - 1]) && in[i] != in[i - 1] && out[i] != out[i - 1];
   CHECK(order_broken == 0, "global equalization reordered %d pairs", order_broken);
 
   o.mode = LH_EQUALIZE_CLAHE;
@@ -353,7 +353,8 @@ static void test_invariants(void)
   CHECK(lh_equalize(cpu, &g.frame, &t.frame, &o) == 0, "%s", lh_last_error());
   int drift = 0;
   for (int i = 0; i < 64 * 64; i++) {
-    const uint8_t *a = (const uint8_t *)g.frame.planes[0] + 3 * i, *b = (const uint8_t *)t.frame.planes[0] + 3 * i;
+    const uint8_t *a = (const uint8_t *)g.frame.planes[0] + 3 * i,
+                  *b = (const uint8_t *)t.frame.planes[0] + 3 * i;
     /* rounding moves small samples by more than 5 %; clamping moves any */
     if (a[0] < 32 || a[1] < 32 || b[0] < 32 || b[1] < 32 || b[0] == 255 || b[1] == 255)
       continue;
@@ -498,8 +499,8 @@ static void test_temporal(void)
     CHECK(frames == ref->frames && cuts == ref->cuts, "frame %d: window %d cuts %llu, want %d %llu",
           t, frames, (unsigned long long)cuts, ref->frames, (unsigned long long)ref->cuts);
     if (t == cut)
-      CHECK(cuts == 1 && frames == 1 && memcmp(fsmooth.planes[0], fplain.planes[0],
-                                               (size_t)SEQ_W * SEQ_H) == 0,
+      CHECK(cuts == 1 && frames == 1 &&
+                memcmp(fsmooth.planes[0], fplain.planes[0], (size_t)SEQ_W * SEQ_H) == 0,
             "the frame after the cut is equalized on its own");
   }
   int frames;
@@ -604,22 +605,86 @@ typedef struct {
 /* Checksums of frames drawn by this code after the images were looked at
  * (eq-test --dump). */
 static const OverlayCase overlay_cases[] = {
-    {LH_FORMAT_RGB, 320, 200, 0, GEN_PHOTO, {0, 0, 0, 0}, LH_OVERLAY_LOG, LH_RANGE_FULL, 0.8,
+    {LH_FORMAT_RGB,
+     320,
+     200,
+     0,
+     GEN_PHOTO,
+     {0, 0, 0, 0},
+     LH_OVERLAY_LOG,
+     LH_RANGE_FULL,
+     0.8,
      0xd2ac5768},
-    {LH_FORMAT_GRAY8, 300, 160, 0, GEN_MOSTLY_ONE, {10, 10, 200, 90}, LH_OVERLAY_LINEAR,
-     LH_RANGE_FULL, 1.0, 0x81c5ee98},
-    {LH_FORMAT_BGRA, 257, 129, 0, GEN_UNIFORM, {-20, 60, 150, 80}, LH_OVERLAY_LOG,
-     LH_RANGE_LIMITED, 0.6, 0x64c17462},
-    {LH_FORMAT_GRAY16, 240, 120, 12, GEN_PHOTO, {0, 0, 0, 0}, LH_OVERLAY_LOG, LH_RANGE_FULL, 0.8,
+    {LH_FORMAT_GRAY8,
+     300,
+     160,
+     0,
+     GEN_MOSTLY_ONE,
+     {10, 10, 200, 90},
+     LH_OVERLAY_LINEAR,
+     LH_RANGE_FULL,
+     1.0,
+     0x81c5ee98},
+    {LH_FORMAT_BGRA,
+     257,
+     129,
+     0,
+     GEN_UNIFORM,
+     {-20, 60, 150, 80},
+     LH_OVERLAY_LOG,
+     LH_RANGE_LIMITED,
+     0.6,
+     0x64c17462},
+    {LH_FORMAT_GRAY16,
+     240,
+     120,
+     12,
+     GEN_PHOTO,
+     {0, 0, 0, 0},
+     LH_OVERLAY_LOG,
+     LH_RANGE_FULL,
+     0.8,
      0xc7dcb426},
-    {LH_FORMAT_RGBA16, 200, 100, 0, GEN_TWO_VALUES, {150, 50, 70, 70}, LH_OVERLAY_LINEAR,
-     LH_RANGE_FULL, 0.5, 0x337cd6dd},
-    {LH_FORMAT_I420, 321, 181, 0, GEN_PHOTO, {5, 41, 161, 99}, LH_OVERLAY_LOG, LH_RANGE_LIMITED,
-     0.8, 0x5b16a801},
-    {LH_FORMAT_NV12, 320, 180, 0, GEN_PHOTO, {0, 0, 0, 0}, LH_OVERLAY_LINEAR, LH_RANGE_FULL, 0.9,
+    {LH_FORMAT_RGBA16,
+     200,
+     100,
+     0,
+     GEN_TWO_VALUES,
+     {150, 50, 70, 70},
+     LH_OVERLAY_LINEAR,
+     LH_RANGE_FULL,
+     0.5,
+     0x337cd6dd},
+    {LH_FORMAT_I420,
+     321,
+     181,
+     0,
+     GEN_PHOTO,
+     {5, 41, 161, 99},
+     LH_OVERLAY_LOG,
+     LH_RANGE_LIMITED,
+     0.8,
+     0x5b16a801},
+    {LH_FORMAT_NV12,
+     320,
+     180,
+     0,
+     GEN_PHOTO,
+     {0, 0, 0, 0},
+     LH_OVERLAY_LINEAR,
+     LH_RANGE_FULL,
+     0.9,
      0xc6b7d60d},
-    {LH_FORMAT_P010, 256, 144, 0, GEN_PHOTO, {11, 11, 130, 70}, LH_OVERLAY_LOG, LH_RANGE_FULL,
-     0.75, 0xf9db1619},
+    {LH_FORMAT_P010,
+     256,
+     144,
+     0,
+     GEN_PHOTO,
+     {11, 11, 130, 70},
+     LH_OVERLAY_LOG,
+     LH_RANGE_FULL,
+     0.75,
+     0xf9db1619},
 };
 
 /* A frame with clipping at both ends for the bands: the top and bottom rows
@@ -632,7 +697,8 @@ static void add_clipping(GenFrame *g)
     top <<= 6;
   for (int y = 0; y < g->frame.height / 10; y++) {
     uint8_t *lo = (uint8_t *)g->frame.planes[0] + (size_t)y * g->frame.strides[0];
-    uint8_t *hi = (uint8_t *)g->frame.planes[0] + (size_t)(g->frame.height - 1 - y) * g->frame.strides[0];
+    uint8_t *hi =
+        (uint8_t *)g->frame.planes[0] + (size_t)(g->frame.height - 1 - y) * g->frame.strides[0];
     for (int x = 0; x < g->frame.width; x++)
       for (int c = 0; c < pb / sb; c++) {
         ref_put(lo + x * pb + c * sb, sb, 0);
@@ -718,8 +784,7 @@ static void test_arguments(void)
   LhEqualizeOptions o;
   lh_equalize_options_init(&o);
   CHECK(lh_equalize(NULL, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "no context");
-  CHECK(lh_equalize(cpu, &a.frame, &b.frame, &o) == LH_ERROR_INVALID_ARGUMENT,
-        "format mismatch");
+  CHECK(lh_equalize(cpu, &a.frame, &b.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "format mismatch");
   CHECK(strstr(lh_last_error(), "differ") != NULL, "message: %s", lh_last_error());
   o.mode = LH_EQUALIZE_CLAHE;
   o.tiles_x = 0;
