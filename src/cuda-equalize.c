@@ -256,7 +256,8 @@ static void device_window_free(void *data)
   DeviceWindow *w = data;
   if (!w)
     return;
-  cudaStreamSynchronize(w->stream);
+  /* cudaFree waits for the work that uses it; the stream of the last frame
+   * may be gone with its context by now. */
   cudaFree(w->device);
   free(w);
 }
