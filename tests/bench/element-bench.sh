@@ -131,10 +131,14 @@ time_row() {
   printf '  %-44s %s s (runs: %s)\n' "$label" "$median" "${runs[*]}" >&2
 }
 
-# The backend that `lumahist $1` ends up on, from its first message.
+# The backend that `lumahist $1` ends up on, from its first message.  (Whole
+# outputs are read before they are searched: with pipefail, a reader that
+# stops early would fail the writer's side of the pipe.)
 backend_of() {
-  gst-launch-1.0 -m $(repeated 2) ! lumahist $1 ! $sink 2>&1 |
-    sed -n 's/.*(element): lumahist, .*backend=(string)\([a-z]*\).*/\1/p' | head -n 1
+  local out
+  out=$(gst-launch-1.0 -m $(repeated 2) ! lumahist $1 ! $sink 2>&1) || true
+  echo "$out" | sed -n 's/.*(element): lumahist, .*backend=(string)\([a-z]*\).*/\1/p' |
+    sed -n 1p
 }
 
 gpu_name=
@@ -165,7 +169,8 @@ fi
 
 # CUDA memory, when everything it needs is there.
 cuda_skip=
-if ! gst-inspect-1.0 lumahist 2>/dev/null | grep -q 'memory:CUDAMemory'; then
+inspect=$(gst-inspect-1.0 lumahist 2>/dev/null || true)
+if [[ $inspect != *memory:CUDAMemory* ]]; then
   cuda_skip="the element was built without GStreamer's CUDA library (no memory:CUDAMemory caps)"
 elif ! exists cudaupload; then
   cuda_skip="no cudaupload element (GStreamer's nvcodec plugin)"

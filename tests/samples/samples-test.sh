@@ -36,10 +36,13 @@ need() {
 run() {
   local out=$1
   shift
+  local status
   echo "+ $*"
-  if ! "$@" >"$out.out" 2>"$out.err"; then
+  "$@" >"$out.out" 2>"$out.err"
+  status=$?
+  if [ $status -ne 0 ]; then
     cat "$out.out" "$out.err"
-    fail "$* exited with status $?"
+    fail "$* exited with status $status"
   fi
   cat "$out.err"
 }
