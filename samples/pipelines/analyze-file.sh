@@ -10,7 +10,7 @@
 #              640x360, 10 frames/s) is made first from the photographs in
 #              samples/, each held for 5 frames, FRAMES frames in all (default 35)
 #   -m sys     (default) decoded in system memory: decodebin ! videoconvert ! lumahist
-#   -m cuda    uploaded to the GPU first: ... ! video/x-raw,format=NV12 ! cudaupload !
+#   -m cuda    uploaded to the GPU first: ... ! 'video/x-raw,format=NV12' ! cudaupload !
 #              lumahist, which then reads the frames in place in CUDA memory
 #   -m nvdec   an H.264 VIDEO decoded by NVDEC straight into CUDA memory:
 #              parsebin ! nvh264dec ! lumahist (zero copy; VIDEO is required)
@@ -28,6 +28,7 @@
 #
 # (with the histogram too, drop post-histogram=false: 256 counts per message).
 set -euo pipefail
+# shellcheck source=samples/pipelines/common.sh
 . "$(dirname "$0")/common.sh"
 
 frames=35
@@ -89,7 +90,7 @@ case $memory in
     ;;
   cuda)
     lh_require decodebin videoconvert cudaupload lumahist
-    decode=(decodebin ! videoconvert ! video/x-raw,format=NV12 ! cudaupload
+    decode=(decodebin ! videoconvert ! 'video/x-raw,format=NV12' ! cudaupload
       ! 'video/x-raw(memory:CUDAMemory)')
     ;;
   nvdec)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # samples/pipelines/common.sh: what the sample pipelines share, sourced by each:
 # finding the lumahist plugin from a build folder, checking for the elements a
 # pipeline needs, and printing each gst-launch-1.0 line before running it.

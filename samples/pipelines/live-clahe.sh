@@ -28,6 +28,7 @@
 #       ! lumahist mode=clahe clip-limit=4 temporal-window=8 post-messages=false \
 #       ! videoconvert ! x264enc ! mp4mux ! filesink location=lumahist-clahe.mp4
 set -euo pipefail
+# shellcheck source=samples/pipelines/common.sh
 . "$(dirname "$0")/common.sh"
 
 frames=90
@@ -81,7 +82,8 @@ lh_require videotestsrc videobalance lumahist videoconvert filesink "${encode[0]
 # -e: an end-of-stream on Ctrl-C, so that the muxer finishes the file.
 lh_launch -e -q videotestsrc is-live=true num-buffers="$frames" pattern=zone-plate kx2=20 ky2=20 \
   kt=1 ! video/x-raw,format=I420,width=640,height=360,framerate=30/1 \
-  ! videobalance contrast=0.3 brightness=-0.05 ! "${upload[@]}" lumahist mode=clahe clip-limit=4 temporal-window=8 post-messages=false \
+  ! videobalance contrast=0.3 brightness=-0.05 \
+  ! "${upload[@]}" lumahist mode=clahe clip-limit=4 temporal-window=8 post-messages=false \
   "${props[@]}" "${download[@]}" ! videoconvert ! "${encode[@]}" ! filesink location="$output"
 [ -s "$output" ] || lh_die "$output was not written"
 echo "wrote $output ($(wc -c <"$output") bytes, $frames frames, $encoder)"

@@ -25,6 +25,7 @@
 # For every frame of a video, put jpegenc ! multifilesink location=frame-%05d.jpg
 # in place of pngenc and filesink.
 set -euo pipefail
+# shellcheck source=samples/pipelines/common.sh
 . "$(dirname "$0")/common.sh"
 
 memory=sys
@@ -50,7 +51,7 @@ case $memory in
   cuda)
     lh_require cudaupload cudadownload
     # cudaupload takes the formats lumahist shares with it; NV12 is one.
-    upload=(video/x-raw,format=NV12 ! cudaupload ! 'video/x-raw(memory:CUDAMemory)' !)
+    upload=('video/x-raw,format=NV12' ! cudaupload ! 'video/x-raw(memory:CUDAMemory)' !)
     download=(! cudadownload)
     ;;
   *) lh_die "-m takes sys or cuda, not $memory" ;;

@@ -68,7 +68,8 @@ command -v gst-launch-1.0 >/dev/null || {
   exit 1
 }
 if [ -f "$build/plugin/libgstlumahist.so" ]; then
-  export GST_PLUGIN_PATH=$(cd "$build/plugin" && pwd)${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}
+  plugin_dir=$(cd "$build/plugin" && pwd)
+  export GST_PLUGIN_PATH=$plugin_dir${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}
 else
   echo "element-bench: no lumahist plugin under $build/plugin (build it first)" >&2
   exit 1
@@ -122,7 +123,8 @@ time_row() {
     t=$(exec_seconds "$description") || return 1
     runs+=("$t")
   done
-  median=$(printf '%s\n' "${runs[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  median=$(printf '%s\n' "${runs[@]}" | sort -g |
+    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
   labels+=("$label")
   counted+=($((n - 1)))
   times+=("$median")
@@ -136,6 +138,7 @@ time_row() {
 # stops early would fail the writer's side of the pipe.)
 backend_of() {
   local out
+  # shellcheck disable=SC2046,SC2086 # descriptions are split into words on purpose
   out=$(gst-launch-1.0 -m $(repeated 2) ! lumahist $1 ! $sink 2>&1) || true
   echo "$out" | sed -n 's/.*(element): lumahist, .*backend=(string)\([a-z]*\).*/\1/p' |
     sed -n 1p
@@ -154,22 +157,27 @@ echo >&2 "timing:"
 # System memory.
 n=$frames
 row=${#labels[@]}
-time_row "repeated: baseline" $n -1 "$(repeated $n) ! $sink"
-time_row "repeated: lumahist (auto: $auto_backend)" $n $row "$(repeated $n) ! lumahist ! $sink"
+time_row "repeated: baseline" "$n" -1 "$(repeated "$n") ! $sink"
+time_row "repeated: lumahist (auto: $auto_backend)" "$n" "$row" \
+  "$(repeated "$n") ! lumahist ! $sink"
 if [ "$auto_backend" != cpu ]; then
-  time_row "repeated: lumahist backend=cpu" $n $row "$(repeated $n) ! lumahist backend=cpu ! $sink"
+  time_row "repeated: lumahist backend=cpu" "$n" "$row" \
+    "$(repeated "$n") ! lumahist backend=cpu ! $sink"
 fi
 row=${#labels[@]}
-time_row "generated: baseline" $n -1 "$(generated $n) ! $sink"
-time_row "generated: lumahist (auto: $auto_backend)" $n $row "$(generated $n) ! lumahist ! $sink"
+time_row "generated: baseline" "$n" -1 "$(generated "$n") ! $sink"
+time_row "generated: lumahist (auto: $auto_backend)" "$n" "$row" \
+  "$(generated "$n") ! lumahist ! $sink"
 generated_row=$((row + 1))
 if [ "$auto_backend" != cpu ]; then
-  time_row "generated: lumahist backend=cpu" $n $row "$(generated $n) ! lumahist backend=cpu ! $sink"
+  time_row "generated: lumahist backend=cpu" "$n" "$row" \
+    "$(generated "$n") ! lumahist backend=cpu ! $sink"
 fi
 
 # CUDA memory, when everything it needs is there.
 cuda_skip=
 inspect=$(gst-inspect-1.0 lumahist 2>/dev/null || true)
+# shellcheck disable=SC2046,SC2086 # descriptions are split into words on purpose
 if [[ $inspect != *memory:CUDAMemory* ]]; then
   cuda_skip="the element was built without GStreamer's CUDA library (no memory:CUDAMemory caps)"
 elif ! exists cudaupload; then
@@ -181,22 +189,25 @@ cuda_rows=()
 if [ -z "$cuda_skip" ]; then
   n=$cuda_frames
   row=${#labels[@]}
-  time_row "CUDA, uploaded once: baseline" $n -1 "$(cuda_once $n) ! $sink"
+  time_row "CUDA, uploaded once: baseline" "$n" -1 "$(cuda_once "$n") ! $sink"
   for mode in analyze equalize clahe; do
     cuda_rows+=(${#labels[@]})
-    time_row "CUDA, uploaded once: $mode" $n $row "$(cuda_once $n) ! lumahist backend=cuda mode=$mode ! $sink"
+    time_row "CUDA, uploaded once: $mode" "$n" "$row" \
+      "$(cuda_once "$n") ! lumahist backend=cuda mode=$mode ! $sink"
   done
-  time_row "CUDA, uploaded once: analyze, meta only" $n $row \
-    "$(cuda_once $n) ! lumahist backend=cuda post-messages=false ! $sink"
+  time_row "CUDA, uploaded once: analyze, meta only" "$n" "$row" \
+    "$(cuda_once "$n") ! lumahist backend=cuda post-messages=false ! $sink"
   n=$frames
   row=${#labels[@]}
-  time_row "CUDA, upload per frame: baseline" $n -1 "$(cuda_each $n) ! $sink"
-  time_row "CUDA, upload per frame: analyze" $n $row "$(cuda_each $n) ! lumahist backend=cuda ! $sink"
+  time_row "CUDA, upload per frame: baseline" "$n" -1 "$(cuda_each "$n") ! $sink"
+  time_row "CUDA, upload per frame: analyze" "$n" "$row" \
+    "$(cuda_each "$n") ! lumahist backend=cuda ! $sink"
 fi
 
 # The table.
 echo
-printf '%-44s %7s %9s %10s %9s %9s %8s\n' pipeline frames seconds frames/s ms/frame "+ms/frame" "x base"
+printf '%-44s %7s %9s %10s %9s %9s %8s\n' \
+  pipeline frames seconds frames/s ms/frame "+ms/frame" "x base"
 for ((i = 0; i < ${#labels[@]}; i++)); do
   b=${bases[$i]} bt=0 bc=1
   if [ "$b" -ge 0 ]; then
@@ -224,7 +235,10 @@ ratio() { # row -> per-frame time over its baseline's
 fps() {
   awk -v t="${times[$1]}" -v n="${counted[$1]}" 'BEGIN { printf "%.0f", n / t }'
 }
-verdict() { awk -v v="$1" -v op="$2" -v x="$3" 'BEGIN { ok = op == "<=" ? v <= x : v >= x; print ok ? "met" : "NOT met" }'; }
+verdict() { # value, "<=" or ">=", goal -> met or NOT met
+  awk -v v="$1" -v op="$2" -v x="$3" \
+    'BEGIN { ok = op == "<=" ? v <= x : v >= x; print ok ? "met" : "NOT met" }'
+}
 r=$(ratio $generated_row)
 added=$(awk -v r="$r" 'BEGIN { printf "%.1f", 100 * (r - 1) }')
 echo "target: analyze in system memory adds <= 10 % wall time: +$added % on the generated" \
@@ -236,7 +250,7 @@ else
     mode=$(echo analyze equalize clahe | cut -d' ' -f$((k + 1)))
     goal=$([ $k -eq 0 ] && echo 5000 || echo 2000)
     f=$(fps "${cuda_rows[$k]}")
-    echo "target: CUDA memory $mode >= $goal frames/s: $f frames/s ($(verdict "$f" ">=" $goal))"
+    echo "target: CUDA memory $mode >= $goal frames/s: $f frames/s ($(verdict "$f" ">=" "$goal"))"
   done
 fi
 

@@ -12,7 +12,7 @@ cli=${3:-}
 samples=$(cd "$(dirname "$0")/../../samples" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cd "$work"
+cd "$work" || exit 1
 
 fail() {
   echo "FAIL: $*"
@@ -119,7 +119,9 @@ case $name in
     if [ -n "$cli" ] && [ -x "$cli" ]; then
       # The panel sits at the bottom left: the top half is untouched, the
       # panel's place is not (both read back by lumahist's own PNG reader).
-      stats() { "$cli" stats --no-histogram --format csv --roi "$2" "$1" | tail -n 1 | cut -d, -f2-; }
+      stats() {
+        "$cli" stats --no-histogram --format csv --roi "$2" "$1" | tail -n 1 | cut -d, -f2-
+      }
       [ "$(stats with.png 0,0,1024,320)" = "$(stats without.png 0,0,1024,320)" ] ||
         fail "the overlay changed the top half"
       [ "$(stats with.png 30,480,300,130)" != "$(stats without.png 30,480,300,130)" ] ||
@@ -137,7 +139,8 @@ case $name in
     grep -qx '10 frames: messages and metas agree' default.out || fail "no closing line"
     [ "$(awk '$1 == 9 { print $3 }' default.out)" != "" ] || fail "no row for frame 9"
     # Another source, with a 16-bit luma: the median and P99 are 16-bit values.
-    run gray16 "$cli" 'videotestsrc num-buffers=4 pattern=gradient ! video/x-raw,format=GRAY16_LE,width=160,height=90'
+    run gray16 "$cli" "videotestsrc num-buffers=4 pattern=gradient !" \
+      "video/x-raw,format=GRAY16_LE,width=160,height=90"
     grep -qx '4 frames: messages and metas agree' gray16.out || fail "the GRAY16 source"
     awk '$1 == 3 { exit !($6 > 255) }' gray16.out || fail "P99 of the 16-bit gradient not above 255"
     echo "ok: messages and metas of 14 frames agree"
