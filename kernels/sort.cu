@@ -26,7 +26,16 @@
  * finishes.
  *
  * The digit width r is a template parameter (4, 6 or 8 are built); the
- * default, LHK_SORT_RADIX_BITS, was chosen by measurement (tests/bench). */
+ * default, LHK_SORT_RADIX_BITS, was chosen by measurement: lumahist-bench on
+ * an H200 (132 SMs, 62.9 MB L2; median of 100 runs, inputs rotated past L2),
+ * microseconds for r = 4 / 6 / 8 against cub::DeviceRadixSort:
+ *   8.3M 16-bit keys (one 4K frame), uniform:   203 / 176 / 146   CUB 125
+ *   8.3M 16-bit keys, 8-bit photo luma:         202 / 172 / 136   CUB 102
+ *   8M 32-bit keys, uniform:                    424 / 364 / 290   CUB 272
+ * Fewer passes win: every pass costs a full read and write of the keys and
+ * a launch, and with 8192-key tiles even 256 buckets stay long enough for
+ * coalesced writes; 8 also divides 16 and 32, so no pass sorts a partial
+ * digit. */
 #include <cuda_runtime.h>
 
 #include <stdint.h>
