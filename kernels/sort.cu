@@ -82,8 +82,7 @@ __device__ __forceinline__ void store_relaxed(uint32_t *p, uint32_t v)
 
 /* The lanes of this warp whose digit equals this lane's: one ballot per bit
  * (cheaper on Hopper than __match_any_sync).  Every lane must take part. */
-template <int R>
-__device__ __forceinline__ uint32_t warp_match_digit(uint32_t digit)
+template <int R> __device__ __forceinline__ uint32_t warp_match_digit(uint32_t digit)
 {
   uint32_t peers = 0xffffffffu;
 #pragma unroll
@@ -131,8 +130,7 @@ __device__ __forceinline__ uint64_t block_exclusive_scan(uint64_t value, uint64_
 
 /* The digit of a pass covers bits [shift, min(shift + R, end_bit)): the last
  * pass of a range that R does not divide looks at no bit past end_bit. */
-template <int R>
-__host__ __device__ __forceinline__ uint32_t digit_mask(int shift, int end_bit)
+template <int R> __host__ __device__ __forceinline__ uint32_t digit_mask(int shift, int end_bit)
 {
   const int bits = end_bit - shift < R ? end_bit - shift : R;
   return (1u << bits) - 1;
@@ -247,9 +245,9 @@ __device__ __forceinline__ uint32_t luma_key(const LhkImage &image, const uint8_
     s1 = px[1];
     s2 = px[2];
   }
-  const uint32_t v = (image.weights[0] * s0 + image.weights[1] * s1 + image.weights[2] * s2 +
-                      LHI_LUMA_HALF) >>
-                     LHI_LUMA_SHIFT;
+  const uint32_t v =
+      (image.weights[0] * s0 + image.weights[1] * s1 + image.weights[2] * s2 + LHI_LUMA_HALF) >>
+      LHI_LUMA_SHIFT;
   return v > image.max_value ? image.max_value : v;
 }
 
@@ -333,7 +331,7 @@ __global__ void __launch_bounds__(SORT_BLOCK, 2)
    * coalesced and (warp, item, lane) is the input order.  Keys past the end
    * become the largest key, whose digit is the largest any key can have
    * here: they sort to the tile's very end and are never counted or written. */
-  const K pad_key = (K)~(K)0;
+  const K pad_key = (K) ~(K)0;
   const uint32_t pad_digit = ((uint32_t)pad_key >> shift) & mask;
   K key[SORT_ITEMS];
   uint32_t pos[SORT_ITEMS];
@@ -374,7 +372,8 @@ __global__ void __launch_bounds__(SORT_BLOCK, 2)
     }
     if (tid == (int)pad_digit)
       count -= SORT_TILE - n_valid;
-    store_relaxed(&status[tile * RADIX + tid], (tile == 0 ? STATUS_PREFIX : STATUS_AGGREGATE) | count);
+    store_relaxed(&status[tile * RADIX + tid],
+                  (tile == 0 ? STATUS_PREFIX : STATUS_AGGREGATE) | count);
   }
 
   /* Where each bucket starts in the tile (low word) and, over all keys, in
@@ -581,16 +580,16 @@ cudaError_t lhk_radix_sort_u16(const LhkDevice *device, const uint16_t *d_in, ui
                                uint64_t n, int begin_bit, int end_bit, int radix_bits,
                                void *d_scratch, size_t scratch_bytes, cudaStream_t stream)
 {
-  return radix_sort_any<uint16_t>(device, d_in, d_out, n, begin_bit, end_bit, radix_bits,
-                                  d_scratch, scratch_bytes, stream);
+  return radix_sort_any<uint16_t>(device, d_in, d_out, n, begin_bit, end_bit, radix_bits, d_scratch,
+                                  scratch_bytes, stream);
 }
 
 cudaError_t lhk_radix_sort_u32(const LhkDevice *device, const uint32_t *d_in, uint32_t *d_out,
                                uint64_t n, int begin_bit, int end_bit, int radix_bits,
                                void *d_scratch, size_t scratch_bytes, cudaStream_t stream)
 {
-  return radix_sort_any<uint32_t>(device, d_in, d_out, n, begin_bit, end_bit, radix_bits,
-                                  d_scratch, scratch_bytes, stream);
+  return radix_sort_any<uint32_t>(device, d_in, d_out, n, begin_bit, end_bit, radix_bits, d_scratch,
+                                  scratch_bytes, stream);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -609,9 +608,8 @@ size_t lhk_sort_scratch_bytes(uint64_t n_keys)
 }
 
 template <int PIXEL, int R>
-static cudaError_t launch_frame_keys(const LhkDevice *device, const LhkImage *image,
-                                     int bit_depth, const SortPlan *plan, uint8_t *scratch,
-                                     cudaStream_t stream)
+static cudaError_t launch_frame_keys(const LhkDevice *device, const LhkImage *image, int bit_depth,
+                                     const SortPlan *plan, uint8_t *scratch, cudaStream_t stream)
 {
   const uint32_t chunk = COUNT_BLOCK * COUNT_RUN;
   const unsigned grid =
@@ -648,8 +646,7 @@ static cudaError_t sort_frame(const LhkDevice *device, LhkPixel pixel, const Lhk
     error = launch_frame_keys<LHK_PIXEL_RGB16, R>(device, image, bit_depth, plan, scratch, stream);
     break;
   case LHK_PIXEL_RGBA16:
-    error =
-        launch_frame_keys<LHK_PIXEL_RGBA16, R>(device, image, bit_depth, plan, scratch, stream);
+    error = launch_frame_keys<LHK_PIXEL_RGBA16, R>(device, image, bit_depth, plan, scratch, stream);
     break;
   default:
     return cudaErrorInvalidValue;
@@ -663,8 +660,8 @@ static cudaError_t sort_frame(const LhkDevice *device, LhkPixel pixel, const Lhk
   uint16_t *out = (plan->passes & 1) ? alt : keys;
   uint16_t *other = (plan->passes & 1) ? keys : alt;
   *sorted = out;
-  return run_passes<uint16_t, R>(plan, keys, out, other, image->width * image->height, 0,
-                                 bit_depth, scratch, stream);
+  return run_passes<uint16_t, R>(plan, keys, out, other, image->width * image->height, 0, bit_depth,
+                                 scratch, stream);
 }
 
 cudaError_t lhk_sort_percentiles(const LhkDevice *device, LhkPixel pixel, const LhkImage *image,
@@ -672,8 +669,8 @@ cudaError_t lhk_sort_percentiles(const LhkDevice *device, LhkPixel pixel, const 
                                  uint32_t *d_values, void *d_scratch, size_t scratch_bytes,
                                  cudaStream_t stream)
 {
-  if (!device || !image || !image->data || (n_ranks > 0 && (!ranks || !d_values)) ||
-      n_ranks < 0 || n_ranks > LHK_MAX_RANKS || bit_depth < 1 || bit_depth > 16)
+  if (!device || !image || !image->data || (n_ranks > 0 && (!ranks || !d_values)) || n_ranks < 0 ||
+      n_ranks > LHK_MAX_RANKS || bit_depth < 1 || bit_depth > 16)
     return cudaErrorInvalidValue;
   const uint64_t n = (uint64_t)image->width * image->height;
   if (n == 0 || n > LHK_SORT_MAX_KEYS)

@@ -29,21 +29,21 @@
 
 #include "lh-kernels.h"
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_));   \
-      exit(1);                                                                                    \
-    }                                                                                             \
+#define CHECK_CUDA(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t err_ = (call);                                                                     \
+    if (err_ != cudaSuccess) {                                                                     \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_));     \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* Inputs                                                                    */
 
 enum Dist { UNIFORM, PHOTO, SINGLE, MOSTLY_ONE, SAME_BANK, NARROW_BAND, N_DISTS };
-static const char *const dist_names[N_DISTS] = {"uniform",    "photo",     "single",
-                                                "60%-one",    "same-bank", "narrow-band"};
+static const char *const dist_names[N_DISTS] = {"uniform", "photo",     "single",
+                                                "60%-one", "same-bank", "narrow-band"};
 
 __device__ __forceinline__ uint64_t mix64(uint64_t x)
 {
@@ -90,15 +90,15 @@ __global__ void gen_image(uint8_t *out, uint32_t w, uint32_t h, int channels, in
   }
 }
 
-template <typename K>
-__global__ void gen_keys(K *out, uint64_t n, int dist, uint64_t seed)
+template <typename K> __global__ void gen_keys(K *out, uint64_t n, int dist, uint64_t seed)
 {
   for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x) {
     const uint64_t r = mix64(seed ^ (i * 0xD1B54A32D192ED03ull));
     /* UNIFORM: every bit random; PHOTO: 8-bit luma of a 4K photo. */
-    out[i] = dist == UNIFORM ? (K)r : (K)sample8(PHOTO, seed, i, (uint32_t)(i % 3840),
-                                                 (uint32_t)(i / 3840), 3840, 2160);
+    out[i] = dist == UNIFORM ? (K)r
+                             : (K)sample8(PHOTO, seed, i, (uint32_t)(i % 3840),
+                                          (uint32_t)(i / 3840), 3840, 2160);
   }
 }
 
@@ -120,8 +120,7 @@ static cudaStream_t g_stream;
 static cudaEvent_t g_start, g_stop;
 static size_t g_l2_bytes;
 
-template <typename F>
-static double median_us(F work, unsigned long long spin_ns = 40000)
+template <typename F> static double median_us(F work, unsigned long long spin_ns = 40000)
 {
   for (int i = 0; i < 3; i++)
     work(i);
@@ -186,8 +185,8 @@ static double copy_gbps(const std::vector<uint8_t *> &src, uint8_t *dst, size_t 
                         const std::string &size)
 {
   double us = median_us([&](int r) {
-    CHECK_CUDA(cudaMemcpyAsync(dst, src[r % src.size()], bytes, cudaMemcpyDeviceToDevice,
-                               g_stream));
+    CHECK_CUDA(
+        cudaMemcpyAsync(dst, src[r % src.size()], bytes, cudaMemcpyDeviceToDevice, g_stream));
   });
   double gbps = 2.0 * bytes / (us * 1e-6) / 1e9;
   add_row("copy (read+write)", size, "-", "cudaMemcpy D2D", us, 2.0 * bytes, 0, 0);
@@ -270,8 +269,8 @@ static HistBuffers make_hist_buffers(size_t max_samples)
   CHECK_CUDA(cudaMalloc(&b.cub_hist, 256 * sizeof(unsigned int)));
   b.cub_temp_bytes = 0;
   CHECK_CUDA(cub::DeviceHistogram::HistogramEven((void *)nullptr, b.cub_temp_bytes,
-                                                 (const uint8_t *)nullptr, b.cub_hist, 257, 0,
-                                                 256, (int)max_samples));
+                                                 (const uint8_t *)nullptr, b.cub_hist, 257, 0, 256,
+                                                 (int)max_samples));
   CHECK_CUDA(cudaMalloc(&b.cub_temp, b.cub_temp_bytes));
   return b;
 }
@@ -307,8 +306,8 @@ static void check_hist(const LhkDevice *dev, const Image8 &im, HistBuffers &b, L
                                                    b.cub_hist, 257, 0, 256, (int)im.bytes,
                                                    g_stream));
     unsigned int theirs[256];
-    CHECK_CUDA(cudaMemcpyAsync(theirs, b.cub_hist, sizeof theirs, cudaMemcpyDeviceToHost,
-                               g_stream));
+    CHECK_CUDA(
+        cudaMemcpyAsync(theirs, b.cub_hist, sizeof theirs, cudaMemcpyDeviceToHost, g_stream));
     CHECK_CUDA(cudaStreamSynchronize(g_stream));
     for (int i = 0; i < 256 && ok; i++)
       ok = ours[i] == theirs[i];
@@ -329,14 +328,18 @@ static void bench_histograms(const LhkDevice *dev, const char *size, uint32_t w,
   HistBuffers b = make_hist_buffers((size_t)w * h);
   uint8_t *dst;
   CHECK_CUDA(cudaMalloc(&dst, bytes));
-  const LhkPixel pixel =
-      channels == 1 ? LHK_PIXEL_Y8 : channels == 3 ? LHK_PIXEL_RGB8 : LHK_PIXEL_RGBA8;
-  const char *bench = channels == 1 ? "hist gray8" : channels == 3 ? "hist RGB (luma)" : "hist RGBA (luma)";
+  const LhkPixel pixel = channels == 1   ? LHK_PIXEL_Y8
+                         : channels == 3 ? LHK_PIXEL_RGB8
+                                         : LHK_PIXEL_RGBA8;
+  const char *bench = channels == 1   ? "hist gray8"
+                      : channels == 3 ? "hist RGB (luma)"
+                                      : "hist RGBA (luma)";
   fill_images(im, UNIFORM);
   const double copy = copy_gbps(im.buffers, dst, bytes, size);
   for (int dist : dists) {
     fill_images(im, dist);
-    check_hist(dev, im, b, pixel, (std::string(bench) + " " + size + " " + dist_names[dist]).c_str());
+    check_hist(dev, im, b, pixel,
+               (std::string(bench) + " " + size + " " + dist_names[dist]).c_str());
     double cub_us = 0;
     if (channels == 1) {
       cub_us = median_us([&](int r) {
@@ -445,9 +448,9 @@ static void bench_frame_stats(const LhkDevice *dev)
     CHECK_CUDA(cub::DeviceHistogram::HistogramEven(b.cub_temp, b.cub_temp_bytes,
                                                    im.buffers[r % im.buffers.size()], b.cub_hist,
                                                    257, 0, 256, (int)bytes, g_stream));
-    CHECK_CUDA(cub::DeviceReduce::TransformReduce(reduce_temp, reduce_bytes, bins, cub_moments,
-                                                  256, AddMoments(), BinMoments{b.cub_hist},
-                                                  init, g_stream));
+    CHECK_CUDA(cub::DeviceReduce::TransformReduce(reduce_temp, reduce_bytes, bins, cub_moments, 256,
+                                                  AddMoments(), BinMoments{b.cub_hist}, init,
+                                                  g_stream));
   };
   /* One graph per input buffer, captured once: replays are the timed part. */
   auto capture = [&](auto work, int n) {
@@ -469,9 +472,8 @@ static void bench_frame_stats(const LhkDevice *dev)
     double cub_us = median_us(cub_pair);
     add_row("4K hist+stats", "3840x2160", d, "CUB hist + CUB reduce", cub_us, (double)bytes, 0, 0);
     auto cub_graphs = capture(cub_pair, n);
-    double cub_graph_us = median_us([&](int r) {
-      CHECK_CUDA(cudaGraphLaunch(cub_graphs[r % n], g_stream));
-    });
+    double cub_graph_us =
+        median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(cub_graphs[r % n], g_stream)); });
     add_row("4K hist+stats", "3840x2160", d, "CUB hist + reduce (graph)", cub_graph_us,
             (double)bytes, 0, 0);
     add_row("4K hist+stats+5 pct", "3840x2160", d, "lhk_histogram + lhk_finish",
@@ -495,11 +497,13 @@ static void bench_frame_stats(const LhkDevice *dev)
   ours_two(0);
   Moments theirs;
   LhkResult ours;
-  CHECK_CUDA(cudaMemcpyAsync(&theirs, cub_moments, sizeof theirs, cudaMemcpyDeviceToHost, g_stream));
+  CHECK_CUDA(
+      cudaMemcpyAsync(&theirs, cub_moments, sizeof theirs, cudaMemcpyDeviceToHost, g_stream));
   CHECK_CUDA(cudaMemcpyAsync(&ours, result, sizeof ours, cudaMemcpyDeviceToHost, g_stream));
   CHECK_CUDA(cudaStreamSynchronize(g_stream));
   if (ours.count != theirs.count || ours.sum != theirs.sum ||
-      ours.sum_squares_lo != theirs.sum_squares || ours.min != theirs.min || ours.max != theirs.max) {
+      ours.sum_squares_lo != theirs.sum_squares || ours.min != theirs.min ||
+      ours.max != theirs.max) {
     printf("MISMATCH: 4K moments: ours count %llu sum %llu, CUB count %llu sum %llu\n", ours.count,
            ours.sum, theirs.count, theirs.sum);
     g_mismatch = true;
@@ -529,8 +533,8 @@ static void bench_sort(const LhkDevice *dev, const char *size, uint64_t n, int d
   CHECK_CUDA(cudaMalloc(&out, bytes));
   CHECK_CUDA(cudaMalloc(&cub_out, bytes));
   size_t cub_bytes = 0;
-  CHECK_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, cub_bytes, in[0], cub_out, (int)n, 0,
-                                            key_bits));
+  CHECK_CUDA(
+      cub::DeviceRadixSort::SortKeys(nullptr, cub_bytes, in[0], cub_out, (int)n, 0, key_bits));
   void *cub_temp;
   CHECK_CUDA(cudaMalloc(&cub_temp, cub_bytes));
   size_t our_bytes = 0;
@@ -542,8 +546,8 @@ static void bench_sort(const LhkDevice *dev, const char *size, uint64_t n, int d
 
   const std::string bench = std::string("sort u") + std::to_string(key_bits);
   double cub_us = median_us([&](int r) {
-    CHECK_CUDA(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, in[r % n_in], cub_out, (int)n,
-                                              0, key_bits, g_stream));
+    CHECK_CUDA(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, in[r % n_in], cub_out, (int)n, 0,
+                                              key_bits, g_stream));
   });
   /* Sorting reads and writes every key once per pass at least: GB/s here is
    * keys x key bytes / time. */
@@ -551,17 +555,16 @@ static void bench_sort(const LhkDevice *dev, const char *size, uint64_t n, int d
   std::vector<K> a(n), c(n);
   for (int radix : {4, 6, 8}) {
     auto sort = [&](int r) {
-      cudaError_t e =
-          sizeof(K) == 2
-              ? lhk_radix_sort_u16(dev, (const uint16_t *)in[r % n_in], (uint16_t *)out, n, 0,
-                                   key_bits, radix, scratch, our_bytes, g_stream)
-              : lhk_radix_sort_u32(dev, (const uint32_t *)in[r % n_in], (uint32_t *)out, n, 0,
-                                   key_bits, radix, scratch, our_bytes, g_stream);
+      cudaError_t e = sizeof(K) == 2
+                          ? lhk_radix_sort_u16(dev, (const uint16_t *)in[r % n_in], (uint16_t *)out,
+                                               n, 0, key_bits, radix, scratch, our_bytes, g_stream)
+                          : lhk_radix_sort_u32(dev, (const uint32_t *)in[r % n_in], (uint32_t *)out,
+                                               n, 0, key_bits, radix, scratch, our_bytes, g_stream);
       CHECK_CUDA(e);
     };
     /* The same keys as CUB's, or the timing means nothing. */
-    CHECK_CUDA(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, in[1 % n_in], cub_out, (int)n,
-                                              0, key_bits, g_stream));
+    CHECK_CUDA(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, in[1 % n_in], cub_out, (int)n, 0,
+                                              key_bits, g_stream));
     sort(1);
     CHECK_CUDA(cudaMemcpyAsync(a.data(), out, bytes, cudaMemcpyDeviceToHost, g_stream));
     CHECK_CUDA(cudaMemcpyAsync(c.data(), cub_out, bytes, cudaMemcpyDeviceToHost, g_stream));
@@ -630,8 +633,8 @@ static void bench_percentile_methods(const LhkDevice *dev)
       CHECK_CUDA(lhk_histogram(dev, pixel, bins, &image, 1, hist, 1, hist_scratch, g_stream));
       CHECK_CUDA(lhk_finish(&finish, 1, g_stream));
     });
-    add_row("percentiles method", size, "photo", "hist: histogram + finish", hist_us,
-            (double)bytes, 0, 0);
+    add_row("percentiles method", size, "photo", "hist: histogram + finish", hist_us, (double)bytes,
+            0, 0);
     double sort_us = median_us([&](int r) {
       LhkImage image = image_of(r);
       CHECK_CUDA(lhk_sort_percentiles(dev, pixel, &image, depth, finish.ranks, finish.n_ranks,
@@ -645,8 +648,8 @@ static void bench_percentile_methods(const LhkDevice *dev)
     LhkImage image = image_of(0);
     CHECK_CUDA(lhk_histogram(dev, pixel, bins, &image, 1, hist, 1, hist_scratch, g_stream));
     CHECK_CUDA(lhk_finish(&finish, 1, g_stream));
-    CHECK_CUDA(lhk_sort_percentiles(dev, pixel, &image, depth, finish.ranks, finish.n_ranks,
-                                    values, sort_scratch, ss, g_stream));
+    CHECK_CUDA(lhk_sort_percentiles(dev, pixel, &image, depth, finish.ranks, finish.n_ranks, values,
+                                    sort_scratch, ss, g_stream));
     CHECK_CUDA(cudaMemcpyAsync(&res, result, sizeof res, cudaMemcpyDeviceToHost, g_stream));
     CHECK_CUDA(cudaMemcpyAsync(by_sort, values, sizeof by_sort, cudaMemcpyDeviceToHost, g_stream));
     CHECK_CUDA(cudaStreamSynchronize(g_stream));

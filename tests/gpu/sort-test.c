@@ -16,25 +16,25 @@
 static int failures;
 static int checks;
 
-#define CHECK(cond, ...)                                                                          \
-  do {                                                                                            \
-    checks++;                                                                                     \
-    if (!(cond)) {                                                                                \
-      failures++;                                                                                 \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
-      fprintf(stderr, __VA_ARGS__);                                                               \
-      fprintf(stderr, "\n");                                                                      \
-    }                                                                                             \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    checks++;                                                                                      \
+    if (!(cond)) {                                                                                 \
+      failures++;                                                                                  \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+    }                                                                                              \
   } while (0)
 
-#define CUDA_OR_DIE(call)                                                                         \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,                         \
-              cudaGetErrorString(err_));                                                          \
-      exit(1);                                                                                    \
-    }                                                                                             \
+#define CUDA_OR_DIE(call)                                                                          \
+  do {                                                                                             \
+    cudaError_t err_ = (call);                                                                     \
+    if (err_ != cudaSuccess) {                                                                     \
+      fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,                           \
+              cudaGetErrorString(err_));                                                           \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 static LhkDevice device;
@@ -136,11 +136,10 @@ static void check_gpu_sort(const uint32_t *keys, const uint32_t *expected, size_
   CUDA_OR_DIE(cudaMemset(d_out, 0xa5, n * key_bytes + 16));
   CUDA_OR_DIE(cudaMemset(d_scratch, 0x5a, scratch_bytes)); /* scratch needs no zeroing */
 
-  cudaError_t err =
-      key_bits == 16 ? lhk_radix_sort_u16(&device, d_in, d_out, n, begin, end, radix_bits,
-                                          d_scratch, scratch_bytes, 0)
-                     : lhk_radix_sort_u32(&device, d_in, d_out, n, begin, end, radix_bits,
-                                          d_scratch, scratch_bytes, 0);
+  cudaError_t err = key_bits == 16 ? lhk_radix_sort_u16(&device, d_in, d_out, n, begin, end,
+                                                        radix_bits, d_scratch, scratch_bytes, 0)
+                                   : lhk_radix_sort_u32(&device, d_in, d_out, n, begin, end,
+                                                        radix_bits, d_scratch, scratch_bytes, 0);
   if (err == cudaSuccess)
     err = cudaDeviceSynchronize();
   CHECK(err == cudaSuccess, "%s: sort failed: %s", what, cudaGetErrorString(err));
@@ -161,8 +160,7 @@ static void check_gpu_sort(const uint32_t *keys, const uint32_t *expected, size_
   for (int i = 0; i < 16; i++)
     tail_ok = tail_ok && tail[i] == 0xa5;
   CHECK(bad == 0, "%s: %zu of %zu keys wrong, first at %zu: got 0x%x, want 0x%x", what, bad, n,
-        first_bad,
-        key_bits == 16 ? ((uint16_t *)host)[first_bad] : ((uint32_t *)host)[first_bad],
+        first_bad, key_bits == 16 ? ((uint16_t *)host)[first_bad] : ((uint32_t *)host)[first_bad],
         expected[first_bad]);
   CHECK(tail_ok, "%s: wrote past the end of the output", what);
   /* The input must be left as it was. */
@@ -180,8 +178,8 @@ static void check_gpu_sort(const uint32_t *keys, const uint32_t *expected, size_
 static void test_radix_sort(void)
 {
   /* Tiles are 8192 keys: lengths at and around one and two tiles. */
-  static const size_t lengths[] = {1,    2,     31,    1000,  8191,   8192,   8193,
-                                   16383, 16385, 65537, 100003, 1u << 20};
+  static const size_t lengths[] = {1,    2,     31,    1000,  8191,   8192,
+                                   8193, 16383, 16385, 65537, 100003, 1u << 20};
   static const int radix[] = {4, 6, 8};
   const size_t n_lengths = sizeof lengths / sizeof lengths[0];
   for (int key_bits = 16; key_bits <= 32; key_bits += 16) {
@@ -242,8 +240,8 @@ static void test_radix_sort(void)
   CHECK(lhk_radix_sort_scratch_bytes(100, 2, 5) == 0, "r=5 is not built");
   CHECK(lhk_radix_sort_u16(&device, NULL, NULL, 10, 0, 16, 0, NULL, 0, 0) != cudaSuccess,
         "NULL keys");
-  CHECK(lhk_radix_sort_u32(&device, (const uint32_t *)16, (uint32_t *)64, 10, 0, 33, 0,
-                           (void *)256, 1u << 20, 0) != cudaSuccess,
+  CHECK(lhk_radix_sort_u32(&device, (const uint32_t *)16, (uint32_t *)64, 10, 0, 33, 0, (void *)256,
+                           1u << 20, 0) != cudaSuccess,
         "end bit 33");
   (void)cudaGetLastError();
 }
@@ -366,9 +364,9 @@ static void check_frame(LhContext *cpu, LhContext *gpu, LhFormat format, int w, 
   CUDA_OR_DIE(cudaMalloc(&d_scratch, scratch_bytes));
   CUDA_OR_DIE(cudaMalloc((void **)&d_values, LHK_MAX_RANKS * sizeof(uint32_t)));
   CUDA_OR_DIE(cudaMemset(d_values, 0xff, LHK_MAX_RANKS * sizeof(uint32_t)));
-  cudaError_t err = lhk_sort_percentiles(&device, pixel, &image, luma_depth, ranks,
-                                         N_TEST_PERCENTILES + 1, d_values, d_scratch,
-                                         scratch_bytes, 0);
+  cudaError_t err =
+      lhk_sort_percentiles(&device, pixel, &image, luma_depth, ranks, N_TEST_PERCENTILES + 1,
+                           d_values, d_scratch, scratch_bytes, 0);
   if (err == cudaSuccess)
     err = cudaDeviceSynchronize();
   CHECK(err == cudaSuccess, "%s: lhk_sort_percentiles: %s", what, cudaGetErrorString(err));
@@ -381,8 +379,8 @@ static void check_frame(LhContext *cpu, LhContext *gpu, LhFormat format, int w, 
   CHECK(values[0] == ref.median, "%s: launcher median %u, histogram %u", what, values[0],
         ref.median);
   for (int i = 0; i < N_TEST_PERCENTILES; i++)
-    CHECK(values[i + 1] == ref.percentile_value[i], "%s: launcher P(%g) = %u, histogram %u",
-          what, test_percentiles[i], values[i + 1], ref.percentile_value[i]);
+    CHECK(values[i + 1] == ref.percentile_value[i], "%s: launcher P(%g) = %u, histogram %u", what,
+          test_percentiles[i], values[i + 1], ref.percentile_value[i]);
   CUDA_OR_DIE(cudaFree(d_scratch));
   CUDA_OR_DIE(cudaFree(d_values));
 
@@ -399,8 +397,7 @@ static void check_frame(LhContext *cpu, LhContext *gpu, LhFormat format, int w, 
   device_frame.memory = LH_MEMORY_CUDA;
   for (int p = 0; p < 3; p++)
     if (g.frame.planes[p])
-      device_frame.planes[p] =
-          (uint8_t *)d_frame + ((uint8_t *)g.frame.planes[p] - g.allocation);
+      device_frame.planes[p] = (uint8_t *)d_frame + ((uint8_t *)g.frame.planes[p] - g.allocation);
   status = lh_analyze(gpu, &device_frame, &by_sort, &dev_sort);
   CHECK(status == 0, "%s: CUDA sort analysis of a device frame: %s", what, lh_last_error());
   if (status == 0)
@@ -428,11 +425,10 @@ static void test_percentiles_by_sort(void)
     LhFormat format;
     int depth;
   } formats[] = {
-    {LH_FORMAT_GRAY8, 0},   {LH_FORMAT_GRAY16, 0},  {LH_FORMAT_GRAY16, 12},
-    {LH_FORMAT_GRAY16, 9},  {LH_FORMAT_RGB, 0},     {LH_FORMAT_BGR, 0},
-    {LH_FORMAT_RGBA, 0},    {LH_FORMAT_BGRX, 0},    {LH_FORMAT_RGB16, 0},
-    {LH_FORMAT_RGBA16, 10}, {LH_FORMAT_I420, 0},    {LH_FORMAT_NV12, 0},
-    {LH_FORMAT_P010, 0},
+      {LH_FORMAT_GRAY8, 0}, {LH_FORMAT_GRAY16, 0},  {LH_FORMAT_GRAY16, 12}, {LH_FORMAT_GRAY16, 9},
+      {LH_FORMAT_RGB, 0},   {LH_FORMAT_BGR, 0},     {LH_FORMAT_RGBA, 0},    {LH_FORMAT_BGRX, 0},
+      {LH_FORMAT_RGB16, 0}, {LH_FORMAT_RGBA16, 10}, {LH_FORMAT_I420, 0},    {LH_FORMAT_NV12, 0},
+      {LH_FORMAT_P010, 0},
   };
   static const struct {
     int w, h;
@@ -451,8 +447,7 @@ static void test_percentiles_by_sort(void)
       }
   /* A 4K and an 8K frame: several tiles of every pass, a 16-bit one too. */
   check_frame(cpu, gpu, LH_FORMAT_GRAY8, 3840, 2160, 0, 0, GEN_PHOTO, LH_MATRIX_BT601, seed++);
-  check_frame(cpu, gpu, LH_FORMAT_RGBA, 3840, 2160, 0, 64, GEN_MOSTLY_ONE, LH_MATRIX_BT709,
-              seed++);
+  check_frame(cpu, gpu, LH_FORMAT_RGBA, 3840, 2160, 0, 64, GEN_MOSTLY_ONE, LH_MATRIX_BT709, seed++);
   check_frame(cpu, gpu, LH_FORMAT_GRAY16, 7680, 4320, 0, 0, GEN_UNIFORM, LH_MATRIX_BT601, seed++);
   lh_context_free(cpu);
   lh_context_free(gpu);
