@@ -68,14 +68,14 @@ struct LhkLuma {
   uint32_t max_value;
 };
 
-/* Sample i of a unit's words. */
+/* Sample i of a unit's words, by one byte permutation (PRMT) each. */
 __device__ __forceinline__ uint32_t lhk_byte(const uint32_t *w, int i)
 {
-  return (w[i >> 2] >> (8 * (i & 3))) & 0xffu;
+  return __byte_perm(w[i >> 2], 0, 0x4440 | (i & 3));
 }
 __device__ __forceinline__ uint32_t lhk_half(const uint32_t *w, int i)
 {
-  return (w[i >> 1] >> (16 * (i & 1))) & 0xffffu;
+  return __byte_perm(w[i >> 1], 0, (i & 1) ? 0x4432 : 0x4410);
 }
 
 /* The luma key of pixel i of a unit, exactly as the CPU backend computes it
@@ -122,47 +122,77 @@ __device__ __forceinline__ uint32_t lhk_pixel_key(const uint8_t *p, const LhkLum
   }
 }
 
-/* Counts keys into a private histogram, aggregating runs: a thread keeps the
- * bin of its current run and the run's length in registers and adds to the
- * histogram only when the bin changes, so a flat region (sky, a black frame)
- * costs one atomic per run, not per pixel.  In shared memory each lane owns
- * copy (lane % COPIES) of every bin, at bin * COPIES + copy: with 32 copies
- * the lanes of a warp always hit 32 different banks, whatever the values
- * (eight values 32 bins apart included).  Counters are 32-bit: a block counts
- * at most the pixels of one image, and an image has fewer than 2^31 (the
- * launcher's contract), so none can overflow. */
-template <int COPIES, bool GLOBAL> struct LhkCounter {
-  uint32_t *base;
-  uint32_t run_bin;
+/* Counts keys into a private histogram, aggregating runs: a thread keeps its
+ * current run (the counter's address and the run's length) in registers and
+ * adds to the histogram only when the bin changes, so a flat region (sky, a
+ * black frame) costs one atomic per run, not per pixel.  The add is a
+ * predicated reduction (no branch, no reconvergence), about six instructions
+ * a pixel in all.  In shared memory each lane owns copy (lane % COPIES) of
+ * every bin, at bin * COPIES + copy: with 32 copies the lanes of a warp always
+ * hit 32 different banks, whatever the values (eight values 32 bins apart
+ * included).  Counters are 32-bit: a block counts at most the pixels of one
+ * image, and an image has fewer than 2^31 (the launcher's contract), so none
+ * can overflow. */
+template <int COPIES> struct LhkSharedRuns {
+  uint32_t base;     /* shared-window address of this lane's copy of bin 0 */
+  uint32_t run_addr; /* of the current run's counter */
   uint32_t run_length;
 
-  __device__ __forceinline__ void flush()
+  __device__ __forceinline__ void init(uint32_t *sub, uint32_t lane)
   {
-    if (GLOBAL)
-      atomicAdd(base + run_bin, run_length);
-    else
-      atomicAdd(base + run_bin * COPIES, run_length);
+    base = (uint32_t)__cvta_generic_to_shared(sub) + (lane & (COPIES - 1)) * 4;
+    run_addr = base;
+    run_length = 0;
   }
   __device__ __forceinline__ void add(uint32_t bin)
   {
+    const uint32_t addr = base + bin * (COPIES * 4);
+    asm volatile("{\n\t"
+                 ".reg .pred changed;\n\t"
+                 "setp.ne.u32 changed, %1, %2;\n\t"
+                 "@changed red.shared.add.u32 [%2], %0;\n\t"
+                 "@changed mov.u32 %0, 0;\n\t"
+                 "add.u32 %0, %0, 1;\n\t"
+                 "}"
+                 : "+r"(run_length)
+                 : "r"(addr), "r"(run_addr));
+    run_addr = addr;
+  }
+  __device__ __forceinline__ void finish()
+  {
+    if (run_length)
+      asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(run_addr), "r"(run_length));
+  }
+};
+
+/* The same into a global-memory copy (more than 4096 bins), as a plain
+ * branch: there the atomics in L2 cost more than the branch (and the
+ * predicated form of this one made ptxas spill). */
+struct LhkGlobalRuns {
+  uint32_t *copy;
+  uint32_t run_bin;
+  uint32_t run_length;
+
+  __device__ __forceinline__ void add(uint32_t bin)
+  {
     if (bin != run_bin) {
-      flush();
-      run_bin = bin;
+      atomicAdd(copy + run_bin, run_length);
       run_length = 0;
+      run_bin = bin;
     }
     run_length++;
   }
   __device__ __forceinline__ void finish()
   {
     if (run_length)
-      flush();
+      atomicAdd(copy + run_bin, run_length);
   }
 };
 
 /* Rows may start anywhere (pitched frames, odd strides, regions of interest):
  * for each address modulo 16, the number of leading pixels before the first
  * 16-byte-aligned pixel boundary, or 0xff when there is none (4-byte pixels
- * that are not 4-byte aligned): such rows are read pixel by pixel. */
+ * that are not 4-byte aligned): such rows are read byte by byte. */
 template <int PIXEL> __device__ void lhk_fill_head_table(uint8_t *table)
 {
   const int bpp = LhkLayout<PIXEL>::BPP;
@@ -175,12 +205,51 @@ template <int PIXEL> __device__ void lhk_fill_head_table(uint8_t *table)
   }
 }
 
-/* Counts the pixels of one image that this block's threads own.  The image
- * is cut into units: each row into width / PX + 1 of them, the middle units
- * vector-aligned, the last one the scalar pixels at both ends of the row.
- * Thread t of the grid takes units t, t + T, t + 2T, ... (interleaved
- * partitioning: neighbouring threads read neighbouring words).  (row, col) of
- * the next unit is stepped without divisions. */
+/* The words of one unit: 16-byte loads, or byte loads where no pixel
+ * boundary of the row is 16-byte aligned. */
+template <int PIXEL>
+__device__ __forceinline__ void lhk_load_unit(const uint8_t *p, bool aligned, uint4 *words)
+{
+  typedef LhkLayout<PIXEL> L;
+  if (aligned) {
+#pragma unroll
+    for (int k = 0; k < L::VEC; k++)
+      words[k] = __ldg((const uint4 *)p + k);
+  } else {
+    uint32_t *w = (uint32_t *)words;
+#pragma unroll
+    for (int k = 0; k < 4 * L::VEC; k++)
+      w[k] = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 | (uint32_t)p[4 * k + 2] << 16 |
+             (uint32_t)p[4 * k + 3] << 24;
+  }
+}
+
+template <int PIXEL, class Counter>
+__device__ __forceinline__ void lhk_count_unit(const uint4 *words, const LhkLuma &luma,
+                                               Counter &counter)
+{
+  const uint32_t *w = (const uint32_t *)words;
+#pragma unroll
+  for (int i = 0; i < LhkLayout<PIXEL>::PX; i++)
+    counter.add(lhk_unit_key<PIXEL>(w, i, luma));
+}
+
+template <int PIXEL, class Counter>
+__device__ __forceinline__ void lhk_count_pixels(const uint8_t *row, uint32_t from, uint32_t to,
+                                                 const LhkLuma &luma, Counter &counter)
+{
+  for (uint32_t x = from; x < to; x++)
+    counter.add(lhk_pixel_key<PIXEL>(row + (size_t)x * LhkLayout<PIXEL>::BPP, luma));
+}
+
+/* Counts the pixels of one image that this block's threads own.  The pixels
+ * are cut into units of PX, read as VEC 16-byte words from an aligned pixel
+ * boundary on; thread t of the grid takes units t, t + T, t + 2T, ...
+ * (interleaved partitioning: neighbouring threads read neighbouring words),
+ * UNROLL of them loaded before any is counted.  Packed images (stride = row)
+ * are one long row; in pitched ones each row has width / PX + 1 units, the
+ * last being the scalar pixels at both ends of the row, and (row, col) of the
+ * next unit is stepped without divisions. */
 template <int PIXEL, class Counter>
 __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uint8_t *head_table,
                                                 Counter &counter)
@@ -192,12 +261,39 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
   const uint8_t *data = (const uint8_t *)image.data;
   const size_t stride = image.stride;
   const uint32_t width = image.width, height = image.height;
-  const uint32_t units_per_row = width / L::PX + 1;
   const uint32_t threads = gridDim.x * LHK_BLOCK_THREADS;
   const uint32_t first = blockIdx.x * LHK_BLOCK_THREADS + threadIdx.x;
+
+  if (height == 1 || stride == (size_t)width * L::BPP) {
+    const uint32_t pixels = width * height;
+    uint32_t head = head_table[(uintptr_t)data & 15];
+    const bool aligned = head != 0xff;
+    if (!aligned || head > pixels)
+      head = aligned ? pixels : 0;
+    const uint32_t n_units = (pixels - head) / L::PX;
+    const uint8_t *units = data + (size_t)head * L::BPP;
+    for (uint32_t i = first; i < n_units; i += L::UNROLL * threads) {
+      uint4 words[L::UNROLL][L::VEC];
+#pragma unroll
+      for (int u = 0; u < L::UNROLL; u++)
+        if (i + u * threads < n_units)
+          lhk_load_unit<PIXEL>(units + (size_t)(i + u * threads) * (L::PX * L::BPP), aligned,
+                               words[u]);
+#pragma unroll
+      for (int u = 0; u < L::UNROLL; u++)
+        if (i + u * threads < n_units)
+          lhk_count_unit<PIXEL>(words[u], luma, counter);
+    }
+    if (first == 0) {
+      lhk_count_pixels<PIXEL>(data, 0, head, luma, counter);
+      lhk_count_pixels<PIXEL>(data, head + n_units * L::PX, pixels, luma, counter);
+    }
+    return;
+  }
+
+  const uint32_t units_per_row = width / L::PX + 1;
   const uint32_t row_step = threads / units_per_row, col_step = threads % units_per_row;
   uint32_t row = first / units_per_row, col = first % units_per_row;
-
   while (row < height) {
     uint4 words[L::UNROLL][L::VEC];
     bool middle[L::UNROLL];
@@ -207,24 +303,19 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
       if (row < height) {
         const uint8_t *row_start = data + row * stride;
         uint32_t head = head_table[(uintptr_t)row_start & 15];
-        uint32_t n_middle = 0;
-        if (head != 0xff && head <= width)
-          n_middle = (width - head) / L::PX;
-        else
-          head = width;
+        const bool aligned = head != 0xff;
+        if (!aligned || head > width)
+          head = aligned ? width : 0;
+        const uint32_t n_middle = (width - head) / L::PX;
         if (col < n_middle) {
-          const uint4 *p = (const uint4 *)(row_start + (size_t)(head + col * L::PX) * L::BPP);
-#pragma unroll
-          for (int k = 0; k < L::VEC; k++)
-            words[u][k] = __ldg(p + k);
+          lhk_load_unit<PIXEL>(row_start + (size_t)(head + col * L::PX) * L::BPP, aligned,
+                               words[u]);
           middle[u] = true;
         } else if (col == units_per_row - 1) {
           /* The few pixels of the row's ends, read one by one at once: they
            * hold back the loads of the next units, but keep no registers. */
-          for (uint32_t x = 0; x < head; x++)
-            counter.add(lhk_pixel_key<PIXEL>(row_start + (size_t)x * L::BPP, luma));
-          for (uint32_t x = head + n_middle * L::PX; x < width; x++)
-            counter.add(lhk_pixel_key<PIXEL>(row_start + (size_t)x * L::BPP, luma));
+          lhk_count_pixels<PIXEL>(row_start, 0, head, luma, counter);
+          lhk_count_pixels<PIXEL>(row_start, head + n_middle * L::PX, width, luma, counter);
         }
       }
       row += row_step;
@@ -235,14 +326,9 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
       }
     }
 #pragma unroll
-    for (int u = 0; u < L::UNROLL; u++) {
-      if (middle[u]) {
-        const uint32_t *w = (const uint32_t *)words[u];
-#pragma unroll
-        for (int i = 0; i < L::PX; i++)
-          counter.add(lhk_unit_key<PIXEL>(w, i, luma));
-      }
-    }
+    for (int u = 0; u < L::UNROLL; u++)
+      if (middle[u])
+        lhk_count_unit<PIXEL>(words[u], luma, counter);
   }
 }
 
@@ -263,8 +349,9 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
 
   lhk_fill_head_table<PIXEL>(head_table);
   if (MODE != LHK_MODE_GLOBAL) {
-    for (uint32_t i = threadIdx.x; i < bins * COPIES; i += LHK_BLOCK_THREADS)
-      sub[i] = 0;
+    uint4 *sub4 = (uint4 *)sub;
+    for (uint32_t i = threadIdx.x; i < bins * COPIES / 4; i += LHK_BLOCK_THREADS)
+      sub4[i] = make_uint4(0, 0, 0, 0);
   }
   __syncthreads();
 
@@ -272,13 +359,14 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
     uint32_t *copy = (uint32_t *)((char *)p.scratch + LHK_TICKET_BYTES) +
                      ((size_t)image.slot * LHK_GLOBAL_COPIES + blockIdx.x % LHK_GLOBAL_COPIES) *
                          bins;
-    LhkCounter<1, true> counter = {copy, 0, 0};
+    LhkGlobalRuns counter = {copy, 0, 0};
     lhk_count_image<PIXEL>(image, head_table, counter);
     counter.finish();
     return;
   }
 
-  LhkCounter<COPIES, false> counter = {sub + (lane & (COPIES - 1)), 0, 0};
+  LhkSharedRuns<COPIES> counter;
+  counter.init(sub, lane);
   lhk_count_image<PIXEL>(image, head_table, counter);
   counter.finish();
   __syncthreads();

@@ -161,7 +161,7 @@ typedef struct {
 static const Layout layouts[] = {
   {0, 0, 0, 0, MEM_HOST},     {13, 5, 14, 6, MEM_HOST},    {0, 0, 0, 0, MEM_DEVICE},
   {13, 5, 14, 6, MEM_DEVICE}, {3, 12, 2, 4, MEM_DEVICE},   {7, 3, 10, 2, MEM_PINNED},
-  {16, 16, 16, 16, MEM_DEVICE},
+  {16, 16, 16, 16, MEM_DEVICE}, {0, 5, 0, 6, MEM_DEVICE},    {0, 4, 0, 2, MEM_DEVICE},
 };
 
 static void apply_layout(Case *c, const Layout *l)
