@@ -94,13 +94,13 @@ __device__ __forceinline__ uint32_t lhk_unit_key(const uint32_t *w, int i, const
   case LHK_PIXEL_RGBA8:
     return lhi_luma(lhk_byte(w, 4 * i), lhk_byte(w, 4 * i + 1), lhk_byte(w, 4 * i + 2), l.weights);
   case LHK_PIXEL_RGB16:
-    return min(lhi_luma(lhk_half(w, 3 * i), lhk_half(w, 3 * i + 1), lhk_half(w, 3 * i + 2),
-                        l.weights),
-               l.max_value);
+    return min(
+        lhi_luma(lhk_half(w, 3 * i), lhk_half(w, 3 * i + 1), lhk_half(w, 3 * i + 2), l.weights),
+        l.max_value);
   default: /* LHK_PIXEL_RGBA16 */
-    return min(lhi_luma(lhk_half(w, 4 * i), lhk_half(w, 4 * i + 1), lhk_half(w, 4 * i + 2),
-                        l.weights),
-               l.max_value);
+    return min(
+        lhi_luma(lhk_half(w, 4 * i), lhk_half(w, 4 * i + 1), lhk_half(w, 4 * i + 2), l.weights),
+        l.max_value);
   }
 }
 
@@ -125,9 +125,10 @@ __device__ __forceinline__ uint32_t lhk_pixel_key(const uint8_t *p, const LhkLum
 /* Counts keys into a private histogram, aggregating runs: a thread keeps its
  * current run (the counter's address and the run's length) in registers and
  * adds to the histogram only when the bin changes, so a flat region (sky, a
- * black frame) costs one atomic per run, not per pixel.  The add is a
- * predicated reduction (no branch, no reconvergence), about six instructions
- * a pixel in all.  In shared memory each lane owns copy (lane % COPIES) of
+ * black frame) costs one atomic per run, not per pixel.  The flush is a
+ * predicated PTX reduction on a 32-bit shared address (ptxas still wraps it
+ * in a short branch: about nine SASS instructions a pixel with the sample's
+ * extraction, measured on sm_90).  In shared memory each lane owns copy (lane % COPIES) of
  * every bin, at bin * COPIES + copy: with 32 copies the lanes of a warp always
  * hit 32 different banks, whatever the values (eight values 32 bins apart
  * included).  Counters are 32-bit: a block counts at most the pixels of one
@@ -255,9 +256,8 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
                                                 Counter &counter)
 {
   typedef LhkLayout<PIXEL> L;
-  const LhkLuma luma = {{image.weights[0], image.weights[1], image.weights[2]},
-                        image.shift,
-                        image.max_value};
+  const LhkLuma luma = {
+      {image.weights[0], image.weights[1], image.weights[2]}, image.shift, image.max_value};
   const uint8_t *data = (const uint8_t *)image.data;
   const size_t stride = image.stride;
   const uint32_t width = image.width, height = image.height;
@@ -356,9 +356,9 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
   __syncthreads();
 
   if (MODE == LHK_MODE_GLOBAL) {
-    uint32_t *copy = (uint32_t *)((char *)p.scratch + LHK_TICKET_BYTES) +
-                     ((size_t)image.slot * LHK_GLOBAL_COPIES + blockIdx.x % LHK_GLOBAL_COPIES) *
-                         bins;
+    uint32_t *copy =
+        (uint32_t *)((char *)p.scratch + LHK_TICKET_BYTES) +
+        ((size_t)image.slot * LHK_GLOBAL_COPIES + blockIdx.x % LHK_GLOBAL_COPIES) * bins;
     LhkGlobalRuns counter = {copy, 0, 0};
     lhk_count_image<PIXEL>(image, head_table, counter);
     counter.finish();
@@ -451,8 +451,8 @@ template <int PIXEL, int MODE> static LhkHistogramKernel kernel_for_copies(int c
  * build). */
 template <int PIXEL> static LhkHistogramKernel kernel_variant(int variant)
 {
-  constexpr bool wide = PIXEL == LHK_PIXEL_Y16 || PIXEL == LHK_PIXEL_RGB16 ||
-                    PIXEL == LHK_PIXEL_RGBA16;
+  constexpr bool wide =
+      PIXEL == LHK_PIXEL_Y16 || PIXEL == LHK_PIXEL_RGB16 || PIXEL == LHK_PIXEL_RGBA16;
   const int copies = 32 >> (variant % 5);
   if constexpr (wide) {
     if (variant == LHK_VARIANT_GLOBAL)
@@ -546,8 +546,8 @@ static bool valid_bins(uint32_t bins)
 
 static bool valid_image(const LhkImage *image, int n_slots)
 {
-  return image->data && image->slot < (uint32_t)n_slots && image->width > 0 &&
-         image->height > 0 && (uint64_t)(image->width + 1ull) * image->height < (1ull << 31);
+  return image->data && image->slot < (uint32_t)n_slots && image->width > 0 && image->height > 0 &&
+         (uint64_t)(image->width + 1ull) * image->height < (1ull << 31);
 }
 
 /* The blocks per image: what stays resident on the device, shared among the
@@ -612,8 +612,7 @@ extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, ui
   LhkHistogramKernel kernel = histogram_kernel(pixel, variant);
   if (!kernel)
     return cudaErrorInvalidValue;
-  dim3 grid(grid_width(device, pixel, variant, images, n_images, pixels_per_unit(pixel)),
-            n_images);
+  dim3 grid(grid_width(device, pixel, variant, images, n_images, pixels_per_unit(pixel)), n_images);
   kernel<<<grid, LHK_BLOCK_THREADS, dynamic_shared_bytes(variant), stream>>>(p);
   LHK_CHECK_LAUNCH(stream);
   if (global) {

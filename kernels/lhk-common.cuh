@@ -17,33 +17,33 @@ typedef unsigned long long lhk_u64;
 typedef unsigned __int128 lhk_u128;
 
 #ifdef LH_DEBUG_SYNC
-#define LHK_DEBUG_SYNC_STREAM(stream)                                                             \
-  do {                                                                                            \
-    cudaError_t sync_error_ = cudaStreamSynchronize(stream);                                      \
-    if (sync_error_ != cudaSuccess)                                                               \
-      return sync_error_;                                                                         \
+#define LHK_DEBUG_SYNC_STREAM(stream)                                                              \
+  do {                                                                                             \
+    cudaError_t sync_error_ = cudaStreamSynchronize(stream);                                       \
+    if (sync_error_ != cudaSuccess)                                                                \
+      return sync_error_;                                                                          \
   } while (0)
 #else
-#define LHK_DEBUG_SYNC_STREAM(stream)                                                             \
-  do {                                                                                            \
+#define LHK_DEBUG_SYNC_STREAM(stream)                                                              \
+  do {                                                                                             \
   } while (0)
 #endif
 
 /* After each launch: its configuration error now, its fault at once in a
  * debug build (LH_DEBUG_SYNC). */
-#define LHK_CHECK_LAUNCH(stream)                                                                  \
-  do {                                                                                            \
-    cudaError_t launch_error_ = cudaGetLastError();                                               \
-    if (launch_error_ != cudaSuccess)                                                             \
-      return launch_error_;                                                                       \
-    LHK_DEBUG_SYNC_STREAM(stream);                                                                \
+#define LHK_CHECK_LAUNCH(stream)                                                                   \
+  do {                                                                                             \
+    cudaError_t launch_error_ = cudaGetLastError();                                                \
+    if (launch_error_ != cudaSuccess)                                                              \
+      return launch_error_;                                                                        \
+    LHK_DEBUG_SYNC_STREAM(stream);                                                                 \
   } while (0)
 
-#define LHK_RETURN_IF_ERROR(call)                                                                 \
-  do {                                                                                            \
-    cudaError_t error_ = (call);                                                                  \
-    if (error_ != cudaSuccess)                                                                    \
-      return error_;                                                                              \
+#define LHK_RETURN_IF_ERROR(call)                                                                  \
+  do {                                                                                             \
+    cudaError_t error_ = (call);                                                                   \
+    if (error_ != cudaSuccess)                                                                     \
+      return error_;                                                                               \
   } while (0)
 
 /* The histogram of a result block, behind its header. */

@@ -25,8 +25,8 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
   lhk_u64 carry = 0;
   for (uint32_t base = 0; base < bins; base += LHK_BLOCK_THREADS) {
     const uint32_t v = base + threadIdx.x;
-    lhk_u64 tile_total, c = lhk_block_inclusive_scan(v < bins ? histogram[v] : 0, warp_totals,
-                                                     &tile_total);
+    lhk_u64 tile_total,
+        c = lhk_block_inclusive_scan(v < bins ? histogram[v] : 0, warp_totals, &tile_total);
     if (v < bins)
       cdf[v] = carry + c;
     carry += tile_total;

@@ -30,11 +30,11 @@ static int cuda_failure(cudaError_t error, const char *call, const char *file, i
                    cudaGetErrorName(error));
 }
 
-#define CUDA_CHECK(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t error_ = (call);                                                                  \
-    if (error_ != cudaSuccess)                                                                    \
-      return cuda_failure(error_, #call, __FILE__, __LINE__);                                     \
+#define CUDA_CHECK(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t error_ = (call);                                                                   \
+    if (error_ != cudaSuccess)                                                                     \
+      return cuda_failure(error_, #call, __FILE__, __LINE__);                                      \
   } while (0)
 
 typedef struct {
@@ -200,12 +200,12 @@ static bool cuda_prefer_sort(void *state, uint64_t pixels, int bit_depth)
 typedef struct {
   LhkPixel pixel;
   uint32_t bins;
-  LhkImage image;       /* data filled in once the frame's device address is known */
-  size_t row_bytes;     /* host frames: bytes of one row of the region */
-  size_t device_pitch;  /* host frames: row pitch of the device copy */
-  size_t frame_offset;  /* host frames: offset in s->frames and s->staging */
-  size_t result_offset; /* in s->results */
-  bool host_pinned;     /* host frame in page-locked memory: copied without staging */
+  LhkImage image;         /* data filled in once the frame's device address is known */
+  size_t row_bytes;       /* host frames: bytes of one row of the region */
+  size_t device_pitch;    /* host frames: row pitch of the device copy */
+  size_t frame_offset;    /* host frames: offset in s->frames and s->staging */
+  size_t result_offset;   /* in s->results */
+  bool host_pinned;       /* host frame in page-locked memory: copied without staging */
   uint32_t rows_per_band; /* rows of one image (all of them unless the frame is huge) */
 } Plan;
 
@@ -306,9 +306,9 @@ static int upload_host_frames(CudaState *s, const LhiJob *jobs, const Plan *plan
       continue;
     uint8_t *device = (uint8_t *)s->frames.data + plan->frame_offset;
     if (plan->host_pinned) {
-      CUDA_CHECK(cudaMemcpy2DAsync(device, plan->device_pitch, frame->planes[0],
-                                   frame->strides[0], plan->row_bytes, (size_t)frame->height,
-                                   cudaMemcpyHostToDevice, s->stream));
+      CUDA_CHECK(cudaMemcpy2DAsync(device, plan->device_pitch, frame->planes[0], frame->strides[0],
+                                   plan->row_bytes, (size_t)frame->height, cudaMemcpyHostToDevice,
+                                   s->stream));
       continue;
     }
     uint8_t *staged = (uint8_t *)s->staging.data + plan->frame_offset;
@@ -345,7 +345,7 @@ static int run_group(CudaState *s, const LhiJob *jobs, Plan *plans, size_t count
 
   if (count == 1 && first->bins <= LHK_FUSED_MAX_BINS && !is_banded(first)) {
     CUDA_CHECK(lhk_histogram_finish(&s->device, first->pixel, &first->image, &finish[0],
-                                      s->scratch.data, s->stream));
+                                    s->scratch.data, s->stream));
     return LH_OK;
   }
   if (is_banded(first)) {
@@ -353,9 +353,9 @@ static int run_group(CudaState *s, const LhiJob *jobs, Plan *plans, size_t count
     for (uint32_t y = 0; y < first->image.height; y += first->rows_per_band) {
       band.data = (const uint8_t *)first->image.data + (size_t)y * first->image.stride;
       band.height = first->image.height - y < first->rows_per_band ? first->image.height - y
-                                                                    : first->rows_per_band;
-      CUDA_CHECK(lhk_histogram(&s->device, first->pixel, first->bins, &band, 1,
-                                 s->histograms.data, 1, s->scratch.data, s->stream));
+                                                                   : first->rows_per_band;
+      CUDA_CHECK(lhk_histogram(&s->device, first->pixel, first->bins, &band, 1, s->histograms.data,
+                               1, s->scratch.data, s->stream));
     }
   } else {
     LhkImage images[LHK_MAX_IMAGES];
@@ -364,7 +364,7 @@ static int run_group(CudaState *s, const LhiJob *jobs, Plan *plans, size_t count
       images[k].slot = (uint32_t)k;
     }
     CUDA_CHECK(lhk_histogram(&s->device, first->pixel, first->bins, images, (int)count,
-                               s->histograms.data, (int)count, s->scratch.data, s->stream));
+                             s->histograms.data, (int)count, s->scratch.data, s->stream));
   }
   CUDA_CHECK(lhk_finish(finish, (int)count, s->stream));
   return LH_OK;
@@ -380,10 +380,9 @@ static int run_sorts(CudaState *s, const LhiJob *jobs, const Plan *plans, size_t
       continue;
     uint32_t *values = (uint32_t *)((uint8_t *)s->results.data + plans[k].result_offset +
                                     offsetof(LhkResult, values));
-    CUDA_CHECK(lhk_sort_percentiles(&s->device, plans[k].pixel, &plans[k].image,
-                                    jobs[k].bit_depth, (const unsigned long long *)jobs[k].ranks,
-                                    jobs[k].n_ranks, values,
-                                    s->sort_scratch.data, s->sort_scratch.size, s->stream));
+    CUDA_CHECK(lhk_sort_percentiles(&s->device, plans[k].pixel, &plans[k].image, jobs[k].bit_depth,
+                                    (const unsigned long long *)jobs[k].ranks, jobs[k].n_ranks,
+                                    values, s->sort_scratch.data, s->sort_scratch.size, s->stream));
   }
   return LH_OK;
 }
@@ -489,8 +488,8 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
       return status;
     j += count;
   }
-  CUDA_CHECK(cudaMemcpyAsync(s->results_host.data, s->results.data, results,
-                             cudaMemcpyDeviceToHost, s->stream));
+  CUDA_CHECK(cudaMemcpyAsync(s->results_host.data, s->results.data, results, cudaMemcpyDeviceToHost,
+                             s->stream));
   CUDA_CHECK(cudaStreamSynchronize(s->stream));
   for (size_t j = 0; j < n; j++)
     unpack_result((const uint8_t *)s->results_host.data + plans[j].result_offset, &jobs[j],

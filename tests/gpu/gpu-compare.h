@@ -19,16 +19,16 @@
 #define SKIP_EXIT 77
 
 typedef enum {
-  DIST_UNIFORM,   /* every sample uniform random (16-bit formats: past the depth too) */
-  DIST_PHOTO,     /* smooth colour fields plus noise, like a natural photo */
-  DIST_SINGLE,    /* one colour everywhere */
-  DIST_SIXTY,     /* 60 % one colour, the rest uniform */
-  DIST_BANK,      /* gray levels b + 32 k, k < 8: one shared-memory bank */
-  DIST_BAND,      /* gray levels in a band 8 codes wide */
+  DIST_UNIFORM, /* every sample uniform random (16-bit formats: past the depth too) */
+  DIST_PHOTO,   /* smooth colour fields plus noise, like a natural photo */
+  DIST_SINGLE,  /* one colour everywhere */
+  DIST_SIXTY,   /* 60 % one colour, the rest uniform */
+  DIST_BANK,    /* gray levels b + 32 k, k < 8: one shared-memory bank */
+  DIST_BAND,    /* gray levels in a band 8 codes wide */
   DIST_COUNT
 } Dist;
 
-static const char *const dist_names[DIST_COUNT] = {"uniform", "photo",      "single",
+static const char *const dist_names[DIST_COUNT] = {"uniform", "photo",     "single",
                                                    "sixty",   "same-bank", "narrow-band"};
 
 static inline uint64_t rng_next(uint64_t *state)
@@ -176,7 +176,10 @@ static inline bool test_frame_make(TestFrame *t, LhFormat format, int width, int
     return false;
   }
   memset(t->host_block, 0xa5, t->block_size); /* padding that must not be read */
-  int depth = bit_depth ? bit_depth : format == LH_FORMAT_P010 ? 10 : format_is_wide(format) ? 16 : 8;
+  int depth = bit_depth                  ? bit_depth
+              : format == LH_FORMAT_P010 ? 10
+              : format_is_wide(format)   ? 16
+                                         : 8;
   /* Uniform samples of the formats of variable depth use all 16 bits, past
    * the depth, to exercise the clamp. */
   bool full = format_is_wide(format) && format != LH_FORMAT_P010 && dist == DIST_UNIFORM;
@@ -204,7 +207,10 @@ static inline bool test_frame_make(TestFrame *t, LhFormat format, int width, int
                                : (void)(px[3] = (uint8_t)rng_next(&rng));
     }
   }
-  LhFrame f = {.format = format, .memory = LH_MEMORY_HOST, .width = width, .height = height,
+  LhFrame f = {.format = format,
+               .memory = LH_MEMORY_HOST,
+               .width = width,
+               .height = height,
                .bit_depth = bit_depth};
   f.planes[0] = t->host_block + offset;
   f.strides[0] = stride;
@@ -252,16 +258,16 @@ static inline bool same_double(double a, double b)
 /* Compares every field; writes what differs first into why. */
 static inline bool stats_equal(const LhStats *a, const LhStats *b, char *why, size_t size)
 {
-#define CHECK_INT(field)                                                                          \
-  if (a->field != b->field) {                                                                     \
-    snprintf(why, size, #field ": %llu vs %llu", (unsigned long long)a->field,                    \
-             (unsigned long long)b->field);                                                       \
-    return false;                                                                                 \
+#define CHECK_INT(field)                                                                           \
+  if (a->field != b->field) {                                                                      \
+    snprintf(why, size, #field ": %llu vs %llu", (unsigned long long)a->field,                     \
+             (unsigned long long)b->field);                                                        \
+    return false;                                                                                  \
   }
-#define CHECK_DOUBLE(field)                                                                       \
-  if (!same_double(a->field, b->field)) {                                                         \
-    snprintf(why, size, #field ": %.17g vs %.17g", a->field, b->field);                           \
-    return false;                                                                                 \
+#define CHECK_DOUBLE(field)                                                                        \
+  if (!same_double(a->field, b->field)) {                                                          \
+    snprintf(why, size, #field ": %.17g vs %.17g", a->field, b->field);                            \
+    return false;                                                                                  \
   }
   CHECK_INT(bit_depth);
   CHECK_INT(matrix);

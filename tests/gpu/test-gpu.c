@@ -6,7 +6,8 @@
  * by sorting; and the launchers of kernels/ against the host reference.
  *
  * Usage: test-gpu SUITE, SUITE one of formats, large, depths, options, batch,
- * sort, kernels, smoke (a quick cross-section, for compute-sanitizer).  Exits 77 when no CUDA device is usable. */
+ * sort, kernels, smoke (a quick cross-section, for compute-sanitizer).  Exits 77 when no CUDA
+ * device is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,9 +160,9 @@ typedef struct {
 } Layout;
 
 static const Layout layouts[] = {
-  {0, 0, 0, 0, MEM_HOST},     {13, 5, 14, 6, MEM_HOST},    {0, 0, 0, 0, MEM_DEVICE},
-  {13, 5, 14, 6, MEM_DEVICE}, {3, 12, 2, 4, MEM_DEVICE},   {7, 3, 10, 2, MEM_PINNED},
-  {16, 16, 16, 16, MEM_DEVICE}, {0, 5, 0, 6, MEM_DEVICE},    {0, 4, 0, 2, MEM_DEVICE},
+    {0, 0, 0, 0, MEM_HOST},       {13, 5, 14, 6, MEM_HOST},  {0, 0, 0, 0, MEM_DEVICE},
+    {13, 5, 14, 6, MEM_DEVICE},   {3, 12, 2, 4, MEM_DEVICE}, {7, 3, 10, 2, MEM_PINNED},
+    {16, 16, 16, 16, MEM_DEVICE}, {0, 5, 0, 6, MEM_DEVICE},  {0, 4, 0, 2, MEM_DEVICE},
 };
 
 static void apply_layout(Case *c, const Layout *l)
@@ -178,8 +179,7 @@ static void run_layouts(Case c)
   TestFrame t;
   LhStats ref;
   lh_stats_init(&ref);
-  if (!test_frame_make(&t, c.format, c.width, c.height, c.depth, c.dist, c.seed, 0, 0,
-                       MEM_HOST)) {
+  if (!test_frame_make(&t, c.format, c.width, c.height, c.depth, c.dist, c.seed, 0, 0, MEM_HOST)) {
     fail(&c, "could not make the frame");
   } else if (reference(&c, &t, &ref)) {
     for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
@@ -193,8 +193,8 @@ static void run_layouts(Case c)
 
 static void suite_formats(void)
 {
-  static const int sizes[][2] = {{1, 1},  {1, 37},   {37, 1},  {3, 5},    {17, 9},
-                                 {2, 2},  {1919, 3}, {64, 64}, {333, 77}, {4099, 2}};
+  static const int sizes[][2] = {{1, 1}, {1, 37},   {37, 1},  {3, 5},    {17, 9},
+                                 {2, 2}, {1919, 3}, {64, 64}, {333, 77}, {4099, 2}};
   uint64_t seed = 1;
   for (int f = 0; f < LH_FORMAT_COUNT; f++)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
@@ -220,12 +220,12 @@ static void suite_large(void)
     int depth;
     Dist dist;
   } eight_k[] = {
-    {LH_FORMAT_GRAY8, 0, DIST_UNIFORM},  {LH_FORMAT_GRAY8, 0, DIST_PHOTO},
-    {LH_FORMAT_GRAY8, 0, DIST_SIXTY},    {LH_FORMAT_GRAY8, 0, DIST_BANK},
-    {LH_FORMAT_RGBA, 0, DIST_UNIFORM},   {LH_FORMAT_BGRX, 0, DIST_PHOTO},
-    {LH_FORMAT_RGB, 0, DIST_PHOTO},      {LH_FORMAT_NV12, 0, DIST_SINGLE},
-    {LH_FORMAT_P010, 0, DIST_UNIFORM},   {LH_FORMAT_GRAY16, 12, DIST_PHOTO},
-    {LH_FORMAT_GRAY16, 16, DIST_UNIFORM}, {LH_FORMAT_RGBA16, 0, DIST_PHOTO},
+      {LH_FORMAT_GRAY8, 0, DIST_UNIFORM},   {LH_FORMAT_GRAY8, 0, DIST_PHOTO},
+      {LH_FORMAT_GRAY8, 0, DIST_SIXTY},     {LH_FORMAT_GRAY8, 0, DIST_BANK},
+      {LH_FORMAT_RGBA, 0, DIST_UNIFORM},    {LH_FORMAT_BGRX, 0, DIST_PHOTO},
+      {LH_FORMAT_RGB, 0, DIST_PHOTO},       {LH_FORMAT_NV12, 0, DIST_SINGLE},
+      {LH_FORMAT_P010, 0, DIST_UNIFORM},    {LH_FORMAT_GRAY16, 12, DIST_PHOTO},
+      {LH_FORMAT_GRAY16, 16, DIST_UNIFORM}, {LH_FORMAT_RGBA16, 0, DIST_PHOTO},
   };
   for (size_t i = 0; i < sizeof eight_k / sizeof eight_k[0]; i++) {
     Case c = base_case(eight_k[i].format, 7680, 4320, eight_k[i].dist, seed++);
@@ -233,8 +233,7 @@ static void suite_large(void)
     TestFrame t;
     LhStats ref;
     lh_stats_init(&ref);
-    if (test_frame_make(&t, c.format, c.width, c.height, c.depth, c.dist, c.seed, 0, 0,
-                        MEM_HOST) &&
+    if (test_frame_make(&t, c.format, c.width, c.height, c.depth, c.dist, c.seed, 0, 0, MEM_HOST) &&
         reference(&c, &t, &ref)) {
       c.mem = MEM_HOST;
       run_case(&c, &ref);
@@ -272,8 +271,8 @@ static void suite_depths(void)
 static void suite_options(void)
 {
   uint64_t seed = 9000;
-  static const LhFormat limited_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB, LH_FORMAT_NV12,
-                                             LH_FORMAT_P010, LH_FORMAT_GRAY16, LH_FORMAT_RGBA16};
+  static const LhFormat limited_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,    LH_FORMAT_NV12,
+                                             LH_FORMAT_P010,  LH_FORMAT_GRAY16, LH_FORMAT_RGBA16};
   for (size_t f = 0; f < sizeof limited_formats / sizeof limited_formats[0]; f++)
     for (int d = 0; d < DIST_COUNT; d++) {
       Case c = base_case(limited_formats[f], 131, 67, (Dist)d, seed++);
@@ -291,10 +290,9 @@ static void suite_options(void)
         run_layouts(c);
       }
   /* Regions of interest: odd corners, one pixel, one row, one column, all. */
-  static const LhRect rois[] = {{1, 1, 1, 1},     {3, 2, 101, 37}, {0, 5, 200, 1},
-                                {7, 0, 1, 90},    {0, 0, 200, 90}, {13, 11, 17, 3},
-                                {199, 89, 1, 1}};
-  static const LhFormat roi_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,   LH_FORMAT_RGBA,
+  static const LhRect rois[] = {{1, 1, 1, 1},    {3, 2, 101, 37}, {0, 5, 200, 1}, {7, 0, 1, 90},
+                                {0, 0, 200, 90}, {13, 11, 17, 3}, {199, 89, 1, 1}};
+  static const LhFormat roi_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,    LH_FORMAT_RGBA,
                                          LH_FORMAT_I420,  LH_FORMAT_GRAY16, LH_FORMAT_P010,
                                          LH_FORMAT_RGB16};
   for (size_t f = 0; f < sizeof roi_formats / sizeof roi_formats[0]; f++)
@@ -449,15 +447,14 @@ static void suite_sort(void)
 /* ------------------------------------------------------------------------ */
 /* The launchers alone, on histograms no frame of a test could produce       */
 
-#define CUDA_OR_FAIL(call)                                                                        \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      fprintf(stderr, "FAIL: %s:%d: %s: %s\n", __FILE__, __LINE__, #call,                        \
-              cudaGetErrorString(e_));                                                            \
-      n_failures++;                                                                               \
-      goto done;                                                                                  \
-    }                                                                                             \
+#define CUDA_OR_FAIL(call)                                                                         \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "FAIL: %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      n_failures++;                                                                                \
+      goto done;                                                                                   \
+    }                                                                                              \
   } while (0)
 
 static void kernel_case(int bit_depth, LhRange range, int shape, uint64_t seed)
@@ -533,8 +530,8 @@ static void kernel_case(int bit_depth, LhRange range, int shape, uint64_t seed)
     for (uint32_t v = 0; v < bins; v++) {
       sum += h[v];
       if (cdf[v] != sum) {
-        fprintf(stderr, "FAIL: kernels depth=%d shape=%d: cdf[%u] %llu, expected %llu\n",
-                bit_depth, shape, v, (unsigned long long)cdf[v], (unsigned long long)sum);
+        fprintf(stderr, "FAIL: kernels depth=%d shape=%d: cdf[%u] %llu, expected %llu\n", bit_depth,
+                shape, v, (unsigned long long)cdf[v], (unsigned long long)sum);
         n_failures++;
         break;
       }
@@ -611,7 +608,8 @@ static void suite_kernels(void)
   LhkImage image;
   memset(&image, 0, sizeof image);
   n_cases++;
-  if (lhk_histogram(NULL, LHK_PIXEL_Y8, 256, &image, 1, NULL, 1, NULL, 0) != cudaErrorInvalidValue ||
+  if (lhk_histogram(NULL, LHK_PIXEL_Y8, 256, &image, 1, NULL, 1, NULL, 0) !=
+          cudaErrorInvalidValue ||
       lhk_finish(NULL, -1, 0) != cudaErrorInvalidValue) {
     fprintf(stderr, "FAIL: launchers accepted invalid arguments\n");
     n_failures++;
