@@ -19,6 +19,7 @@ void lht_batch_args_init(LhtBatchArgs *args, unsigned kinds)
 {
   memset(args, 0, sizeof *args);
   args->kinds = kinds;
+  args->streams = LHT_DEFAULT_STREAMS;
   args->dark_below = LHT_DEFAULT_DARK_BELOW;
   args->bright_above = LHT_DEFAULT_BRIGHT_ABOVE;
   args->low_contrast_below = LHT_DEFAULT_LOW_CONTRAST_BELOW;
@@ -50,6 +51,8 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
        "I/N"},
       {"devices", 0, 0, G_OPTION_ARG_STRING, &args->devices,
        "Spread the work over these CUDA devices, e.g. 0,1", "LIST"},
+      {"streams", 0, 0, G_OPTION_ARG_INT, &args->streams,
+       "CUDA streams per device, each with a thread feeding it (default 2)", "N"},
       {"skip-existing", 0, 0, G_OPTION_ARG_NONE, &args->skip_existing,
        (args->kinds & LHT_BATCH_STATS)
            ? "With --output: keep the records already in FILE and do only the other files"
@@ -103,6 +106,8 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
 {
   if (args->jobs < 0)
     return usage(command, "--jobs must be 1 or more (0: one per core)");
+  if (args->streams < 1 || args->streams > 16)
+    return usage(command, "--streams must be 1 to 16");
   if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count))
     return usage(command, "--shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", args->shard);
   if (args->devices) {
@@ -354,8 +359,8 @@ static bool emit_record(LhtItem *item, void *data)
   StatsRun *run = data;
   LhtRecord record = {
       .path = item->path,
-      .width = item->image.frame.width,
-      .height = item->image.frame.height,
+      .width = item->width,
+      .height = item->height,
       .backend = run->backend,
       .stats = &item->stats,
   };
@@ -396,7 +401,8 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
 
   int jobs = lht_batch_jobs(args);
   LhtContexts contexts;
-  if (!lht_contexts_open(&contexts, job->backend, args->device_ids, jobs, job->verbose))
+  if (!lht_contexts_open(&contexts, job->backend, args->device_ids, jobs, args->streams,
+                         job->verbose))
     return LHT_EXIT_FAILURE;
 
   StatsRun run = {.job = job, .backend = contexts.backend};

@@ -80,31 +80,51 @@ static void contexts_alloc(LhtContexts *c, int n, LhBackend backend)
   c->backend = backend;
 }
 
+/* Opens per_device CUDA contexts on device (-1: the current one) into
+ * c->contexts[first], [first + step], ...: a context and its thread per
+ * stream, so that one's host copies overlap another's GPU work. */
+static bool open_on_device(LhtContexts *c, int device, int first, int step, int per_device,
+                           const char *what)
+{
+  char *error = NULL;
+  if (!lht_device_use(device, &error)) {
+    lht_error(NULL, "%s: %s", what, error);
+    g_free(error);
+    return false;
+  }
+#ifdef LH_HAVE_CUDA
+  if (device < 0 && cudaGetDevice(&device) != cudaSuccess)
+    device = -1;
+#endif
+  for (int k = 0; k < per_device; k++) {
+    int i = first + k * step;
+    /* The CUDA backend takes the device current on this thread. */
+    if (!c->contexts[i] && lh_context_new(LH_BACKEND_CUDA, &c->contexts[i]) < 0) {
+      lht_error(NULL, "%s: CUDA device %d: %s", what, device, lh_last_error());
+      return false;
+    }
+    c->device_ids[i] = device;
+  }
+  return true;
+}
+
 bool lht_contexts_open(LhtContexts *c, LhBackend wanted, const GArray *ids, int cpu_workers,
-                       bool verbose)
+                       int per_device, bool verbose)
 {
   memset(c, 0, sizeof *c);
+  if (per_device < 1)
+    per_device = 1;
   if (ids) {
-    contexts_alloc(c, (int)ids->len, LH_BACKEND_CUDA);
-    for (int i = 0; i < c->n; i++) {
-      int device = g_array_index(ids, int, i);
-      char *error = NULL;
-      if (!lht_device_use(device, &error)) {
-        lht_error(NULL, "--devices: %s", error);
-        g_free(error);
+    int devices = (int)ids->len;
+    contexts_alloc(c, devices * per_device, LH_BACKEND_CUDA);
+    for (int d = 0; d < devices; d++)
+      if (!open_on_device(c, g_array_index(ids, int, d), d, devices, per_device, "--devices")) {
         lht_contexts_close(c);
         return false;
       }
-      /* The CUDA backend takes the device current on this thread. */
-      if (lh_context_new(LH_BACKEND_CUDA, &c->contexts[i]) < 0) {
-        lht_error(NULL, "--devices: CUDA device %d: %s", device, lh_last_error());
-        lht_contexts_close(c);
-        return false;
-      }
-      c->device_ids[i] = device;
-    }
     if (verbose)
-      lht_error(NULL, "using the cuda backend on %d device%s", c->n, c->n > 1 ? "s" : "");
+      lht_error(NULL, "using the cuda backend on %d device%s, %d stream%s each", devices,
+                devices > 1 ? "s" : "", per_device, per_device > 1 ? "s" : "");
     return true;
   }
 
@@ -119,14 +139,13 @@ bool lht_contexts_open(LhtContexts *c, LhBackend wanted, const GArray *ids, int 
     lht_error(NULL, "using the %s backend%s%s", lh_backend_name(backend), *note ? ": " : "", note);
   }
   if (backend == LH_BACKEND_CUDA) {
-    /* One context on the device current now: its threads make it current too. */
-    contexts_alloc(c, 1, backend);
+    /* On the device current now; the contexts' threads make it current too. */
+    contexts_alloc(c, per_device, backend);
     c->contexts[0] = first;
-#ifdef LH_HAVE_CUDA
-    int device = 0;
-    if (cudaGetDevice(&device) == cudaSuccess)
-      c->device_ids[0] = device;
-#endif
+    if (!open_on_device(c, -1, 0, 1, per_device, "cuda")) {
+      lht_contexts_close(c);
+      return false;
+    }
     return true;
   }
   /* The CPU analyses as fast as it decodes only on as many threads. */

@@ -31,6 +31,10 @@ typedef struct {
 /* ------------------------------------------------------------------------ */
 /* Options of batch runs (batch.c)                                           */
 
+/* CUDA streams (contexts, each with its thread) per device: while one
+ * thread copies frames into its pinned staging, another's kernels run. */
+#define LHT_DEFAULT_STREAMS 2
+
 /* Which options a subcommand takes. */
 enum {
   LHT_BATCH_STATS = 1 << 0,   /* --output, --dataset, --report and thresholds */
@@ -41,6 +45,7 @@ typedef struct {
   unsigned kinds;
   /* as parsed */
   int jobs;
+  int streams;
   gboolean progress;
   gboolean quiet;
   gboolean skip_existing;
@@ -121,11 +126,12 @@ typedef struct {
   LhBackend backend;
 } LhtContexts;
 
-/* Opens the analysis contexts: one per device of ids (CUDA), or for
- * AUTO/CUDA without ids one on the default device, or `cpu_workers` CPU
- * contexts when the CPU is used.  Reports the problem and returns false. */
+/* Opens the analysis contexts: per_device CUDA contexts (streams) on each
+ * device of ids, or for AUTO/CUDA without ids on the default device, or
+ * `cpu_workers` CPU contexts when the CPU is used.  Reports the problem and
+ * returns false. */
 bool lht_contexts_open(LhtContexts *contexts, LhBackend wanted, const GArray *ids, int cpu_workers,
-                       bool verbose);
+                       int per_device, bool verbose);
 void lht_contexts_close(LhtContexts *contexts);
 
 /* Makes device current on the calling thread (cudaSetDevice); -1 does
@@ -155,10 +161,12 @@ typedef struct {
   const char *path;
   LhioImage image;
   LhStats stats; /* filled when the spec asks for analysis */
-  int status;    /* 0, or the negative status of the failure */
-  char *reason;  /* the failure, for "lumahist: PATH: reason" */
-  int worker;    /* the context (device) that analysed it; -1 none */
-  void *user;    /* the steps' own data */
+  int width;     /* of the decoded image (kept when its pixels are freed) */
+  int height;
+  int status;   /* 0, or the negative status of the failure */
+  char *reason; /* the failure, for "lumahist: PATH: reason" */
+  int worker;   /* the context (device) that analysed it; -1 none */
+  void *user;   /* the steps' own data */
 } LhtItem;
 
 /* Marks an item failed (status < 0) with the reason (printf-style). */
@@ -171,6 +179,8 @@ typedef struct {
   const LhOptions *analyze; /* non-NULL: each image is analysed into item->stats,
                                in batches of up to batch_frames per context */
   int batch_frames;         /* 0: the default for the backend */
+  bool keep_pixels;         /* emit needs item->image: its pixels are not freed
+                               once the work on them is done */
   /* In a context's thread after the analysis (e.g. equalizing on the GPU);
    * returns false after lht_item_fail().  May be NULL. */
   bool (*device_step)(LhContext *context, LhtItem *item, void *data);
@@ -197,7 +207,8 @@ typedef struct {
 
 /* Sends each path through decode -> analysis / device_step (the contexts'
  * threads, each making its device current first) -> finish_step -> emit, with
- * at most 2 x jobs + contexts x batch images in memory.  Failures are
+ * the pixels of at most 2 x jobs + contexts x batch images in memory (results
+ * waiting for their turn keep only their statistics).  Failures are
  * reported on stderr as they come to the front.  SIGINT and SIGTERM stop the
  * dispatching; what is under way is finished and emitted, then the run
  * returns with result->signal set.  Free result->per_context with g_free. */

@@ -37,7 +37,8 @@ typedef struct {
   GAsyncQueue *device_queue;
   GAsyncQueue *done_queue;
   int batch_frames;
-  GMutex lock; /* guards the timings and counts below */
+  gint released; /* tasks handed back, their pixels freed (atomic) */
+  GMutex lock;   /* guards the timings and counts below */
   double decode_s;
   double device_s;
   double finish_s;
@@ -98,6 +99,16 @@ static void task_free(Task *task)
   g_free(task);
 }
 
+/* Hands a task back to the main thread; its pixels go first unless emit
+ * wants them, so that results waiting for their turn cost little memory. */
+static void send_done(Pipeline *p, Task *task)
+{
+  if (!p->spec->keep_pixels)
+    lhio_image_clear(&task->item.image);
+  g_atomic_int_inc(&p->released);
+  g_async_queue_push(p->done_queue, task);
+}
+
 static void run_finish(Pipeline *p, Task *task)
 {
   const LhtPipelineSpec *spec = p->spec;
@@ -106,7 +117,7 @@ static void run_finish(Pipeline *p, Task *task)
     spec->finish_step(&task->item, spec->data);
     add_time(p, &p->finish_s, seconds_since(start));
   }
-  g_async_queue_push(p->done_queue, task);
+  send_done(p, task);
 }
 
 static void pool_task(gpointer data, gpointer user_data)
@@ -125,8 +136,12 @@ static void pool_task(gpointer data, gpointer user_data)
   add_time(p, &p->decode_s, seconds_since(start));
   if (status < 0) {
     lht_item_fail(item, status, "%s", lht_reason(status, item->path));
-    g_async_queue_push(p->done_queue, task);
-  } else if (spec->analyze || spec->device_step) {
+    send_done(p, task);
+    return;
+  }
+  item->width = item->image.frame.width;
+  item->height = item->image.frame.height;
+  if (spec->analyze || spec->device_step) {
     g_async_queue_push(p->device_queue, task);
   } else {
     run_finish(p, task);
@@ -210,7 +225,7 @@ static gpointer context_thread(gpointer data)
         batch[i]->stage = STAGE_FINISH;
         g_thread_pool_push(p->pool, batch[i], NULL);
       } else {
-        g_async_queue_push(p->done_queue, batch[i]);
+        send_done(p, batch[i]);
       }
     }
   }
@@ -248,8 +263,11 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
     threads[i] = g_thread_new("lumahist-analysis", context_thread, &selves[i]);
   }
 
-  /* In flight: dispatched and not yet emitted.  The window bounds memory. */
-  guint window = (guint)(2 * jobs + contexts->n * p.batch_frames);
+  /* Holding pixels: dispatched and not yet handed back; this bounds memory.
+   * In flight: dispatched and not yet emitted, a wider window, so that one
+   * slow image (a large PNG) at the front does not stall the threads. */
+  guint holding = (guint)(2 * jobs + contexts->n * p.batch_frames);
+  guint window = 8 * holding;
   Task **pending = g_new0(Task *, window);
   guint n = paths->len, next_dispatch = 0, next_emit = 0;
 
@@ -264,7 +282,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
 
   bool stopping = false;
   while (next_emit < next_dispatch || (!stopping && next_dispatch < n)) {
-    while (!stopping && next_dispatch < n && next_dispatch - next_emit < window) {
+    while (!stopping && next_dispatch < n && next_dispatch - next_emit < window &&
+           next_dispatch - (guint)g_atomic_int_get(&p.released) < holding) {
       Task *task = g_new0(Task, 1);
       task->item.index = next_dispatch;
       task->item.path = g_ptr_array_index(paths, next_dispatch);
@@ -334,7 +353,18 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
   fprintf(stderr, "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f %% of wall\n",
           lh_backend_name(contexts->backend), r->device_s, contexts->n, contexts->n > 1 ? "s" : "",
           100.0 * r->device_s / wall / contexts->n);
-  for (int i = 0; i < contexts->n && contexts->device_ids[i] >= 0; i++)
-    fprintf(stderr, "lumahist: timing: device %d: %u images\n", contexts->device_ids[i],
-            r->per_context[i]);
+  /* Per device, over its streams, in the order of first appearance. */
+  for (int i = 0; i < contexts->n; i++) {
+    int device = contexts->device_ids[i];
+    bool seen = device < 0;
+    for (int j = 0; j < i && !seen; j++)
+      seen = contexts->device_ids[j] == device;
+    if (seen)
+      continue;
+    guint images = 0;
+    for (int j = i; j < contexts->n; j++)
+      if (contexts->device_ids[j] == device)
+        images += r->per_context[j];
+    fprintf(stderr, "lumahist: timing: device %d: %u images\n", device, images);
+  }
 }

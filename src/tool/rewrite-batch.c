@@ -84,7 +84,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
   }
   int jobs = lht_batch_jobs(args);
   LhtContexts contexts;
-  if (!lht_contexts_open(&contexts, backend, args->device_ids, jobs, false))
+  if (!lht_contexts_open(&contexts, backend, args->device_ids, jobs, args->streams, false))
     return LHT_EXIT_FAILURE;
 
   GPtrArray *inputs = g_ptr_array_new();

@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""batch-bench.py: end-to-end throughput of `lumahist stats` and `lumahist
+equalize` on a folder of real-size photographs, against a Python OpenCV loop
+and ImageMagick, in one run on the same cores.
+
+Usage: batch-bench.py [--lumahist PATH] [--samples DIR] [--count N] [--repeat K]
+                      [--jobs N] [--folder DIR] [--magick-count N] [--csv FILE]
+
+The folder (default: a temporary one, removed at the end) is filled with
+--count (default 200) crops of the photographs in samples/, upscaled to
+1920x1080, 2560x1440 or 3840x2160: three JPEGs (quality 90, 4:2:0) for every
+PNG (RGB, zlib level 1).  --repeat K (default 1) adds K - 1 hard links to
+each, so that a long run's throughput shows without start-up costs (CUDA's
+initialisation takes about 0.4 s).  Every contender reads the same files
+after one pass that puts them in the page cache:
+
+  lumahist stats      --jobs N (all cores) and --jobs 1: decode (luma only for
+                      JPEG) + histogram + statistics + percentiles, jsonl out
+  OpenCV stats loop   for each file: cv2.imread(IMREAD_GRAYSCALE) + calcHist,
+                      in one process (the loop), and in N processes
+  lumahist equalize   --jobs N and --jobs 1, written under a folder
+  OpenCV equalize     imread + YCrCb + equalizeHist on Y + back to BGR +
+                      imwrite, one process and N processes
+  ImageMagick         `convert IN -equalize OUT` per file (its own threads), on
+                      --magick-count files (default 40): it is slow
+
+It prints images/s, the ratios the targets name (stats >= 2x and equalize >=
+1.5x the OpenCV loop; >= 10x scaling with 16 cores), and, on a GPU, the share
+of the wall time the GPU was busy: nvidia-smi's utilization.gpu (the part of
+each 100 ms sample in which a kernel ran) averaged over the run, and, from
+lumahist --timing, the time the analysis threads spent inside the library
+(host staging copies included: an upper bound).
+"""
+import argparse
+import multiprocessing
+import threading
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np
+    from PIL import Image
+except ImportError as e:  # pragma: no cover
+    print(f"SKIP: needs python3-numpy and python3-pil ({e})")
+    sys.exit(77)
+
+try:
+    import cv2
+except ImportError:
+    cv2 = None
+
+SIZES = [(1920, 1080), (2560, 1440), (3840, 2160)]
+
+
+def find_lumahist(top):
+    for build in ("build", "builddir", "_build"):
+        path = os.path.join(top, build, "src", "tool", "lumahist")
+        if os.access(path, os.X_OK):
+            return path
+    return shutil.which("lumahist")
+
+
+# --------------------------------------------------------------------------
+# The folder of images
+
+def make_one(job):
+    index, photo_path, out_dir, seed = job
+    rng = np.random.default_rng(seed + index)
+    with Image.open(photo_path) as img:
+        if img.mode in ("I;16", "I"):
+            img = Image.fromarray((np.asarray(img) >> 8).astype(np.uint8))
+        photo = img.convert("RGB")
+    w, h = photo.size
+    size = SIZES[index % len(SIZES)]
+    # A crop with the target's aspect ratio, then upscaled (Lanczos).
+    aspect = size[0] / size[1]
+    cw = int(min(w, h * aspect) * rng.uniform(0.6, 1.0))
+    ch = int(cw / aspect)
+    x, y = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
+    img = photo.crop((x, y, x + cw, y + ch)).resize(size, Image.LANCZOS)
+    if index % 4 == 3:
+        path = os.path.join(out_dir, f"img{index:04d}.png")
+        img.save(path, "PNG", compress_level=1)
+    else:
+        path = os.path.join(out_dir, f"img{index:04d}.jpg")
+        img.save(path, "JPEG", quality=90)
+    return path
+
+
+def make_folder(samples, folder, count, jobs):
+    photos = sorted(os.path.join(samples, f) for f in os.listdir(samples)
+                    if f.lower().endswith((".jpg", ".jpeg", ".png")))
+    jobs_list = [(i, photos[i % len(photos)], folder, 2024) for i in range(count)]
+    with multiprocessing.Pool(jobs) as pool:
+        return sorted(pool.map(make_one, jobs_list))
+
+
+def warm(paths):
+    total = 0
+    for p in paths:
+        with open(p, "rb") as f:
+            total += len(f.read())
+    return total
+
+
+# --------------------------------------------------------------------------
+# Contenders
+
+def timed(function):
+    start = time.perf_counter()
+    result = function()
+    return time.perf_counter() - start, result
+
+
+def run_lumahist(args):
+    proc = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        sys.exit(f"batch-bench: {' '.join(args)} failed ({proc.returncode}):\n"
+                 f"{proc.stderr.decode(errors='replace')}")
+    return proc.stderr.decode(errors="replace")
+
+
+def cv_stats_one(path):
+    gray = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+    hist = cv2.calcHist([gray], [0], None, [256], [0, 256])
+    return float(np.ravel(hist)[128])
+
+
+def cv_equalize_one(job):
+    path, out_dir = job
+    bgr = cv2.imread(path, cv2.IMREAD_COLOR)
+    ycrcb = cv2.cvtColor(bgr, cv2.COLOR_BGR2YCrCb)
+    ycrcb[:, :, 0] = cv2.equalizeHist(ycrcb[:, :, 0])
+    out = cv2.cvtColor(ycrcb, cv2.COLOR_YCrCb2BGR)
+    cv2.imwrite(os.path.join(out_dir, os.path.basename(path)), out)
+    return 0
+
+
+def cv_init():
+    # One thread per process: the processes are the parallelism.
+    cv2.setNumThreads(1)
+
+
+def find_magick():
+    for name in ("magick", "/usr/bin/convert", "convert"):
+        path = shutil.which(name) if "/" not in name else (name if os.access(name, os.X_OK)
+                                                           else None)
+        if path:
+            return path
+    return None
+
+
+class GpuSampler:
+    """nvidia-smi's utilization.gpu every 100 ms while a command runs."""
+
+    def __init__(self):
+        self.proc = None
+        self.samples = []
+
+    def __enter__(self):
+        smi = shutil.which("nvidia-smi")
+        if smi:
+            self.proc = subprocess.Popen([smi, "--query-gpu=utilization.gpu",
+                                          "--format=csv,noheader,nounits", "-lms", "100"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         text=True)
+            self.reader = threading.Thread(target=self._read, daemon=True)
+            self.reader.start()
+            time.sleep(0.3)  # its first sample
+            self.samples.clear()
+        return self
+
+    def _read(self):
+        for line in self.proc.stdout:
+            values = [float(v) for v in line.split(",") if v.strip()]
+            if values:
+                self.samples.append(sum(values) / len(values))
+
+    def __exit__(self, *exc):
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait()
+
+    def mean(self):
+        return sum(self.samples) / len(self.samples) if self.samples else None
+
+
+def gpu_share(timing):
+    """From --timing: the analysis time's share of the wall time, and the backend."""
+    match = re.search(r"analysis on (\w+): ([\d.]+) s over (\d+) contexts? = ([\d.]+) %", timing)
+    if not match:
+        return None, None
+    return match.group(1), float(match.group(4))
+
+
+# --------------------------------------------------------------------------
+
+def main():
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lumahist", default=None)
+    parser.add_argument("--samples", default=os.path.join(top, "samples"))
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    parser.add_argument("--folder", help="use (or fill, when empty) this folder of images")
+    parser.add_argument("--magick-count", type=int, default=40)
+    parser.add_argument("--csv", help="also write the figures to this CSV file")
+    args = parser.parse_args()
+    lumahist = args.lumahist or find_lumahist(top)
+    if not lumahist:
+        sys.exit("batch-bench: no lumahist; build it or give --lumahist PATH")
+    lumahist = os.path.abspath(lumahist)
+    jobs = args.jobs
+
+    scratch = tempfile.mkdtemp(prefix="lumahist-batch-bench-")
+    try:
+        folder = args.folder or os.path.join(scratch, "images")
+        os.makedirs(folder, exist_ok=True)
+        paths = sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                       if f.lower().endswith((".jpg", ".png")))
+        if not paths:
+            t, paths = timed(lambda: make_folder(args.samples, folder, args.count, jobs))
+            print(f"made {len(paths)} images in {t:.1f} s")
+            for k in range(1, args.repeat):
+                for p in list(paths[:args.count]):
+                    copy = os.path.join(folder, f"r{k}-" + os.path.basename(p))
+                    os.link(p, copy)
+                    paths.append(copy)
+            paths.sort()
+        n = len(paths)
+        size = warm(paths)
+        jpegs = sum(p.endswith(".jpg") for p in paths)
+        print(f"{n} images ({jpegs} JPEG, {n - jpegs} PNG; 1920x1080 to 3840x2160), "
+              f"{size / 1e6:.0f} MB, in {folder}")
+        print(f"{jobs} cores used (os.cpu_count() = {os.cpu_count()}); lumahist {lumahist}")
+        rows = []
+
+        def row(name, seconds, count=n, note=""):
+            rate = count / seconds if seconds > 0 else float("inf")
+            rows.append((name, count, seconds, rate, note))
+            print(f"  {name:<34} {count:5d} images {seconds:8.2f} s {rate:8.1f} images/s  {note}")
+            return rate
+
+        print("stats (histogram + statistics + percentiles of every image):")
+        with GpuSampler() as sampler:
+            t, timing = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--timing",
+                                                    "--jobs", str(jobs), folder]))
+        stats_util = sampler.mean()
+        stats_n = row(f"lumahist stats --jobs {jobs}", t)
+        backend, share = gpu_share(timing)
+        print("    " + timing.strip().replace("\n", "\n    "))
+        t, _ = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--jobs", "1", folder]))
+        stats_1 = row("lumahist stats --jobs 1", t)
+        cv_loop = cv_pool = None
+        if cv2:
+            t, _ = timed(lambda: [cv_stats_one(p) for p in paths])
+            cv_loop = row("OpenCV loop (imread gray+calcHist)", t)
+            with multiprocessing.Pool(jobs, initializer=cv_init) as pool:
+                t, _ = timed(lambda: pool.map(cv_stats_one, paths, chunksize=4))
+            cv_pool = row(f"OpenCV, {jobs} processes", t)
+        else:
+            print("  OpenCV: not installed (python3-opencv); skipped")
+
+        print("equalize (each image equalized on luma and written):")
+        eq_out = os.path.join(scratch, "eq")
+        with GpuSampler() as sampler:
+            t, eq_timing = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet",
+                                                       "--timing", "--jobs", str(jobs), "--out",
+                                                       eq_out, folder]))
+        eq_util = sampler.mean()
+        eq_n = row(f"lumahist equalize --jobs {jobs}", t)
+        eq_backend, eq_share = gpu_share(eq_timing)
+        print("    " + eq_timing.strip().replace("\n", "\n    "))
+        shutil.rmtree(eq_out)
+        t, _ = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet", "--jobs", "1",
+                                           "--out", eq_out, folder]))
+        eq_1 = row("lumahist equalize --jobs 1", t)
+        shutil.rmtree(eq_out)
+        cv_eq_loop = cv_eq_pool = None
+        if cv2:
+            cv_out = os.path.join(scratch, "cv")
+            os.makedirs(cv_out)
+            t, _ = timed(lambda: [cv_equalize_one((p, cv_out)) for p in paths])
+            cv_eq_loop = row("OpenCV loop (YCrCb equalizeHist)", t)
+            with multiprocessing.Pool(jobs, initializer=cv_init) as pool:
+                t, _ = timed(lambda: pool.map(cv_equalize_one, [(p, cv_out) for p in paths],
+                                              chunksize=2))
+            cv_eq_pool = row(f"OpenCV equalize, {jobs} processes", t)
+            shutil.rmtree(cv_out)
+        magick = find_magick()
+        if magick and args.magick_count > 0:
+            im_out = os.path.join(scratch, "im")
+            os.makedirs(im_out)
+            subset = paths[:args.magick_count]
+            t, _ = timed(lambda: [subprocess.run([magick, p, "-equalize",
+                                                  os.path.join(im_out, os.path.basename(p))],
+                                                 check=True) for p in subset])
+            row("ImageMagick convert -equalize", t, len(subset), "(per channel, own threads)")
+            shutil.rmtree(im_out)
+        else:
+            print("  ImageMagick: not installed (imagemagick); skipped")
+
+        print("ratios:")
+
+        def ratio(name, a, b, target=None):
+            if a and b:
+                verdict = "" if target is None else (" (target >= %.1fx: %s)" % (
+                    target, "met" if a / b >= target else "NOT met"))
+                print(f"  {name:<48} {a / b:6.2f}x{verdict}")
+        ratio("lumahist stats / OpenCV loop", stats_n, cv_loop, 2.0)
+        ratio("lumahist stats / OpenCV in processes", stats_n, cv_pool)
+        ratio("lumahist equalize / OpenCV loop", eq_n, cv_eq_loop, 1.5)
+        ratio("lumahist equalize / OpenCV in processes", eq_n, cv_eq_pool)
+        ratio(f"stats scaling, --jobs {jobs} / --jobs 1", stats_n, stats_1,
+              10.0 if jobs >= 16 else None)
+        ratio(f"equalize scaling, --jobs {jobs} / --jobs 1", eq_n, eq_1)
+        for name, b, s, util in (("stats", backend, share, stats_util),
+                                 ("equalize", eq_backend, eq_share, eq_util)):
+            if b == "cuda":
+                busy = f"{util:.1f} %" if util is not None else "unknown (no nvidia-smi)"
+                print(f"  {name}: GPU busy (nvidia-smi) {busy} of wall time (target < 5 %); "
+                      f"analysis threads inside the library {s:.1f} % of wall per stream")
+            elif b:
+                print(f"  {name}: analysis on the {b} (no GPU): {s:.2f} % of wall per context")
+        if args.csv:
+            with open(args.csv, "w") as f:
+                f.write("contender,images,seconds,images_per_s,note\n")
+                for name, count, seconds, rate, note in rows:
+                    f.write(f"\"{name}\",{count},{seconds:.4f},{rate:.3f},\"{note}\"\n")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
