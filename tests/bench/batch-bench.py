@@ -56,6 +56,10 @@ except ImportError:
 
 SIZES = [(1920, 1080), (2560, 1440), (3840, 2160)]
 
+# OpenCV's own threads, started by the loops in this process, would be forked
+# in the middle of their work and deadlock the children: pools are spawned.
+SPAWN = multiprocessing.get_context("spawn")
+
 
 def find_lumahist(top):
     for build in ("build", "builddir", "_build"):
@@ -261,7 +265,7 @@ def main():
         if cv2:
             t, _ = timed(lambda: [cv_stats_one(p) for p in paths])
             cv_loop = row("OpenCV loop (imread gray+calcHist)", t)
-            with multiprocessing.Pool(jobs, initializer=cv_init) as pool:
+            with SPAWN.Pool(jobs, initializer=cv_init) as pool:
                 t, _ = timed(lambda: pool.map(cv_stats_one, paths, chunksize=4))
             cv_pool = row(f"OpenCV, {jobs} processes", t)
         else:
@@ -288,7 +292,7 @@ def main():
             os.makedirs(cv_out)
             t, _ = timed(lambda: [cv_equalize_one((p, cv_out)) for p in paths])
             cv_eq_loop = row("OpenCV loop (YCrCb equalizeHist)", t)
-            with multiprocessing.Pool(jobs, initializer=cv_init) as pool:
+            with SPAWN.Pool(jobs, initializer=cv_init) as pool:
                 t, _ = timed(lambda: pool.map(cv_equalize_one, [(p, cv_out) for p in paths],
                                               chunksize=2))
             cv_eq_pool = row(f"OpenCV equalize, {jobs} processes", t)
