@@ -133,12 +133,14 @@ int lht_batch_jobs(const LhtBatchArgs *args)
   return args->jobs > 0 ? args->jobs : (int)g_get_num_processors();
 }
 
-/* The part of path below the folder name it was found in; path itself for a
- * file named on the command line. */
+/* The part of path below the folder name it was found in; the file's own
+ * name for a file named on the command line (as equalize names its output). */
 static const char *relative_path(const char *name, bool is_folder, const char *path)
 {
-  if (!is_folder)
-    return path;
+  if (!is_folder) {
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+  }
   size_t n = strlen(name);
   while (n > 0 && name[n - 1] == '/')
     n--;

@@ -109,8 +109,9 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job);
 bool lht_shard_parse(const char *text, guint *index, guint *count);
 
 /* The shard (0 .. count-1) of a file by its path relative to the folder it
- * was found in: a hash of the bytes, stable across runs, machines and
- * versions, and independent of the other files. */
+ * was found in (a file named on the command line: its name): a hash of the
+ * bytes, stable across runs, machines and versions, and independent of the
+ * other files. */
 guint lht_shard_of(const char *relative_path, guint count);
 
 /* ------------------------------------------------------------------------ */

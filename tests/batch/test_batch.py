@@ -352,6 +352,23 @@ def group_shard(tmp):
     check(all(after[k] == v for k, v in before.items()), "shards change when a file is added")
     os.unlink(os.path.join(folder, "a", "new.png"))
 
+    # Files named one by one fall in the shards of their names, as in a folder;
+    # equalize takes the same files in a shard as stats.
+    top = [p for p in walk_order(folder) if os.path.dirname(p) == folder]
+    for i in range(3):
+        by_name = [r["path"] for r in records(run("stats", "--no-histogram", "--shard", f"{i}/3",
+                                                  *top).stdout)]
+        in_folder = [r["path"] for r in records(run("stats", "--no-histogram", "--shard",
+                                                    f"{i}/3", folder).stdout)]
+        check(by_name == [p for p in in_folder if p in top], f"shard {i}/3: files named apart")
+        out = os.path.join(tmp, f"eq-shard-{i}")
+        proc = run("equalize", "--quiet", "--shard", f"{i}/3", "--out", out, folder)
+        made = sorted(os.path.relpath(p, out) for p in walk_order(out)) if os.path.isdir(out) \
+            else []
+        check(proc.returncode == 0 and made == sorted(os.path.relpath(p, folder)
+                                                      for p in in_folder),
+              f"equalize --shard {i}/3 took other files than stats")
+
     for bad in ("4/4", "-1/4", "1/0", "x", "1/", "/4", "1/4/2"):
         proc = run("stats", "--shard", bad, folder)
         check(proc.returncode == 2 and b"--shard" in proc.stderr, f"--shard {bad}: accepted")
