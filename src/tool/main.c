@@ -25,6 +25,8 @@ static const LhtCommand commands[] = {
 void lht_error(const char *path, const char *format, ...)
 {
   va_list args;
+  /* Batch runs report from several threads: one whole line at a time. */
+  flockfile(stderr);
   fputs("lumahist: ", stderr);
   if (path)
     fprintf(stderr, "%s: ", path);
@@ -32,6 +34,7 @@ void lht_error(const char *path, const char *format, ...)
   vfprintf(stderr, format, args);
   va_end(args);
   fputc('\n', stderr);
+  funlockfile(stderr);
 }
 
 const char *lht_reason(int status, const char *path)
