@@ -192,7 +192,9 @@ int lht_stats_main(int argc, char **argv)
       "same normalized to [0, 1], the percentiles and the histogram.  PATHs are PNG or JPEG\n"
       "files, or folders searched recursively for *.png, *.jpg and *.jpeg in sorted order.");
   g_option_context_set_description(
-      option_context, "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+      option_context,
+      "Exit status: 0 all files done, 1 some file failed, 2 usage error,\n"
+      "128 + N stopped by signal N (SIGINT, SIGTERM): resume with --skip-existing.");
   g_option_context_add_main_entries(option_context, entries, NULL);
   LhtBatchArgs batch;
   lht_batch_args_init(&batch, LHT_BATCH_STATS);
