@@ -63,6 +63,27 @@ static int analyze_small(LhContext *ctx, const char *when)
   return status;
 }
 
+/* The small frame equalized on ctx equals the CPU's; returns the status. */
+static int equalize_small(LhContext *ctx, const char *when)
+{
+  LhContext *cpu = NULL;
+  LhFrame in, got, want;
+  small_frame(&in);
+  static uint8_t got_pixels[sizeof small_pixels], want_pixels[sizeof small_pixels];
+  lh_frame_init(&got, LH_FORMAT_GRAY8, LH_MEMORY_HOST, 96, 64, got_pixels, 0);
+  lh_frame_init(&want, LH_FORMAT_GRAY8, LH_MEMORY_HOST, 96, 64, want_pixels, 0);
+  LhEqualizeOptions options;
+  lh_equalize_options_init(&options);
+  lh_context_new(LH_BACKEND_CPU, &cpu);
+  lh_equalize(cpu, &in, &want, &options);
+  int status = lh_equalize(ctx, &in, &got, &options);
+  if (status == LH_OK)
+    CHECK(memcmp(got_pixels, want_pixels, sizeof got_pixels) == 0,
+          "%s: CUDA and CPU equalize the small frame differently", when);
+  lh_context_free(cpu);
+  return status;
+}
+
 static void test_out_of_memory(LhContext *ctx)
 {
   /* 2^38 bytes (256 GiB): more than any GPU holds, and within the library's
@@ -92,6 +113,19 @@ static void test_out_of_memory(LhContext *ctx)
     CHECK(analyze_small(ctx, "after running out of device memory") == LH_OK,
           "the context is not usable after running out of device memory");
   }
+  /* Equalized in place: refused before anything is written (the mapping is
+   * read-only, so a write would be a crash). */
+  LhEqualizeOptions eo;
+  lh_equalize_options_init(&eo);
+  int eq_status = lh_equalize(ctx, &frame, &frame, &eo);
+  printf("equalizing it: %s: %s\n", lh_status_name(eq_status), lh_last_error());
+  CHECK(eq_status == LH_ERROR_NO_MEMORY || eq_status == LH_ERROR_TOO_LARGE,
+        "equalizing a frame larger than the device: %s", lh_status_name(eq_status));
+  CHECK(equalize_small(ctx, "after equalizing out of memory") == LH_OK,
+        "equalization is not usable after running out of device memory");
+  CHECK(analyze_small(ctx, "after equalizing out of memory") == LH_OK,
+        "analysis is not usable after equalization ran out of device memory");
+
   /* In a batch with a small frame, the whole batch is refused; then the
    * small frame alone works. */
   LhFrame both[2];
@@ -163,6 +197,7 @@ int main(void)
     return 1;
   }
   CHECK(analyze_small(ctx, "a fresh context") == LH_OK, "a fresh CUDA context");
+  CHECK(equalize_small(ctx, "a fresh context") == LH_OK, "equalize on a fresh CUDA context");
   test_out_of_memory(ctx);
   test_fault(ctx);
   lh_context_free(ctx);
