@@ -25,6 +25,11 @@
 
 static int cuda_failure(cudaError_t error, const char *call, const char *file, int line)
 {
+  /* A failed call stays the runtime's last error, which the next launch
+   * check (cudaGetLastError) would report again: read it off, so that one
+   * batch out of device memory does not fail every later one.  A sticky
+   * error (a fault) is not cleared by this and keeps being reported. */
+  (void)cudaGetLastError();
   int status = error == cudaErrorMemoryAllocation ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
   return lhi_error(status, "%s:%d: %s: %s (%s)", file, line, call, cudaGetErrorString(error),
                    cudaGetErrorName(error));
