@@ -1,6 +1,7 @@
 /* histogram.cu: the luma histogram of frames in device memory: privatized
  * sub-histograms, coarsened threads reading 16-byte words, runs of equal bins
  * counted in registers, luma computed from RGB in the same pass. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lh-luma.h"
@@ -24,6 +25,13 @@
 #define LHK_MERGE_THREADS 256
 /* Bytes at the start of the scratch for the fused path's block tickets. */
 #define LHK_TICKET_BYTES 256
+/* 8-bit gray: the kernel of lhk_gray8_variants[] that lhk_histogram and
+ * lhk_histogram_finish use, chosen by measurement on an H200 (kernels/NOTES.md). */
+#define LHK_GRAY8_DEFAULT 1
+/* Fewer resident blocks per SM than this (GPUs with less shared memory, such
+ * as sm_75's 64 KiB a block or sm_86's 100 KiB an SM), and the default gives
+ * way to variant 0, the 32 KiB one. */
+#define LHK_GRAY8_MIN_RESIDENT 2
 
 /* --- Pixel layouts ---------------------------------------------------------
  * A unit is what one thread reads at a time in the middle of a row: VEC
@@ -190,6 +198,90 @@ struct LhkGlobalRuns {
   }
 };
 
+/* 8-bit gray, where the pixel is its bin: the sub-histograms are SETS sets of
+ * 32 per-lane copies (warp w adds to set w % SETS, so each counter is shared
+ * by 16 / SETS warps of the block, not 16), laid out so that the byte offset
+ * of a counter is one byte permutation of the word holding the pixel:
+ *   (set / 2) << 16 | bin << 8 | (set % 2) << 7 | lane << 2,
+ * i.e. PRMT(word, slot) with the slot's bytes 0 and 2 around the pixel's byte.
+ * A pixel then costs that PRMT, the add of the shared window's base and one
+ * ATOMS.POPC.INC (sm_90 SASS), with no branch; lanes always hit 32 different
+ * banks (the lane is the bank).
+ * Runs are aggregated a 16-byte unit at a time (FLAT): a unit whose 16 bytes
+ * are equal adds 16 to the thread's run, flushed when a flat unit of another
+ * value comes; the data-dependent branch is per unit, not per pixel, which is
+ * what made the per-pixel flush of LhkSharedRuns slow on mixed data (its
+ * divergent BSSY/BSYNC). */
+enum {
+  LHK_FLAT_NONE, /* every pixel an atomic */
+  LHK_FLAT_UNIT, /* flat units counted in the run */
+  LHK_FLAT_WORD  /* and, in other units, a flat word by one atomic of 4 */
+};
+
+template <int SETS> struct LhkGray8Layout {
+  /* Bytes of shared memory: 64 KiB for each pair of sets. */
+  enum { BYTES = (SETS + 1) / 2 * 65536 };
+};
+
+template <int SETS, int FLAT> struct LhkGray8Counter {
+  char *sub;
+  uint32_t slot;   /* (set / 2) << 16 | (set % 2) << 7 | lane << 2 */
+  uint32_t run;    /* the byte of the thread's run of flat units, replicated */
+  uint32_t length; /* pixels of the run not yet added */
+
+  __device__ __forceinline__ void init(char *shared, uint32_t warp, uint32_t lane)
+  {
+    const uint32_t set = warp % SETS;
+    sub = shared;
+    slot = (set >> 1) << 16 | (set & 1) << 7 | lane << 2;
+    run = 0;
+    length = 0;
+  }
+  /* This lane's counter of byte i of w. */
+  __device__ __forceinline__ uint32_t *counter(uint32_t w, int i) const
+  {
+    return (uint32_t *)(sub + __byte_perm(w, slot, 0x7604 | i << 4));
+  }
+  __device__ __forceinline__ void add(uint32_t bin)
+  {
+    atomicAdd(counter(bin, 0), 1u);
+  }
+  __device__ __forceinline__ void add_word(uint32_t w)
+  {
+    if (FLAT == LHK_FLAT_WORD && w == __byte_perm(w, 0, 0)) {
+      atomicAdd(counter(w, 0), 4u);
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      atomicAdd(counter(w, i), 1u);
+  }
+  __device__ __forceinline__ void add_unit(const uint4 &u)
+  {
+    if (FLAT != LHK_FLAT_NONE) {
+      const uint32_t r = __byte_perm(u.x, 0, 0);
+      if ((u.x == r) & (u.y == r) & (u.z == r) & (u.w == r)) {
+        if (r != run) {
+          atomicAdd(counter(run, 0), length);
+          run = r;
+          length = 0;
+        }
+        length += 16;
+        return;
+      }
+    }
+    add_word(u.x);
+    add_word(u.y);
+    add_word(u.z);
+    add_word(u.w);
+  }
+  __device__ __forceinline__ void finish()
+  {
+    if (length)
+      atomicAdd(counter(run, 0), length);
+  }
+};
+
 /* Rows may start anywhere (pitched frames, odd strides, regions of interest):
  * for each address modulo 16, the number of leading pixels before the first
  * 16-byte-aligned pixel boundary, or 0xff when there is none (4-byte pixels
@@ -235,6 +327,14 @@ __device__ __forceinline__ void lhk_count_unit(const uint4 *words, const LhkLuma
     counter.add(lhk_unit_key<PIXEL>(w, i, luma));
 }
 
+/* 8-bit gray: the unit as a whole (its flat test). */
+template <int PIXEL, int SETS, int FLAT>
+__device__ __forceinline__ void lhk_count_unit(const uint4 *words, const LhkLuma &,
+                                               LhkGray8Counter<SETS, FLAT> &counter)
+{
+  counter.add_unit(words[0]);
+}
+
 template <int PIXEL, class Counter>
 __device__ __forceinline__ void lhk_count_pixels(const uint8_t *row, uint32_t from, uint32_t to,
                                                  const LhkLuma &luma, Counter &counter)
@@ -247,11 +347,11 @@ __device__ __forceinline__ void lhk_count_pixels(const uint8_t *row, uint32_t fr
  * are cut into units of PX, read as VEC 16-byte words from an aligned pixel
  * boundary on; thread t of the grid takes units t, t + T, t + 2T, ...
  * (interleaved partitioning: neighbouring threads read neighbouring words),
- * UNROLL of them loaded before any is counted.  Packed images (stride = row)
- * are one long row; in pitched ones each row has width / PX + 1 units, the
- * last being the scalar pixels at both ends of the row, and (row, col) of the
- * next unit is stepped without divisions. */
-template <int PIXEL, class Counter>
+ * UNROLL of them (the layout's unless given) loaded before any is counted.  Packed images (stride =
+ * row) are one long row; in pitched ones each row has width / PX + 1 units, the last being the
+ * scalar pixels at both ends of the row, and (row, col) of the next unit is stepped without
+ * divisions. */
+template <int PIXEL, int UNROLL = LhkLayout<PIXEL>::UNROLL, class Counter>
 __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uint8_t *head_table,
                                                 Counter &counter)
 {
@@ -272,15 +372,15 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
       head = aligned ? pixels : 0;
     const uint32_t n_units = (pixels - head) / L::PX;
     const uint8_t *units = data + (size_t)head * L::BPP;
-    for (uint32_t i = first; i < n_units; i += L::UNROLL * threads) {
-      uint4 words[L::UNROLL][L::VEC];
+    for (uint32_t i = first; i < n_units; i += UNROLL * threads) {
+      uint4 words[UNROLL][L::VEC];
 #pragma unroll
-      for (int u = 0; u < L::UNROLL; u++)
+      for (int u = 0; u < UNROLL; u++)
         if (i + u * threads < n_units)
           lhk_load_unit<PIXEL>(units + (size_t)(i + u * threads) * (L::PX * L::BPP), aligned,
                                words[u]);
 #pragma unroll
-      for (int u = 0; u < L::UNROLL; u++)
+      for (int u = 0; u < UNROLL; u++)
         if (i + u * threads < n_units)
           lhk_count_unit<PIXEL>(words[u], luma, counter);
     }
@@ -295,10 +395,10 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
   const uint32_t row_step = threads / units_per_row, col_step = threads % units_per_row;
   uint32_t row = first / units_per_row, col = first % units_per_row;
   while (row < height) {
-    uint4 words[L::UNROLL][L::VEC];
-    bool middle[L::UNROLL];
+    uint4 words[UNROLL][L::VEC];
+    bool middle[UNROLL];
 #pragma unroll
-    for (int u = 0; u < L::UNROLL; u++) {
+    for (int u = 0; u < UNROLL; u++) {
       middle[u] = false;
       if (row < height) {
         const uint8_t *row_start = data + row * stride;
@@ -326,9 +426,29 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
       }
     }
 #pragma unroll
-    for (int u = 0; u < L::UNROLL; u++)
+    for (int u = 0; u < UNROLL; u++)
       if (middle[u])
         lhk_count_unit<PIXEL>(words[u], luma, counter);
+  }
+}
+
+/* The fused path's end, after a block's commit: the last block to commit
+ * finishes the frame (the pattern of CUDA's threadFenceReduction sample); the
+ * fence makes this block's atomics visible before its ticket is taken. */
+__device__ __forceinline__ void lhk_finish_if_last(const LhkHistogramParams &p, void *shared,
+                                                   bool &is_last_block)
+{
+  unsigned int *tickets = (unsigned int *)p.scratch;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    is_last_block = atomicAdd(tickets, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (is_last_block) {
+    __threadfence();
+    lhk_finish_frame(p.finish, *(LhkFinishShared *)shared);
+    if (threadIdx.x == 0)
+      *tickets = 0;
   }
 }
 
@@ -382,23 +502,67 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
       atomicAdd(histogram + bin, (lhk_u64)sum);
   }
 
-  if (MODE == LHK_MODE_FUSED) {
-    /* The last block to commit finishes the frame (the pattern of CUDA's
-     * threadFenceReduction sample): the fence makes this block's atomics
-     * visible before its ticket is taken. */
-    unsigned int *tickets = (unsigned int *)p.scratch;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0)
-      is_last_block = atomicAdd(tickets, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (is_last_block) {
-      __threadfence();
-      lhk_finish_frame(p.finish, *(LhkFinishShared *)dynamic_shared);
-      if (threadIdx.x == 0)
-        *tickets = 0;
+  if (MODE == LHK_MODE_FUSED)
+    lhk_finish_if_last(p, dynamic_shared, is_last_block);
+}
+
+/* The 8-bit gray kernel (LhkGray8Counter): zero the sets, count, then commit
+ * with one 64-bit global atomic per non-zero bin: each thread first sums the
+ * 32 lane copies of one (set, bin) (lanes starting at different copies, so at
+ * different banks) and leaves the sum in that row, where the thread of the
+ * bin adds up the sets. */
+template <int SETS, int FLAT, int UNROLL, int MIN_BLOCKS, int MODE>
+__global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
+    lhk_gray8_kernel(const __grid_constant__ LhkHistogramParams p)
+{
+  extern __shared__ uint4 dynamic_shared[];
+  __shared__ uint8_t head_table[16];
+  __shared__ bool is_last_block;
+  char *sub = (char *)dynamic_shared;
+  const LhkImage &image = p.images[blockIdx.y];
+  const uint32_t lane = threadIdx.x & 31;
+
+  lhk_fill_head_table<LHK_PIXEL_Y8>(head_table);
+  for (uint32_t i = threadIdx.x; i < LhkGray8Layout<SETS>::BYTES / 16; i += LHK_BLOCK_THREADS)
+    dynamic_shared[i] = make_uint4(0, 0, 0, 0);
+  __syncthreads();
+
+  LhkGray8Counter<SETS, FLAT> counter;
+  counter.init(sub, threadIdx.x / 32, lane);
+  lhk_count_image<LHK_PIXEL_Y8, UNROLL>(image, head_table, counter);
+  counter.finish();
+  __syncthreads();
+
+  lhk_u64 *histogram = p.histograms + (size_t)image.slot * 256;
+  for (uint32_t r = threadIdx.x; r < SETS * 256; r += LHK_BLOCK_THREADS) {
+    const uint32_t set = r / 256, bin = r % 256;
+    uint32_t *row = (uint32_t *)(sub + ((set >> 1) << 16) + bin * 256 + (set & 1) * 128);
+    uint32_t sum = 0;
+#pragma unroll
+    for (int c = 0; c < 32; c++)
+      sum += row[(c + lane) & 31];
+    if (SETS == 1) {
+      if (sum)
+        atomicAdd(histogram + bin, (lhk_u64)sum);
+    } else {
+      row[bin & 31] = sum; /* bank bin % 32 for the reads below */
     }
   }
+  if (SETS > 1) {
+    __syncthreads();
+    for (uint32_t bin = threadIdx.x; bin < 256; bin += LHK_BLOCK_THREADS) {
+      uint32_t sum = 0;
+#pragma unroll
+      for (int set = 0; set < SETS; set++)
+        sum +=
+            *(uint32_t *)(sub + ((set >> 1) << 16) + bin * 256 + (set & 1) * 128 + (bin & 31) * 4);
+      if (sum)
+        atomicAdd(histogram + bin, (lhk_u64)sum);
+    }
+  }
+
+  if (MODE == LHK_MODE_FUSED)
+    lhk_finish_if_last(p, dynamic_shared, is_last_block);
 }
 
 /* Adds the global copies of each histogram into it and clears them. */
@@ -488,6 +652,49 @@ static LhkHistogramKernel histogram_kernel(LhkPixel pixel, int variant)
   }
 }
 
+/* 8-bit gray kernels, plain and fused, for measuring them against each other
+ * (lumahist-bench --gray8-variants; LHK_GRAY8_VARIANT=i in the environment
+ * of any program); entry 0 is the generic runs kernel above. */
+struct LhkGray8Variant {
+  const char *name;
+  LhkHistogramKernel kernels[2]; /* LHK_MODE_SHARED, LHK_MODE_FUSED */
+  size_t shared_bytes[2];
+};
+
+#define LHK_GRAY8_KERNELS(SETS, FLAT, UNROLL, MIN_BLOCKS)                                          \
+  {lhk_gray8_kernel<SETS, FLAT, UNROLL, MIN_BLOCKS, LHK_MODE_SHARED>,                              \
+   lhk_gray8_kernel<SETS, FLAT, UNROLL, MIN_BLOCKS, LHK_MODE_FUSED>},                              \
+  {                                                                                                \
+    LhkGray8Layout<SETS>::BYTES, LhkGray8Layout<SETS>::BYTES                                       \
+  }
+
+static const LhkGray8Variant lhk_gray8_variants[] = {
+    {"runs per pixel 32 copies",
+     {lhk_histogram_kernel<LHK_PIXEL_Y8, 32, LHK_MODE_SHARED>,
+      lhk_histogram_kernel<LHK_PIXEL_Y8, 32, LHK_MODE_FUSED>},
+     {LHK_SHARED_HISTOGRAM_BYTES, LHK_SHARED_HISTOGRAM_BYTES > sizeof(LhkFinishShared)
+                                      ? LHK_SHARED_HISTOGRAM_BYTES
+                                      : sizeof(LhkFinishShared)}},
+    {"unit-flat 2 sets x4 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_UNIT, 4, 2)},
+    {"unit-flat 2 sets x4 3 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_UNIT, 4, 3)},
+    {"unit-flat 4 sets x4 1 block", LHK_GRAY8_KERNELS(4, LHK_FLAT_UNIT, 4, 1)},
+    {"no flat test 2 sets x4 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_NONE, 4, 2)},
+    {"word-flat 2 sets x4 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_WORD, 4, 2)},
+};
+#define LHK_GRAY8_N_VARIANTS (int)(sizeof lhk_gray8_variants / sizeof lhk_gray8_variants[0])
+static_assert(sizeof lhk_gray8_variants / sizeof lhk_gray8_variants[0] <= LHK_GRAY8_MAX_VARIANTS,
+              "LhkDevice has no room for the occupancy of every 8-bit variant");
+
+extern "C" int lhk_gray8_variant_count(void)
+{
+  return LHK_GRAY8_N_VARIANTS;
+}
+
+extern "C" const char *lhk_gray8_variant_name(int variant)
+{
+  return variant >= 0 && variant < LHK_GRAY8_N_VARIANTS ? lhk_gray8_variants[variant].name : NULL;
+}
+
 /* Sub-histogram copies for a bin count: 8192 counters per block in all. */
 static int shared_copies(uint32_t bins)
 {
@@ -528,6 +735,41 @@ extern "C" cudaError_t lhk_device_init(LhkDevice *device)
       device->histogram_blocks_per_sm[pixel][variant] = blocks > 0 ? blocks : 1;
     }
   }
+  for (int v = 0; v < LHK_GRAY8_N_VARIANTS; v++) {
+    for (int mode = 0; mode < 2; mode++) {
+      const LhkGray8Variant &g = lhk_gray8_variants[v];
+      /* Above 48 KiB only when asked for; no L1 wanted beside it (the frame
+       * is read once).  A device without the shared memory refuses the
+       * first: the variant is left unusable (0 blocks) and the error read
+       * back, so that it does not surface at a later launch. */
+      int blocks = 0;
+      cudaError_t error = cudaFuncSetAttribute(
+          g.kernels[mode], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.shared_bytes[mode]);
+      if (error == cudaSuccess)
+        error =
+            cudaFuncSetAttribute(g.kernels[mode], cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 cudaSharedmemCarveoutMaxShared);
+      if (error == cudaSuccess)
+        error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, g.kernels[mode], LHK_BLOCK_THREADS, g.shared_bytes[mode]);
+      if (error != cudaSuccess) {
+        (void)cudaGetLastError();
+        blocks = 0;
+      }
+      device->gray8_blocks_per_sm[v][mode] = v == 0 && blocks < 1 ? 1 : blocks;
+    }
+  }
+  for (int mode = 0; mode < 2; mode++)
+    device->gray8_variant[mode] =
+        device->gray8_blocks_per_sm[LHK_GRAY8_DEFAULT][mode] >= LHK_GRAY8_MIN_RESIDENT
+            ? LHK_GRAY8_DEFAULT
+            : 0;
+  const char *forced = getenv("LHK_GRAY8_VARIANT");
+  if (forced && *forced) {
+    const int v = atoi(forced);
+    if (v >= 0 && v < LHK_GRAY8_N_VARIANTS)
+      device->gray8_variant[0] = device->gray8_variant[1] = v;
+  }
   return cudaSuccess;
 }
 
@@ -552,8 +794,8 @@ static bool valid_image(const LhkImage *image, int n_slots)
 
 /* The blocks per image: what stays resident on the device, shared among the
  * images, and no more than the largest image has units for. */
-static unsigned grid_width(const LhkDevice *device, LhkPixel pixel, int variant,
-                           const LhkImage *images, int n_images, uint32_t pixels_per_unit)
+static unsigned grid_width(const LhkDevice *device, int blocks_per_sm, const LhkImage *images,
+                           int n_images, uint32_t pixels_per_unit)
 {
   uint64_t most_units = 0;
   for (int i = 0; i < n_images; i++) {
@@ -562,7 +804,7 @@ static unsigned grid_width(const LhkDevice *device, LhkPixel pixel, int variant,
       most_units = units;
   }
   uint64_t needed = (most_units + LHK_BLOCK_THREADS - 1) / LHK_BLOCK_THREADS;
-  uint64_t resident = (uint64_t)device->sm_count * device->histogram_blocks_per_sm[pixel][variant];
+  uint64_t resident = (uint64_t)device->sm_count * blocks_per_sm;
   uint64_t blocks = resident / (uint64_t)n_images;
   if (blocks > needed)
     blocks = needed;
@@ -585,6 +827,14 @@ static uint32_t pixels_per_unit(LhkPixel pixel)
   default:
     return LhkLayout<LHK_PIXEL_RGBA16>::PX;
   }
+}
+
+/* The 8-bit gray kernel a device uses, plain (mode 0) or fused (1): the one
+ * asked for where the device can run it, else variant 0. */
+static int gray8_variant(const LhkDevice *device, int mode)
+{
+  const int v = device->gray8_variant[mode];
+  return v > 0 && v < LHK_GRAY8_N_VARIANTS && device->gray8_blocks_per_sm[v][mode] > 0 ? v : 0;
 }
 
 extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, uint32_t bins,
@@ -612,8 +862,16 @@ extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, ui
   LhkHistogramKernel kernel = histogram_kernel(pixel, variant);
   if (!kernel)
     return cudaErrorInvalidValue;
-  dim3 grid(grid_width(device, pixel, variant, images, n_images, pixels_per_unit(pixel)), n_images);
-  kernel<<<grid, LHK_BLOCK_THREADS, dynamic_shared_bytes(variant), stream>>>(p);
+  int blocks_per_sm = device->histogram_blocks_per_sm[pixel][variant];
+  size_t shared_bytes = dynamic_shared_bytes(variant);
+  if (pixel == LHK_PIXEL_Y8) {
+    const int v = gray8_variant(device, 0);
+    kernel = lhk_gray8_variants[v].kernels[0];
+    shared_bytes = lhk_gray8_variants[v].shared_bytes[0];
+    blocks_per_sm = device->gray8_blocks_per_sm[v][0];
+  }
+  dim3 grid(grid_width(device, blocks_per_sm, images, n_images, pixels_per_unit(pixel)), n_images);
+  kernel<<<grid, LHK_BLOCK_THREADS, shared_bytes, stream>>>(p);
   LHK_CHECK_LAUNCH(stream);
   if (global) {
     dim3 merge_grid((bins + LHK_MERGE_THREADS - 1) / LHK_MERGE_THREADS, n_slots);
@@ -645,8 +903,16 @@ extern "C" cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pi
   LhkHistogramKernel kernel = histogram_kernel(pixel, variant);
   if (!kernel)
     return cudaErrorInvalidValue;
-  dim3 grid(grid_width(device, pixel, variant, image, 1, pixels_per_unit(pixel)), 1);
-  kernel<<<grid, LHK_BLOCK_THREADS, dynamic_shared_bytes(variant), stream>>>(p);
+  int blocks_per_sm = device->histogram_blocks_per_sm[pixel][variant];
+  size_t shared_bytes = dynamic_shared_bytes(variant);
+  if (pixel == LHK_PIXEL_Y8) {
+    const int v = gray8_variant(device, 1);
+    kernel = lhk_gray8_variants[v].kernels[1];
+    shared_bytes = lhk_gray8_variants[v].shared_bytes[1];
+    blocks_per_sm = device->gray8_blocks_per_sm[v][1];
+  }
+  dim3 grid(grid_width(device, blocks_per_sm, image, 1, pixels_per_unit(pixel)), 1);
+  kernel<<<grid, LHK_BLOCK_THREADS, shared_bytes, stream>>>(p);
   LHK_CHECK_LAUNCH(stream);
   return cudaSuccess;
 }

@@ -57,6 +57,9 @@ typedef struct {
                           pixel, i.e. LhiLumaWeights permuted to the byte order */
 } LhkImage;
 
+/* Room for the 8-bit gray histogram kernels histogram.cu compares. */
+#define LHK_GRAY8_MAX_VARIANTS 16
+
 /* What a launcher needs to know of the device, queried once per context. */
 typedef struct {
   int device;
@@ -64,10 +67,22 @@ typedef struct {
   /* resident blocks per multiprocessor of each histogram kernel variant
    * (private to histogram.cu, which fills LHK_N_VARIANTS = 11 of them) */
   int histogram_blocks_per_sm[LHK_PIXEL_COUNT][16];
+  /* the 8-bit gray kernel (lhk_gray8_variant_name) of lhk_histogram [0] and
+   * lhk_histogram_finish [1]: the measured best, unless the environment
+   * variable LHK_GRAY8_VARIANT names another or the caller sets it; and the
+   * resident blocks per multiprocessor of each, plain and fused */
+  int gray8_variant[2];
+  int gray8_blocks_per_sm[LHK_GRAY8_MAX_VARIANTS][2];
 } LhkDevice;
 
 /* Fills *device for the current device. */
 cudaError_t lhk_device_init(LhkDevice *device);
+
+/* The 8-bit gray histogram kernels there are to measure against each other
+ * (tests/bench/lumahist-bench --gray8-variants): how many, and a short name
+ * of each (NULL out of range). */
+int lhk_gray8_variant_count(void);
+const char *lhk_gray8_variant_name(int variant);
 
 /* ------------------------------------------------------------------------ */
 /* Histogram (histogram.cu)                                                  */

@@ -318,6 +318,30 @@ static void check_hist(const LhkDevice *dev, const Image8 &im, HistBuffers &b, L
   }
 }
 
+/* With --gray8-variants, every 8-bit gray kernel of histogram.cu (named
+ * "gray8 I: NAME" in the table) instead of the default one alone. */
+static bool g_gray8_variants = false;
+
+struct Gray8Choice {
+  LhkDevice dev;
+  std::string name;
+};
+
+static std::vector<Gray8Choice> gray8_choices(const LhkDevice *dev, bool gray8)
+{
+  std::vector<Gray8Choice> out;
+  if (!gray8 || !g_gray8_variants) {
+    out.push_back({*dev, "lhk_histogram"});
+    return out;
+  }
+  for (int v = 0; v < lhk_gray8_variant_count(); v++) {
+    Gray8Choice c = {*dev, "gray8 " + std::to_string(v) + ": " + lhk_gray8_variant_name(v)};
+    c.dev.gray8_variant[0] = c.dev.gray8_variant[1] = v;
+    out.push_back(c);
+  }
+  return out;
+}
+
 /* 8-bit gray (and RGB: luma in the pass) histograms of one frame or of a
  * 1 GiB batch, ours against CUB's HistogramEven over 256 bins. */
 static void bench_histograms(const LhkDevice *dev, const char *size, uint32_t w, uint32_t h,
@@ -349,11 +373,17 @@ static void bench_histograms(const LhkDevice *dev, const char *size, uint32_t w,
       });
       add_row(bench, size, dist_names[dist], "cub::HistogramEven", cub_us, (double)bytes, 0, copy);
     }
-    double us = median_us([&](int r) {
-      LhkImage image = lhk_image(im, r, channels == 1 ? nullptr : bt601_rgb);
-      CHECK_CUDA(lhk_histogram(dev, pixel, 256, &image, 1, b.hist, 1, b.scratch, g_stream));
-    });
-    add_row(bench, size, dist_names[dist], "lhk_histogram", us, (double)bytes, cub_us, copy);
+    for (const Gray8Choice &c : gray8_choices(dev, channels == 1)) {
+      if (c.name != "lhk_histogram")
+        check_hist(
+            &c.dev, im, b, pixel,
+            (std::string(bench) + " " + size + " " + dist_names[dist] + " " + c.name).c_str());
+      double us = median_us([&](int r) {
+        LhkImage image = lhk_image(im, r, channels == 1 ? nullptr : bt601_rgb);
+        CHECK_CUDA(lhk_histogram(&c.dev, pixel, 256, &image, 1, b.hist, 1, b.scratch, g_stream));
+      });
+      add_row(bench, size, dist_names[dist], c.name, us, (double)bytes, cub_us, copy);
+    }
   }
   CHECK_CUDA(cudaFree(dst));
   free_hist_buffers(b);
@@ -435,14 +465,17 @@ static void bench_frame_stats(const LhkDevice *dev)
   LhkFinish finish;
   fill_finish(&finish, b.hist, result, bytes);
 
+  const std::vector<Gray8Choice> choices = gray8_choices(dev, true);
+  const LhkDevice *our_dev = dev;
   auto ours_two = [&](int r) {
     LhkImage image = lhk_image(im, r, nullptr);
-    CHECK_CUDA(lhk_histogram(dev, LHK_PIXEL_Y8, 256, &image, 1, b.hist, 1, b.scratch, g_stream));
+    CHECK_CUDA(
+        lhk_histogram(our_dev, LHK_PIXEL_Y8, 256, &image, 1, b.hist, 1, b.scratch, g_stream));
     CHECK_CUDA(lhk_finish(&finish, 1, g_stream));
   };
   auto ours_fused = [&](int r) {
     LhkImage image = lhk_image(im, r, nullptr);
-    CHECK_CUDA(lhk_histogram_finish(dev, LHK_PIXEL_Y8, &image, &finish, b.scratch, g_stream));
+    CHECK_CUDA(lhk_histogram_finish(our_dev, LHK_PIXEL_Y8, &image, &finish, b.scratch, g_stream));
   };
   auto cub_pair = [&](int r) {
     CHECK_CUDA(cub::DeviceHistogram::HistogramEven(b.cub_temp, b.cub_temp_bytes,
@@ -476,22 +509,30 @@ static void bench_frame_stats(const LhkDevice *dev)
         median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(cub_graphs[r % n], g_stream)); });
     add_row("4K hist+stats", "3840x2160", d, "CUB hist + reduce (graph)", cub_graph_us,
             (double)bytes, 0, 0);
-    add_row("4K hist+stats+5 pct", "3840x2160", d, "lhk_histogram + lhk_finish",
-            median_us(ours_two), (double)bytes, cub_us, 0);
-    add_row("4K hist+stats+5 pct", "3840x2160", d, "lhk_histogram_finish", median_us(ours_fused),
-            (double)bytes, cub_us, 0);
-    auto graphs = capture(ours_two, n);
-    add_row("4K hist+stats+5 pct", "3840x2160", d, "hist + finish (graph)",
-            median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(graphs[r % n], g_stream)); }),
-            (double)bytes, cub_graph_us, 0);
-    auto fused_graphs = capture(ours_fused, n);
-    add_row("4K hist+stats+5 pct", "3840x2160", d, "histogram_finish (graph)",
-            median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(fused_graphs[r % n], g_stream)); }),
-            (double)bytes, cub_graph_us, 0);
-    for (auto *set : {&cub_graphs, &graphs, &fused_graphs})
-      for (cudaGraphExec_t e : *set)
-        CHECK_CUDA(cudaGraphExecDestroy(e));
+    for (const Gray8Choice &c : choices) {
+      our_dev = &c.dev;
+      const std::string v = c.name == "lhk_histogram" ? "" : " [" + c.name + "]";
+      add_row("4K hist+stats+5 pct", "3840x2160", d, "lhk_histogram + lhk_finish" + v,
+              median_us(ours_two), (double)bytes, cub_us, 0);
+      add_row("4K hist+stats+5 pct", "3840x2160", d, "lhk_histogram_finish" + v,
+              median_us(ours_fused), (double)bytes, cub_us, 0);
+      auto graphs = capture(ours_two, n);
+      add_row("4K hist+stats+5 pct", "3840x2160", d, "hist + finish (graph)" + v,
+              median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(graphs[r % n], g_stream)); }),
+              (double)bytes, cub_graph_us, 0);
+      auto fused_graphs = capture(ours_fused, n);
+      add_row(
+          "4K hist+stats+5 pct", "3840x2160", d, "histogram_finish (graph)" + v,
+          median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(fused_graphs[r % n], g_stream)); }),
+          (double)bytes, cub_graph_us, 0);
+      for (auto *set : {&graphs, &fused_graphs})
+        for (cudaGraphExec_t e : *set)
+          CHECK_CUDA(cudaGraphExecDestroy(e));
+    }
+    for (cudaGraphExec_t e : cub_graphs)
+      CHECK_CUDA(cudaGraphExecDestroy(e));
   }
+  our_dev = dev;
   /* Our moments against CUB's on the last input, as a sanity check. */
   cub_pair(0);
   ours_two(0);
@@ -676,8 +717,10 @@ static void bench_percentile_methods(const LhkDevice *dev)
 
 static void usage(void)
 {
-  printf("usage: lumahist-bench [--csv PATH] [--runs N] [--only hist|frame|sort|method]\n"
-         "Times lumahist's CUDA kernels against CUB and a device-to-device copy.\n");
+  printf("usage: lumahist-bench [--csv PATH] [--runs N] [--only hist|gray8|frame|sort|method]\n"
+         "                      [--gray8-variants]\n"
+         "Times lumahist's CUDA kernels against CUB and a device-to-device copy;\n"
+         "--gray8-variants: every 8-bit gray histogram kernel, each checked against CUB.\n");
 }
 
 int main(int argc, char **argv)
@@ -691,6 +734,8 @@ int main(int argc, char **argv)
       g_runs = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!strcmp(argv[i], "--gray8-variants")) {
+      g_gray8_variants = true;
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage();
       return 0;
@@ -724,9 +769,11 @@ int main(int argc, char **argv)
 
   const std::vector<int> all = {UNIFORM, PHOTO, SINGLE, MOSTLY_ONE, SAME_BANK, NARROW_BAND};
   auto want = [&](const char *what) { return !only || !strcmp(only, what); };
-  if (want("hist")) {
+  if (want("hist") || want("gray8")) {
     bench_histograms(&dev, "4K", 3840, 2160, 1, all);
     bench_histograms(&dev, "1GiB", 16384, 65536, 1, all);
+  }
+  if (want("hist")) {
     bench_histograms(&dev, "4K", 3840, 2160, 3, {UNIFORM, PHOTO, SINGLE});
     bench_histograms(&dev, "4K", 3840, 2160, 4, {UNIFORM, PHOTO});
     bench_histograms(&dev, "1.07GB", 16384, 21846, 3, {UNIFORM, PHOTO, SINGLE});
