@@ -10,6 +10,8 @@
 
 #include "cuda-backend.h"
 #include "lh-kernels.h"
+#include <stdbool.h>
+
 #include "lh-private.h"
 
 #if LHK_MAX_RANKS != LHI_MAX_RANKS
@@ -23,6 +25,27 @@
 /* Offsets of frames and result blocks inside their buffers. */
 #define ALIGNMENT 256
 
+/* Errors after which CUDA documents the context as corrupt: every later call
+ * in this process fails, whatever lumahist does. */
+static bool is_sticky(cudaError_t error)
+{
+  switch (error) {
+  case cudaErrorIllegalAddress:
+  case cudaErrorLaunchFailure:
+  case cudaErrorHardwareStackError:
+  case cudaErrorIllegalInstruction:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorInvalidAddressSpace:
+  case cudaErrorInvalidPc:
+  case cudaErrorAssert:
+  case cudaErrorECCUncorrectable:
+  case cudaErrorDevicesUnavailable:
+    return true;
+  default:
+    return false;
+  }
+}
+
 static int cuda_failure(cudaError_t error, const char *call, const char *file, int line)
 {
   /* A failed call stays the runtime's last error, which the next launch
@@ -31,8 +54,10 @@ static int cuda_failure(cudaError_t error, const char *call, const char *file, i
    * error (a fault) is not cleared by this and keeps being reported. */
   (void)cudaGetLastError();
   int status = error == cudaErrorMemoryAllocation ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
-  return lhi_error(status, "%s:%d: %s: %s (%s)", file, line, call, cudaGetErrorString(error),
-                   cudaGetErrorName(error));
+  return lhi_error(status, "%s:%d: %s: %s (%s)%s", file, line, call, cudaGetErrorString(error),
+                   cudaGetErrorName(error),
+                   is_sticky(error) ? "; the CUDA context is no longer usable in this process"
+                                    : "");
 }
 
 #define CUDA_CHECK(call)                                                                           \
