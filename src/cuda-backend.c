@@ -10,67 +10,13 @@
 
 #include "cuda-backend.h"
 #include "lh-kernels.h"
-#include <stdbool.h>
-
-#include "lh-private.h"
 
 #if LHK_MAX_RANKS != LHI_MAX_RANKS
 #error "lh-kernels.h and lh-private.h disagree on the number of ranks"
 #endif
 
-/* Device buffers grow by at least this factor, so that a stream of slowly
- * growing frames does not reallocate each time. */
-#define GROWTH_NUM 5
-#define GROWTH_DEN 4
 /* Offsets of frames and result blocks inside their buffers. */
 #define ALIGNMENT 256
-
-/* Errors after which CUDA documents the context as corrupt: every later call
- * in this process fails, whatever lumahist does. */
-static bool is_sticky(cudaError_t error)
-{
-  switch (error) {
-  case cudaErrorIllegalAddress:
-  case cudaErrorLaunchFailure:
-  case cudaErrorHardwareStackError:
-  case cudaErrorIllegalInstruction:
-  case cudaErrorMisalignedAddress:
-  case cudaErrorInvalidAddressSpace:
-  case cudaErrorInvalidPc:
-  case cudaErrorAssert:
-  case cudaErrorECCUncorrectable:
-  case cudaErrorDevicesUnavailable:
-    return true;
-  default:
-    return false;
-  }
-}
-
-static int cuda_failure(cudaError_t error, const char *call, const char *file, int line)
-{
-  /* A failed call stays the runtime's last error, which the next launch
-   * check (cudaGetLastError) would report again: read it off, so that one
-   * batch out of device memory does not fail every later one.  A sticky
-   * error (a fault) is not cleared by this and keeps being reported. */
-  (void)cudaGetLastError();
-  int status = error == cudaErrorMemoryAllocation ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
-  return lhi_error(status, "%s:%d: %s: %s (%s)%s", file, line, call, cudaGetErrorString(error),
-                   cudaGetErrorName(error),
-                   is_sticky(error) ? "; the CUDA context is no longer usable in this process"
-                                    : "");
-}
-
-#define CUDA_CHECK(call)                                                                           \
-  do {                                                                                             \
-    cudaError_t error_ = (call);                                                                   \
-    if (error_ != cudaSuccess)                                                                     \
-      return cuda_failure(error_, #call, __FILE__, __LINE__);                                      \
-  } while (0)
-
-typedef struct {
-  void *data;
-  size_t size;
-} Buffer;
 
 typedef struct {
   LhkDevice device;
@@ -79,72 +25,15 @@ typedef struct {
   /* An error in the middle of a batch may leave the accumulators or the
    * scratch (which every launch otherwise leaves zero) dirty. */
   bool needs_reset;
-  Buffer frames;       /* device copies of host frames */
-  Buffer staging;      /* pinned host memory those copies go through */
-  Buffer histograms;   /* accumulators of one launch, kept zero between launches */
-  Buffer scratch;      /* of lhk_histogram, kept zero likewise */
-  Buffer results;      /* device result blocks of a batch */
-  Buffer results_host; /* pinned, their copy on the host */
-  Buffer sort_scratch; /* of lhk_sort_percentiles */
-  void *equalize;      /* cuda-equalize.c's buffers (lhi_cuda_equalize_slot) */
+  LhiCudaBuffer frames;       /* device copies of host frames */
+  LhiCudaBuffer staging;      /* pinned host memory those copies go through */
+  LhiCudaBuffer histograms;   /* accumulators of one launch, kept zero between launches */
+  LhiCudaBuffer scratch;      /* of lhk_histogram, kept zero likewise */
+  LhiCudaBuffer results;      /* device result blocks of a batch */
+  LhiCudaBuffer results_host; /* pinned, their copy on the host */
+  LhiCudaBuffer sort_scratch; /* of lhk_sort_percentiles */
+  void *equalize;             /* cuda-equalize.c's buffers (lhi_cuda_equalize_slot) */
 } CudaState;
-
-static size_t align_up(size_t n, size_t alignment)
-{
-  return (n + alignment - 1) / alignment * alignment;
-}
-
-static size_t grown(const Buffer *buffer, size_t size)
-{
-  size_t bigger = buffer->size / GROWTH_DEN * GROWTH_NUM;
-  return align_up(size > bigger ? size : bigger, ALIGNMENT);
-}
-
-/* Device memory of at least size bytes; zeroed on the stream when new if
- * zero is set. */
-static int device_reserve(CudaState *s, Buffer *buffer, size_t size, bool zero)
-{
-  if (size <= buffer->size)
-    return LH_OK;
-  size_t new_size = grown(buffer, size);
-  if (buffer->data) {
-    CUDA_CHECK(cudaFree(buffer->data));
-    buffer->data = NULL;
-    buffer->size = 0;
-  }
-  CUDA_CHECK(cudaMalloc(&buffer->data, new_size));
-  buffer->size = new_size;
-  if (zero)
-    CUDA_CHECK(cudaMemsetAsync(buffer->data, 0, new_size, s->stream));
-  return LH_OK;
-}
-
-static int host_reserve(Buffer *buffer, size_t size)
-{
-  if (size <= buffer->size)
-    return LH_OK;
-  size_t new_size = grown(buffer, size);
-  if (buffer->data) {
-    CUDA_CHECK(cudaFreeHost(buffer->data));
-    buffer->data = NULL;
-    buffer->size = 0;
-  }
-  CUDA_CHECK(cudaMallocHost(&buffer->data, new_size));
-  buffer->size = new_size;
-  return LH_OK;
-}
-
-static void release(Buffer *buffer, bool host)
-{
-  if (buffer->data) {
-    if (host)
-      cudaFreeHost(buffer->data);
-    else
-      cudaFree(buffer->data);
-  }
-  buffer->data = NULL;
-  buffer->size = 0;
-}
 
 static void cuda_close(void *state)
 {
@@ -153,13 +42,13 @@ static void cuda_close(void *state)
     return;
   if (s->own_stream)
     cudaStreamSynchronize(s->own_stream);
-  release(&s->frames, false);
-  release(&s->staging, true);
-  release(&s->histograms, false);
-  release(&s->scratch, false);
-  release(&s->results, false);
-  release(&s->results_host, true);
-  release(&s->sort_scratch, false);
+  lhi_cuda_release(&s->frames, false);
+  lhi_cuda_release(&s->staging, true);
+  lhi_cuda_release(&s->histograms, false);
+  lhi_cuda_release(&s->scratch, false);
+  lhi_cuda_release(&s->results, false);
+  lhi_cuda_release(&s->results_host, true);
+  lhi_cuda_release(&s->sort_scratch, false);
   lhi_cuda_equalize_free(s->equalize);
   if (s->own_stream)
     cudaStreamDestroy(s->own_stream);
@@ -189,7 +78,7 @@ static int cuda_open(void **state)
   if (error == cudaSuccess)
     error = lhk_device_init(&s->device);
   if (error != cudaSuccess) {
-    int status = cuda_failure(error, "opening the CUDA backend", __FILE__, __LINE__);
+    int status = lhi_cuda_failure(error, "opening the CUDA backend", __FILE__, __LINE__);
     cuda_close(s);
     return status;
   }
@@ -290,7 +179,7 @@ static void plan_job(const LhiJob *job, Plan *plan)
     plan->image.weights[info->b] = job->weights.kb;
   }
   plan->row_bytes = (size_t)frame->width * (size_t)info->pixel_bytes;
-  plan->device_pitch = align_up(plan->row_bytes, 16);
+  plan->device_pitch = lhi_cuda_align_up(plan->row_bytes, 16);
   if (frame->memory == LH_MEMORY_HOST)
     plan->host_pinned = is_pinned_host(frame->planes[0]);
   /* The kernels count up to 2^31 units (pixels and row ends) per image in
@@ -336,9 +225,9 @@ static int upload_host_frames(CudaState *s, const LhiJob *jobs, const Plan *plan
       continue;
     uint8_t *device = (uint8_t *)s->frames.data + plan->frame_offset;
     if (plan->host_pinned) {
-      CUDA_CHECK(cudaMemcpy2DAsync(device, plan->device_pitch, frame->planes[0], frame->strides[0],
-                                   plan->row_bytes, (size_t)frame->height, cudaMemcpyHostToDevice,
-                                   s->stream));
+      LHI_CUDA_CHECK(cudaMemcpy2DAsync(device, plan->device_pitch, frame->planes[0],
+                                       frame->strides[0], plan->row_bytes, (size_t)frame->height,
+                                       cudaMemcpyHostToDevice, s->stream));
       continue;
     }
     uint8_t *staged = (uint8_t *)s->staging.data + plan->frame_offset;
@@ -347,8 +236,8 @@ static int upload_host_frames(CudaState *s, const LhiJob *jobs, const Plan *plan
       memcpy(staged + (size_t)y * plan->device_pitch, row, plan->row_bytes);
   }
   if (staged_bytes > 0)
-    CUDA_CHECK(cudaMemcpyAsync(s->frames.data, s->staging.data, staged_bytes,
-                               cudaMemcpyHostToDevice, s->stream));
+    LHI_CUDA_CHECK(cudaMemcpyAsync(s->frames.data, s->staging.data, staged_bytes,
+                                   cudaMemcpyHostToDevice, s->stream));
   return LH_OK;
 }
 
@@ -374,8 +263,8 @@ static int run_group(CudaState *s, const LhiJob *jobs, Plan *plans, size_t count
     fill_finish(s, &jobs[k], &plans[k], (int)k, &finish[k]);
 
   if (count == 1 && first->bins <= LHK_FUSED_MAX_BINS && !is_banded(first)) {
-    CUDA_CHECK(lhk_histogram_finish(&s->device, first->pixel, &first->image, &finish[0],
-                                    s->scratch.data, s->stream));
+    LHI_CUDA_CHECK(lhk_histogram_finish(&s->device, first->pixel, &first->image, &finish[0],
+                                        s->scratch.data, s->stream));
     return LH_OK;
   }
   if (is_banded(first)) {
@@ -384,8 +273,8 @@ static int run_group(CudaState *s, const LhiJob *jobs, Plan *plans, size_t count
       band.data = (const uint8_t *)first->image.data + (size_t)y * first->image.stride;
       band.height = first->image.height - y < first->rows_per_band ? first->image.height - y
                                                                    : first->rows_per_band;
-      CUDA_CHECK(lhk_histogram(&s->device, first->pixel, first->bins, &band, 1, s->histograms.data,
-                               1, s->scratch.data, s->stream));
+      LHI_CUDA_CHECK(lhk_histogram(&s->device, first->pixel, first->bins, &band, 1,
+                                   s->histograms.data, 1, s->scratch.data, s->stream));
     }
   } else {
     LhkImage images[LHK_MAX_IMAGES];
@@ -393,10 +282,10 @@ static int run_group(CudaState *s, const LhiJob *jobs, Plan *plans, size_t count
       images[k] = plans[k].image;
       images[k].slot = (uint32_t)k;
     }
-    CUDA_CHECK(lhk_histogram(&s->device, first->pixel, first->bins, images, (int)count,
-                             s->histograms.data, (int)count, s->scratch.data, s->stream));
+    LHI_CUDA_CHECK(lhk_histogram(&s->device, first->pixel, first->bins, images, (int)count,
+                                 s->histograms.data, (int)count, s->scratch.data, s->stream));
   }
-  CUDA_CHECK(lhk_finish(finish, (int)count, s->stream));
+  LHI_CUDA_CHECK(lhk_finish(finish, (int)count, s->stream));
   return LH_OK;
 }
 
@@ -410,9 +299,10 @@ static int run_sorts(CudaState *s, const LhiJob *jobs, const Plan *plans, size_t
       continue;
     uint32_t *values = (uint32_t *)((uint8_t *)s->results.data + plans[k].result_offset +
                                     offsetof(LhkResult, values));
-    CUDA_CHECK(lhk_sort_percentiles(&s->device, plans[k].pixel, &plans[k].image, jobs[k].bit_depth,
-                                    (const unsigned long long *)jobs[k].ranks, jobs[k].n_ranks,
-                                    values, s->sort_scratch.data, s->sort_scratch.size, s->stream));
+    LHI_CUDA_CHECK(
+        lhk_sort_percentiles(&s->device, plans[k].pixel, &plans[k].image, jobs[k].bit_depth,
+                             (const unsigned long long *)jobs[k].ranks, jobs[k].n_ranks, values,
+                             s->sort_scratch.data, s->sort_scratch.size, s->stream));
   }
   return LH_OK;
 }
@@ -440,11 +330,11 @@ static int reset_after_error(CudaState *s)
 {
   if (!s->needs_reset)
     return LH_OK;
-  CUDA_CHECK(cudaStreamSynchronize(s->stream));
+  LHI_CUDA_CHECK(cudaStreamSynchronize(s->stream));
   if (s->histograms.data)
-    CUDA_CHECK(cudaMemsetAsync(s->histograms.data, 0, s->histograms.size, s->stream));
+    LHI_CUDA_CHECK(cudaMemsetAsync(s->histograms.data, 0, s->histograms.size, s->stream));
   if (s->scratch.data)
-    CUDA_CHECK(cudaMemsetAsync(s->scratch.data, 0, s->scratch.size, s->stream));
+    LHI_CUDA_CHECK(cudaMemsetAsync(s->scratch.data, 0, s->scratch.size, s->stream));
   s->needs_reset = false;
   return LH_OK;
 }
@@ -461,14 +351,14 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
       if (jobs[j].frame.memory != LH_MEMORY_HOST || plan->host_pinned != (pinned == 1))
         continue;
       plan->frame_offset = uploaded;
-      uploaded = align_up(uploaded + plan->device_pitch * plan->image.height, ALIGNMENT);
+      uploaded = lhi_cuda_align_up(uploaded + plan->device_pitch * plan->image.height, ALIGNMENT);
     }
     if (!pinned)
       staged = uploaded;
   }
   for (size_t j = 0; j < n; j++) {
     plans[j].result_offset = results;
-    results = align_up(results + lhk_result_bytes(plans[j].bins), ALIGNMENT);
+    results = lhi_cuda_align_up(results + lhk_result_bytes(plans[j].bins), ALIGNMENT);
   }
   size_t sort_bytes = 0;
   for (size_t j = 0; j < n; j++) {
@@ -492,13 +382,13 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
     j += count;
   }
   int status = LH_OK;
-  if ((status = device_reserve(s, &s->frames, uploaded, false)) < 0 ||
-      (status = host_reserve(&s->staging, staged)) < 0 ||
-      (status = device_reserve(s, &s->histograms, histograms, true)) < 0 ||
-      (status = device_reserve(s, &s->scratch, scratch, true)) < 0 ||
-      (status = device_reserve(s, &s->results, results, false)) < 0 ||
-      (status = host_reserve(&s->results_host, results)) < 0 ||
-      (status = device_reserve(s, &s->sort_scratch, sort_bytes, false)) < 0)
+  if ((status = lhi_cuda_device_reserve(&s->frames, uploaded, false, s->stream)) < 0 ||
+      (status = lhi_cuda_host_reserve(&s->staging, staged)) < 0 ||
+      (status = lhi_cuda_device_reserve(&s->histograms, histograms, true, s->stream)) < 0 ||
+      (status = lhi_cuda_device_reserve(&s->scratch, scratch, true, s->stream)) < 0 ||
+      (status = lhi_cuda_device_reserve(&s->results, results, false, s->stream)) < 0 ||
+      (status = lhi_cuda_host_reserve(&s->results_host, results)) < 0 ||
+      (status = lhi_cuda_device_reserve(&s->sort_scratch, sort_bytes, false, s->stream)) < 0)
     return status;
 
   for (size_t j = 0; j < n; j++) {
@@ -518,9 +408,9 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
       return status;
     j += count;
   }
-  CUDA_CHECK(cudaMemcpyAsync(s->results_host.data, s->results.data, results, cudaMemcpyDeviceToHost,
-                             s->stream));
-  CUDA_CHECK(cudaStreamSynchronize(s->stream));
+  LHI_CUDA_CHECK(cudaMemcpyAsync(s->results_host.data, s->results.data, results,
+                                 cudaMemcpyDeviceToHost, s->stream));
+  LHI_CUDA_CHECK(cudaStreamSynchronize(s->stream));
   for (size_t j = 0; j < n; j++)
     unpack_result((const uint8_t *)s->results_host.data + plans[j].result_offset, &jobs[j],
                   plans[j].bins);
@@ -554,13 +444,13 @@ static int cuda_analyze(void *state, LhiJob *jobs, size_t n_jobs)
 }
 
 const LhiBackend lhi_cuda_backend = {
-  .name = "cuda",
-  .kind = LH_BACKEND_CUDA,
-  .open = cuda_open,
-  .close = cuda_close,
-  .set_stream = cuda_set_stream,
-  .prefer_sort = cuda_prefer_sort,
-  .analyze = cuda_analyze,
-  .equalize = lhi_cuda_equalize,
-  .overlay = lhi_cuda_overlay,
+    .name = "cuda",
+    .kind = LH_BACKEND_CUDA,
+    .open = cuda_open,
+    .close = cuda_close,
+    .set_stream = cuda_set_stream,
+    .prefer_sort = cuda_prefer_sort,
+    .analyze = cuda_analyze,
+    .equalize = lhi_cuda_equalize,
+    .overlay = lhi_cuda_overlay,
 };

@@ -7,6 +7,33 @@
 
 #include "lh-private.h"
 
+/* Reports a failed CUDA call (file:line, the call, CUDA's words) as
+ * LH_ERROR_NO_MEMORY or LH_ERROR_CUDA, saying when the context is lost. */
+int lhi_cuda_failure(cudaError_t error, const char *call, const char *file, int line);
+
+#define LHI_CUDA_CHECK(call)                                                                       \
+  do {                                                                                             \
+    cudaError_t error_ = (call);                                                                   \
+    if (error_ != cudaSuccess)                                                                     \
+      return lhi_cuda_failure(error_, #call, __FILE__, __LINE__);                                  \
+  } while (0)
+
+/* Device or pinned host memory, grown when too small and otherwise reused. */
+typedef struct {
+  void *data;
+  size_t size;
+} LhiCudaBuffer;
+
+size_t lhi_cuda_align_up(size_t n, size_t alignment);
+
+/* At least size bytes of device memory; zeroed on stream when new if zero. */
+int lhi_cuda_device_reserve(LhiCudaBuffer *buffer, size_t size, bool zero, cudaStream_t stream);
+
+/* At least size bytes of pinned host memory. */
+int lhi_cuda_host_reserve(LhiCudaBuffer *buffer, size_t size);
+
+void lhi_cuda_release(LhiCudaBuffer *buffer, bool host);
+
 /* The stream the backend's work goes on now (its own or the caller's). */
 cudaStream_t lhi_cuda_stream(void *state);
 

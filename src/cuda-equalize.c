@@ -10,118 +10,37 @@
 #include "cuda-backend.h"
 #include "lh-kernels.h"
 
-/* Device buffers grow by at least this factor, as the backend's do. */
-#define GROWTH_NUM 5
-#define GROWTH_DEN 4
+/* Offsets of planes inside the device and staging buffers. */
 #define ALIGNMENT 256
-
-static int cuda_failure(cudaError_t error, const char *call, const char *file, int line)
-{
-  /* A failed call stays the runtime's last error, which the next launch
-   * check (cudaGetLastError) would report again: read it off, so that one
-   * batch out of device memory does not fail every later one.  A sticky
-   * error (a fault) is not cleared by this and keeps being reported. */
-  (void)cudaGetLastError();
-  int status = error == cudaErrorMemoryAllocation ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
-  return lhi_error(status, "%s:%d: %s: %s (%s)", file, line, call, cudaGetErrorString(error),
-                   cudaGetErrorName(error));
-}
-
-#define CUDA_CHECK(call)                                                                           \
-  do {                                                                                             \
-    cudaError_t error_ = (call);                                                                   \
-    if (error_ != cudaSuccess)                                                                     \
-      return cuda_failure(error_, #call, __FILE__, __LINE__);                                      \
-  } while (0)
-
-typedef struct {
-  void *data;
-  size_t size;
-} Buffer;
 
 typedef struct {
   LhkDevice device;
-  Buffer frame;     /* device copy of a host frame's planes */
-  Buffer staging;   /* pinned host memory those copies go through */
-  Buffer histogram; /* 64-bit luma histogram, zero between frames */
-  Buffer scratch;   /* lhk_histogram's scratch, zero between frames */
-  Buffer tiles;     /* CLAHE tile histograms, zero between frames */
-  Buffer cut;       /* CLAHE's 64-bit scene-cut histogram, zero between frames */
-  Buffer luts;      /* 16-bit LUT entries */
-  Buffer columns;   /* overlay bar heights, then column flags */
+  LhiCudaBuffer frame;     /* device copy of a host frame's planes */
+  LhiCudaBuffer staging;   /* pinned host memory those copies go through */
+  LhiCudaBuffer histogram; /* 64-bit luma histogram, zero between frames */
+  LhiCudaBuffer scratch;   /* lhk_histogram's scratch, zero between frames */
+  LhiCudaBuffer tiles;     /* CLAHE tile histograms, zero between frames */
+  LhiCudaBuffer cut;       /* CLAHE's 64-bit scene-cut histogram, zero between frames */
+  LhiCudaBuffer luts;      /* 16-bit LUT entries */
+  LhiCudaBuffer columns;   /* overlay bar heights, then column flags */
   /* A failure in the middle of a frame may leave the buffers that are kept
    * zero dirty. */
   bool dirty;
 } CudaEqualize;
-
-static size_t align_up(size_t n, size_t alignment)
-{
-  return (n + alignment - 1) / alignment * alignment;
-}
-
-static size_t grown(const Buffer *buffer, size_t size)
-{
-  size_t bigger = buffer->size / GROWTH_DEN * GROWTH_NUM;
-  return align_up(size > bigger ? size : bigger, ALIGNMENT);
-}
-
-static int device_reserve(Buffer *buffer, size_t size, bool zero, cudaStream_t stream)
-{
-  if (size <= buffer->size)
-    return LH_OK;
-  size_t new_size = grown(buffer, size);
-  if (buffer->data) {
-    CUDA_CHECK(cudaFree(buffer->data));
-    buffer->data = NULL;
-    buffer->size = 0;
-  }
-  CUDA_CHECK(cudaMalloc(&buffer->data, new_size));
-  buffer->size = new_size;
-  if (zero)
-    CUDA_CHECK(cudaMemsetAsync(buffer->data, 0, new_size, stream));
-  return LH_OK;
-}
-
-static int host_reserve(Buffer *buffer, size_t size)
-{
-  if (size <= buffer->size)
-    return LH_OK;
-  size_t new_size = grown(buffer, size);
-  if (buffer->data) {
-    CUDA_CHECK(cudaFreeHost(buffer->data));
-    buffer->data = NULL;
-    buffer->size = 0;
-  }
-  CUDA_CHECK(cudaMallocHost(&buffer->data, new_size));
-  buffer->size = new_size;
-  return LH_OK;
-}
-
-static void release(Buffer *buffer, bool host)
-{
-  if (buffer->data) {
-    if (host)
-      cudaFreeHost(buffer->data);
-    else
-      cudaFree(buffer->data);
-  }
-  buffer->data = NULL;
-  buffer->size = 0;
-}
 
 void lhi_cuda_equalize_free(void *data)
 {
   CudaEqualize *e = data;
   if (!e)
     return;
-  release(&e->frame, false);
-  release(&e->staging, true);
-  release(&e->histogram, false);
-  release(&e->scratch, false);
-  release(&e->tiles, false);
-  release(&e->cut, false);
-  release(&e->luts, false);
-  release(&e->columns, false);
+  lhi_cuda_release(&e->frame, false);
+  lhi_cuda_release(&e->staging, true);
+  lhi_cuda_release(&e->histogram, false);
+  lhi_cuda_release(&e->scratch, false);
+  lhi_cuda_release(&e->tiles, false);
+  lhi_cuda_release(&e->cut, false);
+  lhi_cuda_release(&e->luts, false);
+  lhi_cuda_release(&e->columns, false);
   free(e);
 }
 
@@ -137,17 +56,17 @@ static int open_extra(void *state, CudaEqualize **out)
     cudaError_t error = lhk_device_init(&e->device);
     if (error != cudaSuccess) {
       free(e);
-      return cuda_failure(error, "lhk_device_init", __FILE__, __LINE__);
+      return lhi_cuda_failure(error, "lhk_device_init", __FILE__, __LINE__);
     }
     *slot = e;
   }
   if (e->dirty) {
     cudaStream_t stream = lhi_cuda_stream(state);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    Buffer *zeroed[] = {&e->histogram, &e->scratch, &e->tiles, &e->cut};
+    LHI_CUDA_CHECK(cudaStreamSynchronize(stream));
+    LhiCudaBuffer *zeroed[] = {&e->histogram, &e->scratch, &e->tiles, &e->cut};
     for (size_t i = 0; i < sizeof zeroed / sizeof *zeroed; i++)
       if (zeroed[i]->data)
-        CUDA_CHECK(cudaMemsetAsync(zeroed[i]->data, 0, zeroed[i]->size, stream));
+        LHI_CUDA_CHECK(cudaMemsetAsync(zeroed[i]->data, 0, zeroed[i]->size, stream));
     e->dirty = false;
   }
   *out = e;
@@ -199,9 +118,10 @@ static void lay_out(const LhFrame *frame, bool with_chroma, Layout *layout)
   for (int p = 1; p < layout->n_planes; p++)
     lhi_chroma_shape(frame, &layout->row_bytes[p], &layout->rows[p]);
   for (int p = 0; p < layout->n_planes; p++) {
-    layout->pitch[p] = align_up(layout->row_bytes[p], 16);
+    layout->pitch[p] = lhi_cuda_align_up(layout->row_bytes[p], 16);
     layout->offset[p] = layout->total;
-    layout->total = align_up(layout->total + layout->pitch[p] * (size_t)layout->rows[p], ALIGNMENT);
+    layout->total =
+        lhi_cuda_align_up(layout->total + layout->pitch[p] * (size_t)layout->rows[p], ALIGNMENT);
   }
 }
 
@@ -209,13 +129,13 @@ static void lay_out(const LhFrame *frame, bool with_chroma, Layout *layout)
 static int upload(CudaEqualize *e, const LhFrame *frame, const Layout *layout, LhFrame *device,
                   cudaStream_t stream)
 {
-  int status = device_reserve(&e->frame, layout->total, false, stream);
+  int status = lhi_cuda_device_reserve(&e->frame, layout->total, false, stream);
   if (status == LH_OK)
-    status = host_reserve(&e->staging, layout->total);
+    status = lhi_cuda_host_reserve(&e->staging, layout->total);
   if (status < 0)
     return status;
   /* The staging buffer may still feed the previous frame's copy. */
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  LHI_CUDA_CHECK(cudaStreamSynchronize(stream));
   *device = *frame;
   device->memory = LH_MEMORY_CUDA;
   for (int p = 0; p < layout->n_planes; p++) {
@@ -227,8 +147,8 @@ static int upload(CudaEqualize *e, const LhFrame *frame, const Layout *layout, L
     device->planes[p] = (uint8_t *)e->frame.data + layout->offset[p];
     device->strides[p] = layout->pitch[p];
   }
-  CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total, cudaMemcpyHostToDevice,
-                             stream));
+  LHI_CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total,
+                                 cudaMemcpyHostToDevice, stream));
   return LH_OK;
 }
 
@@ -236,9 +156,9 @@ static int upload(CudaEqualize *e, const LhFrame *frame, const Layout *layout, L
 static int download(CudaEqualize *e, const Layout *layout, const LhFrame *frame,
                     cudaStream_t stream)
 {
-  CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total, cudaMemcpyDeviceToHost,
-                             stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  LHI_CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total,
+                                 cudaMemcpyDeviceToHost, stream));
+  LHI_CUDA_CHECK(cudaStreamSynchronize(stream));
   for (int p = 0; p < layout->n_planes; p++) {
     const uint8_t *staged = (const uint8_t *)e->staging.data + layout->offset[p];
     for (int y = 0; y < layout->rows[p]; y++)
@@ -279,8 +199,9 @@ static int device_window_query(void *data, int *frames, uint64_t *cuts)
 {
   DeviceWindow *w = data;
   uint8_t header[LHK_TEMPORAL_HEADER_BYTES];
-  CUDA_CHECK(cudaMemcpyAsync(header, w->device, sizeof header, cudaMemcpyDeviceToHost, w->stream));
-  CUDA_CHECK(cudaStreamSynchronize(w->stream));
+  LHI_CUDA_CHECK(
+      cudaMemcpyAsync(header, w->device, sizeof header, cudaMemcpyDeviceToHost, w->stream));
+  LHI_CUDA_CHECK(cudaStreamSynchronize(w->stream));
   unsigned long long c;
   lhk_temporal_header_counts(header, frames, &c);
   *cuts = c;
@@ -308,7 +229,7 @@ static int device_window(LhTemporal *temporal, const LhiTemporalKey *key, size_t
     if (error != cudaSuccess) {
       cudaFree(w->device);
       free(w);
-      return cuda_failure(error, "a temporal window", __FILE__, __LINE__);
+      return lhi_cuda_failure(error, "a temporal window", __FILE__, __LINE__);
     }
     w->stream = stream;
     lhi_temporal_attach(temporal, key, &device_window_ops, w);
@@ -347,9 +268,10 @@ static LhkPlane plane_of(const LhiEqualizeJob *job, const LhFrame *in, const LhF
 static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, uint32_t bins,
                            cudaStream_t stream)
 {
-  int status = device_reserve(&e->histogram, bins * sizeof(uint64_t), true, stream);
+  int status = lhi_cuda_device_reserve(&e->histogram, bins * sizeof(uint64_t), true, stream);
   if (status == LH_OK)
-    status = device_reserve(&e->scratch, lhk_histogram_scratch_bytes(bins, 1), true, stream);
+    status =
+        lhi_cuda_device_reserve(&e->scratch, lhk_histogram_scratch_bytes(bins, 1), true, stream);
   if (status < 0)
     return status;
   uint64_t band_rows = ((1ull << 31) - 1) / ((uint64_t)p->width + 1);
@@ -363,8 +285,8 @@ static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, u
     image.shift = p->shift;
     image.max_value = p->max_value;
     memcpy(image.weights, p->weights, sizeof image.weights);
-    CUDA_CHECK(lhk_histogram(&e->device, pixel, bins, &image, 1, e->histogram.data, 1,
-                             e->scratch.data, stream));
+    LHI_CUDA_CHECK(lhk_histogram(&e->device, pixel, bins, &image, 1, e->histogram.data, 1,
+                                 e->scratch.data, stream));
   }
   return LH_OK;
 }
@@ -379,7 +301,7 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
   const size_t n_tiles =
       job->kind == LHI_EQUALIZE_CLAHE ? (size_t)grid->tiles_x * (size_t)grid->tiles_y : 1;
   const size_t entries = n_tiles * bins;
-  int status = device_reserve(&e->luts, entries * sizeof(uint16_t), false, stream);
+  int status = lhi_cuda_device_reserve(&e->luts, entries * sizeof(uint16_t), false, stream);
   if (status < 0)
     return status;
   uint16_t *luts = e->luts.data;
@@ -398,34 +320,37 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
 
   switch (job->kind) {
   case LHI_EQUALIZE_LUT:
-    CUDA_CHECK(
+    LHI_CUDA_CHECK(
         cudaMemcpyAsync(luts, job->lut, bins * sizeof(uint16_t), cudaMemcpyHostToDevice, stream));
-    CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
+    LHI_CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
     break;
   case LHI_EQUALIZE_GLOBAL:
     if ((status = frame_histogram(e, pixel, &plane, bins, stream)) < 0)
       return status;
     if (window)
-      CUDA_CHECK(lhk_temporal_decide(window->device, e->histogram.data, bins, 0, window_frames,
-                                     threshold, stream));
-    CUDA_CHECK(lhk_equalize_lut(e->histogram.data, bins, job->black, job->white, luts, stream));
+      LHI_CUDA_CHECK(lhk_temporal_decide(window->device, e->histogram.data, bins, 0, window_frames,
+                                         threshold, stream));
+    LHI_CUDA_CHECK(lhk_equalize_lut(e->histogram.data, bins, job->black, job->white, luts, stream));
     if (window)
-      CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
-    CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
+      LHI_CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
+    LHI_CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
     break;
   case LHI_EQUALIZE_CLAHE:
-    if ((status = device_reserve(&e->tiles, entries * sizeof(uint32_t), true, stream)) < 0 ||
-        (window && (status = device_reserve(&e->cut, bins * sizeof(uint64_t), true, stream)) < 0))
+    if ((status = lhi_cuda_device_reserve(&e->tiles, entries * sizeof(uint32_t), true, stream)) <
+            0 ||
+        (window &&
+         (status = lhi_cuda_device_reserve(&e->cut, bins * sizeof(uint64_t), true, stream)) < 0))
       return status;
-    CUDA_CHECK(lhk_clahe_histograms(&e->device, pixel, &plane, grid, bins, e->tiles.data, stream));
-    CUDA_CHECK(
+    LHI_CUDA_CHECK(
+        lhk_clahe_histograms(&e->device, pixel, &plane, grid, bins, e->tiles.data, stream));
+    LHI_CUDA_CHECK(
         lhk_clahe_luts(grid, bins, e->tiles.data, luts, window ? e->cut.data : NULL, stream));
     if (window) {
-      CUDA_CHECK(lhk_temporal_decide(window->device, e->cut.data, bins, 1, window_frames, threshold,
-                                     stream));
-      CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
+      LHI_CUDA_CHECK(lhk_temporal_decide(window->device, e->cut.data, bins, 1, window_frames,
+                                         threshold, stream));
+      LHI_CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
     }
-    CUDA_CHECK(lhk_clahe_apply(pixel, &plane, grid, bins, luts, stream));
+    LHI_CUDA_CHECK(lhk_clahe_apply(pixel, &plane, grid, bins, luts, stream));
     break;
   }
   return LH_OK;
@@ -442,9 +367,9 @@ static int copy_device_chroma(const LhiEqualizeJob *job, cudaStream_t stream)
   lhi_chroma_shape(&job->in, &row_bytes, &rows);
   for (int p = 1; p < info->n_planes; p++)
     if (job->in.planes[p] != job->out.planes[p])
-      CUDA_CHECK(cudaMemcpy2DAsync(job->out.planes[p], job->out.strides[p], job->in.planes[p],
-                                   job->in.strides[p], row_bytes, (size_t)rows,
-                                   cudaMemcpyDeviceToDevice, stream));
+      LHI_CUDA_CHECK(cudaMemcpy2DAsync(job->out.planes[p], job->out.strides[p], job->in.planes[p],
+                                       job->in.strides[p], row_bytes, (size_t)rows,
+                                       cudaMemcpyDeviceToDevice, stream));
   return LH_OK;
 }
 
@@ -487,15 +412,15 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
 {
   const LhiFormatInfo *info = lhi_format_info(frame->format);
   const size_t columns = (size_t)job->panel.width - 2;
-  const size_t heights_bytes = align_up(columns * sizeof(uint16_t), 16);
-  int status = device_reserve(&e->columns, heights_bytes + columns, false, stream);
+  const size_t heights_bytes = lhi_cuda_align_up(columns * sizeof(uint16_t), 16);
+  int status = lhi_cuda_device_reserve(&e->columns, heights_bytes + columns, false, stream);
   if (status < 0)
     return status;
   uint8_t *device_columns = e->columns.data;
-  CUDA_CHECK(cudaMemcpyAsync(device_columns, job->bar_heights, columns * sizeof(uint16_t),
-                             cudaMemcpyHostToDevice, stream));
-  CUDA_CHECK(cudaMemcpyAsync(device_columns + heights_bytes, job->column_flags, columns,
-                             cudaMemcpyHostToDevice, stream));
+  LHI_CUDA_CHECK(cudaMemcpyAsync(device_columns, job->bar_heights, columns * sizeof(uint16_t),
+                                 cudaMemcpyHostToDevice, stream));
+  LHI_CUDA_CHECK(cudaMemcpyAsync(device_columns + heights_bytes, job->column_flags, columns,
+                                 cudaMemcpyHostToDevice, stream));
   LhkOverlay o;
   memset(&o, 0, sizeof o);
   for (int p = 0; p < 3; p++) {
@@ -517,7 +442,7 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
   o.bar_heights = (const uint16_t *)device_columns;
   o.column_flags = device_columns + heights_bytes;
   memcpy(o.inks, job->inks, sizeof o.inks);
-  CUDA_CHECK(lhk_overlay(&o, stream));
+  LHI_CUDA_CHECK(lhk_overlay(&o, stream));
   return LH_OK;
 }
 
