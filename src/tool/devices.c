@@ -108,6 +108,21 @@ static bool open_on_device(LhtContexts *c, int device, int first, int step, int 
   return true;
 }
 
+LhContext *lht_context_open(LhBackend wanted, bool verbose)
+{
+  LhContext *context = NULL;
+  if (lh_context_new(wanted, &context) < 0) {
+    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+    return NULL;
+  }
+  if (verbose) {
+    const char *note = lh_context_note(context);
+    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(context)),
+              *note ? ": " : "", note);
+  }
+  return context;
+}
+
 bool lht_contexts_open(LhtContexts *c, LhBackend wanted, const GArray *ids, int cpu_workers,
                        int per_device, bool verbose)
 {
@@ -128,16 +143,10 @@ bool lht_contexts_open(LhtContexts *c, LhBackend wanted, const GArray *ids, int 
     return true;
   }
 
-  LhContext *first = NULL;
-  if (lh_context_new(wanted, &first) < 0) {
-    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+  LhContext *first = lht_context_open(wanted, verbose);
+  if (!first)
     return false;
-  }
   LhBackend backend = lh_context_backend(first);
-  if (verbose) {
-    const char *note = lh_context_note(first);
-    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(backend), *note ? ": " : "", note);
-  }
   if (backend == LH_BACKEND_CUDA) {
     /* On the device current now; the contexts' threads make it current too. */
     contexts_alloc(c, per_device, backend);

@@ -382,17 +382,12 @@ int lht_equalize_main(int argc, char **argv)
     return code;
   }
 
-  if (lh_context_new(wanted, &run.context) < 0) {
-    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+  run.context = lht_context_open(wanted, args.verbose);
+  if (!run.context) {
     lht_plan_clear(&plan);
     lht_batch_args_clear(&batch);
     equalize_args_clear(&args);
     return LHT_EXIT_FAILURE;
-  }
-  if (args.verbose) {
-    const char *note = lh_context_note(run.context);
-    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(run.context)),
-              *note ? ": " : "", note);
   }
 
   LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,

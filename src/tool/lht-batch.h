@@ -127,6 +127,10 @@ typedef struct {
   LhBackend backend;
 } LhtContexts;
 
+/* One context on the wanted backend; one line on stderr and NULL when it
+ * cannot be had; with verbose, a line saying which backend is used and why. */
+LhContext *lht_context_open(LhBackend wanted, bool verbose);
+
 /* Opens the analysis contexts: per_device CUDA contexts (streams) on each
  * device of ids, or for AUTO/CUDA without ids on the default device, or
  * `cpu_workers` CPU contexts when the CPU is used.  Reports the problem and

@@ -208,16 +208,11 @@ int lht_overlay_main(int argc, char **argv)
     overlay_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
-  if (lh_context_new(wanted, &run.context) < 0) {
-    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+  run.context = lht_context_open(wanted, args.verbose);
+  if (!run.context) {
     lht_batch_args_clear(&batch);
     overlay_args_clear(&args);
     return LHT_EXIT_FAILURE;
-  }
-  if (args.verbose) {
-    const char *note = lh_context_note(run.context);
-    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(run.context)),
-              *note ? ": " : "", note);
   }
 
   LhtPlan plan = {0};
