@@ -128,29 +128,6 @@ typedef struct {
   uint32_t rows_per_band; /* rows of one image (all of them unless the frame is huge) */
 } Plan;
 
-static LhkPixel pixel_of(LhFormat format)
-{
-  switch (format) {
-  case LH_FORMAT_GRAY16:
-  case LH_FORMAT_P010:
-    return LHK_PIXEL_Y16;
-  case LH_FORMAT_RGB:
-  case LH_FORMAT_BGR:
-    return LHK_PIXEL_RGB8;
-  case LH_FORMAT_RGBA:
-  case LH_FORMAT_BGRA:
-  case LH_FORMAT_RGBX:
-  case LH_FORMAT_BGRX:
-    return LHK_PIXEL_RGBA8;
-  case LH_FORMAT_RGB16:
-    return LHK_PIXEL_RGB16;
-  case LH_FORMAT_RGBA16:
-    return LHK_PIXEL_RGBA16;
-  default: /* GRAY8 and the Y plane of I420, NV12 */
-    return LHK_PIXEL_Y8;
-  }
-}
-
 static bool is_pinned_host(const void *pointer)
 {
   struct cudaPointerAttributes attributes;
@@ -166,7 +143,7 @@ static void plan_job(const LhiJob *job, Plan *plan)
   const LhFrame *frame = &job->frame;
   const LhiFormatInfo *info = lhi_format_info(frame->format);
   memset(plan, 0, sizeof *plan);
-  plan->pixel = pixel_of(frame->format);
+  plan->pixel = lhi_cuda_pixel_of(frame->format);
   plan->bins = 1u << job->bit_depth;
   plan->image.stride = frame->strides[0];
   plan->image.width = (uint32_t)frame->width;

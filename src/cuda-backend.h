@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "lh-kernels.h"
 #include "lh-private.h"
 
 /* Reports a failed CUDA call (file:line, the call, CUDA's words) as
@@ -33,6 +34,9 @@ int lhi_cuda_device_reserve(LhiCudaBuffer *buffer, size_t size, bool zero, cudaS
 int lhi_cuda_host_reserve(LhiCudaBuffer *buffer, size_t size);
 
 void lhi_cuda_release(LhiCudaBuffer *buffer, bool host);
+
+/* How the kernels read a format's plane 0 (the Y plane of YUV formats). */
+LhkPixel lhi_cuda_pixel_of(LhFormat format);
 
 /* The stream the backend's work goes on now (its own or the caller's). */
 cudaStream_t lhi_cuda_stream(void *state);

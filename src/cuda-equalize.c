@@ -73,29 +73,6 @@ static int open_extra(void *state, CudaEqualize **out)
   return LH_OK;
 }
 
-static LhkPixel pixel_of(LhFormat format)
-{
-  switch (format) {
-  case LH_FORMAT_GRAY16:
-  case LH_FORMAT_P010:
-    return LHK_PIXEL_Y16;
-  case LH_FORMAT_RGB:
-  case LH_FORMAT_BGR:
-    return LHK_PIXEL_RGB8;
-  case LH_FORMAT_RGBA:
-  case LH_FORMAT_BGRA:
-  case LH_FORMAT_RGBX:
-  case LH_FORMAT_BGRX:
-    return LHK_PIXEL_RGBA8;
-  case LH_FORMAT_RGB16:
-    return LHK_PIXEL_RGB16;
-  case LH_FORMAT_RGBA16:
-    return LHK_PIXEL_RGBA16;
-  default:
-    return LHK_PIXEL_Y8;
-  }
-}
-
 /* ------------------------------------------------------------------------ */
 /* Host frames: every plane packed at a 16-byte pitch into one device buffer */
 
@@ -294,7 +271,7 @@ static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, u
 static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFrame *in,
                               const LhFrame *out, cudaStream_t stream)
 {
-  const LhkPixel pixel = pixel_of(in->format);
+  const LhkPixel pixel = lhi_cuda_pixel_of(in->format);
   const LhkPlane plane = plane_of(job, in, out);
   const uint32_t bins = 1u << job->bit_depth;
   const LhiClaheGrid *grid = &job->grid;
@@ -427,7 +404,7 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
     o.planes[p] = frame->planes[p];
     o.strides[p] = frame->strides[p];
   }
-  o.pixel = pixel_of(frame->format);
+  o.pixel = lhi_cuda_pixel_of(frame->format);
   o.shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
   o.rgb_index[0] = info->r;
   o.rgb_index[1] = info->g;

@@ -1,5 +1,6 @@
-/* cuda-memory.c: what the CUDA backend's host files share: the report of a
- * failed CUDA call, and device and pinned buffers that grow and are reused. */
+/* cuda-common.c: what the CUDA backend's host files share: the report of a
+ * failed CUDA call, device and pinned buffers that grow and are reused, and
+ * the kernels' name for each pixel layout. */
 #include <stdbool.h>
 
 #include "cuda-backend.h"
@@ -100,4 +101,27 @@ void lhi_cuda_release(LhiCudaBuffer *buffer, bool host)
   }
   buffer->data = NULL;
   buffer->size = 0;
+}
+
+LhkPixel lhi_cuda_pixel_of(LhFormat format)
+{
+  switch (format) {
+  case LH_FORMAT_GRAY16:
+  case LH_FORMAT_P010:
+    return LHK_PIXEL_Y16;
+  case LH_FORMAT_RGB:
+  case LH_FORMAT_BGR:
+    return LHK_PIXEL_RGB8;
+  case LH_FORMAT_RGBA:
+  case LH_FORMAT_BGRA:
+  case LH_FORMAT_RGBX:
+  case LH_FORMAT_BGRX:
+    return LHK_PIXEL_RGBA8;
+  case LH_FORMAT_RGB16:
+    return LHK_PIXEL_RGB16;
+  case LH_FORMAT_RGBA16:
+    return LHK_PIXEL_RGBA16;
+  default: /* GRAY8 and the Y plane of I420, NV12 */
+    return LHK_PIXEL_Y8;
+  }
 }
