@@ -14,19 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../unit/test-check.h"
 #include "lumahist.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      failures++;                                                                                  \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fprintf(stderr, " (last error: \"%s\")\n", lh_last_error());                                 \
-    }                                                                                              \
-  } while (0)
 
 static uint8_t small_pixels[96 * 64];
 

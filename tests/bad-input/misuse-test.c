@@ -15,19 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../unit/test-check.h"
+#include "../unit/test-formats.h"
 #include "lumahist.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      failures++;                                                                                  \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fprintf(stderr, " (last error: \"%s\")\n", lh_last_error());                                 \
-    }                                                                                              \
-  } while (0)
 
 /* A call that must fail with status and say something about it. */
 #define EXPECT(call, status, what)                                                                 \
@@ -46,28 +36,6 @@ static const LhFormat all_formats[] = {
     LH_FORMAT_I420,  LH_FORMAT_NV12,   LH_FORMAT_P010,
 };
 #define N_FORMATS (sizeof all_formats / sizeof all_formats[0])
-
-static size_t pixel_bytes(LhFormat format)
-{
-  switch (format) {
-  case LH_FORMAT_GRAY8:
-  case LH_FORMAT_I420:
-  case LH_FORMAT_NV12:
-    return 1;
-  case LH_FORMAT_GRAY16:
-  case LH_FORMAT_P010:
-    return 2;
-  case LH_FORMAT_RGB:
-  case LH_FORMAT_BGR:
-    return 3;
-  case LH_FORMAT_RGB16:
-    return 6;
-  case LH_FORMAT_RGBA16:
-    return 8;
-  default:
-    return 4;
-  }
-}
 
 /* A frame over a buffer of exactly lh_frame_buffer_size() bytes, filled with a
  * pattern (16-bit samples kept to 10 significant bits at the top for P010). */
@@ -170,7 +138,7 @@ static void test_frames(LhContext *ctx)
   lh_stats_init(&s);
   for (size_t k = 0; k < N_FORMATS; k++) {
     LhFormat format = all_formats[k];
-    size_t row = 5 * pixel_bytes(format);
+    size_t row = 5 * (size_t)gen_pixel_bytes(format);
     uint8_t *data = malloc(row * 8);
     memset(data, 0x40, row * 8);
     char what[64];
@@ -387,18 +355,19 @@ static void test_odd_420(LhContext *ctx)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
       int w = sizes[i][0], h = sizes[i][1];
       for (int padded = 0; padded <= 1; padded++) {
-        size_t stride = padded ? w * pixel_bytes(formats[k]) + 6 : 0;
+        size_t stride = padded ? w * (size_t)gen_pixel_bytes(formats[k]) + 6 : 0;
         char what[96];
         snprintf(what, sizeof what, "%s %dx%d stride %zu", lh_format_name(formats[k]), w, h,
                  stride);
-        size_t row = (size_t)w * pixel_bytes(formats[k]);
+        size_t row = (size_t)w * (size_t)gen_pixel_bytes(formats[k]);
         size_t y_stride = stride ? stride : row;
         /* Chroma rows: half the luma stride (I420) or all of it (NV12, P010),
          * but never less than ceil(w / 2) samples (two interleaved). */
         size_t chroma_rows = ((size_t)h + 1) / 2;
         bool planar = formats[k] == LH_FORMAT_I420;
         size_t chroma_stride = planar ? (y_stride + 1) / 2 : y_stride;
-        size_t chroma_row = ((size_t)w + 1) / 2 * pixel_bytes(formats[k]) * (planar ? 1 : 2);
+        size_t chroma_row =
+            ((size_t)w + 1) / 2 * (size_t)gen_pixel_bytes(formats[k]) * (planar ? 1 : 2);
         if (chroma_stride < chroma_row)
           chroma_stride = chroma_row;
         size_t want = y_stride * h + (planar ? 2 : 1) * chroma_rows * chroma_stride;

@@ -9,19 +9,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../unit/test-check.h"
 #include "eq-reference.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      failures++;                                                                                  \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fprintf(stderr, "\n");                                                                       \
-    }                                                                                              \
-  } while (0)
 
 static LhContext *cpu, *gpu;
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../unit/test-formats.h"
 #include "fuzz-common.h"
 
 /* Consumes the input front to back; past its end every byte reads 0. */
@@ -28,30 +29,6 @@ static unsigned take16(Reader *r)
 {
   unsigned lo = take8(r);
   return lo | (take8(r) << 8);
-}
-
-/* Bytes each format has per pixel in plane 0 (the library's own table is
- * what is under test, so it is written out here again). */
-static size_t pixel_bytes(LhFormat format)
-{
-  switch (format) {
-  case LH_FORMAT_GRAY8:
-  case LH_FORMAT_I420:
-  case LH_FORMAT_NV12:
-    return 1;
-  case LH_FORMAT_GRAY16:
-  case LH_FORMAT_P010:
-    return 2;
-  case LH_FORMAT_RGB:
-  case LH_FORMAT_BGR:
-    return 3;
-  case LH_FORMAT_RGB16:
-    return 6;
-  case LH_FORMAT_RGBA16:
-    return 8;
-  default:
-    return 4;
-  }
 }
 
 static void check_stats(const LhStats *s, uint64_t count, const LhOptions *o)
@@ -128,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The buffer: lh_frame_buffer_size for whole frames, or exactly the rows
    * of plane 0 when only plane 0 is described. */
   bool known = (unsigned)format < LH_FORMAT_COUNT;
-  size_t row = (size_t)width * pixel_bytes(format);
+  size_t row = (size_t)width * (size_t)gen_pixel_bytes(format);
   size_t stride = (size_t)((long)row + stride_delta > 0 ? (long)row + stride_delta : 0);
   LhFrame frame;
   memset(&frame, 0, sizeof frame);

@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "lumahist.h"
+#include "test-formats.h"
 
 #define SKIP_EXIT 77
 
@@ -54,28 +55,6 @@ typedef struct {
   MemKind mem;
   size_t block_size;
 } TestFrame;
-
-static inline int format_pixel_bytes(LhFormat f)
-{
-  switch (f) {
-  case LH_FORMAT_GRAY8:
-  case LH_FORMAT_I420:
-  case LH_FORMAT_NV12:
-    return 1;
-  case LH_FORMAT_GRAY16:
-  case LH_FORMAT_P010:
-    return 2;
-  case LH_FORMAT_RGB:
-  case LH_FORMAT_BGR:
-    return 3;
-  case LH_FORMAT_RGB16:
-    return 6;
-  case LH_FORMAT_RGBA16:
-    return 8;
-  default:
-    return 4;
-  }
-}
 
 static inline bool format_is_wide(LhFormat f)
 {
@@ -166,7 +145,7 @@ static inline bool test_frame_make(TestFrame *t, LhFormat format, int width, int
                                    size_t offset, MemKind mem)
 {
   memset(t, 0, sizeof *t);
-  const int bpp = format_pixel_bytes(format), n = format_samples(format);
+  const int bpp = gen_pixel_bytes(format), n = format_samples(format);
   const size_t stride = (size_t)width * bpp + pad;
   t->block_size = offset + stride * (size_t)height;
   t->host_block = malloc(t->block_size);

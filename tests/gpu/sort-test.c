@@ -12,20 +12,7 @@
 #include "lh-kernels.h"
 #include "lh-private.h"
 #include "lumahist.h"
-
-static int failures;
-static int checks;
-
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    checks++;                                                                                      \
-    if (!(cond)) {                                                                                 \
-      failures++;                                                                                  \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fprintf(stderr, "\n");                                                                       \
-    }                                                                                              \
-  } while (0)
+#include "test-check.h"
 
 #define CUDA_OR_DIE(call)                                                                          \
   do {                                                                                             \

@@ -8,18 +8,7 @@
 
 #include "frame-gen.h"
 #include "lumahist.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                          \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      failures++;                                                                                 \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
-      fprintf(stderr, __VA_ARGS__);                                                               \
-      fprintf(stderr, "\n");                                                                      \
-    }                                                                                             \
-  } while (0)
+#include "test-check.h"
 
 /* ---- the reference: written from DESIGN.md's definitions, not from src/ ---- */
 
@@ -145,10 +134,10 @@ static bool close_enough(double a, double b)
 /* Analyses a frame with the library and the reference and compares all fields. */
 static void check_frame(LhContext *ctx, const LhFrame *f, const LhOptions *o, const char *what)
 {
-  int depth = f->bit_depth ? f->bit_depth
-              : f->format == LH_FORMAT_P010 ? 10
+  int depth = f->bit_depth                       ? f->bit_depth
+              : f->format == LH_FORMAT_P010      ? 10
               : gen_sample_bytes(f->format) == 2 ? 16
-                                                  : 8;
+                                                 : 8;
   LhStats s;
   lh_stats_init(&s);
   int status = lh_analyze(ctx, f, o, &s);
@@ -179,8 +168,8 @@ static void check_frame(LhContext *ctx, const LhFrame *f, const LhOptions *o, co
         ref.min, ref.max);
   CHECK(s.median == ref.median, "%s: median %u != %u", what, s.median, ref.median);
   for (int k = 0; k < o->n_percentiles; k++) {
-    CHECK(s.percentile_value[k] == ref.percentile[k], "%s: P%g %u != %u", what,
-          o->percentiles[k], s.percentile_value[k], ref.percentile[k]);
+    CHECK(s.percentile_value[k] == ref.percentile[k], "%s: P%g %u != %u", what, o->percentiles[k],
+          s.percentile_value[k], ref.percentile[k]);
     if (k > 0 && o->percentiles[k] >= o->percentiles[k - 1])
       CHECK(s.percentile_value[k] >= s.percentile_value[k - 1], "%s: percentiles not monotonic",
             what);
@@ -193,8 +182,7 @@ static void check_frame(LhContext *ctx, const LhFrame *f, const LhOptions *o, co
         "%s: legal %llu/%llu != %llu/%llu", what, (unsigned long long)s.below_legal_count,
         (unsigned long long)s.above_legal_count, (unsigned long long)ref.below,
         (unsigned long long)ref.above);
-  CHECK(close_enough(s.clipped_low, (double)ref.low / ref.count), "%s: clipped_low fraction",
-        what);
+  CHECK(close_enough(s.clipped_low, (double)ref.low / ref.count), "%s: clipped_low fraction", what);
   double black = o->range == LH_RANGE_LIMITED ? (16u << (depth - 8)) : 0.0;
   double white = o->range == LH_RANGE_LIMITED ? (235u << (depth - 8)) : (1u << depth) - 1.0;
   CHECK(close_enough(s.mean_norm, (ref.mean - black) / (white - black)), "%s: mean_norm", what);
@@ -239,8 +227,8 @@ static void test_every_format(LhContext *ctx)
         o.range = (case_number % 4 == 3) ? LH_RANGE_LIMITED : LH_RANGE_FULL;
         char what[200];
         snprintf(what, sizeof what, "%s %dx%d %s stride+%zu offset %zu matrix %d range %d",
-                 lh_format_name((LhFormat)f), sizes[s][0], sizes[s][1],
-                 gen_distribution_names[d], extra, offset, (int)o.matrix, (int)o.range);
+                 lh_format_name((LhFormat)f), sizes[s][0], sizes[s][1], gen_distribution_names[d],
+                 extra, offset, (int)o.matrix, (int)o.range);
         check_frame(ctx, &g.frame, &o, what);
         gen_free(&g);
         case_number++;

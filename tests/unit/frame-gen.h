@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lumahist.h"
+#include "test-formats.h"
 
 typedef enum {
   GEN_UNIFORM,     /* every sample uniform random */
@@ -21,7 +22,7 @@ typedef enum {
 } GenDistribution;
 
 static const char *const gen_distribution_names[GEN_COUNT] = {
-  "uniform", "constant", "two-values", "photo", "mostly-one", "same-bank", "narrow-band"};
+    "uniform", "constant", "two-values", "photo", "mostly-one", "same-bank", "narrow-band"};
 
 /* xorshift64*: small, seeded, the same on every platform. */
 static inline uint64_t gen_next(uint64_t *state)
@@ -71,37 +72,6 @@ typedef struct {
   uint8_t *allocation;
   size_t size;
 } GenFrame;
-
-static inline int gen_pixel_bytes(LhFormat f)
-{
-  switch (f) {
-  case LH_FORMAT_GRAY16:
-  case LH_FORMAT_P010:
-    return 2;
-  case LH_FORMAT_RGB:
-  case LH_FORMAT_BGR:
-    return 3;
-  case LH_FORMAT_RGBA:
-  case LH_FORMAT_BGRA:
-  case LH_FORMAT_RGBX:
-  case LH_FORMAT_BGRX:
-    return 4;
-  case LH_FORMAT_RGB16:
-    return 6;
-  case LH_FORMAT_RGBA16:
-    return 8;
-  default:
-    return 1;
-  }
-}
-
-static inline int gen_sample_bytes(LhFormat f)
-{
-  return (f == LH_FORMAT_GRAY16 || f == LH_FORMAT_P010 || f == LH_FORMAT_RGB16 ||
-          f == LH_FORMAT_RGBA16)
-             ? 2
-             : 1;
-}
 
 static inline void gen_store(uint8_t *p, int sample_bytes, uint32_t v)
 {
