@@ -438,17 +438,17 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   if (status == LHT_EXIT_OK) {
     ok = lht_batch_collect(args, job->names, job->n_names, paths);
     if (done) {
-      GPtrArray *todo = g_ptr_array_new_with_free_func(g_free);
+      GPtrArray *remaining = g_ptr_array_new_with_free_func(g_free);
       for (guint i = 0; i < paths->len; i++) {
         const char *path = g_ptr_array_index(paths, i);
         char *written = lht_path_as_written(path);
         if (!g_hash_table_contains(done, written))
-          g_ptr_array_add(todo, g_strdup(path));
+          g_ptr_array_add(remaining, g_strdup(path));
         g_free(written);
       }
-      guint skipped = paths->len - todo->len;
+      guint skipped = paths->len - remaining->len;
       g_ptr_array_free(paths, TRUE);
-      paths = todo;
+      paths = remaining;
       if (skipped && (job->verbose || args->progress) && !args->quiet)
         lht_error(args->output, "skipping %u files already done", skipped);
     }
