@@ -28,6 +28,7 @@ typedef enum {
 typedef struct {
   LhtItem item; /* first, so that the steps' LhtItem * is the task */
   Stage stage;
+  bool cancelled; /* not started: a stop signal came first */
 } Task;
 
 typedef struct {
@@ -129,6 +130,13 @@ static void pool_task(gpointer data, gpointer user_data)
 
   if (task->stage == STAGE_FINISH) {
     run_finish(p, task);
+    return;
+  }
+  /* After Ctrl-C the images not yet begun are left for --skip-existing: the
+   * run ends after the ones in hand instead of after every one dispatched. */
+  if (stop_signal) {
+    task->cancelled = true;
+    send_done(p, task);
     return;
   }
   gint64 start = g_get_monotonic_time();
@@ -254,13 +262,24 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
     p.batch_frames = contexts->backend == LH_BACKEND_CUDA ? CUDA_BATCH_FRAMES : 1;
   if (p.batch_frames > CUDA_BATCH_FRAMES)
     p.batch_frames = CUDA_BATCH_FRAMES;
-  p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, NULL);
-
+  /* Threads can be refused (a ulimit, an address space already reserved by
+   * the CUDA driver): that ends the run with a message, not an abort. */
+  GError *thread_error = NULL;
+  p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, &thread_error);
   GThread **threads = g_new0(GThread *, contexts->n);
   ContextThread *selves = g_new0(ContextThread, contexts->n);
-  for (int i = 0; i < contexts->n; i++) {
-    selves[i] = (ContextThread){&p, i};
-    threads[i] = g_thread_new("lumahist-analysis", context_thread, &selves[i]);
+  int n_threads = 0;
+  while (!thread_error && n_threads < contexts->n) {
+    selves[n_threads] = (ContextThread){&p, n_threads};
+    threads[n_threads] =
+        g_thread_try_new("lumahist-analysis", context_thread, &selves[n_threads], &thread_error);
+    if (threads[n_threads])
+      n_threads++;
+  }
+  if (thread_error) {
+    lht_error(NULL, "cannot start the worker threads: %s", thread_error->message);
+    g_clear_error(&thread_error);
+    result->stopped = true;
   }
 
   /* Holding pixels: dispatched and not yet handed back; this bounds memory.
@@ -280,7 +299,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
   sigaction(SIGINT, &action, &old_int);
   sigaction(SIGTERM, &action, &old_term);
 
-  bool stopping = false;
+  bool stopping = result->stopped;
+  bool cut = false; /* a cancelled task was reached: nothing after it is emitted */
   while (next_emit < next_dispatch || (!stopping && next_dispatch < n)) {
     while (!stopping && next_dispatch < n && next_dispatch - next_emit < window &&
            next_dispatch - (guint)g_atomic_int_get(&p.released) < holding) {
@@ -299,7 +319,10 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
     while (next_emit < next_dispatch && pending[next_emit % window]) {
       task = pending[next_emit % window];
       pending[next_emit % window] = NULL;
-      if (task->item.status < 0) {
+      cut = cut || task->cancelled;
+      if (cut) {
+        /* Dropped: output stays in input order, so nothing after a gap. */
+      } else if (task->item.status < 0) {
         /* Without a reason, the step has reported the failure itself. */
         if (task->item.reason) {
           lht_progress_clear(spec->progress);
@@ -319,9 +342,9 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
     lht_progress_update(spec->progress, result->done, result->failed);
   }
 
-  for (int i = 0; i < contexts->n; i++)
+  for (int i = 0; i < n_threads; i++)
     g_async_queue_push(p.device_queue, &end_of_work);
-  for (int i = 0; i < contexts->n; i++)
+  for (int i = 0; i < n_threads; i++)
     g_thread_join(threads[i]);
   g_thread_pool_free(p.pool, FALSE, TRUE);
   sigaction(SIGINT, &old_int, NULL);
