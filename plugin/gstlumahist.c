@@ -417,6 +417,17 @@ static void gst_lumahist_leave(GstLumahist *self)
 #endif
 }
 
+/* The same two, in the form GstLumahistPins calls them. */
+static gboolean gst_lumahist_pins_enter(gpointer element)
+{
+  return gst_lumahist_enter(element);
+}
+
+static void gst_lumahist_pins_leave(gpointer element)
+{
+  gst_lumahist_leave(element);
+}
+
 static void gst_lumahist_set_active_backend(GstLumahist *self, const gchar *name)
 {
   GST_OBJECT_LOCK(self);
@@ -427,6 +438,8 @@ static void gst_lumahist_set_active_backend(GstLumahist *self, const gchar *name
 
 static void gst_lumahist_close_library(GstLumahist *self)
 {
+  /* Pinned memory is unpinned while its library context exists. */
+  gst_lumahist_pins_clear(self->pins);
   if (self->lh || self->temporal) {
     /* Device memory is released in the context it was made in. */
     gboolean entered = gst_lumahist_enter(self);
@@ -712,6 +725,8 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *buffer,
     gst_video_frame_unmap(&vframe);
     goto push_failed;
   }
+  if (memory == LH_MEMORY_HOST)
+    gst_lumahist_pins_add(self->pins, self->lh, buffer);
   status = lh_context_set_stream(self->lh, stream);
   /* The statistics are those of the frame as it came in. */
   if (status == LH_OK && work->analyze)
@@ -1186,6 +1201,7 @@ static void gst_lumahist_finalize(GObject *object)
   GstLumahist *self = GST_LUMAHIST(object);
 
   gst_lumahist_close_library(self);
+  gst_lumahist_pins_free(self->pins);
   lh_stats_clear(&self->stats);
 #ifdef HAVE_GST_CUDA
   gst_clear_object(&self->cuda_ctx);
@@ -1345,6 +1361,7 @@ static void gst_lumahist_init(GstLumahist *self)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM(self);
 
+  self->pins = gst_lumahist_pins_new(gst_lumahist_pins_enter, gst_lumahist_pins_leave, self);
   self->mode = DEFAULT_MODE;
   self->backend = DEFAULT_BACKEND;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;

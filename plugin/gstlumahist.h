@@ -13,6 +13,7 @@
 #endif
 
 #include "gstlumahistmeta.h"
+#include "gstlumahistpins.h"
 
 G_BEGIN_DECLS
 
@@ -91,6 +92,8 @@ struct _GstLumahist {
   LhTemporal *temporal;
   guint temporal_window_made;
   gdouble cut_threshold_made;
+  /* system memory of upstream's pool, page-locked for the CUDA backend */
+  GstLumahistPins *pins;
 
 #ifdef HAVE_GST_CUDA
   /* The context shared with the pipeline (answers context queries), and the

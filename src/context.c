@@ -72,6 +72,28 @@ LH_API int lh_context_set_stream(LhContext *context, void *cuda_stream)
   return context->backend->set_stream(context->state, cuda_stream);
 }
 
+static int host_register(LhContext *context, void *memory, size_t bytes)
+{
+  if (!context || !memory)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "%s is NULL", context ? "memory" : "context");
+  if (!context->backend->host_register)
+    return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend reads host memory where it is",
+                     context->backend->name);
+  return context->backend->host_register(context->state, memory, bytes);
+}
+
+LH_API int lh_host_register(LhContext *context, void *memory, size_t bytes)
+{
+  if (bytes == 0)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "no bytes to register");
+  return host_register(context, memory, bytes);
+}
+
+LH_API int lh_host_unregister(LhContext *context, void *memory)
+{
+  return host_register(context, memory, 0);
+}
+
 /* Everything a backend needs for one frame, from the caller's frame and options. */
 static int prepare_job(LhContext *context, const LhFrame *frame, const LhOptions *options,
                        LhStats *stats, LhiJob *job)

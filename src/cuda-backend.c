@@ -94,6 +94,22 @@ static int cuda_set_stream(void *state, void *cuda_stream)
   return LH_OK;
 }
 
+static int cuda_host_register(void *state, void *memory, size_t bytes)
+{
+  (void)state;
+  cudaError_t error = bytes ? cudaHostRegister(memory, bytes, cudaHostRegisterPortable)
+                            : cudaHostUnregister(memory);
+  if (error == cudaErrorHostMemoryAlreadyRegistered || error == cudaErrorHostMemoryNotRegistered) {
+    (void)cudaGetLastError();
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "%s: the memory is %s page-locked",
+                     bytes ? "lh_host_register" : "lh_host_unregister", bytes ? "already" : "not");
+  }
+  if (error != cudaSuccess)
+    return lhi_cuda_failure(error, bytes ? "cudaHostRegister" : "cudaHostUnregister", __FILE__,
+                            __LINE__);
+  return LH_OK;
+}
+
 cudaStream_t lhi_cuda_stream(void *state)
 {
   return ((CudaState *)state)->stream;
@@ -426,6 +442,7 @@ const LhiBackend lhi_cuda_backend = {
     .open = cuda_open,
     .close = cuda_close,
     .set_stream = cuda_set_stream,
+    .host_register = cuda_host_register,
     .prefer_sort = cuda_prefer_sort,
     .analyze = cuda_analyze,
     .equalize = lhi_cuda_equalize,

@@ -210,6 +210,8 @@ struct LhiBackend {
   int (*open)(void **state);
   void (*close)(void *state);
   int (*set_stream)(void *state, void *cuda_stream);
+  /* lh_host_register and lh_host_unregister (bytes 0); NULL: nothing to do. */
+  int (*host_register)(void *state, void *memory, size_t bytes);
   /* Is sorting faster than the histogram's CDF for a job of this size? */
   bool (*prefer_sort)(void *state, uint64_t pixels, int bit_depth);
   int (*analyze)(void *state, LhiJob *jobs, size_t n_jobs);

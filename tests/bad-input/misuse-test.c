@@ -89,6 +89,16 @@ static void test_contexts(void)
   lh_context_free(NULL);
   CHECK(lh_context_note(NULL) != NULL, "note of NULL");
   EXPECT(lh_context_set_stream(NULL, NULL), LH_ERROR_INVALID_ARGUMENT, "set_stream NULL");
+  char byte = 0;
+  EXPECT(lh_host_register(NULL, &byte, 1), LH_ERROR_INVALID_ARGUMENT, "host_register NULL context");
+  EXPECT(lh_host_unregister(NULL, &byte), LH_ERROR_INVALID_ARGUMENT, "host_unregister NULL");
+  LhContext *cpu_context = NULL;
+  if (lh_context_new(LH_BACKEND_CPU, &cpu_context) == LH_OK) {
+    EXPECT(lh_host_register(cpu_context, NULL, 1), LH_ERROR_INVALID_ARGUMENT, "register NULL");
+    EXPECT(lh_host_register(cpu_context, &byte, 0), LH_ERROR_INVALID_ARGUMENT, "register 0 bytes");
+    EXPECT(lh_host_register(cpu_context, &byte, 1), LH_ERROR_UNSUPPORTED, "register on the CPU");
+    lh_context_free(cpu_context);
+  }
 
   LhContext *c = NULL;
   int status = lh_context_new(LH_BACKEND_CUDA, &c);

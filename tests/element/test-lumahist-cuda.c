@@ -2,8 +2,10 @@
  * (cudaupload ! lumahist ! cudadownload): every format cudaupload makes, values
  * equal to the library's on the CPU, frames untouched, the buffer meta, the
  * pipeline's CUDA context shared, the CPU backend on CUDA memory, equalize,
- * CLAHE and overlay output equal to the library's, and state cycles.  Exits 77 (skip), saying why,
- * where there is no CUDA device, no cudaupload element or no CUDA backend in the library. */
+ * CLAHE and overlay output equal to the library's, state cycles, and system
+ * memory from a pool page-locked for the CUDA backend.  Exits 77 (skip), saying
+ * why, where there is no CUDA device, no cudaupload element or no CUDA backend
+ * in the library. */
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
 #include <lumahist.h>
@@ -438,6 +441,96 @@ GST_START_TEST(test_cuda_equalize_overlay)
 }
 GST_END_TEST;
 
+/* Whether host memory is page-locked: a registration of it is refused as
+ * already done.  (Registering it here and undoing that leaves it as it was.) */
+static gboolean is_pinned(LhContext *lh, GstMemory *memory)
+{
+  GstMapInfo map;
+  gsize offset, maxsize;
+
+  gst_memory_get_sizes(memory, &offset, &maxsize);
+  fail_unless(gst_memory_map(memory, &map, GST_MAP_READ));
+  guint8 *base = map.data - offset;
+  int status = lh_host_register(lh, base, maxsize);
+  gst_memory_unmap(memory, &map);
+  if (status == LH_OK) {
+    fail_unless_equals_int(lh_host_unregister(lh, base), LH_OK);
+  } else {
+    fail_unless_equals_int(status, LH_ERROR_INVALID_ARGUMENT);
+  }
+  return status != LH_OK;
+}
+
+/* System memory from a buffer pool is page-locked by the element for the CUDA
+ * backend (no staging copy), gives the library's values, and is unlocked when
+ * the element stops; a buffer from no pool is left alone. */
+GST_START_TEST(test_cuda_pinned_pool)
+{
+  const gchar *caps_string = "video/x-raw,format=NV12,width=1920,height=1080,framerate=25/1";
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+  GstCaps *caps = gst_caps_from_string(caps_string);
+  GstBufferPool *pool = gst_video_buffer_pool_new();
+  GstStructure *config = gst_buffer_pool_get_config(pool);
+  LhContext *lh = NULL;
+  GstBuffer *pooled[2];
+
+  fail_unless_equals_int(lh_context_new(LH_BACKEND_CUDA, &lh), LH_OK);
+  gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&info), 2, 2);
+  fail_unless(gst_buffer_pool_set_config(pool, config));
+  fail_unless(gst_buffer_pool_set_active(pool, TRUE));
+
+  GstHarness *h = gst_harness_new_parse("lumahist backend=cuda post-messages=false");
+  gst_harness_set_caps(h, gst_caps_ref(caps), caps);
+  for (guint round = 0; round < 3; round++) {
+    for (guint i = 0; i < 2; i++) {
+      GstBuffer *random =
+          lhc_random_frame(&info, 1000 * round + i, (2 * round + i) * GST_SECOND / 25);
+      GstMapInfo from, to;
+      LhStats expected;
+
+      fail_unless_equals_int(gst_buffer_pool_acquire_buffer(pool, &pooled[i], NULL), GST_FLOW_OK);
+      fail_unless(gst_buffer_map(random, &from, GST_MAP_READ));
+      fail_unless(gst_buffer_map(pooled[i], &to, GST_MAP_WRITE));
+      memcpy(to.data, from.data, MIN(from.size, to.size));
+      gst_buffer_unmap(pooled[i], &to);
+      gst_buffer_unmap(random, &from);
+      gst_buffer_copy_into(pooled[i], random, GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+      gst_buffer_unref(random);
+      lhc_library_stats(pooled[i], &info, LH_MATRIX_BT709, LH_RANGE_LIMITED, "1,5,50,95,99",
+                        &expected);
+
+      GstBuffer *out = gst_harness_push_and_pull(h, pooled[i]);
+      GstLumahistMeta *meta = gst_buffer_get_lumahist_meta(out);
+      fail_unless(meta != NULL);
+      fail_unless_equals_int(meta->backend, LH_BACKEND_CUDA);
+      check_stats_equal(&meta->stats, &expected);
+      fail_unless(is_pinned(lh, gst_buffer_peek_memory(out, 0)), "pool memory not pinned");
+      gst_buffer_unref(out); /* back to the pool */
+      lh_stats_clear(&expected);
+    }
+  }
+
+  /* Not from a pool: analysed staged, not pinned. */
+  GstBuffer *loose = lhc_random_frame(&info, 7, 0);
+  GstBuffer *out = gst_harness_push_and_pull(h, gst_buffer_ref(loose));
+  fail_if(is_pinned(lh, gst_buffer_peek_memory(loose, 0)), "a buffer from no pool was pinned");
+  gst_buffer_unref(out);
+  gst_buffer_unref(loose);
+
+  /* Stopping the element unpins the pool's memory, which lives on. */
+  for (guint i = 0; i < 2; i++)
+    fail_unless_equals_int(gst_buffer_pool_acquire_buffer(pool, &pooled[i], NULL), GST_FLOW_OK);
+  gst_harness_teardown(h);
+  for (guint i = 0; i < 2; i++) {
+    fail_if(is_pinned(lh, gst_buffer_peek_memory(pooled[i], 0)), "still pinned after stop");
+    gst_buffer_unref(pooled[i]);
+  }
+  fail_unless(gst_buffer_pool_set_active(pool, FALSE));
+  gst_object_unref(pool);
+  lh_context_free(lh);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_cuda_state_cycles)
 {
   GstElement *pipeline = gst_parse_launch(
@@ -482,6 +575,7 @@ static Suite *lumahist_cuda_suite(void)
   tcase_add_test(tc, test_cuda_memory_cpu_backend);
   tcase_add_test(tc, test_cuda_equalize_overlay);
   tcase_add_test(tc, test_cuda_state_cycles);
+  tcase_add_test(tc, test_cuda_pinned_pool);
   return s;
 }
 

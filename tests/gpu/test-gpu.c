@@ -399,6 +399,79 @@ static void suite_batch(void)
   }
 }
 
+/* Host memory page-locked by lh_host_register (what the element does with a
+ * pool's buffers) is read without staging and gives the same numbers; the
+ * misuses of the pair are refused. */
+static void registered_once(Case c)
+{
+  TestFrame t;
+  LhStats ref, got;
+  lh_stats_init(&ref);
+  lh_stats_init(&got);
+  if (!test_frame_make(&t, c.format, c.width, c.height, c.depth, c.dist, c.seed, c.pad, c.offset,
+                       MEM_HOST) ||
+      !reference(&c, &t, &ref)) {
+    fail(&c, "could not make the frame");
+    goto done;
+  }
+  int status = lh_host_register(gpu, t.host_block, t.block_size);
+  if (status < 0) {
+    fail(&c, lh_last_error());
+    goto done;
+  }
+  n_cases++;
+  if (lh_host_register(gpu, t.host_block, t.block_size) != LH_ERROR_INVALID_ARGUMENT)
+    fail(&c, "registering twice was not refused");
+  LhOptions o;
+  case_options(&c, &o);
+  for (int round = 0; round < 3; round++) {
+    status = lh_analyze(gpu, &t.frame, &o, &got);
+    if (status < 0) {
+      fail(&c, lh_last_error());
+      break;
+    }
+    check_against(&c, &ref, &got);
+  }
+  if (lh_host_unregister(gpu, t.host_block) != LH_OK)
+    fail(&c, "unregistering failed");
+  n_cases++;
+  if (lh_host_unregister(gpu, t.host_block) != LH_ERROR_INVALID_ARGUMENT)
+    fail(&c, "unregistering twice was not refused");
+  /* Plain host memory again: staged, the same numbers. */
+  if (lh_analyze(gpu, &t.frame, &o, &got) < 0)
+    fail(&c, lh_last_error());
+  else
+    check_against(&c, &ref, &got);
+done:
+  lh_stats_clear(&ref);
+  lh_stats_clear(&got);
+  test_frame_free(&t);
+}
+
+static void suite_registered(void)
+{
+  uint64_t seed = 60000;
+  registered_once(base_case(LH_FORMAT_NV12, 3840, 2160, DIST_PHOTO, seed++));
+  registered_once(base_case(LH_FORMAT_GRAY8, 1, 1, DIST_SINGLE, seed++));
+  Case c = base_case(LH_FORMAT_BGRA, 1917, 33, DIST_BANK, seed++);
+  c.pad = 12;
+  c.offset = 4;
+  registered_once(c);
+  c = base_case(LH_FORMAT_GRAY16, 641, 479, DIST_UNIFORM, seed++);
+  c.depth = 12;
+  registered_once(c);
+
+  Case none = base_case(LH_FORMAT_GRAY8, 1, 1, DIST_SINGLE, seed++);
+  uint8_t byte = 0;
+  n_cases++;
+  if (lh_host_register(cpu, &byte, 1) != LH_ERROR_UNSUPPORTED)
+    fail(&none, "the CPU backend accepted a registration");
+  n_cases++;
+  if (lh_host_register(gpu, &byte, 0) != LH_ERROR_INVALID_ARGUMENT ||
+      lh_host_register(gpu, NULL, 1) != LH_ERROR_INVALID_ARGUMENT)
+    fail(&none, "an empty or NULL registration was accepted");
+}
+
 /* A small cross-section of the suites above, quick enough to run under
  * compute-sanitizer. */
 static void suite_smoke(void)
@@ -619,7 +692,8 @@ static void suite_kernels(void)
 int main(int argc, char **argv)
 {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s formats|large|depths|options|batch|sort|kernels|smoke\n", argv[0]);
+    fprintf(stderr, "usage: %s formats|large|depths|options|batch|sort|kernels|smoke|registered\n",
+            argv[0]);
     return 2;
   }
   /* Lines reach a log before a crash could swallow them. */
@@ -646,6 +720,8 @@ int main(int argc, char **argv)
     suite_kernels();
   else if (!strcmp(suite, "smoke"))
     suite_smoke();
+  else if (!strcmp(suite, "registered"))
+    suite_registered();
   else {
     fprintf(stderr, "unknown suite %s\n", suite);
     return 2;
