@@ -4,23 +4,32 @@
  * library's pinned staging buffer on the CPU, then to the device.  For a 4K
  * frame the first one costs more than everything else the element does.
  * Sources in a pipeline mostly draw their frames from a buffer pool that
- * recycles a handful of memories, so the element page-locks each of them
- * once (cudaHostRegister through lh_host_register) and the library then
- * copies frames straight from them.  A weak reference on each memory unpins
- * it just before it is freed, since freeing pinned memory behind the
- * driver's back leaves the pages locked. */
+ * recycles a handful of memories, or push the same memory again (imagefreeze),
+ * so the element page-locks a memory the second time it sees it
+ * (cudaHostRegister through lh_host_register, about a millisecond for a 4K
+ * frame) and the library then copies frames straight from it.  Memory seen
+ * only once, a source that allocates every frame anew, is never pinned.  A weak reference on each
+ * memory unpins it just before it is freed, since freeing pinned memory behind the driver's back
+ * leaves the pages locked. */
 #include "gstlumahistpins.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_lumahist_pins_debug);
 #define GST_CAT_DEFAULT gst_lumahist_pins_debug
 
-/* A pool holds a few buffers; a source that keeps making new memory in its
- * pool would otherwise pin without end. */
+/* A pool holds a few buffers; this bounds what is pinned at once should a
+ * source keep many memories alive and reuse them all. */
 #define MAX_PINNED 64
+
+/* What is known of a memory seen while it is alive. */
+typedef struct {
+  gpointer base;  /* the pinned address, or NULL: not pinned */
+  gboolean tried; /* pinning was tried (and base says how it went) */
+} Seen;
 
 struct _GstLumahistPins {
   GMutex lock;
-  GHashTable *memories; /* GstMemory * -> its base address if we pinned it, else NULL */
+  GHashTable *memories; /* GstMemory * -> Seen */
+  guint n_pinned;
   LhContext *lh;
   GstLumahistPinsEnter enter;
   GstLumahistPinsLeave leave;
@@ -34,7 +43,7 @@ GstLumahistPins *gst_lumahist_pins_new(GstLumahistPinsEnter enter, GstLumahistPi
                           "lumahist: page-locked pool memory");
   GstLumahistPins *pins = g_new0(GstLumahistPins, 1);
   g_mutex_init(&pins->lock);
-  pins->memories = g_hash_table_new(NULL, NULL);
+  pins->memories = g_hash_table_new_full(NULL, NULL, NULL, g_free);
   pins->enter = enter;
   pins->leave = leave;
   pins->element = element;
@@ -53,16 +62,17 @@ static void memory_freed(gpointer data, GstMiniObject *where)
 {
   GstLumahistPins *pins = data;
   GstMemory *memory = (GstMemory *)where;
-  gpointer base;
 
   g_mutex_lock(&pins->lock);
-  if (g_hash_table_lookup_extended(pins->memories, memory, NULL, &base)) {
-    g_hash_table_remove(pins->memories, memory);
-    if (base && pins->enter(pins->element)) {
-      unpin(pins, base);
+  Seen *seen = g_hash_table_lookup(pins->memories, memory);
+  if (seen && seen->base) {
+    if (pins->enter(pins->element)) {
+      unpin(pins, seen->base);
       pins->leave(pins->element);
     }
+    pins->n_pinned--;
   }
+  g_hash_table_remove(pins->memories, memory);
   g_mutex_unlock(&pins->lock);
 }
 
@@ -92,7 +102,7 @@ static gpointer pin(GstLumahistPins *pins, GstMemory *memory)
 
 void gst_lumahist_pins_add(GstLumahistPins *pins, LhContext *lh, GstBuffer *buffer)
 {
-  if (!buffer->pool || lh_context_backend(lh) != LH_BACKEND_CUDA)
+  if (lh_context_backend(lh) != LH_BACKEND_CUDA)
     return;
   g_mutex_lock(&pins->lock);
   pins->lh = lh;
@@ -100,12 +110,18 @@ void gst_lumahist_pins_add(GstLumahistPins *pins, LhContext *lh, GstBuffer *buff
     GstMemory *memory = gst_buffer_peek_memory(buffer, i);
     /* Only plain system memory, and not a share of another memory (its
      * parent owns the pages). */
-    if (memory->parent || !gst_memory_is_type(memory, GST_ALLOCATOR_SYSMEM) ||
-        g_hash_table_contains(pins->memories, memory) ||
-        g_hash_table_size(pins->memories) >= MAX_PINNED)
+    if (memory->parent || !gst_memory_is_type(memory, GST_ALLOCATOR_SYSMEM))
       continue;
-    g_hash_table_insert(pins->memories, memory, pin(pins, memory));
-    gst_mini_object_weak_ref(GST_MINI_OBJECT(memory), memory_freed, pins);
+    Seen *seen = g_hash_table_lookup(pins->memories, memory);
+    if (!seen) {
+      g_hash_table_insert(pins->memories, memory, g_new0(Seen, 1));
+      gst_mini_object_weak_ref(GST_MINI_OBJECT(memory), memory_freed, pins);
+    } else if (!seen->tried && pins->n_pinned < MAX_PINNED) {
+      seen->tried = TRUE;
+      seen->base = pin(pins, memory);
+      if (seen->base)
+        pins->n_pinned++;
+    }
   }
   g_mutex_unlock(&pins->lock);
 }
@@ -113,20 +129,22 @@ void gst_lumahist_pins_add(GstLumahistPins *pins, LhContext *lh, GstBuffer *buff
 void gst_lumahist_pins_clear(GstLumahistPins *pins)
 {
   GHashTableIter iter;
-  gpointer memory, base;
+  gpointer memory, value;
 
   g_mutex_lock(&pins->lock);
   if (g_hash_table_size(pins->memories) > 0) {
     gboolean entered = pins->enter(pins->element);
     g_hash_table_iter_init(&iter, pins->memories);
-    while (g_hash_table_iter_next(&iter, &memory, &base)) {
+    while (g_hash_table_iter_next(&iter, &memory, &value)) {
+      Seen *seen = value;
       gst_mini_object_weak_unref(GST_MINI_OBJECT(memory), memory_freed, pins);
-      if (entered && base)
-        unpin(pins, base);
+      if (entered && seen->base)
+        unpin(pins, seen->base);
       g_hash_table_iter_remove(&iter);
     }
     if (entered)
       pins->leave(pins->element);
+    pins->n_pinned = 0;
   }
   g_mutex_unlock(&pins->lock);
 }

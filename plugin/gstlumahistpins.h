@@ -1,6 +1,7 @@
-/* gstlumahistpins.h: page-locking the system memory that a buffer pool hands
- * the element again and again, so that the CUDA backend copies frames from it
- * without a staging copy (lh_host_register).  Not installed. */
+/* gstlumahistpins.h: page-locking the system memory that upstream hands the
+ * element again and again (a buffer pool's, a repeated frame's), so that the
+ * CUDA backend copies frames from it without a staging copy
+ * (lh_host_register).  Not installed. */
 #ifndef GST_LUMAHIST_PINS_H
 #define GST_LUMAHIST_PINS_H
 
@@ -21,10 +22,10 @@ GstLumahistPins *gst_lumahist_pins_new(GstLumahistPinsEnter enter, GstLumahistPi
 /* Unpins everything first (gst_lumahist_pins_clear). */
 void gst_lumahist_pins_free(GstLumahistPins *pins);
 
-/* Pins the system memories of buffer that are not pinned yet, when buffer
- * comes from a pool (memory used once is not worth a registration).  Called
- * with lh's CUDA context current; lh is remembered for the unpinning, which
- * happens when a memory is freed or at gst_lumahist_pins_clear(). */
+/* Notes the system memories of buffer, and pins those seen before (memory
+ * used once is not worth a registration).  Called with lh's CUDA context
+ * current; lh is remembered for the unpinning, which happens when a memory is
+ * freed or at gst_lumahist_pins_clear(). */
 void gst_lumahist_pins_add(GstLumahistPins *pins, LhContext *lh, GstBuffer *buffer);
 
 /* Unpins every memory, before the library context goes. */
