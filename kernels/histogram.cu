@@ -25,6 +25,11 @@
 #define LHK_MERGE_THREADS 256
 /* Bytes at the start of the scratch for the fused path's block tickets. */
 #define LHK_TICKET_BYTES 256
+/* Copies of the histogram the fused path's blocks commit to (block b to copy
+ * b % LHK_FUSED_COPIES), summed by the finishing block: one 4K frame is
+ * counted by some 264 blocks, and 264 64-bit atomics on one address queue in
+ * L2 for about 2 us (kernels/NOTES.md); 16 copies make that 17. */
+#define LHK_FUSED_COPIES 16
 /* 8-bit gray: the kernel of lhk_gray8_variants[] that lhk_histogram and
  * lhk_histogram_finish use, chosen by measurement on an H200 (kernels/NOTES.md). */
 #define LHK_GRAY8_DEFAULT 1
@@ -492,6 +497,8 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
   __syncthreads();
 
   lhk_u64 *histogram = p.histograms + (size_t)image.slot * bins;
+  if (MODE == LHK_MODE_FUSED)
+    histogram += (blockIdx.x % LHK_FUSED_COPIES) * bins;
   for (uint32_t bin = threadIdx.x; bin < bins; bin += LHK_BLOCK_THREADS) {
     /* Start each lane at a different copy: the lanes read 32 banks at once. */
     uint32_t sum = 0;
@@ -534,6 +541,8 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
   __syncthreads();
 
   lhk_u64 *histogram = p.histograms + (size_t)image.slot * 256;
+  if (MODE == LHK_MODE_FUSED)
+    histogram += (blockIdx.x % LHK_FUSED_COPIES) * 256;
   for (uint32_t r = threadIdx.x; r < SETS * 256; r += LHK_BLOCK_THREADS) {
     const uint32_t set = r / 256, bin = r % 256;
     uint32_t *row = (uint32_t *)(sub + ((set >> 1) << 16) + bin * 256 + (set & 1) * 128);
@@ -680,6 +689,11 @@ static const LhkGray8Variant lhk_gray8_variants[] = {
     {"unit-flat 4 sets x4 1 block", LHK_GRAY8_KERNELS(4, LHK_FLAT_UNIT, 4, 1)},
     {"no flat test 2 sets x4 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_NONE, 4, 2)},
     {"word-flat 2 sets x4 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_WORD, 4, 2)},
+    /* Fewer units in flight a round: on a 4K frame each thread has only some
+     * 64 bytes, and with x4 they all arrive before any is counted. */
+    {"unit-flat 2 sets x2 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_UNIT, 2, 2)},
+    {"unit-flat 2 sets x1 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_UNIT, 1, 2)},
+    {"unit-flat 1 set x2 3 blocks", LHK_GRAY8_KERNELS(1, LHK_FLAT_UNIT, 2, 3)},
 };
 #define LHK_GRAY8_N_VARIANTS (int)(sizeof lhk_gray8_variants / sizeof lhk_gray8_variants[0])
 static_assert(sizeof lhk_gray8_variants / sizeof lhk_gray8_variants[0] <= LHK_GRAY8_MAX_VARIANTS,
@@ -773,12 +787,16 @@ extern "C" cudaError_t lhk_device_init(LhkDevice *device)
   return cudaSuccess;
 }
 
+/* After the tickets, one room serves the global mode's copies and the fused
+ * path's (never in the same launch; each leaves it zero). */
 extern "C" size_t lhk_histogram_scratch_bytes(uint32_t bins, int n_slots)
 {
-  size_t bytes = LHK_TICKET_BYTES;
-  if (bins > LHK_SHARED_MAX_BINS)
-    bytes += (size_t)n_slots * LHK_GLOBAL_COPIES * bins * sizeof(uint32_t);
-  return bytes;
+  size_t copies = (size_t)LHK_FUSED_COPIES * LHK_FUSED_MAX_BINS * sizeof(lhk_u64);
+  if (bins > LHK_SHARED_MAX_BINS) {
+    const size_t global = (size_t)n_slots * LHK_GLOBAL_COPIES * bins * sizeof(uint32_t);
+    copies = global > copies ? global : copies;
+  }
+  return LHK_TICKET_BYTES + copies;
 }
 
 static bool valid_bins(uint32_t bins)
@@ -895,9 +913,11 @@ extern "C" cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pi
   memset(&p, 0, sizeof p);
   p.images[0] = *image;
   p.bins = finish->bins;
-  p.histograms = finish->histogram;
+  p.histograms = (lhk_u64 *)((char *)scratch + LHK_TICKET_BYTES);
   p.scratch = scratch;
   p.finish = *finish;
+  p.finish.histogram = p.histograms;
+  p.finish.n_copies = LHK_FUSED_COPIES;
 
   const int variant = 5 + variant_log2(shared_copies(finish->bins));
   LhkHistogramKernel kernel = histogram_kernel(pixel, variant);

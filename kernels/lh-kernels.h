@@ -134,6 +134,10 @@ typedef struct {
   uint32_t black;
   uint32_t white;
   int n_ranks;
+  /* histogram holds this many copies of the `bins` counts, one after the
+   * other, which are summed (0 or 1: one; set by lhk_histogram_finish, more
+   * only where bins <= LHK_BLOCK_THREADS) */
+  uint32_t n_copies;
   unsigned long long ranks[LHK_MAX_RANKS]; /* 1-based; value = smallest v with cdf(v) >= rank */
 } LhkFinish;
 
@@ -155,8 +159,9 @@ cudaError_t lhk_cdf(const unsigned long long *histogram, uint32_t bins, unsigned
 /* ------------------------------------------------------------------------ */
 /* The histogram of one image and its finishing in one launch: the last block
  * to commit finishes the frame (fewer launches for the latency of one frame).
- * Only for bins <= LHK_FUSED_MAX_BINS.  `histogram` as for lhk_finish; the
- * scratch of lhk_histogram_scratch_bytes(bins, 1). */
+ * Only for bins <= LHK_FUSED_MAX_BINS.  The counts are gathered in copies in
+ * the scratch (lhk_histogram_scratch_bytes(bins, 1)), not in `histogram`,
+ * which is left as it is. */
 #define LHK_FUSED_MAX_BINS 256
 cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pixel, const LhkImage *image,
                                  const LhkFinish *finish, void *scratch, cudaStream_t stream);

@@ -9,14 +9,28 @@
 #include "reduce.cuh"
 
 /* Shared memory of lhk_finish_frame.  The CDF tile is done with before the
- * moments are reduced, so the two share the space. */
+ * moments are reduced, so the two share the space; a frame of one tile needs
+ * only each warp's totals. */
 union LhkFinishShared {
   struct {
     lhk_u64 cdf[LHK_BLOCK_THREADS];
     lhk_u64 warp_totals[LHK_WARPS];
   } scan;
   LhkMomentsShared moments;
+  struct {
+    lhk_u64 count[LHK_WARPS];
+    lhk_u64 sum[LHK_WARPS];
+    lhk_u64 squares[LHK_WARPS];
+  } one_tile;
 };
+
+__device__ __forceinline__ lhk_u64 lhk_warp_sum(lhk_u64 x)
+{
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
 
 /* Inclusive scan of one value per thread over the block: shuffles within each
  * warp, then one warp scans the warps' totals.  *block_total gets the sum of
@@ -66,14 +80,100 @@ __device__ __forceinline__ int lhk_tile_search(const lhk_u64 *cdf, lhk_u64 targe
   return lo;
 }
 
+/* lhk_finish_frame for at most LHK_BLOCK_THREADS bins, the latency case (a
+ * single 8-bit frame): one bin per thread and a single barrier.  Each thread
+ * scans its warp's bins with shuffles, and after the barrier adds the totals
+ * of the warps before it; then every result but the two sums is read off the
+ * cumulative histogram C by the one thread whose bin v has C(v - 1) < t <=
+ * C(v) for its threshold t: a rank's value (rank r), min (t = 1), max
+ * (t = count), and below_legal = C(black - 1), above_legal = count - C(white)
+ * by the threads of those bins.  The sums need no 128 bits here: a frame has
+ * fewer than 2^31 pixels (LhkImage) and a value below 2^9, so the sum of
+ * squares stays below 2^49 (sum_squares_hi is 0). */
+__device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinishShared &sh)
+{
+  const uint32_t v = threadIdx.x, bins = f.bins, lane = v & 31, warp = v >> 5;
+  const uint32_t copies = f.n_copies > 1 ? f.n_copies : 1;
+  lhk_u64 h = 0;
+  if (v < bins) {
+    /* Other blocks' atomics landed in L2: read past L1, all copies at once. */
+#pragma unroll 4
+    for (uint32_t c = 0; c < copies; c++)
+      h += __ldcg(f.histogram + (size_t)c * bins + v);
+    for (uint32_t c = 0; c < copies; c++)
+      f.histogram[(size_t)c * bins + v] = 0;
+    lhk_result_histogram(f.result)[v] = h;
+  }
+  lhk_u64 cdf = h;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const lhk_u64 y = __shfl_up_sync(0xffffffffu, cdf, offset);
+    if (lane >= (uint32_t)offset)
+      cdf += y;
+  }
+  const lhk_u64 sum = lhk_warp_sum(h * v), squares = lhk_warp_sum(h * v * v);
+  if (lane == 31) {
+    sh.one_tile.count[warp] = cdf;
+    sh.one_tile.sum[warp] = sum;
+    sh.one_tile.squares[warp] = squares;
+  }
+  __syncthreads();
+  lhk_u64 count = 0;
+#pragma unroll
+  for (uint32_t w = 0; w < LHK_WARPS; w++) {
+    const lhk_u64 t = sh.one_tile.count[w];
+    count += t;
+    if (w < warp)
+      cdf += t;
+  }
+  if (v >= bins)
+    return;
+  const lhk_u64 before = cdf - h; /* C(v - 1) */
+  LhkResult *result = (LhkResult *)f.result;
+  for (int k = 0; k < f.n_ranks; k++) {
+    const lhk_u64 r = f.ranks[k];
+    if (r == 0 ? v == 0 : r > count ? v == bins - 1 : before < r && r <= cdf)
+      result->values[k] = v;
+  }
+  if (count == 0 ? v == 0 : before < 1 && 1 <= cdf)
+    result->min = v;
+  if (count == 0 ? v == 0 : before < count && count <= cdf)
+    result->max = v;
+  const uint32_t black = min(f.black, bins), white = min(f.white, bins - 1);
+  if (black == 0 ? v == 0 : v == black - 1)
+    result->below_legal = black == 0 ? 0 : cdf;
+  if (v == white)
+    result->above_legal = count - cdf;
+  if (v == 0) {
+    result->clipped_low = h;
+    result->count = count;
+    lhk_u64 s = 0, q = 0;
+#pragma unroll
+    for (uint32_t w = 0; w < LHK_WARPS; w++) {
+      s += sh.one_tile.sum[w];
+      q += sh.one_tile.squares[w];
+    }
+    result->sum = s;
+    result->sum_squares_lo = q;
+    result->sum_squares_hi = 0;
+  }
+  if (v == bins - 1)
+    result->clipped_high = h;
+}
+
 /* Finishes one frame with the whole block: the histogram goes into the
  * result block and is cleared behind (so the next frame may add to it), the
  * moments are reduced, and each rank r gets the smallest v with cdf(v) >= r,
  * as lhi_values_from_histogram (r = 0 gives 0, r > count the top bin).  The
  * bins are walked in tiles of one bin per thread with coalesced loads; the
- * thread of rank k looks for it in the tile where the CDF crosses it. */
+ * thread of rank k looks for it in the tile where the CDF crosses it.  One
+ * tile takes the shorter way above. */
 __device__ __forceinline__ void lhk_finish_frame(const LhkFinish &f, LhkFinishShared &sh)
 {
+  if (f.bins <= LHK_BLOCK_THREADS) {
+    lhk_finish_one_tile(f, sh);
+    return;
+  }
   const int tid = threadIdx.x;
   const uint32_t bins = f.bins;
   lhk_u64 *histogram = f.histogram;
