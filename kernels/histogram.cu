@@ -33,6 +33,10 @@
 /* 8-bit gray: the kernel of lhk_gray8_variants[] that lhk_histogram and
  * lhk_histogram_finish use, chosen by measurement on an H200 (kernels/NOTES.md). */
 #define LHK_GRAY8_DEFAULT 1
+/* The same for lhk_histogram_finish, one 4K frame: "unit-flat 1 set x2 3
+ * blocks", 11.5 to 11.7 us against 12.0 to 12.6 for the default (H200,
+ * kernels/NOTES.md); a device that cannot hold it takes the default. */
+#define LHK_GRAY8_FUSED_DEFAULT 8
 /* Fewer resident blocks per SM than this (GPUs with less shared memory, such
  * as sm_75's 64 KiB a block or sm_86's 100 KiB an SM), and the default gives
  * way to variant 0, the 32 KiB one. */
@@ -773,11 +777,14 @@ extern "C" cudaError_t lhk_device_init(LhkDevice *device)
       device->gray8_blocks_per_sm[v][mode] = v == 0 && blocks < 1 ? 1 : blocks;
     }
   }
-  for (int mode = 0; mode < 2; mode++)
-    device->gray8_variant[mode] =
-        device->gray8_blocks_per_sm[LHK_GRAY8_DEFAULT][mode] >= LHK_GRAY8_MIN_RESIDENT
-            ? LHK_GRAY8_DEFAULT
-            : 0;
+  for (int mode = 0; mode < 2; mode++) {
+    const int preferred[2] = {mode == 1 ? LHK_GRAY8_FUSED_DEFAULT : LHK_GRAY8_DEFAULT,
+                              LHK_GRAY8_DEFAULT};
+    device->gray8_variant[mode] = 0;
+    for (int i = 1; i >= 0; i--)
+      if (device->gray8_blocks_per_sm[preferred[i]][mode] >= LHK_GRAY8_MIN_RESIDENT)
+        device->gray8_variant[mode] = preferred[i];
+  }
   const char *forced = getenv("LHK_GRAY8_VARIANT");
   if (forced && *forced) {
     const int v = atoi(forced);

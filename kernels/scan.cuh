@@ -20,7 +20,8 @@ union LhkFinishShared {
   struct {
     lhk_u64 count[LHK_WARPS];
     lhk_u64 sum[LHK_WARPS];
-    lhk_u64 squares[LHK_WARPS];
+    lhk_u64 squares_lo[LHK_WARPS];
+    lhk_u64 squares_hi[LHK_WARPS];
   } one_tile;
 };
 
@@ -29,6 +30,17 @@ __device__ __forceinline__ lhk_u64 lhk_warp_sum(lhk_u64 x)
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2)
     x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
+
+__device__ __forceinline__ lhk_u128 lhk_warp_sum128(lhk_u128 x)
+{
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const lhk_u64 lo = __shfl_xor_sync(0xffffffffu, (lhk_u64)x, offset);
+    const lhk_u64 hi = __shfl_xor_sync(0xffffffffu, (lhk_u64)(x >> 64), offset);
+    x += (lhk_u128)hi << 64 | lo;
+  }
   return x;
 }
 
@@ -87,9 +99,9 @@ __device__ __forceinline__ int lhk_tile_search(const lhk_u64 *cdf, lhk_u64 targe
  * cumulative histogram C by the one thread whose bin v has C(v - 1) < t <=
  * C(v) for its threshold t: a rank's value (rank r), min (t = 1), max
  * (t = count), and below_legal = C(black - 1), above_legal = count - C(white)
- * by the threads of those bins.  The sums need no 128 bits here: a frame has
- * fewer than 2^31 pixels (LhkImage) and a value below 2^9, so the sum of
- * squares stays below 2^49 (sum_squares_hi is 0). */
+ * by the threads of those bins.  The sum of squares keeps its 128 bits: a
+ * histogram may hold more than a frame's counts (the kernels test gives it
+ * counts near 2^60). */
 __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinishShared &sh)
 {
   const uint32_t v = threadIdx.x, bins = f.bins, lane = v & 31, warp = v >> 5;
@@ -111,11 +123,13 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
     if (lane >= (uint32_t)offset)
       cdf += y;
   }
-  const lhk_u64 sum = lhk_warp_sum(h * v), squares = lhk_warp_sum(h * v * v);
+  const lhk_u64 sum = lhk_warp_sum(h * v);
+  const lhk_u128 squares = lhk_warp_sum128((lhk_u128)h * ((lhk_u64)v * v));
   if (lane == 31) {
     sh.one_tile.count[warp] = cdf;
     sh.one_tile.sum[warp] = sum;
-    sh.one_tile.squares[warp] = squares;
+    sh.one_tile.squares_lo[warp] = (lhk_u64)squares;
+    sh.one_tile.squares_hi[warp] = (lhk_u64)(squares >> 64);
   }
   __syncthreads();
   lhk_u64 count = 0;
@@ -147,15 +161,16 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
   if (v == 0) {
     result->clipped_low = h;
     result->count = count;
-    lhk_u64 s = 0, q = 0;
+    lhk_u64 s = 0;
+    lhk_u128 q = 0;
 #pragma unroll
     for (uint32_t w = 0; w < LHK_WARPS; w++) {
       s += sh.one_tile.sum[w];
-      q += sh.one_tile.squares[w];
+      q += (lhk_u128)sh.one_tile.squares_hi[w] << 64 | sh.one_tile.squares_lo[w];
     }
     result->sum = s;
-    result->sum_squares_lo = q;
-    result->sum_squares_hi = 0;
+    result->sum_squares_lo = (lhk_u64)q;
+    result->sum_squares_hi = (lhk_u64)(q >> 64);
   }
   if (v == bins - 1)
     result->clipped_high = h;
