@@ -82,6 +82,27 @@ case $name in
     echo "ok: $rows frames analysed, 3 raw messages"
     ;;
 
+  analyze-nvdec)
+    # An H.264 file decoded by NVDEC into CUDA memory and analysed there, zero
+    # copy (tests/data/ball-640x360.mp4: 10 frames of videotestsrc
+    # pattern=ball at 10 frames/s, x264).  Skips where nvh264dec is missing:
+    # everywhere but a GPU host.
+    need filesrc parsebin nvh264dec fakesink
+    video=$samples/../tests/data/ball-640x360.mp4
+    run table "$samples/pipelines/analyze-file.sh" -m nvdec "$build" "$video"
+    rows=$(grep -cE '^ +[0-9]+ ' table.out)
+    [ "$rows" -eq 10 ] || fail "$rows rows for 10 frames"
+    for f in 0 9; do
+      [ "$(column table.out $f 3)" = cuda ] || fail "frame $f not analysed on the GPU"
+      [ "$(column table.out $f 4)" = 640x360 ] || fail "frame $f is not 640x360"
+      [ "$(column table.out $f 5)" = NV12 ] || fail "frame $f is not NV12"
+    done
+    [ "$(column table.out 9 2)" = 0:00:00.900 ] || fail "frame 9 is not at 0.9 s"
+    awk '$1 ~ /^[0-9]+$/ { gsub(",", ""); if (!($11 <= $9 && $9 <= $13 && $8 <= $6 && $6 <= $10)) exit 1 }' \
+      table.out || fail "a median outside P1 .. P99 or a mean outside min .. max"
+    echo "ok: $rows frames decoded by nvh264dec and analysed in CUDA memory"
+    ;;
+
   live-clahe)
     need videotestsrc videobalance videoconvert jpegenc matroskamux filesink \
       filesrc decodebin fakesink
