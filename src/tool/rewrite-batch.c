@@ -46,7 +46,8 @@ static bool write_step(LhtItem *item, void *data)
     lht_item_fail(item, LH_ERROR_IO, "its output %s is an input; not overwritten", output);
     return false;
   }
-  LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality};
+  LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality,
+                                    .png_compression = run->options->png_compression};
   int status = lhio_write(output, &item->image, &write_options);
   if (status < 0) {
     lht_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
