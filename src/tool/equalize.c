@@ -150,7 +150,7 @@ done:
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
-  LhContext *context;
+  LhContext *context; /* --global's; the batch's threads use their own */
   LhEqualizeOptions options;
   const uint16_t *lut; /* one LUT for every image (--global, --apply-lut) */
   int lut_depth;
@@ -394,12 +394,17 @@ int lht_equalize_main(int argc, char **argv)
     return code;
   }
 
-  run.context = lht_context_open(wanted, args.verbose);
-  if (!run.context) {
-    lht_plan_clear(&plan);
-    lht_batch_args_clear(&batch);
-    equalize_args_clear(&args);
-    return LHT_EXIT_FAILURE;
+  /* --global reads every input for its histogram before the batch, on a
+   * context of its own.  Otherwise the batch opens its contexts while it
+   * decodes (and says which backend with --verbose). */
+  if (args.global) {
+    run.context = lht_context_open(wanted, false);
+    if (!run.context) {
+      lht_plan_clear(&plan);
+      lht_batch_args_clear(&batch);
+      equalize_args_clear(&args);
+      return LHT_EXIT_FAILURE;
+    }
   }
 
   LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,

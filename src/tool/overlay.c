@@ -78,7 +78,6 @@ static bool parse_rect(const char *text, LhRect *rect)
 }
 
 typedef struct {
-  LhContext *context;
   LhOptions analysis;
   LhOverlayOptions overlay;
   int png_compression; /* for the outputs, as LhioWriteOptions */
@@ -87,8 +86,8 @@ typedef struct {
 static bool overlay_image(LhioImage *image, const char *path, void *data)
 {
   OverlayRun *run = data;
-  /* On the batch pipeline: the context of this analysis thread. */
-  LhContext *context = lht_worker_context(run->context);
+  /* Only on the batch pipeline's analysis threads. */
+  LhContext *context = lht_worker_context(NULL);
   LhStats stats;
   lh_stats_init(&stats);
   int status = lh_analyze(context, &image->frame, &run->analysis, &stats);
@@ -218,13 +217,6 @@ int lht_overlay_main(int argc, char **argv)
     overlay_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
-  run.context = lht_context_open(wanted, args.verbose);
-  if (!run.context) {
-    lht_batch_args_clear(&batch);
-    overlay_args_clear(&args);
-    return LHT_EXIT_FAILURE;
-  }
-
   LhtPlan plan = {0};
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
   LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,
@@ -238,7 +230,6 @@ int lht_overlay_main(int argc, char **argv)
 
   lht_batch_args_clear(&batch);
   lht_plan_clear(&plan);
-  lh_context_free(run.context);
   overlay_args_clear(&args);
   return status;
 }
