@@ -246,6 +246,10 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
   if (options->jpeg_quality < 0 || options->jpeg_quality > 100)
     return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "JPEG quality %d is not in 1..100",
                      options->jpeg_quality);
+  if (options->png_compression < LHIO_PNG_UNCOMPRESSED || options->png_compression > 9)
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path,
+                     "PNG compression %d is not a zlib level 1..9 or LHIO_PNG_UNCOMPRESSED",
+                     options->png_compression);
 
   LhioFileType type = image->type;
   if (type == LHIO_FILE_UNKNOWN)
@@ -268,7 +272,7 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
     return status;
 
   if (type == LHIO_FILE_PNG)
-    status = lhio_png_write(file, path, image);
+    status = lhio_png_write(file, path, image, options);
   else
     status = lhio_jpeg_write(file, path, image, options);
   if (status == LH_OK && (fflush(file) != 0 || ferror(file)))

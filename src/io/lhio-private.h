@@ -29,7 +29,8 @@ int lhio_png_check(const char *path, const LhioImage *image);
 int lhio_jpeg_check(const char *path, const LhioImage *image);
 
 /* Writers get a fresh temporary file; the caller closes, renames or unlinks. */
-int lhio_png_write(FILE *file, const char *path, const LhioImage *image);
+int lhio_png_write(FILE *file, const char *path, const LhioImage *image,
+                   const LhioWriteOptions *options);
 int lhio_jpeg_write(FILE *file, const char *path, const LhioImage *image,
                     const LhioWriteOptions *options);
 

@@ -384,7 +384,8 @@ static int prepare_rows(PngState *state, const char *path, const LhioImage *imag
   return LH_OK;
 }
 
-static int write_png(PngState *state, const char *path, const LhioImage *image)
+static int write_png(PngState *state, const char *path, const LhioImage *image,
+                     const LhioWriteOptions *options)
 {
   PngLayout layout;
   int status = png_layout(path, image, &layout);
@@ -399,6 +400,14 @@ static int write_png(PngState *state, const char *path, const LhioImage *image)
   if (setjmp(png_jmpbuf(png)))
     return lhio_fail(status_of(state), path, "%s", state->message);
   png_set_write_fn(png, state, on_write, on_flush);
+  /* Only the level: libpng still chooses a filter per row.  OpenCV's own
+   * default also keeps to the SUB filter and zlib's RLE strategy, which on
+   * the same photographs was 1.4-1.9 times as fast again, for files 20-50 %
+   * larger. */
+  int level = options->png_compression;
+  if (level == 0)
+    level = LHIO_DEFAULT_PNG_COMPRESSION;
+  png_set_compression_level(png, level == LHIO_PNG_UNCOMPRESSED ? 0 : level);
   png_set_IHDR(png, info, (png_uint_32)image->frame.width, (png_uint_32)image->frame.height,
                layout.bit_depth, layout.color_type,
                image->source_interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
@@ -432,7 +441,8 @@ static int write_png(PngState *state, const char *path, const LhioImage *image)
   return LH_OK;
 }
 
-int lhio_png_write(FILE *file, const char *path, const LhioImage *image)
+int lhio_png_write(FILE *file, const char *path, const LhioImage *image,
+                   const LhioWriteOptions *options)
 {
   PngState state = {.file = file};
   state.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &state, on_error, on_warning);
@@ -442,7 +452,7 @@ int lhio_png_write(FILE *file, const char *path, const LhioImage *image)
   if (!state.png || !state.info)
     status = lhio_fail(LH_ERROR_NO_MEMORY, path, "cannot create a PNG writer");
   else
-    status = write_png(&state, path, image);
+    status = write_png(&state, path, image, options);
   png_destroy_write_struct(state.png ? &state.png : NULL, state.info ? &state.info : NULL);
   free(state.rows);
   free(state.scratch);

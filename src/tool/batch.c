@@ -247,6 +247,9 @@ typedef struct {
   LhtReport *report;
   off_t dataset_offset; /* where the trailing dataset records start; -1 none */
   char *mismatch;       /* why the file cannot be continued */
+  /* What resume_trim() is to do once the run starts. */
+  off_t keep;      /* the bytes to keep; -1: all of them */
+  bool incomplete; /* the last line is incomplete */
 } Resume;
 
 static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
@@ -300,10 +303,11 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
   return true;
 }
 
-/* Reads the records of fd (open for reading and appending), drops an
- * incomplete last line and trailing dataset records, and collects the paths
- * done.  False after reporting why the file cannot be continued. */
-static bool resume_read(Resume *r, int fd, bool verbose)
+/* Reads the records of fd (open for reading and appending) and collects the
+ * paths done; what is to be dropped (an incomplete last line, trailing
+ * dataset records) is only noted, for resume_trim().  False after reporting
+ * why the file cannot be continued. */
+static bool resume_read(Resume *r, int fd)
 {
   int copy = dup(fd);
   FILE *in = copy >= 0 ? fdopen(copy, "r") : NULL;
@@ -331,10 +335,19 @@ static bool resume_read(Resume *r, int fd, bool verbose)
   off_t end = complete_end;
   if (r->dataset_offset >= 0)
     end = r->dataset_offset;
-  if (stat_ok && end < info.st_size) {
-    if (complete_end < info.st_size)
+  r->keep = stat_ok && end < info.st_size ? end : -1;
+  r->incomplete = stat_ok && complete_end < info.st_size;
+  return true;
+}
+
+/* Drops what resume_read() noted, once the run has started.  False after
+ * reporting why it could not. */
+static bool resume_trim(const Resume *r, int fd, bool verbose)
+{
+  if (r->keep >= 0) {
+    if (r->incomplete)
       lht_error(r->name, "dropping an incomplete last line (left by an interrupted run)");
-    if (ftruncate(fd, end) != 0) {
+    if (ftruncate(fd, r->keep) != 0) {
       lht_error(r->name, "%s", g_strerror(errno));
       return false;
     }
@@ -349,12 +362,45 @@ static bool resume_read(Resume *r, int fd, bool verbose)
 
 typedef struct {
   const LhtStatsJob *job;
-  LhtWriter *writer;
-  Sink *sink;
+  const LhtBatchArgs *args;
+  const GPtrArray *paths;
+  Resume *resume; /* with --skip-existing */
+  guint skipped;  /* files already done */
+  int fd;         /* of the records; -1 until open */
+  const char *out_name;
+  Sink sink;
+  LhtWriter *writer; /* once the run has started */
   LhBackend backend;
   LhtDataset *dataset;
   LhtReport *report;
 } StatsRun;
+
+/* Once the contexts are open: only now is the output emptied or trimmed and
+ * the header written, so that a run that cannot start (--backend cuda
+ * without a device, say) leaves the output as it was. */
+static bool stats_ready(const LhtContexts *contexts, void *data)
+{
+  StatsRun *run = data;
+  const LhtBatchArgs *args = run->args;
+  run->backend = contexts->backend;
+  if (run->fd < 0) {
+    int flags = O_RDWR | O_CREAT | O_CLOEXEC | (args->skip_existing ? O_APPEND : O_TRUNC);
+    run->fd = open(args->output, flags, 0666);
+    if (run->fd < 0) {
+      lht_error(args->output, "%s", g_strerror(errno));
+      return false;
+    }
+  }
+  if (run->resume && !resume_trim(run->resume, run->fd, run->job->verbose))
+    return false;
+  if (run->skipped && (run->job->verbose || args->progress) && !args->quiet)
+    lht_error(args->output, "skipping %u files already done", run->skipped);
+  sink_open(&run->sink, run->fd, run->out_name);
+  run->writer = lht_writer_new(run->sink.stream, run->job->format, run->job->options,
+                               run->job->with_histogram, run->paths);
+  sink_commit(&run->sink);
+  return true;
+}
 
 static bool emit_record(LhtItem *item, void *data)
 {
@@ -367,7 +413,7 @@ static bool emit_record(LhtItem *item, void *data)
       .stats = &item->stats,
   };
   lht_writer_record(run->writer, &record);
-  bool ok = sink_commit(run->sink);
+  bool ok = sink_commit(&run->sink);
   if (run->dataset)
     lht_dataset_add(run->dataset, item->stats.bit_depth, item->stats.histogram);
   if (run->report)
@@ -402,34 +448,40 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   }
 
   int jobs = lht_batch_jobs(args);
-  LhtContexts contexts;
-  if (!lht_contexts_open(&contexts, job->backend, args->device_ids, jobs, args->streams,
-                         job->verbose))
-    return LHT_EXIT_FAILURE;
-
-  StatsRun run = {.job = job, .backend = contexts.backend};
+  StatsRun run = {
+      .job = job,
+      .args = args,
+      .fd = args->output ? -1 : STDOUT_FILENO,
+      .out_name = args->output ? args->output : "stdout",
+  };
   if (args->dataset)
     run.dataset = lht_dataset_new();
   if (args->report)
     run.report = lht_report_new(&args->thresholds, job->options->matrix, job->options->range);
 
   int status = LHT_EXIT_OK;
-  int fd = STDOUT_FILENO;
-  const char *out_name = "stdout";
   GHashTable *done = NULL;
-  if (args->output) {
-    out_name = args->output;
-    int flags = O_RDWR | O_CREAT | O_CLOEXEC | (args->skip_existing ? O_APPEND : O_TRUNC);
-    fd = open(args->output, flags, 0666);
-    if (fd < 0) {
+  Resume resume = {
+      .job = job,
+      .name = args->output,
+      .dataset = run.dataset,
+      .report = run.report,
+      .dataset_offset = -1,
+      .keep = -1,
+  };
+  if (args->skip_existing) {
+    /* Read now, since the files to do depend on it, but not changed before
+     * the run starts (stats_ready). */
+    done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    resume.done = done;
+    run.fd = open(args->output, O_RDWR | O_APPEND | O_CLOEXEC);
+    if (run.fd >= 0) {
+      run.resume = &resume;
+      if (!resume_read(&resume, run.fd))
+        status = LHT_EXIT_FAILURE;
+    } else if (errno != ENOENT) {
       lht_error(args->output, "%s", g_strerror(errno));
       status = LHT_EXIT_FAILURE;
-    } else if (args->skip_existing) {
-      done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-      Resume resume = {job, args->output, done, run.dataset, run.report, -1, NULL};
-      if (!resume_read(&resume, fd, job->verbose))
-        status = LHT_EXIT_FAILURE;
-      g_free(resume.mismatch);
     }
   }
 
@@ -446,64 +498,67 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
           g_ptr_array_add(remaining, g_strdup(path));
         g_free(written);
       }
-      guint skipped = paths->len - remaining->len;
+      run.skipped = paths->len - remaining->len;
       g_ptr_array_free(paths, TRUE);
       paths = remaining;
-      if (skipped && (job->verbose || args->progress) && !args->quiet)
-        lht_error(args->output, "skipping %u files already done", skipped);
     }
   }
+  run.paths = paths;
 
   if (status == LHT_EXIT_OK) {
-    Sink sink;
-    sink_open(&sink, fd, out_name);
-    run.sink = &sink;
-    run.writer = lht_writer_new(sink.stream, job->format, job->options, job->with_histogram, paths);
-    sink_commit(&sink);
-
     LhtProgress *progress = lht_progress_new(paths->len, args->progress, args->quiet);
     LhtPipelineSpec spec = {
+        .contexts = {job->backend, args->device_ids, jobs, args->streams, job->verbose},
         .jobs = jobs,
         .read_mode = LHIO_READ_LUMA,
         .max_pixels = job->max_pixels,
         .analyze = job->options,
+        .ready = stats_ready,
         .emit = emit_record,
         .data = &run,
         .progress = progress,
     };
+    LhtContexts contexts;
     LhtPipelineResult result;
     lht_pipeline_run(&spec, &contexts, paths, &result);
-    bool interrupted = result.signal != 0;
-    lht_progress_finish(progress, result.done, result.failed, interrupted || result.stopped);
-    if (args->timing)
-      lht_pipeline_print_timing(&result, &contexts);
-    if (result.failed)
+    if (result.not_started) {
+      lht_progress_free(progress);
       ok = false;
-
-    if (!lht_writer_finish(run.writer))
-      sink.failed = true;
-    sink_commit(&sink);
-    if (interrupted) {
-      lht_error(NULL, "stopped by %s: %u records written%s%s%s", signal_name(result.signal),
-                result.done, args->output ? " to " : "", args->output ? args->output : "",
-                args->output ? "; run again with --skip-existing to go on" : "");
-      status = 128 + result.signal;
-    } else if (!sink.failed && !result.stopped) {
-      if (run.dataset) {
-        if (!lht_dataset_write(run.dataset, sink.stream, job->format, job->options))
-          ok = false;
-        sink_commit(&sink);
-      }
-      if (run.report && !lht_report_write(run.report, args->report))
+    } else {
+      Sink *sink = &run.sink;
+      bool interrupted = result.signal != 0;
+      lht_progress_finish(progress, result.done, result.failed, interrupted || result.stopped);
+      if (args->timing)
+        lht_pipeline_print_timing(&result, &contexts);
+      if (result.failed)
         ok = false;
+
+      if (!lht_writer_finish(run.writer))
+        sink->failed = true;
+      sink_commit(sink);
+      if (interrupted) {
+        lht_error(NULL, "stopped by %s: %u records written%s%s%s", signal_name(result.signal),
+                  result.done, args->output ? " to " : "", args->output ? args->output : "",
+                  args->output ? "; run again with --skip-existing to go on" : "");
+        status = 128 + result.signal;
+      } else if (!sink->failed && !result.stopped) {
+        if (run.dataset) {
+          if (!lht_dataset_write(run.dataset, sink->stream, job->format, job->options))
+            ok = false;
+          sink_commit(sink);
+        }
+        if (run.report && !lht_report_write(run.report, args->report))
+          ok = false;
+      }
+      if (sink->failed || result.stopped)
+        ok = false;
+      sink_close(sink);
     }
-    if (sink.failed || result.stopped)
-      ok = false;
-    sink_close(&sink);
     g_free(result.per_context);
+    lht_contexts_close(&contexts);
   }
 
-  if (args->output && fd >= 0 && close(fd) != 0) {
+  if (args->output && run.fd >= 0 && close(run.fd) != 0) {
     lht_error(args->output, "%s", g_strerror(errno));
     ok = false;
   }
@@ -514,6 +569,5 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   g_ptr_array_free(paths, TRUE);
   lht_dataset_free(run.dataset);
   lht_report_free(run.report);
-  lht_contexts_close(&contexts);
   return status;
 }

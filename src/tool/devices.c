@@ -1,7 +1,8 @@
 /* devices.c: the analysis contexts of a batch run: one per GPU named by
  * `--devices 0,1` (the tool makes each device current on the thread that uses
  * it, since the library never changes the device), one on the default device,
- * or one per decoding thread on the CPU. */
+ * or one per decoding thread on the CPU.  The pipeline opens them on its
+ * first analysis thread while the first images decode. */
 #include <errno.h>
 #include <string.h>
 
@@ -123,43 +124,50 @@ LhContext *lht_context_open(LhBackend wanted, bool verbose)
   return context;
 }
 
-bool lht_contexts_open(LhtContexts *c, LhBackend wanted, const GArray *ids, int cpu_workers,
-                       int per_device, bool verbose)
+int lht_contexts_count(const LhtContextsWanted *wanted, LhBackend backend)
+{
+  int per_device = wanted->per_device > 0 ? wanted->per_device : 1;
+  if (wanted->device_ids)
+    return (int)wanted->device_ids->len * per_device;
+  if (backend == LH_BACKEND_CUDA)
+    return per_device;
+  /* The CPU analyses as fast as it decodes only on as many threads. */
+  return wanted->cpu_workers > 0 ? wanted->cpu_workers : 1;
+}
+
+bool lht_contexts_open(LhtContexts *c, const LhtContextsWanted *wanted)
 {
   memset(c, 0, sizeof *c);
-  if (per_device < 1)
-    per_device = 1;
-  if (ids) {
-    int devices = (int)ids->len;
-    contexts_alloc(c, devices * per_device, LH_BACKEND_CUDA);
+  int per_device = wanted->per_device > 0 ? wanted->per_device : 1;
+  if (wanted->device_ids) {
+    int devices = (int)wanted->device_ids->len;
+    contexts_alloc(c, lht_contexts_count(wanted, LH_BACKEND_CUDA), LH_BACKEND_CUDA);
     for (int d = 0; d < devices; d++)
-      if (!open_on_device(c, g_array_index(ids, int, d), d, devices, per_device, "--devices")) {
+      if (!open_on_device(c, g_array_index(wanted->device_ids, int, d), d, devices, per_device,
+                          "--devices")) {
         lht_contexts_close(c);
         return false;
       }
-    if (verbose)
+    if (wanted->verbose)
       lht_error(NULL, "using the cuda backend on %d device%s, %d stream%s each", devices,
                 devices > 1 ? "s" : "", per_device, per_device > 1 ? "s" : "");
     return true;
   }
 
-  LhContext *first = lht_context_open(wanted, verbose);
+  LhContext *first = lht_context_open(wanted->backend, wanted->verbose);
   if (!first)
     return false;
   LhBackend backend = lh_context_backend(first);
+  contexts_alloc(c, lht_contexts_count(wanted, backend), backend);
+  c->contexts[0] = first;
   if (backend == LH_BACKEND_CUDA) {
     /* On the device current now; the contexts' threads make it current too. */
-    contexts_alloc(c, per_device, backend);
-    c->contexts[0] = first;
     if (!open_on_device(c, -1, 0, 1, per_device, "cuda")) {
       lht_contexts_close(c);
       return false;
     }
     return true;
   }
-  /* The CPU analyses as fast as it decodes only on as many threads. */
-  contexts_alloc(c, cpu_workers > 0 ? cpu_workers : 1, backend);
-  c->contexts[0] = first;
   for (int i = 1; i < c->n; i++)
     if (lh_context_new(LH_BACKEND_CPU, &c->contexts[i]) < 0) {
       lht_error(NULL, "cannot use the cpu backend: %s", lh_last_error());

@@ -23,6 +23,7 @@ typedef struct {
   char *tiles;
   double clip;
   gint quality;
+  char *png_compression;
   gint64 max_pixels;
   gboolean global;
   char *save_lut;
@@ -37,6 +38,7 @@ static void equalize_args_clear(EqualizeArgs *args)
   g_free(args->backend);
   g_free(args->matrix);
   g_free(args->range);
+  g_free(args->png_compression);
   g_free(args->tiles);
   g_free(args->save_lut);
   g_free(args->apply_lut);
@@ -148,11 +150,12 @@ done:
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
-  LhContext *context;
+  LhContext *context; /* --global's; the batch's threads use their own */
   LhEqualizeOptions options;
   const uint16_t *lut; /* one LUT for every image (--global, --apply-lut) */
   int lut_depth;
   const char *save_lut; /* the LUT of the one image, to be saved */
+  int png_compression;  /* for the outputs, as LhioWriteOptions */
 } EqualizeRun;
 
 static int luma_depth(const LhFrame *frame)
@@ -280,6 +283,11 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
     options->clip_limit = args->clip;
   if (args->quality < 0 || args->quality > 100)
     return usage_error(args, "--quality %d is not in 1 .. 100", args->quality), false;
+  if (args->png_compression &&
+      !lht_png_compression_parse(args->png_compression, &run->png_compression))
+    return usage_error(args, "--png-compression '%s' is not a zlib level 0 .. 9",
+                       args->png_compression),
+           false;
   if (args->max_pixels < 0)
     return usage_error(args, "--max-pixels must not be negative (0: the default limit)"), false;
   if (args->global && args->apply_lut)
@@ -302,6 +310,10 @@ int lht_equalize_main(int argc, char **argv)
       {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
        "Output range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
       {"quality", 'q', 0, G_OPTION_ARG_INT, &args.quality, "JPEG quality 1..100 (default 95)", "N"},
+      {"png-compression", 0, 0, G_OPTION_ARG_STRING, &args.png_compression,
+       "PNG compression, zlib's level 0 (none) .. 9 (smallest, slowest); default 1, as "
+       "OpenCV's imwrite",
+       "N"},
       {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
        "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
@@ -382,15 +394,21 @@ int lht_equalize_main(int argc, char **argv)
     return code;
   }
 
-  run.context = lht_context_open(wanted, args.verbose);
-  if (!run.context) {
-    lht_plan_clear(&plan);
-    lht_batch_args_clear(&batch);
-    equalize_args_clear(&args);
-    return LHT_EXIT_FAILURE;
+  /* --global reads every input for its histogram before the batch, on a
+   * context of its own.  Otherwise the batch opens its contexts while it
+   * decodes (and says which backend with --verbose). */
+  if (args.global) {
+    run.context = lht_context_open(wanted, false);
+    if (!run.context) {
+      lht_plan_clear(&plan);
+      lht_batch_args_clear(&batch);
+      equalize_args_clear(&args);
+      return LHT_EXIT_FAILURE;
+    }
   }
 
   LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,
+                               .png_compression = run.png_compression,
                                .max_pixels = (uint64_t)args.max_pixels};
   bool *failed = g_new0(bool, plan.inputs->len + 1);
   uint16_t *lut = NULL;

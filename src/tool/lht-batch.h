@@ -127,16 +127,27 @@ typedef struct {
   LhBackend backend;
 } LhtContexts;
 
+/* What a batch run asks of its analysis contexts. */
+typedef struct {
+  LhBackend backend;        /* --backend */
+  const GArray *device_ids; /* --devices; NULL when not given */
+  int cpu_workers;          /* contexts when the CPU is used */
+  int per_device;           /* --streams: CUDA contexts per device */
+  bool verbose;             /* say which backend is used and why */
+} LhtContextsWanted;
+
 /* One context on the wanted backend; one line on stderr and NULL when it
  * cannot be had; with verbose, a line saying which backend is used and why. */
 LhContext *lht_context_open(LhBackend wanted, bool verbose);
 
 /* Opens the analysis contexts: per_device CUDA contexts (streams) on each
- * device of ids, or for AUTO/CUDA without ids on the default device, or
- * `cpu_workers` CPU contexts when the CPU is used.  Reports the problem and
- * returns false. */
-bool lht_contexts_open(LhtContexts *contexts, LhBackend wanted, const GArray *ids, int cpu_workers,
-                       int per_device, bool verbose);
+ * device of device_ids, or for AUTO/CUDA without ids on the default device,
+ * or cpu_workers CPU contexts when the CPU is used.  Reports the problem and
+ * returns false (contexts then zeroed). */
+bool lht_contexts_open(LhtContexts *contexts, const LhtContextsWanted *wanted);
+/* How many contexts lht_contexts_open() opens when it ends up on backend. */
+int lht_contexts_count(const LhtContextsWanted *wanted, LhBackend backend);
+/* Frees them; a zeroed LhtContexts too. */
 void lht_contexts_close(LhtContexts *contexts);
 
 /* Makes device current on the calling thread (cudaSetDevice); -1 does
@@ -156,6 +167,8 @@ void lht_progress_update(LhtProgress *progress, guint done, guint failed);
 void lht_progress_clear(LhtProgress *progress);
 /* The last line: done, failed, rate; and frees. */
 void lht_progress_finish(LhtProgress *progress, guint done, guint failed, bool interrupted);
+/* Frees without a line, after a run that did not start. */
+void lht_progress_free(LhtProgress *progress);
 
 /* ------------------------------------------------------------------------ */
 /* The pipeline (pipeline.c)                                                 */
@@ -178,19 +191,25 @@ typedef struct {
 void lht_item_fail(LhtItem *item, int status, const char *format, ...) G_GNUC_PRINTF(3, 4);
 
 typedef struct {
-  int jobs;                 /* threads that decode (and run finish_step) */
-  LhioReadMode read_mode;   /* how images are decoded */
-  uint64_t max_pixels;      /* lhio_read's limit */
-  const LhOptions *analyze; /* non-NULL: each image is analysed into item->stats,
-                               in batches of up to batch_frames per context */
-  int batch_frames;         /* 0: the default for the backend */
-  bool keep_pixels;         /* emit needs item->image: its pixels are not freed
-                               once the work on them is done */
+  LhtContextsWanted contexts; /* opened by the run, while it decodes */
+  int jobs;                   /* threads that decode (and run finish_step) */
+  LhioReadMode read_mode;     /* how images are decoded */
+  uint64_t max_pixels;        /* lhio_read's limit */
+  const LhOptions *analyze;   /* non-NULL: each image is analysed into item->stats,
+                                 in batches of up to batch_frames per context */
+  int batch_frames;           /* 0: the default for the backend */
+  bool keep_pixels;           /* emit needs item->image: its pixels are not freed
+                                 once the work on them is done */
   /* In a context's thread after the analysis (e.g. equalizing on the GPU);
    * returns false after lht_item_fail().  May be NULL. */
   bool (*device_step)(LhContext *context, LhtItem *item, void *data);
   /* Back on a decoding thread (e.g. encoding and writing); may be NULL. */
   bool (*finish_step)(LhtItem *item, void *data);
+  /* On the calling thread once the contexts are open, before any item is
+   * reported or emitted (the steps may have begun): what a run that cannot
+   * start must not do (e.g. empty the output file).  False ends the run as
+   * if the contexts had failed; it says why itself.  May be NULL. */
+  bool (*ready)(const LhtContexts *contexts, void *data);
   /* On the calling thread, for each item that did not fail, in input order;
    * false stops the run as a signal does (e.g. the output cannot be written). */
   bool (*emit)(LhtItem *item, void *data);
@@ -199,26 +218,33 @@ typedef struct {
 } LhtPipelineSpec;
 
 typedef struct {
-  guint done;      /* items emitted */
-  guint failed;    /* items reported as failed */
-  int signal;      /* the SIGINT / SIGTERM that stopped the run; 0 if none */
-  bool stopped;    /* emit asked to stop */
-  double wall_s;   /* of the whole run */
-  double decode_s; /* summed over threads */
-  double device_s; /* in lh_analyze_batch and device_step, summed over contexts */
+  guint done;       /* items emitted */
+  guint failed;     /* items reported as failed */
+  int signal;       /* the SIGINT / SIGTERM that stopped the run; 0 if none */
+  bool stopped;     /* emit asked to stop */
+  bool not_started; /* the contexts could not be opened, a thread could not be
+                       started, or ready refused: reported, and nothing was
+                       reported or emitted besides */
+  double wall_s;    /* of the whole run, the contexts' opening included */
+  double open_s;    /* from the start until the contexts were open */
+  double decode_s;  /* summed over threads */
+  double device_s;  /* in lh_analyze_batch and device_step, summed over contexts */
   double finish_s;
   guint *per_context; /* items analysed by each context (n of contexts) */
 } LhtPipelineResult;
 
-/* Sends each path through decode -> analysis / device_step (the contexts'
+/* Opens *contexts as spec->contexts asks while the first images decode, and
+ * sends each path through decode -> analysis / device_step (the contexts'
  * threads, each making its device current first) -> finish_step -> emit, with
  * the pixels of at most 2 x jobs + contexts x batch images in memory (results
  * waiting for their turn keep only their statistics).  Failures are
- * reported on stderr as they come to the front.  SIGINT and SIGTERM stop the
- * dispatching; what is under way is finished and emitted, then the run
- * returns with result->signal set.  Free result->per_context with g_free. */
-void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
-                      const GPtrArray *paths, LhtPipelineResult *result);
+ * reported on stderr as they come to the front, once the contexts are open.
+ * SIGINT and SIGTERM stop the dispatching; what is under way is finished and
+ * emitted, then the run returns with result->signal set.  Close *contexts
+ * with lht_contexts_close (zeroed when not opened) and free
+ * result->per_context with g_free. */
+void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
+                      LhtPipelineResult *result);
 
 /* In a device_step (or a function it calls): the context of the calling
  * analysis thread; fallback on any other thread. */

@@ -106,9 +106,14 @@ bool lht_plan_holds_input(const LhtPlan *plan, const char *path);
 void lht_plan_clear(LhtPlan *plan);
 
 typedef struct {
-  int jpeg_quality; /* 0: lhio's default */
+  int jpeg_quality;    /* 0: lhio's default */
+  int png_compression; /* as LhioWriteOptions: 0 is lhio's default */
   uint64_t max_pixels;
 } LhtRewriteOptions;
+
+/* --png-compression: "0" .. "9", zlib's level, into LhioWriteOptions'
+ * png_compression; false for anything else. */
+bool lht_png_compression_parse(const char *text, int *png_compression);
 
 /* Changes an image in place; reports its own failure (lht_error) and
  * returns false then. */

@@ -25,6 +25,7 @@ typedef struct {
   gboolean no_markers;
   gboolean no_clipping;
   gint quality;
+  char *png_compression;
   gint64 max_pixels;
   gboolean verbose;
   char **paths;
@@ -36,6 +37,7 @@ static void overlay_args_clear(OverlayArgs *args)
   g_free(args->backend);
   g_free(args->matrix);
   g_free(args->range);
+  g_free(args->png_compression);
   g_free(args->rect);
   g_free(args->scale);
   g_free(args->percentiles);
@@ -76,16 +78,16 @@ static bool parse_rect(const char *text, LhRect *rect)
 }
 
 typedef struct {
-  LhContext *context;
   LhOptions analysis;
   LhOverlayOptions overlay;
+  int png_compression; /* for the outputs, as LhioWriteOptions */
 } OverlayRun;
 
 static bool overlay_image(LhioImage *image, const char *path, void *data)
 {
   OverlayRun *run = data;
-  /* On the batch pipeline: the context of this analysis thread. */
-  LhContext *context = lht_worker_context(run->context);
+  /* Only on the batch pipeline's analysis threads. */
+  LhContext *context = lht_worker_context(NULL);
   LhStats stats;
   lh_stats_init(&stats);
   int status = lh_analyze(context, &image->frame, &run->analysis, &stats);
@@ -136,6 +138,9 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
   overlay->clipping = !args->no_clipping;
   if (args->quality < 0 || args->quality > 100)
     return usage_error("--quality %d is not in 1 .. 100", args->quality);
+  if (args->png_compression &&
+      !lht_png_compression_parse(args->png_compression, &run->png_compression))
+    return usage_error("--png-compression '%s' is not a zlib level 0 .. 9", args->png_compression);
   if (args->max_pixels < 0)
     return usage_error("--max-pixels must not be negative (0: the default limit)");
   if (!args->paths || !args->paths[0])
@@ -170,6 +175,10 @@ int lht_overlay_main(int argc, char **argv)
       {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
        "Code value range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
       {"quality", 'q', 0, G_OPTION_ARG_INT, &args.quality, "JPEG quality 1..100 (default 95)", "N"},
+      {"png-compression", 0, 0, G_OPTION_ARG_STRING, &args.png_compression,
+       "PNG compression, zlib's level 0 (none) .. 9 (smallest, slowest); default 1, as "
+       "OpenCV's imwrite",
+       "N"},
       {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
        "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
@@ -208,16 +217,10 @@ int lht_overlay_main(int argc, char **argv)
     overlay_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
-  run.context = lht_context_open(wanted, args.verbose);
-  if (!run.context) {
-    lht_batch_args_clear(&batch);
-    overlay_args_clear(&args);
-    return LHT_EXIT_FAILURE;
-  }
-
   LhtPlan plan = {0};
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
   LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,
+                               .png_compression = run.png_compression,
                                .max_pixels = (uint64_t)args.max_pixels};
   /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
   status = lht_batch_rewrite(&batch, &plan, args.out_dir, NULL, &rewrite, overlay_image, &run,
@@ -227,7 +230,6 @@ int lht_overlay_main(int argc, char **argv)
 
   lht_batch_args_clear(&batch);
   lht_plan_clear(&plan);
-  lh_context_free(run.context);
   overlay_args_clear(&args);
   return status;
 }

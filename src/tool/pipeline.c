@@ -9,7 +9,13 @@
  *        └──── done queue <── pool: finish_step <─────────────────┘
  *
  * The main thread alone dispatches, reorders, reports and emits, so that
- * output needs no lock and comes out in the order of the inputs. */
+ * output needs no lock and comes out in the order of the inputs.
+ *
+ * The first context thread opens the contexts while the pool already
+ * decodes: CUDA's start-up (a few tenths of a second, most of it making the
+ * device's primary context) then overlaps the first images' decoding instead
+ * of coming before it.  Nothing is reported or emitted until the contexts
+ * are open, so a run that cannot open them says only that. */
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -31,28 +37,40 @@ typedef struct {
   bool cancelled; /* not started: a stop signal came first */
 } Task;
 
-typedef struct {
-  const LhtPipelineSpec *spec;
-  const LhtContexts *contexts;
-  GThreadPool *pool;
-  GAsyncQueue *device_queue;
-  GAsyncQueue *done_queue;
-  int batch_frames;
-  gint released; /* tasks handed back, their pixels freed (atomic) */
-  GMutex lock;   /* guards the timings and counts below */
-  double decode_s;
-  double device_s;
-  double finish_s;
-  guint *per_context;
-} Pipeline;
+typedef struct Pipeline Pipeline;
 
 typedef struct {
   Pipeline *pipeline;
   int index;
 } ContextThread;
 
+struct Pipeline {
+  const LhtPipelineSpec *spec;
+  LhtContexts *contexts; /* filled by the opener */
+  GThreadPool *pool;
+  GAsyncQueue *device_queue;
+  GAsyncQueue *done_queue;
+  gint64 start_us;
+  gint released;  /* tasks handed back, their pixels freed (atomic) */
+  gint abandoned; /* the run cannot start: every task is cancelled (atomic) */
+  GMutex lock;    /* guards the timings and counts below */
+  double decode_s;
+  double device_s;
+  double finish_s;
+  guint *per_context;
+  /* Set by the opener before it pushes contexts_settled, read after. */
+  int batch_frames;
+  double open_s;
+  int n_threads;     /* threads that take from the device queue, the opener's included */
+  GThread **threads; /* [0] unused: the opener's own is joined by the main thread */
+  ContextThread *selves;
+};
+
 /* Pushed once per context thread to end it. */
 static Task end_of_work;
+/* Pushed by the opener on the done queue once the contexts are open, or
+ * could not be. */
+static Task contexts_settled;
 
 static volatile sig_atomic_t stop_signal;
 
@@ -110,9 +128,25 @@ static void send_done(Pipeline *p, Task *task)
   g_async_queue_push(p->done_queue, task);
 }
 
+/* Hands a task back undone: the run stopped before its turn. */
+static void send_cancelled(Pipeline *p, Task *task)
+{
+  task->cancelled = true;
+  send_done(p, task);
+}
+
+static bool is_abandoned(Pipeline *p)
+{
+  return g_atomic_int_get(&p->abandoned) != 0;
+}
+
 static void run_finish(Pipeline *p, Task *task)
 {
   const LhtPipelineSpec *spec = p->spec;
+  if (is_abandoned(p)) {
+    send_cancelled(p, task);
+    return;
+  }
   if (spec->finish_step && task->item.status == 0) {
     gint64 start = g_get_monotonic_time();
     spec->finish_step(&task->item, spec->data);
@@ -134,9 +168,8 @@ static void pool_task(gpointer data, gpointer user_data)
   }
   /* After Ctrl-C the images not yet begun are left for --skip-existing: the
    * run ends after the ones in hand instead of after every one dispatched. */
-  if (stop_signal) {
-    task->cancelled = true;
-    send_done(p, task);
+  if (stop_signal || is_abandoned(p)) {
+    send_cancelled(p, task);
     return;
   }
   gint64 start = g_get_monotonic_time();
@@ -210,6 +243,11 @@ static gpointer context_thread(gpointer data)
       batch[n++] = task;
     }
 
+    if (is_abandoned(p)) {
+      for (int i = 0; i < n; i++)
+        send_cancelled(p, batch[i]);
+      continue;
+    }
     gint64 start = g_get_monotonic_time();
     if (device_error) {
       for (int i = 0; i < n; i++)
@@ -243,52 +281,133 @@ static gpointer context_thread(gpointer data)
   return NULL;
 }
 
-void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
-                      const GPtrArray *paths, LhtPipelineResult *result)
+/* Frames per lh_analyze_batch call on a backend. */
+static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
+{
+  int frames = spec->batch_frames;
+  if (frames <= 0)
+    frames = backend == LH_BACKEND_CUDA ? CUDA_BATCH_FRAMES : 1;
+  return frames < CUDA_BATCH_FRAMES ? frames : CUDA_BATCH_FRAMES;
+}
+
+/* Images whose pixels may be held at a time: two per decoding thread, so
+ * that none waits for work, and a batch per context. */
+static guint holding_for(const LhtPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
+{
+  return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend));
+}
+
+/* Until the contexts are open, --backend auto may end up on CUDA or on the
+ * CPU: the smaller of the two bounds holds until then, so that either run
+ * keeps to its own.  *most is the larger, for sizing. */
+static guint holding_before_open(const LhtPipelineSpec *spec, int jobs, guint *most)
+{
+  const LhtContextsWanted *wanted = &spec->contexts;
+  guint cuda =
+      holding_for(spec, jobs, LH_BACKEND_CUDA, lht_contexts_count(wanted, LH_BACKEND_CUDA));
+  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU, lht_contexts_count(wanted, LH_BACKEND_CPU));
+  if (wanted->device_ids || wanted->backend == LH_BACKEND_CUDA)
+    cpu = cuda;
+  else if (wanted->backend == LH_BACKEND_CPU)
+    cuda = cpu;
+  *most = cuda > cpu ? cuda : cpu;
+  return cuda < cpu ? cuda : cpu;
+}
+
+/* After the contexts failed: hands back whatever reaches the device queue
+ * until the end. */
+static void cancel_until_end(Pipeline *p)
+{
+  Task *task;
+  while ((task = g_async_queue_pop(p->device_queue)) != &end_of_work)
+    send_cancelled(p, task);
+}
+
+/* The first context thread: it opens every context (lht_contexts_open, with
+ * its messages) while the pool decodes, starts the other contexts' threads,
+ * then serves context 0 itself.  Contexts made on this thread and used on
+ * others are no change: the main thread used to make them.  A CUDA context
+ * and its stream belong to no thread, and each context thread makes its
+ * device current before its first call (lht_device_use).  When the contexts
+ * cannot be opened, or a thread cannot be started, the run is abandoned: its
+ * tasks come back cancelled and the main thread reports nothing more. */
+static gpointer opener_thread(gpointer data)
+{
+  Pipeline *p = data;
+  const LhtPipelineSpec *spec = p->spec;
+  p->n_threads = 1;
+  bool opened = lht_contexts_open(p->contexts, &spec->contexts);
+  p->open_s = seconds_since(p->start_us);
+  if (opened) {
+    int n = p->contexts->n;
+    p->batch_frames = batch_frames_for(spec, p->contexts->backend);
+    p->per_context = g_new0(guint, n);
+    p->threads = g_new0(GThread *, n);
+    p->selves = g_new(ContextThread, n);
+    for (int i = 0; i < n; i++)
+      p->selves[i] = (ContextThread){p, i};
+    /* Threads can be refused (a ulimit, an address space already reserved
+     * by the CUDA driver): that ends the run with a message, not an abort. */
+    GError *error = NULL;
+    while (!error && p->n_threads < n) {
+      p->threads[p->n_threads] =
+          g_thread_try_new("lumahist-analysis", context_thread, &p->selves[p->n_threads], &error);
+      if (p->threads[p->n_threads])
+        p->n_threads++;
+    }
+    if (error) {
+      lht_error(NULL, "cannot start the worker threads: %s", error->message);
+      g_error_free(error);
+      g_atomic_int_set(&p->abandoned, 1);
+    }
+  } else {
+    g_atomic_int_set(&p->abandoned, 1);
+  }
+  g_async_queue_push(p->done_queue, &contexts_settled);
+  if (opened)
+    context_thread(&p->selves[0]);
+  else
+    cancel_until_end(p);
+  return NULL;
+}
+
+void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
+                      LhtPipelineResult *result)
 {
   gint64 start = g_get_monotonic_time();
   memset(result, 0, sizeof *result);
+  memset(contexts, 0, sizeof *contexts);
   Pipeline p = {
       .spec = spec,
       .contexts = contexts,
       .device_queue = g_async_queue_new(),
       .done_queue = g_async_queue_new(),
-      .per_context = g_new0(guint, contexts->n),
+      .start_us = start,
   };
   g_mutex_init(&p.lock);
   int jobs = spec->jobs > 0 ? spec->jobs : 1;
-  p.batch_frames = spec->batch_frames;
-  if (p.batch_frames <= 0)
-    p.batch_frames = contexts->backend == LH_BACKEND_CUDA ? CUDA_BATCH_FRAMES : 1;
-  if (p.batch_frames > CUDA_BATCH_FRAMES)
-    p.batch_frames = CUDA_BATCH_FRAMES;
-  /* Threads can be refused (a ulimit, an address space already reserved by
-   * the CUDA driver): that ends the run with a message, not an abort. */
-  GError *thread_error = NULL;
-  p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, &thread_error);
-  GThread **threads = g_new0(GThread *, contexts->n);
-  ContextThread *selves = g_new0(ContextThread, contexts->n);
-  int n_threads = 0;
-  while (!thread_error && n_threads < contexts->n) {
-    selves[n_threads] = (ContextThread){&p, n_threads};
-    threads[n_threads] =
-        g_thread_try_new("lumahist-analysis", context_thread, &selves[n_threads], &thread_error);
-    if (threads[n_threads])
-      n_threads++;
-  }
-  if (thread_error) {
-    lht_error(NULL, "cannot start the worker threads: %s", thread_error->message);
-    g_clear_error(&thread_error);
-    result->stopped = true;
-  }
 
   /* Holding pixels: dispatched and not yet handed back; this bounds memory.
    * In flight: dispatched and not yet emitted, a wider window, so that one
    * slow image (a large PNG) at the front does not stall the threads. */
-  guint holding = (guint)(2 * jobs + contexts->n * p.batch_frames);
+  guint most;
+  guint holding = holding_before_open(spec, jobs, &most);
   guint window = 8 * holding;
-  Task **pending = g_new0(Task *, window);
+  guint slots = 8 * most; /* of pending: the widest window either backend can have */
+  Task **pending = g_new0(Task *, slots);
   guint n = paths->len, next_dispatch = 0, next_emit = 0;
+
+  /* The opener first, so that CUDA starts as early as it can. */
+  GError *thread_error = NULL;
+  GThread *opener = g_thread_try_new("lumahist-analysis", opener_thread, &p, &thread_error);
+  if (opener)
+    p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, &thread_error);
+  if (thread_error) {
+    lht_error(NULL, "cannot start the worker threads: %s", thread_error->message);
+    g_clear_error(&thread_error);
+    g_atomic_int_set(&p.abandoned, 1);
+  }
+  bool settled = opener == NULL;
 
   struct sigaction action, old_int, old_term;
   memset(&action, 0, sizeof action);
@@ -299,9 +418,10 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
   sigaction(SIGINT, &action, &old_int);
   sigaction(SIGTERM, &action, &old_term);
 
-  bool stopping = result->stopped;
-  bool cut = false; /* a cancelled task was reached: nothing after it is emitted */
-  while (next_emit < next_dispatch || (!stopping && next_dispatch < n)) {
+  bool stopping = is_abandoned(&p);
+  bool cut = stopping; /* a cancelled task was reached: nothing after it is emitted */
+  result->not_started = stopping;
+  while (!settled || next_emit < next_dispatch || (!stopping && next_dispatch < n)) {
     while (!stopping && next_dispatch < n && next_dispatch - next_emit < window &&
            next_dispatch - (guint)g_atomic_int_get(&p.released) < holding) {
       Task *task = g_new0(Task, 1);
@@ -314,11 +434,23 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
       next_dispatch++;
     }
     Task *task = g_async_queue_timeout_pop(p.done_queue, G_USEC_PER_SEC / 10);
+    if (task == &contexts_settled) {
+      task = NULL;
+      settled = true;
+      if (!is_abandoned(&p) && spec->ready && !spec->ready(contexts, spec->data))
+        g_atomic_int_set(&p.abandoned, 1);
+      if (is_abandoned(&p)) {
+        result->not_started = stopping = cut = true;
+      } else {
+        holding = holding_for(spec, jobs, contexts->backend, contexts->n);
+        window = 8 * holding;
+      }
+    }
     if (task)
-      pending[task->item.index % window] = task;
-    while (next_emit < next_dispatch && pending[next_emit % window]) {
-      task = pending[next_emit % window];
-      pending[next_emit % window] = NULL;
+      pending[task->item.index % slots] = task;
+    while (settled && next_emit < next_dispatch && pending[next_emit % slots]) {
+      task = pending[next_emit % slots];
+      pending[next_emit % slots] = NULL;
       cut = cut || task->cancelled;
       if (cut) {
         /* Dropped: output stays in input order, so nothing after a gap. */
@@ -339,26 +471,33 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, const LhtContexts *contexts,
     }
     if (stop_signal && !stopping)
       stopping = true;
-    lht_progress_update(spec->progress, result->done, result->failed);
+    /* A bar only once the contexts' messages, if any, are out. */
+    if (settled && !result->not_started)
+      lht_progress_update(spec->progress, result->done, result->failed);
   }
 
-  for (int i = 0; i < n_threads; i++)
+  /* Settled: n_threads is the opener's and the threads it started. */
+  for (int i = 0; opener && i < p.n_threads; i++)
     g_async_queue_push(p.device_queue, &end_of_work);
-  for (int i = 0; i < n_threads; i++)
-    g_thread_join(threads[i]);
-  g_thread_pool_free(p.pool, FALSE, TRUE);
+  if (opener)
+    g_thread_join(opener);
+  for (int i = 1; i < p.n_threads; i++)
+    g_thread_join(p.threads[i]);
+  if (p.pool)
+    g_thread_pool_free(p.pool, FALSE, TRUE);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   result->signal = stop_signal;
 
   result->wall_s = seconds_since(start);
+  result->open_s = p.open_s;
   result->decode_s = p.decode_s;
   result->device_s = p.device_s;
   result->finish_s = p.finish_s;
   result->per_context = p.per_context;
   g_free(pending);
-  g_free(threads);
-  g_free(selves);
+  g_free(p.threads);
+  g_free(p.selves);
   g_async_queue_unref(p.device_queue);
   g_async_queue_unref(p.done_queue);
   g_mutex_clear(&p.lock);
@@ -371,6 +510,9 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
           "lumahist: timing: %u images in %.3f s wall (%.1f images/s); decoding %.3f s, "
           "finishing %.3f s (summed over threads)\n",
           r->done + r->failed, r->wall_s, (r->done + r->failed) / wall, r->decode_s, r->finish_s);
+  /* Part of the wall time, but not of the decoding's, which went on meanwhile. */
+  fprintf(stderr, "lumahist: timing: %d %s context%s opened in %.3f s, while decoding went on\n",
+          contexts->n, lh_backend_name(contexts->backend), contexts->n > 1 ? "s" : "", r->open_s);
   /* The contexts' threads hold the GPU work: the calls return when it is
    * done, so their time bounds the GPU's busy time from above. */
   fprintf(stderr, "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f %% of wall\n",

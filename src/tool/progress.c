@@ -161,3 +161,9 @@ void lht_progress_finish(LhtProgress *p, guint done, guint failed, bool interrup
   }
   g_free(p);
 }
+
+void lht_progress_free(LhtProgress *p)
+{
+  lht_progress_clear(p);
+  g_free(p);
+}

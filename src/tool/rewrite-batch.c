@@ -17,7 +17,18 @@ typedef struct {
   const LhtRewriteOptions *options;
   LhtRewriteFunc change;
   void *data;
+  guint skipped; /* inputs whose output exists (--skip-existing) */
+  bool say_skipped;
 } RewriteRun;
+
+/* Once the contexts are open, after what they have to say. */
+static bool say_ready(const LhtContexts *contexts, void *data)
+{
+  RewriteRun *run = data;
+  if (run->skipped && run->say_skipped)
+    lht_error(NULL, "skipping %u inputs whose output exists", run->skipped);
+  return true;
+}
 
 static bool change_step(LhContext *context, LhtItem *item, void *data)
 {
@@ -46,7 +57,8 @@ static bool write_step(LhtItem *item, void *data)
     lht_item_fail(item, LH_ERROR_IO, "its output %s is an input; not overwritten", output);
     return false;
   }
-  LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality};
+  LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality,
+                                    .png_compression = run->options->png_compression};
   int status = lhio_write(output, &item->image, &write_options);
   if (status < 0) {
     lht_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
@@ -83,10 +95,6 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     return LHT_EXIT_USAGE;
   }
   int jobs = lht_batch_jobs(args);
-  LhtContexts contexts;
-  if (!lht_contexts_open(&contexts, backend, args->device_ids, jobs, args->streams, false))
-    return LHT_EXIT_FAILURE;
-
   GPtrArray *inputs = g_ptr_array_new();
   guint *plan_index = g_new(guint, plan->inputs->len + 1);
   guint skipped = 0;
@@ -104,32 +112,45 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     plan_index[inputs->len] = i;
     g_ptr_array_add(inputs, g_ptr_array_index(plan->inputs, i));
   }
-  if (skipped && (verbose || args->progress) && !args->quiet)
-    lht_error(NULL, "skipping %u inputs whose output exists", skipped);
 
-  RewriteRun run = {plan, plan_index, options, change, data};
+  RewriteRun run = {
+      .plan = plan,
+      .plan_index = plan_index,
+      .options = options,
+      .change = change,
+      .data = data,
+      .skipped = skipped,
+      .say_skipped = (verbose || args->progress) && !args->quiet,
+  };
   LhtProgress *progress = lht_progress_new(inputs->len, args->progress, args->quiet);
   LhtPipelineSpec spec = {
+      .contexts = {backend, args->device_ids, jobs, args->streams, verbose},
       .jobs = jobs,
       .read_mode = LHIO_READ_FULL,
       .max_pixels = options->max_pixels,
       .device_step = change_step,
       .finish_step = write_step,
+      .ready = say_ready,
       .emit = count_done,
       .data = &run,
       .progress = progress,
   };
+  LhtContexts contexts;
   LhtPipelineResult result;
   lht_pipeline_run(&spec, &contexts, inputs, &result);
-  lht_progress_finish(progress, result.done, result.failed, result.signal != 0);
-  if (args->timing)
-    lht_pipeline_print_timing(&result, &contexts);
-
   int status = result.failed ? LHT_EXIT_FAILURE : LHT_EXIT_OK;
-  if (result.signal) {
-    lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
-              result.signal == SIGINT ? "SIGINT" : "SIGTERM", result.done);
-    status = 128 + result.signal;
+  if (result.not_started) {
+    lht_progress_free(progress);
+    status = LHT_EXIT_FAILURE;
+  } else {
+    lht_progress_finish(progress, result.done, result.failed, result.signal != 0);
+    if (args->timing)
+      lht_pipeline_print_timing(&result, &contexts);
+    if (result.signal) {
+      lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
+                result.signal == SIGINT ? "SIGINT" : "SIGTERM", result.done);
+      status = 128 + result.signal;
+    }
   }
   g_free(result.per_context);
   g_ptr_array_free(inputs, TRUE);

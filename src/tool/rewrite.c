@@ -108,6 +108,15 @@ void lht_plan_clear(LhtPlan *plan)
   memset(plan, 0, sizeof *plan);
 }
 
+bool lht_png_compression_parse(const char *text, int *png_compression)
+{
+  guint64 level;
+  if (!g_ascii_string_to_unsigned(text, 10, 0, 9, &level, NULL))
+    return false;
+  *png_compression = level == 0 ? LHIO_PNG_UNCOMPRESSED : (int)level;
+  return true;
+}
+
 bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *options,
                      LhtRewriteFunc change, void *data)
 {
@@ -135,7 +144,8 @@ bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *
     ok = false;
   }
   if (ok) {
-    LhioWriteOptions write_options = {.jpeg_quality = options->jpeg_quality};
+    LhioWriteOptions write_options = {.jpeg_quality = options->jpeg_quality,
+                                      .png_compression = options->png_compression};
     status = lhio_write(output, &image, &write_options);
     if (status < 0) {
       lht_error(input, "writing %s: %s", output, lht_reason(status, output));

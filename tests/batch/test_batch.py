@@ -16,6 +16,7 @@ Python, and the dataset statistics from the summed numpy histograms.
 import json
 import os
 import pty
+import re
 import resource
 import select
 import shlex
@@ -213,6 +214,24 @@ def group_pipeline(tmp):
               f"--jobs {jobs}: records not in input order: {got[:5]}...")
     for jobs in (2, 3, 8):
         check(outputs[jobs] == outputs[1], f"--jobs {jobs} output differs from --jobs 1")
+
+    # --timing: where the time went.  The contexts open while the first images
+    # decode, within the wall time; the decoding is summed over threads.
+    proc = run("stats", "--quiet", "--timing", "--jobs", "2", folder)
+    err = text(proc.stderr)
+    total = re.search(r"timing: (\d+) images in ([\d.]+) s wall \([\d.]+ images/s\); "
+                      r"decoding ([\d.]+) s, finishing ([\d.]+) s", err)
+    opened = re.search(r"timing: (\d+) (cpu|cuda) contexts? opened in ([\d.]+) s", err)
+    analysis = re.search(r"timing: analysis on (cpu|cuda): ([\d.]+) s over (\d+) contexts? = "
+                         r"([\d.]+) % of wall", err)
+    if check(total and opened and analysis, f"--timing: {err!r}"):
+        wall = float(total[2])
+        check(int(total[1]) == len(expected) and float(total[3]) > 0 and float(total[4]) == 0,
+              f"--timing: images, decoding or finishing wrong: {err!r}")
+        check(float(opened[3]) <= wall and opened[1] == analysis[3] and opened[2] == analysis[1],
+              f"--timing: the contexts' line disagrees: {err!r}")
+        check(0 < float(analysis[2]) and float(analysis[4]) <= 100,
+              f"--timing: the analysis line: {err!r}")
 
     for r in records(outputs[1]):
         hist, depth = reference_histogram(r["path"])
@@ -637,6 +656,22 @@ def group_devices(tmp):
         check(proc.returncode == 1 and b"no CUDA device is usable" in proc.stderr and
               proc.stdout == b"", f"--devices without a GPU: {proc.returncode} "
               f"{text(proc.stderr)!r}")
+        # The contexts open while decoding starts, but a run that cannot open
+        # them writes nothing: no CSV header, and --output is left as it was,
+        # even its incomplete last line that --skip-existing would drop.
+        kept = run("stats", "--backend", "cpu", folder).stdout.splitlines(True)[:3]
+        kept = b"".join(kept) + b'{"path":"cut sh'
+        output = os.path.join(tmp, "kept.jsonl")
+        for extra in (["--format", "csv"], ["--output", output],
+                      ["--output", output, "--skip-existing"]):
+            with open(output, "wb") as f:
+                f.write(kept)
+            proc = run("stats", "--devices", "0,1", *extra, folder)
+            with open(output, "rb") as f:
+                check(proc.returncode == 1 and proc.stdout == b"" and f.read() == kept and
+                      text(proc.stderr).count("\n") == 1,
+                      f"--devices without a GPU, {extra}: status {proc.returncode}, "
+                      f"{text(proc.stderr)!r}")
         print("no CUDA device is usable here: checked the message; the rest needs a GPU")
         return
 

@@ -200,6 +200,38 @@ def test_quality(root):
     check(sizes[0] < sizes[1], f"--quality 30 gives {sizes[0]} bytes, 95 gives {sizes[1]}")
 
 
+def test_png_compression(root):
+    """--png-compression: zlib's level for PNG outputs, default 1 (OpenCV's);
+    any level gives the same pixels; anything but 0 .. 9 is a usage error."""
+    src = os.path.join(SAMPLES, "cat-chelsea.png")
+    files = {}
+    for level in ("0", "1", "9", None):
+        out = os.path.join(root, f"level-{level}")
+        extra = ["--png-compression", level] if level else []
+        code, err = lumahist("equalize", src, "--out", out, *extra)
+        check(code == 0, f"--png-compression {level}: exit {code}: {err}")
+        files[level] = os.path.join(out, "cat-chelsea.png")
+    sizes = {level: os.path.getsize(path) for level, path in files.items()}
+    raw = read(src).size  # bytes of its samples: level 0 stores them as they are
+    check(sizes["0"] > raw > sizes["1"] >= sizes["9"], f"PNG sizes by level: {sizes}, raw {raw}")
+    check(digest(files[None]) == digest(files["1"]), "the default PNG level is not 1")
+    for level in ("0", "9"):
+        check(np.array_equal(read(files[level]), read(files["1"])),
+              f"--png-compression {level} changed the pixels")
+    for command in ("clahe", "overlay"):
+        out = os.path.join(root, f"{command}-level-0")
+        code, err = lumahist(command, src, "--out", out, "--png-compression", "0")
+        check(code == 0 and os.path.getsize(os.path.join(out, "cat-chelsea.png")) > raw,
+              f"{command} --png-compression 0: exit {code}: {err}")
+    for command in ("equalize", "clahe", "overlay"):
+        for bad in ("10", "-1", "x", "", "1.5"):
+            out = os.path.join(root, "refused")
+            code, err = lumahist(command, src, "--out", out, "--png-compression", bad)
+            check(code == 2 and err.count("lumahist: ") == 1 and "--png-compression" in err and
+                  not os.path.exists(out),
+                  f"{command} --png-compression {bad!r}: exit {code}: {err!r}")
+
+
 def test_overlay(root, inputs):
     out = os.path.join(root, "overlay")
     code, err = lumahist("overlay", inputs, "--out", out, "--rect", "10,20,100,50",
@@ -241,6 +273,7 @@ def main():
         test_luts(root, inputs)
         test_global(root)
         test_quality(root)
+        test_png_compression(root)
         test_overlay(root, inputs)
         test_bad_file(root)
     finally:

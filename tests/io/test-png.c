@@ -385,6 +385,57 @@ static void test_sbit(const char *dir, uint64_t *seed)
   lhio_image_clear(&img);
 }
 
+/* The zlib level: every level reads back the same pixels, stored is the
+ * largest, the default is level 1's file byte for byte, and levels outside
+ * zlib's are refused before any file is made. */
+static void test_compression(const char *dir, uint64_t *seed)
+{
+  const int w = 96, h = 64;
+  LhioImage img = {.type = LHIO_FILE_PNG};
+  img.pixels = malloc((size_t)w * h * 3);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      for (int c = 0; c < 3; c++)
+        img.pixels[((size_t)y * w + x) * 3 + c] =
+            (uint8_t)(x * 2 + y * (c + 1) + (int)(test_rand(seed) % 5));
+  img.frame = (LhFrame){.format = LH_FORMAT_RGB,
+                        .memory = LH_MEMORY_HOST,
+                        .width = w,
+                        .height = h,
+                        .bit_depth = 8,
+                        .planes = {img.pixels},
+                        .strides = {(size_t)w * 3}};
+  size_t sizes[11]; /* by png_compression + 1: stored, default, levels 1..9 */
+  uint8_t *files[11];
+  for (int level = LHIO_PNG_UNCOMPRESSED; level <= 9; level++) {
+    char what[64];
+    snprintf(what, sizeof what, "png_compression %d", level);
+    const char *out = test_path(dir, "level.png");
+    LhioWriteOptions options = {.png_compression = level};
+    CHECK_STATUS(lhio_write(out, &img, &options), LH_OK, what);
+    sizes[level + 1] = 0;
+    files[level + 1] = test_read_file(out, &sizes[level + 1]);
+    LhioImage back;
+    CHECK_STATUS(lhio_read(out, LHIO_READ_FULL, 0, &back), LH_OK, what);
+    CHECK(same_images(&img, &back), "%s: pixels differ after a round trip", what);
+    lhio_image_clear(&back);
+  }
+  CHECK(sizes[0] > sizes[1] && sizes[0] > sizes[10], "stored %zu bytes, default %zu, level 9 %zu",
+        sizes[0], sizes[1], sizes[10]);
+  CHECK(files[1] && files[2] && sizes[1] == sizes[2] && memcmp(files[1], files[2], sizes[1]) == 0,
+        "the default is not level %d", LHIO_DEFAULT_PNG_COMPRESSION);
+  for (int k = 0; k < 11; k++)
+    free(files[k]);
+  static const int bad[] = {-2, 10};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    LhioWriteOptions options = {.png_compression = bad[k]};
+    CHECK_STATUS(lhio_write(test_path(dir, "bad.png"), &img, &options), LH_ERROR_INVALID_ARGUMENT,
+                 "png_compression out of range");
+  }
+  CHECK(access(test_path(dir, "bad.png"), F_OK) != 0, "a refused write left a file");
+  lhio_image_clear(&img);
+}
+
 int main(void)
 {
   char *dir = test_make_dir();
@@ -411,6 +462,7 @@ int main(void)
   printf("%d PNG read/write cases\n", cases);
   test_layouts(dir, &seed);
   test_sbit(dir, &seed);
+  test_compression(dir, &seed);
   CHECK(test_count_entries(dir) >= 0, "scratch folder vanished");
   test_remove_dir(dir);
   return test_result("test-png");
