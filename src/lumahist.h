@@ -82,7 +82,12 @@ LH_API const char *lh_format_name(LhFormat format);
 /* Where a frame's planes live. */
 typedef enum {
   LH_MEMORY_HOST, /* ordinary (or pinned) host memory */
-  LH_MEMORY_CUDA, /* CUDA device memory of the current device */
+  /* CUDA device memory of the current device, complete when the call is
+   * made: written on the context's stream (lh_context_set_stream) or
+   * synchronized first.  The context's own stream does not wait for the
+   * default stream, and cudaMemcpy from pageable memory may return before
+   * its copy has landed. */
+  LH_MEMORY_CUDA,
 } LhMemory;
 
 /* A frame: format, size and where each plane is.  Strides are in bytes and

@@ -27,8 +27,10 @@ static void twin_of(const GenFrame *g, bool device, Twin *t)
   t->size = g->size;
   t->device = device;
   if (device) {
+    /* Complete before the library's own stream reads it (lumahist.h). */
     if (cudaMalloc((void **)&t->allocation, g->size) != cudaSuccess ||
-        cudaMemcpy(t->allocation, g->allocation, g->size, cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaMemcpy(t->allocation, g->allocation, g->size, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
       fprintf(stderr, "cudaMalloc/cudaMemcpy of %zu bytes failed\n", g->size);
       exit(1);
     }

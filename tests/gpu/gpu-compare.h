@@ -203,9 +203,13 @@ static inline bool test_frame_make(TestFrame *t, LhFormat format, int width, int
     memcpy(t->view_block, t->host_block, t->block_size);
     f.planes[0] = t->view_block + offset;
   } else if (mem == MEM_DEVICE) {
+    /* cudaMemcpy from pageable memory may return before the copy lands, and
+     * the library's own stream does not wait for the default stream: the
+     * frame must be complete before it is analysed (lumahist.h). */
     if (cudaMalloc((void **)&t->view_block, t->block_size) != cudaSuccess ||
         cudaMemcpy(t->view_block, t->host_block, t->block_size, cudaMemcpyHostToDevice) !=
-            cudaSuccess) {
+            cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
       fprintf(stderr, "cudaMalloc/cudaMemcpy of %zu bytes failed\n", t->block_size);
       return false;
     }

@@ -120,6 +120,7 @@ static void check_gpu_sort(const uint32_t *keys, const uint32_t *expected, size_
       ((uint32_t *)host)[i] = keys[i];
   }
   CUDA_OR_DIE(cudaMemcpy(d_in, host, n * key_bytes, cudaMemcpyHostToDevice));
+  CUDA_OR_DIE(cudaDeviceSynchronize()); /* landed before any stream reads it */
   CUDA_OR_DIE(cudaMemset(d_out, 0xa5, n * key_bytes + 16));
   CUDA_OR_DIE(cudaMemset(d_scratch, 0x5a, scratch_bytes)); /* scratch needs no zeroing */
 
@@ -337,6 +338,7 @@ static void check_frame(LhContext *cpu, LhContext *gpu, LhFormat format, int w, 
   void *d_frame;
   CUDA_OR_DIE(cudaMalloc(&d_frame, g.size));
   CUDA_OR_DIE(cudaMemcpy(d_frame, g.allocation, g.size, cudaMemcpyHostToDevice));
+  CUDA_OR_DIE(cudaDeviceSynchronize()); /* landed before any stream reads it */
   const void *d_plane = (const uint8_t *)d_frame + ((uint8_t *)g.frame.planes[0] - g.allocation);
   LhkImage image;
   LhkPixel pixel = image_of(&g.frame, d_plane, matrix, luma_depth, &image);
