@@ -22,8 +22,7 @@ typedef struct {
   char *range;
   char *tiles;
   double clip;
-  gint quality;
-  char *png_compression;
+  LhtEncodeArgs encode;
   gint64 max_pixels;
   gboolean global;
   char *save_lut;
@@ -38,7 +37,7 @@ static void equalize_args_clear(EqualizeArgs *args)
   g_free(args->backend);
   g_free(args->matrix);
   g_free(args->range);
-  g_free(args->png_compression);
+  g_free(args->encode.png_compression);
   g_free(args->tiles);
   g_free(args->save_lut);
   g_free(args->apply_lut);
@@ -154,8 +153,8 @@ typedef struct {
   LhEqualizeOptions options;
   const uint16_t *lut; /* one LUT for every image (--global, --apply-lut) */
   int lut_depth;
-  const char *save_lut; /* the LUT of the one image, to be saved */
-  int png_compression;  /* for the outputs, as LhioWriteOptions */
+  const char *save_lut;      /* the LUT of the one image, to be saved */
+  LhtRewriteOptions rewrite; /* how the outputs are encoded */
 } EqualizeRun;
 
 static int luma_depth(const LhFrame *frame)
@@ -281,13 +280,12 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
            false;
   if (args->clip >= 0)
     options->clip_limit = args->clip;
-  if (args->quality < 0 || args->quality > 100)
-    return usage_error(args, "--quality %d is not in 1 .. 100", args->quality), false;
-  if (args->png_compression &&
-      !lht_png_compression_parse(args->png_compression, &run->png_compression))
-    return usage_error(args, "--png-compression '%s' is not a zlib level 0 .. 9",
-                       args->png_compression),
-           false;
+  char *why = NULL;
+  if (!lht_encode_options_parse(&args->encode, &run->rewrite, &why)) {
+    usage_error(args, "%s", why);
+    g_free(why);
+    return false;
+  }
   if (args->max_pixels < 0)
     return usage_error(args, "--max-pixels must not be negative (0: the default limit)"), false;
   if (args->global && args->apply_lut)
@@ -309,11 +307,6 @@ int lht_equalize_main(int argc, char **argv)
        "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},
       {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
        "Output range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
-      {"quality", 'q', 0, G_OPTION_ARG_INT, &args.quality, "JPEG quality 1..100 (default 95)", "N"},
-      {"png-compression", 0, 0, G_OPTION_ARG_STRING, &args.png_compression,
-       "PNG compression, zlib's level 0 (none) .. 9 (smallest, slowest); default 1, as "
-       "OpenCV's imwrite",
-       "N"},
       {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
        "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
@@ -354,6 +347,7 @@ int lht_equalize_main(int argc, char **argv)
                       "found in a folder keeps its path below it under DIR.\n"
                       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, common, NULL);
+  lht_encode_options_add(option_context, &args.encode);
   g_option_context_add_main_entries(option_context, args.clahe ? clahe_entries : global_entries,
                                     NULL);
   LhtBatchArgs batch;
@@ -407,9 +401,8 @@ int lht_equalize_main(int argc, char **argv)
     }
   }
 
-  LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,
-                               .png_compression = run.png_compression,
-                               .max_pixels = (uint64_t)args.max_pixels};
+  LhtRewriteOptions rewrite = run.rewrite;
+  rewrite.max_pixels = (uint64_t)args.max_pixels;
   bool *failed = g_new0(bool, plan.inputs->len + 1);
   uint16_t *lut = NULL;
   if (args.apply_lut) {

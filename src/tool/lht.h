@@ -111,9 +111,18 @@ typedef struct {
   uint64_t max_pixels;
 } LhtRewriteOptions;
 
-/* --png-compression: "0" .. "9", zlib's level, into LhioWriteOptions'
- * png_compression; false for anything else. */
-bool lht_png_compression_parse(const char *text, int *png_compression);
+/* --quality and --png-compression, the options of every command that writes
+ * images, as given. */
+typedef struct {
+  gint quality;
+  char *png_compression;
+} LhtEncodeArgs;
+
+/* Adds them to context's main options. */
+void lht_encode_options_add(GOptionContext *context, LhtEncodeArgs *args);
+/* Sets options->jpeg_quality and ->png_compression from args; for a bad value,
+ * false and the usage message in *why (g_free it). */
+bool lht_encode_options_parse(const LhtEncodeArgs *args, LhtRewriteOptions *options, char **why);
 
 /* Changes an image in place; reports its own failure (lht_error) and
  * returns false then. */

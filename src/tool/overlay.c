@@ -24,8 +24,7 @@ typedef struct {
   double clip_warning;
   gboolean no_markers;
   gboolean no_clipping;
-  gint quality;
-  char *png_compression;
+  LhtEncodeArgs encode;
   gint64 max_pixels;
   gboolean verbose;
   char **paths;
@@ -37,7 +36,7 @@ static void overlay_args_clear(OverlayArgs *args)
   g_free(args->backend);
   g_free(args->matrix);
   g_free(args->range);
-  g_free(args->png_compression);
+  g_free(args->encode.png_compression);
   g_free(args->rect);
   g_free(args->scale);
   g_free(args->percentiles);
@@ -80,7 +79,7 @@ static bool parse_rect(const char *text, LhRect *rect)
 typedef struct {
   LhOptions analysis;
   LhOverlayOptions overlay;
-  int png_compression; /* for the outputs, as LhioWriteOptions */
+  LhtRewriteOptions rewrite; /* how the outputs are encoded */
 } OverlayRun;
 
 static bool overlay_image(LhioImage *image, const char *path, void *data)
@@ -136,11 +135,12 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
     overlay->clip_warning = args->clip_warning;
   overlay->markers = !args->no_markers;
   overlay->clipping = !args->no_clipping;
-  if (args->quality < 0 || args->quality > 100)
-    return usage_error("--quality %d is not in 1 .. 100", args->quality);
-  if (args->png_compression &&
-      !lht_png_compression_parse(args->png_compression, &run->png_compression))
-    return usage_error("--png-compression '%s' is not a zlib level 0 .. 9", args->png_compression);
+  char *why = NULL;
+  if (!lht_encode_options_parse(&args->encode, &run->rewrite, &why)) {
+    usage_error("%s", why);
+    g_free(why);
+    return false;
+  }
   if (args->max_pixels < 0)
     return usage_error("--max-pixels must not be negative (0: the default limit)");
   if (!args->paths || !args->paths[0])
@@ -174,11 +174,6 @@ int lht_overlay_main(int argc, char **argv)
        "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},
       {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
        "Code value range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
-      {"quality", 'q', 0, G_OPTION_ARG_INT, &args.quality, "JPEG quality 1..100 (default 95)", "N"},
-      {"png-compression", 0, 0, G_OPTION_ARG_STRING, &args.png_compression,
-       "PNG compression, zlib's level 0 (none) .. 9 (smallest, slowest); default 1, as "
-       "OpenCV's imwrite",
-       "N"},
       {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
        "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
@@ -199,6 +194,7 @@ int lht_overlay_main(int argc, char **argv)
                       "found in a folder keeps its path below it under DIR.\n"
                       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, entries, NULL);
+  lht_encode_options_add(option_context, &args.encode);
   LhtBatchArgs batch;
   lht_batch_args_init(&batch, LHT_BATCH_OUTPUTS);
   lht_batch_add_options(option_context, &batch);
@@ -219,9 +215,8 @@ int lht_overlay_main(int argc, char **argv)
   }
   LhtPlan plan = {0};
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
-  LhtRewriteOptions rewrite = {.jpeg_quality = args.quality,
-                               .png_compression = run.png_compression,
-                               .max_pixels = (uint64_t)args.max_pixels};
+  LhtRewriteOptions rewrite = run.rewrite;
+  rewrite.max_pixels = (uint64_t)args.max_pixels;
   /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
   status = lht_batch_rewrite(&batch, &plan, args.out_dir, NULL, &rewrite, overlay_image, &run,
                              wanted, args.verbose);

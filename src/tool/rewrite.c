@@ -108,12 +108,38 @@ void lht_plan_clear(LhtPlan *plan)
   memset(plan, 0, sizeof *plan);
 }
 
-bool lht_png_compression_parse(const char *text, int *png_compression)
+void lht_encode_options_add(GOptionContext *context, LhtEncodeArgs *args)
 {
-  guint64 level;
-  if (!g_ascii_string_to_unsigned(text, 10, 0, 9, &level, NULL))
+  GOptionEntry entries[] = {
+      {"quality", 'q', 0, G_OPTION_ARG_INT, &args->quality, "JPEG quality 1..100 (default 95)",
+       "N"},
+      {"png-compression", 0, 0, G_OPTION_ARG_STRING, &args->png_compression,
+       "PNG compression, zlib's level 0 (none) .. 9 (smallest, slowest); default 1, as "
+       "OpenCV's imwrite",
+       "N"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  /* GLib copies the entries. */
+  g_option_context_add_main_entries(context, entries, NULL);
+}
+
+bool lht_encode_options_parse(const LhtEncodeArgs *args, LhtRewriteOptions *options, char **why)
+{
+  if (args->quality < 0 || args->quality > 100) {
+    *why = g_strdup_printf("--quality %d is not in 1 .. 100", args->quality);
     return false;
-  *png_compression = level == 0 ? LHIO_PNG_UNCOMPRESSED : (int)level;
+  }
+  options->jpeg_quality = args->quality;
+  options->png_compression = 0; /* lhio's default */
+  if (args->png_compression) {
+    guint64 level;
+    if (!g_ascii_string_to_unsigned(args->png_compression, 10, 0, 9, &level, NULL)) {
+      *why = g_strdup_printf("--png-compression '%s' is not a zlib level 0 .. 9",
+                             args->png_compression);
+      return false;
+    }
+    options->png_compression = level == 0 ? LHIO_PNG_UNCOMPRESSED : (int)level;
+  }
   return true;
 }
 
