@@ -94,6 +94,22 @@ LH_API int lh_host_unregister(LhContext *context, void *memory)
   return host_register(context, memory, 0);
 }
 
+LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time)
+{
+  if (time)
+    memset(time, 0, sizeof *time);
+  if (!context || !time)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "%s is NULL", context ? "time" : "context");
+  if (!context->backend->device_time)
+    return lhi_error(LH_ERROR_UNSUPPORTED,
+                     "the %s backend uses no GPU: there is no device time to measure",
+                     context->backend->name);
+  int status = context->backend->device_time(context->state, time);
+  if (status < 0)
+    memset(time, 0, sizeof *time);
+  return status;
+}
+
 /* Everything a backend needs for one frame, from the caller's frame and options. */
 static int prepare_job(LhContext *context, const LhFrame *frame, const LhOptions *options,
                        LhStats *stats, LhiJob *job)

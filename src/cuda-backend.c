@@ -33,6 +33,7 @@ typedef struct {
   LhiCudaBuffer results_host; /* pinned, their copy on the host */
   LhiCudaBuffer sort_scratch; /* of lhk_sort_percentiles */
   void *equalize;             /* cuda-equalize.c's buffers (lhi_cuda_equalize_slot) */
+  LhiCudaClock *clock;        /* the device time of the calls (lh_context_device_time) */
 } CudaState;
 
 static void cuda_close(void *state)
@@ -50,6 +51,7 @@ static void cuda_close(void *state)
   lhi_cuda_release(&s->results_host, true);
   lhi_cuda_release(&s->sort_scratch, false);
   lhi_cuda_equalize_free(s->equalize);
+  lhi_cuda_clock_free(s->clock);
   if (s->own_stream)
     cudaStreamDestroy(s->own_stream);
   free(s);
@@ -72,6 +74,10 @@ static int cuda_open(void **state)
                      cudaGetErrorString(error));
 
   CudaState *s = calloc(1, sizeof *s);
+  if (s && !(s->clock = lhi_cuda_clock_new())) {
+    free(s);
+    s = NULL;
+  }
   if (!s)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for the CUDA backend");
   error = cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking);
@@ -118,6 +124,16 @@ cudaStream_t lhi_cuda_stream(void *state)
 void **lhi_cuda_equalize_slot(void *state)
 {
   return &((CudaState *)state)->equalize;
+}
+
+LhiCudaClock *lhi_cuda_clock(void *state)
+{
+  return ((CudaState *)state)->clock;
+}
+
+static int cuda_device_time(void *state, LhDeviceTime *time)
+{
+  return lhi_cuda_clock_read(((CudaState *)state)->clock, time);
 }
 
 static bool cuda_prefer_sort(void *state, uint64_t pixels, int bit_depth)
@@ -205,28 +221,38 @@ static size_t group_size(const Plan *plans, size_t first, size_t n)
 /* ------------------------------------------------------------------------ */
 /* Running a batch                                                           */
 
-/* Host frames into the device buffer: through the pinned staging buffer
- * (rows packed at a 16-byte pitch, so that the kernels read them with
- * vector loads), or straight from the caller's memory when it is pinned. */
+/* Host frames go to the device buffer through the pinned staging buffer
+ * (rows packed at a 16-byte pitch, so that the kernels read them with vector
+ * loads), or straight from the caller's memory when it is pinned.  First the
+ * host's copies into the staging buffer, all of them, so that the device's
+ * copies after them are queued back to back and timed without host work. */
+static void stage_host_frames(CudaState *s, const LhiJob *jobs, const Plan *plans, size_t n)
+{
+  for (size_t j = 0; j < n; j++) {
+    const LhFrame *frame = &jobs[j].frame;
+    const Plan *plan = &plans[j];
+    if (frame->memory != LH_MEMORY_HOST || plan->host_pinned)
+      continue;
+    uint8_t *staged = (uint8_t *)s->staging.data + plan->frame_offset;
+    const uint8_t *row = frame->planes[0];
+    for (int y = 0; y < frame->height; y++, row += frame->strides[0])
+      memcpy(staged + (size_t)y * plan->device_pitch, row, plan->row_bytes);
+  }
+}
+
+/* Then the device's copies: each pinned frame's, and one for the staged. */
 static int upload_host_frames(CudaState *s, const LhiJob *jobs, const Plan *plans, size_t n,
                               size_t staged_bytes)
 {
   for (size_t j = 0; j < n; j++) {
     const LhFrame *frame = &jobs[j].frame;
     const Plan *plan = &plans[j];
-    if (frame->memory != LH_MEMORY_HOST)
+    if (frame->memory != LH_MEMORY_HOST || !plan->host_pinned)
       continue;
     uint8_t *device = (uint8_t *)s->frames.data + plan->frame_offset;
-    if (plan->host_pinned) {
-      LHI_CUDA_CHECK(cudaMemcpy2DAsync(device, plan->device_pitch, frame->planes[0],
-                                       frame->strides[0], plan->row_bytes, (size_t)frame->height,
-                                       cudaMemcpyHostToDevice, s->stream));
-      continue;
-    }
-    uint8_t *staged = (uint8_t *)s->staging.data + plan->frame_offset;
-    const uint8_t *row = frame->planes[0];
-    for (int y = 0; y < frame->height; y++, row += frame->strides[0])
-      memcpy(staged + (size_t)y * plan->device_pitch, row, plan->row_bytes);
+    LHI_CUDA_CHECK(cudaMemcpy2DAsync(device, plan->device_pitch, frame->planes[0],
+                                     frame->strides[0], plan->row_bytes, (size_t)frame->height,
+                                     cudaMemcpyHostToDevice, s->stream));
   }
   if (staged_bytes > 0)
     LHI_CUDA_CHECK(cudaMemcpyAsync(s->frames.data, s->staging.data, staged_bytes,
@@ -392,7 +418,11 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
       plans[j].image.data = jobs[j].frame.planes[0];
     }
   }
-  if ((status = upload_host_frames(s, jobs, plans, n, staged)) < 0)
+  stage_host_frames(s, jobs, plans, n);
+  if ((status = lhi_cuda_clock_start(s->clock, s->stream)) < 0)
+    return status;
+  if (uploaded > 0 && ((status = upload_host_frames(s, jobs, plans, n, staged)) < 0 ||
+                       (status = lhi_cuda_clock_mark(s->clock, LHI_SPAN_TRANSFER, s->stream)) < 0))
     return status;
   for (size_t j = 0; j < n;) {
     size_t count = group_size(plans, j, n);
@@ -403,6 +433,8 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
   }
   LHI_CUDA_CHECK(cudaMemcpyAsync(s->results_host.data, s->results.data, results,
                                  cudaMemcpyDeviceToHost, s->stream));
+  if ((status = lhi_cuda_clock_mark(s->clock, LHI_SPAN_COMPUTE, s->stream)) < 0)
+    return status;
   LHI_CUDA_CHECK(cudaStreamSynchronize(s->stream));
   for (size_t j = 0; j < n; j++)
     unpack_result((const uint8_t *)s->results_host.data + plans[j].result_offset, &jobs[j],
@@ -428,9 +460,12 @@ static int cuda_analyze(void *state, LhiJob *jobs, size_t n_jobs)
   if (status == LH_OK)
     status = analyze_planned(s, jobs, plans, n_jobs);
   if (status < 0) {
+    lhi_cuda_clock_abandon(s->clock);
     /* Let queued work end before the staging buffers can be reused. */
     cudaStreamSynchronize(s->stream);
     s->needs_reset = true;
+  } else {
+    lhi_cuda_clock_end(s->clock);
   }
   free(plans);
   return status;
@@ -447,4 +482,5 @@ const LhiBackend lhi_cuda_backend = {
     .analyze = cuda_analyze,
     .equalize = lhi_cuda_equalize,
     .overlay = lhi_cuda_overlay,
+    .device_time = cuda_device_time,
 };

@@ -45,6 +45,50 @@ cudaStream_t lhi_cuda_stream(void *state);
  * lhi_cuda_equalize_free when the backend closes. */
 void **lhi_cuda_equalize_slot(void *state);
 
+/* ------------------------------------------------------------------------ */
+/* The device time of a context's calls (cuda-clock.c)                      */
+
+/* What the interval that ends at a mark was spent on. */
+typedef enum {
+  LHI_SPAN_TRANSFER, /* frames copied between host and device */
+  LHI_SPAN_COMPUTE,  /* kernels and the small copies around them */
+} LhiSpan;
+
+/* Marks one call may make. */
+#define LHI_CLOCK_MARKS 4
+/* Calls whose events may be in flight: a call that finds this many waits for
+ * the oldest, so that calls which do not synchronize stay asynchronous. */
+#define LHI_CLOCK_CALLS 8
+
+typedef struct LhiCudaClock LhiCudaClock;
+
+/* A clock with nothing measured, or NULL when memory is short; its events
+ * are made on first use, on the device current then. */
+LhiCudaClock *lhi_cuda_clock_new(void);
+void lhi_cuda_clock_free(LhiCudaClock *clock);
+
+/* Begins a call's measure: counts the earlier calls whose work is done, then
+ * records the start on stream.  Comes right before the call's first queued
+ * operation, after any host copy into pinned memory. */
+int lhi_cuda_clock_start(LhiCudaClock *clock, cudaStream_t stream);
+
+/* Records on stream the end of an interval spent on span, which began at the
+ * start or at the previous mark. */
+int lhi_cuda_clock_mark(LhiCudaClock *clock, LhiSpan span, cudaStream_t stream);
+
+/* The call succeeded: it is counted once its events are complete. */
+void lhi_cuda_clock_end(LhiCudaClock *clock);
+
+/* The call failed: what it recorded is dropped.  Nothing to do when it did
+ * not start. */
+void lhi_cuda_clock_abandon(LhiCudaClock *clock);
+
+/* Waits for every ended call's events and gives the totals. */
+int lhi_cuda_clock_read(LhiCudaClock *clock, LhDeviceTime *time);
+
+/* The clock of the backend's state (lhi_cuda_stream's state). */
+LhiCudaClock *lhi_cuda_clock(void *state);
+
 /* cuda-equalize.c: equalization and overlays, and the release of their
  * buffers. */
 int lhi_cuda_equalize(void *state, LhiEqualizeJob *job);

@@ -102,9 +102,11 @@ static void lay_out(const LhFrame *frame, bool with_chroma, Layout *layout)
   }
 }
 
-/* Copies a host frame's planes into e->frame and points *device at them. */
-static int upload(CudaEqualize *e, const LhFrame *frame, const Layout *layout, LhFrame *device,
-                  cudaStream_t stream)
+/* Copies a host frame's planes into e->frame and points *device at them;
+ * the call's clock starts once the host has staged them, and the copy to the
+ * device is its first interval. */
+static int upload(CudaEqualize *e, LhiCudaClock *clock, const LhFrame *frame, const Layout *layout,
+                  LhFrame *device, cudaStream_t stream)
 {
   int status = lhi_cuda_device_reserve(&e->frame, layout->total, false, stream);
   if (status == LH_OK)
@@ -124,17 +126,23 @@ static int upload(CudaEqualize *e, const LhFrame *frame, const Layout *layout, L
     device->planes[p] = (uint8_t *)e->frame.data + layout->offset[p];
     device->strides[p] = layout->pitch[p];
   }
+  if ((status = lhi_cuda_clock_start(clock, stream)) < 0)
+    return status;
   LHI_CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total,
                                  cudaMemcpyHostToDevice, stream));
-  return LH_OK;
+  return lhi_cuda_clock_mark(clock, LHI_SPAN_TRANSFER, stream);
 }
 
-/* The device copy back into a host frame, waiting for the stream. */
-static int download(CudaEqualize *e, const Layout *layout, const LhFrame *frame,
-                    cudaStream_t stream)
+/* The device copy back into a host frame (the clock's last interval),
+ * waiting for the stream. */
+static int download(CudaEqualize *e, LhiCudaClock *clock, const Layout *layout,
+                    const LhFrame *frame, cudaStream_t stream)
 {
   LHI_CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total,
                                  cudaMemcpyDeviceToHost, stream));
+  int status = lhi_cuda_clock_mark(clock, LHI_SPAN_TRANSFER, stream);
+  if (status < 0)
+    return status;
   LHI_CUDA_CHECK(cudaStreamSynchronize(stream));
   for (int p = 0; p < layout->n_planes; p++) {
     const uint8_t *staged = (const uint8_t *)e->staging.data + layout->offset[p];
@@ -350,6 +358,21 @@ static int copy_device_chroma(const LhiEqualizeJob *job, cudaStream_t stream)
   return LH_OK;
 }
 
+/* The end of a call on the clock: counted when it succeeded, and after a
+ * failure, the buffers made clean again on the next call. */
+static int finish_call(void *state, CudaEqualize *e, cudaStream_t stream, int status)
+{
+  LhiCudaClock *clock = lhi_cuda_clock(state);
+  if (status < 0) {
+    lhi_cuda_clock_abandon(clock);
+    cudaStreamSynchronize(stream);
+    e->dirty = true;
+  } else {
+    lhi_cuda_clock_end(clock);
+  }
+  return status;
+}
+
 int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
 {
   CudaEqualize *e;
@@ -357,28 +380,32 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
   if (status < 0)
     return status;
   cudaStream_t stream = lhi_cuda_stream(state);
+  LhiCudaClock *clock = lhi_cuda_clock(state);
   if (job->in.memory == LH_MEMORY_CUDA) {
-    status = equalize_on_device(e, job, &job->in, &job->out, stream);
+    /* Queued and left running: the clock counts it on a later call. */
+    status = lhi_cuda_clock_start(clock, stream);
+    if (status == LH_OK)
+      status = equalize_on_device(e, job, &job->in, &job->out, stream);
     if (status == LH_OK)
       status = copy_device_chroma(job, stream);
+    if (status == LH_OK)
+      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, stream);
   } else {
     /* Rewritten in place on the device, then copied to out on the host. */
     Layout layout;
     LhFrame device;
     lay_out(&job->in, false, &layout);
-    status = upload(e, &job->in, &layout, &device, stream);
+    status = upload(e, clock, &job->in, &layout, &device, stream);
     if (status == LH_OK)
       status = equalize_on_device(e, job, &device, &device, stream);
     if (status == LH_OK)
-      status = download(e, &layout, &job->out, stream);
+      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, stream);
+    if (status == LH_OK)
+      status = download(e, clock, &layout, &job->out, stream);
     if (status == LH_OK)
       lhi_cpu_copy_chroma(job);
   }
-  if (status < 0) {
-    cudaStreamSynchronize(stream);
-    e->dirty = true;
-  }
-  return status;
+  return finish_call(state, e, stream, status);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -430,21 +457,24 @@ int lhi_cuda_overlay(void *state, const LhiOverlayJob *job)
   if (status < 0)
     return status;
   cudaStream_t stream = lhi_cuda_stream(state);
+  LhiCudaClock *clock = lhi_cuda_clock(state);
   if (job->frame.memory == LH_MEMORY_CUDA) {
-    status = draw_on_device(e, job, &job->frame, stream);
+    status = lhi_cuda_clock_start(clock, stream);
+    if (status == LH_OK)
+      status = draw_on_device(e, job, &job->frame, stream);
+    if (status == LH_OK)
+      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, stream);
   } else {
     Layout layout;
     LhFrame device;
     lay_out(&job->frame, true, &layout);
-    status = upload(e, &job->frame, &layout, &device, stream);
+    status = upload(e, clock, &job->frame, &layout, &device, stream);
     if (status == LH_OK)
       status = draw_on_device(e, job, &device, stream);
     if (status == LH_OK)
-      status = download(e, &layout, &job->frame, stream);
+      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, stream);
+    if (status == LH_OK)
+      status = download(e, clock, &layout, &job->frame, stream);
   }
-  if (status < 0) {
-    cudaStreamSynchronize(stream);
-    e->dirty = true;
-  }
-  return status;
+  return finish_call(state, e, stream, status);
 }

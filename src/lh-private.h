@@ -219,6 +219,8 @@ struct LhiBackend {
    * or host frames it stages); NULL: LH_ERROR_UNSUPPORTED. */
   int (*equalize)(void *state, LhiEqualizeJob *job);
   int (*overlay)(void *state, const LhiOverlayJob *job);
+  /* lh_context_device_time; NULL: LH_ERROR_UNSUPPORTED (no device to time). */
+  int (*device_time)(void *state, LhDeviceTime *time);
 };
 
 extern const LhiBackend lhi_cpu_backend;

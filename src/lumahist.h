@@ -259,6 +259,31 @@ LH_API int lh_context_set_stream(LhContext *context, void *cuda_stream);
 LH_API int lh_host_register(LhContext *context, void *memory, size_t bytes);
 LH_API int lh_host_unregister(LhContext *context, void *memory);
 
+/* The device time of a CUDA context's calls, measured with CUDA events on
+ * its stream: how much of the GPU's time they took, for a share of the wall
+ * time that host threads cannot measure (their calls include copies into
+ * pinned memory and waiting). */
+typedef struct {
+  /* Copies of frames between host and device: the uploads of host frames,
+   * and the download of the result of lh_equalize, lh_apply_lut and
+   * lh_overlay on host frames. */
+  double transfer_s;
+  /* The kernels and the small copies around them (results, LUTs, overlay
+   * columns, chroma planes between device frames). */
+  double compute_s;
+  uint64_t calls; /* the calls measured */
+} LhDeviceTime;
+
+/* Totals since the context was made, over the calls that did GPU work and
+ * succeeded.  Each interval runs from one event to the next on the stream, so
+ * it also holds the time the stream waited for the host to queue its next
+ * operation or shared the GPU with other streams: summed over contexts that
+ * run at once, the totals bound the GPU's busy time from above.  The host's
+ * own copies into pinned staging memory are not in them.  Waits for the
+ * context's queued work, which calls on CUDA device frames leave running.
+ * The CPU backend returns LH_ERROR_UNSUPPORTED; *time is zero on failure. */
+LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time);
+
 /* Analyses one frame: histogram, statistics and percentiles. */
 LH_API int lh_analyze(LhContext *context, const LhFrame *frame, const LhOptions *options,
                       LhStats *stats);
