@@ -250,7 +250,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
  * analysis thread; fallback on any other thread. */
 LhContext *lht_worker_context(LhContext *fallback);
 
-/* Prints the --timing summary of a run on stderr. */
+/* Prints the --timing summary of a run on stderr, with the GPU's own time
+ * read from the contexts (lh_context_device_time): before they are closed. */
 void lht_pipeline_print_timing(const LhtPipelineResult *result, const LhtContexts *contexts);
 
 /* ------------------------------------------------------------------------ */

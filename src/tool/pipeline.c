@@ -503,6 +503,52 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   g_mutex_clear(&p.lock);
 }
 
+/* The GPU's own time, from the events the library records around its copies
+ * and kernels (lh_context_device_time): the analysis threads' time also holds
+ * their copies into pinned memory and their waits.  The CPU has none. */
+static void print_device_time(const LhtContexts *contexts, double wall)
+{
+  if (contexts->backend != LH_BACKEND_CUDA)
+    return;
+  LhDeviceTime sum = {0, 0, 0};
+  int devices = 0;
+  for (int i = 0; i < contexts->n; i++) {
+    LhDeviceTime time;
+    char *error = NULL;
+    /* Its events are on that device: read them there, as it is freed there. */
+    if (!lht_device_use(contexts->device_ids[i], &error))
+      g_free(error);
+    if (lh_context_device_time(contexts->contexts[i], &time) < 0) {
+      fprintf(stderr, "lumahist: timing: GPU time (CUDA events): not measured: %s\n",
+              lh_last_error());
+      return;
+    }
+    sum.transfer_s += time.transfer_s;
+    sum.compute_s += time.compute_s;
+    sum.calls += time.calls;
+    bool seen = false;
+    for (int j = 0; j < i && !seen; j++)
+      seen = contexts->device_ids[j] == contexts->device_ids[i];
+    devices += !seen;
+  }
+  if (devices == 0)
+    return;
+  char over[64];
+  if (devices > 1)
+    snprintf(over, sizeof over, "%d contexts on %d devices", contexts->n, devices);
+  else
+    snprintf(over, sizeof over, "%d context%s", contexts->n, contexts->n > 1 ? "s" : "");
+  /* Microseconds: the kernels of a 4K frame take tens of them.  Streams of
+   * one device overlap: their sum may count a moment twice. */
+  fprintf(stderr,
+          "lumahist: timing: GPU time (CUDA events): copies %.6f s, kernels %.6f s in %llu call%s, "
+          "summed over %s = %.3f %% of wall%s (an upper bound of the busy share when contexts "
+          "overlap)\n",
+          sum.transfer_s, sum.compute_s, (unsigned long long)sum.calls, sum.calls == 1 ? "" : "s",
+          over, 100.0 * (sum.transfer_s + sum.compute_s) / wall / devices,
+          devices > 1 ? " per device" : "");
+}
+
 void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *contexts)
 {
   double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
@@ -518,6 +564,7 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
   fprintf(stderr, "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f %% of wall\n",
           lh_backend_name(contexts->backend), r->device_s, contexts->n, contexts->n > 1 ? "s" : "",
           100.0 * r->device_s / wall / contexts->n);
+  print_device_time(contexts, wall);
   /* Per device, over its streams, in the order of first appearance. */
   for (int i = 0; i < contexts->n; i++) {
     int device = contexts->device_ids[i];

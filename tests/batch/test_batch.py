@@ -232,6 +232,22 @@ def group_pipeline(tmp):
               f"--timing: the contexts' line disagrees: {err!r}")
         check(0 < float(analysis[2]) and float(analysis[4]) <= 100,
               f"--timing: the analysis line: {err!r}")
+        # The GPU's own time (CUDA events), on the CUDA backend only: one
+        # lh_analyze_batch call per batch of images, and copies and kernels
+        # that took some time and no more than the analysis threads spent.
+        gpu = re.search(r"timing: GPU time \(CUDA events\): copies ([\d.]+) s, kernels ([\d.]+) s "
+                        r"in (\d+) calls?, summed over (\d+) contexts? = ([\d.]+) % of wall", err)
+        if analysis[1] == "cuda":
+            if check(gpu, f"--timing: no GPU time line on the CUDA backend: {err!r}"):
+                copies, kernels, calls = float(gpu[1]), float(gpu[2]), int(gpu[3])
+                images = len(expected) - len(bad)
+                check(copies > 0 and kernels > 0 and 0 < calls <= images and
+                      copies + kernels <= float(analysis[2]) + 0.0005 and  # %.3f rounding
+                      gpu[4] == analysis[3],
+                      f"--timing: the GPU time line: {err!r}")
+        else:
+            check(not gpu and "GPU time" not in err,
+                  f"--timing: a GPU time line on the {analysis[1]}: {err!r}")
 
     for r in records(outputs[1]):
         hist, depth = reference_histogram(r["path"])
