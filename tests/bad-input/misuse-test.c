@@ -97,13 +97,30 @@ static void test_contexts(void)
     EXPECT(lh_host_register(cpu_context, NULL, 1), LH_ERROR_INVALID_ARGUMENT, "register NULL");
     EXPECT(lh_host_register(cpu_context, &byte, 0), LH_ERROR_INVALID_ARGUMENT, "register 0 bytes");
     EXPECT(lh_host_register(cpu_context, &byte, 1), LH_ERROR_UNSUPPORTED, "register on the CPU");
+    LhDeviceTime time;
+    memset(&time, 0xff, sizeof time);
+    EXPECT(lh_context_device_time(cpu_context, &time), LH_ERROR_UNSUPPORTED,
+           "device time on the CPU");
+    CHECK(time.calls == 0 && time.transfer_s == 0 && time.compute_s == 0,
+          "a refused lh_context_device_time left the times unset");
+    EXPECT(lh_context_device_time(cpu_context, NULL), LH_ERROR_INVALID_ARGUMENT,
+           "device time into NULL");
     lh_context_free(cpu_context);
   }
+  LhDeviceTime time;
+  EXPECT(lh_context_device_time(NULL, &time), LH_ERROR_INVALID_ARGUMENT,
+         "device time of a NULL context");
+  EXPECT(lh_context_device_time(NULL, NULL), LH_ERROR_INVALID_ARGUMENT, "device time all NULL");
 
   LhContext *c = NULL;
   int status = lh_context_new(LH_BACKEND_CUDA, &c);
   if (status == LH_OK) {
     CHECK(lh_context_backend(c) == LH_BACKEND_CUDA, "CUDA context on another backend");
+    EXPECT(lh_context_device_time(c, NULL), LH_ERROR_INVALID_ARGUMENT,
+           "CUDA device time into NULL");
+    EXPECT(lh_context_device_time(c, &time), LH_OK, "device time of a fresh CUDA context");
+    CHECK(time.calls == 0 && time.transfer_s == 0 && time.compute_s == 0,
+          "a fresh CUDA context has device time");
     lh_context_free(c);
   } else {
     CHECK(status == LH_ERROR_NO_DEVICE && lh_last_error()[0] != '\0' && c == NULL,

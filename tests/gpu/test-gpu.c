@@ -3,17 +3,19 @@
  * from 1x1 to 8K, pitched rows and odd plane starts, host, pinned and device
  * memory, batches, a caller's stream, value distributions that stress the
  * kernels, 9..16-bit depths, limited range, regions of interest, percentiles
- * by sorting; and the launchers of kernels/ against the host reference.
+ * by sorting; and the launchers of kernels/ against the host reference; and
+ * the device time that lh_context_device_time counts.
  *
  * Usage: test-gpu SUITE, SUITE one of formats, large, depths, options, batch,
- * sort, kernels, smoke (a quick cross-section, for compute-sanitizer).  Exits 77 when no CUDA
- * device is usable. */
+ * sort, kernels, smoke (a quick cross-section, for compute-sanitizer), registered,
+ * device-time.  Exits 77 when no CUDA device is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
+#include "cuda-backend.h"
 #include "gpu-compare.h"
 #include "lh-kernels.h"
 #include "lh-private.h"
@@ -472,6 +474,179 @@ static void suite_registered(void)
     fail(&none, "an empty or NULL registration was accepted");
 }
 
+/* ------------------------------------------------------------------------ */
+/* lh_context_device_time                                                    */
+
+typedef enum { SAME, GROWS } Change;
+
+/* Reads the device time after a step and checks it against the last one:
+ * calls up by exactly added, each total grown or left exactly as it was
+ * (totals never go down), and below a second for these few frames. */
+static void time_step(LhContext *context, LhDeviceTime *last, const char *step, uint64_t added,
+                      Change transfer, Change compute)
+{
+  LhDeviceTime now;
+  n_cases++;
+  int status = lh_context_device_time(context, &now);
+  if (status < 0) {
+    fprintf(stderr, "FAIL: device time after %s: %s: %s\n", step, lh_status_name(status),
+            lh_last_error());
+    n_failures++;
+    return;
+  }
+  bool ok =
+      now.calls == last->calls + added &&
+      (transfer == GROWS ? now.transfer_s > last->transfer_s
+                         : now.transfer_s == last->transfer_s) &&
+      (compute == GROWS ? now.compute_s > last->compute_s : now.compute_s == last->compute_s) &&
+      now.transfer_s < 1.0 && now.compute_s < 1.0;
+  if (!ok) {
+    fprintf(stderr,
+            "FAIL: device time after %s (calls +%llu, transfer %s, compute %s expected): "
+            "calls %llu -> %llu, transfer %.9f -> %.9f s, compute %.9f -> %.9f s\n",
+            step, (unsigned long long)added, transfer == GROWS ? "grows" : "same",
+            compute == GROWS ? "grows" : "same", (unsigned long long)last->calls,
+            (unsigned long long)now.calls, last->transfer_s, now.transfer_s, last->compute_s,
+            now.compute_s);
+    n_failures++;
+  }
+  *last = now;
+}
+
+/* A library call that must succeed; false (counted as a failure) if not. */
+static bool call_ok(int status, const char *what)
+{
+  n_cases++;
+  if (status < 0) {
+    fprintf(stderr, "FAIL: %s: %s: %s\n", what, lh_status_name(status), lh_last_error());
+    n_failures++;
+    return false;
+  }
+  return true;
+}
+
+/* Copies and kernels of host frames, kernels alone of device frames, counted
+ * once each; equalizations of device frames, which leave their work running,
+ * are counted when the read has waited for them, also past the clock's ring
+ * of calls in flight and on a caller's stream. */
+static void suite_device_time(void)
+{
+  LhContext *context = NULL;
+  if (!call_ok(lh_context_new(LH_BACKEND_CUDA, &context), "lh_context_new"))
+    return;
+  TestFrame gray, rgb, pinned, device;
+  memset(&gray, 0, sizeof gray);
+  memset(&rgb, 0, sizeof rgb);
+  memset(&pinned, 0, sizeof pinned);
+  memset(&device, 0, sizeof device);
+  LhStats stats;
+  lh_stats_init(&stats);
+  cudaStream_t stream = NULL;
+  n_cases++;
+  if (!test_frame_make(&gray, LH_FORMAT_GRAY8, 3840, 2160, 0, DIST_PHOTO, 70000, 0, 0, MEM_HOST) ||
+      !test_frame_make(&rgb, LH_FORMAT_RGB, 1920, 1080, 0, DIST_PHOTO, 70001, 0, 0, MEM_HOST) ||
+      !test_frame_make(&pinned, LH_FORMAT_NV12, 1920, 1080, 0, DIST_PHOTO, 70002, 0, 0,
+                       MEM_PINNED) ||
+      !test_frame_make(&device, LH_FORMAT_GRAY8, 3840, 2160, 0, DIST_PHOTO, 70003, 0, 0,
+                       MEM_DEVICE)) {
+    fprintf(stderr, "FAIL: device time: could not make the frames\n");
+    n_failures++;
+    goto done;
+  }
+
+  LhDeviceTime last;
+  memset(&last, 0xff, sizeof last); /* whatever a fresh context gives must be written */
+  n_cases++;
+  if (lh_context_device_time(context, &last) != LH_OK || last.calls != 0 || last.transfer_s != 0 ||
+      last.compute_s != 0) {
+    fprintf(stderr, "FAIL: device time of a fresh context: %s, calls %llu, %g s, %g s\n",
+            lh_last_error(), (unsigned long long)last.calls, last.transfer_s, last.compute_s);
+    n_failures++;
+    memset(&last, 0, sizeof last);
+  }
+
+  if (!call_ok(lh_analyze(context, &gray.frame, NULL, &stats), "analyze 4K GRAY8") ||
+      !call_ok(lh_analyze(context, &rgb.frame, NULL, &stats), "analyze RGB"))
+    goto done;
+  time_step(context, &last, "two analyses of host frames", 2, GROWS, GROWS);
+  /* Read again with nothing done in between: nothing changes. */
+  time_step(context, &last, "a second read", 0, SAME, SAME);
+  if (!call_ok(lh_analyze(context, &pinned.frame, NULL, &stats), "analyze pinned NV12"))
+    goto done;
+  time_step(context, &last, "an analysis of a pinned frame", 1, GROWS, GROWS);
+  if (!call_ok(lh_analyze(context, &device.frame, NULL, &stats), "analyze device GRAY8"))
+    goto done;
+  time_step(context, &last, "an analysis of a device frame", 1, SAME, GROWS);
+  LhFrame batch[3] = {gray.frame, device.frame, rgb.frame};
+  LhStats batch_stats[3];
+  for (int i = 0; i < 3; i++)
+    lh_stats_init(&batch_stats[i]);
+  int status = lh_analyze_batch(context, batch, 3, NULL, batch_stats);
+  for (int i = 0; i < 3; i++)
+    lh_stats_clear(&batch_stats[i]);
+  if (!call_ok(status, "analyze a batch of 3"))
+    goto done;
+  time_step(context, &last, "a batch of 3 frames", 1, GROWS, GROWS);
+
+  LhEqualizeOptions eq;
+  lh_equalize_options_init(&eq);
+  if (!call_ok(lh_equalize(context, &gray.frame, &gray.frame, &eq), "equalize a host frame"))
+    goto done;
+  time_step(context, &last, "equalizing a host frame", 1, GROWS, GROWS);
+  if (!call_ok(lh_analyze(context, &rgb.frame, NULL, &stats), "analyze RGB again"))
+    goto done;
+  LhOverlayOptions overlay;
+  lh_overlay_options_init(&overlay);
+  if (!call_ok(lh_overlay(context, &rgb.frame, &stats, &overlay), "overlay on a host frame"))
+    goto done;
+  time_step(context, &last, "an analysis and an overlay of a host frame", 2, GROWS, GROWS);
+
+  /* Device frames: no copy of the frame, and no wait in the call. */
+  if (!call_ok(lh_equalize(context, &device.frame, &device.frame, &eq), "equalize a device frame"))
+    goto done;
+  time_step(context, &last, "equalizing a device frame", 1, SAME, GROWS);
+  const int many = LHI_CLOCK_CALLS + 5;
+  for (int i = 0; i < many; i++) {
+    eq.mode = i % 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+    if (!call_ok(lh_equalize(context, &device.frame, &device.frame, &eq),
+                 "equalize a device frame again"))
+      goto done;
+  }
+  time_step(context, &last, "more equalizations of a device frame than the ring holds",
+            (uint64_t)many, SAME, GROWS);
+  if (!call_ok(lh_overlay(context, &device.frame, &stats, &overlay), "overlay on a device frame"))
+    goto done;
+  time_step(context, &last, "an overlay on a device frame", 1, SAME, GROWS);
+
+  /* The events go on the caller's stream. */
+  if (!call_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess
+                   ? LH_OK
+                   : LH_ERROR_CUDA,
+               "cudaStreamCreate") ||
+      !call_ok(lh_context_set_stream(context, stream), "lh_context_set_stream"))
+    goto done;
+  eq.mode = LH_EQUALIZE_GLOBAL;
+  for (int i = 0; i < 3; i++)
+    if (!call_ok(lh_equalize(context, &device.frame, &device.frame, &eq),
+                 "equalize a device frame on a caller's stream"))
+      goto done;
+  if (!call_ok(lh_analyze(context, &gray.frame, NULL, &stats), "analyze on a caller's stream"))
+    goto done;
+  time_step(context, &last, "calls on a caller's stream", 4, GROWS, GROWS);
+
+done:
+  if (context)
+    lh_context_set_stream(context, NULL);
+  if (stream)
+    cudaStreamDestroy(stream);
+  lh_stats_clear(&stats);
+  test_frame_free(&gray);
+  test_frame_free(&rgb);
+  test_frame_free(&pinned);
+  test_frame_free(&device);
+  lh_context_free(context);
+}
+
 /* A small cross-section of the suites above, quick enough to run under
  * compute-sanitizer. */
 static void suite_smoke(void)
@@ -692,7 +867,9 @@ static void suite_kernels(void)
 int main(int argc, char **argv)
 {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s formats|large|depths|options|batch|sort|kernels|smoke|registered\n",
+    fprintf(stderr,
+            "usage: %s formats|large|depths|options|batch|sort|kernels|smoke|registered|"
+            "device-time\n",
             argv[0]);
     return 2;
   }
@@ -722,6 +899,8 @@ int main(int argc, char **argv)
     suite_smoke();
   else if (!strcmp(suite, "registered"))
     suite_registered();
+  else if (!strcmp(suite, "device-time"))
+    suite_device_time();
   else {
     fprintf(stderr, "unknown suite %s\n", suite);
     return 2;
