@@ -278,10 +278,12 @@ typedef struct {
  * succeeded.  Each interval runs from one event to the next on the stream, so
  * it also holds the time the stream waited for the host to queue its next
  * operation or shared the GPU with other streams: summed over contexts that
- * run at once, the totals bound the GPU's busy time from above.  The host's
- * own copies into pinned staging memory are not in them.  Waits for the
- * context's queued work, which calls on CUDA device frames leave running.
- * The CPU backend returns LH_ERROR_UNSUPPORTED; *time is zero on failure. */
+ * run at once, the totals bound the GPU's busy time from above (the first
+ * call to launch a kernel also holds CUDA's loading of it, when modules are
+ * loaded lazily).  The host's own copies into pinned staging memory are not
+ * in them.  Waits for the context's queued work, which calls on CUDA device
+ * frames leave running.  The CPU backend returns LH_ERROR_UNSUPPORTED; *time
+ * is zero on failure. */
 LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time);
 
 /* Analyses one frame: histogram, statistics and percentiles. */
