@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda/atomic>
+
 #include "lh-luma.h"
 #include "scan.cuh"
 
@@ -25,11 +27,6 @@
 #define LHK_MERGE_THREADS 256
 /* Bytes at the start of the scratch for the fused path's block tickets. */
 #define LHK_TICKET_BYTES 256
-/* Copies of the histogram the fused path's blocks commit to (block b to copy
- * b % LHK_FUSED_COPIES), summed by the finishing block: one 4K frame is
- * counted by some 264 blocks, and 264 64-bit atomics on one address queue in
- * L2 for about 2 us (kernels/NOTES.md); 16 copies make that 17. */
-#define LHK_FUSED_COPIES 16
 /* 8-bit gray: the kernel of lhk_gray8_variants[] that lhk_histogram and
  * lhk_histogram_finish use, chosen by measurement on an H200 (kernels/NOTES.md). */
 #define LHK_GRAY8_DEFAULT 1
@@ -441,21 +438,55 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
   }
 }
 
-/* The fused path's end, after a block's commit: the last block to commit
- * finishes the frame (the pattern of CUDA's threadFenceReduction sample); the
- * fence makes this block's atomics visible before its ticket is taken. */
+/* A frame's first units of each thread (those lhk_count_image loads first,
+ * give or take the row's unaligned head) asked of L2 at once, so that the
+ * DRAM reads overlap the zeroing of the sub-histograms; packed frames only. */
+template <int UNROLL> __device__ __forceinline__ void lhk_prefetch_first_units(const LhkImage &image)
+{
+  if (image.height != 1 && image.stride != image.width)
+    return;
+  const uint32_t threads = gridDim.x * LHK_BLOCK_THREADS;
+  const uint32_t first = blockIdx.x * LHK_BLOCK_THREADS + threadIdx.x;
+  const uint64_t bytes = (uint64_t)image.width * image.height;
+#pragma unroll
+  for (int u = 0; u < UNROLL; u++) {
+    const uint64_t offset = (uint64_t)(first + u * threads) * 16;
+    if (offset < bytes)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"((const uint8_t *)image.data + offset));
+  }
+}
+
+#ifdef LHK_PHASE_TIMES
+/* lumahist-bench's copy of the phase times (lhk-common.cuh). */
+extern "C" cudaError_t lhk_phase_times_read(unsigned long long *out)
+{
+  return cudaMemcpyFromSymbol(out, lhk_phase_times, sizeof lhk_phase_times);
+}
+#endif
+
+/* The fused path's end, after a block's commit: the last block to take a
+ * ticket finishes the frame (the pattern of CUDA's threadFenceReduction
+ * sample, with one thread's release and acquire instead of every thread's
+ * fence: 0.6 us less on a 4K frame, kernels/NOTES.md). */
 __device__ __forceinline__ void lhk_finish_if_last(const LhkHistogramParams &p, void *shared,
                                                    bool &is_last_block)
 {
   unsigned int *tickets = (unsigned int *)p.scratch;
-  __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0)
-    is_last_block = atomicAdd(tickets, 1u) == gridDim.x - 1;
+  LHK_STAMP(3);
+  if (threadIdx.x == 0) {
+    /* The barrier orders the block's commits before this release, and a
+     * release is cumulative: one thread's fence publishes them all (as
+     * cooperative groups' grid sync does); its acquire, before the barrier
+     * below, orders the last block's reads after every other commit. */
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*tickets);
+    is_last_block = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+  }
   __syncthreads();
+  LHK_STAMP(4);
   if (is_last_block) {
-    __threadfence();
     lhk_finish_frame(p.finish, *(LhkFinishShared *)shared);
+    LHK_PHASE_END(5);
     if (threadIdx.x == 0)
       *tickets = 0;
   }
@@ -533,16 +564,22 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
   const LhkImage &image = p.images[blockIdx.y];
   const uint32_t lane = threadIdx.x & 31;
 
+  LHK_STAMP(0);
+  lhk_prefetch_first_units<UNROLL>(image);
   lhk_fill_head_table<LHK_PIXEL_Y8>(head_table);
-  for (uint32_t i = threadIdx.x; i < LhkGray8Layout<SETS>::BYTES / 16; i += LHK_BLOCK_THREADS)
-    dynamic_shared[i] = make_uint4(0, 0, 0, 0);
+  /* One set uses the first half of each 256-byte row (lane << 2 below 128). */
+  const uint32_t zeroed = SETS == 1 ? 65536 / 32 : LhkGray8Layout<SETS>::BYTES / 16;
+  for (uint32_t i = threadIdx.x; i < zeroed; i += LHK_BLOCK_THREADS)
+    dynamic_shared[SETS == 1 ? (i / 8) * 16 + i % 8 : i] = make_uint4(0, 0, 0, 0);
   __syncthreads();
+  LHK_STAMP(1);
 
   LhkGray8Counter<SETS, FLAT> counter;
   counter.init(sub, threadIdx.x / 32, lane);
   lhk_count_image<LHK_PIXEL_Y8, UNROLL>(image, head_table, counter);
   counter.finish();
   __syncthreads();
+  LHK_STAMP(2);
 
   lhk_u64 *histogram = p.histograms + (size_t)image.slot * 256;
   if (MODE == LHK_MODE_FUSED)
@@ -561,6 +598,7 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
       row[bin & 31] = sum; /* bank bin % 32 for the reads below */
     }
   }
+  LHK_STAMP(7);
   if (SETS > 1) {
     __syncthreads();
     for (uint32_t bin = threadIdx.x; bin < 256; bin += LHK_BLOCK_THREADS) {

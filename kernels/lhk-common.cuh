@@ -13,8 +13,43 @@
 #define LHK_BLOCK_THREADS 512
 #define LHK_WARPS (LHK_BLOCK_THREADS / 32)
 
+/* Copies of the histogram the fused path's blocks commit to (block b to copy
+ * b % LHK_FUSED_COPIES), summed by the finishing block (scan.cuh): one 4K
+ * frame is counted by some 264 blocks, and 264 64-bit atomics on one address
+ * queue in L2 for about 2 us (kernels/NOTES.md); 16 copies make that 17. */
+#define LHK_FUSED_COPIES 16
+
 typedef unsigned long long lhk_u64;
 typedef unsigned __int128 lhk_u128;
+
+/* Phase times of the fused path, for finding where one frame's time goes:
+ * built with -DLHK_PHASE_TIMES (meson setup -Dcuda_args=-DLHK_PHASE_TIMES),
+ * thread 0 of each of the first 1024 blocks writes the global timer (ns) at
+ * the end of phase k, which lumahist-bench --only frame prints
+ * (kernels/NOTES.md).  LHK_PHASE_END(k) adds the barrier where the code has
+ * none.  Otherwise both are nothing. */
+#ifdef LHK_PHASE_TIMES
+#define LHK_PHASES 8
+static __device__ unsigned long long lhk_phase_times[1024][LHK_PHASES];
+#define LHK_STAMP(k)                                                                               \
+  do {                                                                                             \
+    if (threadIdx.x == 0 && blockIdx.x < 1024) {                                                   \
+      unsigned long long t_;                                                                       \
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_));                                       \
+      lhk_phase_times[blockIdx.x][k] = t_;                                                         \
+    }                                                                                              \
+  } while (0)
+#define LHK_PHASE_END(k)                                                                           \
+  do {                                                                                             \
+    __syncthreads();                                                                               \
+    LHK_STAMP(k);                                                                                  \
+  } while (0)
+#else
+#define LHK_STAMP(k)                                                                               \
+  do {                                                                                             \
+  } while (0)
+#define LHK_PHASE_END(k) LHK_STAMP(k)
+#endif
 
 #ifdef LH_DEBUG_SYNC
 #define LHK_DEBUG_SYNC_STREAM(stream)                                                              \

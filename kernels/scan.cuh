@@ -108,14 +108,26 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
   const uint32_t copies = f.n_copies > 1 ? f.n_copies : 1;
   lhk_u64 h = 0;
   if (v < bins) {
-    /* Other blocks' atomics landed in L2: read past L1, all copies at once. */
-#pragma unroll 4
-    for (uint32_t c = 0; c < copies; c++)
-      h += __ldcg(f.histogram + (size_t)c * bins + v);
+    /* Other blocks' atomics landed in L2: read past L1.  The fused path's
+     * copies are all loaded before the first is added, so that the block
+     * waits for L2 once, not once per few copies. */
+    if (copies == LHK_FUSED_COPIES) {
+      lhk_u64 per_copy[LHK_FUSED_COPIES];
+#pragma unroll
+      for (int c = 0; c < LHK_FUSED_COPIES; c++)
+        per_copy[c] = __ldcg(f.histogram + (size_t)c * bins + v);
+#pragma unroll
+      for (int c = 0; c < LHK_FUSED_COPIES; c++)
+        h += per_copy[c];
+    } else {
+      for (uint32_t c = 0; c < copies; c++)
+        h += __ldcg(f.histogram + (size_t)c * bins + v);
+    }
     for (uint32_t c = 0; c < copies; c++)
       f.histogram[(size_t)c * bins + v] = 0;
     lhk_result_histogram(f.result)[v] = h;
   }
+  LHK_PHASE_END(6);
   lhk_u64 cdf = h;
 #pragma unroll
   for (int offset = 1; offset < 32; offset *= 2) {
@@ -124,7 +136,12 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
       cdf += y;
   }
   const lhk_u64 sum = lhk_warp_sum(h * v);
-  const lhk_u128 squares = lhk_warp_sum128((lhk_u128)h * ((lhk_u64)v * v));
+  /* With v < 512 and h < 2^40, h v^2 < 2^58 and a warp's 32 of them fit 64
+   * bits: half the shuffles of the 128-bit sum, which only counts of 2^40
+   * and more need. */
+  const lhk_u128 squares = __all_sync(0xffffffffu, h < (1ull << 40))
+                               ? (lhk_u128)lhk_warp_sum(h * ((lhk_u64)v * v))
+                               : lhk_warp_sum128((lhk_u128)h * ((lhk_u64)v * v));
   if (lane == 31) {
     sh.one_tile.count[warp] = cdf;
     sh.one_tile.sum[warp] = sum;
