@@ -112,6 +112,36 @@ __global__ void spin(unsigned long long ns)
   } while (t - t0 < ns);
 }
 
+/* The floors of a one-frame histogram: a launch that does nothing, and one
+ * that only reads the frame (16-byte loads, four in flight a thread, on as
+ * many blocks as our kernels): no histogram of it can take less. */
+__global__ void empty_kernel(void) {}
+
+template <bool SHARED>
+__global__ void __launch_bounds__(512) read_only(const uint4 *data, uint32_t n, unsigned *sink)
+{
+  /* SHARED: first zero 64 KiB of shared memory, as our 8-bit kernels do. */
+  extern __shared__ uint4 shared[];
+  if (SHARED) {
+    for (uint32_t i = threadIdx.x; i < 65536 / 16; i += blockDim.x)
+      shared[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+  }
+  const uint32_t threads = gridDim.x * blockDim.x;
+  uint32_t x = SHARED ? shared[threadIdx.x].x : 0;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += 4 * threads) {
+    uint4 u[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      u[k] = i + k * threads < n ? __ldg(data + i + k * threads) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      x ^= u[k].x ^ u[k].y ^ u[k].z ^ u[k].w;
+  }
+  if (x == 0x9e3779b9u) /* never, as far as the compiler knows otherwise */
+    atomicAdd(sink, 1u);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Timing and the table                                                      */
 
@@ -445,6 +475,53 @@ static void fill_finish(LhkFinish *f, unsigned long long *hist, void *result, ui
   }
 }
 
+#ifdef LHK_PHASE_TIMES
+extern "C" cudaError_t lhk_phase_times_read(unsigned long long *out);
+
+/* The phase times of the last fused launch (kernels/lhk-common.cuh), in ns
+ * from the first block's start: each phase's end, latest and mean over the
+ * blocks, and the finishing block's two. */
+static void print_phase_times(const char *dist)
+{
+  enum { BLOCKS = 1024, PHASES = 8, BLOCK_PHASES = 5, LOADED = 6, FINISHED = 5, SUMMED = 7 };
+  static unsigned long long t[BLOCKS][PHASES];
+  CHECK_CUDA(lhk_phase_times_read(&t[0][0]));
+  /* The launch's blocks are the first n, whose start stamps are recent. */
+  unsigned long long newest = 0, t0 = ~0ull;
+  for (int b = 0; b < BLOCKS; b++)
+    newest = std::max(newest, t[b][0]);
+  int n = 0;
+  while (n < BLOCKS && t[n][0] + 1000000 > newest)
+    t0 = std::min(t0, t[n++][0]);
+  static const char *const names[BLOCK_PHASES] = {"started", "zeroed", "counted", "committed",
+                                                  "ticket"};
+  printf("phases %s, %d blocks (latest / mean ns):", dist, n);
+  unsigned long long loaded = 0, finished = 0;
+  for (int k = 0; k < BLOCK_PHASES; k++) {
+    unsigned long long latest = 0;
+    double mean = 0;
+    for (int b = 0; b < n; b++) {
+      latest = std::max(latest, t[b][k] - t0);
+      mean += (double)(t[b][k] - t0) / n;
+    }
+    printf(" %s %llu / %.0f", names[k], latest, mean);
+  }
+  for (int b = 0; b < n; b++)
+    if (t[b][FINISHED] > t0 && t[b][FINISHED] - t0 < 1000000) {
+      loaded = t[b][LOADED] - t0;
+      finished = t[b][FINISHED] - t0;
+    }
+  unsigned long long summed_latest = 0;
+  double summed_mean = 0;
+  for (int b = 0; b < n; b++) {
+    summed_latest = std::max(summed_latest, t[b][SUMMED] - t0);
+    summed_mean += (double)(t[b][SUMMED] - t0) / n;
+  }
+  printf("; thread 0 summed %llu / %.0f", summed_latest, summed_mean);
+  printf("; last block: copies loaded %llu, finished %llu\n", loaded, finished);
+}
+#endif
+
 static void bench_frame_stats(const LhkDevice *dev)
 {
   const uint32_t w = 3840, h = 2160;
@@ -499,6 +576,31 @@ static void bench_frame_stats(const LhkDevice *dev)
     return execs;
   };
   const int n = (int)im.buffers.size();
+  unsigned *sink;
+  CHECK_CUDA(cudaMalloc(&sink, sizeof *sink));
+  add_row("4K floor", "3840x2160", "-", "empty kernel",
+          median_us([&](int) { empty_kernel<<<1, 32, 0, g_stream>>>(); }), 0, 0, 0);
+  CHECK_CUDA(cudaFuncSetAttribute(read_only<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  65536));
+  CHECK_CUDA(cudaFuncSetAttribute(read_only<true>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared));
+  for (int shared = 0; shared <= 1; shared++) {
+    for (int blocks_per_sm : {2, 3}) {
+      const unsigned grid = (unsigned)dev->sm_count * blocks_per_sm;
+      add_row("4K floor", "3840x2160", "-",
+              std::string(shared ? "read + 64 KiB zeroed, " : "read only, ") +
+                  std::to_string(blocks_per_sm) + " blocks/SM",
+              median_us([&](int r) {
+                const uint4 *frame = (const uint4 *)im.buffers[r % n];
+                if (shared)
+                  read_only<true><<<grid, 512, 65536, g_stream>>>(frame, bytes / 16, sink);
+                else
+                  read_only<false><<<grid, 512, 0, g_stream>>>(frame, bytes / 16, sink);
+              }),
+              (double)bytes, 0, 0);
+    }
+  }
+  CHECK_CUDA(cudaFree(sink));
   for (int dist : {UNIFORM, PHOTO, SINGLE}) {
     fill_images(im, dist);
     const char *d = dist_names[dist];
@@ -532,6 +634,17 @@ static void bench_frame_stats(const LhkDevice *dev)
     for (cudaGraphExec_t e : cub_graphs)
       CHECK_CUDA(cudaGraphExecDestroy(e));
   }
+#ifdef LHK_PHASE_TIMES
+  for (int dist : {UNIFORM, PHOTO, SINGLE}) {
+    fill_images(im, dist);
+    for (int rep = 0; rep < 5; rep++) {
+      spin<<<1, 1, 0, g_stream>>>(40000);
+      ours_fused(rep);
+      CHECK_CUDA(cudaStreamSynchronize(g_stream));
+      print_phase_times(dist_names[dist]);
+    }
+  }
+#endif
   our_dev = dev;
   /* Our moments against CUB's on the last input, as a sanity check. */
   cub_pair(0);
