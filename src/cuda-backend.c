@@ -121,6 +121,12 @@ cudaStream_t lhi_cuda_stream(void *state)
   return ((CudaState *)state)->stream;
 }
 
+bool lhi_cuda_stream_is_own(void *state)
+{
+  const CudaState *s = state;
+  return s->stream == s->own_stream;
+}
+
 void **lhi_cuda_equalize_slot(void *state)
 {
   return &((CudaState *)state)->equalize;

@@ -41,6 +41,9 @@ LhkPixel lhi_cuda_pixel_of(LhFormat format);
 /* The stream the backend's work goes on now (its own or the caller's). */
 cudaStream_t lhi_cuda_stream(void *state);
 
+/* Is that the backend's own stream, which no caller can wait for? */
+bool lhi_cuda_stream_is_own(void *state);
+
 /* A pointer in the state that cuda-equalize.c owns: NULL at first, given to
  * lhi_cuda_equalize_free when the backend closes. */
 void **lhi_cuda_equalize_slot(void *state);

@@ -358,11 +358,20 @@ static int copy_device_chroma(const LhiEqualizeJob *job, cudaStream_t stream)
   return LH_OK;
 }
 
-/* The end of a call on the clock: counted when it succeeded, and after a
- * failure, the buffers made clean again on the next call. */
+/* The end of a call: on the clock when it succeeded, and after a failure,
+ * the buffers made clean again on the next call.  Device frames rewritten on
+ * the backend's own stream are waited for here, since no caller can wait for
+ * that stream (lumahist.h, LH_MEMORY_CUDA): without it, a GStreamer element
+ * downstream copied frames that CLAHE was still writing.  On a caller's
+ * stream the work is left queued for the caller to order. */
 static int finish_call(void *state, CudaEqualize *e, cudaStream_t stream, int status)
 {
   LhiCudaClock *clock = lhi_cuda_clock(state);
+  if (status == LH_OK && lhi_cuda_stream_is_own(state)) {
+    cudaError_t error = cudaStreamSynchronize(stream);
+    if (error != cudaSuccess)
+      status = lhi_cuda_failure(error, "cudaStreamSynchronize", __FILE__, __LINE__);
+  }
   if (status < 0) {
     lhi_cuda_clock_abandon(clock);
     cudaStreamSynchronize(stream);

@@ -86,7 +86,11 @@ typedef enum {
    * made: written on the context's stream (lh_context_set_stream) or
    * synchronized first.  The context's own stream does not wait for the
    * default stream, and cudaMemcpy from pageable memory may return before
-   * its copy has landed. */
+   * its copy has landed.  Frames the library rewrites (lh_equalize,
+   * lh_apply_lut, lh_overlay) are complete when the call returns if the
+   * context uses its own stream; on a stream given with
+   * lh_context_set_stream the work is queued there, and the caller orders
+   * what reads the frame after it. */
   LH_MEMORY_CUDA,
 } LhMemory;
 

@@ -314,6 +314,60 @@ static void test_overlays(void)
     }
 }
 
+/* On the context's own stream a rewritten device frame is complete when the
+ * call returns (lumahist.h): read back at once on another stream, with no
+ * device-wide synchronization, a 4K CLAHE frame and an overlay are whole.
+ * (Without the wait, a GStreamer cudadownload after the element copied
+ * frames half written.) */
+static void test_done_on_return(void)
+{
+  cudaStream_t reader;
+  CHECK(cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking) == cudaSuccess,
+        "cudaStreamCreateWithFlags");
+  for (int round = 0; round < 4; round++) {
+    GenFrame g;
+    gen_frame(&g, LH_FORMAT_NV12, 3840, 2160, 0, 0, 0, GEN_PHOTO, 7000 + (uint64_t)round);
+    Twin want, dev;
+    twin_of(&g, false, &want);
+    twin_of(&g, true, &dev);
+    int s;
+    if (round % 2 == 0) {
+      LhEqualizeOptions o;
+      lh_equalize_options_init(&o);
+      o.mode = LH_EQUALIZE_CLAHE;
+      CHECK(lh_equalize(cpu, &want.frame, &want.frame, &o) == 0, "%s", lh_last_error());
+      s = lh_equalize(gpu, &dev.frame, &dev.frame, &o);
+    } else {
+      LhStats stats;
+      LhOptions ao;
+      LhOverlayOptions oo;
+      lh_stats_init(&stats);
+      lh_options_init(&ao);
+      lh_overlay_options_init(&oo);
+      oo.rect = (LhRect){0, 0, 3840, 2160};
+      CHECK(lh_analyze(cpu, &g.frame, &ao, &stats) == 0, "%s", lh_last_error());
+      CHECK(lh_overlay(cpu, &want.frame, &stats, &oo) == 0, "%s", lh_last_error());
+      s = lh_overlay(gpu, &dev.frame, &stats, &oo);
+      lh_stats_clear(&stats);
+    }
+    CHECK(s == 0, "round %d: %s", round, lh_last_error());
+    uint8_t *bytes = malloc(dev.size);
+    CHECK(cudaMemcpyAsync(bytes, dev.allocation, dev.size, cudaMemcpyDeviceToHost, reader) ==
+                  cudaSuccess &&
+              cudaStreamSynchronize(reader) == cudaSuccess,
+          "copy back on another stream");
+    size_t at = first_difference(bytes, want.allocation, want.size);
+    CHECK(at == want.size, "round %d (%s), read at once: byte %zu is %u, the CPU's %u", round,
+          round % 2 ? "overlay" : "clahe", at, at < want.size ? bytes[at] : 0,
+          at < want.size ? want.allocation[at] : 0);
+    free(bytes);
+    twin_free(&want);
+    twin_free(&dev);
+    gen_free(&g);
+  }
+  cudaStreamDestroy(reader);
+}
+
 int main(void)
 {
   int status = lh_context_new(LH_BACKEND_CUDA, &gpu);
@@ -329,6 +383,7 @@ int main(void)
   test_4k();
   test_temporal();
   test_overlays();
+  test_done_on_return();
   lh_context_free(gpu);
   lh_context_free(cpu);
   if (failures) {
