@@ -14,10 +14,15 @@
 #define LHK_WARPS (LHK_BLOCK_THREADS / 32)
 
 /* Copies of the histogram the fused path's blocks commit to (block b to copy
- * b % LHK_FUSED_COPIES), summed by the finishing block (scan.cuh): one 4K
- * frame is counted by some 264 blocks, and 264 64-bit atomics on one address
- * queue in L2 for about 2 us (kernels/NOTES.md); 16 copies make that 17. */
-#define LHK_FUSED_COPIES 16
+ * b % LHK_FUSED_COPIES), summed by the finishing block (scan.cuh).  Fewer
+ * copies queue more same-address atomics in L2 (one 4K frame is counted by
+ * some 400 blocks); more copies cost the finishing block more loads.  On a 4K
+ * frame (H200, kernels/NOTES.md) 4 measured best: 1 took up to 3 us more on
+ * 256-bin inputs, 16 took 0.5 us more on every input.  -DLHK_FUSED_COPIES=n
+ * builds another count, for measuring. */
+#ifndef LHK_FUSED_COPIES
+#define LHK_FUSED_COPIES 4
+#endif
 
 typedef unsigned long long lhk_u64;
 typedef unsigned __int128 lhk_u128;
