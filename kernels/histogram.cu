@@ -900,6 +900,35 @@ static int gray8_variant(const LhkDevice *device, int mode)
   return v > 0 && v < LHK_GRAY8_N_VARIANTS && device->gray8_blocks_per_sm[v][mode] > 0 ? v : 0;
 }
 
+/* A histogram kernel with what its launch needs. */
+struct LhkLaunch {
+  LhkHistogramKernel kernel;
+  size_t shared_bytes;
+  int blocks_per_sm;
+};
+
+/* The kernel of a pixel layout for a variant of histogram_kernel(), or for
+ * 8-bit gray the device's gray8 variant in the same mode (0 plain, 1 fused);
+ * false when the layout has no such variant (8-bit gray: other than 256
+ * bins). */
+static bool choose_kernel(const LhkDevice *device, LhkPixel pixel, int variant, int gray8_mode,
+                          LhkLaunch *launch)
+{
+  if (!histogram_kernel(pixel, variant))
+    return false;
+  if (pixel == LHK_PIXEL_Y8) {
+    const int v = gray8_variant(device, gray8_mode);
+    launch->kernel = lhk_gray8_variants[v].kernels[gray8_mode];
+    launch->shared_bytes = lhk_gray8_variants[v].shared_bytes[gray8_mode];
+    launch->blocks_per_sm = device->gray8_blocks_per_sm[v][gray8_mode];
+  } else {
+    launch->kernel = histogram_kernel(pixel, variant);
+    launch->shared_bytes = dynamic_shared_bytes(variant);
+    launch->blocks_per_sm = device->histogram_blocks_per_sm[pixel][variant];
+  }
+  return launch->kernel != NULL;
+}
+
 extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, uint32_t bins,
                                      const LhkImage *images, int n_images,
                                      unsigned long long *histograms, int n_slots, void *scratch,
@@ -922,19 +951,12 @@ extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, ui
 
   const bool global = bins > LHK_SHARED_MAX_BINS;
   const int variant = global ? LHK_VARIANT_GLOBAL : variant_log2(shared_copies(bins));
-  LhkHistogramKernel kernel = histogram_kernel(pixel, variant);
-  if (!kernel)
+  LhkLaunch launch;
+  if (!choose_kernel(device, pixel, variant, 0, &launch))
     return cudaErrorInvalidValue;
-  int blocks_per_sm = device->histogram_blocks_per_sm[pixel][variant];
-  size_t shared_bytes = dynamic_shared_bytes(variant);
-  if (pixel == LHK_PIXEL_Y8) {
-    const int v = gray8_variant(device, 0);
-    kernel = lhk_gray8_variants[v].kernels[0];
-    shared_bytes = lhk_gray8_variants[v].shared_bytes[0];
-    blocks_per_sm = device->gray8_blocks_per_sm[v][0];
-  }
-  dim3 grid(grid_width(device, blocks_per_sm, images, n_images, pixels_per_unit(pixel)), n_images);
-  kernel<<<grid, LHK_BLOCK_THREADS, shared_bytes, stream>>>(p);
+  dim3 grid(grid_width(device, launch.blocks_per_sm, images, n_images, pixels_per_unit(pixel)),
+            n_images);
+  launch.kernel<<<grid, LHK_BLOCK_THREADS, launch.shared_bytes, stream>>>(p);
   LHK_CHECK_LAUNCH(stream);
   if (global) {
     dim3 merge_grid((bins + LHK_MERGE_THREADS - 1) / LHK_MERGE_THREADS, n_slots);
@@ -965,19 +987,11 @@ extern "C" cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pi
   p.finish.n_copies = LHK_FUSED_COPIES;
 
   const int variant = 5 + variant_log2(shared_copies(finish->bins));
-  LhkHistogramKernel kernel = histogram_kernel(pixel, variant);
-  if (!kernel)
+  LhkLaunch launch;
+  if (!choose_kernel(device, pixel, variant, 1, &launch))
     return cudaErrorInvalidValue;
-  int blocks_per_sm = device->histogram_blocks_per_sm[pixel][variant];
-  size_t shared_bytes = dynamic_shared_bytes(variant);
-  if (pixel == LHK_PIXEL_Y8) {
-    const int v = gray8_variant(device, 1);
-    kernel = lhk_gray8_variants[v].kernels[1];
-    shared_bytes = lhk_gray8_variants[v].shared_bytes[1];
-    blocks_per_sm = device->gray8_blocks_per_sm[v][1];
-  }
-  dim3 grid(grid_width(device, blocks_per_sm, image, 1, pixels_per_unit(pixel)), 1);
-  kernel<<<grid, LHK_BLOCK_THREADS, shared_bytes, stream>>>(p);
+  dim3 grid(grid_width(device, launch.blocks_per_sm, image, 1, pixels_per_unit(pixel)), 1);
+  launch.kernel<<<grid, LHK_BLOCK_THREADS, launch.shared_bytes, stream>>>(p);
   LHK_CHECK_LAUNCH(stream);
   return cudaSuccess;
 }
