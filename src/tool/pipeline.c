@@ -503,6 +503,15 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   g_mutex_clear(&p.lock);
 }
 
+/* Is context i the first of its device (in the order of the contexts)? */
+static bool first_of_device(const LhtContexts *contexts, int i)
+{
+  for (int j = 0; j < i; j++)
+    if (contexts->device_ids[j] == contexts->device_ids[i])
+      return false;
+  return true;
+}
+
 /* The GPU's own time, from the events the library records around its copies
  * and kernels (lh_context_device_time): the analysis threads' time also holds
  * their copies into pinned memory and their waits.  The CPU has none. */
@@ -526,10 +535,7 @@ static void print_device_time(const LhtContexts *contexts, double wall)
     sum.transfer_s += time.transfer_s;
     sum.compute_s += time.compute_s;
     sum.calls += time.calls;
-    bool seen = false;
-    for (int j = 0; j < i && !seen; j++)
-      seen = contexts->device_ids[j] == contexts->device_ids[i];
-    devices += !seen;
+    devices += first_of_device(contexts, i);
   }
   if (devices == 0)
     return;
@@ -568,10 +574,7 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
   /* Per device, over its streams, in the order of first appearance. */
   for (int i = 0; i < contexts->n; i++) {
     int device = contexts->device_ids[i];
-    bool seen = device < 0;
-    for (int j = 0; j < i && !seen; j++)
-      seen = contexts->device_ids[j] == device;
-    if (seen)
+    if (device < 0 || !first_of_device(contexts, i))
       continue;
     guint images = 0;
     for (int j = i; j < contexts->n; j++)
