@@ -9,7 +9,9 @@
  *        └──── done queue <── pool: finish_step <─────────────────┘
  *
  * The main thread alone dispatches, reorders, reports and emits, so that
- * output needs no lock and comes out in the order of the inputs.
+ * output needs no lock and comes out in the order of the inputs.  The pool
+ * takes finishing before decoding, and the last images largest first
+ * (task_order), so that the run's end is not one thread's long image.
  *
  * The first context thread opens the contexts while the pool already
  * decodes: CUDA's start-up (a few tenths of a second, most of it making the
@@ -19,6 +21,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+
+#include <glib/gstdio.h>
 
 #include "lht-batch.h"
 
@@ -35,6 +39,10 @@ typedef struct {
   LhtItem item; /* first, so that the steps' LhtItem * is the task */
   Stage stage;
   bool cancelled; /* not started: a stop signal came first */
+  /* One of the run's last images, decoded largest file first (task_order);
+   * file_bytes is its size, 0 when it cannot be read. */
+  bool last_stretch;
+  goffset file_bytes;
 } Task;
 
 typedef struct Pipeline Pipeline;
@@ -108,6 +116,33 @@ static void add_time(Pipeline *p, double *total, double seconds)
   g_mutex_lock(&p->lock);
   *total += seconds;
   g_mutex_unlock(&p->lock);
+}
+
+/* The pool's order of work.  An image's finish comes before any decoding:
+ * its pixels are already held.  Decoding follows the inputs, except for the
+ * run's last images (those dispatched once no more than the holding bound
+ * is left), which go largest file first: the longest-first rule, so that a
+ * large PNG does not end the run alone on one thread while the others
+ * idle. */
+static gint task_order(gconstpointer a, gconstpointer b, gpointer unused)
+{
+  (void)unused;
+  const Task *x = a, *y = b;
+  if (x->stage != y->stage)
+    return x->stage == STAGE_FINISH ? -1 : 1;
+  if (x->stage == STAGE_DECODE && x->last_stretch != y->last_stretch)
+    return x->last_stretch ? 1 : -1;
+  if (x->stage == STAGE_DECODE && x->last_stretch && x->file_bytes != y->file_bytes)
+    return x->file_bytes > y->file_bytes ? -1 : 1;
+  return x->item.index < y->item.index ? -1 : x->item.index > y->item.index;
+}
+
+/* The size of a file, as the cost of its image; 0 when it cannot be read
+ * (the decoding will say why). */
+static goffset file_bytes(const char *path)
+{
+  GStatBuf buf;
+  return g_stat(path, &buf) == 0 ? (goffset)buf.st_size : 0;
 }
 
 static void task_free(Task *task)
@@ -402,6 +437,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   GThread *opener = g_thread_try_new("lumahist-analysis", opener_thread, &p, &thread_error);
   if (opener)
     p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, &thread_error);
+  if (p.pool)
+    g_thread_pool_set_sort_function(p.pool, task_order, NULL);
   if (thread_error) {
     lht_error(NULL, "cannot start the worker threads: %s", thread_error->message);
     g_clear_error(&thread_error);
@@ -430,6 +467,9 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
       task->item.worker = -1;
       lh_stats_init(&task->item.stats);
       task->stage = STAGE_DECODE;
+      task->last_stretch = n - next_dispatch <= holding;
+      if (task->last_stretch)
+        task->file_bytes = file_bytes(task->item.path);
       g_thread_pool_push(p.pool, task, NULL);
       next_dispatch++;
     }
