@@ -914,7 +914,8 @@ struct LhkLaunch {
 static bool choose_kernel(const LhkDevice *device, LhkPixel pixel, int variant, int gray8_mode,
                           LhkLaunch *launch)
 {
-  if (!histogram_kernel(pixel, variant))
+  const LhkHistogramKernel kernel = histogram_kernel(pixel, variant);
+  if (!kernel)
     return false;
   if (pixel == LHK_PIXEL_Y8) {
     const int v = gray8_variant(device, gray8_mode);
@@ -922,7 +923,7 @@ static bool choose_kernel(const LhkDevice *device, LhkPixel pixel, int variant, 
     launch->shared_bytes = lhk_gray8_variants[v].shared_bytes[gray8_mode];
     launch->blocks_per_sm = device->gray8_blocks_per_sm[v][gray8_mode];
   } else {
-    launch->kernel = histogram_kernel(pixel, variant);
+    launch->kernel = kernel;
     launch->shared_bytes = dynamic_shared_bytes(variant);
     launch->blocks_per_sm = device->histogram_blocks_per_sm[pixel][variant];
   }

@@ -305,17 +305,33 @@ __global__ void __launch_bounds__(COUNT_BLOCK)
  * totals of every pass are known before the first pass, so each pass works
  * out the same plan: the non-trivial passes alternate between out and alt so
  * that the last one writes out, and the first reads in.  in and out must then
- * differ; when every pass is trivial the last one copies in to out. */
+ * differ; when every pass is trivial the last one copies in to out.
+ *
+ * A pass is trivial when one of its digits counts every key.  Each warp
+ * looks at its share of all the passes' totals and leaves a word of the
+ * passes it found trivial; after the block's next barrier the words, ORed,
+ * are the plan (trivial_passes): one barrier shared with the pass's own, not
+ * one per pass. */
 template <int R>
-__device__ __forceinline__ uint32_t trivial_passes(const uint32_t *totals, int n_passes,
-                                                   uint32_t n)
+__device__ __forceinline__ void note_trivial_passes(const uint32_t *totals, int n_passes,
+                                                    uint32_t n, uint32_t *warp_words)
+{
+  uint32_t mine = 0;
+  for (uint32_t e = threadIdx.x; e < ((uint32_t)n_passes << R); e += SORT_BLOCK)
+    if (totals[e] == n)
+      mine |= 1u << (e >> R);
+  for (int offset = 16; offset > 0; offset >>= 1)
+    mine |= __shfl_xor_sync(0xffffffffu, mine, offset);
+  if ((threadIdx.x & 31) == 0)
+    warp_words[threadIdx.x >> 5] = mine;
+}
+
+template <int WARPS> __device__ __forceinline__ uint32_t trivial_passes(const uint32_t *warp_words)
 {
   uint32_t trivial = 0;
-  for (int q = 0; q < n_passes; q++) {
-    const bool all_here = threadIdx.x < (1u << R) && totals[q * (1 << R) + threadIdx.x] == n;
-    if (__syncthreads_or(all_here))
-      trivial |= 1u << q;
-  }
+#pragma unroll
+  for (int w = 0; w < WARPS; w++)
+    trivial |= warp_words[w];
   return trivial;
 }
 
@@ -324,7 +340,7 @@ __device__ __forceinline__ uint32_t trivial_passes(const uint32_t *totals, int n
  * digit over all keys; status is this pass's block x bucket table (zeroed),
  * tile_counter its tile-order counter (zeroed).  With skip_trivial, in, out
  * and alt are the sort's input, output and spare buffer, and the pass picks
- * its own (trivial_passes above); without, it reads in and writes out. */
+ * its own (note_trivial_passes above); without, it reads in and writes out. */
 template <typename K, int R>
 __global__ void __launch_bounds__(SORT_BLOCK, 2)
     lhk_sort_pass(const K *in, K *out, K *alt, uint32_t n, int shift, uint32_t mask,
@@ -344,18 +360,21 @@ __global__ void __launch_bounds__(SORT_BLOCK, 2)
   __shared__ uint32_t s_offset[RADIX];
   __shared__ uint64_t s_scan[WARPS];
   __shared__ uint32_t s_tile;
+  __shared__ uint32_t s_trivial_words[WARPS];
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   if (tid == 0)
     s_tile = atomicAdd(tile_counter, 1u);
   for (int i = tid; i < WARPS * (int)RADIX; i += SORT_BLOCK)
     (&s.warp_counts[0][0])[i] = 0;
+  if (skip_trivial)
+    note_trivial_passes<R>(totals, n_passes, n, s_trivial_words);
   __syncthreads();
   const uint32_t tile = s_tile;
   const uint32_t base = tile * SORT_TILE;
   const uint32_t n_valid = n - base < SORT_TILE ? n - base : SORT_TILE;
   if (skip_trivial) {
-    const uint32_t trivial = trivial_passes<R>(totals, n_passes, n);
+    const uint32_t trivial = trivial_passes<WARPS>(s_trivial_words);
     const uint32_t all = (1u << n_passes) - 1, from_here = all & ~((1u << pass) - 1);
     if (trivial >> pass & 1) {
       if (trivial == all && pass == n_passes - 1)

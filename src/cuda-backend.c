@@ -248,12 +248,16 @@ static void stage_host_frames(CudaState *s, const LhiJob *jobs, const Plan *plan
 
 /* Then the device's copies: each pinned frame's, and one for the staged. */
 static int upload_host_frames(CudaState *s, const LhiJob *jobs, const Plan *plans, size_t n,
-                              size_t staged_bytes)
+                              size_t staged_bytes, uint64_t *frame_bytes)
 {
+  *frame_bytes = 0;
   for (size_t j = 0; j < n; j++) {
     const LhFrame *frame = &jobs[j].frame;
     const Plan *plan = &plans[j];
-    if (frame->memory != LH_MEMORY_HOST || !plan->host_pinned)
+    if (frame->memory != LH_MEMORY_HOST)
+      continue;
+    *frame_bytes += (uint64_t)plan->row_bytes * (uint64_t)frame->height;
+    if (!plan->host_pinned)
       continue;
     uint8_t *device = (uint8_t *)s->frames.data + plan->frame_offset;
     LHI_CUDA_CHECK(cudaMemcpy2DAsync(device, plan->device_pitch, frame->planes[0],
@@ -427,8 +431,10 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
   stage_host_frames(s, jobs, plans, n);
   if ((status = lhi_cuda_clock_start(s->clock, s->stream)) < 0)
     return status;
-  if (uploaded > 0 && ((status = upload_host_frames(s, jobs, plans, n, staged)) < 0 ||
-                       (status = lhi_cuda_clock_mark(s->clock, LHI_SPAN_TRANSFER, s->stream)) < 0))
+  uint64_t frame_bytes = 0;
+  if (uploaded > 0 &&
+      ((status = upload_host_frames(s, jobs, plans, n, staged, &frame_bytes)) < 0 ||
+       (status = lhi_cuda_clock_mark(s->clock, LHI_SPAN_TRANSFER, frame_bytes, s->stream)) < 0))
     return status;
   for (size_t j = 0; j < n;) {
     size_t count = group_size(plans, j, n);
@@ -439,7 +445,7 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
   }
   LHI_CUDA_CHECK(cudaMemcpyAsync(s->results_host.data, s->results.data, results,
                                  cudaMemcpyDeviceToHost, s->stream));
-  if ((status = lhi_cuda_clock_mark(s->clock, LHI_SPAN_COMPUTE, s->stream)) < 0)
+  if ((status = lhi_cuda_clock_mark(s->clock, LHI_SPAN_COMPUTE, 0, s->stream)) < 0)
     return status;
   LHI_CUDA_CHECK(cudaStreamSynchronize(s->stream));
   for (size_t j = 0; j < n; j++)

@@ -76,8 +76,9 @@ void lhi_cuda_clock_free(LhiCudaClock *clock);
 int lhi_cuda_clock_start(LhiCudaClock *clock, cudaStream_t stream);
 
 /* Records on stream the end of an interval spent on span, which began at the
- * start or at the previous mark. */
-int lhi_cuda_clock_mark(LhiCudaClock *clock, LhiSpan span, cudaStream_t stream);
+ * start or at the previous mark; bytes: the frames' bytes a transfer moved
+ * (0 for compute). */
+int lhi_cuda_clock_mark(LhiCudaClock *clock, LhiSpan span, uint64_t bytes, cudaStream_t stream);
 
 /* The call succeeded: it is counted once its events are complete. */
 void lhi_cuda_clock_end(LhiCudaClock *clock);

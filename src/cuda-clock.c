@@ -11,6 +11,7 @@ typedef struct {
   cudaEvent_t marks[LHI_CLOCK_MARKS];
   LhiSpan spans[LHI_CLOCK_MARKS]; /* of the interval ending at each mark */
   int n_marks;
+  uint64_t transfer_bytes;
 } ClockCall;
 
 /* Ended calls wait in a ring, oldest first, until their last event is
@@ -80,6 +81,7 @@ static int count_oldest(LhiCudaClock *clock)
   }
   clock->total.transfer_s += spans[LHI_SPAN_TRANSFER];
   clock->total.compute_s += spans[LHI_SPAN_COMPUTE];
+  clock->total.transfer_bytes += call->transfer_bytes;
   clock->total.calls++;
   drop_oldest(clock);
   return LH_OK;
@@ -143,11 +145,12 @@ int lhi_cuda_clock_start(LhiCudaClock *clock, cudaStream_t stream)
       return status;
   LHI_CUDA_CHECK(cudaEventRecord(call->start, stream));
   call->n_marks = 0;
+  call->transfer_bytes = 0;
   clock->recording = true;
   return LH_OK;
 }
 
-int lhi_cuda_clock_mark(LhiCudaClock *clock, LhiSpan span, cudaStream_t stream)
+int lhi_cuda_clock_mark(LhiCudaClock *clock, LhiSpan span, uint64_t bytes, cudaStream_t stream)
 {
   ClockCall *call = &clock->calls[(clock->oldest + clock->in_flight) % LHI_CLOCK_CALLS];
   if (!clock->recording || call->n_marks == LHI_CLOCK_MARKS)
@@ -156,6 +159,7 @@ int lhi_cuda_clock_mark(LhiCudaClock *clock, LhiSpan span, cudaStream_t stream)
   LHI_CUDA_CHECK(cudaEventRecord(call->marks[call->n_marks], stream));
   call->spans[call->n_marks] = span;
   call->n_marks++;
+  call->transfer_bytes += bytes;
   return LH_OK;
 }
 

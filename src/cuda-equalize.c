@@ -85,6 +85,15 @@ typedef struct {
   size_t total;
 } Layout;
 
+/* The frame's own bytes in a layout: its rows, without the pitch's padding. */
+static uint64_t layout_frame_bytes(const Layout *layout)
+{
+  uint64_t bytes = 0;
+  for (int p = 0; p < layout->n_planes; p++)
+    bytes += (uint64_t)layout->row_bytes[p] * (uint64_t)layout->rows[p];
+  return bytes;
+}
+
 static void lay_out(const LhFrame *frame, bool with_chroma, Layout *layout)
 {
   const LhiFormatInfo *info = lhi_format_info(frame->format);
@@ -130,7 +139,7 @@ static int upload(CudaEqualize *e, LhiCudaClock *clock, const LhFrame *frame, co
     return status;
   LHI_CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total,
                                  cudaMemcpyHostToDevice, stream));
-  return lhi_cuda_clock_mark(clock, LHI_SPAN_TRANSFER, stream);
+  return lhi_cuda_clock_mark(clock, LHI_SPAN_TRANSFER, layout_frame_bytes(layout), stream);
 }
 
 /* The device copy back into a host frame (the clock's last interval),
@@ -140,7 +149,7 @@ static int download(CudaEqualize *e, LhiCudaClock *clock, const Layout *layout,
 {
   LHI_CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total,
                                  cudaMemcpyDeviceToHost, stream));
-  int status = lhi_cuda_clock_mark(clock, LHI_SPAN_TRANSFER, stream);
+  int status = lhi_cuda_clock_mark(clock, LHI_SPAN_TRANSFER, layout_frame_bytes(layout), stream);
   if (status < 0)
     return status;
   LHI_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -363,11 +372,13 @@ static int copy_device_chroma(const LhiEqualizeJob *job, cudaStream_t stream)
  * the backend's own stream are waited for here, since no caller can wait for
  * that stream (lumahist.h, LH_MEMORY_CUDA): without it, a GStreamer element
  * downstream copied frames that CLAHE was still writing.  On a caller's
- * stream the work is left queued for the caller to order. */
-static int finish_call(void *state, CudaEqualize *e, cudaStream_t stream, int status)
+ * stream the work is left queued for the caller to order.  Host frames have
+ * been waited for by their download. */
+static int finish_call(void *state, CudaEqualize *e, cudaStream_t stream, bool device_frame,
+                       int status)
 {
   LhiCudaClock *clock = lhi_cuda_clock(state);
-  if (status == LH_OK && lhi_cuda_stream_is_own(state)) {
+  if (status == LH_OK && device_frame && lhi_cuda_stream_is_own(state)) {
     cudaError_t error = cudaStreamSynchronize(stream);
     if (error != cudaSuccess)
       status = lhi_cuda_failure(error, "cudaStreamSynchronize", __FILE__, __LINE__);
@@ -398,7 +409,7 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
     if (status == LH_OK)
       status = copy_device_chroma(job, stream);
     if (status == LH_OK)
-      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, stream);
+      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, 0, stream);
   } else {
     /* Rewritten in place on the device, then copied to out on the host. */
     Layout layout;
@@ -408,13 +419,13 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
     if (status == LH_OK)
       status = equalize_on_device(e, job, &device, &device, stream);
     if (status == LH_OK)
-      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, stream);
+      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, 0, stream);
     if (status == LH_OK)
       status = download(e, clock, &layout, &job->out, stream);
     if (status == LH_OK)
       lhi_cpu_copy_chroma(job);
   }
-  return finish_call(state, e, stream, status);
+  return finish_call(state, e, stream, job->in.memory == LH_MEMORY_CUDA, status);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -472,7 +483,7 @@ int lhi_cuda_overlay(void *state, const LhiOverlayJob *job)
     if (status == LH_OK)
       status = draw_on_device(e, job, &job->frame, stream);
     if (status == LH_OK)
-      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, stream);
+      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, 0, stream);
   } else {
     Layout layout;
     LhFrame device;
@@ -481,9 +492,9 @@ int lhi_cuda_overlay(void *state, const LhiOverlayJob *job)
     if (status == LH_OK)
       status = draw_on_device(e, job, &device, stream);
     if (status == LH_OK)
-      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, stream);
+      status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, 0, stream);
     if (status == LH_OK)
       status = download(e, clock, &layout, &job->frame, stream);
   }
-  return finish_call(state, e, stream, status);
+  return finish_call(state, e, stream, job->frame.memory == LH_MEMORY_CUDA, status);
 }

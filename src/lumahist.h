@@ -276,6 +276,9 @@ typedef struct {
    * columns, chroma planes between device frames). */
   double compute_s;
   uint64_t calls; /* the calls measured */
+  /* The bytes of the frames those copies moved (their rows, without the
+   * device's padding): with transfer_s, the rate the host link gave. */
+  uint64_t transfer_bytes;
 } LhDeviceTime;
 
 /* Totals since the context was made, over the calls that did GPU work and

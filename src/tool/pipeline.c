@@ -554,12 +554,14 @@ static bool first_of_device(const LhtContexts *contexts, int i)
 
 /* The GPU's own time, from the events the library records around its copies
  * and kernels (lh_context_device_time): the analysis threads' time also holds
- * their copies into pinned memory and their waits.  The CPU has none. */
+ * their copies into pinned memory and their waits.  The CPU has none.  The
+ * kernels are the GPU's work; the frames' copies go over the host link (PCIe)
+ * at its rate, so they are given apart, with that rate. */
 static void print_device_time(const LhtContexts *contexts, double wall)
 {
   if (contexts->backend != LH_BACKEND_CUDA)
     return;
-  LhDeviceTime sum = {0, 0, 0};
+  LhDeviceTime sum = {0};
   int devices = 0;
   for (int i = 0; i < contexts->n; i++) {
     LhDeviceTime time;
@@ -575,6 +577,7 @@ static void print_device_time(const LhtContexts *contexts, double wall)
     sum.transfer_s += time.transfer_s;
     sum.compute_s += time.compute_s;
     sum.calls += time.calls;
+    sum.transfer_bytes += time.transfer_bytes;
     devices += first_of_device(contexts, i);
   }
   if (devices == 0)
@@ -585,14 +588,17 @@ static void print_device_time(const LhtContexts *contexts, double wall)
   else
     snprintf(over, sizeof over, "%d context%s", contexts->n, contexts->n > 1 ? "s" : "");
   /* Microseconds: the kernels of a 4K frame take tens of them.  Streams of
-   * one device overlap: their sum may count a moment twice. */
+   * one device overlap: their sum may count a moment twice.  Shares are of
+   * the wall time of each device. */
+  double per_device = 100.0 / wall / devices;
   fprintf(stderr,
-          "lumahist: timing: GPU time (CUDA events): copies %.6f s, kernels %.6f s in %llu call%s, "
-          "summed over %s = %.3f %% of wall%s (an upper bound of the busy share when contexts "
-          "overlap)\n",
-          sum.transfer_s, sum.compute_s, (unsigned long long)sum.calls, sum.calls == 1 ? "" : "s",
-          over, 100.0 * (sum.transfer_s + sum.compute_s) / wall / devices,
-          devices > 1 ? " per device" : "");
+          "lumahist: timing: GPU time (CUDA events): kernels %.6f s = %.3f %% of wall, "
+          "frame copies %.6f s = %.3f %% (%.3f GB at %.1f GB/s), in %llu call%s, summed over %s "
+          "(an upper bound of the busy share when contexts overlap)\n",
+          sum.compute_s, sum.compute_s * per_device, sum.transfer_s, sum.transfer_s * per_device,
+          (double)sum.transfer_bytes / 1e9,
+          sum.transfer_s > 0 ? (double)sum.transfer_bytes / 1e9 / sum.transfer_s : 0.0,
+          (unsigned long long)sum.calls, sum.calls == 1 ? "" : "s", over);
 }
 
 void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *contexts)

@@ -234,17 +234,27 @@ def group_pipeline(tmp):
               f"--timing: the analysis line: {err!r}")
         # The GPU's own time (CUDA events), on the CUDA backend only: one
         # lh_analyze_batch call per batch of images, and copies and kernels
-        # that took some time and no more than the analysis threads spent.
-        gpu = re.search(r"timing: GPU time \(CUDA events\): copies ([\d.]+) s, kernels ([\d.]+) s "
-                        r"in (\d+) calls?, summed over (\d+) contexts? = ([\d.]+) % of wall", err)
+        # that took some time and no more than the analysis threads spent;
+        # the copies moved at least the good images' luma (JPEG) or RGB.
+        gpu = re.search(r"timing: GPU time \(CUDA events\): kernels ([\d.]+) s = ([\d.]+) % of wall, "
+                        r"frame copies ([\d.]+) s = ([\d.]+) % \(([\d.]+) GB at ([\d.]+) GB/s\), "
+                        r"in (\d+) calls?, summed over (\d+) contexts?", err)
         if analysis[1] == "cuda":
             if check(gpu, f"--timing: no GPU time line on the CUDA backend: {err!r}"):
-                copies, kernels, calls = float(gpu[1]), float(gpu[2]), int(gpu[3])
+                kernels, copies, calls = float(gpu[1]), float(gpu[3]), int(gpu[7])
+                gigabytes, rate = float(gpu[5]), float(gpu[6])
                 images = len(expected) - len(bad)
                 check(copies > 0 and kernels > 0 and 0 < calls <= images and
                       copies + kernels <= float(analysis[2]) + 0.0005 and  # %.3f rounding
-                      gpu[4] == analysis[3],
+                      gpu[8] == analysis[3],
                       f"--timing: the GPU time line: {err!r}")
+                check(abs(float(gpu[2]) - 100 * kernels / wall) < 0.01 and
+                      abs(float(gpu[4]) - 100 * copies / wall) < 0.01,
+                      f"--timing: the GPU time line's shares: {err!r}")
+                # Printed to 3 decimals of a GB and 1 of a GB/s.
+                slack = (0.0005 / gigabytes + 0.001) * rate + 0.05 if gigabytes > 0 else 0
+                check(gigabytes > 0 and abs(rate - gigabytes / copies) <= slack,
+                      f"--timing: the GPU time line's bytes and rate: {err!r}")
         else:
             check(not gpu and "GPU time" not in err,
                   f"--timing: a GPU time line on the {analysis[1]}: {err!r}")

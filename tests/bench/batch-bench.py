@@ -28,15 +28,18 @@ after one pass that puts them in the page cache:
 --only times one command and its own contenders (the other half takes minutes
 on a long folder).  It prints images/s, the ratios the targets name (stats >= 2x and equalize >=
 1.5x the OpenCV loop; >= 10x scaling with 16 cores), and, on a GPU, the share
-of the wall time the GPU spent on lumahist's work (target < 5 %).  The verdict
-comes from lumahist --timing's GPU time line: CUDA events around each call's
-frame copies and kernels (lh_context_device_time), summed over the contexts
+of the wall time the GPU spent on lumahist's work (target < 5 %).  That comes
+from lumahist --timing's GPU time line: CUDA events around each call's
+kernels and frame copies (lh_context_device_time), summed over the contexts
 and divided by the wall time; streams that overlap are counted twice, so it
-is an upper bound, but a precise one.  Beside it, as secondary figures:
-nvidia-smi's utilization.gpu (the part of each 100 ms sample in which any
-kernel ran, averaged over the run: coarse) and the time the analysis threads
-spent inside the library (their memcpys into pinned staging and their waits
-included: a loose upper bound).
+is an upper bound, but a precise one.  The verdict is on the kernels, the
+GPU's work (nvidia-smi's utilization.gpu counts kernels too).  The frames'
+copies go over the host link at its rate, whatever the GPU does: their share,
+bytes and rate are printed beside it, with the sum of both.  Secondary
+figures: nvidia-smi's utilization.gpu (the part of each 100 ms sample in
+which any kernel ran, averaged over the run: coarse) and the time the
+analysis threads spent inside the library (their memcpys into pinned staging
+and their waits included: a loose upper bound).
 """
 import argparse
 import multiprocessing
@@ -203,14 +206,43 @@ class GpuSampler:
 
 def gpu_share(timing):
     """From --timing: the backend, the analysis threads' share of the wall time
-    per context, and the GPU time's share from CUDA events (None when the line
-    is missing: the CPU backend, or a lumahist without it)."""
+    per context, and the GPU time from CUDA events as a dict (kernels and
+    copies: % of wall; GB copied and GB/s), or None when the line is missing:
+    the CPU backend, or a lumahist without it."""
     match = re.search(r"analysis on (\w+): ([\d.]+) s over (\d+) contexts? = ([\d.]+) %", timing)
     if not match:
         return None, None, None
-    events = re.search(r"GPU time \(CUDA events\): copies ([\d.]+) s, kernels ([\d.]+) s "
-                       r"in (\d+) calls?, summed over .*? = ([\d.]+) % of wall", timing)
-    return match.group(1), float(match.group(4)), float(events.group(4)) if events else None
+    events = re.search(r"GPU time \(CUDA events\): kernels [\d.]+ s = ([\d.]+) % of wall, "
+                       r"frame copies [\d.]+ s = ([\d.]+) % \(([\d.]+) GB at ([\d.]+) GB/s\)",
+                       timing)
+    if events:
+        events = dict(kernels=float(events.group(1)), copies=float(events.group(2)),
+                      gigabytes=float(events.group(3)), rate=float(events.group(4)))
+    return match.group(1), float(match.group(4)), events
+
+
+def host_link_rate():
+    """The host-to-device rate of the link, GB/s: the best of 10 copies of 256
+    MB from pinned memory, timed with CUDA events (CuPy); None without CuPy or
+    a GPU.  Run last: the bench's own process then holds no CUDA context while
+    the contenders run."""
+    try:
+        import ctypes
+        import cupy
+        size = 256 << 20
+        host = cupy.cuda.alloc_pinned_memory(size)
+        device = cupy.cuda.alloc(size)
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        best = 0.0
+        for _ in range(10):
+            start.record()
+            device.copy_from_host_async(ctypes.c_void_p(host.ptr), size)
+            end.record()
+            end.synchronize()
+            best = max(best, size / (cupy.cuda.get_elapsed_time(start, end) / 1e3) / 1e9)
+        return best
+    except Exception:  # no CuPy, no device: the figure is only context
+        return None
 
 
 # --------------------------------------------------------------------------
@@ -274,6 +306,10 @@ def main():
                 lumahist, folder, paths, jobs, row, scratch, args.magick_count)
         print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util,
                      eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util)
+        if "cuda" in (backend, eq_backend):
+            link = host_link_rate()
+            print(f"  host link, pinned host to device (CuPy, best of 10 x 256 MB): "
+                  + (f"{link:.1f} GB/s" if link else "not measured (no CuPy)"))
         if args.csv:
             with open(args.csv, "w") as f:
                 f.write("contender,images,seconds,images_per_s,note\n")
@@ -365,7 +401,8 @@ def print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats
     ratio("lumahist equalize / OpenCV in processes", eq_n, cv_eq_pool)
     ratio(f"stats scaling, --jobs {jobs} / --jobs 1", stats_n, stats_1,
           10.0 if jobs >= 16 else None)
-    ratio(f"equalize scaling, --jobs {jobs} / --jobs 1", eq_n, eq_1)
+    ratio(f"equalize scaling, --jobs {jobs} / --jobs 1", eq_n, eq_1,
+          10.0 if jobs >= 16 else None)
     # share and eq_share: (the analysis threads' share per context, the GPU
     # time's share from CUDA events).
     for name, b, shares, util in (("stats", backend, share, stats_util),
@@ -377,9 +414,12 @@ def print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats
             print(f"  {name}: analysis on the {b} (no GPU): {threads:.2f} % of wall per context")
             continue
         if events is not None:
-            verdict = "met" if events < 5.0 else "NOT met"
-            print(f"  {name}: GPU time (CUDA events) {events:.2f} % of wall "
+            verdict = "met" if events["kernels"] < 5.0 else "NOT met"
+            print(f"  {name}: GPU time, kernels (CUDA events) {events['kernels']:.2f} % of wall "
                   f"(target < 5 %: {verdict})")
+            print(f"  {name}: frame copies over the host link {events['copies']:.2f} % of wall "
+                  f"({events['gigabytes']:.1f} GB at {events['rate']:.1f} GB/s); kernels and "
+                  f"copies together {events['kernels'] + events['copies']:.2f} %")
         else:
             print(f"  {name}: GPU time (CUDA events): not reported by this lumahist "
                   f"(target < 5 %: unknown)")

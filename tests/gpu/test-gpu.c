@@ -480,10 +480,11 @@ static void suite_registered(void)
 typedef enum { SAME, GROWS } Change;
 
 /* Reads the device time after a step and checks it against the last one:
- * calls up by exactly added, each total grown or left exactly as it was
- * (totals never go down), and below a second for these few frames. */
+ * calls up by exactly added, the frames' bytes copied up by exactly bytes,
+ * each time grown or left exactly as it was (totals never go down), and below
+ * a second for these few frames. */
 static void time_step(LhContext *context, LhDeviceTime *last, const char *step, uint64_t added,
-                      Change transfer, Change compute)
+                      uint64_t bytes, Change transfer, Change compute)
 {
   LhDeviceTime now;
   n_cases++;
@@ -495,19 +496,21 @@ static void time_step(LhContext *context, LhDeviceTime *last, const char *step, 
     return;
   }
   bool ok =
-      now.calls == last->calls + added &&
+      now.calls == last->calls + added && now.transfer_bytes == last->transfer_bytes + bytes &&
       (transfer == GROWS ? now.transfer_s > last->transfer_s
                          : now.transfer_s == last->transfer_s) &&
       (compute == GROWS ? now.compute_s > last->compute_s : now.compute_s == last->compute_s) &&
       now.transfer_s < 1.0 && now.compute_s < 1.0;
   if (!ok) {
     fprintf(stderr,
-            "FAIL: device time after %s (calls +%llu, transfer %s, compute %s expected): "
-            "calls %llu -> %llu, transfer %.9f -> %.9f s, compute %.9f -> %.9f s\n",
-            step, (unsigned long long)added, transfer == GROWS ? "grows" : "same",
-            compute == GROWS ? "grows" : "same", (unsigned long long)last->calls,
-            (unsigned long long)now.calls, last->transfer_s, now.transfer_s, last->compute_s,
-            now.compute_s);
+            "FAIL: device time after %s (calls +%llu, bytes +%llu, transfer %s, compute %s "
+            "expected): calls %llu -> %llu, bytes %llu -> %llu, transfer %.9f -> %.9f s, "
+            "compute %.9f -> %.9f s\n",
+            step, (unsigned long long)added, (unsigned long long)bytes,
+            transfer == GROWS ? "grows" : "same", compute == GROWS ? "grows" : "same",
+            (unsigned long long)last->calls, (unsigned long long)now.calls,
+            (unsigned long long)last->transfer_bytes, (unsigned long long)now.transfer_bytes,
+            last->transfer_s, now.transfer_s, last->compute_s, now.compute_s);
     n_failures++;
   }
   *last = now;
@@ -554,11 +557,14 @@ static void suite_device_time(void)
     goto done;
   }
 
+  /* The frames' bytes: the analyses copy the plane they read, luma's for
+   * NV12; equalize and overlay copy the frame there and back. */
+  const uint64_t gray_bytes = 3840 * 2160, rgb_bytes = 1920 * 1080 * 3, nv12_y_bytes = 1920 * 1080;
   LhDeviceTime last;
   memset(&last, 0xff, sizeof last); /* whatever a fresh context gives must be written */
   n_cases++;
   if (lh_context_device_time(context, &last) != LH_OK || last.calls != 0 || last.transfer_s != 0 ||
-      last.compute_s != 0) {
+      last.compute_s != 0 || last.transfer_bytes != 0) {
     fprintf(stderr, "FAIL: device time of a fresh context: %s, calls %llu, %g s, %g s\n",
             lh_last_error(), (unsigned long long)last.calls, last.transfer_s, last.compute_s);
     n_failures++;
@@ -568,15 +574,15 @@ static void suite_device_time(void)
   if (!call_ok(lh_analyze(context, &gray.frame, NULL, &stats), "analyze 4K GRAY8") ||
       !call_ok(lh_analyze(context, &rgb.frame, NULL, &stats), "analyze RGB"))
     goto done;
-  time_step(context, &last, "two analyses of host frames", 2, GROWS, GROWS);
+  time_step(context, &last, "two analyses of host frames", 2, gray_bytes + rgb_bytes, GROWS, GROWS);
   /* Read again with nothing done in between: nothing changes. */
-  time_step(context, &last, "a second read", 0, SAME, SAME);
+  time_step(context, &last, "a second read", 0, 0, SAME, SAME);
   if (!call_ok(lh_analyze(context, &pinned.frame, NULL, &stats), "analyze pinned NV12"))
     goto done;
-  time_step(context, &last, "an analysis of a pinned frame", 1, GROWS, GROWS);
+  time_step(context, &last, "an analysis of a pinned frame", 1, nv12_y_bytes, GROWS, GROWS);
   if (!call_ok(lh_analyze(context, &device.frame, NULL, &stats), "analyze device GRAY8"))
     goto done;
-  time_step(context, &last, "an analysis of a device frame", 1, SAME, GROWS);
+  time_step(context, &last, "an analysis of a device frame", 1, 0, SAME, GROWS);
   LhFrame batch[3] = {gray.frame, device.frame, rgb.frame};
   LhStats batch_stats[3];
   for (int i = 0; i < 3; i++)
@@ -586,25 +592,26 @@ static void suite_device_time(void)
     lh_stats_clear(&batch_stats[i]);
   if (!call_ok(status, "analyze a batch of 3"))
     goto done;
-  time_step(context, &last, "a batch of 3 frames", 1, GROWS, GROWS);
+  time_step(context, &last, "a batch of 3 frames", 1, gray_bytes + rgb_bytes, GROWS, GROWS);
 
   LhEqualizeOptions eq;
   lh_equalize_options_init(&eq);
   if (!call_ok(lh_equalize(context, &gray.frame, &gray.frame, &eq), "equalize a host frame"))
     goto done;
-  time_step(context, &last, "equalizing a host frame", 1, GROWS, GROWS);
+  time_step(context, &last, "equalizing a host frame", 1, 2 * gray_bytes, GROWS, GROWS);
   if (!call_ok(lh_analyze(context, &rgb.frame, NULL, &stats), "analyze RGB again"))
     goto done;
   LhOverlayOptions overlay;
   lh_overlay_options_init(&overlay);
   if (!call_ok(lh_overlay(context, &rgb.frame, &stats, &overlay), "overlay on a host frame"))
     goto done;
-  time_step(context, &last, "an analysis and an overlay of a host frame", 2, GROWS, GROWS);
+  time_step(context, &last, "an analysis and an overlay of a host frame", 2,
+            3 * rgb_bytes, GROWS, GROWS);
 
   /* Device frames: no copy of the frame, and no wait in the call. */
   if (!call_ok(lh_equalize(context, &device.frame, &device.frame, &eq), "equalize a device frame"))
     goto done;
-  time_step(context, &last, "equalizing a device frame", 1, SAME, GROWS);
+  time_step(context, &last, "equalizing a device frame", 1, 0, SAME, GROWS);
   const int many = LHI_CLOCK_CALLS + 5;
   for (int i = 0; i < many; i++) {
     eq.mode = i % 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
@@ -613,10 +620,10 @@ static void suite_device_time(void)
       goto done;
   }
   time_step(context, &last, "more equalizations of a device frame than the ring holds",
-            (uint64_t)many, SAME, GROWS);
+            (uint64_t)many, 0, SAME, GROWS);
   if (!call_ok(lh_overlay(context, &device.frame, &stats, &overlay), "overlay on a device frame"))
     goto done;
-  time_step(context, &last, "an overlay on a device frame", 1, SAME, GROWS);
+  time_step(context, &last, "an overlay on a device frame", 1, 0, SAME, GROWS);
 
   /* The events go on the caller's stream. */
   if (!call_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess
@@ -632,7 +639,7 @@ static void suite_device_time(void)
       goto done;
   if (!call_ok(lh_analyze(context, &gray.frame, NULL, &stats), "analyze on a caller's stream"))
     goto done;
-  time_step(context, &last, "calls on a caller's stream", 4, GROWS, GROWS);
+  time_step(context, &last, "calls on a caller's stream", 4, gray_bytes, GROWS, GROWS);
 
 done:
   if (context)
