@@ -41,7 +41,12 @@
  *   8.3M 16-bit keys, uniform:  149.6 us, CUB 127.6 (1.17x slower)
  *   8.3M 16-bit keys, photo:     89.0 us, CUB 101.3 (1.14x faster; 136 before)
  *   8M 32-bit keys, uniform:    310.3 us, CUB 269.3 (1.15x slower; 290 before:
- *                               the plan's barriers and loads in each pass) */
+ *                               the plan's barriers and loads in each pass)
+ * The plan then took one barrier per pass in every block; now the warps note
+ * it beside the pass's own first barrier (note_trivial_passes), same run
+ * (tests/bench/results/h200-sort-plan-one-barrier.txt):
+ *   8M 32-bit keys, uniform:    300.9 us, CUB 269.2 (1.12x slower)
+ *   8.3M 16-bit keys, uniform:  150.7 us, CUB 127.2; photo: 87.4 us, CUB 101.2 */
 #include <cuda_runtime.h>
 
 #include <stdint.h>
