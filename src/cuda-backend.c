@@ -166,7 +166,7 @@ typedef struct {
   uint32_t rows_per_band; /* rows of one image (all of them unless the frame is huge) */
 } Plan;
 
-static bool is_pinned_host(const void *pointer)
+bool lhi_cuda_is_pinned_host(const void *pointer)
 {
   struct cudaPointerAttributes attributes;
   if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
@@ -196,7 +196,7 @@ static void plan_job(const LhiJob *job, Plan *plan)
   plan->row_bytes = (size_t)frame->width * (size_t)info->pixel_bytes;
   plan->device_pitch = lhi_cuda_align_up(plan->row_bytes, 16);
   if (frame->memory == LH_MEMORY_HOST)
-    plan->host_pinned = is_pinned_host(frame->planes[0]);
+    plan->host_pinned = lhi_cuda_is_pinned_host(frame->planes[0]);
   /* The kernels count up to 2^31 units (pixels and row ends) per image in
    * 32-bit counters: huge frames go in bands of rows. */
   uint64_t rows = ((1ull << 31) - 1) / ((uint64_t)frame->width + 1);

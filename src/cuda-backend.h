@@ -44,6 +44,10 @@ cudaStream_t lhi_cuda_stream(void *state);
 /* Is that the backend's own stream, which no caller can wait for? */
 bool lhi_cuda_stream_is_own(void *state);
 
+/* Is host memory page-locked (cudaHostAlloc, lh_host_register), so that the
+ * DMA engines can copy it without staging? */
+bool lhi_cuda_is_pinned_host(const void *pointer);
+
 /* A pointer in the state that cuda-equalize.c owns: NULL at first, given to
  * lhi_cuda_equalize_free when the backend closes. */
 void **lhi_cuda_equalize_slot(void *state);

@@ -111,34 +111,57 @@ static void lay_out(const LhFrame *frame, bool with_chroma, Layout *layout)
   }
 }
 
+/* Host frames in page-locked memory (lh_host_register; the tool decodes
+ * into such buffers) are copied by the DMA engines straight from and to
+ * their rows; others go through the staging buffer, one memcpy each way. */
+static bool frame_is_pinned(const LhFrame *frame, const Layout *layout)
+{
+  for (int p = 0; p < layout->n_planes; p++)
+    if (!lhi_cuda_is_pinned_host(frame->planes[p]))
+      return false;
+  return true;
+}
+
 /* Copies a host frame's planes into e->frame and points *device at them;
  * the call's clock starts once the host has staged them, and the copy to the
  * device is its first interval. */
 static int upload(CudaEqualize *e, LhiCudaClock *clock, const LhFrame *frame, const Layout *layout,
                   LhFrame *device, cudaStream_t stream)
 {
+  const bool pinned = frame_is_pinned(frame, layout);
   int status = lhi_cuda_device_reserve(&e->frame, layout->total, false, stream);
-  if (status == LH_OK)
+  if (status == LH_OK && !pinned)
     status = lhi_cuda_host_reserve(&e->staging, layout->total);
   if (status < 0)
     return status;
-  /* The staging buffer may still feed the previous frame's copy. */
-  LHI_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (!pinned) {
+    /* The staging buffer may still feed the previous frame's copy. */
+    LHI_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
   *device = *frame;
   device->memory = LH_MEMORY_CUDA;
   for (int p = 0; p < layout->n_planes; p++) {
+    device->planes[p] = (uint8_t *)e->frame.data + layout->offset[p];
+    device->strides[p] = layout->pitch[p];
+    if (pinned)
+      continue;
     uint8_t *staged = (uint8_t *)e->staging.data + layout->offset[p];
     for (int y = 0; y < layout->rows[p]; y++)
       memcpy(staged + (size_t)y * layout->pitch[p],
              (const uint8_t *)frame->planes[p] + (size_t)y * frame->strides[p],
              layout->row_bytes[p]);
-    device->planes[p] = (uint8_t *)e->frame.data + layout->offset[p];
-    device->strides[p] = layout->pitch[p];
   }
   if ((status = lhi_cuda_clock_start(clock, stream)) < 0)
     return status;
-  LHI_CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total,
-                                 cudaMemcpyHostToDevice, stream));
+  if (pinned) {
+    for (int p = 0; p < layout->n_planes; p++)
+      LHI_CUDA_CHECK(cudaMemcpy2DAsync(device->planes[p], layout->pitch[p], frame->planes[p],
+                                       frame->strides[p], layout->row_bytes[p],
+                                       (size_t)layout->rows[p], cudaMemcpyHostToDevice, stream));
+  } else {
+    LHI_CUDA_CHECK(cudaMemcpyAsync(e->frame.data, e->staging.data, layout->total,
+                                   cudaMemcpyHostToDevice, stream));
+  }
   return lhi_cuda_clock_mark(clock, LHI_SPAN_TRANSFER, layout_frame_bytes(layout), stream);
 }
 
@@ -147,13 +170,25 @@ static int upload(CudaEqualize *e, LhiCudaClock *clock, const LhFrame *frame, co
 static int download(CudaEqualize *e, LhiCudaClock *clock, const Layout *layout,
                     const LhFrame *frame, cudaStream_t stream)
 {
-  LHI_CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total,
-                                 cudaMemcpyDeviceToHost, stream));
+  const bool pinned = frame_is_pinned(frame, layout);
+  if (pinned) {
+    for (int p = 0; p < layout->n_planes; p++)
+      LHI_CUDA_CHECK(cudaMemcpy2DAsync(frame->planes[p], frame->strides[p],
+                                       (const uint8_t *)e->frame.data + layout->offset[p],
+                                       layout->pitch[p], layout->row_bytes[p],
+                                       (size_t)layout->rows[p], cudaMemcpyDeviceToHost, stream));
+  } else {
+    int status = lhi_cuda_host_reserve(&e->staging, layout->total);
+    if (status < 0)
+      return status;
+    LHI_CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total,
+                                   cudaMemcpyDeviceToHost, stream));
+  }
   int status = lhi_cuda_clock_mark(clock, LHI_SPAN_TRANSFER, layout_frame_bytes(layout), stream);
   if (status < 0)
     return status;
   LHI_CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (int p = 0; p < layout->n_planes; p++) {
+  for (int p = 0; !pinned && p < layout->n_planes; p++) {
     const uint8_t *staged = (const uint8_t *)e->staging.data + layout->offset[p];
     for (int y = 0; y < layout->rows[p]; y++)
       memcpy((uint8_t *)frame->planes[p] + (size_t)y * frame->strides[p],

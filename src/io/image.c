@@ -100,11 +100,39 @@ void lhio_set_frame(LhioImage *image, LhFormat format, int width, int height, in
   frame->strides[0] = stride;
 }
 
+static LhioPixelAllocator pixel_allocator;
+
+void lhio_set_pixel_allocator(const LhioPixelAllocator *allocator)
+{
+  if (allocator)
+    pixel_allocator = *allocator;
+  else
+    memset(&pixel_allocator, 0, sizeof pixel_allocator);
+}
+
+void *lhio_pixels_alloc(size_t bytes)
+{
+  if (bytes == 0)
+    bytes = 1;
+  return pixel_allocator.alloc ? pixel_allocator.alloc(bytes, pixel_allocator.user)
+                               : malloc(bytes);
+}
+
+void lhio_pixels_release(void *pixels)
+{
+  if (!pixels)
+    return;
+  if (pixel_allocator.release)
+    pixel_allocator.release(pixels, pixel_allocator.user);
+  else
+    free(pixels);
+}
+
 void lhio_image_clear(LhioImage *image)
 {
   if (!image)
     return;
-  free(image->pixels);
+  lhio_pixels_release(image->pixels);
   free(image->alpha);
   memset(image, 0, sizeof *image);
 }

@@ -180,7 +180,7 @@ static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint6
 
   jpeg_start_decompress(cinfo);
   size_t row_bytes = (size_t)width * cinfo->output_components;
-  state->pixels = malloc(row_bytes * height);
+  state->pixels = lhio_pixels_alloc(row_bytes * height);
   if (!state->pixels)
     return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %ux%u pixels", width, height);
   while (cinfo->output_scanline < height) {
@@ -210,7 +210,7 @@ int lhio_jpeg_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max
   state->cinfo.err = &state->error.pub;
   int status = read_jpeg(state, path, mode, max_pixels, image);
   jpeg_destroy_decompress(&state->cinfo);
-  free(state->pixels);
+  lhio_pixels_release(state->pixels);
   free(state);
   return status;
 }

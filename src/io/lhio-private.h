@@ -38,6 +38,11 @@ int lhio_jpeg_write(FILE *file, const char *path, const LhioImage *image,
 size_t lhio_packed_row_bytes(const LhFrame *frame);
 
 /* Fills image->frame for one packed plane of pixels owned by the image. */
+/* A pixel buffer from the program's allocator (lhio_set_pixel_allocator),
+ * and its release; decoders use these for LhioImage.pixels alone. */
+void *lhio_pixels_alloc(size_t bytes);
+void lhio_pixels_release(void *pixels);
+
 void lhio_set_frame(LhioImage *image, LhFormat format, int width, int height, int bit_depth,
                     size_t stride);
 

@@ -76,6 +76,20 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
 
 void lhio_image_clear(LhioImage *image);
 
+/* Where decoded pixels (LhioImage.pixels) live: malloc and free unless a
+ * program gives its own, e.g. page-locked buffers that a GPU copies without
+ * staging them.  alloc returns NULL when it has no memory; release takes
+ * what alloc gave, from any thread.  Set before reading, not while reads
+ * run; NULL gives back malloc and free.  The allocator must outlive the
+ * images it made. */
+typedef struct {
+  void *(*alloc)(size_t bytes, void *user);
+  void (*release)(void *pixels, void *user);
+  void *user;
+} LhioPixelAllocator;
+
+void lhio_set_pixel_allocator(const LhioPixelAllocator *allocator);
+
 #ifdef __cplusplus
 }
 #endif

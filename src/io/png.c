@@ -91,6 +91,15 @@ static void *checked_alloc(size_t rows, size_t row_bytes)
   return malloc(bytes ? bytes : 1);
 }
 
+/* The decoded image's pixels, from the program's allocator. */
+static void *checked_pixels_alloc(size_t rows, size_t row_bytes)
+{
+  size_t bytes;
+  if (__builtin_mul_overflow(rows, row_bytes, &bytes))
+    return NULL;
+  return lhio_pixels_alloc(bytes);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */
 
@@ -161,7 +170,7 @@ static int read_png(PngState *state, const char *path, uint64_t max_pixels, Lhio
     return lhio_fail(LH_ERROR_UNSUPPORTED, path, "unexpected layout after expansion (%d x %d bits)",
                      channels, out_depth);
 
-  state->pixels = checked_alloc(height, row_bytes);
+  state->pixels = checked_pixels_alloc(height, row_bytes);
   state->rows = checked_alloc(height, sizeof *state->rows);
   if (!state->pixels || !state->rows)
     return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %ux%u pixels", (unsigned)width,
@@ -217,7 +226,7 @@ int lhio_png_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_
   else
     status = read_png(&state, path, max_pixels, image);
   png_destroy_read_struct(state.png ? &state.png : NULL, state.info ? &state.info : NULL, NULL);
-  free(state.pixels);
+  lhio_pixels_release(state.pixels);
   free(state.alpha);
   free(state.rows);
   return status;

@@ -230,7 +230,8 @@ typedef struct {
   double decode_s;  /* summed over threads */
   double device_s;  /* in lh_analyze_batch and device_step, summed over contexts */
   double finish_s;
-  guint *per_context; /* items analysed by each context (n of contexts) */
+  size_t pinned_bytes; /* page-locked buffers the images were decoded into */
+  guint *per_context;  /* items analysed by each context (n of contexts) */
 } LhtPipelineResult;
 
 /* Opens *contexts as spec->contexts asks while the first images decode, and
@@ -245,6 +246,21 @@ typedef struct {
  * result->per_context with g_free. */
 void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
                       LhtPipelineResult *result);
+
+/* Page-locked buffers for decoded pixels (pinned-pool.c), given to lhio as
+ * its pixel allocator (lht_pinned_alloc, lht_pinned_release, the pool as
+ * user) for a run.  Buffers come from malloc until the pool is enabled with
+ * a CUDA context (registered on device, -1 the current one), and past the
+ * pool's cap.  Free the pool once every image it gave is released, before the
+ * context is closed. */
+typedef struct LhtPinnedPool LhtPinnedPool;
+
+LhtPinnedPool *lht_pinned_pool_new(void);
+void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device);
+void *lht_pinned_alloc(size_t bytes, void *pool);
+void lht_pinned_release(void *pixels, void *pool);
+size_t lht_pinned_pool_bytes(LhtPinnedPool *pool); /* page-locked so far */
+void lht_pinned_pool_free(LhtPinnedPool *pool);
 
 /* In a device_step (or a function it calls): the context of the calling
  * analysis thread; fallback on any other thread. */

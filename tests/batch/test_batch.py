@@ -255,8 +255,12 @@ def group_pipeline(tmp):
                 slack = (0.0005 / gigabytes + 0.001) * rate + 0.05 if gigabytes > 0 else 0
                 check(gigabytes > 0 and abs(rate - gigabytes / copies) <= slack,
                       f"--timing: the GPU time line's bytes and rate: {err!r}")
+            # The pixels were decoded into page-locked buffers (pinned-pool.c).
+            pinned = re.search(r"timing: pixels decoded into ([\d.]+) MB of page-locked memory", err)
+            check(pinned and float(pinned[1]) > 0,
+                  f"--timing: no page-locked memory on the CUDA backend: {err!r}")
         else:
-            check(not gpu and "GPU time" not in err,
+            check(not gpu and "GPU time" not in err and "page-locked" not in err,
                   f"--timing: a GPU time line on the {analysis[1]}: {err!r}")
 
     for r in records(outputs[1]):

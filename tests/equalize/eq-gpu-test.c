@@ -1,8 +1,8 @@
 /* eq-gpu-test.c: equalization, CLAHE, LUTs, temporal windows and overlays on
  * the CUDA backend against the CPU backend, bit for bit, for frames in host
- * memory and in device memory (aligned rows that take the 16-byte path and
- * odd ones that do not, out of place and in place).  Exits 77 when no CUDA
- * device is usable. */
+ * memory (pageable, staged; and page-locked, copied without staging) and in
+ * device memory (aligned rows that take the 16-byte path and odd ones that do
+ * not, out of place and in place).  Exits 77 when no CUDA device is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +14,34 @@
 
 static LhContext *cpu, *gpu;
 
+typedef enum {
+  TWIN_HOST,   /* malloc: the library stages it */
+  TWIN_PINNED, /* cudaMallocHost: the library copies it without staging */
+  TWIN_DEVICE,
+} TwinMemory;
+
 /* A copy of a host frame's bytes and layout, in host or device memory. */
 typedef struct {
   LhFrame frame;
   uint8_t *allocation;
   size_t size;
   bool device;
+  bool pinned;
 } Twin;
 
-static void twin_of(const GenFrame *g, bool device, Twin *t)
+static void twin_of(const GenFrame *g, TwinMemory memory, Twin *t)
 {
+  const bool device = memory == TWIN_DEVICE;
   t->size = g->size;
   t->device = device;
-  if (device) {
+  t->pinned = memory == TWIN_PINNED;
+  if (t->pinned) {
+    if (cudaMallocHost((void **)&t->allocation, g->size) != cudaSuccess) {
+      fprintf(stderr, "cudaMallocHost of %zu bytes failed\n", g->size);
+      exit(1);
+    }
+    memcpy(t->allocation, g->allocation, g->size);
+  } else if (device) {
     /* Complete before the library's own stream reads it (lumahist.h). */
     if (cudaMalloc((void **)&t->allocation, g->size) != cudaSuccess ||
         cudaMemcpy(t->allocation, g->allocation, g->size, cudaMemcpyHostToDevice) != cudaSuccess ||
@@ -65,6 +80,8 @@ static void twin_free(Twin *t)
 {
   if (t->device)
     cudaFree(t->allocation);
+  else if (t->pinned)
+    cudaFreeHost(t->allocation);
   else
     free(t->allocation);
 }
@@ -77,16 +94,20 @@ static size_t first_difference(const uint8_t *a, const uint8_t *b, size_t n)
   return n;
 }
 
-/* GPU (host frames, device frames out of place and in place) == CPU. */
+/* GPU (host frames: pageable, page-locked out of place, page-locked in
+ * place; device frames out of place and in place) == CPU. */
 static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, const uint16_t *lut,
                              const char *what)
 {
-  Twin want, host, dev_out, dev_in, dev_place;
-  twin_of(g, false, &want);
-  twin_of(g, false, &host);
-  twin_of(g, true, &dev_in);
-  twin_of(g, true, &dev_out);
-  twin_of(g, true, &dev_place);
+  Twin want, host, pin_in, pin_out, pin_place, dev_out, dev_in, dev_place;
+  twin_of(g, TWIN_HOST, &want);
+  twin_of(g, TWIN_HOST, &host);
+  twin_of(g, TWIN_PINNED, &pin_in);
+  twin_of(g, TWIN_PINNED, &pin_out);
+  twin_of(g, TWIN_PINNED, &pin_place);
+  twin_of(g, TWIN_DEVICE, &dev_in);
+  twin_of(g, TWIN_DEVICE, &dev_out);
+  twin_of(g, TWIN_DEVICE, &dev_place);
   int s;
   if (lut)
     s = lh_apply_lut(cpu, &g->frame, &want.frame, lut, o->matrix);
@@ -94,10 +115,13 @@ static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, cons
     s = lh_equalize(cpu, &g->frame, &want.frame, o);
   CHECK(s == 0, "%s: CPU: %s", what, lh_last_error());
 
-  Twin *outs[3] = {&host, &dev_out, &dev_place};
-  const char *names[3] = {"host frames", "device frames", "device, in place"};
-  for (int k = 0; k < 3; k++) {
-    const LhFrame *in = k == 0 ? &g->frame : k == 1 ? &dev_in.frame : &dev_place.frame;
+  Twin *outs[5] = {&host, &pin_out, &pin_place, &dev_out, &dev_place};
+  const LhFrame *ins[5] = {&g->frame, &pin_in.frame, &pin_place.frame, &dev_in.frame,
+                           &dev_place.frame};
+  const char *names[5] = {"host frames", "page-locked host frames", "page-locked, in place",
+                          "device frames", "device, in place"};
+  for (int k = 0; k < 5; k++) {
+    const LhFrame *in = ins[k];
     if (lut)
       s = lh_apply_lut(gpu, in, &outs[k]->frame, lut, o->matrix);
     else
@@ -111,6 +135,9 @@ static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, cons
   }
   twin_free(&want);
   twin_free(&host);
+  twin_free(&pin_in);
+  twin_free(&pin_out);
+  twin_free(&pin_place);
   twin_free(&dev_in);
   twin_free(&dev_out);
   twin_free(&dev_place);
@@ -236,9 +263,9 @@ static void test_temporal(void)
       GenFrame g;
       gen_frame(&g, LH_FORMAT_GRAY8, 200, 120, 0, 0, 0, d, 100 + (uint64_t)t);
       Twin want, dev_in, dev_out;
-      twin_of(&g, false, &want);
-      twin_of(&g, true, &dev_in);
-      twin_of(&g, true, &dev_out);
+      twin_of(&g, TWIN_HOST, &want);
+      twin_of(&g, TWIN_DEVICE, &dev_in);
+      twin_of(&g, TWIN_DEVICE, &dev_out);
       CHECK(lh_equalize(cpu, &g.frame, &want.frame, &oc) == 0, "%s", lh_last_error());
       CHECK(lh_equalize(gpu, &dev_in.frame, &dev_out.frame, &og) == 0, "%s", lh_last_error());
       uint8_t *bytes = twin_bytes(&dev_out);
@@ -293,21 +320,26 @@ static void test_overlays(void)
       oo.scale = variant == 1 ? LH_OVERLAY_LINEAR : LH_OVERLAY_LOG;
       if (variant == 2)
         oo.rect = (LhRect){-7, 21, 60, 50};
-      Twin want, host, dev;
-      twin_of(&g, false, &want);
-      twin_of(&g, false, &host);
-      twin_of(&g, true, &dev);
+      Twin want, host, pinned, dev;
+      twin_of(&g, TWIN_HOST, &want);
+      twin_of(&g, TWIN_HOST, &host);
+      twin_of(&g, TWIN_PINNED, &pinned);
+      twin_of(&g, TWIN_DEVICE, &dev);
       CHECK(lh_overlay(cpu, &want.frame, &stats, &oo) == 0, "%s", lh_last_error());
       CHECK(lh_overlay(gpu, &host.frame, &stats, &oo) == 0, "%s", lh_last_error());
+      CHECK(lh_overlay(gpu, &pinned.frame, &stats, &oo) == 0, "%s", lh_last_error());
       CHECK(lh_overlay(gpu, &dev.frame, &stats, &oo) == 0, "%s", lh_last_error());
       uint8_t *bytes = twin_bytes(&dev);
       CHECK(memcmp(host.allocation, want.allocation, want.size) == 0,
             "overlay %s variant %d, host frame", lh_format_name(format), variant);
+      CHECK(memcmp(pinned.allocation, want.allocation, want.size) == 0,
+            "overlay %s variant %d, page-locked host frame", lh_format_name(format), variant);
       CHECK(memcmp(bytes, want.allocation, want.size) == 0, "overlay %s variant %d, device frame",
             lh_format_name(format), variant);
       free(bytes);
       twin_free(&want);
       twin_free(&host);
+      twin_free(&pinned);
       twin_free(&dev);
       lh_stats_clear(&stats);
       gen_free(&g);
@@ -328,8 +360,8 @@ static void test_done_on_return(void)
     GenFrame g;
     gen_frame(&g, LH_FORMAT_NV12, 3840, 2160, 0, 0, 0, GEN_PHOTO, 7000 + (uint64_t)round);
     Twin want, dev;
-    twin_of(&g, false, &want);
-    twin_of(&g, true, &dev);
+    twin_of(&g, TWIN_HOST, &want);
+    twin_of(&g, TWIN_DEVICE, &dev);
     int s;
     if (round % 2 == 0) {
       LhEqualizeOptions o;

@@ -1,7 +1,8 @@
 /* test-errors.c: how lhio refuses what it cannot read or write: missing,
  * empty, unknown, truncated, corrupt, oversized and empty-dimension files;
  * failed writes that must leave nothing behind; messages "<path>: <reason>";
- * and libpng/libjpeg never printing on their own. */
+ * libpng/libjpeg never printing on their own; and a program's pixel
+ * allocator, given back every buffer it gave, on failures too. */
 #include <fcntl.h>
 
 /* jpeglib.h needs stdio.h (from io-test.h) before it. */
@@ -397,6 +398,82 @@ static void test_silence(const char *dir)
   free(jpeg);
 }
 
+/* A pixel allocator that counts what it gives and takes back, and marks its
+ * buffers with a header so that a buffer from elsewhere is caught. */
+typedef struct {
+  int given, taken, foreign;
+  void *last;
+} CountingAllocator;
+
+#define ALLOCATOR_MARK 0x6c756d61u
+
+static void *counting_alloc(size_t bytes, void *user)
+{
+  CountingAllocator *a = user;
+  uint32_t *block = malloc(bytes + 16);
+  block[0] = ALLOCATOR_MARK;
+  a->given++;
+  a->last = (uint8_t *)block + 16;
+  return a->last;
+}
+
+static void counting_release(void *pixels, void *user)
+{
+  CountingAllocator *a = user;
+  uint32_t *block = (uint32_t *)((uint8_t *)pixels - 16);
+  if (block[0] != ALLOCATOR_MARK) {
+    a->foreign++;
+    return;
+  }
+  block[0] = 0;
+  a->taken++;
+  free(block);
+}
+
+/* Decoded pixels come from the program's allocator and go back to it: read
+ * and cleared, and when a read fails half way (truncated files) or before
+ * any pixel (too large); alpha planes and libpng's rows are not its own. */
+static void test_pixel_allocator(const char *dir)
+{
+  CountingAllocator a = {0};
+  LhioPixelAllocator allocator = {counting_alloc, counting_release, &a};
+  size_t png_size, jpeg_size;
+  uint8_t *png = make_png(test_path(dir, "alloc.png"), 37, 23, &png_size, NULL);
+  uint8_t *jpeg = make_jpeg(test_path(dir, "alloc.jpg"), 37, 23, &jpeg_size);
+  lhio_set_pixel_allocator(&allocator);
+
+  const char *files[2] = {test_path(dir, "alloc.png"), test_path(dir, "alloc.jpg")};
+  for (int f = 0; f < 2; f++)
+    for (int mode = LHIO_READ_FULL; mode <= LHIO_READ_LUMA; mode++) {
+      LhioImage img;
+      const int given = a.given;
+      CHECK_STATUS(lhio_read(files[f], mode, 0, &img), LH_OK, "read with an allocator");
+      CHECK(a.given == given + 1 && img.pixels == a.last && img.frame.planes[0] == a.last,
+            "%s: the pixels are not the allocator's (%d buffers given)", files[f], a.given - given);
+      lhio_image_clear(&img);
+    }
+  CHECK(a.taken == a.given, "%d pixel buffers given, %d taken back", a.given, a.taken);
+
+  const char *cut = test_path(dir, "alloc-cut.png");
+  test_write_file(cut, png, png_size - 20);
+  expect_read_error(cut, LH_ERROR_CORRUPT, "truncated PNG, with an allocator");
+  const char *cut_jpeg = test_path(dir, "alloc-cut.jpg");
+  test_write_file(cut_jpeg, jpeg, jpeg_size / 2);
+  expect_read_error(cut_jpeg, LH_ERROR_CORRUPT, "truncated JPEG, with an allocator");
+  CHECK(a.given >= 6 && a.taken == a.given && a.foreign == 0,
+        "after failed reads: %d given, %d taken back, %d not its own", a.given, a.taken,
+        a.foreign);
+
+  lhio_set_pixel_allocator(NULL);
+  LhioImage img;
+  const int given = a.given;
+  CHECK_STATUS(lhio_read(files[0], LHIO_READ_FULL, 0, &img), LH_OK, "read after unsetting");
+  CHECK(a.given == given, "the allocator was used after it was unset");
+  lhio_image_clear(&img);
+  free(png);
+  free(jpeg);
+}
+
 int main(void)
 {
   char *dir = test_make_dir();
@@ -405,6 +482,7 @@ int main(void)
   test_sizes(dir);
   test_writes(dir);
   test_silence(dir);
+  test_pixel_allocator(dir);
   test_remove_dir(dir);
   return test_result("test-errors");
 }
