@@ -231,6 +231,7 @@ typedef struct {
   double device_s;  /* in lh_analyze_batch and device_step, summed over contexts */
   double finish_s;
   size_t pinned_bytes; /* page-locked buffers the images were decoded into */
+  double pinned_s;     /* locking them, after the contexts' opening */
   guint *per_context;  /* items analysed by each context (n of contexts) */
 } LhtPipelineResult;
 
@@ -250,16 +251,18 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
 /* Page-locked buffers for decoded pixels (pinned-pool.c), given to lhio as
  * its pixel allocator (lht_pinned_alloc, lht_pinned_release, the pool as
  * user) for a run.  Buffers come from malloc until the pool is enabled with
- * a CUDA context (registered on device, -1 the current one), and past the
- * pool's cap.  Free the pool once every image it gave is released, before the
- * context is closed. */
+ * a CUDA context, which page-locks (on device, -1 the current one) an arena
+ * for in_flight images of the mean size seen so far; and past the arena.
+ * Enable it before any analysis runs: page-locking stalls other threads'
+ * CUDA calls.  Free the pool once every image it gave is released, before
+ * the context is closed. */
 typedef struct LhtPinnedPool LhtPinnedPool;
 
 LhtPinnedPool *lht_pinned_pool_new(void);
-void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device);
+void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device, guint in_flight);
 void *lht_pinned_alloc(size_t bytes, void *pool);
 void lht_pinned_release(void *pixels, void *pool);
-size_t lht_pinned_pool_bytes(LhtPinnedPool *pool); /* page-locked so far */
+size_t lht_pinned_pool_bytes(LhtPinnedPool *pool); /* the arena's size */
 void lht_pinned_pool_free(LhtPinnedPool *pool);
 
 /* In a device_step (or a function it calls): the context of the calling

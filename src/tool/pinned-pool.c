@@ -4,22 +4,28 @@
  * analysis thread (a memcpy each way of every image, which took up to half
  * of each analysis thread's time on 16 cores).
  *
- * Buffers are kept and reused: page-locking costs more than a copy, so a
- * buffer pays off only when it holds many images.  Until the contexts are
- * open, and on the CPU, pixels come from malloc; past the pool's cap, too.
- * Any thread may take or give back a buffer; release also takes what malloc
- * gave (the images decoded before the pool was ready). */
+ * Page-locking is slow, and while cudaHostRegister runs the other threads'
+ * CUDA calls wait: registering a buffer per new image size on the decoding
+ * threads held the analysis threads' launches back (their streams idle
+ * between events: five times the kernels' measured time on a 200-image
+ * run).  So the pool registers one arena, once, on the thread that opens the
+ * contexts, before any analysis runs, sized for the images in flight at the
+ * mean size of those decoded so far; buffers are cut from it and reused, best fit.  Until
+ * the pool is enabled, on the CPU, and past the arena, pixels come from
+ * malloc.  Any thread may take or give back a buffer; release also takes
+ * what malloc gave. */
 #include <stdlib.h>
 
 #include "lht-batch.h"
 
-/* At most this much page-locked memory: the images in flight (twice the
- * decoding threads plus a batch per context, lht-batch.h) are rarely more,
- * and locked pages are taken from everything else on the machine. */
-#define POOL_CAP_BYTES ((size_t)1 << 30)
-/* Buffers are sized in steps of this, so that one serves images of about
- * the same size. */
-#define POOL_STEP_BYTES ((size_t)1 << 20)
+/* The most page-locked memory: locked pages are taken from everything else
+ * on the machine. */
+#define ARENA_MAX_BYTES ((size_t)1 << 30)
+/* Buffers are cut in steps of this, so that one serves images of about the
+ * same size. */
+#define BUFFER_STEP_BYTES ((size_t)1 << 20)
+/* The size of an image when none has been decoded yet. */
+#define GUESSED_IMAGE_BYTES ((size_t)8 << 20)
 #define PAGE_BYTES 4096
 
 typedef struct {
@@ -29,27 +35,56 @@ typedef struct {
 
 struct LhtPinnedPool {
   GMutex lock;
-  LhContext *context; /* registers the buffers; NULL until enabled */
-  int device;         /* made current on a thread before it registers */
-  size_t locked;      /* bytes of all the buffers */
-  GHashTable *buffers; /* data -> PinnedBuffer *, every buffer of the pool */
+  LhContext *context; /* registered the arena; NULL until enabled */
+  int device;
+  uint8_t *arena;
+  size_t arena_bytes, arena_used;
+  GHashTable *buffers; /* data -> PinnedBuffer *, every buffer cut */
   GPtrArray *free;     /* PinnedBuffer * not holding an image */
+  /* Images allocated before the pool was enabled: their number and bytes. */
+  size_t seen, seen_bytes;
 };
 
 LhtPinnedPool *lht_pinned_pool_new(void)
 {
   LhtPinnedPool *pool = g_new0(LhtPinnedPool, 1);
   g_mutex_init(&pool->lock);
-  pool->buffers = g_hash_table_new(g_direct_hash, g_direct_equal);
+  pool->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   pool->free = g_ptr_array_new();
   return pool;
 }
 
-void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device)
+static size_t round_up(size_t bytes, size_t step)
 {
+  return (bytes + step - 1) / step * step;
+}
+
+void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device, guint in_flight)
+{
+  g_mutex_lock(&pool->lock);
+  size_t image = pool->seen ? pool->seen_bytes / pool->seen : GUESSED_IMAGE_BYTES;
+  g_mutex_unlock(&pool->lock);
+  /* Room for the images in flight at the mean size, each rounded up a step
+   * (the bound on images in flight is seldom reached; past the arena,
+   * images are staged as before). */
+  size_t bytes = (size_t)in_flight * round_up(image, BUFFER_STEP_BYTES);
+  if (bytes > ARENA_MAX_BYTES)
+    bytes = ARENA_MAX_BYTES;
+  void *arena = NULL;
+  char *error = NULL;
+  if (bytes == 0 || posix_memalign(&arena, PAGE_BYTES, bytes) != 0)
+    return;
+  if (!lht_device_use(device, &error) || lh_host_register(context, arena, bytes) < 0) {
+    /* Not page-locked (a container's limit, say): staged copies as before. */
+    g_free(error);
+    free(arena);
+    return;
+  }
   g_mutex_lock(&pool->lock);
   pool->context = context;
   pool->device = device;
+  pool->arena = arena;
+  pool->arena_bytes = bytes;
   g_mutex_unlock(&pool->lock);
 }
 
@@ -67,53 +102,35 @@ static PinnedBuffer *take_free(LhtPinnedPool *pool, size_t bytes)
   return best < pool->free->len ? g_ptr_array_remove_index_fast(pool->free, best) : NULL;
 }
 
-/* A new page-locked buffer of capacity bytes, or NULL when the memory or the
- * lock cannot be had.  Called without the pool's lock: registering takes
- * milliseconds. */
-static PinnedBuffer *new_buffer(LhContext *context, int device, size_t capacity)
+/* A new buffer cut from what is left of the arena, or NULL. */
+static PinnedBuffer *cut_buffer(LhtPinnedPool *pool, size_t bytes)
 {
-  void *data = NULL;
-  if (posix_memalign(&data, PAGE_BYTES, capacity) != 0)
+  const size_t capacity = round_up(bytes, BUFFER_STEP_BYTES);
+  if (pool->arena_bytes - pool->arena_used < capacity)
     return NULL;
-  char *error = NULL;
-  /* The decoding threads have no device of their own; registering goes to
-   * the pool's (and, page-locked for every context, serves them all). */
-  if (!lht_device_use(device, &error) || lh_host_register(context, data, capacity) < 0) {
-    g_free(error);
-    free(data);
-    return NULL;
-  }
   PinnedBuffer *b = g_new(PinnedBuffer, 1);
-  b->data = data;
+  b->data = pool->arena + pool->arena_used;
   b->capacity = capacity;
+  pool->arena_used += capacity;
+  g_hash_table_insert(pool->buffers, b->data, b);
   return b;
 }
 
 void *lht_pinned_alloc(size_t bytes, void *user)
 {
   LhtPinnedPool *pool = user;
+  PinnedBuffer *b = NULL;
   g_mutex_lock(&pool->lock);
-  LhContext *context = pool->context;
-  PinnedBuffer *b = context ? take_free(pool, bytes) : NULL;
-  const size_t capacity = (bytes + POOL_STEP_BYTES - 1) / POOL_STEP_BYTES * POOL_STEP_BYTES;
-  const bool grow = context && !b && pool->locked + capacity <= POOL_CAP_BYTES;
-  if (grow)
-    pool->locked += capacity; /* claimed now, so that no other thread passes the cap */
-  g_mutex_unlock(&pool->lock);
-  if (b)
-    return b->data;
-  if (grow) {
-    b = new_buffer(context, pool->device, capacity);
-    g_mutex_lock(&pool->lock);
-    if (b)
-      g_hash_table_insert(pool->buffers, b->data, b);
-    else
-      pool->locked -= capacity;
-    g_mutex_unlock(&pool->lock);
-    if (b)
-      return b->data;
+  if (pool->arena) {
+    b = take_free(pool, bytes);
+    if (!b)
+      b = cut_buffer(pool, bytes);
+  } else if (!pool->context) {
+    pool->seen++;
+    pool->seen_bytes += bytes;
   }
-  return malloc(bytes);
+  g_mutex_unlock(&pool->lock);
+  return b ? b->data : malloc(bytes);
 }
 
 void lht_pinned_release(void *pixels, void *user)
@@ -131,29 +148,24 @@ void lht_pinned_release(void *pixels, void *user)
 size_t lht_pinned_pool_bytes(LhtPinnedPool *pool)
 {
   g_mutex_lock(&pool->lock);
-  size_t locked = pool->locked;
+  size_t bytes = pool->arena_bytes;
   g_mutex_unlock(&pool->lock);
-  return locked;
+  return bytes;
 }
 
 void lht_pinned_pool_free(LhtPinnedPool *pool)
 {
   if (!pool)
     return;
-  /* Every image is gone by now: every buffer is on the free list. */
-  char *error = NULL;
-  if (pool->context && !lht_device_use(pool->device, &error))
-    g_free(error);
-  GHashTableIter iter;
-  gpointer key, value;
-  g_hash_table_iter_init(&iter, pool->buffers);
-  while (g_hash_table_iter_next(&iter, &key, &value)) {
-    PinnedBuffer *b = value;
-    lh_host_unregister(pool->context, b->data);
-    free(b->data);
-    g_free(b);
+  /* Every image is gone by now: no buffer is in use. */
+  if (pool->arena) {
+    char *error = NULL;
+    if (!lht_device_use(pool->device, &error))
+      g_free(error);
+    lh_host_unregister(pool->context, pool->arena);
+    free(pool->arena);
   }
-  g_hash_table_destroy(pool->buffers);
+  g_hash_table_destroy(pool->buffers); /* and the buffers' records */
   g_ptr_array_free(pool->free, TRUE);
   g_mutex_clear(&pool->lock);
   g_free(pool);

@@ -56,6 +56,9 @@ struct Pipeline {
   const LhtPipelineSpec *spec;
   LhtContexts *contexts; /* filled by the opener */
   LhtPinnedPool *pinned; /* the decoders' pixels: page-locked once CUDA is open */
+  int jobs;
+  guint n_paths;
+  double pin_s; /* page-locking the pool's arena, by the opener */
   GThreadPool *pool;
   GAsyncQueue *device_queue;
   GAsyncQueue *done_queue;
@@ -378,8 +381,14 @@ static gpointer opener_thread(gpointer data)
     int n = p->contexts->n;
     p->batch_frames = batch_frames_for(spec, p->contexts->backend);
     p->per_context = g_new0(guint, n);
-    if (p->contexts->backend == LH_BACKEND_CUDA)
-      lht_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0]);
+    /* Before the analysis threads start (pinned-pool.c says why). */
+    if (p->contexts->backend == LH_BACKEND_CUDA) {
+      gint64 start = g_get_monotonic_time();
+      guint in_flight = holding_for(spec, p->jobs, LH_BACKEND_CUDA, n);
+      lht_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
+                             in_flight < p->n_paths ? in_flight : p->n_paths);
+      p->pin_s = seconds_since(start);
+    }
     p->threads = g_new0(GThread *, n);
     p->selves = g_new(ContextThread, n);
     for (int i = 0; i < n; i++)
@@ -424,6 +433,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   };
   g_mutex_init(&p.lock);
   int jobs = spec->jobs > 0 ? spec->jobs : 1;
+  p.jobs = jobs;
+  p.n_paths = paths->len;
 
   /* Holding pixels: dispatched and not yet handed back; this bounds memory.
    * In flight: dispatched and not yet emitted, a wider window, so that one
@@ -545,6 +556,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   result->per_context = p.per_context;
   /* Every task is freed: the pool holds no image. */
   result->pinned_bytes = lht_pinned_pool_bytes(p.pinned);
+  result->pinned_s = p.pin_s;
   lhio_set_pixel_allocator(NULL);
   lht_pinned_pool_free(p.pinned);
   g_free(pending);
@@ -631,8 +643,10 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
   print_device_time(contexts, wall);
   /* The images decoded there went to the device and back without staging. */
   if (contexts->backend == LH_BACKEND_CUDA)
-    fprintf(stderr, "lumahist: timing: pixels decoded into %.1f MB of page-locked memory\n",
-            (double)r->pinned_bytes / 1e6);
+    fprintf(stderr,
+            "lumahist: timing: pixels decoded into %.1f MB of page-locked memory, locked in "
+            "%.3f s\n",
+            (double)r->pinned_bytes / 1e6, r->pinned_s);
   /* Per device, over its streams, in the order of first appearance. */
   for (int i = 0; i < contexts->n; i++) {
     int device = contexts->device_ids[i];

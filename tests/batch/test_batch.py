@@ -256,7 +256,8 @@ def group_pipeline(tmp):
                 check(gigabytes > 0 and abs(rate - gigabytes / copies) <= slack,
                       f"--timing: the GPU time line's bytes and rate: {err!r}")
             # The pixels were decoded into page-locked buffers (pinned-pool.c).
-            pinned = re.search(r"timing: pixels decoded into ([\d.]+) MB of page-locked memory", err)
+            pinned = re.search(r"timing: pixels decoded into ([\d.]+) MB of page-locked memory, "
+                               r"locked in [\d.]+ s", err)
             check(pinned and float(pinned[1]) > 0,
                   f"--timing: no page-locked memory on the CUDA backend: {err!r}")
         else:
