@@ -381,10 +381,14 @@ static gpointer opener_thread(gpointer data)
     int n = p->contexts->n;
     p->batch_frames = batch_frames_for(spec, p->contexts->backend);
     p->per_context = g_new0(guint, n);
-    /* Before the analysis threads start (pinned-pool.c says why). */
+    /* Before the analysis threads start (pinned-pool.c says why).  Images
+     * in flight: about two a decoding thread (one decoding, one waiting for
+     * its analysis or finish) and one a context; the holding bound, with a
+     * batch a context, is seldom reached, and the arena is locked memory
+     * whether used or not. */
     if (p->contexts->backend == LH_BACKEND_CUDA) {
       gint64 start = g_get_monotonic_time();
-      guint in_flight = holding_for(spec, p->jobs, LH_BACKEND_CUDA, n);
+      guint in_flight = (guint)(2 * p->jobs + n);
       lht_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
                              in_flight < p->n_paths ? in_flight : p->n_paths);
       p->pin_s = seconds_since(start);
