@@ -114,8 +114,7 @@ void *lhio_pixels_alloc(size_t bytes)
 {
   if (bytes == 0)
     bytes = 1;
-  return pixel_allocator.alloc ? pixel_allocator.alloc(bytes, pixel_allocator.user)
-                               : malloc(bytes);
+  return pixel_allocator.alloc ? pixel_allocator.alloc(bytes, pixel_allocator.user) : malloc(bytes);
 }
 
 void lhio_pixels_release(void *pixels)

@@ -452,8 +452,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
 
   /* Before any decoding: every image's pixels come from the pool. */
   p.pinned = lht_pinned_pool_new();
-  lhio_set_pixel_allocator(
-      &(LhioPixelAllocator){.alloc = lht_pinned_alloc, .release = lht_pinned_release, .user = p.pinned});
+  lhio_set_pixel_allocator(&(LhioPixelAllocator){
+      .alloc = lht_pinned_alloc, .release = lht_pinned_release, .user = p.pinned});
 
   /* The opener first, so that CUDA starts as early as it can. */
   GError *thread_error = NULL;

@@ -605,8 +605,8 @@ static void suite_device_time(void)
   lh_overlay_options_init(&overlay);
   if (!call_ok(lh_overlay(context, &rgb.frame, &stats, &overlay), "overlay on a host frame"))
     goto done;
-  time_step(context, &last, "an analysis and an overlay of a host frame", 2,
-            3 * rgb_bytes, GROWS, GROWS);
+  time_step(context, &last, "an analysis and an overlay of a host frame", 2, 3 * rgb_bytes, GROWS,
+            GROWS);
 
   /* Device frames: no copy of the frame, and no wait in the call. */
   if (!call_ok(lh_equalize(context, &device.frame, &device.frame, &eq), "equalize a device frame"))

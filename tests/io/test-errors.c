@@ -461,8 +461,7 @@ static void test_pixel_allocator(const char *dir)
   test_write_file(cut_jpeg, jpeg, jpeg_size / 2);
   expect_read_error(cut_jpeg, LH_ERROR_CORRUPT, "truncated JPEG, with an allocator");
   CHECK(a.given >= 6 && a.taken == a.given && a.foreign == 0,
-        "after failed reads: %d given, %d taken back, %d not its own", a.given, a.taken,
-        a.foreign);
+        "after failed reads: %d given, %d taken back, %d not its own", a.given, a.taken, a.foreign);
 
   lhio_set_pixel_allocator(NULL);
   LhioImage img;
