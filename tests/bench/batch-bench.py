@@ -5,7 +5,7 @@ and ImageMagick, in one run on the same cores.
 
 Usage: batch-bench.py [--lumahist PATH] [--samples DIR] [--count N] [--repeat K]
                       [--jobs N] [--folder DIR] [--magick-count N] [--csv FILE]
-                      [--only stats|equalize]
+                      [--only stats|equalize] [--runs R]
 
 The folder (default: a temporary one, removed at the end) is filled with
 --count (default 200) crops of the photographs in samples/, upscaled to
@@ -25,6 +25,8 @@ after one pass that puts them in the page cache:
   ImageMagick         `convert IN -equalize OUT` per file (its own threads), on
                       --magick-count files (default 40): it is slow
 
+The all-core runs (lumahist --jobs N, OpenCV in N processes) are timed
+--runs times (default 3) and their median counts; the one-core runs once.
 --only times one command and its own contenders (the other half takes minutes
 on a long folder).  It prints images/s, the ratios the targets name (stats >= 2x and equalize >=
 1.5x the OpenCV loop; >= 10x scaling with 16 cores, beside OpenCV's own
@@ -130,6 +132,16 @@ def timed(function):
     start = time.perf_counter()
     result = function()
     return time.perf_counter() - start, result
+
+
+def timed_median(runs, function):
+    """function timed runs times: the median run's seconds and result, and a
+    note of the spread.  The all-core runs are a few seconds each, and move
+    by a tenth from one to the next on a shared host."""
+    results = sorted((timed(function) for _ in range(runs)), key=lambda r: r[0])
+    seconds, result = results[len(results) // 2]
+    note = f"(median of {runs}: {results[0][0]:.2f} to {results[-1][0]:.2f} s)" if runs > 1 else ""
+    return seconds, result, note
 
 
 def run_lumahist(args):
@@ -261,6 +273,8 @@ def main():
     parser.add_argument("--csv", help="also write the figures to this CSV file")
     parser.add_argument("--only", choices=["stats", "equalize"],
                         help="time only this command and its OpenCV loops")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="runs of each all-core contender, whose median counts (default 3)")
     args = parser.parse_args()
     lumahist = args.lumahist or find_lumahist(top)
     if not lumahist:
@@ -301,10 +315,10 @@ def main():
         eq_n = eq_1 = cv_eq_loop = cv_eq_pool = eq_backend = eq_share = eq_util = None
         if args.only != "equalize":
             stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util = time_stats(
-                lumahist, folder, paths, jobs, row)
+                lumahist, folder, paths, jobs, row, args.runs)
         if args.only != "stats":
             eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util = time_equalize(
-                lumahist, folder, paths, jobs, row, scratch, args.magick_count)
+                lumahist, folder, paths, jobs, row, scratch, args.magick_count, args.runs)
         print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util,
                      eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util)
         if "cuda" in (backend, eq_backend):
@@ -320,14 +334,15 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def time_stats(lumahist, folder, paths, jobs, row):
-    """lumahist stats on all cores and on one, and the OpenCV loops."""
+def time_stats(lumahist, folder, paths, jobs, row, runs):
+    """lumahist stats on all cores (median of runs) and on one, and the OpenCV
+    loops."""
     print("stats (histogram + statistics + percentiles of every image):")
     with GpuSampler() as sampler:
-        t, timing = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--timing",
-                                                "--jobs", str(jobs), folder]))
+        t, timing, note = timed_median(runs, lambda: run_lumahist(
+            [lumahist, "stats", "--quiet", "--timing", "--jobs", str(jobs), folder]))
     stats_util = sampler.mean()
-    stats_n = row(f"lumahist stats --jobs {jobs}", t)
+    stats_n = row(f"lumahist stats --jobs {jobs}", t, note=note)
     backend, share, events = gpu_share(timing)
     print("    " + timing.strip().replace("\n", "\n    "))
     t, _ = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--jobs", "1", folder]))
@@ -337,23 +352,27 @@ def time_stats(lumahist, folder, paths, jobs, row):
         t, _ = timed(lambda: [cv_stats_one(p) for p in paths])
         cv_loop = row("OpenCV loop (imread gray+calcHist)", t)
         with SPAWN.Pool(jobs, initializer=cv_init) as pool:
-            t, _ = timed(lambda: pool.map(cv_stats_one, paths, chunksize=4))
-        cv_pool = row(f"OpenCV, {jobs} processes", t)
+            t, _, note = timed_median(runs, lambda: pool.map(cv_stats_one, paths, chunksize=4))
+        cv_pool = row(f"OpenCV, {jobs} processes", t, note=note)
     else:
         print("  OpenCV: not installed (python3-opencv); skipped")
     return stats_n, stats_1, cv_loop, cv_pool, backend, (share, events), stats_util
 
 
-def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count):
-    """lumahist equalize on all cores and on one, the OpenCV loops and ImageMagick."""
+def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count, runs):
+    """lumahist equalize on all cores (median of runs) and on one, the OpenCV
+    loops and ImageMagick."""
     print("equalize (each image equalized on luma and written):")
     eq_out = os.path.join(scratch, "eq")
+
+    def equalize_all():
+        shutil.rmtree(eq_out, ignore_errors=True)
+        return run_lumahist([lumahist, "equalize", "--quiet", "--timing", "--jobs", str(jobs),
+                             "--out", eq_out, folder])
     with GpuSampler() as sampler:
-        t, eq_timing = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet",
-                                                   "--timing", "--jobs", str(jobs), "--out",
-                                                   eq_out, folder]))
+        t, eq_timing, note = timed_median(runs, equalize_all)
     eq_util = sampler.mean()
-    eq_n = row(f"lumahist equalize --jobs {jobs}", t)
+    eq_n = row(f"lumahist equalize --jobs {jobs}", t, note=note)
     eq_backend, eq_share, eq_events = gpu_share(eq_timing)
     print("    " + eq_timing.strip().replace("\n", "\n    "))
     shutil.rmtree(eq_out)
@@ -368,9 +387,9 @@ def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count):
         t, _ = timed(lambda: [cv_equalize_one((p, cv_out)) for p in paths])
         cv_eq_loop = row("OpenCV loop (YCrCb equalizeHist)", t)
         with SPAWN.Pool(jobs, initializer=cv_init) as pool:
-            t, _ = timed(lambda: pool.map(cv_equalize_one, [(p, cv_out) for p in paths],
-                                          chunksize=2))
-        cv_eq_pool = row(f"OpenCV equalize, {jobs} processes", t)
+            t, _, note = timed_median(runs, lambda: pool.map(
+                cv_equalize_one, [(p, cv_out) for p in paths], chunksize=2))
+        cv_eq_pool = row(f"OpenCV equalize, {jobs} processes", t, note=note)
         shutil.rmtree(cv_out)
     magick = find_magick()
     if magick and magick_count > 0:
