@@ -252,7 +252,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
  * its pixel allocator (lht_pinned_alloc, lht_pinned_release, the pool as
  * user) for a run.  Buffers come from malloc until the pool is enabled with
  * a CUDA context, which page-locks (on device, -1 the current one) an arena
- * for in_flight images of the mean size seen so far; and past the arena.
+ * for in_flight images of the size-weighted mean size seen so far; and past
+ * the arena.
  * Enable it before any analysis runs: page-locking stalls other threads'
  * CUDA calls.  Free the pool once every image it gave is released, before
  * the context is closed. */

