@@ -566,6 +566,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     status = LHT_EXIT_FAILURE;
   if (done)
     g_hash_table_destroy(done);
+  g_free(resume.mismatch);
   g_ptr_array_free(paths, TRUE);
   lht_dataset_free(run.dataset);
   lht_report_free(run.report);
