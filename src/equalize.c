@@ -220,6 +220,14 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
   const uint32_t max_value = (1u << job->bit_depth) - 1;
   const LhiLumaWeights w = job->weights;
   const size_t step = (size_t)info->pixel_bytes;
+  if (info->r >= 0 && info->sample_bytes == 1) {
+    /* 8-bit R'G'B' (most photographs): the general loop below, without its
+     * per-pixel choice of format, which -O2 does not take out of it. */
+    const int r = info->r, g = info->g, b = info->b;
+    for (int x = 0; x < frame->width; x++, row += step)
+      luma[x] = (uint16_t)lhi_luma(row[r], row[g], row[b], w);
+    return;
+  }
   for (int x = 0; x < frame->width; x++) {
     const uint8_t *px = row + (size_t)x * step;
     uint32_t v;
@@ -236,6 +244,34 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
     else
       v = px[0];
     luma[x] = (uint16_t)v;
+  }
+}
+
+/* Row y of an 8-bit R'G'B' out, each pixel's colour samples scaled by the
+ * gain of its luma: gains[v] = lhi_gain(v, lut[v]), looked up instead of a
+ * division per pixel (a global or LUT equalization maps luma v to lut[v]
+ * wherever it is); black pixels take their new luma.  The same values as
+ * lhi_cpu_write_row. */
+static void write_row_rgb8(const LhiEqualizeJob *job, int y, const uint16_t *luma,
+                           const uint16_t *lut, const uint32_t *gains)
+{
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  const uint8_t *src = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
+  uint8_t *dst = (uint8_t *)job->out.planes[0] + (size_t)y * job->out.strides[0];
+  const size_t step = (size_t)info->pixel_bytes;
+  const bool copy_alpha = step == 4 && src != dst;
+  for (int x = 0; x < job->in.width; x++, src += step, dst += step) {
+    const uint32_t v = luma[x];
+    if (v == 0) {
+      dst[0] = dst[1] = dst[2] = (uint8_t)lut[0];
+    } else {
+      const uint32_t gain = gains[v];
+      dst[0] = (uint8_t)lhi_apply_gain(src[0], gain, 255);
+      dst[1] = (uint8_t)lhi_apply_gain(src[1], gain, 255);
+      dst[2] = (uint8_t)lhi_apply_gain(src[2], gain, 255);
+    }
+    if (copy_alpha)
+      dst[3] = src[3];
   }
 }
 
@@ -296,6 +332,46 @@ void lhi_cpu_copy_chroma(const LhiEqualizeJob *job)
   }
 }
 
+/* The histogram of the frame's luma into histogram.  8-bit luma counts into
+ * four interleaved sub-histograms, so that a run of one value (a flat sky)
+ * does not wait on its own increments; they are added in before a 32-bit
+ * counter could overflow. */
+static void count_luma(const LhiEqualizeJob *job, uint16_t *luma, uint64_t *histogram)
+{
+  const int width = job->in.width, height = job->in.height;
+  if (job->bit_depth > 8) {
+    for (int y = 0; y < height; y++) {
+      lhi_cpu_luma_row(job, y, luma);
+      for (int x = 0; x < width; x++)
+        histogram[luma[x]]++;
+    }
+    return;
+  }
+  uint32_t sub[4][256];
+  /* Rows whose pixels a 32-bit counter holds: all of them but in frames of
+   * more than 2^31 pixels. */
+  const int64_t fit = ((int64_t)1 << 31) / width;
+  const int rows_per_flush = fit < height ? (int)fit : height;
+  for (int y0 = 0; y0 < height; y0 += rows_per_flush) {
+    memset(sub, 0, sizeof sub);
+    const int y1 = height - y0 > rows_per_flush ? y0 + rows_per_flush : height;
+    for (int y = y0; y < y1; y++) {
+      lhi_cpu_luma_row(job, y, luma);
+      int x = 0;
+      for (; x + 4 <= width; x += 4) {
+        sub[0][luma[x]]++;
+        sub[1][luma[x + 1]]++;
+        sub[2][luma[x + 2]]++;
+        sub[3][luma[x + 3]]++;
+      }
+      for (; x < width; x++)
+        sub[0][luma[x]]++;
+    }
+    for (int v = 0; v < 256; v++)
+      histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
+  }
+}
+
 int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
 {
   if (job->in.memory != LH_MEMORY_HOST)
@@ -320,11 +396,7 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
   if (job->kind == LHI_EQUALIZE_LUT) {
     memcpy(lut, job->lut, n_bins * sizeof *lut);
   } else {
-    for (int y = 0; y < height; y++) {
-      lhi_cpu_luma_row(job, y, luma);
-      for (int x = 0; x < width; x++)
-        histogram[luma[x]]++;
-    }
+    count_luma(job, luma, histogram);
     lhi_build_lut(histogram, job->bit_depth, job->black, job->white, lut);
     if (job->temporal) {
       LhiTemporalKey key = {&lhi_cpu_backend, job->kind, width, height, job->bit_depth, 0, 0};
@@ -334,11 +406,23 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
     }
   }
 
-  for (int y = 0; y < height; y++) {
-    lhi_cpu_luma_row(job, y, luma);
-    for (int x = 0; x < width; x++)
-      new_luma[x] = lut[luma[x]];
-    lhi_cpu_write_row(job, y, luma, new_luma);
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  if (info->r >= 0 && info->sample_bytes == 1) {
+    /* 8-bit R'G'B': one gain per luma value, not a division per pixel. */
+    uint32_t gains[256];
+    for (uint32_t v = 1; v < 256; v++)
+      gains[v] = lhi_gain(v, lut[v]);
+    for (int y = 0; y < height; y++) {
+      lhi_cpu_luma_row(job, y, luma);
+      write_row_rgb8(job, y, luma, lut, gains);
+    }
+  } else {
+    for (int y = 0; y < height; y++) {
+      lhi_cpu_luma_row(job, y, luma);
+      for (int x = 0; x < width; x++)
+        new_luma[x] = lut[luma[x]];
+      lhi_cpu_write_row(job, y, luma, new_luma);
+    }
   }
   lhi_cpu_copy_chroma(job);
 
