@@ -148,7 +148,7 @@ int lhi_cpu_clahe(LhiEqualizeJob *job)
       new_luma[x] = (uint16_t)lhi_clahe_mix(upper[left], upper[right], lower[left], lower[right],
                                             axis_x[3 * x + 2], wy);
     }
-    lhi_cpu_write_row(job, y, row, new_luma);
+    lhi_cpu_write_row(job, y, row, new_luma, NULL);
   }
   lhi_cpu_copy_chroma(job);
 

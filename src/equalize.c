@@ -247,13 +247,11 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
   }
 }
 
-/* Row y of an 8-bit R'G'B' out, each pixel's colour samples scaled by the
- * gain of its luma: gains[v] = lhi_gain(v, lut[v]), looked up instead of a
- * division per pixel (a global or LUT equalization maps luma v to lut[v]
- * wherever it is); black pixels take their new luma.  The same values as
- * lhi_cpu_write_row. */
+/* Row y of an 8-bit R'G'B' out: lhi_cpu_write_row's loop for the commonest
+ * layout, without its per-pixel choice of sample size, which -O2 does not
+ * take out of it. */
 static void write_row_rgb8(const LhiEqualizeJob *job, int y, const uint16_t *luma,
-                           const uint16_t *lut, const uint32_t *gains)
+                           const uint16_t *new_luma, const uint32_t *gains)
 {
   const LhiFormatInfo *info = lhi_format_info(job->in.format);
   const uint8_t *src = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
@@ -263,9 +261,9 @@ static void write_row_rgb8(const LhiEqualizeJob *job, int y, const uint16_t *lum
   for (int x = 0; x < job->in.width; x++, src += step, dst += step) {
     const uint32_t v = luma[x];
     if (v == 0) {
-      dst[0] = dst[1] = dst[2] = (uint8_t)lut[0];
+      dst[0] = dst[1] = dst[2] = (uint8_t)new_luma[x];
     } else {
-      const uint32_t gain = gains[v];
+      const uint32_t gain = gains ? gains[v] : lhi_gain(v, new_luma[x]);
       dst[0] = (uint8_t)lhi_apply_gain(src[0], gain, 255);
       dst[1] = (uint8_t)lhi_apply_gain(src[1], gain, 255);
       dst[2] = (uint8_t)lhi_apply_gain(src[2], gain, 255);
@@ -276,7 +274,7 @@ static void write_row_rgb8(const LhiEqualizeJob *job, int y, const uint16_t *lum
 }
 
 void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
-                       const uint16_t *new_luma)
+                       const uint16_t *new_luma, const uint32_t *gains)
 {
   const LhiFormatInfo *info = lhi_format_info(job->in.format);
   const uint8_t *in_row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
@@ -293,25 +291,24 @@ void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
     }
     return;
   }
+  if (info->sample_bytes == 1) {
+    write_row_rgb8(job, y, luma, new_luma, gains);
+    return;
+  }
+  /* 16-bit R'G'B'. */
   const uint32_t max_value = (1u << job->bit_depth) - 1;
   const size_t step = (size_t)info->pixel_bytes;
-  const int channels = info->pixel_bytes / info->sample_bytes;
-  const bool in_place = in_row == out_row;
+  const bool copy_alpha = step == 8 && in_row != out_row;
   for (int x = 0; x < width; x++) {
     const uint8_t *src = in_row + (size_t)x * step;
     uint8_t *dst = out_row + (size_t)x * step;
     uint32_t gain = luma[x] ? lhi_gain(luma[x], new_luma[x]) : 0;
     for (int c = 0; c < 3; c++) {
-      if (info->sample_bytes == 1) {
-        dst[c] = (uint8_t)(luma[x] ? lhi_apply_gain(src[c], gain, max_value) : new_luma[x]);
-      } else {
-        uint32_t s = load16(src + 2 * c);
-        store16(dst + 2 * c, luma[x] ? lhi_apply_gain(s, gain, max_value) : new_luma[x]);
-      }
+      uint32_t s = load16(src + 2 * c);
+      store16(dst + 2 * c, luma[x] ? lhi_apply_gain(s, gain, max_value) : new_luma[x]);
     }
-    if (channels == 4 && !in_place)
-      memcpy(dst + 3 * info->sample_bytes, src + 3 * info->sample_bytes,
-             (size_t)info->sample_bytes);
+    if (copy_alpha)
+      memcpy(dst + 6, src + 6, 2);
   }
 }
 
@@ -406,23 +403,21 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
     }
   }
 
+  /* 8-bit R'G'B': a gain per luma value, not a division per pixel (luma v
+   * becomes lut[v] wherever it is). */
   const LhiFormatInfo *info = lhi_format_info(job->in.format);
-  if (info->r >= 0 && info->sample_bytes == 1) {
-    /* 8-bit R'G'B': one gain per luma value, not a division per pixel. */
-    uint32_t gains[256];
+  uint32_t gains[256];
+  const bool gain_table = info->r >= 0 && info->sample_bytes == 1;
+  if (gain_table) {
+    gains[0] = 0; /* black pixels take their new luma */
     for (uint32_t v = 1; v < 256; v++)
       gains[v] = lhi_gain(v, lut[v]);
-    for (int y = 0; y < height; y++) {
-      lhi_cpu_luma_row(job, y, luma);
-      write_row_rgb8(job, y, luma, lut, gains);
-    }
-  } else {
-    for (int y = 0; y < height; y++) {
-      lhi_cpu_luma_row(job, y, luma);
-      for (int x = 0; x < width; x++)
-        new_luma[x] = lut[luma[x]];
-      lhi_cpu_write_row(job, y, luma, new_luma);
-    }
+  }
+  for (int y = 0; y < height; y++) {
+    lhi_cpu_luma_row(job, y, luma);
+    for (int x = 0; x < width; x++)
+      new_luma[x] = lut[luma[x]];
+    lhi_cpu_write_row(job, y, luma, new_luma, gain_table ? gains : NULL);
   }
   lhi_cpu_copy_chroma(job);
 

@@ -191,10 +191,12 @@ int lhi_cpu_clahe(LhiEqualizeJob *job);
 int lhi_cpu_overlay(void *state, const LhiOverlayJob *job);
 
 /* Host helpers of the CPU equalization that clahe.c shares: the luma of
- * row y of in, and row y of out from old and new luma. */
+ * row y of in, and row y of out from old and new luma.  gains: NULL, or for
+ * 8-bit R'G'B' where every luma v becomes the same new value, the colour
+ * gain of each v (lhi_gain), looked up instead of divided for each pixel. */
 void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma);
 void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
-                       const uint16_t *new_luma);
+                       const uint16_t *new_luma, const uint32_t *gains);
 void lhi_cpu_copy_chroma(const LhiEqualizeJob *job);
 
 /* Bytes of a chroma row and chroma rows of a 4:2:0 format (GStreamer's
