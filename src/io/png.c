@@ -83,21 +83,24 @@ static int status_of(const PngState *state)
   return LH_ERROR_CORRUPT;
 }
 
-static void *checked_alloc(size_t rows, size_t row_bytes)
+/* rows x row_bytes from allocate, or NULL when the product overflows. */
+static void *checked_alloc_with(void *(*allocate)(size_t), size_t rows, size_t row_bytes)
 {
   size_t bytes;
   if (__builtin_mul_overflow(rows, row_bytes, &bytes))
     return NULL;
-  return malloc(bytes ? bytes : 1);
+  return allocate(bytes ? bytes : 1);
+}
+
+static void *checked_alloc(size_t rows, size_t row_bytes)
+{
+  return checked_alloc_with(malloc, rows, row_bytes);
 }
 
 /* The decoded image's pixels, from the program's allocator. */
 static void *checked_pixels_alloc(size_t rows, size_t row_bytes)
 {
-  size_t bytes;
-  if (__builtin_mul_overflow(rows, row_bytes, &bytes))
-    return NULL;
-  return lhio_pixels_alloc(bytes);
+  return checked_alloc_with(lhio_pixels_alloc, rows, row_bytes);
 }
 
 /* ------------------------------------------------------------------------ */
