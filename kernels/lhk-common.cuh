@@ -34,7 +34,7 @@ typedef unsigned __int128 lhk_u128;
  * (kernels/NOTES.md).  LHK_PHASE_END(k) adds the barrier where the code has
  * none.  Otherwise both are nothing. */
 #ifdef LHK_PHASE_TIMES
-#define LHK_PHASES 8
+#define LHK_PHASES 12
 static __device__ unsigned long long lhk_phase_times[1024][LHK_PHASES];
 #define LHK_STAMP(k)                                                                               \
   do {                                                                                             \

@@ -18,20 +18,13 @@ union LhkFinishShared {
   } scan;
   LhkMomentsShared moments;
   struct {
+    lhk_u64 cdf[LHK_BLOCK_THREADS]; /* within each warp's 32 bins */
     lhk_u64 count[LHK_WARPS];
     lhk_u64 sum[LHK_WARPS];
     lhk_u64 squares_lo[LHK_WARPS];
     lhk_u64 squares_hi[LHK_WARPS];
   } one_tile;
 };
-
-__device__ __forceinline__ lhk_u64 lhk_warp_sum(lhk_u64 x)
-{
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2)
-    x += __shfl_xor_sync(0xffffffffu, x, offset);
-  return x;
-}
 
 __device__ __forceinline__ lhk_u128 lhk_warp_sum128(lhk_u128 x)
 {
@@ -40,6 +33,55 @@ __device__ __forceinline__ lhk_u128 lhk_warp_sum128(lhk_u128 x)
     const lhk_u64 lo = __shfl_xor_sync(0xffffffffu, (lhk_u64)x, offset);
     const lhk_u64 hi = __shfl_xor_sync(0xffffffffu, (lhk_u64)(x >> 64), offset);
     x += (lhk_u128)hi << 64 | lo;
+  }
+  return x;
+}
+
+/* The exact sum of a 64-bit value over the warp, in 128 bits.  From sm_80
+ * on, three single-instruction warp reductions (REDUX) of its 22-, 22- and
+ * 20-bit pieces, whose sums over 32 lanes fit 32 bits, instead of five
+ * dependent rounds of shuffles and adds. */
+__device__ __forceinline__ lhk_u128 lhk_warp_sum_wide(lhk_u64 x)
+{
+#if __CUDA_ARCH__ >= 800
+  const unsigned all = 0xffffffffu;
+  const lhk_u128 low = __reduce_add_sync(all, (unsigned)(x & 0x3fffff));
+  const lhk_u128 middle = __reduce_add_sync(all, (unsigned)(x >> 22 & 0x3fffff));
+  const lhk_u128 high = __reduce_add_sync(all, (unsigned)(x >> 44));
+  return low + (middle << 22) + (high << 44);
+#else
+  return lhk_warp_sum128(x);
+#endif
+}
+
+/* The same modulo 2^64. */
+__device__ __forceinline__ lhk_u64 lhk_warp_sum(lhk_u64 x)
+{
+  return (lhk_u64)lhk_warp_sum_wide(x);
+}
+
+/* Inclusive scan over the first LANES lanes of the warp (the others get
+ * partial sums), in 32 bits, one shuffle a round instead of two, when no
+ * value reaches 2^27 (32 of them cannot add up to 2^32: any one frame). */
+template <int LANES> __device__ __forceinline__ lhk_u64 lhk_warp_scan(lhk_u64 x)
+{
+  const unsigned all = 0xffffffffu;
+  const uint32_t lane = threadIdx.x & 31;
+  if (__all_sync(all, x < (1u << 27))) {
+    uint32_t c = (uint32_t)x;
+#pragma unroll
+    for (int offset = 1; offset < LANES; offset *= 2) {
+      const uint32_t y = __shfl_up_sync(all, c, offset);
+      if (lane >= (uint32_t)offset)
+        c += y;
+    }
+    return c;
+  }
+#pragma unroll
+  for (int offset = 1; offset < LANES; offset *= 2) {
+    const lhk_u64 y = __shfl_up_sync(all, x, offset);
+    if (lane >= (uint32_t)offset)
+      x += y;
   }
   return x;
 }
@@ -94,18 +136,23 @@ __device__ __forceinline__ int lhk_tile_search(const lhk_u64 *cdf, lhk_u64 targe
 
 /* lhk_finish_frame for at most LHK_BLOCK_THREADS bins, the latency case (a
  * single 8-bit frame): one bin per thread and a single barrier.  Each thread
- * scans its warp's bins with shuffles, and after the barrier adds the totals
- * of the warps before it; then every result but the two sums is read off the
- * cumulative histogram C by the one thread whose bin v has C(v - 1) < t <=
- * C(v) for its threshold t: a rank's value (rank r), min (t = 1), max
- * (t = count), and below_legal = C(black - 1), above_legal = count - C(white)
- * by the threads of those bins.  The sum of squares keeps its 128 bits: a
- * histogram may hold more than a frame's counts (the kernels test gives it
- * counts near 2^60). */
+ * scans its warp's bins with shuffles and leaves its warp-local cumulative
+ * count in shared memory.  After the barrier every result is read off the
+ * cumulative histogram C by one warp each, in parallel and in a few steps:
+ * each threshold t (a rank, min: t = 1, max: t = count) takes the smallest v
+ * with C(v) >= t by two ballots, below_legal = C(black - 1) and above_legal =
+ * count - C(white) one more warp, the sums another.  (Every thread testing
+ * every threshold against its own bin kept the finishing block busy for
+ * about 1 us after the barrier, a warp looking up each threshold by binary
+ * search 0.6 us: an H200, kernels/NOTES.md.)  The sum of squares keeps its
+ * 128 bits: a histogram may hold more than a frame's counts (the kernels
+ * test gives it counts near 2^60). */
 __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinishShared &sh)
 {
+  const unsigned all = 0xffffffffu;
   const uint32_t v = threadIdx.x, bins = f.bins, lane = v & 31, warp = v >> 5;
   const uint32_t copies = f.n_copies > 1 ? f.n_copies : 1;
+  LhkResult *result = (LhkResult *)f.result;
   lhk_u64 h = 0;
   if (v < bins) {
     /* Other blocks' atomics landed in L2: read past L1.  The fused path's
@@ -126,71 +173,88 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
     for (uint32_t c = 0; c < copies; c++)
       f.histogram[(size_t)c * bins + v] = 0;
     lhk_result_histogram(f.result)[v] = h;
+    if (v == 0)
+      result->clipped_low = h;
+    if (v == bins - 1)
+      result->clipped_high = h;
   }
   LHK_PHASE_END(6);
-  lhk_u64 cdf = h;
-#pragma unroll
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const lhk_u64 y = __shfl_up_sync(0xffffffffu, cdf, offset);
-    if (lane >= (uint32_t)offset)
-      cdf += y;
-  }
+  const lhk_u64 cdf = lhk_warp_scan<32>(h);
   const lhk_u64 sum = lhk_warp_sum(h * v);
   /* With v < 512 and h < 2^40, h v^2 < 2^58 and a warp's 32 of them fit 64
-   * bits: half the shuffles of the 128-bit sum, which only counts of 2^40
-   * and more need. */
-  const lhk_u128 squares = __all_sync(0xffffffffu, h < (1ull << 40))
+   * bits: half the work of the 128-bit sum, which only counts of 2^40 and
+   * more need. */
+  const lhk_u128 squares = __all_sync(all, h < (1ull << 40))
                                ? (lhk_u128)lhk_warp_sum(h * ((lhk_u64)v * v))
                                : lhk_warp_sum128((lhk_u128)h * ((lhk_u64)v * v));
+  sh.one_tile.cdf[v] = cdf;
   if (lane == 31) {
     sh.one_tile.count[warp] = cdf;
     sh.one_tile.sum[warp] = sum;
     sh.one_tile.squares_lo[warp] = (lhk_u64)squares;
     sh.one_tile.squares_hi[warp] = (lhk_u64)(squares >> 64);
   }
+  LHK_STAMP(8);
   __syncthreads();
-  lhk_u64 count = 0;
-#pragma unroll
-  for (uint32_t w = 0; w < LHK_WARPS; w++) {
-    const lhk_u64 t = sh.one_tile.count[w];
-    count += t;
-    if (w < warp)
-      cdf += t;
-  }
-  if (v >= bins)
-    return;
-  const lhk_u64 before = cdf - h; /* C(v - 1) */
-  LhkResult *result = (LhkResult *)f.result;
-  for (int k = 0; k < f.n_ranks; k++) {
-    const lhk_u64 r = f.ranks[k];
-    if (r == 0 ? v == 0 : r > count ? v == bins - 1 : before < r && r <= cdf)
-      result->values[k] = v;
-  }
-  if (count == 0 ? v == 0 : before < 1 && 1 <= cdf)
-    result->min = v;
-  if (count == 0 ? v == 0 : before < count && count <= cdf)
-    result->max = v;
-  const uint32_t black = min(f.black, bins), white = min(f.white, bins - 1);
-  if (black == 0 ? v == 0 : v == black - 1)
-    result->below_legal = black == 0 ? 0 : cdf;
-  if (v == white)
-    result->above_legal = count - cdf;
-  if (v == 0) {
-    result->clipped_low = h;
-    result->count = count;
-    lhk_u64 s = 0;
-    lhk_u128 q = 0;
-#pragma unroll
-    for (uint32_t w = 0; w < LHK_WARPS; w++) {
-      s += sh.one_tile.sum[w];
-      q += (lhk_u128)sh.one_tile.squares_hi[w] << 64 | sh.one_tile.squares_lo[w];
+  LHK_STAMP(9);
+
+  /* Every warp: lane w < LHK_WARPS holds C at the last bin of warp w. */
+  const lhk_u64 upto = lhk_warp_scan<LHK_WARPS>(lane < LHK_WARPS ? sh.one_tile.count[lane] : 0);
+  const lhk_u64 count = __shfl_sync(all, upto, LHK_WARPS - 1);
+  LHK_STAMP(10);
+
+  /* Threshold k, one a warp: k < n_ranks the ranks (r = 0 gives 0, r > count
+   * the top bin, as lhi_values_from_histogram), k = n_ranks min and
+   * n_ranks + 1 max (0 when the histogram is empty).  For 1 <= t <= count,
+   * the warps whose last C is below t are the first `w` (one ballot), and
+   * in warp w the bins whose C reaches t are the last lanes (another). */
+  const int n_ranks = f.n_ranks;
+  for (int k = (int)warp; k < n_ranks + 2; k += LHK_WARPS) {
+    const lhk_u64 t = k < n_ranks ? f.ranks[k] : k == n_ranks ? 1 : count;
+    const uint32_t w = __popc(__ballot_sync(all, lane < LHK_WARPS - 1 && upto < t));
+    const lhk_u64 before = __shfl_sync(all, upto, (w + 31) % 32);
+    const lhk_u64 target = t - (w ? before : 0);
+    const unsigned reach = __ballot_sync(all, sh.one_tile.cdf[w * 32 + lane] >= target);
+    const uint32_t value = (k >= n_ranks && count == 0) ? 0
+                           : t == 0                     ? 0
+                           : t > count                  ? bins - 1
+                                                        : w * 32 + __ffs(reach) - 1;
+    if (lane == 0) {
+      if (k < n_ranks)
+        result->values[k] = value;
+      else if (k == n_ranks)
+        result->min = value;
+      else
+        result->max = value;
     }
-    result->sum = s;
-    result->sum_squares_lo = (lhk_u64)q;
-    result->sum_squares_hi = (lhk_u64)(q >> 64);
   }
-  if (v == bins - 1)
-    result->clipped_high = h;
+  LHK_STAMP(11);
+
+  if (warp == LHK_WARPS - 1) {
+    /* C(black - 1) in lane 0 and C(white) in lane 1. */
+    const uint32_t black = min(f.black, bins), white = min(f.white, bins - 1);
+    const uint32_t x = lane == 0 ? (black > 0 ? black - 1 : 0) : white;
+    const lhk_u64 before = __shfl_sync(all, upto, (x / 32 + 31) % 32);
+    const lhk_u64 at = (x >= 32 ? before : 0) + sh.one_tile.cdf[x];
+    if (lane == 0)
+      result->below_legal = black == 0 ? 0 : at;
+    if (lane == 1)
+      result->above_legal = count - at;
+  } else if (warp == LHK_WARPS - 2) {
+    /* The warps' sums: the 128-bit sum of squares from the exact sum of the
+     * low halves and the sum of the high halves. */
+    const bool has = lane < LHK_WARPS;
+    const lhk_u64 total = lhk_warp_sum(has ? sh.one_tile.sum[lane] : 0);
+    const lhk_u128 low = lhk_warp_sum_wide(has ? sh.one_tile.squares_lo[lane] : 0);
+    const lhk_u64 high = lhk_warp_sum(has ? sh.one_tile.squares_hi[lane] : 0);
+    if (lane == 0) {
+      const lhk_u128 q = low + ((lhk_u128)high << 64);
+      result->count = count;
+      result->sum = total;
+      result->sum_squares_lo = (lhk_u64)q;
+      result->sum_squares_hi = (lhk_u64)(q >> 64);
+    }
+  }
 }
 
 /* Finishes one frame with the whole block: the histogram goes into the

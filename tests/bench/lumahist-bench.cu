@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda/atomic>
+
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -115,7 +117,9 @@ __global__ void spin(unsigned long long ns)
 /* The floors of a one-frame histogram: a launch that does nothing, and one
  * that only reads the frame (16-byte loads, four in flight a thread, on as
  * many blocks as our kernels): no histogram of it can take less. */
-__global__ void empty_kernel(void) {}
+__global__ void empty_kernel(void)
+{
+}
 
 template <bool SHARED>
 __global__ void __launch_bounds__(512) read_only(const uint4 *data, uint32_t n, unsigned *sink)
@@ -140,6 +144,62 @@ __global__ void __launch_bounds__(512) read_only(const uint4 *data, uint32_t n, 
   }
   if (x == 0x9e3779b9u) /* never, as far as the compiler knows otherwise */
     atomicAdd(sink, 1u);
+}
+
+/* An empty launch with as many bytes of parameters as lhk_histogram_finish
+ * passes (16 images and the finish): what carrying them costs a launch. */
+struct FinishSizedParams {
+  unsigned char bytes[LHK_MAX_IMAGES * sizeof(LhkImage) + sizeof(LhkFinish)];
+};
+__global__ void empty_kernel_params(const __grid_constant__ FinishSizedParams p)
+{
+  (void)p;
+}
+
+/* The floor of any one-launch histogram of a frame: the read above, then
+ * what a grid-wide merge must do at the least, as our fused kernel does it:
+ * (COMMIT) 256 64-bit atomics a block into 4 copies, a ticket, and the last
+ * block's loads of the 4 x 256 copies, whose sums it stores while it clears
+ * them.  No counting, no scan, no statistics. */
+template <bool COMMIT>
+__global__ void __launch_bounds__(512)
+    read_merge(const uint4 *data, uint32_t n, unsigned long long *copies, unsigned *ticket,
+               unsigned long long *out)
+{
+  __shared__ bool last;
+  const uint32_t threads = gridDim.x * blockDim.x;
+  uint32_t x = 0;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += 4 * threads) {
+    uint4 u[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      u[k] = i + k * threads < n ? __ldg(data + i + k * threads) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      x ^= u[k].x ^ u[k].y ^ u[k].z ^ u[k].w;
+  }
+  if (COMMIT && threadIdx.x < 256)
+    atomicAdd(copies + (blockIdx.x % 4) * 256 + threadIdx.x, (unsigned long long)(x & 1) + 1);
+  else if (x == 0x9e3779b9u)
+    atomicAdd(out + 256, 1ull);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
+    last = t.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x < 256) {
+    unsigned long long c[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      c[k] = __ldcg(copies + k * 256 + threadIdx.x);
+    out[threadIdx.x] = c[0] + c[1] + c[2] + c[3];
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+      copies[k * 256 + threadIdx.x] = 0;
+    if (threadIdx.x == 0)
+      *ticket = 0;
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -483,7 +543,18 @@ extern "C" cudaError_t lhk_phase_times_read(unsigned long long *out);
  * blocks, and the finishing block's two. */
 static void print_phase_times(const char *dist)
 {
-  enum { BLOCKS = 1024, PHASES = 8, BLOCK_PHASES = 5, LOADED = 6, FINISHED = 5, SUMMED = 7 };
+  enum {
+    BLOCKS = 1024,
+    PHASES = 12,
+    BLOCK_PHASES = 5,
+    LOADED = 6,
+    FINISHED = 5,
+    SUMMED = 7,
+    SCANNED = 8,
+    PAST_BARRIER = 9,
+    TOTALS = 10,
+    THRESHOLDS = 11
+  };
   static unsigned long long t[BLOCKS][PHASES];
   CHECK_CUDA(lhk_phase_times_read(&t[0][0]));
   /* The launch's blocks are the first n, whose start stamps are recent. */
@@ -496,7 +567,8 @@ static void print_phase_times(const char *dist)
   static const char *const names[BLOCK_PHASES] = {"started", "zeroed", "counted", "committed",
                                                   "ticket"};
   printf("phases %s, %d blocks (latest / mean ns):", dist, n);
-  unsigned long long loaded = 0, finished = 0;
+  unsigned long long loaded = 0, scanned = 0, past_barrier = 0, totals = 0, thresholds = 0,
+                     finished = 0;
   for (int k = 0; k < BLOCK_PHASES; k++) {
     unsigned long long latest = 0;
     double mean = 0;
@@ -509,6 +581,10 @@ static void print_phase_times(const char *dist)
   for (int b = 0; b < n; b++)
     if (t[b][FINISHED] > t0 && t[b][FINISHED] - t0 < 1000000) {
       loaded = t[b][LOADED] - t0;
+      scanned = t[b][SCANNED] - t0;
+      past_barrier = t[b][PAST_BARRIER] - t0;
+      totals = t[b][TOTALS] - t0;
+      thresholds = t[b][THRESHOLDS] - t0;
       finished = t[b][FINISHED] - t0;
     }
   unsigned long long summed_latest = 0;
@@ -518,7 +594,9 @@ static void print_phase_times(const char *dist)
     summed_mean += (double)(t[b][SUMMED] - t0) / n;
   }
   printf("; thread 0 summed %llu / %.0f", summed_latest, summed_mean);
-  printf("; last block: copies loaded %llu, finished %llu\n", loaded, finished);
+  printf("; last block: copies loaded %llu, scanned %llu, past the barrier %llu, warp totals "
+         "%llu, thresholds %llu, finished %llu\n",
+         loaded, scanned, past_barrier, totals, thresholds, finished);
 }
 #endif
 
@@ -580,8 +658,8 @@ static void bench_frame_stats(const LhkDevice *dev)
   CHECK_CUDA(cudaMalloc(&sink, sizeof *sink));
   add_row("4K floor", "3840x2160", "-", "empty kernel",
           median_us([&](int) { empty_kernel<<<1, 32, 0, g_stream>>>(); }), 0, 0, 0);
-  CHECK_CUDA(cudaFuncSetAttribute(read_only<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  65536));
+  CHECK_CUDA(
+      cudaFuncSetAttribute(read_only<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536));
   CHECK_CUDA(cudaFuncSetAttribute(read_only<true>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                   cudaSharedmemCarveoutMaxShared));
   for (int shared = 0; shared <= 1; shared++) {
@@ -599,6 +677,42 @@ static void bench_frame_stats(const LhkDevice *dev)
               }),
               (double)bytes, 0, 0);
     }
+  }
+  add_row("4K floor", "3840x2160", "-", "empty kernel, 1.3 KiB parameters", median_us([&](int) {
+            FinishSizedParams big;
+            memset(&big, 0, sizeof big);
+            empty_kernel_params<<<1, 32, 0, g_stream>>>(big);
+          }),
+          0, 0, 0);
+  {
+    unsigned long long *copies;
+    unsigned *ticket;
+    CHECK_CUDA(cudaMalloc(&copies, (4 * 256 + 257) * sizeof *copies));
+    CHECK_CUDA(cudaMalloc(&ticket, sizeof *ticket));
+    CHECK_CUDA(cudaMemset(copies, 0, (4 * 256 + 257) * sizeof *copies));
+    CHECK_CUDA(cudaMemset(ticket, 0, sizeof *ticket));
+    unsigned long long *out = copies + 4 * 256;
+    for (int commit = 0; commit <= 1; commit++) {
+      for (int blocks_per_sm : {2, 3}) {
+        const unsigned grid = (unsigned)dev->sm_count * blocks_per_sm;
+        add_row("4K floor", "3840x2160", "-",
+                std::string(commit ? "read + commit + ticket + merge, "
+                                   : "read + ticket + last block's loads, ") +
+                    std::to_string(blocks_per_sm) + " blocks/SM",
+                median_us([&](int r) {
+                  const uint4 *frame = (const uint4 *)im.buffers[r % n];
+                  if (commit)
+                    read_merge<true>
+                        <<<grid, 512, 0, g_stream>>>(frame, bytes / 16, copies, ticket, out);
+                  else
+                    read_merge<false>
+                        <<<grid, 512, 0, g_stream>>>(frame, bytes / 16, copies, ticket, out);
+                }),
+                (double)bytes, 0, 0);
+      }
+    }
+    CHECK_CUDA(cudaFree(copies));
+    CHECK_CUDA(cudaFree(ticket));
   }
   CHECK_CUDA(cudaFree(sink));
   for (int dist : {UNIFORM, PHOTO, SINGLE}) {
@@ -623,10 +737,9 @@ static void bench_frame_stats(const LhkDevice *dev)
               median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(graphs[r % n], g_stream)); }),
               (double)bytes, cub_graph_us, 0);
       auto fused_graphs = capture(ours_fused, n);
-      add_row(
-          "4K hist+stats+5 pct", "3840x2160", d, "histogram_finish (graph)" + v,
-          median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(fused_graphs[r % n], g_stream)); }),
-          (double)bytes, cub_graph_us, 0);
+      add_row("4K hist+stats+5 pct", "3840x2160", d, "histogram_finish (graph)" + v,
+              median_us([&](int r) { CHECK_CUDA(cudaGraphLaunch(fused_graphs[r % n], g_stream)); }),
+              (double)bytes, cub_graph_us, 0);
       for (auto *set : {&graphs, &fused_graphs})
         for (cudaGraphExec_t e : *set)
           CHECK_CUDA(cudaGraphExecDestroy(e));
