@@ -30,10 +30,11 @@
 /* 8-bit gray: the kernel of lhk_gray8_variants[] that lhk_histogram and
  * lhk_histogram_finish use, chosen by measurement on an H200 (kernels/NOTES.md). */
 #define LHK_GRAY8_DEFAULT 1
-/* The same for lhk_histogram_finish, one 4K frame: "unit-flat 1 set x2 3
- * blocks", 11.5 to 11.7 us against 12.0 to 12.6 for the default (H200,
+/* The same for lhk_histogram_finish, one 4K frame: "unit-flat 1 set x2 2
+ * blocks", 8.8 / 9.4 / 8.5 us (uniform / photo / single) against 10.1 / 9.4 /
+ * 9.3 for the same with 3 blocks and 10.1 / 10.5 / 9.4 for the default (H200,
  * kernels/NOTES.md); a device that cannot hold it takes the default. */
-#define LHK_GRAY8_FUSED_DEFAULT 8
+#define LHK_GRAY8_FUSED_DEFAULT 9
 /* Fewer resident blocks per SM than this (GPUs with less shared memory, such
  * as sm_75's 64 KiB a block or sm_86's 100 KiB an SM), and the default gives
  * way to variant 0, the 32 KiB one. */
@@ -441,7 +442,8 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
 /* A frame's first units of each thread (those lhk_count_image loads first,
  * give or take the row's unaligned head) asked of L2 at once, so that the
  * DRAM reads overlap the zeroing of the sub-histograms; packed frames only. */
-template <int UNROLL> __device__ __forceinline__ void lhk_prefetch_first_units(const LhkImage &image)
+template <int UNROLL>
+__device__ __forceinline__ void lhk_prefetch_first_units(const LhkImage &image)
 {
   if (image.height != 1 && image.stride != image.width)
     return;
@@ -736,6 +738,8 @@ static const LhkGray8Variant lhk_gray8_variants[] = {
     {"unit-flat 2 sets x2 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_UNIT, 2, 2)},
     {"unit-flat 2 sets x1 2 blocks", LHK_GRAY8_KERNELS(2, LHK_FLAT_UNIT, 1, 2)},
     {"unit-flat 1 set x2 3 blocks", LHK_GRAY8_KERNELS(1, LHK_FLAT_UNIT, 2, 3)},
+    {"unit-flat 1 set x2 2 blocks", LHK_GRAY8_KERNELS(1, LHK_FLAT_UNIT, 2, 2)},
+    {"unit-flat 1 set x4 2 blocks", LHK_GRAY8_KERNELS(1, LHK_FLAT_UNIT, 4, 2)},
 };
 #define LHK_GRAY8_N_VARIANTS (int)(sizeof lhk_gray8_variants / sizeof lhk_gray8_variants[0])
 static_assert(sizeof lhk_gray8_variants / sizeof lhk_gray8_variants[0] <= LHK_GRAY8_MAX_VARIANTS,
