@@ -466,10 +466,22 @@ extern "C" cudaError_t lhk_phase_times_read(unsigned long long *out)
 }
 #endif
 
+/* The fused path's commit of one bin of a block, empty or not: its count,
+ * and 1 above LHK_CONTRIBUTION_SHIFT for the block itself, so that the
+ * finishing block can tell when every block's atomics have landed
+ * (lhk_finish_one_tile). */
+__device__ __forceinline__ void lhk_fused_commit(lhk_u64 *bin, uint32_t sum)
+{
+  atomicAdd(bin, (lhk_u64)sum | 1ull << LHK_CONTRIBUTION_SHIFT);
+}
+
 /* The fused path's end, after a block's commit: the last block to take a
  * ticket finishes the frame (the pattern of CUDA's threadFenceReduction
- * sample, with one thread's release and acquire instead of every thread's
- * fence: 0.6 us less on a 4K frame, kernels/NOTES.md). */
+ * sample).  Nothing but that choice hangs on the ticket: the finishing block
+ * reads the copies until every block is in every bin, so no block waits for
+ * its atomics to land (a fence, the release of the ticket) before it takes
+ * the ticket, nor the finishing block for an acquire (0.15 to 0.3 us less on
+ * a 4K frame than one thread's release and acquire, kernels/NOTES.md). */
 __device__ __forceinline__ void lhk_finish_if_last(const LhkHistogramParams &p, void *shared,
                                                    bool &is_last_block)
 {
@@ -477,12 +489,8 @@ __device__ __forceinline__ void lhk_finish_if_last(const LhkHistogramParams &p, 
   __syncthreads();
   LHK_STAMP(3);
   if (threadIdx.x == 0) {
-    /* The barrier orders the block's commits before this release, and a
-     * release is cumulative: one thread's fence publishes them all (as
-     * cooperative groups' grid sync does); its acquire, before the barrier
-     * below, orders the last block's reads after every other commit. */
     cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*tickets);
-    is_last_block = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+    is_last_block = ticket.fetch_add(1u, cuda::memory_order_relaxed) == gridDim.x - 1;
   }
   __syncthreads();
   LHK_STAMP(4);
@@ -542,7 +550,9 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
 #pragma unroll
     for (int c = 0; c < COPIES; c++)
       sum += sub[bin * COPIES + ((c + lane) & (COPIES - 1))];
-    if (sum)
+    if (MODE == LHK_MODE_FUSED)
+      lhk_fused_commit(histogram + bin, sum);
+    else if (sum)
       atomicAdd(histogram + bin, (lhk_u64)sum);
   }
 
@@ -594,7 +604,9 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
     for (int c = 0; c < 32; c++)
       sum += row[(c + lane) & 31];
     if (SETS == 1) {
-      if (sum)
+      if (MODE == LHK_MODE_FUSED)
+        lhk_fused_commit(histogram + bin, sum);
+      else if (sum)
         atomicAdd(histogram + bin, (lhk_u64)sum);
     } else {
       row[bin & 31] = sum; /* bank bin % 32 for the reads below */
@@ -609,7 +621,9 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
       for (int set = 0; set < SETS; set++)
         sum +=
             *(uint32_t *)(sub + ((set >> 1) << 16) + bin * 256 + (set & 1) * 128 + (bin & 31) * 4);
-      if (sum)
+      if (MODE == LHK_MODE_FUSED)
+        lhk_fused_commit(histogram + bin, sum);
+      else if (sum)
         atomicAdd(histogram + bin, (lhk_u64)sum);
     }
   }
@@ -996,6 +1010,7 @@ extern "C" cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pi
   if (!choose_kernel(device, pixel, variant, 1, &launch))
     return cudaErrorInvalidValue;
   dim3 grid(grid_width(device, launch.blocks_per_sm, image, 1, pixels_per_unit(pixel)), 1);
+  p.finish.contributors = grid.x;
   launch.kernel<<<grid, LHK_BLOCK_THREADS, launch.shared_bytes, stream>>>(p);
   LHK_CHECK_LAUNCH(stream);
   return cudaSuccess;

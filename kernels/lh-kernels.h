@@ -138,8 +138,17 @@ typedef struct {
    * other, which are summed (0 or 1: one; set by lhk_histogram_finish, more
    * only where bins <= LHK_BLOCK_THREADS) */
   uint32_t n_copies;
+  /* 0: the counts are plain.  Otherwise (set by lhk_histogram_finish) every
+   * block of the histogram's launch added to every bin of one copy its count
+   * plus 1 << LHK_CONTRIBUTION_SHIFT, with no fence: the copies are read
+   * until the blocks counted in each bin add up to this. */
+  uint32_t contributors;
   unsigned long long ranks[LHK_MAX_RANKS]; /* 1-based; value = smallest v with cdf(v) >= rank */
 } LhkFinish;
+
+/* Where a fused copy's word counts its contributing blocks: above the
+ * pixels, which an image holds fewer than 2^31 of. */
+#define LHK_CONTRIBUTION_SHIFT 40
 
 /* For each frame, in one block: copies the histogram into its result block,
  * clears it, reduces it to the moments and scans it for the percentile

@@ -6,6 +6,8 @@
 #ifndef LHK_SCAN_CUH
 #define LHK_SCAN_CUH
 
+#include <cuda/atomic>
+
 #include "reduce.cuh"
 
 /* Shared memory of lhk_finish_frame.  The CDF tile is done with before the
@@ -154,22 +156,36 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
   const uint32_t copies = f.n_copies > 1 ? f.n_copies : 1;
   LhkResult *result = (LhkResult *)f.result;
   lhk_u64 h = 0;
+  if (f.contributors && copies == LHK_FUSED_COPIES) {
+    /* The fused path's copies, still being added to by the blocks' atomics,
+     * which no block fenced: read (in L2, every copy at once) until each bin
+     * has heard from every block.  This takes the place of a release by
+     * every block and the acquire of the ticket (kernels/NOTES.md). */
+    const lhk_u64 mask = (1ull << LHK_CONTRIBUTION_SHIFT) - 1;
+    bool complete;
+    do {
+      lhk_u64 per_copy[LHK_FUSED_COPIES], blocks = 0;
+      h = 0;
+      if (v < bins) {
+#pragma unroll
+        for (int c = 0; c < LHK_FUSED_COPIES; c++)
+          per_copy[c] = cuda::atomic_ref<lhk_u64, cuda::thread_scope_device>(
+                            f.histogram[(size_t)c * bins + v])
+                            .load(cuda::memory_order_relaxed);
+#pragma unroll
+        for (int c = 0; c < LHK_FUSED_COPIES; c++) {
+          h += per_copy[c] & mask;
+          blocks += per_copy[c] >> LHK_CONTRIBUTION_SHIFT;
+        }
+      }
+      complete = v >= bins || blocks == f.contributors;
+    } while (!__syncthreads_and(complete));
+  } else if (v < bins) {
+    /* Other blocks' atomics landed in L2: read past L1. */
+    for (uint32_t c = 0; c < copies; c++)
+      h += __ldcg(f.histogram + (size_t)c * bins + v);
+  }
   if (v < bins) {
-    /* Other blocks' atomics landed in L2: read past L1.  The fused path's
-     * copies are all loaded before the first is added, so that the block
-     * waits for L2 once, not once per few copies. */
-    if (copies == LHK_FUSED_COPIES) {
-      lhk_u64 per_copy[LHK_FUSED_COPIES];
-#pragma unroll
-      for (int c = 0; c < LHK_FUSED_COPIES; c++)
-        per_copy[c] = __ldcg(f.histogram + (size_t)c * bins + v);
-#pragma unroll
-      for (int c = 0; c < LHK_FUSED_COPIES; c++)
-        h += per_copy[c];
-    } else {
-      for (uint32_t c = 0; c < copies; c++)
-        h += __ldcg(f.histogram + (size_t)c * bins + v);
-    }
     for (uint32_t c = 0; c < copies; c++)
       f.histogram[(size_t)c * bins + v] = 0;
     lhk_result_histogram(f.result)[v] = h;
