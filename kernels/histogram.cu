@@ -360,7 +360,7 @@ __device__ __forceinline__ void lhk_count_pixels(const uint8_t *row, uint32_t fr
  * divisions. */
 template <int PIXEL, int UNROLL = LhkLayout<PIXEL>::UNROLL, class Counter>
 __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uint8_t *head_table,
-                                                Counter &counter)
+                                                Counter &counter, bool first_round_done = false)
 {
   typedef LhkLayout<PIXEL> L;
   const LhkLuma luma = {
@@ -379,7 +379,8 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
       head = aligned ? pixels : 0;
     const uint32_t n_units = (pixels - head) / L::PX;
     const uint8_t *units = data + (size_t)head * L::BPP;
-    for (uint32_t i = first; i < n_units; i += UNROLL * threads) {
+    for (uint32_t i = first + (first_round_done ? UNROLL * threads : 0); i < n_units;
+         i += UNROLL * threads) {
       uint4 words[UNROLL][L::VEC];
 #pragma unroll
       for (int u = 0; u < UNROLL; u++)
@@ -439,24 +440,48 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
   }
 }
 
-/* A frame's first units of each thread (those lhk_count_image loads first,
- * give or take the row's unaligned head) asked of L2 at once, so that the
- * DRAM reads overlap the zeroing of the sub-histograms; packed frames only. */
-template <int UNROLL>
-__device__ __forceinline__ void lhk_prefetch_first_units(const LhkImage &image)
-{
-  if (image.height != 1 && image.stride != image.width)
-    return;
-  const uint32_t threads = gridDim.x * LHK_BLOCK_THREADS;
-  const uint32_t first = blockIdx.x * LHK_BLOCK_THREADS + threadIdx.x;
-  const uint64_t bytes = (uint64_t)image.width * image.height;
+/* 8-bit gray, packed frames: the units of a thread's first round (those
+ * lhk_count_image would load first), loaded before the sub-histograms are
+ * zeroed, so that the DRAM reads overlap the zeroing and the counting starts
+ * on words already in registers (an L2 prefetch in their place left a trip
+ * to L2 after the barrier: kernels/NOTES.md).  lhk_count_image then starts
+ * at the second round (first_round_done). */
+template <int UNROLL> struct LhkGray8FirstRound {
+  uint4 words[UNROLL];
+  uint32_t n_units; /* 0: a pitched frame, read by lhk_count_image alone */
+
+  __device__ __forceinline__ void load(const LhkImage &image)
+  {
+    n_units = 0;
+    if (image.height != 1 && image.stride != image.width)
+      return;
+    /* As lhk_count_image: every 8-bit sample is a pixel boundary, the head
+     * is the bytes up to the first 16-byte-aligned one. */
+    const uint32_t pixels = image.width * image.height;
+    const uint32_t head = min((16u - ((uint32_t)(uintptr_t)image.data & 15u)) & 15u, pixels);
+    const uint4 *units = (const uint4 *)((const uint8_t *)image.data + head);
+    const uint32_t threads = gridDim.x * LHK_BLOCK_THREADS;
+    const uint32_t first = blockIdx.x * LHK_BLOCK_THREADS + threadIdx.x;
+    n_units = (pixels - head) / 16;
 #pragma unroll
-  for (int u = 0; u < UNROLL; u++) {
-    const uint64_t offset = (uint64_t)(first + u * threads) * 16;
-    if (offset < bytes)
-      asm volatile("prefetch.global.L2 [%0];" ::"l"((const uint8_t *)image.data + offset));
+    for (int u = 0; u < UNROLL; u++)
+      if (first + u * threads < n_units)
+        words[u] = __ldg(units + first + u * threads);
   }
-}
+  template <class Counter> __device__ __forceinline__ void count(Counter &counter) const
+  {
+    const uint32_t threads = gridDim.x * LHK_BLOCK_THREADS;
+    const uint32_t first = blockIdx.x * LHK_BLOCK_THREADS + threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++)
+      if (first + u * threads < n_units)
+        counter.add_unit(words[u]);
+  }
+  __device__ __forceinline__ bool packed() const
+  {
+    return n_units > 0;
+  }
+};
 
 #ifdef LHK_PHASE_TIMES
 /* lumahist-bench's copy of the phase times (lhk-common.cuh). */
@@ -577,7 +602,8 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
   const uint32_t lane = threadIdx.x & 31;
 
   LHK_STAMP(0);
-  lhk_prefetch_first_units<UNROLL>(image);
+  LhkGray8FirstRound<UNROLL> first_round;
+  first_round.load(image);
   lhk_fill_head_table<LHK_PIXEL_Y8>(head_table);
   /* One set uses the first half of each 256-byte row (lane << 2 below 128). */
   const uint32_t zeroed = SETS == 1 ? 65536 / 32 : LhkGray8Layout<SETS>::BYTES / 16;
@@ -588,7 +614,8 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
 
   LhkGray8Counter<SETS, FLAT> counter;
   counter.init(sub, threadIdx.x / 32, lane);
-  lhk_count_image<LHK_PIXEL_Y8, UNROLL>(image, head_table, counter);
+  first_round.count(counter);
+  lhk_count_image<LHK_PIXEL_Y8, UNROLL>(image, head_table, counter, first_round.packed());
   counter.finish();
   __syncthreads();
   LHK_STAMP(2);
