@@ -357,7 +357,8 @@ __device__ __forceinline__ void lhk_count_pixels(const uint8_t *row, uint32_t fr
  * UNROLL of them (the layout's unless given) loaded before any is counted.  Packed images (stride =
  * row) are one long row; in pitched ones each row has width / PX + 1 units, the last being the
  * scalar pixels at both ends of the row, and (row, col) of the next unit is stepped without
- * divisions. */
+ * divisions.  first_round_done: a packed image's first round of the thread's
+ * units was counted already (LhkGray8FirstRound). */
 template <int PIXEL, int UNROLL = LhkLayout<PIXEL>::UNROLL, class Counter>
 __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uint8_t *head_table,
                                                 Counter &counter, bool first_round_done = false)
