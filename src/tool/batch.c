@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -422,11 +421,6 @@ static bool emit_record(LhtItem *item, void *data)
   return ok;
 }
 
-static const char *signal_name(int signal_number)
-{
-  return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
-}
-
 int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
 {
   const char *command = "lumahist stats";
@@ -537,7 +531,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
         sink->failed = true;
       sink_commit(sink);
       if (interrupted) {
-        lht_error(NULL, "stopped by %s: %u records written%s%s%s", signal_name(result.signal),
+        lht_error(NULL, "stopped by %s: %u records written%s%s%s", lht_signal_name(result.signal),
                   result.done, args->output ? " to " : "", args->output ? args->output : "",
                   args->output ? "; run again with --skip-existing to go on" : "");
         status = 128 + result.signal;

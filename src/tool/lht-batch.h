@@ -248,6 +248,9 @@ typedef struct {
 void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
                       LhtPipelineResult *result);
 
+/* "SIGINT" or "SIGTERM" for result->signal, for the message of a stopped run. */
+const char *lht_signal_name(int signal_number);
+
 /* Page-locked buffers for decoded pixels (pinned-pool.c), given to lhio as
  * its pixel allocator (lht_pinned_alloc, lht_pinned_release, the pool as
  * user) for a run.  Buffers come from malloc until the pool is enabled with

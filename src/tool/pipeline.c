@@ -100,6 +100,11 @@ static void on_stop_signal(int signal_number)
   stop_signal = signal_number;
 }
 
+const char *lht_signal_name(int signal_number)
+{
+  return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
+}
+
 void lht_item_fail(LhtItem *item, int status, const char *format, ...)
 {
   va_list args;

@@ -148,7 +148,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       lht_pipeline_print_timing(&result, &contexts);
     if (result.signal) {
       lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
-                result.signal == SIGINT ? "SIGINT" : "SIGTERM", result.done);
+                lht_signal_name(result.signal), result.done);
       status = 128 + result.signal;
     }
   }

@@ -581,6 +581,8 @@ def check_resume(tmp, folder, sig, extra, full_bytes, label):
               f"{label}: exit status {proc.returncode}, expected {128 + sig}")
         check(data.endswith(b"\n"), f"{label}: the last record is not whole")
         check(b"--skip-existing" in stderr, f"{label}: no hint to resume: {text(stderr)!r}")
+        check(f"stopped by {label}".encode() in stderr,
+              f"{label}: the signal is not named: {text(stderr)!r}")
         check(full_bytes.startswith(data), f"{label}: the records kept are not the run's first")
         check(b'"dataset":true' not in data, f"{label}: a dataset record after an interruption")
     check(len(data) < len(full_bytes), f"{label}: the run was not cut short")
@@ -646,6 +648,7 @@ def group_resume(tmp):
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     check(proc.returncode == 130, f"equalize SIGINT: status {proc.returncode} {text(stderr)!r}")
+    check(b"stopped by SIGINT" in stderr, f"equalize SIGINT: the signal is not named: {text(stderr)!r}")
     names = sorted(os.listdir(cut))
     check(0 < len(names) < 40, f"equalize SIGINT: {len(names)} outputs")
     for name in names:
