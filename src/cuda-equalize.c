@@ -178,9 +178,9 @@ static int download(CudaEqualize *e, LhiCudaClock *clock, const Layout *layout,
                                        layout->pitch[p], layout->row_bytes[p],
                                        (size_t)layout->rows[p], cudaMemcpyDeviceToHost, stream));
   } else {
-    int status = lhi_cuda_host_reserve(&e->staging, layout->total);
-    if (status < 0)
-      return status;
+    const int reserved = lhi_cuda_host_reserve(&e->staging, layout->total);
+    if (reserved < 0)
+      return reserved;
     LHI_CUDA_CHECK(cudaMemcpyAsync(e->staging.data, e->frame.data, layout->total,
                                    cudaMemcpyDeviceToHost, stream));
   }
