@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lhio-private.h"
@@ -136,7 +137,79 @@ void lhio_image_clear(LhioImage *image)
   memset(image, 0, sizeof *image);
 }
 
-int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image)
+const char *lhio_decoder_name(LhioDecoder decoder)
+{
+  switch (decoder) {
+  case LHIO_DECODER_LIBJPEG:
+    return "libjpeg-turbo";
+  case LHIO_DECODER_LIBPNG:
+    return "libpng";
+  case LHIO_DECODER_NVJPEG_HARDWARE:
+    return "nvjpeg-hardware";
+  case LHIO_DECODER_NVJPEG_GPU:
+    return "nvjpeg-gpu";
+  default:
+    return "none";
+  }
+}
+
+/* Opens path for reading.  Opened without blocking: a FIFO with no writer
+ * would block open() for ever; this way it reads as empty.  Reads block
+ * again as usual, so a pipe with a writer (/dev/stdin) is read in full. */
+static int open_input(const char *path, FILE **file)
+{
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  int flags = fcntl(fd, F_GETFL);
+  *file = NULL;
+  if (flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
+    *file = fdopen(fd, "rb");
+  if (!*file) {
+    int err = errno;
+    close(fd);
+    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
+  }
+  return LH_OK;
+}
+
+/* Reads the first bytes of file and says what it is, refusing what is not
+ * an image; leaves file at its start. */
+static int sniff_input(const char *path, FILE *file, LhioFileType *type)
+{
+  uint8_t head[8];
+  size_t n = fread(head, 1, sizeof head, file);
+  if (n < sizeof head && ferror(file))
+    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  *type = lhio_sniff(head, n);
+  if (*type == LHIO_FILE_UNKNOWN) {
+    if (n == 0)
+      return lhio_fail(LH_ERROR_CORRUPT, path, "empty file");
+    if (is_magic_prefix(head, n))
+      return lhio_fail(LH_ERROR_CORRUPT, path, "truncated file");
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path, "not a PNG or JPEG file");
+  }
+  if (fseek(file, 0, SEEK_SET) != 0)
+    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  return LH_OK;
+}
+
+/* Decodes an open file of a known type. */
+static int decode_input(const char *path, FILE *file, LhioFileType type, LhioReadMode mode,
+                        uint64_t max_pixels, LhioImage *image)
+{
+  int status = type == LHIO_FILE_PNG ? lhio_png_read(file, path, mode, max_pixels, image)
+                                     : lhio_jpeg_read(file, path, mode, max_pixels, image);
+  if (status < 0) {
+    lhio_image_clear(image);
+  } else {
+    image->type = type;
+    image->decoder = type == LHIO_FILE_PNG ? LHIO_DECODER_LIBPNG : LHIO_DECODER_LIBJPEG;
+  }
+  return status;
+}
+
+static int check_read_arguments(const char *path, LhioReadMode mode, LhioImage *image)
 {
   if (!image)
     return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_read: image is NULL");
@@ -145,59 +218,97 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
     return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_read: path is NULL");
   if (mode != LHIO_READ_FULL && mode != LHIO_READ_LUMA)
     return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "unknown read mode %d", (int)mode);
+  return LH_OK;
+}
+
+int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image)
+{
+  int status = check_read_arguments(path, mode, image);
+  if (status < 0)
+    return status;
   if (max_pixels == 0)
     max_pixels = LHIO_DEFAULT_MAX_PIXELS;
-
-  /* Opened without blocking: a FIFO with no writer would block open() for
-   * ever; this way it reads as empty.  Reads block again as usual, so a pipe
-   * with a writer (/dev/stdin) is read in full. */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  int flags = fcntl(fd, F_GETFL);
-  FILE *file = NULL;
-  if (flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
-    file = fdopen(fd, "rb");
-  if (!file) {
-    int err = errno;
-    close(fd);
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
-  }
-
-  uint8_t head[8];
-  size_t n = fread(head, 1, sizeof head, file);
-  if (n < sizeof head && ferror(file)) {
-    int err = errno;
-    fclose(file);
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
-  }
-  int status;
-  LhioFileType type = lhio_sniff(head, n);
-  if (type == LHIO_FILE_UNKNOWN) {
-    if (n == 0)
-      status = lhio_fail(LH_ERROR_CORRUPT, path, "empty file");
-    else if (is_magic_prefix(head, n))
-      status = lhio_fail(LH_ERROR_CORRUPT, path, "truncated file");
-    else
-      status = lhio_fail(LH_ERROR_UNSUPPORTED, path, "not a PNG or JPEG file");
-    fclose(file);
+  FILE *file;
+  status = open_input(path, &file);
+  if (status < 0)
     return status;
-  }
-  if (fseek(file, 0, SEEK_SET) != 0) {
-    int err = errno;
-    fclose(file);
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
-  }
+  LhioFileType type;
+  status = sniff_input(path, file, &type);
+  if (status == LH_OK)
+    status = decode_input(path, file, type, mode, max_pixels, image);
+  fclose(file);
+  return status;
+}
 
-  if (type == LHIO_FILE_PNG)
-    status = lhio_png_read(file, path, mode, max_pixels, image);
-  else
-    status = lhio_jpeg_read(file, path, mode, max_pixels, image);
+/* Bytes read at a time from a file whose size is not known ahead (a pipe). */
+#define LOAD_CHUNK ((size_t)1 << 20)
+
+int lhio_load(const char *path, LhioEncoded *encoded)
+{
+  if (!encoded)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: encoded is NULL");
+  memset(encoded, 0, sizeof *encoded);
+  if (!path)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: path is NULL");
+  FILE *file;
+  int status = open_input(path, &file);
+  if (status < 0)
+    return status;
+  status = sniff_input(path, file, &encoded->type);
+  /* A regular file's size is known; anything else grows as it is read. */
+  struct stat info;
+  size_t capacity = LOAD_CHUNK;
+  if (status == LH_OK && fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) &&
+      info.st_size > 0)
+    capacity = (size_t)info.st_size + 1; /* + 1: end of file is seen in one read */
+  while (status == LH_OK) {
+    uint8_t *grown = realloc(encoded->data, capacity);
+    if (!grown) {
+      status = lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %zu bytes", capacity);
+      break;
+    }
+    encoded->data = grown;
+    encoded->size += fread(encoded->data + encoded->size, 1, capacity - encoded->size, file);
+    if (ferror(file))
+      status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    else if (encoded->size < capacity)
+      break; /* end of file */
+    else
+      capacity += capacity / 2 + LOAD_CHUNK;
+  }
   fclose(file);
   if (status < 0)
-    lhio_image_clear(image);
-  else
-    image->type = type;
+    lhio_encoded_clear(encoded);
+  return status;
+}
+
+void lhio_encoded_clear(LhioEncoded *encoded)
+{
+  if (!encoded)
+    return;
+  free(encoded->data);
+  memset(encoded, 0, sizeof *encoded);
+}
+
+int lhio_read_memory(const char *path, const LhioEncoded *encoded, LhioReadMode mode,
+                     uint64_t max_pixels, LhioImage *image)
+{
+  int status = check_read_arguments(path, mode, image);
+  if (status < 0)
+    return status;
+  if (!encoded || !encoded->data || encoded->size == 0)
+    return lhio_fail(LH_ERROR_CORRUPT, path, "empty file");
+  if (max_pixels == 0)
+    max_pixels = LHIO_DEFAULT_MAX_PIXELS;
+  /* The decoders read a FILE: the same code reads files and memory. */
+  FILE *file = fmemopen(encoded->data, encoded->size, "rb");
+  if (!file)
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "%s", strerror(errno));
+  LhioFileType type;
+  status = sniff_input(path, file, &type);
+  if (status == LH_OK)
+    status = decode_input(path, file, type, mode, max_pixels, image);
+  fclose(file);
   return status;
 }
 

@@ -216,6 +216,103 @@ int lhio_jpeg_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max
 }
 
 /* ------------------------------------------------------------------------ */
+/* Reading the headers alone, to choose a decoder                            */
+
+/* Whether an EOI marker (FF D9) lies between the first scan's data and the
+ * end.  Entropy-coded data holds no unstuffed FF D9, so one found there ends
+ * the image (or trailing bytes after its end): a file cut short has none.
+ * Searched from the end, where it is in every whole file. */
+static bool eoi_after(const uint8_t *data, size_t size, size_t scan_start)
+{
+  for (size_t i = size >= 2 ? size - 2 : 0; size >= 2 && i + 1 > scan_start; i--)
+    if (data[i] == 0xFF && data[i + 1] == 0xD9)
+      return true;
+  return false;
+}
+
+/* Why nvJPEG is not given a file, or NULL: what it does not decode, what it
+ * would decode differently from the CPU path, and what it might not report
+ * as broken. */
+static const char *gpu_refusal(const struct jpeg_decompress_struct *cinfo, const LhioJpegInfo *info)
+{
+  if (info->precision != 8)
+    return "12-bit samples";
+  if (info->arithmetic)
+    return "arithmetic coding";
+  switch (cinfo->jpeg_color_space) {
+  case JCS_GRAYSCALE:
+  case JCS_YCbCr:
+    break;
+  case JCS_RGB:
+    return "RGB-coded (its luma is computed from R'G'B')";
+  case JCS_CMYK:
+    return "CMYK";
+  case JCS_YCCK:
+    return "YCCK";
+  default:
+    return "an unknown colour space";
+  }
+  if (!info->ends_with_eoi)
+    return "no end-of-image marker after the scan data (cut short?)";
+  return NULL;
+}
+
+static int probe_jpeg(JpegRead *state, const char *path, const LhioEncoded *encoded,
+                      uint64_t max_pixels, LhioJpegInfo *info)
+{
+  struct jpeg_decompress_struct *cinfo = &state->cinfo;
+  if (setjmp(state->error.jump))
+    return lhio_fail(state->error.status, path, "%s", state->error.message);
+  jpeg_create_decompress(cinfo);
+  jpeg_mem_src(cinfo, encoded->data, (unsigned long)encoded->size);
+  jpeg_read_header(cinfo, TRUE);
+  unsigned width = cinfo->image_width, height = cinfo->image_height;
+  if (width == 0 || height == 0)
+    return lhio_fail(LH_ERROR_CORRUPT, path, "image has no pixels (%ux%u)", width, height);
+  if ((uint64_t)width * height > max_pixels)
+    return lhio_fail(LH_ERROR_TOO_LARGE, path, "%ux%u is %llu pixels, above the limit of %llu",
+                     width, height, (unsigned long long)width * height,
+                     (unsigned long long)max_pixels);
+  info->width = (int)width;
+  info->height = (int)height;
+  info->components = cinfo->num_components;
+  info->ycbcr = cinfo->jpeg_color_space == JCS_YCbCr || cinfo->jpeg_color_space == JCS_GRAYSCALE;
+  info->progressive = cinfo->progressive_mode != 0;
+  info->arithmetic = cinfo->arith_code != 0;
+  info->precision = cinfo->data_precision;
+  info->h_samp = cinfo->comp_info[0].h_samp_factor;
+  info->v_samp = cinfo->comp_info[0].v_samp_factor;
+  info->restart_interval = cinfo->restart_interval;
+  /* The memory source hands libjpeg the whole file at once: what it has
+   * not consumed starts with the first scan's data. */
+  size_t scan_start = encoded->size - cinfo->src->bytes_in_buffer;
+  info->ends_with_eoi = eoi_after(encoded->data, encoded->size, scan_start);
+  info->gpu_refusal = gpu_refusal(cinfo, info);
+  return LH_OK;
+}
+
+int lhio_jpeg_probe(const char *path, const LhioEncoded *encoded, uint64_t max_pixels,
+                    LhioJpegInfo *info)
+{
+  if (!info)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_jpeg_probe: info is NULL");
+  memset(info, 0, sizeof *info);
+  if (!encoded || !encoded->data || encoded->type != LHIO_FILE_JPEG)
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "not JPEG bytes");
+  if (max_pixels == 0)
+    max_pixels = LHIO_DEFAULT_MAX_PIXELS;
+  JpegRead *state = calloc(1, sizeof *state);
+  if (!state)
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "out of memory");
+  init_error(&state->error, NULL);
+  state->cinfo.err = &state->error.pub;
+  int status = probe_jpeg(state, path, encoded, max_pixels, info);
+  jpeg_destroy_decompress(&state->cinfo);
+  free(state);
+  return status;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Writing                                                                   */
 
 static int jpeg_input_space(const char *path, LhFormat format, J_COLOR_SPACE *space,

@@ -27,6 +27,17 @@ typedef enum {
                      upsampling); PNG is read in full */
 } LhioReadMode;
 
+/* Which decoder made an image, as records name it (lhio_decoder_name). */
+typedef enum {
+  LHIO_DECODER_NONE,
+  LHIO_DECODER_LIBJPEG,         /* "libjpeg-turbo", on the CPU */
+  LHIO_DECODER_LIBPNG,          /* "libpng", on the CPU */
+  LHIO_DECODER_NVJPEG_HARDWARE, /* "nvjpeg-hardware": the GPU's JPEG engines (NVJPG) */
+  LHIO_DECODER_NVJPEG_GPU,      /* "nvjpeg-gpu": nvJPEG's hybrid decoder, IDCT on the GPU */
+} LhioDecoder;
+
+const char *lhio_decoder_name(LhioDecoder decoder);
+
 /* A decoded image.  Pixels are one contiguous buffer described by frame
  * (memory LH_MEMORY_HOST), owned by the image. */
 typedef struct {
@@ -42,6 +53,7 @@ typedef struct {
   bool source_interlaced;   /* PNG Adam7 */
   bool luma_only;           /* a colour JPEG read with LHIO_READ_LUMA: frame is GRAY8 */
   int jpeg_h_samp, jpeg_v_samp; /* JPEG luma sampling factors (chroma subsampling) */
+  LhioDecoder decoder;          /* what decoded it */
 } LhioImage;
 
 /* zlib's level for PNG when none is asked for: 1, as OpenCV's imwrite.  On
@@ -69,6 +81,46 @@ bool lhio_is_image_name(const char *path);
 #define LHIO_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
 
 int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image);
+
+/* A whole file in memory, for decoders that take bytes (nvJPEG). */
+typedef struct {
+  LhioFileType type;
+  uint8_t *data;
+  size_t size;
+} LhioEncoded;
+
+/* Reads path whole into *encoded, refusing what lhio_read refuses before
+ * decoding (unreadable, empty, truncated magic, not a PNG or JPEG) with the
+ * same messages.  Special files are read as lhio_read reads them. */
+int lhio_load(const char *path, LhioEncoded *encoded);
+void lhio_encoded_clear(LhioEncoded *encoded);
+
+/* lhio_read on bytes already in memory (from lhio_load); path names them in
+ * messages. */
+int lhio_read_memory(const char *path, const LhioEncoded *encoded, LhioReadMode mode,
+                     uint64_t max_pixels, LhioImage *image);
+
+/* What a JPEG's headers say, read by libjpeg-turbo without decoding the
+ * entropy-coded data: enough to size its luma and to choose a decoder. */
+typedef struct {
+  int width, height;
+  int components;
+  bool ycbcr;       /* the file's Y is its luma (YCbCr, or one gray component) */
+  bool progressive; /* SOF2 */
+  bool arithmetic;  /* arithmetic-coded entropy data */
+  int precision;    /* bits per sample: 8, or 12 */
+  int h_samp, v_samp;    /* luma sampling factors */
+  unsigned restart_interval;
+  bool ends_with_eoi; /* an EOI marker follows the first scan's data: not cut short */
+  /* Why nvJPEG is not asked to decode it (libjpeg-turbo does), or NULL. */
+  const char *gpu_refusal;
+} LhioJpegInfo;
+
+/* Reads the headers of encoded (a JPEG) into *info; refuses what lhio_read
+ * refuses from the headers alone (no pixels, above max_pixels, corrupt
+ * markers) with the same messages. */
+int lhio_jpeg_probe(const char *path, const LhioEncoded *encoded, uint64_t max_pixels,
+                    LhioJpegInfo *info);
 
 /* Writes image to path as its type says, through a temporary file in the
  * same folder renamed over path when complete; never leaves a partial file. */

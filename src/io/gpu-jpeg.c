@@ -1,0 +1,294 @@
+/* gpu-jpeg.c: decoding the luma of JPEG batches into device memory with
+ * nvJPEG: the hardware backend (NVJPG engines) for the files it takes, in
+ * one batched call, and the hybrid backend for the rest, one by one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "lhio-gpu.h"
+#include "lhio-private.h"
+#include "nvjpeg-api.h"
+
+/* Rows of a decoded plane start at multiples of this: the histogram
+ * kernels read 16-byte words, and the engines write whole 64-byte lines. */
+#define PITCH_ALIGN 128
+
+typedef struct {
+  uint8_t *memory;
+  size_t bytes;
+} Slot;
+
+struct LhioGpuJpeg {
+  const LhnjApi *nj;
+  cudaStream_t stream;
+  LhnjHandle hardware; /* NULL where the GPU has no JPEG engine */
+  LhnjState hardware_state;
+  LhnjStream parsed; /* headers, for the hardware backend's verdict */
+  int hardware_batch; /* the batch size hardware_state was set up for; 0: none */
+  LhnjHandle hybrid;
+  LhnjState hybrid_state;
+  Slot *slots; /* one device plane per job of a call */
+  int n_slots;
+  cudaEvent_t began, ended;
+  bool timing; /* began and ended hold a call's interval not yet added */
+  double seconds;
+};
+
+bool lhio_gpu_jpeg_usable(const char **why)
+{
+  return lhnj_api(why) != NULL;
+}
+
+/* The message for a failed CUDA call, as status + message. */
+static int cuda_fail(cudaError_t error, const char *what)
+{
+  return lh_set_error(error == cudaErrorMemoryAllocation ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA,
+                      "nvJPEG decoding: %s: %s", what, cudaGetErrorString(error));
+}
+
+static int nvjpeg_fail(int status, const char *what)
+{
+  return lh_set_error(status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA,
+                      "nvJPEG: %s: %s", what, lhnj_status_name(status));
+}
+
+int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder)
+{
+  const char *why = NULL;
+  const LhnjApi *nj = lhnj_api(&why);
+  *decoder = NULL;
+  if (!nj)
+    return lh_set_error(LH_ERROR_UNSUPPORTED, "nvJPEG: %s", why);
+  LhioGpuJpeg *d = calloc(1, sizeof *d);
+  if (!d)
+    return lh_set_error(LH_ERROR_NO_MEMORY, "out of memory");
+  d->nj = nj;
+  d->stream = (cudaStream_t)cuda_stream;
+  int status;
+  /* The hardware backend exists on A100, A30, H100, H200 and later; where
+   * it does not, creating it fails and the hybrid backend does everything. */
+  if (nj->CreateEx(LHNJ_BACKEND_HARDWARE, NULL, NULL, 0, &d->hardware) != LHNJ_STATUS_SUCCESS)
+    d->hardware = NULL;
+  if (d->hardware && (nj->JpegStateCreate(d->hardware, &d->hardware_state) != LHNJ_STATUS_SUCCESS ||
+                      nj->JpegStreamCreate(d->hardware, &d->parsed) != LHNJ_STATUS_SUCCESS)) {
+    lhio_gpu_jpeg_free(d);
+    return nvjpeg_fail(LHNJ_STATUS_INTERNAL_ERROR, "cannot set up the hardware decoder");
+  }
+  if ((status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, 0, &d->hybrid)) !=
+          LHNJ_STATUS_SUCCESS ||
+      (status = nj->JpegStateCreate(d->hybrid, &d->hybrid_state)) != LHNJ_STATUS_SUCCESS) {
+    lhio_gpu_jpeg_free(d);
+    return nvjpeg_fail(status, "cannot create a decoder");
+  }
+  cudaError_t error = cudaEventCreate(&d->began);
+  if (error == cudaSuccess)
+    error = cudaEventCreate(&d->ended);
+  if (error != cudaSuccess) {
+    lhio_gpu_jpeg_free(d);
+    return cuda_fail(error, "events");
+  }
+  *decoder = d;
+  return LH_OK;
+}
+
+/* Adds the last call's interval once its work is done. */
+static void settle_timing(LhioGpuJpeg *d)
+{
+  if (!d->timing)
+    return;
+  float ms = 0;
+  if (cudaEventSynchronize(d->ended) == cudaSuccess &&
+      cudaEventElapsedTime(&ms, d->began, d->ended) == cudaSuccess)
+    d->seconds += ms / 1e3;
+  d->timing = false;
+}
+
+void lhio_gpu_jpeg_free(LhioGpuJpeg *d)
+{
+  if (!d)
+    return;
+  const LhnjApi *nj = d->nj;
+  if (d->stream || d->n_slots)
+    cudaStreamSynchronize(d->stream);
+  settle_timing(d);
+  for (int i = 0; i < d->n_slots; i++)
+    cudaFree(d->slots[i].memory);
+  free(d->slots);
+  if (d->parsed)
+    nj->JpegStreamDestroy(d->parsed);
+  if (d->hardware_state)
+    nj->JpegStateDestroy(d->hardware_state);
+  if (d->hardware)
+    nj->Destroy(d->hardware);
+  if (d->hybrid_state)
+    nj->JpegStateDestroy(d->hybrid_state);
+  if (d->hybrid)
+    nj->Destroy(d->hybrid);
+  if (d->began)
+    cudaEventDestroy(d->began);
+  if (d->ended)
+    cudaEventDestroy(d->ended);
+  free(d);
+}
+
+bool lhio_gpu_jpeg_has_hardware(const LhioGpuJpeg *d)
+{
+  return d && d->hardware;
+}
+
+double lhio_gpu_jpeg_device_seconds(const LhioGpuJpeg *d)
+{
+  settle_timing((LhioGpuJpeg *)d);
+  return d->seconds;
+}
+
+/* Device room for n planes of the jobs' sizes; planes grow, never shrink,
+ * so that a run of like-sized photographs allocates once. */
+static int reserve_slots(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
+{
+  if (n > d->n_slots) {
+    Slot *slots = realloc(d->slots, (size_t)n * sizeof *slots);
+    if (!slots)
+      return lh_set_error(LH_ERROR_NO_MEMORY, "out of memory");
+    memset(slots + d->n_slots, 0, (size_t)(n - d->n_slots) * sizeof *slots);
+    d->slots = slots;
+    d->n_slots = n;
+  }
+  for (int i = 0; i < n; i++) {
+    const LhioJpegInfo *info = jobs[i].info;
+    size_t pitch = ((size_t)info->width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+    size_t bytes = pitch * (size_t)info->height;
+    Slot *slot = &d->slots[i];
+    if (slot->bytes < bytes) {
+      /* The planes may still be read by work queued before this call. */
+      cudaStreamSynchronize(d->stream);
+      cudaFree(slot->memory);
+      slot->memory = NULL;
+      slot->bytes = 0;
+      cudaError_t error = cudaMalloc((void **)&slot->memory, bytes);
+      if (error != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(error, "no device memory for a decoded plane");
+      }
+      slot->bytes = bytes;
+    }
+    jobs[i].luma = slot->memory;
+    jobs[i].pitch = pitch;
+  }
+  return LH_OK;
+}
+
+static LhnjImage destination_of(const LhioGpuJpegJob *job)
+{
+  LhnjImage image;
+  memset(&image, 0, sizeof image);
+  image.channel[0] = job->luma;
+  image.pitch[0] = job->pitch;
+  return image;
+}
+
+/* Whether the hardware backend takes the file, by nvJPEG's own verdict on
+ * its headers (baseline, one scan, a sampling the engine knows). */
+static bool hardware_takes(LhioGpuJpeg *d, const LhioGpuJpegJob *job)
+{
+  const LhioEncoded *e = job->encoded;
+  if (job->info->progressive)
+    return false;
+  if (d->nj->JpegStreamParseHeader(d->hardware, e->data, e->size, d->parsed) != LHNJ_STATUS_SUCCESS)
+    return false;
+  int unsupported = 1;
+  return d->nj->DecodeBatchedSupported(d->hardware, d->parsed, &unsupported) ==
+             LHNJ_STATUS_SUCCESS &&
+         unsupported == 0;
+}
+
+/* The hardware backend's batched call over the jobs listed in which. */
+static int decode_on_hardware(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, const int *which, int n)
+{
+  const unsigned char **data = malloc((size_t)n * sizeof *data);
+  size_t *lengths = malloc((size_t)n * sizeof *lengths);
+  LhnjImage *destinations = malloc((size_t)n * sizeof *destinations);
+  int status = LHNJ_STATUS_ALLOCATOR_FAILURE;
+  if (data && lengths && destinations) {
+    for (int k = 0; k < n; k++) {
+      const LhioGpuJpegJob *job = &jobs[which[k]];
+      data[k] = job->encoded->data;
+      lengths[k] = job->encoded->size;
+      destinations[k] = destination_of(job);
+    }
+    status = LHNJ_STATUS_SUCCESS;
+    if (d->hardware_batch != n) {
+      status = d->nj->DecodeBatchedInitialize(d->hardware, d->hardware_state, n, 1, LHNJ_OUTPUT_Y);
+      d->hardware_batch = status == LHNJ_STATUS_SUCCESS ? n : 0;
+    }
+    if (status == LHNJ_STATUS_SUCCESS)
+      status = d->nj->DecodeBatched(d->hardware, d->hardware_state, data, lengths, destinations,
+                                    d->stream);
+    if (status != LHNJ_STATUS_SUCCESS)
+      d->hardware_batch = 0; /* a failed batch needs initializing again */
+  }
+  free(data);
+  free(lengths);
+  free(destinations);
+  return status;
+}
+
+int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
+{
+  if (n <= 0)
+    return 0;
+  int status = reserve_slots(d, jobs, n);
+  if (status < 0)
+    return status;
+  settle_timing(d);
+  cudaEventRecord(d->began, d->stream);
+
+  int *on_hardware = malloc((size_t)n * sizeof *on_hardware);
+  if (!on_hardware)
+    return lh_set_error(LH_ERROR_NO_MEMORY, "out of memory");
+  int n_hardware = 0;
+  for (int i = 0; i < n; i++) {
+    jobs[i].status = 1; /* not yet decoded */
+    jobs[i].reason[0] = '\0';
+    if (d->hardware && hardware_takes(d, &jobs[i]))
+      on_hardware[n_hardware++] = i;
+  }
+  if (n_hardware > 0) {
+    int nj_status = decode_on_hardware(d, jobs, on_hardware, n_hardware);
+    /* A batch the engine refused is decoded again one file at a time on the
+     * hybrid backend, so that only the file at fault fails. */
+    for (int k = 0; nj_status == LHNJ_STATUS_SUCCESS && k < n_hardware; k++) {
+      jobs[on_hardware[k]].status = 0;
+      jobs[on_hardware[k]].decoder = LHIO_DECODER_NVJPEG_HARDWARE;
+    }
+  }
+  free(on_hardware);
+
+  int decoded = 0;
+  for (int i = 0; i < n; i++) {
+    LhioGpuJpegJob *job = &jobs[i];
+    if (job->status == 1) {
+      LhnjImage destination = destination_of(job);
+      int nj_status = d->nj->Decode(d->hybrid, d->hybrid_state, job->encoded->data,
+                                    job->encoded->size, LHNJ_OUTPUT_Y, &destination, d->stream);
+      if (nj_status == LHNJ_STATUS_SUCCESS) {
+        job->status = 0;
+        job->decoder = LHIO_DECODER_NVJPEG_GPU;
+      } else {
+        job->status = nj_status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY
+                                                                 : LH_ERROR_CORRUPT;
+        snprintf(job->reason, sizeof job->reason, "nvJPEG: %s", lhnj_status_name(nj_status));
+      }
+    }
+    decoded += job->status == 0;
+  }
+  /* An error nvJPEG left behind in the runtime is not the next call's. */
+  cudaError_t error = cudaGetLastError();
+  cudaEventRecord(d->ended, d->stream);
+  d->timing = true;
+  if (error != cudaSuccess)
+    return cuda_fail(error, "decoding");
+  return decoded;
+}
