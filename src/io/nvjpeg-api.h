@@ -2,7 +2,7 @@
  * than taken from nvjpeg.h, and loaded from libnvjpeg at run time: CI and
  * build machines have no libnvjpeg (Debian's CUDA packages lack it), GPU
  * hosts do.  The values and layouts below are nvJPEG's ABI (CUDA 11 to 13);
- * tests/io/nvjpeg-abi-test.c checks them against nvjpeg.h where the header
+ * tests/gpu/nvjpeg-abi-test.c checks them against nvjpeg.h where the header
  * is installed. */
 #ifndef LHIO_NVJPEG_API_H
 #define LHIO_NVJPEG_API_H

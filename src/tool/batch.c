@@ -28,6 +28,7 @@ void lht_batch_args_clear(LhtBatchArgs *args)
 {
   g_free(args->shard);
   g_free(args->devices);
+  g_free(args->decoder_name);
   g_free(args->output);
   g_free(args->report);
   if (args->device_ids)
@@ -57,6 +58,13 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
            ? "With --output: keep the records already in FILE and do only the other files"
            : "Leave out the inputs whose output already exists",
        NULL},
+      {"decoder", 0, 0, G_OPTION_ARG_STRING, &args->decoder_name,
+       (args->kinds & LHT_BATCH_STATS)
+           ? "Where JPEGs are decoded: auto (the GPU, with nvJPEG, when it and a CUDA device are "
+             "usable), cpu (libjpeg-turbo) or gpu"
+           : "Where JPEGs are decoded: auto or cpu (libjpeg-turbo; these commands decode on the "
+             "CPU so far)",
+       "auto|cpu|gpu"},
       {"timing", 0, 0, G_OPTION_ARG_NONE, &args->timing,
        "Say on stderr where the time went (decoding, analysis, GPU share of the wall time)", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -107,6 +115,20 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
     return usage(command, "--jobs must be 1 or more (0: one per core)");
   if (args->streams < 1 || args->streams > 16)
     return usage(command, "--streams must be 1 to 16");
+  if (args->decoder_name) {
+    if (strcmp(args->decoder_name, "auto") == 0)
+      args->decoder = LHT_DECODER_AUTO;
+    else if (strcmp(args->decoder_name, "cpu") == 0)
+      args->decoder = LHT_DECODER_CPU;
+    else if (strcmp(args->decoder_name, "gpu") == 0)
+      args->decoder = LHT_DECODER_GPU;
+    else
+      return usage(command, "--decoder '%s': expected auto, cpu or gpu", args->decoder_name);
+    if (args->decoder == LHT_DECODER_GPU && !(args->kinds & LHT_BATCH_STATS))
+      return usage(command,
+                   "--decoder gpu: this command decodes on the CPU so far (stats decodes on the "
+                   "GPU)");
+  }
   if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count))
     return usage(command, "--shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", args->shard);
   if (args->devices) {
@@ -409,6 +431,7 @@ static bool emit_record(LhtItem *item, void *data)
       .width = item->width,
       .height = item->height,
       .backend = run->backend,
+      .decoder = item->decoder,
       .stats = &item->stats,
   };
   lht_writer_record(run->writer, &record);
@@ -439,6 +462,20 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   if (args->device_ids && job->backend == LH_BACKEND_CPU) {
     usage(command, "--devices and --backend cpu do not go together");
     return LHT_EXIT_USAGE;
+  }
+  LhBackend backend = job->backend;
+  if (args->decoder == LHT_DECODER_GPU) {
+    const char *why = NULL;
+    if (backend == LH_BACKEND_CPU) {
+      usage(command, "--decoder gpu needs the CUDA backend, not --backend cpu");
+      return LHT_EXIT_USAGE;
+    }
+    if (!lht_gpu_jpeg_usable(&why)) {
+      lht_error(NULL, "--decoder gpu: %s", why);
+      return LHT_EXIT_FAILURE;
+    }
+    /* The GPU was asked for: no quiet fall back to the CPU backend. */
+    backend = LH_BACKEND_CUDA;
   }
 
   int jobs = lht_batch_jobs(args);
@@ -502,9 +539,11 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   if (status == LHT_EXIT_OK) {
     LhtProgress *progress = lht_progress_new(paths->len, args->progress, args->quiet);
     LhtPipelineSpec spec = {
-        .contexts = {job->backend, args->device_ids, jobs, args->streams, job->verbose},
+        .contexts = {backend, args->device_ids, jobs, args->streams, job->verbose},
         .jobs = jobs,
         .read_mode = LHIO_READ_LUMA,
+        .decoder = args->decoder,
+        .verbose = job->verbose,
         .max_pixels = job->max_pixels,
         .analyze = job->options,
         .ready = stats_ready,

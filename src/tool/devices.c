@@ -2,7 +2,8 @@
  * `--devices 0,1` (the tool makes each device current on the thread that uses
  * it, since the library never changes the device), one on the default device,
  * or one per decoding thread on the CPU.  The pipeline opens them on its
- * first analysis thread while the first images decode. */
+ * first analysis thread while the first images decode.  Each CUDA context's
+ * thread may also have an nvJPEG decoder on a stream it shares with it. */
 #include <errno.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "io/lhio-gpu.h"
 #include "lht-batch.h"
 
 bool lht_devices_parse(const char *text, GArray *ids, char **error)
@@ -191,4 +193,50 @@ void lht_contexts_close(LhtContexts *c)
   g_free(c->contexts);
   g_free(c->device_ids);
   memset(c, 0, sizeof *c);
+}
+
+bool lht_gpu_jpeg_usable(const char **why)
+{
+  return lhio_gpu_jpeg_usable(why);
+}
+
+bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream, char **error)
+{
+  *decoder = NULL;
+  *stream = NULL;
+#ifdef LH_HAVE_CUDA
+  cudaStream_t own;
+  cudaError_t status = cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking);
+  if (status != cudaSuccess) {
+    *error = g_strdup_printf("cannot create a CUDA stream: %s", cudaGetErrorString(status));
+    return false;
+  }
+  if (lhio_gpu_jpeg_new(own, decoder) < 0 || lh_context_set_stream(context, own) < 0) {
+    *error = g_strdup(lh_last_error());
+    lhio_gpu_jpeg_free(*decoder);
+    *decoder = NULL;
+    cudaStreamDestroy(own);
+    return false;
+  }
+  *stream = own;
+  return true;
+#else
+  (void)context;
+  *error = g_strdup("this lumahist was built without CUDA");
+  return false;
+#endif
+}
+
+void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream)
+{
+  lhio_gpu_jpeg_free(decoder);
+#ifdef LH_HAVE_CUDA
+  if (stream) {
+    lh_context_set_stream(context, NULL);
+    cudaStreamDestroy((cudaStream_t)stream);
+  }
+#else
+  (void)context;
+  (void)stream;
+#endif
 }

@@ -35,6 +35,13 @@ typedef struct {
  * thread copies frames into its pinned staging, another's kernels run. */
 #define LHT_DEFAULT_STREAMS 2
 
+/* Where JPEGs are decoded (--decoder). */
+typedef enum {
+  LHT_DECODER_AUTO, /* on the GPU when nvJPEG and a device are usable */
+  LHT_DECODER_CPU,  /* libjpeg-turbo */
+  LHT_DECODER_GPU,  /* nvJPEG, libjpeg-turbo only for what it cannot decode */
+} LhtDecoder;
+
 /* Which options a subcommand takes. */
 enum {
   LHT_BATCH_STATS = 1 << 0,   /* --output, --dataset, --report and thresholds */
@@ -53,12 +60,14 @@ typedef struct {
   gboolean dataset;
   char *shard;
   char *devices;
+  char *decoder_name;
   char *output;
   char *report;
   double dark_below;
   double bright_above;
   double low_contrast_below;
   /* after lht_batch_args_check() */
+  LhtDecoder decoder;
   guint shard_index;  /* 0-based */
   guint shard_count;  /* 0: no sharding */
   GArray *device_ids; /* of int; NULL when --devices is not given */
@@ -154,6 +163,19 @@ void lht_contexts_close(LhtContexts *contexts);
  * nothing.  False with *error set (to be freed) when it cannot. */
 bool lht_device_use(int device, char **error);
 
+/* A GPU JPEG decoder for a CUDA context's thread: a stream of its own, which
+ * the context is set to use too (lh_context_set_stream), so that the
+ * analysis follows the decoding on the device without a wait on the host.
+ * False with *error set (to be freed) when it cannot be had. */
+typedef struct LhioGpuJpeg LhioGpuJpeg;
+bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream, char **error);
+/* Frees both and gives the context its own stream back. */
+void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream);
+
+/* Whether JPEGs can be decoded on the GPU here, judged without touching the
+ * device (libnvjpeg found); *why says why not. */
+bool lht_gpu_jpeg_usable(const char **why);
+
 /* ------------------------------------------------------------------------ */
 /* Progress on stderr (progress.c)                                           */
 
@@ -184,6 +206,8 @@ typedef struct {
   int status;   /* 0, or the negative status of the failure */
   char *reason; /* the failure, for "lumahist: PATH: reason" */
   int worker;   /* the context (device) that analysed it; -1 none */
+  LhioDecoder decoder; /* what decoded it (kept when its pixels are freed) */
+  char *note;   /* with --verbose: why its JPEG was not decoded on the GPU */
   void *user;   /* the steps' own data */
 } LhtItem;
 
@@ -194,6 +218,9 @@ typedef struct {
   LhtContextsWanted contexts; /* opened by the run, while it decodes */
   int jobs;                   /* threads that decode (and run finish_step) */
   LhioReadMode read_mode;     /* how images are decoded */
+  LhtDecoder decoder;         /* LHIO_READ_LUMA on CUDA: JPEGs decoded there by nvJPEG
+                                 (lhio-gpu.h) unless LHT_DECODER_CPU */
+  bool verbose;               /* item notes are printed */
   uint64_t max_pixels;        /* lhio_read's limit */
   const LhOptions *analyze;   /* non-NULL: each image is analysed into item->stats,
                                  in batches of up to batch_frames per context */
@@ -231,6 +258,13 @@ typedef struct {
   double device_s;  /* in lh_analyze_batch and device_step, summed over contexts */
   double finish_s;
   size_t pinned_bytes; /* page-locked buffers the images were decoded into */
+  guint gpu_hardware;  /* JPEGs decoded by nvJPEG's hardware backend */
+  guint gpu_hybrid;    /* by its hybrid backend */
+  guint gpu_fallback;  /* sent to the GPU and decoded on the CPU after all */
+  double gpu_decode_s; /* GPU time of the nvJPEG calls (CUDA events), summed */
+  double gpu_decode_wall_s; /* the contexts' threads in those calls */
+  double cpu_user_s;   /* the process's CPU time over the run */
+  double cpu_system_s;
   double pinned_s;     /* locking them, after the contexts' opening */
   guint *per_context;  /* items analysed by each context (n of contexts) */
 } LhtPipelineResult;

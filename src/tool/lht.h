@@ -71,6 +71,7 @@ typedef struct {
   int width; /* of the image, not of the region of interest */
   int height;
   LhBackend backend;
+  LhioDecoder decoder;
   const LhStats *stats;
 } LhtRecord;
 

@@ -10,6 +10,8 @@
  *   matrix        string   "bt601", "bt709" or "bt2020" (used for RGB input only)
  *   range         string   "full" or "limited"
  *   backend       string   "cpu" or "cuda": where the numbers were computed
+ *   decoder       string   "libjpeg-turbo", "libpng", "nvjpeg-hardware" or "nvjpeg-gpu":
+ *                          what decoded the image
  *   count         integer  pixels analysed (the ROI's area with --roi)
  *   mean          number   in code values
  *   stddev        number   population standard deviation, in code values
@@ -88,7 +90,7 @@ static int display_width(const char *text)
 }
 
 static const char *const csv_fixed_columns =
-    "path,width,height,bit_depth,matrix,range,backend,count,mean,stddev,min,max,median,"
+    "path,width,height,bit_depth,matrix,range,backend,decoder,count,mean,stddev,min,max,median,"
     "clipped_low,clipped_high,below_legal,above_legal,"
     "mean_norm,stddev_norm,min_norm,max_norm,median_norm";
 
@@ -194,8 +196,9 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
   fputs("{\"path\":", out);
   json_string(out, r->path);
   fprintf(out, ",\"width\":%d,\"height\":%d,\"bit_depth\":%d", r->width, r->height, s->bit_depth);
-  fprintf(out, ",\"matrix\":\"%s\",\"range\":\"%s\",\"backend\":\"%s\"", lh_matrix_name(s->matrix),
-          lh_range_name(s->range), lh_backend_name(r->backend));
+  fprintf(out, ",\"matrix\":\"%s\",\"range\":\"%s\",\"backend\":\"%s\",\"decoder\":\"%s\"",
+          lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend),
+          lhio_decoder_name(r->decoder));
   fprintf(out, ",\"count\":%" PRIu64, s->count);
   const struct {
     const char *key;
@@ -275,9 +278,9 @@ static void write_csv(LhtWriter *w, const LhtRecord *r)
   FILE *out = w->out;
   const LhStats *s = r->stats;
   csv_string(out, r->path);
-  fprintf(out, ",%d,%d,%d,%s,%s,%s,%" PRIu64, r->width, r->height, s->bit_depth,
+  fprintf(out, ",%d,%d,%d,%s,%s,%s,%s,%" PRIu64, r->width, r->height, s->bit_depth,
           lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend),
-          s->count);
+          lhio_decoder_name(r->decoder), s->count);
   csv_double(out, s->mean);
   csv_double(out, s->stddev);
   fprintf(out, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32, s->min, s->max, s->median);

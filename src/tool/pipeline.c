@@ -21,14 +21,21 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <glib/gstdio.h>
 
+#include "io/lhio-gpu.h"
 #include "lht-batch.h"
 
 /* Frames per lh_analyze_batch call on the GPU: enough to fill it with small
  * images, few enough that the first results come back soon. */
 #define CUDA_BATCH_FRAMES 16
+/* JPEGs per nvJPEG call when they are decoded on the GPU: the hardware
+ * backend spreads a batch over the GPU's JPEG engines (7 on an H100), and
+ * each engine works on several images at once. */
+#define GPU_DECODE_BATCH_FRAMES 32
+#define MAX_BATCH_FRAMES 32
 
 typedef enum {
   STAGE_DECODE,
@@ -43,6 +50,11 @@ typedef struct {
    * file_bytes is its size, 0 when it cannot be read. */
   bool last_stretch;
   goffset file_bytes;
+  /* A JPEG on its way to nvJPEG: its bytes and headers; once the GPU has
+   * given it back (cpu_only), the bytes the CPU decodes. */
+  LhioEncoded encoded;
+  LhioJpegInfo jpeg;
+  bool cpu_only;
 } Task;
 
 typedef struct Pipeline Pipeline;
@@ -58,6 +70,8 @@ struct Pipeline {
   LhtPinnedPool *pinned; /* the decoders' pixels: page-locked once CUDA is open */
   int jobs;
   guint n_paths;
+  gint gpu_jpeg; /* JPEGs go to the contexts' threads undecoded, for nvJPEG
+                    (atomic: off once the contexts turn out to be the CPU's) */
   double pin_s; /* page-locking the pool's arena, by the opener */
   GThreadPool *pool;
   GAsyncQueue *device_queue;
@@ -69,6 +83,9 @@ struct Pipeline {
   double decode_s;
   double device_s;
   double finish_s;
+  guint gpu_hardware, gpu_hybrid, gpu_fallback;
+  double gpu_decode_s, gpu_decode_wall_s;
+  bool gpu_jpeg_warned; /* a context could not start nvJPEG: said once */
   guint *per_context;
   /* Set by the opener before it pushes contexts_settled, read after. */
   int batch_frames;
@@ -115,6 +132,11 @@ void lht_item_fail(LhtItem *item, int status, const char *format, ...)
   item->status = status < 0 ? status : LH_ERROR_IO;
 }
 
+static double timeval_seconds(const struct timeval *t)
+{
+  return (double)t->tv_sec + (double)t->tv_usec / 1e6;
+}
+
 static double seconds_since(gint64 start_us)
 {
   return (double)(g_get_monotonic_time() - start_us) / G_USEC_PER_SEC;
@@ -157,8 +179,10 @@ static goffset file_bytes(const char *path)
 static void task_free(Task *task)
 {
   lhio_image_clear(&task->item.image);
+  lhio_encoded_clear(&task->encoded);
   lh_stats_clear(&task->item.stats);
   g_free(task->item.reason);
+  g_free(task->item.note);
   g_free(task);
 }
 
@@ -168,6 +192,7 @@ static void send_done(Pipeline *p, Task *task)
 {
   if (!p->spec->keep_pixels)
     lhio_image_clear(&task->item.image);
+  lhio_encoded_clear(&task->encoded);
   g_atomic_int_inc(&p->released);
   g_async_queue_push(p->done_queue, task);
 }
@@ -199,6 +224,46 @@ static void run_finish(Pipeline *p, Task *task)
   send_done(p, task);
 }
 
+/* decode()'s answer for a JPEG left to nvJPEG. */
+#define DECODE_ON_GPU 1
+
+/* Sets the item's note, for --verbose, on why its JPEG is decoded here. */
+static void note_cpu_decode(Pipeline *p, Task *task, const char *why)
+{
+  if (p->spec->verbose && task->encoded.type == LHIO_FILE_JPEG && !task->item.note)
+    task->item.note = g_strdup_printf("decoded by libjpeg-turbo, not nvJPEG: %s", why);
+}
+
+/* Decodes the task's file on this thread, or, when JPEGs go to the GPU and
+ * nvJPEG can take this one, reads its bytes and headers only and answers
+ * DECODE_ON_GPU.  A JPEG the GPU gave back (cpu_only) is decoded from the
+ * bytes already read. */
+static int decode(Pipeline *p, Task *task)
+{
+  const LhtPipelineSpec *spec = p->spec;
+  LhtItem *item = &task->item;
+  if (!task->encoded.data && !g_atomic_int_get(&p->gpu_jpeg))
+    return lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
+  int status = LH_OK;
+  if (!task->encoded.data) {
+    status = lhio_load(item->path, &task->encoded);
+    if (status == LH_OK && task->encoded.type == LHIO_FILE_JPEG && !task->cpu_only) {
+      /* The headers refuse what lhio_read would refuse from them, with
+       * the same message. */
+      status = lhio_jpeg_probe(item->path, &task->encoded, spec->max_pixels, &task->jpeg);
+      if (status == LH_OK && !task->jpeg.gpu_refusal)
+        return DECODE_ON_GPU;
+      if (status == LH_OK)
+        note_cpu_decode(p, task, task->jpeg.gpu_refusal);
+    }
+  }
+  if (status == LH_OK)
+    status = lhio_read_memory(item->path, &task->encoded, spec->read_mode, spec->max_pixels,
+                              &item->image);
+  lhio_encoded_clear(&task->encoded);
+  return status;
+}
+
 static void pool_task(gpointer data, gpointer user_data)
 {
   Task *task = data;
@@ -217,15 +282,23 @@ static void pool_task(gpointer data, gpointer user_data)
     return;
   }
   gint64 start = g_get_monotonic_time();
-  int status = lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
+  int status = decode(p, task);
   add_time(p, &p->decode_s, seconds_since(start));
   if (status < 0) {
     lht_item_fail(item, status, "%s", lht_reason(status, item->path));
     send_done(p, task);
     return;
   }
+  if (status == DECODE_ON_GPU) {
+    /* Sized from its headers; the context's thread decodes it. */
+    item->width = task->jpeg.width;
+    item->height = task->jpeg.height;
+    g_async_queue_push(p->device_queue, task);
+    return;
+  }
   item->width = item->image.frame.width;
   item->height = item->image.frame.height;
+  item->decoder = item->image.decoder;
   if (spec->analyze || spec->device_step) {
     g_async_queue_push(p->device_queue, task);
   } else {
@@ -233,12 +306,78 @@ static void pool_task(gpointer data, gpointer user_data)
   }
 }
 
+/* Sends a JPEG that the GPU did not decode back to the pool, to be decoded
+ * on the CPU from the bytes already read; it comes back to a context
+ * thread as any decoded image. */
+static void send_to_cpu(Pipeline *p, Task *task, const char *why)
+{
+  note_cpu_decode(p, task, why);
+  task->cpu_only = true;
+  g_mutex_lock(&p->lock);
+  p->gpu_fallback++;
+  g_mutex_unlock(&p->lock);
+  g_thread_pool_push(p->pool, task, NULL);
+}
+
+/* Decodes the batch's undecoded JPEGs with nvJPEG into device memory, each
+ * then a GRAY8 frame there, and takes out of the batch those it could not
+ * decode (they go to the CPU).  Returns the batch's new size. */
+static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
+{
+  LhioGpuJpegJob jobs[MAX_BATCH_FRAMES];
+  int of_job[MAX_BATCH_FRAMES];
+  int n_jobs = 0;
+  for (int i = 0; i < n; i++)
+    if (batch[i]->encoded.data && !batch[i]->cpu_only) {
+      memset(&jobs[n_jobs], 0, sizeof jobs[n_jobs]);
+      jobs[n_jobs].encoded = &batch[i]->encoded;
+      jobs[n_jobs].info = &batch[i]->jpeg;
+      of_job[n_jobs++] = i;
+    }
+  if (n_jobs == 0)
+    return n;
+  gint64 start = g_get_monotonic_time();
+  int decoded = decoder ? lhio_gpu_jpeg_decode_luma(decoder, jobs, n_jobs) : -1;
+  const char *failure = decoder ? lh_last_error() : "nvJPEG could not be started on this device";
+  guint hardware = 0, hybrid = 0;
+  bool keep[MAX_BATCH_FRAMES];
+  for (int i = 0; i < n; i++)
+    keep[i] = true;
+  for (int j = 0; j < n_jobs; j++) {
+    Task *task = batch[of_job[j]];
+    if (decoded < 0 || jobs[j].status != 0) {
+      keep[of_job[j]] = false;
+      send_to_cpu(p, task, decoded < 0 ? failure : jobs[j].reason);
+      continue;
+    }
+    LhioImage *image = &task->item.image;
+    lh_frame_init(&image->frame, LH_FORMAT_GRAY8, LH_MEMORY_CUDA, task->jpeg.width,
+                  task->jpeg.height, jobs[j].luma, jobs[j].pitch);
+    image->type = LHIO_FILE_JPEG;
+    image->decoder = task->item.decoder = jobs[j].decoder;
+    image->luma_only = task->jpeg.components > 1;
+    hardware += jobs[j].decoder == LHIO_DECODER_NVJPEG_HARDWARE;
+    hybrid += jobs[j].decoder == LHIO_DECODER_NVJPEG_GPU;
+  }
+  double wall = seconds_since(start);
+  g_mutex_lock(&p->lock);
+  p->gpu_hardware += hardware;
+  p->gpu_hybrid += hybrid;
+  p->gpu_decode_wall_s += wall;
+  g_mutex_unlock(&p->lock);
+  int kept = 0;
+  for (int i = 0; i < n; i++)
+    if (keep[i])
+      batch[kept++] = batch[i];
+  return kept;
+}
+
 /* Analyses the batch in one call; when that fails, frame by frame, so that
  * only the frames at fault fail. */
 static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStats *stats)
 {
   const LhOptions *options = p->spec->analyze;
-  LhFrame frames[CUDA_BATCH_FRAMES];
+  LhFrame frames[MAX_BATCH_FRAMES];
   for (int i = 0; i < n; i++)
     frames[i] = batch[i]->item.image.frame;
   int batch_status = lh_analyze_batch(context, frames, (size_t)n, options, stats);
@@ -266,11 +405,27 @@ static gpointer context_thread(gpointer data)
   char *device_error = NULL;
   lht_device_use(p->contexts->device_ids[self->index], &device_error);
   thread_context = context;
+  LhioGpuJpeg *decoder = NULL;
+  void *decode_stream = NULL;
+  if (g_atomic_int_get(&p->gpu_jpeg) && !device_error) {
+    char *error = NULL;
+    if (!lht_gpu_jpeg_open(context, &decoder, &decode_stream, &error)) {
+      /* Its JPEGs are decoded on the CPU: said once for the run. */
+      g_mutex_lock(&p->lock);
+      bool say = !p->gpu_jpeg_warned;
+      p->gpu_jpeg_warned = true;
+      g_mutex_unlock(&p->lock);
+      if (say)
+        lht_error(NULL, "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
+                  p->contexts->device_ids[self->index], error);
+      g_free(error);
+    }
+  }
 
-  LhStats stats[CUDA_BATCH_FRAMES];
-  for (int i = 0; i < CUDA_BATCH_FRAMES; i++)
+  LhStats stats[MAX_BATCH_FRAMES];
+  for (int i = 0; i < MAX_BATCH_FRAMES; i++)
     lh_stats_init(&stats[i]);
-  Task *batch[CUDA_BATCH_FRAMES];
+  Task *batch[MAX_BATCH_FRAMES];
   bool ending = false;
   while (!ending) {
     Task *task = g_async_queue_pop(p->device_queue);
@@ -296,8 +451,10 @@ static gpointer context_thread(gpointer data)
     if (device_error) {
       for (int i = 0; i < n; i++)
         lht_item_fail(&batch[i]->item, LH_ERROR_NO_DEVICE, "%s", device_error);
-    } else if (spec->analyze) {
-      analyse(p, context, batch, n, stats);
+    } else {
+      n = decode_on_gpu(p, decoder, batch, n);
+      if (spec->analyze && n > 0)
+        analyse(p, context, batch, n, stats);
     }
     for (int i = 0; i < n; i++) {
       LhtItem *item = &batch[i]->item;
@@ -319,10 +476,24 @@ static gpointer context_thread(gpointer data)
       }
     }
   }
-  for (int i = 0; i < CUDA_BATCH_FRAMES; i++)
+  for (int i = 0; i < MAX_BATCH_FRAMES; i++)
     lh_stats_clear(&stats[i]);
+  if (decoder) {
+    double seconds = lhio_gpu_jpeg_device_seconds(decoder);
+    add_time(p, &p->gpu_decode_s, seconds);
+  }
+  lht_gpu_jpeg_close(context, decoder, decode_stream);
   g_free(device_error);
   return NULL;
+}
+
+/* Whether a run decodes JPEGs with nvJPEG: statistics (luma only) on CUDA,
+ * unless --decoder cpu, where libnvjpeg is found.  Until the contexts are
+ * open, CUDA is the bet of every backend but the CPU's. */
+static bool gpu_jpeg_for(const LhtPipelineSpec *spec, LhBackend backend)
+{
+  return spec->decoder != LHT_DECODER_CPU && spec->read_mode == LHIO_READ_LUMA &&
+         backend != LH_BACKEND_CPU && lht_gpu_jpeg_usable(NULL);
 }
 
 /* Frames per lh_analyze_batch call on a backend. */
@@ -330,8 +501,10 @@ static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
 {
   int frames = spec->batch_frames;
   if (frames <= 0)
-    frames = backend == LH_BACKEND_CUDA ? CUDA_BATCH_FRAMES : 1;
-  return frames < CUDA_BATCH_FRAMES ? frames : CUDA_BATCH_FRAMES;
+    frames = backend != LH_BACKEND_CUDA ? 1
+             : gpu_jpeg_for(spec, backend) ? GPU_DECODE_BATCH_FRAMES
+                                           : CUDA_BATCH_FRAMES;
+  return frames < MAX_BATCH_FRAMES ? frames : MAX_BATCH_FRAMES;
 }
 
 /* Images whose pixels may be held at a time: two per decoding thread, so
@@ -384,6 +557,8 @@ static gpointer opener_thread(gpointer data)
   p->open_s = seconds_since(p->start_us);
   if (opened) {
     int n = p->contexts->n;
+    if (p->contexts->backend != LH_BACKEND_CUDA)
+      g_atomic_int_set(&p->gpu_jpeg, 0);
     p->batch_frames = batch_frames_for(spec, p->contexts->backend);
     p->per_context = g_new0(guint, n);
     /* Before the analysis threads start (pinned-pool.c says why).  Images
@@ -444,6 +619,10 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   int jobs = spec->jobs > 0 ? spec->jobs : 1;
   p.jobs = jobs;
   p.n_paths = paths->len;
+  p.gpu_jpeg = gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA
+                                                           : spec->contexts.backend);
+  struct rusage usage_before;
+  getrusage(RUSAGE_SELF, &usage_before);
 
   /* Holding pixels: dispatched and not yet handed back; this bounds memory.
    * In flight: dispatched and not yet emitted, a wider window, so that one
@@ -530,6 +709,10 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
         }
         result->failed++;
       } else {
+        if (task->item.note) {
+          lht_progress_clear(spec->progress);
+          lht_error(task->item.path, "%s", task->item.note);
+        }
         if (!spec->emit(&task->item, spec->data))
           result->stopped = stopping = true;
         result->done++;
@@ -563,6 +746,17 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   result->device_s = p.device_s;
   result->finish_s = p.finish_s;
   result->per_context = p.per_context;
+  result->gpu_hardware = p.gpu_hardware;
+  result->gpu_hybrid = p.gpu_hybrid;
+  result->gpu_fallback = p.gpu_fallback;
+  result->gpu_decode_s = p.gpu_decode_s;
+  result->gpu_decode_wall_s = p.gpu_decode_wall_s;
+  struct rusage usage_after;
+  getrusage(RUSAGE_SELF, &usage_after);
+  result->cpu_user_s = timeval_seconds(&usage_after.ru_utime) -
+                       timeval_seconds(&usage_before.ru_utime);
+  result->cpu_system_s = timeval_seconds(&usage_after.ru_stime) -
+                         timeval_seconds(&usage_before.ru_stime);
   /* Every task is freed: the pool holds no image. */
   result->pinned_bytes = lht_pinned_pool_bytes(p.pinned);
   result->pinned_s = p.pin_s;
@@ -656,6 +850,19 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
             "lumahist: timing: pixels decoded into %.1f MB of page-locked memory, locked in "
             "%.3f s\n",
             (double)r->pinned_bytes / 1e6, r->pinned_s);
+  guint on_gpu = r->gpu_hardware + r->gpu_hybrid;
+  if (on_gpu + r->gpu_fallback > 0)
+    fprintf(stderr,
+            "lumahist: timing: GPU decoding (nvJPEG): %u images (%u on the hardware decoder, %u on "
+            "the GPU hybrid decoder, %u fell back to the CPU) in %.3f s over %d contexts "
+            "(GPU time, CUDA events; %.3f s in the calls)\n",
+            on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s,
+            contexts->n, r->gpu_decode_wall_s);
+  guint handled = r->done + r->failed;
+  fprintf(stderr,
+          "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f ms per image\n",
+          r->cpu_user_s, r->cpu_system_s,
+          handled ? 1e3 * (r->cpu_user_s + r->cpu_system_s) / handled : 0.0);
   /* Per device, over its streams, in the order of first appearance. */
   for (int i = 0; i < contexts->n; i++) {
     int device = contexts->device_ids[i];

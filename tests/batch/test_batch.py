@@ -52,6 +52,12 @@ def check(condition, message):
 
 
 def run(*args, **kwargs):
+    # Records are checked against Pillow's decoding (libjpeg-turbo's pixels)
+    # and against the CPU backend's: stats decodes JPEGs on the CPU here.
+    # nvJPEG's pixels are measured in tests/io (gpu-jpeg-decode), its batch
+    # runs in tests/cli (test_decoder.py).
+    if args and args[0] == "stats" and "--decoder" not in args:
+        args = (args[0], "--decoder", "cpu", *args[1:])
     return subprocess.run([LUMAHIST, *args], capture_output=True, **kwargs)
 
 

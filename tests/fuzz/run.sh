@@ -71,7 +71,7 @@ fi
 sources=()
 for f in "$top"/src/*.c "$top"/src/io/*.c; do
   case "$(basename "$f")" in
-    cuda*) ;;
+    cuda*|gpu-jpeg.c|nvjpeg-api.c) ;; # CUDA; gpu-jpeg-absent.c stands in
     *) sources+=("$f") ;;
   esac
 done
