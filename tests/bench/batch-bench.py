@@ -5,31 +5,54 @@ and ImageMagick, in one run on the same cores.
 
 Usage: batch-bench.py [--lumahist PATH] [--samples DIR] [--count N] [--repeat K]
                       [--jobs N] [--folder DIR] [--magick-count N] [--csv FILE]
-                      [--only stats|equalize] [--runs R]
+                      [--only stats|equalize] [--runs R] [--jpeg-only]
 
 The folder (default: a temporary one, removed at the end) is filled with
 --count (default 200) crops of the photographs in samples/, upscaled to
 1920x1080, 2560x1440 or 3840x2160: three JPEGs (quality 90, 4:2:0) for every
-PNG (RGB, zlib level 1).  --repeat K (default 1) adds K - 1 hard links to
-each, so that a long run's throughput shows without start-up costs (CUDA's
-initialisation takes about 0.4 s).  Every contender reads the same files
-after one pass that puts them in the page cache:
+PNG (RGB, zlib level 1), or, with --jpeg-only, JPEGs alone (the GPU decoder's
+case: nvJPEG takes JPEGs, PNGs stay on the CPU).  A --folder that already
+holds images is used as it is (--jpeg-only refuses one with PNGs).  --repeat
+K (default 1) adds K - 1 hard links to each, so that a long run's throughput
+shows without start-up costs (CUDA's initialisation takes about 0.4 s).
+Every contender reads the same files after one pass that puts them in the
+page cache:
 
   lumahist stats      --jobs N (all cores) and --jobs 1: decode (luma only for
                       JPEG) + histogram + statistics + percentiles, jsonl out
+                      (to a file, read after the clock stops).  Where lumahist
+                      has --decoder, --jobs N runs twice: --decoder gpu
+                      (nvJPEG; only if one JPEG decoded with it says "nvjpeg..."
+                      in its record's "decoder", else a line says why not) and
+                      --decoder cpu (libjpeg-turbo, the path before nvJPEG),
+                      and --jobs 1 takes --decoder cpu; each row says which
+                      decoders its records name, and which --decoder auto
+                      picks is printed.  A lumahist without --decoder gets
+                      the rows of before: --jobs N and --jobs 1, decoder
+                      unnamed.
   OpenCV stats loop   for each file: cv2.imread(IMREAD_GRAYSCALE) + calcHist,
                       in one process (the loop), and in N processes
+  torchvision anchor  the batched GPU decode alone, where torch and
+                      torchvision import and torch.cuda.is_available() (in a
+                      child process, so that this one holds no CUDA context):
+                      the folder's JPEGs only (a mixed folder's PNGs are left
+                      out, so rates are compared per image) read with
+                      torchvision.io.read_file, timed apart and not in the
+                      rate, then decode_jpeg(list of 64, mode GRAY,
+                      device="cuda") over all of them, torch.cuda.synchronize()
+                      before the clock stops, after one batch to warm up
   lumahist equalize   --jobs N and --jobs 1, written under a folder
   OpenCV equalize     imread + YCrCb + equalizeHist on Y + back to BGR +
                       imwrite, one process and N processes
   ImageMagick         `convert IN -equalize OUT` per file (its own threads), on
                       --magick-count files (default 40): it is slow
 
-The all-core runs (lumahist --jobs N, OpenCV in N processes) are timed
---runs times (default 3) and their median counts; the one-core runs once.
+The all-core runs (lumahist --jobs N, OpenCV in N processes, torchvision) are
+timed --runs times (default 3) and their median counts; the one-core runs once.
 --only times one command and its own contenders (the other half takes minutes
 on a long folder).  It prints images/s, the ratios the targets name (stats >= 2x and equalize >=
-1.5x the OpenCV loop; >= 10x scaling with 16 cores, beside OpenCV's own
+1.5x the OpenCV loop, stats on the CPU decoder where there is a choice; >= 10x
+scaling with 16 cores, beside OpenCV's own
 scaling in independent processes as what the host allows), and, on a GPU, the share
 of the wall time the GPU spent on lumahist's work (target < 5 %).  That comes
 from lumahist --timing's GPU time line: CUDA events around each call's
@@ -43,8 +66,20 @@ figures: nvidia-smi's utilization.gpu (the part of each 100 ms sample in
 which any kernel ran, averaged over the run: coarse) and the time the
 analysis threads spent inside the library (their memcpys into pinned staging
 and their waits included: a loose upper bound).
+
+GPU decoding's ratios: stats with --decoder gpu against OpenCV in N
+processes (target >= 3x on --jpeg-only, >= 2x on the mixed folder), against
+torchvision's decode alone, images per second each (target >= 1.0x), and
+against --decoder cpu.  From --timing's "host CPU time" line, the host CPU
+(user + system) per image of both decoder rows, and the GPU row's against the
+CPU row's decode time per image (its "decoding X s (summed over threads)"
+over its images): target <= 1/4, per JPEG image, so judged on --jpeg-only
+(PNGs decode on the CPU in both rows).  --csv has a line per row, the new
+ones included.
 """
 import argparse
+import collections
+import concurrent.futures
 import multiprocessing
 import threading
 import os
@@ -69,6 +104,10 @@ except ImportError:
 
 SIZES = [(1920, 1080), (2560, 1440), (3840, 2160)]
 
+# torchvision's anchor decodes this many JPEGs per decode_jpeg call: a list
+# is one batched nvJPEG decode.
+TORCH_BATCH = 64
+
 # OpenCV's own threads, started by the loops in this process, would be forked
 # in the middle of their work and deadlock the children: pools are spawned.
 SPAWN = multiprocessing.get_context("spawn")
@@ -86,7 +125,7 @@ def find_lumahist(top):
 # The folder of images
 
 def make_one(job):
-    index, photo_path, out_dir, seed = job
+    index, photo_path, out_dir, seed, jpeg_only = job
     rng = np.random.default_rng(seed + index)
     with Image.open(photo_path) as img:
         if img.mode in ("I;16", "I"):
@@ -100,19 +139,21 @@ def make_one(job):
     ch = int(cw / aspect)
     x, y = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
     img = photo.crop((x, y, x + cw, y + ch)).resize(size, Image.LANCZOS)
-    if index % 4 == 3:
+    if index % 4 == 3 and not jpeg_only:
         path = os.path.join(out_dir, f"img{index:04d}.png")
         img.save(path, "PNG", compress_level=1)
     else:
         path = os.path.join(out_dir, f"img{index:04d}.jpg")
-        img.save(path, "JPEG", quality=90)
+        # 4:2:0 is Pillow's default at this quality; said, so that the GPU
+        # decoder's figures stay on the subsampling they were measured on.
+        img.save(path, "JPEG", quality=90, subsampling="4:2:0")
     return path
 
 
-def make_folder(samples, folder, count, jobs):
+def make_folder(samples, folder, count, jobs, jpeg_only=False):
     photos = sorted(os.path.join(samples, f) for f in os.listdir(samples)
                     if f.lower().endswith((".jpg", ".jpeg", ".png")))
-    jobs_list = [(i, photos[i % len(photos)], folder, 2024) for i in range(count)]
+    jobs_list = [(i, photos[i % len(photos)], folder, 2024, jpeg_only) for i in range(count)]
     with multiprocessing.Pool(jobs) as pool:
         return sorted(pool.map(make_one, jobs_list))
 
@@ -144,8 +185,14 @@ def timed_median(runs, function):
     return seconds, result, note
 
 
-def run_lumahist(args):
-    proc = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def run_lumahist(args, records=None):
+    """args run; its stderr.  The records (stdout) go to the file records, or
+    nowhere."""
+    if records:
+        with open(records, "wb") as out:
+            proc = subprocess.run(args, stdout=out, stderr=subprocess.PIPE)
+    else:
+        proc = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if proc.returncode != 0:
         sys.exit(f"batch-bench: {' '.join(args)} failed ({proc.returncode}):\n"
                  f"{proc.stderr.decode(errors='replace')}")
@@ -234,6 +281,128 @@ def gpu_share(timing):
     return match.group(1), float(match.group(4)), events
 
 
+DECODER = re.compile(r'"decoder":"([^"]*)"')
+
+
+def has_decoder_option(lumahist):
+    """Whether this lumahist's stats takes --decoder (GPU JPEG decoding came
+    with it): an older one refuses the option as a usage error."""
+    proc = subprocess.run([lumahist, "stats", "--help"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    return "--decoder" in proc.stdout.decode(errors="replace")
+
+
+def probe_decoder(lumahist, jpeg, decoder):
+    """The decoder lumahist's record names for one JPEG with --decoder
+    decoder, and None; or None and why there is none."""
+    args = [lumahist, "stats", "--quiet", "--no-histogram", "--jobs", "1", "--decoder", decoder,
+            jpeg]
+    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        lines = [l for l in proc.stderr.decode(errors="replace").splitlines() if l.strip()]
+        return None, (f"--decoder {decoder} on one JPEG failed ({proc.returncode})"
+                      + (f": {lines[0]}" if lines else ""))
+    match = DECODER.search(proc.stdout.decode(errors="replace"))
+    if not match:
+        return None, f"--decoder {decoder}: the record names no decoder"
+    return match.group(1), None
+
+
+def decoder_counts(records):
+    """The decoders the records in the file records name, with their counts, as
+    text: "nvjpeg-hardware 150, libpng 50"."""
+    counts = collections.Counter()
+    with open(records, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.strip():
+                match = DECODER.search(line)
+                counts[match.group(1) if match else "not named"] += 1
+    if list(counts) == ["not named"]:
+        return "not named in the records"
+    return ", ".join(f"{name} {count}" for name, count in counts.most_common()) or "no records"
+
+
+def decode_timing(timing):
+    """From --timing, as a dict: images and decoding (the decode threads'
+    seconds, summed over them) from the images line; gpu, a dict of the GPU
+    decoding line's figures, or None when no GPU decoding ran (or this
+    lumahist lacks the line); host, the host CPU time line's, or None."""
+    result = dict(images=None, decoding=None, gpu=None, host=None)
+    match = re.search(r"timing: (\d+) images in [\d.]+ s wall .*?; decoding ([\d.]+) s", timing)
+    if match:
+        result.update(images=int(match.group(1)), decoding=float(match.group(2)))
+    match = re.search(r"GPU decoding \(nvJPEG\): (\d+) images \((\d+) on the hardware decoder, "
+                      r"(\d+) on the GPU hybrid decoder, (\d+) fell back to the CPU\) in "
+                      r"([\d.]+) s over (\d+) contexts?", timing)
+    if match:
+        result["gpu"] = dict(zip(("images", "hardware", "hybrid", "fallback"),
+                                 map(int, match.group(1, 2, 3, 4))),
+                             seconds=float(match.group(5)), contexts=int(match.group(6)))
+    match = re.search(r"host CPU time: ([\d.]+) s user \+ ([\d.]+) s system = ([\d.]+) ms "
+                      r"per image", timing)
+    if match:
+        result["host"] = dict(user=float(match.group(1)), system=float(match.group(2)),
+                              ms_per_image=float(match.group(3)))
+    return result
+
+
+def torch_decode(job):
+    """torchvision's batched GPU decode of the JPEGs in paths, timed runs times
+    (in a child process: this one holds no CUDA context while the other
+    contenders run).  The median's seconds, the spread's note, the read_file
+    pass's seconds and what ran; or, as a string, why it cannot run."""
+    paths, runs = job
+    try:
+        import torch
+        import torchvision
+        from torchvision.io import ImageReadMode, decode_jpeg, read_file
+    except Exception as e:  # no torch, or one that does not import here
+        return f"torch and torchvision do not import: {e}"
+    if not torch.cuda.is_available():
+        return f"torch {torch.__version__}: torch.cuda.is_available() is False"
+    # The bytes first, outside the decode's clock; the repeats are hard links
+    # to the same bytes, read once (a long folder's bytes would not fit).
+    start = time.perf_counter()
+    read, data = {}, []
+    for p in paths:
+        st = os.stat(p)
+        key = (st.st_dev, st.st_ino)
+        if key not in read:
+            read[key] = read_file(p)
+        data.append(read[key])
+    read_s = time.perf_counter() - start
+    batches = [data[i:i + TORCH_BATCH] for i in range(0, len(data), TORCH_BATCH)]
+
+    def decode_all():
+        for batch in batches:
+            decode_jpeg(batch, mode=ImageReadMode.GRAY, device="cuda")
+        # The decodes are queued on the device: the clock stops when they end.
+        torch.cuda.synchronize()
+    try:
+        # A batch to warm up: the CUDA context, nvJPEG's handles and buffers.
+        decode_jpeg(batches[0], mode=ImageReadMode.GRAY, device="cuda")
+        torch.cuda.synchronize()
+    except Exception as e:  # an older torchvision takes no list, or no device
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return (f"torchvision {torchvision.__version__}: decode_jpeg(list, device='cuda') "
+                f"failed: {first}")
+    seconds, _, note = timed_median(runs, decode_all)
+    what = (f"torch {torch.__version__}, torchvision {torchvision.__version__}, "
+            f"{torch.cuda.get_device_name()}")
+    return seconds, note, read_s, what
+
+
+def torch_anchor(paths, runs):
+    """torch_decode in a spawned child: its answer, or why there is none."""
+    if not paths:
+        return "no JPEG in the folder"
+    try:
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=SPAWN) as pool:
+            return pool.submit(torch_decode, (paths, runs)).result()
+    except concurrent.futures.BrokenExecutor:
+        return "its process died (see above)"
+
+
 def host_link_rate():
     """The host-to-device rate of the link, GB/s: the best of 10 copies of 256
     MB from pinned memory, timed with CUDA events (CuPy); None without CuPy or
@@ -275,6 +444,8 @@ def main():
                         help="time only this command and its OpenCV loops")
     parser.add_argument("--runs", type=int, default=3,
                         help="runs of each all-core contender, whose median counts (default 3)")
+    parser.add_argument("--jpeg-only", action="store_true",
+                        help="fill the folder with JPEGs only (default: 3 JPEGs to 1 PNG)")
     args = parser.parse_args()
     lumahist = args.lumahist or find_lumahist(top)
     if not lumahist:
@@ -288,8 +459,12 @@ def main():
         os.makedirs(folder, exist_ok=True)
         paths = sorted(os.path.join(folder, f) for f in os.listdir(folder)
                        if f.lower().endswith((".jpg", ".png")))
+        if args.jpeg_only and any(p.lower().endswith(".png") for p in paths):
+            sys.exit(f"batch-bench: --jpeg-only, but {folder} holds PNGs: give an empty folder "
+                     f"or one of JPEGs")
         if not paths:
-            t, paths = timed(lambda: make_folder(args.samples, folder, args.count, jobs))
+            t, paths = timed(lambda: make_folder(args.samples, folder, args.count, jobs,
+                                                 args.jpeg_only))
             print(f"made {len(paths)} images in {t:.1f} s")
             for k in range(1, args.repeat):
                 for p in list(paths[:args.count]):
@@ -308,19 +483,19 @@ def main():
         def row(name, seconds, count=n, note=""):
             rate = count / seconds if seconds > 0 else float("inf")
             rows.append((name, count, seconds, rate, note))
-            print(f"  {name:<34} {count:5d} images {seconds:8.2f} s {rate:8.1f} images/s  {note}")
+            print(f"  {name:<40} {count:5d} images {seconds:8.2f} s {rate:8.1f} images/s  {note}")
             return rate
 
-        stats_n = stats_1 = cv_loop = cv_pool = backend = share = stats_util = None
+        stats_n = stats_1 = cv_loop = cv_pool = backend = share = stats_util = decode = None
         eq_n = eq_1 = cv_eq_loop = cv_eq_pool = eq_backend = eq_share = eq_util = None
         if args.only != "equalize":
-            stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util = time_stats(
-                lumahist, folder, paths, jobs, row, args.runs)
+            stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util, decode = time_stats(
+                lumahist, folder, paths, jobs, row, args.runs, scratch)
         if args.only != "stats":
             eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util = time_equalize(
                 lumahist, folder, paths, jobs, row, scratch, args.magick_count, args.runs)
         print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util,
-                     eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util)
+                     eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util, decode)
         if "cuda" in (backend, eq_backend):
             link = host_link_rate()
             print(f"  host link, pinned host to device (CuPy, best of 10 x 256 MB): "
@@ -334,19 +509,54 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def time_stats(lumahist, folder, paths, jobs, row, runs):
-    """lumahist stats on all cores (median of runs) and on one, and the OpenCV
-    loops."""
+def time_stats(lumahist, folder, paths, jobs, row, runs, scratch):
+    """lumahist stats on all cores (median of runs; with --decoder gpu and cpu
+    where it has the option) and on one, the OpenCV loops and torchvision's
+    decode.  The figures the ratios take; decode holds the GPU decoding's."""
     print("stats (histogram + statistics + percentiles of every image):")
-    with GpuSampler() as sampler:
-        t, timing, note = timed_median(runs, lambda: run_lumahist(
-            [lumahist, "stats", "--quiet", "--timing", "--jobs", str(jobs), folder]))
-    stats_util = sampler.mean()
-    stats_n = row(f"lumahist stats --jobs {jobs}", t, note=note)
+    jpeg_paths = [p for p in paths if p.endswith(".jpg")]
+    # The records go to a file, not /dev/null: the decoder each names is
+    # counted from it once the clock has stopped (the last run's records).
+    records = os.path.join(scratch, "records.jsonl")
+    decoder_option = has_decoder_option(lumahist)
+    gpu_decode = False
+    if not decoder_option:
+        print("  lumahist stats has no --decoder (no GPU decoding yet): the rows of before, "
+              "decoder auto")
+    elif not jpeg_paths:
+        print("  --decoder gpu row left out: no JPEG in the folder")
+    else:
+        decoder, why = probe_decoder(lumahist, jpeg_paths[0], "gpu")
+        gpu_decode = bool(decoder and decoder.startswith("nvjpeg"))
+        if not gpu_decode:
+            print(f"  --decoder gpu row left out: "
+                  f"{why or f'its record of one JPEG names {decoder}, not nvjpeg-*'}")
+        decoder, why = probe_decoder(lumahist, jpeg_paths[0], "auto")
+        print(f"  --decoder auto (the default) decodes a JPEG here with {decoder}" if decoder
+              else f"  --decoder auto: {why}")
+
+    def all_cores(decoder):
+        args = [lumahist, "stats", "--quiet", "--timing", "--jobs", str(jobs)]
+        name = f"lumahist stats --jobs {jobs}"
+        if decoder:
+            args += ["--decoder", decoder]
+            name += f" --decoder {decoder}"
+        with GpuSampler() as sampler:
+            t, timing, note = timed_median(runs, lambda: run_lumahist(args + [folder], records))
+        rate = row(name, t, note=f"{note} decoders: {decoder_counts(records)}".strip())
+        print("    " + timing.strip().replace("\n", "\n    "))
+        return rate, timing, sampler.mean()
+
+    stats_gpu = gpu_timing = gpu_util = None
+    if gpu_decode:
+        stats_gpu, gpu_timing, gpu_util = all_cores("gpu")
+    # The CPU decoder's row is the path of before nvJPEG: the targets that
+    # came before it (the OpenCV loop, scaling, the GPU's share) stay on it.
+    stats_n, timing, stats_util = all_cores("cpu" if decoder_option else None)
     backend, share, events = gpu_share(timing)
-    print("    " + timing.strip().replace("\n", "\n    "))
-    t, _ = timed(lambda: run_lumahist([lumahist, "stats", "--quiet", "--jobs", "1", folder]))
-    stats_1 = row("lumahist stats --jobs 1", t)
+    one = ["--jobs", "1"] + (["--decoder", "cpu"] if decoder_option else [])
+    t, _ = timed(lambda: run_lumahist([lumahist, "stats", "--quiet"] + one + [folder], records))
+    stats_1 = row("lumahist stats " + " ".join(one), t, note=f"decoders: {decoder_counts(records)}")
     cv_loop = cv_pool = None
     if cv2:
         t, _ = timed(lambda: [cv_stats_one(p) for p in paths])
@@ -356,7 +566,22 @@ def time_stats(lumahist, folder, paths, jobs, row, runs):
         cv_pool = row(f"OpenCV, {jobs} processes", t, note=note)
     else:
         print("  OpenCV: not installed (python3-opencv); skipped")
-    return stats_n, stats_1, cv_loop, cv_pool, backend, (share, events), stats_util
+    anchor = torch_anchor(jpeg_paths, runs)
+    stats_torch = None
+    if isinstance(anchor, str):
+        print(f"  torchvision anchor left out: {anchor}")
+    else:
+        t, note, read_s, what = anchor
+        stats_torch = row(f"torchvision decode_jpeg cuda, x{TORCH_BATCH}", t, len(jpeg_paths),
+                          note=f"decode only; {what}; read_file before it, not timed in: "
+                               f"{read_s:.2f} s {note}".strip())
+        if len(jpeg_paths) < len(paths):
+            print(f"    (the folder's {len(jpeg_paths)} JPEGs only, its PNGs left out: "
+                  f"compared in images per second)")
+    decode = dict(jpeg_only=len(jpeg_paths) == len(paths), gpu=stats_gpu, cpu=stats_n,
+                  cv_pool=cv_pool, torch=stats_torch, gpu_timing=gpu_timing, cpu_timing=timing,
+                  gpu_util=gpu_util, decoder_option=decoder_option)
+    return stats_n, stats_1, cv_loop, cv_pool, backend, (share, events), stats_util, decode
 
 
 def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count, runs):
@@ -407,7 +632,7 @@ def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count, run
 
 
 def print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util,
-                 eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util):
+                 eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util, decode):
     print("ratios:")
 
     def ratio(name, a, b, target=None):
@@ -415,11 +640,12 @@ def print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats
             verdict = "" if target is None else (" (target >= %.1fx: %s)" % (
                 target, "met" if a / b >= target else "NOT met"))
             print(f"  {name:<52} {a / b:6.2f}x{verdict}")
-    ratio("lumahist stats / OpenCV loop", stats_n, cv_loop, 2.0)
-    ratio("lumahist stats / OpenCV in processes", stats_n, cv_pool)
+    cpu = " (cpu decoder)" if decode and decode["decoder_option"] else ""
+    ratio(f"lumahist stats{cpu} / OpenCV loop", stats_n, cv_loop, 2.0)
+    ratio(f"lumahist stats{cpu} / OpenCV in processes", stats_n, cv_pool)
     ratio("lumahist equalize / OpenCV loop", eq_n, cv_eq_loop, 1.5)
     ratio("lumahist equalize / OpenCV in processes", eq_n, cv_eq_pool)
-    ratio(f"stats scaling, --jobs {jobs} / --jobs 1", stats_n, stats_1,
+    ratio(f"stats{cpu} scaling, --jobs {jobs} / --jobs 1", stats_n, stats_1,
           10.0 if jobs >= 16 else None)
     ratio(f"equalize scaling, --jobs {jobs} / --jobs 1", eq_n, eq_1,
           10.0 if jobs >= 16 else None)
@@ -451,6 +677,63 @@ def print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats
         busy = f"{util:.1f} %" if util is not None else "unknown (no nvidia-smi)"
         print(f"  {name}: secondary: GPU busy (nvidia-smi) {busy} of wall; analysis threads "
               f"inside the library {threads:.1f} % of wall per stream")
+    if decode:
+        print_decode_ratios(ratio, jobs, decode)
+
+
+def print_decode_ratios(ratio, jobs, decode):
+    """GPU decoding's ratios: the --decoder gpu row against OpenCV in
+    processes, torchvision's decode and the --decoder cpu row, and the host
+    CPU time per image of both rows."""
+    gpu, cpu = decode_timing(decode["gpu_timing"] or ""), decode_timing(decode["cpu_timing"] or "")
+    if decode["gpu"]:
+        folder = "JPEGs" if decode["jpeg_only"] else "mixed"
+        ratio(f"stats --decoder gpu / OpenCV {jobs} processes, {folder}", decode["gpu"],
+              decode["cv_pool"], 3.0 if decode["jpeg_only"] else 2.0)
+        # Per image: on the mixed folder torchvision decoded its JPEGs alone.
+        ratio("stats --decoder gpu / torchvision decode, per image", decode["gpu"],
+              decode["torch"], 1.0)
+        ratio("stats --decoder gpu / --decoder cpu", decode["gpu"], decode["cpu"])
+        if gpu["gpu"]:
+            g = gpu["gpu"]
+            print(f"  --decoder gpu: nvJPEG decoded {g['images']} images ({g['hardware']} "
+                  f"hardware, {g['hybrid']} hybrid, {g['fallback']} fell back to the CPU) in "
+                  f"{g['seconds']:.2f} s over {g['contexts']} contexts")
+        else:
+            print("  --decoder gpu: its --timing has no GPU decoding line: GPU decoding did not "
+                  "run")
+        if decode["gpu_util"] is not None:
+            print(f"  --decoder gpu: GPU busy (nvidia-smi) {decode['gpu_util']:.1f} % of wall")
+    else:
+        print("  GPU decoding: no --decoder gpu row, so none of its ratios")
+        name = "stats --decoder cpu" if decode["decoder_option"] else "lumahist stats"
+        ratio(f"{name} / torchvision decode, per image", decode["cpu"], decode["torch"])
+    # A lumahist without --decoder may still print the host CPU time line.
+    if not (decode["decoder_option"] or cpu["host"]):
+        return
+    cpu_name = "--decoder cpu" if decode["decoder_option"] else f"stats --jobs {jobs}"
+    host = [f"{name} {t['host']['ms_per_image']:.2f} ms"
+            for name, t in (("--decoder gpu", gpu), (cpu_name, cpu)) if t["host"]]
+    print("  host CPU (user + system) per image: "
+          + (", ".join(host) if host else "not in this lumahist's --timing"))
+    if cpu["decoding"] is None or not cpu["images"]:
+        print(f"  {cpu_name}: no decoding time in its --timing")
+        return
+    decode_ms = cpu["decoding"] * 1e3 / cpu["images"]
+    print(f"  {cpu_name}: decode threads {decode_ms:.2f} ms per image ({cpu['decoding']:.2f} s "
+          f"summed over threads / {cpu['images']} images)")
+    if not (gpu["host"] and decode_ms > 0):
+        return
+    share = gpu["host"]["ms_per_image"] / decode_ms
+    # The target is per JPEG image: a mixed folder's PNGs decode on the CPU
+    # in both rows, so only a JPEG-only folder judges it.
+    verdict = (("met" if share <= 0.25 else "NOT met") if decode["jpeg_only"]
+               else "judged with --jpeg-only: this folder's PNGs decode on the CPU")
+    print(f"  {'gpu host CPU / cpu decode threads, per image':<52} {share:6.2f}x "
+          f"(target <= 0.25x: {verdict})")
+    if cpu["host"] and gpu["host"]["ms_per_image"] > 0:
+        ratio("host CPU per image, --decoder cpu / --decoder gpu", cpu["host"]["ms_per_image"],
+              gpu["host"]["ms_per_image"])
 
 
 if __name__ == "__main__":
