@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "nvjpeg-api.h"
 
@@ -32,13 +33,32 @@ static int look_up(void *library, const char *name, void *slot)
   return 1;
 }
 
+/* Where the CUDA toolkit puts its libraries when the loader's path does
+ * not name them: $CUDA_HOME, $CUDA_PATH, then the usual link. */
+static void *open_in_toolkit(const char *name)
+{
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  void *library = NULL;
+  for (size_t i = 0; !library && i < sizeof roots / sizeof roots[0]; i++) {
+    char path[4096];
+    if (roots[i] && *roots[i] &&
+        snprintf(path, sizeof path, "%s/lib64/%s", roots[i], name) < (int)sizeof path)
+      library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  }
+  return library;
+}
+
 static void load(void)
 {
   void *library = NULL;
-  for (size_t i = 0; !library && i < sizeof library_names / sizeof library_names[0]; i++)
+  size_t n_names = sizeof library_names / sizeof library_names[0];
+  for (size_t i = 0; !library && i < n_names; i++)
     library = dlopen(library_names[i], RTLD_NOW | RTLD_LOCAL);
+  for (size_t i = 0; !library && i < n_names; i++)
+    library = open_in_toolkit(library_names[i]);
   if (!library) {
-    load_failure = "libnvjpeg (CUDA's nvJPEG library) was not found; install the CUDA "
+    load_failure = "libnvjpeg (CUDA's nvJPEG library) was not found on the loader's path "
+                   "nor under $CUDA_HOME, $CUDA_PATH or /usr/local/cuda; install the CUDA "
                    "toolkit's libnvjpeg or add its folder to LD_LIBRARY_PATH";
     return;
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_bad_input.py: bad files through the real CLI.
 
-  test_bad_input.py LUMAHIST CORPUS GROUP [--sanitized]
+  test_bad_input.py LUMAHIST CORPUS GROUP [--sanitized] [--decoder auto|cpu|gpu]
 
 GROUP is one of:
   stats      a folder of bad files next to good ones: one clear line each,
@@ -13,10 +13,17 @@ GROUP is one of:
              and no temporary file for a bad input, inputs never overwritten
              (also with --out the input folder)
   outputs    read-only and full output folders, stdout on /dev/full
-CORPUS is tests/fuzz/corpus (valid tiny PNGs and JPEGs).  Only the Python
-standard library is used.  Exit 77 (skip) says why when a group cannot run.
+CORPUS is tests/fuzz/corpus (valid tiny PNGs and JPEGs).  --decoder is passed
+to every `lumahist stats` run (and to equalize, clahe and overlay when it is
+cpu or auto).  With --decoder gpu the bad files must be reported exactly as
+on the CPU: the tool gives libjpeg-turbo what nvJPEG is not given or fails on,
+so the reasons are libjpeg-turbo's; the good JPEGs must say an nvjpeg decoder.
+Only the Python standard library is used.  Exit 77 (skip) says why when a
+group cannot run (with --decoder gpu: when `lumahist stats --decoder gpu`
+does not work on a good JPEG here).
 """
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -28,6 +35,18 @@ import zlib
 
 TIMEOUT = 60
 failures = []
+DECODER = None  # --decoder for every stats run, or None for the tool's default
+
+
+def stats_argv(tool, *args):
+    """A `lumahist stats` command line with the --decoder under test."""
+    return [tool, "stats"] + (["--decoder", DECODER] if DECODER else []) + list(args)
+
+
+def rewrite_argv(tool, command, *args):
+    """equalize, clahe or overlay, with --decoder when it is cpu or auto."""
+    extra = ["--decoder", DECODER] if DECODER in ("cpu", "auto") else []
+    return [tool, command] + extra + list(args)
 
 
 def check(condition, message):
@@ -203,6 +222,42 @@ def valgrind_argv(sanitized):
             "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite"]
 
 
+def gpu_decoder_usable(tool, corpus):
+    """None when `lumahist stats --decoder gpu` reads a good JPEG here; else
+    why not, where the tool says so as documented (one line, `lumahist:
+    --decoder gpu: WHY`, exit 1).  Anything else is a failure.  A run that
+    works but does not say an nvjpeg decoder is a failure too."""
+    jpeg = os.path.join(corpus, "jpeg", "420.jpg")
+    rc, out, err = run([tool, "stats", "--decoder", "gpu", "--no-histogram", jpeg])
+    if rc == 0:
+        check_gpu_decoders(out, [jpeg], "--decoder gpu on a good JPEG")
+        return None
+    prefix = "lumahist: --decoder gpu: "
+    check(rc == 1 and out == "" and err.startswith(prefix) and err.count("\n") == 1,
+          f"--decoder gpu where it cannot run: exit {rc}, stdout {out!r}, stderr {err!r}")
+    return err[len(prefix):].strip() if err.startswith(prefix) else err.strip()
+
+
+def check_gpu_decoders(out, good, what):
+    """With --decoder gpu: each good JPEG's jsonl record says an nvjpeg
+    decoder, each PNG's libpng."""
+    decoders = {}
+    for line in out.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            check(False, f"{what}: not a JSON line: {line[:200]!r}")
+            continue
+        decoders[record.get("path")] = record.get("decoder")
+    for path in good:
+        if path.lower().endswith((".jpg", ".jpeg")):
+            check(str(decoders.get(path)).startswith("nvjpeg-"),
+                  f"{what}: {path} decoded by {decoders.get(path)!r}, not nvJPEG")
+        else:
+            check(decoders.get(path) == "libpng",
+                  f"{what}: {path} decoded by {decoders.get(path)!r}, not libpng")
+
+
 # ---- groups ----------------------------------------------------------------------
 
 def group_stats(tool, corpus, tmp, sanitized):
@@ -210,7 +265,7 @@ def group_stats(tool, corpus, tmp, sanitized):
     good, reasons = make_bad_set(top, corpus)
     loop_note = f"lumahist: {top}/sub/deeper/up: "
     for fmt in ("jsonl", "csv"):
-        rc, out, err = run([tool, "stats", "--no-histogram", "--format", fmt, top])
+        rc, out, err = run(stats_argv(tool, "--no-histogram", "--format", fmt, top))
         check(rc == 1, f"stats {fmt}: exit {rc}")
         check_one_line_each(err, reasons, f"stats {fmt}", allowed_extra=[loop_note])
         check(err.count(loop_note) == 1, f"stats {fmt}: the folder loop said {err.count(loop_note)} times")
@@ -221,16 +276,20 @@ def group_stats(tool, corpus, tmp, sanitized):
         check(len(records) == want, f"stats {fmt}: {len(records)} output lines, expected {want}")
         for path in reasons:
             check(path not in out, f"stats {fmt}: a record for the bad file {path}")
+        if fmt == "jsonl" and DECODER == "gpu":
+            check_gpu_decoders(out, good, f"stats {fmt}")
 
     # Each bad file alone, named on the command line: the same line, exit 1.
     for path, words in reasons.items():
-        rc, out, err = run([tool, "stats", path, good[0]])
+        rc, out, err = run(stats_argv(tool, path, good[0]))
         check(rc == 1 and out.count("\n") == 1, f"stats {path} alone: exit {rc}, out {out!r}")
         check_one_line_each(err, {path: words}, f"stats {os.path.basename(path)}")
 
     argv = valgrind_argv(sanitized)
-    if argv:
-        rc, out, err = run(argv + [tool, "stats", "--no-histogram", top], timeout=600)
+    if argv and DECODER == "gpu":
+        print("note: valgrind skipped with --decoder gpu (the CUDA driver under valgrind)")
+    elif argv:
+        rc, out, err = run(argv + stats_argv(tool, "--no-histogram", top), timeout=600)
         check(rc == 1, f"stats under valgrind: exit {rc} (99: a memory error or leak):\n{err}")
         print("valgrind: the bad folder is clean")
     else:
@@ -242,9 +301,9 @@ def group_limits(tool, corpus, tmp, sanitized):
     path = os.path.join(tmp, "small.png")
     with open(path, "wb") as f:
         f.write(png(13, 7))
-    rc, out, err = run([tool, "stats", "--max-pixels", "91", path])
+    rc, out, err = run(stats_argv(tool, "--max-pixels", "91", path))
     check(rc == 0 and out.count("\n") == 1, f"13x7 at --max-pixels 91: exit {rc} {err!r}")
-    rc, out, err = run([tool, "stats", "--max-pixels", "90", path])
+    rc, out, err = run(stats_argv(tool, "--max-pixels", "90", path))
     check(rc == 1 and out == "" and err.startswith(f"lumahist: {path}: ") and
           "above the limit of 90" in err, f"13x7 at --max-pixels 90: exit {rc} {err!r}")
 
@@ -253,7 +312,7 @@ def group_limits(tool, corpus, tmp, sanitized):
     over = os.path.join(tmp, "over.png")
     with open(over, "wb") as f:
         f.write(png(16384, 16385, compressed=zlib.compress(b"\0" * 64)))
-    rc, out, err = run([tool, "stats", over])
+    rc, out, err = run(stats_argv(tool, over))
     check(rc == 1 and "above the limit of 268435456" in err, f"16384x16385: {err!r}")
 
     # Refused before allocating: under an address-space limit far below what
@@ -265,6 +324,10 @@ def group_limits(tool, corpus, tmp, sanitized):
     if sanitized:
         print("note: address-space limit check skipped in a sanitized build")
         return
+    if DECODER == "gpu":
+        print("note: address-space limit check skipped with --decoder gpu (it needs the CPU "
+              "backend, which --decoder gpu cannot go with)")
+        return
     import resource
 
     def small_address_space():
@@ -273,10 +336,10 @@ def group_limits(tool, corpus, tmp, sanitized):
     huge = os.path.join(tmp, "huge.png")
     with open(huge, "wb") as f:
         f.write(png(100000, 100000, compressed=zlib.compress(b"\0" * 64)))
-    rc, out, err = run([tool, "stats", "--backend", "cpu", "--jobs", "1", "--max-pixels",
-                        str(1 << 40), huge], preexec_fn=small_address_space)
+    rc, out, err = run(stats_argv(tool, "--backend", "cpu", "--jobs", "1", "--max-pixels",
+                                  str(1 << 40), huge), preexec_fn=small_address_space)
     check(rc == 1 and ("memory" in err.lower()), f"1e10 pixels allowed by the limit, 512 MiB: {err!r}")
-    rc, out, err = run([tool, "stats", "--backend", "cpu", "--jobs", "1", huge],
+    rc, out, err = run(stats_argv(tool, "--backend", "cpu", "--jobs", "1", huge),
                        preexec_fn=small_address_space)
     check(rc == 1 and "above the limit" in err and "memory" not in err.lower(),
           f"1e10 pixels at the default limit under 512 MiB: {err!r}")
@@ -289,26 +352,26 @@ def group_special(tool, corpus, tmp, sanitized):
     # A FIFO no one writes to must not block the run forever.
     fifo = os.path.join(tmp, "fifo.png")
     os.mkfifo(fifo)
-    rc, out, err = run([tool, "stats", fifo, good], timeout=30)
+    rc, out, err = run(stats_argv(tool, fifo, good), timeout=30)
     check(rc == 1 and out.count("\n") == 1, f"a FIFO without a writer: exit {rc}, {out!r}")
     check_one_line_each(err, {fifo: ["empty"]}, "FIFO")
     # A pipe with a writer is read in full (lumahist stats /dev/stdin).
     with open(good, "rb") as f:
-        rc, out, err = run([tool, "stats", "--no-histogram", "/dev/stdin"], stdin=f)
+        rc, out, err = run(stats_argv(tool, "--no-histogram", "/dev/stdin"), stdin=f)
     check(rc == 0 and '"width":13' in out, f"a PNG on a pipe: exit {rc}, {out!r} {err!r}")
     # A FIFO in a folder is not a file to read: the walk passes it by.
     folder = os.path.join(tmp, "with-fifo")
     os.makedirs(folder)
     os.mkfifo(os.path.join(folder, "pipe.png"))
     shutil.copy(good, folder)
-    rc, out, err = run([tool, "stats", folder], timeout=30)
+    rc, out, err = run(stats_argv(tool, folder), timeout=30)
     check(rc == 0 and out.count("\n") == 1 and err == "", f"a FIFO in a folder: {rc} {err!r}")
 
     if os.path.exists("/proc/self/mem"):
-        rc, out, err = run([tool, "stats", "/proc/self/mem", good])
+        rc, out, err = run(stats_argv(tool, "/proc/self/mem", good))
         check(rc == 1 and out.count("\n") == 1, f"/proc/self/mem: exit {rc}")
         check_one_line_each(err, {"/proc/self/mem": ["input/output error"]}, "/proc/self/mem")
-    rc, out, err = run([tool, "stats", "/dev/zero", good])
+    rc, out, err = run(stats_argv(tool, "/dev/zero", good))
     check(rc == 1 and out.count("\n") == 1, f"/dev/zero: exit {rc}")
     check_one_line_each(err, {"/dev/zero": ["not a png or jpeg"]}, "/dev/zero")
 
@@ -319,7 +382,7 @@ def group_special(tool, corpus, tmp, sanitized):
     if os.geteuid() == 0:
         print("note: running as root: a folder of mode 000 is readable; not tested")
     else:
-        rc, out, err = run([tool, "stats", unreadable, good])
+        rc, out, err = run(stats_argv(tool, unreadable, good))
         check(rc == 1 and out.count("\n") == 1, f"unreadable folder: exit {rc}")
         check_one_line_each(err, {unreadable: ["permission denied"]}, "unreadable folder")
     os.chmod(unreadable, 0o755)
@@ -373,7 +436,7 @@ def group_rewrite(tool, corpus, tmp, sanitized):
     loop_note = f"lumahist: {top}/sub/deeper/up: "
     for command in commands:
         out_dir = os.path.join(tmp, "out-" + command)
-        rc, out, err = run([tool, command, "--out", out_dir, top])
+        rc, out, err = run(rewrite_argv(tool, command, "--out", out_dir, top))
         check(rc == 1, f"{command}: exit {rc}")
         check_one_line_each(err, reasons, command, allowed_extra=[loop_note])
         made = sorted(os.path.join(folder, f) for folder, _, files in os.walk(out_dir)
@@ -384,14 +447,15 @@ def group_rewrite(tool, corpus, tmp, sanitized):
         check(not leftovers(out_dir), f"{command}: temporary files left: {leftovers(out_dir)}")
 
         # --out the input folder: nothing may be overwritten.
-        rc, out, err = run([tool, command, "--out", top, top])
+        rc, out, err = run(rewrite_argv(tool, command, "--out", top, top))
         check(rc == 1, f"{command} --out the input folder: exit {rc}")
         for path in good:
             check(f"lumahist: {path}: " in err, f"{command} --out input: nothing said of {path}")
         check(digest_tree(top) == before, f"{command} --out the input folder changed its files")
         check(not leftovers(top), f"{command}: temporary files left in the input folder")
         # A single file whose output is itself.
-        rc, out, err = run([tool, command, "--out", os.path.dirname(good[0]), good[0]])
+        rc, out, err = run(rewrite_argv(tool, command, "--out", os.path.dirname(good[0]),
+                                        good[0]))
         check(rc == 1 and err.startswith(f"lumahist: {good[0]}: ") and err.count("\n") == 1,
               f"{command} onto itself: exit {rc} {err!r}")
         check(digest_tree(top) == before, f"{command} onto itself changed the input")
@@ -419,7 +483,7 @@ def in_tiny_mount(shell_command, options):
 def group_outputs(tool, corpus, tmp, sanitized):
     # Records to a full device: a clear error and exit 1.
     with open("/dev/full", "w") as full:
-        p = subprocess.run([tool, "stats", os.path.join(corpus, "png")], stdout=full,
+        p = subprocess.run(stats_argv(tool, os.path.join(corpus, "png")), stdout=full,
                            stderr=subprocess.PIPE, timeout=TIMEOUT)
     err = p.stderr.decode()
     check(p.returncode == 1 and "no space left on device" in err.lower() and
@@ -446,7 +510,7 @@ def group_outputs(tool, corpus, tmp, sanitized):
         ro = os.path.join(tmp, "read-only")
         os.makedirs(ro)
         os.chmod(ro, 0o555)
-        rc, out, err = run([tool, command, "--out", ro, small, big])
+        rc, out, err = run(rewrite_argv(tool, command, "--out", ro, small, big))
         check(rc == 1 and os.listdir(ro) == [], f"read-only folder: exit {rc}, {os.listdir(ro)}")
         check_one_line_each(err, {small: ["permission denied"], big: ["permission denied"]},
                             "read-only folder")
@@ -459,7 +523,8 @@ def group_outputs(tool, corpus, tmp, sanitized):
 
     def in_mount(out_dir, options):
         """(exit status, files made, stderr) of the command writing into a tmpfs."""
-        result = in_tiny_mount(f"{quote(tool)} {command} --out {out_dir} {quote(small)} "
+        argv = " ".join(quote(a) for a in rewrite_argv(tool, command))
+        result = in_tiny_mount(f"{argv} --out {out_dir} {quote(small)} "
                                f"{quote(big)}; echo \"rc=$?\"; find \"$MNT\" -type f", options)
         if result is None:
             return None
@@ -490,8 +555,23 @@ def main():
     if len(sys.argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
+    global DECODER
     tool, corpus, group = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
-    sanitized = "--sanitized" in sys.argv[4:]
+    extra = sys.argv[4:]
+    sanitized = "--sanitized" in extra
+    if "--decoder" in extra:
+        i = extra.index("--decoder")
+        if i + 1 >= len(extra) or extra[i + 1] not in ("auto", "cpu", "gpu"):
+            print("--decoder takes auto, cpu or gpu", file=sys.stderr)
+            return 2
+        DECODER = extra[i + 1]
+        if DECODER == "gpu":
+            why = gpu_decoder_usable(tool, corpus)
+            if failures:
+                return 1
+            if why is not None:
+                print(f"SKIP: lumahist stats --decoder gpu cannot run here: {why}")
+                return 77
     groups = {"stats": group_stats, "limits": group_limits, "special": group_special,
               "rewrite": group_rewrite, "outputs": group_outputs}
     with tempfile.TemporaryDirectory(prefix="lumahist-bad-") as tmp:
