@@ -69,14 +69,18 @@ int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder)
   int status;
   /* The hardware backend exists on A100, A30, H100, H200 and later; where
    * it does not, creating it fails and the hybrid backend does everything. */
-  if (nj->CreateEx(LHNJ_BACKEND_HARDWARE, NULL, NULL, 0, &d->hardware) != LHNJ_STATUS_SUCCESS)
+  /* Strict: a file whose entropy-coded data is damaged must fail, as it
+   * does in libjpeg-turbo, rather than give the statistics of garbage. */
+  if (nj->CreateEx(LHNJ_BACKEND_HARDWARE, NULL, NULL, LHNJ_FLAGS_BITSTREAM_STRICT,
+                   &d->hardware) != LHNJ_STATUS_SUCCESS)
     d->hardware = NULL;
   if (d->hardware && (nj->JpegStateCreate(d->hardware, &d->hardware_state) != LHNJ_STATUS_SUCCESS ||
                       nj->JpegStreamCreate(d->hardware, &d->parsed) != LHNJ_STATUS_SUCCESS)) {
     lhio_gpu_jpeg_free(d);
     return nvjpeg_fail(LHNJ_STATUS_INTERNAL_ERROR, "cannot set up the hardware decoder");
   }
-  if ((status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, 0, &d->hybrid)) !=
+  if ((status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, LHNJ_FLAGS_BITSTREAM_STRICT,
+                             &d->hybrid)) !=
           LHNJ_STATUS_SUCCESS ||
       (status = nj->JpegStateCreate(d->hybrid, &d->hybrid_state)) != LHNJ_STATUS_SUCCESS) {
     lhio_gpu_jpeg_free(d);

@@ -263,6 +263,7 @@ typedef struct {
   guint gpu_fallback;  /* sent to the GPU and decoded on the CPU after all */
   double gpu_decode_s; /* GPU time of the nvJPEG calls (CUDA events), summed */
   double gpu_decode_wall_s; /* the contexts' threads in those calls */
+  double gpu_open_s;   /* starting the decoders, summed over the contexts */
   double cpu_user_s;   /* the process's CPU time over the run */
   double cpu_system_s;
   double pinned_s;     /* locking them, after the contexts' opening */

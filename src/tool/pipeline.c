@@ -84,7 +84,7 @@ struct Pipeline {
   double device_s;
   double finish_s;
   guint gpu_hardware, gpu_hybrid, gpu_fallback;
-  double gpu_decode_s, gpu_decode_wall_s;
+  double gpu_decode_s, gpu_decode_wall_s, gpu_open_s;
   bool gpu_jpeg_warned; /* a context could not start nvJPEG: said once */
   guint *per_context;
   /* Set by the opener before it pushes contexts_settled, read after. */
@@ -409,7 +409,10 @@ static gpointer context_thread(gpointer data)
   void *decode_stream = NULL;
   if (g_atomic_int_get(&p->gpu_jpeg) && !device_error) {
     char *error = NULL;
-    if (!lht_gpu_jpeg_open(context, &decoder, &decode_stream, &error)) {
+    gint64 start = g_get_monotonic_time();
+    bool opened = lht_gpu_jpeg_open(context, &decoder, &decode_stream, &error);
+    add_time(p, &p->gpu_open_s, seconds_since(start));
+    if (!opened) {
       /* Its JPEGs are decoded on the CPU: said once for the run. */
       g_mutex_lock(&p->lock);
       bool say = !p->gpu_jpeg_warned;
@@ -751,6 +754,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   result->gpu_fallback = p.gpu_fallback;
   result->gpu_decode_s = p.gpu_decode_s;
   result->gpu_decode_wall_s = p.gpu_decode_wall_s;
+  result->gpu_open_s = p.gpu_open_s;
   struct rusage usage_after;
   getrusage(RUSAGE_SELF, &usage_after);
   result->cpu_user_s = timeval_seconds(&usage_after.ru_utime) -
@@ -855,9 +859,9 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
     fprintf(stderr,
             "lumahist: timing: GPU decoding (nvJPEG): %u images (%u on the hardware decoder, %u on "
             "the GPU hybrid decoder, %u fell back to the CPU) in %.3f s over %d contexts "
-            "(GPU time, CUDA events; %.3f s in the calls)\n",
+            "(GPU time, CUDA events; %.3f s in the calls; decoders started in %.3f s)\n",
             on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s,
-            contexts->n, r->gpu_decode_wall_s);
+            contexts->n, r->gpu_decode_wall_s, r->gpu_open_s);
   guint handled = r->done + r->failed;
   fprintf(stderr,
           "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f ms per image\n",
