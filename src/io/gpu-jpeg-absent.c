@@ -14,6 +14,15 @@ bool lhio_gpu_jpeg_usable(const char **why)
   return false;
 }
 
+int lhio_gpu_jpeg_prepare(void)
+{
+  return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);
+}
+
+void lhio_gpu_jpeg_shutdown(void)
+{
+}
+
 int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder)
 {
   (void)cuda_stream;

@@ -1,6 +1,7 @@
 /* gpu-jpeg.c: decoding the luma of JPEG batches into device memory with
  * nvJPEG: the hardware backend (NVJPG engines) for the files it takes, in
  * one batched call, and the hybrid backend for the rest, one by one. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,11 @@ typedef struct {
 struct LhioGpuJpeg {
   const LhnjApi *nj;
   cudaStream_t stream;
-  LhnjHandle hardware; /* NULL where the GPU has no JPEG engine */
+  LhnjHandle hardware; /* the device's shared handles (below); hardware is */
+  LhnjHandle hybrid;   /* NULL where the GPU has no JPEG engine */
   LhnjState hardware_state;
   LhnjStream parsed; /* headers, for the hardware backend's verdict */
   int hardware_batch; /* the batch size hardware_state was set up for; 0: none */
-  LhnjHandle hybrid;
   LhnjState hybrid_state;
   Slot *slots; /* one device plane per job of a call */
   int n_slots;
@@ -35,6 +36,23 @@ struct LhioGpuJpeg {
   bool timing; /* began and ended hold a call's interval not yet added */
   double seconds;
 };
+
+/* nvJPEG's library handles, one pair per device, shared by the decoders of
+ * every thread (nvJPEG allows that; states, streams and buffers are per
+ * thread).  Making the hardware backend's handle takes about a second, so
+ * it is made once, and early (lhio_gpu_jpeg_prepare). */
+#define MAX_DEVICES 64
+
+typedef struct {
+  bool made;
+  int status; /* of making them: 0, or the LhStatus */
+  char why[160];
+  LhnjHandle hardware;
+  LhnjHandle hybrid;
+} DeviceHandles;
+
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static DeviceHandles device_handles[MAX_DEVICES];
 
 bool lhio_gpu_jpeg_usable(const char **why)
 {
@@ -54,6 +72,72 @@ static int nvjpeg_fail(int status, const char *what)
                       "nvJPEG: %s: %s", what, lhnj_status_name(status));
 }
 
+/* The handles of the calling thread's current device, made on first use. */
+static int handles_of_current_device(const LhnjApi *nj, DeviceHandles **handles)
+{
+  int device = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error != cudaSuccess)
+    return cuda_fail(error, "no current device");
+  if (device < 0 || device >= MAX_DEVICES)
+    return lh_set_error(LH_ERROR_UNSUPPORTED, "nvJPEG: device %d is beyond %d", device,
+                        MAX_DEVICES);
+  pthread_mutex_lock(&handles_lock);
+  DeviceHandles *h = &device_handles[device];
+  if (!h->made) {
+    h->made = true;
+    /* The hardware backend exists on A100, A30, H100, H200 and later;
+     * where it does not, making it fails and the hybrid backend does
+     * everything.  Strict: a file whose entropy-coded data is damaged must
+     * fail, as it does in libjpeg-turbo, rather than give the statistics of
+     * garbage. */
+    if (nj->CreateEx(LHNJ_BACKEND_HARDWARE, NULL, NULL, LHNJ_FLAGS_BITSTREAM_STRICT,
+                     &h->hardware) != LHNJ_STATUS_SUCCESS)
+      h->hardware = NULL;
+    int status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, LHNJ_FLAGS_BITSTREAM_STRICT,
+                              &h->hybrid);
+    if (status != LHNJ_STATUS_SUCCESS) {
+      h->hybrid = NULL;
+      h->status = status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
+      snprintf(h->why, sizeof h->why, "nvJPEG: cannot create a decoder on device %d: %s", device,
+               lhnj_status_name(status));
+    }
+  }
+  int status = h->status;
+  pthread_mutex_unlock(&handles_lock);
+  if (status < 0)
+    return lh_set_error(status, "%s", h->why);
+  *handles = h;
+  return LH_OK;
+}
+
+int lhio_gpu_jpeg_prepare(void)
+{
+  const char *why = NULL;
+  const LhnjApi *nj = lhnj_api(&why);
+  if (!nj)
+    return lh_set_error(LH_ERROR_UNSUPPORTED, "nvJPEG: %s", why);
+  DeviceHandles *handles;
+  return handles_of_current_device(nj, &handles);
+}
+
+void lhio_gpu_jpeg_shutdown(void)
+{
+  const LhnjApi *nj = lhnj_api(NULL);
+  if (!nj)
+    return;
+  pthread_mutex_lock(&handles_lock);
+  for (int i = 0; i < MAX_DEVICES; i++) {
+    DeviceHandles *h = &device_handles[i];
+    if (h->hardware)
+      nj->Destroy(h->hardware);
+    if (h->hybrid)
+      nj->Destroy(h->hybrid);
+    memset(h, 0, sizeof *h);
+  }
+  pthread_mutex_unlock(&handles_lock);
+}
+
 int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder)
 {
   const char *why = NULL;
@@ -61,28 +145,23 @@ int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder)
   *decoder = NULL;
   if (!nj)
     return lh_set_error(LH_ERROR_UNSUPPORTED, "nvJPEG: %s", why);
+  DeviceHandles *handles;
+  int status = handles_of_current_device(nj, &handles);
+  if (status < 0)
+    return status;
   LhioGpuJpeg *d = calloc(1, sizeof *d);
   if (!d)
     return lh_set_error(LH_ERROR_NO_MEMORY, "out of memory");
   d->nj = nj;
   d->stream = (cudaStream_t)cuda_stream;
-  int status;
-  /* The hardware backend exists on A100, A30, H100, H200 and later; where
-   * it does not, creating it fails and the hybrid backend does everything. */
-  /* Strict: a file whose entropy-coded data is damaged must fail, as it
-   * does in libjpeg-turbo, rather than give the statistics of garbage. */
-  if (nj->CreateEx(LHNJ_BACKEND_HARDWARE, NULL, NULL, LHNJ_FLAGS_BITSTREAM_STRICT,
-                   &d->hardware) != LHNJ_STATUS_SUCCESS)
-    d->hardware = NULL;
+  d->hardware = handles->hardware;
+  d->hybrid = handles->hybrid;
   if (d->hardware && (nj->JpegStateCreate(d->hardware, &d->hardware_state) != LHNJ_STATUS_SUCCESS ||
                       nj->JpegStreamCreate(d->hardware, &d->parsed) != LHNJ_STATUS_SUCCESS)) {
     lhio_gpu_jpeg_free(d);
     return nvjpeg_fail(LHNJ_STATUS_INTERNAL_ERROR, "cannot set up the hardware decoder");
   }
-  if ((status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, LHNJ_FLAGS_BITSTREAM_STRICT,
-                             &d->hybrid)) !=
-          LHNJ_STATUS_SUCCESS ||
-      (status = nj->JpegStateCreate(d->hybrid, &d->hybrid_state)) != LHNJ_STATUS_SUCCESS) {
+  if ((status = nj->JpegStateCreate(d->hybrid, &d->hybrid_state)) != LHNJ_STATUS_SUCCESS) {
     lhio_gpu_jpeg_free(d);
     return nvjpeg_fail(status, "cannot create a decoder");
   }
@@ -124,12 +203,8 @@ void lhio_gpu_jpeg_free(LhioGpuJpeg *d)
     nj->JpegStreamDestroy(d->parsed);
   if (d->hardware_state)
     nj->JpegStateDestroy(d->hardware_state);
-  if (d->hardware)
-    nj->Destroy(d->hardware);
   if (d->hybrid_state)
     nj->JpegStateDestroy(d->hybrid_state);
-  if (d->hybrid)
-    nj->Destroy(d->hybrid);
   if (d->began)
     cudaEventDestroy(d->began);
   if (d->ended)
@@ -199,6 +274,12 @@ static bool hardware_takes(LhioGpuJpeg *d, const LhioGpuJpegJob *job)
 {
   const LhioEncoded *e = job->encoded;
   if (job->info->progressive)
+    return false;
+  /* A gray file whose one component claims 2x2 (or other) sampling: the
+   * engine laid its blocks out as MCUs of that size, not of one block as
+   * the standard has it for a single-component scan (measured on an H100:
+   * the same histogram, 87 % of the pixels moved). */
+  if (job->info->components == 1 && (job->info->h_samp != 1 || job->info->v_samp != 1))
     return false;
   if (d->nj->JpegStreamParseHeader(d->hardware, e->data, e->size, d->parsed) != LHNJ_STATUS_SUCCESS)
     return false;

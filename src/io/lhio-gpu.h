@@ -27,6 +27,14 @@ bool lhio_gpu_jpeg_usable(const char **why);
  * decoded luma planes, reused from call to call. */
 typedef struct LhioGpuJpeg LhioGpuJpeg;
 
+/* Makes nvJPEG's library handles for the calling thread's current device,
+ * which every decoder on it shares: about a second for the hardware
+ * backend's, so a program calls this early, on a thread of its own, while
+ * it reads its first files.  Thread-safe; later calls return at once. */
+int lhio_gpu_jpeg_prepare(void);
+/* Frees those handles, once every decoder is freed. */
+void lhio_gpu_jpeg_shutdown(void);
+
 /* On the calling thread's current device; cuda_stream is a cudaStream_t
  * (NULL: the default stream). */
 int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder);

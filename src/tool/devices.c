@@ -240,3 +240,22 @@ void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream)
   (void)stream;
 #endif
 }
+
+void lht_gpu_jpeg_prepare(const GArray *device_ids)
+{
+  guint n = device_ids ? device_ids->len : 1;
+  for (guint i = 0; i < n; i++) {
+    char *error = NULL;
+    if (!lht_device_use(device_ids ? g_array_index(device_ids, int, i) : -1, &error)) {
+      g_free(error);
+      continue;
+    }
+    /* A failure is reported where the decoders are made. */
+    lhio_gpu_jpeg_prepare();
+  }
+}
+
+void lht_gpu_jpeg_shutdown(void)
+{
+  lhio_gpu_jpeg_shutdown();
+}

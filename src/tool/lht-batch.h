@@ -172,6 +172,12 @@ bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream,
 /* Frees both and gives the context its own stream back. */
 void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream);
 
+/* Makes nvJPEG's shared handles on each device of device_ids (NULL: the
+ * default one), the slow part of starting it, on the calling thread; and
+ * frees them at the end of a run, once every decoder is closed. */
+void lht_gpu_jpeg_prepare(const GArray *device_ids);
+void lht_gpu_jpeg_shutdown(void);
+
 /* Whether JPEGs can be decoded on the GPU here, judged without touching the
  * device (libnvjpeg found); *why says why not. */
 bool lht_gpu_jpeg_usable(const char **why);

@@ -34,8 +34,8 @@
 /* JPEGs per nvJPEG call when they are decoded on the GPU: the hardware
  * backend spreads a batch over the GPU's JPEG engines (7 on an H100), and
  * each engine works on several images at once. */
-#define GPU_DECODE_BATCH_FRAMES 32
-#define MAX_BATCH_FRAMES 32
+#define GPU_DECODE_BATCH_FRAMES 64
+#define MAX_BATCH_FRAMES 64
 
 typedef enum {
   STAGE_DECODE,
@@ -605,6 +605,13 @@ static gpointer opener_thread(gpointer data)
   return NULL;
 }
 
+static gpointer prepare_thread(gpointer data)
+{
+  Pipeline *p = data;
+  lht_gpu_jpeg_prepare(p->spec->contexts.device_ids);
+  return NULL;
+}
+
 void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
                       LhtPipelineResult *result)
 {
@@ -642,7 +649,12 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   lhio_set_pixel_allocator(&(LhioPixelAllocator){
       .alloc = lht_pinned_alloc, .release = lht_pinned_release, .user = p.pinned});
 
-  /* The opener first, so that CUDA starts as early as it can. */
+  /* nvJPEG's handles take longer to make than the CUDA contexts: begun on a
+   * thread of their own first, while the contexts open and files are read. */
+  GThread *preparer = NULL;
+  if (p.gpu_jpeg)
+    preparer = g_thread_try_new("lumahist-nvjpeg", prepare_thread, &p, NULL);
+  /* The opener next, so that CUDA starts as early as it can. */
   GError *thread_error = NULL;
   GThread *opener = g_thread_try_new("lumahist-analysis", opener_thread, &p, &thread_error);
   if (opener)
@@ -737,6 +749,10 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
     g_thread_join(opener);
   for (int i = 1; i < p.n_threads; i++)
     g_thread_join(p.threads[i]);
+  if (preparer) {
+    g_thread_join(preparer);
+    lht_gpu_jpeg_shutdown();
+  }
   if (p.pool)
     g_thread_pool_free(p.pool, FALSE, TRUE);
   sigaction(SIGINT, &old_int, NULL);

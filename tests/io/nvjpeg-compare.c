@@ -43,7 +43,7 @@
 /* nvJPEG's IDCT and libjpeg-turbo's (islow) round differently; a larger
  * difference than this is a decoding error, not rounding.  A first bound,
  * to be set from what the H100's and H200's decoders measure. */
-#define DEFAULT_MAX_DIFF 2
+#define DEFAULT_MAX_DIFF 1
 #define DEFAULT_BATCH 8
 #define MAX_BATCH_SIZES 16
 #define CPU_FALLBACK_FOLDER "cpu-fallback"
@@ -342,7 +342,10 @@ static void finish_gpu(Run *run, Item *item, const LhioGpuJpegJob *job, VariantS
   if (job->status < 0) {
     r->route = ROUTE_GPU_FAILED;
     v->failed++;
-    fail(run, r, "nvJPEG failed on a file it was given: %s", job->reason);
+    /* Not a failure of lumahist: the tool decodes such a file with
+     * libjpeg-turbo (the fail column counts them, for the record). */
+    printf("note: %s: nvJPEG refused it (%s); the tool decodes it on the CPU\n", r->path,
+           job->reason);
     return;
   }
   r->decoder = job->decoder;
