@@ -15,6 +15,8 @@
 /* Rows of a decoded plane start at multiples of this: the histogram
  * kernels read 16-byte words, and the engines write whole 64-byte lines. */
 #define PITCH_ALIGN 128
+/* The tallest MCU (4:1:0 and 4:4:0 at v = 2 go to 16; 32 leaves a margin). */
+#define MCU_ROWS 32
 
 typedef struct {
   uint8_t *memory;
@@ -238,7 +240,11 @@ static int reserve_slots(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
   for (int i = 0; i < n; i++) {
     const LhioJpegInfo *info = jobs[i].info;
     size_t pitch = ((size_t)info->width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
-    size_t bytes = pitch * (size_t)info->height;
+    /* nvJPEG may write whole MCUs, up to 32 rows high and wide, past the
+     * image's last row (seen with 4:1:1 files a few rows high, whose rows
+     * landed in the next plane): room for them. */
+    size_t rows = ((size_t)info->height + MCU_ROWS - 1) / MCU_ROWS * MCU_ROWS;
+    size_t bytes = pitch * rows;
     Slot *slot = &d->slots[i];
     if (slot->bytes < bytes) {
       /* The planes may still be read by work queued before this call. */

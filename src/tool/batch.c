@@ -539,7 +539,8 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   if (status == LHT_EXIT_OK) {
     LhtProgress *progress = lht_progress_new(paths->len, args->progress, args->quiet);
     LhtPipelineSpec spec = {
-        .contexts = {backend, args->device_ids, jobs, args->streams, job->verbose},
+        .contexts = {backend, args->device_ids, jobs, args->streams, job->verbose,
+                     args->decoder == LHT_DECODER_GPU ? "--decoder gpu" : NULL},
         .jobs = jobs,
         .read_mode = LHIO_READ_LUMA,
         .decoder = args->decoder,

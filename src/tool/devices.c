@@ -111,11 +111,14 @@ static bool open_on_device(LhtContexts *c, int device, int first, int step, int 
   return true;
 }
 
-LhContext *lht_context_open(LhBackend wanted, bool verbose)
+/* lht_context_open, with the option that asked for the backend, if any,
+ * leading the message of a failure. */
+static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *asked_by)
 {
   LhContext *context = NULL;
   if (lh_context_new(wanted, &context) < 0) {
-    lht_error(NULL, "cannot use the %s backend: %s", lh_backend_name(wanted), lh_last_error());
+    lht_error(NULL, "%s%scannot use the %s backend: %s", asked_by ? asked_by : "",
+              asked_by ? ": " : "", lh_backend_name(wanted), lh_last_error());
     return NULL;
   }
   if (verbose) {
@@ -124,6 +127,11 @@ LhContext *lht_context_open(LhBackend wanted, bool verbose)
               *note ? ": " : "", note);
   }
   return context;
+}
+
+LhContext *lht_context_open(LhBackend wanted, bool verbose)
+{
+  return context_open_for(wanted, verbose, NULL);
 }
 
 int lht_contexts_count(const LhtContextsWanted *wanted, LhBackend backend)
@@ -156,7 +164,7 @@ bool lht_contexts_open(LhtContexts *c, const LhtContextsWanted *wanted)
     return true;
   }
 
-  LhContext *first = lht_context_open(wanted->backend, wanted->verbose);
+  LhContext *first = context_open_for(wanted->backend, wanted->verbose, wanted->asked_by);
   if (!first)
     return false;
   LhBackend backend = lh_context_backend(first);

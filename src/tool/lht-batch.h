@@ -143,6 +143,8 @@ typedef struct {
   int cpu_workers;          /* contexts when the CPU is used */
   int per_device;           /* --streams: CUDA contexts per device */
   bool verbose;             /* say which backend is used and why */
+  const char *asked_by;     /* the option that asked for the backend
+                               ("--decoder gpu"), to begin a failure's message */
 } LhtContextsWanted;
 
 /* One context on the wanted backend; one line on stderr and NULL when it

@@ -35,6 +35,8 @@
  * backend spreads a batch over the GPU's JPEG engines (7 on an H100), and
  * each engine works on several images at once. */
 #define GPU_DECODE_BATCH_FRAMES 64
+/* How long a context thread waits for the next JPEG of a batch. */
+#define GPU_DECODE_FILL_WAIT_US 2000
 #define MAX_BATCH_FRAMES 64
 
 typedef enum {
@@ -436,8 +438,13 @@ static gpointer context_thread(gpointer data)
       break;
     int n = 0;
     batch[n++] = task;
-    /* Whatever else is waiting joins the batch; nothing is waited for. */
-    while (n < p->batch_frames && (task = g_async_queue_try_pop(p->device_queue))) {
+    /* Whatever else is waiting joins the batch.  nvJPEG's hardware backend
+     * is set up for one batch size, and setting it up again costs more than
+     * a short wait for the decoding threads to fill the batch. */
+    bool fill = g_atomic_int_get(&p->gpu_jpeg) != 0;
+    while (n < p->batch_frames &&
+           (task = fill ? g_async_queue_timeout_pop(p->device_queue, GPU_DECODE_FILL_WAIT_US)
+                        : g_async_queue_try_pop(p->device_queue))) {
       if (task == &end_of_work) {
         ending = true;
         break;

@@ -573,7 +573,8 @@ def big_folder(tmp, name, n, size, kinds):
 
 def check_resume(tmp, folder, sig, extra, full_bytes, label):
     out = os.path.join(tmp, f"out-{label}.jsonl")
-    proc = subprocess.Popen([LUMAHIST, "stats", "--jobs", "1", "--output", out, *extra, folder],
+    proc = subprocess.Popen([LUMAHIST, "stats", "--decoder", "cpu", "--jobs", "1", "--output",
+                             out, *extra, folder],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     started = wait_for_lines(out, 3, proc)
     proc.send_signal(sig)
