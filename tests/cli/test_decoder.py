@@ -307,7 +307,10 @@ def group_gpu(samples, tmp, args):
         return 77
 
     on_gpu = compare_decoders(samples, "samples")
-    check(on_gpu == len(jpegs), f"samples: {on_gpu} of {len(jpegs)} JPEGs decoded by nvJPEG")
+    # fog-pier-gray.jpg is gray with 2x2 sampling claimed, which the tool
+    # keeps from nvJPEG (it misplaces such blocks): every other one goes.
+    check(on_gpu >= len(jpegs) - 1,
+          f"samples: {on_gpu} of {len(jpegs)} JPEGs decoded by nvJPEG")
 
     # auto takes the GPU decoder where it is usable.
     rc, out, err = run("stats", "--decoder", "auto", "--no-histogram", jpegs[0])
