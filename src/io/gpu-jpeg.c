@@ -26,8 +26,9 @@ typedef struct {
 struct LhioGpuJpeg {
   const LhnjApi *nj;
   cudaStream_t stream;
-  LhnjHandle hardware; /* the device's shared handles (below); hardware is */
-  LhnjHandle hybrid;   /* NULL where the GPU has no JPEG engine */
+  struct DeviceHandles *handles; /* the device's shared handles (below) */
+  LhnjHandle hardware; /* NULL where the GPU has no JPEG engine */
+  LhnjHandle hybrid;   /* NULL until a file needs it */
   LhnjState hardware_state;
   LhnjStream parsed; /* headers, for the hardware backend's verdict */
   int hardware_batch; /* the batch size hardware_state was set up for; 0: none */
@@ -45,8 +46,9 @@ struct LhioGpuJpeg {
  * it is made once, and early (lhio_gpu_jpeg_prepare). */
 #define MAX_DEVICES 64
 
-typedef struct {
+typedef struct DeviceHandles {
   bool made;
+  int device;
   int status; /* of making them: 0, or the LhStatus */
   char why[160];
   LhnjHandle hardware;
@@ -74,7 +76,24 @@ static int nvjpeg_fail(int status, const char *what)
                       "nvJPEG: %s: %s", what, lhnj_status_name(status));
 }
 
-/* The handles of the calling thread's current device, made on first use. */
+/* The hybrid backend's handle of a device, made on first need: where the
+ * engine takes every file, a run never makes it.  Under handles_lock. */
+static int make_hybrid(const LhnjApi *nj, DeviceHandles *h, int device)
+{
+  if (h->hybrid || h->status < 0)
+    return h->status;
+  int status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, 0, &h->hybrid);
+  if (status != LHNJ_STATUS_SUCCESS) {
+    h->hybrid = NULL;
+    h->status = status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
+    snprintf(h->why, sizeof h->why, "nvJPEG: cannot create a decoder on device %d: %s", device,
+             lhnj_status_name(status));
+  }
+  return h->status;
+}
+
+/* The handles of the calling thread's current device, made on first use:
+ * the hardware backend's, or where the GPU has no engine, the hybrid's. */
 static int handles_of_current_device(const LhnjApi *nj, DeviceHandles **handles)
 {
   int device = 0;
@@ -88,21 +107,14 @@ static int handles_of_current_device(const LhnjApi *nj, DeviceHandles **handles)
   DeviceHandles *h = &device_handles[device];
   if (!h->made) {
     h->made = true;
+    h->device = device;
     /* The hardware backend exists on A100, A30, H100, H200 and later;
      * where it does not, making it fails and the hybrid backend does
-     * everything.  Strict: a file whose entropy-coded data is damaged must
-     * fail, as it does in libjpeg-turbo, rather than give the statistics of
-     * garbage. */
-    if (nj->CreateEx(LHNJ_BACKEND_HARDWARE, NULL, NULL, LHNJ_FLAGS_BITSTREAM_STRICT,
-                     &h->hardware) != LHNJ_STATUS_SUCCESS)
+     * everything.  No NVJPEG_FLAGS_BITSTREAM_STRICT: on an H100 it did not
+     * make the engine report damaged entropy-coded data either. */
+    if (nj->CreateEx(LHNJ_BACKEND_HARDWARE, NULL, NULL, 0, &h->hardware) != LHNJ_STATUS_SUCCESS) {
       h->hardware = NULL;
-    int status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, LHNJ_FLAGS_BITSTREAM_STRICT,
-                              &h->hybrid);
-    if (status != LHNJ_STATUS_SUCCESS) {
-      h->hybrid = NULL;
-      h->status = status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
-      snprintf(h->why, sizeof h->why, "nvJPEG: cannot create a decoder on device %d: %s", device,
-               lhnj_status_name(status));
+      make_hybrid(nj, h, device);
     }
   }
   int status = h->status;
@@ -140,6 +152,26 @@ void lhio_gpu_jpeg_shutdown(void)
   pthread_mutex_unlock(&handles_lock);
 }
 
+/* The decoder's hybrid backend, made on first need: the device's handle,
+ * shared, and a state of its own. */
+static int hybrid_ready(LhioGpuJpeg *d)
+{
+  if (d->hybrid_state)
+    return LH_OK;
+  pthread_mutex_lock(&handles_lock);
+  int status = make_hybrid(d->nj, d->handles, d->handles->device);
+  d->hybrid = d->handles->hybrid;
+  pthread_mutex_unlock(&handles_lock);
+  if (status < 0)
+    return lh_set_error(status, "%s", d->handles->why);
+  int nj_status = d->nj->JpegStateCreate(d->hybrid, &d->hybrid_state);
+  if (nj_status != LHNJ_STATUS_SUCCESS) {
+    d->hybrid_state = NULL;
+    return nvjpeg_fail(nj_status, "cannot create a decoder");
+  }
+  return LH_OK;
+}
+
 int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder)
 {
   const char *why = NULL;
@@ -156,16 +188,16 @@ int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder)
     return lh_set_error(LH_ERROR_NO_MEMORY, "out of memory");
   d->nj = nj;
   d->stream = (cudaStream_t)cuda_stream;
+  d->handles = handles;
   d->hardware = handles->hardware;
-  d->hybrid = handles->hybrid;
   if (d->hardware && (nj->JpegStateCreate(d->hardware, &d->hardware_state) != LHNJ_STATUS_SUCCESS ||
                       nj->JpegStreamCreate(d->hardware, &d->parsed) != LHNJ_STATUS_SUCCESS)) {
     lhio_gpu_jpeg_free(d);
     return nvjpeg_fail(LHNJ_STATUS_INTERNAL_ERROR, "cannot set up the hardware decoder");
   }
-  if ((status = nj->JpegStateCreate(d->hybrid, &d->hybrid_state)) != LHNJ_STATUS_SUCCESS) {
+  if (!d->hardware && (status = hybrid_ready(d)) < 0) {
     lhio_gpu_jpeg_free(d);
-    return nvjpeg_fail(status, "cannot create a decoder");
+    return status;
   }
   cudaError_t error = cudaEventCreate(&d->began);
   if (error == cudaSuccess)
@@ -360,7 +392,10 @@ int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
   int decoded = 0;
   for (int i = 0; i < n; i++) {
     LhioGpuJpegJob *job = &jobs[i];
-    if (job->status == 1) {
+    if (job->status == 1 && hybrid_ready(d) < 0) {
+      job->status = LH_ERROR_CUDA;
+      snprintf(job->reason, sizeof job->reason, "%s", lh_last_error());
+    } else if (job->status == 1) {
       LhnjImage destination = destination_of(job);
       int nj_status = d->nj->Decode(d->hybrid, d->hybrid_state, job->encoded->data,
                                     job->encoded->size, LHNJ_OUTPUT_Y, &destination, d->stream);

@@ -32,10 +32,6 @@ enum {
   LHNJ_BACKEND_HARDWARE = 3,
 };
 
-/* nvjpegCreateEx's flags: report damaged entropy-coded data as an error
- * instead of decoding what it can of it */
-#define LHNJ_FLAGS_BITSTREAM_STRICT (1u << 2)
-
 /* nvjpegOutputFormat_t: the luma plane alone */
 enum { LHNJ_OUTPUT_Y = 2 };
 

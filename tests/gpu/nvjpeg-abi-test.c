@@ -29,7 +29,6 @@ _Static_assert(LHNJ_BACKEND_HYBRID == NVJPEG_BACKEND_HYBRID, "backend");
 _Static_assert(LHNJ_BACKEND_GPU_HYBRID == NVJPEG_BACKEND_GPU_HYBRID, "backend");
 _Static_assert(LHNJ_BACKEND_HARDWARE == NVJPEG_BACKEND_HARDWARE, "backend");
 _Static_assert(LHNJ_OUTPUT_Y == NVJPEG_OUTPUT_Y, "output format");
-_Static_assert(LHNJ_FLAGS_BITSTREAM_STRICT == NVJPEG_FLAGS_BITSTREAM_STRICT, "flags");
 _Static_assert(LHNJ_MAX_COMPONENT == NVJPEG_MAX_COMPONENT, "components");
 _Static_assert(sizeof(LhnjImage) == sizeof(nvjpegImage_t), "nvjpegImage_t");
 _Static_assert(offsetof(LhnjImage, pitch) == offsetof(nvjpegImage_t, pitch), "nvjpegImage_t");
