@@ -49,7 +49,8 @@ struct LhioGpuJpeg {
 typedef struct DeviceHandles {
   bool made;
   int device;
-  int status; /* of making them: 0, or the LhStatus */
+  int status;        /* of making the first handle: 0, or the LhStatus */
+  int hybrid_status; /* of making the hybrid one */
   char why[160];
   LhnjHandle hardware;
   LhnjHandle hybrid;
@@ -80,16 +81,17 @@ static int nvjpeg_fail(int status, const char *what)
  * engine takes every file, a run never makes it.  Under handles_lock. */
 static int make_hybrid(const LhnjApi *nj, DeviceHandles *h, int device)
 {
-  if (h->hybrid || h->status < 0)
-    return h->status;
+  if (h->hybrid || h->hybrid_status < 0)
+    return h->hybrid_status;
   int status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, 0, &h->hybrid);
   if (status != LHNJ_STATUS_SUCCESS) {
     h->hybrid = NULL;
-    h->status = status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
+    h->hybrid_status =
+        status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
     snprintf(h->why, sizeof h->why, "nvJPEG: cannot create a decoder on device %d: %s", device,
              lhnj_status_name(status));
   }
-  return h->status;
+  return h->hybrid_status;
 }
 
 /* The handles of the calling thread's current device, made on first use:
@@ -114,7 +116,7 @@ static int handles_of_current_device(const LhnjApi *nj, DeviceHandles **handles)
      * make the engine report damaged entropy-coded data either. */
     if (nj->CreateEx(LHNJ_BACKEND_HARDWARE, NULL, NULL, 0, &h->hardware) != LHNJ_STATUS_SUCCESS) {
       h->hardware = NULL;
-      make_hybrid(nj, h, device);
+      h->status = make_hybrid(nj, h, device);
     }
   }
   int status = h->status;
