@@ -78,85 +78,138 @@ void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *
   }
 }
 
-int lhi_cpu_clahe(LhiEqualizeJob *job)
+/* A CLAHE frame's work, split for the CPU backend's threads: luma and the
+ * interpolation by row bands, tile histograms by rows of tiles, LUTs by
+ * tiles.  Each part writes only its own rows, tiles or buffers. */
+typedef struct {
+  const LhiEqualizeJob *job;
+  const LhiClaheGrid *grid;
+  size_t bins;
+  int bands;
+  uint16_t *luma;     /* the whole frame's */
+  uint16_t *new_luma; /* a row per band */
+  uint32_t *histograms;
+  uint16_t *luts;
+  const int *source_x;
+  const uint32_t *axis_x;
+} Clahe;
+
+static void luma_band(int band, void *data)
+{
+  Clahe *c = data;
+  const int width = c->job->in.width, height = c->job->in.height;
+  for (int y = lhi_band_start(band, c->bands, height);
+       y < lhi_band_start(band + 1, c->bands, height); y++)
+    lhi_cpu_luma_row(c->job, y, c->luma + (size_t)y * (size_t)width);
+}
+
+/* The histograms of one row of tiles, over the frame extended by reflection. */
+static void tile_row_histograms(int ty, void *data)
+{
+  Clahe *c = data;
+  const LhiClaheGrid *grid = c->grid;
+  const int width = c->job->in.width, height = c->job->in.height;
+  uint32_t *tile_row = c->histograms + (size_t)ty * grid->tiles_x * c->bins;
+  for (int y = ty * grid->tile_h; y < (ty + 1) * grid->tile_h; y++) {
+    const uint16_t *row = c->luma + (size_t)lhi_reflect101(y, height) * (size_t)width;
+    for (int tx = 0; tx < grid->tiles_x; tx++) {
+      uint32_t *histogram = tile_row + (size_t)tx * c->bins;
+      for (int x = tx * grid->tile_w; x < (tx + 1) * grid->tile_w; x++)
+        histogram[row[c->source_x[x]]]++;
+    }
+  }
+}
+
+static void tile_lut(int tile, void *data)
+{
+  Clahe *c = data;
+  lhi_clahe_tile_lut(c->histograms + (size_t)tile * c->bins, c->job->bit_depth, c->grid,
+                     c->luts + (size_t)tile * c->bins);
+}
+
+/* Bilinear interpolation between the four nearest tile centres. */
+static void interpolate_band(int band, void *data)
+{
+  Clahe *c = data;
+  const LhiClaheGrid *grid = c->grid;
+  const int width = c->job->in.width, height = c->job->in.height;
+  const size_t bins = c->bins;
+  uint16_t *new_luma = c->new_luma + (size_t)band * (size_t)width;
+  for (int y = lhi_band_start(band, c->bands, height);
+       y < lhi_band_start(band + 1, c->bands, height); y++) {
+    uint32_t ty0, ty1, wy;
+    lhi_clahe_axis((uint32_t)y, (uint32_t)grid->tile_h, (uint32_t)grid->tiles_y, grid->recip_y,
+                   &ty0, &ty1, &wy);
+    const uint16_t *upper = c->luts + (size_t)ty0 * grid->tiles_x * bins;
+    const uint16_t *lower = c->luts + (size_t)ty1 * grid->tiles_x * bins;
+    const uint16_t *row = c->luma + (size_t)y * (size_t)width;
+    const uint32_t *axis_x = c->axis_x;
+    for (int x = 0; x < width; x++) {
+      size_t left = axis_x[3 * x] * bins + row[x], right = axis_x[3 * x + 1] * bins + row[x];
+      new_luma[x] = (uint16_t)lhi_clahe_mix(upper[left], upper[right], lower[left], lower[right],
+                                            axis_x[3 * x + 2], wy);
+    }
+    lhi_cpu_write_row(c->job, y, row, new_luma, NULL);
+  }
+}
+
+int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job)
 {
   const LhiClaheGrid *grid = &job->grid;
   const int width = job->in.width, height = job->in.height;
   const size_t bins = (size_t)1 << job->bit_depth;
   const size_t n_tiles = (size_t)grid->tiles_x * (size_t)grid->tiles_y;
-  const int ext_w = grid->tiles_x * grid->tile_w, ext_h = grid->tiles_y * grid->tile_h;
+  const int ext_w = grid->tiles_x * grid->tile_w;
+  LhiPool *pool = state ? state->pool : NULL;
+  Clahe c = {.job = job, .grid = grid, .bins = bins, .bands = lhi_band_count(pool, width, height)};
 
-  uint16_t *luma = malloc((size_t)width * (size_t)height * sizeof *luma);
-  uint16_t *new_luma = malloc((size_t)width * sizeof *new_luma);
-  uint32_t *histograms = calloc(n_tiles * bins, sizeof *histograms);
-  uint16_t *luts = malloc(n_tiles * bins * sizeof *luts);
+  c.luma = malloc((size_t)width * (size_t)height * sizeof *c.luma);
+  c.new_luma = malloc((size_t)c.bands * (size_t)width * sizeof *c.new_luma);
+  c.histograms = calloc(n_tiles * bins, sizeof *c.histograms);
+  c.luts = malloc(n_tiles * bins * sizeof *c.luts);
   int *source_x = malloc((size_t)ext_w * sizeof *source_x);
   uint32_t *axis_x = malloc(3 * (size_t)width * sizeof *axis_x);
   uint64_t *cut_histogram = job->temporal ? calloc(bins, sizeof *cut_histogram) : NULL;
+  c.source_x = source_x;
+  c.axis_x = axis_x;
   int status = LH_OK;
-  if (!luma || !new_luma || !histograms || !luts || !source_x || !axis_x ||
+  if (!c.luma || !c.new_luma || !c.histograms || !c.luts || !source_x || !axis_x ||
       (job->temporal && !cut_histogram)) {
     status =
         lhi_error(LH_ERROR_NO_MEMORY, "out of memory for CLAHE of a %dx%d frame", width, height);
     goto done;
   }
 
-  for (int y = 0; y < height; y++)
-    lhi_cpu_luma_row(job, y, luma + (size_t)y * (size_t)width);
-
-  /* Tile histograms over the frame extended by reflection. */
+  lhi_pool_run(pool, c.bands, luma_band, &c);
   for (int x = 0; x < ext_w; x++)
     source_x[x] = lhi_reflect101(x, width);
-  for (int y = 0; y < ext_h; y++) {
-    const uint16_t *row = luma + (size_t)lhi_reflect101(y, height) * (size_t)width;
-    uint32_t *tile_row = histograms + (size_t)(y / grid->tile_h) * grid->tiles_x * bins;
-    for (int tx = 0; tx < grid->tiles_x; tx++) {
-      uint32_t *histogram = tile_row + (size_t)tx * bins;
-      for (int x = tx * grid->tile_w; x < (tx + 1) * grid->tile_w; x++)
-        histogram[row[source_x[x]]]++;
-    }
-  }
+  lhi_pool_run(pool, grid->tiles_y, tile_row_histograms, &c);
 
   if (job->temporal)
     for (size_t t = 0; t < n_tiles; t++)
       for (size_t v = 0; v < bins; v++)
-        cut_histogram[v] += histograms[t * bins + v];
-  for (size_t t = 0; t < n_tiles; t++)
-    lhi_clahe_tile_lut(histograms + t * bins, job->bit_depth, grid, luts + t * bins);
+        cut_histogram[v] += c.histograms[t * bins + v];
+  lhi_pool_run(pool, (int)n_tiles, tile_lut, &c);
   if (job->temporal) {
     LhiTemporalKey key = {&lhi_cpu_backend, job->kind,     width,        height,
                           job->bit_depth,   grid->tiles_x, grid->tiles_y};
-    status = lhi_temporal_host_step(job->temporal, &key, cut_histogram, job->bit_depth, luts,
+    status = lhi_temporal_host_step(job->temporal, &key, cut_histogram, job->bit_depth, c.luts,
                                     n_tiles * bins);
     if (status < 0)
       goto done;
   }
 
-  /* Bilinear interpolation between the four nearest tile centres. */
   for (int x = 0; x < width; x++)
     lhi_clahe_axis((uint32_t)x, (uint32_t)grid->tile_w, (uint32_t)grid->tiles_x, grid->recip_x,
                    &axis_x[3 * x], &axis_x[3 * x + 1], &axis_x[3 * x + 2]);
-  for (int y = 0; y < height; y++) {
-    uint32_t ty0, ty1, wy;
-    lhi_clahe_axis((uint32_t)y, (uint32_t)grid->tile_h, (uint32_t)grid->tiles_y, grid->recip_y,
-                   &ty0, &ty1, &wy);
-    const uint16_t *upper = luts + (size_t)ty0 * grid->tiles_x * bins;
-    const uint16_t *lower = luts + (size_t)ty1 * grid->tiles_x * bins;
-    const uint16_t *row = luma + (size_t)y * (size_t)width;
-    for (int x = 0; x < width; x++) {
-      size_t left = axis_x[3 * x] * bins + row[x], right = axis_x[3 * x + 1] * bins + row[x];
-      new_luma[x] = (uint16_t)lhi_clahe_mix(upper[left], upper[right], lower[left], lower[right],
-                                            axis_x[3 * x + 2], wy);
-    }
-    lhi_cpu_write_row(job, y, row, new_luma, NULL);
-  }
+  lhi_pool_run(pool, c.bands, interpolate_band, &c);
   lhi_cpu_copy_chroma(job);
 
 done:
-  free(luma);
-  free(new_luma);
-  free(histograms);
-  free(luts);
+  free(c.luma);
+  free(c.new_luma);
+  free(c.histograms);
+  free(c.luts);
   free(source_x);
   free(axis_x);
   free(cut_histogram);

@@ -72,6 +72,17 @@ LH_API int lh_context_set_stream(LhContext *context, void *cuda_stream)
   return context->backend->set_stream(context->state, cuda_stream);
 }
 
+LH_API int lh_context_set_threads(LhContext *context, int threads)
+{
+  if (!context)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context is NULL");
+  if (threads < 0)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "threads must be 0 (one per core) or more, not %d",
+                     threads);
+  return context->backend->set_threads ? context->backend->set_threads(context->state, threads)
+                                       : LH_OK;
+}
+
 static int host_register(LhContext *context, void *memory, size_t bytes)
 {
   if (!context || !memory)

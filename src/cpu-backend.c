@@ -1,5 +1,8 @@
 /* cpu-backend.c: the reference backend, plain C on the host: histogram of a
- * frame's luma, moments and percentile values, the numbers the GPU must match. */
+ * frame's luma, moments and percentile values, the numbers the GPU must match.
+ * A frame's rows are split into bands that the context's threads count into
+ * histograms of their own, summed after: the same counts on any number of
+ * threads. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,12 +23,15 @@ static uint16_t load16(const uint8_t *p)
 /* Calls visit(key, context) for every pixel's luma key, row by row.  One
  * function for both the histogram and the sort keys keeps the luma of the
  * two methods the same by construction. */
-#define FOR_EACH_LUMA(frame, job, KEY_STATEMENT)                                                  \
+#define FOR_EACH_LUMA(frame, job, KEY_STATEMENT) FOR_EACH_LUMA_IN(frame, job, 0, (frame)->height, KEY_STATEMENT)
+
+/* The same over rows [first_row, end_row). */
+#define FOR_EACH_LUMA_IN(frame, job, first_row, end_row, KEY_STATEMENT)                           \
   do {                                                                                            \
     const LhiFormatInfo *info_ = lhi_format_info((frame)->format);                               \
     const uint32_t max_ = (1u << (job)->bit_depth) - 1;                                           \
     const LhiLumaWeights w_ = (job)->weights;                                                     \
-    for (int y_ = 0; y_ < (frame)->height; y_++) {                                                \
+    for (int y_ = (first_row); y_ < (end_row); y_++) {                                            \
       const uint8_t *row_ = row_at((frame), y_);                                                  \
       for (int x_ = 0; x_ < (frame)->width; x_++) {                                               \
         const uint8_t *px_ = row_ + (size_t)x_ * (size_t)info_->pixel_bytes;                      \
@@ -47,22 +53,56 @@ static uint16_t load16(const uint8_t *p)
     }                                                                                             \
   } while (0)
 
-static void histogram_frame(const LhiJob *job)
+/* Counts rows [y0, y1) of the job's frame into histogram (zeroed). */
+static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
   const LhFrame *frame = &job->frame;
-  uint64_t *histogram = job->histogram;
-  memset(histogram, 0, ((size_t)1 << job->bit_depth) * sizeof *histogram);
   if (frame->format == LH_FORMAT_GRAY8 || frame->format == LH_FORMAT_I420 ||
       frame->format == LH_FORMAT_NV12) {
     /* The common 8-bit single-sample case without the per-pixel dispatch. */
-    for (int y = 0; y < frame->height; y++) {
+    for (int y = y0; y < y1; y++) {
       const uint8_t *row = row_at(frame, y);
       for (int x = 0; x < frame->width; x++)
         histogram[row[x]]++;
     }
     return;
   }
-  FOR_EACH_LUMA(frame, job, histogram[key]++);
+  FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
+}
+
+typedef struct {
+  const LhiJob *job;
+  int bands;
+  size_t bins;
+  uint64_t *histograms; /* bands x bins; band 0 is the job's own */
+} HistogramBands;
+
+static void histogram_band(int band, void *data)
+{
+  HistogramBands *h = data;
+  int height = h->job->frame.height;
+  uint64_t *histogram = band == 0 ? h->job->histogram : h->histograms + (size_t)band * h->bins;
+  histogram_rows(h->job, lhi_band_start(band, h->bands, height),
+                 lhi_band_start(band + 1, h->bands, height), histogram);
+}
+
+static int histogram_frame(LhiCpuState *state, const LhiJob *job)
+{
+  const LhFrame *frame = &job->frame;
+  const size_t bins = (size_t)1 << job->bit_depth;
+  memset(job->histogram, 0, bins * sizeof *job->histogram);
+  HistogramBands h = {job, lhi_band_count(state->pool, frame->width, frame->height), bins, NULL};
+  if (h.bands > 1) {
+    h.histograms = calloc((size_t)h.bands * bins, sizeof *h.histograms);
+    if (!h.histograms)
+      h.bands = 1; /* no memory for the bands' histograms: one thread */
+  }
+  lhi_pool_run(state->pool, h.bands, histogram_band, &h);
+  for (int band = 1; band < h.bands; band++)
+    for (size_t v = 0; v < bins; v++)
+      job->histogram[v] += h.histograms[(size_t)band * bins + v];
+  free(h.histograms);
+  return LH_OK;
 }
 
 /* LSD radix sort of 16-bit keys, two 8-bit digits. */
@@ -104,11 +144,32 @@ static int values_by_sort(LhiJob *job)
 static int cpu_open(void **state)
 {
   *state = NULL;
+  LhiCpuState *cpu = calloc(1, sizeof *cpu);
+  if (!cpu)
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for the CPU backend");
+  int status = lhi_pool_new(lhi_cpu_count(), &cpu->pool);
+  if (status < 0) {
+    free(cpu);
+    return status;
+  }
+  *state = cpu;
   return LH_OK;
 }
 
 static void cpu_close(void *state)
 {
+  LhiCpuState *cpu = state;
+  if (!cpu)
+    return;
+  lhi_pool_free(cpu->pool);
+  free(cpu);
+}
+
+static int cpu_set_threads(void *state, int threads)
+{
+  LhiCpuState *cpu = state;
+  lhi_pool_set_threads(cpu->pool, threads > 0 ? threads : lhi_cpu_count());
+  return LH_OK;
 }
 
 static int cpu_set_stream(void *state, void *cuda_stream)
@@ -128,7 +189,7 @@ static int cpu_analyze(void *state, LhiJob *jobs, size_t n_jobs)
     if (job->frame.memory != LH_MEMORY_HOST)
       return lhi_error(LH_ERROR_UNSUPPORTED,
                        "the CPU backend cannot read frames in CUDA device memory");
-    histogram_frame(job);
+    histogram_frame(state, job);
     lhi_moments_from_histogram(job->histogram, job->bit_depth, job->range, &job->moments);
     if (job->use_sort) {
       int status = values_by_sort(job);
@@ -148,6 +209,7 @@ const LhiBackend lhi_cpu_backend = {
   .open = cpu_open,
   .close = cpu_close,
   .set_stream = cpu_set_stream,
+  .set_threads = cpu_set_threads,
   .prefer_sort = cpu_prefer_sort,
   .analyze = cpu_analyze,
   .equalize = lhi_cpu_equalize,

@@ -329,15 +329,16 @@ void lhi_cpu_copy_chroma(const LhiEqualizeJob *job)
   }
 }
 
-/* The histogram of the frame's luma into histogram.  8-bit luma counts into
- * four interleaved sub-histograms, so that a run of one value (a flat sky)
- * does not wait on its own increments; they are added in before a 32-bit
- * counter could overflow. */
-static void count_luma(const LhiEqualizeJob *job, uint16_t *luma, uint64_t *histogram)
+/* The histogram of rows [y0, y1) of the frame's luma into histogram.  8-bit
+ * luma counts into four interleaved sub-histograms, so that a run of one
+ * value (a flat sky) does not wait on its own increments; they are added in
+ * before a 32-bit counter could overflow. */
+static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma,
+                       uint64_t *histogram)
 {
-  const int width = job->in.width, height = job->in.height;
+  const int width = job->in.width;
   if (job->bit_depth > 8) {
-    for (int y = 0; y < height; y++) {
+    for (int y = y0; y < y1; y++) {
       lhi_cpu_luma_row(job, y, luma);
       for (int x = 0; x < width; x++)
         histogram[luma[x]]++;
@@ -348,11 +349,11 @@ static void count_luma(const LhiEqualizeJob *job, uint16_t *luma, uint64_t *hist
   /* Rows whose pixels a 32-bit counter holds: all of them but in frames of
    * more than 2^31 pixels. */
   const int64_t fit = ((int64_t)1 << 31) / width;
-  const int rows_per_flush = fit < height ? (int)fit : height;
-  for (int y0 = 0; y0 < height; y0 += rows_per_flush) {
+  const int rows_per_flush = fit < y1 - y0 ? (int)fit : y1 - y0;
+  for (int r0 = y0; r0 < y1; r0 += rows_per_flush) {
     memset(sub, 0, sizeof sub);
-    const int y1 = height - y0 > rows_per_flush ? y0 + rows_per_flush : height;
-    for (int y = y0; y < y1; y++) {
+    const int r1 = y1 - r0 > rows_per_flush ? r0 + rows_per_flush : y1;
+    for (int y = r0; y < r1; y++) {
       lhi_cpu_luma_row(job, y, luma);
       int x = 0;
       for (; x + 4 <= width; x += 4) {
@@ -369,31 +370,76 @@ static void count_luma(const LhiEqualizeJob *job, uint16_t *luma, uint64_t *hist
   }
 }
 
+/* A global or LUT equalization split in row bands: each band has its rows'
+ * luma buffers and, while counting, a histogram of its own. */
+typedef struct {
+  const LhiEqualizeJob *job;
+  int bands;
+  size_t bins;
+  uint16_t *luma;       /* bands x 2 rows: old and new luma */
+  uint64_t *histograms; /* bands x bins */
+  const uint16_t *lut;
+  const uint32_t *gains;
+} EqualizeBands;
+
+static void count_band(int band, void *data)
+{
+  EqualizeBands *e = data;
+  const int height = e->job->in.height;
+  count_luma(e->job, lhi_band_start(band, e->bands, height),
+             lhi_band_start(band + 1, e->bands, height),
+             e->luma + (size_t)band * 2 * (size_t)e->job->in.width,
+             e->histograms + (size_t)band * e->bins);
+}
+
+static void apply_band(int band, void *data)
+{
+  EqualizeBands *e = data;
+  const int width = e->job->in.width, height = e->job->in.height;
+  uint16_t *luma = e->luma + (size_t)band * 2 * (size_t)width;
+  uint16_t *new_luma = luma + width;
+  for (int y = lhi_band_start(band, e->bands, height);
+       y < lhi_band_start(band + 1, e->bands, height); y++) {
+    lhi_cpu_luma_row(e->job, y, luma);
+    for (int x = 0; x < width; x++)
+      new_luma[x] = e->lut[luma[x]];
+    lhi_cpu_write_row(e->job, y, luma, new_luma, e->gains);
+  }
+}
+
 int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
 {
+  LhiCpuState *cpu = state;
   if (job->in.memory != LH_MEMORY_HOST)
     return lhi_error(LH_ERROR_UNSUPPORTED,
                      "the CPU backend cannot equalize frames in CUDA device memory");
   if (job->kind == LHI_EQUALIZE_CLAHE)
-    return lhi_cpu_clahe(job);
+    return lhi_cpu_clahe(cpu, job);
 
   const size_t n_bins = (size_t)1 << job->bit_depth;
   const int width = job->in.width, height = job->in.height;
+  EqualizeBands e = {
+      .job = job, .bands = lhi_band_count(cpu ? cpu->pool : NULL, width, height), .bins = n_bins};
   uint16_t *lut = malloc(n_bins * sizeof *lut);
-  uint16_t *luma = malloc(2 * (size_t)width * sizeof *luma);
-  uint64_t *histogram = job->kind == LHI_EQUALIZE_GLOBAL ? calloc(n_bins, sizeof *histogram) : NULL;
+  e.luma = malloc((size_t)e.bands * 2 * (size_t)width * sizeof *e.luma);
+  if (job->kind == LHI_EQUALIZE_GLOBAL)
+    e.histograms = calloc((size_t)e.bands * n_bins, sizeof *e.histograms);
   int status = LH_OK;
-  if (!lut || !luma || (job->kind == LHI_EQUALIZE_GLOBAL && !histogram)) {
+  if (!lut || !e.luma || (job->kind == LHI_EQUALIZE_GLOBAL && !e.histograms)) {
     status =
         lhi_error(LH_ERROR_NO_MEMORY, "out of memory for equalizing a %dx%d frame", width, height);
     goto done;
   }
-  uint16_t *new_luma = luma + width;
+  LhiPool *pool = cpu ? cpu->pool : NULL;
 
   if (job->kind == LHI_EQUALIZE_LUT) {
     memcpy(lut, job->lut, n_bins * sizeof *lut);
   } else {
-    count_luma(job, luma, histogram);
+    lhi_pool_run(pool, e.bands, count_band, &e);
+    uint64_t *histogram = e.histograms; /* band 0's, with the others added */
+    for (int band = 1; band < e.bands; band++)
+      for (size_t v = 0; v < n_bins; v++)
+        histogram[v] += e.histograms[(size_t)band * n_bins + v];
     lhi_build_lut(histogram, job->bit_depth, job->black, job->white, lut);
     if (job->temporal) {
       LhiTemporalKey key = {&lhi_cpu_backend, job->kind, width, height, job->bit_depth, 0, 0};
@@ -413,17 +459,14 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
     for (uint32_t v = 1; v < 256; v++)
       gains[v] = lhi_gain(v, lut[v]);
   }
-  for (int y = 0; y < height; y++) {
-    lhi_cpu_luma_row(job, y, luma);
-    for (int x = 0; x < width; x++)
-      new_luma[x] = lut[luma[x]];
-    lhi_cpu_write_row(job, y, luma, new_luma, gain_table ? gains : NULL);
-  }
+  e.lut = lut;
+  e.gains = gain_table ? gains : NULL;
+  lhi_pool_run(pool, e.bands, apply_band, &e);
   lhi_cpu_copy_chroma(job);
 
 done:
   free(lut);
-  free(luma);
-  free(histogram);
+  free(e.luma);
+  free(e.histograms);
   return status;
 }

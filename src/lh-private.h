@@ -185,9 +185,42 @@ int lhi_clahe_grid(int width, int height, int bit_depth, int tiles_x, int tiles_
 void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *grid,
                         uint16_t *lut);
 
+/* ------------------------------------------------------------------------ */
+/* The CPU backend's threads (cpu/worker-pool.c)                              */
+
+#define LHI_MAX_THREADS 256
+
+/* The cores online (1 .. LHI_MAX_THREADS). */
+int lhi_cpu_count(void);
+
+typedef struct LhiPool LhiPool;
+
+/* A pool of threads, the caller's included (threads - 1 workers, started on
+ * first use). */
+int lhi_pool_new(int threads, LhiPool **pool);
+void lhi_pool_free(LhiPool *pool);
+int lhi_pool_threads(const LhiPool *pool);
+void lhi_pool_set_threads(LhiPool *pool, int threads);
+/* Runs task(part, arg) for every part in [0, n_parts) on the pool's threads
+ * and the calling one; returns once all are done.  A NULL pool, or one of
+ * one thread, runs them in order on the caller.  Parts must not depend on
+ * each other's order. */
+void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg), void *arg);
+
+/* The CPU backend's state: its pool. */
+typedef struct {
+  LhiPool *pool;
+} LhiCpuState;
+
+/* Row bands of a frame of height rows for a pool: one per thread, or fewer
+ * for a frame too small to be worth splitting; band b is rows
+ * [lhi_band_start(b), lhi_band_start(b + 1)). */
+int lhi_band_count(const LhiPool *pool, int width, int height);
+int lhi_band_start(int band, int bands, int height);
+
 /* CPU implementations of the backend operations below. */
 int lhi_cpu_equalize(void *state, LhiEqualizeJob *job);
-int lhi_cpu_clahe(LhiEqualizeJob *job);
+int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job);
 int lhi_cpu_overlay(void *state, const LhiOverlayJob *job);
 
 /* Host helpers of the CPU equalization that clahe.c shares: the luma of
@@ -212,6 +245,8 @@ struct LhiBackend {
   int (*open)(void **state);
   void (*close)(void *state);
   int (*set_stream)(void *state, void *cuda_stream);
+  /* lh_context_set_threads; NULL: the backend has no host threads to set. */
+  int (*set_threads)(void *state, int threads);
   /* lh_host_register and lh_host_unregister (bytes 0); NULL: nothing to do. */
   int (*host_register)(void *state, void *memory, size_t bytes);
   /* Is sorting faster than the histogram's CDF for a job of this size? */

@@ -248,6 +248,12 @@ LH_API LhBackend lh_context_backend(const LhContext *context);
 /* Why AUTO chose the CPU, or "" when it did not. */
 LH_API const char *lh_context_note(const LhContext *context);
 
+/* Threads the CPU backend splits each frame across (row bands, tiles): 0,
+ * the default, one per core; 1 keeps every call on the calling thread (a
+ * program that already runs one context per core wants that).  The numbers
+ * are the same on any number.  The CUDA backend ignores it. */
+LH_API int lh_context_set_threads(LhContext *context, int threads);
+
 /* The cudaStream_t (passed as void *) that GPU work is queued on; NULL
  * restores the context's own stream.  Ignored by the CPU backend. */
 LH_API int lh_context_set_stream(LhContext *context, void *cuda_stream);
