@@ -139,6 +139,7 @@ enum {
   PROP_BACKEND,
   PROP_ACTIVE_BACKEND,
   PROP_CUDA_DEVICE_ID,
+  PROP_N_THREADS,
   PROP_MATRIX,
   PROP_RANGE,
   PROP_PERCENTILES,
@@ -168,6 +169,7 @@ enum {
 #define DEFAULT_MODE GST_LUMAHIST_MODE_ANALYZE
 #define DEFAULT_BACKEND GST_LUMAHIST_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
+#define DEFAULT_N_THREADS 0
 #define DEFAULT_MATRIX GST_LUMAHIST_MATRIX_AUTO
 #define DEFAULT_RANGE GST_LUMAHIST_RANGE_AUTO
 #define DEFAULT_PERCENTILES "1,5,50,95,99"
@@ -476,6 +478,10 @@ static gboolean gst_lumahist_open_library(GstLumahist *self, GstLumahistBackend 
     goto open_failed;
 
   self->lh = lh;
+  GST_OBJECT_LOCK(self);
+  int n_threads = self->n_threads;
+  GST_OBJECT_UNLOCK(self);
+  lh_context_set_threads(lh, n_threads);
   gst_lumahist_set_active_backend(self, lh_backend_name(lh_context_backend(lh)));
   GST_INFO_OBJECT(self, "analysing on the %s backend", lh_backend_name(lh_context_backend(lh)));
   if (backend == GST_LUMAHIST_BACKEND_AUTO && lh_context_backend(lh) == LH_BACKEND_CPU &&
@@ -1022,6 +1028,9 @@ static void gst_lumahist_set_property(GObject *object, guint prop_id, const GVal
   case PROP_CUDA_DEVICE_ID:
     self->cuda_device_id = g_value_get_int(value);
     break;
+  case PROP_N_THREADS:
+    self->n_threads = g_value_get_int(value);
+    break;
   case PROP_MATRIX:
     self->matrix = g_value_get_enum(value);
     break;
@@ -1119,6 +1128,9 @@ static void gst_lumahist_get_property(GObject *object, guint prop_id, GValue *va
     break;
   case PROP_CUDA_DEVICE_ID:
     g_value_set_int(value, self->cuda_device_id);
+    break;
+  case PROP_N_THREADS:
+    g_value_set_int(value, self->n_threads);
     break;
   case PROP_MATRIX:
     g_value_set_enum(value, self->matrix);
@@ -1238,6 +1250,11 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
       "cuda-device-id", "CUDA device ID",
       "The CUDA device to use when no CUDA context is shared with the pipeline (-1: any)", -1,
       G_MAXINT, DEFAULT_CUDA_DEVICE_ID, rw_ready);
+  properties[PROP_N_THREADS] = g_param_spec_int(
+      "n-threads", "Threads",
+      "Threads the CPU backend splits each frame across (0: one per core); applies when the "
+      "element starts",
+      0, 256, DEFAULT_N_THREADS, rw_ready);
   properties[PROP_MATRIX] = g_param_spec_enum(
       "matrix", "Matrix", "R'G'B' to Y' weights for RGB input, reported for every input",
       GST_TYPE_LUMAHIST_MATRIX, DEFAULT_MATRIX, rw);
@@ -1365,6 +1382,7 @@ static void gst_lumahist_init(GstLumahist *self)
   self->mode = DEFAULT_MODE;
   self->backend = DEFAULT_BACKEND;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
+  self->n_threads = DEFAULT_N_THREADS;
   self->matrix = DEFAULT_MATRIX;
   self->range = DEFAULT_RANGE;
   self->post_messages = DEFAULT_POST_MESSAGES;

@@ -54,6 +54,7 @@ struct _GstLumahist {
   GstLumahistMode mode;
   GstLumahistBackend backend;
   gint cuda_device_id;
+  gint n_threads;
   GstLumahistMatrix matrix;
   GstLumahistRange range;
   gchar *percentiles;

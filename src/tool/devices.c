@@ -184,6 +184,12 @@ bool lht_contexts_open(LhtContexts *c, const LhtContextsWanted *wanted)
       lht_contexts_close(c);
       return false;
     }
+  /* The cores are shared among the contexts, each working on its own
+   * images: with one context a decoding thread (the default), a frame is
+   * not split further. */
+  int cores = (int)g_get_num_processors();
+  for (int i = 0; i < c->n; i++)
+    lh_context_set_threads(c->contexts[i], cores / c->n > 1 ? cores / c->n : 1);
   return true;
 }
 
