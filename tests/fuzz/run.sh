@@ -69,7 +69,7 @@ fi
 # The library and lhio, compiled for coverage but without libFuzzer's main.
 # The CUDA backend is left out: the CPU backend is the one fuzzed here.
 sources=()
-for f in "$top"/src/*.c "$top"/src/io/*.c; do
+for f in "$top"/src/*.c "$top"/src/cpu/*.c "$top"/src/io/*.c; do
   case "$(basename "$f")" in
     cuda*|gpu-jpeg.c|nvjpeg-api.c) ;; # CUDA; gpu-jpeg-absent.c stands in
     *) sources+=("$f") ;;
