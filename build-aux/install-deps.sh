@@ -8,7 +8,7 @@ packages=(
   libpng-dev libjpeg-dev libglib2.0-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  python3 python3-numpy python3-pil libjpeg-turbo-progs
+  python3 python3-numpy python3-pil libjpeg-turbo-progs python3-dev python3-pytest
   python3-opencv
   clang libclang-rt-dev valgrind util-linux
   parallel

@@ -1,0 +1,188 @@
+"""lumahist: luma histograms, statistics, exact percentiles, equalization and
+CLAHE of images held as arrays, on NVIDIA GPUs or the CPU, with the numbers
+of the lumahist library and command-line tool.
+
+    import numpy as np, lumahist
+    s = lumahist.stats(np.asarray(image))        # H x W gray, H x W x 3 RGB, uint8/uint16
+    print(s.median, s.percentiles[99], s.histogram.sum())
+    out = lumahist.equalize(image)               # a new array; out= to write in place
+
+Arrays are read in place through the buffer protocol (NumPy, Pillow's
+arrays, anything bytes-like with a shape).  Each row's samples must be
+packed; rows may be padded (views of a larger array).  OpenCV's arrays are
+BGR: pass format="BGR".  The work runs with the GIL released.
+"""
+import numpy as _np
+
+from . import _lumahist
+
+__all__ = [
+    "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError",
+    "CudaError", "Stats", "stats", "equalize", "clahe", "apply_lut", "lut_from_histogram",
+    "__version__",
+]
+
+__version__ = _lumahist.version()
+
+
+class Error(Exception):
+    """A failure of the lumahist library: .status is its LhStatus (negative)."""
+
+    def __init__(self, message, status=-1):
+        super().__init__(message)
+        self.status = status
+
+
+class InvalidArgumentError(Error, ValueError):
+    """A bad array (dtype, shape, strides, empty), option or size (LH_ERROR_INVALID_ARGUMENT)."""
+
+
+class UnsupportedError(Error):
+    """A format or mode this build cannot do (LH_ERROR_UNSUPPORTED)."""
+
+
+class OutOfMemoryError(Error, MemoryError):
+    """Host or device memory ran out (LH_ERROR_NO_MEMORY)."""
+
+
+class NoDeviceError(Error):
+    """backend="cuda" where no CUDA device is usable (LH_ERROR_NO_DEVICE)."""
+
+
+class CudaError(Error):
+    """A CUDA call failed (LH_ERROR_CUDA)."""
+
+
+class _IOError(Error, OSError):
+    pass
+
+
+class _CorruptError(Error, ValueError):
+    pass
+
+
+class _TooLargeError(Error, ValueError):
+    pass
+
+
+_lumahist.set_errors((Error, InvalidArgumentError, UnsupportedError, OutOfMemoryError,
+                      NoDeviceError, CudaError, _IOError, _CorruptError, _TooLargeError))
+
+
+def _percentile_key(p):
+    """The key of percentile p in records: the shortest %.Ng that reads back as p,
+    as the command-line tool writes it."""
+    for digits in range(1, 18):
+        text = "%.*g" % (digits, p)
+        if float(text) == p and ("e" not in text or (p != 0 and p < 1e-4)):
+            return text
+    return text
+
+
+_FIELDS = ("bit_depth", "matrix", "range", "backend", "count", "mean", "stddev", "min", "max",
+           "median", "clipped_low", "clipped_high", "below_legal", "above_legal", "mean_norm",
+           "stddev_norm", "min_norm", "max_norm", "median_norm")
+
+
+class Stats:
+    """The statistics of one image, as the tool's records have them.
+
+    Attributes: width, height, bit_depth, matrix, range, backend, count,
+    mean, stddev, min, max, median, clipped_low, clipped_high, below_legal,
+    above_legal, the *_norm values, percentiles ({p: code value}),
+    percentiles_norm ({p: normalized}) and histogram (a NumPy array of
+    2^bit_depth uint64 counts).
+    """
+
+    def __init__(self, raw):
+        self.width, self.height = raw["size"]
+        for name in _FIELDS:
+            setattr(self, name, raw[name])
+        self.percentiles = dict(zip(raw["percentile_p"], raw["percentile_values"]))
+        self.percentiles_norm = dict(zip(raw["percentile_p"], raw["percentile_norms"]))
+        self.histogram = _np.frombuffer(raw["histogram"], dtype=_np.uint64)
+
+    def to_dict(self, histogram=True):
+        """The fields of the tool's jsonl record, in its order (without path and
+        decoder, which an array does not have)."""
+        record = {"width": self.width, "height": self.height}
+        record.update({name: getattr(self, name) for name in _FIELDS})
+        record["percentiles"] = {_percentile_key(p): v for p, v in self.percentiles.items()}
+        record["percentiles_norm"] = {_percentile_key(p): v
+                                      for p, v in self.percentiles_norm.items()}
+        if histogram:
+            record["histogram"] = [int(c) for c in self.histogram]
+        return record
+
+    def __repr__(self):
+        return (f"<lumahist.Stats {self.width}x{self.height} {self.bit_depth}-bit "
+                f"mean {self.mean:.3f} median {self.median}>")
+
+
+def _percentile_list(percentiles):
+    if percentiles is None:
+        return ""
+    values = [float(p) for p in percentiles]
+    return ",".join(repr(p) for p in values)
+
+
+def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99), roi=None,
+          backend="auto", bit_depth=None, format=None):
+    """Histogram, statistics and exact (nearest-rank) percentiles of an image's luma.
+
+    image: H x W (gray), H x W x 3 (RGB; format="BGR" for OpenCV) or H x W x 4,
+    uint8 or uint16 (bit_depth: significant bits of 16-bit gray); format="NV12"
+    or "I420" for an (H * 3 / 2) x W uint8 array of planes.  roi: (x, y, w, h).
+    backend: "auto" (CUDA when usable), "cuda" or "cpu".
+    """
+    raw = _lumahist.stats(image, matrix=matrix, range=range,
+                          percentiles=_percentile_list(percentiles),
+                          roi=tuple(roi) if roi is not None else (0, 0, 0, 0), backend=backend,
+                          bit_depth=bit_depth or 0, format=format)
+    return Stats(raw)
+
+
+def _output_for(image, out):
+    if out is not None:
+        return out
+    return _np.array(image, copy=True, order="C")
+
+
+def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", bit_depth=None,
+             format=None):
+    """Global histogram equalization of the luma (cv2.equalizeHist's LUT, bit-exact
+    on 8-bit gray); colour keeps its hue.  Returns out, a new array unless given
+    (out=image equalizes in place)."""
+    result = _output_for(image, out)
+    _lumahist.rewrite(image, result, mode="global", matrix=matrix, range=range, backend=backend,
+                      bit_depth=bit_depth or 0, format=format)
+    return result
+
+
+def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="full",
+          backend="auto", bit_depth=None, format=None):
+    """Contrast-limited adaptive equalization as cv2.createCLAHE(clip, tiles) (within
+    1 of OpenCV at 8 bits).  tiles: (x, y)."""
+    result = _output_for(image, out)
+    _lumahist.rewrite(image, result, mode="clahe", tiles_x=int(tiles[0]), tiles_y=int(tiles[1]),
+                      clip_limit=float(clip), matrix=matrix, range=range, backend=backend,
+                      bit_depth=bit_depth or 0, format=format)
+    return result
+
+
+def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth=None,
+              format=None):
+    """Maps the luma through lut (2^bit_depth uint16 entries)."""
+    result = _output_for(image, out)
+    table = _np.ascontiguousarray(lut, dtype=_np.uint16)
+    _lumahist.rewrite(image, result, mode="lut", lut=table, matrix=matrix, backend=backend,
+                      bit_depth=bit_depth or 0, format=format)
+    return result
+
+
+def lut_from_histogram(histogram, *, range="full"):
+    """The global equalization LUT of a histogram of 2^8 .. 2^16 counts (e.g. summed
+    over many images), as a uint16 NumPy array."""
+    counts = _np.ascontiguousarray(histogram, dtype=_np.uint64)
+    return _np.frombuffer(_lumahist.lut_from_histogram(counts.tobytes(), range=range),
+                          dtype=_np.uint16).copy()

@@ -1,0 +1,57 @@
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class Error(Exception):
+    status: int
+    def __init__(self, message: str, status: int = ...) -> None: ...
+
+class InvalidArgumentError(Error, ValueError): ...
+class UnsupportedError(Error): ...
+class OutOfMemoryError(Error, MemoryError): ...
+class NoDeviceError(Error): ...
+class CudaError(Error): ...
+
+class Stats:
+    width: int
+    height: int
+    bit_depth: int
+    matrix: str
+    range: str
+    backend: str
+    count: int
+    mean: float
+    stddev: float
+    min: int
+    max: int
+    median: int
+    clipped_low: float
+    clipped_high: float
+    below_legal: float
+    above_legal: float
+    mean_norm: float
+    stddev_norm: float
+    min_norm: float
+    max_norm: float
+    median_norm: float
+    percentiles: Dict[float, int]
+    percentiles_norm: Dict[float, float]
+    histogram: npt.NDArray[np.uint64]
+    def to_dict(self, histogram: bool = ...) -> Dict[str, Any]: ...
+
+def stats(image: Any, *, matrix: str = ..., range: str = ...,
+          percentiles: Optional[Sequence[float]] = ...,
+          roi: Optional[Tuple[int, int, int, int]] = ..., backend: str = ...,
+          bit_depth: Optional[int] = ..., format: Optional[str] = ...) -> Stats: ...
+def equalize(image: Any, *, out: Any = ..., matrix: str = ..., range: str = ...,
+             backend: str = ..., bit_depth: Optional[int] = ...,
+             format: Optional[str] = ...) -> Any: ...
+def clahe(image: Any, *, tiles: Tuple[int, int] = ..., clip: float = ..., out: Any = ...,
+          matrix: str = ..., range: str = ..., backend: str = ...,
+          bit_depth: Optional[int] = ..., format: Optional[str] = ...) -> Any: ...
+def apply_lut(image: Any, lut: Any, *, out: Any = ..., matrix: str = ..., backend: str = ...,
+              bit_depth: Optional[int] = ..., format: Optional[str] = ...) -> Any: ...
+def lut_from_histogram(histogram: Any, *, range: str = ...) -> npt.NDArray[np.uint16]: ...

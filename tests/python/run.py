@@ -1,0 +1,18 @@
+"""Runs the Python module's tests under pytest; SKIP (77) with the reason
+where pytest or OpenCV is not installed (tests/run.sh installs both)."""
+import os
+import sys
+
+try:
+    import pytest
+except ImportError:
+    print("SKIP: pytest is not installed (Debian: python3-pytest)")
+    sys.exit(77)
+try:
+    import cv2  # noqa: F401
+except ImportError:
+    print("SKIP: OpenCV's Python module is not installed (Debian: python3-opencv)")
+    sys.exit(77)
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", here] + sys.argv[1:]))

@@ -1,0 +1,183 @@
+"""The Python module against the command-line tool's records and OpenCV, on
+NumPy arrays: statistics, equalization, CLAHE, LUTs, views and strides, bad
+arrays, threads.  Run by meson (`meson test -C build python`) with
+PYTHONPATH=BUILD/python and LUMAHIST=BUILD/src/tool/lumahist."""
+import json
+import os
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import lumahist
+
+cv2 = pytest.importorskip("cv2")
+LUMAHIST = os.environ.get("LUMAHIST")
+SAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "samples")
+
+
+def photo(height, width, seed, channels=None, dtype=np.uint8):
+    """A smooth gradient with noise, like a photograph's histogram."""
+    rng = np.random.default_rng(seed)
+    top = np.iinfo(dtype).max
+    y, x = np.mgrid[0:height, 0:width]
+    base = (x / max(width - 1, 1) * 0.6 + y / max(height - 1, 1) * 0.4) * top
+    shape = (height, width) if channels is None else (height, width, channels)
+    noise = rng.normal(0, top * 0.05, shape)
+    if channels is not None:
+        base = base[..., None]
+    return np.clip(base + noise, 0, top).astype(dtype)
+
+
+def cli_record(path, *extra):
+    assert LUMAHIST, "LUMAHIST is not set"
+    out = subprocess.run([LUMAHIST, "stats", "--backend", "cpu", "--decoder", "cpu", *extra, path],
+                         capture_output=True, check=True).stdout
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("kind", ["gray8", "rgb8", "gray16", "rgba8"])
+def test_stats_equal_the_tools_records(tmp_path, kind):
+    if kind == "gray8":
+        image = photo(97, 131, 1)
+    elif kind == "rgb8":
+        image = photo(64, 77, 2, channels=3)
+    elif kind == "rgba8":
+        image = photo(33, 50, 3, channels=4)
+    else:
+        image = photo(41, 59, 4, dtype=np.uint16)
+    path = str(tmp_path / f"{kind}.png")
+    # cv2 writes BGR(A): give it the colour channels swapped so the file is RGB(A).
+    order = {3: [2, 1, 0], 4: [2, 1, 0, 3]}
+    cv2.imwrite(path, image[..., order[image.shape[2]]] if image.ndim == 3 else image)
+    want = cli_record(path, "--percentiles", "0,1,12.5,50,99.9,100")
+    got = lumahist.stats(image, percentiles=(0, 1, 12.5, 50, 99.9, 100), backend="cpu").to_dict()
+    for key in ("path", "decoder"):
+        want.pop(key)
+    assert list(got) == list(want)
+    assert got == want
+
+
+def test_stats_of_bgr_is_opencvs_gray_histogram():
+    image = cv2.imread(os.path.join(SAMPLES, "cat-chelsea.png"))
+    s = lumahist.stats(image, format="BGR", backend="cpu")
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    hist = cv2.calcHist([gray], [0], None, [256], [0, 256]).ravel().astype(np.uint64)
+    assert np.array_equal(s.histogram, hist)
+    assert s.count == gray.size and s.median == int(np.sort(gray, axis=None)[(gray.size + 1) // 2 - 1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_equalize_is_opencvs_equalizehist(seed):
+    image = photo(120 + seed, 200 - seed, seed)
+    if seed == 3:
+        image = np.full((17, 9), 77, np.uint8)  # one value: OpenCV leaves it
+    out = lumahist.equalize(image, backend="cpu")
+    assert out is not image and np.array_equal(out, cv2.equalizeHist(image))
+    # In place, through out=.
+    copy = image.copy()
+    assert lumahist.equalize(copy, out=copy) is copy and np.array_equal(copy, out)
+
+
+def test_clahe_within_one_of_opencv():
+    image = cv2.imread(os.path.join(SAMPLES, "camera-gray.png"), cv2.IMREAD_GRAYSCALE)
+    for tiles, clip in (((8, 8), 40.0), ((5, 3), 2.0)):
+        ours = lumahist.clahe(image, tiles=tiles, clip=clip, backend="cpu").astype(int)
+        theirs = cv2.createCLAHE(clip, tiles).apply(image).astype(int)
+        assert np.abs(ours - theirs).max() <= 1
+
+
+def test_apply_lut_of_the_histogram_is_equalize():
+    image = photo(80, 90, 9)
+    s = lumahist.stats(image, backend="cpu")
+    lut = lumahist.lut_from_histogram(s.histogram)
+    assert lut.dtype == np.uint16 and lut.shape == (256,)
+    assert np.array_equal(lumahist.apply_lut(image, lut), lumahist.equalize(image))
+
+
+def test_views_and_strides():
+    big = photo(300, 400, 5)
+    rows = big[::3]  # every third row: a larger row stride
+    assert np.array_equal(lumahist.stats(rows).histogram,
+                          lumahist.stats(np.ascontiguousarray(rows)).histogram)
+    window = big[17:200, 33:301]  # padded rows, an odd start
+    assert np.array_equal(lumahist.stats(window).histogram,
+                          lumahist.stats(window.copy()).histogram)
+    assert np.array_equal(lumahist.equalize(window), cv2.equalizeHist(window.copy()))
+
+
+def test_region_of_interest():
+    image = photo(50, 60, 6)
+    s = lumahist.stats(image, roi=(5, 7, 20, 11))
+    assert s.count == 220
+    assert np.array_equal(s.histogram, lumahist.stats(image[7:18, 5:25].copy()).histogram)
+
+
+def test_sixteen_bit_depth_and_nv12():
+    ten = (photo(30, 40, 7, dtype=np.uint16) >> 6).astype(np.uint16)
+    s = lumahist.stats(ten, bit_depth=10)
+    assert s.bit_depth == 10 and s.histogram.size == 1024 and s.max <= 1023
+    y = photo(32, 48, 8)
+    nv12 = np.concatenate([y, np.full((16, 48), 128, np.uint8)])
+    s = lumahist.stats(nv12, format="NV12")
+    assert (s.width, s.height) == (48, 32)
+    assert np.array_equal(s.histogram, lumahist.stats(y).histogram)
+
+
+@pytest.mark.parametrize("bad", [
+    np.zeros((4, 4), np.float32),
+    np.zeros((4, 4), np.int16),
+    np.zeros(16, np.uint8),
+    np.zeros((0, 4), np.uint8),
+    np.zeros((4, 4, 2), np.uint8),
+    np.zeros((8, 8), np.uint8)[:, ::2],
+    np.zeros((8, 8), np.uint8)[::-1],
+    "not an array",
+])
+def test_bad_arrays_raise(bad):
+    with pytest.raises(lumahist.InvalidArgumentError) as caught:
+        lumahist.stats(bad)
+    assert caught.value.status == -1 and str(caught.value)
+
+
+def test_bad_options_and_outputs_raise():
+    image = photo(10, 10, 1)
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.stats(image, matrix="bt999")
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.stats(image, percentiles=(101,))
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.stats(image, format="YUY9")
+    frozen = image.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.equalize(image, out=frozen)
+    with pytest.raises(lumahist.Error):
+        lumahist.equalize(image, out=np.zeros((10, 11), np.uint8))
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.apply_lut(image, np.zeros(10, np.uint16))
+
+
+def test_no_device_is_an_exception():
+    try:
+        lumahist.stats(photo(8, 8, 1), backend="cuda")
+    except lumahist.NoDeviceError as e:
+        assert e.status == -4
+    # With a device the call simply works.
+
+
+def test_threads_give_the_same_numbers():
+    images = [photo(400, 500, seed) for seed in range(8)]
+    want = [lumahist.stats(i).histogram for i in images]
+    got = [None] * len(images)
+
+    def work(k):
+        got[k] = lumahist.stats(images[k]).histogram
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(images))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
