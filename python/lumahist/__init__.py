@@ -8,7 +8,9 @@ of the lumahist library and command-line tool.
     out = lumahist.equalize(image)               # a new array; out= to write in place
 
 Arrays are read in place through the buffer protocol (NumPy, Pillow's
-arrays, anything bytes-like with a shape).  Each row's samples must be
+arrays, anything bytes-like with a shape), and CUDA arrays (CuPy, PyTorch)
+through __cuda_array_interface__, on the GPU where they are, on the stream
+their producer names, never copied to the host.  Each row's samples must be
 packed; rows may be padded (views of a larger array).  OpenCV's arrays are
 BGR: pass format="BGR".  The work runs with the GIL released.
 """
@@ -18,8 +20,8 @@ from . import _lumahist
 
 __all__ = [
     "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError",
-    "CudaError", "Stats", "stats", "equalize", "clahe", "apply_lut", "lut_from_histogram",
-    "__version__",
+    "CudaError", "Stats", "DatasetStats", "stats", "equalize", "clahe", "apply_lut",
+    "lut_from_histogram", "overlay", "merge", "device_time", "__version__",
 ]
 
 __version__ = _lumahist.version()
@@ -145,7 +147,17 @@ def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99)
 def _output_for(image, out):
     if out is not None:
         return out
+    if hasattr(image, "__cuda_array_interface__"):
+        # A CUDA array stays on the device: CuPy's copy(), PyTorch's clone().
+        return image.clone() if hasattr(image, "clone") else image.copy()
     return _np.array(image, copy=True, order="C")
+
+
+def device_time():
+    """The GPU time of the calling thread's CUDA context so far (lh_context_device_time):
+    {"transfer_s", "compute_s", "calls", "transfer_bytes"}, or None without one.
+    transfer_bytes stays 0 for arrays already on the device: nothing was copied."""
+    return _lumahist.device_time()
 
 
 def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", bit_depth=None,
@@ -186,3 +198,82 @@ def lut_from_histogram(histogram, *, range="full"):
     counts = _np.ascontiguousarray(histogram, dtype=_np.uint64)
     return _np.frombuffer(_lumahist.lut_from_histogram(counts.tobytes(), range=range),
                           dtype=_np.uint16).copy()
+
+
+def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=True, clipping=True,
+            clip_warning=0.005, percentiles=(5, 95), matrix="bt601", range="full",
+            backend="auto", bit_depth=None, format=None):
+    """The image with its luma histogram drawn on it (the tool's overlay): a panel
+    at rect (x, y, w, h; default placement as the tool's), log or linear counts,
+    lines at the median and percentiles, clipping bands: the tool's `overlay`
+    with the same options gives the same pixels.  Returns out (a new array
+    unless given; out=image draws in place)."""
+    result = _output_for(image, out)
+    if result is not image:
+        result[...] = image
+    _lumahist.overlay(result, percentiles=_percentile_list(percentiles),
+                      rect=tuple(rect) if rect is not None else (0, 0, 0, 0),
+                      opacity=float(opacity), scale=scale, markers=bool(markers),
+                      clipping=bool(clipping), clip_warning=float(clip_warning), matrix=matrix,
+                      range=range, backend=backend, bit_depth=bit_depth or 0, format=format)
+    return result
+
+
+class DatasetStats(Stats):
+    """The statistics of many images' summed histograms: the tool's dataset record
+    (`lumahist stats --dataset`, `lumahist merge`).  images: how many."""
+
+    def __init__(self, raw, images):
+        raw = dict(raw, size=(None, None), backend=None)
+        super().__init__(raw)
+        self.images = images
+
+    def to_dict(self, histogram=True):
+        record = {"path": None, "dataset": True, "images": self.images}
+        record.update(super().to_dict(histogram))
+        for key in ("width", "height", "backend"):
+            record.pop(key)
+        return record
+
+    def __repr__(self):
+        return (f"<lumahist.DatasetStats {self.images} images {self.bit_depth}-bit "
+                f"mean {self.mean:.3f} median {self.median}>")
+
+
+def merge(records, *, percentiles=None):
+    """The dataset statistics of many images from their histograms (histograms are
+    additive): records are Stats or the tool's jsonl records as dicts, of one
+    bit depth, matrix and range.  percentiles: the records' own when not given."""
+    total = None
+    images = 0
+    first = None
+    for record in records:
+        if isinstance(record, Stats):
+            fields = {"bit_depth": record.bit_depth, "matrix": record.matrix,
+                      "range": record.range, "percentiles": record.percentiles}
+            counts = record.histogram
+        else:
+            if record.get("dataset"):
+                continue
+            fields = record
+            counts = _np.asarray(record.get("histogram") or [], dtype=_np.uint64)
+            if counts.size == 0:
+                raise InvalidArgumentError(
+                    f"{record.get('path')}: a record without its histogram cannot be merged", -1)
+        key = (fields["bit_depth"], fields["matrix"], fields["range"])
+        if first is None:
+            first = key
+            total = _np.zeros(counts.size, dtype=_np.uint64)
+            if percentiles is None:
+                percentiles = [float(p) for p in fields.get("percentiles", {})]
+        elif key != first:
+            raise InvalidArgumentError(f"records of {key} and {first} do not add up", -1)
+        if counts.size != total.size:
+            raise InvalidArgumentError("histograms of different sizes", -1)
+        total += counts
+        images += 1
+    if first is None:
+        raise InvalidArgumentError("no records to merge", -1)
+    raw = _lumahist.from_histogram(total.tobytes(), matrix=first[1], range=first[2],
+                                   percentiles=_percentile_list(percentiles))
+    return DatasetStats(raw, images)

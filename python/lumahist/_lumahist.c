@@ -62,6 +62,9 @@ typedef struct {
   Py_buffer view;
   bool held;
   LhFrame frame;
+  bool on_device;   /* a CUDA array (__cuda_array_interface__), read in place */
+  bool has_stream;  /* its producer named a stream that the work is queued on */
+  void *stream;     /* that cudaStream_t (1: the legacy default stream, 2: per-thread) */
 } ArrayFrame;
 
 static void array_frame_release(ArrayFrame *a)
@@ -69,6 +72,25 @@ static void array_frame_release(ArrayFrame *a)
   if (a->held)
     PyBuffer_Release(&a->view);
   a->held = false;
+}
+
+/* Device arrays: the backend is CUDA unless the caller chose; the work goes
+ * on the producer's stream when it named one. */
+static LhBackend backend_for(LhBackend asked, const ArrayFrame *a)
+{
+  return a->on_device && asked == LH_BACKEND_AUTO ? LH_BACKEND_CUDA : asked;
+}
+
+static void stream_begin(LhContext *context, const ArrayFrame *a)
+{
+  if (a->on_device && a->has_stream)
+    lh_context_set_stream(context, a->stream);
+}
+
+static void stream_end(LhContext *context, const ArrayFrame *a)
+{
+  if (a->on_device && a->has_stream)
+    lh_context_set_stream(context, NULL);
 }
 
 static int format_from_name(const char *name, LhFormat *format)
@@ -91,12 +113,129 @@ static int format_from_name(const char *name, LhFormat *format)
   return -1;
 }
 
+/* The format of an H x W (x C) array of sample_bytes samples, or format_name. */
+static int infer_format(const char *format_name, Py_ssize_t channels, int sample_bytes,
+                        LhFormat *format)
+{
+  if (format_name)
+    return format_from_name(format_name, format);
+  if (channels == 1)
+    *format = sample_bytes == 1 ? LH_FORMAT_GRAY8 : LH_FORMAT_GRAY16;
+  else if (channels == 3)
+    *format = sample_bytes == 1 ? LH_FORMAT_RGB : LH_FORMAT_RGB16;
+  else if (channels == 4)
+    *format = sample_bytes == 1 ? LH_FORMAT_RGBA : LH_FORMAT_RGBA16;
+  else
+    return -1;
+  return 0;
+}
+
+static bool is_planar(LhFormat format)
+{
+  return format == LH_FORMAT_NV12 || format == LH_FORMAT_I420 || format == LH_FORMAT_P010;
+}
+
+/* A CUDA array (CuPy, PyTorch, Numba: __cuda_array_interface__ version 2 or
+ * 3) as a frame in device memory, read and written where it is. */
+static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *format_name,
+                            int bit_depth, bool writable, const char *what)
+{
+  char message[256];
+  PyObject *shape = PyDict_Check(interface) ? PyDict_GetItemString(interface, "shape") : NULL;
+  PyObject *typestr = PyDict_Check(interface) ? PyDict_GetItemString(interface, "typestr") : NULL;
+  PyObject *data = PyDict_Check(interface) ? PyDict_GetItemString(interface, "data") : NULL;
+  PyObject *strides = PyDict_Check(interface) ? PyDict_GetItemString(interface, "strides") : NULL;
+  PyObject *stream = PyDict_Check(interface) ? PyDict_GetItemString(interface, "stream") : NULL;
+  if (!shape || !PyTuple_Check(shape) || !typestr || !PyUnicode_Check(typestr) || !data ||
+      !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2) {
+    snprintf(message, sizeof message, "%s: a malformed __cuda_array_interface__", what);
+    return raise_invalid(message), -1;
+  }
+  const char *type = PyUnicode_AsUTF8(typestr);
+  int sample_bytes = type && (strcmp(type, "|u1") == 0 || strcmp(type, "<u1") == 0)   ? 1
+                     : type && (strcmp(type, "<u2") == 0 || strcmp(type, "=u2") == 0) ? 2
+                                                                                       : 0;
+  Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+  if (!sample_bytes || (ndim != 2 && ndim != 3)) {
+    snprintf(message, sizeof message,
+             "%s: a CUDA array of %s and %zd dimensions: uint8 or uint16, H x W or H x W x C",
+             what, type ? type : "?", ndim);
+    return raise_invalid(message), -1;
+  }
+  Py_ssize_t dims[3] = {1, 1, 1}, steps[3];
+  for (Py_ssize_t i = 0; i < ndim; i++)
+    dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+  steps[ndim - 1] = sample_bytes;
+  for (Py_ssize_t i = ndim - 2; i >= 0; i--)
+    steps[i] = steps[i + 1] * dims[i + 1];
+  if (strides && strides != Py_None) {
+    if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim)
+      return raise_invalid("a malformed __cuda_array_interface__ (strides)"), -1;
+    for (Py_ssize_t i = 0; i < ndim; i++)
+      steps[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
+  }
+  if (PyErr_Occurred())
+    return -1;
+  Py_ssize_t rows = dims[0], columns = dims[1], channels = ndim == 3 ? dims[2] : 1;
+  if (rows < 1 || columns < 1 || channels < 1 || rows > INT32_MAX || columns > INT32_MAX) {
+    snprintf(message, sizeof message, "%s: an empty or too large CUDA array", what);
+    return raise_invalid(message), -1;
+  }
+  if ((ndim == 3 && steps[2] != sample_bytes) || steps[1] != channels * sample_bytes ||
+      steps[0] < columns * channels * sample_bytes) {
+    snprintf(message, sizeof message,
+             "%s: the samples of a row are not packed; pass a contiguous copy", what);
+    return raise_invalid(message), -1;
+  }
+  if (writable && PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == 1) {
+    snprintf(message, sizeof message, "%s: a read-only CUDA array", what);
+    return raise_invalid(message), -1;
+  }
+  LhFormat format;
+  if (infer_format(format_name, channels, sample_bytes, &format) < 0) {
+    snprintf(message, sizeof message, "%s: no format for %zd channels ('%s')", what, channels,
+             format_name ? format_name : "");
+    return raise_invalid(message), -1;
+  }
+  int height = (int)rows;
+  if (is_planar(format)) {
+    if (channels != 1 || rows % 3 != 0)
+      return raise_invalid("an (H * 3 / 2) x W array of planes expected"), -1;
+    height = (int)(rows / 3 * 2);
+  }
+  void *pointer = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+  if (PyErr_Occurred())
+    return -1;
+  if (lh_frame_init(&a->frame, format, LH_MEMORY_CUDA, (int)columns, height, pointer,
+                    (size_t)steps[0]) < 0)
+    return raise_status(LH_ERROR_INVALID_ARGUMENT), -1;
+  a->frame.bit_depth = bit_depth;
+  a->on_device = true;
+  /* Version 3: the producer's stream, on which the work is queued (None or
+   * absent: the data is ready now). */
+  if (stream && stream != Py_None) {
+    a->stream = PyLong_AsVoidPtr(stream);
+    if (PyErr_Occurred())
+      return -1;
+    a->has_stream = true;
+  }
+  return 0;
+}
+
 /* Fills a from object; format_name NULL infers the format from the shape
  * and the sample size.  writable: the array is written (out=). */
 static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_name,
                            int bit_depth, bool writable, const char *what)
 {
   memset(a, 0, sizeof *a);
+  if (PyObject_HasAttrString(object, "__cuda_array_interface__")) {
+    PyObject *interface = PyObject_GetAttrString(object, "__cuda_array_interface__");
+    if (!interface)
+      return -1;
+    int status = device_frame_get(a, interface, format_name, bit_depth, writable, what);
+    Py_DECREF(interface);
+    return status;
+  }
   int flags = PyBUF_STRIDES | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
   if (PyObject_GetBuffer(object, &a->view, flags) < 0) {
     PyErr_Clear();
@@ -263,17 +402,21 @@ static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   if (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0)
     return raise_status(LH_ERROR_INVALID_ARGUMENT);
   options.roi = (LhRect){roi[0], roi[1], roi[2], roi[3]};
-  LhContext *context = context_for(backend);
-  if (!context)
-    return NULL;
   ArrayFrame a;
   if (array_frame_get(&a, image, format_name, bit_depth, false, "image") < 0)
     return NULL;
+  LhContext *context = context_for(backend_for(backend, &a));
+  if (!context) {
+    array_frame_release(&a);
+    return NULL;
+  }
   LhStats stats;
   lh_stats_init(&stats);
   int status;
+  stream_begin(context, &a);
   Py_BEGIN_ALLOW_THREADS status = lh_analyze(context, &a.frame, &options, &stats);
-  Py_END_ALLOW_THREADS array_frame_release(&a);
+  Py_END_ALLOW_THREADS stream_end(context, &a);
+  array_frame_release(&a);
   PyObject *result = NULL;
   if (status < 0) {
     raise_status(status);
@@ -323,9 +466,6 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
   options.tiles_x = tiles_x;
   options.tiles_y = tiles_y;
   options.clip_limit = clip_limit;
-  LhContext *context = context_for(backend);
-  if (!context)
-    return NULL;
 
   ArrayFrame in, dst, lut;
   memset(&lut, 0, sizeof lut);
@@ -358,11 +498,20 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     table = lut.view.buf;
   }
+  LhContext *context = context_for(backend_for(backend, &in));
+  if (!context) {
+    array_frame_release(&in);
+    array_frame_release(&dst);
+    array_frame_release(&lut);
+    return NULL;
+  }
   int status;
+  stream_begin(context, &in);
   Py_BEGIN_ALLOW_THREADS if (lut_mode) status =
       lh_apply_lut(context, &in.frame, &dst.frame, table, options.matrix);
   else status = lh_equalize(context, &in.frame, &dst.frame, &options);
-  Py_END_ALLOW_THREADS array_frame_release(&in);
+  Py_END_ALLOW_THREADS stream_end(context, &in);
+  array_frame_release(&in);
   array_frame_release(&dst);
   array_frame_release(&lut);
   if (status < 0)
@@ -402,6 +551,121 @@ static PyObject *py_lut_from_histogram(PyObject *self, PyObject *args, PyObject 
   return result;
 }
 
+static PyObject *py_from_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = {"histogram", "matrix", "range", "percentiles", NULL};
+  Py_buffer h;
+  const char *matrix_name = "bt601", *range_name = "full", *percentiles = "";
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|$sss", keywords, &h, &matrix_name,
+                                   &range_name, &percentiles))
+    return NULL;
+  LhOptions options;
+  lh_options_init(&options);
+  size_t bins = (size_t)h.len / sizeof(uint64_t);
+  int depth = 0;
+  while (depth <= 16 && ((size_t)1 << depth) != bins)
+    depth++;
+  PyObject *result = NULL;
+  LhStats stats;
+  lh_stats_init(&stats);
+  int status = LH_OK;
+  if (lh_matrix_from_name(matrix_name, &options.matrix) < 0 ||
+      lh_range_from_name(range_name, &options.range) < 0 ||
+      (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0))
+    status = LH_ERROR_INVALID_ARGUMENT;
+  else if ((size_t)h.len % sizeof(uint64_t) != 0 || depth < 8 || depth > 16)
+    status = lh_set_error(LH_ERROR_INVALID_ARGUMENT,
+                          "a histogram of 2^8 .. 2^16 uint64 counts expected");
+  else
+    status = lh_stats_from_histogram(h.buf, depth, &options, &stats);
+  PyBuffer_Release(&h);
+  if (status < 0)
+    raise_status(status);
+  else
+    result = stats_to_dict(&stats);
+  lh_stats_clear(&stats);
+  return result;
+}
+
+/* Analyses image (with percentiles, for the markers) and draws its
+ * histogram into it, in place. */
+static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = {"image",    "percentiles", "rect",   "opacity", "scale",
+                             "markers",  "clipping",    "clip_warning", "matrix", "range",
+                             "backend",  "bit_depth",   "format", NULL};
+  PyObject *image;
+  const char *percentiles = "", *scale = "log", *matrix_name = "bt601", *range_name = "full",
+             *backend_name = "auto", *format_name = NULL;
+  int rect[4] = {0, 0, 0, 0}, markers = 1, clipping = 1, bit_depth = 0;
+  double opacity = 0.8, clip_warning = 0.005;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$s(iiii)dsppdsssiz", keywords, &image,
+                                   &percentiles, &rect[0], &rect[1], &rect[2], &rect[3], &opacity,
+                                   &scale, &markers, &clipping, &clip_warning, &matrix_name,
+                                   &range_name, &backend_name, &bit_depth, &format_name))
+    return NULL;
+  LhOptions options;
+  lh_options_init(&options);
+  LhOverlayOptions overlay;
+  lh_overlay_options_init(&overlay);
+  LhBackend backend;
+  if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
+                   &backend) < 0)
+    return NULL;
+  if (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0)
+    return raise_status(LH_ERROR_INVALID_ARGUMENT);
+  if (strcmp(scale, "log") != 0 && strcmp(scale, "linear") != 0)
+    return raise_invalid("scale: log or linear");
+  overlay.rect = (LhRect){rect[0], rect[1], rect[2], rect[3]};
+  overlay.opacity = opacity;
+  overlay.scale = strcmp(scale, "log") == 0 ? LH_OVERLAY_LOG : LH_OVERLAY_LINEAR;
+  overlay.markers = markers;
+  overlay.clipping = clipping;
+  overlay.clip_warning = clip_warning;
+  overlay.matrix = options.matrix;
+  overlay.range = options.range;
+  ArrayFrame a;
+  if (array_frame_get(&a, image, format_name, bit_depth, true, "out") < 0)
+    return NULL;
+  LhContext *context = context_for(backend_for(backend, &a));
+  if (!context) {
+    array_frame_release(&a);
+    return NULL;
+  }
+  LhStats stats;
+  lh_stats_init(&stats);
+  int status;
+  stream_begin(context, &a);
+  Py_BEGIN_ALLOW_THREADS status = lh_analyze(context, &a.frame, &options, &stats);
+  if (status >= 0)
+    status = lh_overlay(context, &a.frame, &stats, &overlay);
+  Py_END_ALLOW_THREADS stream_end(context, &a);
+  array_frame_release(&a);
+  lh_stats_clear(&stats);
+  if (status < 0)
+    return raise_status(status);
+  Py_RETURN_NONE;
+}
+
+/* The GPU time of this thread's CUDA context (lh_context_device_time), or
+ * None when the thread has none. */
+static PyObject *py_device_time(PyObject *self, PyObject *unused)
+{
+  LhContext *context = thread_contexts[LH_BACKEND_CUDA];
+  if (!context && thread_contexts[LH_BACKEND_AUTO] &&
+      lh_context_backend(thread_contexts[LH_BACKEND_AUTO]) == LH_BACKEND_CUDA)
+    context = thread_contexts[LH_BACKEND_AUTO];
+  if (!context)
+    Py_RETURN_NONE;
+  LhDeviceTime time;
+  int status = lh_context_device_time(context, &time);
+  if (status < 0)
+    return raise_status(status);
+  return Py_BuildValue("{s:d,s:d,s:K,s:K}", "transfer_s", time.transfer_s, "compute_s",
+                       time.compute_s, "calls", (unsigned long long)time.calls, "transfer_bytes",
+                       (unsigned long long)time.transfer_bytes);
+}
+
 static PyObject *py_set_errors(PyObject *self, PyObject *classes)
 {
   if (!PyTuple_Check(classes) || PyTuple_GET_SIZE(classes) != 9)
@@ -427,7 +691,13 @@ static PyMethodDef methods[] = {
      "bit_depth, format)"},
     {"lut_from_histogram", (PyCFunction)(void (*)(void))py_lut_from_histogram,
      METH_VARARGS | METH_KEYWORDS, "lut_from_histogram(histogram, *, range) -> bytes"},
+    {"from_histogram", (PyCFunction)(void (*)(void))py_from_histogram,
+     METH_VARARGS | METH_KEYWORDS, "from_histogram(histogram, *, matrix, range, percentiles)"},
+    {"overlay", (PyCFunction)(void (*)(void))py_overlay, METH_VARARGS | METH_KEYWORDS,
+     "overlay(image, *, percentiles, rect, opacity, scale, markers, clipping, clip_warning, "
+     "matrix, range, backend, bit_depth, format)"},
     {"set_errors", py_set_errors, METH_O, "set_errors((Error, by -status ...))"},
+    {"device_time", py_device_time, METH_NOARGS, "this thread's CUDA context's GPU time"},
     {"version", py_version, METH_NOARGS, "the library's version"},
     {NULL, NULL, 0, NULL},
 };

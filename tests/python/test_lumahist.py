@@ -181,3 +181,40 @@ def test_threads_give_the_same_numbers():
     for t in threads:
         t.join()
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+@pytest.mark.parametrize("channels", [None, 3])
+def test_overlay_is_the_tools(tmp_path, channels):
+    image = photo(240, 320, 11, channels=channels)
+    path = str(tmp_path / "in.png")
+    cv2.imwrite(path, image[..., ::-1] if channels else image)
+    subprocess.run([LUMAHIST, "overlay", "--quiet", "--backend", "cpu", "--out",
+                    str(tmp_path / "out"), path], check=True, capture_output=True)
+    tools = cv2.imread(str(tmp_path / "out" / "in.png"), cv2.IMREAD_UNCHANGED)
+    if channels:
+        tools = tools[..., ::-1]
+    ours = lumahist.overlay(image, backend="cpu")
+    assert not np.array_equal(ours, image), "nothing was drawn"
+    assert np.array_equal(ours, tools)
+
+
+def test_merge_is_the_tools_dataset_record(tmp_path):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    images = [photo(60 + 7 * k, 80 - 5 * k, 20 + k) for k in range(5)]
+    for k, image in enumerate(images):
+        cv2.imwrite(str(folder / f"{k}.png"), image)
+    out = subprocess.run([LUMAHIST, "stats", "--quiet", "--backend", "cpu", "--dataset",
+                          "--percentiles", "1,50,99", str(folder)],
+                         capture_output=True, check=True).stdout
+    lines = [json.loads(line) for line in out.splitlines()]
+    records, dataset = lines[:-1], lines[-1]
+    assert dataset["dataset"] is True and dataset["images"] == 5
+    from_records = lumahist.merge(records)
+    assert from_records.to_dict() == dataset
+    from_arrays = lumahist.merge([lumahist.stats(i, percentiles=(1, 50, 99)) for i in images])
+    assert from_arrays.to_dict() == dataset
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.merge([])
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.merge([lumahist.stats(images[0]), lumahist.stats(images[1], range="limited")])
