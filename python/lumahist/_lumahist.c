@@ -286,22 +286,14 @@ static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_n
   }
   LhFormat format;
   int height = (int)rows;
-  if (format_name) {
-    if (format_from_name(format_name, &format) < 0) {
+  if (infer_format(format_name, channels, sample_bytes, &format) < 0) {
+    if (format_name)
       snprintf(message, sizeof message, "%s: unknown format '%s'", what, format_name);
-      goto invalid;
-    }
-  } else if (channels == 1) {
-    format = sample_bytes == 1 ? LH_FORMAT_GRAY8 : LH_FORMAT_GRAY16;
-  } else if (channels == 3) {
-    format = sample_bytes == 1 ? LH_FORMAT_RGB : LH_FORMAT_RGB16;
-  } else if (channels == 4) {
-    format = sample_bytes == 1 ? LH_FORMAT_RGBA : LH_FORMAT_RGBA16;
-  } else {
-    snprintf(message, sizeof message, "%s: %zd channels: 1, 3 or 4 expected", what, channels);
+    else
+      snprintf(message, sizeof message, "%s: %zd channels: 1, 3 or 4 expected", what, channels);
     goto invalid;
   }
-  if (format == LH_FORMAT_NV12 || format == LH_FORMAT_I420 || format == LH_FORMAT_P010) {
+  if (is_planar(format)) {
     /* The planes one after the other: height * 3 / 2 rows of the luma's
      * width (GStreamer's layout for an even height). */
     if (channels != 1 || rows % 3 != 0) {
@@ -319,8 +311,7 @@ static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_n
     return -1;
   }
   /* A row of the array is a row of the frame's (first) plane. */
-  bool planar = format == LH_FORMAT_NV12 || format == LH_FORMAT_I420 || format == LH_FORMAT_P010;
-  size_t plane_row = planar ? (size_t)columns * (format == LH_FORMAT_P010 ? 2 : 1)
+  size_t plane_row = is_planar(format) ? (size_t)columns * (format == LH_FORMAT_P010 ? 2 : 1)
                             : lh_frame_buffer_size(format, (int)columns, 1, 0);
   if (plane_row != (size_t)(columns * channels * sample_bytes)) {
     snprintf(message, sizeof message, "%s: rows of %zd x %zd samples of %d bytes are not rows of %s",
@@ -381,6 +372,39 @@ fail:
   return NULL;
 }
 
+/* Analyses an array into *stats and, with overlay, draws the histogram into
+ * it; *width and *height the frame's, *backend the backend used.  0, or -1
+ * with the Python exception set. */
+static int analyze_array(PyObject *image, const char *format_name, int bit_depth,
+                         LhBackend asked, const LhOptions *options, const LhOverlayOptions *overlay,
+                         LhStats *stats, int *width, int *height, LhBackend *backend)
+{
+  ArrayFrame a;
+  if (array_frame_get(&a, image, format_name, bit_depth, overlay != NULL,
+                      overlay ? "out" : "image") < 0)
+    return -1;
+  LhContext *context = context_for(backend_for(asked, &a));
+  if (!context) {
+    array_frame_release(&a);
+    return -1;
+  }
+  int status;
+  stream_begin(context, &a);
+  Py_BEGIN_ALLOW_THREADS status = lh_analyze(context, &a.frame, options, stats);
+  if (status >= 0 && overlay)
+    status = lh_overlay(context, &a.frame, stats, overlay);
+  Py_END_ALLOW_THREADS stream_end(context, &a);
+  *width = a.frame.width;
+  *height = a.frame.height;
+  *backend = lh_context_backend(context);
+  array_frame_release(&a);
+  if (status < 0) {
+    raise_status(status);
+    return -1;
+  }
+  return 0;
+}
+
 static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = {"image",   "matrix",     "range",  "percentiles", "roi",
@@ -402,29 +426,17 @@ static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   if (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0)
     return raise_status(LH_ERROR_INVALID_ARGUMENT);
   options.roi = (LhRect){roi[0], roi[1], roi[2], roi[3]};
-  ArrayFrame a;
-  if (array_frame_get(&a, image, format_name, bit_depth, false, "image") < 0)
-    return NULL;
-  LhContext *context = context_for(backend_for(backend, &a));
-  if (!context) {
-    array_frame_release(&a);
-    return NULL;
-  }
   LhStats stats;
   lh_stats_init(&stats);
-  int status;
-  stream_begin(context, &a);
-  Py_BEGIN_ALLOW_THREADS status = lh_analyze(context, &a.frame, &options, &stats);
-  Py_END_ALLOW_THREADS stream_end(context, &a);
-  array_frame_release(&a);
+  int width, height;
+  LhBackend used;
   PyObject *result = NULL;
-  if (status < 0) {
-    raise_status(status);
-  } else {
+  if (analyze_array(image, format_name, bit_depth, backend, &options, NULL, &stats, &width,
+                    &height, &used) == 0) {
     result = stats_to_dict(&stats);
     if (result) {
-      PyObject *name = PyUnicode_FromString(lh_backend_name(lh_context_backend(context)));
-      PyObject *size = Py_BuildValue("(ii)", a.frame.width, a.frame.height);
+      PyObject *name = PyUnicode_FromString(lh_backend_name(used));
+      PyObject *size = Py_BuildValue("(ii)", width, height);
       if (!name || !size || PyDict_SetItemString(result, "backend", name) < 0 ||
           PyDict_SetItemString(result, "size", size) < 0)
         Py_CLEAR(result);
@@ -624,26 +636,15 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   overlay.clip_warning = clip_warning;
   overlay.matrix = options.matrix;
   overlay.range = options.range;
-  ArrayFrame a;
-  if (array_frame_get(&a, image, format_name, bit_depth, true, "out") < 0)
-    return NULL;
-  LhContext *context = context_for(backend_for(backend, &a));
-  if (!context) {
-    array_frame_release(&a);
-    return NULL;
-  }
   LhStats stats;
   lh_stats_init(&stats);
-  int status;
-  stream_begin(context, &a);
-  Py_BEGIN_ALLOW_THREADS status = lh_analyze(context, &a.frame, &options, &stats);
-  if (status >= 0)
-    status = lh_overlay(context, &a.frame, &stats, &overlay);
-  Py_END_ALLOW_THREADS stream_end(context, &a);
-  array_frame_release(&a);
+  int width, height;
+  LhBackend used;
+  int status = analyze_array(image, format_name, bit_depth, backend, &options, &overlay, &stats,
+                             &width, &height, &used);
   lh_stats_clear(&stats);
   if (status < 0)
-    return raise_status(status);
+    return NULL;
   Py_RETURN_NONE;
 }
 

@@ -111,6 +111,19 @@ static void init_error(JpegError *error, FILE *file)
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                   */
 
+/* Refuses a header's size before any pixel memory is allocated. */
+static int check_size(const char *path, unsigned width, unsigned height, uint64_t max_pixels)
+{
+  if (width == 0 || height == 0)
+    return lhio_fail(LH_ERROR_CORRUPT, path, "image has no pixels (%ux%u)", width, height);
+  if ((uint64_t)width * height > max_pixels)
+    return lhio_fail(LH_ERROR_TOO_LARGE, path, "%ux%u is %llu pixels, above the limit of %llu",
+                     width, height, (unsigned long long)width * height,
+                     (unsigned long long)max_pixels);
+  return LH_OK;
+}
+
+
 typedef struct {
   struct jpeg_decompress_struct cinfo;
   JpegError error;
@@ -130,12 +143,9 @@ static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint6
   jpeg_stdio_src(cinfo, state->error.file);
   jpeg_read_header(cinfo, TRUE);
   unsigned width = cinfo->image_width, height = cinfo->image_height;
-  if (width == 0 || height == 0)
-    return lhio_fail(LH_ERROR_CORRUPT, path, "image has no pixels (%ux%u)", width, height);
-  if ((uint64_t)width * height > max_pixels)
-    return lhio_fail(LH_ERROR_TOO_LARGE, path, "%ux%u is %llu pixels, above the limit of %llu",
-                     width, height, (unsigned long long)width * height,
-                     (unsigned long long)max_pixels);
+  int size_status = check_size(path, width, height, max_pixels);
+  if (size_status < 0)
+    return size_status;
 
   image->source_bit_depth = 8;
   image->jpeg_h_samp = cinfo->comp_info[0].h_samp_factor;
@@ -277,12 +287,9 @@ static int probe_jpeg(JpegRead *state, const char *path, const LhioEncoded *enco
   jpeg_mem_src(cinfo, encoded->data, (unsigned long)encoded->size);
   jpeg_read_header(cinfo, TRUE);
   unsigned width = cinfo->image_width, height = cinfo->image_height;
-  if (width == 0 || height == 0)
-    return lhio_fail(LH_ERROR_CORRUPT, path, "image has no pixels (%ux%u)", width, height);
-  if ((uint64_t)width * height > max_pixels)
-    return lhio_fail(LH_ERROR_TOO_LARGE, path, "%ux%u is %llu pixels, above the limit of %llu",
-                     width, height, (unsigned long long)width * height,
-                     (unsigned long long)max_pixels);
+  int size_status = check_size(path, width, height, max_pixels);
+  if (size_status < 0)
+    return size_status;
   info->width = (int)width;
   info->height = (int)height;
   info->components = cinfo->num_components;
