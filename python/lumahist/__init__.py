@@ -14,6 +14,10 @@ their producer names, never copied to the host.  Each row's samples must be
 packed; rows may be padded (views of a larger array).  OpenCV's arrays are
 BGR: pass format="BGR".  The work runs with the GIL released.
 """
+import os as _os
+import warnings as _warnings
+from concurrent.futures import ThreadPoolExecutor as _ThreadPoolExecutor
+
 import numpy as _np
 
 from . import _lumahist
@@ -21,7 +25,8 @@ from . import _lumahist
 __all__ = [
     "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError",
     "CudaError", "Stats", "DatasetStats", "stats", "equalize", "clahe", "apply_lut",
-    "lut_from_histogram", "overlay", "merge", "device_time", "__version__",
+    "lut_from_histogram", "overlay", "merge", "device_time", "Temporal", "stats_files",
+    "__version__",
 ]
 
 __version__ = _lumahist.version()
@@ -96,7 +101,9 @@ class Stats:
     2^bit_depth uint64 counts).
     """
 
-    def __init__(self, raw):
+    def __init__(self, raw, path=None):
+        self.path = path
+        self.decoder = raw.get("decoder")
         self.width, self.height = raw["size"]
         for name in _FIELDS:
             setattr(self, name, raw[name])
@@ -105,10 +112,14 @@ class Stats:
         self.histogram = _np.frombuffer(raw["histogram"], dtype=_np.uint64)
 
     def to_dict(self, histogram=True):
-        """The fields of the tool's jsonl record, in its order (without path and
-        decoder, which an array does not have)."""
-        record = {"width": self.width, "height": self.height}
-        record.update({name: getattr(self, name) for name in _FIELDS})
+        """The fields of the tool's jsonl record, in its order: all of them for a
+        file (stats_files); without path and decoder for an array."""
+        record = {"path": self.path} if self.path is not None else {}
+        record["width"], record["height"] = self.width, self.height
+        for name in _FIELDS:
+            record[name] = getattr(self, name)
+            if name == "backend" and self.decoder is not None:
+                record["decoder"] = self.decoder
         record["percentiles"] = {_percentile_key(p): v for p, v in self.percentiles.items()}
         record["percentiles_norm"] = {_percentile_key(p): v
                                       for p, v in self.percentiles_norm.items()}
@@ -161,24 +172,26 @@ def device_time():
 
 
 def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", bit_depth=None,
-             format=None):
+             format=None, temporal=None):
     """Global histogram equalization of the luma (cv2.equalizeHist's LUT, bit-exact
     on 8-bit gray); colour keeps its hue.  Returns out, a new array unless given
     (out=image equalizes in place)."""
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="global", matrix=matrix, range=range, backend=backend,
-                      bit_depth=bit_depth or 0, format=format)
+                      bit_depth=bit_depth or 0, format=format,
+                      temporal=temporal._capsule if temporal is not None else None)
     return result
 
 
 def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="full",
-          backend="auto", bit_depth=None, format=None):
+          backend="auto", bit_depth=None, format=None, temporal=None):
     """Contrast-limited adaptive equalization as cv2.createCLAHE(clip, tiles) (within
     1 of OpenCV at 8 bits).  tiles: (x, y)."""
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="clahe", tiles_x=int(tiles[0]), tiles_y=int(tiles[1]),
                       clip_limit=float(clip), matrix=matrix, range=range, backend=backend,
-                      bit_depth=bit_depth or 0, format=format)
+                      bit_depth=bit_depth or 0, format=format,
+                      temporal=temporal._capsule if temporal is not None else None)
     return result
 
 
@@ -277,3 +290,77 @@ def merge(records, *, percentiles=None):
     raw = _lumahist.from_histogram(total.tobytes(), matrix=first[1], range=first[2],
                                    percentiles=_percentile_list(percentiles))
     return DatasetStats(raw, images)
+
+
+class Temporal:
+    """Temporal smoothing for video (the element's temporal-window): pass it as
+    temporal= to equalize or clahe for each frame of one stream, in order; the
+    LUT applied is the mean of the last `window` frames' LUTs, restarted at a
+    scene cut (histogram distance above cut_threshold; 1: never)."""
+
+    def __init__(self, window=8, cut_threshold=0.4):
+        self._capsule = _lumahist.temporal_new(int(window), float(cut_threshold))
+        self.window = window
+        self.cut_threshold = cut_threshold
+
+    def reset(self):
+        """Forgets every frame: the next one starts a new window."""
+        _lumahist.temporal_reset(self._capsule)
+
+
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+def _image_files(paths):
+    """The files the tool would read: a file as named, a folder by its .png, .jpg
+    and .jpeg files, recursively, entries of each folder in sorted byte order."""
+    for path in [paths] if isinstance(paths, (str, bytes, _os.PathLike)) else paths:
+        path = _os.fspath(path)
+        if not _os.path.isdir(path):
+            yield path
+            continue
+        for top, dirs, files in _os.walk(path):
+            dirs.sort(key=_os.fsencode)
+            for name in sorted(files, key=_os.fsencode):
+                if name.lower().endswith(_IMAGE_SUFFIXES):
+                    yield _os.path.join(top, name)
+
+
+def stats_files(paths, *, jobs=None, matrix="bt601", range="full",
+                percentiles=(1, 5, 50, 95, 99), backend="auto", max_pixels=None,
+                errors="warn"):
+    """Stats of PNG and JPEG files and folders (walked as the tool walks them),
+    decoded and analysed on `jobs` threads (default: the cores), in the order of
+    the files.  Each Stats has path and decoder, and to_dict() is the tool's
+    jsonl record (`lumahist stats --backend cpu --decoder cpu` gives the same).
+    A file that cannot be read: a warning and it is left out (errors="warn"),
+    or the lumahist.Error raised (errors="raise")."""
+    if errors not in ("warn", "raise"):
+        raise InvalidArgumentError("errors: warn or raise", -1)
+    listed = _percentile_list(percentiles)
+
+    def one(path):
+        try:
+            return Stats(_lumahist.stats_file(path, matrix=matrix, range=range,
+                                              percentiles=listed, backend=backend,
+                                              max_pixels=max_pixels or 0), path=path)
+        except Error as e:
+            if errors == "raise":
+                raise
+            _warnings.warn(str(e), RuntimeWarning, stacklevel=3)
+            return None
+
+    workers = jobs or _os.cpu_count() or 1
+    with _ThreadPoolExecutor(max_workers=workers) as pool:
+        pending = []
+        for path in _image_files(paths):
+            pending.append(pool.submit(one, path))
+            # A bounded window of files in flight: results come out in order.
+            if len(pending) >= 4 * workers:
+                result = pending.pop(0).result()
+                if result is not None:
+                    yield result
+        for future in pending:
+            result = future.result()
+            if result is not None:
+                yield result

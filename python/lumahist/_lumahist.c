@@ -9,7 +9,11 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lhio.h"
 #include "lumahist.h"
+
+/* The capsule that holds an LhTemporal (lumahist.Temporal). */
+#define TEMPORAL_CAPSULE "lumahist.LhTemporal"
 
 /* Error classes, by LhStatus: set by the package at import (set_errors). */
 static PyObject *error_classes[9];
@@ -448,21 +452,85 @@ static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   return result;
 }
 
+/* Reads a PNG or JPEG file with lumahist's decoders (a colour JPEG's Y
+ * component alone, as `lumahist stats` reads it) and analyses it: the
+ * tool's record, decoder included. */
+static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = {"path",    "matrix",     "range", "percentiles",
+                             "backend", "max_pixels", NULL};
+  PyObject *path_object;
+  const char *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
+             *percentiles = "";
+  unsigned long long max_pixels = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$ssssK", keywords, PyUnicode_FSConverter,
+                                   &path_object, &matrix_name, &range_name, &percentiles,
+                                   &backend_name, &max_pixels))
+    return NULL;
+  const char *path = PyBytes_AS_STRING(path_object);
+  LhOptions options;
+  lh_options_init(&options);
+  LhBackend backend;
+  PyObject *result = NULL;
+  if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
+                   &backend) < 0 ||
+      (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0 &&
+       !raise_status(LH_ERROR_INVALID_ARGUMENT))) {
+    Py_DECREF(path_object);
+    return NULL;
+  }
+  LhContext *context = context_for(backend);
+  if (!context) {
+    Py_DECREF(path_object);
+    return NULL;
+  }
+  LhioImage image;
+  LhStats stats;
+  lh_stats_init(&stats);
+  int status;
+  Py_BEGIN_ALLOW_THREADS status = lhio_read(path, LHIO_READ_LUMA, max_pixels, &image);
+  if (status >= 0)
+    status = lh_analyze(context, &image.frame, &options, &stats);
+  Py_END_ALLOW_THREADS if (status < 0)
+  {
+    raise_status(status);
+  }
+  else
+  {
+    result = stats_to_dict(&stats);
+    PyObject *size = Py_BuildValue("(ii)", image.frame.width, image.frame.height);
+    PyObject *name = PyUnicode_FromString(lh_backend_name(lh_context_backend(context)));
+    PyObject *decoder = PyUnicode_FromString(lhio_decoder_name(image.decoder));
+    if (!result || !size || !name || !decoder || PyDict_SetItemString(result, "size", size) < 0 ||
+        PyDict_SetItemString(result, "backend", name) < 0 ||
+        PyDict_SetItemString(result, "decoder", decoder) < 0)
+      Py_CLEAR(result);
+    Py_XDECREF(size);
+    Py_XDECREF(name);
+    Py_XDECREF(decoder);
+  }
+  lhio_image_clear(&image);
+  lh_stats_clear(&stats);
+  Py_DECREF(path_object);
+  return result;
+}
+
 /* equalize (global or CLAHE) and apply_lut: in into out (the same array for
  * in place). */
 static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = {"image",  "out",   "mode",    "lut",    "matrix",    "range",
                              "tiles_x", "tiles_y", "clip_limit", "backend", "bit_depth",
-                             "format", NULL};
-  PyObject *image, *out, *lut_object = Py_None;
+                             "format", "temporal", NULL};
+  PyObject *image, *out, *lut_object = Py_None, *temporal = Py_None;
   const char *mode = "global", *matrix_name = "bt601", *range_name = "full",
              *backend_name = "auto", *format_name = NULL;
   int tiles_x = 8, tiles_y = 8, bit_depth = 0;
   double clip_limit = 40.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsiz", keywords, &image, &out, &mode,
-                                   &lut_object, &matrix_name, &range_name, &tiles_x, &tiles_y,
-                                   &clip_limit, &backend_name, &bit_depth, &format_name))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsizO", keywords, &image, &out,
+                                   &mode, &lut_object, &matrix_name, &range_name, &tiles_x,
+                                   &tiles_y, &clip_limit, &backend_name, &bit_depth, &format_name,
+                                   &temporal))
     return NULL;
   LhEqualizeOptions options;
   lh_equalize_options_init(&options);
@@ -478,6 +546,13 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
   options.tiles_x = tiles_x;
   options.tiles_y = tiles_y;
   options.clip_limit = clip_limit;
+  if (temporal != Py_None) {
+    options.temporal = PyCapsule_GetPointer(temporal, TEMPORAL_CAPSULE);
+    if (!options.temporal) {
+      PyErr_Clear();
+      return raise_invalid("temporal: a lumahist.Temporal expected");
+    }
+  }
 
   ArrayFrame in, dst, lut;
   memset(&lut, 0, sizeof lut);
@@ -667,6 +742,36 @@ static PyObject *py_device_time(PyObject *self, PyObject *unused)
                        (unsigned long long)time.transfer_bytes);
 }
 
+static void temporal_destroy(PyObject *capsule)
+{
+  lh_temporal_free(PyCapsule_GetPointer(capsule, TEMPORAL_CAPSULE));
+}
+
+static PyObject *py_temporal_new(PyObject *self, PyObject *args)
+{
+  int window;
+  double cut_threshold;
+  if (!PyArg_ParseTuple(args, "id", &window, &cut_threshold))
+    return NULL;
+  LhTemporal *temporal;
+  int status = lh_temporal_new(window, cut_threshold, &temporal);
+  if (status < 0)
+    return raise_status(status);
+  PyObject *capsule = PyCapsule_New(temporal, TEMPORAL_CAPSULE, temporal_destroy);
+  if (!capsule)
+    lh_temporal_free(temporal);
+  return capsule;
+}
+
+static PyObject *py_temporal_reset(PyObject *self, PyObject *capsule)
+{
+  LhTemporal *temporal = PyCapsule_GetPointer(capsule, TEMPORAL_CAPSULE);
+  if (!temporal)
+    return NULL;
+  lh_temporal_reset(temporal);
+  Py_RETURN_NONE;
+}
+
 static PyObject *py_set_errors(PyObject *self, PyObject *classes)
 {
   if (!PyTuple_Check(classes) || PyTuple_GET_SIZE(classes) != 9)
@@ -692,11 +797,15 @@ static PyMethodDef methods[] = {
      "bit_depth, format)"},
     {"lut_from_histogram", (PyCFunction)(void (*)(void))py_lut_from_histogram,
      METH_VARARGS | METH_KEYWORDS, "lut_from_histogram(histogram, *, range) -> bytes"},
+    {"stats_file", (PyCFunction)(void (*)(void))py_stats_file, METH_VARARGS | METH_KEYWORDS,
+     "stats_file(path, *, matrix, range, percentiles, backend, max_pixels) -> dict"},
     {"from_histogram", (PyCFunction)(void (*)(void))py_from_histogram,
      METH_VARARGS | METH_KEYWORDS, "from_histogram(histogram, *, matrix, range, percentiles)"},
     {"overlay", (PyCFunction)(void (*)(void))py_overlay, METH_VARARGS | METH_KEYWORDS,
      "overlay(image, *, percentiles, rect, opacity, scale, markers, clipping, clip_warning, "
      "matrix, range, backend, bit_depth, format)"},
+    {"temporal_new", py_temporal_new, METH_VARARGS, "temporal_new(window, cut_threshold)"},
+    {"temporal_reset", py_temporal_reset, METH_O, "temporal_reset(capsule)"},
     {"set_errors", py_set_errors, METH_O, "set_errors((Error, by -status ...))"},
     {"device_time", py_device_time, METH_NOARGS, "this thread's CUDA context's GPU time"},
     {"version", py_version, METH_NOARGS, "the library's version"},

@@ -218,3 +218,36 @@ def test_merge_is_the_tools_dataset_record(tmp_path):
         lumahist.merge([])
     with pytest.raises(lumahist.InvalidArgumentError):
         lumahist.merge([lumahist.stats(images[0]), lumahist.stats(images[1], range="limited")])
+
+
+def test_stats_files_are_the_tools_records(tmp_path):
+    folder = tmp_path / "photos"
+    (folder / "sub").mkdir(parents=True)
+    for k, name in enumerate(["b.png", "a.jpg", "sub/c.png", "sub/d.jpeg"]):
+        image = photo(50 + k, 70 + 3 * k, 30 + k, channels=3 if k % 2 else None)
+        cv2.imwrite(str(folder / name), image)
+    (folder / "notes.txt").write_text("not an image")
+    (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
+    out = subprocess.run([LUMAHIST, "stats", "--quiet", "--backend", "cpu", "--decoder", "cpu",
+                          str(folder)], capture_output=True).stdout
+    want = [json.loads(line) for line in out.splitlines()]
+    with pytest.warns(RuntimeWarning, match="broken.png"):
+        got = [s.to_dict() for s in lumahist.stats_files(folder, jobs=3, backend="cpu")]
+    assert [r["path"] for r in got] == [r["path"] for r in want]
+    assert got == want
+    with pytest.raises(lumahist.Error):
+        list(lumahist.stats_files([str(folder / "broken.png")], errors="raise"))
+
+
+def test_temporal_smooths_equalized_video():
+    frames = [photo(48, 64, 40 + k) for k in range(6)]
+    temporal = lumahist.Temporal(window=4, cut_threshold=1.0)
+    smoothed = [lumahist.equalize(f, temporal=temporal, backend="cpu") for f in frames]
+    alone = [lumahist.equalize(f, backend="cpu") for f in frames]
+    assert np.array_equal(smoothed[0], alone[0])  # a window of one frame
+    assert any(not np.array_equal(s, a) for s, a in zip(smoothed[1:], alone[1:]))
+    temporal.reset()
+    assert np.array_equal(lumahist.equalize(frames[3], temporal=temporal, backend="cpu"),
+                          alone[3])
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.Temporal(window=0)
