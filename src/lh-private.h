@@ -218,6 +218,11 @@ typedef struct {
 int lhi_band_count(const LhiPool *pool, int width, int height);
 int lhi_band_start(int band, int bands, int height);
 
+/* The 8-bit luma of a row of width pixels of 3 or 4 bytes, with w[i] the
+ * weight of byte i of a pixel (cpu/luma-rows.c: vectorized). */
+void lhi_luma_row3_u8(const uint8_t *px, int width, const uint32_t *w, uint8_t *luma);
+void lhi_luma_row4_u8(const uint8_t *px, int width, const uint32_t *w, uint8_t *luma);
+
 /* CPU implementations of the backend operations below. */
 int lhi_cpu_equalize(void *state, LhiEqualizeJob *job);
 int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job);
