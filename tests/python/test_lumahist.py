@@ -59,13 +59,18 @@ def test_stats_equal_the_tools_records(tmp_path, kind):
     assert got == want
 
 
-def test_stats_of_bgr_is_opencvs_gray_histogram():
-    image = cv2.imread(os.path.join(SAMPLES, "cat-chelsea.png"))
+@pytest.mark.parametrize("name", ["cat-chelsea.png", "rocket-pad-dusk.jpg"])
+def test_stats_of_bgr_is_the_fixed_point_luma(name):
+    image = cv2.imread(os.path.join(SAMPLES, name))
     s = lumahist.stats(image, format="BGR", backend="cpu")
+    wide = image.astype(np.int64)
+    luma = (4899 * wide[..., 2] + 9617 * wide[..., 1] + 1868 * wide[..., 0] + 8192) >> 14
+    assert np.array_equal(s.histogram, np.bincount(luma.ravel(), minlength=256))
+    assert s.count == luma.size and s.median == int(np.sort(luma, axis=None)[(luma.size + 1) // 2 - 1])
+    # OpenCV documents these weights; its vectorized cvtColor rounds a few
+    # values within 2^-15 of a half the other way.
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    hist = cv2.calcHist([gray], [0], None, [256], [0, 256]).ravel().astype(np.uint64)
-    assert np.array_equal(s.histogram, hist)
-    assert s.count == gray.size and s.median == int(np.sort(gray, axis=None)[(gray.size + 1) // 2 - 1])
+    assert (gray != luma).mean() < 0.001
 
 
 @pytest.mark.parametrize("seed", range(4))
