@@ -329,6 +329,14 @@ void lhi_cpu_copy_chroma(const LhiEqualizeJob *job)
   }
 }
 
+/* 8-bit formats whose luma is the sample itself (GRAY8, and Y of I420 and
+ * NV12): a byte in, its LUT entry out, with no luma row between. */
+static bool is_y8(const LhiEqualizeJob *job)
+{
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  return info->r < 0 && info->sample_bytes == 1;
+}
+
 /* The histogram of rows [y0, y1) of the frame's luma into histogram.  8-bit
  * luma counts into four interleaved sub-histograms, so that a run of one
  * value (a flat sky) does not wait on its own increments; they are added in
@@ -354,16 +362,23 @@ static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma
     memset(sub, 0, sizeof sub);
     const int r1 = y1 - r0 > rows_per_flush ? r0 + rows_per_flush : y1;
     for (int y = r0; y < r1; y++) {
-      lhi_cpu_luma_row(job, y, luma);
+      /* The samples themselves where they are the luma; else a luma row. */
+      const uint8_t *row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
+      if (!is_y8(job)) {
+        lhi_cpu_luma_row(job, y, luma);
+        for (int x = 0; x < width; x++)
+          ((uint8_t *)luma)[x] = (uint8_t)luma[x];
+        row = (const uint8_t *)luma;
+      }
       int x = 0;
       for (; x + 4 <= width; x += 4) {
-        sub[0][luma[x]]++;
-        sub[1][luma[x + 1]]++;
-        sub[2][luma[x + 2]]++;
-        sub[3][luma[x + 3]]++;
+        sub[0][row[x]]++;
+        sub[1][row[x + 1]]++;
+        sub[2][row[x + 2]]++;
+        sub[3][row[x + 3]]++;
       }
       for (; x < width; x++)
-        sub[0][luma[x]]++;
+        sub[0][row[x]]++;
     }
     for (int v = 0; v < 256; v++)
       histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
@@ -396,6 +411,20 @@ static void apply_band(int band, void *data)
 {
   EqualizeBands *e = data;
   const int width = e->job->in.width, height = e->job->in.height;
+  if (is_y8(e->job)) {
+    const LhFrame *in = &e->job->in, *out = &e->job->out;
+    uint8_t lut8[256];
+    for (int v = 0; v < 256; v++)
+      lut8[v] = (uint8_t)e->lut[v];
+    for (int y = lhi_band_start(band, e->bands, height);
+         y < lhi_band_start(band + 1, e->bands, height); y++) {
+      const uint8_t *src = (const uint8_t *)in->planes[0] + (size_t)y * in->strides[0];
+      uint8_t *dst = (uint8_t *)out->planes[0] + (size_t)y * out->strides[0];
+      for (int x = 0; x < width; x++)
+        dst[x] = lut8[src[x]];
+    }
+    return;
+  }
   uint16_t *luma = e->luma + (size_t)band * 2 * (size_t)width;
   uint16_t *new_luma = luma + width;
   for (int y = lhi_band_start(band, e->bands, height);
