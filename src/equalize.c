@@ -337,6 +337,21 @@ static bool is_y8(const LhiEqualizeJob *job)
   return info->r < 0 && info->sample_bytes == 1;
 }
 
+/* The 8-bit luma of an 8-bit R'G'B' row (3 or 4 bytes a pixel), by the
+ * vectorized row loops of cpu/luma-rows.c. */
+static void luma_row_u8(const LhiEqualizeJob *job, const uint8_t *row, uint8_t *luma)
+{
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  uint32_t weights[4] = {0, 0, 0, 0};
+  weights[info->r] = job->weights.kr;
+  weights[info->g] = job->weights.kg;
+  weights[info->b] = job->weights.kb;
+  if (info->pixel_bytes == 3)
+    lhi_luma_row3_u8(row, job->in.width, weights, luma);
+  else
+    lhi_luma_row4_u8(row, job->in.width, weights, luma);
+}
+
 /* The histogram of rows [y0, y1) of the frame's luma into histogram.  8-bit
  * luma counts into four interleaved sub-histograms, so that a run of one
  * value (a flat sky) does not wait on its own increments; they are added in
@@ -365,9 +380,7 @@ static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma
       /* The samples themselves where they are the luma; else a luma row. */
       const uint8_t *row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
       if (!is_y8(job)) {
-        lhi_cpu_luma_row(job, y, luma);
-        for (int x = 0; x < width; x++)
-          ((uint8_t *)luma)[x] = (uint8_t)luma[x];
+        luma_row_u8(job, row, (uint8_t *)luma);
         row = (const uint8_t *)luma;
       }
       int x = 0;
@@ -407,6 +420,31 @@ static void count_band(int band, void *data)
              e->histograms + (size_t)band * e->bins);
 }
 
+/* 8-bit R'G'B' with a gain per luma value: each sample scaled by the gain of
+ * its pixel's luma, a black pixel set to the new luma of 0; alpha copied. */
+static void write_row_rgb8_gains(const LhiEqualizeJob *job, int y, const uint8_t *luma,
+                                 const uint16_t *lut, const uint32_t *gains)
+{
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  const uint8_t *src = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
+  uint8_t *dst = (uint8_t *)job->out.planes[0] + (size_t)y * job->out.strides[0];
+  const size_t step = (size_t)info->pixel_bytes;
+  const bool copy_alpha = step == 4 && src != dst;
+  const uint8_t black = (uint8_t)lut[0];
+  for (int x = 0; x < job->in.width; x++, src += step, dst += step) {
+    const uint32_t gain = gains[luma[x]];
+    if (luma[x] == 0) {
+      dst[0] = dst[1] = dst[2] = black;
+    } else {
+      dst[0] = (uint8_t)lhi_apply_gain(src[0], gain, 255);
+      dst[1] = (uint8_t)lhi_apply_gain(src[1], gain, 255);
+      dst[2] = (uint8_t)lhi_apply_gain(src[2], gain, 255);
+    }
+    if (copy_alpha)
+      dst[3] = src[3];
+  }
+}
+
 static void apply_band(int band, void *data)
 {
   EqualizeBands *e = data;
@@ -427,6 +465,17 @@ static void apply_band(int band, void *data)
   }
   uint16_t *luma = e->luma + (size_t)band * 2 * (size_t)width;
   uint16_t *new_luma = luma + width;
+  if (e->gains) {
+    /* 8-bit R'G'B': the luma row vectorized, then a gain per pixel. */
+    const LhFrame *in = &e->job->in;
+    for (int y = lhi_band_start(band, e->bands, height);
+         y < lhi_band_start(band + 1, e->bands, height); y++) {
+      luma_row_u8(e->job, (const uint8_t *)in->planes[0] + (size_t)y * in->strides[0],
+                  (uint8_t *)luma);
+      write_row_rgb8_gains(e->job, y, (const uint8_t *)luma, e->lut, e->gains);
+    }
+    return;
+  }
   for (int y = lhi_band_start(band, e->bands, height);
        y < lhi_band_start(band + 1, e->bands, height); y++) {
     lhi_cpu_luma_row(e->job, y, luma);
