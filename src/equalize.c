@@ -2,6 +2,7 @@
  * bits), LUT application with the colour rule, the public entry points that
  * check their arguments for every backend, and the CPU implementation. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +213,21 @@ static void store16(uint8_t *p, uint32_t v)
   memcpy(p, &s, sizeof s);
 }
 
+/* The 8-bit luma of an 8-bit R'G'B' row (3 or 4 bytes a pixel), by the
+ * vectorized row loops of cpu/luma-rows.c. */
+static void luma_row_u8(const LhiEqualizeJob *job, const uint8_t *row, uint8_t *luma)
+{
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  uint32_t weights[4] = {0, 0, 0, 0};
+  weights[info->r] = job->weights.kr;
+  weights[info->g] = job->weights.kg;
+  weights[info->b] = job->weights.kb;
+  if (info->pixel_bytes == 3)
+    lhi_luma_row3_u8(row, job->in.width, weights, luma);
+  else
+    lhi_luma_row4_u8(row, job->in.width, weights, luma);
+}
+
 void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
 {
   const LhFrame *frame = &job->in;
@@ -221,11 +237,19 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
   const LhiLumaWeights w = job->weights;
   const size_t step = (size_t)info->pixel_bytes;
   if (info->r >= 0 && info->sample_bytes == 1) {
-    /* 8-bit R'G'B' (most photographs): the general loop below, without its
-     * per-pixel choice of format, which -O2 does not take out of it. */
-    const int r = info->r, g = info->g, b = info->b;
-    for (int x = 0; x < frame->width; x++, row += step)
-      luma[x] = (uint16_t)lhi_luma(row[r], row[g], row[b], w);
+    /* 8-bit R'G'B' (most photographs): the vectorized row loops into the
+     * upper half of the row's bytes, then widened in place from the left,
+     * each byte read before the write that covers it (2x + 1 < width + x). */
+    uint8_t *bytes = (uint8_t *)luma + frame->width;
+    luma_row_u8(job, row, bytes);
+    for (int x = 0; x < frame->width; x++)
+      luma[x] = bytes[x];
+    return;
+  }
+  if (info->r < 0 && info->sample_bytes == 1) {
+    /* GRAY8, and the Y of I420 and NV12: the samples, widened. */
+    for (int x = 0; x < frame->width; x++)
+      luma[x] = row[x];
     return;
   }
   for (int x = 0; x < frame->width; x++) {
@@ -250,9 +274,24 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
 /* Row y of an 8-bit R'G'B' out: lhi_cpu_write_row's loop for the commonest
  * layout, without its per-pixel choice of sample size, which -O2 does not
  * take out of it. */
+/* lhi_gain(y, y_new) of every pair of 8-bit values, made once per process
+ * (256 KiB): CLAHE gives each pixel its own new luma, and a division per
+ * pixel cost more than the rest of its row writing. */
+static uint32_t gain_pairs[256 * 256];
+static pthread_once_t gain_pairs_once = PTHREAD_ONCE_INIT;
+
+static void make_gain_pairs(void)
+{
+  for (uint32_t v = 1; v < 256; v++)
+    for (uint32_t v_new = 0; v_new < 256; v_new++)
+      gain_pairs[v * 256 + v_new] = lhi_gain(v, v_new);
+}
+
 static void write_row_rgb8(const LhiEqualizeJob *job, int y, const uint16_t *luma,
                            const uint16_t *new_luma, const uint32_t *gains)
 {
+  if (!gains)
+    pthread_once(&gain_pairs_once, make_gain_pairs);
   const LhiFormatInfo *info = lhi_format_info(job->in.format);
   const uint8_t *src = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
   uint8_t *dst = (uint8_t *)job->out.planes[0] + (size_t)y * job->out.strides[0];
@@ -263,7 +302,7 @@ static void write_row_rgb8(const LhiEqualizeJob *job, int y, const uint16_t *lum
     if (v == 0) {
       dst[0] = dst[1] = dst[2] = (uint8_t)new_luma[x];
     } else {
-      const uint32_t gain = gains ? gains[v] : lhi_gain(v, new_luma[x]);
+      const uint32_t gain = gains ? gains[v] : gain_pairs[v * 256 + (new_luma[x] & 255)];
       dst[0] = (uint8_t)lhi_apply_gain(src[0], gain, 255);
       dst[1] = (uint8_t)lhi_apply_gain(src[1], gain, 255);
       dst[2] = (uint8_t)lhi_apply_gain(src[2], gain, 255);
@@ -337,20 +376,6 @@ static bool is_y8(const LhiEqualizeJob *job)
   return info->r < 0 && info->sample_bytes == 1;
 }
 
-/* The 8-bit luma of an 8-bit R'G'B' row (3 or 4 bytes a pixel), by the
- * vectorized row loops of cpu/luma-rows.c. */
-static void luma_row_u8(const LhiEqualizeJob *job, const uint8_t *row, uint8_t *luma)
-{
-  const LhiFormatInfo *info = lhi_format_info(job->in.format);
-  uint32_t weights[4] = {0, 0, 0, 0};
-  weights[info->r] = job->weights.kr;
-  weights[info->g] = job->weights.kg;
-  weights[info->b] = job->weights.kb;
-  if (info->pixel_bytes == 3)
-    lhi_luma_row3_u8(row, job->in.width, weights, luma);
-  else
-    lhi_luma_row4_u8(row, job->in.width, weights, luma);
-}
 
 /* The histogram of rows [y0, y1) of the frame's luma into histogram.  8-bit
  * luma counts into four interleaved sub-histograms, so that a run of one
