@@ -23,34 +23,35 @@ static uint16_t load16(const uint8_t *p)
 /* Calls visit(key, context) for every pixel's luma key, row by row.  One
  * function for both the histogram and the sort keys keeps the luma of the
  * two methods the same by construction. */
-#define FOR_EACH_LUMA(frame, job, KEY_STATEMENT) FOR_EACH_LUMA_IN(frame, job, 0, (frame)->height, KEY_STATEMENT)
+#define FOR_EACH_LUMA(frame, job, KEY_STATEMENT)                                                   \
+  FOR_EACH_LUMA_IN(frame, job, 0, (frame)->height, KEY_STATEMENT)
 
 /* The same over rows [first_row, end_row). */
-#define FOR_EACH_LUMA_IN(frame, job, first_row, end_row, KEY_STATEMENT)                           \
-  do {                                                                                            \
-    const LhiFormatInfo *info_ = lhi_format_info((frame)->format);                               \
-    const uint32_t max_ = (1u << (job)->bit_depth) - 1;                                           \
-    const LhiLumaWeights w_ = (job)->weights;                                                     \
-    for (int y_ = (first_row); y_ < (end_row); y_++) {                                            \
-      const uint8_t *row_ = row_at((frame), y_);                                                  \
-      for (int x_ = 0; x_ < (frame)->width; x_++) {                                               \
-        const uint8_t *px_ = row_ + (size_t)x_ * (size_t)info_->pixel_bytes;                      \
-        uint32_t key;                                                                             \
-        if (info_->r >= 0 && info_->sample_bytes == 1)                                            \
-          key = lhi_luma(px_[info_->r], px_[info_->g], px_[info_->b], w_);                        \
-        else if (info_->r >= 0)                                                                   \
-          key = lhi_clamp_sample(lhi_luma(load16(px_ + 2 * info_->r), load16(px_ + 2 * info_->g), \
-                                          load16(px_ + 2 * info_->b), w_),                        \
-                                 max_);                                                           \
-        else if ((frame)->format == LH_FORMAT_P010)                                               \
-          key = (uint32_t)load16(px_) >> 6;                                                       \
-        else if (info_->sample_bytes == 2)                                                        \
-          key = lhi_clamp_sample(load16(px_), max_);                                              \
-        else                                                                                      \
-          key = px_[0];                                                                           \
-        KEY_STATEMENT;                                                                            \
-      }                                                                                           \
-    }                                                                                             \
+#define FOR_EACH_LUMA_IN(frame, job, first_row, end_row, KEY_STATEMENT)                            \
+  do {                                                                                             \
+    const LhiFormatInfo *info_ = lhi_format_info((frame)->format);                                 \
+    const uint32_t max_ = (1u << (job)->bit_depth) - 1;                                            \
+    const LhiLumaWeights w_ = (job)->weights;                                                      \
+    for (int y_ = (first_row); y_ < (end_row); y_++) {                                             \
+      const uint8_t *row_ = row_at((frame), y_);                                                   \
+      for (int x_ = 0; x_ < (frame)->width; x_++) {                                                \
+        const uint8_t *px_ = row_ + (size_t)x_ * (size_t)info_->pixel_bytes;                       \
+        uint32_t key;                                                                              \
+        if (info_->r >= 0 && info_->sample_bytes == 1)                                             \
+          key = lhi_luma(px_[info_->r], px_[info_->g], px_[info_->b], w_);                         \
+        else if (info_->r >= 0)                                                                    \
+          key = lhi_clamp_sample(lhi_luma(load16(px_ + 2 * info_->r), load16(px_ + 2 * info_->g),  \
+                                          load16(px_ + 2 * info_->b), w_),                         \
+                                 max_);                                                            \
+        else if ((frame)->format == LH_FORMAT_P010)                                                \
+          key = (uint32_t)load16(px_) >> 6;                                                        \
+        else if (info_->sample_bytes == 2)                                                         \
+          key = lhi_clamp_sample(load16(px_), max_);                                               \
+        else                                                                                       \
+          key = px_[0];                                                                            \
+        KEY_STATEMENT;                                                                             \
+      }                                                                                            \
+    }                                                                                              \
   } while (0)
 
 /* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): the luma of a row into a
@@ -257,14 +258,14 @@ static int cpu_analyze(void *state, LhiJob *jobs, size_t n_jobs)
 }
 
 const LhiBackend lhi_cpu_backend = {
-  .name = "cpu",
-  .kind = LH_BACKEND_CPU,
-  .open = cpu_open,
-  .close = cpu_close,
-  .set_stream = cpu_set_stream,
-  .set_threads = cpu_set_threads,
-  .prefer_sort = cpu_prefer_sort,
-  .analyze = cpu_analyze,
-  .equalize = lhi_cpu_equalize,
-  .overlay = lhi_cpu_overlay,
+    .name = "cpu",
+    .kind = LH_BACKEND_CPU,
+    .open = cpu_open,
+    .close = cpu_close,
+    .set_stream = cpu_set_stream,
+    .set_threads = cpu_set_threads,
+    .prefer_sort = cpu_prefer_sort,
+    .analyze = cpu_analyze,
+    .equalize = lhi_cpu_equalize,
+    .overlay = lhi_cpu_overlay,
 };

@@ -376,7 +376,6 @@ static bool is_y8(const LhiEqualizeJob *job)
   return info->r < 0 && info->sample_bytes == 1;
 }
 
-
 /* The histogram of rows [y0, y1) of the frame's luma into histogram.  8-bit
  * luma counts into four interleaved sub-histograms, so that a run of one
  * value (a flat sky) does not wait on its own increments; they are added in

@@ -265,23 +265,28 @@ static void blend_at(uint8_t *p, int bytes, int shift, uint32_t colour, uint32_t
   store_sample(p, bytes, lhi_blend(s, colour, alpha) << shift);
 }
 
-int lhi_cpu_overlay(void *state, const LhiOverlayJob *job)
-{
-  const LhFrame *frame = &job->frame;
-  if (frame->memory != LH_MEMORY_HOST)
-    return lhi_error(LH_ERROR_UNSUPPORTED,
-                     "the CPU backend cannot draw on frames in CUDA device memory");
-  const LhiFormatInfo *info = lhi_format_info(frame->format);
-  const LhRect *panel = &job->panel;
-  const int x0 = panel->x > 0 ? panel->x : 0, y0 = panel->y > 0 ? panel->y : 0;
-  const int x1 = panel->x + panel->width < frame->width ? panel->x + panel->width : frame->width;
-  const int y1 =
-      panel->y + panel->height < frame->height ? panel->y + panel->height : frame->height;
-  const int bytes = info->sample_bytes, shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+/* The panel's part of a frame, split in row bands for the CPU backend's
+ * threads: luma rows, then chroma rows. */
+typedef struct {
+  const LhiOverlayJob *job;
+  const LhiFormatInfo *info;
+  int x0, y0, x1, y1;
+  int bands;
+} OverlayBands;
 
-  for (int y = y0; y < y1; y++) {
+static void draw_luma_band(int band, void *data)
+{
+  const OverlayBands *o = data;
+  const LhiOverlayJob *job = o->job;
+  const LhFrame *frame = &job->frame;
+  const LhiFormatInfo *info = o->info;
+  const LhRect *panel = &job->panel;
+  const int bytes = info->sample_bytes, shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+  const int rows = o->y1 - o->y0;
+  for (int y = o->y0 + lhi_band_start(band, o->bands, rows);
+       y < o->y0 + lhi_band_start(band + 1, o->bands, rows); y++) {
     uint8_t *row = (uint8_t *)frame->planes[0] + (size_t)y * frame->strides[0];
-    for (int x = x0; x < x1; x++) {
+    for (int x = o->x0; x < o->x1; x++) {
       const LhiInk *ink =
           &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
                                      job->column_flags, x - panel->x, y - panel->y)];
@@ -295,12 +300,22 @@ int lhi_cpu_overlay(void *state, const LhiOverlayJob *job)
       }
     }
   }
-  if (!info->is_yuv)
-    return LH_OK;
+}
 
-  /* Each chroma sample takes the ink of its top-left luma pixel. */
-  for (int cy = (y0 + 1) / 2; 2 * cy < y1; cy++) {
-    for (int cx = (x0 + 1) / 2; 2 * cx < x1; cx++) {
+/* Each chroma sample takes the ink of its top-left luma pixel. */
+static void draw_chroma_band(int band, void *data)
+{
+  const OverlayBands *o = data;
+  const LhiOverlayJob *job = o->job;
+  const LhFrame *frame = &job->frame;
+  const LhiFormatInfo *info = o->info;
+  const LhRect *panel = &job->panel;
+  const int bytes = info->sample_bytes, shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+  const int first = (o->y0 + 1) / 2, end = (o->y1 + 1) / 2; /* rows cy with 2 cy < y1 */
+  const int rows = end - first;
+  for (int cy = first + lhi_band_start(band, o->bands, rows);
+       cy < first + lhi_band_start(band + 1, o->bands, rows); cy++) {
+    for (int cx = (o->x0 + 1) / 2; 2 * cx < o->x1; cx++) {
       const LhiInk *ink =
           &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
                                      job->column_flags, 2 * cx - panel->x, 2 * cy - panel->y)];
@@ -317,5 +332,26 @@ int lhi_cpu_overlay(void *state, const LhiOverlayJob *job)
       }
     }
   }
+}
+
+int lhi_cpu_overlay(void *state, const LhiOverlayJob *job)
+{
+  const LhFrame *frame = &job->frame;
+  if (frame->memory != LH_MEMORY_HOST)
+    return lhi_error(LH_ERROR_UNSUPPORTED,
+                     "the CPU backend cannot draw on frames in CUDA device memory");
+  const LhRect *panel = &job->panel;
+  LhiPool *pool = state ? ((LhiCpuState *)state)->pool : NULL;
+  OverlayBands o = {.job = job, .info = lhi_format_info(frame->format)};
+  o.x0 = panel->x > 0 ? panel->x : 0;
+  o.y0 = panel->y > 0 ? panel->y : 0;
+  o.x1 = panel->x + panel->width < frame->width ? panel->x + panel->width : frame->width;
+  o.y1 = panel->y + panel->height < frame->height ? panel->y + panel->height : frame->height;
+  if (o.x1 <= o.x0 || o.y1 <= o.y0)
+    return LH_OK;
+  o.bands = lhi_band_count(pool, o.x1 - o.x0, o.y1 - o.y0);
+  lhi_pool_run(pool, o.bands, draw_luma_band, &o);
+  if (o.info->is_yuv)
+    lhi_pool_run(pool, o.bands, draw_chroma_band, &o);
   return LH_OK;
 }

@@ -22,8 +22,8 @@ static PyObject *raise_status(int status)
 {
   int index = -status;
   PyObject *cls = index >= 1 && index <= 8 && error_classes[index] ? error_classes[index]
-                  : error_classes[0]                                ? error_classes[0]
-                                                                    : PyExc_RuntimeError;
+                  : error_classes[0]                               ? error_classes[0]
+                                                                   : PyExc_RuntimeError;
   PyObject *args = Py_BuildValue("(si)", lh_last_error(), status);
   if (args) {
     PyErr_SetObject(cls, args);
@@ -66,9 +66,9 @@ typedef struct {
   Py_buffer view;
   bool held;
   LhFrame frame;
-  bool on_device;   /* a CUDA array (__cuda_array_interface__), read in place */
-  bool has_stream;  /* its producer named a stream that the work is queued on */
-  void *stream;     /* that cudaStream_t (1: the legacy default stream, 2: per-thread) */
+  bool on_device;  /* a CUDA array (__cuda_array_interface__), read in place */
+  bool has_stream; /* its producer named a stream that the work is queued on */
+  void *stream;    /* that cudaStream_t (1: the legacy default stream, 2: per-thread) */
 } ArrayFrame;
 
 static void array_frame_release(ArrayFrame *a)
@@ -103,10 +103,10 @@ static int format_from_name(const char *name, LhFormat *format)
     const char *name;
     LhFormat format;
   } names[] = {
-      {"GRAY8", LH_FORMAT_GRAY8}, {"GRAY16", LH_FORMAT_GRAY16}, {"RGB", LH_FORMAT_RGB},
-      {"BGR", LH_FORMAT_BGR},     {"RGBA", LH_FORMAT_RGBA},     {"BGRA", LH_FORMAT_BGRA},
-      {"RGBX", LH_FORMAT_RGBX},   {"BGRX", LH_FORMAT_BGRX},     {"RGB16", LH_FORMAT_RGB16},
-      {"RGBA16", LH_FORMAT_RGBA16}, {"I420", LH_FORMAT_I420},   {"NV12", LH_FORMAT_NV12},
+      {"GRAY8", LH_FORMAT_GRAY8},   {"GRAY16", LH_FORMAT_GRAY16}, {"RGB", LH_FORMAT_RGB},
+      {"BGR", LH_FORMAT_BGR},       {"RGBA", LH_FORMAT_RGBA},     {"BGRA", LH_FORMAT_BGRA},
+      {"RGBX", LH_FORMAT_RGBX},     {"BGRX", LH_FORMAT_BGRX},     {"RGB16", LH_FORMAT_RGB16},
+      {"RGBA16", LH_FORMAT_RGBA16}, {"I420", LH_FORMAT_I420},     {"NV12", LH_FORMAT_NV12},
       {"P010", LH_FORMAT_P010},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -158,12 +158,12 @@ static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *form
   const char *type = PyUnicode_AsUTF8(typestr);
   int sample_bytes = type && (strcmp(type, "|u1") == 0 || strcmp(type, "<u1") == 0)   ? 1
                      : type && (strcmp(type, "<u2") == 0 || strcmp(type, "=u2") == 0) ? 2
-                                                                                       : 0;
+                                                                                      : 0;
   Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
   if (!sample_bytes || (ndim != 2 && ndim != 3)) {
     snprintf(message, sizeof message,
-             "%s: a CUDA array of %s and %zd dimensions: uint8 or uint16, H x W or H x W x C",
-             what, type ? type : "?", ndim);
+             "%s: a CUDA array of %s and %zd dimensions: uint8 or uint16, H x W or H x W x C", what,
+             type ? type : "?", ndim);
     return raise_invalid(message), -1;
   }
   Py_ssize_t dims[3] = {1, 1, 1}, steps[3];
@@ -228,8 +228,8 @@ static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *form
 
 /* Fills a from object; format_name NULL infers the format from the shape
  * and the sample size.  writable: the array is written (out=). */
-static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_name,
-                           int bit_depth, bool writable, const char *what)
+static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_name, int bit_depth,
+                           bool writable, const char *what)
 {
   memset(a, 0, sizeof *a);
   if (PyObject_HasAttrString(object, "__cuda_array_interface__")) {
@@ -316,10 +316,11 @@ static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_n
   }
   /* A row of the array is a row of the frame's (first) plane. */
   size_t plane_row = is_planar(format) ? (size_t)columns * (format == LH_FORMAT_P010 ? 2 : 1)
-                            : lh_frame_buffer_size(format, (int)columns, 1, 0);
+                                       : lh_frame_buffer_size(format, (int)columns, 1, 0);
   if (plane_row != (size_t)(columns * channels * sample_bytes)) {
-    snprintf(message, sizeof message, "%s: rows of %zd x %zd samples of %d bytes are not rows of %s",
-             what, columns, channels, sample_bytes, format_name ? format_name : "that format");
+    snprintf(message, sizeof message,
+             "%s: rows of %zd x %zd samples of %d bytes are not rows of %s", what, columns,
+             channels, sample_bytes, format_name ? format_name : "that format");
     goto invalid;
   }
   a->frame.bit_depth = bit_depth;
@@ -379,9 +380,9 @@ fail:
 /* Analyses an array into *stats and, with overlay, draws the histogram into
  * it; *width and *height the frame's, *backend the backend used.  0, or -1
  * with the Python exception set. */
-static int analyze_array(PyObject *image, const char *format_name, int bit_depth,
-                         LhBackend asked, const LhOptions *options, const LhOverlayOptions *overlay,
-                         LhStats *stats, int *width, int *height, LhBackend *backend)
+static int analyze_array(PyObject *image, const char *format_name, int bit_depth, LhBackend asked,
+                         const LhOptions *options, const LhOverlayOptions *overlay, LhStats *stats,
+                         int *width, int *height, LhBackend *backend)
 {
   ArrayFrame a;
   if (array_frame_get(&a, image, format_name, bit_depth, overlay != NULL,
@@ -411,15 +412,15 @@ static int analyze_array(PyObject *image, const char *format_name, int bit_depth
 
 static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {"image",   "matrix",     "range",  "percentiles", "roi",
+  static char *keywords[] = {"image",   "matrix",    "range",  "percentiles", "roi",
                              "backend", "bit_depth", "format", NULL};
   PyObject *image;
   const char *matrix_name = "bt601", *range_name = "full", *backend_name = "auto";
   const char *percentiles = "", *format_name = NULL;
   int roi[4] = {0, 0, 0, 0}, bit_depth = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$sss(iiii)siz", keywords, &image,
-                                   &matrix_name, &range_name, &percentiles, &roi[0], &roi[1],
-                                   &roi[2], &roi[3], &backend_name, &bit_depth, &format_name))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$sss(iiii)siz", keywords, &image, &matrix_name,
+                                   &range_name, &percentiles, &roi[0], &roi[1], &roi[2], &roi[3],
+                                   &backend_name, &bit_depth, &format_name))
     return NULL;
   LhOptions options;
   lh_options_init(&options);
@@ -435,8 +436,8 @@ static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   int width, height;
   LhBackend used;
   PyObject *result = NULL;
-  if (analyze_array(image, format_name, bit_depth, backend, &options, NULL, &stats, &width,
-                    &height, &used) == 0) {
+  if (analyze_array(image, format_name, bit_depth, backend, &options, NULL, &stats, &width, &height,
+                    &used) == 0) {
     result = stats_to_dict(&stats);
     if (result) {
       PyObject *name = PyUnicode_FromString(lh_backend_name(used));
@@ -519,18 +520,17 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
  * in place). */
 static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {"image",  "out",   "mode",    "lut",    "matrix",    "range",
-                             "tiles_x", "tiles_y", "clip_limit", "backend", "bit_depth",
-                             "format", "temporal", NULL};
+  static char *keywords[] = {"image",     "out",     "mode",     "lut",        "matrix",
+                             "range",     "tiles_x", "tiles_y",  "clip_limit", "backend",
+                             "bit_depth", "format",  "temporal", NULL};
   PyObject *image, *out, *lut_object = Py_None, *temporal = Py_None;
-  const char *mode = "global", *matrix_name = "bt601", *range_name = "full",
-             *backend_name = "auto", *format_name = NULL;
+  const char *mode = "global", *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
+             *format_name = NULL;
   int tiles_x = 8, tiles_y = 8, bit_depth = 0;
   double clip_limit = 40.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsizO", keywords, &image, &out,
-                                   &mode, &lut_object, &matrix_name, &range_name, &tiles_x,
-                                   &tiles_y, &clip_limit, &backend_name, &bit_depth, &format_name,
-                                   &temporal))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsizO", keywords, &image, &out, &mode,
+                                   &lut_object, &matrix_name, &range_name, &tiles_x, &tiles_y,
+                                   &clip_limit, &backend_name, &bit_depth, &format_name, &temporal))
     return NULL;
   LhEqualizeOptions options;
   lh_equalize_options_init(&options);
@@ -627,7 +627,8 @@ static PyObject *py_lut_from_histogram(PyObject *self, PyObject *args, PyObject 
   } else {
     result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(bins * sizeof(uint16_t)));
     if (result) {
-      int status = lh_lut_from_histogram(h.buf, depth, range, (uint16_t *)PyBytes_AS_STRING(result));
+      int status =
+          lh_lut_from_histogram(h.buf, depth, range, (uint16_t *)PyBytes_AS_STRING(result));
       if (status < 0) {
         Py_CLEAR(result);
         raise_status(status);
@@ -643,8 +644,8 @@ static PyObject *py_from_histogram(PyObject *self, PyObject *args, PyObject *kwa
   static char *keywords[] = {"histogram", "matrix", "range", "percentiles", NULL};
   Py_buffer h;
   const char *matrix_name = "bt601", *range_name = "full", *percentiles = "";
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|$sss", keywords, &h, &matrix_name,
-                                   &range_name, &percentiles))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|$sss", keywords, &h, &matrix_name, &range_name,
+                                   &percentiles))
     return NULL;
   LhOptions options;
   lh_options_init(&options);
@@ -678,9 +679,9 @@ static PyObject *py_from_histogram(PyObject *self, PyObject *args, PyObject *kwa
  * histogram into it, in place. */
 static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {"image",    "percentiles", "rect",   "opacity", "scale",
-                             "markers",  "clipping",    "clip_warning", "matrix", "range",
-                             "backend",  "bit_depth",   "format", NULL};
+  static char *keywords[] = {"image",   "percentiles", "rect",         "opacity", "scale",
+                             "markers", "clipping",    "clip_warning", "matrix",  "range",
+                             "backend", "bit_depth",   "format",       NULL};
   PyObject *image;
   const char *percentiles = "", *scale = "log", *matrix_name = "bt601", *range_name = "full",
              *backend_name = "auto", *format_name = NULL;
@@ -799,8 +800,8 @@ static PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS, "lut_from_histogram(histogram, *, range) -> bytes"},
     {"stats_file", (PyCFunction)(void (*)(void))py_stats_file, METH_VARARGS | METH_KEYWORDS,
      "stats_file(path, *, matrix, range, percentiles, backend, max_pixels) -> dict"},
-    {"from_histogram", (PyCFunction)(void (*)(void))py_from_histogram,
-     METH_VARARGS | METH_KEYWORDS, "from_histogram(histogram, *, matrix, range, percentiles)"},
+    {"from_histogram", (PyCFunction)(void (*)(void))py_from_histogram, METH_VARARGS | METH_KEYWORDS,
+     "from_histogram(histogram, *, matrix, range, percentiles)"},
     {"overlay", (PyCFunction)(void (*)(void))py_overlay, METH_VARARGS | METH_KEYWORDS,
      "overlay(image, *, percentiles, rect, opacity, scale, markers, clipping, clip_warning, "
      "matrix, range, backend, bit_depth, format)"},

@@ -18,9 +18,9 @@ LHI_ROW_CLONES void lhi_luma_row3_u8(const uint8_t *restrict px, int width, cons
 {
   const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
   for (int x = 0; x < width; x++)
-    luma[x] = (uint8_t)((w0 * px[3 * x] + w1 * px[3 * x + 1] + w2 * px[3 * x + 2] +
-                         LHI_LUMA_HALF) >>
-                        LHI_LUMA_SHIFT);
+    luma[x] =
+        (uint8_t)((w0 * px[3 * x] + w1 * px[3 * x + 1] + w2 * px[3 * x + 2] + LHI_LUMA_HALF) >>
+                  LHI_LUMA_SHIFT);
 }
 
 LHI_ROW_CLONES void lhi_luma_row4_u8(const uint8_t *restrict px, int width, const uint32_t *w,

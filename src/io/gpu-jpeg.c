@@ -27,10 +27,10 @@ struct LhioGpuJpeg {
   const LhnjApi *nj;
   cudaStream_t stream;
   struct DeviceHandles *handles; /* the device's shared handles (below) */
-  LhnjHandle hardware; /* NULL where the GPU has no JPEG engine */
-  LhnjHandle hybrid;   /* NULL until a file needs it */
+  LhnjHandle hardware;           /* NULL where the GPU has no JPEG engine */
+  LhnjHandle hybrid;             /* NULL until a file needs it */
   LhnjState hardware_state;
-  LhnjStream parsed; /* headers, for the hardware backend's verdict */
+  LhnjStream parsed;  /* headers, for the hardware backend's verdict */
   int hardware_batch; /* the batch size hardware_state was set up for; 0: none */
   LhnjState hybrid_state;
   Slot *slots; /* one device plane per job of a call */
@@ -86,8 +86,7 @@ static int make_hybrid(const LhnjApi *nj, DeviceHandles *h, int device)
   int status = nj->CreateEx(LHNJ_BACKEND_DEFAULT, NULL, NULL, 0, &h->hybrid);
   if (status != LHNJ_STATUS_SUCCESS) {
     h->hybrid = NULL;
-    h->hybrid_status =
-        status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
+    h->hybrid_status = status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA;
     snprintf(h->why, sizeof h->why, "nvJPEG: cannot create a decoder on device %d: %s", device,
              lhnj_status_name(status));
   }
@@ -405,8 +404,8 @@ int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
         job->status = 0;
         job->decoder = LHIO_DECODER_NVJPEG_GPU;
       } else {
-        job->status = nj_status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY
-                                                                 : LH_ERROR_CORRUPT;
+        job->status =
+            nj_status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CORRUPT;
         snprintf(job->reason, sizeof job->reason, "nvJPEG: %s", lhnj_status_name(nj_status));
       }
     }

@@ -123,7 +123,6 @@ static int check_size(const char *path, unsigned width, unsigned height, uint64_
   return LH_OK;
 }
 
-
 typedef struct {
   struct jpeg_decompress_struct cinfo;
   JpegError error;

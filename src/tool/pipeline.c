@@ -74,7 +74,7 @@ struct Pipeline {
   guint n_paths;
   gint gpu_jpeg; /* JPEGs go to the contexts' threads undecoded, for nvJPEG
                     (atomic: off once the contexts turn out to be the CPU's) */
-  double pin_s; /* page-locking the pool's arena, by the opener */
+  double pin_s;  /* page-locking the pool's arena, by the opener */
   GThreadPool *pool;
   GAsyncQueue *device_queue;
   GAsyncQueue *done_queue;
@@ -511,7 +511,7 @@ static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
 {
   int frames = spec->batch_frames;
   if (frames <= 0)
-    frames = backend != LH_BACKEND_CUDA ? 1
+    frames = backend != LH_BACKEND_CUDA    ? 1
              : gpu_jpeg_for(spec, backend) ? GPU_DECODE_BATCH_FRAMES
                                            : CUDA_BATCH_FRAMES;
   return frames < MAX_BATCH_FRAMES ? frames : MAX_BATCH_FRAMES;
@@ -636,8 +636,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   int jobs = spec->jobs > 0 ? spec->jobs : 1;
   p.jobs = jobs;
   p.n_paths = paths->len;
-  p.gpu_jpeg = gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA
-                                                           : spec->contexts.backend);
+  p.gpu_jpeg =
+      gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA : spec->contexts.backend);
   struct rusage usage_before;
   getrusage(RUSAGE_SELF, &usage_before);
 
@@ -780,10 +780,10 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   result->gpu_open_s = p.gpu_open_s;
   struct rusage usage_after;
   getrusage(RUSAGE_SELF, &usage_after);
-  result->cpu_user_s = timeval_seconds(&usage_after.ru_utime) -
-                       timeval_seconds(&usage_before.ru_utime);
-  result->cpu_system_s = timeval_seconds(&usage_after.ru_stime) -
-                         timeval_seconds(&usage_before.ru_stime);
+  result->cpu_user_s =
+      timeval_seconds(&usage_after.ru_utime) - timeval_seconds(&usage_before.ru_utime);
+  result->cpu_system_s =
+      timeval_seconds(&usage_after.ru_stime) - timeval_seconds(&usage_before.ru_stime);
   /* Every task is freed: the pool holds no image. */
   result->pinned_bytes = lht_pinned_pool_bytes(p.pinned);
   result->pinned_s = p.pin_s;
@@ -883,8 +883,8 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
             "lumahist: timing: GPU decoding (nvJPEG): %u images (%u on the hardware decoder, %u on "
             "the GPU hybrid decoder, %u fell back to the CPU) in %.3f s over %d contexts "
             "(GPU time, CUDA events; %.3f s in the calls; decoders started in %.3f s)\n",
-            on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s,
-            contexts->n, r->gpu_decode_wall_s, r->gpu_open_s);
+            on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s, contexts->n,
+            r->gpu_decode_wall_s, r->gpu_open_s);
   guint handled = r->done + r->failed;
   fprintf(stderr,
           "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f ms per image\n",

@@ -40,8 +40,7 @@ _Static_assert(sizeof(nvjpegOutputFormat_t) == sizeof(int), "enums are passed as
  * replaced as nvjpeg-api.h declares it: same sizes and classes at the ABI
  * level.  Checked by calling convention rather than by C type identity,
  * which the different handle types would refuse. */
-#define SAME_ARITY(real, ours)                                                                    \
-  _Static_assert(sizeof(&real) == sizeof(ours), #real)
+#define SAME_ARITY(real, ours) _Static_assert(sizeof(&real) == sizeof(ours), #real)
 
 int main(void)
 {

@@ -1,6 +1,6 @@
 /* threads-test.c: the CPU backend on 2, 3 and 8 threads against itself on
  * one (lh_context_set_threads): the same histogram, statistics and output
- * bytes of analysis, global equalization and CLAHE, for every format family,
+ * bytes of analysis, global equalization, CLAHE and overlays, for every format family,
  * odd sizes (fewer rows than threads, bands of uneven height), padded rows
  * and the distributions of frame-gen.h.  A band counted twice, a row left
  * out or a race between bands changes some byte. */
@@ -22,9 +22,8 @@ static const int thread_counts[] = {2, 3, 8};
 
 static bool same_stats(const LhStats *a, const LhStats *b)
 {
-  return a->count == b->count && a->mean == b->mean && a->stddev == b->stddev &&
-         a->min == b->min && a->max == b->max && a->median == b->median &&
-         a->n_bins == b->n_bins &&
+  return a->count == b->count && a->mean == b->mean && a->stddev == b->stddev && a->min == b->min &&
+         a->max == b->max && a->median == b->median && a->n_bins == b->n_bins &&
          memcmp(a->histogram, b->histogram, a->n_bins * sizeof *a->histogram) == 0 &&
          memcmp(a->percentile_value, b->percentile_value, sizeof a->percentile_value) == 0;
 }
@@ -47,6 +46,28 @@ static int equalize_bytes(LhContext *ctx, LhFormat f, int w, int h, GenDistribut
   return status;
 }
 
+/* The bytes of a frame with its histogram drawn on most of it, on the
+ * context's threads. */
+static int overlay_bytes(LhContext *ctx, LhFormat f, int w, int h, GenDistribution d, uint64_t seed,
+                         GenFrame *g)
+{
+  if (gen_frame(g, f, w, h, 0, 3, 0, d, seed) < 0)
+    return -1;
+  LhOptions options;
+  lh_options_init(&options);
+  lh_options_set_percentiles(&options, "5,95");
+  LhStats stats;
+  lh_stats_init(&stats);
+  int status = lh_analyze(ctx, &g->frame, &options, &stats);
+  LhOverlayOptions overlay;
+  lh_overlay_options_init(&overlay);
+  overlay.rect = (LhRect){w / 9, h / 7 + 1, w - w / 5, h - h / 4};
+  if (status == LH_OK)
+    status = lh_overlay(ctx, &g->frame, &stats, &overlay);
+  lh_stats_clear(&stats);
+  return status;
+}
+
 static void test_format(LhContext *ctx, LhFormat f)
 {
   LhOptions options;
@@ -57,15 +78,15 @@ static void test_format(LhContext *ctx, LhFormat f)
     GenDistribution d = (GenDistribution)((s + (size_t)f) % GEN_COUNT);
     uint64_t seed = 1000 + s;
     GenFrame g;
-    CHECK(gen_frame(&g, f, w, h, 0, 5, 0, d, seed) == 0, "frame %s %dx%d", lh_format_name(f), w,
-          h);
+    CHECK(gen_frame(&g, f, w, h, 0, 5, 0, d, seed) == 0, "frame %s %dx%d", lh_format_name(f), w, h);
     LhStats one, many;
     lh_stats_init(&one);
     lh_stats_init(&many);
     lh_context_set_threads(ctx, 1);
     CHECK(lh_analyze(ctx, &g.frame, &options, &one) == LH_OK, "analyze %s %dx%d on 1 thread: %s",
           lh_format_name(f), w, h, lh_last_error());
-    GenFrame eq_one, clahe_one;
+    GenFrame eq_one, clahe_one, overlay_one;
+    int overlay_status = overlay_bytes(ctx, f, w, h, d, seed, &overlay_one);
     int eq_status = equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_GLOBAL, &eq_one);
     int clahe_status = equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_CLAHE, &clahe_one);
     for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
@@ -79,13 +100,22 @@ static void test_format(LhContext *ctx, LhFormat f)
                 (eq_status < 0 || memcmp(eq.allocation, eq_one.allocation, eq.size) == 0),
             "equalize %s %dx%d %s: %d threads differ from one", lh_format_name(f), w, h,
             gen_distribution_names[d], threads);
-      CHECK(equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_CLAHE, &clahe) == clahe_status &&
-                (clahe_status < 0 || memcmp(clahe.allocation, clahe_one.allocation, clahe.size) == 0),
-            "CLAHE %s %dx%d %s: %d threads differ from one", lh_format_name(f), w, h,
+      CHECK(
+          equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_CLAHE, &clahe) == clahe_status &&
+              (clahe_status < 0 || memcmp(clahe.allocation, clahe_one.allocation, clahe.size) == 0),
+          "CLAHE %s %dx%d %s: %d threads differ from one", lh_format_name(f), w, h,
+          gen_distribution_names[d], threads);
+      GenFrame drawn;
+      CHECK(overlay_bytes(ctx, f, w, h, d, seed, &drawn) == overlay_status &&
+                (overlay_status < 0 ||
+                 memcmp(drawn.allocation, overlay_one.allocation, drawn.size) == 0),
+            "overlay %s %dx%d %s: %d threads differ from one", lh_format_name(f), w, h,
             gen_distribution_names[d], threads);
+      gen_free(&drawn);
       gen_free(&eq);
       gen_free(&clahe);
     }
+    gen_free(&overlay_one);
     gen_free(&eq_one);
     gen_free(&clahe_one);
     lh_stats_clear(&one);
