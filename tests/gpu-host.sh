@@ -11,7 +11,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: tests/gpu-host.sh OUT_DIR [STEP...]}
 shift
-steps=" ${*:-tests kernels frame equalize element batch-stats batch-equalize} "
+steps=" ${*:-tests kernels frame equalize element batch-stats batch-equalize batch-jpeg python} "
 mkdir -p "$out"
 cd "$top"
 if ! command -v gst-launch-1.0 >/dev/null && [ -f .gst-debs/gst-env.sh ]; then
@@ -53,5 +53,8 @@ bench batch-stats 240 python3 tests/bench/batch-bench.py --lumahist "$build/src/
   --count 200 --repeat 10 --only stats
 bench batch-equalize 240 python3 tests/bench/batch-bench.py --lumahist "$build/src/tool/lumahist" \
   --count 200 --repeat 3 --only equalize
+bench batch-jpeg 300 python3 tests/bench/batch-bench.py --lumahist "$build/src/tool/lumahist" \
+  --count 200 --repeat 10 --jpeg-only --only stats
+bench python 120 env PYTHONPATH="$build/python" python3 tests/bench/python-bench.py
 tail -n 40 "$out/bench.log" 2>/dev/null
 exit $tests_status
