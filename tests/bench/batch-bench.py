@@ -457,8 +457,10 @@ def main():
     try:
         folder = args.folder or os.path.join(scratch, "images")
         os.makedirs(folder, exist_ok=True)
-        paths = sorted(os.path.join(folder, f) for f in os.listdir(folder)
-                       if f.lower().endswith((".jpg", ".png")))
+        # Every image below the folder, as lumahist walks it: a folder given
+        # with subfolders is timed whole by every contender.
+        paths = sorted(os.path.join(top_, f) for top_, _, files in os.walk(folder)
+                       for f in files if f.lower().endswith((".jpg", ".jpeg", ".png")))
         if args.jpeg_only and any(p.lower().endswith(".png") for p in paths):
             sys.exit(f"batch-bench: --jpeg-only, but {folder} holds PNGs: give an empty folder "
                      f"or one of JPEGs")
