@@ -47,9 +47,10 @@ static LhContext *context_for(LhBackend backend)
   LhContext **slot = &thread_contexts[backend];
   if (!*slot) {
     int status;
-    Py_BEGIN_ALLOW_THREADS status = lh_context_new(backend, slot);
-    Py_END_ALLOW_THREADS if (status < 0)
-    {
+    PyThreadState *released = PyEval_SaveThread();
+    status = lh_context_new(backend, slot);
+    PyEval_RestoreThread(released);
+    if (status < 0) {
       *slot = NULL;
       raise_status(status);
       return NULL;
@@ -395,10 +396,12 @@ static int analyze_array(PyObject *image, const char *format_name, int bit_depth
   }
   int status;
   stream_begin(context, &a);
-  Py_BEGIN_ALLOW_THREADS status = lh_analyze(context, &a.frame, options, stats);
+  PyThreadState *released = PyEval_SaveThread();
+  status = lh_analyze(context, &a.frame, options, stats);
   if (status >= 0 && overlay)
     status = lh_overlay(context, &a.frame, stats, overlay);
-  Py_END_ALLOW_THREADS stream_end(context, &a);
+  PyEval_RestoreThread(released);
+  stream_end(context, &a);
   *width = a.frame.width;
   *height = a.frame.height;
   *backend = lh_context_backend(context);
@@ -489,15 +492,14 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
   LhStats stats;
   lh_stats_init(&stats);
   int status;
-  Py_BEGIN_ALLOW_THREADS status = lhio_read(path, LHIO_READ_LUMA, max_pixels, &image);
+  PyThreadState *released = PyEval_SaveThread();
+  status = lhio_read(path, LHIO_READ_LUMA, max_pixels, &image);
   if (status >= 0)
     status = lh_analyze(context, &image.frame, &options, &stats);
-  Py_END_ALLOW_THREADS if (status < 0)
-  {
+  PyEval_RestoreThread(released);
+  if (status < 0) {
     raise_status(status);
-  }
-  else
-  {
+  } else {
     result = stats_to_dict(&stats);
     PyObject *size = Py_BuildValue("(ii)", image.frame.width, image.frame.height);
     PyObject *name = PyUnicode_FromString(lh_backend_name(lh_context_backend(context)));
@@ -594,10 +596,13 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
   }
   int status;
   stream_begin(context, &in);
-  Py_BEGIN_ALLOW_THREADS if (lut_mode) status =
-      lh_apply_lut(context, &in.frame, &dst.frame, table, options.matrix);
-  else status = lh_equalize(context, &in.frame, &dst.frame, &options);
-  Py_END_ALLOW_THREADS stream_end(context, &in);
+  PyThreadState *released = PyEval_SaveThread();
+  if (lut_mode)
+    status = lh_apply_lut(context, &in.frame, &dst.frame, table, options.matrix);
+  else
+    status = lh_equalize(context, &in.frame, &dst.frame, &options);
+  PyEval_RestoreThread(released);
+  stream_end(context, &in);
   array_frame_release(&in);
   array_frame_release(&dst);
   array_frame_release(&lut);
