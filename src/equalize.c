@@ -403,8 +403,17 @@ static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma
     for (int y = r0; y < r1; y++) {
       /* The samples themselves where they are the luma; else a luma row. */
       const uint8_t *row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
-      if (!is_y8(job)) {
+      const LhiFormatInfo *info = lhi_format_info(job->in.format);
+      if (info->r >= 0 && info->sample_bytes == 1) {
         luma_row_u8(job, row, (uint8_t *)luma);
+        row = (const uint8_t *)luma;
+      } else if (!is_y8(job)) {
+        /* 16-bit samples of 8 significant bits: the 16-bit luma row,
+         * narrowed in place from the left (byte x is written after
+         * element x, the last to cover it, was read). */
+        lhi_cpu_luma_row(job, y, luma);
+        for (int x = 0; x < width; x++)
+          ((uint8_t *)luma)[x] = (uint8_t)luma[x];
         row = (const uint8_t *)luma;
       }
       int x = 0;

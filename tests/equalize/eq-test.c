@@ -205,9 +205,11 @@ static void test_formats(void)
       for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
         LhFormat format = all_formats[f];
         const Shape *sh = &shapes[s];
-        /* 16-bit CLAHE references are slow: fewer of them */
-        int depth =
-            gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? (s % 2 ? 12 : 16) : 0;
+        /* 16-bit samples at 16, 12 and 8 significant bits; 16-bit CLAHE
+         * references are slow: fewer of them */
+        static const int wide_depths[] = {16, 12, 8};
+        int depth = gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? wide_depths[s % 3]
+                                                                             : 0;
         if (depth == 16 && modes[m].mode == LH_EQUALIZE_CLAHE &&
             modes[m].tiles_x * modes[m].tiles_y > 6)
           continue;
