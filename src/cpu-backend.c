@@ -55,50 +55,25 @@ static uint16_t load16(const uint8_t *p)
   } while (0)
 
 /* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): the luma of a row into a
- * buffer, then counted into four interleaved sub-histograms, so that the
- * arithmetic has no per-pixel choice of format and runs of one value do not
- * wait on their own increments.  The sums fit 32 bits for rows of up to
- * 2^31 pixels between flushes. */
+ * buffer by the vectorized row loops, then counted (lhi_count8). */
 static void histogram_rows_rgb8(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
   const LhFrame *frame = &job->frame;
-  const LhiFormatInfo *info = lhi_format_info(frame->format);
-  const int width = frame->width, step = info->pixel_bytes;
-  /* The weight of each byte of a pixel (0 for alpha or padding). */
-  uint32_t weights[4] = {0, 0, 0, 0};
-  weights[info->r] = job->weights.kr;
-  weights[info->g] = job->weights.kg;
-  weights[info->b] = job->weights.kb;
+  const int width = frame->width, pixel_bytes = lhi_format_info(frame->format)->pixel_bytes;
   uint8_t *luma = malloc((size_t)width);
   if (!luma) { /* no memory for a row: the general loop, which needs none */
     FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
     return;
   }
-  uint32_t sub[4][256];
-  const int64_t fit = ((int64_t)1 << 31) / width;
-  const int rows_per_flush = fit < y1 - y0 ? (int)fit : y1 - y0;
-  for (int r0 = y0; r0 < y1; r0 += rows_per_flush) {
-    memset(sub, 0, sizeof sub);
-    const int r1 = y1 - r0 > rows_per_flush ? r0 + rows_per_flush : y1;
-    for (int y = r0; y < r1; y++) {
-      const uint8_t *px = row_at(frame, y);
-      if (step == 3)
-        lhi_luma_row3_u8(px, width, weights, luma);
-      else
-        lhi_luma_row4_u8(px, width, weights, luma);
-      int x = 0;
-      for (; x + 4 <= width; x += 4) {
-        sub[0][luma[x]]++;
-        sub[1][luma[x + 1]]++;
-        sub[2][luma[x + 2]]++;
-        sub[3][luma[x + 3]]++;
-      }
-      for (; x < width; x++)
-        sub[0][luma[x]]++;
-    }
-    for (int v = 0; v < 256; v++)
-      histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
+  uint32_t weights[4];
+  lhi_byte_weights(frame->format, job->weights, weights);
+  LhiCount8 count;
+  lhi_count8_begin(&count, histogram);
+  for (int y = y0; y < y1; y++) {
+    lhi_luma_row_u8(row_at(frame, y), width, pixel_bytes, weights, luma);
+    lhi_count8_row(&count, luma, width);
   }
+  lhi_count8_end(&count);
   free(luma);
 }
 
@@ -113,12 +88,12 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
   }
   if (frame->format == LH_FORMAT_GRAY8 || frame->format == LH_FORMAT_I420 ||
       frame->format == LH_FORMAT_NV12) {
-    /* The common 8-bit single-sample case without the per-pixel dispatch. */
-    for (int y = y0; y < y1; y++) {
-      const uint8_t *row = row_at(frame, y);
-      for (int x = 0; x < frame->width; x++)
-        histogram[row[x]]++;
-    }
+    /* The common 8-bit single-sample case: the samples are the luma. */
+    LhiCount8 count;
+    lhi_count8_begin(&count, histogram);
+    for (int y = y0; y < y1; y++)
+      lhi_count8_row(&count, row_at(frame, y), frame->width);
+    lhi_count8_end(&count);
     return;
   }
   FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);

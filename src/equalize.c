@@ -217,15 +217,9 @@ static void store16(uint8_t *p, uint32_t v)
  * vectorized row loops of cpu/luma-rows.c. */
 static void luma_row_u8(const LhiEqualizeJob *job, const uint8_t *row, uint8_t *luma)
 {
-  const LhiFormatInfo *info = lhi_format_info(job->in.format);
-  uint32_t weights[4] = {0, 0, 0, 0};
-  weights[info->r] = job->weights.kr;
-  weights[info->g] = job->weights.kg;
-  weights[info->b] = job->weights.kb;
-  if (info->pixel_bytes == 3)
-    lhi_luma_row3_u8(row, job->in.width, weights, luma);
-  else
-    lhi_luma_row4_u8(row, job->in.width, weights, luma);
+  uint32_t weights[4];
+  lhi_byte_weights(job->in.format, job->weights, weights);
+  lhi_luma_row_u8(row, job->in.width, lhi_format_info(job->in.format)->pixel_bytes, weights, luma);
 }
 
 void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
@@ -376,10 +370,8 @@ static bool is_y8(const LhiEqualizeJob *job)
   return info->r < 0 && info->sample_bytes == 1;
 }
 
-/* The histogram of rows [y0, y1) of the frame's luma into histogram.  8-bit
- * luma counts into four interleaved sub-histograms, so that a run of one
- * value (a flat sky) does not wait on its own increments; they are added in
- * before a 32-bit counter could overflow. */
+/* The histogram of rows [y0, y1) of the frame's luma into histogram; 8-bit
+ * luma through lhi_count8. */
 static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma,
                        uint64_t *histogram)
 {
@@ -392,43 +384,28 @@ static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma
     }
     return;
   }
-  uint32_t sub[4][256];
-  /* Rows whose pixels a 32-bit counter holds: all of them but in frames of
-   * more than 2^31 pixels. */
-  const int64_t fit = ((int64_t)1 << 31) / width;
-  const int rows_per_flush = fit < y1 - y0 ? (int)fit : y1 - y0;
-  for (int r0 = y0; r0 < y1; r0 += rows_per_flush) {
-    memset(sub, 0, sizeof sub);
-    const int r1 = y1 - r0 > rows_per_flush ? r0 + rows_per_flush : y1;
-    for (int y = r0; y < r1; y++) {
-      /* The samples themselves where they are the luma; else a luma row. */
-      const uint8_t *row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
-      const LhiFormatInfo *info = lhi_format_info(job->in.format);
-      if (info->r >= 0 && info->sample_bytes == 1) {
-        luma_row_u8(job, row, (uint8_t *)luma);
-        row = (const uint8_t *)luma;
-      } else if (!is_y8(job)) {
-        /* 16-bit samples of 8 significant bits: the 16-bit luma row,
-         * narrowed in place from the left (byte x is written after
-         * element x, the last to cover it, was read). */
-        lhi_cpu_luma_row(job, y, luma);
-        for (int x = 0; x < width; x++)
-          ((uint8_t *)luma)[x] = (uint8_t)luma[x];
-        row = (const uint8_t *)luma;
-      }
-      int x = 0;
-      for (; x + 4 <= width; x += 4) {
-        sub[0][row[x]]++;
-        sub[1][row[x + 1]]++;
-        sub[2][row[x + 2]]++;
-        sub[3][row[x + 3]]++;
-      }
-      for (; x < width; x++)
-        sub[0][row[x]]++;
+  LhiCount8 count;
+  lhi_count8_begin(&count, histogram);
+  const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  uint8_t *bytes = (uint8_t *)luma;
+  for (int y = y0; y < y1; y++) {
+    /* 8-bit Y: the samples themselves.  8-bit R'G'B': the vectorized luma
+     * row.  Anything else of 8 significant bits (GRAY16, RGB16 at depth 8):
+     * the 16-bit luma row, narrowed in place from the left (byte x is
+     * written after element x, the last to cover it, was read). */
+    const uint8_t *row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
+    if (info->r >= 0 && info->sample_bytes == 1) {
+      luma_row_u8(job, row, bytes);
+      row = bytes;
+    } else if (!is_y8(job)) {
+      lhi_cpu_luma_row(job, y, luma);
+      for (int x = 0; x < width; x++)
+        bytes[x] = (uint8_t)luma[x];
+      row = bytes;
     }
-    for (int v = 0; v < 256; v++)
-      histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
+    lhi_count8_row(&count, row, width);
   }
+  lhi_count8_end(&count);
 }
 
 /* A global or LUT equalization split in row bands: each band has its rows'

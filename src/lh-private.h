@@ -222,6 +222,25 @@ int lhi_band_start(int band, int bands, int height);
  * weight of byte i of a pixel (cpu/luma-rows.c: vectorized). */
 void lhi_luma_row3_u8(const uint8_t *px, int width, const uint32_t *w, uint8_t *luma);
 void lhi_luma_row4_u8(const uint8_t *px, int width, const uint32_t *w, uint8_t *luma);
+void lhi_luma_row_u8(const uint8_t *px, int width, int pixel_bytes, const uint32_t *w,
+                     uint8_t *luma);
+/* The weight of each byte of an 8-bit R'G'B' format's pixel (w[4]; 0 for
+ * alpha or padding). */
+void lhi_byte_weights(LhFormat format, LhiLumaWeights weights, uint32_t *w);
+
+/* 8-bit rows counted into 64-bit bins through four interleaved 32-bit
+ * sub-histograms, so that runs of one value (a flat sky) do not wait on
+ * their own increments; added in before a counter could overflow.  Begin,
+ * count rows, end (which adds the counts into histogram). */
+typedef struct {
+  uint32_t sub[4][256];
+  uint64_t *histogram;
+  int64_t pending;
+} LhiCount8;
+
+void lhi_count8_begin(LhiCount8 *count, uint64_t *histogram);
+void lhi_count8_row(LhiCount8 *count, const uint8_t *row, int width);
+void lhi_count8_end(LhiCount8 *count);
 
 /* CPU implementations of the backend operations below. */
 int lhi_cpu_equalize(void *state, LhiEqualizeJob *job);

@@ -378,6 +378,28 @@ fail:
   return NULL;
 }
 
+/* stats_to_dict and what a record adds: the image's size, the backend and,
+ * for a file, its decoder (NULL: none). */
+static PyObject *stats_to_record(const LhStats *stats, int width, int height, LhBackend backend,
+                                 const char *decoder)
+{
+  PyObject *result = stats_to_dict(stats);
+  if (!result)
+    return NULL;
+  PyObject *size = Py_BuildValue("(ii)", width, height);
+  PyObject *name = PyUnicode_FromString(lh_backend_name(backend));
+  PyObject *decoded_by = decoder ? PyUnicode_FromString(decoder) : NULL;
+  if (!size || !name || (decoder && !decoded_by) ||
+      PyDict_SetItemString(result, "size", size) < 0 ||
+      PyDict_SetItemString(result, "backend", name) < 0 ||
+      (decoded_by && PyDict_SetItemString(result, "decoder", decoded_by) < 0))
+    Py_CLEAR(result);
+  Py_XDECREF(size);
+  Py_XDECREF(name);
+  Py_XDECREF(decoded_by);
+  return result;
+}
+
 /* Analyses an array into *stats and, with overlay, draws the histogram into
  * it; *width and *height the frame's, *backend the backend used.  0, or -1
  * with the Python exception set. */
@@ -441,16 +463,7 @@ static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   PyObject *result = NULL;
   if (analyze_array(image, format_name, bit_depth, backend, &options, NULL, &stats, &width, &height,
                     &used) == 0) {
-    result = stats_to_dict(&stats);
-    if (result) {
-      PyObject *name = PyUnicode_FromString(lh_backend_name(used));
-      PyObject *size = Py_BuildValue("(ii)", width, height);
-      if (!name || !size || PyDict_SetItemString(result, "backend", name) < 0 ||
-          PyDict_SetItemString(result, "size", size) < 0)
-        Py_CLEAR(result);
-      Py_XDECREF(name);
-      Py_XDECREF(size);
-    }
+    result = stats_to_record(&stats, width, height, used, NULL);
   }
   lh_stats_clear(&stats);
   return result;
@@ -500,17 +513,8 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
   if (status < 0) {
     raise_status(status);
   } else {
-    result = stats_to_dict(&stats);
-    PyObject *size = Py_BuildValue("(ii)", image.frame.width, image.frame.height);
-    PyObject *name = PyUnicode_FromString(lh_backend_name(lh_context_backend(context)));
-    PyObject *decoder = PyUnicode_FromString(lhio_decoder_name(image.decoder));
-    if (!result || !size || !name || !decoder || PyDict_SetItemString(result, "size", size) < 0 ||
-        PyDict_SetItemString(result, "backend", name) < 0 ||
-        PyDict_SetItemString(result, "decoder", decoder) < 0)
-      Py_CLEAR(result);
-    Py_XDECREF(size);
-    Py_XDECREF(name);
-    Py_XDECREF(decoder);
+    result = stats_to_record(&stats, image.frame.width, image.frame.height,
+                             lh_context_backend(context), lhio_decoder_name(image.decoder));
   }
   lhio_image_clear(&image);
   lh_stats_clear(&stats);

@@ -1,10 +1,11 @@
-/* luma-rows.c: the luma of a row of 8-bit R'G'B' pixels, the CPU backend's
- * hottest loop.  On x86-64 with SSE4.1 (every x86-64 CPU since 2008 but the
- * first ones), 16 pixels at a time: the bytes taken apart into one vector
- * per byte position (SSSE3 shuffles), widened to 16 bits and weighted in
- * pairs by pmaddwd, so that the sums are the 32-bit integers of lhi_luma.
- * Elsewhere, and for the last pixels of a row, the plain loop.  Built at -O3
- * (meson). */
+/* luma-rows.c: the CPU backend's row loops: the luma of a row of 8-bit
+ * R'G'B' pixels, its hottest loop, and the counting of 8-bit rows.  On x86-64 with SSE4.1 (every
+ * x86-64 CPU since 2008 but the first ones), 16 pixels at a time: the bytes taken apart into one
+ * vector per byte position (SSSE3 shuffles), widened to 16 bits and weighted in pairs by pmaddwd,
+ * so that the sums are the 32-bit integers of lhi_luma. Elsewhere, and for the last pixels of a
+ * row, the plain loop.  Built at -O3 (meson). */
+#include <string.h>
+
 #include "lh-private.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -32,6 +33,15 @@ static void row4_plain(const uint8_t *px, int first, int width, const uint32_t *
 /* Every weight is below 2^15 (they sum to 2^14), so pmaddwd's signed
  * 16-bit products of samples (< 2^8) and weights are exact, and so are the
  * 32-bit sums. */
+
+/* The weights of byte positions 0 and 1, and of position 2 and the rounding
+ * (weighing a lane of ones), as pmaddwd's pairs. */
+__attribute__((target("ssse3,sse4.1"))) static inline void
+pair_weights(const uint32_t *w, __m128i *w01, __m128i *w2half)
+{
+  *w01 = _mm_set1_epi32((int)((w[1] << 16) | w[0]));
+  *w2half = _mm_set1_epi32((int)(((uint32_t)LHI_LUMA_HALF << 16) | w[2]));
+}
 
 /* (a0 * w0 + b0 * w1) for the 8 16-bit lanes of a and b, as 2 x 4 int32. */
 __attribute__((target("ssse3,sse4.1"))) static inline void
@@ -76,10 +86,8 @@ __attribute__((target("ssse3,sse4.1"))) static int row3_sse41(const uint8_t *px,
   const __m128i p2a = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
   const __m128i p2b = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1);
   const __m128i p2c = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15);
-  const __m128i w01 = _mm_setr_epi16((short)w[0], (short)w[1], (short)w[0], (short)w[1],
-                                     (short)w[0], (short)w[1], (short)w[0], (short)w[1]);
-  const __m128i w2half = _mm_setr_epi16((short)w[2], LHI_LUMA_HALF, (short)w[2], LHI_LUMA_HALF,
-                                        (short)w[2], LHI_LUMA_HALF, (short)w[2], LHI_LUMA_HALF);
+  __m128i w01, w2half;
+  pair_weights(w, &w01, &w2half);
   int x = 0;
   for (; x + 16 <= width; x += 16) {
     const uint8_t *block = px + 3 * (size_t)x;
@@ -103,42 +111,24 @@ __attribute__((target("ssse3,sse4.1"))) static int row4_sse41(const uint8_t *px,
   /* Four 16-byte loads of 4 pixels each; positions 0, 1, 2 of the 16
    * pixels gathered (position 3, alpha or padding, weighs nothing: w[3] is
    * 0 for every 4-byte R'G'B' format). */
-  const __m128i take0 = _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-  const __m128i take1 = _mm_setr_epi8(1, 5, 9, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-  const __m128i take2 = _mm_setr_epi8(2, 6, 10, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-  const __m128i w01 = _mm_setr_epi16((short)w[0], (short)w[1], (short)w[0], (short)w[1],
-                                     (short)w[0], (short)w[1], (short)w[0], (short)w[1]);
-  const __m128i w2half = _mm_setr_epi16((short)w[2], LHI_LUMA_HALF, (short)w[2], LHI_LUMA_HALF,
-                                        (short)w[2], LHI_LUMA_HALF, (short)w[2], LHI_LUMA_HALF);
+  const __m128i take[3] = {
+      _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
+      _mm_setr_epi8(1, 5, 9, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
+      _mm_setr_epi8(2, 6, 10, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)};
+  __m128i w01, w2half;
+  pair_weights(w, &w01, &w2half);
   int x = 0;
   for (; x + 16 <= width; x += 16) {
     const uint8_t *block = px + 4 * (size_t)x;
-    __m128i p[3] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
-    for (int k = 0; k < 4; k++) {
-      __m128i v = _mm_loadu_si128((const __m128i *)(block + 16 * k));
-      /* Pixels 4k .. 4k + 3 into lanes 4k .. 4k + 3 of each position. */
-      __m128i t0 = _mm_shuffle_epi8(v, take0), t1 = _mm_shuffle_epi8(v, take1),
-              t2 = _mm_shuffle_epi8(v, take2);
-      switch (k) {
-      case 0:
-        p[0] = t0, p[1] = t1, p[2] = t2;
-        break;
-      case 1:
-        p[0] = _mm_or_si128(p[0], _mm_slli_si128(t0, 4));
-        p[1] = _mm_or_si128(p[1], _mm_slli_si128(t1, 4));
-        p[2] = _mm_or_si128(p[2], _mm_slli_si128(t2, 4));
-        break;
-      case 2:
-        p[0] = _mm_or_si128(p[0], _mm_slli_si128(t0, 8));
-        p[1] = _mm_or_si128(p[1], _mm_slli_si128(t1, 8));
-        p[2] = _mm_or_si128(p[2], _mm_slli_si128(t2, 8));
-        break;
-      default:
-        p[0] = _mm_or_si128(p[0], _mm_slli_si128(t0, 12));
-        p[1] = _mm_or_si128(p[1], _mm_slli_si128(t1, 12));
-        p[2] = _mm_or_si128(p[2], _mm_slli_si128(t2, 12));
-        break;
-      }
+    __m128i v[4], p[3];
+    for (int k = 0; k < 4; k++)
+      v[k] = _mm_loadu_si128((const __m128i *)(block + 16 * k));
+    /* Position j of pixels 4k .. 4k + 3 in the low 4 bytes of each load's
+     * shuffle, then the four put side by side. */
+    for (int j = 0; j < 3; j++) {
+      __m128i a = _mm_shuffle_epi8(v[0], take[j]), b = _mm_shuffle_epi8(v[1], take[j]);
+      __m128i c = _mm_shuffle_epi8(v[2], take[j]), d = _mm_shuffle_epi8(v[3], take[j]);
+      p[j] = _mm_unpacklo_epi64(_mm_unpacklo_epi32(a, b), _mm_unpacklo_epi32(c, d));
     }
     _mm_storeu_si128((__m128i *)(luma + x), luma16(p[0], p[1], p[2], w01, w2half));
   }
@@ -171,4 +161,57 @@ void lhi_luma_row4_u8(const uint8_t *px, int width, const uint32_t *w, uint8_t *
     done = row4_sse41(px, width, w, luma);
 #endif
   row4_plain(px, done, width, w, luma);
+}
+
+void lhi_byte_weights(LhFormat format, LhiLumaWeights weights, uint32_t *w)
+{
+  const LhiFormatInfo *info = lhi_format_info(format);
+  w[0] = w[1] = w[2] = w[3] = 0;
+  w[info->r] = weights.kr;
+  w[info->g] = weights.kg;
+  w[info->b] = weights.kb;
+}
+
+void lhi_luma_row_u8(const uint8_t *px, int width, int pixel_bytes, const uint32_t *w,
+                     uint8_t *luma)
+{
+  if (pixel_bytes == 3)
+    lhi_luma_row3_u8(px, width, w, luma);
+  else
+    lhi_luma_row4_u8(px, width, w, luma);
+}
+
+/* Pixels the 32-bit sub-histograms take before they are added into the
+ * 64-bit bins: none can overflow, whatever the rows hold. */
+#define COUNT8_FLUSH (((int64_t)1 << 31) - 1)
+
+void lhi_count8_begin(LhiCount8 *c, uint64_t *histogram)
+{
+  memset(c->sub, 0, sizeof c->sub);
+  c->histogram = histogram;
+  c->pending = 0;
+}
+
+void lhi_count8_end(LhiCount8 *c)
+{
+  for (int v = 0; v < 256; v++)
+    c->histogram[v] += (uint64_t)c->sub[0][v] + c->sub[1][v] + c->sub[2][v] + c->sub[3][v];
+  memset(c->sub, 0, sizeof c->sub);
+  c->pending = 0;
+}
+
+void lhi_count8_row(LhiCount8 *c, const uint8_t *row, int width)
+{
+  if (c->pending + width > COUNT8_FLUSH)
+    lhi_count8_end(c);
+  c->pending += width;
+  int x = 0;
+  for (; x + 4 <= width; x += 4) {
+    c->sub[0][row[x]]++;
+    c->sub[1][row[x + 1]]++;
+    c->sub[2][row[x + 2]]++;
+    c->sub[3][row[x + 3]]++;
+  }
+  for (; x < width; x++)
+    c->sub[0][row[x]]++;
 }
