@@ -1,5 +1,5 @@
 /* lh-kernels.h: the plain-C launchers of the CUDA kernels in kernels/, the
- * only door between the library (src/cuda-backend.c) and the device code.
+ * only door between the library (src/cuda/backend.c) and the device code.
  *
  * Every launcher queues work on the given stream and returns at once with the
  * cudaError_t of its launches (cudaGetLastError after each one); built with

@@ -15,7 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda-backend.h"
+#include "cuda/backend.h"
 #include "gpu-compare.h"
 #include "lh-kernels.h"
 #include "lh-private.h"

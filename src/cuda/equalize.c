@@ -1,4 +1,4 @@
-/* cuda-equalize.c: equalization, CLAHE, temporal windows and overlays on the
+/* cuda/equalize.c: equalization, CLAHE, temporal windows and overlays on the
  * CUDA backend: host frames staged through pinned memory, device frames
  * rewritten where they are, the kernels of equalize.cu, clahe.cu and
  * overlay.cu queued on the backend's stream. */
@@ -7,7 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda-backend.h"
+#include "cuda/backend.h"
 #include "lh-kernels.h"
 
 /* Offsets of planes inside the device and staging buffers. */

@@ -1,5 +1,5 @@
-/* cuda-backend.h: what the CUDA backend's state offers the other host files
- * of that backend (cuda-equalize.c), and what they offer it back. */
+/* cuda/backend.h: what the CUDA backend's state offers the other host files
+ * of that backend (cuda/equalize.c), and what they offer it back. */
 #ifndef LH_CUDA_BACKEND_H
 #define LH_CUDA_BACKEND_H
 
@@ -48,12 +48,12 @@ bool lhi_cuda_stream_is_own(void *state);
  * DMA engines can copy it without staging? */
 bool lhi_cuda_is_pinned_host(const void *pointer);
 
-/* A pointer in the state that cuda-equalize.c owns: NULL at first, given to
+/* A pointer in the state that cuda/equalize.c owns: NULL at first, given to
  * lhi_cuda_equalize_free when the backend closes. */
 void **lhi_cuda_equalize_slot(void *state);
 
 /* ------------------------------------------------------------------------ */
-/* The device time of a context's calls (cuda-clock.c)                      */
+/* The device time of a context's calls (cuda/clock.c)                      */
 
 /* What the interval that ends at a mark was spent on. */
 typedef enum {
@@ -97,7 +97,7 @@ int lhi_cuda_clock_read(LhiCudaClock *clock, LhDeviceTime *time);
 /* The clock of the backend's state (lhi_cuda_stream's state). */
 LhiCudaClock *lhi_cuda_clock(void *state);
 
-/* cuda-equalize.c: equalization and overlays, and the release of their
+/* cuda/equalize.c: equalization and overlays, and the release of their
  * buffers. */
 int lhi_cuda_equalize(void *state, LhiEqualizeJob *job);
 int lhi_cuda_overlay(void *state, const LhiOverlayJob *job);

@@ -1,10 +1,10 @@
-/* cuda-clock.c: the device time of a CUDA context's calls, from events
+/* cuda/clock.c: the device time of a CUDA context's calls, from events
  * recorded on its stream around the copies of frames and the kernels, counted
  * once they are complete so that a call which does not wait for its work is
  * not made to. */
 #include <stdlib.h>
 
-#include "cuda-backend.h"
+#include "cuda/backend.h"
 
 typedef struct {
   cudaEvent_t start;

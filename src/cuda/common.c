@@ -1,9 +1,9 @@
-/* cuda-common.c: what the CUDA backend's host files share: the report of a
+/* cuda/common.c: what the CUDA backend's host files share: the report of a
  * failed CUDA call, device and pinned buffers that grow and are reused, and
  * the kernels' name for each pixel layout. */
 #include <stdbool.h>
 
-#include "cuda-backend.h"
+#include "cuda/backend.h"
 
 /* Buffers grow by at least this factor, so that a stream of slowly growing
  * frames does not reallocate each time. */

@@ -1,4 +1,4 @@
-/* cpu-backend.c: the reference backend, plain C on the host: histogram of a
+/* cpu/backend.c: the reference backend, plain C on the host: histogram of a
  * frame's luma, moments and percentile values, the numbers the GPU must match.
  * A frame's rows are split into bands that the context's threads count into
  * histograms of their own, summed after: the same counts on any number of

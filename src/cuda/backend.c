@@ -1,4 +1,4 @@
-/* cuda-backend.c: the CUDA backend: frames to the device (or read where they
+/* cuda/backend.c: the CUDA backend: frames to the device (or read where they
  * are), histogram, moments and percentile values by the kernels of kernels/,
  * and the results of a whole batch back in one copy. */
 #include <stddef.h>
@@ -8,7 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda-backend.h"
+#include "cuda/backend.h"
 #include "lh-kernels.h"
 
 #if LHK_MAX_RANKS != LHI_MAX_RANKS
@@ -32,7 +32,7 @@ typedef struct {
   LhiCudaBuffer results;      /* device result blocks of a batch */
   LhiCudaBuffer results_host; /* pinned, their copy on the host */
   LhiCudaBuffer sort_scratch; /* of lhk_sort_percentiles */
-  void *equalize;             /* cuda-equalize.c's buffers (lhi_cuda_equalize_slot) */
+  void *equalize;             /* cuda/equalize.c's buffers (lhi_cuda_equalize_slot) */
   LhiCudaClock *clock;        /* the device time of the calls (lh_context_device_time) */
 } CudaState;
 
