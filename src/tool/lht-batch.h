@@ -37,7 +37,8 @@ typedef struct {
 
 /* Where JPEGs are decoded (--decoder). */
 typedef enum {
-  LHT_DECODER_AUTO, /* on the GPU when nvJPEG and a device are usable */
+  LHT_DECODER_AUTO, /* nvJPEG and libjpeg-turbo side by side when nvJPEG and a
+                       device are usable: a file goes where it is decoded sooner */
   LHT_DECODER_CPU,  /* libjpeg-turbo */
   LHT_DECODER_GPU,  /* nvJPEG, libjpeg-turbo only for what it cannot decode */
 } LhtDecoder;
@@ -269,6 +270,7 @@ typedef struct {
   guint gpu_hardware;  /* JPEGs decoded by nvJPEG's hardware backend */
   guint gpu_hybrid;    /* by its hybrid backend */
   guint gpu_fallback;  /* sent to the GPU and decoded on the CPU after all */
+  guint gpu_shared;    /* --decoder auto: decoded on the CPU while the GPU was busy */
   double gpu_decode_s; /* GPU time of the nvJPEG calls (CUDA events), summed */
   double gpu_decode_wall_s; /* the contexts' threads in those calls */
   double gpu_open_s;   /* starting the decoders, summed over the contexts */

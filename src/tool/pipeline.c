@@ -74,6 +74,12 @@ struct Pipeline {
   guint n_paths;
   gint gpu_jpeg; /* JPEGs go to the contexts' threads undecoded, for nvJPEG
                     (atomic: off once the contexts turn out to be the CPU's) */
+  /* --decoder auto: a decoding thread that finds this many JPEGs already
+   * waiting for nvJPEG decodes its own with libjpeg-turbo (0: never), so
+   * the CPU's cores and the GPU's JPEG engines work together, and the CPU
+   * takes every JPEG while nvJPEG starts. */
+  gint gpu_share_limit;
+  gint gpu_waiting; /* undecoded JPEGs in the device queue (atomic) */
   double pin_s;  /* page-locking the pool's arena, by the opener */
   GThreadPool *pool;
   GAsyncQueue *device_queue;
@@ -86,6 +92,7 @@ struct Pipeline {
   double device_s;
   double finish_s;
   guint gpu_hardware, gpu_hybrid, gpu_fallback;
+  gint gpu_shared; /* JPEGs --decoder auto decoded on the CPU beside the GPU (atomic) */
   double gpu_decode_s, gpu_decode_wall_s, gpu_open_s;
   bool gpu_jpeg_warned; /* a context could not start nvJPEG: said once */
   guint *per_context;
@@ -236,6 +243,14 @@ static void note_cpu_decode(Pipeline *p, Task *task, const char *why)
     task->item.note = g_strdup_printf("decoded by libjpeg-turbo, not nvJPEG: %s", why);
 }
 
+/* Whether the JPEGs already waiting for nvJPEG keep the GPU's decoders busy
+ * until this thread could have decoded one more itself. */
+static bool gpu_has_enough(Pipeline *p)
+{
+  int limit = g_atomic_int_get(&p->gpu_share_limit);
+  return limit > 0 && g_atomic_int_get(&p->gpu_waiting) >= limit;
+}
+
 /* Decodes the task's file on this thread, or, when JPEGs go to the GPU and
  * nvJPEG can take this one, reads its bytes and headers only and answers
  * DECODE_ON_GPU.  A JPEG the GPU gave back (cpu_only) is decoded from the
@@ -253,10 +268,16 @@ static int decode(Pipeline *p, Task *task)
       /* The headers refuse what lhio_read would refuse from them, with
        * the same message. */
       status = lhio_jpeg_probe(item->path, &task->encoded, spec->max_pixels, &task->jpeg);
-      if (status == LH_OK && !task->jpeg.gpu_refusal)
-        return DECODE_ON_GPU;
-      if (status == LH_OK)
+      if (status == LH_OK && !task->jpeg.gpu_refusal) {
+        if (!gpu_has_enough(p)) {
+          g_atomic_int_inc(&p->gpu_waiting);
+          return DECODE_ON_GPU;
+        }
+        g_atomic_int_inc(&p->gpu_shared);
+        note_cpu_decode(p, task, "the GPU had enough JPEGs waiting (--decoder auto)");
+      } else if (status == LH_OK) {
         note_cpu_decode(p, task, task->jpeg.gpu_refusal);
+      }
     }
   }
   if (status == LH_OK)
@@ -338,6 +359,7 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
     }
   if (n_jobs == 0)
     return n;
+  g_atomic_int_add(&p->gpu_waiting, -n_jobs);
   gint64 start = g_get_monotonic_time();
   int decoded = decoder ? lhio_gpu_jpeg_decode_luma(decoder, jobs, n_jobs) : -1;
   const char *failure = decoder ? lh_last_error() : "nvJPEG could not be started on this device";
@@ -517,11 +539,23 @@ static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
   return frames < MAX_BATCH_FRAMES ? frames : MAX_BATCH_FRAMES;
 }
 
+/* JPEGs left waiting for nvJPEG before the decoding threads of --decoder
+ * auto decode their own (Pipeline.gpu_share_limit): a batch per context,
+ * the next while one decodes. */
+static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, int contexts)
+{
+  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend))
+    return 0;
+  return contexts * batch_frames_for(spec, backend);
+}
+
 /* Images whose pixels may be held at a time: two per decoding thread, so
- * that none waits for work, and a batch per context. */
+ * that none waits for work, a batch per context, and the JPEGs that wait
+ * for nvJPEG. */
 static guint holding_for(const LhtPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
 {
-  return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend));
+  return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend) +
+                 gpu_share_limit_for(spec, backend, contexts));
 }
 
 /* Until the contexts are open, --backend auto may end up on CUDA or on the
@@ -570,6 +604,7 @@ static gpointer opener_thread(gpointer data)
     if (p->contexts->backend != LH_BACKEND_CUDA)
       g_atomic_int_set(&p->gpu_jpeg, 0);
     p->batch_frames = batch_frames_for(spec, p->contexts->backend);
+    g_atomic_int_set(&p->gpu_share_limit, gpu_share_limit_for(spec, p->contexts->backend, n));
     p->per_context = g_new0(guint, n);
     /* Before the analysis threads start (pinned-pool.c says why).  Images
      * in flight: about two a decoding thread (one decoding, one waiting for
@@ -638,6 +673,9 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   p.n_paths = paths->len;
   p.gpu_jpeg =
       gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA : spec->contexts.backend);
+  if (p.gpu_jpeg)
+    p.gpu_share_limit = gpu_share_limit_for(
+        spec, LH_BACKEND_CUDA, lht_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
   struct rusage usage_before;
   getrusage(RUSAGE_SELF, &usage_before);
 
@@ -775,6 +813,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   result->gpu_hardware = p.gpu_hardware;
   result->gpu_hybrid = p.gpu_hybrid;
   result->gpu_fallback = p.gpu_fallback;
+  result->gpu_shared = (guint)g_atomic_int_get(&p.gpu_shared);
   result->gpu_decode_s = p.gpu_decode_s;
   result->gpu_decode_wall_s = p.gpu_decode_wall_s;
   result->gpu_open_s = p.gpu_open_s;
@@ -878,13 +917,14 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
             "%.3f s\n",
             (double)r->pinned_bytes / 1e6, r->pinned_s);
   guint on_gpu = r->gpu_hardware + r->gpu_hybrid;
-  if (on_gpu + r->gpu_fallback > 0)
+  if (on_gpu + r->gpu_fallback + r->gpu_shared > 0)
     fprintf(stderr,
             "lumahist: timing: GPU decoding (nvJPEG): %u images (%u on the hardware decoder, %u on "
             "the GPU hybrid decoder, %u fell back to the CPU) in %.3f s over %d contexts "
-            "(GPU time, CUDA events; %.3f s in the calls; decoders started in %.3f s)\n",
+            "(GPU time, CUDA events; %.3f s in the calls; decoders started in %.3f s); %u JPEGs "
+            "decoded on the CPU beside it\n",
             on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s, contexts->n,
-            r->gpu_decode_wall_s, r->gpu_open_s);
+            r->gpu_decode_wall_s, r->gpu_open_s, r->gpu_shared);
   guint handled = r->done + r->failed;
   fprintf(stderr,
           "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f ms per image\n",

@@ -338,6 +338,9 @@ def decode_timing(timing):
         result["gpu"] = dict(zip(("images", "hardware", "hybrid", "fallback"),
                                  map(int, match.group(1, 2, 3, 4))),
                              seconds=float(match.group(5)), contexts=int(match.group(6)))
+        shared = re.search(r"(\d+) JPEGs decoded on the CPU beside it", timing)
+        if shared:
+            result["gpu"]["shared"] = int(shared.group(1))
     match = re.search(r"host CPU time: ([\d.]+) s user \+ ([\d.]+) s system = ([\d.]+) ms "
                       r"per image", timing)
     if match:
@@ -549,9 +552,11 @@ def time_stats(lumahist, folder, paths, jobs, row, runs, scratch):
         print("    " + timing.strip().replace("\n", "\n    "))
         return rate, timing, sampler.mean()
 
-    stats_gpu = gpu_timing = gpu_util = None
+    stats_gpu = gpu_timing = gpu_util = stats_auto = auto_timing = None
     if gpu_decode:
         stats_gpu, gpu_timing, gpu_util = all_cores("gpu")
+        # The default: nvJPEG and libjpeg-turbo side by side.
+        stats_auto, auto_timing, _ = all_cores("auto")
     # The CPU decoder's row is the path of before nvJPEG: the targets that
     # came before it (the OpenCV loop, scaling, the GPU's share) stay on it.
     stats_n, timing, stats_util = all_cores("cpu" if decoder_option else None)
@@ -581,6 +586,7 @@ def time_stats(lumahist, folder, paths, jobs, row, runs, scratch):
             print(f"    (the folder's {len(jpeg_paths)} JPEGs only, its PNGs left out: "
                   f"compared in images per second)")
     decode = dict(jpeg_only=len(jpeg_paths) == len(paths), gpu=stats_gpu, cpu=stats_n,
+                  auto=stats_auto, auto_timing=auto_timing,
                   cv_pool=cv_pool, torch=stats_torch, gpu_timing=gpu_timing, cpu_timing=timing,
                   gpu_util=gpu_util, decoder_option=decoder_option)
     return stats_n, stats_1, cv_loop, cv_pool, backend, (share, events), stats_util, decode
@@ -696,6 +702,17 @@ def print_decode_ratios(ratio, jobs, decode):
         ratio("stats --decoder gpu / torchvision decode, per image", decode["gpu"],
               decode["torch"], 1.0)
         ratio("stats --decoder gpu / --decoder cpu", decode["gpu"], decode["cpu"])
+        if decode["auto"]:
+            target = 3.0 if decode["jpeg_only"] else 2.0
+            ratio(f"stats --decoder auto / OpenCV {jobs} processes, {folder}", decode["auto"],
+                  decode["cv_pool"], target)
+            ratio("stats --decoder auto / torchvision decode, per image", decode["auto"],
+                  decode["torch"], 1.0)
+            ratio("stats --decoder auto / --decoder gpu", decode["auto"], decode["gpu"])
+            shared = decode_timing(decode["auto_timing"] or "")["gpu"]
+            if shared:
+                print(f"  --decoder auto: nvJPEG decoded {shared['images']} images, the CPU "
+                      f"{shared.get('shared', '?')} beside it")
         if gpu["gpu"]:
             g = gpu["gpu"]
             print(f"  --decoder gpu: nvJPEG decoded {g['images']} images ({g['hardware']} "

@@ -18,7 +18,9 @@ GROUP is one of:
         counts, the same error lines for the files both refuse, nvjpeg-*
         for the JPEGs the GPU takes and libjpeg-turbo for those it is not
         given (folder cpu-fallback), mean within 0.5 code values and median
-        within 1 of libjpeg-turbo's.
+        within 1 of libjpeg-turbo's; --decoder auto over 600 JPEGs shares
+        them between nvJPEG and libjpeg-turbo, each record naming its
+        decoder and --timing counting the CPU's.
 Only the Python standard library is used here.
 """
 import csv
@@ -294,6 +296,56 @@ def compare_decoders(top, what):
     return on_gpu
 
 
+def auto_shares(jpegs, tmp):
+    """--decoder auto on a folder of many JPEGs: the CPU decodes some beside
+    nvJPEG (all while nvJPEG starts); every record says which, the CPU's are
+    libjpeg-turbo's numbers exactly, nvJPEG's within the bound, and --timing
+    counts the CPU's."""
+    # fog-pier-gray.jpg always goes to the CPU (gray with 2x2 sampling).
+    takes = [j for j in jpegs if os.path.basename(j) != "fog-pier-gray.jpg"]
+    folder = os.path.join(tmp, "auto-shares")
+    os.makedirs(folder, exist_ok=True)
+    copies = 600
+    for i in range(copies):
+        source = takes[i % len(takes)]
+        target = os.path.join(folder, f"{i:04d}-{os.path.basename(source)}")
+        if not os.path.exists(target):
+            os.link(source, target)
+    cpu_runs = {}
+    for source in takes:
+        rc, out, err = run("stats", "--decoder", "cpu", "--no-histogram", source)
+        cpu_runs[os.path.basename(source)] = jsonl(out, f"--decoder cpu {source}")[0]
+    rc, out, err = run("stats", "--decoder", "auto", "--no-histogram", "--timing", folder)
+    got = jsonl(out, "--decoder auto on a folder")
+    if not check(rc == 0 and len(got) == copies, f"--decoder auto on {copies} JPEGs: exit {rc}, "
+                 f"{len(got)} records: {err[-2000:]}"):
+        return
+    counts = {}
+    for record in got:
+        name = os.path.basename(record["path"]).split("-", 1)[1]
+        reference = cpu_runs[name]
+        decoder = record.get("decoder")
+        counts[decoder] = counts.get(decoder, 0) + 1
+        if decoder == "libjpeg-turbo":
+            check({**record, "path": reference["path"]} == reference,
+                  f"--decoder auto: {record['path']}: decoded by libjpeg-turbo, yet not the "
+                  f"numbers of --decoder cpu")
+        else:
+            check(decoder in GPU_DECODERS, f"--decoder auto: {record['path']}: decoder {decoder!r}")
+            check(abs(record["mean"] - reference["mean"]) <= MEAN_TOLERANCE,
+                  f"--decoder auto: {record['path']}: mean {record['mean']} against "
+                  f"{reference['mean']}")
+    shared = None
+    for line in err.splitlines():
+        if "JPEGs decoded on the CPU beside it" in line:
+            shared = int(line.rsplit(";", 1)[1].split()[0])
+    check(shared == counts.get("libjpeg-turbo", 0),
+          f"--decoder auto: --timing says {shared} JPEGs decoded on the CPU beside nvJPEG, the "
+          f"records {counts}")
+    check(any(d in GPU_DECODERS for d in counts), f"--decoder auto: nothing on nvJPEG: {counts}")
+    print(f"--decoder auto on {copies} JPEGs: decoders {counts}")
+
+
 def group_gpu(samples, tmp, args):
     jpegs = [f for f in image_files(samples) if is_jpeg(f)]
     if not jpegs:
@@ -317,6 +369,7 @@ def group_gpu(samples, tmp, args):
     got = jsonl(out, "--decoder auto")
     check(rc == 0 and got and got[0].get("decoder") in GPU_DECODERS,
           f"--decoder auto on a GPU host: {[r.get('decoder') for r in got]}")
+    auto_shares(jpegs, tmp)
     # The CSV column on the GPU decoder.
     rc, out, err = run("stats", "--decoder", "gpu", "--format", "csv", "--no-histogram", jpegs[0])
     rows = list(csv.reader(io.StringIO(out, newline="")))
