@@ -18,7 +18,7 @@ void lht_batch_args_init(LhtBatchArgs *args, unsigned kinds)
 {
   memset(args, 0, sizeof *args);
   args->kinds = kinds;
-  args->streams = LHT_DEFAULT_STREAMS;
+  args->streams = -1; /* not given: lht_batch_args_check picks */
   args->dark_below = LHT_DEFAULT_DARK_BELOW;
   args->bright_above = LHT_DEFAULT_BRIGHT_ABOVE;
   args->low_contrast_below = LHT_DEFAULT_LOW_CONTRAST_BELOW;
@@ -52,7 +52,7 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
       {"devices", 0, 0, G_OPTION_ARG_STRING, &args->devices,
        "Spread the work over these CUDA devices, e.g. 0,1", "LIST"},
       {"streams", 0, 0, G_OPTION_ARG_INT, &args->streams,
-       "CUDA streams per device, each with a thread feeding it (default 2)", "N"},
+       "CUDA streams per device, each with a thread feeding it (default 2; 1 when stats decodes JPEGs on the GPU)", "N"},
       {"skip-existing", 0, 0, G_OPTION_ARG_NONE, &args->skip_existing,
        (args->kinds & LHT_BATCH_STATS)
            ? "With --output: keep the records already in FILE and do only the other files"
@@ -113,7 +113,7 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
 {
   if (args->jobs < 0)
     return usage(command, "--jobs must be 1 or more (0: one per core)");
-  if (args->streams < 1 || args->streams > 16)
+  if (args->streams != -1 && (args->streams < 1 || args->streams > 16))
     return usage(command, "--streams must be 1 to 16");
   if (args->decoder_name) {
     if (strcmp(args->decoder_name, "auto") == 0)
@@ -129,6 +129,15 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
                    "--decoder gpu: this command decodes on the CPU so far (stats decodes on the "
                    "GPU)");
   }
+  /* nvJPEG's decoding is the work of a stats run that decodes on the GPU,
+   * and one decoder per device feeds its JPEG engines best: a second only
+   * adds its start-up (half a second) and contends for them (measured on an
+   * H100, tests/bench/results/h100-decoder-auto.txt). */
+  if (args->streams == -1)
+    args->streams = (args->kinds & LHT_BATCH_STATS) && args->decoder != LHT_DECODER_CPU &&
+                            lht_gpu_jpeg_usable(NULL)
+                        ? 1
+                        : LHT_DEFAULT_STREAMS;
   if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count))
     return usage(command, "--shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", args->shard);
   if (args->devices) {

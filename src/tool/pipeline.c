@@ -38,6 +38,10 @@
 /* How long a context thread waits for the next JPEG of a batch. */
 #define GPU_DECODE_FILL_WAIT_US 2000
 #define MAX_BATCH_FRAMES 64
+/* Tasks a context thread takes at once when JPEGs go to nvJPEG: a batch of
+ * undecoded JPEGs and the images the CPU decoded meanwhile, which ride
+ * along rather than wait for the next batch. */
+#define MAX_BATCH_TASKS (2 * MAX_BATCH_FRAMES)
 
 typedef enum {
   STAGE_DECODE,
@@ -329,6 +333,12 @@ static void pool_task(gpointer data, gpointer user_data)
   }
 }
 
+/* Whether a task from the device queue is a JPEG still to be decoded. */
+static bool is_for_nvjpeg(const Task *task)
+{
+  return task->encoded.data && !task->cpu_only;
+}
+
 /* Sends a JPEG that the GPU did not decode back to the pool, to be decoded
  * on the CPU from the bytes already read; it comes back to a context
  * thread as any decoded image. */
@@ -347,11 +357,11 @@ static void send_to_cpu(Pipeline *p, Task *task, const char *why)
  * decode (they go to the CPU).  Returns the batch's new size. */
 static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
 {
-  LhioGpuJpegJob jobs[MAX_BATCH_FRAMES];
-  int of_job[MAX_BATCH_FRAMES];
+  LhioGpuJpegJob jobs[MAX_BATCH_TASKS];
+  int of_job[MAX_BATCH_TASKS];
   int n_jobs = 0;
   for (int i = 0; i < n; i++)
-    if (batch[i]->encoded.data && !batch[i]->cpu_only) {
+    if (is_for_nvjpeg(batch[i])) {
       memset(&jobs[n_jobs], 0, sizeof jobs[n_jobs]);
       jobs[n_jobs].encoded = &batch[i]->encoded;
       jobs[n_jobs].info = &batch[i]->jpeg;
@@ -364,7 +374,7 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
   int decoded = decoder ? lhio_gpu_jpeg_decode_luma(decoder, jobs, n_jobs) : -1;
   const char *failure = decoder ? lh_last_error() : "nvJPEG could not be started on this device";
   guint hardware = 0, hybrid = 0;
-  bool keep[MAX_BATCH_FRAMES];
+  bool keep[MAX_BATCH_TASKS];
   for (int i = 0; i < n; i++)
     keep[i] = true;
   for (int j = 0; j < n_jobs; j++) {
@@ -401,7 +411,7 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
 static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStats *stats)
 {
   const LhOptions *options = p->spec->analyze;
-  LhFrame frames[MAX_BATCH_FRAMES];
+  LhFrame frames[MAX_BATCH_TASKS];
   for (int i = 0; i < n; i++)
     frames[i] = batch[i]->item.image.frame;
   int batch_status = lh_analyze_batch(context, frames, (size_t)n, options, stats);
@@ -449,10 +459,10 @@ static gpointer context_thread(gpointer data)
     }
   }
 
-  LhStats stats[MAX_BATCH_FRAMES];
-  for (int i = 0; i < MAX_BATCH_FRAMES; i++)
+  LhStats stats[MAX_BATCH_TASKS];
+  for (int i = 0; i < MAX_BATCH_TASKS; i++)
     lh_stats_init(&stats[i]);
-  Task *batch[MAX_BATCH_FRAMES];
+  Task *batch[MAX_BATCH_TASKS];
   bool ending = false;
   while (!ending) {
     Task *task = g_async_queue_pop(p->device_queue);
@@ -462,9 +472,11 @@ static gpointer context_thread(gpointer data)
     batch[n++] = task;
     /* Whatever else is waiting joins the batch.  nvJPEG's hardware backend
      * is set up for one batch size, and setting it up again costs more than
-     * a short wait for the decoding threads to fill the batch. */
+     * a short wait for the decoding threads to fill the batch with JPEGs;
+     * images decoded on the CPU come along without counting. */
     bool fill = g_atomic_int_get(&p->gpu_jpeg) != 0;
-    while (n < p->batch_frames &&
+    int undecoded = is_for_nvjpeg(task);
+    while ((fill ? undecoded < p->batch_frames && n < MAX_BATCH_TASKS : n < p->batch_frames) &&
            (task = fill ? g_async_queue_timeout_pop(p->device_queue, GPU_DECODE_FILL_WAIT_US)
                         : g_async_queue_try_pop(p->device_queue))) {
       if (task == &end_of_work) {
@@ -472,6 +484,7 @@ static gpointer context_thread(gpointer data)
         break;
       }
       batch[n++] = task;
+      undecoded += is_for_nvjpeg(task);
     }
 
     if (is_abandoned(p)) {
@@ -508,7 +521,7 @@ static gpointer context_thread(gpointer data)
       }
     }
   }
-  for (int i = 0; i < MAX_BATCH_FRAMES; i++)
+  for (int i = 0; i < MAX_BATCH_TASKS; i++)
     lh_stats_clear(&stats[i]);
   if (decoder) {
     double seconds = lhio_gpu_jpeg_device_seconds(decoder);
@@ -550,12 +563,14 @@ static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, i
 }
 
 /* Images whose pixels may be held at a time: two per decoding thread, so
- * that none waits for work, a batch per context, and the JPEGs that wait
- * for nvJPEG. */
+ * that none waits for work, and a batch per context; when the CPU decodes
+ * beside nvJPEG, the JPEGs that wait for it and two more per decoding
+ * thread, decoded while a batch is on the GPU. */
 static guint holding_for(const LhtPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
 {
+  int shared = gpu_share_limit_for(spec, backend, contexts);
   return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend) +
-                 gpu_share_limit_for(spec, backend, contexts));
+                 (shared > 0 ? shared + 2 * jobs : 0));
 }
 
 /* Until the contexts are open, --backend auto may end up on CUDA or on the

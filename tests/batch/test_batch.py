@@ -323,6 +323,8 @@ def group_pipeline(tmp):
 
 def run_on_terminal(args):
     """Runs lumahist with stderr on a pseudo-terminal; returns (status, stdout, terminal)."""
+    if args and args[0] == "stats" and "--decoder" not in args:
+        args = [args[0], "--decoder", "cpu", *args[1:]]  # as run() does
     master, slave = pty.openpty()
     # stdout to a file: records of 16-bit images would fill a pipe.
     stdout = tempfile.TemporaryFile()
