@@ -447,6 +447,9 @@ def main():
                         help="time only this command and its OpenCV loops")
     parser.add_argument("--runs", type=int, default=3,
                         help="runs of each all-core contender, whose median counts (default 3)")
+    parser.add_argument("--no-single", action="store_true",
+                        help="leave out the one-thread rows of stats (lumahist --jobs 1, the "
+                             "OpenCV loop): all-core rows only")
     parser.add_argument("--jpeg-only", action="store_true",
                         help="fill the folder with JPEGs only (default: 3 JPEGs to 1 PNG)")
     args = parser.parse_args()
@@ -495,7 +498,7 @@ def main():
         eq_n = eq_1 = cv_eq_loop = cv_eq_pool = eq_backend = eq_share = eq_util = None
         if args.only != "equalize":
             stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util, decode = time_stats(
-                lumahist, folder, paths, jobs, row, args.runs, scratch)
+                lumahist, folder, paths, jobs, row, args.runs, scratch, not args.no_single)
         if args.only != "stats":
             eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util = time_equalize(
                 lumahist, folder, paths, jobs, row, scratch, args.magick_count, args.runs)
@@ -514,7 +517,7 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def time_stats(lumahist, folder, paths, jobs, row, runs, scratch):
+def time_stats(lumahist, folder, paths, jobs, row, runs, scratch, single=True):
     """lumahist stats on all cores (median of runs; with --decoder gpu and cpu
     where it has the option) and on one, the OpenCV loops and torchvision's
     decode.  The figures the ratios take; decode holds the GPU decoding's."""
@@ -561,13 +564,16 @@ def time_stats(lumahist, folder, paths, jobs, row, runs, scratch):
     # came before it (the OpenCV loop, scaling, the GPU's share) stay on it.
     stats_n, timing, stats_util = all_cores("cpu" if decoder_option else None)
     backend, share, events = gpu_share(timing)
-    one = ["--jobs", "1"] + (["--decoder", "cpu"] if decoder_option else [])
-    t, _ = timed(lambda: run_lumahist([lumahist, "stats", "--quiet"] + one + [folder], records))
-    stats_1 = row("lumahist stats " + " ".join(one), t, note=f"decoders: {decoder_counts(records)}")
-    cv_loop = cv_pool = None
-    if cv2:
+    stats_1 = cv_loop = cv_pool = None
+    if single:
+        one = ["--jobs", "1"] + (["--decoder", "cpu"] if decoder_option else [])
+        t, _ = timed(lambda: run_lumahist([lumahist, "stats", "--quiet"] + one + [folder], records))
+        stats_1 = row("lumahist stats " + " ".join(one), t,
+                      note=f"decoders: {decoder_counts(records)}")
+    if cv2 and single:
         t, _ = timed(lambda: [cv_stats_one(p) for p in paths])
         cv_loop = row("OpenCV loop (imread gray+calcHist)", t)
+    if cv2:
         with SPAWN.Pool(jobs, initializer=cv_init) as pool:
             t, _, note = timed_median(runs, lambda: pool.map(cv_stats_one, paths, chunksize=4))
         cv_pool = row(f"OpenCV, {jobs} processes", t, note=note)
