@@ -84,6 +84,8 @@ struct Pipeline {
    * takes every JPEG while nvJPEG starts. */
   gint gpu_share_limit;
   gint gpu_waiting; /* undecoded JPEGs in the device queue (atomic) */
+  gint cpu_sharing;    /* threads decoding such JPEGs on the CPU (atomic) */
+  int cpu_share_slots; /* at most this many */
   double pin_s;  /* page-locking the pool's arena, by the opener */
   GThreadPool *pool;
   GAsyncQueue *device_queue;
@@ -247,12 +249,28 @@ static void note_cpu_decode(Pipeline *p, Task *task, const char *why)
     task->item.note = g_strdup_printf("decoded by libjpeg-turbo, not nvJPEG: %s", why);
 }
 
-/* Whether the JPEGs already waiting for nvJPEG keep the GPU's decoders busy
- * until this thread could have decoded one more itself. */
-static bool gpu_has_enough(Pipeline *p)
+/* Whether this thread decodes a JPEG that nvJPEG could take itself: when
+ * the JPEGs already waiting for nvJPEG keep the GPU's decoders busy until it
+ * could have decoded one more, and a few threads are left free meanwhile
+ * (cpu_share_slots): they keep reading files for the GPU, whose queue would
+ * otherwise wait on a whole CPU decode to refill, and nvJPEG's host work
+ * keeps its cores.  A true answer takes a slot: give it back with
+ * cpu_share_done. */
+static bool cpu_share_take(Pipeline *p)
 {
   int limit = g_atomic_int_get(&p->gpu_share_limit);
-  return limit > 0 && g_atomic_int_get(&p->gpu_waiting) >= limit;
+  if (limit <= 0 || g_atomic_int_get(&p->gpu_waiting) < limit)
+    return false;
+  if (g_atomic_int_add(&p->cpu_sharing, 1) >= p->cpu_share_slots) {
+    g_atomic_int_add(&p->cpu_sharing, -1);
+    return false;
+  }
+  return true;
+}
+
+static void cpu_share_done(Pipeline *p)
+{
+  g_atomic_int_add(&p->cpu_sharing, -1);
 }
 
 /* Decodes the task's file on this thread, or, when JPEGs go to the GPU and
@@ -266,6 +284,7 @@ static int decode(Pipeline *p, Task *task)
   if (!task->encoded.data && !g_atomic_int_get(&p->gpu_jpeg))
     return lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
   int status = LH_OK;
+  bool shared = false; /* a JPEG for nvJPEG decoded here instead (cpu_share_take) */
   if (!task->encoded.data) {
     status = lhio_load(item->path, &task->encoded);
     if (status == LH_OK && task->encoded.type == LHIO_FILE_JPEG && !task->cpu_only) {
@@ -273,10 +292,11 @@ static int decode(Pipeline *p, Task *task)
        * the same message. */
       status = lhio_jpeg_probe(item->path, &task->encoded, spec->max_pixels, &task->jpeg);
       if (status == LH_OK && !task->jpeg.gpu_refusal) {
-        if (!gpu_has_enough(p)) {
+        if (!cpu_share_take(p)) {
           g_atomic_int_inc(&p->gpu_waiting);
           return DECODE_ON_GPU;
         }
+        shared = true;
         g_atomic_int_inc(&p->gpu_shared);
         note_cpu_decode(p, task, "the GPU had enough JPEGs waiting (--decoder auto)");
       } else if (status == LH_OK) {
@@ -287,6 +307,8 @@ static int decode(Pipeline *p, Task *task)
   if (status == LH_OK)
     status = lhio_read_memory(item->path, &task->encoded, spec->read_mode, spec->max_pixels,
                               &item->image);
+  if (shared)
+    cpu_share_done(p);
   lhio_encoded_clear(&task->encoded);
   return status;
 }
@@ -564,13 +586,16 @@ static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, i
 
 /* Images whose pixels may be held at a time: two per decoding thread, so
  * that none waits for work, and a batch per context; when the CPU decodes
- * beside nvJPEG, the JPEGs that wait for it and two more per decoding
- * thread, decoded while a batch is on the GPU. */
+ * beside nvJPEG, two batches more per context (the JPEGs that wait for it,
+ * and those read meanwhile) and four more per decoding thread (decoded while
+ * a batch is on the GPU, and ready to be taken): a tighter bound left the
+ * decoding threads idle, the bound reached by images that waited for the
+ * analysis. */
 static guint holding_for(const LhtPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
 {
   int shared = gpu_share_limit_for(spec, backend, contexts);
   return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend) +
-                 (shared > 0 ? shared + 2 * jobs : 0));
+                 (shared > 0 ? 2 * shared + 4 * jobs : 0));
 }
 
 /* Until the contexts are open, --backend auto may end up on CUDA or on the
@@ -688,6 +713,10 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   p.n_paths = paths->len;
   p.gpu_jpeg =
       gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA : spec->contexts.backend);
+  /* nvJPEG's calls take about two cores' host work at the engines' rate
+   * (1.2 ms of CPU per image at 1800 images/s on an H100); one more thread
+   * reads for it. */
+  p.cpu_share_slots = jobs > 4 ? jobs - 3 : 1;
   if (p.gpu_jpeg)
     p.gpu_share_limit = gpu_share_limit_for(
         spec, LH_BACKEND_CUDA, lht_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
