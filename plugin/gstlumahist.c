@@ -120,6 +120,7 @@
 #include <gst/video/video.h>
 
 #ifdef HAVE_GST_CUDA
+#include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
@@ -537,6 +538,72 @@ static gboolean gst_lumahist_query(GstBaseTransform *trans, GstPadDirection dire
   return GST_BASE_TRANSFORM_CLASS(parent_class)->query(trans, direction, query);
 }
 
+#ifdef HAVE_GST_CUDA
+static void gst_lumahist_clear_rewrite_pool(GstLumahist *self)
+{
+  gst_clear_buffer(&self->rewrite_source);
+  if (self->rewrite_pool) {
+    gst_buffer_pool_set_active(self->rewrite_pool, FALSE);
+    gst_clear_object(&self->rewrite_pool);
+  }
+}
+
+/* Whether equalization can write this buffer's frame into another: the
+ * element rewrites frames, this one has a picture (not a gap, which
+ * transform_ip leaves alone), and the library runs on CUDA in the buffer's
+ * own CUDA context. */
+static gboolean gst_lumahist_rewrites_from(GstLumahist *self, GstBuffer *input)
+{
+  GstMemory *mem;
+  GstLumahistMode mode;
+
+  GST_OBJECT_LOCK(self);
+  mode = self->mode;
+  GST_OBJECT_UNLOCK(self);
+  if (mode == GST_LUMAHIST_MODE_ANALYZE || GST_BUFFER_FLAG_IS_SET(input, GST_BUFFER_FLAG_GAP) ||
+      !self->cuda_caps || !self->lh || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
+      gst_buffer_n_memory(input) != 1)
+    return FALSE;
+  mem = gst_buffer_peek_memory(input, 0);
+  return gst_is_cuda_memory(mem) && GST_CUDA_MEMORY_CAST(mem)->context == self->lh_cuda_ctx;
+}
+
+/* An output buffer from the element's CUDA pool, with the input's
+ * timestamps, flags and metas, for equalization to write the input's frame
+ * into (rewrite_source).  FALSE when no pool can be made: the base class
+ * then copies the input. */
+static gboolean gst_lumahist_pooled_output(GstLumahist *self, GstBuffer *input, GstBuffer **outbuf)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM(self);
+
+  if (!self->rewrite_pool) {
+    GstBufferPool *pool = gst_cuda_buffer_pool_new(self->lh_cuda_ctx);
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    GstCaps *caps = gst_video_info_to_caps(&self->info);
+
+    gst_caps_set_features(caps, 0,
+                          gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, NULL));
+    gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&self->info), 0, 0);
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    gst_caps_unref(caps);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) {
+      GST_WARNING_OBJECT(self, "no CUDA buffer pool for rewritten frames; copying them");
+      gst_object_unref(pool);
+      return FALSE;
+    }
+    self->rewrite_pool = pool;
+  }
+  if (gst_buffer_pool_acquire_buffer(self->rewrite_pool, outbuf, NULL) != GST_FLOW_OK)
+    return FALSE;
+  if (!GST_BASE_TRANSFORM_GET_CLASS(trans)->copy_metadata(trans, input, *outbuf)) {
+    gst_clear_buffer(outbuf);
+    return FALSE;
+  }
+  gst_buffer_replace(&self->rewrite_source, input);
+  return TRUE;
+}
+#endif
+
 static gboolean gst_lumahist_start(GstBaseTransform *trans)
 {
   GstLumahist *self = GST_LUMAHIST(trans);
@@ -569,6 +636,9 @@ static gboolean gst_lumahist_stop(GstBaseTransform *trans)
 {
   GstLumahist *self = GST_LUMAHIST(trans);
 
+#ifdef HAVE_GST_CUDA
+  gst_lumahist_clear_rewrite_pool(self);
+#endif
   gst_lumahist_close_library(self);
   lh_stats_clear(&self->stats);
 #ifdef HAVE_GST_CUDA
@@ -593,6 +663,7 @@ static gboolean gst_lumahist_set_caps(GstBaseTransform *trans, GstCaps *incaps, 
   self->lh_format = format;
   self->cuda_caps = FALSE;
 #ifdef HAVE_GST_CUDA
+  gst_lumahist_clear_rewrite_pool(self); /* its frames have the old caps */
   {
     GstCapsFeatures *features = gst_caps_get_features(incaps, 0);
     self->cuda_caps =
@@ -647,6 +718,11 @@ static GstFlowReturn gst_lumahist_prepare_output_buffer(GstBaseTransform *trans,
     *outbuf = gst_buffer_copy(input);
     return *outbuf ? GST_FLOW_OK : GST_FLOW_ERROR;
   }
+#ifdef HAVE_GST_CUDA
+  if (!gst_base_transform_is_passthrough(trans) && !gst_buffer_is_writable(input) &&
+      gst_lumahist_rewrites_from(self, input) && gst_lumahist_pooled_output(self, input, outbuf))
+    return GST_FLOW_OK;
+#endif
   return GST_BASE_TRANSFORM_CLASS(parent_class)->prepare_output_buffer(trans, input, outbuf);
 }
 
@@ -696,57 +772,101 @@ typedef struct {
   LhOverlayOptions overlay_options;
 } GstLumahistWork;
 
-/* Runs the library on a buffer: analysis (into self->stats), then, in place,
- * equalization and the overlay, as work says. */
-static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *buffer,
-                                          const GstLumahistWork *work)
+/* Maps buffer for the library as a frame: in place on the device when the
+ * library runs on CUDA and the buffer is CUDA memory, else on the host;
+ * *stream (may be NULL) is the CUDA stream that wrote it, if any. */
+static gboolean gst_lumahist_map(GstLumahist *self, GstBuffer *buffer, GstMapFlags flags,
+                                 GstVideoFrame *vframe, LhFrame *frame, void **stream)
 {
-  GstVideoFrame vframe;
-  gboolean rewrite = work->equalize || work->overlay;
-  GstMapFlags flags = rewrite ? GST_MAP_READWRITE : GST_MAP_READ;
   LhMemory memory = LH_MEMORY_HOST;
-  void *stream = NULL;
-  const gchar *what = "analyse";
-  LhFrame frame;
-  int status = LH_OK;
+  void *its_stream = NULL;
 
 #ifdef HAVE_GST_CUDA
-  if (!gst_lumahist_prepare_cuda(self, buffer, &flags, &memory, &stream))
-    return GST_FLOW_ERROR;
+  if (!gst_lumahist_prepare_cuda(self, buffer, &flags, &memory, &its_stream))
+    return FALSE;
 #endif
-  if (!gst_video_frame_map(&vframe, &self->info, buffer, flags))
-    goto map_failed;
+  if (!gst_video_frame_map(vframe, &self->info, buffer, flags))
+    return FALSE;
+  memset(frame, 0, sizeof *frame);
+  frame->format = self->lh_format;
+  frame->memory = memory;
+  frame->width = GST_VIDEO_FRAME_WIDTH(vframe);
+  frame->height = GST_VIDEO_FRAME_HEIGHT(vframe);
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(vframe) && i < G_N_ELEMENTS(frame->planes); i++) {
+    frame->planes[i] = GST_VIDEO_FRAME_PLANE_DATA(vframe, i);
+    frame->strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(vframe, i);
+  }
+  if (stream)
+    *stream = its_stream;
+  return TRUE;
+}
 
-  memset(&frame, 0, sizeof frame);
-  frame.format = self->lh_format;
-  frame.memory = memory;
-  frame.width = GST_VIDEO_FRAME_WIDTH(&vframe);
-  frame.height = GST_VIDEO_FRAME_HEIGHT(&vframe);
-  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&vframe) && i < G_N_ELEMENTS(frame.planes); i++) {
-    frame.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(&vframe, i);
-    frame.strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(&vframe, i);
+/* Runs the library on a buffer: analysis (into self->stats), then
+ * equalization and the overlay, as work says: in place, or, when source is
+ * another buffer (gst_lumahist_pooled_output), from source's frame into
+ * buffer's. */
+static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, GstBuffer *buffer,
+                                          const GstLumahistWork *work)
+{
+  GstVideoFrame in_vframe, out_vframe;
+  gboolean rewrite = work->equalize || work->overlay;
+  gboolean apart = source && source != buffer;
+  void *stream = NULL;
+  const gchar *what = "analyse";
+  LhFrame in, out;
+  int status = LH_OK;
+
+  if (apart) {
+    if (!gst_lumahist_map(self, source, GST_MAP_READ, &in_vframe, &in, &stream))
+      goto map_failed;
+    if (!gst_lumahist_map(self, buffer, GST_MAP_WRITE, &out_vframe, &out, NULL)) {
+      gst_video_frame_unmap(&in_vframe);
+      goto map_failed;
+    }
+  } else {
+    if (!gst_lumahist_map(self, buffer, rewrite ? GST_MAP_READWRITE : GST_MAP_READ, &in_vframe, &in,
+                          &stream))
+      goto map_failed;
+    out = in;
   }
 
   if (!gst_lumahist_enter(self)) {
-    gst_video_frame_unmap(&vframe);
+    gst_video_frame_unmap(&in_vframe);
+    if (apart)
+      gst_video_frame_unmap(&out_vframe);
     goto push_failed;
   }
-  if (memory == LH_MEMORY_HOST)
+  if (in.memory == LH_MEMORY_HOST)
     gst_lumahist_pins_add(self->pins, self->lh, buffer);
   status = lh_context_set_stream(self->lh, stream);
   /* The statistics are those of the frame as it came in. */
   if (status == LH_OK && work->analyze)
-    status = lh_analyze(self->lh, &frame, &work->options, &self->stats);
+    status = lh_analyze(self->lh, &in, &work->options, &self->stats);
   if (status == LH_OK && work->equalize) {
     what = "equalize";
-    status = lh_equalize(self->lh, &frame, &frame, &work->equalize_options);
+    status = lh_equalize(self->lh, &in, &out, &work->equalize_options);
   }
   if (status == LH_OK && work->overlay) {
     what = "draw the histogram on";
-    status = lh_overlay(self->lh, &frame, &self->stats, &work->overlay_options);
+    status = lh_overlay(self->lh, &out, &self->stats, &work->overlay_options);
   }
+#ifdef HAVE_GST_CUDA
+  /* Work left queued on the input's stream must be done before the pool's
+   * frame, which does not carry that stream, goes downstream. */
+  if (status == LH_OK && apart && stream &&
+      !gst_cuda_result(CuStreamSynchronize((CUstream)stream))) {
+    gst_lumahist_leave(self);
+    gst_video_frame_unmap(&in_vframe);
+    gst_video_frame_unmap(&out_vframe);
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not equalize a frame."),
+                      ("waiting for the CUDA stream failed"));
+    return GST_FLOW_ERROR;
+  }
+#endif
   gst_lumahist_leave(self);
-  gst_video_frame_unmap(&vframe);
+  gst_video_frame_unmap(&in_vframe);
+  if (apart)
+    gst_video_frame_unmap(&out_vframe);
   if (status == LH_ERROR_UNSUPPORTED)
     goto unsupported;
   if (status < 0)
@@ -968,7 +1088,15 @@ static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffe
   work.overlay_options.matrix = work.options.matrix;
   work.overlay_options.range = work.options.range;
 
-  ret = gst_lumahist_process(self, buffer, &work);
+#ifdef HAVE_GST_CUDA
+  {
+    GstBuffer *source = g_steal_pointer(&self->rewrite_source);
+    ret = gst_lumahist_process(self, source, buffer, &work);
+    gst_clear_buffer(&source);
+  }
+#else
+  ret = gst_lumahist_process(self, NULL, buffer, &work);
+#endif
   if (ret != GST_FLOW_OK)
     return ret;
 

@@ -102,6 +102,12 @@ struct _GstLumahist {
    * every library call (device memory belongs to one CUDA context). */
   GstCudaContext *cuda_ctx;
   GstCudaContext *lh_cuda_ctx;
+  /* Equalization of CUDA frames that upstream still holds (not writable):
+   * written from the input (rewrite_source) into a frame of this pool,
+   * made once per caps, rather than into a copy that GstBaseTransform would
+   * allocate and fill for every frame. */
+  GstBufferPool *rewrite_pool;
+  GstBuffer *rewrite_source;
 #endif
 };
 

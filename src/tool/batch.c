@@ -52,7 +52,9 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
       {"devices", 0, 0, G_OPTION_ARG_STRING, &args->devices,
        "Spread the work over these CUDA devices, e.g. 0,1", "LIST"},
       {"streams", 0, 0, G_OPTION_ARG_INT, &args->streams,
-       "CUDA streams per device, each with a thread feeding it (default 2; 1 when stats decodes JPEGs on the GPU)", "N"},
+       "CUDA streams per device, each with a thread feeding it (default 2; 1 when stats decodes "
+       "JPEGs on the GPU)",
+       "N"},
       {"skip-existing", 0, 0, G_OPTION_ARG_NONE, &args->skip_existing,
        (args->kinds & LHT_BATCH_STATS)
            ? "With --output: keep the records already in FILE and do only the other files"

@@ -212,12 +212,12 @@ typedef struct {
   LhStats stats; /* filled when the spec asks for analysis */
   int width;     /* of the decoded image (kept when its pixels are freed) */
   int height;
-  int status;   /* 0, or the negative status of the failure */
-  char *reason; /* the failure, for "lumahist: PATH: reason" */
-  int worker;   /* the context (device) that analysed it; -1 none */
+  int status;          /* 0, or the negative status of the failure */
+  char *reason;        /* the failure, for "lumahist: PATH: reason" */
+  int worker;          /* the context (device) that analysed it; -1 none */
   LhioDecoder decoder; /* what decoded it (kept when its pixels are freed) */
-  char *note;   /* with --verbose: why its JPEG was not decoded on the GPU */
-  void *user;   /* the steps' own data */
+  char *note;          /* with --verbose: why its JPEG was not decoded on the GPU */
+  void *user;          /* the steps' own data */
 } LhtItem;
 
 /* Marks an item failed (status < 0) with the reason (printf-style). */
@@ -266,18 +266,18 @@ typedef struct {
   double decode_s;  /* summed over threads */
   double device_s;  /* in lh_analyze_batch and device_step, summed over contexts */
   double finish_s;
-  size_t pinned_bytes; /* page-locked buffers the images were decoded into */
-  guint gpu_hardware;  /* JPEGs decoded by nvJPEG's hardware backend */
-  guint gpu_hybrid;    /* by its hybrid backend */
-  guint gpu_fallback;  /* sent to the GPU and decoded on the CPU after all */
-  guint gpu_shared;    /* --decoder auto: decoded on the CPU while the GPU was busy */
-  double gpu_decode_s; /* GPU time of the nvJPEG calls (CUDA events), summed */
+  size_t pinned_bytes;      /* page-locked buffers the images were decoded into */
+  guint gpu_hardware;       /* JPEGs decoded by nvJPEG's hardware backend */
+  guint gpu_hybrid;         /* by its hybrid backend */
+  guint gpu_fallback;       /* sent to the GPU and decoded on the CPU after all */
+  guint gpu_shared;         /* --decoder auto: decoded on the CPU while the GPU was busy */
+  double gpu_decode_s;      /* GPU time of the nvJPEG calls (CUDA events), summed */
   double gpu_decode_wall_s; /* the contexts' threads in those calls */
-  double gpu_open_s;   /* starting the decoders, summed over the contexts */
-  double cpu_user_s;   /* the process's CPU time over the run */
+  double gpu_open_s;        /* starting the decoders, summed over the contexts */
+  double cpu_user_s;        /* the process's CPU time over the run */
   double cpu_system_s;
-  double pinned_s;     /* locking them, after the contexts' opening */
-  guint *per_context;  /* items analysed by each context (n of contexts) */
+  double pinned_s;    /* locking them, after the contexts' opening */
+  guint *per_context; /* items analysed by each context (n of contexts) */
 } LhtPipelineResult;
 
 /* Opens *contexts as spec->contexts asks while the first images decode, and

@@ -83,10 +83,10 @@ struct Pipeline {
    * the CPU's cores and the GPU's JPEG engines work together, and the CPU
    * takes every JPEG while nvJPEG starts. */
   gint gpu_share_limit;
-  gint gpu_waiting; /* undecoded JPEGs in the device queue (atomic) */
+  gint gpu_waiting;    /* undecoded JPEGs in the device queue (atomic) */
   gint cpu_sharing;    /* threads decoding such JPEGs on the CPU (atomic) */
   int cpu_share_slots; /* at most this many */
-  double pin_s;  /* page-locking the pool's arena, by the opener */
+  double pin_s;        /* page-locking the pool's arena, by the opener */
   GThreadPool *pool;
   GAsyncQueue *device_queue;
   GAsyncQueue *done_queue;
@@ -718,8 +718,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
    * reads for it. */
   p.cpu_share_slots = jobs > 4 ? jobs - 3 : 1;
   if (p.gpu_jpeg)
-    p.gpu_share_limit = gpu_share_limit_for(
-        spec, LH_BACKEND_CUDA, lht_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
+    p.gpu_share_limit = gpu_share_limit_for(spec, LH_BACKEND_CUDA,
+                                            lht_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
   struct rusage usage_before;
   getrusage(RUSAGE_SELF, &usage_before);
 

@@ -334,20 +334,40 @@ GST_END_TEST;
  * are the library's CPU result; the statistics are those of the input.  A
  * backend whose build cannot equalize yet fails with NOT_IMPLEMENTED: that is
  * reported, and the test then checks nothing more for it. */
-static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gboolean overlay)
+/* Keeps a reference to every buffer that reaches the pad: the element sees
+ * frames it may not rewrite in place. */
+static GstPadProbeReturn hold_buffer(GstPad *pad, GstPadProbeInfo *info, gpointer held)
+{
+  g_ptr_array_add(held, gst_buffer_ref(GST_PAD_PROBE_INFO_BUFFER(info)));
+  return GST_PAD_PROBE_OK;
+}
+
+/* hold_input: upstream keeps each CUDA frame, so the element writes the
+ * result into a frame of its own (the CUDA backend from its pool); the
+ * frames held must come out untouched. */
+static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gboolean overlay,
+                        gboolean hold_input)
 {
   gchar *caps_string =
       g_strdup_printf("video/x-raw,format=%s,width=97,height=54,framerate=25/1", format);
   GstVideoInfo info = lhc_info_from_string(caps_string);
   gchar *description = g_strdup_printf(
       "appsrc name=src format=time caps=\"%s\" ! cudaupload ! video/x-raw(memory:CUDAMemory) ! "
-      "lumahist backend=%s mode=%d overlay=%d matrix=bt709 range=full tiles-x=3 tiles-y=2 "
-      "clip-limit=3 ! cudadownload ! video/x-raw ! appsink name=sink sync=false",
+      "lumahist name=lh backend=%s mode=%d overlay=%d matrix=bt709 range=full tiles-x=3 "
+      "tiles-y=2 clip-limit=3 ! cudadownload ! video/x-raw ! appsink name=sink sync=false",
       caps_string, backend, mode, overlay);
   GstElement *pipeline = gst_parse_launch(description, NULL);
   GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
   GstBus *bus = gst_element_get_bus(pipeline);
+  GPtrArray *held = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+  if (hold_input) {
+    GstElement *lh = gst_bin_get_by_name(GST_BIN(pipeline), "lh");
+    GstPad *pad = gst_element_get_static_pad(lh, "sink");
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, hold_buffer, held, NULL);
+    gst_object_unref(pad);
+    gst_object_unref(lh);
+  }
   GstBuffer *inputs[N_FRAMES], *expected[N_FRAMES];
   LhEqualizeOptions equalize;
   LhOverlayOptions overlay_options;
@@ -412,6 +432,15 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
   }
 
   fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  if (hold_input) {
+    fail_unless(held->len == n_samples || error != NULL, "%s: %u frames held, %u out", format,
+                held->len, n_samples);
+    for (guint i = 0; i < held->len && i < N_FRAMES; i++)
+      fail_unless(lhc_same_pixels(inputs[i], &info, g_ptr_array_index(held, i), &info),
+                  "%s %s mode %d overlay %d: frame %u held upstream was changed", format, backend,
+                  mode, overlay, i);
+  }
+  g_ptr_array_unref(held);
   for (guint i = 0; i < N_FRAMES; i++) {
     gst_buffer_unref(expected[i]);
     gst_buffer_unref(inputs[i]);
@@ -432,10 +461,14 @@ GST_START_TEST(test_cuda_equalize_overlay)
   for (guint i = 0; i < G_N_ELEMENTS(rewrite_formats); i++) {
     for (guint b = 0; b < 2; b++) {
       const gchar *backend = b ? "cuda" : "cpu";
-      run_rewrite(rewrite_formats[i], backend, 1, FALSE);
-      run_rewrite(rewrite_formats[i], backend, 2, FALSE);
-      run_rewrite(rewrite_formats[i], backend, 0, TRUE);
-      run_rewrite(rewrite_formats[i], backend, 2, TRUE);
+      run_rewrite(rewrite_formats[i], backend, 1, FALSE, FALSE);
+      run_rewrite(rewrite_formats[i], backend, 2, FALSE, FALSE);
+      run_rewrite(rewrite_formats[i], backend, 0, TRUE, FALSE);
+      run_rewrite(rewrite_formats[i], backend, 2, TRUE, FALSE);
+      /* Frames upstream keeps: into the element's own frames. */
+      run_rewrite(rewrite_formats[i], backend, 1, FALSE, TRUE);
+      run_rewrite(rewrite_formats[i], backend, 2, TRUE, TRUE);
+      run_rewrite(rewrite_formats[i], backend, 0, TRUE, TRUE);
     }
   }
 }
