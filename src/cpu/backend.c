@@ -20,6 +20,30 @@ static uint16_t load16(const uint8_t *p)
   return v;
 }
 
+/* The luma key of pixel x of a row, for every format: the one definition
+ * that the fast row loops below must match. */
+static inline uint32_t pixel_key(const LhiFormatInfo *info, const uint8_t *row, int x, uint32_t max,
+                                 LhiLumaWeights w)
+{
+  if (info->chroma == LHI_CHROMA_V210) {
+    uint32_t words[4];
+    memcpy(words, row + (size_t)(x / 6) * LHI_V210_GROUP_BYTES, sizeof words);
+    return lhi_v210_get(words, lhi_v210_y_field(x % 6));
+  }
+  const uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
+  if (info->r >= 0 && info->sample_bytes == 1)
+    return lhi_luma(px[info->r], px[info->g], px[info->b], w);
+  if (info->r >= 0)
+    return lhi_clamp_sample(
+        lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b), w),
+        max);
+  if (info->sample_bytes == 2) {
+    uint32_t v = load16(px);
+    return lhi_clamp_sample((info->big_endian ? lhi_swap16(v) : v) >> info->luma_shift, max);
+  }
+  return px[info->luma_offset];
+}
+
 /* Calls visit(key, context) for every pixel's luma key, row by row.  One
  * function for both the histogram and the sort keys keeps the luma of the
  * two methods the same by construction. */
@@ -31,28 +55,55 @@ static uint16_t load16(const uint8_t *p)
   do {                                                                                             \
     const LhiFormatInfo *info_ = lhi_format_info((frame)->format);                                 \
     const uint32_t max_ = (1u << (job)->bit_depth) - 1;                                            \
-    const LhiLumaWeights w_ = (job)->weights;                                                      \
     for (int y_ = (first_row); y_ < (end_row); y_++) {                                             \
       const uint8_t *row_ = row_at((frame), y_);                                                   \
       for (int x_ = 0; x_ < (frame)->width; x_++) {                                                \
-        const uint8_t *px_ = row_ + (size_t)x_ * (size_t)info_->pixel_bytes;                       \
-        uint32_t key;                                                                              \
-        if (info_->r >= 0 && info_->sample_bytes == 1)                                             \
-          key = lhi_luma(px_[info_->r], px_[info_->g], px_[info_->b], w_);                         \
-        else if (info_->r >= 0)                                                                    \
-          key = lhi_clamp_sample(lhi_luma(load16(px_ + 2 * info_->r), load16(px_ + 2 * info_->g),  \
-                                          load16(px_ + 2 * info_->b), w_),                         \
-                                 max_);                                                            \
-        else if ((frame)->format == LH_FORMAT_P010)                                                \
-          key = (uint32_t)load16(px_) >> 6;                                                        \
-        else if (info_->sample_bytes == 2)                                                         \
-          key = lhi_clamp_sample(load16(px_), max_);                                               \
-        else                                                                                       \
-          key = px_[0];                                                                            \
+        uint32_t key = pixel_key(info_, row_, x_, max_, (job)->weights);                           \
         KEY_STATEMENT;                                                                             \
       }                                                                                            \
     }                                                                                              \
   } while (0)
+
+/* Y in 16-bit samples (GRAY16 either way round, the Y plane of the 10, 12
+ * and 16-bit formats): a loop per byte order, with nothing else in it. */
+static void histogram_rows_y16(const LhiJob *job, int y0, int y1, uint64_t *histogram)
+{
+  const LhFrame *frame = &job->frame;
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const uint32_t max = (1u << job->bit_depth) - 1, shift = (uint32_t)info->luma_shift;
+  const int width = frame->width;
+  for (int y = y0; y < y1; y++) {
+    const uint8_t *row = row_at(frame, y);
+    if (info->big_endian)
+      for (int x = 0; x < width; x++)
+        histogram[lhi_clamp_sample(lhi_swap16(load16(row + 2 * (size_t)x)) >> shift, max)]++;
+    else
+      for (int x = 0; x < width; x++)
+        histogram[lhi_clamp_sample((uint32_t)load16(row + 2 * (size_t)x) >> shift, max)]++;
+  }
+}
+
+/* v210: the six Y fields of each group. */
+static void histogram_rows_v210(const LhiJob *job, int y0, int y1, uint64_t *histogram)
+{
+  const LhFrame *frame = &job->frame;
+  const int width = frame->width, whole = width / 6;
+  for (int y = y0; y < y1; y++) {
+    const uint8_t *row = row_at(frame, y);
+    for (int g = 0; g < whole; g++) {
+      uint32_t w[4];
+      memcpy(w, row + (size_t)g * LHI_V210_GROUP_BYTES, sizeof w);
+      histogram[(w[0] >> 10) & 0x3ff]++;
+      histogram[w[1] & 0x3ff]++;
+      histogram[(w[1] >> 20) & 0x3ff]++;
+      histogram[(w[2] >> 10) & 0x3ff]++;
+      histogram[w[3] & 0x3ff]++;
+      histogram[(w[3] >> 20) & 0x3ff]++;
+    }
+    for (int x = whole * 6; x < width; x++)
+      histogram[pixel_key(lhi_format_info(frame->format), row, x, 1023, job->weights)]++;
+  }
+}
 
 /* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): the luma of a row into a
  * buffer by the vectorized row loops, then counted (lhi_count8). */
@@ -86,14 +137,28 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
     histogram_rows_rgb8(job, y0, y1, histogram);
     return;
   }
-  if (frame->format == LH_FORMAT_GRAY8 || frame->format == LH_FORMAT_I420 ||
-      frame->format == LH_FORMAT_NV12) {
-    /* The common 8-bit single-sample case: the samples are the luma. */
+  if (info->r < 0 && info->sample_bytes == 1) {
+    /* 8-bit Y, alone (gray, planar and semi-planar YUV) or every other
+     * byte (packed 4:2:2): the samples are the luma. */
+    const int step = info->pixel_bytes;
     LhiCount8 count;
     lhi_count8_begin(&count, histogram);
-    for (int y = y0; y < y1; y++)
-      lhi_count8_row(&count, row_at(frame, y), frame->width);
+    for (int y = y0; y < y1; y++) {
+      const uint8_t *row = row_at(frame, y) + info->luma_offset;
+      if (step == 1)
+        lhi_count8_row(&count, row, frame->width);
+      else
+        lhi_count8_row_step2(&count, row, frame->width);
+    }
     lhi_count8_end(&count);
+    return;
+  }
+  if (info->r < 0 && info->sample_bytes == 2) {
+    histogram_rows_y16(job, y0, y1, histogram);
+    return;
+  }
+  if (info->chroma == LHI_CHROMA_V210) {
+    histogram_rows_v210(job, y0, y1, histogram);
     return;
   }
   FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);

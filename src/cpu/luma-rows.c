@@ -215,3 +215,19 @@ void lhi_count8_row(LhiCount8 *c, const uint8_t *row, int width)
   for (; x < width; x++)
     c->sub[0][row[x]]++;
 }
+
+void lhi_count8_row_step2(LhiCount8 *c, const uint8_t *row, int width)
+{
+  if (c->pending + width > COUNT8_FLUSH)
+    lhi_count8_end(c);
+  c->pending += width;
+  int x = 0;
+  for (; x + 4 <= width; x += 4) {
+    c->sub[0][row[2 * x]]++;
+    c->sub[1][row[2 * x + 2]]++;
+    c->sub[2][row[2 * x + 4]]++;
+    c->sub[3][row[2 * x + 6]]++;
+  }
+  for (; x < width; x++)
+    c->sub[0][row[2 * x]]++;
+}
