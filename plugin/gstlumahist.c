@@ -198,17 +198,20 @@ enum {
 static GParamSpec *properties[N_PROPERTIES];
 
 /* Every library format that GStreamer has a video format for. */
-#define LUMAHIST_FORMATS                                                                           \
-  "{ GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, "                  \
-  "P010_10LE, " LUMAHIST_YUV_FORMATS " }"
+#define LUMAHIST_BASE_FORMATS                                                                      \
+  "GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, P010_10LE, "
 /* The YUV of cameras (YUY2), capture cards (UYVY, v210) and decoders. */
 #define LUMAHIST_YUV_FORMATS                                                                       \
-  "YV12, NV21, Y42B, Y444, NV16, NV24, Y41B, YUY2, YVYU, UYVY, VYUY, v210, GRAY16_BE, "            \
-  "I420_10LE, I420_12LE, I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, P012_LE, P016_LE"
+  "YV12, NV21, Y42B, Y444, NV16, NV24, Y41B, YUY2, YVYU, UYVY, VYUY, GRAY16_BE, I420_10LE, "       \
+  "I420_12LE, I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, P012_LE, P016_LE"
+#define LUMAHIST_FORMATS "{ " LUMAHIST_BASE_FORMATS LUMAHIST_YUV_FORMATS ", v210 }"
+/* In CUDA memory, v210 has no kernels yet (the library counts its host
+ * frames with the CPU code). */
+#define LUMAHIST_CUDA_FORMATS "{ " LUMAHIST_BASE_FORMATS LUMAHIST_YUV_FORMATS " }"
 
 #ifdef HAVE_GST_CUDA
 #define LUMAHIST_CAPS                                                                              \
-  GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, LUMAHIST_FORMATS)         \
+  GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, LUMAHIST_CUDA_FORMATS)    \
   ";" GST_VIDEO_CAPS_MAKE(LUMAHIST_FORMATS)
 #else
 #define LUMAHIST_CAPS GST_VIDEO_CAPS_MAKE(LUMAHIST_FORMATS)

@@ -271,6 +271,13 @@ typedef struct {
 
 void lhi_count8_begin(LhiCount8 *count, uint64_t *histogram);
 void lhi_count8_row(LhiCount8 *count, const uint8_t *row, int width);
+/* The luma keys of a row of 16-bit words (shifted down, clamped to max,
+ * either byte order: lhi_word_luma with a full mask) and of a v210 row
+ * (cpu/luma-rows.c: vectorized where it can be). */
+void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bool big_endian,
+                      uint16_t *keys);
+void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys);
+
 /* width samples of every other byte from row on (the Y of packed 4:2:2). */
 void lhi_count8_row_step2(LhiCount8 *count, const uint8_t *row, int width);
 void lhi_count8_end(LhiCount8 *count);

@@ -64,45 +64,104 @@ static inline uint32_t pixel_key(const LhiFormatInfo *info, const uint8_t *row, 
     }                                                                                              \
   } while (0)
 
+/* Keys of up to 12 bits counted through four 32-bit sub-histograms, one
+ * per pixel position mod 4, as lhi_count8 does for 8 bits: runs of one value
+ * (a flat sky, a gradient) do not wait on their own increments.  Added into
+ * the 64-bit bins before a counter could overflow.  (16-bit keys count
+ * straight into the bins: four copies of 65536 would not stay in cache.) */
+#define COUNT16_SUBS 4
+#define COUNT16_MAX_BITS 12
+#define COUNT16_FLUSH (((int64_t)1 << 31) - 1)
+
+typedef struct {
+  uint32_t *sub; /* COUNT16_SUBS x bins, or NULL: straight into histogram */
+  size_t bins;
+  uint64_t *histogram;
+  int64_t pending;
+} Count16;
+
+static void count16_begin(Count16 *c, uint64_t *histogram, int bit_depth)
+{
+  c->bins = (size_t)1 << bit_depth;
+  c->histogram = histogram;
+  c->pending = 0;
+  c->sub = bit_depth <= COUNT16_MAX_BITS ? calloc(COUNT16_SUBS * c->bins, sizeof *c->sub) : NULL;
+}
+
+static void count16_flush(Count16 *c)
+{
+  if (!c->sub)
+    return;
+  for (size_t v = 0; v < c->bins; v++) {
+    uint64_t sum = 0;
+    for (int k = 0; k < COUNT16_SUBS; k++)
+      sum += c->sub[(size_t)k * c->bins + v];
+    c->histogram[v] += sum;
+  }
+  memset(c->sub, 0, COUNT16_SUBS * c->bins * sizeof *c->sub);
+  c->pending = 0;
+}
+
+static void count16_end(Count16 *c)
+{
+  count16_flush(c);
+  free(c->sub);
+}
+
+/* n keys from key(i), i = 0 .. n-1. */
+#define COUNT16_KEYS(c, n, KEY)                                                                    \
+  do {                                                                                             \
+    const int n_ = (n);                                                                            \
+    if (!(c)->sub) {                                                                               \
+      for (int i = 0; i < n_; i++)                                                                 \
+        (c)->histogram[KEY]++;                                                                     \
+      break;                                                                                       \
+    }                                                                                              \
+    if ((c)->pending + n_ > COUNT16_FLUSH)                                                         \
+      count16_flush(c);                                                                            \
+    (c)->pending += n_;                                                                            \
+    uint32_t *s0_ = (c)->sub, *s1_ = s0_ + (c)->bins, *s2_ = s1_ + (c)->bins,                      \
+             *s3_ = s2_ + (c)->bins;                                                               \
+    int i = 0;                                                                                     \
+    for (; i + 4 <= n_; i += 4) {                                                                  \
+      s0_[KEY]++;                                                                                  \
+      i++;                                                                                         \
+      s1_[KEY]++;                                                                                  \
+      i++;                                                                                         \
+      s2_[KEY]++;                                                                                  \
+      i++;                                                                                         \
+      s3_[KEY]++;                                                                                  \
+      i -= 3;                                                                                      \
+    }                                                                                              \
+    for (; i < n_; i++)                                                                            \
+      s0_[KEY]++;                                                                                  \
+  } while (0)
+
 /* Y in 16-bit samples (GRAY16 either way round, the Y plane of the 10, 12
- * and 16-bit formats): a loop per byte order, with nothing else in it. */
-static void histogram_rows_y16(const LhiJob *job, int y0, int y1, uint64_t *histogram)
+ * and 16-bit formats) and v210's fields: a row's keys made by the row loops
+ * of cpu/luma-rows.c, then counted. */
+static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
   const LhFrame *frame = &job->frame;
   const LhiFormatInfo *info = lhi_format_info(frame->format);
-  const uint32_t max = (1u << job->bit_depth) - 1, shift = (uint32_t)info->luma_shift;
+  const uint32_t max = (1u << job->bit_depth) - 1;
   const int width = frame->width;
+  uint16_t *keys = malloc((size_t)width * sizeof *keys);
+  if (!keys) { /* no memory for a row: the general loop, which needs none */
+    FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
+    return;
+  }
+  Count16 c;
+  count16_begin(&c, histogram, job->bit_depth);
   for (int y = y0; y < y1; y++) {
-    const uint8_t *row = row_at(frame, y);
-    if (info->big_endian)
-      for (int x = 0; x < width; x++)
-        histogram[lhi_clamp_sample(lhi_swap16(load16(row + 2 * (size_t)x)) >> shift, max)]++;
+    if (info->chroma == LHI_CHROMA_V210)
+      lhi_v210_keys_row(row_at(frame, y), width, keys);
     else
-      for (int x = 0; x < width; x++)
-        histogram[lhi_clamp_sample((uint32_t)load16(row + 2 * (size_t)x) >> shift, max)]++;
+      lhi_y16_keys_row(row_at(frame, y), width, info->luma_shift, max, info->big_endian, keys);
+    COUNT16_KEYS(&c, width, keys[i]);
   }
-}
-
-/* v210: the six Y fields of each group. */
-static void histogram_rows_v210(const LhiJob *job, int y0, int y1, uint64_t *histogram)
-{
-  const LhFrame *frame = &job->frame;
-  const int width = frame->width, whole = width / 6;
-  for (int y = y0; y < y1; y++) {
-    const uint8_t *row = row_at(frame, y);
-    for (int g = 0; g < whole; g++) {
-      uint32_t w[4];
-      memcpy(w, row + (size_t)g * LHI_V210_GROUP_BYTES, sizeof w);
-      histogram[(w[0] >> 10) & 0x3ff]++;
-      histogram[w[1] & 0x3ff]++;
-      histogram[(w[1] >> 20) & 0x3ff]++;
-      histogram[(w[2] >> 10) & 0x3ff]++;
-      histogram[w[3] & 0x3ff]++;
-      histogram[(w[3] >> 20) & 0x3ff]++;
-    }
-    for (int x = whole * 6; x < width; x++)
-      histogram[pixel_key(lhi_format_info(frame->format), row, x, 1023, job->weights)]++;
-  }
+  count16_end(&c);
+  free(keys);
 }
 
 /* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): the luma of a row into a
@@ -153,12 +212,8 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
     lhi_count8_end(&count);
     return;
   }
-  if (info->r < 0 && info->sample_bytes == 2) {
-    histogram_rows_y16(job, y0, y1, histogram);
-    return;
-  }
-  if (info->chroma == LHI_CHROMA_V210) {
-    histogram_rows_v210(job, y0, y1, histogram);
+  if ((info->r < 0 && info->sample_bytes == 2) || info->chroma == LHI_CHROMA_V210) {
+    histogram_rows_keys(job, y0, y1, histogram);
     return;
   }
   FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
@@ -185,13 +240,15 @@ static int histogram_frame(LhiCpuState *state, const LhiJob *job)
   const LhFrame *frame = &job->frame;
   const size_t bins = (size_t)1 << job->bit_depth;
   memset(job->histogram, 0, bins * sizeof *job->histogram);
-  HistogramBands h = {job, lhi_band_count(state->pool, frame->width, frame->height), bins, NULL};
+  /* state NULL: the calling thread alone (the CUDA backend's v210 frames) */
+  LhiPool *pool = state ? state->pool : NULL;
+  HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL};
   if (h.bands > 1) {
     h.histograms = calloc((size_t)h.bands * bins, sizeof *h.histograms);
     if (!h.histograms)
       h.bands = 1; /* no memory for the bands' histograms: one thread */
   }
-  lhi_pool_run(state->pool, h.bands, histogram_band, &h);
+  lhi_pool_run(pool, h.bands, histogram_band, &h);
   for (int band = 1; band < h.bands; band++)
     for (size_t v = 0; v < bins; v++)
       job->histogram[v] += h.histograms[(size_t)band * bins + v];
