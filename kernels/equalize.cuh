@@ -5,6 +5,7 @@
 #define LHK_EQUALIZE_CUH
 
 #include "lh-equalize.h"
+#include "lh-yuv.h"
 #include "lhk-common.cuh"
 
 /* Threads of a rewriting block: a row of 4K GRAY8 is 240 units of 16 pixels. */
@@ -59,7 +60,9 @@ __device__ __forceinline__ uint32_t lhk_luma_of(const uint8_t *px, const LhkPlan
   typedef LhkRewrite<PIXEL> R;
   if constexpr (R::SAMPLES == 1) {
     uint32_t v = lhk_sample<PIXEL>(px, 0);
-    return R::SAMPLE_BYTES == 1 ? v : min(v >> p.shift, p.max_value);
+    if (R::SAMPLE_BYTES == 1)
+      return v;
+    return lhi_word_luma(p.swap ? lhi_swap16(v) : v, ~p.keep & 0xffffu, p.shift, p.max_value);
   } else {
     const LhiLumaWeights w = {p.weights[0], p.weights[1], p.weights[2]};
     uint32_t y =
@@ -77,7 +80,15 @@ __device__ __forceinline__ void lhk_write_pixel(const uint8_t *src, uint8_t *dst
 {
   typedef LhkRewrite<PIXEL> R;
   if constexpr (R::SAMPLES == 1) {
-    lhk_set_sample<PIXEL>(dst, 0, R::SAMPLE_BYTES == 1 ? y_new : y_new << p.shift);
+    if (R::SAMPLE_BYTES == 1) {
+      lhk_set_sample<PIXEL>(dst, 0, y_new);
+    } else {
+      /* the bits that are not Y (packed chroma) as src has them */
+      const uint32_t word =
+          p.swap ? lhi_swap16(lhk_sample<PIXEL>(src, 0)) : lhk_sample<PIXEL>(src, 0);
+      const uint32_t v = lhi_word_with_luma(word, ~p.keep & 0xffffu, p.shift, y_new);
+      lhk_set_sample<PIXEL>(dst, 0, p.swap ? lhi_swap16(v) : v);
+    }
   } else {
     uint32_t c[R::SAMPLES];
 #pragma unroll

@@ -7,6 +7,7 @@
 #include <cuda/atomic>
 
 #include "lh-luma.h"
+#include "lh-yuv.h"
 #include "scan.cuh"
 
 /* --- Tunables --------------------------------------------------------------
@@ -81,6 +82,8 @@ struct LhkLuma {
   LhiLumaWeights weights;
   uint32_t shift;
   uint32_t max_value;
+  uint32_t mask;      /* Y16: the bits of a word that are Y */
+  uint32_t select[2]; /* Y16: the byte permutation of the low and high word of 32 bits */
 };
 
 /* Sample i of a unit's words, by one byte permutation (PRMT) each. */
@@ -91,6 +94,11 @@ __device__ __forceinline__ uint32_t lhk_byte(const uint32_t *w, int i)
 __device__ __forceinline__ uint32_t lhk_half(const uint32_t *w, int i)
 {
   return __byte_perm(w[i >> 1], 0, (i & 1) ? 0x4432 : 0x4410);
+}
+/* The same in the image's byte order (LhkLuma.select). */
+__device__ __forceinline__ uint32_t lhk_word(const uint32_t *w, int i, const uint32_t *select)
+{
+  return __byte_perm(w[i >> 1], 0, select[i & 1]);
 }
 
 /* The luma key of pixel i of a unit, exactly as the CPU backend computes it
@@ -103,7 +111,7 @@ __device__ __forceinline__ uint32_t lhk_unit_key(const uint32_t *w, int i, const
   case LHK_PIXEL_Y8:
     return lhk_byte(w, i);
   case LHK_PIXEL_Y16:
-    return min(lhk_half(w, i) >> l.shift, l.max_value);
+    return lhi_word_luma(lhk_word(w, i, l.select), l.mask, l.shift, l.max_value);
   case LHK_PIXEL_RGB8:
     return lhi_luma(lhk_byte(w, 3 * i), lhk_byte(w, 3 * i + 1), lhk_byte(w, 3 * i + 2), l.weights);
   case LHK_PIXEL_RGBA8:
@@ -128,7 +136,10 @@ __device__ __forceinline__ uint32_t lhk_pixel_key(const uint8_t *p, const LhkLum
   case LHK_PIXEL_Y8:
     return p[0];
   case LHK_PIXEL_Y16:
-    return min((uint32_t)q[0] >> l.shift, l.max_value);
+    /* byte loads: packed 4:2:2 rows may start at odd addresses */
+    return lhi_word_luma(l.select[0] == 0x4410 ? (uint32_t)p[0] | (uint32_t)p[1] << 8
+                                               : (uint32_t)p[1] | (uint32_t)p[0] << 8,
+                         l.mask, l.shift, l.max_value);
   case LHK_PIXEL_RGB8:
   case LHK_PIXEL_RGBA8:
     return lhi_luma(p[0], p[1], p[2], l.weights);
@@ -364,8 +375,11 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
                                                 Counter &counter, bool first_round_done = false)
 {
   typedef LhkLayout<PIXEL> L;
-  const LhkLuma luma = {
-      {image.weights[0], image.weights[1], image.weights[2]}, image.shift, image.max_value};
+  const LhkLuma luma = {{image.weights[0], image.weights[1], image.weights[2]},
+                        image.shift,
+                        image.max_value,
+                        ~image.keep & 0xffffu,
+                        {image.swap ? 0x4401u : 0x4410u, image.swap ? 0x4423u : 0x4432u}};
   const uint8_t *data = (const uint8_t *)image.data;
   const size_t stride = image.stride;
   const uint32_t width = image.width, height = image.height;

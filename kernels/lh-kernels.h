@@ -34,8 +34,9 @@ extern "C" {
 
 /* How the pixels of plane 0 are laid out, one kernel variant each. */
 typedef enum {
-  LHK_PIXEL_Y8,     /* one 8-bit sample: GRAY8, the Y plane of I420 and NV12 */
-  LHK_PIXEL_Y16,    /* one 16-bit sample: GRAY16, the Y plane of P010 */
+  LHK_PIXEL_Y8,     /* one 8-bit sample: GRAY8, the Y plane of 8-bit planar YUV */
+  LHK_PIXEL_Y16,    /* one 16-bit word: GRAY16 (either byte order), the Y plane of 10 to
+                       16-bit YUV, and packed 4:2:2 (Y one byte of each word, keep) */
   LHK_PIXEL_RGB8,   /* three 8-bit samples: RGB, BGR */
   LHK_PIXEL_RGBA8,  /* four 8-bit samples, the fourth ignored: RGBA, BGRA, RGBX, BGRX */
   LHK_PIXEL_RGB16,  /* three 16-bit samples */
@@ -52,6 +53,8 @@ typedef struct {
   uint32_t height;    /* rows */
   uint32_t slot;      /* which histogram of the launch the pixels count in */
   uint32_t shift;     /* Y16: right shift of each sample (P010: 6), else 0 */
+  uint32_t keep;      /* Y16: the bits of a word that are not Y (YUY2: 0xff00), 0 for none */
+  uint32_t swap;      /* Y16: non-zero for big-endian words (GRAY16_BE) */
   uint32_t max_value; /* values above are counted in this bin (lhi_clamp_sample) */
   uint32_t weights[3]; /* RGB pixels: the luma weight of samples 0, 1, 2 in the
                           pixel, i.e. LhiLumaWeights permuted to the byte order */
@@ -229,6 +232,8 @@ typedef struct {
   uint32_t width;
   uint32_t height;
   uint32_t shift;      /* Y16: right shift of each sample (P010: 6), put back on writing */
+  uint32_t keep;       /* Y16: the bits of a word that are not Y, kept on writing (LhkImage) */
+  uint32_t swap;       /* Y16: big-endian words */
   uint32_t max_value;  /* 2^bit_depth - 1: luma clamped to it, colour samples too */
   uint32_t weights[3]; /* R'G'B' pixels: as LhkImage.weights */
 } LhkPlane;
@@ -287,7 +292,16 @@ typedef struct {
   LhkPixel pixel;     /* of plane 0 */
   uint32_t shift;     /* P010: 6 */
   int rgb_index[3];   /* sample of R', G', B' in a pixel; -1: luma only */
-  int chroma;         /* 0: none; 1: planar Cb, Cr (I420); 2: interleaved (NV12, P010) */
+  /* 0: none; 1: planar (Cb in plane cb_index, Cr in cr_index: I420, YV12,
+   * ...); 2: pairs in plane 1 (Cb sample cb_index: NV12, NV21, P010, ...);
+   * 3: packed 4:2:2 (bytes cb_index, cr_index of each 4-byte pair in plane 0) */
+  int chroma;
+  int chroma_x_shift; /* chroma subsampled by 2^shift across and down */
+  int chroma_y_shift;
+  int cb_index;
+  int cr_index;
+  int luma_offset;  /* bytes from a pixel's start to its Y (UYVY: 1) */
+  int big_endian;   /* GRAY16_BE */
   int frame_width;
   int frame_height;
   int panel_x; /* may lie partly outside the frame */

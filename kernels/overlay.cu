@@ -2,6 +2,7 @@
  * one thread per pixel of the panel (and per chroma sample under it), with
  * the inks and the blend of lh-overlay.h that the CPU draws with. */
 #include "lh-overlay.h"
+#include "lh-yuv.h"
 #include "lhk-common.cuh"
 
 /* --- Tunables --------------------------------------------------------------- */
@@ -20,11 +21,17 @@ __device__ __forceinline__ void lhk_put(uint8_t *p, int bytes, uint32_t v)
     p[1] = (uint8_t)(v >> 8);
 }
 
-/* One sample blended; P010 keeps its 10 bits at the top. */
+/* One sample blended; P010 keeps its 10 bits at the top, GRAY16_BE its
+ * bytes the other way round.  A packed 4:2:2 byte is written by its own
+ * thread: bytes are stored whole, so neighbours never clash. */
 __device__ __forceinline__ void lhk_blend_at(uint8_t *p, int bytes, uint32_t shift, uint32_t colour,
-                                             uint32_t alpha)
+                                             uint32_t alpha, bool big_endian = false)
 {
-  lhk_put(p, bytes, lhi_blend(lhk_get(p, bytes) >> shift, colour, alpha) << shift);
+  uint32_t s = lhk_get(p, bytes);
+  if (big_endian)
+    s = lhi_swap16(s);
+  const uint32_t v = lhi_blend(s >> shift, colour, alpha) << shift;
+  lhk_put(p, bytes, big_endian ? lhi_swap16(v) : v);
 }
 
 struct LhkOverlayArea {
@@ -50,26 +57,42 @@ __global__ void lhk_overlay_luma_kernel(LhkOverlay o, LhkOverlayArea a, int pixe
     for (int c = 0; c < 3; c++)
       lhk_blend_at(px + o.rgb_index[c] * sample_bytes, sample_bytes, 0, ink.rgb[c], ink.alpha);
   } else {
-    lhk_blend_at(px, sample_bytes, o.shift, ink.y, ink.alpha);
+    lhk_blend_at(px + o.luma_offset, sample_bytes, o.shift, ink.y, ink.alpha, o.big_endian != 0);
   }
 }
 
 /* Each chroma sample takes the ink of its top-left luma pixel. */
+/* The first chroma sample at or after luma position v of 2^shift. */
+__host__ __device__ __forceinline__ int lhk_chroma_first(int v, int shift)
+{
+  return (v + (1 << shift) - 1) >> shift;
+}
+
 __global__ void lhk_overlay_chroma_kernel(LhkOverlay o, LhkOverlayArea a, int sample_bytes)
 {
-  const int cx = (a.x0 + 1) / 2 + (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  const int cy = (a.y0 + 1) / 2 + (int)(blockIdx.y * blockDim.y + threadIdx.y);
-  if (2 * cx >= a.x1 || 2 * cy >= a.y1)
+  const int xs = o.chroma_x_shift, ys = o.chroma_y_shift;
+  const int cx = lhk_chroma_first(a.x0, xs) + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int cy = lhk_chroma_first(a.y0, ys) + (int)(blockIdx.y * blockDim.y + threadIdx.y);
+  if (cx << xs >= a.x1 || cy << ys >= a.y1)
     return;
-  const LhiInk &ink = lhk_ink_at(o, 2 * cx, 2 * cy);
-  if (o.chroma == 2) {
+  const LhiInk &ink = lhk_ink_at(o, cx << xs, cy << ys);
+  uint8_t *cb, *cr;
+  if (o.chroma == 3) {
+    uint8_t *pair = (uint8_t *)o.planes[0] + (size_t)cy * o.strides[0] + 4 * (size_t)cx;
+    cb = pair + o.cb_index;
+    cr = pair + o.cr_index;
+  } else if (o.chroma == 2) {
     uint8_t *p = (uint8_t *)o.planes[1] + (size_t)cy * o.strides[1] + (size_t)cx * 2 * sample_bytes;
-    lhk_blend_at(p, sample_bytes, o.shift, ink.cb, ink.alpha);
-    lhk_blend_at(p + sample_bytes, sample_bytes, o.shift, ink.cr, ink.alpha);
+    cb = p + o.cb_index * sample_bytes;
+    cr = p + o.cr_index * sample_bytes;
   } else {
-    lhk_blend_at((uint8_t *)o.planes[1] + (size_t)cy * o.strides[1] + cx, 1, 0, ink.cb, ink.alpha);
-    lhk_blend_at((uint8_t *)o.planes[2] + (size_t)cy * o.strides[2] + cx, 1, 0, ink.cr, ink.alpha);
+    cb = (uint8_t *)o.planes[o.cb_index] + (size_t)cy * o.strides[o.cb_index] +
+         (size_t)cx * sample_bytes;
+    cr = (uint8_t *)o.planes[o.cr_index] + (size_t)cy * o.strides[o.cr_index] +
+         (size_t)cx * sample_bytes;
   }
+  lhk_blend_at(cb, sample_bytes, o.shift, ink.cb, ink.alpha);
+  lhk_blend_at(cr, sample_bytes, o.shift, ink.cr, ink.alpha);
 }
 
 static void pixel_bytes_of(LhkPixel pixel, int *pixel_bytes, int *sample_bytes)
@@ -94,12 +117,18 @@ extern "C" cudaError_t lhk_overlay(const LhkOverlay *overlay, cudaStream_t strea
     return cudaSuccess;
   int pixel_bytes, sample_bytes;
   pixel_bytes_of(o.pixel, &pixel_bytes, &sample_bytes);
+  if (o.chroma == 3) { /* packed 4:2:2: Y a byte of each 2-byte pixel */
+    pixel_bytes = 2;
+    sample_bytes = 1;
+  }
   const dim3 block(LHK_OVERLAY_BLOCK_X, LHK_OVERLAY_BLOCK_Y);
   dim3 grid((a.x1 - a.x0 + block.x - 1) / block.x, (a.y1 - a.y0 + block.y - 1) / block.y);
   lhk_overlay_luma_kernel<<<grid, block, 0, stream>>>(o, a, pixel_bytes, sample_bytes);
   LHK_CHECK_LAUNCH(stream);
   if (o.chroma) {
-    int cw = (a.x1 + 1) / 2 - (a.x0 + 1) / 2, ch = (a.y1 + 1) / 2 - (a.y0 + 1) / 2;
+    const int xs = o.chroma_x_shift, ys = o.chroma_y_shift;
+    int cw = lhk_chroma_first(a.x1, xs) - lhk_chroma_first(a.x0, xs);
+    int ch = lhk_chroma_first(a.y1, ys) - lhk_chroma_first(a.y0, ys);
     if (cw > 0 && ch > 0) {
       dim3 chroma_grid((cw + block.x - 1) / block.x, (ch + block.y - 1) / block.y);
       lhk_overlay_chroma_kernel<<<chroma_grid, block, 0, stream>>>(o, a, sample_bytes);

@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "lh-luma.h"
+#include "lh-yuv.h"
 #include "lhk-common.cuh"
 
 /* Threads per block and keys per thread of a sort pass.  512 x 16 = 8192 keys
@@ -241,8 +242,10 @@ __device__ __forceinline__ uint32_t luma_key(const LhkImage &image, const uint8_
   if (PIXEL == LHK_PIXEL_Y8)
     return row[x];
   if (PIXEL == LHK_PIXEL_Y16) {
-    const uint32_t v = ((const uint16_t *)row)[x] >> image.shift;
-    return v > image.max_value ? image.max_value : v;
+    /* byte loads: packed 4:2:2 rows may start at odd addresses */
+    const uint32_t v = (uint32_t)row[2 * (size_t)x] | (uint32_t)row[2 * (size_t)x + 1] << 8;
+    return lhi_word_luma(image.swap ? lhi_swap16(v) : v, ~image.keep & 0xffffu, image.shift,
+                         image.max_value);
   }
   uint32_t s0, s1, s2;
   if (PIXEL == LHK_PIXEL_RGB8 || PIXEL == LHK_PIXEL_RGBA8) {

@@ -29,11 +29,16 @@
  * Input is raw video in system memory or, when the plugin was built with
  * GStreamer's CUDA library, in CUDA memory (`video/x-raw(memory:CUDAMemory)`,
  * as nvh264dec, nvjpegdec or cudaupload produce it), which is read in place on
- * the GPU.  Formats: GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx,
- * RGBA64_LE, I420, NV12 and P010_10LE.  For YUV formats the Y plane is the
- * luma; for RGB formats luma is Kr·R' + (1 − Kr − Kb)·G' + Kb·B' with the
- * weights of #GstLumahist:matrix.  The luma has 8 bits, except GRAY16_LE and
- * RGBA64_LE (16) and P010_10LE (10).
+ * the GPU.  Formats: GRAY8, GRAY16_LE, GRAY16_BE, RGB, BGR, RGBA, BGRA,
+ * RGBx, BGRx, RGBA64_LE; YUV 4:2:0 I420, YV12, NV12, NV21, I420_10LE,
+ * I420_12LE, P010_10LE, P012_LE, P016_LE; 4:2:2 Y42B, NV16, I422_10LE,
+ * I422_12LE and packed YUY2, YVYU, UYVY, VYUY, v210; 4:4:4 Y444, NV24,
+ * Y444_10LE, Y444_12LE, Y444_16LE; 4:1:1 Y41B.  For YUV formats the Y
+ * samples are the luma, read where they lie (no conversion), and only they
+ * are rewritten; for RGB formats luma is Kr·R' + (1 − Kr − Kb)·G' + Kb·B'
+ * with the weights of #GstLumahist:matrix.  The luma has the format's
+ * depth: 8 bits, 10 (P010_10LE, v210, the _10LE formats), 12 (P012_LE, the
+ * _12LE formats) or 16 (GRAY16, RGBA64_LE, P016_LE, Y444_16LE).
  *
  * Unless #GstLumahist:matrix and #GstLumahist:range say otherwise, both come
  * from the caps' colorimetry: the colour matrix (BT.601, BT.709 or BT.2020;
@@ -62,7 +67,7 @@
  * * #gchararray `backend`: the backend that analysed it: "cpu" or "cuda"
  * * #gchararray `format`: the GStreamer video format, e.g. "NV12"
  * * #gint `width`, #gint `height`: the frame size in pixels, ≥ 1
- * * #gint `bit-depth`: bits of the luma values: 8, 10 or 16
+ * * #gint `bit-depth`: bits of the luma values: 8, 10, 12 or 16
  * * #gchararray `matrix`: "bt601", "bt709" or "bt2020"
  * * #gchararray `range`: "full" or "limited"
  * * #guint64 `count`: pixels analysed (width × height)
@@ -194,12 +199,20 @@ enum {
 static GParamSpec *properties[N_PROPERTIES];
 
 /* Every library format that GStreamer has a video format for. */
-#define LUMAHIST_FORMATS                                                                           \
-  "{ GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, P010_10LE }"
+#define LUMAHIST_BASE_FORMATS                                                                      \
+  "GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, P010_10LE, "
+/* The YUV of cameras (YUY2), capture cards (UYVY, v210) and decoders. */
+#define LUMAHIST_YUV_FORMATS                                                                       \
+  "YV12, NV21, Y42B, Y444, NV16, NV24, Y41B, YUY2, YVYU, UYVY, VYUY, GRAY16_BE, I420_10LE, "       \
+  "I420_12LE, I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, P012_LE, P016_LE"
+#define LUMAHIST_FORMATS "{ " LUMAHIST_BASE_FORMATS LUMAHIST_YUV_FORMATS ", v210 }"
+/* In CUDA memory, v210 has no kernels yet (the library counts its host
+ * frames with the CPU code). */
+#define LUMAHIST_CUDA_FORMATS "{ " LUMAHIST_BASE_FORMATS LUMAHIST_YUV_FORMATS " }"
 
 #ifdef HAVE_GST_CUDA
 #define LUMAHIST_CAPS                                                                              \
-  GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, LUMAHIST_FORMATS)         \
+  GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, LUMAHIST_CUDA_FORMATS)    \
   ";" GST_VIDEO_CAPS_MAKE(LUMAHIST_FORMATS)
 #else
 #define LUMAHIST_CAPS GST_VIDEO_CAPS_MAKE(LUMAHIST_FORMATS)
@@ -214,12 +227,41 @@ static const struct {
   GstVideoFormat video;
   LhFormat lh;
 } format_map[] = {
-    {GST_VIDEO_FORMAT_GRAY8, LH_FORMAT_GRAY8},      {GST_VIDEO_FORMAT_GRAY16_LE, LH_FORMAT_GRAY16},
-    {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},          {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
-    {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA},        {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
-    {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},        {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
-    {GST_VIDEO_FORMAT_RGBA64_LE, LH_FORMAT_RGBA16}, {GST_VIDEO_FORMAT_I420, LH_FORMAT_I420},
-    {GST_VIDEO_FORMAT_NV12, LH_FORMAT_NV12},        {GST_VIDEO_FORMAT_P010_10LE, LH_FORMAT_P010},
+    {GST_VIDEO_FORMAT_GRAY8, LH_FORMAT_GRAY8},
+    {GST_VIDEO_FORMAT_GRAY16_LE, LH_FORMAT_GRAY16},
+    {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},
+    {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
+    {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA},
+    {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
+    {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},
+    {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
+    {GST_VIDEO_FORMAT_RGBA64_LE, LH_FORMAT_RGBA16},
+    {GST_VIDEO_FORMAT_I420, LH_FORMAT_I420},
+    {GST_VIDEO_FORMAT_NV12, LH_FORMAT_NV12},
+    {GST_VIDEO_FORMAT_P010_10LE, LH_FORMAT_P010},
+    /* LUMAHIST_YUV_FORMATS */
+    {GST_VIDEO_FORMAT_YV12, LH_FORMAT_YV12},
+    {GST_VIDEO_FORMAT_NV21, LH_FORMAT_NV21},
+    {GST_VIDEO_FORMAT_Y42B, LH_FORMAT_Y42B},
+    {GST_VIDEO_FORMAT_Y444, LH_FORMAT_Y444},
+    {GST_VIDEO_FORMAT_NV16, LH_FORMAT_NV16},
+    {GST_VIDEO_FORMAT_NV24, LH_FORMAT_NV24},
+    {GST_VIDEO_FORMAT_Y41B, LH_FORMAT_Y41B},
+    {GST_VIDEO_FORMAT_YUY2, LH_FORMAT_YUY2},
+    {GST_VIDEO_FORMAT_YVYU, LH_FORMAT_YVYU},
+    {GST_VIDEO_FORMAT_UYVY, LH_FORMAT_UYVY},
+    {GST_VIDEO_FORMAT_VYUY, LH_FORMAT_VYUY},
+    {GST_VIDEO_FORMAT_v210, LH_FORMAT_V210},
+    {GST_VIDEO_FORMAT_GRAY16_BE, LH_FORMAT_GRAY16_BE},
+    {GST_VIDEO_FORMAT_I420_10LE, LH_FORMAT_I420_10LE},
+    {GST_VIDEO_FORMAT_I420_12LE, LH_FORMAT_I420_12LE},
+    {GST_VIDEO_FORMAT_I422_10LE, LH_FORMAT_I422_10LE},
+    {GST_VIDEO_FORMAT_I422_12LE, LH_FORMAT_I422_12LE},
+    {GST_VIDEO_FORMAT_Y444_10LE, LH_FORMAT_Y444_10LE},
+    {GST_VIDEO_FORMAT_Y444_12LE, LH_FORMAT_Y444_12LE},
+    {GST_VIDEO_FORMAT_Y444_16LE, LH_FORMAT_Y444_16LE},
+    {GST_VIDEO_FORMAT_P012_LE, LH_FORMAT_P012},
+    {GST_VIDEO_FORMAT_P016_LE, LH_FORMAT_P016},
 };
 
 #define gst_lumahist_parent_class parent_class

@@ -67,22 +67,17 @@ LH_API int lh_lut_from_histogram(const uint64_t *histogram, int bit_depth, LhRan
 /* ------------------------------------------------------------------------ */
 /* Argument checks shared by lh_equalize and lh_apply_lut                    */
 
-/* Plane 2 exists for I420 only. */
+/* The chroma planes (1, and 2 for the planar formats) of a frame: samples
+ * of a row (pairs for the semi-planar ones) and rows, rounded up. */
 void lhi_chroma_shape(const LhFrame *frame, size_t *row_bytes, int *rows)
 {
-  size_t half_width = ((size_t)frame->width + 1) / 2;
-  *rows = (frame->height + 1) / 2;
-  switch (frame->format) {
-  case LH_FORMAT_NV12:
-    *row_bytes = 2 * half_width;
-    break;
-  case LH_FORMAT_P010:
-    *row_bytes = 4 * half_width;
-    break;
-  default:
-    *row_bytes = half_width;
-    break;
-  }
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const int64_t sub_x = (int64_t)1 << info->chroma_x_shift,
+                sub_y = (int64_t)1 << info->chroma_y_shift;
+  const size_t samples = (size_t)(((int64_t)frame->width + sub_x - 1) / sub_x);
+  *rows = (int)(((int64_t)frame->height + sub_y - 1) / sub_y);
+  *row_bytes =
+      samples * (size_t)info->sample_bytes * (info->chroma == LHI_CHROMA_SEMI_PLANAR ? 2 : 1);
 }
 
 int lhi_check_chroma(const LhFrame *frame, const char *which)
@@ -241,9 +236,24 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
     return;
   }
   if (info->r < 0 && info->sample_bytes == 1) {
-    /* GRAY8, and the Y of I420 and NV12: the samples, widened. */
-    for (int x = 0; x < frame->width; x++)
-      luma[x] = row[x];
+    /* GRAY8 and the Y plane of 8-bit YUV: the samples, widened; packed
+     * 4:2:2: every other byte. */
+    const uint8_t *y_samples = row + info->luma_offset;
+    if (step == 1)
+      for (int x = 0; x < frame->width; x++)
+        luma[x] = y_samples[x];
+    else
+      for (int x = 0; x < frame->width; x++)
+        luma[x] = y_samples[2 * (size_t)x];
+    return;
+  }
+  if (info->chroma == LHI_CHROMA_V210) {
+    for (int x = 0; x < frame->width; x += LHI_V210_GROUP_PIXELS) {
+      uint32_t words[4];
+      memcpy(words, row + (size_t)(x / 6) * LHI_V210_GROUP_BYTES, sizeof words);
+      for (int k = 0; k < LHI_V210_GROUP_PIXELS && x + k < frame->width; k++)
+        luma[x + k] = (uint16_t)lhi_v210_get(words, lhi_v210_y_field(k));
+    }
     return;
   }
   for (int x = 0; x < frame->width; x++) {
@@ -255,10 +265,9 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
       v = lhi_clamp_sample(
           lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b), w),
           max_value);
-    else if (frame->format == LH_FORMAT_P010)
-      v = (uint32_t)load16(px) >> 6;
     else if (info->sample_bytes == 2)
-      v = lhi_clamp_sample(load16(px), max_value);
+      v = lhi_clamp_sample(
+          (info->big_endian ? lhi_swap16(load16(px)) : load16(px)) >> info->luma_shift, max_value);
     else
       v = px[0];
     luma[x] = (uint16_t)v;
@@ -313,14 +322,37 @@ void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
   const uint8_t *in_row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
   uint8_t *out_row = (uint8_t *)job->out.planes[0] + (size_t)y * job->out.strides[0];
   const int width = job->in.width;
+  if (info->chroma == LHI_CHROMA_V210) {
+    /* Each group's words rewritten with the new Y fields, chroma as it was
+     * (and the fields of a last group's pixels past the width). */
+    for (int x = 0; x < width; x += LHI_V210_GROUP_PIXELS) {
+      uint32_t words[4];
+      const size_t at = (size_t)(x / 6) * LHI_V210_GROUP_BYTES;
+      memcpy(words, in_row + at, sizeof words);
+      for (int k = 0; k < LHI_V210_GROUP_PIXELS && x + k < width; k++)
+        lhi_v210_set(words, lhi_v210_y_field(k), new_luma[x + k]);
+      memcpy(out_row + at, words, sizeof words);
+    }
+    return;
+  }
+  if (info->chroma == LHI_CHROMA_PACKED) {
+    /* Chroma from in's row, then Y over it, every other byte. */
+    if (in_row != out_row)
+      memcpy(out_row, in_row, lhi_format_row_bytes(info, width));
+    uint8_t *y_samples = out_row + info->luma_offset;
+    for (int x = 0; x < width; x++)
+      y_samples[2 * (size_t)x] = (uint8_t)new_luma[x];
+    return;
+  }
   if (info->r < 0) {
+    const int shift = info->luma_shift;
     for (int x = 0; x < width; x++) {
-      if (job->in.format == LH_FORMAT_P010)
-        store16(out_row + 2 * (size_t)x, (uint32_t)new_luma[x] << 6);
-      else if (info->sample_bytes == 2)
-        store16(out_row + 2 * (size_t)x, new_luma[x]);
-      else
+      if (info->sample_bytes == 2) {
+        uint32_t v = (uint32_t)new_luma[x] << shift;
+        store16(out_row + 2 * (size_t)x, info->big_endian ? lhi_swap16(v) : v);
+      } else {
         out_row[x] = (uint8_t)new_luma[x];
+      }
     }
     return;
   }
@@ -367,7 +399,7 @@ void lhi_cpu_copy_chroma(const LhiEqualizeJob *job)
 static bool is_y8(const LhiEqualizeJob *job)
 {
   const LhiFormatInfo *info = lhi_format_info(job->in.format);
-  return info->r < 0 && info->sample_bytes == 1;
+  return info->r < 0 && info->sample_bytes == 1 && info->pixel_bytes == 1;
 }
 
 /* The histogram of rows [y0, y1) of the frame's luma into histogram; 8-bit
@@ -397,6 +429,9 @@ static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma
     if (info->r >= 0 && info->sample_bytes == 1) {
       luma_row_u8(job, row, bytes);
       row = bytes;
+    } else if (info->chroma == LHI_CHROMA_PACKED) {
+      lhi_count8_row_step2(&count, row + info->luma_offset, width);
+      continue;
     } else if (!is_y8(job)) {
       lhi_cpu_luma_row(job, y, luma);
       for (int x = 0; x < width; x++)

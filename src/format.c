@@ -17,9 +17,60 @@ static const LhiFormatInfo format_infos[LH_FORMAT_COUNT] = {
   [LH_FORMAT_BGRX] = {"BGRX", 1, 4, 1, 8, 2, 1, 0, false, false},
   [LH_FORMAT_RGB16] = {"RGB16", 1, 6, 2, 16, 0, 1, 2, false, false},
   [LH_FORMAT_RGBA16] = {"RGBA16", 1, 8, 2, 16, 0, 1, 2, false, false},
-  [LH_FORMAT_I420] = {"I420", 3, 1, 1, 8, -1, -1, -1, true, false},
-  [LH_FORMAT_NV12] = {"NV12", 2, 1, 1, 8, -1, -1, -1, true, true},
-  [LH_FORMAT_P010] = {"P010", 2, 2, 2, 10, -1, -1, -1, true, true},
+  /*                                                     Y offset, shift, big-endian,
+   *                                                     chroma, x/y shift, Cb, Cr */
+  [LH_FORMAT_I420] = {"I420", 3, 1, 1, 8, -1, -1, -1, true, false,
+                      0, 0, false, LHI_CHROMA_PLANAR, 1, 1, 1, 2},
+  [LH_FORMAT_NV12] = {"NV12", 2, 1, 1, 8, -1, -1, -1, true, true,
+                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
+  [LH_FORMAT_P010] = {"P010", 2, 2, 2, 10, -1, -1, -1, true, true,
+                      0, 6, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
+  /* The YUV of cameras, capture cards and decoders.  v210: a "pixel" of
+   * plane 0 is a group of 6 (16 bytes), its samples 32-bit words. */
+  [LH_FORMAT_YV12] = {"YV12", 3, 1, 1, 8, -1, -1, -1, true, false,
+                      0, 0, false, LHI_CHROMA_PLANAR, 1, 1, 2, 1},
+  [LH_FORMAT_NV21] = {"NV21", 2, 1, 1, 8, -1, -1, -1, true, true,
+                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 1, 0},
+  [LH_FORMAT_Y42B] = {"Y42B", 3, 1, 1, 8, -1, -1, -1, true, false,
+                      0, 0, false, LHI_CHROMA_PLANAR, 1, 0, 1, 2},
+  [LH_FORMAT_Y444] = {"Y444", 3, 1, 1, 8, -1, -1, -1, true, false,
+                      0, 0, false, LHI_CHROMA_PLANAR, 0, 0, 1, 2},
+  [LH_FORMAT_NV16] = {"NV16", 2, 1, 1, 8, -1, -1, -1, true, true,
+                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 1, 0, 0, 1},
+  [LH_FORMAT_NV24] = {"NV24", 2, 1, 1, 8, -1, -1, -1, true, true,
+                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 0, 0, 0, 1},
+  [LH_FORMAT_Y41B] = {"Y41B", 3, 1, 1, 8, -1, -1, -1, true, false,
+                      0, 0, false, LHI_CHROMA_PLANAR, 2, 0, 1, 2},
+  [LH_FORMAT_YUY2] = {"YUY2", 1, 2, 1, 8, -1, -1, -1, true, false,
+                      0, 0, false, LHI_CHROMA_PACKED, 1, 0, 1, 3},
+  [LH_FORMAT_YVYU] = {"YVYU", 1, 2, 1, 8, -1, -1, -1, true, false,
+                      0, 0, false, LHI_CHROMA_PACKED, 1, 0, 3, 1},
+  [LH_FORMAT_UYVY] = {"UYVY", 1, 2, 1, 8, -1, -1, -1, true, false,
+                      1, 0, false, LHI_CHROMA_PACKED, 1, 0, 0, 2},
+  [LH_FORMAT_VYUY] = {"VYUY", 1, 2, 1, 8, -1, -1, -1, true, false,
+                      1, 0, false, LHI_CHROMA_PACKED, 1, 0, 2, 0},
+  [LH_FORMAT_V210] = {"v210", 1, 16, 4, 10, -1, -1, -1, true, false,
+                      0, 0, false, LHI_CHROMA_V210, 1, 0, 0, 0},
+  [LH_FORMAT_GRAY16_BE] = {"GRAY16_BE", 1, 2, 2, 16, -1, -1, -1, false, false,
+                           0, 0, true, LHI_CHROMA_NONE, 0, 0, 0, 0},
+  [LH_FORMAT_I420_10LE] = {"I420_10LE", 3, 2, 2, 10, -1, -1, -1, true, false,
+                           0, 0, false, LHI_CHROMA_PLANAR, 1, 1, 1, 2},
+  [LH_FORMAT_I420_12LE] = {"I420_12LE", 3, 2, 2, 12, -1, -1, -1, true, false,
+                           0, 0, false, LHI_CHROMA_PLANAR, 1, 1, 1, 2},
+  [LH_FORMAT_I422_10LE] = {"I422_10LE", 3, 2, 2, 10, -1, -1, -1, true, false,
+                           0, 0, false, LHI_CHROMA_PLANAR, 1, 0, 1, 2},
+  [LH_FORMAT_I422_12LE] = {"I422_12LE", 3, 2, 2, 12, -1, -1, -1, true, false,
+                           0, 0, false, LHI_CHROMA_PLANAR, 1, 0, 1, 2},
+  [LH_FORMAT_Y444_10LE] = {"Y444_10LE", 3, 2, 2, 10, -1, -1, -1, true, false,
+                           0, 0, false, LHI_CHROMA_PLANAR, 0, 0, 1, 2},
+  [LH_FORMAT_Y444_12LE] = {"Y444_12LE", 3, 2, 2, 12, -1, -1, -1, true, false,
+                           0, 0, false, LHI_CHROMA_PLANAR, 0, 0, 1, 2},
+  [LH_FORMAT_Y444_16LE] = {"Y444_16LE", 3, 2, 2, 16, -1, -1, -1, true, false,
+                           0, 0, false, LHI_CHROMA_PLANAR, 0, 0, 1, 2},
+  [LH_FORMAT_P012] = {"P012", 2, 2, 2, 12, -1, -1, -1, true, true,
+                      0, 4, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
+  [LH_FORMAT_P016] = {"P016", 2, 2, 2, 16, -1, -1, -1, true, true,
+                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
 };
 
 /* Frames larger than this are refused: it keeps every per-frame count and
@@ -42,7 +93,28 @@ LH_API const char *lh_format_name(LhFormat format)
 /* Formats whose samples may carry fewer significant bits than they hold. */
 static bool format_has_variable_depth(LhFormat format)
 {
-  return format == LH_FORMAT_GRAY16 || format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16;
+  return format == LH_FORMAT_GRAY16 || format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16 ||
+         format == LH_FORMAT_GRAY16_BE;
+}
+
+void lhi_format_luma_word(const LhiFormatInfo *info, uint32_t *mask, uint32_t *shift)
+{
+  if (info->chroma == LHI_CHROMA_PACKED) {
+    *shift = 8 * (uint32_t)info->luma_offset;
+    *mask = 0xffu << *shift;
+  } else {
+    *shift = (uint32_t)info->luma_shift;
+    *mask = 0xffffu;
+  }
+}
+
+size_t lhi_format_row_bytes(const LhiFormatInfo *info, int width)
+{
+  if (info->chroma == LHI_CHROMA_PACKED)
+    return ((size_t)width + 1) / 2 * 4;
+  if (info->chroma == LHI_CHROMA_V210)
+    return ((size_t)width + 5) / 6 * 16;
+  return (size_t)width * (size_t)info->pixel_bytes;
 }
 
 int lhi_frame_luma_depth(const LhFrame *frame)
@@ -78,7 +150,7 @@ int lhi_frame_validate(const LhFrame *frame)
   }
   if (!frame->planes[0])
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "%s frame has no plane 0", info->name);
-  size_t row_bytes = (size_t)frame->width * (size_t)info->pixel_bytes;
+  size_t row_bytes = lhi_format_row_bytes(info, frame->width);
   if (frame->strides[0] < row_bytes)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                      "%s frame of width %d: stride %zu is smaller than a row (%zu bytes)",
@@ -92,11 +164,12 @@ int lhi_frame_validate(const LhFrame *frame)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                      "%s frame: %d rows of stride %zu do not fit in the address space",
                      info->name, frame->height, frame->strides[0]);
-  if (info->sample_bytes == 2 &&
-      (((uintptr_t)frame->planes[0] & 1) != 0 || (frame->strides[0] & 1) != 0))
+  const size_t align = (size_t)info->sample_bytes;
+  if (align > 1 && (((uintptr_t)frame->planes[0] % align) != 0 || frame->strides[0] % align != 0))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
-                     "%s frame: 16-bit samples need an even plane address and stride",
-                     info->name);
+                     "%s frame: %d-bit samples need a plane address and stride that are "
+                     "multiples of %zu",
+                     info->name, 8 * info->sample_bytes, align);
   return LH_OK;
 }
 
@@ -111,8 +184,15 @@ int lhi_frame_crop(const LhFrame *frame, const LhRect *roi, LhFrame *cropped)
                      "region %d,%d %dx%d does not lie inside the %dx%d frame", roi->x, roi->y,
                      roi->width, roi->height, frame->width, frame->height);
   const LhiFormatInfo *info = lhi_format_info(frame->format);
-  cropped->planes[0] = (uint8_t *)frame->planes[0] + (size_t)roi->y * frame->strides[0] +
-                       (size_t)roi->x * (size_t)info->pixel_bytes;
+  /* v210 packs 6 pixels in a group: a region starts at a group. */
+  if (info->chroma == LHI_CHROMA_V210 && roi->x % 6 != 0)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "region at x = %d of a v210 frame: it must start at a multiple of 6 pixels",
+                     roi->x);
+  const size_t x_bytes = info->chroma == LHI_CHROMA_V210
+                             ? (size_t)(roi->x / 6) * 16
+                             : (size_t)roi->x * (size_t)info->pixel_bytes;
+  cropped->planes[0] = (uint8_t *)frame->planes[0] + (size_t)roi->y * frame->strides[0] + x_bytes;
   /* Analysis reads only plane 0; chroma of a region is not a plane view. */
   cropped->planes[1] = cropped->planes[2] = NULL;
   cropped->width = roi->width;
@@ -120,16 +200,20 @@ int lhi_frame_crop(const LhFrame *frame, const LhRect *roi, LhFrame *cropped)
   return LH_OK;
 }
 
-/* Chroma planes of 4:2:0 formats: sizes rounded up, as GStreamer does.  A
- * chroma row holds ceil(width / 2) samples (pairs for NV12 and P010): for an
- * odd width and a tight luma stride that is more than the stride gives. */
+/* Chroma planes: sizes rounded up, as GStreamer does.  A chroma row holds
+ * ceil(width / 2^x_shift) samples (pairs for the semi-planar formats), its
+ * stride the luma stride scaled as the row is: for an odd width and a tight
+ * luma stride that can be less than the row, which then is the stride. */
 static void chroma_layout(const LhiFormatInfo *info, int width, int height, size_t stride,
                           size_t *chroma_stride, size_t *chroma_rows)
 {
-  size_t row = ((size_t)width + 1) / 2 * (size_t)info->sample_bytes *
-               (info->chroma_interleaved ? 2 : 1);
-  *chroma_rows = ((size_t)height + 1) / 2;
-  *chroma_stride = info->chroma_interleaved ? stride : stride / 2 + stride % 2;
+  const size_t sub_x = (size_t)1 << info->chroma_x_shift, sub_y = (size_t)1 << info->chroma_y_shift;
+  const bool pairs = info->chroma == LHI_CHROMA_SEMI_PLANAR;
+  size_t row = ((size_t)width + sub_x - 1) / sub_x * (size_t)info->sample_bytes * (pairs ? 2 : 1);
+  *chroma_rows = ((size_t)height + sub_y - 1) / sub_y;
+  *chroma_stride = (stride + sub_x - 1) / sub_x * (pairs ? 2 : 1);
+  if (pairs && sub_x == 2)
+    *chroma_stride = stride; /* NV12's rule for odd strides */
   if (*chroma_stride < row)
     *chroma_stride = row;
 }
@@ -140,13 +224,13 @@ LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_
   if (!info || width <= 0 || height <= 0)
     return 0;
   if (stride == 0)
-    stride = (size_t)width * (size_t)info->pixel_bytes;
+    stride = lhi_format_row_bytes(info, width);
   /* 0 also when the size does not fit in a size_t: a wrapped size would
    * have the caller allocate less than the frame covers. */
   size_t size, chroma;
   if (__builtin_mul_overflow(stride, (size_t)height, &size))
     return 0;
-  if (info->is_yuv) {
+  if (info->n_planes > 1) {
     size_t chroma_stride, chroma_rows;
     chroma_layout(info, width, height, stride, &chroma_stride, &chroma_rows);
     if (__builtin_mul_overflow(chroma_stride, chroma_rows * (size_t)(info->n_planes - 1),
@@ -167,12 +251,12 @@ LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int w
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown pixel format %d", (int)format);
   *frame = (LhFrame){.format = format, .memory = memory, .width = width, .height = height};
   if (stride == 0 && width > 0)
-    stride = (size_t)width * (size_t)info->pixel_bytes;
+    stride = lhi_format_row_bytes(info, width);
   frame->planes[0] = data;
   frame->strides[0] = stride;
   /* Chroma planes only where the whole buffer has a size: none past the
    * address space, none for a size that lhi_frame_validate() refuses. */
-  if (info->is_yuv && data && lh_frame_buffer_size(format, width, height, stride) != 0) {
+  if (info->n_planes > 1 && data && lh_frame_buffer_size(format, width, height, stride) != 0) {
     size_t chroma_stride, chroma_rows;
     chroma_layout(info, width, height, stride, &chroma_stride, &chroma_rows);
     uint8_t *next = (uint8_t *)data + stride * (size_t)height;

@@ -9,6 +9,7 @@
 #include "lh-equalize.h"
 #include "lh-luma.h"
 #include "lh-overlay.h"
+#include "lh-yuv.h"
 #include "lumahist.h"
 
 #if defined(__GNUC__)
@@ -27,6 +28,15 @@ void lhi_clear_error(void);
 /* ------------------------------------------------------------------------ */
 /* Formats                                                                   */
 
+/* How a YUV format keeps its chroma. */
+typedef enum {
+  LHI_CHROMA_NONE,        /* gray, R'G'B' */
+  LHI_CHROMA_PLANAR,      /* planes 1 and 2 */
+  LHI_CHROMA_SEMI_PLANAR, /* pairs in plane 1 */
+  LHI_CHROMA_PACKED,      /* 8-bit 4:2:2 pairs of pixels of 4 bytes in plane 0 */
+  LHI_CHROMA_V210,        /* v210's 6-pixel groups in plane 0 (lh-v210.h) */
+} LhiChroma;
+
 typedef struct {
   const char *name;
   int n_planes;
@@ -36,7 +46,28 @@ typedef struct {
   int r, g, b;       /* sample index of each colour in a pixel; -1 if not RGB */
   bool is_yuv;
   bool chroma_interleaved; /* NV12, P010 */
+  /* Where Y sits and how chroma is laid out, for the YUV formats of
+   * cameras and capture cards (zero for the others, and all that a format
+   * without chroma needs). */
+  int luma_offset; /* bytes from a pixel's start to its Y: UYVY 1 */
+  int luma_shift;  /* bits below the significant ones of a sample: P010 6 */
+  bool big_endian; /* 16-bit samples: GRAY16_BE */
+  LhiChroma chroma;
+  int chroma_x_shift; /* chroma subsampled by 2^shift across (4:2:2: 1, 4:1:1: 2) */
+  int chroma_y_shift; /* and down (4:2:0: 1) */
+  /* PLANAR: the planes of Cb and Cr; SEMI_PLANAR: the sample of each in a
+   * pair; PACKED: their bytes in a 4-byte pair of pixels. */
+  int cb_index;
+  int cr_index;
 } LhiFormatInfo;
+
+/* Y of a format's 16-bit sample words (16-bit samples, or packed 4:2:2
+ * pairs of bytes) as lhi_word_luma reads it: its mask and shift. */
+void lhi_format_luma_word(const LhiFormatInfo *info, uint32_t *mask, uint32_t *shift);
+
+/* The row bytes of width pixels of plane 0 (pairs of packed 4:2:2 pixels
+ * and v210's 6-pixel groups whole). */
+size_t lhi_format_row_bytes(const LhiFormatInfo *info, int width);
 
 /* Facts of a format, or NULL if the value is not a format. */
 const LhiFormatInfo *lhi_format_info(LhFormat format);
@@ -240,6 +271,15 @@ typedef struct {
 
 void lhi_count8_begin(LhiCount8 *count, uint64_t *histogram);
 void lhi_count8_row(LhiCount8 *count, const uint8_t *row, int width);
+/* The luma keys of a row of 16-bit words (shifted down, clamped to max,
+ * either byte order: lhi_word_luma with a full mask) and of a v210 row
+ * (cpu/luma-rows.c: vectorized where it can be). */
+void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bool big_endian,
+                      uint16_t *keys);
+void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys);
+
+/* width samples of every other byte from row on (the Y of packed 4:2:2). */
+void lhi_count8_row_step2(LhiCount8 *count, const uint8_t *row, int width);
 void lhi_count8_end(LhiCount8 *count);
 
 /* CPU implementations of the backend operations below. */

@@ -73,6 +73,34 @@ typedef enum {
   LH_FORMAT_I420,   /* planar Y, U, V; chroma halved both ways (rounded up) */
   LH_FORMAT_NV12,   /* planar Y, interleaved UV; chroma halved both ways */
   LH_FORMAT_P010,   /* as NV12 with 16-bit samples, 10 significant bits at the top */
+  /* More YUV, as cameras, capture cards and decoders give it (GStreamer's
+   * layouts and names).  Chroma is subsampled 4:2:0 (halved both ways),
+   * 4:2:2 (halved across), 4:1:1 (quartered across) or not at all (4:4:4),
+   * sizes rounded up; planar formats keep Y, U, V in planes 0, 1, 2 (YV12:
+   * Y, V, U), semi-planar ones Y and interleaved pairs in planes 0, 1. */
+  LH_FORMAT_YV12,      /* as I420 with V before U */
+  LH_FORMAT_NV21,      /* as NV12 with VU pairs */
+  LH_FORMAT_Y42B,      /* planar 4:2:2 */
+  LH_FORMAT_Y444,      /* planar 4:4:4 */
+  LH_FORMAT_NV16,      /* semi-planar 4:2:2 */
+  LH_FORMAT_NV24,      /* semi-planar 4:4:4 */
+  LH_FORMAT_Y41B,      /* planar 4:1:1 */
+  LH_FORMAT_YUY2,      /* packed 4:2:2, one plane of Y0 U Y1 V (webcams) */
+  LH_FORMAT_YVYU,      /* packed Y0 V Y1 U */
+  LH_FORMAT_UYVY,      /* packed U Y0 V Y1 (capture cards) */
+  LH_FORMAT_VYUY,      /* packed V Y0 U Y1 */
+  LH_FORMAT_V210,      /* packed 10-bit 4:2:2: 6 pixels in four 32-bit little-endian words
+                          (SDI capture cards); regions start at a multiple of 6 pixels */
+  LH_FORMAT_GRAY16_BE, /* as GRAY16, samples big-endian */
+  LH_FORMAT_I420_10LE, /* as I420 with 16-bit samples, 10 significant bits at the bottom */
+  LH_FORMAT_I420_12LE, /* 12 bits at the bottom */
+  LH_FORMAT_I422_10LE, /* as Y42B with 16-bit samples, 10 bits at the bottom */
+  LH_FORMAT_I422_12LE,
+  LH_FORMAT_Y444_10LE, /* as Y444 with 16-bit samples, 10 bits at the bottom */
+  LH_FORMAT_Y444_12LE,
+  LH_FORMAT_Y444_16LE,
+  LH_FORMAT_P012,      /* as P010 with 12 significant bits at the top */
+  LH_FORMAT_P016,      /* as P010 with 16 significant bits */
   LH_FORMAT_COUNT
 } LhFormat;
 

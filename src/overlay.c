@@ -157,7 +157,7 @@ static void default_panel(int width, int height, LhRect *panel)
 
 static int sample_depth(const LhFrame *frame)
 {
-  return frame->format == LH_FORMAT_P010 ? 10 : lhi_frame_luma_depth(frame);
+  return lhi_frame_luma_depth(frame);
 }
 
 LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
@@ -258,11 +258,25 @@ static void store_sample(uint8_t *p, int bytes, uint32_t v)
   }
 }
 
-/* Blends one sample; P010 keeps its 10 bits at the top. */
-static void blend_at(uint8_t *p, int bytes, int shift, uint32_t colour, uint32_t alpha)
+/* Blends one sample: its significant bits above shift (P010: 6), in either
+ * byte order. */
+static void blend_at(uint8_t *p, int bytes, int shift, bool big_endian, uint32_t colour,
+                     uint32_t alpha)
 {
-  uint32_t s = load_sample(p, bytes) >> shift;
-  store_sample(p, bytes, lhi_blend(s, colour, alpha) << shift);
+  uint32_t s = load_sample(p, bytes);
+  if (big_endian)
+    s = lhi_swap16(s);
+  uint32_t v = lhi_blend(s >> shift, colour, alpha) << shift;
+  store_sample(p, bytes, big_endian ? lhi_swap16(v) : v);
+}
+
+/* Blends one 10-bit field of a v210 group. */
+static void blend_v210(uint8_t *group, int field, uint32_t colour, uint32_t alpha)
+{
+  uint32_t words[4];
+  memcpy(words, group, sizeof words);
+  lhi_v210_set(words, field, lhi_blend(lhi_v210_get(words, field), colour, alpha));
+  memcpy(group, words, sizeof words);
 }
 
 /* The panel's part of a frame, split in row bands for the CPU backend's
@@ -281,7 +295,7 @@ static void draw_luma_band(int band, void *data)
   const LhFrame *frame = &job->frame;
   const LhiFormatInfo *info = o->info;
   const LhRect *panel = &job->panel;
-  const int bytes = info->sample_bytes, shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+  const int bytes = info->sample_bytes, shift = info->luma_shift;
   const int rows = o->y1 - o->y0;
   for (int y = o->y0 + lhi_band_start(band, o->bands, rows);
        y < o->y0 + lhi_band_start(band + 1, o->bands, rows); y++) {
@@ -290,13 +304,18 @@ static void draw_luma_band(int band, void *data)
       const LhiInk *ink =
           &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
                                      job->column_flags, x - panel->x, y - panel->y)];
+      if (info->chroma == LHI_CHROMA_V210) {
+        blend_v210(row + (size_t)(x / 6) * LHI_V210_GROUP_BYTES, lhi_v210_y_field(x % 6), ink->y,
+                   ink->alpha);
+        continue;
+      }
       uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
       if (info->r >= 0) {
-        blend_at(px + info->r * bytes, bytes, 0, ink->rgb[0], ink->alpha);
-        blend_at(px + info->g * bytes, bytes, 0, ink->rgb[1], ink->alpha);
-        blend_at(px + info->b * bytes, bytes, 0, ink->rgb[2], ink->alpha);
+        blend_at(px + info->r * bytes, bytes, 0, false, ink->rgb[0], ink->alpha);
+        blend_at(px + info->g * bytes, bytes, 0, false, ink->rgb[1], ink->alpha);
+        blend_at(px + info->b * bytes, bytes, 0, false, ink->rgb[2], ink->alpha);
       } else {
-        blend_at(px, bytes, shift, ink->y, ink->alpha);
+        blend_at(px + info->luma_offset, bytes, shift, info->big_endian, ink->y, ink->alpha);
       }
     }
   }
@@ -310,26 +329,50 @@ static void draw_chroma_band(int band, void *data)
   const LhFrame *frame = &job->frame;
   const LhiFormatInfo *info = o->info;
   const LhRect *panel = &job->panel;
-  const int bytes = info->sample_bytes, shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
-  const int first = (o->y0 + 1) / 2, end = (o->y1 + 1) / 2; /* rows cy with 2 cy < y1 */
+  const int bytes = info->sample_bytes, shift = info->luma_shift;
+  const int xs = info->chroma_x_shift, ys = info->chroma_y_shift;
+  const int sub_x = 1 << xs, sub_y = 1 << ys;
+  /* chroma rows cy with y0 <= cy * sub_y < y1, columns likewise */
+  const int first = (o->y0 + sub_y - 1) >> ys, end = (o->y1 + sub_y - 1) >> ys;
   const int rows = end - first;
   for (int cy = first + lhi_band_start(band, o->bands, rows);
        cy < first + lhi_band_start(band + 1, o->bands, rows); cy++) {
-    for (int cx = (o->x0 + 1) / 2; 2 * cx < o->x1; cx++) {
-      const LhiInk *ink =
-          &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
-                                     job->column_flags, 2 * cx - panel->x, 2 * cy - panel->y)];
-      if (info->chroma_interleaved) {
-        uint8_t *p = (uint8_t *)frame->planes[1] + (size_t)cy * frame->strides[1] +
-                     (size_t)cx * 2 * (size_t)bytes;
-        blend_at(p, bytes, shift, ink->cb, ink->alpha);
-        blend_at(p + bytes, bytes, shift, ink->cr, ink->alpha);
-      } else {
-        blend_at((uint8_t *)frame->planes[1] + (size_t)cy * frame->strides[1] + cx, 1, 0, ink->cb,
-                 ink->alpha);
-        blend_at((uint8_t *)frame->planes[2] + (size_t)cy * frame->strides[2] + cx, 1, 0, ink->cr,
-                 ink->alpha);
+    for (int cx = (o->x0 + sub_x - 1) >> xs; cx << xs < o->x1; cx++) {
+      const LhiInk *ink = &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
+                                                     job->column_flags, (cx << xs) - panel->x,
+                                                     (cy << ys) - panel->y)];
+      uint8_t *cb, *cr;
+      switch (info->chroma) {
+      case LHI_CHROMA_V210: {
+        uint8_t *group = (uint8_t *)frame->planes[0] + (size_t)cy * frame->strides[0] +
+                         (size_t)(cx / 3) * LHI_V210_GROUP_BYTES;
+        blend_v210(group, lhi_v210_cb_field(cx % 3), ink->cb, ink->alpha);
+        blend_v210(group, lhi_v210_cr_field(cx % 3), ink->cr, ink->alpha);
+        continue;
       }
+      case LHI_CHROMA_PACKED: {
+        uint8_t *pair =
+            (uint8_t *)frame->planes[0] + (size_t)cy * frame->strides[0] + 4 * (size_t)cx;
+        cb = pair + info->cb_index;
+        cr = pair + info->cr_index;
+        break;
+      }
+      case LHI_CHROMA_SEMI_PLANAR: {
+        uint8_t *pair = (uint8_t *)frame->planes[1] + (size_t)cy * frame->strides[1] +
+                        (size_t)cx * 2 * (size_t)bytes;
+        cb = pair + info->cb_index * bytes;
+        cr = pair + info->cr_index * bytes;
+        break;
+      }
+      default: /* LHI_CHROMA_PLANAR */
+        cb = (uint8_t *)frame->planes[info->cb_index] +
+             (size_t)cy * frame->strides[info->cb_index] + (size_t)cx * (size_t)bytes;
+        cr = (uint8_t *)frame->planes[info->cr_index] +
+             (size_t)cy * frame->strides[info->cr_index] + (size_t)cx * (size_t)bytes;
+        break;
+      }
+      blend_at(cb, bytes, shift, false, ink->cb, ink->alpha);
+      blend_at(cr, bytes, shift, false, ink->cr, ink->alpha);
     }
   }
 }

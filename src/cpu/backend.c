@@ -20,6 +20,30 @@ static uint16_t load16(const uint8_t *p)
   return v;
 }
 
+/* The luma key of pixel x of a row, for every format: the one definition
+ * that the fast row loops below must match. */
+static inline uint32_t pixel_key(const LhiFormatInfo *info, const uint8_t *row, int x, uint32_t max,
+                                 LhiLumaWeights w)
+{
+  if (info->chroma == LHI_CHROMA_V210) {
+    uint32_t words[4];
+    memcpy(words, row + (size_t)(x / 6) * LHI_V210_GROUP_BYTES, sizeof words);
+    return lhi_v210_get(words, lhi_v210_y_field(x % 6));
+  }
+  const uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
+  if (info->r >= 0 && info->sample_bytes == 1)
+    return lhi_luma(px[info->r], px[info->g], px[info->b], w);
+  if (info->r >= 0)
+    return lhi_clamp_sample(
+        lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b), w),
+        max);
+  if (info->sample_bytes == 2) {
+    uint32_t v = load16(px);
+    return lhi_clamp_sample((info->big_endian ? lhi_swap16(v) : v) >> info->luma_shift, max);
+  }
+  return px[info->luma_offset];
+}
+
 /* Calls visit(key, context) for every pixel's luma key, row by row.  One
  * function for both the histogram and the sort keys keeps the luma of the
  * two methods the same by construction. */
@@ -31,28 +55,114 @@ static uint16_t load16(const uint8_t *p)
   do {                                                                                             \
     const LhiFormatInfo *info_ = lhi_format_info((frame)->format);                                 \
     const uint32_t max_ = (1u << (job)->bit_depth) - 1;                                            \
-    const LhiLumaWeights w_ = (job)->weights;                                                      \
     for (int y_ = (first_row); y_ < (end_row); y_++) {                                             \
       const uint8_t *row_ = row_at((frame), y_);                                                   \
       for (int x_ = 0; x_ < (frame)->width; x_++) {                                                \
-        const uint8_t *px_ = row_ + (size_t)x_ * (size_t)info_->pixel_bytes;                       \
-        uint32_t key;                                                                              \
-        if (info_->r >= 0 && info_->sample_bytes == 1)                                             \
-          key = lhi_luma(px_[info_->r], px_[info_->g], px_[info_->b], w_);                         \
-        else if (info_->r >= 0)                                                                    \
-          key = lhi_clamp_sample(lhi_luma(load16(px_ + 2 * info_->r), load16(px_ + 2 * info_->g),  \
-                                          load16(px_ + 2 * info_->b), w_),                         \
-                                 max_);                                                            \
-        else if ((frame)->format == LH_FORMAT_P010)                                                \
-          key = (uint32_t)load16(px_) >> 6;                                                        \
-        else if (info_->sample_bytes == 2)                                                         \
-          key = lhi_clamp_sample(load16(px_), max_);                                               \
-        else                                                                                       \
-          key = px_[0];                                                                            \
+        uint32_t key = pixel_key(info_, row_, x_, max_, (job)->weights);                           \
         KEY_STATEMENT;                                                                             \
       }                                                                                            \
     }                                                                                              \
   } while (0)
+
+/* Keys of up to 12 bits counted through four 32-bit sub-histograms, one
+ * per pixel position mod 4, as lhi_count8 does for 8 bits: runs of one value
+ * (a flat sky, a gradient) do not wait on their own increments.  Added into
+ * the 64-bit bins before a counter could overflow.  (16-bit keys count
+ * straight into the bins: four copies of 65536 would not stay in cache.) */
+#define COUNT16_SUBS 4
+#define COUNT16_MAX_BITS 12
+#define COUNT16_FLUSH (((int64_t)1 << 31) - 1)
+
+typedef struct {
+  uint32_t *sub; /* COUNT16_SUBS x bins, or NULL: straight into histogram */
+  size_t bins;
+  uint64_t *histogram;
+  int64_t pending;
+} Count16;
+
+static void count16_begin(Count16 *c, uint64_t *histogram, int bit_depth)
+{
+  c->bins = (size_t)1 << bit_depth;
+  c->histogram = histogram;
+  c->pending = 0;
+  c->sub = bit_depth <= COUNT16_MAX_BITS ? calloc(COUNT16_SUBS * c->bins, sizeof *c->sub) : NULL;
+}
+
+static void count16_flush(Count16 *c)
+{
+  if (!c->sub)
+    return;
+  for (size_t v = 0; v < c->bins; v++) {
+    uint64_t sum = 0;
+    for (int k = 0; k < COUNT16_SUBS; k++)
+      sum += c->sub[(size_t)k * c->bins + v];
+    c->histogram[v] += sum;
+  }
+  memset(c->sub, 0, COUNT16_SUBS * c->bins * sizeof *c->sub);
+  c->pending = 0;
+}
+
+static void count16_end(Count16 *c)
+{
+  count16_flush(c);
+  free(c->sub);
+}
+
+/* n keys from key(i), i = 0 .. n-1. */
+#define COUNT16_KEYS(c, n, KEY)                                                                    \
+  do {                                                                                             \
+    const int n_ = (n);                                                                            \
+    if (!(c)->sub) {                                                                               \
+      for (int i = 0; i < n_; i++)                                                                 \
+        (c)->histogram[KEY]++;                                                                     \
+      break;                                                                                       \
+    }                                                                                              \
+    if ((c)->pending + n_ > COUNT16_FLUSH)                                                         \
+      count16_flush(c);                                                                            \
+    (c)->pending += n_;                                                                            \
+    uint32_t *s0_ = (c)->sub, *s1_ = s0_ + (c)->bins, *s2_ = s1_ + (c)->bins,                      \
+             *s3_ = s2_ + (c)->bins;                                                               \
+    int i = 0;                                                                                     \
+    for (; i + 4 <= n_; i += 4) {                                                                  \
+      s0_[KEY]++;                                                                                  \
+      i++;                                                                                         \
+      s1_[KEY]++;                                                                                  \
+      i++;                                                                                         \
+      s2_[KEY]++;                                                                                  \
+      i++;                                                                                         \
+      s3_[KEY]++;                                                                                  \
+      i -= 3;                                                                                      \
+    }                                                                                              \
+    for (; i < n_; i++)                                                                            \
+      s0_[KEY]++;                                                                                  \
+  } while (0)
+
+/* Y in 16-bit samples (GRAY16 either way round, the Y plane of the 10, 12
+ * and 16-bit formats) and v210's fields: a row's keys made by the row loops
+ * of cpu/luma-rows.c, then counted. */
+static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *histogram)
+{
+  const LhFrame *frame = &job->frame;
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const uint32_t max = (1u << job->bit_depth) - 1;
+  const int width = frame->width;
+  uint16_t *keys = malloc((size_t)width * sizeof *keys);
+  if (!keys) { /* no memory for a row: the general loop, which needs none */
+    FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
+    return;
+  }
+  Count16 c;
+  count16_begin(&c, histogram, job->bit_depth);
+  for (int y = y0; y < y1; y++) {
+    if (info->chroma == LHI_CHROMA_V210)
+      lhi_v210_keys_row(row_at(frame, y), width, keys);
+    else
+      lhi_y16_keys_row(row_at(frame, y), width, info->luma_shift, max, info->big_endian, keys);
+    COUNT16_KEYS(&c, width, keys[i]);
+  }
+  count16_end(&c);
+  free(keys);
+}
 
 /* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): the luma of a row into a
  * buffer by the vectorized row loops, then counted (lhi_count8). */
@@ -86,14 +196,24 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
     histogram_rows_rgb8(job, y0, y1, histogram);
     return;
   }
-  if (frame->format == LH_FORMAT_GRAY8 || frame->format == LH_FORMAT_I420 ||
-      frame->format == LH_FORMAT_NV12) {
-    /* The common 8-bit single-sample case: the samples are the luma. */
+  if (info->r < 0 && info->sample_bytes == 1) {
+    /* 8-bit Y, alone (gray, planar and semi-planar YUV) or every other
+     * byte (packed 4:2:2): the samples are the luma. */
+    const int step = info->pixel_bytes;
     LhiCount8 count;
     lhi_count8_begin(&count, histogram);
-    for (int y = y0; y < y1; y++)
-      lhi_count8_row(&count, row_at(frame, y), frame->width);
+    for (int y = y0; y < y1; y++) {
+      const uint8_t *row = row_at(frame, y) + info->luma_offset;
+      if (step == 1)
+        lhi_count8_row(&count, row, frame->width);
+      else
+        lhi_count8_row_step2(&count, row, frame->width);
+    }
     lhi_count8_end(&count);
+    return;
+  }
+  if ((info->r < 0 && info->sample_bytes == 2) || info->chroma == LHI_CHROMA_V210) {
+    histogram_rows_keys(job, y0, y1, histogram);
     return;
   }
   FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
@@ -120,13 +240,15 @@ static int histogram_frame(LhiCpuState *state, const LhiJob *job)
   const LhFrame *frame = &job->frame;
   const size_t bins = (size_t)1 << job->bit_depth;
   memset(job->histogram, 0, bins * sizeof *job->histogram);
-  HistogramBands h = {job, lhi_band_count(state->pool, frame->width, frame->height), bins, NULL};
+  /* state NULL: the calling thread alone (the CUDA backend's v210 frames) */
+  LhiPool *pool = state ? state->pool : NULL;
+  HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL};
   if (h.bands > 1) {
     h.histograms = calloc((size_t)h.bands * bins, sizeof *h.histograms);
     if (!h.histograms)
       h.bands = 1; /* no memory for the bands' histograms: one thread */
   }
-  lhi_pool_run(state->pool, h.bands, histogram_band, &h);
+  lhi_pool_run(pool, h.bands, histogram_band, &h);
   for (int band = 1; band < h.bands; band++)
     for (size_t v = 0; v < bins; v++)
       job->histogram[v] += h.histograms[(size_t)band * bins + v];

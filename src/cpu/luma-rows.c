@@ -215,3 +215,83 @@ void lhi_count8_row(LhiCount8 *c, const uint8_t *row, int width)
   for (; x < width; x++)
     c->sub[0][row[x]]++;
 }
+
+void lhi_count8_row_step2(LhiCount8 *c, const uint8_t *row, int width)
+{
+  if (c->pending + width > COUNT8_FLUSH)
+    lhi_count8_end(c);
+  c->pending += width;
+  int x = 0;
+  for (; x + 4 <= width; x += 4) {
+    c->sub[0][row[2 * x]]++;
+    c->sub[1][row[2 * x + 2]]++;
+    c->sub[2][row[2 * x + 4]]++;
+    c->sub[3][row[2 * x + 6]]++;
+  }
+  for (; x < width; x++)
+    c->sub[0][row[2 * x]]++;
+}
+
+/* ---- Y of 16-bit words and of v210, as keys ---- */
+
+static void y16_keys_plain(const uint8_t *row, int first, int width, int shift, uint32_t max,
+                           bool big_endian, uint16_t *keys)
+{
+  for (int x = first; x < width; x++) {
+    uint32_t v = big_endian ? (uint32_t)row[2 * x] << 8 | row[2 * x + 1]
+                            : (uint32_t)row[2 * x] | (uint32_t)row[2 * x + 1] << 8;
+    v >>= shift;
+    keys[x] = (uint16_t)(v > max ? max : v);
+  }
+}
+
+#ifdef LHI_ROWS_SSE41
+__attribute__((target("ssse3,sse4.1"))) static int y16_keys_sse41(const uint8_t *row, int width,
+                                                                  int shift, uint32_t max,
+                                                                  bool big_endian, uint16_t *keys)
+{
+  const __m128i swap = _mm_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  const __m128i top = _mm_set1_epi16((short)max), count = _mm_cvtsi32_si128(shift);
+  int x = 0;
+  for (; x + 8 <= width; x += 8) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(row + 2 * (size_t)x));
+    if (big_endian)
+      v = _mm_shuffle_epi8(v, swap);
+    v = _mm_min_epu16(_mm_srl_epi16(v, count), top);
+    _mm_storeu_si128((__m128i *)(keys + x), v);
+  }
+  return x;
+}
+#endif
+
+void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bool big_endian,
+                      uint16_t *keys)
+{
+  int done = 0;
+#ifdef LHI_ROWS_SSE41
+  if (have_sse41())
+    done = y16_keys_sse41(row, width, shift, max, big_endian, keys);
+#endif
+  y16_keys_plain(row, done, width, shift, max, big_endian, keys);
+}
+
+void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys)
+{
+  int x = 0;
+  for (; x + 6 <= width; x += 6, row += LHI_V210_GROUP_BYTES) {
+    uint32_t w[4];
+    memcpy(w, row, sizeof w);
+    keys[x] = (uint16_t)((w[0] >> 10) & 0x3ff);
+    keys[x + 1] = (uint16_t)(w[1] & 0x3ff);
+    keys[x + 2] = (uint16_t)((w[1] >> 20) & 0x3ff);
+    keys[x + 3] = (uint16_t)((w[2] >> 10) & 0x3ff);
+    keys[x + 4] = (uint16_t)(w[3] & 0x3ff);
+    keys[x + 5] = (uint16_t)((w[3] >> 20) & 0x3ff);
+  }
+  if (x < width) {
+    uint32_t w[4];
+    memcpy(w, row, sizeof w);
+    for (int k = 0; x + k < width; k++)
+      keys[x + k] = (uint16_t)lhi_v210_get(w, lhi_v210_y_field(k));
+  }
+}

@@ -186,7 +186,7 @@ static void plan_job(const LhiJob *job, Plan *plan)
   plan->image.stride = frame->strides[0];
   plan->image.width = (uint32_t)frame->width;
   plan->image.height = (uint32_t)frame->height;
-  plan->image.shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+  lhi_cuda_luma_word(frame->format, &plan->image.shift, &plan->image.keep, &plan->image.swap);
   plan->image.max_value = plan->bins - 1;
   if (info->r >= 0) {
     plan->image.weights[info->r] = job->weights.kr;
@@ -454,9 +454,28 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
   return LH_OK;
 }
 
+static int analyze_jobs(CudaState *s, LhiJob *jobs, size_t n_jobs);
+
 static int cuda_analyze(void *state, LhiJob *jobs, size_t n_jobs)
 {
-  CudaState *s = state;
+  /* Runs of jobs with kernels; v210 on its own by the CPU code. */
+  size_t first = 0;
+  for (size_t j = 0; j <= n_jobs; j++) {
+    if (j < n_jobs && jobs[j].frame.format != LH_FORMAT_V210)
+      continue;
+    int status = j > first ? analyze_jobs(state, jobs + first, j - first) : LH_OK;
+    if (status == LH_OK && j < n_jobs)
+      status = jobs[j].frame.memory == LH_MEMORY_CUDA ? lhi_cuda_refuse_v210()
+                                                      : lhi_cpu_backend.analyze(NULL, &jobs[j], 1);
+    if (status < 0)
+      return status;
+    first = j + 1;
+  }
+  return LH_OK;
+}
+
+static int analyze_jobs(CudaState *s, LhiJob *jobs, size_t n_jobs)
+{
   int status = reset_after_error(s);
   if (status < 0)
     return status;

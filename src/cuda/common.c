@@ -105,10 +105,10 @@ void lhi_cuda_release(LhiCudaBuffer *buffer, bool host)
 
 LhkPixel lhi_cuda_pixel_of(LhFormat format)
 {
+  const LhiFormatInfo *info = lhi_format_info(format);
+  if (info && info->r < 0 && (info->sample_bytes == 2 || info->chroma == LHI_CHROMA_PACKED))
+    return LHK_PIXEL_Y16; /* 16-bit Y, and packed 4:2:2 read as 16-bit words */
   switch (format) {
-  case LH_FORMAT_GRAY16:
-  case LH_FORMAT_P010:
-    return LHK_PIXEL_Y16;
   case LH_FORMAT_RGB:
   case LH_FORMAT_BGR:
     return LHK_PIXEL_RGB8;
@@ -121,7 +121,22 @@ LhkPixel lhi_cuda_pixel_of(LhFormat format)
     return LHK_PIXEL_RGB16;
   case LH_FORMAT_RGBA16:
     return LHK_PIXEL_RGBA16;
-  default: /* GRAY8 and the Y plane of I420, NV12 */
+  default: /* GRAY8 and the Y plane of 8-bit planar YUV */
     return LHK_PIXEL_Y8;
   }
+}
+
+int lhi_cuda_refuse_v210(void)
+{
+  return lhi_error(LH_ERROR_UNSUPPORTED,
+                   "v210 frames in CUDA device memory are not supported yet (host frames are)");
+}
+
+void lhi_cuda_luma_word(LhFormat format, uint32_t *shift, uint32_t *keep, uint32_t *swap)
+{
+  const LhiFormatInfo *info = lhi_format_info(format);
+  uint32_t mask;
+  lhi_format_luma_word(info, &mask, shift);
+  *keep = ~mask & 0xffffu;
+  *swap = info->big_endian ? 1 : 0;
 }

@@ -99,7 +99,7 @@ static void lay_out(const LhFrame *frame, bool with_chroma, Layout *layout)
   const LhiFormatInfo *info = lhi_format_info(frame->format);
   memset(layout, 0, sizeof *layout);
   layout->n_planes = with_chroma && info->is_yuv ? info->n_planes : 1;
-  layout->row_bytes[0] = (size_t)frame->width * (size_t)info->pixel_bytes;
+  layout->row_bytes[0] = lhi_format_row_bytes(info, frame->width);
   layout->rows[0] = frame->height;
   for (int p = 1; p < layout->n_planes; p++)
     lhi_chroma_shape(frame, &layout->row_bytes[p], &layout->rows[p]);
@@ -282,7 +282,7 @@ static LhkPlane plane_of(const LhiEqualizeJob *job, const LhFrame *in, const LhF
   p.out_stride = out->strides[0];
   p.width = (uint32_t)in->width;
   p.height = (uint32_t)in->height;
-  p.shift = in->format == LH_FORMAT_P010 ? 6 : 0;
+  lhi_cuda_luma_word(in->format, &p.shift, &p.keep, &p.swap);
   p.max_value = (1u << job->bit_depth) - 1;
   if (info->r >= 0) {
     p.weights[info->r] = job->weights.kr;
@@ -312,6 +312,8 @@ static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, u
     image.width = p->width;
     image.height = p->height - y < band_rows ? p->height - y : (uint32_t)band_rows;
     image.shift = p->shift;
+    image.keep = p->keep;
+    image.swap = p->swap;
     image.max_value = p->max_value;
     memcpy(image.weights, p->weights, sizeof image.weights);
     LHI_CUDA_CHECK(lhk_histogram(&e->device, pixel, bins, &image, 1, e->histogram.data, 1,
@@ -385,6 +387,16 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
   return LH_OK;
 }
 
+/* Device frames: plane 0 copied from in to out. */
+static int copy_device_plane0(const LhiEqualizeJob *job, cudaStream_t stream)
+{
+  LHI_CUDA_CHECK(cudaMemcpy2DAsync(
+      job->out.planes[0], job->out.strides[0], job->in.planes[0], job->in.strides[0],
+      lhi_format_row_bytes(lhi_format_info(job->in.format), job->in.width), (size_t)job->in.height,
+      cudaMemcpyDeviceToDevice, stream));
+  return LH_OK;
+}
+
 /* Device frames: chroma planes copied when out is another frame. */
 static int copy_device_chroma(const LhiEqualizeJob *job, cudaStream_t stream)
 {
@@ -430,6 +442,8 @@ static int finish_call(void *state, CudaEqualize *e, cudaStream_t stream, bool d
 
 int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
 {
+  if (job->in.format == LH_FORMAT_V210)
+    return job->in.memory == LH_MEMORY_CUDA ? lhi_cuda_refuse_v210() : lhi_cpu_equalize(NULL, job);
   CudaEqualize *e;
   int status = open_extra(state, &e);
   if (status < 0)
@@ -439,8 +453,16 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
   if (job->in.memory == LH_MEMORY_CUDA) {
     /* Queued and left running: the clock counts it on a later call. */
     status = lhi_cuda_clock_start(clock, stream);
+    const LhFrame *from = &job->in;
+    if (status == LH_OK && lhi_format_info(job->in.format)->chroma == LHI_CHROMA_PACKED &&
+        job->in.planes[0] != job->out.planes[0]) {
+      /* Packed chroma lies beside Y (a last pair of an odd width past the
+       * Y the kernels write): the plane copied whole, then Y in place. */
+      status = copy_device_plane0(job, stream);
+      from = &job->out;
+    }
     if (status == LH_OK)
-      status = equalize_on_device(e, job, &job->in, &job->out, stream);
+      status = equalize_on_device(e, job, from, &job->out, stream);
     if (status == LH_OK)
       status = copy_device_chroma(job, stream);
     if (status == LH_OK)
@@ -487,11 +509,20 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
     o.strides[p] = frame->strides[p];
   }
   o.pixel = lhi_cuda_pixel_of(frame->format);
-  o.shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+  o.shift = (uint32_t)info->luma_shift;
   o.rgb_index[0] = info->r;
   o.rgb_index[1] = info->g;
   o.rgb_index[2] = info->b;
-  o.chroma = !info->is_yuv ? 0 : info->chroma_interleaved ? 2 : 1;
+  o.chroma = info->chroma == LHI_CHROMA_PLANAR        ? 1
+             : info->chroma == LHI_CHROMA_SEMI_PLANAR ? 2
+             : info->chroma == LHI_CHROMA_PACKED      ? 3
+                                                      : 0;
+  o.chroma_x_shift = info->chroma_x_shift;
+  o.chroma_y_shift = info->chroma_y_shift;
+  o.cb_index = info->cb_index;
+  o.cr_index = info->cr_index;
+  o.luma_offset = info->luma_offset;
+  o.big_endian = info->big_endian;
   o.frame_width = frame->width;
   o.frame_height = frame->height;
   o.panel_x = job->panel.x;
@@ -507,6 +538,9 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
 
 int lhi_cuda_overlay(void *state, const LhiOverlayJob *job)
 {
+  if (job->frame.format == LH_FORMAT_V210)
+    return job->frame.memory == LH_MEMORY_CUDA ? lhi_cuda_refuse_v210()
+                                               : lhi_cpu_overlay(NULL, job);
   CudaEqualize *e;
   int status = open_extra(state, &e);
   if (status < 0)

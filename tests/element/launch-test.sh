@@ -34,3 +34,18 @@ for field in 'bit-depth=(int)8' 'count=(guint64)6144' 'percentiles=(double)< 5, 
   fi
 done
 echo "ok: $count messages"
+
+# A webcam's format as v4l2src negotiates it, equalized with CLAHE at 720p.
+frames=3
+"$launch" -m videotestsrc num-buffers=$frames pattern=ball \
+  ! video/x-raw,format=YUY2,width=1280,height=720 \
+  ! lumahist name=lh mode=clahe ! fakesink >"$out" 2>&1
+status=$?
+count=$(grep -c 'from element "lh" (element): lumahist, timestamp=' "$out")
+if [ $status -ne 0 ] || [ "$count" -ne $frames ] ||
+  ! grep 'lumahist, timestamp=' "$out" | head -n 1 | grep -qF 'format=(string)YUY2'; then
+  cat "$out"
+  echo "FAIL: YUY2 720p CLAHE: status $status, $count messages for $frames frames"
+  exit 1
+fi
+echo "ok: YUY2 1280x720 CLAHE, $count messages"

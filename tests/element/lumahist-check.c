@@ -5,12 +5,41 @@
 #include "lumahist-check.h"
 
 const LhcFormat lhc_formats[] = {
-    {"GRAY8", LH_FORMAT_GRAY8, 8},       {"GRAY16_LE", LH_FORMAT_GRAY16, 16},
-    {"RGB", LH_FORMAT_RGB, 8},           {"BGR", LH_FORMAT_BGR, 8},
-    {"RGBA", LH_FORMAT_RGBA, 8},         {"BGRA", LH_FORMAT_BGRA, 8},
-    {"RGBx", LH_FORMAT_RGBX, 8},         {"BGRx", LH_FORMAT_BGRX, 8},
-    {"RGBA64_LE", LH_FORMAT_RGBA16, 16}, {"I420", LH_FORMAT_I420, 8},
-    {"NV12", LH_FORMAT_NV12, 8},         {"P010_10LE", LH_FORMAT_P010, 10},
+    {"GRAY8", LH_FORMAT_GRAY8, 8},
+    {"GRAY16_LE", LH_FORMAT_GRAY16, 16},
+    {"RGB", LH_FORMAT_RGB, 8},
+    {"BGR", LH_FORMAT_BGR, 8},
+    {"RGBA", LH_FORMAT_RGBA, 8},
+    {"BGRA", LH_FORMAT_BGRA, 8},
+    {"RGBx", LH_FORMAT_RGBX, 8},
+    {"BGRx", LH_FORMAT_BGRX, 8},
+    {"RGBA64_LE", LH_FORMAT_RGBA16, 16},
+    {"I420", LH_FORMAT_I420, 8},
+    {"NV12", LH_FORMAT_NV12, 8},
+    {"P010_10LE", LH_FORMAT_P010, 10},
+    /* the YUV of cameras, capture cards and decoders */
+    {"YV12", LH_FORMAT_YV12, 8},
+    {"NV21", LH_FORMAT_NV21, 8},
+    {"Y42B", LH_FORMAT_Y42B, 8},
+    {"Y444", LH_FORMAT_Y444, 8},
+    {"NV16", LH_FORMAT_NV16, 8},
+    {"NV24", LH_FORMAT_NV24, 8},
+    {"Y41B", LH_FORMAT_Y41B, 8},
+    {"YUY2", LH_FORMAT_YUY2, 8},
+    {"YVYU", LH_FORMAT_YVYU, 8},
+    {"UYVY", LH_FORMAT_UYVY, 8},
+    {"VYUY", LH_FORMAT_VYUY, 8},
+    {"v210", LH_FORMAT_V210, 10},
+    {"GRAY16_BE", LH_FORMAT_GRAY16_BE, 16},
+    {"I420_10LE", LH_FORMAT_I420_10LE, 10},
+    {"I420_12LE", LH_FORMAT_I420_12LE, 12},
+    {"I422_10LE", LH_FORMAT_I422_10LE, 10},
+    {"I422_12LE", LH_FORMAT_I422_12LE, 12},
+    {"Y444_10LE", LH_FORMAT_Y444_10LE, 10},
+    {"Y444_12LE", LH_FORMAT_Y444_12LE, 12},
+    {"Y444_16LE", LH_FORMAT_Y444_16LE, 16},
+    {"P012_LE", LH_FORMAT_P012, 12},
+    {"P016_LE", LH_FORMAT_P016, 16},
 };
 const guint lhc_n_formats = G_N_ELEMENTS(lhc_formats);
 
@@ -140,6 +169,12 @@ gboolean lhc_same_pixels(GstBuffer *a, const GstVideoInfo *a_info, GstBuffer *b,
     while (GST_VIDEO_FORMAT_INFO_PLANE(fa.info.finfo, c) != p)
       c++;
     row_bytes = (gsize)GST_VIDEO_FRAME_COMP_WIDTH(&fa, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(&fa, c);
+    /* v210 has no pixel stride: its whole groups of 6 pixels in 16 bytes */
+    if (GST_VIDEO_FRAME_FORMAT(&fa) == GST_VIDEO_FORMAT_v210)
+      row_bytes = ((gsize)GST_VIDEO_FRAME_WIDTH(&fa) + 5) / 6 * 16;
+    /* packed 4:2:2 of an odd width: the last pair whole */
+    else if (GST_VIDEO_FORMAT_INFO_IS_YUV(fa.info.finfo) && GST_VIDEO_FRAME_N_PLANES(&fa) == 1)
+      row_bytes = ((gsize)GST_VIDEO_FRAME_WIDTH(&fa) + 1) / 2 * 4;
     for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&fa, c) && same; y++) {
       const guint8 *ra = (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&fa, p) +
                          (gsize)y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, p);

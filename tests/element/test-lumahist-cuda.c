@@ -28,9 +28,41 @@ static const struct {
   const gchar *name;
   gboolean required;
 } formats[] = {
-    {"NV12", TRUE}, {"I420", TRUE},   {"P010_10LE", TRUE},  {"RGBA", TRUE},
-    {"BGRA", TRUE}, {"RGBx", TRUE},   {"BGRx", TRUE},       {"RGB", TRUE},
-    {"BGR", TRUE},  {"GRAY8", FALSE}, {"GRAY16_LE", FALSE}, {"RGBA64_LE", FALSE},
+    {"NV12", TRUE},
+    {"I420", TRUE},
+    {"P010_10LE", TRUE},
+    {"RGBA", TRUE},
+    {"BGRA", TRUE},
+    {"RGBx", TRUE},
+    {"BGRx", TRUE},
+    {"RGB", TRUE},
+    {"BGR", TRUE},
+    {"GRAY8", FALSE},
+    {"GRAY16_LE", FALSE},
+    {"RGBA64_LE", FALSE},
+    /* the YUV of cameras and decoders, where cudaupload carries them (v210
+     * stays in system memory: no kernels yet) */
+    {"YV12", FALSE},
+    {"NV21", FALSE},
+    {"Y42B", FALSE},
+    {"Y444", FALSE},
+    {"NV16", FALSE},
+    {"NV24", FALSE},
+    {"Y41B", FALSE},
+    {"YUY2", FALSE},
+    {"YVYU", FALSE},
+    {"UYVY", FALSE},
+    {"VYUY", FALSE},
+    {"GRAY16_BE", FALSE},
+    {"I420_10LE", FALSE},
+    {"I420_12LE", FALSE},
+    {"I422_10LE", FALSE},
+    {"I422_12LE", FALSE},
+    {"Y444_10LE", FALSE},
+    {"Y444_12LE", FALSE},
+    {"Y444_16LE", FALSE},
+    {"P012_LE", FALSE},
+    {"P016_LE", FALSE},
 };
 
 static void check_stats_equal(const LhStats *got, const LhStats *e)
@@ -456,7 +488,10 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
 
 GST_START_TEST(test_cuda_equalize_overlay)
 {
-  static const gchar *const rewrite_formats[] = {"NV12", "P010_10LE", "RGBA", "BGR", "I420"};
+  static const gchar *const rewrite_formats[] = {
+      "NV12", "P010_10LE", "RGBA", "BGR", "I420",
+      /* packed 4:2:2 (a webcam's), planar 4:2:2 10-bit, semi-planar 4:4:4, 12 bits at the top */
+      "YUY2", "UYVY", "I422_10LE", "NV24", "P012_LE", "YV12"};
 
   for (guint i = 0; i < G_N_ELEMENTS(rewrite_formats); i++) {
     for (guint b = 0; b < 2; b++) {

@@ -282,8 +282,8 @@ GST_START_TEST(test_unsupported_format_refused)
 {
   GstBus *bus;
   GstHarness *h = harness_new(&bus, "backend", 1, NULL);
-  GstVideoInfo info = lhc_info_from_string("video/x-raw,format=YUY2,width=16,height=16");
-  GstCaps *caps = gst_caps_from_string("video/x-raw,format=YUY2,width=16,height=16");
+  GstVideoInfo info = lhc_info_from_string("video/x-raw,format=AYUV,width=16,height=16");
+  GstCaps *caps = gst_caps_from_string("video/x-raw,format=AYUV,width=16,height=16");
 
   fail_if(gst_pad_peer_query_accept_caps(h->srcpad, caps));
   gst_harness_set_src_caps(h, caps);
@@ -1016,6 +1016,102 @@ static guint run_to_eos(GstElement *pipeline, guint *warnings, gchar **backend_i
   return n;
 }
 
+/* The histogram of a message as counts. */
+static guint64 *message_histogram(const GstStructure *s, guint *n_bins)
+{
+  const GValue *array = gst_structure_get_value(s, "histogram");
+  guint64 *counts;
+
+  fail_unless(array != NULL && GST_VALUE_HOLDS_ARRAY(array), "no histogram");
+  *n_bins = gst_value_array_get_size(array);
+  counts = g_new(guint64, *n_bins);
+  for (guint i = 0; i < *n_bins; i++)
+    counts[i] = g_value_get_uint64(gst_value_array_get_value(array, i));
+  return counts;
+}
+
+/* The YUV formats of cameras and decoders against the same frames converted
+ * by videoconvert to GRAY8 or GRAY16_LE, a format the element already had:
+ * the same Y statistics (8 bits), or for 10 and 12 bits the same counts at
+ * the codes videoconvert widens each value to (v << 6 | v >> 4, v << 4 |
+ * v >> 8).  videotestsrc's snow gives random Y. */
+GST_START_TEST(test_yuv_against_videoconvert)
+{
+  for (guint i = 0; i < lhc_n_formats; i++) {
+    const LhcFormat *f = &lhc_formats[i];
+    if (f->lh < LH_FORMAT_YV12 || f->lh > LH_FORMAT_P016)
+      continue;
+    const gchar *gray = f->depth == 8 ? "GRAY8" : "GRAY16_LE";
+    gchar *description = g_strdup_printf(
+        "videotestsrc num-buffers=2 pattern=snow ! video/x-raw,format=%s,width=67,height=35 "
+        "! tee name=t t. ! queue ! lumahist name=direct backend=cpu ! fakesink "
+        "t. ! queue ! videoconvert dither=none ! video/x-raw,format=%s "
+        "! lumahist name=converted backend=cpu ! fakesink",
+        f->name, gray);
+    GError *error = NULL;
+    GstElement *pipeline = gst_parse_launch(description, &error);
+    fail_unless(pipeline != NULL && error == NULL, "%s: %s", description,
+                error ? error->message : "");
+    GstBus *bus = gst_element_get_bus(pipeline);
+    guint64 *direct[2] = {NULL, NULL}, *converted[2] = {NULL, NULL};
+    guint direct_bins = 0, converted_bins = 0, n_direct = 0, n_converted = 0;
+    gboolean done = FALSE;
+
+    GST_INFO("format %s against %s", f->name, gray);
+    fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    while (!done) {
+      GstMessage *message = gst_bus_timed_pop_filtered(
+          bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+      fail_unless(message != NULL, "%s: timeout", f->name);
+      if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) {
+        GError *e = NULL;
+        gst_message_parse_error(message, &e, NULL);
+        fail("%s: error: %s", f->name, e->message);
+      } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS) {
+        done = TRUE;
+      } else if (gst_structure_has_name(gst_message_get_structure(message), "lumahist")) {
+        const GstStructure *s = gst_message_get_structure(message);
+        gboolean is_direct = g_strcmp0(GST_OBJECT_NAME(GST_MESSAGE_SRC(message)), "direct") == 0;
+        guint *n = is_direct ? &n_direct : &n_converted;
+        fail_unless(*n < 2);
+        if (is_direct) {
+          fail_unless_equals_int(get_int(s, "bit-depth"), f->depth);
+          fail_unless_equals_string(get_string(s, "format"), f->name);
+          direct[*n] = message_histogram(s, &direct_bins);
+        } else {
+          converted[*n] = message_histogram(s, &converted_bins);
+        }
+        (*n)++;
+      }
+      gst_message_unref(message);
+    }
+    fail_unless_equals_int(n_direct, 2);
+    fail_unless_equals_int(n_converted, 2);
+    fail_unless_equals_int(direct_bins, 1u << f->depth);
+    for (guint frame = 0; frame < 2; frame++) {
+      guint64 nonzero = 0;
+      for (guint v = 0; v < direct_bins; v++) {
+        guint wide = f->depth == 10 ? (v << 6 | v >> 4) : f->depth == 12 ? (v << 4 | v >> 8) : v;
+        fail_unless(wide < converted_bins);
+        fail_unless(direct[frame][v] == converted[frame][wide],
+                    "%s frame %u: code %u counts %" G_GUINT64_FORMAT
+                    ", %s code %u %" G_GUINT64_FORMAT,
+                    f->name, frame, v, direct[frame][v], gray, wide, converted[frame][wide]);
+        nonzero += direct[frame][v] != 0;
+      }
+      fail_unless(nonzero > 16, "%s: snow gave only %" G_GUINT64_FORMAT " values", f->name,
+                  nonzero);
+      g_free(direct[frame]);
+      g_free(converted[frame]);
+    }
+    fail_unless(gst_element_set_state(pipeline, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS);
+    gst_object_unref(bus);
+    gst_object_unref(pipeline);
+    g_free(description);
+  }
+}
+GST_END_TEST;
+
 static gchar *active_backend(GstElement *pipeline)
 {
   GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), "l");
@@ -1129,6 +1225,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_mode_change_while_playing);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_backend_auto);
+  tcase_add_test(tc, test_yuv_against_videoconvert);
   return s;
 }
 

@@ -144,9 +144,41 @@ static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, cons
 }
 
 static const LhFormat all_formats[] = {
-    LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,  LH_FORMAT_BGR,   LH_FORMAT_RGBA,
-    LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX, LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
-    LH_FORMAT_I420,  LH_FORMAT_NV12,   LH_FORMAT_P010,
+    LH_FORMAT_GRAY8,
+    LH_FORMAT_GRAY16,
+    LH_FORMAT_RGB,
+    LH_FORMAT_BGR,
+    LH_FORMAT_RGBA,
+    LH_FORMAT_BGRA,
+    LH_FORMAT_RGBX,
+    LH_FORMAT_BGRX,
+    LH_FORMAT_RGB16,
+    LH_FORMAT_RGBA16,
+    LH_FORMAT_I420,
+    LH_FORMAT_NV12,
+    LH_FORMAT_P010,
+    /* the YUV of cameras and decoders (v210 below: no kernels yet) */
+    LH_FORMAT_YV12,
+    LH_FORMAT_NV21,
+    LH_FORMAT_Y42B,
+    LH_FORMAT_Y444,
+    LH_FORMAT_NV16,
+    LH_FORMAT_NV24,
+    LH_FORMAT_Y41B,
+    LH_FORMAT_YUY2,
+    LH_FORMAT_YVYU,
+    LH_FORMAT_UYVY,
+    LH_FORMAT_VYUY,
+    LH_FORMAT_GRAY16_BE,
+    LH_FORMAT_I420_10LE,
+    LH_FORMAT_I420_12LE,
+    LH_FORMAT_I422_10LE,
+    LH_FORMAT_I422_12LE,
+    LH_FORMAT_Y444_10LE,
+    LH_FORMAT_Y444_12LE,
+    LH_FORMAT_Y444_16LE,
+    LH_FORMAT_P012,
+    LH_FORMAT_P016,
 };
 
 typedef struct {
@@ -179,12 +211,12 @@ static void test_equalize(void)
       for (size_t m = 0; m < sizeof modes / sizeof *modes + 1; m++) {
         LhFormat format = all_formats[f];
         const Shape *sh = &shapes[s];
-        int depth = gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010
-                        ? (int[]){16, 12, 10, 9}[(s + m) % 4]
-                        : 0;
+        const bool variable_depth = format == LH_FORMAT_GRAY16 || format == LH_FORMAT_GRAY16_BE ||
+                                    format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16;
+        int depth = variable_depth ? (int[]){16, 12, 10, 9}[(s + m) % 4] : 0;
         size_t offset = gen_sample_bytes(format) == 2 ? sh->offset & ~(size_t)1 : sh->offset;
         size_t extra = sh->extra_stride;
-        if ((format == LH_FORMAT_NV12 || format == LH_FORMAT_P010) && sh->width % 2)
+        if (gen_chroma_planes(format) == 1 && sh->width % 2)
           extra += 4;
         GenDistribution d = dists[(f + s + m) % (sizeof dists / sizeof *dists)];
         GenFrame g;
@@ -302,10 +334,13 @@ static void test_overlays(void)
     for (int variant = 0; variant < 3; variant++) {
       LhFormat format = all_formats[f];
       int w = variant == 2 ? 97 : 320, h = variant == 2 ? 61 : 181;
-      size_t extra = (format == LH_FORMAT_NV12 || format == LH_FORMAT_P010) && w % 2 ? 4 : 0;
+      size_t extra = gen_chroma_planes(format) == 1 && w % 2 ? 4 : 0;
       GenFrame g;
       gen_frame(&g, format, w, h,
-                gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? 12 : 0,
+                format == LH_FORMAT_GRAY16 || format == LH_FORMAT_GRAY16_BE ||
+                        format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16
+                    ? 12
+                    : 0,
                 extra + (size_t)variant, 0, GEN_PHOTO, 500 + (uint64_t)seed++);
       LhOptions ao;
       lh_options_init(&ao);

@@ -30,7 +30,15 @@ static inline void ref_put(uint8_t *p, int bytes, uint32_t v)
 
 static inline bool ref_is_yuv(LhFormat f)
 {
-  return f == LH_FORMAT_I420 || f == LH_FORMAT_NV12 || f == LH_FORMAT_P010;
+  int xs, ys;
+  return gen_chroma_subsampling(f, &xs, &ys);
+}
+
+/* The YUV formats of cameras and decoders, and GRAY16_BE: Y read and written
+ * where test-formats.h says it lies. */
+static inline bool ref_is_new_luma(LhFormat f)
+{
+  return f >= LH_FORMAT_YV12 && f <= LH_FORMAT_P016;
 }
 
 /* Sample positions of R and B in a pixel (G is 1); -1 for gray and YUV. */
@@ -58,8 +66,9 @@ static inline void ref_rgb_order(LhFormat f, int *ri, int *bi)
 
 static inline int ref_depth(const LhFrame *f)
 {
-  if (f->format == LH_FORMAT_P010)
-    return 10;
+  if (f->format == LH_FORMAT_P010 ||
+      (ref_is_new_luma(f->format) && f->format != LH_FORMAT_GRAY16_BE))
+    return gen_format_depth(f->format);
   if (gen_sample_bytes(f->format) == 2)
     return f->bit_depth ? f->bit_depth : 16;
   return 8;
@@ -73,6 +82,11 @@ static inline uint32_t ref_luma(const LhFrame *f, int x, int y, LhMatrix m)
   uint32_t top = (1u << depth) - 1;
   int ri, bi;
   ref_rgb_order(f->format, &ri, &bi);
+  if (ref_is_new_luma(f->format)) {
+    uint32_t v =
+        gen_luma_get(f->format, (const uint8_t *)f->planes[0] + (size_t)y * f->strides[0], x);
+    return v > top ? top : v;
+  }
   if (ri < 0) {
     uint32_t v = ref_get(p, sb);
     if (f->format == LH_FORMAT_P010)
@@ -144,6 +158,11 @@ static inline void ref_write(const LhFrame *in, LhFrame *out, int x, int y, uint
   uint8_t *d = (uint8_t *)out->planes[0] + (size_t)y * out->strides[0] + (size_t)x * pb;
   int ri, bi;
   ref_rgb_order(in->format, &ri, &bi);
+  if (ref_is_new_luma(in->format)) {
+    /* only Y changes: packed chroma beside it stays as out has it */
+    gen_luma_put(in->format, (uint8_t *)out->planes[0] + (size_t)y * out->strides[0], x, y_new);
+    return;
+  }
   if (ri < 0) {
     ref_put(d, sb, in->format == LH_FORMAT_P010 ? y_new * 64 : y_new);
     return;
@@ -158,22 +177,29 @@ static inline void ref_write(const LhFrame *in, LhFrame *out, int x, int y, uint
     ref_put(d + i * sb, sb, c[i]);
 }
 
-/* Chroma rows and bytes per row of a 4:2:0 frame. */
+/* Chroma rows and bytes per row of the chroma planes of a YUV frame. */
 static inline void ref_chroma(const LhFrame *f, int *rows, size_t *bytes)
 {
-  *rows = (f->height + 1) / 2;
-  size_t hw = ((size_t)f->width + 1) / 2;
-  *bytes = f->format == LH_FORMAT_NV12 ? 2 * hw : f->format == LH_FORMAT_P010 ? 4 * hw : hw;
+  gen_chroma_shape(f->format, f->width, f->height, bytes, rows);
 }
 
+/* Chroma planes, and for packed YUV the chroma beside Y in plane 0 (out's
+ * Y then rewritten by ref_write). */
 static inline void ref_copy_chroma(const LhFrame *in, LhFrame *out)
 {
   if (!ref_is_yuv(in->format))
     return;
+  if (gen_chroma_planes(in->format) == 0) {
+    for (int y = 0; y < in->height; y++)
+      memcpy((uint8_t *)out->planes[0] + (size_t)y * out->strides[0],
+             (const uint8_t *)in->planes[0] + (size_t)y * in->strides[0],
+             gen_row_bytes(in->format, in->width));
+    return;
+  }
   int rows;
   size_t bytes;
   ref_chroma(in, &rows, &bytes);
-  for (int p = 1; p < (in->format == LH_FORMAT_I420 ? 3 : 2); p++)
+  for (int p = 1; p <= gen_chroma_planes(in->format); p++)
     for (int y = 0; y < rows; y++)
       memcpy((uint8_t *)out->planes[p] + (size_t)y * out->strides[p],
              (const uint8_t *)in->planes[p] + (size_t)y * in->strides[p], bytes);
@@ -191,12 +217,12 @@ static inline uint64_t *ref_histogram(const LhFrame *f, LhMatrix m)
 /* out from in through one LUT. */
 static inline void ref_apply(const LhFrame *in, LhFrame *out, const uint16_t *lut, LhMatrix m)
 {
+  ref_copy_chroma(in, out);
   for (int y = 0; y < in->height; y++)
     for (int x = 0; x < in->width; x++) {
       uint32_t l = ref_luma(in, x, y, m);
       ref_write(in, out, x, y, l, lut[l]);
     }
-  ref_copy_chroma(in, out);
 }
 
 static inline void ref_equalize(const LhFrame *in, LhFrame *out, LhMatrix m, LhRange range)
@@ -299,6 +325,7 @@ static inline void ref_clahe(const LhFrame *in, LhFrame *out, LhMatrix m, LhRang
         lut[v] = (uint16_t)(black + (r > (long)(white - black) ? white - black : (uint32_t)r));
       }
     }
+  ref_copy_chroma(in, out);
   for (int y = 0; y < h; y++) {
     int j0, j1;
     uint32_t wy;
@@ -317,7 +344,6 @@ static inline void ref_clahe(const LhFrame *in, LhFrame *out, LhMatrix m, LhRang
       ref_write(in, out, x, y, l, y_new);
     }
   }
-  ref_copy_chroma(in, out);
   free(hist);
   free(luts);
   free(luma);

@@ -14,6 +14,12 @@ static const LhFormat all_formats[] = {
     LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,  LH_FORMAT_BGR,   LH_FORMAT_RGBA,
     LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX, LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
     LH_FORMAT_I420,  LH_FORMAT_NV12,   LH_FORMAT_P010,
+    /* the YUV of cameras, capture cards and decoders */
+    LH_FORMAT_YV12, LH_FORMAT_NV21, LH_FORMAT_Y42B, LH_FORMAT_Y444, LH_FORMAT_NV16,
+    LH_FORMAT_NV24, LH_FORMAT_Y41B, LH_FORMAT_YUY2, LH_FORMAT_YVYU, LH_FORMAT_UYVY,
+    LH_FORMAT_VYUY, LH_FORMAT_V210, LH_FORMAT_GRAY16_BE, LH_FORMAT_I420_10LE,
+    LH_FORMAT_I420_12LE, LH_FORMAT_I422_10LE, LH_FORMAT_I422_12LE, LH_FORMAT_Y444_10LE,
+    LH_FORMAT_Y444_12LE, LH_FORMAT_Y444_16LE, LH_FORMAT_P012, LH_FORMAT_P016,
 };
 #define N_FORMATS (sizeof all_formats / sizeof *all_formats)
 
@@ -41,7 +47,7 @@ static void twin_of(const GenFrame *g, bool copy, Twin *t)
 /* Every byte of the rows of every plane that the format defines. */
 static bool same_pixels(const LhFrame *a, const LhFrame *b, char *where, size_t n)
 {
-  size_t row_bytes = (size_t)a->width * (size_t)gen_pixel_bytes(a->format);
+  size_t row_bytes = gen_row_bytes(a->format, a->width);
   for (int y = 0; y < a->height; y++) {
     const uint8_t *ra = (const uint8_t *)a->planes[0] + (size_t)y * a->strides[0];
     const uint8_t *rb = (const uint8_t *)b->planes[0] + (size_t)y * b->strides[0];
@@ -55,7 +61,7 @@ static bool same_pixels(const LhFrame *a, const LhFrame *b, char *where, size_t 
     int rows;
     size_t bytes;
     ref_chroma(a, &rows, &bytes);
-    for (int p = 1; p < (a->format == LH_FORMAT_I420 ? 3 : 2); p++)
+    for (int p = 1; p <= gen_chroma_planes(a->format); p++)
       for (int y = 0; y < rows; y++)
         if (memcmp((const uint8_t *)a->planes[p] + (size_t)y * a->strides[p],
                    (const uint8_t *)b->planes[p] + (size_t)y * b->strides[p], bytes) != 0) {
@@ -208,8 +214,12 @@ static void test_formats(void)
         /* 16-bit samples at 16, 12 and 8 significant bits; 16-bit CLAHE
          * references are slow: fewer of them */
         static const int wide_depths[] = {16, 12, 8};
-        int depth = gen_sample_bytes(format) == 2 && format != LH_FORMAT_P010 ? wide_depths[s % 3]
-                                                                             : 0;
+        const bool variable_depth = format == LH_FORMAT_GRAY16 || format == LH_FORMAT_GRAY16_BE ||
+                                    format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16;
+        int depth = variable_depth ? wide_depths[s % 3] : 0;
+        if (depth == 0 && gen_format_depth(format) == 16 && modes[m].mode == LH_EQUALIZE_CLAHE &&
+            modes[m].tiles_x * modes[m].tiles_y > 6)
+          continue;
         if (depth == 16 && modes[m].mode == LH_EQUALIZE_CLAHE &&
             modes[m].tiles_x * modes[m].tiles_y > 6)
           continue;
@@ -217,9 +227,10 @@ static void test_formats(void)
         /* 16-bit samples start on even addresses; an interleaved chroma row
          * of an odd width is a sample pair longer than the luma row, so its
          * stride needs room (as GStreamer rounds it up) */
-        size_t offset = gen_sample_bytes(format) == 2 ? sh->offset & ~(size_t)1 : sh->offset;
+        const size_t sb = (size_t)gen_sample_bytes(format);
+        size_t offset = sh->offset / sb * sb;
         size_t extra = sh->extra_stride;
-        if ((format == LH_FORMAT_NV12 || format == LH_FORMAT_P010) && sh->width % 2)
+        if (gen_chroma_planes(format) == 1 && sh->width % 2)
           extra += 4;
         GenFrame g;
         if (gen_frame(&g, format, sh->width, sh->height, depth, extra, offset, d,
@@ -764,6 +775,102 @@ static void test_overlays(const char *dump)
   gen_free(&g);
 }
 
+/* Overlays on YUV of any subsampling and layout, against the same picture
+ * in 4:4:4 planar of the same depth: Y drawn alike, and each chroma sample
+ * (cx, cy) as the 4:4:4 one at its top-left luma pixel (cx << xs, cy << ys),
+ * where the inputs agree.  4:4:4 itself is held to I420 and P010 (golden
+ * checksums above) the same way. */
+static LhFormat full_chroma_twin(int depth)
+{
+  return depth == 8 ? LH_FORMAT_Y444 : depth == 10 ? LH_FORMAT_Y444_10LE
+                                      : depth == 12 ? LH_FORMAT_Y444_12LE
+                                                    : LH_FORMAT_Y444_16LE;
+}
+
+static void test_overlays_yuv(void)
+{
+  static const LhRect rects[] = {{0, 0, 0, 0}, {-5, 7, 50, 30}, {13, 3, 41, 33}};
+  int cases = 0;
+  for (size_t f = 0; f < N_FORMATS; f++) {
+    const LhFormat format = all_formats[f];
+    int xs, ys;
+    if (!gen_chroma_subsampling(format, &xs, &ys))
+      continue;
+    const int depth = gen_format_depth(format);
+    const LhFormat twin = full_chroma_twin(depth);
+    for (size_t r = 0; r < sizeof rects / sizeof *rects; r++) {
+      const int w = 67 + (int)r, h = 41 + (int)r;
+      GenFrame a, b;
+      gen_frame(&a, format, w, h, 0, 8 + 2 * r, 0, GEN_PHOTO, 300 + f * 7 + r);
+      gen_frame(&b, twin, w, h, 0, 4, 0, GEN_CONSTANT, 1);
+      uint64_t rng = 99 + f;
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+          gen_luma_put(twin, (uint8_t *)b.frame.planes[0] + (size_t)y * b.frame.strides[0], x,
+                       gen_luma_get(format,
+                                    (const uint8_t *)a.frame.planes[0] + (size_t)y * a.frame.strides[0],
+                                    x));
+          for (int c = 0; c < 2; c++)
+            gen_chroma_put(&b.frame, c, x, y, (uint32_t)gen_next(&rng) & ((1u << depth) - 1));
+        }
+      int crows;
+      size_t cbytes;
+      gen_chroma_shape(format, w, h, &cbytes, &crows);
+      const int ccols = (w + (1 << xs) - 1) >> xs;
+      for (int cy = 0; cy < crows; cy++)
+        for (int cx = 0; cx < ccols; cx++)
+          for (int c = 0; c < 2; c++)
+            gen_chroma_put(&a.frame, c, cx, cy, gen_chroma_get(&b.frame, c, cx << xs, cy << ys));
+      uint32_t before = crc32_of(a.allocation, a.size);
+
+      LhOptions ao;
+      lh_options_init(&ao);
+      ao.range = r == 1 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+      lh_options_set_percentiles(&ao, "5,95");
+      LhStats stats;
+      lh_stats_init(&stats);
+      CHECK(lh_analyze(cpu, &a.frame, &ao, &stats) == 0, "%s", lh_last_error());
+      LhOverlayOptions oo;
+      lh_overlay_options_init(&oo);
+      oo.rect = rects[r];
+      oo.range = ao.range;
+      oo.matrix = (LhMatrix)(r % 3);
+      int sa = lh_overlay(cpu, &a.frame, &stats, &oo), sb = lh_overlay(cpu, &b.frame, &stats, &oo);
+      CHECK(sa == 0 && sb == 0, "overlay %s: %s", lh_format_name(format), lh_last_error());
+      CHECK(crc32_of(a.allocation, a.size) != before, "overlay %s drew nothing",
+            lh_format_name(format));
+      int bad = 0;
+      for (int y = 0; y < h && !bad; y++)
+        for (int x = 0; x < w && !bad; x++) {
+          uint32_t ya = gen_luma_get(format, (const uint8_t *)a.frame.planes[0] + (size_t)y * a.frame.strides[0], x);
+          uint32_t yb = gen_luma_get(twin, (const uint8_t *)b.frame.planes[0] + (size_t)y * b.frame.strides[0], x);
+          if (ya != yb) {
+            CHECK(0, "overlay %s %dx%d rect %zu: Y at %d,%d is %u, %s has %u", lh_format_name(format),
+                  w, h, r, x, y, ya, lh_format_name(twin), yb);
+            bad = 1;
+          }
+        }
+      for (int cy = 0; cy < crows && !bad; cy++)
+        for (int cx = 0; cx < ccols && !bad; cx++)
+          for (int c = 0; c < 2 && !bad; c++) {
+            uint32_t va = gen_chroma_get(&a.frame, c, cx, cy);
+            uint32_t vb = gen_chroma_get(&b.frame, c, cx << xs, cy << ys);
+            if (va != vb) {
+              CHECK(0, "overlay %s %dx%d rect %zu: %s at %d,%d is %u, %s has %u",
+                    lh_format_name(format), w, h, r, c ? "Cr" : "Cb", cx, cy, va,
+                    lh_format_name(twin), vb);
+              bad = 1;
+            }
+          }
+      lh_stats_clear(&stats);
+      gen_free(&a);
+      gen_free(&b);
+      cases++;
+    }
+  }
+  printf("yuv overlays: %d cases\n", cases);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                 */
 
@@ -825,6 +932,7 @@ int main(int argc, char **argv)
     test_temporal();
     test_distance();
     test_arguments();
+    test_overlays_yuv();
   }
   test_overlays(dump);
   lh_context_free(cpu);

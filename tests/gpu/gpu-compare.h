@@ -146,7 +146,11 @@ static inline bool test_frame_make(TestFrame *t, LhFormat format, int width, int
 {
   memset(t, 0, sizeof *t);
   const int bpp = gen_pixel_bytes(format), n = format_samples(format);
-  const size_t stride = (size_t)width * bpp + pad;
+  const size_t sb = (size_t)gen_sample_bytes(format);
+  /* YUV of cameras and decoders: Y where the format keeps it, the rest of
+   * the row (packed chroma, v210's other fields) random */
+  const bool yuv_luma = format >= LH_FORMAT_YV12 && format <= LH_FORMAT_P016;
+  const size_t stride = (gen_row_bytes(format, width) + pad + sb - 1) / sb * sb;
   t->block_size = offset + stride * (size_t)height;
   t->host_block = malloc(t->block_size);
   if (!t->host_block) {
@@ -155,13 +159,11 @@ static inline bool test_frame_make(TestFrame *t, LhFormat format, int width, int
     return false;
   }
   memset(t->host_block, 0xa5, t->block_size); /* padding that must not be read */
-  int depth = bit_depth                  ? bit_depth
-              : format == LH_FORMAT_P010 ? 10
-              : format_is_wide(format)   ? 16
-                                         : 8;
+  int depth = bit_depth ? bit_depth : gen_format_depth(format);
   /* Uniform samples of the formats of variable depth use all 16 bits, past
    * the depth, to exercise the clamp. */
-  bool full = format_is_wide(format) && format != LH_FORMAT_P010 && dist == DIST_UNIFORM;
+  bool full = (format_is_wide(format) || format == LH_FORMAT_GRAY16_BE) &&
+              format != LH_FORMAT_P010 && dist == DIST_UNIFORM;
   uint32_t top = full ? 0xffff : (1u << depth) - 1;
   uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + 1;
   uint32_t level = (uint32_t)(rng_next(&rng) % ((uint64_t)top + 1));
@@ -169,6 +171,16 @@ static inline bool test_frame_make(TestFrame *t, LhFormat format, int width, int
     level = top - 8;
   for (int y = 0; y < height; y++) {
     uint8_t *row = t->host_block + offset + (size_t)y * stride;
+    if (yuv_luma) {
+      for (size_t i = 0; i < gen_row_bytes(format, width); i++)
+        row[i] = (uint8_t)rng_next(&rng);
+      for (int x = 0; x < width; x++) {
+        uint32_t s[4] = {0, 0, 0, 0};
+        gen_pixel(dist, &rng, x, y, top, level, s, 1);
+        gen_luma_put(format, row, x, s[0]);
+      }
+      continue;
+    }
     for (int x = 0; x < width; x++) {
       uint32_t s[4] = {0, 0, 0, 0};
       gen_pixel(dist, &rng, x, y, top, level, s, n);

@@ -262,7 +262,10 @@ static LhkPixel image_of(const LhFrame *frame, const void *d_plane, LhMatrix mat
   image->width = (uint32_t)frame->width;
   image->height = (uint32_t)frame->height;
   image->max_value = (1u << depth) - 1;
-  image->shift = frame->format == LH_FORMAT_P010 ? 6 : 0;
+  uint32_t mask;
+  lhi_format_luma_word(info, &mask, &image->shift);
+  image->keep = ~mask & 0xffffu;
+  image->swap = info->big_endian;
   if (info->r >= 0) {
     image->weights[info->r] = w.kr;
     image->weights[info->g] = w.kg;
@@ -271,7 +274,7 @@ static LhkPixel image_of(const LhFrame *frame, const void *d_plane, LhMatrix mat
       return info->pixel_bytes == 3 ? LHK_PIXEL_RGB8 : LHK_PIXEL_RGBA8;
     return info->pixel_bytes == 6 ? LHK_PIXEL_RGB16 : LHK_PIXEL_RGBA16;
   }
-  return info->sample_bytes == 1 ? LHK_PIXEL_Y8 : LHK_PIXEL_Y16;
+  return info->sample_bytes == 1 && info->pixel_bytes == 1 ? LHK_PIXEL_Y8 : LHK_PIXEL_Y16;
 }
 
 static bool same_stats(const LhStats *a, const LhStats *b, const char *what, const char *pair)
@@ -414,10 +417,26 @@ static void test_percentiles_by_sort(void)
     LhFormat format;
     int depth;
   } formats[] = {
-      {LH_FORMAT_GRAY8, 0}, {LH_FORMAT_GRAY16, 0},  {LH_FORMAT_GRAY16, 12}, {LH_FORMAT_GRAY16, 9},
-      {LH_FORMAT_RGB, 0},   {LH_FORMAT_BGR, 0},     {LH_FORMAT_RGBA, 0},    {LH_FORMAT_BGRX, 0},
-      {LH_FORMAT_RGB16, 0}, {LH_FORMAT_RGBA16, 10}, {LH_FORMAT_I420, 0},    {LH_FORMAT_NV12, 0},
+      {LH_FORMAT_GRAY8, 0},
+      {LH_FORMAT_GRAY16, 0},
+      {LH_FORMAT_GRAY16, 12},
+      {LH_FORMAT_GRAY16, 9},
+      {LH_FORMAT_RGB, 0},
+      {LH_FORMAT_BGR, 0},
+      {LH_FORMAT_RGBA, 0},
+      {LH_FORMAT_BGRX, 0},
+      {LH_FORMAT_RGB16, 0},
+      {LH_FORMAT_RGBA16, 10},
+      {LH_FORMAT_I420, 0},
+      {LH_FORMAT_NV12, 0},
       {LH_FORMAT_P010, 0},
+      /* Y in 16-bit words of every kind: packed 4:2:2 bytes, big-endian, 12 bits at the top */
+      {LH_FORMAT_YUY2, 0},
+      {LH_FORMAT_UYVY, 0},
+      {LH_FORMAT_GRAY16_BE, 0},
+      {LH_FORMAT_P012, 0},
+      {LH_FORMAT_I420_10LE, 0},
+      {LH_FORMAT_NV21, 0},
   };
   static const struct {
     int w, h;

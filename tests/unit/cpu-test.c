@@ -28,6 +28,12 @@ static uint32_t reference_luma(const LhFrame *f, int x, int y, LhMatrix m, int d
   const uint8_t *p = (const uint8_t *)f->planes[0] + (size_t)y * f->strides[0] + (size_t)x * pb;
   uint32_t max_value = (1u << depth) - 1;
   int ri = 0, bi = 2;
+  if (f->format >= LH_FORMAT_YV12 && f->format <= LH_FORMAT_P016) {
+    /* Y where the format keeps it (test-formats.h); above the depth: the top */
+    uint32_t v =
+        gen_luma_get(f->format, (const uint8_t *)f->planes[0] + (size_t)y * f->strides[0], x);
+    return v > max_value ? max_value : v;
+  }
   switch (f->format) {
   case LH_FORMAT_GRAY8:
   case LH_FORMAT_I420:
@@ -134,10 +140,7 @@ static bool close_enough(double a, double b)
 /* Analyses a frame with the library and the reference and compares all fields. */
 static void check_frame(LhContext *ctx, const LhFrame *f, const LhOptions *o, const char *what)
 {
-  int depth = f->bit_depth                       ? f->bit_depth
-              : f->format == LH_FORMAT_P010      ? 10
-              : gen_sample_bytes(f->format) == 2 ? 16
-                                                 : 8;
+  int depth = f->bit_depth ? f->bit_depth : gen_format_depth(f->format);
   LhStats s;
   lh_stats_init(&s);
   int status = lh_analyze(ctx, f, o, &s);
@@ -216,8 +219,8 @@ static void test_every_format(LhContext *ctx)
       for (int d = 0; d < GEN_COUNT; d++) {
         GenFrame g;
         size_t extra = (size_t)(case_number % 3) * 5; /* tight, or padded by 5 or 10 bytes */
-        size_t offset = gen_sample_bytes((LhFormat)f) == 2 ? (size_t)(2 * (case_number % 2))
-                                                           : (size_t)(case_number % 4);
+        const int sb = gen_sample_bytes((LhFormat)f);
+        size_t offset = sb > 1 ? (size_t)(sb * (case_number % 2)) : (size_t)(case_number % 4);
         if (gen_frame(&g, (LhFormat)f, sizes[s][0], sizes[s][1], 0, extra, offset,
                       (GenDistribution)d, (uint64_t)case_number + 1) < 0) {
           CHECK(0, "cannot make frame: %s", lh_last_error());
@@ -287,6 +290,98 @@ static void test_regions(LhContext *ctx)
       check_frame(ctx, &g.frame, &o, what);
       gen_free(&g);
     }
+}
+
+/* The YUV formats of cameras and decoders: statistics identical to those of
+ * their Y plane copied out as GRAY8 or GRAY16 of the format's depth (the
+ * formats we already trust), on odd and padded shapes, and regions. */
+static void test_yuv_as_gray(LhContext *ctx)
+{
+  static const int sizes[][2] = {{1, 1}, {7, 3}, {13, 11}, {64, 36}, {321, 17}};
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "1,10,50,90,99");
+  int cases = 0;
+  for (int f = LH_FORMAT_YV12; f <= LH_FORMAT_P016; f++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      const LhFormat format = (LhFormat)f;
+      const int w = sizes[s][0], h = sizes[s][1], depth = gen_format_depth(format);
+      GenFrame g;
+      if (gen_frame(&g, format, w, h, 0, (size_t)(s % 3) * 6, 0, (GenDistribution)(s % GEN_COUNT),
+                    (uint64_t)(f * 31 + (int)s)) < 0) {
+        CHECK(0, "cannot make a %s frame: %s", lh_format_name(format), lh_last_error());
+        continue;
+      }
+      const LhFormat gray_format = depth == 8 ? LH_FORMAT_GRAY8 : LH_FORMAT_GRAY16;
+      GenFrame gray;
+      gen_frame(&gray, gray_format, w, h, depth == 8 ? 0 : depth, 4, 0, GEN_CONSTANT, 1);
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+          gen_luma_put(
+              gray_format, (uint8_t *)gray.frame.planes[0] + (size_t)y * gray.frame.strides[0], x,
+              gen_luma_get(format,
+                           (const uint8_t *)g.frame.planes[0] + (size_t)y * g.frame.strides[0], x));
+      for (int r = 0; r < 2; r++) {
+        /* the whole frame, then a region starting at a multiple of 6 */
+        o.roi = r == 0 || w < 8 ? (LhRect){0, 0, 0, 0} : (LhRect){6, h / 3, w - 7, h - h / 3};
+        LhStats a, b;
+        lh_stats_init(&a);
+        lh_stats_init(&b);
+        char what[160];
+        snprintf(what, sizeof what, "%s %dx%d as %s%s", lh_format_name(format), w, h,
+                 lh_format_name(gray_format), r ? " region" : "");
+        int sa = lh_analyze(ctx, &g.frame, &o, &a), sg = lh_analyze(ctx, &gray.frame, &o, &b);
+        CHECK(sa == LH_OK && sg == LH_OK, "%s: %s", what, lh_last_error());
+        if (sa == LH_OK && sg == LH_OK) {
+          CHECK(a.bit_depth == depth && b.bit_depth == depth, "%s: depth %d, gray %d", what,
+                a.bit_depth, b.bit_depth);
+          CHECK(a.n_bins == b.n_bins && memcmp(a.histogram, b.histogram, a.n_bins * 8) == 0,
+                "%s: histograms differ", what);
+          CHECK(a.count == b.count && a.mean == b.mean && a.stddev == b.stddev && a.min == b.min &&
+                    a.max == b.max && a.median == b.median &&
+                    memcmp(a.percentile_value, b.percentile_value, 5 * 4) == 0 &&
+                    a.clipped_low_count == b.clipped_low_count &&
+                    a.clipped_high_count == b.clipped_high_count,
+                "%s: statistics differ (mean %.6f / %.6f)", what, a.mean, b.mean);
+        }
+        lh_stats_clear(&a);
+        lh_stats_clear(&b);
+        cases++;
+      }
+      gen_free(&gray);
+      gen_free(&g);
+    }
+  o.roi = (LhRect){0, 0, 0, 0};
+  /* v210 regions start at a group of 6 pixels */
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_V210, 20, 4, 0, 0, 0, GEN_PHOTO, 5);
+  o.roi = (LhRect){3, 0, 6, 2};
+  LhStats s;
+  lh_stats_init(&s);
+  CHECK(lh_analyze(ctx, &g.frame, &o, &s) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "multiple of 6") != NULL,
+        "v210 region at x = 3: %s", lh_last_error());
+  /* v210 words are 32-bit: a stride not a multiple of 4 is refused */
+  LhFrame bad = g.frame;
+  bad.strides[0] = 130;
+  o.roi = (LhRect){0, 0, 0, 0};
+  CHECK(lh_analyze(ctx, &bad, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "v210 stride 130");
+  /* a packed 4:2:2 row of an odd width holds the whole last pair */
+  LhFrame yuy2;
+  uint8_t bytes[64] = {0};
+  CHECK(lh_frame_init(&yuy2, LH_FORMAT_YUY2, LH_MEMORY_HOST, 5, 2, bytes, 10) ==
+            LH_ERROR_INVALID_ARGUMENT,
+        "YUY2 width 5 stride 10 (the last pair needs 12)");
+  CHECK(lh_frame_buffer_size(LH_FORMAT_YUY2, 5, 2, 0) == 24 &&
+            lh_frame_buffer_size(LH_FORMAT_V210, 7, 2, 0) == 64 &&
+            lh_frame_buffer_size(LH_FORMAT_Y42B, 5, 3, 0) == 15 + 2 * 3 * 3 &&
+            lh_frame_buffer_size(LH_FORMAT_Y41B, 9, 2, 0) == 18 + 2 * 2 * 3 &&
+            lh_frame_buffer_size(LH_FORMAT_NV24, 3, 2, 0) == 6 + 12 &&
+            lh_frame_buffer_size(LH_FORMAT_I422_10LE, 4, 2, 0) == 16 + 2 * 2 * 4,
+        "buffer sizes of the new layouts");
+  lh_stats_clear(&s);
+  gen_free(&g);
+  printf("yuv as gray: %d cases\n", cases);
 }
 
 static void test_batch(LhContext *ctx)
@@ -443,6 +538,7 @@ int main(void)
   test_high_depths(ctx);
   test_out_of_range_samples(ctx);
   test_regions(ctx);
+  test_yuv_as_gray(ctx);
   test_batch(ctx);
   test_from_histogram(ctx);
   test_percentile_invariant(ctx);

@@ -83,15 +83,14 @@ static inline void gen_store(uint8_t *p, int sample_bytes, uint32_t v)
   }
 }
 
-/* Fills a frame of format f; bit_depth 0 = the format's own.  Chroma planes
- * (4:2:0) are filled with random bytes that analysis must ignore. */
+/* Fills a frame of format f; bit_depth 0 = the format's own.  Chroma (in its
+ * planes, or packed beside Y) is random bytes that analysis must ignore. */
 static inline int gen_frame(GenFrame *g, LhFormat f, int w, int h, int bit_depth,
                             size_t extra_stride, size_t offset, GenDistribution d, uint64_t seed)
 {
   int pb = gen_pixel_bytes(f), sb = gen_sample_bytes(f);
-  size_t stride = (size_t)w * (size_t)pb + extra_stride;
-  if (sb == 2)
-    stride = (stride + 1) & ~(size_t)1;
+  size_t stride = gen_row_bytes(f, w) + extra_stride;
+  stride = (stride + (size_t)sb - 1) / (size_t)sb * (size_t)sb;
   size_t size = lh_frame_buffer_size(f, w, h, stride);
   g->size = size + offset + 16;
   g->allocation = malloc(g->size);
@@ -103,9 +102,18 @@ static inline int gen_frame(GenFrame *g, LhFormat f, int w, int h, int bit_depth
   if (lh_frame_init(&g->frame, f, LH_MEMORY_HOST, w, h, g->allocation + offset, stride) < 0)
     return -1;
   g->frame.bit_depth = bit_depth;
-  int depth = bit_depth ? bit_depth : (f == LH_FORMAT_P010 ? 10 : sb == 2 ? 16 : 8);
+  int depth = bit_depth ? bit_depth : gen_format_depth(f);
   uint32_t max_value = (1u << depth) - 1;
   int channels = pb / sb;
+  if (gen_is_luma_format(f) && f != LH_FORMAT_GRAY16) {
+    /* Y where the format keeps it; chroma (and padding) stays random */
+    for (int y = 0; y < h; y++) {
+      uint8_t *row = (uint8_t *)g->frame.planes[0] + (size_t)y * stride;
+      for (int x = 0; x < w; x++)
+        gen_luma_put(f, row, x, gen_sample(d, &rng, x, y, w, h, max_value));
+    }
+    return 0;
+  }
   for (int y = 0; y < h; y++) {
     uint8_t *row = (uint8_t *)g->frame.planes[0] + (size_t)y * stride;
     for (int x = 0; x < w; x++)
