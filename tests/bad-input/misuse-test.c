@@ -165,7 +165,7 @@ static void test_frames(LhContext *ctx)
   lh_stats_init(&s);
   for (size_t k = 0; k < N_FORMATS; k++) {
     LhFormat format = all_formats[k];
-    size_t row = 5 * (size_t)gen_pixel_bytes(format);
+    size_t row = gen_row_bytes(format, 5);
     uint8_t *data = malloc(row * 8);
     memset(data, 0x40, row * 8);
     char what[64];

@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The buffer: lh_frame_buffer_size for whole frames, or exactly the rows
    * of plane 0 when only plane 0 is described. */
   bool known = (unsigned)format < LH_FORMAT_COUNT;
-  size_t row = (size_t)width * (size_t)gen_pixel_bytes(format);
+  size_t row = gen_row_bytes(format, width);
   size_t stride = (size_t)((long)row + stride_delta > 0 ? (long)row + stride_delta : 0);
   LhFrame frame;
   memset(&frame, 0, sizeof frame);
