@@ -204,14 +204,29 @@ static GObject *cuda_context_of(GstPad *pad)
   return object; /* the cuda elements keep it alive while the pipeline runs */
 }
 
+/* A width for frames of format in CUDA memory: odd where it can be, so that
+ * the memory is pitched.  Packed 4:2:2 gets an even one: GStreamer 1.22's
+ * CUDA memory copies an odd-width row of it short of its last pixel pair's
+ * V byte (width x 2 bytes, not the row's whole pairs), so the frames would
+ * differ before lumahist sees them.  Odd widths of those formats are
+ * checked in system memory (test-lumahist.c). */
+static gint cuda_width(const gchar *format, gint odd_width)
+{
+  static const gchar *const packed_422[] = {"YUY2", "YVYU", "UYVY", "VYUY"};
+  for (guint i = 0; i < G_N_ELEMENTS(packed_422); i++)
+    if (g_str_equal(format, packed_422[i]))
+      return odd_width + 1;
+  return odd_width;
+}
+
 /* cudaupload ! lumahist ! cudadownload on random frames of one format: checks
  * the caps, the messages, the metas and the pixels. */
 static void run_format(guint index, const gchar *backend, gboolean check_context)
 {
   /* An odd size, so that CUDA memory is pitched; matrix and range are set
    * by properties, so the caps need no colorimetry. */
-  gchar *caps_string = g_strdup_printf("video/x-raw,format=%s,width=63,height=35,framerate=25/1",
-                                       formats[index].name);
+  gchar *caps_string = g_strdup_printf("video/x-raw,format=%s,width=%d,height=35,framerate=25/1",
+                                       formats[index].name, cuda_width(formats[index].name, 63));
   gchar *description;
   GstElement *pipeline, *lumahist, *src, *sink, *upload;
   GstCaps *caps;
@@ -380,8 +395,8 @@ static GstPadProbeReturn hold_buffer(GstPad *pad, GstPadProbeInfo *info, gpointe
 static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gboolean overlay,
                         gboolean hold_input)
 {
-  gchar *caps_string =
-      g_strdup_printf("video/x-raw,format=%s,width=97,height=54,framerate=25/1", format);
+  gchar *caps_string = g_strdup_printf("video/x-raw,format=%s,width=%d,height=54,framerate=25/1",
+                                       format, cuda_width(format, 97));
   GstVideoInfo info = lhc_info_from_string(caps_string);
   gchar *description = g_strdup_printf(
       "appsrc name=src format=time caps=\"%s\" ! cudaupload ! video/x-raw(memory:CUDAMemory) ! "
