@@ -61,10 +61,13 @@ __device__ __forceinline__ uint32_t lhk_luma_of(const uint8_t *px, const LhkPlan
     uint32_t v = lhk_sample<PIXEL>(px, 0);
     return R::SAMPLE_BYTES == 1 ? v : min(v >> p.shift, p.max_value);
   } else {
-    const LhiLumaWeights w = {p.weights[0], p.weights[1], p.weights[2]};
-    uint32_t y =
-        lhi_luma(lhk_sample<PIXEL>(px, 0), lhk_sample<PIXEL>(px, 1), lhk_sample<PIXEL>(px, 2), w);
-    return R::SAMPLE_BYTES == 1 ? y : min(y, p.max_value);
+    const LhiLumaWeights w = {p.weights[0], p.weights[1], p.weights[2], p.luma_one};
+    const uint32_t r = lhk_sample<PIXEL>(px, 0), g = lhk_sample<PIXEL>(px, 1),
+                   b = lhk_sample<PIXEL>(px, 2);
+    if constexpr (R::SAMPLE_BYTES == 1)
+      return lhi_luma(r, g, b, w);
+    else
+      return min(lhi_luma_wide(r, g, b, w), p.max_value);
   }
 }
 

@@ -109,13 +109,13 @@ __device__ __forceinline__ uint32_t lhk_unit_key(const uint32_t *w, int i, const
   case LHK_PIXEL_RGBA8:
     return lhi_luma(lhk_byte(w, 4 * i), lhk_byte(w, 4 * i + 1), lhk_byte(w, 4 * i + 2), l.weights);
   case LHK_PIXEL_RGB16:
-    return min(
-        lhi_luma(lhk_half(w, 3 * i), lhk_half(w, 3 * i + 1), lhk_half(w, 3 * i + 2), l.weights),
-        l.max_value);
+    return min(lhi_luma_wide(lhk_half(w, 3 * i), lhk_half(w, 3 * i + 1), lhk_half(w, 3 * i + 2),
+                             l.weights),
+               l.max_value);
   default: /* LHK_PIXEL_RGBA16 */
-    return min(
-        lhi_luma(lhk_half(w, 4 * i), lhk_half(w, 4 * i + 1), lhk_half(w, 4 * i + 2), l.weights),
-        l.max_value);
+    return min(lhi_luma_wide(lhk_half(w, 4 * i), lhk_half(w, 4 * i + 1), lhk_half(w, 4 * i + 2),
+                             l.weights),
+               l.max_value);
   }
 }
 
@@ -133,7 +133,7 @@ __device__ __forceinline__ uint32_t lhk_pixel_key(const uint8_t *p, const LhkLum
   case LHK_PIXEL_RGBA8:
     return lhi_luma(p[0], p[1], p[2], l.weights);
   default: /* LHK_PIXEL_RGB16, LHK_PIXEL_RGBA16 */
-    return min(lhi_luma(q[0], q[1], q[2], l.weights), l.max_value);
+    return min(lhi_luma_wide(q[0], q[1], q[2], l.weights), l.max_value);
   }
 }
 
@@ -365,7 +365,8 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
 {
   typedef LhkLayout<PIXEL> L;
   const LhkLuma luma = {
-      {image.weights[0], image.weights[1], image.weights[2]}, image.shift, image.max_value};
+      {image.weights[0], image.weights[1], image.weights[2], image.luma_one}, image.shift,
+      image.max_value};
   const uint8_t *data = (const uint8_t *)image.data;
   const size_t stride = image.stride;
   const uint32_t width = image.width, height = image.height;

@@ -55,6 +55,7 @@ typedef struct {
   uint32_t max_value; /* values above are counted in this bin (lhi_clamp_sample) */
   uint32_t weights[3]; /* RGB pixels: the luma weight of samples 0, 1, 2 in the
                           pixel, i.e. LhiLumaWeights permuted to the byte order */
+  uint32_t luma_one;   /* RGB pixels: LhiLumaWeights.one, which rule (lh-luma.h) */
 } LhkImage;
 
 /* Room for the 8-bit gray histogram kernels histogram.cu compares. */
@@ -231,6 +232,7 @@ typedef struct {
   uint32_t shift;      /* Y16: right shift of each sample (P010: 6), put back on writing */
   uint32_t max_value;  /* 2^bit_depth - 1: luma clamped to it, colour samples too */
   uint32_t weights[3]; /* R'G'B' pixels: as LhkImage.weights */
+  uint32_t luma_one;   /* R'G'B' pixels: as LhkImage.luma_one */
 } LhkPlane;
 
 /* The equalizeHist LUT (lhi_build_lut) of a 64-bit histogram, in one block;

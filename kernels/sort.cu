@@ -256,9 +256,10 @@ __device__ __forceinline__ uint32_t luma_key(const LhkImage &image, const uint8_
     s1 = px[1];
     s2 = px[2];
   }
-  const uint32_t v =
-      (image.weights[0] * s0 + image.weights[1] * s1 + image.weights[2] * s2 + LHI_LUMA_HALF) >>
-      LHI_LUMA_SHIFT;
+  const LhiLumaWeights w = {image.weights[0], image.weights[1], image.weights[2], image.luma_one};
+  const uint32_t v = (PIXEL == LHK_PIXEL_RGB8 || PIXEL == LHK_PIXEL_RGBA8)
+                         ? lhi_luma(s0, s1, s2, w)
+                         : lhi_luma_wide(s0, s1, s2, w);
   return v > image.max_value ? image.max_value : v;
 }
 

@@ -157,7 +157,7 @@ LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
       .in = *in,
       .out = *out,
       .bit_depth = lhi_frame_luma_depth(in),
-      .weights = lhi_luma_weights(options->matrix),
+      .weights = lhi_luma_weights(options->matrix, lhi_frame_luma_depth(in)),
       .temporal = options->temporal,
   };
   lhi_range_limits(job.bit_depth, options->range, &job.black, &job.white);
@@ -185,7 +185,7 @@ LH_API int lh_apply_lut(LhContext *context, const LhFrame *in, LhFrame *out, con
       .in = *in,
       .out = *out,
       .bit_depth = lhi_frame_luma_depth(in),
-      .weights = lhi_luma_weights(matrix),
+      .weights = lhi_luma_weights(matrix, lhi_frame_luma_depth(in)),
       .lut = lut,
   };
   uint32_t max_value = (1u << job.bit_depth) - 1;
@@ -253,7 +253,8 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
       v = lhi_luma(px[info->r], px[info->g], px[info->b], w);
     else if (info->r >= 0)
       v = lhi_clamp_sample(
-          lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b), w),
+          lhi_luma_wide(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b),
+                        w),
           max_value);
     else if (frame->format == LH_FORMAT_P010)
       v = (uint32_t)load16(px) >> 6;

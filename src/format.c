@@ -185,8 +185,20 @@ LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int w
   return lhi_frame_validate(frame);
 }
 
-LhiLumaWeights lhi_luma_weights(LhMatrix matrix)
+LhiLumaWeights lhi_luma_weights(LhMatrix matrix, int bit_depth)
 {
+  if (bit_depth > 8) {
+    uint32_t kr = LHI_BT601_KR_EXACT, kb = LHI_BT601_KB_EXACT;
+    if (matrix == LH_MATRIX_BT709) {
+      kr = LHI_BT709_KR_EXACT;
+      kb = LHI_BT709_KB_EXACT;
+    } else if (matrix == LH_MATRIX_BT2020) {
+      kr = LHI_BT2020_KR_EXACT;
+      kb = LHI_BT2020_KB_EXACT;
+    }
+    return (LhiLumaWeights){
+        .kr = kr, .kg = LHI_LUMA_EXACT_ONE - kr - kb, .kb = kb, .one = LHI_LUMA_EXACT_ONE};
+  }
   uint32_t kr = LHI_BT601_KR, kb = LHI_BT601_KB;
   if (matrix == LH_MATRIX_BT709) {
     kr = LHI_BT709_KR;
@@ -195,5 +207,5 @@ LhiLumaWeights lhi_luma_weights(LhMatrix matrix)
     kr = LHI_BT2020_KR;
     kb = LHI_BT2020_KB;
   }
-  return (LhiLumaWeights){.kr = kr, .kg = LHI_LUMA_ONE - kr - kb, .kb = kb};
+  return (LhiLumaWeights){.kr = kr, .kg = LHI_LUMA_ONE - kr - kb, .kb = kb, .one = LHI_LUMA_ONE};
 }

@@ -51,8 +51,9 @@ int lhi_frame_validate(const LhFrame *frame);
  * a zero-sized roi leaves the frame whole. */
 int lhi_frame_crop(const LhFrame *frame, const LhRect *roi, LhFrame *cropped);
 
-/* The weights of a matrix. */
-LhiLumaWeights lhi_luma_weights(LhMatrix matrix);
+/* The weights of a matrix for luma of bit_depth bits (lh-luma.h: the 14-bit
+ * rule at 8 bits, the exact one above). */
+LhiLumaWeights lhi_luma_weights(LhMatrix matrix, int bit_depth);
 
 /* ------------------------------------------------------------------------ */
 /* Analysis jobs and backends                                                */

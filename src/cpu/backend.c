@@ -40,7 +40,7 @@ static uint16_t load16(const uint8_t *p)
         if (info_->r >= 0 && info_->sample_bytes == 1)                                             \
           key = lhi_luma(px_[info_->r], px_[info_->g], px_[info_->b], w_);                         \
         else if (info_->r >= 0)                                                                    \
-          key = lhi_clamp_sample(lhi_luma(load16(px_ + 2 * info_->r), load16(px_ + 2 * info_->g),  \
+          key = lhi_clamp_sample(lhi_luma_wide(load16(px_ + 2 * info_->r), load16(px_ + 2 * info_->g), \
                                           load16(px_ + 2 * info_->b), w_),                         \
                                  max_);                                                            \
         else if ((frame)->format == LH_FORMAT_P010)                                                \

@@ -288,6 +288,7 @@ static LhkPlane plane_of(const LhiEqualizeJob *job, const LhFrame *in, const LhF
     p.weights[info->r] = job->weights.kr;
     p.weights[info->g] = job->weights.kg;
     p.weights[info->b] = job->weights.kb;
+    p.luma_one = job->weights.one;
   }
   return p;
 }
@@ -314,6 +315,7 @@ static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, u
     image.shift = p->shift;
     image.max_value = p->max_value;
     memcpy(image.weights, p->weights, sizeof image.weights);
+    image.luma_one = p->luma_one;
     LHI_CUDA_CHECK(lhk_histogram(&e->device, pixel, bins, &image, 1, e->histogram.data, 1,
                                  e->scratch.data, stream));
   }

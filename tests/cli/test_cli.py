@@ -6,8 +6,9 @@ Usage: test_cli.py LUMAHIST SAMPLES_DIR GROUP
 GROUP is one of: formats, options, errors, samples (see GROUPS at the end).
 
 The reference never uses lumahist's code: luma comes from the definitions of
-DESIGN.md (Kr and Kb rounded to 14 fractional bits, Kg the rest, round half
-up), histograms from np.bincount, percentiles from np.sort by nearest rank,
+DESIGN.md (8-bit luma: Kr and Kb rounded to 14 fractional bits, Kg the rest,
+round half up; deeper luma: floor(Kr R + Kg G + Kb B + 1/2) computed exactly
+with the decimal coefficients), histograms from np.bincount, percentiles from np.sort by nearest rank,
 mean and standard deviation in float64.  Pixels of generated PNGs are the
 arrays the test made (PNG files are written by Pillow, and 16-bit colour ones
 by a small encoder below, not by libpng).  JPEG pixels depend on the decoder,
@@ -99,16 +100,19 @@ def run_jsonl(*args, expect=0):
 # --------------------------------------------------------------------------
 # The independent reference
 
-def weights(matrix):
+def weights(matrix, one):
     kr_f, kb_f = MATRICES[matrix]
-    kr, kb = round(kr_f * (1 << 14)), round(kb_f * (1 << 14))
-    return kr, (1 << 14) - kr - kb, kb
+    kr, kb = round(kr_f * one), round(kb_f * one)
+    return kr, one - kr - kb, kb
 
 
-def luma(rgb, matrix):
-    kr, kg, kb = weights(matrix)
+def luma(rgb, matrix, bit_depth=8):
+    """8 bits: 14-bit weights; deeper: the decimal weights in units of 10^-4,
+    so that the integer sum is exactly 10^4 Y and the rounding is exact."""
+    one = 1 << 14 if bit_depth == 8 else 10000
+    kr, kg, kb = weights(matrix, one)
     c = rgb.astype(np.int64)
-    return (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + (1 << 13)) >> 14
+    return (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + one // 2) // one
 
 
 def percentile_key(p):
@@ -298,7 +302,7 @@ def decoded_luma(path, matrix="bt601"):
         if mode in ("RGB", "RGBA"):
             deep = read_png16_colour(path)
             if deep is not None:
-                return luma(deep, matrix), 16
+                return luma(deep, matrix, 16), 16
         if mode == "P":
             img = img.convert("RGBA")
         elif mode == "1":
@@ -326,7 +330,7 @@ class Sample:
             return decoded_luma(self.path)[0]
         if self.pixels.ndim == 2:
             return self.pixels.astype(np.int64)
-        return luma(self.pixels[..., :3], matrix)
+        return luma(self.pixels[..., :3], matrix, self.bit_depth)
 
     @property
     def size(self):

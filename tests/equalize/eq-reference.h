@@ -65,7 +65,8 @@ static inline int ref_depth(const LhFrame *f)
   return 8;
 }
 
-/* Y' with 14-bit weights (Kr, Kb rounded, Kg the rest), rounded half up. */
+/* Y' with 14-bit weights (Kr, Kb rounded, Kg the rest) for 8-bit luma, the
+ * exact decimal weights (units of 10^-4) above, rounded half up. */
 static inline uint32_t ref_luma(const LhFrame *f, int x, int y, LhMatrix m)
 {
   int pb = gen_pixel_bytes(f->format), sb = gen_sample_bytes(f->format), depth = ref_depth(f);
@@ -79,11 +80,12 @@ static inline uint32_t ref_luma(const LhFrame *f, int x, int y, LhMatrix m)
       return v / 64;
     return v > top ? top : v;
   }
-  int64_t kr = llround(ref_kr[m] * 16384.0), kb = llround(ref_kb[m] * 16384.0);
-  int64_t kg = 16384 - kr - kb;
+  const int64_t one = depth > 8 ? 10000 : 16384;
+  int64_t kr = llround(ref_kr[m] * (double)one), kb = llround(ref_kb[m] * (double)one);
+  int64_t kg = one - kr - kb;
   int64_t num =
       kr * ref_get(p + ri * sb, sb) + kg * ref_get(p + sb, sb) + kb * ref_get(p + bi * sb, sb);
-  uint32_t v = (uint32_t)((num + 8192) / 16384);
+  uint32_t v = (uint32_t)((num + one / 2) / one);
   return v > top ? top : v;
 }
 
