@@ -282,6 +282,9 @@ def test_stats_files_are_the_tools_records(tmp_path):
         cv2.imwrite(str(folder / name), image)
     (folder / "notes.txt").write_text("not an image")
     (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
+    # A CMYK JPEG: both records say it was converted.
+    Image = pytest.importorskip("PIL.Image")
+    Image.fromarray(photo(21, 35, 36, channels=4), "CMYK").save(folder / "sub" / "e.jpg")
     out = subprocess.run([LUMAHIST, "stats", "--quiet", "--backend", "cpu", "--decoder", "cpu",
                           str(folder)], capture_output=True).stdout
     want = [json.loads(line) for line in out.splitlines()]
@@ -289,6 +292,7 @@ def test_stats_files_are_the_tools_records(tmp_path):
         got = [s.to_dict() for s in lumahist.stats_files(folder, jobs=3, backend="cpu")]
     assert [r["path"] for r in got] == [r["path"] for r in want]
     assert got == want
+    assert [r.get("converted_from") for r in got].count("CMYK") == 1
     with pytest.raises(lumahist.Error):
         list(lumahist.stats_files([str(folder / "broken.png")], errors="raise"))
 
