@@ -40,6 +40,9 @@ typedef enum {
   LHK_PIXEL_RGBA8,  /* four 8-bit samples, the fourth ignored: RGBA, BGRA, RGBX, BGRX */
   LHK_PIXEL_RGB16,  /* three 16-bit samples */
   LHK_PIXEL_RGBA16, /* four 16-bit samples, the fourth ignored */
+  /* R'G'B' 10 and 16 bits */
+  LHK_PIXEL_RGB10, /* 10-bit R'G'B' packed in a 32-bit word, sample i at bits 10 i .. 10 i + 9,
+                      the top two bits kept; big-endian words where swap_bytes is set */
   LHK_PIXEL_COUNT
 } LhkPixel;
 
@@ -56,6 +59,7 @@ typedef struct {
   uint32_t weights[3]; /* RGB pixels: the luma weight of samples 0, 1, 2 in the
                           pixel, i.e. LhiLumaWeights permuted to the byte order */
   uint32_t luma_one;   /* RGB pixels: LhiLumaWeights.one, which rule (lh-luma.h) */
+  uint32_t swap_bytes; /* RGB10: the words are big-endian (r210) */
 } LhkImage;
 
 /* Room for the 8-bit gray histogram kernels histogram.cu compares. */
@@ -233,6 +237,7 @@ typedef struct {
   uint32_t max_value;  /* 2^bit_depth - 1: luma clamped to it, colour samples too */
   uint32_t weights[3]; /* R'G'B' pixels: as LhkImage.weights */
   uint32_t luma_one;   /* R'G'B' pixels: as LhkImage.luma_one */
+  uint32_t swap_bytes; /* RGB10: as LhkImage.swap_bytes */
 } LhkPlane;
 
 /* The equalizeHist LUT (lhi_build_lut) of a 64-bit histogram, in one block;
@@ -288,7 +293,8 @@ typedef struct {
   size_t strides[3];
   LhkPixel pixel;     /* of plane 0 */
   uint32_t shift;     /* P010: 6 */
-  int rgb_index[3];   /* sample of R', G', B' in a pixel; -1: luma only */
+  int rgb_index[3];   /* sample of R', G', B' in a pixel (RGB10: the word's field); -1: luma only */
+  uint32_t swap_bytes; /* RGB10: as LhkImage.swap_bytes */
   int chroma;         /* 0: none; 1: planar Cb, Cr (I420); 2: interleaved (NV12, P010) */
   int frame_width;
   int frame_height;

@@ -30,10 +30,12 @@
  * GStreamer's CUDA library, in CUDA memory (`video/x-raw(memory:CUDAMemory)`,
  * as nvh264dec, nvjpegdec or cudaupload produce it), which is read in place on
  * the GPU.  Formats: GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx,
- * RGBA64_LE, I420, NV12 and P010_10LE.  For YUV formats the Y plane is the
- * luma; for RGB formats luma is Kr·R' + (1 − Kr − Kb)·G' + Kb·B' with the
- * weights of #GstLumahist:matrix.  The luma has 8 bits, except GRAY16_LE and
- * RGBA64_LE (16) and P010_10LE (10).
+ * RGBA64_LE, I420, NV12 and P010_10LE; and R'G'B' of 10 and 16 bits:
+ * RGB10A2_LE, BGR10A2_LE, r210 and BGRA64_LE.  For YUV formats the Y plane is
+ * the luma; for RGB formats luma is Kr·R' + (1 − Kr − Kb)·G' + Kb·B' with the
+ * weights of #GstLumahist:matrix.  The luma has 8 bits, except GRAY16_LE,
+ * RGBA64_LE and BGRA64_LE (16), P010_10LE, RGB10A2_LE, BGR10A2_LE and r210
+ * (10).
  *
  * Unless #GstLumahist:matrix and #GstLumahist:range say otherwise, both come
  * from the caps' colorimetry: the colour matrix (BT.601, BT.709 or BT.2020;
@@ -194,7 +196,8 @@ static GParamSpec *properties[N_PROPERTIES];
 
 /* Every library format that GStreamer has a video format for. */
 #define LUMAHIST_FORMATS                                                                           \
-  "{ GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, P010_10LE }"
+  "{ GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, P010_10LE, "       \
+  "RGB10A2_LE, BGR10A2_LE, r210, BGRA64_LE }"
 
 #ifdef HAVE_GST_CUDA
 #define LUMAHIST_CAPS                                                                              \
@@ -219,6 +222,11 @@ static const struct {
     {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},        {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
     {GST_VIDEO_FORMAT_RGBA64_LE, LH_FORMAT_RGBA16}, {GST_VIDEO_FORMAT_I420, LH_FORMAT_I420},
     {GST_VIDEO_FORMAT_NV12, LH_FORMAT_NV12},        {GST_VIDEO_FORMAT_P010_10LE, LH_FORMAT_P010},
+    /* R'G'B' 10 and 16 bits */
+    {GST_VIDEO_FORMAT_RGB10A2_LE, LH_FORMAT_RGB10A2_LE},
+    {GST_VIDEO_FORMAT_BGR10A2_LE, LH_FORMAT_BGR10A2_LE},
+    {GST_VIDEO_FORMAT_r210, LH_FORMAT_R210},
+    {GST_VIDEO_FORMAT_BGRA64_LE, LH_FORMAT_BGRA16},
 };
 
 #define gst_lumahist_parent_class parent_class

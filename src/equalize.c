@@ -246,6 +246,13 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
       luma[x] = row[x];
     return;
   }
+  if (info->sample_bytes == 4) {
+    /* Packed 10-bit R'G'B'. */
+    const bool big = lhi_format_big_endian_words(frame->format);
+    for (int x = 0; x < frame->width; x++)
+      luma[x] = (uint16_t)lhi_packed10_luma(lhi_load_word(row + 4 * (size_t)x, big), info, w);
+    return;
+  }
   for (int x = 0; x < frame->width; x++) {
     const uint8_t *px = row + (size_t)x * step;
     uint32_t v;
@@ -327,6 +334,20 @@ void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
   }
   if (info->sample_bytes == 1) {
     write_row_rgb8(job, y, luma, new_luma, gains);
+    return;
+  }
+  if (info->sample_bytes == 4) {
+    /* Packed 10-bit R'G'B': each field scaled, the top two bits kept. */
+    const bool big = lhi_format_big_endian_words(job->in.format);
+    for (int x = 0; x < width; x++) {
+      const uint32_t word = lhi_load_word(in_row + 4 * (size_t)x, big);
+      const uint32_t gain = luma[x] ? lhi_gain(luma[x], new_luma[x]) : 0;
+      uint32_t out = word & 0xc0000000u;
+      for (int i = 0; i < 3; i++)
+        out |= (luma[x] ? lhi_apply_gain(lhi_packed10_field(word, i), gain, 1023) : new_luma[x])
+               << (10 * i);
+      lhi_store_word(out_row + 4 * (size_t)x, out, big);
+    }
     return;
   }
   /* 16-bit R'G'B'. */

@@ -20,6 +20,13 @@ static const LhiFormatInfo format_infos[LH_FORMAT_COUNT] = {
   [LH_FORMAT_I420] = {"I420", 3, 1, 1, 8, -1, -1, -1, true, false},
   [LH_FORMAT_NV12] = {"NV12", 2, 1, 1, 8, -1, -1, -1, true, true},
   [LH_FORMAT_P010] = {"P010", 2, 2, 2, 10, -1, -1, -1, true, true},
+  /* R'G'B' 10 and 16 bits.  The packed 10-bit formats have "samples" of 4
+   * bytes, their 32-bit word: r, g, b are the fields of it, field i at bits
+   * 10 i .. 10 i + 9 (lhi_packed10_field). */
+  [LH_FORMAT_RGB10A2_LE] = {"RGB10A2_LE", 1, 4, 4, 10, 0, 1, 2, false, false},
+  [LH_FORMAT_BGR10A2_LE] = {"BGR10A2_LE", 1, 4, 4, 10, 2, 1, 0, false, false},
+  [LH_FORMAT_R210] = {"R210", 1, 4, 4, 10, 2, 1, 0, false, false},
+  [LH_FORMAT_BGRA16] = {"BGRA16", 1, 8, 2, 16, 2, 1, 0, false, false},
 };
 
 /* Frames larger than this are refused: it keeps every per-frame count and
@@ -42,7 +49,8 @@ LH_API const char *lh_format_name(LhFormat format)
 /* Formats whose samples may carry fewer significant bits than they hold. */
 static bool format_has_variable_depth(LhFormat format)
 {
-  return format == LH_FORMAT_GRAY16 || format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16;
+  return format == LH_FORMAT_GRAY16 || format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16 ||
+         format == LH_FORMAT_BGRA16;
 }
 
 int lhi_frame_luma_depth(const LhFrame *frame)
@@ -183,6 +191,11 @@ LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int w
     }
   }
   return lhi_frame_validate(frame);
+}
+
+bool lhi_format_big_endian_words(LhFormat format)
+{
+  return format == LH_FORMAT_R210;
 }
 
 LhiLumaWeights lhi_luma_weights(LhMatrix matrix, int bit_depth)

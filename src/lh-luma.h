@@ -70,6 +70,13 @@ LHI_HOST_DEVICE uint32_t lhi_luma_wide(uint32_t r, uint32_t g, uint32_t b, LhiLu
                                      : (s + LHI_LUMA_HALF) >> LHI_LUMA_SHIFT;
 }
 
+/* Field i (bits 10 i .. 10 i + 9) of a packed 10-bit R'G'B' word, the word
+ * read in its own byte order (r210's big-endian words swapped first). */
+LHI_HOST_DEVICE uint32_t lhi_packed10_field(uint32_t word, int i)
+{
+  return (word >> (10 * i)) & 0x3ffu;
+}
+
 /* A GRAY16 sample of bit_depth significant bits; out-of-range values (which a
  * well-formed frame does not have) count in the top bin rather than past it. */
 LHI_HOST_DEVICE uint32_t lhi_clamp_sample(uint32_t v, uint32_t max_value)

@@ -31,7 +31,7 @@ typedef struct {
   const char *name;
   int n_planes;
   int pixel_bytes;   /* bytes per pixel in plane 0 */
-  int sample_bytes;  /* 1 or 2 */
+  int sample_bytes;  /* 1 or 2; 4: 10-bit R'G'B' packed in a 32-bit word, r, g, b its fields */
   int default_depth; /* luma bit depth when LhFrame.bit_depth is 0 */
   int r, g, b;       /* sample index of each colour in a pixel; -1 if not RGB */
   bool is_yuv;
@@ -40,6 +40,33 @@ typedef struct {
 
 /* Facts of a format, or NULL if the value is not a format. */
 const LhiFormatInfo *lhi_format_info(LhFormat format);
+
+/* Packed 10-bit R'G'B' (sample_bytes 4) whose words are big-endian (r210). */
+bool lhi_format_big_endian_words(LhFormat format);
+
+/* The 32-bit word of a packed 10-bit pixel at p (any alignment), in its
+ * format's byte order, and its store back. */
+static inline uint32_t lhi_load_word(const uint8_t *p, bool big_endian)
+{
+  uint32_t v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return big_endian ? __builtin_bswap32(v) : v;
+}
+
+static inline void lhi_store_word(uint8_t *p, uint32_t v, bool big_endian)
+{
+  if (big_endian)
+    v = __builtin_bswap32(v);
+  __builtin_memcpy(p, &v, sizeof v);
+}
+
+/* The luma of a packed 10-bit word whose R', G', B' are fields r, g, b. */
+static inline uint32_t lhi_packed10_luma(uint32_t word, const LhiFormatInfo *info,
+                                         LhiLumaWeights w)
+{
+  return lhi_luma_wide(lhi_packed10_field(word, info->r), lhi_packed10_field(word, info->g),
+                       lhi_packed10_field(word, info->b), w);
+}
 
 /* The bit depth of the luma values of a frame (8 for RGB, 10 for P010, ...). */
 int lhi_frame_luma_depth(const LhFrame *frame);

@@ -265,6 +265,20 @@ static void blend_at(uint8_t *p, int bytes, int shift, uint32_t colour, uint32_t
   store_sample(p, bytes, lhi_blend(s, colour, alpha) << shift);
 }
 
+/* Blends the three 10-bit fields of a packed R'G'B' word, its top two bits
+ * (alpha or unused) kept. */
+static void blend_packed10(uint8_t *p, const LhiFormatInfo *info, bool big_endian,
+                           const LhiInk *ink)
+{
+  uint32_t word = lhi_load_word(p, big_endian);
+  const int field[3] = {info->r, info->g, info->b};
+  for (int c = 0; c < 3; c++) {
+    const uint32_t v = lhi_blend(lhi_packed10_field(word, field[c]), ink->rgb[c], ink->alpha);
+    word = (word & ~(0x3ffu << (10 * field[c]))) | v << (10 * field[c]);
+  }
+  lhi_store_word(p, word, big_endian);
+}
+
 /* The panel's part of a frame, split in row bands for the CPU backend's
  * threads: luma rows, then chroma rows. */
 typedef struct {
@@ -291,7 +305,9 @@ static void draw_luma_band(int band, void *data)
           &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
                                      job->column_flags, x - panel->x, y - panel->y)];
       uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
-      if (info->r >= 0) {
+      if (bytes == 4) {
+        blend_packed10(px, info, lhi_format_big_endian_words(frame->format), ink);
+      } else if (info->r >= 0) {
         blend_at(px + info->r * bytes, bytes, 0, ink->rgb[0], ink->alpha);
         blend_at(px + info->g * bytes, bytes, 0, ink->rgb[1], ink->alpha);
         blend_at(px + info->b * bytes, bytes, 0, ink->rgb[2], ink->alpha);

@@ -3,6 +3,7 @@
  * A frame's rows are split into bands that the context's threads count into
  * histograms of their own, summed after: the same counts on any number of
  * threads. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,9 @@ static uint16_t load16(const uint8_t *p)
         uint32_t key;                                                                              \
         if (info_->r >= 0 && info_->sample_bytes == 1)                                             \
           key = lhi_luma(px_[info_->r], px_[info_->g], px_[info_->b], w_);                         \
+        else if (info_->sample_bytes == 4)                                                         \
+          key = lhi_packed10_luma(                                                                 \
+              lhi_load_word(px_, lhi_format_big_endian_words((frame)->format)), info_, w_);        \
         else if (info_->r >= 0)                                                                    \
           key = lhi_clamp_sample(lhi_luma_wide(load16(px_ + 2 * info_->r), load16(px_ + 2 * info_->g), \
                                           load16(px_ + 2 * info_->b), w_),                         \
@@ -77,6 +81,46 @@ static void histogram_rows_rgb8(const LhiJob *job, int y0, int y1, uint64_t *his
   free(luma);
 }
 
+/* Packed 10-bit R'G'B': the fields of each word weighed in place (the
+ * weights permuted to field order once), four interleaved sub-histograms so
+ * that runs of one value do not wait on their own increments. */
+static void histogram_rows_packed10(const LhiJob *job, int y0, int y1, uint64_t *histogram)
+{
+  const LhFrame *frame = &job->frame;
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const bool big = lhi_format_big_endian_words(frame->format);
+  const LhiLumaWeights w = job->weights;
+  uint32_t field_weight[3];
+  field_weight[info->r] = w.kr;
+  field_weight[info->g] = w.kg;
+  field_weight[info->b] = w.kb;
+  const LhiLumaWeights fw = {field_weight[0], field_weight[1], field_weight[2], w.one};
+  uint32_t(*sub)[1024] = calloc(4, sizeof *sub);
+  if (!sub) { /* no memory for them: the general loop */
+    FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
+    return;
+  }
+  const int width = frame->width;
+  int64_t pending = 0;
+  for (int y = y0; y < y1; y++) {
+    const uint8_t *row = row_at(frame, y);
+    if (pending + width > INT32_MAX) { /* before a 32-bit counter could overflow */
+      for (int v = 0; v < 1024; v++)
+        histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
+      memset(sub, 0, 4 * sizeof *sub);
+      pending = 0;
+    }
+    pending += width;
+    for (int x = 0; x < width; x++) {
+      const uint32_t word = lhi_load_word(row + 4 * (size_t)x, big);
+      sub[x & 3][lhi_luma_wide(word & 0x3ff, (word >> 10) & 0x3ff, (word >> 20) & 0x3ff, fw)]++;
+    }
+  }
+  for (int v = 0; v < 1024; v++)
+    histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
+  free(sub);
+}
+
 /* Counts rows [y0, y1) of the job's frame into histogram (zeroed). */
 static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
@@ -84,6 +128,10 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
   const LhiFormatInfo *info = lhi_format_info(frame->format);
   if (info->r >= 0 && info->sample_bytes == 1) {
     histogram_rows_rgb8(job, y0, y1, histogram);
+    return;
+  }
+  if (info->sample_bytes == 4) {
+    histogram_rows_packed10(job, y0, y1, histogram);
     return;
   }
   if (frame->format == LH_FORMAT_GRAY8 || frame->format == LH_FORMAT_I420 ||

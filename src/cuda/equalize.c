@@ -289,6 +289,7 @@ static LhkPlane plane_of(const LhiEqualizeJob *job, const LhFrame *in, const LhF
     p.weights[info->g] = job->weights.kg;
     p.weights[info->b] = job->weights.kb;
     p.luma_one = job->weights.one;
+    p.swap_bytes = lhi_format_big_endian_words(in->format);
   }
   return p;
 }
@@ -316,6 +317,7 @@ static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, u
     image.max_value = p->max_value;
     memcpy(image.weights, p->weights, sizeof image.weights);
     image.luma_one = p->luma_one;
+    image.swap_bytes = p->swap_bytes;
     LHI_CUDA_CHECK(lhk_histogram(&e->device, pixel, bins, &image, 1, e->histogram.data, 1,
                                  e->scratch.data, stream));
   }
@@ -493,6 +495,7 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
   o.rgb_index[0] = info->r;
   o.rgb_index[1] = info->g;
   o.rgb_index[2] = info->b;
+  o.swap_bytes = lhi_format_big_endian_words(frame->format);
   o.chroma = !info->is_yuv ? 0 : info->chroma_interleaved ? 2 : 1;
   o.frame_width = frame->width;
   o.frame_height = frame->height;

@@ -11,6 +11,11 @@ const LhcFormat lhc_formats[] = {
     {"RGBx", LH_FORMAT_RGBX, 8},         {"BGRx", LH_FORMAT_BGRX, 8},
     {"RGBA64_LE", LH_FORMAT_RGBA16, 16}, {"I420", LH_FORMAT_I420, 8},
     {"NV12", LH_FORMAT_NV12, 8},         {"P010_10LE", LH_FORMAT_P010, 10},
+    /* R'G'B' 10 and 16 bits */
+    {"RGB10A2_LE", LH_FORMAT_RGB10A2_LE, 10},
+    {"BGR10A2_LE", LH_FORMAT_BGR10A2_LE, 10},
+    {"r210", LH_FORMAT_R210, 10},
+    {"BGRA64_LE", LH_FORMAT_BGRA16, 16},
 };
 const guint lhc_n_formats = G_N_ELEMENTS(lhc_formats);
 

@@ -31,6 +31,8 @@ static const struct {
     {"NV12", TRUE}, {"I420", TRUE},   {"P010_10LE", TRUE},  {"RGBA", TRUE},
     {"BGRA", TRUE}, {"RGBx", TRUE},   {"BGRx", TRUE},       {"RGB", TRUE},
     {"BGR", TRUE},  {"GRAY8", FALSE}, {"GRAY16_LE", FALSE}, {"RGBA64_LE", FALSE},
+    /* R'G'B' 10 and 16 bits */
+    {"RGB10A2_LE", FALSE}, {"BGR10A2_LE", FALSE}, {"r210", FALSE}, {"BGRA64_LE", FALSE},
 };
 
 static void check_stats_equal(const LhStats *got, const LhStats *e)

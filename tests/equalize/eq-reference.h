@@ -48,6 +48,7 @@ static inline void ref_rgb_order(LhFormat f, int *ri, int *bi)
   case LH_FORMAT_BGR:
   case LH_FORMAT_BGRA:
   case LH_FORMAT_BGRX:
+  case LH_FORMAT_BGRA16:
     *ri = 2;
     *bi = 0;
     break;
@@ -58,7 +59,7 @@ static inline void ref_rgb_order(LhFormat f, int *ri, int *bi)
 
 static inline int ref_depth(const LhFrame *f)
 {
-  if (f->format == LH_FORMAT_P010)
+  if (f->format == LH_FORMAT_P010 || gen_is_packed10(f->format))
     return 10;
   if (gen_sample_bytes(f->format) == 2)
     return f->bit_depth ? f->bit_depth : 16;
@@ -72,6 +73,12 @@ static inline uint32_t ref_luma(const LhFrame *f, int x, int y, LhMatrix m)
   int pb = gen_pixel_bytes(f->format), sb = gen_sample_bytes(f->format), depth = ref_depth(f);
   const uint8_t *p = (const uint8_t *)f->planes[0] + (size_t)y * f->strides[0] + (size_t)x * pb;
   uint32_t top = (1u << depth) - 1;
+  if (gen_is_packed10(f->format)) {
+    uint32_t rgb[3];
+    gen_packed10_rgb(f->format, p, rgb);
+    int64_t kr = llround(ref_kr[m] * 10000.0), kb = llround(ref_kb[m] * 10000.0);
+    return (uint32_t)((kr * rgb[0] + (10000 - kr - kb) * rgb[1] + kb * rgb[2] + 5000) / 10000);
+  }
   int ri, bi;
   ref_rgb_order(f->format, &ri, &bi);
   if (ri < 0) {
@@ -144,6 +151,16 @@ static inline void ref_write(const LhFrame *in, LhFrame *out, int x, int y, uint
   int pb = gen_pixel_bytes(in->format), sb = gen_sample_bytes(in->format), depth = ref_depth(in);
   const uint8_t *s = (const uint8_t *)in->planes[0] + (size_t)y * in->strides[0] + (size_t)x * pb;
   uint8_t *d = (uint8_t *)out->planes[0] + (size_t)y * out->strides[0] + (size_t)x * pb;
+  if (gen_is_packed10(in->format)) {
+    /* The three fields scaled, the top two bits of the word kept. */
+    uint32_t rgb[3];
+    gen_packed10_rgb(in->format, s, rgb);
+    for (int i = 0; i < 3; i++)
+      rgb[i] = ref_colour(rgb[i], luma, y_new, 1023);
+    uint32_t top2 = gen_packed10_top(in->format, s);
+    gen_packed10_store(in->format, d, rgb, top2);
+    return;
+  }
   int ri, bi;
   ref_rgb_order(in->format, &ri, &bi);
   if (ri < 0) {

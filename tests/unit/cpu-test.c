@@ -37,11 +37,21 @@ static uint32_t reference_luma(const LhFrame *f, int x, int y, LhMatrix m, int d
     uint32_t v = sample_at(p, 2);
     return v > max_value ? max_value : v;
   }
+  case LH_FORMAT_RGB10A2_LE:
+  case LH_FORMAT_BGR10A2_LE:
+  case LH_FORMAT_R210: {
+    uint32_t rgb[3];
+    gen_packed10_rgb(f->format, p, rgb);
+    int64_t kr = llround(matrix_kr[m] * 10000.0), kb = llround(matrix_kb[m] * 10000.0);
+    int64_t num = kr * rgb[0] + (10000 - kr - kb) * rgb[1] + kb * rgb[2];
+    return (uint32_t)((num + 5000) / 10000);
+  }
   case LH_FORMAT_P010:
     return sample_at(p, 2) / 64;
   case LH_FORMAT_BGR:
   case LH_FORMAT_BGRA:
   case LH_FORMAT_BGRX:
+  case LH_FORMAT_BGRA16:
     ri = 2;
     bi = 0;
     break;
@@ -138,7 +148,7 @@ static bool close_enough(double a, double b)
 static void check_frame(LhContext *ctx, const LhFrame *f, const LhOptions *o, const char *what)
 {
   int depth = f->bit_depth                       ? f->bit_depth
-              : f->format == LH_FORMAT_P010      ? 10
+              : f->format == LH_FORMAT_P010 || gen_is_packed10(f->format) ? 10
               : gen_sample_bytes(f->format) == 2 ? 16
                                                  : 8;
   LhStats s;
