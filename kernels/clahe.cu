@@ -138,6 +138,8 @@ extern "C" cudaError_t lhk_clahe_histograms(const LhkDevice *device, LhkPixel pi
     return clahe_histograms<LHK_PIXEL_RGB16>(device, *plane, *grid, bins, tile_histograms, stream);
   case LHK_PIXEL_RGBA16:
     return clahe_histograms<LHK_PIXEL_RGBA16>(device, *plane, *grid, bins, tile_histograms, stream);
+  case LHK_PIXEL_RGB10:
+    return clahe_histograms<LHK_PIXEL_RGB10>(device, *plane, *grid, bins, tile_histograms, stream);
   default:
     return cudaErrorInvalidValue;
   }
@@ -251,7 +253,7 @@ lhk_clahe_pixel(const uint8_t *src, uint8_t *dst, const LhkAxisWalk &a, uint32_t
   const size_t left = (size_t)t0 * bins + y, right = (size_t)t1 * bins + y;
   const uint32_t y_new = lhi_clahe_mix(__ldg(upper + left), __ldg(upper + right),
                                        __ldg(lower + left), __ldg(lower + right), wx, wy);
-  const uint32_t gain = LhkRewrite<PIXEL>::SAMPLES > 1 && y ? lhi_gain(y, y_new) : 0;
+  const uint32_t gain = lhk_is_colour<PIXEL>() && y ? lhi_gain(y, y_new) : 0;
   lhk_write_pixel<PIXEL>(src, dst, y, y_new, gain, p);
 }
 
@@ -327,6 +329,8 @@ extern "C" cudaError_t lhk_clahe_apply(LhkPixel pixel, const LhkPlane *plane,
     return clahe_apply<LHK_PIXEL_RGB16>(*plane, *grid, bins, luts, stream);
   case LHK_PIXEL_RGBA16:
     return clahe_apply<LHK_PIXEL_RGBA16>(*plane, *grid, bins, luts, stream);
+  case LHK_PIXEL_RGB10:
+    return clahe_apply<LHK_PIXEL_RGB10>(*plane, *grid, bins, luts, stream);
   default:
     return cudaErrorInvalidValue;
   }

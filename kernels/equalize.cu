@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
     lhk_apply_lut_kernel(LhkPlane p, const uint16_t *lut, uint32_t bins)
 {
   typedef LhkRewrite<PIXEL> R;
-  const bool colour = R::SAMPLES > 1;
+  const bool colour = lhk_is_colour<PIXEL>();
   extern __shared__ uint32_t shared_words[];
   uint32_t *shared_gain = shared_words;
   uint16_t *shared_lut = (uint16_t *)(shared_words + (colour ? bins : 0));
@@ -177,7 +177,7 @@ static cudaError_t apply_lut(const LhkPlane &p, const uint16_t *lut, uint32_t bi
   dim3 grid;
   lhk_rewrite_grid<PIXEL>(p, &grid);
   if (bins <= LHK_LUT_SHARED_MAX_BINS) {
-    const bool colour = LhkRewrite<PIXEL>::SAMPLES > 1;
+    const bool colour = lhk_is_colour<PIXEL>();
     size_t shared = bins * sizeof(uint16_t) + (colour ? bins * sizeof(uint32_t) : 0);
     lhk_apply_lut_kernel<PIXEL, true><<<grid, LHK_REWRITE_THREADS, shared, stream>>>(p, lut, bins);
   } else {
@@ -205,6 +205,8 @@ extern "C" cudaError_t lhk_apply_lut(LhkPixel pixel, const LhkPlane *plane, cons
     return apply_lut<LHK_PIXEL_RGB16>(*plane, lut, bins, stream);
   case LHK_PIXEL_RGBA16:
     return apply_lut<LHK_PIXEL_RGBA16>(*plane, lut, bins, stream);
+  case LHK_PIXEL_RGB10:
+    return apply_lut<LHK_PIXEL_RGB10>(*plane, lut, bins, stream);
   default:
     return cudaErrorInvalidValue;
   }

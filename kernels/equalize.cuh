@@ -34,6 +34,17 @@ template <> struct LhkRewrite<LHK_PIXEL_RGB16> {
 template <> struct LhkRewrite<LHK_PIXEL_RGBA16> {
   enum { SAMPLE_BYTES = 2, SAMPLES = 4, UNIT_BYTES = 16, PX = 2 };
 };
+/* The packed 10-bit word as one "sample" of 4 bytes (lhk_luma_of and
+ * lhk_write_pixel take it apart). */
+template <> struct LhkRewrite<LHK_PIXEL_RGB10> {
+  enum { SAMPLE_BYTES = 4, SAMPLES = 1, UNIT_BYTES = 16, PX = 4 };
+};
+
+/* Whether a layout's pixels are R'G'B' (a colour gain per pixel). */
+template <int PIXEL> __host__ __device__ constexpr bool lhk_is_colour()
+{
+  return LhkRewrite<PIXEL>::SAMPLES > 1 || PIXEL == LHK_PIXEL_RGB10;
+}
 
 template <int PIXEL> __device__ __forceinline__ uint32_t lhk_sample(const uint8_t *px, int i)
 {
@@ -58,16 +69,24 @@ template <int PIXEL>
 __device__ __forceinline__ uint32_t lhk_luma_of(const uint8_t *px, const LhkPlane &p)
 {
   typedef LhkRewrite<PIXEL> R;
-  if constexpr (R::SAMPLES == 1) {
+  if constexpr (PIXEL == LHK_PIXEL_RGB10) {
+    const uint32_t word = lhk_load_word(px, p.swap_bytes);
+    const LhiLumaWeights w = {p.weights[0], p.weights[1], p.weights[2], p.luma_one};
+    return lhi_luma_wide(lhi_packed10_field(word, 0), lhi_packed10_field(word, 1),
+                         lhi_packed10_field(word, 2), w);
+  } else if constexpr (R::SAMPLES == 1) {
     uint32_t v = lhk_sample<PIXEL>(px, 0);
     if (R::SAMPLE_BYTES == 1)
       return v;
     return lhi_word_luma(p.swap ? lhi_swap16(v) : v, ~p.keep & 0xffffu, p.shift, p.max_value);
   } else {
-    const LhiLumaWeights w = {p.weights[0], p.weights[1], p.weights[2]};
-    uint32_t y =
-        lhi_luma(lhk_sample<PIXEL>(px, 0), lhk_sample<PIXEL>(px, 1), lhk_sample<PIXEL>(px, 2), w);
-    return R::SAMPLE_BYTES == 1 ? y : min(y, p.max_value);
+    const LhiLumaWeights w = {p.weights[0], p.weights[1], p.weights[2], p.luma_one};
+    const uint32_t r = lhk_sample<PIXEL>(px, 0), g = lhk_sample<PIXEL>(px, 1),
+                   b = lhk_sample<PIXEL>(px, 2);
+    if constexpr (R::SAMPLE_BYTES == 1)
+      return lhi_luma(r, g, b, w);
+    else
+      return min(lhi_luma_wide(r, g, b, w), p.max_value);
   }
 }
 
@@ -79,7 +98,18 @@ __device__ __forceinline__ void lhk_write_pixel(const uint8_t *src, uint8_t *dst
                                                 uint32_t y_new, uint32_t gain, const LhkPlane &p)
 {
   typedef LhkRewrite<PIXEL> R;
-  if constexpr (R::SAMPLES == 1) {
+  if constexpr (PIXEL == LHK_PIXEL_RGB10) {
+    /* Each field scaled, the top two bits kept. */
+    const uint32_t word = lhk_load_word(src, p.swap_bytes);
+    uint32_t out = word & 0xc0000000u;
+#pragma unroll
+    for (int i = 0; i < 3; i++)
+      out |= (y ? lhi_apply_gain(lhi_packed10_field(word, i), gain, 1023u) : y_new) << (10 * i);
+    out = lhk_word_order(out, p.swap_bytes);
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      dst[i] = (uint8_t)(out >> (8 * i));
+  } else if constexpr (R::SAMPLES == 1) {
     if (R::SAMPLE_BYTES == 1) {
       lhk_set_sample<PIXEL>(dst, 0, y_new);
     } else {

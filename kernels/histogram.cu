@@ -64,6 +64,9 @@ template <> struct LhkLayout<LHK_PIXEL_RGB16> {
 template <> struct LhkLayout<LHK_PIXEL_RGBA16> {
   enum { BPP = 8, VEC = 2, PX = 4, UNROLL = 2 };
 };
+template <> struct LhkLayout<LHK_PIXEL_RGB10> {
+  enum { BPP = 4, VEC = 1, PX = 4, UNROLL = 4 };
+};
 
 /* How the kernel privatizes: shared sub-histograms, the same with the last
  * block finishing the frame, or global copies (more than 4096 bins). */
@@ -84,7 +87,15 @@ struct LhkLuma {
   uint32_t max_value;
   uint32_t mask;      /* Y16: the bits of a word that are Y */
   uint32_t select[2]; /* Y16: the byte permutation of the low and high word of 32 bits */
+  uint32_t swap_bytes; /* RGB10: big-endian words (r210) */
 };
+
+/* The luma of a packed 10-bit word (LHK_PIXEL_RGB10), in its byte order. */
+__device__ __forceinline__ uint32_t lhk_packed10_luma(uint32_t word, const LhkLuma &l)
+{
+  return lhi_luma_wide(lhi_packed10_field(word, 0), lhi_packed10_field(word, 1),
+                       lhi_packed10_field(word, 2), l.weights);
+}
 
 /* Sample i of a unit's words, by one byte permutation (PRMT) each. */
 __device__ __forceinline__ uint32_t lhk_byte(const uint32_t *w, int i)
@@ -117,13 +128,15 @@ __device__ __forceinline__ uint32_t lhk_unit_key(const uint32_t *w, int i, const
   case LHK_PIXEL_RGBA8:
     return lhi_luma(lhk_byte(w, 4 * i), lhk_byte(w, 4 * i + 1), lhk_byte(w, 4 * i + 2), l.weights);
   case LHK_PIXEL_RGB16:
-    return min(
-        lhi_luma(lhk_half(w, 3 * i), lhk_half(w, 3 * i + 1), lhk_half(w, 3 * i + 2), l.weights),
-        l.max_value);
+    return min(lhi_luma_wide(lhk_half(w, 3 * i), lhk_half(w, 3 * i + 1), lhk_half(w, 3 * i + 2),
+                             l.weights),
+               l.max_value);
+  case LHK_PIXEL_RGB10:
+    return lhk_packed10_luma(lhk_word_order(w[i], l.swap_bytes), l);
   default: /* LHK_PIXEL_RGBA16 */
-    return min(
-        lhi_luma(lhk_half(w, 4 * i), lhk_half(w, 4 * i + 1), lhk_half(w, 4 * i + 2), l.weights),
-        l.max_value);
+    return min(lhi_luma_wide(lhk_half(w, 4 * i), lhk_half(w, 4 * i + 1), lhk_half(w, 4 * i + 2),
+                             l.weights),
+               l.max_value);
   }
 }
 
@@ -143,8 +156,10 @@ __device__ __forceinline__ uint32_t lhk_pixel_key(const uint8_t *p, const LhkLum
   case LHK_PIXEL_RGB8:
   case LHK_PIXEL_RGBA8:
     return lhi_luma(p[0], p[1], p[2], l.weights);
+  case LHK_PIXEL_RGB10:
+    return lhk_packed10_luma(lhk_load_word(p, l.swap_bytes), l);
   default: /* LHK_PIXEL_RGB16, LHK_PIXEL_RGBA16 */
-    return min(lhi_luma(q[0], q[1], q[2], l.weights), l.max_value);
+    return min(lhi_luma_wide(q[0], q[1], q[2], l.weights), l.max_value);
   }
 }
 
@@ -375,11 +390,12 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
                                                 Counter &counter, bool first_round_done = false)
 {
   typedef LhkLayout<PIXEL> L;
-  const LhkLuma luma = {{image.weights[0], image.weights[1], image.weights[2]},
+  const LhkLuma luma = {{image.weights[0], image.weights[1], image.weights[2], image.luma_one},
                         image.shift,
                         image.max_value,
                         ~image.keep & 0xffffu,
-                        {image.swap ? 0x4401u : 0x4410u, image.swap ? 0x4423u : 0x4432u}};
+                        {image.swap ? 0x4401u : 0x4410u, image.swap ? 0x4423u : 0x4432u},
+                        image.swap_bytes};
   const uint8_t *data = (const uint8_t *)image.data;
   const size_t stride = image.stride;
   const uint32_t width = image.width, height = image.height;
@@ -724,8 +740,8 @@ template <int PIXEL, int MODE> static LhkHistogramKernel kernel_for_copies(int c
  * build). */
 template <int PIXEL> static LhkHistogramKernel kernel_variant(int variant)
 {
-  constexpr bool wide =
-      PIXEL == LHK_PIXEL_Y16 || PIXEL == LHK_PIXEL_RGB16 || PIXEL == LHK_PIXEL_RGBA16;
+  constexpr bool wide = PIXEL == LHK_PIXEL_Y16 || PIXEL == LHK_PIXEL_RGB16 ||
+                        PIXEL == LHK_PIXEL_RGBA16 || PIXEL == LHK_PIXEL_RGB10;
   const int copies = 32 >> (variant % 5);
   if constexpr (wide) {
     if (variant == LHK_VARIANT_GLOBAL)
@@ -756,6 +772,8 @@ static LhkHistogramKernel histogram_kernel(LhkPixel pixel, int variant)
     return kernel_variant<LHK_PIXEL_RGB16>(variant);
   case LHK_PIXEL_RGBA16:
     return kernel_variant<LHK_PIXEL_RGBA16>(variant);
+  case LHK_PIXEL_RGB10:
+    return kernel_variant<LHK_PIXEL_RGB10>(variant);
   default:
     return NULL;
   }
@@ -947,6 +965,8 @@ static uint32_t pixels_per_unit(LhkPixel pixel)
     return LhkLayout<LHK_PIXEL_RGBA8>::PX;
   case LHK_PIXEL_RGB16:
     return LhkLayout<LHK_PIXEL_RGB16>::PX;
+  case LHK_PIXEL_RGB10:
+    return LhkLayout<LHK_PIXEL_RGB10>::PX;
   default:
     return LhkLayout<LHK_PIXEL_RGBA16>::PX;
   }

@@ -41,6 +41,9 @@ typedef enum {
   LHK_PIXEL_RGBA8,  /* four 8-bit samples, the fourth ignored: RGBA, BGRA, RGBX, BGRX */
   LHK_PIXEL_RGB16,  /* three 16-bit samples */
   LHK_PIXEL_RGBA16, /* four 16-bit samples, the fourth ignored */
+  /* R'G'B' 10 and 16 bits */
+  LHK_PIXEL_RGB10, /* 10-bit R'G'B' packed in a 32-bit word, sample i at bits 10 i .. 10 i + 9,
+                      the top two bits kept; big-endian words where swap_bytes is set */
   LHK_PIXEL_COUNT
 } LhkPixel;
 
@@ -58,6 +61,8 @@ typedef struct {
   uint32_t max_value; /* values above are counted in this bin (lhi_clamp_sample) */
   uint32_t weights[3]; /* RGB pixels: the luma weight of samples 0, 1, 2 in the
                           pixel, i.e. LhiLumaWeights permuted to the byte order */
+  uint32_t luma_one;   /* RGB pixels: LhiLumaWeights.one, which rule (lh-luma.h) */
+  uint32_t swap_bytes; /* RGB10: the words are big-endian (r210) */
 } LhkImage;
 
 /* Room for the 8-bit gray histogram kernels histogram.cu compares. */
@@ -236,6 +241,8 @@ typedef struct {
   uint32_t swap;       /* Y16: big-endian words */
   uint32_t max_value;  /* 2^bit_depth - 1: luma clamped to it, colour samples too */
   uint32_t weights[3]; /* R'G'B' pixels: as LhkImage.weights */
+  uint32_t luma_one;   /* R'G'B' pixels: as LhkImage.luma_one */
+  uint32_t swap_bytes; /* RGB10: as LhkImage.swap_bytes */
 } LhkPlane;
 
 /* The equalizeHist LUT (lhi_build_lut) of a 64-bit histogram, in one block;
@@ -302,6 +309,7 @@ typedef struct {
   int cr_index;
   int luma_offset;  /* bytes from a pixel's start to its Y (UYVY: 1) */
   int big_endian;   /* GRAY16_BE */
+  uint32_t swap_bytes; /* RGB10: as LhkImage.swap_bytes */
   int frame_width;
   int frame_height;
   int panel_x; /* may lie partly outside the frame */

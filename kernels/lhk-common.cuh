@@ -86,6 +86,21 @@ static __device__ unsigned long long lhk_phase_times[1024][LHK_PHASES];
       return error_;                                                                               \
   } while (0)
 
+/* The word of a packed 10-bit R'G'B' pixel (LHK_PIXEL_RGB10) in its own byte
+ * order, from the 32-bit value read little-endian. */
+__device__ __forceinline__ uint32_t lhk_word_order(uint32_t w, uint32_t swap_bytes)
+{
+  return swap_bytes ? __byte_perm(w, 0, 0x0123) : w;
+}
+
+/* The same read byte by byte from any address. */
+__device__ __forceinline__ uint32_t lhk_load_word(const uint8_t *p, uint32_t swap_bytes)
+{
+  const uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                     (uint32_t)p[3] << 24;
+  return lhk_word_order(w, swap_bytes);
+}
+
 /* The histogram of a result block, behind its header. */
 __device__ __forceinline__ lhk_u64 *lhk_result_histogram(void *result)
 {

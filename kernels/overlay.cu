@@ -53,7 +53,18 @@ __global__ void lhk_overlay_luma_kernel(LhkOverlay o, LhkOverlayArea a, int pixe
     return;
   const LhiInk &ink = lhk_ink_at(o, x, y);
   uint8_t *px = (uint8_t *)o.planes[0] + (size_t)y * o.strides[0] + (size_t)x * pixel_bytes;
-  if (o.rgb_index[0] >= 0) {
+  if (o.pixel == LHK_PIXEL_RGB10) {
+    /* The three fields of the word, its top two bits kept. */
+    uint32_t word = lhk_load_word(px, o.swap_bytes);
+    for (int c = 0; c < 3; c++) {
+      const int at = 10 * o.rgb_index[c];
+      const uint32_t v = lhi_blend(lhi_packed10_field(word, o.rgb_index[c]), ink.rgb[c], ink.alpha);
+      word = (word & ~(0x3ffu << at)) | v << at;
+    }
+    word = lhk_word_order(word, o.swap_bytes);
+    for (int i = 0; i < 4; i++)
+      px[i] = (uint8_t)(word >> (8 * i));
+  } else if (o.rgb_index[0] >= 0) {
     for (int c = 0; c < 3; c++)
       lhk_blend_at(px + o.rgb_index[c] * sample_bytes, sample_bytes, 0, ink.rgb[c], ink.alpha);
   } else {
@@ -97,8 +108,8 @@ __global__ void lhk_overlay_chroma_kernel(LhkOverlay o, LhkOverlayArea a, int sa
 
 static void pixel_bytes_of(LhkPixel pixel, int *pixel_bytes, int *sample_bytes)
 {
-  static const int pixel_table[LHK_PIXEL_COUNT] = {1, 2, 3, 4, 6, 8};
-  static const int sample_table[LHK_PIXEL_COUNT] = {1, 2, 1, 1, 2, 2};
+  static const int pixel_table[LHK_PIXEL_COUNT] = {1, 2, 3, 4, 6, 8, 4};
+  static const int sample_table[LHK_PIXEL_COUNT] = {1, 2, 1, 1, 2, 2, 4};
   *pixel_bytes = pixel_table[pixel];
   *sample_bytes = sample_table[pixel];
 }

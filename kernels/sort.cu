@@ -248,7 +248,12 @@ __device__ __forceinline__ uint32_t luma_key(const LhkImage &image, const uint8_
                          image.max_value);
   }
   uint32_t s0, s1, s2;
-  if (PIXEL == LHK_PIXEL_RGB8 || PIXEL == LHK_PIXEL_RGBA8) {
+  if (PIXEL == LHK_PIXEL_RGB10) {
+    const uint32_t word = lhk_load_word(row + (size_t)x * 4, image.swap_bytes);
+    s0 = lhi_packed10_field(word, 0);
+    s1 = lhi_packed10_field(word, 1);
+    s2 = lhi_packed10_field(word, 2);
+  } else if (PIXEL == LHK_PIXEL_RGB8 || PIXEL == LHK_PIXEL_RGBA8) {
     const uint8_t *px = row + (size_t)x * (PIXEL == LHK_PIXEL_RGB8 ? 3 : 4);
     s0 = px[0];
     s1 = px[1];
@@ -259,9 +264,10 @@ __device__ __forceinline__ uint32_t luma_key(const LhkImage &image, const uint8_
     s1 = px[1];
     s2 = px[2];
   }
-  const uint32_t v =
-      (image.weights[0] * s0 + image.weights[1] * s1 + image.weights[2] * s2 + LHI_LUMA_HALF) >>
-      LHI_LUMA_SHIFT;
+  const LhiLumaWeights w = {image.weights[0], image.weights[1], image.weights[2], image.luma_one};
+  const uint32_t v = (PIXEL == LHK_PIXEL_RGB8 || PIXEL == LHK_PIXEL_RGBA8)
+                         ? lhi_luma(s0, s1, s2, w)
+                         : lhi_luma_wide(s0, s1, s2, w);
   return v > image.max_value ? image.max_value : v;
 }
 
@@ -720,6 +726,9 @@ static cudaError_t sort_frame(const LhkDevice *device, LhkPixel pixel, const Lhk
     break;
   case LHK_PIXEL_RGBA16:
     error = launch_frame_keys<LHK_PIXEL_RGBA16, R>(device, image, bit_depth, plan, scratch, stream);
+    break;
+  case LHK_PIXEL_RGB10:
+    error = launch_frame_keys<LHK_PIXEL_RGB10, R>(device, image, bit_depth, plan, scratch, stream);
     break;
   default:
     return cudaErrorInvalidValue;

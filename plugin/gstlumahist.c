@@ -29,16 +29,18 @@
  * Input is raw video in system memory or, when the plugin was built with
  * GStreamer's CUDA library, in CUDA memory (`video/x-raw(memory:CUDAMemory)`,
  * as nvh264dec, nvjpegdec or cudaupload produce it), which is read in place on
- * the GPU.  Formats: GRAY8, GRAY16_LE, GRAY16_BE, RGB, BGR, RGBA, BGRA,
- * RGBx, BGRx, RGBA64_LE; YUV 4:2:0 I420, YV12, NV12, NV21, I420_10LE,
- * I420_12LE, P010_10LE, P012_LE, P016_LE; 4:2:2 Y42B, NV16, I422_10LE,
- * I422_12LE and packed YUY2, YVYU, UYVY, VYUY, v210; 4:4:4 Y444, NV24,
- * Y444_10LE, Y444_12LE, Y444_16LE; 4:1:1 Y41B.  For YUV formats the Y
- * samples are the luma, read where they lie (no conversion), and only they
- * are rewritten; for RGB formats luma is Kr·R' + (1 − Kr − Kb)·G' + Kb·B'
- * with the weights of #GstLumahist:matrix.  The luma has the format's
- * depth: 8 bits, 10 (P010_10LE, v210, the _10LE formats), 12 (P012_LE, the
- * _12LE formats) or 16 (GRAY16, RGBA64_LE, P016_LE, Y444_16LE).
+ * the GPU.  Formats: GRAY8, GRAY16_LE, GRAY16_BE; R'G'B' RGB, BGR, RGBA,
+ * BGRA, RGBx, BGRx, RGBA64_LE, BGRA64_LE and 10-bit RGB10A2_LE, BGR10A2_LE,
+ * r210; YUV 4:2:0 I420, YV12, NV12, NV21, I420_10LE, I420_12LE, P010_10LE,
+ * P012_LE, P016_LE; 4:2:2 Y42B, NV16, I422_10LE, I422_12LE and packed YUY2,
+ * YVYU, UYVY, VYUY, v210; 4:4:4 Y444, NV24, Y444_10LE, Y444_12LE,
+ * Y444_16LE; 4:1:1 Y41B.  For YUV formats the Y samples are the luma, read
+ * where they lie (no conversion), and only they are rewritten; for R'G'B'
+ * formats luma is Kr·R' + (1 − Kr − Kb)·G' + Kb·B' with the weights of
+ * #GstLumahist:matrix.  The luma has the format's depth: 8 bits, 10
+ * (P010_10LE, v210, the _10LE formats, RGB10A2_LE, BGR10A2_LE, r210), 12
+ * (P012_LE, the _12LE formats) or 16 (GRAY16, RGBA64_LE, BGRA64_LE, P016_LE,
+ * Y444_16LE).
  *
  * Unless #GstLumahist:matrix and #GstLumahist:range say otherwise, both come
  * from the caps' colorimetry: the colour matrix (BT.601, BT.709 or BT.2020;
@@ -200,7 +202,8 @@ static GParamSpec *properties[N_PROPERTIES];
 
 /* Every library format that GStreamer has a video format for. */
 #define LUMAHIST_BASE_FORMATS                                                                      \
-  "GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, P010_10LE, "
+  "GRAY8, GRAY16_LE, RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE, I420, NV12, P010_10LE, "         \
+  "RGB10A2_LE, BGR10A2_LE, r210, BGRA64_LE, "
 /* The YUV of cameras (YUY2), capture cards (UYVY, v210) and decoders. */
 #define LUMAHIST_YUV_FORMATS                                                                       \
   "YV12, NV21, Y42B, Y444, NV16, NV24, Y41B, YUY2, YVYU, UYVY, VYUY, GRAY16_BE, I420_10LE, "       \
@@ -262,6 +265,11 @@ static const struct {
     {GST_VIDEO_FORMAT_Y444_16LE, LH_FORMAT_Y444_16LE},
     {GST_VIDEO_FORMAT_P012_LE, LH_FORMAT_P012},
     {GST_VIDEO_FORMAT_P016_LE, LH_FORMAT_P016},
+    /* R'G'B' 10 and 16 bits */
+    {GST_VIDEO_FORMAT_RGB10A2_LE, LH_FORMAT_RGB10A2_LE},
+    {GST_VIDEO_FORMAT_BGR10A2_LE, LH_FORMAT_BGR10A2_LE},
+    {GST_VIDEO_FORMAT_r210, LH_FORMAT_R210},
+    {GST_VIDEO_FORMAT_BGRA64_LE, LH_FORMAT_BGRA16},
 };
 
 #define gst_lumahist_parent_class parent_class

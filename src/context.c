@@ -133,7 +133,7 @@ static int prepare_job(LhContext *context, const LhFrame *frame, const LhOptions
   if (status < 0)
     return status;
   job->bit_depth = lhi_frame_luma_depth(frame);
-  job->weights = lhi_luma_weights(options->matrix);
+  job->weights = lhi_luma_weights(options->matrix, job->bit_depth);
   job->range = options->range;
   uint64_t pixels = (uint64_t)job->frame.width * (uint64_t)job->frame.height;
   switch (options->percentile_method) {

@@ -152,7 +152,7 @@ LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
       .in = *in,
       .out = *out,
       .bit_depth = lhi_frame_luma_depth(in),
-      .weights = lhi_luma_weights(options->matrix),
+      .weights = lhi_luma_weights(options->matrix, lhi_frame_luma_depth(in)),
       .temporal = options->temporal,
   };
   lhi_range_limits(job.bit_depth, options->range, &job.black, &job.white);
@@ -180,7 +180,7 @@ LH_API int lh_apply_lut(LhContext *context, const LhFrame *in, LhFrame *out, con
       .in = *in,
       .out = *out,
       .bit_depth = lhi_frame_luma_depth(in),
-      .weights = lhi_luma_weights(matrix),
+      .weights = lhi_luma_weights(matrix, lhi_frame_luma_depth(in)),
       .lut = lut,
   };
   uint32_t max_value = (1u << job.bit_depth) - 1;
@@ -256,6 +256,12 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
     }
     return;
   }
+  if (lhi_format_is_packed10_rgb(info)) {
+    const bool big = lhi_format_big_endian_words(frame->format);
+    for (int x = 0; x < frame->width; x++)
+      luma[x] = (uint16_t)lhi_packed10_luma(lhi_load_word(row + 4 * (size_t)x, big), info, w);
+    return;
+  }
   for (int x = 0; x < frame->width; x++) {
     const uint8_t *px = row + (size_t)x * step;
     uint32_t v;
@@ -263,7 +269,8 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
       v = lhi_luma(px[info->r], px[info->g], px[info->b], w);
     else if (info->r >= 0)
       v = lhi_clamp_sample(
-          lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b), w),
+          lhi_luma_wide(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b),
+                        w),
           max_value);
     else if (info->sample_bytes == 2)
       v = lhi_clamp_sample(
@@ -358,6 +365,20 @@ void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
   }
   if (info->sample_bytes == 1) {
     write_row_rgb8(job, y, luma, new_luma, gains);
+    return;
+  }
+  if (lhi_format_is_packed10_rgb(info)) {
+    /* Each field scaled, the top two bits kept. */
+    const bool big = lhi_format_big_endian_words(job->in.format);
+    for (int x = 0; x < width; x++) {
+      const uint32_t word = lhi_load_word(in_row + 4 * (size_t)x, big);
+      const uint32_t gain = luma[x] ? lhi_gain(luma[x], new_luma[x]) : 0;
+      uint32_t out = word & 0xc0000000u;
+      for (int i = 0; i < 3; i++)
+        out |= (luma[x] ? lhi_apply_gain(lhi_packed10_field(word, i), gain, 1023) : new_luma[x])
+               << (10 * i);
+      lhi_store_word(out_row + 4 * (size_t)x, out, big);
+    }
     return;
   }
   /* 16-bit R'G'B'. */

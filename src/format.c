@@ -6,71 +6,79 @@
 #include "lh-private.h"
 
 static const LhiFormatInfo format_infos[LH_FORMAT_COUNT] = {
-  /*                name      planes px smp depth  r   g   b  yuv    interleaved */
-  [LH_FORMAT_GRAY8] = {"GRAY8", 1, 1, 1, 8, -1, -1, -1, false, false},
-  [LH_FORMAT_GRAY16] = {"GRAY16", 1, 2, 2, 16, -1, -1, -1, false, false},
-  [LH_FORMAT_RGB] = {"RGB", 1, 3, 1, 8, 0, 1, 2, false, false},
-  [LH_FORMAT_BGR] = {"BGR", 1, 3, 1, 8, 2, 1, 0, false, false},
-  [LH_FORMAT_RGBA] = {"RGBA", 1, 4, 1, 8, 0, 1, 2, false, false},
-  [LH_FORMAT_BGRA] = {"BGRA", 1, 4, 1, 8, 2, 1, 0, false, false},
-  [LH_FORMAT_RGBX] = {"RGBX", 1, 4, 1, 8, 0, 1, 2, false, false},
-  [LH_FORMAT_BGRX] = {"BGRX", 1, 4, 1, 8, 2, 1, 0, false, false},
-  [LH_FORMAT_RGB16] = {"RGB16", 1, 6, 2, 16, 0, 1, 2, false, false},
-  [LH_FORMAT_RGBA16] = {"RGBA16", 1, 8, 2, 16, 0, 1, 2, false, false},
-  /*                                                     Y offset, shift, big-endian,
-   *                                                     chroma, x/y shift, Cb, Cr */
-  [LH_FORMAT_I420] = {"I420", 3, 1, 1, 8, -1, -1, -1, true, false,
-                      0, 0, false, LHI_CHROMA_PLANAR, 1, 1, 1, 2},
-  [LH_FORMAT_NV12] = {"NV12", 2, 1, 1, 8, -1, -1, -1, true, true,
-                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
-  [LH_FORMAT_P010] = {"P010", 2, 2, 2, 10, -1, -1, -1, true, true,
-                      0, 6, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
-  /* The YUV of cameras, capture cards and decoders.  v210: a "pixel" of
-   * plane 0 is a group of 6 (16 bytes), its samples 32-bit words. */
-  [LH_FORMAT_YV12] = {"YV12", 3, 1, 1, 8, -1, -1, -1, true, false,
-                      0, 0, false, LHI_CHROMA_PLANAR, 1, 1, 2, 1},
-  [LH_FORMAT_NV21] = {"NV21", 2, 1, 1, 8, -1, -1, -1, true, true,
-                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 1, 0},
-  [LH_FORMAT_Y42B] = {"Y42B", 3, 1, 1, 8, -1, -1, -1, true, false,
-                      0, 0, false, LHI_CHROMA_PLANAR, 1, 0, 1, 2},
-  [LH_FORMAT_Y444] = {"Y444", 3, 1, 1, 8, -1, -1, -1, true, false,
-                      0, 0, false, LHI_CHROMA_PLANAR, 0, 0, 1, 2},
-  [LH_FORMAT_NV16] = {"NV16", 2, 1, 1, 8, -1, -1, -1, true, true,
-                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 1, 0, 0, 1},
-  [LH_FORMAT_NV24] = {"NV24", 2, 1, 1, 8, -1, -1, -1, true, true,
-                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 0, 0, 0, 1},
-  [LH_FORMAT_Y41B] = {"Y41B", 3, 1, 1, 8, -1, -1, -1, true, false,
-                      0, 0, false, LHI_CHROMA_PLANAR, 2, 0, 1, 2},
-  [LH_FORMAT_YUY2] = {"YUY2", 1, 2, 1, 8, -1, -1, -1, true, false,
-                      0, 0, false, LHI_CHROMA_PACKED, 1, 0, 1, 3},
-  [LH_FORMAT_YVYU] = {"YVYU", 1, 2, 1, 8, -1, -1, -1, true, false,
-                      0, 0, false, LHI_CHROMA_PACKED, 1, 0, 3, 1},
-  [LH_FORMAT_UYVY] = {"UYVY", 1, 2, 1, 8, -1, -1, -1, true, false,
-                      1, 0, false, LHI_CHROMA_PACKED, 1, 0, 0, 2},
-  [LH_FORMAT_VYUY] = {"VYUY", 1, 2, 1, 8, -1, -1, -1, true, false,
-                      1, 0, false, LHI_CHROMA_PACKED, 1, 0, 2, 0},
-  [LH_FORMAT_V210] = {"v210", 1, 16, 4, 10, -1, -1, -1, true, false,
-                      0, 0, false, LHI_CHROMA_V210, 1, 0, 0, 0},
-  [LH_FORMAT_GRAY16_BE] = {"GRAY16_BE", 1, 2, 2, 16, -1, -1, -1, false, false,
-                           0, 0, true, LHI_CHROMA_NONE, 0, 0, 0, 0},
-  [LH_FORMAT_I420_10LE] = {"I420_10LE", 3, 2, 2, 10, -1, -1, -1, true, false,
-                           0, 0, false, LHI_CHROMA_PLANAR, 1, 1, 1, 2},
-  [LH_FORMAT_I420_12LE] = {"I420_12LE", 3, 2, 2, 12, -1, -1, -1, true, false,
-                           0, 0, false, LHI_CHROMA_PLANAR, 1, 1, 1, 2},
-  [LH_FORMAT_I422_10LE] = {"I422_10LE", 3, 2, 2, 10, -1, -1, -1, true, false,
-                           0, 0, false, LHI_CHROMA_PLANAR, 1, 0, 1, 2},
-  [LH_FORMAT_I422_12LE] = {"I422_12LE", 3, 2, 2, 12, -1, -1, -1, true, false,
-                           0, 0, false, LHI_CHROMA_PLANAR, 1, 0, 1, 2},
-  [LH_FORMAT_Y444_10LE] = {"Y444_10LE", 3, 2, 2, 10, -1, -1, -1, true, false,
-                           0, 0, false, LHI_CHROMA_PLANAR, 0, 0, 1, 2},
-  [LH_FORMAT_Y444_12LE] = {"Y444_12LE", 3, 2, 2, 12, -1, -1, -1, true, false,
-                           0, 0, false, LHI_CHROMA_PLANAR, 0, 0, 1, 2},
-  [LH_FORMAT_Y444_16LE] = {"Y444_16LE", 3, 2, 2, 16, -1, -1, -1, true, false,
-                           0, 0, false, LHI_CHROMA_PLANAR, 0, 0, 1, 2},
-  [LH_FORMAT_P012] = {"P012", 2, 2, 2, 12, -1, -1, -1, true, true,
-                      0, 4, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
-  [LH_FORMAT_P016] = {"P016", 2, 2, 2, 16, -1, -1, -1, true, true,
-                      0, 0, false, LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
+    /*                name      planes px smp depth  r   g   b  yuv    interleaved */
+    [LH_FORMAT_GRAY8] = {"GRAY8", 1, 1, 1, 8, -1, -1, -1, false, false},
+    [LH_FORMAT_GRAY16] = {"GRAY16", 1, 2, 2, 16, -1, -1, -1, false, false},
+    [LH_FORMAT_RGB] = {"RGB", 1, 3, 1, 8, 0, 1, 2, false, false},
+    [LH_FORMAT_BGR] = {"BGR", 1, 3, 1, 8, 2, 1, 0, false, false},
+    [LH_FORMAT_RGBA] = {"RGBA", 1, 4, 1, 8, 0, 1, 2, false, false},
+    [LH_FORMAT_BGRA] = {"BGRA", 1, 4, 1, 8, 2, 1, 0, false, false},
+    [LH_FORMAT_RGBX] = {"RGBX", 1, 4, 1, 8, 0, 1, 2, false, false},
+    [LH_FORMAT_BGRX] = {"BGRX", 1, 4, 1, 8, 2, 1, 0, false, false},
+    [LH_FORMAT_RGB16] = {"RGB16", 1, 6, 2, 16, 0, 1, 2, false, false},
+    [LH_FORMAT_RGBA16] = {"RGBA16", 1, 8, 2, 16, 0, 1, 2, false, false},
+    /*                                                     Y offset, shift, big-endian,
+     *                                                     chroma, x/y shift, Cb, Cr */
+    [LH_FORMAT_I420] = {"I420", 3, 1, 1, 8, -1, -1, -1, true, false, 0, 0, false, LHI_CHROMA_PLANAR,
+                        1, 1, 1, 2},
+    [LH_FORMAT_NV12] = {"NV12", 2, 1, 1, 8, -1, -1, -1, true, true, 0, 0, false,
+                        LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
+    [LH_FORMAT_P010] = {"P010", 2, 2, 2, 10, -1, -1, -1, true, true, 0, 6, false,
+                        LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
+    /* The YUV of cameras, capture cards and decoders.  v210: a "pixel" of
+     * plane 0 is a group of 6 (16 bytes), its samples 32-bit words. */
+    [LH_FORMAT_YV12] = {"YV12", 3, 1, 1, 8, -1, -1, -1, true, false, 0, 0, false, LHI_CHROMA_PLANAR,
+                        1, 1, 2, 1},
+    [LH_FORMAT_NV21] = {"NV21", 2, 1, 1, 8, -1, -1, -1, true, true, 0, 0, false,
+                        LHI_CHROMA_SEMI_PLANAR, 1, 1, 1, 0},
+    [LH_FORMAT_Y42B] = {"Y42B", 3, 1, 1, 8, -1, -1, -1, true, false, 0, 0, false, LHI_CHROMA_PLANAR,
+                        1, 0, 1, 2},
+    [LH_FORMAT_Y444] = {"Y444", 3, 1, 1, 8, -1, -1, -1, true, false, 0, 0, false, LHI_CHROMA_PLANAR,
+                        0, 0, 1, 2},
+    [LH_FORMAT_NV16] = {"NV16", 2, 1, 1, 8, -1, -1, -1, true, true, 0, 0, false,
+                        LHI_CHROMA_SEMI_PLANAR, 1, 0, 0, 1},
+    [LH_FORMAT_NV24] = {"NV24", 2, 1, 1, 8, -1, -1, -1, true, true, 0, 0, false,
+                        LHI_CHROMA_SEMI_PLANAR, 0, 0, 0, 1},
+    [LH_FORMAT_Y41B] = {"Y41B", 3, 1, 1, 8, -1, -1, -1, true, false, 0, 0, false, LHI_CHROMA_PLANAR,
+                        2, 0, 1, 2},
+    [LH_FORMAT_YUY2] = {"YUY2", 1, 2, 1, 8, -1, -1, -1, true, false, 0, 0, false, LHI_CHROMA_PACKED,
+                        1, 0, 1, 3},
+    [LH_FORMAT_YVYU] = {"YVYU", 1, 2, 1, 8, -1, -1, -1, true, false, 0, 0, false, LHI_CHROMA_PACKED,
+                        1, 0, 3, 1},
+    [LH_FORMAT_UYVY] = {"UYVY", 1, 2, 1, 8, -1, -1, -1, true, false, 1, 0, false, LHI_CHROMA_PACKED,
+                        1, 0, 0, 2},
+    [LH_FORMAT_VYUY] = {"VYUY", 1, 2, 1, 8, -1, -1, -1, true, false, 1, 0, false, LHI_CHROMA_PACKED,
+                        1, 0, 2, 0},
+    [LH_FORMAT_V210] = {"v210", 1, 16, 4, 10, -1, -1, -1, true, false, 0, 0, false, LHI_CHROMA_V210,
+                        1, 0, 0, 0},
+    [LH_FORMAT_GRAY16_BE] = {"GRAY16_BE", 1, 2, 2, 16, -1, -1, -1, false, false, 0, 0, true,
+                             LHI_CHROMA_NONE, 0, 0, 0, 0},
+    [LH_FORMAT_I420_10LE] = {"I420_10LE", 3, 2, 2, 10, -1, -1, -1, true, false, 0, 0, false,
+                             LHI_CHROMA_PLANAR, 1, 1, 1, 2},
+    [LH_FORMAT_I420_12LE] = {"I420_12LE", 3, 2, 2, 12, -1, -1, -1, true, false, 0, 0, false,
+                             LHI_CHROMA_PLANAR, 1, 1, 1, 2},
+    [LH_FORMAT_I422_10LE] = {"I422_10LE", 3, 2, 2, 10, -1, -1, -1, true, false, 0, 0, false,
+                             LHI_CHROMA_PLANAR, 1, 0, 1, 2},
+    [LH_FORMAT_I422_12LE] = {"I422_12LE", 3, 2, 2, 12, -1, -1, -1, true, false, 0, 0, false,
+                             LHI_CHROMA_PLANAR, 1, 0, 1, 2},
+    [LH_FORMAT_Y444_10LE] = {"Y444_10LE", 3, 2, 2, 10, -1, -1, -1, true, false, 0, 0, false,
+                             LHI_CHROMA_PLANAR, 0, 0, 1, 2},
+    [LH_FORMAT_Y444_12LE] = {"Y444_12LE", 3, 2, 2, 12, -1, -1, -1, true, false, 0, 0, false,
+                             LHI_CHROMA_PLANAR, 0, 0, 1, 2},
+    [LH_FORMAT_Y444_16LE] = {"Y444_16LE", 3, 2, 2, 16, -1, -1, -1, true, false, 0, 0, false,
+                             LHI_CHROMA_PLANAR, 0, 0, 1, 2},
+    [LH_FORMAT_P012] = {"P012", 2, 2, 2, 12, -1, -1, -1, true, true, 0, 4, false,
+                        LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
+    [LH_FORMAT_P016] = {"P016", 2, 2, 2, 16, -1, -1, -1, true, true, 0, 0, false,
+                        LHI_CHROMA_SEMI_PLANAR, 1, 1, 0, 1},
+    /* R'G'B' 10 and 16 bits.  The packed 10-bit formats have "samples" of 4
+     * bytes, their 32-bit word: r, g, b are the fields of it, field i at bits
+     * 10 i .. 10 i + 9 (lhi_packed10_field). */
+    [LH_FORMAT_RGB10A2_LE] = {"RGB10A2_LE", 1, 4, 4, 10, 0, 1, 2, false, false},
+    [LH_FORMAT_BGR10A2_LE] = {"BGR10A2_LE", 1, 4, 4, 10, 2, 1, 0, false, false},
+    [LH_FORMAT_R210] = {"R210", 1, 4, 4, 10, 2, 1, 0, false, false, 0, 0, true, LHI_CHROMA_NONE, 0,
+                        0, 0, 0},
+    [LH_FORMAT_BGRA16] = {"BGRA16", 1, 8, 2, 16, 2, 1, 0, false, false},
 };
 
 /* Frames larger than this are refused: it keeps every per-frame count and
@@ -94,7 +102,7 @@ LH_API const char *lh_format_name(LhFormat format)
 static bool format_has_variable_depth(LhFormat format)
 {
   return format == LH_FORMAT_GRAY16 || format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16 ||
-         format == LH_FORMAT_GRAY16_BE;
+         format == LH_FORMAT_GRAY16_BE || format == LH_FORMAT_BGRA16;
 }
 
 void lhi_format_luma_word(const LhiFormatInfo *info, uint32_t *mask, uint32_t *shift)
@@ -162,8 +170,8 @@ int lhi_frame_validate(const LhFrame *frame)
   if (__builtin_mul_overflow(frame->strides[0], (size_t)frame->height - 1, &extent) ||
       __builtin_add_overflow(extent, row_bytes, &extent) || extent > PTRDIFF_MAX)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
-                     "%s frame: %d rows of stride %zu do not fit in the address space",
-                     info->name, frame->height, frame->strides[0]);
+                     "%s frame: %d rows of stride %zu do not fit in the address space", info->name,
+                     frame->height, frame->strides[0]);
   const size_t align = (size_t)info->sample_bytes;
   if (align > 1 && (((uintptr_t)frame->planes[0] % align) != 0 || frame->strides[0] % align != 0))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
@@ -269,8 +277,25 @@ LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int w
   return lhi_frame_validate(frame);
 }
 
-LhiLumaWeights lhi_luma_weights(LhMatrix matrix)
+bool lhi_format_big_endian_words(LhFormat format)
 {
+  return format == LH_FORMAT_R210;
+}
+
+LhiLumaWeights lhi_luma_weights(LhMatrix matrix, int bit_depth)
+{
+  if (bit_depth > 8) {
+    uint32_t kr = LHI_BT601_KR_EXACT, kb = LHI_BT601_KB_EXACT;
+    if (matrix == LH_MATRIX_BT709) {
+      kr = LHI_BT709_KR_EXACT;
+      kb = LHI_BT709_KB_EXACT;
+    } else if (matrix == LH_MATRIX_BT2020) {
+      kr = LHI_BT2020_KR_EXACT;
+      kb = LHI_BT2020_KB_EXACT;
+    }
+    return (LhiLumaWeights){
+        .kr = kr, .kg = LHI_LUMA_EXACT_ONE - kr - kb, .kb = kb, .one = LHI_LUMA_EXACT_ONE};
+  }
   uint32_t kr = LHI_BT601_KR, kb = LHI_BT601_KB;
   if (matrix == LH_MATRIX_BT709) {
     kr = LHI_BT709_KR;
@@ -279,5 +304,5 @@ LhiLumaWeights lhi_luma_weights(LhMatrix matrix)
     kr = LHI_BT2020_KR;
     kb = LHI_BT2020_KB;
   }
-  return (LhiLumaWeights){.kr = kr, .kg = LHI_LUMA_ONE - kr - kb, .kb = kb};
+  return (LhiLumaWeights){.kr = kr, .kg = LHI_LUMA_ONE - kr - kb, .kb = kb, .one = LHI_LUMA_ONE};
 }

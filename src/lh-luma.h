@@ -12,13 +12,23 @@
 #define LHI_HOST_DEVICE static inline
 #endif
 
-/* 14 fractional bits, as OpenCV's cvtColor(RGB2GRAY) uses: with them BT.601
- * luma of 8-bit input equals OpenCV's gray conversion exactly.  The weights
- * sum to 2^14 so that white stays white; the products of 16-bit samples stay
- * below 2^31. */
+/* Two rules, one per luma depth.
+ *
+ * 8-bit luma: 14 fractional bits, as OpenCV's cvtColor(RGB2GRAY) uses: with
+ * them BT.601 luma of 8-bit input equals OpenCV's gray conversion exactly.
+ * The weights sum to 2^14 so that white stays white.
+ *
+ * Luma of more than 8 bits (16-bit and 10-bit R'G'B'): correctly rounded.
+ * 14-bit weights put some 14 % of the pixels of a 16-bit photograph one code
+ * away from floor(Y + 1/2); here the weights are the matrix's own decimal
+ * coefficients in units of 10^-4 (BT.601 2990, 5870, 1140), so that
+ * S = Wr R' + Wg G' + Wb B' is exactly 10^4 Y and (S + 5000) / 10000, an
+ * integer division, is exactly floor(Y + 1/2) for every input.  S stays
+ * below 10^4 * 65536 < 2^30. */
 #define LHI_LUMA_SHIFT 14
 #define LHI_LUMA_ONE (1u << LHI_LUMA_SHIFT)
 #define LHI_LUMA_HALF (1u << (LHI_LUMA_SHIFT - 1))
+#define LHI_LUMA_EXACT_ONE 10000u
 
 /* Kr and Kb rounded to 14 bits; Kg takes what is left so the sum is exact. */
 #define LHI_BT601_KR 4899u  /* 0.299  * 16384 = 4898.8 */
@@ -28,16 +38,43 @@
 #define LHI_BT2020_KR 4304u /* 0.2627 * 16384 = 4304.1 */
 #define LHI_BT2020_KB 972u  /* 0.0593 * 16384 = 971.6 */
 
+/* The exact coefficients in units of 10^-4; Kg = 1 - Kr - Kb is exact too. */
+#define LHI_BT601_KR_EXACT 2990u
+#define LHI_BT601_KB_EXACT 1140u
+#define LHI_BT709_KR_EXACT 2126u
+#define LHI_BT709_KB_EXACT 722u
+#define LHI_BT2020_KR_EXACT 2627u
+#define LHI_BT2020_KB_EXACT 593u
+
 typedef struct {
   uint32_t kr;
   uint32_t kg;
   uint32_t kb;
+  uint32_t one; /* their sum: LHI_LUMA_ONE (8-bit luma) or LHI_LUMA_EXACT_ONE */
 } LhiLumaWeights;
 
-/* Y' = Kr R' + Kg G' + Kb B', rounded half up. */
+/* 8-bit luma: Y' = Kr R' + Kg G' + Kb B' with 14-bit weights, rounded half up. */
 LHI_HOST_DEVICE uint32_t lhi_luma(uint32_t r, uint32_t g, uint32_t b, LhiLumaWeights w)
 {
   return (w.kr * r + w.kg * g + w.kb * b + LHI_LUMA_HALF) >> LHI_LUMA_SHIFT;
+}
+
+/* Luma of samples wider than 8 bits, by the rule its weights are of: the
+ * exact one above 8 bits, the 14-bit one for 8 significant bits in 16-bit
+ * samples (so that they give what the same 8-bit image gives).  The
+ * division is by a constant, which compilers make a multiply and a shift. */
+LHI_HOST_DEVICE uint32_t lhi_luma_wide(uint32_t r, uint32_t g, uint32_t b, LhiLumaWeights w)
+{
+  const uint32_t s = w.kr * r + w.kg * g + w.kb * b;
+  return w.one == LHI_LUMA_EXACT_ONE ? (s + LHI_LUMA_EXACT_ONE / 2) / LHI_LUMA_EXACT_ONE
+                                     : (s + LHI_LUMA_HALF) >> LHI_LUMA_SHIFT;
+}
+
+/* Field i (bits 10 i .. 10 i + 9) of a packed 10-bit R'G'B' word, the word
+ * read in its own byte order (r210's big-endian words swapped first). */
+LHI_HOST_DEVICE uint32_t lhi_packed10_field(uint32_t word, int i)
+{
+  return (word >> (10 * i)) & 0x3ffu;
 }
 
 /* A GRAY16 sample of bit_depth significant bits; out-of-range values (which a

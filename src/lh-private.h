@@ -41,7 +41,7 @@ typedef struct {
   const char *name;
   int n_planes;
   int pixel_bytes;   /* bytes per pixel in plane 0 */
-  int sample_bytes;  /* 1 or 2 */
+  int sample_bytes;  /* 1 or 2; 4: 10-bit R'G'B' packed in a 32-bit word, r, g, b its fields */
   int default_depth; /* luma bit depth when LhFrame.bit_depth is 0 */
   int r, g, b;       /* sample index of each colour in a pixel; -1 if not RGB */
   bool is_yuv;
@@ -72,6 +72,39 @@ size_t lhi_format_row_bytes(const LhiFormatInfo *info, int width);
 /* Facts of a format, or NULL if the value is not a format. */
 const LhiFormatInfo *lhi_format_info(LhFormat format);
 
+/* Packed 10-bit R'G'B': a 32-bit word a pixel, r, g, b its fields (v210,
+ * whose samples are 32-bit words too, is YUV). */
+static inline bool lhi_format_is_packed10_rgb(const LhiFormatInfo *info)
+{
+  return info->r >= 0 && info->sample_bytes == 4;
+}
+
+/* Packed 10-bit R'G'B' (sample_bytes 4) whose words are big-endian (r210). */
+bool lhi_format_big_endian_words(LhFormat format);
+
+/* The 32-bit word of a packed 10-bit pixel at p (any alignment), in its
+ * format's byte order, and its store back. */
+static inline uint32_t lhi_load_word(const uint8_t *p, bool big_endian)
+{
+  uint32_t v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return big_endian ? __builtin_bswap32(v) : v;
+}
+
+static inline void lhi_store_word(uint8_t *p, uint32_t v, bool big_endian)
+{
+  if (big_endian)
+    v = __builtin_bswap32(v);
+  __builtin_memcpy(p, &v, sizeof v);
+}
+
+/* The luma of a packed 10-bit word whose R', G', B' are fields r, g, b. */
+static inline uint32_t lhi_packed10_luma(uint32_t word, const LhiFormatInfo *info, LhiLumaWeights w)
+{
+  return lhi_luma_wide(lhi_packed10_field(word, info->r), lhi_packed10_field(word, info->g),
+                       lhi_packed10_field(word, info->b), w);
+}
+
 /* The bit depth of the luma values of a frame (8 for RGB, 10 for P010, ...). */
 int lhi_frame_luma_depth(const LhFrame *frame);
 
@@ -82,8 +115,9 @@ int lhi_frame_validate(const LhFrame *frame);
  * a zero-sized roi leaves the frame whole. */
 int lhi_frame_crop(const LhFrame *frame, const LhRect *roi, LhFrame *cropped);
 
-/* The weights of a matrix. */
-LhiLumaWeights lhi_luma_weights(LhMatrix matrix);
+/* The weights of a matrix for luma of bit_depth bits (lh-luma.h: the 14-bit
+ * rule at 8 bits, the exact one above). */
+LhiLumaWeights lhi_luma_weights(LhMatrix matrix, int bit_depth);
 
 /* ------------------------------------------------------------------------ */
 /* Analysis jobs and backends                                                */
@@ -150,8 +184,8 @@ typedef struct {
  * part inside is drawn. */
 typedef struct {
   LhFrame frame;
-  int sample_depth; /* significant bits of a sample (P010: 10, at the top) */
-  LhRect panel;     /* width, height >= 3 */
+  int sample_depth;            /* significant bits of a sample (P010: 10, at the top) */
+  LhRect panel;                /* width, height >= 3 */
   const uint16_t *bar_heights; /* host, panel.width - 2 columns */
   const uint8_t *column_flags; /* host, LHI_COLUMN_* of each column */
   LhiInk inks[LHI_INK_COUNT];
@@ -188,8 +222,8 @@ struct LhTemporal {
 /* The data a backend made for key, or NULL when there is none yet (any
  * data of another key is dropped first). */
 void *lhi_temporal_data(LhTemporal *temporal, const LhiTemporalKey *key);
-void lhi_temporal_attach(LhTemporal *temporal, const LhiTemporalKey *key,
-                         const LhiTemporalOps *ops, void *data);
+void lhi_temporal_attach(LhTemporal *temporal, const LhiTemporalKey *key, const LhiTemporalOps *ops,
+                         void *data);
 
 /* Host windows (the CPU backend): smooths n_entries LUT entries (every
  * tile's LUT, one after the other) in place, after checking for a cut
@@ -354,8 +388,7 @@ void lhi_range_limits(int bit_depth, LhRange range, uint32_t *black, uint32_t *w
 
 /* Fills the caller's LhStats from a finished job (histogram already there). */
 int lhi_stats_finish(LhStats *stats, int bit_depth, LhMatrix matrix, LhRange range,
-                     const LhOptions *options, const LhiMoments *moments,
-                     const uint32_t *values);
+                     const LhOptions *options, const LhiMoments *moments, const uint32_t *values);
 
 /* Slot 0 the median, then each of the options' percentiles; returns how many. */
 int lhi_fill_ranks(const LhOptions *options, uint64_t count, uint64_t *ranks);

@@ -101,6 +101,13 @@ typedef enum {
   LH_FORMAT_Y444_16LE,
   LH_FORMAT_P012,      /* as P010 with 12 significant bits at the top */
   LH_FORMAT_P016,      /* as P010 with 16 significant bits */
+  /* R'G'B' 10 and 16 bits */
+  /* 10-bit R'G'B' packed in one 32-bit word a pixel, GStreamer's layouts: */
+  LH_FORMAT_RGB10A2_LE, /* little-endian words: R bits 0-9, G 10-19, B 20-29, alpha 30-31 */
+  LH_FORMAT_BGR10A2_LE, /* little-endian words: B bits 0-9, G 10-19, R 20-29, alpha 30-31 */
+  LH_FORMAT_R210,       /* big-endian words: B bits 0-9, G 10-19, R 20-29, 2 bits unused */
+  LH_FORMAT_BGRA16,     /* packed B, G, R, A of 16 bits each (GStreamer's BGRA64_LE; its
+                           RGBA64_LE is LH_FORMAT_RGBA16) */
   LH_FORMAT_COUNT
 } LhFormat;
 

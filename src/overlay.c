@@ -279,6 +279,20 @@ static void blend_v210(uint8_t *group, int field, uint32_t colour, uint32_t alph
   memcpy(group, words, sizeof words);
 }
 
+/* Blends the three 10-bit fields of a packed R'G'B' word, its top two bits
+ * (alpha or unused) kept. */
+static void blend_packed10(uint8_t *p, const LhiFormatInfo *info, bool big_endian,
+                           const LhiInk *ink)
+{
+  uint32_t word = lhi_load_word(p, big_endian);
+  const int field[3] = {info->r, info->g, info->b};
+  for (int c = 0; c < 3; c++) {
+    const uint32_t v = lhi_blend(lhi_packed10_field(word, field[c]), ink->rgb[c], ink->alpha);
+    word = (word & ~(0x3ffu << (10 * field[c]))) | v << (10 * field[c]);
+  }
+  lhi_store_word(p, word, big_endian);
+}
+
 /* The panel's part of a frame, split in row bands for the CPU backend's
  * threads: luma rows, then chroma rows. */
 typedef struct {
@@ -310,7 +324,9 @@ static void draw_luma_band(int band, void *data)
         continue;
       }
       uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
-      if (info->r >= 0) {
+      if (lhi_format_is_packed10_rgb(info)) {
+        blend_packed10(px, info, lhi_format_big_endian_words(frame->format), ink);
+      } else if (info->r >= 0) {
         blend_at(px + info->r * bytes, bytes, 0, false, ink->rgb[0], ink->alpha);
         blend_at(px + info->g * bytes, bytes, 0, false, ink->rgb[1], ink->alpha);
         blend_at(px + info->b * bytes, bytes, 0, false, ink->rgb[2], ink->alpha);

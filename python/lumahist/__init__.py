@@ -104,6 +104,7 @@ class Stats:
     def __init__(self, raw, path=None):
         self.path = path
         self.decoder = raw.get("decoder")
+        self.converted_from = raw.get("converted_from")  # "CMYK", "YCCK" or None
         self.width, self.height = raw["size"]
         for name in _FIELDS:
             setattr(self, name, raw[name])
@@ -120,6 +121,8 @@ class Stats:
             record[name] = getattr(self, name)
             if name == "backend" and self.decoder is not None:
                 record["decoder"] = self.decoder
+                if self.converted_from is not None:
+                    record["converted_from"] = self.converted_from
         record["percentiles"] = {_percentile_key(p): v for p, v in self.percentiles.items()}
         record["percentiles_norm"] = {_percentile_key(p): v
                                       for p, v in self.percentiles_norm.items()}

@@ -18,6 +18,7 @@ class CudaError(Error): ...
 class Stats:
     path: Optional[str]
     decoder: Optional[str]
+    converted_from: Optional[str]
     width: int
     height: int
     bit_depth: int

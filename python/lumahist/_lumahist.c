@@ -379,9 +379,10 @@ fail:
 }
 
 /* stats_to_dict and what a record adds: the image's size, the backend and,
- * for a file, its decoder (NULL: none). */
+ * for a file, its decoder (NULL: none) and the colour space its pixels were
+ * converted from (NULL: none). */
 static PyObject *stats_to_record(const LhStats *stats, int width, int height, LhBackend backend,
-                                 const char *decoder)
+                                 const char *decoder, const char *converted_from)
 {
   PyObject *result = stats_to_dict(stats);
   if (!result)
@@ -394,9 +395,14 @@ static PyObject *stats_to_record(const LhStats *stats, int width, int height, Lh
       PyDict_SetItemString(result, "backend", name) < 0 ||
       (decoded_by && PyDict_SetItemString(result, "decoder", decoded_by) < 0))
     Py_CLEAR(result);
+  PyObject *from = converted_from ? PyUnicode_FromString(converted_from) : NULL;
+  if (result && converted_from &&
+      (!from || PyDict_SetItemString(result, "converted_from", from) < 0))
+    Py_CLEAR(result);
   Py_XDECREF(size);
   Py_XDECREF(name);
   Py_XDECREF(decoded_by);
+  Py_XDECREF(from);
   return result;
 }
 
@@ -463,7 +469,7 @@ static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   PyObject *result = NULL;
   if (analyze_array(image, format_name, bit_depth, backend, &options, NULL, &stats, &width, &height,
                     &used) == 0) {
-    result = stats_to_record(&stats, width, height, used, NULL);
+    result = stats_to_record(&stats, width, height, used, NULL, NULL);
   }
   lh_stats_clear(&stats);
   return result;
@@ -514,7 +520,8 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
     raise_status(status);
   } else {
     result = stats_to_record(&stats, image.frame.width, image.frame.height,
-                             lh_context_backend(context), lhio_decoder_name(image.decoder));
+                             lh_context_backend(context), lhio_decoder_name(image.decoder),
+                             image.converted_from);
   }
   lhio_image_clear(&image);
   lh_stats_clear(&stats);

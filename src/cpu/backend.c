@@ -3,6 +3,7 @@
  * A frame's rows are split into bands that the context's threads count into
  * histograms of their own, summed after: the same counts on any number of
  * threads. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +34,12 @@ static inline uint32_t pixel_key(const LhiFormatInfo *info, const uint8_t *row, 
   const uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
   if (info->r >= 0 && info->sample_bytes == 1)
     return lhi_luma(px[info->r], px[info->g], px[info->b], w);
+  if (lhi_format_is_packed10_rgb(info))
+    return lhi_packed10_luma(lhi_load_word(px, info->big_endian), info, w);
   if (info->r >= 0)
-    return lhi_clamp_sample(
-        lhi_luma(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b), w),
-        max);
+    return lhi_clamp_sample(lhi_luma_wide(load16(px + 2 * info->r), load16(px + 2 * info->g),
+                                          load16(px + 2 * info->b), w),
+                            max);
   if (info->sample_bytes == 2) {
     uint32_t v = load16(px);
     return lhi_clamp_sample((info->big_endian ? lhi_swap16(v) : v) >> info->luma_shift, max);
@@ -187,6 +190,46 @@ static void histogram_rows_rgb8(const LhiJob *job, int y0, int y1, uint64_t *his
   free(luma);
 }
 
+/* Packed 10-bit R'G'B': the fields of each word weighed in place (the
+ * weights permuted to field order once), four interleaved sub-histograms so
+ * that runs of one value do not wait on their own increments. */
+static void histogram_rows_packed10(const LhiJob *job, int y0, int y1, uint64_t *histogram)
+{
+  const LhFrame *frame = &job->frame;
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const bool big = lhi_format_big_endian_words(frame->format);
+  const LhiLumaWeights w = job->weights;
+  uint32_t field_weight[3];
+  field_weight[info->r] = w.kr;
+  field_weight[info->g] = w.kg;
+  field_weight[info->b] = w.kb;
+  const LhiLumaWeights fw = {field_weight[0], field_weight[1], field_weight[2], w.one};
+  uint32_t(*sub)[1024] = calloc(4, sizeof *sub);
+  if (!sub) { /* no memory for them: the general loop */
+    FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
+    return;
+  }
+  const int width = frame->width;
+  int64_t pending = 0;
+  for (int y = y0; y < y1; y++) {
+    const uint8_t *row = row_at(frame, y);
+    if (pending + width > INT32_MAX) { /* before a 32-bit counter could overflow */
+      for (int v = 0; v < 1024; v++)
+        histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
+      memset(sub, 0, 4 * sizeof *sub);
+      pending = 0;
+    }
+    pending += width;
+    for (int x = 0; x < width; x++) {
+      const uint32_t word = lhi_load_word(row + 4 * (size_t)x, big);
+      sub[x & 3][lhi_luma_wide(word & 0x3ff, (word >> 10) & 0x3ff, (word >> 20) & 0x3ff, fw)]++;
+    }
+  }
+  for (int v = 0; v < 1024; v++)
+    histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
+  free(sub);
+}
+
 /* Counts rows [y0, y1) of the job's frame into histogram (zeroed). */
 static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
@@ -194,6 +237,10 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
   const LhiFormatInfo *info = lhi_format_info(frame->format);
   if (info->r >= 0 && info->sample_bytes == 1) {
     histogram_rows_rgb8(job, y0, y1, histogram);
+    return;
+  }
+  if (lhi_format_is_packed10_rgb(info)) {
+    histogram_rows_packed10(job, y0, y1, histogram);
     return;
   }
   if (info->r < 0 && info->sample_bytes == 1) {

@@ -192,6 +192,8 @@ static void plan_job(const LhiJob *job, Plan *plan)
     plan->image.weights[info->r] = job->weights.kr;
     plan->image.weights[info->g] = job->weights.kg;
     plan->image.weights[info->b] = job->weights.kb;
+    plan->image.luma_one = job->weights.one;
+    plan->image.swap_bytes = lhi_format_big_endian_words(frame->format);
   }
   plan->row_bytes = (size_t)frame->width * (size_t)info->pixel_bytes;
   plan->device_pitch = lhi_cuda_align_up(plan->row_bytes, 16);

@@ -121,6 +121,13 @@ LhkPixel lhi_cuda_pixel_of(LhFormat format)
     return LHK_PIXEL_RGB16;
   case LH_FORMAT_RGBA16:
     return LHK_PIXEL_RGBA16;
+  /* R'G'B' 10 and 16 bits: weights and swap_bytes say the order */
+  case LH_FORMAT_RGB10A2_LE:
+  case LH_FORMAT_BGR10A2_LE:
+  case LH_FORMAT_R210:
+    return LHK_PIXEL_RGB10;
+  case LH_FORMAT_BGRA16:
+    return LHK_PIXEL_RGBA16;
   default: /* GRAY8 and the Y plane of 8-bit planar YUV */
     return LHK_PIXEL_Y8;
   }

@@ -288,6 +288,8 @@ static LhkPlane plane_of(const LhiEqualizeJob *job, const LhFrame *in, const LhF
     p.weights[info->r] = job->weights.kr;
     p.weights[info->g] = job->weights.kg;
     p.weights[info->b] = job->weights.kb;
+    p.luma_one = job->weights.one;
+    p.swap_bytes = lhi_format_big_endian_words(in->format);
   }
   return p;
 }
@@ -316,6 +318,8 @@ static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, u
     image.swap = p->swap;
     image.max_value = p->max_value;
     memcpy(image.weights, p->weights, sizeof image.weights);
+    image.luma_one = p->luma_one;
+    image.swap_bytes = p->swap_bytes;
     LHI_CUDA_CHECK(lhk_histogram(&e->device, pixel, bins, &image, 1, e->histogram.data, 1,
                                  e->scratch.data, stream));
   }
@@ -523,6 +527,7 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
   o.cr_index = info->cr_index;
   o.luma_offset = info->luma_offset;
   o.big_endian = info->big_endian;
+  o.swap_bytes = lhi_format_big_endian_words(frame->format);
   o.frame_width = frame->width;
   o.frame_height = frame->height;
   o.panel_x = job->panel.x;

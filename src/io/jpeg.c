@@ -127,7 +127,27 @@ typedef struct {
   struct jpeg_decompress_struct cinfo;
   JpegError error;
   uint8_t *pixels; /* in memory, not a local, so that it survives longjmp */
+  uint8_t *cmyk;   /* CMYK and YCCK: rows as libjpeg gives them, before conversion */
 } JpegRead;
+
+/* A row of CMYK as libjpeg-turbo gives it into R'G'B', as Pillow converts
+ * it.  libjpeg hands over the samples as they are stored, which in Adobe's
+ * files (Photoshop, and every CMYK JPEG libjpeg or Pillow writes) are
+ * inverted: c = 255 - C, 0 = full ink.  Pillow always reads CMYK JPEGs with
+ * that polarity ("CMYK;I") and converts CMYK to RGB as
+ *   R = (255 - K) - MULDIV255(C, 255 - K) = round((255 - C) (255 - K) / 255)
+ * which in libjpeg's values is round(c k / 255), never a tie (255 is odd):
+ *   R = (c k + 127) / 255, G and B alike from m and y
+ * (equal to Pillow 9.4's convert("RGB") on every (c, k): tests/cli). */
+static void cmyk_row_to_rgb(const uint8_t *cmyk, unsigned width, uint8_t *rgb)
+{
+  for (unsigned x = 0; x < width; x++, cmyk += 4, rgb += 3) {
+    const unsigned k = cmyk[3];
+    rgb[0] = (uint8_t)((cmyk[0] * k + 127) / 255);
+    rgb[1] = (uint8_t)((cmyk[1] * k + 127) / 255);
+    rgb[2] = (uint8_t)((cmyk[2] * k + 127) / 255);
+  }
+}
 
 static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint64_t max_pixels,
                      LhioImage *image)
@@ -179,27 +199,38 @@ static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint6
     break;
   case JCS_CMYK:
   case JCS_YCCK:
-    return lhio_fail(LH_ERROR_UNSUPPORTED, path,
-                     "%s JPEG is not supported (convert it to RGB first)",
-                     cinfo->jpeg_color_space == JCS_CMYK ? "CMYK" : "YCCK");
+    /* No Y to take and no R'G'B' in the file: libjpeg-turbo gives CMYK
+     * (YCCK turned into it), converted here as Pillow does; luma is then
+     * computed from the R'G'B', and the record says it was converted. */
+    cinfo->out_color_space = JCS_CMYK;
+    image->source_channels = 3;
+    image->converted_from = cinfo->jpeg_color_space == JCS_CMYK ? "CMYK" : "YCCK";
+    format = LH_FORMAT_RGB;
+    break;
   default:
     return lhio_fail(LH_ERROR_UNSUPPORTED, path, "JPEG of %d components in an unknown colour space",
                      cinfo->num_components);
   }
 
   jpeg_start_decompress(cinfo);
-  size_t row_bytes = (size_t)width * cinfo->output_components;
+  const bool from_cmyk = cinfo->out_color_space == JCS_CMYK;
+  size_t row_bytes = (size_t)width * (from_cmyk ? 3 : cinfo->output_components);
   state->pixels = lhio_pixels_alloc(row_bytes * height);
-  if (!state->pixels)
+  if (from_cmyk)
+    state->cmyk = malloc((size_t)width * 4 * ROWS_PER_CALL);
+  if (!state->pixels || (from_cmyk && !state->cmyk))
     return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %ux%u pixels", width, height);
   while (cinfo->output_scanline < height) {
     JSAMPROW rows[ROWS_PER_CALL];
-    unsigned n = height - cinfo->output_scanline;
+    unsigned first = cinfo->output_scanline, n = height - first;
     if (n > ROWS_PER_CALL)
       n = ROWS_PER_CALL;
     for (unsigned i = 0; i < n; i++)
-      rows[i] = state->pixels + (size_t)(cinfo->output_scanline + i) * row_bytes;
-    jpeg_read_scanlines(cinfo, rows, n);
+      rows[i] = from_cmyk ? state->cmyk + (size_t)i * width * 4
+                          : state->pixels + (size_t)(first + i) * row_bytes;
+    unsigned got = jpeg_read_scanlines(cinfo, rows, n);
+    for (unsigned i = 0; from_cmyk && i < got; i++)
+      cmyk_row_to_rgb(rows[i], width, state->pixels + (size_t)(first + i) * row_bytes);
   }
   jpeg_finish_decompress(cinfo);
 
@@ -220,6 +251,7 @@ int lhio_jpeg_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max
   int status = read_jpeg(state, path, mode, max_pixels, image);
   jpeg_destroy_decompress(&state->cinfo);
   lhio_pixels_release(state->pixels);
+  free(state->cmyk);
   free(state);
   return status;
 }

@@ -54,6 +54,9 @@ typedef struct {
   bool luma_only;           /* a colour JPEG read with LHIO_READ_LUMA: frame is GRAY8 */
   int jpeg_h_samp, jpeg_v_samp; /* JPEG luma sampling factors (chroma subsampling) */
   LhioDecoder decoder;          /* what decoded it */
+  /* "CMYK" or "YCCK": a JPEG of that colour space, whose pixels were
+   * converted to R'G'B' (frame RGB) as Pillow converts them; else NULL. */
+  const char *converted_from;
 } LhioImage;
 
 /* zlib's level for PNG when none is asked for: 1, as OpenCV's imwrite.  On

@@ -443,6 +443,7 @@ static bool emit_record(LhtItem *item, void *data)
       .height = item->height,
       .backend = run->backend,
       .decoder = item->decoder,
+      .converted_from = item->converted_from,
       .stats = &item->stats,
   };
   lht_writer_record(run->writer, &record);

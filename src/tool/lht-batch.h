@@ -216,6 +216,7 @@ typedef struct {
   char *reason;        /* the failure, for "lumahist: PATH: reason" */
   int worker;          /* the context (device) that analysed it; -1 none */
   LhioDecoder decoder; /* what decoded it (kept when its pixels are freed) */
+  const char *converted_from; /* LhioImage.converted_from, kept likewise */
   char *note;          /* with --verbose: why its JPEG was not decoded on the GPU */
   void *user;          /* the steps' own data */
 } LhtItem;

@@ -38,6 +38,12 @@ int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const ch
 /* "lumahist: PATH: REASON" on stderr, one line; a NULL path leaves it out. */
 void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
+/* What equalize, clahe and overlay say (on standard error, the run going on)
+ * of a CMYK or YCCK JPEG, whose output is an ordinary colour JPEG. */
+#define LHT_CONVERTED_NOTE                                                                         \
+  "a %s JPEG: written as a YCbCr JPEG of its R'G'B' (converted as Pillow does); "                 \
+  "CMYK is not written back"
+
 /* The message of the library's last error without a leading "PATH: ", which
  * lht_error() already writes; the status name when there is no message. */
 const char *lht_reason(int status, const char *path);
@@ -72,6 +78,7 @@ typedef struct {
   int height;
   LhBackend backend;
   LhioDecoder decoder;
+  const char *converted_from; /* "CMYK", "YCCK", or NULL: not converted */
   const LhStats *stats;
 } LhtRecord;
 

@@ -12,6 +12,9 @@
  *   backend       string   "cpu" or "cuda": where the numbers were computed
  *   decoder       string   "libjpeg-turbo", "libpng", "nvjpeg-hardware" or "nvjpeg-gpu":
  *                          what decoded the image
+ *   converted_from string  "CMYK" or "YCCK": a JPEG of that colour space, converted to
+ *                          R'G'B' (as Pillow converts it) for its luma.  jsonl: only in
+ *                          the records of such images; csv: always, empty otherwise
  *   count         integer  pixels analysed (the ROI's area with --roi)
  *   mean          number   in code values
  *   stddev        number   population standard deviation, in code values
@@ -90,7 +93,8 @@ static int display_width(const char *text)
 }
 
 static const char *const csv_fixed_columns =
-    "path,width,height,bit_depth,matrix,range,backend,decoder,count,mean,stddev,min,max,median,"
+    "path,width,height,bit_depth,matrix,range,backend,decoder,converted_from,count,mean,stddev,"
+    "min,max,median,"
     "clipped_low,clipped_high,below_legal,above_legal,"
     "mean_norm,stddev_norm,min_norm,max_norm,median_norm";
 
@@ -199,6 +203,8 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
   fprintf(out, ",\"matrix\":\"%s\",\"range\":\"%s\",\"backend\":\"%s\",\"decoder\":\"%s\"",
           lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend),
           lhio_decoder_name(r->decoder));
+  if (r->converted_from)
+    fprintf(out, ",\"converted_from\":\"%s\"", r->converted_from);
   fprintf(out, ",\"count\":%" PRIu64, s->count);
   const struct {
     const char *key;
@@ -278,9 +284,9 @@ static void write_csv(LhtWriter *w, const LhtRecord *r)
   FILE *out = w->out;
   const LhStats *s = r->stats;
   csv_string(out, r->path);
-  fprintf(out, ",%d,%d,%d,%s,%s,%s,%s,%" PRIu64, r->width, r->height, s->bit_depth,
+  fprintf(out, ",%d,%d,%d,%s,%s,%s,%s,%s,%" PRIu64, r->width, r->height, s->bit_depth,
           lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend),
-          lhio_decoder_name(r->decoder), s->count);
+          lhio_decoder_name(r->decoder), r->converted_from ? r->converted_from : "", s->count);
   csv_double(out, s->mean);
   csv_double(out, s->stddev);
   fprintf(out, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32, s->min, s->max, s->median);

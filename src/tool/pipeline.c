@@ -348,6 +348,7 @@ static void pool_task(gpointer data, gpointer user_data)
   item->width = item->image.frame.width;
   item->height = item->image.frame.height;
   item->decoder = item->image.decoder;
+  item->converted_from = item->image.converted_from;
   if (spec->analyze || spec->device_step) {
     g_async_queue_push(p->device_queue, task);
   } else {

@@ -64,6 +64,8 @@ static bool write_step(LhtItem *item, void *data)
     lht_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
     return false;
   }
+  if (item->image.converted_from && !item->note)
+    item->note = g_strdup_printf(LHT_CONVERTED_NOTE, item->image.converted_from);
   /* The pixels are not needed while the item waits for its turn. */
   lhio_image_clear(&item->image);
   return true;

@@ -140,7 +140,6 @@ def make_bad_set(top, corpus):
     dht = marker(good_jpeg, 0xC4)
     bad_table = bytearray(good_jpeg)
     bad_table[dht + 5:dht + 21] = b"\xff" * 16  # code counts summing far above 256
-    cmyk = open(os.path.join(corpus, "jpeg", "cmyk.jpg"), "rb").read()
     bad = {
         "e-empty.png": (b"", ["empty"]),
         "sub/f-empty.jpg": (b"", ["empty"]),
@@ -162,7 +161,6 @@ def make_bad_set(top, corpus):
         "sub/t-huge.jpg": (with_sof_size(good_jpeg, 60000, 60000), ["above the limit"]),
         "u-zero.png": (png(0, 0, compressed=zlib.compress(b"")), ["zero", "no pixels", "ihdr"]),
         "v-zero-height.jpg": (with_sof_size(good_jpeg, 24, 0), ["empty", "no pixels"]),
-        "w-cmyk.jpg": (cmyk, ["cmyk"]),
     }
     if NVJPEG_DECODES:
         print("note: n-huffman.jpg (damaged entropy-coded data) is not checked: nvJPEG's "

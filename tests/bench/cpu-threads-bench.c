@@ -2,6 +2,8 @@
  * 4K frame (NV12 and RGB, a photograph-like frame): analysis (histogram,
  * statistics, 5 percentiles), global equalization and CLAHE 8x8.  Wall time
  * by CLOCK_MONOTONIC, median of --runs runs after a warm-up, and the ratio.
+ * Then the analysis of each packed or deep R'G'B' format against NV12 of the
+ * same size, in the same run (issue 18's target: at most 1.2x NV12).
  *
  *   cpu-threads-bench [--runs N] [--threads N]   (default 15; the cores) */
 #define _POSIX_C_SOURCE 200809L
@@ -119,6 +121,34 @@ int main(int argc, char **argv)
     }
     free(in_pixels);
     free(out_pixels);
+  }
+
+  /* Analysis per frame, each format against NV12 of the same size. */
+  const LhFormat against[] = {LH_FORMAT_NV12,       LH_FORMAT_RGB10A2_LE, LH_FORMAT_BGR10A2_LE,
+                              LH_FORMAT_R210,       LH_FORMAT_BGRA16,     LH_FORMAT_RGBA16,
+                              LH_FORMAT_RGBX,       LH_FORMAT_RGB};
+  printf("\nanalyze, 4K, against NV12 of the same size (same run)\n");
+  printf("%-11s %10s %8s %10s %8s\n", "format", "1 thread", "/NV12", "all", "/NV12");
+  double nv12_one = 0, nv12_all = 0;
+  for (size_t f = 0; f < sizeof against / sizeof against[0]; f++) {
+    size_t size = lh_frame_buffer_size(against[f], WIDTH, HEIGHT, 0);
+    uint8_t *pixels = malloc(size);
+    if (!pixels)
+      return 1;
+    fill(pixels, size);
+    LhFrame in;
+    lh_frame_init(&in, against[f], LH_MEMORY_HOST, WIDTH, HEIGHT, pixels, 0);
+    lh_context_set_threads(ctx, 1);
+    double one = time_operation(ctx, ANALYZE, &in, NULL, runs);
+    lh_context_set_threads(ctx, threads);
+    double all = time_operation(ctx, ANALYZE, &in, NULL, runs);
+    if (f == 0) {
+      nv12_one = one;
+      nv12_all = all;
+    }
+    printf("%-11s %7.2f ms %7.2fx %7.2f ms %7.2fx\n", lh_format_name(against[f]), one,
+           one / nv12_one, all, all / nv12_all);
+    free(pixels);
   }
   lh_context_free(ctx);
   return 0;

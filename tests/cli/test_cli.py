@@ -6,8 +6,9 @@ Usage: test_cli.py LUMAHIST SAMPLES_DIR GROUP
 GROUP is one of: formats, options, errors, samples (see GROUPS at the end).
 
 The reference never uses lumahist's code: luma comes from the definitions of
-DESIGN.md (Kr and Kb rounded to 14 fractional bits, Kg the rest, round half
-up), histograms from np.bincount, percentiles from np.sort by nearest rank,
+DESIGN.md (8-bit luma: Kr and Kb rounded to 14 fractional bits, Kg the rest,
+round half up; deeper luma: floor(Kr R + Kg G + Kb B + 1/2) computed exactly
+with the decimal coefficients), histograms from np.bincount, percentiles from np.sort by nearest rank,
 mean and standard deviation in float64.  Pixels of generated PNGs are the
 arrays the test made (PNG files are written by Pillow, and 16-bit colour ones
 by a small encoder below, not by libpng).  JPEG pixels depend on the decoder,
@@ -99,16 +100,19 @@ def run_jsonl(*args, expect=0):
 # --------------------------------------------------------------------------
 # The independent reference
 
-def weights(matrix):
+def weights(matrix, one):
     kr_f, kb_f = MATRICES[matrix]
-    kr, kb = round(kr_f * (1 << 14)), round(kb_f * (1 << 14))
-    return kr, (1 << 14) - kr - kb, kb
+    kr, kb = round(kr_f * one), round(kb_f * one)
+    return kr, one - kr - kb, kb
 
 
-def luma(rgb, matrix):
-    kr, kg, kb = weights(matrix)
+def luma(rgb, matrix, bit_depth=8):
+    """8 bits: 14-bit weights; deeper: the decimal weights in units of 10^-4,
+    so that the integer sum is exactly 10^4 Y and the rounding is exact."""
+    one = 1 << 14 if bit_depth == 8 else 10000
+    kr, kg, kb = weights(matrix, one)
     c = rgb.astype(np.int64)
-    return (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + (1 << 13)) >> 14
+    return (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + one // 2) // one
 
 
 def percentile_key(p):
@@ -159,13 +163,21 @@ def close(a, b, rel):
     return a == b or abs(a - b) <= rel * max(abs(a), abs(b), 1.0)
 
 
-def compare_record(got, want, what, histogram=True):
-    """got: a parsed jsonl record; want: the reference plus path, width, height."""
+def compare_record(got, want, what, histogram=True, converted_from=None):
+    """got: a parsed jsonl record; want: the reference plus path, width, height.
+    converted_from: the key that only a converted (CMYK, YCCK) JPEG's record has."""
     fields = FIELDS if histogram else FIELDS[:-1]
+    if converted_from:
+        at = fields.index("decoder") + 1
+        fields = fields[:at] + ["converted_from"] + fields[at:]
+        check(got.get("converted_from") == converted_from,
+              f"{what}: converted_from {got.get('converted_from')!r}, expected {converted_from!r}")
     if not check(list(got.keys()) == fields, f"{what}: keys {list(got.keys())}"):
         return
     for f in fields:
         g, w = got[f], want.get(f)
+        if f == "converted_from":
+            continue
         if f == "backend":
             check(g in ("cpu", "cuda"), f"{what}: backend {g!r}")
             if w is not None:
@@ -298,7 +310,7 @@ def decoded_luma(path, matrix="bt601"):
         if mode in ("RGB", "RGBA"):
             deep = read_png16_colour(path)
             if deep is not None:
-                return luma(deep, matrix), 16
+                return luma(deep, matrix, 16), 16
         if mode == "P":
             img = img.convert("RGBA")
         elif mode == "1":
@@ -326,7 +338,7 @@ class Sample:
             return decoded_luma(self.path)[0]
         if self.pixels.ndim == 2:
             return self.pixels.astype(np.int64)
-        return luma(self.pixels[..., :3], matrix)
+        return luma(self.pixels[..., :3], matrix, self.bit_depth)
 
     @property
     def size(self):
@@ -484,8 +496,9 @@ def check_formats(tmp):
                     top, expect=0)
     rows = list(csv.reader(io.StringIO(out, newline="")))
     keys = [percentile_key(p) for p in PERCENTILES.split(",")]
-    header = (FIELDS[:-3] + [f"p{k}" for k in keys] + [f"p{k}_norm" for k in keys] +
-              ["histogram"])
+    at = FIELDS.index("decoder") + 1
+    header = (FIELDS[:at] + ["converted_from"] + FIELDS[at:-3] + [f"p{k}" for k in keys] +
+              [f"p{k}_norm" for k in keys] + ["histogram"])
     check(rows and rows[0] == header, f"csv header {rows[0] if rows else None}")
     check(len(rows) - 1 == len(records), f"csv has {len(rows) - 1} rows, jsonl {len(records)}")
     for row, rec in zip(rows[1:], records):
@@ -493,6 +506,8 @@ def check_formats(tmp):
         if not check(len(row) == len(header), f"{what}: {len(row)} columns"):
             continue
         cell = dict(zip(header, row))
+        check(cell["converted_from"] == rec.get("converted_from", ""),
+              f"{what}: converted_from {cell['converted_from']!r}")
         for f in FIELDS[:-3]:
             if f in STR_FIELDS:
                 check(cell[f] == rec[f], f"{what}: {f} {cell[f]!r} != {rec[f]!r}")
@@ -617,9 +632,7 @@ def check_errors(tmp):
     open(garbage, "wb").write(b"this is not a JPEG file at all\n" * 10)
     empty = os.path.join(top, "sub", "5-empty.jpeg")
     open(empty, "wb").close()
-    cmyk = os.path.join(top, "6-cmyk.jpg")
-    Image.fromarray(np.stack([good] * 4, -1), "CMYK").save(cmyk, "JPEG")
-    bad = [broken, garbage, cmyk, empty]
+    bad = [broken, garbage, empty]
 
     rc, recs, err = run_jsonl("--no-histogram", top, expect=1)
     check([r["path"] for r in recs] == [os.path.join(top, "1-good.png"),
@@ -632,7 +645,6 @@ def check_errors(tmp):
         check(len(mine) == 1 and len(mine[0]) > len(f"lumahist: {path}: ") and
               path not in mine[0][len(f"lumahist: {path}: "):],
               f"no single error line for {path}, with a reason not naming it again: {lines}")
-    check("cmyk" in err.lower(), f"a CMYK JPEG is not named as such: {err!r}")
 
     missing = os.path.join(tmp, "does-not-exist.png")
     rc, recs, err = run_jsonl("--no-histogram", missing, os.path.join(top, "1-good.png"),
@@ -715,8 +727,147 @@ def check_samples(tmp, samples_dir):
     print(f"checked {len(files)} images in {samples_dir}")
 
 
+# --------------------------------------------------------------------------
+# CMYK and YCCK JPEGs
+
+def adobe_transform(path):
+    """The transform byte of a JPEG's Adobe (APP14) marker, or None."""
+    data = open(path, "rb").read()
+    at = data.find(b"\xff\xee")
+    while at >= 0:
+        if data[at + 4:at + 9] == b"Adobe":
+            return data[at + 15]
+        at = data.find(b"\xff\xee", at + 2)
+    return None
+
+
+def write_ycck(path, cmyk, quality=92):
+    """A YCCK JPEG of the H x W x 4 samples, by libjpeg-turbo's TurboJPEG API
+    (tjCompress2 writes a CMYK source as YCCK, with the Adobe marker); False
+    when libturbojpeg cannot be loaded."""
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("turbojpeg") or "libturbojpeg.so.0"
+    try:
+        tj = ctypes.CDLL(name)
+    except OSError:
+        return False
+    tj.tjInitCompress.restype = ctypes.c_void_p
+    tj.tjCompress2.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+                               ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
+                               ctypes.POINTER(ctypes.c_ulong), ctypes.c_int, ctypes.c_int,
+                               ctypes.c_int]
+    tj.tjFree.argtypes = [ctypes.c_void_p]
+    tj.tjDestroy.argtypes = [ctypes.c_void_p]
+    TJPF_CMYK, TJSAMP_420 = 11, 2
+    h, w, _ = cmyk.shape
+    handle = tj.tjInitCompress()
+    out, size = ctypes.c_void_p(), ctypes.c_ulong(0)
+    src = np.ascontiguousarray(cmyk, dtype=np.uint8).tobytes()
+    rc = tj.tjCompress2(handle, src, w, w * 4, h, TJPF_CMYK, ctypes.byref(out),
+                        ctypes.byref(size), TJSAMP_420, quality, 0)
+    if rc == 0:
+        open(path, "wb").write(ctypes.string_at(out, size.value))
+        tj.tjFree(out)
+    tj.tjDestroy(handle)
+    check(rc == 0, f"tjCompress2 failed for {path}")
+    return rc == 0
+
+
+def pillow_rgb(path):
+    """Pillow's R'G'B' of an image file (CMYK JPEGs: its CMYK;I read and convert)."""
+    with Image.open(path) as img:
+        return np.asarray(img.convert("RGB"))
+
+
+def check_cmyk(tmp):
+    """CMYK and YCCK JPEGs: luma from the R'G'B' Pillow converts them to, the
+    record saying so; equalize writes a colour JPEG of that R'G'B'."""
+    # Pillow 9.4's CMYK -> RGB, on every (C, K): the rule src/io/jpeg.c uses
+    # on libjpeg's Adobe-inverted samples c = 255 - C, k = 255 - K.
+    c, k = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
+    grid = np.zeros((256, 256, 4), np.uint8)
+    grid[..., 0], grid[..., 1], grid[..., 2], grid[..., 3] = c, 255 - c, c // 2, k
+    got = np.asarray(Image.fromarray(grid, "CMYK").convert("RGB")).astype(np.int64)
+    ink, black = grid[..., :3].astype(np.int64), grid[..., 3:].astype(np.int64)
+    check(np.array_equal(got, ((255 - ink) * (255 - black) + 127) // 255),
+          "Pillow's CMYK -> RGB is not round((255 - C)(255 - K) / 255)")
+
+    top = os.path.join(tmp, "cmyk")
+    os.makedirs(top)
+    rng = np.random.default_rng(18)
+    files = {}
+    # A photograph, separated by Pillow (its naive RGB -> CMYK, K = 0), and
+    # random inks with black, odd sizes.
+    photo_cmyk = os.path.join(top, "photo-cmyk.jpg")
+    with Image.open(os.path.join(SAMPLES_DIR, "cat-chelsea.png")) as img:
+        img.convert("RGB").convert("CMYK").save(photo_cmyk, "JPEG", quality=90)
+    files[photo_cmyk] = "CMYK"
+    y, x = np.mgrid[0:37, 0:53]
+    smooth = np.stack([(x * 4 + y) % 256, (y * 6) % 256, (x * y) % 256, (x + y * 3) % 200], -1)
+    inks = np.clip(smooth + rng.integers(-20, 21, smooth.shape), 0, 255).astype(np.uint8)
+    noisy_cmyk = os.path.join(top, "inks-cmyk.jpg")
+    Image.fromarray(inks, "CMYK").save(noisy_cmyk, "JPEG", quality=95)
+    files[noisy_cmyk] = "CMYK"
+    ycck = os.path.join(top, "inks-ycck.jpg")
+    if write_ycck(ycck, inks):
+        files[ycck] = "YCCK"
+        photo_ycck = os.path.join(top, "photo-ycck.jpg")
+        with Image.open(photo_cmyk) as img:
+            write_ycck(photo_ycck, np.asarray(img))
+        files[photo_ycck] = "YCCK"
+    else:
+        print("note: libturbojpeg (libjpeg-turbo-progs) cannot be loaded: no YCCK file checked")
+
+    for path, space in files.items():
+        # What each file is: Pillow (and libjpeg) write the Adobe marker,
+        # transform 0 for CMYK and 2 for YCCK, and inverted samples.
+        check(adobe_transform(path) == (0 if space == "CMYK" else 2),
+              f"{path}: Adobe transform {adobe_transform(path)}")
+        with Image.open(path) as img:
+            check(img.mode == "CMYK", f"{path}: Pillow reads mode {img.mode}")
+        y = luma(pillow_rgb(path), "bt601")
+        for matrix in ("bt601", "bt709"):
+            _, recs, _ = run_jsonl("--backend", "cpu", "--matrix", matrix,
+                                   "--percentiles", PERCENTILES, path)
+            if check(len(recs) == 1, f"{path}: {len(recs)} records"):
+                want = reference(luma(pillow_rgb(path), matrix), 8, "full", PERCENTILES, matrix)
+                want.update(path=path, width=y.shape[1], height=y.shape[0], matrix=matrix)
+                compare_record(recs[0], want, f"{space} {path} {matrix}", converted_from=space)
+    # A white (no ink) file is white: the polarity is Adobe's.
+    blank = os.path.join(top, "blank.jpg")
+    Image.fromarray(np.zeros((8, 8, 4), np.uint8), "CMYK").save(blank, "JPEG")
+    _, recs, _ = run_jsonl("--backend", "cpu", "--no-histogram", blank)
+    check(len(recs) == 1 and recs[0]["min"] == 255 and recs[0]["converted_from"] == "CMYK",
+          f"a CMYK file with no ink: {recs}")
+    # CSV says it too; PNG and YCbCr JPEG records do not.
+    _, out, _ = run("stats", "--format", "csv", "--no-histogram", noisy_cmyk, expect=0)
+    rows = list(csv.reader(io.StringIO(out, newline="")))
+    check(len(rows) == 2 and dict(zip(rows[0], rows[1])).get("converted_from") == "CMYK",
+          f"csv of a CMYK JPEG: {rows}")
+
+    # equalize, clahe, overlay: a YCbCr JPEG of the converted R'G'B', with a
+    # note on standard error; the run succeeds.
+    for command in ("equalize", "clahe", "overlay"):
+        out_dir = os.path.join(tmp, f"out-{command}")
+        rc, _, err = run(command, "--out", out_dir, noisy_cmyk, expect=0)
+        written = os.path.join(out_dir, os.path.basename(noisy_cmyk))
+        check(err.count("\n") == 1 and err.startswith(f"lumahist: {noisy_cmyk}: a CMYK JPEG"),
+              f"{command}: the note on a CMYK JPEG: {err!r}")
+        if check(os.path.exists(written), f"{command}: no output {written}"):
+            with Image.open(written) as img:
+                check(img.mode == "RGB" and img.size == (53, 37) and
+                      adobe_transform(written) is None,
+                      f"{command}: output mode {img.mode} {img.size}")
+    # Equalized: the luma of the output spreads wider than the input's.
+    before = luma(pillow_rgb(noisy_cmyk), "bt601")
+    after = luma(pillow_rgb(os.path.join(tmp, "out-equalize", "inks-cmyk.jpg")), "bt601")
+    check(after.std() > before.std(), f"equalize: luma std {before.std()} -> {after.std()}")
+
+
+SAMPLES_DIR = None
 GROUPS = {"formats": check_formats, "options": check_options, "errors": check_errors,
-          "samples": check_samples}
+          "samples": check_samples, "cmyk": check_cmyk}
 
 
 def main():
@@ -724,7 +875,9 @@ def main():
     if len(sys.argv) != 4 or sys.argv[3] not in GROUPS:
         print(__doc__)
         return 2
+    global SAMPLES_DIR
     LUMAHIST, samples_dir, group = sys.argv[1], sys.argv[2], sys.argv[3]
+    SAMPLES_DIR = samples_dir
     with tempfile.TemporaryDirectory(prefix="lumahist-cli-") as tmp:
         if group == "samples":
             check_samples(tmp, samples_dir)

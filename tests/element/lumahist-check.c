@@ -40,6 +40,11 @@ const LhcFormat lhc_formats[] = {
     {"Y444_16LE", LH_FORMAT_Y444_16LE, 16},
     {"P012_LE", LH_FORMAT_P012, 12},
     {"P016_LE", LH_FORMAT_P016, 16},
+    /* R'G'B' 10 and 16 bits */
+    {"RGB10A2_LE", LH_FORMAT_RGB10A2_LE, 10},
+    {"BGR10A2_LE", LH_FORMAT_BGR10A2_LE, 10},
+    {"r210", LH_FORMAT_R210, 10},
+    {"BGRA64_LE", LH_FORMAT_BGRA16, 16},
 };
 const guint lhc_n_formats = G_N_ELEMENTS(lhc_formats);
 

@@ -63,6 +63,11 @@ static const struct {
     {"Y444_16LE", FALSE},
     {"P012_LE", FALSE},
     {"P016_LE", FALSE},
+    /* R'G'B' 10 and 16 bits */
+    {"RGB10A2_LE", FALSE},
+    {"BGR10A2_LE", FALSE},
+    {"r210", FALSE},
+    {"BGRA64_LE", FALSE},
 };
 
 static void check_stats_equal(const LhStats *got, const LhStats *e)

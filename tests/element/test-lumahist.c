@@ -278,6 +278,97 @@ GST_START_TEST(test_negotiation_each_format)
 }
 GST_END_TEST;
 
+/* One frame through videoconvert (no dithering), from caps in_caps to out_caps. */
+static GstBuffer *videoconvert_frame(GstBuffer *in, const gchar *in_caps, const gchar *out_caps)
+{
+  GstHarness *c = gst_harness_new_parse("videoconvert dither=none");
+  GstBuffer *out;
+
+  gst_harness_set_src_caps_str(c, in_caps);
+  gst_harness_set_sink_caps_str(c, out_caps);
+  fail_unless_equals_int(gst_harness_push(c, gst_buffer_ref(in)), GST_FLOW_OK);
+  out = gst_harness_pull(c);
+  fail_unless(out != NULL, "videoconvert gave no frame");
+  gst_harness_teardown(c);
+  return out;
+}
+
+/* The R'G'B' formats of 10 and 16 bits against a format the library already
+ * trusts, RGBA64_LE (LH_FORMAT_RGBA16): a frame made in RGBA64_LE and
+ * converted to the format by videoconvert goes through the element; the
+ * same frame converted back to RGBA64_LE by videoconvert (whose unpacking of
+ * the 10-bit words is GStreamer's, not ours: v << 6 | v >> 4) and analysed
+ * by the library as RGBA16 of 10 significant bits (v) must give the same
+ * statistics, histogram included. */
+GST_START_TEST(test_rgb_deep_formats_match_videoconvert)
+{
+  static const gchar *const formats[] = {"RGB10A2_LE", "BGR10A2_LE", "r210", "BGRA64_LE"};
+  const gchar *trusted = "video/x-raw,format=RGBA64_LE,width=61,height=23,framerate=25/1";
+  GstVideoInfo trusted_info = lhc_info_from_string(trusted);
+
+  for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+    gboolean ten = g_str_has_suffix(formats[i], "10A2_LE") || strcmp(formats[i], "r210") == 0;
+    gchar *caps = g_strdup_printf("video/x-raw,format=%s,width=61,height=23,framerate=25/1",
+                                  formats[i]);
+    GstBuffer *source = i % 2 ? lhc_random_frame(&trusted_info, 77 + i, 0)
+                              : lhc_low_contrast_frame(&trusted_info, 77 + i, 0);
+    GstBuffer *in = videoconvert_frame(source, trusted, caps);
+    GstBuffer *back = videoconvert_frame(in, caps, trusted);
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1 /* cpu */, "matrix", 3 /* bt2020 */, "range",
+                                1 /* full */, "attach-meta", FALSE, NULL);
+    GstVideoFrame vframe;
+    LhFrame frame;
+    LhOptions options;
+    LhContext *context = NULL;
+    LhStats expected;
+    GstMessage *message;
+    guint16 *samples = g_new(guint16, 61 * 23 * 4);
+
+    GST_INFO("format %s", formats[i]);
+    /* The trusted frame: the 10 bits of each sample (16 as they are). */
+    fail_unless(gst_video_frame_map(&vframe, &trusted_info, back, GST_MAP_READ));
+    for (gint y = 0; y < 23; y++) {
+      const guint8 *row = (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&vframe, 0) +
+                          (gsize)y * GST_VIDEO_FRAME_PLANE_STRIDE(&vframe, 0);
+      for (gint k = 0; k < 61 * 4; k++) {
+        guint16 v = GST_READ_UINT16_LE(row + 2 * k);
+        samples[y * 61 * 4 + k] = ten ? v >> 6 : v;
+      }
+    }
+    gst_video_frame_unmap(&vframe);
+    fail_unless_equals_int(
+        lh_frame_init(&frame, LH_FORMAT_RGBA16, LH_MEMORY_HOST, 61, 23, samples, 0), LH_OK);
+    frame.bit_depth = ten ? 10 : 16;
+    lh_options_init(&options);
+    options.matrix = LH_MATRIX_BT2020;
+    fail_unless_equals_int(lh_options_set_percentiles(&options, "1,5,50,95,99"), LH_OK);
+    fail_unless_equals_int(lh_context_new(LH_BACKEND_CPU, &context), LH_OK);
+    lh_stats_init(&expected);
+    fail_unless_equals_int(lh_analyze(context, &frame, &options, &expected), LH_OK);
+    lh_context_free(context);
+    fail_unless(expected.max > expected.min, "%s: a flat test frame", formats[i]);
+
+    gst_harness_set_src_caps_str(h, caps);
+    fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+    message = pop_lumahist_message(bus);
+    fail_unless_equals_string(get_string(gst_message_get_structure(message), "format"),
+                              formats[i]);
+    check_message_stats(gst_message_get_structure(message), &expected, TRUE);
+
+    gst_message_unref(message);
+    lh_stats_clear(&expected);
+    g_free(samples);
+    gst_buffer_unref(back);
+    gst_buffer_unref(in);
+    gst_buffer_unref(source);
+    g_free(caps);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST(test_unsupported_format_refused)
 {
   GstBus *bus;
@@ -1208,6 +1299,7 @@ static Suite *lumahist_suite(void)
 
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_negotiation_each_format);
+  tcase_add_test(tc, test_rgb_deep_formats_match_videoconvert);
   tcase_add_test(tc, test_unsupported_format_refused);
   tcase_add_test(tc, test_passthrough_untouched);
   tcase_add_test(tc, test_meta);

@@ -179,6 +179,8 @@ static const LhFormat all_formats[] = {
     LH_FORMAT_Y444_16LE,
     LH_FORMAT_P012,
     LH_FORMAT_P016,
+    /* R'G'B' 10 and 16 bits */
+    LH_FORMAT_RGB10A2_LE, LH_FORMAT_BGR10A2_LE, LH_FORMAT_R210, LH_FORMAT_BGRA16,
 };
 
 typedef struct {

@@ -56,6 +56,7 @@ static inline void ref_rgb_order(LhFormat f, int *ri, int *bi)
   case LH_FORMAT_BGR:
   case LH_FORMAT_BGRA:
   case LH_FORMAT_BGRX:
+  case LH_FORMAT_BGRA16:
     *ri = 2;
     *bi = 0;
     break;
@@ -69,17 +70,26 @@ static inline int ref_depth(const LhFrame *f)
   if (f->format == LH_FORMAT_P010 ||
       (ref_is_new_luma(f->format) && f->format != LH_FORMAT_GRAY16_BE))
     return gen_format_depth(f->format);
+  if (gen_is_packed10(f->format))
+    return 10;
   if (gen_sample_bytes(f->format) == 2)
     return f->bit_depth ? f->bit_depth : 16;
   return 8;
 }
 
-/* Y' with 14-bit weights (Kr, Kb rounded, Kg the rest), rounded half up. */
+/* Y' with 14-bit weights (Kr, Kb rounded, Kg the rest) for 8-bit luma, the
+ * exact decimal weights (units of 10^-4) above, rounded half up. */
 static inline uint32_t ref_luma(const LhFrame *f, int x, int y, LhMatrix m)
 {
   int pb = gen_pixel_bytes(f->format), sb = gen_sample_bytes(f->format), depth = ref_depth(f);
   const uint8_t *p = (const uint8_t *)f->planes[0] + (size_t)y * f->strides[0] + (size_t)x * pb;
   uint32_t top = (1u << depth) - 1;
+  if (gen_is_packed10(f->format)) {
+    uint32_t rgb[3];
+    gen_packed10_rgb(f->format, p, rgb);
+    int64_t kr = llround(ref_kr[m] * 10000.0), kb = llround(ref_kb[m] * 10000.0);
+    return (uint32_t)((kr * rgb[0] + (10000 - kr - kb) * rgb[1] + kb * rgb[2] + 5000) / 10000);
+  }
   int ri, bi;
   ref_rgb_order(f->format, &ri, &bi);
   if (ref_is_new_luma(f->format)) {
@@ -93,11 +103,12 @@ static inline uint32_t ref_luma(const LhFrame *f, int x, int y, LhMatrix m)
       return v / 64;
     return v > top ? top : v;
   }
-  int64_t kr = llround(ref_kr[m] * 16384.0), kb = llround(ref_kb[m] * 16384.0);
-  int64_t kg = 16384 - kr - kb;
+  const int64_t one = depth > 8 ? 10000 : 16384;
+  int64_t kr = llround(ref_kr[m] * (double)one), kb = llround(ref_kb[m] * (double)one);
+  int64_t kg = one - kr - kb;
   int64_t num =
       kr * ref_get(p + ri * sb, sb) + kg * ref_get(p + sb, sb) + kb * ref_get(p + bi * sb, sb);
-  uint32_t v = (uint32_t)((num + 8192) / 16384);
+  uint32_t v = (uint32_t)((num + one / 2) / one);
   return v > top ? top : v;
 }
 
@@ -156,6 +167,16 @@ static inline void ref_write(const LhFrame *in, LhFrame *out, int x, int y, uint
   int pb = gen_pixel_bytes(in->format), sb = gen_sample_bytes(in->format), depth = ref_depth(in);
   const uint8_t *s = (const uint8_t *)in->planes[0] + (size_t)y * in->strides[0] + (size_t)x * pb;
   uint8_t *d = (uint8_t *)out->planes[0] + (size_t)y * out->strides[0] + (size_t)x * pb;
+  if (gen_is_packed10(in->format)) {
+    /* The three fields scaled, the top two bits of the word kept. */
+    uint32_t rgb[3];
+    gen_packed10_rgb(in->format, s, rgb);
+    for (int i = 0; i < 3; i++)
+      rgb[i] = ref_colour(rgb[i], luma, y_new, 1023);
+    uint32_t top2 = gen_packed10_top(in->format, s);
+    gen_packed10_store(in->format, d, rgb, top2);
+    return;
+  }
   int ri, bi;
   ref_rgb_order(in->format, &ri, &bi);
   if (ref_is_new_luma(in->format)) {

@@ -11,15 +11,47 @@
 #include "eq-reference.h"
 
 static const LhFormat all_formats[] = {
-    LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,  LH_FORMAT_BGR,   LH_FORMAT_RGBA,
-    LH_FORMAT_BGRA,  LH_FORMAT_RGBX,   LH_FORMAT_BGRX, LH_FORMAT_RGB16, LH_FORMAT_RGBA16,
-    LH_FORMAT_I420,  LH_FORMAT_NV12,   LH_FORMAT_P010,
+    LH_FORMAT_GRAY8,
+    LH_FORMAT_GRAY16,
+    LH_FORMAT_RGB,
+    LH_FORMAT_BGR,
+    LH_FORMAT_RGBA,
+    LH_FORMAT_BGRA,
+    LH_FORMAT_RGBX,
+    LH_FORMAT_BGRX,
+    LH_FORMAT_RGB16,
+    LH_FORMAT_RGBA16,
+    LH_FORMAT_I420,
+    LH_FORMAT_NV12,
+    LH_FORMAT_P010,
     /* the YUV of cameras, capture cards and decoders */
-    LH_FORMAT_YV12, LH_FORMAT_NV21, LH_FORMAT_Y42B, LH_FORMAT_Y444, LH_FORMAT_NV16,
-    LH_FORMAT_NV24, LH_FORMAT_Y41B, LH_FORMAT_YUY2, LH_FORMAT_YVYU, LH_FORMAT_UYVY,
-    LH_FORMAT_VYUY, LH_FORMAT_V210, LH_FORMAT_GRAY16_BE, LH_FORMAT_I420_10LE,
-    LH_FORMAT_I420_12LE, LH_FORMAT_I422_10LE, LH_FORMAT_I422_12LE, LH_FORMAT_Y444_10LE,
-    LH_FORMAT_Y444_12LE, LH_FORMAT_Y444_16LE, LH_FORMAT_P012, LH_FORMAT_P016,
+    LH_FORMAT_YV12,
+    LH_FORMAT_NV21,
+    LH_FORMAT_Y42B,
+    LH_FORMAT_Y444,
+    LH_FORMAT_NV16,
+    LH_FORMAT_NV24,
+    LH_FORMAT_Y41B,
+    LH_FORMAT_YUY2,
+    LH_FORMAT_YVYU,
+    LH_FORMAT_UYVY,
+    LH_FORMAT_VYUY,
+    LH_FORMAT_V210,
+    LH_FORMAT_GRAY16_BE,
+    LH_FORMAT_I420_10LE,
+    LH_FORMAT_I420_12LE,
+    LH_FORMAT_I422_10LE,
+    LH_FORMAT_I422_12LE,
+    LH_FORMAT_Y444_10LE,
+    LH_FORMAT_Y444_12LE,
+    LH_FORMAT_Y444_16LE,
+    LH_FORMAT_P012,
+    LH_FORMAT_P016,
+    /* R'G'B' 10 and 16 bits */
+    LH_FORMAT_RGB10A2_LE,
+    LH_FORMAT_BGR10A2_LE,
+    LH_FORMAT_R210,
+    LH_FORMAT_BGRA16,
 };
 #define N_FORMATS (sizeof all_formats / sizeof *all_formats)
 
@@ -782,9 +814,10 @@ static void test_overlays(const char *dump)
  * checksums above) the same way. */
 static LhFormat full_chroma_twin(int depth)
 {
-  return depth == 8 ? LH_FORMAT_Y444 : depth == 10 ? LH_FORMAT_Y444_10LE
-                                      : depth == 12 ? LH_FORMAT_Y444_12LE
-                                                    : LH_FORMAT_Y444_16LE;
+  return depth == 8    ? LH_FORMAT_Y444
+         : depth == 10 ? LH_FORMAT_Y444_10LE
+         : depth == 12 ? LH_FORMAT_Y444_12LE
+                       : LH_FORMAT_Y444_16LE;
 }
 
 static void test_overlays_yuv(void)
@@ -806,10 +839,10 @@ static void test_overlays_yuv(void)
       uint64_t rng = 99 + f;
       for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-          gen_luma_put(twin, (uint8_t *)b.frame.planes[0] + (size_t)y * b.frame.strides[0], x,
-                       gen_luma_get(format,
-                                    (const uint8_t *)a.frame.planes[0] + (size_t)y * a.frame.strides[0],
-                                    x));
+          gen_luma_put(
+              twin, (uint8_t *)b.frame.planes[0] + (size_t)y * b.frame.strides[0], x,
+              gen_luma_get(format,
+                           (const uint8_t *)a.frame.planes[0] + (size_t)y * a.frame.strides[0], x));
           for (int c = 0; c < 2; c++)
             gen_chroma_put(&b.frame, c, x, y, (uint32_t)gen_next(&rng) & ((1u << depth) - 1));
         }
@@ -842,11 +875,13 @@ static void test_overlays_yuv(void)
       int bad = 0;
       for (int y = 0; y < h && !bad; y++)
         for (int x = 0; x < w && !bad; x++) {
-          uint32_t ya = gen_luma_get(format, (const uint8_t *)a.frame.planes[0] + (size_t)y * a.frame.strides[0], x);
-          uint32_t yb = gen_luma_get(twin, (const uint8_t *)b.frame.planes[0] + (size_t)y * b.frame.strides[0], x);
+          uint32_t ya = gen_luma_get(
+              format, (const uint8_t *)a.frame.planes[0] + (size_t)y * a.frame.strides[0], x);
+          uint32_t yb = gen_luma_get(
+              twin, (const uint8_t *)b.frame.planes[0] + (size_t)y * b.frame.strides[0], x);
           if (ya != yb) {
-            CHECK(0, "overlay %s %dx%d rect %zu: Y at %d,%d is %u, %s has %u", lh_format_name(format),
-                  w, h, r, x, y, ya, lh_format_name(twin), yb);
+            CHECK(0, "overlay %s %dx%d rect %zu: Y at %d,%d is %u, %s has %u",
+                  lh_format_name(format), w, h, r, x, y, ya, lh_format_name(twin), yb);
             bad = 1;
           }
         }
@@ -916,6 +951,106 @@ static void test_arguments(void)
   gen_free(&b);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Packed 10-bit R'G'B' against the same pixels as RGBA16 of 10 bits         */
+
+/* An RGBA16 frame of depth 10 holding the fields of a packed frame (alpha:
+ * the word's top two bits). */
+static void unpack_to_rgba16(const LhFrame *packed, GenFrame *wide)
+{
+  const int w = packed->width, h = packed->height;
+  wide->size = (size_t)w * h * 8;
+  wide->allocation = malloc(wide->size);
+  lh_frame_init(&wide->frame, LH_FORMAT_RGBA16, LH_MEMORY_HOST, w, h, wide->allocation, 0);
+  wide->frame.bit_depth = 10;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      const uint8_t *p =
+          (const uint8_t *)packed->planes[0] + (size_t)y * packed->strides[0] + 4 * x;
+      uint32_t rgb[3];
+      gen_packed10_rgb(packed->format, p, rgb);
+      uint8_t *q = wide->allocation + ((size_t)y * w + x) * 8;
+      for (int c = 0; c < 3; c++)
+        ref_put(q + 2 * c, 2, rgb[c]);
+      ref_put(q + 6, 2, gen_packed10_top(packed->format, p));
+    }
+}
+
+/* Whether the packed frame holds what the RGBA16 one does. */
+static bool same_as_rgba16(const LhFrame *packed, const GenFrame *wide)
+{
+  for (int y = 0; y < packed->height; y++)
+    for (int x = 0; x < packed->width; x++) {
+      const uint8_t *p =
+          (const uint8_t *)packed->planes[0] + (size_t)y * packed->strides[0] + 4 * x;
+      const uint8_t *q = wide->allocation + ((size_t)y * packed->width + x) * 8;
+      uint32_t rgb[3];
+      gen_packed10_rgb(packed->format, p, rgb);
+      for (int c = 0; c < 3; c++)
+        if (rgb[c] != ref_get(q + 2 * c, 2))
+          return false;
+      if (gen_packed10_top(packed->format, p) != ref_get(q + 6, 2))
+        return false;
+    }
+  return true;
+}
+
+/* Analysis, equalization, CLAHE and overlays of RGB10A2_LE, BGR10A2_LE and
+ * r210 give what RGBA16 frames of depth 10 with the same samples give
+ * (a separate code path, checked against eq-reference.h above). */
+static void test_packed10_as_rgba16(void)
+{
+  static const LhFormat packed[] = {LH_FORMAT_RGB10A2_LE, LH_FORMAT_BGR10A2_LE, LH_FORMAT_R210};
+  static const int sizes[][2] = {{37, 23}, {64, 16}, {1, 9}, {131, 67}};
+  int seed = 500;
+  for (size_t f = 0; f < sizeof packed / sizeof *packed; f++)
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+      for (int op = 0; op < 4; op++) {
+        GenFrame g, wide;
+        gen_frame(&g, packed[f], sizes[s][0], sizes[s][1], 0, 4 * (s % 2), 4 * (s % 4),
+                  op % 2 ? GEN_PHOTO : GEN_UNIFORM, (uint64_t)seed++);
+        unpack_to_rgba16(&g.frame, &wide);
+        char what[160];
+        snprintf(what, sizeof what, "%s %dx%d op %d", lh_format_name(packed[f]), sizes[s][0],
+                 sizes[s][1], op);
+        LhOptions ao;
+        lh_options_init(&ao);
+        ao.matrix = (LhMatrix)(seed % 3);
+        LhStats a, b;
+        lh_stats_init(&a);
+        lh_stats_init(&b);
+        CHECK(lh_analyze(cpu, &g.frame, &ao, &a) == 0 && lh_analyze(cpu, &wide.frame, &ao, &b) == 0,
+              "%s: %s", what, lh_last_error());
+        CHECK(a.bit_depth == 10 && a.n_bins == b.n_bins && a.mean == b.mean &&
+                  a.median == b.median &&
+                  memcmp(a.histogram, b.histogram, a.n_bins * sizeof *a.histogram) == 0,
+              "%s: statistics differ from RGBA16's", what);
+        LhEqualizeOptions eo;
+        lh_equalize_options_init(&eo);
+        eo.matrix = ao.matrix;
+        int status_a, status_b;
+        if (op < 3) {
+          eo.mode = op == 0 ? LH_EQUALIZE_GLOBAL : LH_EQUALIZE_CLAHE;
+          eo.tiles_x = op == 1 ? 3 : 8;
+          eo.tiles_y = 2;
+          status_a = lh_equalize(cpu, &g.frame, &g.frame, &eo);
+          status_b = lh_equalize(cpu, &wide.frame, &wide.frame, &eo);
+        } else {
+          LhOverlayOptions oo;
+          lh_overlay_options_init(&oo);
+          oo.matrix = ao.matrix;
+          status_a = lh_overlay(cpu, &g.frame, &a, &oo);
+          status_b = lh_overlay(cpu, &wide.frame, &b, &oo);
+        }
+        CHECK(status_a == 0 && status_b == 0, "%s: %s", what, lh_last_error());
+        CHECK(same_as_rgba16(&g.frame, &wide), "%s: pixels differ from RGBA16's", what);
+        lh_stats_clear(&a);
+        lh_stats_clear(&b);
+        gen_free(&g);
+        gen_free(&wide);
+      }
+}
+
 int main(int argc, char **argv)
 {
   const char *dump = argc == 3 && strcmp(argv[1], "--dump") == 0 ? argv[2] : NULL;
@@ -927,6 +1062,7 @@ int main(int argc, char **argv)
     test_lut_by_hand();
     test_lut_random();
     test_formats();
+    test_packed10_as_rgba16();
     test_apply_lut();
     test_invariants();
     test_temporal();

@@ -59,12 +59,13 @@ typedef struct {
 static inline bool format_is_wide(LhFormat f)
 {
   return f == LH_FORMAT_GRAY16 || f == LH_FORMAT_P010 || f == LH_FORMAT_RGB16 ||
-         f == LH_FORMAT_RGBA16;
+         f == LH_FORMAT_RGBA16 || f == LH_FORMAT_BGRA16;
 }
 
 static inline bool format_is_rgb(LhFormat f)
 {
-  return f >= LH_FORMAT_RGB && f <= LH_FORMAT_RGBA16;
+  return (f >= LH_FORMAT_RGB && f <= LH_FORMAT_RGBA16) || gen_is_packed10(f) ||
+         f == LH_FORMAT_BGRA16;
 }
 
 static inline int format_samples(LhFormat f)
@@ -73,12 +74,16 @@ static inline int format_samples(LhFormat f)
   case LH_FORMAT_RGB:
   case LH_FORMAT_BGR:
   case LH_FORMAT_RGB16:
+  case LH_FORMAT_RGB10A2_LE: /* three fields and two bits of the word */
+  case LH_FORMAT_BGR10A2_LE:
+  case LH_FORMAT_R210:
     return 3;
   case LH_FORMAT_RGBA:
   case LH_FORMAT_BGRA:
   case LH_FORMAT_RGBX:
   case LH_FORMAT_BGRX:
   case LH_FORMAT_RGBA16:
+  case LH_FORMAT_BGRA16:
     return 4;
   default:
     return 1;
@@ -185,6 +190,10 @@ static inline bool test_frame_make(TestFrame *t, LhFormat format, int width, int
       uint32_t s[4] = {0, 0, 0, 0};
       gen_pixel(dist, &rng, x, y, top, level, s, n);
       uint8_t *px = row + (size_t)x * bpp;
+      if (gen_is_packed10(format)) {
+        gen_packed10_store(format, px, s, (uint32_t)rng_next(&rng));
+        continue;
+      }
       for (int i = 0; i < n; i++) {
         if (format == LH_FORMAT_P010)
           put16(px, (s[i] << 6) | (uint32_t)(rng_next(&rng) & 63));

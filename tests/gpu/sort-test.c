@@ -255,7 +255,7 @@ static LhkPixel image_of(const LhFrame *frame, const void *d_plane, LhMatrix mat
                          LhkImage *image)
 {
   const LhiFormatInfo *info = lhi_format_info(frame->format);
-  LhiLumaWeights w = lhi_luma_weights(matrix);
+  LhiLumaWeights w = lhi_luma_weights(matrix, depth);
   memset(image, 0, sizeof *image);
   image->data = d_plane;
   image->stride = frame->strides[0];
@@ -270,6 +270,10 @@ static LhkPixel image_of(const LhFrame *frame, const void *d_plane, LhMatrix mat
     image->weights[info->r] = w.kr;
     image->weights[info->g] = w.kg;
     image->weights[info->b] = w.kb;
+    image->luma_one = w.one;
+    image->swap_bytes = lhi_format_big_endian_words(frame->format);
+    if (info->sample_bytes == 4)
+      return LHK_PIXEL_RGB10;
     if (info->sample_bytes == 1)
       return info->pixel_bytes == 3 ? LHK_PIXEL_RGB8 : LHK_PIXEL_RGBA8;
     return info->pixel_bytes == 6 ? LHK_PIXEL_RGB16 : LHK_PIXEL_RGBA16;

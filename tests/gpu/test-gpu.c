@@ -280,7 +280,8 @@ static void suite_options(void)
 {
   uint64_t seed = 9000;
   static const LhFormat limited_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,    LH_FORMAT_NV12,
-                                             LH_FORMAT_P010,  LH_FORMAT_GRAY16, LH_FORMAT_RGBA16};
+                                             LH_FORMAT_P010,  LH_FORMAT_GRAY16, LH_FORMAT_RGBA16,
+                                             LH_FORMAT_R210};
   for (size_t f = 0; f < sizeof limited_formats / sizeof limited_formats[0]; f++)
     for (int d = 0; d < DIST_COUNT; d++) {
       Case c = base_case(limited_formats[f], 131, 67, (Dist)d, seed++);
@@ -288,8 +289,10 @@ static void suite_options(void)
       c.depth = limited_formats[f] == LH_FORMAT_GRAY16 ? 12 : 0;
       run_layouts(c);
     }
-  static const LhFormat rgb_formats[] = {LH_FORMAT_RGB,  LH_FORMAT_BGR,   LH_FORMAT_RGBA,
-                                         LH_FORMAT_BGRX, LH_FORMAT_RGB16, LH_FORMAT_RGBA16};
+  static const LhFormat rgb_formats[] = {
+      LH_FORMAT_RGB,        LH_FORMAT_BGR,        LH_FORMAT_RGBA, LH_FORMAT_BGRX,
+      LH_FORMAT_RGB16,      LH_FORMAT_RGBA16,     LH_FORMAT_RGB10A2_LE,
+      LH_FORMAT_BGR10A2_LE, LH_FORMAT_R210,       LH_FORMAT_BGRA16};
   for (size_t f = 0; f < sizeof rgb_formats / sizeof rgb_formats[0]; f++)
     for (int m = LH_MATRIX_BT709; m <= LH_MATRIX_BT2020; m++)
       for (int d = 0; d < DIST_COUNT; d += 1) {
@@ -302,7 +305,7 @@ static void suite_options(void)
                                 {0, 0, 200, 90}, {13, 11, 17, 3}, {199, 89, 1, 1}};
   static const LhFormat roi_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,    LH_FORMAT_RGBA,
                                          LH_FORMAT_I420,  LH_FORMAT_GRAY16, LH_FORMAT_P010,
-                                         LH_FORMAT_RGB16};
+                                         LH_FORMAT_RGB16, LH_FORMAT_RGB10A2_LE};
   for (size_t f = 0; f < sizeof roi_formats / sizeof roi_formats[0]; f++)
     for (size_t r = 0; r < sizeof rois / sizeof rois[0]; r++) {
       Case c = base_case(roi_formats[f], 200, 90, (Dist)(r % DIST_COUNT), seed++);

@@ -73,6 +73,55 @@ def test_stats_of_bgr_is_the_fixed_point_luma(name):
     assert (gray != luma).mean() < 0.001
 
 
+MATRIX_COEFFICIENTS = {"bt601": (0.299, 0.114), "bt709": (0.2126, 0.0722),
+                       "bt2020": (0.2627, 0.0593)}
+
+
+def sixteen_bit_photographs():
+    """16-bit R'G'B' photographs: the samples' photographs upsampled (bicubic,
+    in float) and spread over 16 bits with a little noise, as a raw
+    converter's output looks; and a smooth gradient with noise."""
+    rng = np.random.default_rng(16)
+    images = []
+    for name in ("cat-chelsea.png", "rocket-pad-dusk.jpg", "sky-high-key.jpg"):
+        bgr = cv2.imread(os.path.join(SAMPLES, name))[..., ::-1].astype(np.float32)
+        big = cv2.resize(bgr, None, fx=1.5, fy=1.5, interpolation=cv2.INTER_CUBIC)
+        deep = big * 257.0 + rng.normal(0, 40, big.shape)
+        images.append(np.clip(np.rint(deep), 0, 65535).astype(np.uint16))
+    images.append(photo(401, 613, 17, channels=3, dtype=np.uint16))
+    return images
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_sixteen_bit_rgb_luma_is_correctly_rounded(backend):
+    """Every pixel's luma is floor(Kr R + Kg G + Kb B + 1/2): the exact value
+    (integers in units of 10^-4), which float64 gives everywhere but at exact
+    ties k + 1/2 (there its own rounding decides); the histograms equal the
+    exact one.  The 14-bit weights used before put many pixels one code off,
+    so this fails on them."""
+    for image in sixteen_bit_photographs():
+        c = image.astype(np.int64)
+        for matrix, (kr_f, kb_f) in MATRIX_COEFFICIENTS.items():
+            kr, kb = round(kr_f * 10000), round(kb_f * 10000)
+            num = kr * c[..., 0] + (10000 - kr - kb) * c[..., 1] + kb * c[..., 2]
+            exact = (num + 5000) // 10000
+            as_float = np.floor(kr_f * c[..., 0] + (1 - kr_f - kb_f) * c[..., 1] + kb_f * c[..., 2]
+                                + 0.5).astype(np.int64)
+            ties = num % 10000 == 5000
+            assert np.array_equal(as_float[~ties], exact[~ties]), matrix
+            k14r, k14b = round(kr_f * 16384), round(kb_f * 16384)
+            old = (k14r * c[..., 0] + (16384 - k14r - k14b) * c[..., 1] + k14b * c[..., 2]
+                   + 8192) >> 14
+            assert (old != exact).mean() > 0.01, "the check could not tell the old rule apart"
+            try:
+                s = lumahist.stats(image, matrix=matrix, backend=backend)
+            except lumahist.NoDeviceError:
+                pytest.skip("no CUDA device is usable")
+            assert s.bit_depth == 16
+            assert np.array_equal(s.histogram, np.bincount(exact.ravel(), minlength=65536)), matrix
+            assert s.median == int(np.sort(exact, axis=None)[(exact.size + 1) // 2 - 1])
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_equalize_is_opencvs_equalizehist(seed):
     image = photo(120 + seed, 200 - seed, seed)
@@ -233,6 +282,9 @@ def test_stats_files_are_the_tools_records(tmp_path):
         cv2.imwrite(str(folder / name), image)
     (folder / "notes.txt").write_text("not an image")
     (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
+    # A CMYK JPEG: both records say it was converted.
+    Image = pytest.importorskip("PIL.Image")
+    Image.fromarray(photo(21, 35, 36, channels=4), "CMYK").save(folder / "sub" / "e.jpg")
     out = subprocess.run([LUMAHIST, "stats", "--quiet", "--backend", "cpu", "--decoder", "cpu",
                           str(folder)], capture_output=True).stdout
     want = [json.loads(line) for line in out.splitlines()]
@@ -240,6 +292,7 @@ def test_stats_files_are_the_tools_records(tmp_path):
         got = [s.to_dict() for s in lumahist.stats_files(folder, jobs=3, backend="cpu")]
     assert [r["path"] for r in got] == [r["path"] for r in want]
     assert got == want
+    assert [r.get("converted_from") for r in got].count("CMYK") == 1
     with pytest.raises(lumahist.Error):
         list(lumahist.stats_files([str(folder / "broken.png")], errors="raise"))
 

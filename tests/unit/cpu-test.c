@@ -43,23 +43,36 @@ static uint32_t reference_luma(const LhFrame *f, int x, int y, LhMatrix m, int d
     uint32_t v = sample_at(p, 2);
     return v > max_value ? max_value : v;
   }
+  case LH_FORMAT_RGB10A2_LE:
+  case LH_FORMAT_BGR10A2_LE:
+  case LH_FORMAT_R210: {
+    uint32_t rgb[3];
+    gen_packed10_rgb(f->format, p, rgb);
+    int64_t kr = llround(matrix_kr[m] * 10000.0), kb = llround(matrix_kb[m] * 10000.0);
+    int64_t num = kr * rgb[0] + (10000 - kr - kb) * rgb[1] + kb * rgb[2];
+    return (uint32_t)((num + 5000) / 10000);
+  }
   case LH_FORMAT_P010:
     return sample_at(p, 2) / 64;
   case LH_FORMAT_BGR:
   case LH_FORMAT_BGRA:
   case LH_FORMAT_BGRX:
+  case LH_FORMAT_BGRA16:
     ri = 2;
     bi = 0;
     break;
   default:
     break;
   }
-  /* 14-bit fixed-point weights rounded from the matrix, green the remainder. */
-  int64_t kr = llround(matrix_kr[m] * 16384.0), kb = llround(matrix_kb[m] * 16384.0);
-  int64_t kg = 16384 - kr - kb;
+  /* 8-bit luma: 14-bit fixed-point weights rounded from the matrix, green
+   * the remainder.  Deeper luma: the decimal coefficients exactly (units of
+   * 10^-4), Y' = floor(Kr R + Kg G + Kb B + 1/2) with no rounding error. */
+  const int64_t one = depth > 8 ? 10000 : 16384;
+  int64_t kr = llround(matrix_kr[m] * (double)one), kb = llround(matrix_kb[m] * (double)one);
+  int64_t kg = one - kr - kb;
   int64_t r = sample_at(p + ri * sb, sb), g = sample_at(p + sb, sb), b = sample_at(p + bi * sb, sb);
   int64_t num = kr * r + kg * g + kb * b;
-  uint32_t v = (uint32_t)((num + 8192) / 16384); /* half up: num >= 0 */
+  uint32_t v = (uint32_t)((num + one / 2) / one); /* half up: num >= 0 */
   return v > max_value ? max_value : v;
 }
 

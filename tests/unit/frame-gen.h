@@ -116,6 +116,15 @@ static inline int gen_frame(GenFrame *g, LhFormat f, int w, int h, int bit_depth
   }
   for (int y = 0; y < h; y++) {
     uint8_t *row = (uint8_t *)g->frame.planes[0] + (size_t)y * stride;
+    if (gen_is_packed10(f)) {
+      for (int x = 0; x < w; x++) {
+        uint32_t rgb[3];
+        for (int c = 0; c < 3; c++)
+          rgb[c] = gen_sample(d, &rng, x + c, y, w, h, max_value);
+        gen_packed10_store(f, row + (size_t)x * pb, rgb, (uint32_t)gen_next(&rng));
+      }
+      continue;
+    }
     for (int x = 0; x < w; x++)
       for (int c = 0; c < channels; c++) {
         uint32_t v = gen_sample(d, &rng, x + c, y, w, h, max_value);

@@ -4,6 +4,9 @@
 #ifndef LH_TEST_FORMATS_H
 #define LH_TEST_FORMATS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "lumahist.h"
 
 #include <stdbool.h>
@@ -47,19 +50,76 @@ static inline int gen_pixel_bytes(LhFormat f)
     return 6;
   case LH_FORMAT_RGBA16:
     return 8;
+  /* R'G'B' 10 and 16 bits */
+  case LH_FORMAT_RGB10A2_LE:
+  case LH_FORMAT_BGR10A2_LE:
+  case LH_FORMAT_R210:
+    return 4;
+  case LH_FORMAT_BGRA16:
+    return 8;
   default: /* GRAY8, I420, NV12 */
     return 1;
   }
 }
 
-/* Bytes per sample: 2 for the 16-bit formats, 4 for v210's words, else 1. */
+/* The 10-bit R'G'B' formats packed in 32-bit words (GStreamer's RGB10A2_LE,
+ * BGR10A2_LE, r210). */
+static inline bool gen_is_packed10(LhFormat f)
+{
+  return f == LH_FORMAT_RGB10A2_LE || f == LH_FORMAT_BGR10A2_LE || f == LH_FORMAT_R210;
+}
+
+/* Bit positions of R', G', B' in the word, and the word's byte order, as
+ * GStreamer's video-format.c packs them. */
+static inline void gen_packed10_layout(LhFormat f, int *r_bit, int *b_bit, bool *big_endian)
+{
+  *r_bit = f == LH_FORMAT_RGB10A2_LE ? 0 : 20;
+  *b_bit = f == LH_FORMAT_RGB10A2_LE ? 20 : 0;
+  *big_endian = f == LH_FORMAT_R210;
+}
+
+/* R', G', B' of the packed pixel at p. */
+static inline void gen_packed10_rgb(LhFormat f, const uint8_t *p, uint32_t rgb[3])
+{
+  int r_bit, b_bit;
+  bool big;
+  gen_packed10_layout(f, &r_bit, &b_bit, &big);
+  uint32_t w = big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+                   : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+  rgb[0] = (w >> r_bit) & 0x3ff;
+  rgb[1] = (w >> 10) & 0x3ff;
+  rgb[2] = (w >> b_bit) & 0x3ff;
+}
+
+/* The top two bits (alpha or unused) of the packed pixel at p. */
+static inline uint32_t gen_packed10_top(LhFormat f, const uint8_t *p)
+{
+  return (f == LH_FORMAT_R210 ? p[0] : p[3]) >> 6;
+}
+
+/* The word of a packed pixel from R', G', B' and its top two bits (alpha or unused). */
+static inline void gen_packed10_store(LhFormat f, uint8_t *p, const uint32_t rgb[3], uint32_t top)
+{
+  int r_bit, b_bit;
+  bool big;
+  gen_packed10_layout(f, &r_bit, &b_bit, &big);
+  uint32_t w = rgb[0] << r_bit | rgb[1] << 10 | rgb[2] << b_bit | (top & 3) << 30;
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(w >> (big ? 24 - 8 * i : 8 * i));
+}
+
+/* Bytes per sample: 2 for the 16-bit formats, 4 for v210's and packed
+ * 10-bit R'G'B''s words, else 1. */
 static inline int gen_sample_bytes(LhFormat f)
 {
-  if (f == LH_FORMAT_V210)
+  if (f == LH_FORMAT_V210 || gen_is_packed10(f))
     return 4;
   if (f == LH_FORMAT_YUY2 || f == LH_FORMAT_YVYU || f == LH_FORMAT_UYVY || f == LH_FORMAT_VYUY)
     return 1;
-  return gen_pixel_bytes(f) == 2 || f == LH_FORMAT_RGB16 || f == LH_FORMAT_RGBA16 ? 2 : 1;
+  return gen_pixel_bytes(f) == 2 || f == LH_FORMAT_RGB16 || f == LH_FORMAT_RGBA16 ||
+                 f == LH_FORMAT_BGRA16
+             ? 2
+             : 1;
 }
 
 /* ---- The YUV layouts of cameras, capture cards and decoders, written from
@@ -83,6 +143,9 @@ static inline int gen_format_depth(LhFormat f)
   switch (f) {
   case LH_FORMAT_P010:
   case LH_FORMAT_V210:
+  case LH_FORMAT_RGB10A2_LE:
+  case LH_FORMAT_BGR10A2_LE:
+  case LH_FORMAT_R210:
   case LH_FORMAT_I420_10LE:
   case LH_FORMAT_I422_10LE:
   case LH_FORMAT_Y444_10LE:
