@@ -2,7 +2,7 @@
 """test_video.py: `lumahist stats` on video files, run as a user runs it.
 
 Usage: test_video.py LUMAHIST SAMPLES_DIR GROUP
-GROUP: frames, signalstats, bad, batch (see GROUPS at the end).
+GROUP: frames, signalstats, bad, batch, gpu (see GROUPS at the end).
 
 Clips are made here: raw YUV4MPEG2 files written by this script from numpy
 arrays (so every pixel is known: the reference is numpy), and H.264 files
@@ -439,7 +439,32 @@ def group_batch(tmp):
     check(code in (0, 1) and total, f"merge: {err}")
 
 
+def group_gpu(tmp):
+    """NVDEC: frames in CUDA memory, analysed in place, give the numbers of
+    the same frames analysed on the CPU from system memory."""
+    clip = os.path.join(os.path.dirname(SAMPLES), "tests", "data", "ball-640x360.mp4")
+    if subprocess.run(["gst-inspect-1.0", "nvh264dec"], capture_output=True).returncode != 0:
+        print("SKIP: no nvh264dec (GStreamer's nvcodec with a usable NVIDIA GPU)")
+        sys.exit(77)
+    code, cuda_out, err = run("stats", "--backend", "cuda", clip)
+    if code != 0 and "cuda backend" in err:
+        print(f"SKIP: the CUDA backend is not usable here: {err.strip()}")
+        sys.exit(77)
+    check(code == 0, f"--backend cuda: exit {code}: {err}")
+    code, cpu_out, err = run("stats", "--backend", "cpu", clip)
+    check(code == 0, f"--backend cpu: exit {code}: {err}")
+    on_gpu, on_cpu = frames_of(records(cuda_out)), frames_of(records(cpu_out))
+    check(len(on_gpu) == len(on_cpu) > 0, f"{len(on_gpu)} frames on the GPU, {len(on_cpu)} on the CPU")
+    check(all(r["decoder"] == "nvh264dec" and r["backend"] == "cuda" for r in on_gpu),
+          f"GPU frames: decoder {on_gpu[0]['decoder']}, backend {on_gpu[0]['backend']}")
+    for a, b in zip(on_gpu, on_cpu):
+        for key in a:
+            if key not in ("backend", "decoder"):
+                check(a[key] == b[key], f"frame {a['frame']}: {key} differs between CUDA and CPU")
+
+
 GROUPS = {
+    "gpu": group_gpu,
     "frames": group_frames,
     "signalstats": group_signalstats,
     "bad": group_bad,
@@ -450,7 +475,7 @@ GROUPS = {
 def main():
     global LUMAHIST, SAMPLES
     LUMAHIST, SAMPLES, group = sys.argv[1], sys.argv[2], sys.argv[3]
-    if not shutil.which("gst-launch-1.0") or not shutil.which("ffmpeg"):
+    if not shutil.which("gst-launch-1.0") or (group != "gpu" and not shutil.which("ffmpeg")):
         print("SKIP: needs gst-launch-1.0 and ffmpeg (build-aux/install-deps.sh)")
         return 77
     probe = tempfile.NamedTemporaryFile(suffix=".y4m", delete=False)
