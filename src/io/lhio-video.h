@@ -55,12 +55,12 @@ typedef struct {
   /* The luma: the Y plane of YUV as GRAY8, GRAY16 (10, 12, 16 bits in the low
    * bits), P010 or NV12; R'G'B' frames as they are.  Memory host or CUDA. */
   LhFrame frame;
-  uint64_t index;    /* decoded frames before it from --start on */
-  double pts;        /* seconds; NAN when the buffer has none */
-  double duration;   /* seconds; NAN when unknown */
-  int keyframe;      /* 1 a keyframe, 0 not, -1 unknown */
-  bool warned;       /* the decoder warned (a damaged stream) since the last frame */
-  LhMatrix matrix;   /* from the stream's colorimetry, as the element reads it */
+  uint64_t index;  /* decoded frames before it from --start on */
+  double pts;      /* seconds; NAN when the buffer has none */
+  double duration; /* seconds; NAN when unknown */
+  int keyframe;    /* 1 a keyframe, 0 not, -1 unknown */
+  bool warned;     /* the decoder warned (a damaged stream) since the last frame */
+  LhMatrix matrix; /* from the stream's colorimetry, as the element reads it */
   LhRange range;
   const char *format; /* GStreamer's name, e.g. "I420_10LE" */
 } LhioVideoFrame;

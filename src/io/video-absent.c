@@ -29,8 +29,7 @@ int lhio_video_next(LhioVideo *video, LhioVideoFrame *frame)
   return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);
 }
 
-int lhio_video_host_luma(LhioVideo *video, const uint8_t **plane, size_t *stride,
-                         int *sample_bytes)
+int lhio_video_host_luma(LhioVideo *video, const uint8_t **plane, size_t *stride, int *sample_bytes)
 {
   (void)video;
   (void)plane;

@@ -69,9 +69,9 @@ bool lhio_sniff_video(const uint8_t *head, size_t n)
 bool lhio_is_video_name(const char *path)
 {
   static const char *const extensions[] = {
-      ".mp4", ".m4v", ".mov", ".qt",  ".3gp", ".mkv", ".webm", ".ts",  ".mts",  ".m2ts", ".avi",
-      ".y4m", ".mpg", ".mpeg", ".vob", ".flv", ".ogv", ".mxf",  ".ivf", ".wmv",  ".asf",  ".h264",
-      ".264", ".h265", ".265", ".hevc",
+      ".mp4",  ".m4v", ".mov", ".qt",   ".3gp",  ".mkv",  ".webm", ".ts",   ".mts",
+      ".m2ts", ".avi", ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv",  ".ogv",  ".mxf",
+      ".ivf",  ".wmv", ".asf", ".h264", ".264",  ".h265", ".265",  ".hevc",
   };
   if (!path)
     return false;

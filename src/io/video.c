@@ -60,12 +60,12 @@ struct LhioVideo {
   uint64_t frames_in; /* buffers into the decoder */
 
   bool started;
-  uint64_t pulled;  /* samples taken from the appsink, dropped ones too */
-  double end_time;  /* of the last frame, seconds */
+  uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
+  double end_time;   /* of the last frame, seconds */
   double frame_time; /* the last frame's duration */
   bool ended;
   bool warned;
-  bool stuck; /* a thread of the pipeline may never return */
+  bool stuck;  /* a thread of the pipeline may never return */
   char *error; /* the first failure */
   uint64_t index;
 
@@ -169,8 +169,8 @@ static void set_error(LhioVideo *v, const char *format, ...)
 
 /* decodebin3 asks for each stream whether to expose it: the first video
  * stream only, so that no audio is decoded for nothing. */
-static gint select_stream(GstElement *decodebin, GstStreamCollection *collection,
-                          GstStream *stream, gpointer data)
+static gint select_stream(GstElement *decodebin, GstStreamCollection *collection, GstStream *stream,
+                          gpointer data)
 {
   LhioVideo *v = data;
   GstStream *first_video = NULL;
@@ -325,8 +325,7 @@ static void drain_bus(LhioVideo *v)
       g_mutex_unlock(&v->lock);
       if (missing)
         set_error(v, "no GStreamer decoder is installed for its video (%s)", missing);
-      else if (error && error->domain == GST_STREAM_ERROR &&
-               error->code == GST_STREAM_ERROR_DEMUX)
+      else if (error && error->domain == GST_STREAM_ERROR && error->code == GST_STREAM_ERROR_DEMUX)
         set_error(v, "damaged or truncated file (%s)", error->message);
       else if (error && error->domain == GST_STREAM_ERROR &&
                (error->code == GST_STREAM_ERROR_TYPE_NOT_FOUND ||
@@ -460,9 +459,9 @@ static int describe_frame(LhioVideo *v, LhioVideoFrame *f)
     GstVideoFormat gst;
     LhFormat lh;
   } packed[] = {
-      {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},   {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
-      {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA}, {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
-      {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX}, {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
+      {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},          {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
+      {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA},        {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
+      {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},        {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
       {GST_VIDEO_FORMAT_RGBA64_LE, LH_FORMAT_RGBA16},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(packed); i++)
@@ -521,8 +520,9 @@ static int check_complete(LhioVideo *v)
   bool counted = v->decoder_seen;
   g_mutex_unlock(&v->lock);
   if (counted && frames_in > v->pulled) {
-    set_error(v, "the stream is damaged: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
-                 " frames could not be decoded",
+    set_error(v,
+              "the stream is damaged: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
+              " frames could not be decoded",
               frames_in - v->pulled, frames_in);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
@@ -688,10 +688,11 @@ int lhio_video_host_luma(LhioVideo *v, const uint8_t **plane, size_t *stride, in
   const GstVideoFormatInfo *finfo = v->info.finfo;
   *plane = GST_VIDEO_FRAME_PLANE_DATA(vf, 0);
   *stride = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(vf, 0);
-  *sample_bytes = GST_VIDEO_FORMAT_INFO_PSTRIDE(finfo, 0) >= 2 &&
-                          (GST_VIDEO_FORMAT_INFO_IS_YUV(finfo) || GST_VIDEO_FORMAT_INFO_IS_GRAY(finfo))
-                      ? 2
-                      : 1;
+  *sample_bytes =
+      GST_VIDEO_FORMAT_INFO_PSTRIDE(finfo, 0) >= 2 &&
+              (GST_VIDEO_FORMAT_INFO_IS_YUV(finfo) || GST_VIDEO_FORMAT_INFO_IS_GRAY(finfo))
+          ? 2
+          : 1;
   if (!GST_VIDEO_FORMAT_INFO_IS_YUV(finfo) && !GST_VIDEO_FORMAT_INFO_IS_GRAY(finfo))
     return lhio_fail(LH_ERROR_UNSUPPORTED, v->path, "R'G'B' frames have no luma plane");
   if (GST_VIDEO_FORMAT_INFO_SHIFT(finfo, 0) > 0) {

@@ -14,20 +14,20 @@
 #include "lht.h"
 
 /* Thresholds of the per-frame flags (README, "Video files"). */
-#define LHT_VIDEO_CUT_THRESHOLD 0.4     /* the element's default cut-threshold */
-#define LHT_VIDEO_BLACK_PIXEL 0.10      /* a pixel at or below 10 % of the range is black */
-#define LHT_VIDEO_BLACK_FRACTION 0.98   /* a frame with 98 % black pixels is black */
-#define LHT_VIDEO_FROZEN_DIFF 0.001     /* diff at most 0.1 % of the code range: frozen */
-#define LHT_VIDEO_FLICKER_WINDOW_S 1.0  /* flicker: std of frame means over 1 s */
+#define LHT_VIDEO_CUT_THRESHOLD 0.4    /* the element's default cut-threshold */
+#define LHT_VIDEO_BLACK_PIXEL 0.10     /* a pixel at or below 10 % of the range is black */
+#define LHT_VIDEO_BLACK_FRACTION 0.98  /* a frame with 98 % black pixels is black */
+#define LHT_VIDEO_FROZEN_DIFF 0.001    /* diff at most 0.1 % of the code range: frozen */
+#define LHT_VIDEO_FLICKER_WINDOW_S 1.0 /* flicker: std of frame means over 1 s */
 #define LHT_VIDEO_DEFAULT_TIMEOUT_S 30.0
 
 /* The options of video input, as parsed. */
 struct LhtVideoArgs {
-  gint every;          /* --every N: one decoded frame in N */
-  double fps;          /* --fps F: at most F frames a second; 0 all */
-  double start_s;      /* --start */
-  double duration_s;   /* --duration; 0 to the end */
-  double timeout_s;    /* --video-timeout */
+  gint every;        /* --every N: one decoded frame in N */
+  double fps;        /* --fps F: at most F frames a second; 0 all */
+  double start_s;    /* --start */
+  double duration_s; /* --duration; 0 to the end */
+  double timeout_s;  /* --video-timeout */
   double cut_threshold;
 };
 

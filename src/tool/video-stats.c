@@ -39,8 +39,8 @@ void lht_video_add_options(GOptionContext *context, LhtVideoArgs *args)
        "Video: give a file up when no frame comes for this long (default 30 s)", "SECONDS"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  GOptionGroup *group = g_option_group_new("video", "Options of video files:",
-                                           "Show the options of video files", NULL, NULL);
+  GOptionGroup *group = g_option_group_new(
+      "video", "Options of video files:", "Show the options of video files", NULL, NULL);
   g_option_group_add_entries(group, entries);
   g_option_context_add_group(context, group);
 }
@@ -406,8 +406,8 @@ static int analyze(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
 }
 
 /* Fills the frame's fields and adds it to the summary. */
-static void measure(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
-                    const LhStats *s, LhtFrameFields *fields)
+static void measure(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f, const LhStats *s,
+                    LhtFrameFields *fields)
 {
   fields->decoder = lhio_video_decoder(video);
   fields->frame = f->index;
@@ -418,9 +418,9 @@ static void measure(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
   fields->diff = frame_difference(v, video, &f->frame);
   fields->cut_distance = NAN;
   if (v->previous_histogram && v->previous_depth == s->bit_depth)
-    fields->cut_distance =
-        lh_histogram_distance(s->histogram, v->previous_histogram, s->bit_depth);
-  fields->scene_cut = isfinite(fields->cut_distance) && fields->cut_distance > v->job.args->cut_threshold;
+    fields->cut_distance = lh_histogram_distance(s->histogram, v->previous_histogram, s->bit_depth);
+  fields->scene_cut =
+      isfinite(fields->cut_distance) && fields->cut_distance > v->job.args->cut_threshold;
   double black_fraction;
   histogram_fractions(s, &black_fraction, &fields->out_of_legal);
   fields->black = black_fraction >= LHT_VIDEO_BLACK_FRACTION;
@@ -454,9 +454,12 @@ static void measure(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
   v->warnings += f->warned;
   v->end_pts = isfinite(f->duration) ? f->pts + f->duration : f->pts;
   const double values[STAT_COUNT] = {
-      s->mean,        s->stddev,           s->min,         s->max,
-      s->median,      s->clipped_low,      s->clipped_high, fields->out_of_legal,
-      fields->diff,   fields->cut_distance, fields->flicker,
+      s->mean,         s->stddev,
+      s->min,          s->max,
+      s->median,       s->clipped_low,
+      s->clipped_high, fields->out_of_legal,
+      fields->diff,    fields->cut_distance,
+      fields->flicker,
   };
   for (int i = 0; i < STAT_COUNT; i++)
     range_add(&v->stats[i], values[i]);
@@ -530,8 +533,8 @@ static void write_summary(LhtVideoStats *v, const char *path, const char *decode
   lht_json_number(out, total.mean);
   fputs(",\"stddev\":", out);
   lht_json_number(out, total.stddev);
-  fprintf(out, ",\"min\":%" PRIu32 ",\"max\":%" PRIu32 ",\"median\":%" PRIu32, total.min,
-          total.max, total.median);
+  fprintf(out, ",\"min\":%" PRIu32 ",\"max\":%" PRIu32 ",\"median\":%" PRIu32, total.min, total.max,
+          total.median);
   fputs(",\"percentiles\":{", out);
   for (int i = 0; i < total.n_percentiles; i++) {
     char key[32];
@@ -644,6 +647,10 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
       error = g_strdup_printf("frame %" PRIu64 ": %s", f.index, lht_reason(status, path));
       break;
     }
+    if (job->verbose && v->frames == 0)
+      lht_error(path, "decoded by %s, %s frames in %s memory, analysed on %s",
+                lhio_video_decoder(video), f.format,
+                f.frame.memory == LH_MEMORY_CUDA ? "CUDA" : "system", lh_backend_name(v->backend));
     LhtFrameFields fields;
     measure(v, video, &f, &stats, &fields);
     LhtRecord record = {

@@ -446,11 +446,12 @@ def group_gpu(tmp):
     if subprocess.run(["gst-inspect-1.0", "nvh264dec"], capture_output=True).returncode != 0:
         print("SKIP: no nvh264dec (GStreamer's nvcodec with a usable NVIDIA GPU)")
         sys.exit(77)
-    code, cuda_out, err = run("stats", "--backend", "cuda", clip)
+    code, cuda_out, err = run("stats", "--backend", "cuda", "--verbose", clip)
     if code != 0 and "cuda backend" in err:
         print(f"SKIP: the CUDA backend is not usable here: {err.strip()}")
         sys.exit(77)
     check(code == 0, f"--backend cuda: exit {code}: {err}")
+    check("in CUDA memory" in err, f"NVDEC's frames did not stay in CUDA memory: {err}")
     code, cpu_out, err = run("stats", "--backend", "cpu", clip)
     check(code == 0, f"--backend cpu: exit {code}: {err}")
     on_gpu, on_cpu = frames_of(records(cuda_out)), frames_of(records(cpu_out))
