@@ -8,6 +8,10 @@ packages=(
   libpng-dev libjpeg-dev libglib2.0-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  # video files in the tool: decoders (libav: H.264, HEVC, FFV1...), x264enc,
+  # y4mdec, the CUDA library's headers; ffmpeg/ffprobe as the tests' reference
+  gstreamer1.0-libav gstreamer1.0-plugins-ugly gstreamer1.0-plugins-bad
+  libgstreamer-plugins-bad1.0-dev ffmpeg
   python3 python3-numpy python3-pil libjpeg-turbo-progs python3-dev python3-pytest
   python3-opencv
   clang libclang-rt-dev valgrind util-linux

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lht-batch.h"
+#include "lht-video.h"
 
 void lht_batch_args_init(LhtBatchArgs *args, unsigned kinds)
 {
@@ -278,6 +279,7 @@ typedef struct {
   LhtDataset *dataset;
   LhtReport *report;
   off_t dataset_offset; /* where the trailing dataset records start; -1 none */
+  off_t video_offset;   /* where the frames of a video without its summary start; -1 none */
   char *mismatch;       /* why the file cannot be continued */
   /* What resume_trim() is to do once the run starts. */
   off_t keep;      /* the bytes to keep; -1: all of them */
@@ -295,8 +297,18 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
   }
   /* A dataset record is rewritten at the end only when nothing follows it. */
   r->dataset_offset = -1;
-  if (strcmp(record->matrix, lh_matrix_name(options->matrix)) != 0 ||
-      strcmp(record->range, lh_range_name(options->range)) != 0) {
+  /* A video is done once its summary is written; the frames of one that is
+   * not (an interrupted run) are dropped and it is done again. */
+  if (record->video_frame) {
+    if (r->video_offset < 0)
+      r->video_offset = offset;
+    return true;
+  }
+  r->video_offset = -1;
+  bool video = record->video_summary;
+  /* A video's matrix and range are its stream's unless given. */
+  if (!video && (strcmp(record->matrix, lh_matrix_name(options->matrix)) != 0 ||
+                 strcmp(record->range, lh_range_name(options->range)) != 0)) {
     r->mismatch = g_strdup_printf("line %" G_GUINT64_FORMAT " was written with --matrix %s "
                                   "--range %s",
                                   line, record->matrix, record->range);
@@ -351,6 +363,7 @@ static bool resume_read(Resume *r, int fd)
   }
   off_t complete_end = 0;
   r->dataset_offset = -1;
+  r->video_offset = -1;
   bool ok = lht_records_read(in, r->name, resume_record, r, &complete_end);
   struct stat info;
   bool stat_ok = fstat(fileno(in), &info) == 0;
@@ -367,6 +380,8 @@ static bool resume_read(Resume *r, int fd)
   off_t end = complete_end;
   if (r->dataset_offset >= 0)
     end = r->dataset_offset;
+  if (r->video_offset >= 0)
+    end = r->video_offset;
   r->keep = stat_ok && end < info.st_size ? end : -1;
   r->incomplete = stat_ok && complete_end < info.st_size;
   return true;
@@ -405,7 +420,20 @@ typedef struct {
   LhBackend backend;
   LhtDataset *dataset;
   LhtReport *report;
+  /* Videos, run in input order between the pipeline's images (videos.c). */
+  const GPtrArray *images; /* what the pipeline runs: the paths that are not videos */
+  GArray *image_at;        /* of guint: each image's place in paths */
+  GArray *video_at;        /* of guint: each video's place in paths, in order */
+  guint next_video;
+  guint videos_failed;
+  LhtVideoStats *video;
+  LhtProgress *progress;
 } StatsRun;
+
+static bool commit_records(void *data)
+{
+  return sink_commit(&((StatsRun *)data)->sink);
+}
 
 /* Once the contexts are open: only now is the output emptied or trimmed and
  * the header written, so that a run that cannot start (--backend cuda
@@ -428,15 +456,74 @@ static bool stats_ready(const LhtContexts *contexts, void *data)
   if (run->skipped && (run->job->verbose || args->progress) && !args->quiet)
     lht_error(args->output, "skipping %u files already done", run->skipped);
   sink_open(&run->sink, run->fd, run->out_name);
-  run->writer = lht_writer_new(run->sink.stream, run->job->format, run->job->options,
-                               run->job->with_histogram, run->paths);
+  run->writer = lht_writer_new_video(run->sink.stream, run->job->format, run->job->options,
+                                     run->job->with_histogram, run->paths,
+                                     run->video_at && run->video_at->len > 0);
   sink_commit(&run->sink);
+  if (run->video_at && run->video_at->len > 0) {
+    LhtVideoJob video_job = {
+        .args = run->job->video,
+        .options = run->job->options,
+        .matrix_given = run->job->matrix_given,
+        .range_given = run->job->range_given,
+        .format = run->job->format,
+        .with_histogram = run->job->with_histogram,
+        .backend = run->job->backend,
+        .verbose = run->job->verbose,
+        .writer = run->writer,
+        .stream = run->sink.stream,
+        .commit = commit_records,
+        .commit_data = run,
+        .dataset = run->dataset,
+        .report = run->report,
+        .progress = run->progress,
+        .stop = lht_pipeline_stop_flag(),
+    };
+    run->video = lht_video_stats_new(&video_job);
+  }
   return true;
+}
+
+/* Splits run->paths into the pipeline's images and the videos. */
+static void split_videos(StatsRun *run, GPtrArray *images)
+{
+  run->image_at = g_array_new(FALSE, FALSE, sizeof(guint));
+  run->video_at = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < run->paths->len; i++) {
+    const char *path = g_ptr_array_index(run->paths, i);
+    bool video = run->job->video && lhio_path_is_video(path);
+    g_array_append_val(video ? run->video_at : run->image_at, i);
+    if (!video)
+      g_ptr_array_add(images, (gpointer)path);
+  }
+  run->images = images;
+}
+
+/* Runs the videos that come before position in the list of paths; false
+ * when the records cannot be written or a signal came. */
+static bool run_videos_before(StatsRun *run, guint position)
+{
+  while (run->next_video < run->video_at->len &&
+         g_array_index(run->video_at, guint, run->next_video) < position) {
+    volatile sig_atomic_t *stop = lht_pipeline_stop_flag();
+    if (*stop || run->sink.failed)
+      return false;
+    const char *path =
+        g_ptr_array_index(run->paths, g_array_index(run->video_at, guint, run->next_video));
+    run->next_video++;
+    bool ok = lht_video_stats_file(run->video, path);
+    if (!ok && !*stop)
+      run->videos_failed++;
+    lht_progress_count(run->progress, !ok);
+  }
+  return !run->sink.failed;
 }
 
 static bool emit_record(LhtItem *item, void *data)
 {
   StatsRun *run = data;
+  if (run->video && !run_videos_before(run, g_array_index(run->image_at, guint, item->index)))
+    return false;
   LhtRecord record = {
       .path = item->path,
       .width = item->width,
@@ -510,6 +597,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       .dataset = run.dataset,
       .report = run.report,
       .dataset_offset = -1,
+      .video_offset = -1,
       .keep = -1,
   };
   if (args->skip_existing) {
@@ -547,9 +635,12 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     }
   }
   run.paths = paths;
+  GPtrArray *images = g_ptr_array_new();
+  split_videos(&run, images);
 
   if (status == LHT_EXIT_OK) {
     LhtProgress *progress = lht_progress_new(paths->len, args->progress, args->quiet);
+    run.progress = progress;
     LhtPipelineSpec spec = {
         .contexts = {backend, args->device_ids, jobs, args->streams, job->verbose,
                      args->decoder == LHT_DECODER_GPU ? "--decoder gpu" : NULL},
@@ -566,12 +657,30 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     };
     LhtContexts contexts;
     LhtPipelineResult result;
-    lht_pipeline_run(&spec, &contexts, paths, &result);
+    lht_pipeline_run(&spec, &contexts, images, &result);
     if (result.not_started) {
       lht_progress_free(progress);
       ok = false;
     } else {
       Sink *sink = &run.sink;
+      if (run.video && !result.signal && !result.stopped && !sink->failed) {
+        /* The videos after the last image, with the signals still caught. */
+        volatile sig_atomic_t *stop = lht_video_signals_catch();
+        lht_video_stats_set_stop(run.video, stop);
+        while (run.next_video < run.video_at->len && !*stop && !sink->failed) {
+          const char *path =
+              g_ptr_array_index(paths, g_array_index(run.video_at, guint, run.next_video));
+          run.next_video++;
+          bool video_ok = lht_video_stats_file(run.video, path);
+          if (!video_ok && !*stop)
+            run.videos_failed++;
+          lht_progress_count(progress, !video_ok);
+        }
+        lht_video_signals_release();
+        result.signal = *stop;
+      }
+      if (run.videos_failed)
+        ok = false;
       bool interrupted = result.signal != 0;
       lht_progress_finish(progress, result.done, result.failed, interrupted || result.stopped);
       if (args->timing)
@@ -584,7 +693,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       sink_commit(sink);
       if (interrupted) {
         lht_error(NULL, "stopped by %s: %u records written%s%s%s", lht_signal_name(result.signal),
-                  result.done, args->output ? " to " : "", args->output ? args->output : "",
+                  result.done + run.next_video - run.videos_failed, args->output ? " to " : "", args->output ? args->output : "",
                   args->output ? "; run again with --skip-existing to go on" : "");
         status = 128 + result.signal;
       } else if (!sink->failed && !result.stopped) {
@@ -613,6 +722,12 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   if (done)
     g_hash_table_destroy(done);
   g_free(resume.mismatch);
+  g_ptr_array_free(images, TRUE);
+  if (run.image_at)
+    g_array_free(run.image_at, TRUE);
+  if (run.video_at)
+    g_array_free(run.video_at, TRUE);
+  lht_video_stats_free(run.video);
   g_ptr_array_free(paths, TRUE);
   lht_dataset_free(run.dataset);
   lht_report_free(run.report);

@@ -96,6 +96,9 @@ bool lht_batch_collect(const LhtBatchArgs *args, char *const *names, int n_names
  * write a file per input: it is then skipped. */
 bool lht_output_exists(const char *path);
 
+/* The options of video files (lht-video.h). */
+typedef struct LhtVideoArgs LhtVideoArgs;
+
 /* Everything `lumahist stats` asked for, for lht_batch_stats(). */
 typedef struct {
   char *const *names; /* the PATH arguments */
@@ -106,6 +109,10 @@ typedef struct {
   LhBackend backend;
   uint64_t max_pixels;
   bool verbose;
+  /* Video files (lht-video.h); NULL when the command takes none. */
+  const LhtVideoArgs *video;
+  bool matrix_given; /* --matrix / --range given: they override a video's colorimetry */
+  bool range_given;
 } LhtStatsJob;
 
 /* Runs `lumahist stats` over the files: returns the exit status. */
@@ -194,6 +201,10 @@ typedef struct LhtProgress LhtProgress;
  * is not one and lines were asked for; nothing when quiet. */
 LhtProgress *lht_progress_new(guint total, bool lines_asked, bool quiet);
 void lht_progress_update(LhtProgress *progress, guint done, guint failed);
+/* A word on the file under way (a video's frame), NULL to take it off. */
+void lht_progress_note(LhtProgress *progress, const char *note);
+/* A file done (or failed) outside the pipeline: a video; counted from then on. */
+void lht_progress_count(LhtProgress *progress, bool failed);
 /* Takes the bar off the line, so that another line can be written. */
 void lht_progress_clear(LhtProgress *progress);
 /* The last line: done, failed, rate; and frees. */
@@ -294,6 +305,10 @@ typedef struct {
 void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
                       LhtPipelineResult *result);
 
+/* The signal that stops a run under way (0: none yet), for work done in emit
+ * (a video's frames) to stop between steps too. */
+volatile sig_atomic_t *lht_pipeline_stop_flag(void);
+
 /* "SIGINT" or "SIGTERM" for result->signal, for the message of a stopped run. */
 const char *lht_signal_name(int signal_number);
 
@@ -365,6 +380,8 @@ void lht_percentile_key(char *key, size_t size, double p);
 typedef struct {
   char *path;   /* NULL for a dataset record */
   bool dataset; /* "dataset": true */
+  bool video_frame;   /* a video frame's record ("frame") */
+  bool video_summary; /* a video's summary record ("summary": true) */
   int width;
   int height;
   int bit_depth;

@@ -34,8 +34,8 @@ typedef struct {
 static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
 {
   Merge *m = data;
-  if (record->dataset)
-    return true; /* a record of sums, not of an image: summing it would count twice */
+  if (record->dataset || record->video_frame)
+    return true; /* sums, or a video frame, whose video's summary record holds its counts */
   char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
   bool bad = false;
   if (record->histogram->len == 0) {

@@ -36,6 +36,13 @@
  *   histogram     array    2^bit_depth counts of code values 0, 1, ...; csv: one column of
  *                          counts separated by spaces; left out with --no-histogram
  *
+ * A video frame's record (README, "Video files") has "frame", "pts", "duration" and
+ * "keyframe" after path, its decoder is the GStreamer element, and "diff",
+ * "cut_distance", "scene_cut", "black", "frozen", "out_of_legal", "flicker",
+ * "signalstats_low", "signalstats_high" and "decode_warning" come before the
+ * histogram; in csv those columns follow the percentiles' (empty for images) when
+ * the run has a video.
+ *
  * P is written in the shortest form that reads back as the same number ("1",
  * "99.9").  Integers are exact; other numbers are printed with "%.17g", which
  * reads back to the same double; a non-finite number is written null in jsonl
@@ -57,6 +64,7 @@ struct LhtWriter {
   FILE *out;
   LhtFormat format;
   bool with_histogram;
+  bool with_video; /* csv: the video columns */
   int n_percentiles;
   char keys[LH_MAX_PERCENTILES][32];
   int path_width; /* table only */
@@ -97,6 +105,9 @@ static const char *const csv_fixed_columns =
     "min,max,median,"
     "clipped_low,clipped_high,below_legal,above_legal,"
     "mean_norm,stddev_norm,min_norm,max_norm,median_norm";
+static const char *const csv_video_columns =
+    ",frame,pts,duration,keyframe,diff,cut_distance,scene_cut,black,frozen,out_of_legal,flicker,"
+    "signalstats_low,signalstats_high,decode_warning";
 
 enum { TABLE_SIZE_WIDTH = 11, TABLE_REAL_WIDTH = 9, TABLE_CODE_WIDTH = 6 };
 
@@ -116,10 +127,17 @@ static void write_table_header(LhtWriter *w)
 LhtWriter *lht_writer_new(FILE *out, LhtFormat format, const LhOptions *options,
                           bool with_histogram, const GPtrArray *paths)
 {
+  return lht_writer_new_video(out, format, options, with_histogram, paths, false);
+}
+
+LhtWriter *lht_writer_new_video(FILE *out, LhtFormat format, const LhOptions *options,
+                                bool with_histogram, const GPtrArray *paths, bool with_video)
+{
   LhtWriter *w = g_new0(LhtWriter, 1);
   w->out = out;
   w->format = format;
   w->with_histogram = with_histogram;
+  w->with_video = with_video;
   w->n_percentiles = options->n_percentiles;
   for (int i = 0; i < w->n_percentiles; i++) {
     format_key(w->keys[i], sizeof w->keys[i], options->percentiles[i]);
@@ -131,6 +149,8 @@ LhtWriter *lht_writer_new(FILE *out, LhtFormat format, const LhOptions *options,
       fprintf(out, ",p%s", w->keys[i]);
     for (int i = 0; i < w->n_percentiles; i++)
       fprintf(out, ",p%s_norm", w->keys[i]);
+    if (with_video)
+      fputs(csv_video_columns, out);
     if (with_histogram)
       fputs(",histogram", out);
     fputc('\n', out);
@@ -197,12 +217,20 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
 {
   FILE *out = w->out;
   const LhStats *s = r->stats;
+  const LhtFrameFields *v = r->video;
   fputs("{\"path\":", out);
   json_string(out, r->path);
+  if (v) {
+    fprintf(out, ",\"frame\":%" PRIu64 ",\"pts\":", v->frame);
+    json_double(out, v->pts);
+    fputs(",\"duration\":", out);
+    json_double(out, v->duration);
+    fprintf(out, ",\"keyframe\":%s", v->keyframe < 0 ? "null" : v->keyframe ? "true" : "false");
+  }
   fprintf(out, ",\"width\":%d,\"height\":%d,\"bit_depth\":%d", r->width, r->height, s->bit_depth);
-  fprintf(out, ",\"matrix\":\"%s\",\"range\":\"%s\",\"backend\":\"%s\",\"decoder\":\"%s\"",
-          lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend),
-          lhio_decoder_name(r->decoder));
+  fprintf(out, ",\"matrix\":\"%s\",\"range\":\"%s\",\"backend\":\"%s\",\"decoder\":",
+          lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend));
+  json_string(out, v ? v->decoder : lhio_decoder_name(r->decoder));
   if (r->converted_from)
     fprintf(out, ",\"converted_from\":\"%s\"", r->converted_from);
   fprintf(out, ",\"count\":%" PRIu64, s->count);
@@ -242,6 +270,22 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
     json_double(out, s->percentile_norm[i]);
   }
   fputc('}', out);
+  if (v) {
+    fputs(",\"diff\":", out);
+    json_double(out, v->diff);
+    fputs(",\"cut_distance\":", out);
+    json_double(out, v->cut_distance);
+    fprintf(out, ",\"scene_cut\":%s,\"black\":%s,\"frozen\":%s,\"out_of_legal\":",
+            v->scene_cut ? "true" : "false", v->black ? "true" : "false",
+            v->frozen ? "true" : "false");
+    json_double(out, v->out_of_legal);
+    fputs(",\"flicker\":", out);
+    json_double(out, v->flicker);
+    fprintf(out,
+            ",\"signalstats_low\":%" PRIu32 ",\"signalstats_high\":%" PRIu32
+            ",\"decode_warning\":%s",
+            v->signalstats_low, v->signalstats_high, v->decode_warning ? "true" : "false");
+  }
   if (w->with_histogram) {
     fputs(",\"histogram\":[", out);
     for (size_t i = 0; i < s->n_bins; i++)
@@ -249,6 +293,16 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
     fputc(']', out);
   }
   fputs("}\n", out);
+}
+
+void lht_json_string(FILE *out, const char *text)
+{
+  json_string(out, text);
+}
+
+void lht_json_number(FILE *out, double value)
+{
+  json_double(out, value);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -283,10 +337,12 @@ static void write_csv(LhtWriter *w, const LhtRecord *r)
 {
   FILE *out = w->out;
   const LhStats *s = r->stats;
+  const LhtFrameFields *v = r->video;
   csv_string(out, r->path);
-  fprintf(out, ",%d,%d,%d,%s,%s,%s,%s,%s,%" PRIu64, r->width, r->height, s->bit_depth,
-          lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend),
-          lhio_decoder_name(r->decoder), r->converted_from ? r->converted_from : "", s->count);
+  fprintf(out, ",%d,%d,%d,%s,%s,%s,", r->width, r->height, s->bit_depth,
+          lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend));
+  csv_string(out, v ? v->decoder : lhio_decoder_name(r->decoder));
+  fprintf(out, ",%s,%" PRIu64, r->converted_from ? r->converted_from : "", s->count);
   csv_double(out, s->mean);
   csv_double(out, s->stddev);
   fprintf(out, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32, s->min, s->max, s->median);
@@ -299,6 +355,21 @@ static void write_csv(LhtWriter *w, const LhtRecord *r)
     fprintf(out, ",%" PRIu32, s->percentile_value[i]);
   for (int i = 0; i < w->n_percentiles; i++)
     csv_double(out, s->percentile_norm[i]);
+  if (w->with_video && v) {
+    fprintf(out, ",%" PRIu64, v->frame);
+    csv_double(out, v->pts);
+    csv_double(out, v->duration);
+    fprintf(out, ",%s", v->keyframe < 0 ? "" : v->keyframe ? "1" : "0");
+    csv_double(out, v->diff);
+    csv_double(out, v->cut_distance);
+    fprintf(out, ",%d,%d,%d", v->scene_cut, v->black, v->frozen);
+    csv_double(out, v->out_of_legal);
+    csv_double(out, v->flicker);
+    fprintf(out, ",%" PRIu32 ",%" PRIu32 ",%d", v->signalstats_low, v->signalstats_high,
+            v->decode_warning);
+  } else if (w->with_video) {
+    fputs(",,,,,,,,,,,,,,", out);
+  }
   if (w->with_histogram) {
     fputc(',', out);
     for (size_t i = 0; i < s->n_bins; i++)

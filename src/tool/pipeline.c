@@ -132,6 +132,11 @@ static void on_stop_signal(int signal_number)
   stop_signal = signal_number;
 }
 
+volatile sig_atomic_t *lht_pipeline_stop_flag(void)
+{
+  return &stop_signal;
+}
+
 const char *lht_signal_name(int signal_number)
 {
   return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";

@@ -25,6 +25,11 @@ struct LhtProgress {
   gint64 last_draw_us;
   bool bar_shown;
   int last_width; /* characters of the bar now on the line */
+  /* Files done outside the pipeline (videos), the pipeline's last counts,
+   * and what the file under way says (a video's frame). */
+  guint extra_done, extra_failed;
+  guint last_done, last_failed;
+  char note[64];
 };
 
 LhtProgress *lht_progress_new(guint total, bool lines_asked, bool quiet)
@@ -79,7 +84,9 @@ static void format_counts(const LhtProgress *p, guint done, guint failed, gint64
   int n = snprintf(text, size, "%u/%u %d%% %.1f images/s ETA %s", finished, p->total, percent, rate,
                    eta);
   if (failed && n > 0 && (size_t)n < size)
-    snprintf(text + n, size - (size_t)n, " (%u failed)", failed);
+    n += snprintf(text + n, size - (size_t)n, " (%u failed)", failed);
+  if (p->note[0] && n > 0 && (size_t)n < size)
+    snprintf(text + n, size - (size_t)n, " %s", p->note);
 }
 
 static void draw_bar(LhtProgress *p, guint done, guint failed, gint64 now)
@@ -115,6 +122,10 @@ void lht_progress_update(LhtProgress *p, guint done, guint failed)
 {
   if (!p || p->mode == MODE_NONE)
     return;
+  p->last_done = done;
+  p->last_failed = failed;
+  done += p->extra_done;
+  failed += p->extra_failed;
   gint64 now = g_get_monotonic_time();
   if (p->mode == MODE_BAR) {
     if (now - p->last_draw_us >= BAR_INTERVAL_US) {
@@ -128,6 +139,25 @@ void lht_progress_update(LhtProgress *p, guint done, guint failed)
     fflush(stderr);
     p->last_draw_us = now;
   }
+}
+
+void lht_progress_note(LhtProgress *p, const char *note)
+{
+  if (!p || p->mode == MODE_NONE)
+    return;
+  g_strlcpy(p->note, note ? note : "", sizeof p->note);
+  lht_progress_update(p, p->last_done, p->last_failed);
+}
+
+void lht_progress_count(LhtProgress *p, bool failed)
+{
+  if (!p)
+    return;
+  if (failed)
+    p->extra_failed++;
+  else
+    p->extra_done++;
+  lht_progress_update(p, p->last_done, p->last_failed);
 }
 
 void lht_progress_clear(LhtProgress *p)
@@ -146,6 +176,8 @@ void lht_progress_finish(LhtProgress *p, guint done, guint failed, bool interrup
 {
   if (!p)
     return;
+  done += p->extra_done;
+  failed += p->extra_failed;
   if (p->mode != MODE_NONE) {
     lht_progress_clear(p);
     double elapsed = (double)(g_get_monotonic_time() - p->start_us) / G_USEC_PER_SEC;

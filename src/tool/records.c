@@ -316,6 +316,17 @@ static bool read_field(Cursor *c, const char *key, LhtParsedRecord *r)
     r->dataset = false;
     return literal(c, "false");
   }
+  if (strcmp(key, "frame") == 0) {
+    r->video_frame = true;
+    return skip_value(c, 1);
+  }
+  if (strcmp(key, "summary") == 0) {
+    if (c->at < c->end && *c->at == 't') {
+      r->video_summary = true;
+      return literal(c, "true");
+    }
+    return literal(c, "false");
+  }
   if (strcmp(key, "width") == 0)
     return read_int(c, &r->width);
   if (strcmp(key, "height") == 0)
@@ -359,6 +370,7 @@ static void reset_record(LhtParsedRecord *r)
   g_free(r->path);
   r->path = NULL;
   r->dataset = false;
+  r->video_frame = r->video_summary = false;
   r->width = r->height = r->bit_depth = 0;
   r->matrix[0] = r->range[0] = '\0';
   g_ptr_array_set_size(r->percentile_keys, 0);

@@ -9,6 +9,7 @@
 
 #include "io/lhio.h"
 #include "lht-batch.h"
+#include "lht-video.h"
 #include "lht.h"
 
 #define DEFAULT_PERCENTILES "1,5,50,95,99"
@@ -190,7 +191,10 @@ int lht_stats_main(int argc, char **argv)
       "Writes one record per image: size, bit depth, matrix, range, backend, count, mean,\n"
       "standard deviation, min, max, median, clipped and out-of-legal-range fractions, the\n"
       "same normalized to [0, 1], the percentiles and the histogram.  PATHs are PNG or JPEG\n"
-      "files, or folders searched recursively for *.png, *.jpg and *.jpeg in sorted order.");
+      "files, video files (mp4, mov, mkv, webm, ts, avi, y4m, ...: a record per frame and a\n"
+      "summary; decoded by GStreamer), or folders searched recursively for *.png, *.jpg,\n"
+      "*.jpeg and video files in sorted order.  A video's matrix and range come from its\n"
+      "colorimetry unless --matrix or --range is given.");
   g_option_context_set_description(
       option_context,
       "Exit status: 0 all files done, 1 some file failed, 2 usage error,\n"
@@ -199,6 +203,9 @@ int lht_stats_main(int argc, char **argv)
   LhtBatchArgs batch;
   lht_batch_args_init(&batch, LHT_BATCH_STATS);
   lht_batch_add_options(option_context, &batch);
+  LhtVideoArgs video;
+  lht_video_args_init(&video);
+  lht_video_add_options(option_context, &video);
 
   int status = lht_parse_options(option_context, &argc, &argv, "lumahist stats");
   g_option_context_free(option_context);
@@ -212,7 +219,8 @@ int lht_stats_main(int argc, char **argv)
   LhtFormat format = LHT_FORMAT_JSONL;
   LhBackend wanted = LH_BACKEND_AUTO;
   if (!check_args(&args, &options, &format, &wanted) ||
-      !lht_batch_args_check(&batch, "lumahist stats")) {
+      !lht_batch_args_check(&batch, "lumahist stats") ||
+      !lht_video_args_check(&video, "lumahist stats")) {
     lht_batch_args_clear(&batch);
     stats_args_clear(&args);
     return LHT_EXIT_USAGE;
@@ -228,7 +236,11 @@ int lht_stats_main(int argc, char **argv)
       .backend = wanted,
       .max_pixels = (uint64_t)args.max_pixels,
       .verbose = args.verbose,
+      .video = &video,
+      .matrix_given = args.matrix != NULL,
+      .range_given = args.range != NULL,
   };
+  lht_walk_include_videos(true);
   status = lht_batch_stats(&batch, &job);
   lht_batch_args_clear(&batch);
   stats_args_clear(&args);

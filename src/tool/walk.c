@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "io/lhio-video.h"
 #include "io/lhio.h"
 #include "lht.h"
 
@@ -15,6 +16,14 @@ typedef struct {
   dev_t dev;
   ino_t ino;
 } FolderId;
+
+/* Whether folders give their video files too (the commands that read them). */
+static bool walk_videos;
+
+void lht_walk_include_videos(bool include)
+{
+  walk_videos = include;
+}
 
 static int compare_names(const void *a, const void *b)
 {
@@ -64,13 +73,15 @@ static bool walk_folder(const char *folder, const struct stat *info, GArray *anc
     struct stat entry;
     if (stat(path, &entry) != 0) {
       /* A dangling link is reported only if it would have been picked up. */
-      if (lhio_is_image_name(path) || errno != ENOENT) {
+      if (lhio_is_image_name(path) || (walk_videos && lhio_is_video_name(path)) ||
+          errno != ENOENT) {
         lht_error(path, "%s", g_strerror(errno));
         ok = false;
       }
     } else if (S_ISDIR(entry.st_mode)) {
       ok = walk_folder(path, &entry, ancestors, paths) && ok;
-    } else if (S_ISREG(entry.st_mode) && lhio_is_image_name(path)) {
+    } else if (S_ISREG(entry.st_mode) &&
+               (lhio_is_image_name(path) || (walk_videos && lhio_is_video_name(path)))) {
       g_ptr_array_add(paths, path);
       path = NULL;
     }

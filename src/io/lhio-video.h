@@ -1,0 +1,100 @@
+/* lhio-video.h: video files as a source of lumahist frames, decoded by
+ * GStreamer (decodebin3: NVDEC decoders when a GPU is usable, software ones
+ * otherwise), one frame at a time, in host or CUDA memory.  Functions return 0
+ * or a negative LhStatus and set the message that lh_last_error() returns.
+ * In a build without GStreamer the sniffing works and opening a video fails
+ * with LH_ERROR_UNSUPPORTED, saying so. */
+#ifndef LHIO_VIDEO_H
+#define LHIO_VIDEO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lumahist.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes of a file's head that lhio_sniff_video() wants (an MPEG-TS file is
+ * told by its sync byte every 188 bytes, an M2TS one every 192). */
+#define LHIO_VIDEO_SNIFF_BYTES 512
+
+/* Whether the first bytes are those of a video container or stream: ISO BMFF
+ * / QuickTime (mp4, mov, m4v, 3gp; not the still-image brands of HEIF and
+ * AVIF), Matroska / WebM (EBML), MPEG-TS and M2TS, AVI, YUV4MPEG2, MPEG-PS,
+ * FLV, IVF, MXF, ASF, Ogg. */
+bool lhio_sniff_video(const uint8_t *head, size_t n);
+
+/* Whether a path's extension is that of a video file (.mp4, .mov, .mkv,
+ * .webm, .ts, .m2ts, .avi, .y4m, .mpg, ...; any case): a hint for files whose
+ * content says nothing (a raw .h264 stream), and what folders are searched
+ * for besides images. */
+bool lhio_is_video_name(const char *path);
+
+/* Whether path is a video to be decoded by lhio_video_open(): its content
+ * says so, or its name does and its content is not a PNG or JPEG.  A file
+ * that cannot be read is not one (its reader reports why). */
+bool lhio_path_is_video(const char *path);
+
+/* Whether this build reads video (GStreamer found); *why says why not. */
+bool lhio_video_available(const char **why);
+
+typedef struct LhioVideo LhioVideo;
+
+/* A zeroed struct asks for the defaults. */
+typedef struct {
+  bool allow_cuda;  /* frames may come in CUDA memory (NVDEC decoders) */
+  double start_s;   /* frames before this presentation time are decoded and dropped */
+  double timeout_s; /* no frame and no end for this long: a stuck pipeline; 0: 30 s */
+} LhioVideoOptions;
+
+/* One decoded frame, valid until the next lhio_video_next() or close. */
+typedef struct {
+  /* The luma: the Y plane of YUV as GRAY8, GRAY16 (10, 12, 16 bits in the low
+   * bits), P010 or NV12; R'G'B' frames as they are.  Memory host or CUDA. */
+  LhFrame frame;
+  uint64_t index;  /* decoded frames before it from --start on */
+  double pts;      /* seconds; NAN when the buffer has none */
+  double duration; /* seconds; NAN when unknown */
+  int keyframe;    /* 1 a keyframe, 0 not, -1 unknown */
+  bool warned;     /* the decoder warned (a damaged stream) since the last frame */
+  LhMatrix matrix; /* from the stream's colorimetry, as the element reads it */
+  LhRange range;
+  const char *format; /* GStreamer's name, e.g. "I420_10LE" */
+} LhioVideoFrame;
+
+/* Starts decoding path (its first video stream).  Fails for a file that is
+ * not a video GStreamer reads, before any frame. */
+int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **video);
+
+/* The next frame into *frame: 1, or 0 at the end of the stream, or a negative
+ * status for a failure (the stream is damaged, no decoder, no video stream,
+ * stuck), after which only lhio_video_close() may be called. */
+int lhio_video_next(LhioVideo *video, LhioVideoFrame *frame);
+
+/* The luma plane of the current frame in host memory (a CUDA frame's is
+ * downloaded, once per frame): *plane, *stride, and bytes per sample (1 or
+ * 2); P010's samples are shifted down to its 10 bits. */
+int lhio_video_host_luma(LhioVideo *video, const uint8_t **plane, size_t *stride,
+                         int *sample_bytes);
+
+/* Around library calls on CUDA frames: makes the CUDA context the frames
+ * live in current on this thread, and undoes it.  Nothing for host frames. */
+int lhio_video_cuda_enter(LhioVideo *video);
+void lhio_video_cuda_leave(LhioVideo *video);
+
+/* The decoder element in use ("avdec_h264", "nvh264dec", ...), once the
+ * first frame came; "" before. */
+const char *lhio_video_decoder(const LhioVideo *video);
+/* The duration of the file, seconds; NAN when unknown. */
+double lhio_video_duration(LhioVideo *video);
+
+void lhio_video_close(LhioVideo *video);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LHIO_VIDEO_H */

@@ -1,0 +1,104 @@
+/* video-kind.c: tells video files from images by their first bytes (and by
+ * their name as a hint), in every build, with or without GStreamer. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "lhio-video.h"
+#include "lhio.h"
+
+static bool at(const uint8_t *head, size_t n, size_t offset, const char *magic, size_t length)
+{
+  return n >= offset + length && memcmp(head + offset, magic, length) == 0;
+}
+
+/* ISO BMFF: a box size then "ftyp" and the major brand.  HEIF and AVIF
+ * images are ISO BMFF too: their still-image brands are not video. */
+static bool is_iso_video(const uint8_t *head, size_t n)
+{
+  static const char *const still_brands[] = {"heic", "heix", "mif1", "msf1", "avif"};
+  if (at(head, n, 4, "ftyp", 4)) {
+    if (n < 12)
+      return false;
+    for (size_t i = 0; i < sizeof still_brands / sizeof still_brands[0]; i++)
+      if (memcmp(head + 8, still_brands[i], 4) == 0)
+        return false;
+    return true;
+  }
+  /* Old QuickTime files begin with another top-level atom. */
+  static const char *const atoms[] = {"moov", "mdat", "wide", "free", "skip", "pnot"};
+  for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++)
+    if (at(head, n, 4, atoms[i], 4))
+      return true;
+  return false;
+}
+
+/* MPEG-TS packets of 188 bytes (or M2TS's of 192, a 4-byte time code first):
+ * the sync byte 0x47 at the start of three packets in a row. */
+static bool is_transport_stream(const uint8_t *head, size_t n)
+{
+  const size_t sizes[] = {188, 192};
+  const size_t offsets[] = {0, 4};
+  for (int k = 0; k < 2; k++) {
+    bool all = n >= offsets[k] + 2 * sizes[k] + 1;
+    for (int i = 0; all && i < 3; i++)
+      all = head[offsets[k] + (size_t)i * sizes[k]] == 0x47;
+    if (all)
+      return true;
+  }
+  return false;
+}
+
+bool lhio_sniff_video(const uint8_t *head, size_t n)
+{
+  static const uint8_t ebml[] = {0x1a, 0x45, 0xdf, 0xa3};
+  static const uint8_t mpeg_ps[] = {0x00, 0x00, 0x01, 0xba};
+  static const uint8_t mxf[] = {0x06, 0x0e, 0x2b, 0x34};
+  static const uint8_t asf[] = {0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11};
+  if (!head)
+    return false;
+  return is_iso_video(head, n) || at(head, n, 0, (const char *)ebml, sizeof ebml) ||
+         is_transport_stream(head, n) || (at(head, n, 0, "RIFF", 4) && at(head, n, 8, "AVI ", 4)) ||
+         at(head, n, 0, "YUV4MPEG2", 9) || at(head, n, 0, (const char *)mpeg_ps, sizeof mpeg_ps) ||
+         at(head, n, 0, "FLV\x01", 4) || at(head, n, 0, "DKIF", 4) ||
+         at(head, n, 0, (const char *)mxf, sizeof mxf) ||
+         at(head, n, 0, (const char *)asf, sizeof asf) || at(head, n, 0, "OggS", 4);
+}
+
+bool lhio_is_video_name(const char *path)
+{
+  static const char *const extensions[] = {
+      ".mp4",  ".m4v", ".mov", ".qt",   ".3gp",  ".mkv",  ".webm", ".ts",   ".mts",
+      ".m2ts", ".avi", ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv",  ".ogv",  ".mxf",
+      ".ivf",  ".wmv", ".asf", ".h264", ".264",  ".h265", ".265",  ".hevc",
+  };
+  if (!path)
+    return false;
+  const char *dot = strrchr(path, '.');
+  if (!dot || strchr(dot, '/'))
+    return false;
+  for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++)
+    if (strcasecmp(dot, extensions[i]) == 0)
+      return true;
+  return false;
+}
+
+bool lhio_path_is_video(const char *path)
+{
+  struct stat info;
+  if (stat(path, &info) != 0)
+    return false;
+  /* A pipe or device is not read ahead of its decoder: its name decides. */
+  if (!S_ISREG(info.st_mode))
+    return lhio_is_video_name(path);
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return false;
+  uint8_t head[LHIO_VIDEO_SNIFF_BYTES];
+  size_t n = fread(head, 1, sizeof head, file);
+  fclose(file);
+  if (lhio_sniff_video(head, n))
+    return true;
+  return lhio_is_video_name(path) && lhio_sniff(head, n) == LHIO_FILE_UNKNOWN;
+}

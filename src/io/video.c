@@ -1,0 +1,792 @@
+/* video.c: video files decoded by GStreamer into lumahist frames:
+ * filesrc ! decodebin3 ! [videoconvert !] appsink, the first video stream
+ * only, frames pulled one at a time by the caller's thread.
+ *
+ * decodebin3 picks the decoder by rank, so NVDEC's (nvh264dec, nvh265dec,
+ * nvav1dec, ...) where a GPU is usable; their pads offer CUDA memory, and
+ * when the caller allows it the appsink takes the frames there, in place
+ * (the library reads device pointers).  Other decoders' frames go through a
+ * videoconvert that stays in passthrough for every format whose luma the
+ * library reads directly (most planar YUV of 8 to 16 bits, gray, packed
+ * R'G'B'), so the pixels are the decoder's own, as FFmpeg's are for
+ * signalstats; only packed YUV (YUY2, v210, ...) is converted. */
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/pbutils/missing-plugins.h>
+#include <gst/video/video.h>
+
+#ifdef HAVE_GST_CUDA
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
+#endif
+
+#include "lhio-private.h"
+#include "lhio-video.h"
+
+#define DEFAULT_TIMEOUT_S 30.0
+/* How long one wait for a sample lasts, between looks at the bus. */
+#define PULL_SLICE_NS (100 * GST_MSECOND)
+
+/* The system-memory formats whose luma is read without conversion. */
+#define SYSTEM_FORMATS                                                                             \
+  "{ I420, YV12, Y42B, Y444, Y41B, NV12, NV21, NV16, NV24, GRAY8, I420_10LE, I420_12LE, "          \
+  "I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, GRAY16_LE, P010_10LE, A420, "            \
+  "RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE }"
+/* What NVDEC decoders give in CUDA memory and the library reads there. */
+#define CUDA_FORMATS "{ NV12, P010_10LE }"
+
+struct LhioVideo {
+  char *path;
+  LhioVideoOptions options;
+  GstElement *pipeline;
+  GstElement *decodebin;
+  GstElement *sink;
+  GstBus *bus;
+
+  GMutex lock; /* the fields below that GStreamer's threads set */
+  bool linked;
+  int video_streams; /* in the last stream collection; -1 none seen */
+  char *decoder;
+  char *missing; /* a missing decoder's description */
+  /* Timestamps of the keyframes that entered the decoder (parsers flag
+   * them; decoders' output frames do not say), until they come out. */
+  GHashTable *keyframes;
+  bool decoder_seen;
+  uint64_t frames_in; /* buffers into the decoder */
+
+  bool started;
+  uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
+  double end_time;   /* of the last frame, seconds */
+  double frame_time; /* the last frame's duration */
+  bool ended;
+  bool warned;
+  bool stuck;  /* a thread of the pipeline may never return */
+  char *error; /* the first failure */
+  uint64_t index;
+
+  GstSample *sample;
+  GstVideoInfo info;
+  GstVideoFrame vframe;
+  bool mapped;
+  bool cuda;
+  void *cuda_context; /* GstCudaContext of the current frame */
+  GstVideoFrame host_frame;
+  bool host_mapped;
+  uint16_t *host_p010; /* P010's luma shifted down */
+  size_t host_p010_size;
+};
+
+bool lhio_video_available(const char **why)
+{
+  (void)why;
+  return true;
+}
+
+static gpointer init_gstreamer(gpointer data)
+{
+  (void)data;
+  GError *error = NULL;
+  if (!gst_init_check(NULL, NULL, &error)) {
+    char *message = g_strdup(error ? error->message : "unknown reason");
+    g_clear_error(&error);
+    return message;
+  }
+  return NULL;
+}
+
+/* GStreamer is started once per process; NULL or why it could not be. */
+static const char *gstreamer_started(void)
+{
+  static GOnce once = G_ONCE_INIT;
+  return g_once(&once, init_gstreamer, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Colorimetry, as the element reads it (plugin/gstlumahist.c)               */
+
+static LhMatrix matrix_from_colorimetry(const GstVideoInfo *info)
+{
+  switch (info->colorimetry.matrix) {
+  case GST_VIDEO_COLOR_MATRIX_BT601:
+  case GST_VIDEO_COLOR_MATRIX_FCC:
+    return LH_MATRIX_BT601;
+  case GST_VIDEO_COLOR_MATRIX_BT709:
+  case GST_VIDEO_COLOR_MATRIX_SMPTE240M:
+    return LH_MATRIX_BT709;
+  case GST_VIDEO_COLOR_MATRIX_BT2020:
+    return LH_MATRIX_BT2020;
+  default:
+    break;
+  }
+  switch (info->colorimetry.primaries) {
+  case GST_VIDEO_COLOR_PRIMARIES_BT709:
+    return LH_MATRIX_BT709;
+  case GST_VIDEO_COLOR_PRIMARIES_BT2020:
+    return LH_MATRIX_BT2020;
+  case GST_VIDEO_COLOR_PRIMARIES_BT470M:
+  case GST_VIDEO_COLOR_PRIMARIES_BT470BG:
+  case GST_VIDEO_COLOR_PRIMARIES_SMPTE170M:
+    return LH_MATRIX_BT601;
+  default:
+    break;
+  }
+  if (GST_VIDEO_INFO_HEIGHT(info) >= 2160)
+    return LH_MATRIX_BT2020;
+  return GST_VIDEO_INFO_HEIGHT(info) > 576 ? LH_MATRIX_BT709 : LH_MATRIX_BT601;
+}
+
+static LhRange range_from_colorimetry(const GstVideoInfo *info)
+{
+  switch (info->colorimetry.range) {
+  case GST_VIDEO_COLOR_RANGE_0_255:
+    return LH_RANGE_FULL;
+  case GST_VIDEO_COLOR_RANGE_16_235:
+    return LH_RANGE_LIMITED;
+  default:
+    return GST_VIDEO_INFO_IS_YUV(info) ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The pipeline                                                              */
+
+static void set_error(LhioVideo *v, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void set_error(LhioVideo *v, const char *format, ...)
+{
+  if (v->error)
+    return;
+  va_list args;
+  va_start(args, format);
+  v->error = g_strdup_vprintf(format, args);
+  va_end(args);
+}
+
+/* decodebin3 asks for each stream whether to expose it: the first video
+ * stream only, so that no audio is decoded for nothing. */
+static gint select_stream(GstElement *decodebin, GstStreamCollection *collection, GstStream *stream,
+                          gpointer data)
+{
+  LhioVideo *v = data;
+  GstStream *first_video = NULL;
+  int videos = 0;
+  for (guint i = 0; i < gst_stream_collection_get_size(collection); i++) {
+    GstStream *s = gst_stream_collection_get_stream(collection, i);
+    if (gst_stream_get_stream_type(s) & GST_STREAM_TYPE_VIDEO) {
+      if (!first_video)
+        first_video = s;
+      videos++;
+    }
+  }
+  g_mutex_lock(&v->lock);
+  v->video_streams = videos;
+  g_mutex_unlock(&v->lock);
+  return stream == first_video ? 1 : 0;
+}
+
+/* The video decoder inside decodebin3, by its klass. */
+static char *find_decoder_name(GstElement *bin)
+{
+  char *name = NULL;
+  GstIterator *it = gst_bin_iterate_recurse(GST_BIN(bin));
+  GValue item = G_VALUE_INIT;
+  while (!name && gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
+    GstElement *e = g_value_get_object(&item);
+    GstElementFactory *factory = gst_element_get_factory(e);
+    const char *klass =
+        factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
+    if (klass && strstr(klass, "Decoder") && strstr(klass, "Video"))
+      name = g_strdup(GST_OBJECT_NAME(factory));
+    g_value_reset(&item);
+  }
+  g_value_unset(&item);
+  gst_iterator_free(it);
+  return name;
+}
+
+static bool is_video_decoder(GstElement *element)
+{
+  GstElementFactory *factory = gst_element_get_factory(element);
+  const char *klass =
+      factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
+  return klass && strstr(klass, "Decoder") && strstr(klass, "Video");
+}
+
+static GstPadProbeReturn note_keyframe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  LhioVideo *v = data;
+  GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  g_mutex_lock(&v->lock);
+  v->frames_in++;
+  g_mutex_unlock(&v->lock);
+  if (buffer && GST_BUFFER_PTS_IS_VALID(buffer) &&
+      !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT)) {
+    gint64 *pts = g_new(gint64, 1);
+    *pts = (gint64)GST_BUFFER_PTS(buffer);
+    g_mutex_lock(&v->lock);
+    g_hash_table_add(v->keyframes, pts);
+    g_mutex_unlock(&v->lock);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* Each video decoder decodebin3 plugs gets a probe on its input. */
+static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer data)
+{
+  LhioVideo *v = data;
+  if (!is_video_decoder(element))
+    return;
+  GstPad *pad = gst_element_get_static_pad(element, "sink");
+  if (pad) {
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, note_keyframe, v, NULL);
+    gst_object_unref(pad);
+  }
+  g_mutex_lock(&v->lock);
+  v->decoder_seen = true;
+  g_mutex_unlock(&v->lock);
+}
+
+static bool caps_offer_cuda(GstCaps *caps)
+{
+  for (guint i = 0; caps && i < gst_caps_get_size(caps); i++) {
+    GstCapsFeatures *features = gst_caps_get_features(caps, i);
+    if (features && gst_caps_features_contains(features, "memory:CUDAMemory"))
+      return true;
+  }
+  return false;
+}
+
+static void pad_added(GstElement *decodebin, GstPad *pad, gpointer data)
+{
+  LhioVideo *v = data;
+  GstCaps *caps = gst_pad_query_caps(pad, NULL);
+  const GstStructure *s = caps && gst_caps_get_size(caps) ? gst_caps_get_structure(caps, 0) : NULL;
+  bool is_video = s && g_str_has_prefix(gst_structure_get_name(s), "video/");
+  bool cuda = v->options.allow_cuda && caps_offer_cuda(caps);
+  if (caps)
+    gst_caps_unref(caps);
+
+  g_mutex_lock(&v->lock);
+  bool take = is_video && !v->linked;
+  if (take)
+    v->linked = true;
+  g_mutex_unlock(&v->lock);
+  if (!take)
+    return;
+
+  /* CUDA memory goes straight to the appsink: videoconvert would download it. */
+  GstElement *target = v->sink;
+  if (!cuda) {
+    GstElement *convert = gst_element_factory_make("videoconvert", NULL);
+    if (convert) {
+      gst_bin_add(GST_BIN(v->pipeline), convert);
+      gst_element_link(convert, v->sink);
+      gst_element_sync_state_with_parent(convert);
+      target = convert;
+    }
+  }
+  GstPad *sink_pad = gst_element_get_static_pad(target, "sink");
+  if (gst_pad_link(pad, sink_pad) != GST_PAD_LINK_OK)
+    GST_ELEMENT_ERROR(decodebin, CORE, NEGOTIATION, ("cannot link the decoded video"), (NULL));
+  gst_object_unref(sink_pad);
+}
+
+static GstCaps *sink_caps(bool cuda)
+{
+  GString *text = g_string_new(NULL);
+#ifdef HAVE_GST_CUDA
+  if (cuda)
+    g_string_append(text, "video/x-raw(memory:CUDAMemory), format=(string)" CUDA_FORMATS "; ");
+#else
+  (void)cuda;
+#endif
+  g_string_append(text, "video/x-raw, format=(string)" SYSTEM_FORMATS);
+  GstCaps *caps = gst_caps_from_string(text->str);
+  g_string_free(text, TRUE);
+  return caps;
+}
+
+/* Reads what the bus holds: errors, warnings, missing decoders, the end. */
+static void drain_bus(LhioVideo *v)
+{
+  GstMessage *m;
+  while ((m = gst_bus_pop(v->bus))) {
+    switch (GST_MESSAGE_TYPE(m)) {
+    case GST_MESSAGE_ERROR: {
+      GError *error = NULL;
+      gst_message_parse_error(m, &error, NULL);
+      g_mutex_lock(&v->lock);
+      char *missing = g_strdup(v->missing);
+      g_mutex_unlock(&v->lock);
+      if (missing)
+        set_error(v, "no GStreamer decoder is installed for its video (%s)", missing);
+      else if (error && error->domain == GST_STREAM_ERROR && error->code == GST_STREAM_ERROR_DEMUX)
+        set_error(v, "damaged or truncated file (%s)", error->message);
+      else if (error && error->domain == GST_STREAM_ERROR &&
+               (error->code == GST_STREAM_ERROR_TYPE_NOT_FOUND ||
+                error->code == GST_STREAM_ERROR_WRONG_TYPE))
+        set_error(v, "not a video file that GStreamer can read (%s)", error->message);
+      else
+        set_error(v, "%s", error ? error->message : "unknown GStreamer error");
+      g_free(missing);
+      g_clear_error(&error);
+      break;
+    }
+    case GST_MESSAGE_WARNING:
+      v->warned = true;
+      break;
+    case GST_MESSAGE_EOS:
+      v->ended = true;
+      break;
+    case GST_MESSAGE_ELEMENT:
+      if (gst_is_missing_plugin_message(m)) {
+        char *description = gst_missing_plugin_message_get_description(m);
+        g_mutex_lock(&v->lock);
+        if (!v->missing)
+          v->missing = g_strdup(description);
+        g_mutex_unlock(&v->lock);
+        g_free(description);
+      }
+      break;
+    default:
+      break;
+    }
+    gst_message_unref(m);
+  }
+}
+
+static void release_frame(LhioVideo *v)
+{
+  if (v->host_mapped)
+    gst_video_frame_unmap(&v->host_frame);
+  v->host_mapped = false;
+  if (v->mapped)
+    gst_video_frame_unmap(&v->vframe);
+  v->mapped = false;
+  if (v->sample)
+    gst_sample_unref(v->sample);
+  v->sample = NULL;
+  v->cuda = false;
+  v->cuda_context = NULL;
+}
+
+int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **out)
+{
+  *out = NULL;
+  const char *why = gstreamer_started();
+  if (why)
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path, "GStreamer cannot start: %s", why);
+  LhioVideo *v = g_new0(LhioVideo, 1);
+  g_mutex_init(&v->lock);
+  v->path = g_strdup(path);
+  if (options)
+    v->options = *options;
+  if (!(v->options.timeout_s > 0))
+    v->options.timeout_s = DEFAULT_TIMEOUT_S;
+  v->video_streams = -1;
+  v->keyframes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+#ifdef HAVE_GST_CUDA
+  if (v->options.allow_cuda && !gst_cuda_load_library())
+    v->options.allow_cuda = false;
+#else
+  v->options.allow_cuda = false;
+#endif
+
+  v->pipeline = gst_pipeline_new(NULL);
+  GstElement *source = gst_element_factory_make("filesrc", NULL);
+  /* decodebin3 of GStreamer 1.22 stops at once on a source that cannot be
+   * read ahead (a pipe: "not-linked" from its type finding); decodebin,
+   * which exposes every stream, reads those. */
+  struct stat info;
+  bool regular = stat(path, &info) == 0 && S_ISREG(info.st_mode);
+  v->decodebin = gst_element_factory_make(regular ? "decodebin3" : "decodebin", NULL);
+  v->sink = gst_element_factory_make("appsink", NULL);
+  if (!source || !v->decodebin || !v->sink) {
+    if (source)
+      gst_object_unref(source);
+    if (v->decodebin)
+      gst_object_unref(v->decodebin);
+    if (v->sink)
+      gst_object_unref(v->sink);
+    v->decodebin = v->sink = NULL;
+    lhio_video_close(v);
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path,
+                     "GStreamer lacks filesrc, decodebin3 or appsink "
+                     "(gstreamer1.0-plugins-base)");
+  }
+  g_object_set(source, "location", path, NULL);
+  GstCaps *caps = sink_caps(v->options.allow_cuda);
+  /* A few frames ahead keep the decoder busy while the caller analyses. */
+  g_object_set(v->sink, "caps", caps, "sync", FALSE, "max-buffers", 4, "drop", FALSE, NULL);
+  gst_caps_unref(caps);
+  gst_bin_add_many(GST_BIN(v->pipeline), source, v->decodebin, v->sink, NULL);
+  gst_element_link(source, v->decodebin);
+  if (regular)
+    g_signal_connect(v->decodebin, "select-stream", G_CALLBACK(select_stream), v);
+  g_signal_connect(v->decodebin, "pad-added", G_CALLBACK(pad_added), v);
+  g_signal_connect(v->decodebin, "deep-element-added", G_CALLBACK(element_added), v);
+  v->bus = gst_element_get_bus(v->pipeline);
+
+  if (gst_element_set_state(v->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+    drain_bus(v);
+    int status = lhio_fail(LH_ERROR_IO, path, "%s", v->error ? v->error : "cannot be opened");
+    lhio_video_close(v);
+    return status;
+  }
+  *out = v;
+  return LH_OK;
+}
+
+/* A decoded frame's luma as the library reads it. */
+static int describe_frame(LhioVideo *v, LhioVideoFrame *f)
+{
+  const GstVideoFormatInfo *finfo = v->info.finfo;
+  GstVideoFormat format = GST_VIDEO_INFO_FORMAT(&v->info);
+  LhFrame *frame = &f->frame;
+  memset(frame, 0, sizeof *frame);
+  frame->memory = v->cuda ? LH_MEMORY_CUDA : LH_MEMORY_HOST;
+  frame->width = GST_VIDEO_INFO_WIDTH(&v->info);
+  frame->height = GST_VIDEO_INFO_HEIGHT(&v->info);
+  frame->planes[0] = GST_VIDEO_FRAME_PLANE_DATA(&v->vframe, 0);
+  frame->strides[0] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(&v->vframe, 0);
+  int depth = GST_VIDEO_FORMAT_INFO_DEPTH(finfo, 0);
+  static const struct {
+    GstVideoFormat gst;
+    LhFormat lh;
+  } packed[] = {
+      {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},          {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
+      {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA},        {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
+      {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},        {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
+      {GST_VIDEO_FORMAT_RGBA64_LE, LH_FORMAT_RGBA16},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(packed); i++)
+    if (packed[i].gst == format) {
+      frame->format = packed[i].lh;
+      return LH_OK;
+    }
+  if (!GST_VIDEO_FORMAT_INFO_IS_YUV(finfo) && !GST_VIDEO_FORMAT_INFO_IS_GRAY(finfo))
+    return lhio_fail(LH_ERROR_UNSUPPORTED, v->path, "frames in %s are not read",
+                     gst_video_format_to_string(format));
+  if (format == GST_VIDEO_FORMAT_P010_10LE) {
+    frame->format = LH_FORMAT_P010;
+    frame->bit_depth = 10;
+    return LH_OK;
+  }
+  if (GST_VIDEO_FORMAT_INFO_PSTRIDE(finfo, 0) == 1 && depth == 8) {
+    frame->format = LH_FORMAT_GRAY8;
+    return LH_OK;
+  }
+  if (GST_VIDEO_FORMAT_INFO_PSTRIDE(finfo, 0) == 2 && GST_VIDEO_FORMAT_INFO_SHIFT(finfo, 0) == 0 &&
+      GST_VIDEO_FORMAT_INFO_IS_LE(finfo)) {
+    frame->format = LH_FORMAT_GRAY16;
+    frame->bit_depth = depth;
+    return LH_OK;
+  }
+  return lhio_fail(LH_ERROR_UNSUPPORTED, v->path, "frames in %s are not read",
+                   gst_video_format_to_string(format));
+}
+
+static void note_decoder(LhioVideo *v)
+{
+  g_mutex_lock(&v->lock);
+  bool known = v->decoder != NULL;
+  g_mutex_unlock(&v->lock);
+  if (known)
+    return;
+  char *name = find_decoder_name(v->decodebin);
+  g_mutex_lock(&v->lock);
+  v->decoder = name ? name : g_strdup("");
+  g_mutex_unlock(&v->lock);
+}
+
+static int fail_now(LhioVideo *v, int status)
+{
+  return lhio_fail(status, v->path, "%s", v->error);
+}
+
+/* At the end of the stream: whether it was whole.  Decoders hide damage
+ * (they conceal it and go on), and demuxers end a cut file quietly, so the
+ * frames are counted: those that entered the decoder against those that
+ * came out, and the last frame's end against the stream's duration. */
+static int check_complete(LhioVideo *v)
+{
+  g_mutex_lock(&v->lock);
+  uint64_t frames_in = v->frames_in;
+  bool counted = v->decoder_seen;
+  g_mutex_unlock(&v->lock);
+  if (counted && frames_in > v->pulled) {
+    set_error(v,
+              "the stream is damaged: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
+              " frames could not be decoded",
+              frames_in - v->pulled, frames_in);
+    return fail_now(v, LH_ERROR_CORRUPT);
+  }
+  gint64 duration = -1;
+  GstPad *pad = gst_element_get_static_pad(v->sink, "sink");
+  bool known = pad && gst_pad_peer_query_duration(pad, GST_FORMAT_TIME, &duration) && duration > 0;
+  if (pad)
+    gst_object_unref(pad);
+  double expected = known ? (double)duration / GST_SECOND : NAN;
+  double slack = MAX(0.5, 3 * v->frame_time);
+  if (isfinite(expected) && v->end_time > 0 && v->end_time < expected - slack) {
+    set_error(v, "the file is truncated: its frames end at %.3f s of %.3f s", v->end_time,
+              expected);
+    return fail_now(v, LH_ERROR_CORRUPT);
+  }
+  return 0;
+}
+
+int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
+{
+  release_frame(v);
+  if (v->error)
+    return fail_now(v, LH_ERROR_CORRUPT);
+  gint64 waited = 0;
+  const gint64 limit = (gint64)(v->options.timeout_s * GST_SECOND);
+  for (;;) {
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(v->sink), PULL_SLICE_NS);
+    drain_bus(v);
+    if (v->error) {
+      if (sample)
+        gst_sample_unref(sample);
+      g_mutex_lock(&v->lock);
+      bool no_video = v->video_streams == 0;
+      g_mutex_unlock(&v->lock);
+      if (no_video) {
+        g_free(v->error);
+        v->error = g_strdup("no video stream");
+      }
+      return fail_now(v, LH_ERROR_CORRUPT);
+    }
+    if (!sample) {
+      if (gst_app_sink_is_eos(GST_APP_SINK(v->sink)) || v->ended) {
+        g_mutex_lock(&v->lock);
+        bool linked = v->linked;
+        int videos = v->video_streams;
+        char *missing = g_strdup(v->missing);
+        g_mutex_unlock(&v->lock);
+        if (!linked || (v->index == 0 && !v->started)) {
+          if (missing)
+            set_error(v, "no GStreamer decoder is installed for its video (%s)", missing);
+          else if (videos == 0 || !linked)
+            set_error(v, "no video stream");
+          else
+            set_error(v, "no frame could be decoded");
+          g_free(missing);
+          return fail_now(v, LH_ERROR_CORRUPT);
+        }
+        g_free(missing);
+        return check_complete(v);
+      }
+      waited += PULL_SLICE_NS;
+      if (waited >= limit) {
+        set_error(v, "no frame for %g s: the decoding pipeline is stuck", v->options.timeout_s);
+        v->stuck = true;
+        return fail_now(v, LH_ERROR_IO);
+      }
+      continue;
+    }
+    waited = 0;
+    v->pulled++;
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    GstClockTime pts = GST_BUFFER_PTS(buffer);
+    if (v->options.start_s > 0 && GST_CLOCK_TIME_IS_VALID(pts) &&
+        (double)pts / GST_SECOND < v->options.start_s - 1e-9) {
+      /* Before the start: decoded and dropped.  A seek would be faster on a
+       * long file, but some demuxers (y4mdec in 1.22) lose their way after
+       * one, and a frame's statistics must not depend on the container. */
+      gst_sample_unref(sample);
+      continue;
+    }
+    v->started = true;
+    v->sample = sample;
+    break;
+  }
+
+  GstBuffer *buffer = gst_sample_get_buffer(v->sample);
+  GstCaps *caps = gst_sample_get_caps(v->sample);
+  if (!caps || !gst_video_info_from_caps(&v->info, caps)) {
+    set_error(v, "a decoded frame without video caps");
+    return fail_now(v, LH_ERROR_CORRUPT);
+  }
+  note_decoder(v);
+  GstMapFlags flags = GST_MAP_READ;
+#ifdef HAVE_GST_CUDA
+  GstMemory *memory = gst_buffer_peek_memory(buffer, 0);
+  if (v->options.allow_cuda && gst_buffer_n_memory(buffer) == 1 && gst_is_cuda_memory(memory)) {
+    flags |= GST_MAP_CUDA;
+    v->cuda = true;
+    v->cuda_context = GST_CUDA_MEMORY_CAST(memory)->context;
+  }
+#endif
+  if (!gst_video_frame_map(&v->vframe, &v->info, buffer, flags)) {
+    set_error(v, "a decoded frame cannot be mapped");
+    return fail_now(v, LH_ERROR_IO);
+  }
+  v->mapped = true;
+  int status = describe_frame(v, f);
+  if (status < 0) {
+    set_error(v, "%s", lh_last_error());
+    return status;
+  }
+  GstClockTime duration = GST_BUFFER_DURATION(buffer);
+  f->index = v->index++;
+  f->pts = GST_CLOCK_TIME_IS_VALID(GST_BUFFER_PTS(buffer))
+               ? (double)GST_BUFFER_PTS(buffer) / GST_SECOND
+               : NAN;
+  f->duration = GST_CLOCK_TIME_IS_VALID(duration) ? (double)duration / GST_SECOND : NAN;
+  /* Decoded frames do not say whether they were keyframes: the decoder's
+   * input did (parsers flag the others as delta units).  Without a decoder
+   * (or a timestamp) nobody said. */
+  f->keyframe = -1;
+  g_mutex_lock(&v->lock);
+  if (v->decoder_seen && GST_BUFFER_PTS_IS_VALID(buffer)) {
+    gint64 key = (gint64)GST_BUFFER_PTS(buffer);
+    f->keyframe = g_hash_table_remove(v->keyframes, &key) ? 1 : 0;
+  }
+  g_mutex_unlock(&v->lock);
+  f->warned = v->warned || GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_CORRUPTED);
+  v->warned = false;
+  if (isfinite(f->pts)) {
+    v->end_time = isfinite(f->duration) ? f->pts + f->duration : f->pts;
+    v->frame_time = isfinite(f->duration) ? f->duration : 0;
+  }
+  f->matrix = matrix_from_colorimetry(&v->info);
+  f->range = range_from_colorimetry(&v->info);
+  /* gst_video_info_from_caps() replaces a YUV colorimetry whose matrix is
+   * unknown ("1:0:0:0", a full-range H.264 stream without matrix) by the
+   * default for the size, range included: the caps' own range wins. */
+  const char *colorimetry =
+      gst_structure_get_string(gst_caps_get_structure(caps, 0), "colorimetry");
+  GstVideoColorimetry stated;
+  if (colorimetry && gst_video_colorimetry_from_string(&stated, colorimetry) &&
+      stated.range != GST_VIDEO_COLOR_RANGE_UNKNOWN)
+    f->range = stated.range == GST_VIDEO_COLOR_RANGE_0_255 ? LH_RANGE_FULL : LH_RANGE_LIMITED;
+  f->format = gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&v->info));
+  return 1;
+}
+
+int lhio_video_host_luma(LhioVideo *v, const uint8_t **plane, size_t *stride, int *sample_bytes)
+{
+  if (!v->sample)
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, v->path, "no current frame");
+  GstVideoFrame *vf = &v->vframe;
+  if (v->cuda) {
+    if (!v->host_mapped) {
+      if (!gst_video_frame_map(&v->host_frame, &v->info, gst_sample_get_buffer(v->sample),
+                               GST_MAP_READ))
+        return lhio_fail(LH_ERROR_IO, v->path, "a CUDA frame cannot be read on the host");
+      v->host_mapped = true;
+    }
+    vf = &v->host_frame;
+  }
+  const GstVideoFormatInfo *finfo = v->info.finfo;
+  *plane = GST_VIDEO_FRAME_PLANE_DATA(vf, 0);
+  *stride = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(vf, 0);
+  *sample_bytes =
+      GST_VIDEO_FORMAT_INFO_PSTRIDE(finfo, 0) >= 2 &&
+              (GST_VIDEO_FORMAT_INFO_IS_YUV(finfo) || GST_VIDEO_FORMAT_INFO_IS_GRAY(finfo))
+          ? 2
+          : 1;
+  if (!GST_VIDEO_FORMAT_INFO_IS_YUV(finfo) && !GST_VIDEO_FORMAT_INFO_IS_GRAY(finfo))
+    return lhio_fail(LH_ERROR_UNSUPPORTED, v->path, "R'G'B' frames have no luma plane");
+  if (GST_VIDEO_FORMAT_INFO_SHIFT(finfo, 0) > 0) {
+    /* P010: the 10 bits at the top of each sample, brought down. */
+    int width = GST_VIDEO_INFO_WIDTH(&v->info), height = GST_VIDEO_INFO_HEIGHT(&v->info);
+    size_t need = (size_t)width * (size_t)height;
+    if (need > v->host_p010_size) {
+      g_free(v->host_p010);
+      v->host_p010 = g_new(uint16_t, need);
+      v->host_p010_size = need;
+    }
+    int shift = GST_VIDEO_FORMAT_INFO_SHIFT(finfo, 0);
+    for (int y = 0; y < height; y++) {
+      const uint16_t *row = (const uint16_t *)(const void *)(*plane + (size_t)y * *stride);
+      for (int x = 0; x < width; x++)
+        v->host_p010[(size_t)y * (size_t)width + (size_t)x] = (uint16_t)(row[x] >> shift);
+    }
+    *plane = (const uint8_t *)v->host_p010;
+    *stride = (size_t)width * 2;
+  }
+  return LH_OK;
+}
+
+int lhio_video_cuda_enter(LhioVideo *v)
+{
+#ifdef HAVE_GST_CUDA
+  if (v->cuda && v->cuda_context && !gst_cuda_context_push(v->cuda_context))
+    return lhio_fail(LH_ERROR_CUDA, v->path, "cannot make the decoder's CUDA context current");
+#else
+  (void)v;
+#endif
+  return LH_OK;
+}
+
+void lhio_video_cuda_leave(LhioVideo *v)
+{
+#ifdef HAVE_GST_CUDA
+  if (v->cuda && v->cuda_context)
+    gst_cuda_context_pop(NULL);
+#else
+  (void)v;
+#endif
+}
+
+const char *lhio_video_decoder(const LhioVideo *v)
+{
+  return v->decoder ? v->decoder : "";
+}
+
+double lhio_video_duration(LhioVideo *v)
+{
+  gint64 duration = -1;
+  if (v->pipeline && gst_element_query_duration(v->pipeline, GST_FORMAT_TIME, &duration) &&
+      duration >= 0)
+    return (double)duration / GST_SECOND;
+  return NAN;
+}
+
+static gpointer stop_pipeline(gpointer pipeline)
+{
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  return NULL;
+}
+
+void lhio_video_close(LhioVideo *v)
+{
+  if (!v)
+    return;
+  release_frame(v);
+  if (v->pipeline && v->stuck) {
+    /* Stopping waits for the streaming threads, and a stuck one (a read
+     * from a pipe that never writes) may never come back: the caller goes
+     * on, and the pipeline is stopped when it can be, or ends with the
+     * process.  It no longer refers to v. */
+    g_signal_handlers_disconnect_by_data(v->decodebin, v);
+    GThread *thread = g_thread_try_new("lumahist-video-stop", stop_pipeline, v->pipeline, NULL);
+    if (thread)
+      g_thread_unref(thread);
+    v->pipeline = NULL;
+  }
+  if (v->pipeline) {
+    gst_element_set_state(v->pipeline, GST_STATE_NULL);
+    gst_object_unref(v->pipeline);
+  }
+  if (v->bus)
+    gst_object_unref(v->bus);
+  g_free(v->host_p010);
+  if (v->keyframes)
+    g_hash_table_destroy(v->keyframes);
+  g_free(v->decoder);
+  g_free(v->missing);
+  g_free(v->error);
+  g_free(v->path);
+  g_mutex_clear(&v->lock);
+  g_free(v);
+}

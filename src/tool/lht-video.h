@@ -1,0 +1,79 @@
+/* lht-video.h: video files in the tool (prefix lht_video_): the options of
+ * video input, and `lumahist stats` on one video (video-stats.c): a record per
+ * frame and a summary record per file. */
+#ifndef LHT_VIDEO_H
+#define LHT_VIDEO_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include <glib.h>
+
+#include "io/lhio-video.h"
+#include "lht-batch.h"
+#include "lht.h"
+
+/* Thresholds of the per-frame flags (README, "Video files"). */
+#define LHT_VIDEO_CUT_THRESHOLD 0.4    /* the element's default cut-threshold */
+#define LHT_VIDEO_BLACK_PIXEL 0.10     /* a pixel at or below 10 % of the range is black */
+#define LHT_VIDEO_BLACK_FRACTION 0.98  /* a frame with 98 % black pixels is black */
+#define LHT_VIDEO_FROZEN_DIFF 0.001    /* diff at most 0.1 % of the code range: frozen */
+#define LHT_VIDEO_FLICKER_WINDOW_S 1.0 /* flicker: std of frame means over 1 s */
+#define LHT_VIDEO_DEFAULT_TIMEOUT_S 30.0
+
+/* The options of video input, as parsed. */
+struct LhtVideoArgs {
+  gint every;        /* --every N: one decoded frame in N */
+  double fps;        /* --fps F: at most F frames a second; 0 all */
+  double start_s;    /* --start */
+  double duration_s; /* --duration; 0 to the end */
+  double timeout_s;  /* --video-timeout */
+  double cut_threshold;
+};
+
+void lht_video_args_init(LhtVideoArgs *args);
+/* Adds --every, --fps, --start, --duration, --video-timeout, --cut-threshold. */
+void lht_video_add_options(GOptionContext *context, LhtVideoArgs *args);
+/* Checks them; a usage error reported (with `command --help`) gives false. */
+bool lht_video_args_check(const LhtVideoArgs *args, const char *command);
+
+/* Everything `stats` on a video needs besides the file. */
+typedef struct {
+  const LhtVideoArgs *args;
+  const LhOptions *options; /* its matrix and range only when given: */
+  bool matrix_given;
+  bool range_given;
+  LhtFormat format;
+  bool with_histogram;
+  LhBackend backend; /* asked for */
+  bool verbose;
+  /* Where records go: written to stream, then commit() (false: stop). */
+  LhtWriter *writer;
+  FILE *stream;
+  bool (*commit)(void *data);
+  void *commit_data;
+  LhtDataset *dataset; /* may be NULL: the video's summed histogram goes there */
+  LhtReport *report;   /* may be NULL */
+  LhtProgress *progress;
+  /* Non-zero stops between frames (the signal that asked). */
+  volatile sig_atomic_t *stop;
+} LhtVideoJob;
+
+typedef struct LhtVideoStats LhtVideoStats;
+
+LhtVideoStats *lht_video_stats_new(const LhtVideoJob *job);
+/* Writes the records of one video; false after reporting why it failed (the
+ * frames before the damage keep their records, the summary says so). */
+bool lht_video_stats_file(LhtVideoStats *stats, const char *path);
+/* The backend the last frame was analysed on (the asked one before any). */
+LhBackend lht_video_stats_backend(const LhtVideoStats *stats);
+void lht_video_stats_free(LhtVideoStats *stats);
+/* Where the stop signal is read from from now on. */
+void lht_video_stats_set_stop(LhtVideoStats *stats, volatile sig_atomic_t *stop);
+
+/* SIGINT and SIGTERM, outside a pipeline run: caught into the flag that
+ * lht_video_signals_catch() returns until lht_video_signals_release(). */
+volatile sig_atomic_t *lht_video_signals_catch(void);
+void lht_video_signals_release(void);
+
+#endif /* LHT_VIDEO_H */

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# video-gpu-bench.sh LUMAHIST CLIP [RUNS]: on a GPU host, `lumahist stats` on
+# a 4K H.264 file (NVDEC, frames analysed in CUDA memory) against
+# `filesrc ! parsebin ! nvh264dec ! fakesink`, the decoding alone: frames/s
+# of each (median of RUNS, in turns) and their ratio (target >= 0.95).
+#
+# The GPU hosts have no H.264 encoder (H100: no NVENC; no x264, no ffmpeg):
+# make the clip where there is one and carry it, e.g.
+#   ffmpeg -f lavfi -i testsrc2=size=3840x2160:rate=30 -frames:v 600 \
+#     -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p .bench-data/clip-4k.mp4
+# and on the host, after `. .gst-debs/gst-env.sh .gst-debs`:
+#   tests/bench/video-gpu-bench.sh build/src/tool/lumahist .bench-data/clip-4k.mp4
+set -euo pipefail
+lumahist=$1
+clip=$2
+runs=${3:-5}
+if ! command -v gst-launch-1.0 >/dev/null && [ -f .gst-debs/gst-env.sh ]; then
+  . .gst-debs/gst-env.sh .gst-debs
+fi
+gst-inspect-1.0 nvh264dec >/dev/null 2>&1 || { echo "SKIP: no nvh264dec here"; exit 77; }
+
+seconds() {
+  local start end
+  start=$(date +%s.%N)
+  "$@" >/dev/null 2>&1
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc -l
+}
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+# The frames, and a check that NVDEC and the CUDA backend did the work.
+first=$("$lumahist" stats --no-histogram "$clip" | head -1)
+frames=$("$lumahist" stats --no-histogram "$clip" | grep -c '"frame":')
+echo "first record: ${first:0:300}"
+case $first in
+  *'"decoder":"nvh264dec"'*'"backend":"cuda"'* | *'"backend":"cuda"'*'"decoder":"nvh264dec"'*) ;;
+  *) echo "warning: the frames were not decoded by nvh264dec and analysed on CUDA" ;;
+esac
+
+decode=() ours=()
+for ((i = 0; i < runs; i++)); do
+  decode+=("$(seconds gst-launch-1.0 -q filesrc location="$clip" ! parsebin ! nvh264dec ! \
+    fakesink sync=false)")
+  ours+=("$(seconds "$lumahist" stats --no-histogram -o /dev/null "$clip")")
+done
+m_decode=$(printf '%s\n' "${decode[@]}" | median)
+m_ours=$(printf '%s\n' "${ours[@]}" | median)
+printf 'clip: %s, %d frames; %d runs each, median\n' "$clip" "$frames" "$runs"
+printf 'nvh264dec ! fakesink:   %.3f s  %.1f frames/s\n' "$m_decode" "$(echo "$frames / $m_decode" | bc -l)"
+printf 'lumahist stats:         %.3f s  %.1f frames/s\n' "$m_ours" "$(echo "$frames / $m_ours" | bc -l)"
+printf 'ratio (lumahist / decode frame rate): %.3f\n' "$(echo "$m_decode / $m_ours" | bc -l)"

@@ -1,0 +1,500 @@
+#!/usr/bin/env python3
+"""test_video.py: `lumahist stats` on video files, run as a user runs it.
+
+Usage: test_video.py LUMAHIST SAMPLES_DIR GROUP
+GROUP: frames, signalstats, bad, batch, gpu (see GROUPS at the end).
+
+Clips are made here: raw YUV4MPEG2 files written by this script from numpy
+arrays (so every pixel is known: the reference is numpy), and H.264 files
+made from them by FFmpeg's libx264 or GStreamer's x264enc.  FFmpeg's
+signalstats, through ffprobe, is the reference for what FFmpeg reports on the
+same decoded frames (README, "Agreement with FFmpeg signalstats").  Without
+GStreamer's video support in this lumahist, or without ffmpeg, the test says
+why and exits 77.
+"""
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np
+except ImportError as e:  # pragma: no cover
+    print(f"SKIP: needs python3-numpy ({e})")
+    sys.exit(77)
+
+LUMAHIST = None
+SAMPLES = None
+FAILURES = []
+
+
+def fail(message):
+    FAILURES.append(message)
+    print("FAIL:", message)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+    return condition
+
+
+def run(*args, timeout=120, env=None):
+    proc = subprocess.run([LUMAHIST, *args], capture_output=True, timeout=timeout, env=env)
+    return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8", "replace")
+
+
+def records(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def frames_of(recs, path=None):
+    return [r for r in recs if "frame" in r and (path is None or r["path"] == path)]
+
+
+def summary_of(recs, path=None):
+    s = [r for r in recs if r.get("summary") and (path is None or r["path"] == path)]
+    return s[0] if s else None
+
+
+# --------------------------------------------------------------------------
+# Clips
+
+def write_y4m(path, frames, fps="25:1", chroma="444", full_range=False):
+    """frames: list of uint8 (or uint16 for 10-bit) Y planes; chroma is flat."""
+    h, w = frames[0].shape
+    ten = frames[0].dtype == np.uint16
+    tag = chroma + ("p10" if ten else "")
+    color = " XCOLORRANGE=FULL" if full_range else ""
+    with open(path, "wb") as f:
+        f.write(f"YUV4MPEG2 W{w} H{h} F{fps} Ip A1:1 C{tag}{color}\n".encode())
+        for y in frames:
+            f.write(b"FRAME\n")
+            f.write(y.astype("<u2" if ten else np.uint8).tobytes())
+            if chroma == "mono":
+                continue
+            cw, ch = (w, h) if chroma == "444" else ((w + 1) // 2, (h + 1) // 2)
+            mid = 512 if ten else 128
+            plane = np.full((ch, cw), mid, dtype="<u2" if ten else np.uint8)
+            f.write(plane.tobytes() * 2)
+
+
+def ffmpeg(*args):
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True)
+
+
+def gst_launch(*args):
+    subprocess.run(["gst-launch-1.0", "-q", *args], check=True, capture_output=True)
+
+
+def random_frames(rng, n, h, w, low=0, high=256, dtype=np.uint8):
+    return [rng.integers(low, high, size=(h, w)).astype(dtype) for _ in range(n)]
+
+
+def signalstats(path):
+    """ffprobe's signalstats of every frame: a list of dicts of floats."""
+    movie = path.replace("\\", "\\\\").replace(":", "\\:").replace("'", "\\'")
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", "-f", "lavfi", f"movie='{movie}',signalstats",
+         "-show_entries", "frame=pts_time:frame_tags", "-of", "json"],
+        check=True, capture_output=True).stdout
+    result = []
+    for frame in json.loads(out)["frames"]:
+        tags = {k.rsplit(".", 1)[1]: v for k, v in frame.get("tags", {}).items()}
+        result.append(tags)
+    return result
+
+
+# --------------------------------------------------------------------------
+# Reference statistics of a Y plane (DESIGN.md's definitions)
+
+def nearest_rank(sorted_values, p):
+    n = len(sorted_values)
+    if p == 0:
+        return int(sorted_values[0])
+    rank = math.ceil(p / 100 * n)
+    return int(sorted_values[max(rank, 1) - 1])
+
+
+def check_frame_stats(rec, y, where):
+    values = np.sort(y.ravel())
+    ok = check(rec["min"] == int(values[0]) and rec["max"] == int(values[-1]),
+               f"{where}: min/max {rec['min']}/{rec['max']} != {values[0]}/{values[-1]}")
+    ok &= check(abs(rec["mean"] - float(values.mean())) < 1e-9 * max(1, values.mean()),
+                f"{where}: mean {rec['mean']} != {values.mean()}")
+    for key, value in rec["percentiles"].items():
+        want = nearest_rank(values, float(key))
+        ok &= check(value == want, f"{where}: P{key} {value} != {want}")
+    return ok
+
+
+# --------------------------------------------------------------------------
+# Groups
+
+def group_frames(tmp):
+    rng = np.random.default_rng(15)
+    # Odd size, random pixels, a cut at frame 6, black frames 9-11, frozen 12-14.
+    h, w = 37, 53
+    frames = random_frames(rng, 6, h, w, 40, 90)
+    frames += random_frames(rng, 3, h, w, 150, 250)
+    frames += [np.full((h, w), 16, np.uint8)] * 3
+    still = rng.integers(60, 200, size=(h, w)).astype(np.uint8)
+    frames += [still] * 3
+    clip = os.path.join(tmp, "known.y4m")
+    write_y4m(clip, frames)
+    code, out, err = run("stats", "-p", "0,1,10,50,90,99,100", clip)
+    check(code == 0, f"known.y4m: exit {code}: {err}")
+    recs = records(out)
+    fr = frames_of(recs)
+    check(len(fr) == len(frames), f"known.y4m: {len(fr)} frame records, {len(frames)} frames")
+    for i, (rec, y) in enumerate(zip(fr, frames)):
+        check(rec["frame"] == i, f"frame index {rec['frame']} != {i}")
+        check(abs(rec["pts"] - i / 25) < 1e-6, f"frame {i}: pts {rec['pts']} != {i / 25}")
+        check(abs(rec["duration"] - 0.04) < 1e-6, f"frame {i}: duration {rec['duration']}")
+        check(rec["bit_depth"] == 8 and len(rec["histogram"]) == 256, f"frame {i}: 8-bit")
+        check(rec["range"] == "limited", f"frame {i}: y4m without a range is limited")
+        check_frame_stats(rec, y, f"known.y4m frame {i}")
+        want_diff = None if i == 0 else float(
+            np.abs(y.astype(int) - frames[i - 1].astype(int)).mean())
+        check(want_diff is None and rec["diff"] is None or
+              want_diff is not None and abs(rec["diff"] - want_diff) < 1e-9,
+              f"frame {i}: diff {rec['diff']} != {want_diff}")
+        outside = float(((y < 16) | (y > 235)).mean())
+        check(abs(rec["out_of_legal"] - outside) < 1e-12, f"frame {i}: out_of_legal")
+        check(rec["scene_cut"] == (i in (6, 9, 12)), f"frame {i}: scene_cut {rec['scene_cut']}")
+        check(rec["black"] == (9 <= i <= 11), f"frame {i}: black {rec['black']}")
+        check(rec["frozen"] == (i in (10, 11, 13, 14)), f"frame {i}: frozen {rec['frozen']}")
+    s = summary_of(recs)
+    if check(s is not None, "known.y4m: no summary record"):
+        check(s["frames"] == len(frames) and s["complete"], "summary: frames, complete")
+        check(abs(s["duration"] - len(frames) / 25) < 1e-6, f"summary duration {s['duration']}")
+        check([round(t, 6) for t in s["cuts"]] == [0.24, 0.36, 0.48], f"cuts {s['cuts']}")
+        check([(b["first_frame"], b["frames"]) for b in s["black"]] == [(9, 3)],
+              f"black spans {s['black']}")
+        check([(b["first_frame"], b["frames"]) for b in s["frozen"]] == [(10, 2), (13, 2)],
+              f"frozen spans {s['frozen']}")
+        total = np.concatenate([f.ravel() for f in frames])
+        check(s["histogram"] == np.bincount(total, minlength=256).tolist(), "summary histogram")
+        check(s["frame_stats"]["max"]["max"] == int(total.max()), "summary max of max")
+        means = [float(f.mean()) for f in frames]
+        check(abs(s["frame_stats"]["mean"]["mean"] - np.mean(means)) < 1e-9, "mean of means")
+
+    # Sampling and cutting.
+    code, out, _ = run("stats", "--no-histogram", "--every", "4", clip)
+    check([r["frame"] for r in frames_of(records(out))] == [0, 4, 8, 12],
+          "--every 4 keeps frames 0, 4, 8, 12")
+    code, out, _ = run("stats", "--no-histogram", "--fps", "10", clip)
+    picked = [r["frame"] for r in frames_of(records(out))]
+    check(picked == [0, 3, 5, 8, 10, 13], f"--fps 10 of 25: frames {picked}")
+    code, out, _ = run("stats", "--no-histogram", "--start", "0.2", "--duration", "0.2", clip)
+    picked = [round(r["pts"], 6) for r in frames_of(records(out))]
+    check(picked == [0.2, 0.24, 0.28, 0.32, 0.36], f"--start 0.2 --duration 0.2: pts {picked}")
+    code, _, err = run("stats", "--every", "0", clip)
+    check(code == 2 and "--every" in err, "--every 0 is a usage error")
+
+    # Full range from the stream's colorimetry; --range overrides it.
+    full = os.path.join(tmp, "full.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "3", "-c:v", "libx264",
+           "-pix_fmt", "yuvj420p", full)
+    _, out, _ = run("stats", "--no-histogram", full)
+    check(frames_of(records(out))[0]["range"] == "full", "a full-range H.264 stream is full")
+    _, out, _ = run("stats", "--no-histogram", "--range", "limited", full)
+    check(frames_of(records(out))[0]["range"] == "limited", "--range overrides the stream")
+
+    # 10 bits: raw, then H.264 High 10 through x264enc.
+    frames10 = random_frames(rng, 4, 24, 32, 64, 941, np.uint16)
+    raw10 = os.path.join(tmp, "ten.y4m")
+    write_y4m(raw10, frames10, chroma="420")
+    # GStreamer 1.22's y4mdec reads 8 bits only: lossless FFV1 carries them.
+    clip10 = os.path.join(tmp, "ten-ffv1.mkv")
+    ffmpeg("-i", raw10, "-c:v", "ffv1", clip10)
+    _, out, err = run("stats", clip10)
+    fr = frames_of(records(out))
+    check(len(fr) == 4, f"ten.y4m: {len(fr)} frames: {err}")
+    for i, (rec, y) in enumerate(zip(fr, frames10)):
+        check(rec["bit_depth"] == 10 and len(rec["histogram"]) == 1024, f"10-bit frame {i}")
+        check_frame_stats(rec, y, f"ten.y4m frame {i}")
+    h264_10 = os.path.join(tmp, "ten.mkv")
+    gst_launch("videotestsrc", "num-buffers=12", "pattern=smpte",
+               "!", "video/x-raw,format=I420_10LE,width=96,height=64,framerate=30/1",
+               "!", "x264enc", "key-int-max=5", "!", "h264parse", "!", "matroskamux",
+               "!", "filesink", f"location={h264_10}")
+    _, out, err = run("stats", "--no-histogram", h264_10)
+    fr = frames_of(records(out))
+    check(len(fr) == 12 and all(r["bit_depth"] == 10 for r in fr), f"ten.mkv: 12 frames at 10 bits")
+    check([r["keyframe"] for r in fr] == [i % 5 == 0 for i in range(12)],
+          f"ten.mkv keyframes {[r['keyframe'] for r in fr]}")
+    check(all(abs(r["pts"] - i / 30) < 1e-3 for i, r in enumerate(fr)), "ten.mkv pts at 30 fps")
+
+    # Variable frame rate: the timestamps are the file's.
+    vfr = os.path.join(tmp, "vfr.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-frames:v", "12",
+           "-vf", "setpts='if(lt(N,6),N*0.04,0.24+(N-6)*0.1)/TB'", "-fps_mode", "vfr",
+           "-c:v", "libx264", "-pix_fmt", "yuv420p", vfr)
+    _, out, err = run("stats", "--no-histogram", vfr)
+    pts = [round(r["pts"], 3) for r in frames_of(records(out))]
+    probed = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries",
+                             "frame=pts_time", "-of", "csv=p=0", vfr],
+                            check=True, capture_output=True).stdout.decode().split()
+    want = [round(float(t.strip(",")), 3) for t in probed]
+    steps = {round(b - a, 3) for a, b in zip(pts, pts[1:])}
+    check(pts == want and len(steps) > 1, f"vfr.mkv pts {pts} != ffprobe's {want}")
+
+
+def compare_signalstats(path, expect_p10_equal=True):
+    """Every frame: our fields against FFmpeg's, as the README states them."""
+    code, out, err = run("stats", "--no-histogram", "-p", "10,90", path)
+    ours = frames_of(records(out))
+    theirs = signalstats(path)
+    if not check(code == 0 and len(ours) == len(theirs) and ours,
+                 f"{path}: {len(ours)} frames here, {len(theirs)} by ffprobe ({err.strip()})"):
+        return
+    name = os.path.basename(path)
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        where = f"{name} frame {i}"
+        check(a["min"] == int(b["YMIN"]), f"{where}: min {a['min']} != YMIN {b['YMIN']}")
+        check(a["max"] == int(b["YMAX"]), f"{where}: max {a['max']} != YMAX {b['YMAX']}")
+        check("%g" % a["mean"] == b["YAVG"], f"{where}: mean {a['mean']:g} != YAVG {b['YAVG']}")
+        check(a["signalstats_low"] == int(b["YLOW"]), f"{where}: signalstats_low != YLOW")
+        check(a["signalstats_high"] == int(b["YHIGH"]), f"{where}: signalstats_high != YHIGH")
+        n = a["count"]
+        same_rank = math.ceil(n * 10 / 100) == round(n * 10 / 100)
+        if same_rank:
+            check(a["percentiles"]["10"] == int(b["YLOW"]), f"{where}: P10 != YLOW")
+        if math.ceil(n * 90 / 100) == round(n * 90 / 100):
+            check(a["percentiles"]["90"] == int(b["YHIGH"]), f"{where}: P90 != YHIGH")
+        if i == 0:
+            check(a["diff"] is None and float(b["YDIF"]) == 0, f"{where}: first frame's diff")
+        else:
+            check("%g" % a["diff"] == b["YDIF"], f"{where}: diff {a['diff']:g} != YDIF {b['YDIF']}")
+    return ours
+
+
+def group_signalstats(tmp):
+    rng = np.random.default_rng(3)
+    # Raw clips: 13 x 7 = 91 pixels, where FFmpeg's 10 % rank lrint(9.1) = 9 is
+    # not the nearest rank ceil(9.1) = 10: P10 and YLOW differ there, and
+    # signalstats_low is YLOW.
+    odd = os.path.join(tmp, "odd.y4m")
+    write_y4m(odd, random_frames(rng, 5, 7, 13))
+    ours = compare_signalstats(odd)
+    if ours:
+        differ = sum(r["percentiles"]["10"] != r["signalstats_low"] for r in ours)
+        print(f"odd.y4m: P10 differs from YLOW on {differ} of {len(ours)} frames")
+    even = os.path.join(tmp, "even.y4m")
+    write_y4m(even, random_frames(rng, 6, 48, 64, 10, 245), chroma="420")
+    compare_signalstats(even)
+    # H.264 from FFmpeg and from GStreamer: both decoders are libavcodec's.
+    x264 = os.path.join(tmp, "x264.mp4")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-frames:v", "40",
+           "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p", x264)
+    compare_signalstats(x264)
+    gst = os.path.join(tmp, "gst.mkv")
+    gst_launch("videotestsrc", "num-buffers=30", "pattern=ball", "!",
+               "video/x-raw,format=I420,width=176,height=144,framerate=25/1", "!",
+               "x264enc", "!", "h264parse", "!", "matroskamux", "!", "filesink",
+               f"location={gst}")
+    compare_signalstats(gst)
+    ten = os.path.join(tmp, "ten.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=128x96:rate=25", "-frames:v", "10",
+           "-c:v", "libx264", "-pix_fmt", "yuv420p10le", ten)
+    ours = compare_signalstats(ten)
+    check(ours and ours[0]["bit_depth"] == 10, "yuv420p10le H.264 reports bit_depth 10")
+    # The photographs of samples/ turned into a clip (and into H.264).
+    photos = sorted(f for f in os.listdir(SAMPLES) if f.endswith(".jpg"))
+    listing = os.path.join(tmp, "photos.txt")
+    with open(listing, "w") as f:
+        for p in photos:
+            f.write(f"file '{os.path.abspath(os.path.join(SAMPLES, p))}'\nduration 0.04\n")
+    photos_clip = os.path.join(tmp, "photos.mkv")
+    ffmpeg("-f", "concat", "-safe", "0", "-i", listing, "-vf",
+           "scale=640:360:force_original_aspect_ratio=decrease,pad=640:360:(ow-iw)/2:(oh-ih)/2",
+           "-fps_mode", "passthrough", "-c:v", "libx264", "-pix_fmt", "yuv420p", photos_clip)
+    ours = compare_signalstats(photos_clip)
+    check(ours and len(ours) == len(photos), f"photos.mkv: one frame per photograph")
+
+
+def group_bad(tmp):
+    good = os.path.join(tmp, "good.mkv")
+    gst_launch("videotestsrc", "num-buffers=100", "pattern=smpte", "!",
+               "video/x-raw,format=I420,width=160,height=120,framerate=25/1", "!",
+               "x264enc", "key-int-max=10", "!", "h264parse", "!", "matroskamux", "!",
+               "filesink", f"location={good}")
+    data = open(good, "rb").read()
+    cases = {}
+    truncated = os.path.join(tmp, "truncated.mkv")
+    open(truncated, "wb").write(data[:len(data) // 2])
+    cases[truncated] = "truncated"
+    corrupt = os.path.join(tmp, "corrupt.mp4")
+    ffmpeg("-i", good, "-c", "copy", os.path.join(tmp, "good.mp4"))
+    d = bytearray(open(os.path.join(tmp, "good.mp4"), "rb").read())
+    for i in range(3000, len(d) - 4000, 97):
+        d[i] ^= 0xFF
+    open(corrupt, "wb").write(d)
+    cases[corrupt] = "damaged"
+    audio = os.path.join(tmp, "audio-only.mkv")
+    ffmpeg("-f", "lavfi", "-i", "sine=duration=1", "-c:a", "libvorbis", audio)
+    cases[audio] = "no video stream"
+    junk = os.path.join(tmp, "junk.mp4")
+    open(junk, "wb").write(b"this is not a video at all" * 10)
+    cases[junk] = "not a video file"
+    for path, words in cases.items():
+        out_file = os.path.join(tmp, "out.jsonl")
+        code, out, err = run("stats", "--no-histogram", "-o", out_file, path)
+        lines = [l for l in err.splitlines() if l.startswith("lumahist:")]
+        name = os.path.basename(path)
+        check(code == 1, f"{name}: exit {code}, expected 1")
+        check(len(lines) == 1 and words in lines[0], f"{name}: message {lines!r} lacks {words!r}")
+        recs = records(open(out_file).read())
+        if words in ("truncated", "damaged"):
+            s = summary_of(recs)
+            check(s and not s["complete"] and words in s["error"] and
+                  s["frames"] == len(frames_of(recs)) > 0,
+                  f"{name}: frames before the damage kept, summary marked")
+        else:
+            check(recs == [], f"{name}: no records")
+    # No decoder for the stream: H.264's decoder ranked out of use.
+    env = dict(os.environ, GST_PLUGIN_FEATURE_RANK="avdec_h264:NONE,nvh264dec:NONE,"
+               "nvh264sldec:NONE,vah264dec:NONE,openh264dec:NONE")
+    code, _, err = run("stats", good, env=env)
+    check(code == 1 and "no GStreamer decoder" in err and len(err.strip().splitlines()) == 1,
+          f"no decoder: exit {code}, {err!r}")
+    # A stuck source (a pipe that stops writing) is given up after the timeout.
+    fifo = os.path.join(tmp, "stuck.mkv")
+    os.mkfifo(fifo)
+    y4m = os.path.join(tmp, "raw.y4m")
+    # Enough bytes for GStreamer's type finding, which reads ahead; FFV1, a
+    # codec without delay, so that every frame is out before the stall.
+    write_y4m(y4m, random_frames(np.random.default_rng(1), 10, 64, 64))
+    raw = os.path.join(tmp, "raw.mkv")
+    ffmpeg("-i", y4m, "-c:v", "ffv1", raw)
+    # The shell opens the pipe (which waits for its reader) and holds it open.
+    writer = subprocess.Popen(["sh", "-c", f"(cat '{raw}'; sleep 30) > '{fifo}'"],
+                              start_new_session=True)
+    start = time.monotonic()
+    try:
+        code, out, err = run("stats", "--no-histogram", "--video-timeout", "2", fifo, timeout=60)
+    finally:
+        os.killpg(writer.pid, signal.SIGKILL)
+        writer.wait()
+    took = time.monotonic() - start
+    check(code == 1 and "stuck" in err and took < 20, f"stuck pipe: exit {code} after {took:.1f} s: {err}")
+    recs = records(out)
+    kept = frames_of(recs)
+    # The demuxer holds the last block until the next one begins.
+    check(len(kept) >= 8 and summary_of(recs) and not summary_of(recs)["complete"],
+          f"stuck pipe: the frames before are kept ({len(kept)} of 10), the summary marked")
+
+
+def group_batch(tmp):
+    folder = os.path.join(tmp, "mixed")
+    os.makedirs(os.path.join(folder, "sub"))
+    shutil.copy(os.path.join(SAMPLES, "camera-gray.png"), os.path.join(folder, "a.png"))
+    rng = np.random.default_rng(7)
+    write_y4m(os.path.join(folder, "b.y4m"), random_frames(rng, 7, 20, 30))
+    shutil.copy(os.path.join(SAMPLES, "sky-high-key.jpg"), os.path.join(folder, "c.jpg"))
+    write_y4m(os.path.join(folder, "sub", "d.y4m"), random_frames(rng, 5, 10, 12))
+    # A video whose name says nothing: found by its content when named.
+    write_y4m(os.path.join(tmp, "noname.dat"), random_frames(rng, 2, 8, 8))
+    code, out, err = run("stats", "--decoder", "cpu", folder, os.path.join(tmp, "noname.dat"))
+    check(code == 0, f"mixed folder: exit {code}: {err}")
+    recs = records(out)
+    order = []
+    for r in recs:
+        if not order or order[-1] != os.path.basename(r["path"]):
+            order.append(os.path.basename(r["path"]))
+    check(order == ["a.png", "b.y4m", "c.jpg", "d.y4m", "noname.dat"], f"record order {order}")
+    check(len(frames_of(recs)) == 14 and len([r for r in recs if r.get("summary")]) == 3,
+          "mixed folder: 14 frame records and 3 summaries")
+    # CSV: the video columns, the same count on every line.
+    code, out, _ = run("stats", "-f", "csv", "--no-histogram", folder)
+    rows = out.splitlines()
+    check("frame" in rows[0].split(",") and len({r.count(",") for r in rows}) == 1,
+          "csv: video columns and a constant column count")
+    # Shards cover every file once.
+    seen = []
+    for i in range(3):
+        _, out, _ = run("stats", "--no-histogram", "--shard", f"{i}/3", folder)
+        seen += sorted({r["path"] for r in records(out)})
+    check(sorted(seen) == sorted({r["path"] for r in recs if r["path"].startswith(folder)}),
+          f"shards: {seen}")
+    # --skip-existing after an interrupted run: the half-written video is done again.
+    full = os.path.join(tmp, "full.jsonl")
+    run("stats", "-o", full, folder)
+    whole = open(full).read()
+    lines = whole.splitlines(keepends=True)
+    part = os.path.join(tmp, "part.jsonl")
+    cut = 1 + 3  # a.png and three frames of b.y4m
+    open(part, "w").write("".join(lines[:cut]) + lines[cut][:20])
+    code, _, err = run("stats", "--skip-existing", "-o", part, folder)
+    check(code == 0 and open(part).read() == whole, f"--skip-existing: exit {code} {err}")
+    # merge sums a video by its summary, not its frames again.
+    code, out, err = run("merge", full)
+    total = [r for r in records(out) if r.get("dataset")]
+    check(code in (0, 1) and total, f"merge: {err}")
+
+
+def group_gpu(tmp):
+    """NVDEC: frames in CUDA memory, analysed in place, give the numbers of
+    the same frames analysed on the CPU from system memory."""
+    clip = os.path.join(os.path.dirname(SAMPLES), "tests", "data", "ball-640x360.mp4")
+    if subprocess.run(["gst-inspect-1.0", "nvh264dec"], capture_output=True).returncode != 0:
+        print("SKIP: no nvh264dec (GStreamer's nvcodec with a usable NVIDIA GPU)")
+        sys.exit(77)
+    code, cuda_out, err = run("stats", "--backend", "cuda", "--verbose", clip)
+    if code != 0 and "cuda backend" in err:
+        print(f"SKIP: the CUDA backend is not usable here: {err.strip()}")
+        sys.exit(77)
+    check(code == 0, f"--backend cuda: exit {code}: {err}")
+    check("in CUDA memory" in err, f"NVDEC's frames did not stay in CUDA memory: {err}")
+    code, cpu_out, err = run("stats", "--backend", "cpu", clip)
+    check(code == 0, f"--backend cpu: exit {code}: {err}")
+    on_gpu, on_cpu = frames_of(records(cuda_out)), frames_of(records(cpu_out))
+    check(len(on_gpu) == len(on_cpu) > 0, f"{len(on_gpu)} frames on the GPU, {len(on_cpu)} on the CPU")
+    check(all(r["decoder"] == "nvh264dec" and r["backend"] == "cuda" for r in on_gpu),
+          f"GPU frames: decoder {on_gpu[0]['decoder']}, backend {on_gpu[0]['backend']}")
+    for a, b in zip(on_gpu, on_cpu):
+        for key in a:
+            if key not in ("backend", "decoder"):
+                check(a[key] == b[key], f"frame {a['frame']}: {key} differs between CUDA and CPU")
+
+
+GROUPS = {
+    "gpu": group_gpu,
+    "frames": group_frames,
+    "signalstats": group_signalstats,
+    "bad": group_bad,
+    "batch": group_batch,
+}
+
+
+def main():
+    global LUMAHIST, SAMPLES
+    LUMAHIST, SAMPLES, group = sys.argv[1], sys.argv[2], sys.argv[3]
+    if not shutil.which("gst-launch-1.0") or (group != "gpu" and not shutil.which("ffmpeg")):
+        print("SKIP: needs gst-launch-1.0 and ffmpeg (build-aux/install-deps.sh)")
+        return 77
+    probe = tempfile.NamedTemporaryFile(suffix=".y4m", delete=False)
+    probe.close()
+    write_y4m(probe.name, [np.zeros((2, 2), np.uint8)])
+    _, _, err = run("stats", probe.name)
+    os.unlink(probe.name)
+    if "built without GStreamer" in err:
+        print("SKIP: this lumahist was built without GStreamer")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        GROUPS[group](tmp)
+    if FAILURES:
+        print(f"{len(FAILURES)} failures")
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
