@@ -400,6 +400,15 @@ int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
       LhnjImage destination = destination_of(job);
       int nj_status = d->nj->Decode(d->hybrid, d->hybrid_state, job->encoded->data,
                                     job->encoded->size, LHNJ_OUTPUT_Y, &destination, d->stream);
+      /* The state's buffers serve the next file: its decoding waits for
+       * this one's device work.  Without the wait, a progressive gray file
+       * decoded on the hybrid backend among others in a batch once came out
+       * 1.09 code values off in mean on an H100 (cli-decoder-gpu; the same
+       * file alone, in nvjpeg-compare, was right); nvJPEG's documentation
+       * does not say whether nvjpegDecode may reuse the state before the
+       * work it queued has run. */
+      if (nj_status == LHNJ_STATUS_SUCCESS && cudaStreamSynchronize(d->stream) != cudaSuccess)
+        nj_status = LHNJ_STATUS_EXECUTION_FAILED;
       if (nj_status == LHNJ_STATUS_SUCCESS) {
         job->status = 0;
         job->decoder = LHIO_DECODER_NVJPEG_GPU;

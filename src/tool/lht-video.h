@@ -29,13 +29,18 @@ struct LhtVideoArgs {
   double duration_s; /* --duration; 0 to the end */
   double timeout_s;  /* --video-timeout */
   double cut_threshold;
+  char *memory_name; /* --video-memory system|cuda, as given */
+  bool cuda_memory;  /* --video-memory cuda: NVDEC frames stay in CUDA memory */
 };
 
 void lht_video_args_init(LhtVideoArgs *args);
-/* Adds --every, --fps, --start, --duration, --video-timeout, --cut-threshold. */
+/* Adds --every, --fps, --start, --duration, --video-timeout, --cut-threshold,
+ * --video-memory. */
 void lht_video_add_options(GOptionContext *context, LhtVideoArgs *args);
 /* Checks them; a usage error reported (with `command --help`) gives false. */
-bool lht_video_args_check(const LhtVideoArgs *args, const char *command);
+bool lht_video_args_check(LhtVideoArgs *args, const char *command);
+/* Frees what parsing the options allocated. */
+void lht_video_args_clear(LhtVideoArgs *args);
 
 /* Everything `stats` on a video needs besides the file. */
 typedef struct {

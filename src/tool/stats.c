@@ -222,6 +222,7 @@ int lht_stats_main(int argc, char **argv)
       !lht_batch_args_check(&batch, "lumahist stats") ||
       !lht_video_args_check(&video, "lumahist stats")) {
     lht_batch_args_clear(&batch);
+    lht_video_args_clear(&video);
     stats_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
@@ -243,6 +244,7 @@ int lht_stats_main(int argc, char **argv)
   lht_walk_include_videos(true);
   status = lht_batch_stats(&batch, &job);
   lht_batch_args_clear(&batch);
+  lht_video_args_clear(&video);
   stats_args_clear(&args);
   return status;
 }

@@ -514,6 +514,14 @@ GST_START_TEST(test_cuda_equalize_overlay)
       "YUY2", "UYVY", "I422_10LE", "NV24", "P012_LE", "YV12"};
 
   for (guint i = 0; i < G_N_ELEMENTS(rewrite_formats); i++) {
+    /* The first five every cudaupload makes; GStreamer 1.22's makes no NV24
+     * (measured on the H100: not negotiated). */
+    if (!cudaupload_makes(rewrite_formats[i])) {
+      fail_if(i < 5, "cudaupload does not make %s", rewrite_formats[i]);
+      g_print("NOTE: cudaupload does not make %s: its rewrite in CUDA memory not checked\n",
+              rewrite_formats[i]);
+      continue;
+    }
     for (guint b = 0; b < 2; b++) {
       const gchar *backend = b ? "cuda" : "cpu";
       run_rewrite(rewrite_formats[i], backend, 1, FALSE, FALSE);

@@ -180,7 +180,10 @@ static const LhFormat all_formats[] = {
     LH_FORMAT_P012,
     LH_FORMAT_P016,
     /* R'G'B' 10 and 16 bits */
-    LH_FORMAT_RGB10A2_LE, LH_FORMAT_BGR10A2_LE, LH_FORMAT_R210, LH_FORMAT_BGRA16,
+    LH_FORMAT_RGB10A2_LE,
+    LH_FORMAT_BGR10A2_LE,
+    LH_FORMAT_R210,
+    LH_FORMAT_BGRA16,
 };
 
 typedef struct {
@@ -214,9 +217,12 @@ static void test_equalize(void)
         LhFormat format = all_formats[f];
         const Shape *sh = &shapes[s];
         const bool variable_depth = format == LH_FORMAT_GRAY16 || format == LH_FORMAT_GRAY16_BE ||
-                                    format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16;
+                                    format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16 ||
+                                    format == LH_FORMAT_BGRA16;
         int depth = variable_depth ? (int[]){16, 12, 10, 9}[(s + m) % 4] : 0;
-        size_t offset = gen_sample_bytes(format) == 2 ? sh->offset & ~(size_t)1 : sh->offset;
+        /* samples at addresses of their own size, as lh_frame_init asks */
+        const size_t sample = (size_t)gen_sample_bytes(format);
+        size_t offset = sh->offset / sample * sample;
         size_t extra = sh->extra_stride;
         if (gen_chroma_planes(format) == 1 && sh->width % 2)
           extra += 4;
