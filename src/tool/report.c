@@ -11,11 +11,15 @@
  *   too bright     median > bright_above        (--bright-above, default 0.75)
  *   low contrast   P95 - P5 < low_contrast_below (--low-contrast-below, default 0.3)
  * The charts fold 16-bit histograms to 256 bins; they are pictures, the
- * records hold the exact numbers. */
+ * records hold the exact numbers.
+ *
+ * Videos analysed by `stats` also get their own sections over time, drawn by
+ * video-report.c (lht_report_videos()), before the images'. */
 #include <math.h>
 #include <string.h>
 
 #include "lht-batch.h"
+#include "lht-video-report.h"
 
 #define MINI_BINS 32
 #define BAND_COLUMNS 600 /* at most, in the percentile band chart */
@@ -49,6 +53,7 @@ struct LhtReport {
   guint64 folded[256];
   LhStats stats; /* scratch */
   bool failed;
+  LhtVideoReport *videos; /* created when a video is first added */
 };
 
 static void entry_clear(gpointer data)
@@ -77,7 +82,15 @@ void lht_report_free(LhtReport *r)
     return;
   g_array_free(r->entries, TRUE);
   lh_stats_clear(&r->stats);
+  lht_video_report_free(r->videos);
   g_free(r);
+}
+
+LhtVideoReport *lht_report_videos(LhtReport *r)
+{
+  if (!r->videos)
+    r->videos = lht_video_report_new();
+  return r->videos;
 }
 
 void lht_report_add(LhtReport *r, const char *path, int width, int height, int bit_depth,
@@ -488,6 +501,8 @@ bool lht_report_write(LhtReport *r, const char *filename)
                          "</section>\n",
                          n, flagged, dark, r->thresholds.dark_below, bright,
                          r->thresholds.bright_above, low, r->thresholds.low_contrast_below);
+  if (r->videos)
+    lht_video_report_append_html(r->videos, out);
 
   g_string_append(out, "<section><h2>Dataset histogram</h2>\n"
                        "<div class=\"controls\"><label><input type=\"checkbox\" id=\"logscale\">"
