@@ -1061,6 +1061,10 @@ def group_report_video(tmp):
             level = np.asarray(img, dtype=np.float64).mean()
             check(in_black == (level < 24),
                   f"{name}: thumbnail at {t} s has mean {level:.1f} (in a black span: {in_black})")
+        if rec["black"]:
+            # Evenly spaced over 113 frames, one falls in the 25 black ones.
+            check(any(s["start"] <= t < s["end"] for t in times for s in rec["black"]),
+                  f"{name}: no thumbnail in the black span: {times}")
         # Every frame a point, or LHT_VIDEO_REPORT_MAX_POINTS and a note.
         points = len(re.findall(r"[ML]", sec["median"] or ""))
         decimated = any("drawn as" in "".join(n) for n in sec["notes"])
