@@ -35,8 +35,7 @@ typedef struct {
   const char *decoder;
   double mean_min, mean_mean, mean_max; /* of the frame means, code values */
   double flicker_max;
-  const double *cuts; /* pts of each scene cut */
-  guint n_cuts;
+  guint n_cuts; /* scene cuts (the report draws them from the frames' flags) */
   const LhtVideoSpan *black;
   guint n_black;
   const LhtVideoSpan *frozen;

@@ -27,17 +27,13 @@
 static const double drawn_percentiles[] = {1, 10, 50, 90, 99};
 enum { Q1, Q10, Q50, Q90, Q99, N_DRAWN };
 
-enum {
-  SAMPLE_BLACK = 1,
-  SAMPLE_FROZEN = 2,
-};
-
 typedef struct {
   double pts;
   uint64_t frame;
   float q[N_DRAWN];
   float clipped_low, clipped_high, out_of_legal; /* fractions */
   float diff;                                    /* code values; NAN for the first */
+  bool scene_cut;
 } Sample;
 
 typedef struct {
@@ -58,7 +54,6 @@ typedef struct {
   LhtVideoSummary summary; /* its pointers point at the copies below */
   char *decoder;
   char *error;
-  GArray *cuts;   /* of double */
   GArray *black;  /* of LhtVideoSpan */
   GArray *frozen; /* of LhtVideoSpan */
 } Section;
@@ -87,8 +82,6 @@ static void section_free(gpointer data)
   g_ptr_array_free(s->thumbs, TRUE);
   g_free(s->decoder);
   g_free(s->error);
-  if (s->cuts)
-    g_array_free(s->cuts, TRUE);
   if (s->black)
     g_array_free(s->black, TRUE);
   if (s->frozen)
@@ -274,6 +267,7 @@ void lht_video_report_frame(LhtVideoReport *r, const LhtFrameFields *fields, con
       .clipped_high = (float)stats->clipped_high,
       .out_of_legal = (float)fields->out_of_legal,
       .diff = (float)fields->diff,
+      .scene_cut = fields->scene_cut,
   };
   r->options.matrix = stats->matrix;
   r->options.range = stats->range;
@@ -309,12 +303,10 @@ void lht_video_report_end(LhtVideoReport *r, const LhtVideoSummary *summary)
   s->summary = *summary;
   s->decoder = g_strdup(summary->decoder ? summary->decoder : "");
   s->error = g_strdup(summary->error);
-  s->cuts = copy_array(summary->cuts, summary->n_cuts, sizeof(double));
   s->black = copy_array(summary->black, summary->n_black, sizeof(LhtVideoSpan));
   s->frozen = copy_array(summary->frozen, summary->n_frozen, sizeof(LhtVideoSpan));
   s->summary.decoder = s->decoder;
   s->summary.error = s->error;
-  s->summary.cuts = (const double *)(void *)s->cuts->data;
   s->summary.black = (const LhtVideoSpan *)(void *)s->black->data;
   s->summary.frozen = (const LhtVideoSpan *)(void *)s->frozen->data;
   g_ptr_array_add(r->sections, s);
@@ -525,12 +517,14 @@ static void plot_band(GString *out, const Plot *p, const double *low, const doub
   g_string_append(out, any ? "Z\"/>\n" : "\"/>\n");
 }
 
-static void plot_spans(GString *out, const Plot *p, const GArray *spans, const char *class_name,
-                       const char *fill, const char *what)
+/* Spans at their times, or at their frames when the video has no times. */
+static void plot_spans(GString *out, const Plot *p, const GArray *spans, bool timed,
+                       const char *class_name, const char *fill, const char *what)
 {
   for (guint i = 0; i < spans->len; i++) {
     const LhtVideoSpan *span = &g_array_index(spans, LhtVideoSpan, i);
-    double x0 = plot_x(p, span->start), x1 = plot_x(p, span->end);
+    double x0 = plot_x(p, timed ? span->start : (double)span->first_frame);
+    double x1 = plot_x(p, timed ? span->end : (double)(span->first_frame + span->frames));
     g_string_append_printf(out,
                            "<rect class=\"%s\" x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"%.0f\" "
                            "fill=\"%s\"><title>%s %.3f&ndash;%.3f s (%" G_GUINT64_FORMAT
@@ -624,10 +618,8 @@ static void append_section(const Section *s, guint number, GString *out)
   plot_band(out, &luma, d.q[Q1], d.q[Q99], "#c9d7ef");
   plot_band(out, &luma, d.q[Q10], d.q[Q90], "#7f9fd6");
   plot_line(out, &luma, d.q[Q50], "#d9822b", "class=\"median\" ");
-  if (timed) {
-    plot_spans(out, &luma, s->black, "span-black", "rgba(29,35,48,0.3)", "black");
-    plot_spans(out, &luma, s->frozen, "span-frozen", "rgba(74,144,226,0.3)", "frozen");
-  }
+  plot_spans(out, &luma, s->black, timed, "span-black", "rgba(29,35,48,0.3)", "black");
+  plot_spans(out, &luma, s->frozen, timed, "span-frozen", "rgba(74,144,226,0.3)", "frozen");
   g_string_append(out, "</svg>\n");
   const char *luma_items[] = {"#c9d7ef",
                               "P1&ndash;P99",
@@ -670,16 +662,25 @@ static void append_section(const Section *s, guint number, GString *out)
   double diff_max = series_max(d.diff, d.n);
   Plot diff = {&d, 140, 0, MAX(1.0, ceil(diff_max * 1.1))};
   plot_open(out, &diff, "diff-chart", "frame differences and scene cuts over time", "", timed);
-  if (timed)
-    for (guint i = 0; i < s->cuts->len; i++) {
-      double t = g_array_index(s->cuts, double, i), x = plot_x(&diff, t);
-      g_string_append_printf(out,
-                             "<g class=\"cut\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" "
-                             "y2=\"%.0f\" stroke=\"#c0392b\" stroke-width=\"1.5\"/>"
-                             "<path d=\"M%.1f 0l-5 -7h10z\" fill=\"#c0392b\"/>"
-                             "<title>scene cut at %.3f s</title></g>\n",
-                             x, x, diff.height, x, t);
-    }
+  /* The cuts from the frames' flags (the summary's list is of their pts,
+   * which a video without times lacks), never decimated. */
+  for (guint i = 0; i < n; i++) {
+    const Sample *e = &g_array_index(s->samples, Sample, i);
+    if (!e->scene_cut)
+      continue;
+    double x = plot_x(&diff, x_of(s, e));
+    g_string_append_printf(out,
+                           "<g class=\"cut\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" "
+                           "y2=\"%.0f\" stroke=\"#c0392b\" stroke-width=\"1.5\"/>"
+                           "<path d=\"M%.1f 0l-5 -7h10z\" fill=\"#c0392b\"/>"
+                           "<title>scene cut at ",
+                           x, x, diff.height, x);
+    if (timed)
+      g_string_append_printf(out, "%.3f s", e->pts);
+    else
+      g_string_append_printf(out, "frame %" G_GUINT64_FORMAT, e->frame);
+    g_string_append(out, "</title></g>\n");
+  }
   plot_line(out, &diff, d.diff, "#2f4f86", "");
   g_string_append(out, "</svg>\n");
   const char *diff_items[] = {"#2f4f86", "mean |Y &minus; previous Y|, code values", "#c0392b",

@@ -617,7 +617,6 @@ static void report_summary(LhtVideoStats *v, const char *decoder, const char *er
       .mean_mean = mean->n ? mean->sum / (double)mean->n : NAN,
       .mean_max = mean->n ? mean->max : NAN,
       .flicker_max = flicker->n ? flicker->max : NAN,
-      .cuts = (const double *)(void *)v->cuts->data,
       .n_cuts = v->cuts->len,
       .black = (const Span *)(void *)v->black->data,
       .n_black = v->black->len,

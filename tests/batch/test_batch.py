@@ -926,9 +926,10 @@ class ReportPage(html.parser.HTMLParser):
             self._text.append(data)
 
 
-def make_clip(path, parts, size="160x90", rate=25):
-    """An H.264 mp4 by ffmpeg: lavfi sources of (source, seconds) one after
-    the other, so that each join is a scene cut."""
+def make_clip(path, parts, size="160x90", rate=25,
+              codec=("-c:v", "libx264", "-pix_fmt", "yuv420p")):
+    """A clip by ffmpeg (H.264 by default): lavfi sources of (source, seconds)
+    one after the other, so that each join is a scene cut."""
     args, chains = [], []
     for i, (source, seconds) in enumerate(parts):
         joint = ":" if "=" in source else "="
@@ -937,7 +938,7 @@ def make_clip(path, parts, size="160x90", rate=25):
     joined = "".join(f"[v{i}]" for i in range(len(parts)))
     graph = ";".join(chains) + f";{joined}concat=n={len(parts)}[out]"
     subprocess.run(["ffmpeg", "-v", "error", "-y", *args, "-filter_complex", graph,
-                    "-map", "[out]", "-c:v", "libx264", "-pix_fmt", "yuv420p", path],
+                    "-map", "[out]", *codec, path],
                    check=True)
 
 
@@ -960,6 +961,10 @@ def group_report_video(tmp):
     # 2400 frames: decimated to 2000 points per series.
     make_clip(os.path.join(folder, "b-long.mp4"),
               [("testsrc", 12), ("smptebars", 12)], size="48x32", rate=100)
+    # 10-bit: its thumbnails are shifted down to 8 bits.
+    make_clip(os.path.join(folder, "e-10bit.mkv"),
+              [("testsrc2", 1.2), ("color=c=black", 0.8)], size="90x64",
+              codec=("-c:v", "ffv1", "-pix_fmt", "yuv420p10le"))
     rng = np.random.default_rng(5)
     photos = photographs()
     make_image(os.path.join(folder, "c.png"), photos[0], (120, 90), "png-rgb", rng)
@@ -970,9 +975,11 @@ def group_report_video(tmp):
         skip("this lumahist was built without GStreamer")
     plain = run("stats", folder)
     check(plain.returncode == 0, f"stats on the videos: {text(plain.stderr)}")
-    summaries = {r["path"]: r for r in map(json.loads, text(plain.stdout).splitlines())
-                 if r.get("summary")}
-    check(len(summaries) == 2, f"{len(summaries)} summary records, not 2")
+    recs = [json.loads(line) for line in text(plain.stdout).splitlines()]
+    summaries = {r["path"]: r for r in recs if r.get("summary")}
+    check(len(summaries) == 3, f"{len(summaries)} summary records, not 3")
+    frame_means = {(r["path"], round(r["pts"], 2)): r["mean"] / 2 ** (r["bit_depth"] - 8)
+                   for r in recs if "frame" in r and not r.get("summary")}
 
     report = os.path.join(tmp, "videos.html")
     jsonl = os.path.join(tmp, "videos.jsonl")
@@ -988,7 +995,7 @@ def group_report_video(tmp):
     check("default-src 'none'" in html_text and "img-src data:" in html_text,
           "the report does not forbid fetching")
     size = os.path.getsize(report)
-    print(f"report of 2 videos ({sum(s['frames'] for s in summaries.values())} frames) "
+    print(f"report of 3 videos ({sum(s['frames'] for s in summaries.values())} frames) "
           f"and 2 images: {size} bytes")
     check(size < 1_500_000, f"the report is {size} bytes")
 
@@ -1001,7 +1008,7 @@ def group_report_video(tmp):
     page.feed(text(dom.stdout))
 
     # The summary table: the values of the summary records.
-    check(len(page.rows) == 2, f"the video table has {len(page.rows)} rows, not 2")
+    check(len(page.rows) == 3, f"the video table has {len(page.rows)} rows, not 3")
     for row in page.rows:
         if not check(len(row) == 10, f"a video row has {len(row)} cells: {row}"):
             continue
@@ -1021,9 +1028,9 @@ def group_report_video(tmp):
                   f"{row[0]}: column {k + 1} shows {shown}, its record says {value}")
 
     # One section per video, in order, with its cuts, black spans and thumbnails.
-    check([s["path"] for s in page.sections] == ["a-cuts.mp4", "b-long.mp4"] or
-          [os.path.basename(s["path"] or "") for s in page.sections] ==
-          ["a-cuts.mp4", "b-long.mp4"], f"sections: {[s['path'] for s in page.sections]}")
+    check([os.path.basename(s["path"] or "") for s in page.sections] ==
+          ["a-cuts.mp4", "b-long.mp4", "e-10bit.mkv"],
+          f"sections: {[s['path'] for s in page.sections]}")
     cut_clip = summaries.get(os.path.join(folder, "a-cuts.mp4"), {})
     check(len(cut_clip.get("cuts", [])) == 2, f"a-cuts.mp4: cuts {cut_clip.get('cuts')}, not 2")
     check(len(cut_clip.get("black", [])) == 1, f"a-cuts.mp4: black {cut_clip.get('black')}")
@@ -1059,6 +1066,10 @@ def group_report_video(tmp):
                   f"{name}: thumbnail {img.format} {img.mode} {img.size}")
             in_black = any(s["start"] <= t < s["end"] for s in rec["black"])
             level = np.asarray(img, dtype=np.float64).mean()
+            # Box-averaged luma: the frame's mean, give or take the uneven boxes.
+            frame_mean = frame_means.get((rec["path"], t))
+            check(frame_mean is not None and abs(level - frame_mean) < 3,
+                  f"{name}: thumbnail at {t} s has mean {level:.2f}, its frame {frame_mean}")
             check(in_black == (level < 24),
                   f"{name}: thumbnail at {t} s has mean {level:.1f} (in a black span: {in_black})")
         if rec["black"]:
@@ -1079,7 +1090,7 @@ def group_report_video(tmp):
     # summed histograms).
     body = text(dom.stdout).split('id="images"', 1)[-1].split("<tbody>", 1)[-1]
     body = body.split("</tbody>", 1)[0]
-    check(body.count("<tr") == 4, f"the image table has {body.count('<tr')} rows, not 4")
+    check(body.count("<tr") == 5, f"the image table has {body.count('<tr')} rows, not 5")
     shot = os.path.join(tmp, "videos.png")
     proc = chromium(browser, tmp, "--window-size=1280,1600", f"--screenshot={shot}",
                     "file://" + report)
