@@ -44,8 +44,8 @@ typedef struct {
 } Thumb;
 
 typedef struct {
-  char *path; /* as records write it */
-  GArray *samples;  /* of Sample */
+  char *path;        /* as records write it */
+  GArray *samples;   /* of Sample */
   GPtrArray *thumbs; /* of Thumb, every thumb_step-th frame */
   uint64_t thumb_step;
   uint64_t seen; /* frames given */
@@ -285,8 +285,7 @@ void lht_video_report_frame(LhtVideoReport *r, const LhtFrameFields *fields, con
   if (s->samples->len == 0)
     s->bit_depth = stats->bit_depth;
   g_array_append_val(s->samples, sample);
-  keep_thumbnail(s, stats->bit_depth == s->bit_depth ? luma : NULL, stats->bit_depth,
-                 fields->pts);
+  keep_thumbnail(s, stats->bit_depth == s->bit_depth ? luma : NULL, stats->bit_depth, fields->pts);
 }
 
 static GArray *copy_array(const void *data, guint n, guint size)
@@ -372,9 +371,8 @@ static void series_make(const Section *s, Series *d)
   guint n = s->samples->len;
   guint m = MIN(n, LHT_VIDEO_REPORT_MAX_POINTS);
   d->n = m;
-  double **all[] = {&d->x,           &d->q[Q1],       &d->q[Q10],         &d->q[Q50], &d->q[Q90],
-                    &d->q[Q99],      &d->clipped_low, &d->clipped_high, &d->out_of_legal,
-                    &d->diff};
+  double **all[] = {&d->x,      &d->q[Q1],       &d->q[Q10],       &d->q[Q50],       &d->q[Q90],
+                    &d->q[Q99], &d->clipped_low, &d->clipped_high, &d->out_of_legal, &d->diff};
   for (size_t k = 0; k < G_N_ELEMENTS(all); k++)
     *all[k] = g_new(double, MAX(m, 1));
   for (guint c = 0; c < m; c++) {
@@ -426,8 +424,8 @@ static void series_make(const Section *s, Series *d)
 
 static void series_clear(Series *d)
 {
-  double *all[] = {d->x,           d->q[Q1],         d->q[Q10],        d->q[Q50], d->q[Q90],
-                   d->q[Q99],      d->clipped_low, d->clipped_high, d->out_of_legal, d->diff};
+  double *all[] = {d->x,      d->q[Q1],       d->q[Q10],       d->q[Q50],       d->q[Q90],
+                   d->q[Q99], d->clipped_low, d->clipped_high, d->out_of_legal, d->diff};
   for (size_t k = 0; k < G_N_ELEMENTS(all); k++)
     g_free(all[k]);
 }
@@ -453,12 +451,12 @@ static double plot_y(const Plot *p, double v)
 static void plot_open(GString *out, const Plot *p, const char *class_name, const char *label,
                       const char *unit, bool timed)
 {
-  g_string_append_printf(out,
-                         "<svg class=\"chart %s\" viewBox=\"-48 -8 %.0f %.0f\" role=\"img\" "
-                         "aria-label=\"%s\">\n"
-                         "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#f1f3f7\"/>\n",
-                         class_name, CHART_WIDTH + 56, p->height + 30, label, CHART_WIDTH,
-                         p->height);
+  g_string_append_printf(
+      out,
+      "<svg class=\"chart %s\" viewBox=\"-48 -8 %.0f %.0f\" role=\"img\" "
+      "aria-label=\"%s\">\n"
+      "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#f1f3f7\"/>\n",
+      class_name, CHART_WIDTH + 56, p->height + 30, label, CHART_WIDTH, p->height);
   double span = p->y_high - p->y_low;
   int decimals = span < 0.1 ? 3 : span < 10 ? 2 : 0;
   for (int i = 0; i <= 4; i++) {
@@ -562,8 +560,7 @@ static void append_section(const Section *s, guint number, GString *out)
   append_escaped(out, s->path);
   g_string_append(out, "\"><h2>");
   append_escaped(out, s->path);
-  g_string_append_printf(out,
-                         "</h2>\n<p class=\"note\">%d&times;%d, %d-bit, decoded by ", v->width,
+  g_string_append_printf(out, "</h2>\n<p class=\"note\">%d&times;%d, %d-bit, decoded by ", v->width,
                          v->height, v->bit_depth);
   append_escaped(out, v->decoder[0] ? v->decoder : "?");
   g_string_append_printf(out, "; %" G_GUINT64_FORMAT " frames analysed", v->frames);
@@ -624,22 +621,15 @@ static void append_section(const Section *s, guint number, GString *out)
   plot_spans(out, &luma, s->black, timed, "span-black", "rgba(29,35,48,0.3)", "black");
   plot_spans(out, &luma, s->frozen, timed, "span-frozen", "rgba(74,144,226,0.3)", "frozen");
   g_string_append(out, "</svg>\n");
-  const char *luma_items[] = {"#c9d7ef",
-                              "P1&ndash;P99",
-                              "#7f9fd6",
-                              "P10&ndash;P90",
-                              "#d9822b",
-                              "median",
-                              "rgba(29,35,48,0.3)",
-                              "black frames",
-                              "rgba(74,144,226,0.3)",
-                              "frozen frames",
-                              NULL};
+  const char *luma_items[] = {
+      "#c9d7ef", "P1&ndash;P99",       "#7f9fd6",      "P10&ndash;P90",        "#d9822b",
+      "median",  "rgba(29,35,48,0.3)", "black frames", "rgba(74,144,226,0.3)", "frozen frames",
+      NULL};
   legend(out, luma_items);
 
   g_string_append(out, "<h3>Clipping and out-of-legal range</h3>\n");
-  double clip_max = 100 * MAX(series_max(d.clipped_low, d.n),
-                              MAX(series_max(d.clipped_high, d.n), series_max(d.out_of_legal, d.n)));
+  double clip_max = 100 * MAX(series_max(d.clipped_low, d.n), MAX(series_max(d.clipped_high, d.n),
+                                                                  series_max(d.out_of_legal, d.n)));
   double *percent[3];
   const double *fractions[3] = {d.clipped_low, d.clipped_high, d.out_of_legal};
   for (int k = 0; k < 3; k++) {
@@ -648,17 +638,17 @@ static void append_section(const Section *s, guint number, GString *out)
       percent[k][i] = 100 * fractions[k][i];
   }
   Plot clip = {&d, 120, 0, MAX(1.0, ceil(clip_max * 1.1))};
-  plot_open(out, &clip, "clip-chart", "clipped and out-of-legal fractions over time", " %",
-            timed);
+  plot_open(out, &clip, "clip-chart", "clipped and out-of-legal fractions over time", " %", timed);
   plot_line(out, &clip, percent[2], "#c2410c", "stroke-dasharray=\"5 3\" ");
   plot_line(out, &clip, percent[0], "#3b4a6b", "");
   plot_line(out, &clip, percent[1], "#d08a00", "");
   g_string_append(out, "</svg>\n");
   for (int k = 0; k < 3; k++)
     g_free(percent[k]);
-  const char *clip_items[] = {"#3b4a6b", "at code 0 (clipped low)", "#d08a00",
-                              "at the top code (clipped high)", "#c2410c",
-                              "outside 16&ndash;235 (scaled to the depth)", NULL};
+  const char *clip_items[] = {"#3b4a6b", "at code 0 (clipped low)",
+                              "#d08a00", "at the top code (clipped high)",
+                              "#c2410c", "outside 16&ndash;235 (scaled to the depth)",
+                              NULL};
   legend(out, clip_items);
 
   g_string_append(out, "<h3>Frame differences and scene cuts</h3>\n");

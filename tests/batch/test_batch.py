@@ -888,7 +888,8 @@ class ReportPage(html.parser.HTMLParser):
             self._cell = []
         elif tag == "section" and "video" in classes:
             self.sections.append({"path": a.get("data-path"), "cuts": 0, "black": [],
-                                  "thumbs": [], "captions": [], "notes": [], "median": None})
+                                  "thumbs": [], "captions": [], "notes": [], "median": None,
+                                  "incomplete": None})
         elif self.sections and self._inside("section"):
             sec = self.sections[-1]
             if tag == "g" and "cut" in classes:
@@ -901,6 +902,9 @@ class ReportPage(html.parser.HTMLParser):
             elif tag == "figcaption":
                 sec["captions"].append([])
                 self._text = sec["captions"][-1]
+            elif tag == "p" and "incomplete" in classes:
+                sec["incomplete"] = []
+                self._text = sec["incomplete"]
             elif tag == "p" and "note" in classes:
                 sec["notes"].append([])
                 self._text = sec["notes"][-1]
@@ -1085,6 +1089,31 @@ def group_report_video(tmp):
         else:
             check(points == rec["frames"] and not decimated,
                   f"{name}: {rec['frames']} frames drawn as {points} points")
+
+    check(all(sec["incomplete"] is None for sec in page.sections),
+          "a complete video is marked incomplete")
+
+    # A video cut in half: exit 1, its section says why, with the frames before.
+    whole = os.path.join(tmp, "whole.mkv")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", os.path.join(folder, "a-cuts.mp4"),
+                    "-c", "copy", whole], check=True)
+    data = open(whole, "rb").read()
+    cut = os.path.join(tmp, "cut", "half.mkv")
+    os.makedirs(os.path.dirname(cut))
+    open(cut, "wb").write(data[:len(data) // 2])
+    cut_report = os.path.join(tmp, "cut.html")
+    proc = run("stats", "--report", cut_report, cut)
+    rec = next((r for r in map(json.loads, text(proc.stdout).splitlines()) if r.get("summary")),
+               None)
+    if check(proc.returncode == 1 and rec and not rec["complete"] and os.path.exists(cut_report),
+             f"a cut video: exit {proc.returncode}, summary {rec and rec.get('error')}, "
+             f"report written {os.path.exists(cut_report)}"):
+        cut_page = ReportPage()
+        cut_page.feed(text(chromium(browser, tmp, "--dump-dom", "file://" + cut_report).stdout))
+        said = cut_page.sections and "".join(cut_page.sections[0]["incomplete"] or [])
+        check(said == "Incomplete: " + rec["error"], f"a cut video's section says {said!r}")
+        check(len(cut_page.rows) == 1 and cut_page.rows[0][1] == str(rec["frames"]),
+              f"a cut video's row: {cut_page.rows}")
 
     # The images keep their table (videos are rows of it as well, by their
     # summed histograms).
