@@ -2,7 +2,7 @@
 """test_batch.py: checks the batch machinery of the lumahist tool: the threaded
 pipeline (order, failures, bounded memory), progress output, --shard and
 `merge` (under GNU parallel too), resuming interrupted runs, --devices and the
-HTML report (rendered in headless Chromium).
+HTML report (rendered in headless Chromium), of images and of videos.
 
 Usage: test_batch.py LUMAHIST SAMPLES_DIR GROUP
 GROUP is one of the names in GROUPS at the end.
