@@ -447,6 +447,23 @@ static double plot_y(const Plot *p, double v)
   return CLAMP(y, -2, p->height + 2);
 }
 
+/* Seconds as "12.34 s", "m:ss.s" from a minute, "h:mm:ss" from an hour;
+ * or a frame number. */
+static void axis_label(char *label, size_t size, double x, bool timed)
+{
+  if (!timed) {
+    g_snprintf(label, size, "frame %.0f", x);
+  } else if (fabs(x) < 60) {
+    g_snprintf(label, size, "%.2f s", x);
+  } else if (fabs(x) < 3600) {
+    int minutes = (int)(x / 60);
+    g_snprintf(label, size, "%d:%04.1f", minutes, x - 60.0 * minutes);
+  } else {
+    long whole = lround(x);
+    g_snprintf(label, size, "%ld:%02ld:%02ld", whole / 3600, whole / 60 % 60, whole % 60);
+  }
+}
+
 /* The frame, the horizontal grid with its labels, and the time axis. */
 static void plot_open(GString *out, const Plot *p, const char *class_name, const char *label,
                       const char *unit, bool timed)
@@ -470,14 +487,16 @@ static void plot_open(GString *out, const Plot *p, const char *class_name, const
   }
   for (int i = 0; i <= 8; i++) {
     double x = p->d->x_min + (p->d->x_max - p->d->x_min) * i / 8;
+    char tick[48];
+    axis_label(tick, sizeof tick, x, timed);
     g_string_append_printf(out,
                            "<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" fill=\"#5b6475\" "
-                           "text-anchor=\"%s\">%.*f%s</text>\n",
+                           "text-anchor=\"%s\">%s</text>\n",
                            plot_x(p, x), p->height + 15,
                            i == 0   ? "start"
                            : i == 8 ? "end"
                                     : "middle",
-                           timed ? 2 : 0, x, timed ? " s" : "");
+                           tick);
   }
 }
 
