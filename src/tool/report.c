@@ -473,6 +473,9 @@ bool lht_report_write(LhtReport *r, const char *filename)
     low += (f & FLAG_LOW_CONTRAST) != 0;
     flagged += f != 0;
   }
+  /* Videos are rows of the images' table too, by their summed histograms. */
+  const char *what =
+      r->videos && lht_video_report_count(r->videos) ? "images and videos" : "images";
   GString *out = g_string_sized_new(4096 + (gsize)n * 240);
   g_string_append(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
@@ -480,9 +483,9 @@ bool lht_report_write(LhtReport *r, const char *filename)
                        "img-src data:\">\n"
                        "<meta name=\"viewport\" content=\"width=device-width\">\n");
   g_string_append_printf(out,
-                         "<title>lumahist report: %u images</title>\n<style>\n%s</style>\n"
+                         "<title>lumahist report: %u %s</title>\n<style>\n%s</style>\n"
                          "</head>\n<body>\n",
-                         n, page_style);
+                         n, what, page_style);
   g_string_append(out, "<h1>Luminance report</h1>\n<p class=\"note\">");
   g_string_append_printf(out,
                          "Made by lumahist %s. Luma %s, %s range; values normalized to [0, 1] "
@@ -490,7 +493,7 @@ bool lht_report_write(LhtReport *r, const char *filename)
                          lh_version(), lh_matrix_name(r->options.matrix),
                          lh_range_name(r->options.range));
   g_string_append_printf(out,
-                         "<section class=\"summary\"><span><b>%u</b> images</span>"
+                         "<section class=\"summary\"><span><b>%u</b> %s</span>"
                          "<span><b id=\"n-flagged\">%u</b> flagged:</span>"
                          "<span><span class=\"badge dark\">too dark</span> %u "
                          "(median &lt; %g, <code>--dark-below</code>)</span>"
@@ -499,7 +502,7 @@ bool lht_report_write(LhtReport *r, const char *filename)
                          "<span><span class=\"badge lowc\">low contrast</span> %u "
                          "(P95 &minus; P5 &lt; %g, <code>--low-contrast-below</code>)</span>"
                          "</section>\n",
-                         n, flagged, dark, r->thresholds.dark_below, bright,
+                         n, what, flagged, dark, r->thresholds.dark_below, bright,
                          r->thresholds.bright_above, low, r->thresholds.low_contrast_below);
   if (r->videos)
     lht_video_report_append_html(r->videos, out);
