@@ -693,7 +693,7 @@ static void append_section(const Section *s, guint number, GString *out)
       g_string_append_printf(out, "frame %" G_GUINT64_FORMAT, e->frame);
     g_string_append(out, "</title></g>\n");
   }
-  plot_line(out, &diff, d.diff, "#2f4f86", "");
+  plot_line(out, &diff, d.diff, "#2f4f86", "class=\"diff\" ");
   g_string_append(out, "</svg>\n");
   const char *diff_items[] = {"#2f4f86", "mean |Y &minus; previous Y|, code values", "#c0392b",
                               "scene cut", NULL};

@@ -17,6 +17,7 @@ import base64
 import html.parser
 import io
 import json
+import math
 import os
 import pty
 import re
@@ -910,6 +911,8 @@ class ReportPage(html.parser.HTMLParser):
                 self._text = sec["notes"][-1]
             elif tag == "path" and "median" in classes:
                 sec["median"] = a.get("d", "")
+            elif tag == "path" and "diff" in classes:
+                sec["diff"] = a.get("d", "")
 
     def handle_endtag(self, tag):
         if self._stack and self._stack[-1][0] == tag:
@@ -1080,6 +1083,21 @@ def group_report_video(tmp):
             # Evenly spaced over 113 frames, one falls in the 25 black ones.
             check(any(s["start"] <= t < s["end"] for t in times for s in rec["black"]),
                   f"{name}: no thumbnail in the black span: {times}")
+        # The differences as drawn: each point the largest of its run of
+        # frames (runs of one below 2000 frames), 140 units high, the top at
+        # ceil(1.1 x the largest); the first frame has none.
+        diffs = [r["diff"] for r in recs if r.get("path") == rec["path"] and
+                 "frame" in r and not r.get("summary")]
+        n, m = len(diffs), min(len(diffs), 2000)
+        top = math.ceil(max(d for d in diffs if d is not None) * 1.1)
+        want = []
+        for c in range(m):
+            run_ = [d for d in diffs[c * n // m:(c + 1) * n // m] if d is not None]
+            if run_:
+                want.append(140 * (1 - max(run_) / top))
+        ys = [float(y) for y in re.findall(r"[ML][-0-9.]+ ([-0-9.]+)", sec.get("diff") or "")]
+        check(len(ys) == len(want) and all(abs(a - b) <= 0.051 for a, b in zip(ys, want)),
+              f"{name}: {len(ys)} differences drawn, not the {len(want)} largest of their runs")
         # Every frame a point, or LHT_VIDEO_REPORT_MAX_POINTS and a note.
         points = len(re.findall(r"[ML]", sec["median"] or ""))
         decimated = any("drawn as" in "".join(n) for n in sec["notes"])
