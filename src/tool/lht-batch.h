@@ -424,6 +424,9 @@ void lht_report_free(LhtReport *report);
 /* One image, in the order they are to be listed. */
 void lht_report_add(LhtReport *report, const char *path, int width, int height, int bit_depth,
                     const uint64_t *histogram);
+/* The video sections of the page (video-report.c), made on first use. */
+typedef struct LhtVideoReport LhtVideoReport;
+LhtVideoReport *lht_report_videos(LhtReport *report);
 /* Writes the page to filename through a temporary file renamed over it;
  * false after reporting the problem. */
 bool lht_report_write(LhtReport *report, const char *filename);

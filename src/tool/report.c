@@ -11,11 +11,15 @@
  *   too bright     median > bright_above        (--bright-above, default 0.75)
  *   low contrast   P95 - P5 < low_contrast_below (--low-contrast-below, default 0.3)
  * The charts fold 16-bit histograms to 256 bins; they are pictures, the
- * records hold the exact numbers. */
+ * records hold the exact numbers.
+ *
+ * Videos analysed by `stats` also get their own sections over time, drawn by
+ * video-report.c (lht_report_videos()), before the images'. */
 #include <math.h>
 #include <string.h>
 
 #include "lht-batch.h"
+#include "lht-video-report.h"
 
 #define MINI_BINS 32
 #define BAND_COLUMNS 600 /* at most, in the percentile band chart */
@@ -49,6 +53,7 @@ struct LhtReport {
   guint64 folded[256];
   LhStats stats; /* scratch */
   bool failed;
+  LhtVideoReport *videos; /* created when a video is first added */
 };
 
 static void entry_clear(gpointer data)
@@ -77,7 +82,15 @@ void lht_report_free(LhtReport *r)
     return;
   g_array_free(r->entries, TRUE);
   lh_stats_clear(&r->stats);
+  lht_video_report_free(r->videos);
   g_free(r);
+}
+
+LhtVideoReport *lht_report_videos(LhtReport *r)
+{
+  if (!r->videos)
+    r->videos = lht_video_report_new();
+  return r->videos;
 }
 
 void lht_report_add(LhtReport *r, const char *path, int width, int height, int bit_depth,
@@ -460,6 +473,9 @@ bool lht_report_write(LhtReport *r, const char *filename)
     low += (f & FLAG_LOW_CONTRAST) != 0;
     flagged += f != 0;
   }
+  /* Videos are rows of the images' table too, by their summed histograms. */
+  const char *what =
+      r->videos && lht_video_report_count(r->videos) ? "images and videos" : "images";
   GString *out = g_string_sized_new(4096 + (gsize)n * 240);
   g_string_append(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
@@ -467,9 +483,9 @@ bool lht_report_write(LhtReport *r, const char *filename)
                        "img-src data:\">\n"
                        "<meta name=\"viewport\" content=\"width=device-width\">\n");
   g_string_append_printf(out,
-                         "<title>lumahist report: %u images</title>\n<style>\n%s</style>\n"
+                         "<title>lumahist report: %u %s</title>\n<style>\n%s</style>\n"
                          "</head>\n<body>\n",
-                         n, page_style);
+                         n, what, page_style);
   g_string_append(out, "<h1>Luminance report</h1>\n<p class=\"note\">");
   g_string_append_printf(out,
                          "Made by lumahist %s. Luma %s, %s range; values normalized to [0, 1] "
@@ -477,7 +493,7 @@ bool lht_report_write(LhtReport *r, const char *filename)
                          lh_version(), lh_matrix_name(r->options.matrix),
                          lh_range_name(r->options.range));
   g_string_append_printf(out,
-                         "<section class=\"summary\"><span><b>%u</b> images</span>"
+                         "<section class=\"summary\"><span><b>%u</b> %s</span>"
                          "<span><b id=\"n-flagged\">%u</b> flagged:</span>"
                          "<span><span class=\"badge dark\">too dark</span> %u "
                          "(median &lt; %g, <code>--dark-below</code>)</span>"
@@ -486,8 +502,10 @@ bool lht_report_write(LhtReport *r, const char *filename)
                          "<span><span class=\"badge lowc\">low contrast</span> %u "
                          "(P95 &minus; P5 &lt; %g, <code>--low-contrast-below</code>)</span>"
                          "</section>\n",
-                         n, flagged, dark, r->thresholds.dark_below, bright,
+                         n, what, flagged, dark, r->thresholds.dark_below, bright,
                          r->thresholds.bright_above, low, r->thresholds.low_contrast_below);
+  if (r->videos)
+    lht_video_report_append_html(r->videos, out);
 
   g_string_append(out, "<section><h2>Dataset histogram</h2>\n"
                        "<div class=\"controls\"><label><input type=\"checkbox\" id=\"logscale\">"

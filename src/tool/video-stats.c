@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lht-video-report.h"
 #include "lht-video.h"
 
 /* ------------------------------------------------------------------------ */
@@ -102,11 +103,7 @@ static void range_add(Range *r, double value)
   r->n++;
 }
 
-typedef struct {
-  double start, end; /* seconds: the first frame's pts, the last one's end */
-  uint64_t first_frame;
-  uint64_t frames;
-} Span;
+typedef LhtVideoSpan Span; /* the report draws them as they are */
 
 typedef struct {
   double pts;
@@ -593,6 +590,44 @@ static void write_summary(LhtVideoStats *v, const char *path, const char *decode
 }
 
 /* ------------------------------------------------------------------------ */
+/* The report's video section (video-report.c)                               */
+
+static void report_frame(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
+                         const LhtFrameFields *fields, const LhStats *s)
+{
+  /* The host plane, for thumbnails: frame_difference() has it already (a
+   * CUDA frame's downloaded once). */
+  LhtLumaPlane luma = {.width = f->frame.width, .height = f->frame.height};
+  if (lhio_video_host_luma(video, &luma.plane, &luma.stride, &luma.sample_bytes) < 0)
+    luma.plane = NULL;
+  lht_video_report_frame(lht_report_videos(v->job.report), fields, s, &luma);
+}
+
+static void report_summary(LhtVideoStats *v, const char *decoder, const char *error)
+{
+  const Range *mean = &v->stats[STAT_MEAN], *flicker = &v->stats[STAT_FLICKER];
+  LhtVideoSummary summary = {
+      .frames = v->frames,
+      .duration = v->end_pts - v->first_pts,
+      .width = v->width,
+      .height = v->height,
+      .bit_depth = v->depth,
+      .decoder = decoder,
+      .mean_min = mean->n ? mean->min : NAN,
+      .mean_mean = mean->n ? mean->sum / (double)mean->n : NAN,
+      .mean_max = mean->n ? mean->max : NAN,
+      .flicker_max = flicker->n ? flicker->max : NAN,
+      .n_cuts = v->cuts->len,
+      .black = (const Span *)(void *)v->black->data,
+      .n_black = v->black->len,
+      .frozen = (const Span *)(void *)v->frozen->data,
+      .n_frozen = v->frozen->len,
+      .error = error,
+  };
+  lht_video_report_end(lht_report_videos(v->job.report), &summary);
+}
+
+/* ------------------------------------------------------------------------ */
 /* One file                                                                  */
 
 /* Whether the frame is one the sampling options keep. */
@@ -632,6 +667,8 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
     lht_error(path, "%s", lht_reason(status, path));
     return false;
   }
+  if (job->report)
+    lht_video_report_begin(lht_report_videos(job->report), path);
   double end_time = args->duration_s > 0 ? args->start_s + args->duration_s : INFINITY;
   double next_time = NAN;
   char *error = NULL;
@@ -671,6 +708,8 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
                 f.frame.memory == LH_MEMORY_CUDA ? "CUDA" : "system", lh_backend_name(v->backend));
     LhtFrameFields fields;
     measure(v, video, &f, &stats, &fields);
+    if (job->report)
+      report_frame(v, video, &f, &fields, &stats);
     LhtRecord record = {
         .path = path,
         .width = f.frame.width,
@@ -698,8 +737,10 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
       stopped = true;
     if (job->dataset)
       lht_dataset_add(job->dataset, v->depth, v->histogram);
-    if (job->report)
+    if (job->report) {
       lht_report_add(job->report, path, v->width, v->height, v->depth, v->histogram);
+      report_summary(v, lhio_video_decoder(video), error);
+    }
   }
   if (job->progress)
     lht_progress_note(job->progress, NULL);

@@ -2,7 +2,7 @@
 """test_batch.py: checks the batch machinery of the lumahist tool: the threaded
 pipeline (order, failures, bounded memory), progress output, --shard and
 `merge` (under GNU parallel too), resuming interrupted runs, --devices and the
-HTML report (rendered in headless Chromium).
+HTML report (rendered in headless Chromium), of images and of videos.
 
 Usage: test_batch.py LUMAHIST SAMPLES_DIR GROUP
 GROUP is one of the names in GROUPS at the end.
@@ -13,7 +13,11 @@ numpy on the decoded pixels (Pillow; for colour JPEGs its draft 'YCbCr' mode,
 libjpeg's own Y component, as tests/cli/test_cli.py does), the walk order from
 Python, and the dataset statistics from the summed numpy histograms.
 """
+import base64
+import html.parser
+import io
 import json
+import math
 import os
 import pty
 import re
@@ -852,6 +856,301 @@ def group_report(tmp):
         shutil.copy(shot, keep)
 
 
+# --------------------------------------------------------------------------
+# The report of videos
+
+class ReportPage(html.parser.HTMLParser):
+    """The parts of a rendered report the video checks read: the rows of the
+    video summary table, and per video section its cut markers, black spans
+    (with their titles), thumbnails (src, caption), notes and the points of
+    its median line."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.sections = [], []
+        self._stack = []      # open tags, with attributes
+        self._cell = None     # text of the table cell being read
+        self._text = None     # where character data goes: a list
+        self._row = None
+
+    def _inside(self, tag, **attrs):
+        return any(t == tag and all(a.get(k) == v for k, v in attrs.items())
+                   for t, a in self._stack)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag not in ("img", "path", "line", "rect", "br", "input", "meta"):
+            self._stack.append((tag, a))
+        classes = (a.get("class") or "").split()
+        if self._inside("table", id="video-summary") and tag == "tr" and \
+                self._inside("tbody"):
+            self._row = []
+        elif self._row is not None and tag == "td":
+            self._cell = []
+        elif tag == "section" and "video" in classes:
+            self.sections.append({"path": a.get("data-path"), "cuts": 0, "black": [],
+                                  "thumbs": [], "captions": [], "notes": [], "median": None,
+                                  "incomplete": None})
+        elif self.sections and self._inside("section"):
+            sec = self.sections[-1]
+            if tag == "g" and "cut" in classes:
+                sec["cuts"] += 1
+            elif tag == "rect" and "span-black" in classes:
+                sec["black"].append([])
+                self._text = sec["black"][-1]
+            elif tag == "img":
+                sec["thumbs"].append(a.get("src", ""))
+            elif tag == "figcaption":
+                sec["captions"].append([])
+                self._text = sec["captions"][-1]
+            elif tag == "p" and "incomplete" in classes:
+                sec["incomplete"] = []
+                self._text = sec["incomplete"]
+            elif tag == "p" and "note" in classes:
+                sec["notes"].append([])
+                self._text = sec["notes"][-1]
+            elif tag == "path" and "median" in classes:
+                sec["median"] = a.get("d", "")
+            elif tag == "path" and "diff" in classes:
+                sec["diff"] = a.get("d", "")
+
+    def handle_endtag(self, tag):
+        if self._stack and self._stack[-1][0] == tag:
+            self._stack.pop()
+        if tag == "td" and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.rows.append(self._row)
+            self._row = None
+        elif tag in ("rect", "figcaption", "p"):
+            self._text = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._text is not None:
+            self._text.append(data)
+
+
+def make_clip(path, parts, size="160x90", rate=25,
+              codec=("-c:v", "libx264", "-pix_fmt", "yuv420p")):
+    """A clip by ffmpeg (H.264 by default): lavfi sources of (source, seconds)
+    one after the other, so that each join is a scene cut."""
+    args, chains = [], []
+    for i, (source, seconds) in enumerate(parts):
+        joint = ":" if "=" in source else "="
+        args += ["-f", "lavfi", "-i", f"{source}{joint}size={size}:rate={rate}"]
+        chains.append(f"[{i}]trim=duration={seconds},setpts=PTS-STARTPTS[v{i}]")
+    joined = "".join(f"[v{i}]" for i in range(len(parts)))
+    graph = ";".join(chains) + f";{joined}concat=n={len(parts)}[out]"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *args, "-filter_complex", graph,
+                    "-map", "[out]", *codec, path],
+                   check=True)
+
+
+def near(shown, value, decimals):
+    """Whether a cell's text is value as the page rounds it."""
+    try:
+        return abs(float(shown) - value) <= 0.5 * 10 ** -decimals + 1e-9
+    except ValueError:
+        return False
+
+
+def group_report_video(tmp):
+    if not shutil.which("ffmpeg"):
+        skip("needs ffmpeg to make the clips (build-aux/install-deps.sh)")
+    folder = os.path.join(tmp, "mixed")
+    os.makedirs(folder)
+    # A scene, a second of black, another scene: two cuts and a black span.
+    make_clip(os.path.join(folder, "a-cuts.mp4"),
+              [("testsrc2", 2), ("color=c=black", 1), ("mandelbrot", 1.5)])
+    # 2400 frames: decimated to 2000 points per series.
+    make_clip(os.path.join(folder, "b-long.mp4"),
+              [("testsrc", 12), ("smptebars", 12)], size="48x32", rate=100)
+    # 10-bit: its thumbnails are shifted down to 8 bits.
+    make_clip(os.path.join(folder, "e-10bit.mkv"),
+              [("testsrc2", 1.2), ("color=c=black", 0.8)], size="90x64",
+              codec=("-c:v", "ffv1", "-pix_fmt", "yuv420p10le"))
+    rng = np.random.default_rng(5)
+    photos = photographs()
+    make_image(os.path.join(folder, "c.png"), photos[0], (120, 90), "png-rgb", rng)
+    make_image(os.path.join(folder, "d.jpg"), photos[1], (120, 90), "jpeg-colour", rng)
+
+    probe = run("stats", os.path.join(folder, "a-cuts.mp4"))
+    if "built without GStreamer" in text(probe.stderr):
+        skip("this lumahist was built without GStreamer")
+    plain = run("stats", folder)
+    check(plain.returncode == 0, f"stats on the videos: {text(plain.stderr)}")
+    recs = [json.loads(line) for line in text(plain.stdout).splitlines()]
+    summaries = {r["path"]: r for r in recs if r.get("summary")}
+    check(len(summaries) == 3, f"{len(summaries)} summary records, not 3")
+    frame_means = {(r["path"], round(r["pts"], 2)): r["mean"] / 2 ** (r["bit_depth"] - 8)
+                   for r in recs if "frame" in r and not r.get("summary")}
+
+    report = os.path.join(tmp, "videos.html")
+    jsonl = os.path.join(tmp, "videos.jsonl")
+    proc = run("stats", "--report", report, "--output", jsonl, folder)
+    check(proc.returncode == 0, f"--report on videos: {text(proc.stderr)}")
+    check(open(jsonl, "rb").read() == plain.stdout, "--report changed the records")
+    html_text = open(report, encoding="utf-8").read()
+    for needle in ("http://", "https://", "<link", "url(", "@import"):
+        check(needle not in html_text, f"the report refers to something outside it: {needle}")
+    sources = re.findall(r'src="([^"]{0,40})', html_text)
+    check(sources and all(s.startswith("data:image/png;base64,") for s in sources),
+          f"the report embeds something else than PNG data: {set(s[:22] for s in sources)}")
+    check("default-src 'none'" in html_text and "img-src data:" in html_text,
+          "the report does not forbid fetching")
+    size = os.path.getsize(report)
+    print(f"report of 3 videos ({sum(s['frames'] for s in summaries.values())} frames) "
+          f"and 2 images: {size} bytes")
+    check(size < 1_500_000, f"the report is {size} bytes")
+
+    browser = find_chromium()
+    if not browser:
+        skip("the video report was checked as text; rendering needs Chromium (Debian 'chromium')")
+    dom = chromium(browser, tmp, "--dump-dom", "file://" + report)
+    check(dom.returncode == 0, f"chromium --dump-dom: {text(dom.stderr)[-500:]}")
+    page = ReportPage()
+    page.feed(text(dom.stdout))
+
+    # The summary table: the values of the summary records.
+    check(len(page.rows) == 3, f"the video table has {len(page.rows)} rows, not 3")
+    for row in page.rows:
+        if not check(len(row) == 10, f"a video row has {len(row)} cells: {row}"):
+            continue
+        path = os.path.join(folder, row[0])
+        rec = summaries.get(path)
+        if not check(rec is not None, f"{row[0]} in the table has no summary record"):
+            continue
+        mean = rec["frame_stats"]["mean"]
+        seconds = {k: sum(s["end"] - s["start"] for s in rec[k]) for k in ("black", "frozen")}
+        expected = [(row[1], rec["frames"], 0), (row[2], rec["duration"], 3),
+                    (row[3], mean["min"], 3), (row[4], mean["mean"], 3),
+                    (row[5], mean["max"], 3), (row[6], len(rec["cuts"]), 0),
+                    (row[7], seconds["black"], 3), (row[8], seconds["frozen"], 3),
+                    (row[9], rec["frame_stats"]["flicker"]["max"], 3)]
+        for k, (shown, value, decimals) in enumerate(expected):
+            check(near(shown, value, decimals),
+                  f"{row[0]}: column {k + 1} shows {shown}, its record says {value}")
+
+    # One section per video, in order, with its cuts, black spans and thumbnails.
+    check([os.path.basename(s["path"] or "") for s in page.sections] ==
+          ["a-cuts.mp4", "b-long.mp4", "e-10bit.mkv"],
+          f"sections: {[s['path'] for s in page.sections]}")
+    cut_clip = summaries.get(os.path.join(folder, "a-cuts.mp4"), {})
+    check(len(cut_clip.get("cuts", [])) == 2, f"a-cuts.mp4: cuts {cut_clip.get('cuts')}, not 2")
+    check(len(cut_clip.get("black", [])) == 1, f"a-cuts.mp4: black {cut_clip.get('black')}")
+    for sec in page.sections:
+        rec = summaries.get(os.path.join(folder, os.path.basename(sec["path"] or "")))
+        if not rec:
+            continue
+        name = os.path.basename(sec["path"])
+        check(sec["cuts"] == len(rec["cuts"]),
+              f"{name}: {sec['cuts']} cut markers, {len(rec['cuts'])} cuts")
+        titles = ["".join(t) for t in sec["black"]]
+        want = [f"black {s['start']:.3f}\u2013{s['end']:.3f} s ({s['frames']} frames)"
+                for s in rec["black"]]
+        check(titles == want, f"{name}: black spans drawn {titles}, recorded {want}")
+        # Thumbnails: 8, in time order, PNGs that decode; those in the black
+        # span black (Y 16), the others not.
+        check(len(sec["thumbs"]) == 8, f"{name}: {len(sec['thumbs'])} thumbnails, not 8")
+        times = [float("".join(c).split()[0]) for c in sec["captions"]]
+        check(times == sorted(times) and len(times) == len(sec["thumbs"]),
+              f"{name}: thumbnail times {times}")
+        check(times and times[0] <= rec["start"] + 0.05 and
+              times[-1] >= rec["start"] + rec["duration"] * 0.8,
+              f"{name}: thumbnails {times} do not span {rec['start']} + {rec['duration']} s")
+        for src, t in zip(sec["thumbs"], times):
+            try:
+                img = Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1])))
+                img.load()
+            except Exception as e:  # noqa: BLE001 - any failure to decode is the finding
+                fail(f"{name}: the thumbnail at {t} s does not decode: {e}")
+                continue
+            check(img.format == "PNG" and img.mode == "L" and img.width <= 128 and
+                  img.height <= 96 and img.width > 0,
+                  f"{name}: thumbnail {img.format} {img.mode} {img.size}")
+            in_black = any(s["start"] <= t < s["end"] for s in rec["black"])
+            level = np.asarray(img, dtype=np.float64).mean()
+            # Box-averaged luma: the frame's mean, give or take the uneven boxes.
+            frame_mean = frame_means.get((rec["path"], t))
+            check(frame_mean is not None and abs(level - frame_mean) < 3,
+                  f"{name}: thumbnail at {t} s has mean {level:.2f}, its frame {frame_mean}")
+            check(in_black == (level < 24),
+                  f"{name}: thumbnail at {t} s has mean {level:.1f} (in a black span: {in_black})")
+        if rec["black"]:
+            # Evenly spaced over 113 frames, one falls in the 25 black ones.
+            check(any(s["start"] <= t < s["end"] for t in times for s in rec["black"]),
+                  f"{name}: no thumbnail in the black span: {times}")
+        # The differences as drawn: each point the largest of its run of
+        # frames (runs of one below 2000 frames), 140 units high, the top at
+        # ceil(1.1 x the largest); the first frame has none.
+        diffs = [r["diff"] for r in recs if r.get("path") == rec["path"] and
+                 "frame" in r and not r.get("summary")]
+        n, m = len(diffs), min(len(diffs), 2000)
+        top = math.ceil(max(d for d in diffs if d is not None) * 1.1)
+        want = []
+        for c in range(m):
+            run_ = [d for d in diffs[c * n // m:(c + 1) * n // m] if d is not None]
+            if run_:
+                want.append(140 * (1 - max(run_) / top))
+        ys = [float(y) for y in re.findall(r"[ML][-0-9.]+ ([-0-9.]+)", sec.get("diff") or "")]
+        check(len(ys) == len(want) and all(abs(a - b) <= 0.051 for a, b in zip(ys, want)),
+              f"{name}: {len(ys)} differences drawn, not the {len(want)} largest of their runs")
+        # Every frame a point, or LHT_VIDEO_REPORT_MAX_POINTS and a note.
+        points = len(re.findall(r"[ML]", sec["median"] or ""))
+        decimated = any("drawn as" in "".join(n) for n in sec["notes"])
+        if rec["frames"] > 2000:
+            check(points == 2000 and decimated,
+                  f"{name}: {rec['frames']} frames drawn as {points} points, note {decimated}")
+        else:
+            check(points == rec["frames"] and not decimated,
+                  f"{name}: {rec['frames']} frames drawn as {points} points")
+
+    check(all(sec["incomplete"] is None for sec in page.sections),
+          "a complete video is marked incomplete")
+
+    # A video cut in half: exit 1, its section says why, with the frames before.
+    whole = os.path.join(tmp, "whole.mkv")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", os.path.join(folder, "a-cuts.mp4"),
+                    "-c", "copy", whole], check=True)
+    data = open(whole, "rb").read()
+    cut = os.path.join(tmp, "cut", "half.mkv")
+    os.makedirs(os.path.dirname(cut))
+    open(cut, "wb").write(data[:len(data) // 2])
+    cut_report = os.path.join(tmp, "cut.html")
+    proc = run("stats", "--report", cut_report, cut)
+    rec = next((r for r in map(json.loads, text(proc.stdout).splitlines()) if r.get("summary")),
+               None)
+    if check(proc.returncode == 1 and rec and not rec["complete"] and os.path.exists(cut_report),
+             f"a cut video: exit {proc.returncode}, summary {rec and rec.get('error')}, "
+             f"report written {os.path.exists(cut_report)}"):
+        cut_page = ReportPage()
+        cut_page.feed(text(chromium(browser, tmp, "--dump-dom", "file://" + cut_report).stdout))
+        said = cut_page.sections and "".join(cut_page.sections[0]["incomplete"] or [])
+        check(said == "Incomplete: " + rec["error"], f"a cut video's section says {said!r}")
+        check(len(cut_page.rows) == 1 and cut_page.rows[0][1] == str(rec["frames"]),
+              f"a cut video's row: {cut_page.rows}")
+
+    # The images keep their table (videos are rows of it as well, by their
+    # summed histograms).
+    body = text(dom.stdout).split('id="images"', 1)[-1].split("<tbody>", 1)[-1]
+    body = body.split("</tbody>", 1)[0]
+    check(body.count("<tr") == 5, f"the image table has {body.count('<tr')} rows, not 5")
+    shot = os.path.join(tmp, "videos.png")
+    proc = chromium(browser, tmp, "--window-size=1280,1600", f"--screenshot={shot}",
+                    "file://" + report)
+    if check(proc.returncode == 0 and os.path.exists(shot), "chromium --screenshot (videos)"):
+        pixels = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3)
+        band = np.all(pixels == (0x7f, 0x9f, 0xd6), axis=1).mean()
+        print(f"screenshot: P10-P90 bands {band:.1%} of the pixels")
+        check(band > 0.01, "no luma bands in the screenshot")
+        keep = os.environ.get("LUMAHIST_KEEP_SCREENSHOT")
+        if keep:
+            shutil.copy(shot, keep.replace(".png", "-video.png"))
+
+
 GROUPS = {
     "pipeline": group_pipeline,
     "progress": group_progress,
@@ -860,6 +1159,7 @@ GROUPS = {
     "resume": group_resume,
     "devices": group_devices,
     "report": group_report,
+    "report-video": group_report_video,
 }
 
 
