@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""test_video_out.py: `lumahist equalize`, `clahe` and `overlay` writing videos.
+
+Usage: test_video_out.py LUMAHIST GROUP
+GROUP: equalize, containers, bad (see GROUPS at the end).
+
+Clips are made here from numpy frames (YUV4MPEG2 written by this script,
+then H.264 by FFmpeg's lossless libx264, with a sine tone in AAC), so every
+decoded pixel is known.  Outputs are written with --crf 0 (x264enc's lossless
+mode) and decoded by FFmpeg, so the luma of every output frame must equal the
+reference equalization computed here from lh_lut_from_histogram's definition
+(src/lumahist.h), bit for bit; ffprobe checks the container, codec, size,
+frame rate and timestamps; FFmpeg's md5 muxer checks the audio packets.
+Without ffmpeg, gst-launch-1.0, the encoders or video support in this
+lumahist, the test says why and exits 77.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np
+except ImportError as e:  # pragma: no cover
+    print(f"SKIP: needs python3-numpy ({e})")
+    sys.exit(77)
+
+LUMAHIST = None
+FAILURES = []
+
+
+def fail(message):
+    FAILURES.append(message)
+    print("FAIL:", message)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+    return condition
+
+
+def run(*args, timeout=180):
+    proc = subprocess.run([LUMAHIST, *args], capture_output=True, timeout=timeout)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode("utf-8", "replace")
+
+
+def ffmpeg(*args):
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True)
+
+
+def probe(path, *entries):
+    out = subprocess.run(["ffprobe", "-v", "error", "-of", "json", *entries, path],
+                         check=True, capture_output=True).stdout
+    return json.loads(out)
+
+
+def write_y4m(path, frames, fps="25:1"):
+    """frames: uint8 Y planes; 4:2:0 chroma with a gradient, so that a change
+    of chroma would show."""
+    h, w = frames[0].shape
+    with open(path, "wb") as f:
+        f.write(f"YUV4MPEG2 W{w} H{h} F{fps} Ip A1:1 C420jpeg\n".encode())
+        for i, y in enumerate(frames):
+            ch, cw = (h + 1) // 2, (w + 1) // 2
+            u = (np.arange(cw)[None, :] * 3 + i + np.zeros((ch, 1))).astype(np.uint8)
+            v = (np.arange(ch)[:, None] * 5 + 2 * i + np.zeros((1, cw))).astype(np.uint8)
+            f.write(b"FRAME\n" + y.tobytes() + u.tobytes() + v.tobytes())
+
+
+def make_clip(tmp, name, frames, codec_args, audio=True, fps="25:1"):
+    """Encodes frames (and a tone) into tmp/name; returns its path."""
+    raw = os.path.join(tmp, name + ".y4m")
+    write_y4m(raw, frames, fps)
+    path = os.path.join(tmp, name)
+    seconds = len(frames) / eval(fps.replace(":", "/"))
+    inputs = ["-i", raw]
+    if audio:
+        inputs += ["-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}"]
+    ffmpeg(*inputs, *codec_args, *(["-c:a", "aac", "-b:a", "64k"] if audio else []), path)
+    os.unlink(raw)
+    return path
+
+
+def decoded_planes(path, w, h):
+    """Every frame's Y, U, V as FFmpeg decodes the first video stream."""
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "rawvideo",
+                          "-pix_fmt", "yuv420p", "-"], check=True, capture_output=True).stdout
+    cw, ch = (w + 1) // 2, (h + 1) // 2
+    size = w * h + 2 * cw * ch
+    data = np.frombuffer(raw, np.uint8)
+    out = []
+    for k in range(len(data) // size):
+        f = data[k * size:(k + 1) * size]
+        out.append((f[:w * h].reshape(h, w), f[w * h:].copy()))
+    return out
+
+
+def video_pts(path):
+    frames = probe(path, "-select_streams", "v:0", "-show_entries", "frame=pts_time")["frames"]
+    return [round(float(f["pts_time"]), 4) for f in frames]
+
+
+def audio_packets(path):
+    """The MD5 of each audio packet's data, in order."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries",
+                          "packet=data_hash", "-show_data_hash", "MD5", "-of", "json", path],
+                         check=True, capture_output=True).stdout
+    return [p["data_hash"] for p in json.loads(out)["packets"]]
+
+
+def audio_kept(output, clip):
+    """The output's audio packets are the input's, bit for bit, in order:
+    all of them, but for the packets an mp4 edit list puts outside the
+    presentation (AAC's priming packet before 0, the padding after the end),
+    which qtdemux does not give out."""
+    got, want = audio_packets(output), audio_packets(clip)
+    if not got:
+        return False
+    for start in range(len(want) - len(got) + 1):
+        if want[start:start + len(got)] == got:
+            return len(got) >= len(want) - 2
+    return False
+
+
+def stream_info(path):
+    info = probe(path, "-show_entries",
+                 "format=format_name:stream=codec_type,codec_name,width,height,r_frame_rate")
+    video = [s for s in info["streams"] if s["codec_type"] == "video"]
+    audio = [s for s in info["streams"] if s["codec_type"] == "audio"]
+    return info["format"]["format_name"], video, audio
+
+
+# --------------------------------------------------------------------------
+# The reference: lh_lut_from_histogram (src/lumahist.h) and the temporal window
+
+def lut_of(y):
+    h = np.bincount(y.ravel(), minlength=256).astype(np.int64)
+    n = int(h.sum())
+    nonzero = np.nonzero(h)[0]
+    if len(nonzero) <= 1:
+        return np.arange(256, dtype=np.int64)
+    f = int(nonzero[0])
+    s = np.float32(255) / np.float32(n - h[f])
+    lut = np.zeros(256, np.int64)
+    cum = np.cumsum(h)
+    for v in range(f + 1, 256):
+        lut[v] = min(255, int(np.rint(np.float32(cum[v] - cum[f]) * s)))
+    return lut
+
+
+def distance(a, b):
+    """lh_histogram_distance of two 8-bit images."""
+    def folded(y):
+        h = np.bincount(y.ravel(), minlength=256).reshape(32, 8).sum(axis=1)
+        return (h * (1 << 20)) // h.sum()
+    return float(np.abs(folded(a) - folded(b)).sum()) / 2 / (1 << 20)
+
+
+def reference_equalized(frames, window, cut_threshold=0.4):
+    out, luts = [], []
+    for i, y in enumerate(frames):
+        if i and distance(y, frames[i - 1]) > cut_threshold:
+            luts = []
+        luts = (luts + [lut_of(y)])[-window:]
+        n = len(luts)
+        mean = (np.sum(luts, axis=0) + n // 2) // n
+        out.append(mean[y].astype(np.uint8))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Groups
+
+def drifting_frames(rng, n, h, w):
+    """Frames whose histogram drifts (no cut): temporal smoothing shows."""
+    base = rng.integers(0, 60, size=(h, w))
+    return [np.clip(base + 40 + 6 * i + rng.integers(0, 20, size=(h, w)), 0, 255).astype(np.uint8)
+            for i in range(n)]
+
+
+def group_equalize(tmp):
+    rng = np.random.default_rng(1505)
+    h, w = 48, 70
+    frames = drifting_frames(rng, 10, h, w)
+    # A cut at frame 10 (much brighter content), then near-constant frames.
+    frames += [rng.integers(180, 250, size=(h, w)).astype(np.uint8) for _ in range(4)]
+    frames += [np.full((h, w), 90, np.uint8) for _ in range(2)]
+    clip = make_clip(tmp, "clip.mp4", frames,
+                     ["-c:v", "libx264", "-qp", "0", "-bf", "0", "-pix_fmt", "yuv420p"])
+    got_in = decoded_planes(clip, w, h)
+    if not check(len(got_in) == len(frames) and all(
+            np.array_equal(a[0], b) for a, b in zip(got_in, frames)),
+            "the lossless input clip does not decode to its frames"):
+        return
+
+    fmt_in, video_in, audio_in = stream_info(clip)
+    for window, name in ((1, "off"), (8, "default")):
+        out_dir = os.path.join(tmp, "out-" + name)
+        args = ["equalize", "--crf", "0", "--range", "full", "-o", out_dir, clip]
+        if window == 1:
+            args[1:1] = ["--temporal-window", "1"]
+        code, _, err = run(*args)
+        output = os.path.join(out_dir, "clip.mp4")
+        if not check(code == 0 and os.path.exists(output), f"equalize ({name}): exit {code}: {err}"):
+            continue
+        check(os.listdir(out_dir) == ["clip.mp4"], f"{name}: leftovers {os.listdir(out_dir)}")
+        fmt, video, audio = stream_info(output)
+        check(fmt == fmt_in, f"{name}: container {fmt} != {fmt_in}")
+        check(len(video) == 1 and video[0]["codec_name"] == "h264", f"{name}: video {video}")
+        check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size {video}")
+        check(video[0]["r_frame_rate"] == video_in[0]["r_frame_rate"],
+              f"{name}: frame rate {video[0]['r_frame_rate']} != {video_in[0]['r_frame_rate']}")
+        check(video_pts(output) == video_pts(clip),
+              f"{name}: pts {video_pts(output)} != {video_pts(clip)}")
+        check(len(audio) == 1 and audio_kept(output, clip), f"{name}: the audio packets changed")
+        got = decoded_planes(output, w, h)
+        want = reference_equalized(frames, window)
+        check(len(got) == len(frames), f"{name}: {len(got)} frames, {len(frames)} in")
+        for i, ((y, chroma), ref) in enumerate(zip(got, want)):
+            if not check(np.array_equal(y, ref),
+                         f"{name}: frame {i}: luma differs from the reference in "
+                         f"{int((y != ref).sum())} pixels (max {int(np.abs(y.astype(int) - ref).max())})"):
+                break
+            check(np.array_equal(chroma, got_in[i][1]), f"{name}: frame {i}: chroma changed")
+        if window == 8:
+            # Temporal smoothing changes the drifting frames (else the test is void).
+            plain = reference_equalized(frames, 1)
+            check(any(not np.array_equal(a, b) for a, b in zip(want[:10], plain[:10])),
+                  "the clip does not tell temporal smoothing from none")
+
+    # CLAHE and overlay write a whole video too; CLAHE differs from global.
+    for command in ("clahe", "overlay"):
+        out_dir = os.path.join(tmp, "out-" + command)
+        code, _, err = run(command, "--crf", "0", "-o", out_dir, clip)
+        output = os.path.join(out_dir, "clip.mp4")
+        if check(code == 0 and os.path.exists(output), f"{command}: exit {code}: {err}"):
+            got = decoded_planes(output, w, h)
+            check(len(got) == len(frames), f"{command}: {len(got)} frames")
+            check(any(not np.array_equal(g[0], f) for g, f in zip(got, frames)),
+                  f"{command}: the frames came out unchanged")
+            check(audio_kept(output, clip), f"{command}: the audio packets changed")
+
+    # A folder of an image and a video: both written, the video as a video.
+    folder = os.path.join(tmp, "mixed")
+    os.makedirs(os.path.join(folder, "sub"))
+    shutil.copy(clip, os.path.join(folder, "sub", "v.mp4"))
+    subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=1", "!",
+                    "video/x-raw,width=32,height=24", "!", "pngenc", "!", "filesink",
+                    f"location={os.path.join(folder, 'a.png')}"], check=True)
+    out_dir = os.path.join(tmp, "out-mixed")
+    code, _, err = run("equalize", "-o", out_dir, folder)
+    check(code == 0, f"folder: exit {code}: {err}")
+    check(os.path.exists(os.path.join(out_dir, "a.png")), "folder: a.png not written")
+    v = os.path.join(out_dir, "sub", "v.mp4")
+    check(os.path.exists(v) and len(video_pts(v)) == len(frames), "folder: sub/v.mp4 not written")
+    # --skip-existing leaves it; --global refuses videos.
+    code, _, err = run("equalize", "--skip-existing", "-v", "-o", out_dir, folder)
+    check(code == 0 and "skipping 1 videos" in err, f"--skip-existing: {code}: {err}")
+    code, _, err = run("equalize", "--global", "-o", os.path.join(tmp, "g"), clip)
+    check(code == 1 and "--global" in err and len(err.strip().splitlines()) == 1,
+          f"--global on a video: {code}: {err}")
+
+
+def group_containers(tmp):
+    rng = np.random.default_rng(77)
+    h, w = 36, 52
+    frames = drifting_frames(rng, 12, h, w)
+    cases = [
+        ("h265.mkv", ["-c:v", "libx265", "-x265-params", "log-level=none", "-pix_fmt", "yuv420p"],
+         "hevc", "matroska,webm"),
+        ("vp9.webm", ["-c:v", "libvpx-vp9", "-pix_fmt", "yuv420p", "-c:a", "libopus"], "vp9",
+         "matroska,webm"),
+        ("mpeg4.avi", ["-c:v", "mpeg4", "-q:v", "2"], "mpeg4", "avi"),
+        ("h264.ts", ["-c:v", "libx264", "-bf", "0", "-pix_fmt", "yuv420p"], "h264", "mpegts"),
+    ]
+    for name, codec_args, codec, fmt in cases:
+        audio = not name.endswith(".webm")
+        try:
+            if name.endswith(".webm"):
+                raw = os.path.join(tmp, name + ".y4m")
+                write_y4m(raw, frames)
+                ffmpeg("-i", raw, "-f", "lavfi", "-i", "sine=duration=0.48", *codec_args,
+                       os.path.join(tmp, name))
+                clip = os.path.join(tmp, name)
+                audio = True
+            else:
+                clip = make_clip(tmp, name, frames, codec_args, audio=audio)
+        except subprocess.CalledProcessError as e:
+            print(f"note: cannot make {name} here ({e}); left out")
+            continue
+        out_dir = os.path.join(tmp, "out-" + name)
+        code, _, err = run("equalize", "-v", "-o", out_dir, clip)
+        output = os.path.join(out_dir, name)
+        if not check(code == 0 and os.path.exists(output), f"{name}: exit {code}: {err}"):
+            continue
+        got_fmt, video, audio_streams = stream_info(output)
+        check(got_fmt == fmt, f"{name}: container {got_fmt} != {fmt}")
+        check(len(video) == 1 and video[0]["codec_name"] == codec, f"{name}: video {video}")
+        check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size")
+        check(len(video_pts(output)) == len(frames), f"{name}: {len(video_pts(output))} frames")
+        check(np.allclose(video_pts(output), video_pts(clip), atol=0.002),
+              f"{name}: pts {video_pts(output)} != {video_pts(clip)}")
+        if audio:
+            check(len(audio_streams) == 1 and audio_kept(output, clip),
+                  f"{name}: the audio packets changed")
+        # Lossy here: the luma must still be the equalized one, near enough.
+        got = decoded_planes(output, w, h)
+        want = reference_equalized(frames, 8)
+        err_mean = max(abs(float(g[0].mean()) - float(r.mean())) for g, r in zip(got, want))
+        check(err_mean < 3.0, f"{name}: frame means off the reference by up to {err_mean:.2f}")
+        print(f"{name}: {err.strip()}")
+
+    # --codec overrides; an unknown one is a usage-like failure of that file.
+    clip = make_clip(tmp, "c.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"], audio=False)
+    out_dir = os.path.join(tmp, "out-codec")
+    code, _, err = run("equalize", "--codec", "x265enc", "-o", out_dir, clip)
+    if check(code == 0, f"--codec x265enc: exit {code}: {err}"):
+        _, video, _ = stream_info(os.path.join(out_dir, "c.mp4"))
+        check(video[0]["codec_name"] == "hevc", f"--codec x265enc gave {video}")
+    code, _, err = run("equalize", "--codec", "nosuchenc", "-o", os.path.join(tmp, "x"), clip)
+    check(code == 1 and "nosuchenc" in err and not os.path.exists(os.path.join(tmp, "x", "c.mp4")),
+          f"--codec nosuchenc: {code}: {err}")
+    code, _, err = run("equalize", "--crf", "52", "-o", out_dir, clip)
+    check(code == 2 and "--crf" in err, f"--crf 52: {code}: {err}")
+
+
+def no_leftovers(out_dir, what):
+    left = [p for p in glob.glob(os.path.join(out_dir, "**", "*"), recursive=True)
+            + glob.glob(os.path.join(out_dir, "**", ".*"), recursive=True) if os.path.isfile(p)]
+    return check(not left, f"{what}: files left behind: {left}")
+
+
+def group_bad(tmp):
+    rng = np.random.default_rng(3)
+    h, w = 40, 56
+    frames = drifting_frames(rng, 20, h, w)
+    clip = make_clip(tmp, "good.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    data = open(clip, "rb").read()
+    bad = os.path.join(tmp, "bad")
+    os.makedirs(bad)
+    with open(os.path.join(bad, "truncated.mp4"), "wb") as f:
+        f.write(data[:len(data) // 2])
+    with open(os.path.join(bad, "text.mkv"), "wb") as f:
+        f.write(b"this is not a video at all\n" * 50)
+    ffmpeg("-f", "lavfi", "-i", "sine=duration=0.5", "-c:a", "aac",
+           os.path.join(bad, "audio-only.mp4"))
+    for name in sorted(os.listdir(bad)):
+        out_dir = os.path.join(tmp, "out-" + name)
+        code, _, err = run("equalize", "--video-timeout", "20", "-o", out_dir,
+                           os.path.join(bad, name))
+        lines = err.strip().splitlines()
+        check(code == 1 and len(lines) == 1 and name in lines[0],
+              f"{name}: exit {code}, stderr {err!r}")
+        if name == "audio-only.mp4":
+            check("no video stream" in err, f"{name}: {err!r}")
+        no_leftovers(out_dir, name)
+
+    # A bad file among good ones: the good ones are written, exit 1.
+    shutil.copy(clip, os.path.join(bad, "z-good.mp4"))
+    out_dir = os.path.join(tmp, "out-mixed")
+    code, _, err = run("equalize", "-o", out_dir, bad)
+    check(code == 1 and os.path.exists(os.path.join(out_dir, "z-good.mp4")),
+          f"bad folder: exit {code}, {os.listdir(out_dir) if os.path.isdir(out_dir) else None}")
+
+    # Ctrl-C in the middle: exit 130, no output, no temporary file.
+    big = make_clip(tmp, "big.mp4", drifting_frames(rng, 150, 480, 640),
+                    ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"])
+    out_dir = os.path.join(tmp, "out-int")
+    proc = subprocess.Popen([LUMAHIST, "equalize", "--crf", "0", "-o", out_dir, big],
+                            stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        check(proc.returncode == 130 and b"stopped by SIGINT" in err,
+              f"SIGINT: exit {proc.returncode}: {err!r}")
+        no_leftovers(out_dir, "SIGINT")
+    else:
+        print("note: big.mp4 was done within a second; SIGINT not tried")
+
+
+GROUPS = {"equalize": group_equalize, "containers": group_containers, "bad": group_bad}
+
+
+def main():
+    global LUMAHIST
+    if len(sys.argv) != 3 or sys.argv[2] not in GROUPS:
+        print(__doc__)
+        return 2
+    LUMAHIST = sys.argv[1]
+    for tool in ("ffmpeg", "ffprobe", "gst-launch-1.0", "gst-inspect-1.0"):
+        if not shutil.which(tool):
+            print(f"SKIP: {tool} is not installed (build-aux/install-deps.sh installs it)")
+            return 77
+    for element in ("x264enc", "mp4mux", "parsebin", "avdec_h264"):
+        if subprocess.run(["gst-inspect-1.0", element], capture_output=True).returncode != 0:
+            print(f"SKIP: GStreamer's {element} is not installed")
+            return 77
+    with tempfile.TemporaryDirectory(prefix="lumahist-video-out-") as tmp:
+        probe_clip = os.path.join(tmp, "probe.y4m")
+        write_y4m(probe_clip, [np.zeros((8, 8), np.uint8)])
+        code, _, err = run("stats", probe_clip)
+        if code != 0 and "without GStreamer" in err:
+            print("SKIP: this lumahist was built without GStreamer:", err.strip())
+            return 77
+        GROUPS[sys.argv[2]](tmp)
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
