@@ -206,12 +206,14 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
 /* ------------------------------------------------------------------------ */
 /* Choosing the elements                                                     */
 
-/* The best-ranked factory of type whose pads on side accept caps. */
+/* The best-ranked factory of type whose pads on side take caps: all of them
+ * when whole (a decoder for the stream: vp9alphadecodebin takes only VP9
+ * with codec-alpha), else some. */
 static GstElementFactory *best_factory(GstElementFactoryListType type, GstCaps *caps,
-                                       GstPadDirection side, GstRank min_rank)
+                                       GstPadDirection side, GstRank min_rank, bool whole)
 {
   GList *all = gst_element_factory_list_get_elements(type, min_rank);
-  GList *fit = gst_element_factory_list_filter(all, caps, side, FALSE);
+  GList *fit = gst_element_factory_list_filter(all, caps, side, whole);
   fit = g_list_sort(fit, gst_plugin_feature_rank_compare_func);
   GstElementFactory *best = fit ? gst_object_ref(fit->data) : NULL;
   gst_plugin_feature_list_free(fit);
@@ -219,9 +221,27 @@ static GstElementFactory *best_factory(GstElementFactoryListType type, GstCaps *
   return best;
 }
 
-/* The encoder for a codec (caps name, e.g. "video/x-h264"); NULL if none. */
-static GstElement *make_encoder(const char *codec, const char *asked, char **why)
+/* What names a codec in a stream's caps: the name and the fields that tell
+ * codecs of one name apart (MPEG-1/2/4 video are all video/mpeg), without
+ * the stream's size, profile, format and the like. */
+static GstCaps *codec_caps(GstCaps *caps)
 {
+  static const char *const identity[] = {"mpegversion", "msmpegversion", "wmvversion",
+                                         "divxversion", "variant"};
+  const GstStructure *s = gst_caps_get_structure(caps, 0);
+  GstStructure *codec = gst_structure_new_empty(gst_structure_get_name(s));
+  for (size_t i = 0; i < G_N_ELEMENTS(identity); i++) {
+    const GValue *value = gst_structure_get_value(s, identity[i]);
+    if (value)
+      gst_structure_set_value(codec, identity[i], value);
+  }
+  return gst_caps_new_full(codec, NULL);
+}
+
+/* The encoder for a codec (codec_caps()); NULL if none. */
+static GstElement *make_encoder(GstCaps *codec_in, const char *asked, char **why)
+{
+  const char *codec = gst_structure_get_name(gst_caps_get_structure(codec_in, 0));
   if (asked) {
     GstElementFactory *factory = gst_element_factory_find(asked);
     if (!factory) {
@@ -255,14 +275,16 @@ static GstElement *make_encoder(const char *codec, const char *asked, char **why
         return encoder;
     }
   }
-  GstCaps *caps = gst_caps_new_empty_simple(codec);
+  GstCaps *caps = gst_caps_ref(codec_in);
   GstElementFactory *factory =
-      best_factory(GST_ELEMENT_FACTORY_TYPE_VIDEO_ENCODER, caps, GST_PAD_SRC, GST_RANK_NONE);
+      best_factory(GST_ELEMENT_FACTORY_TYPE_VIDEO_ENCODER, caps, GST_PAD_SRC, GST_RANK_NONE, false);
   gst_caps_unref(caps);
   if (!factory) {
+    char *text = gst_caps_to_string(codec_in);
     *why = g_strdup_printf("no GStreamer encoder is installed for its video (%s); choose one "
                            "with --codec",
-                           codec);
+                           text);
+    g_free(text);
     return NULL;
   }
   GstElement *encoder = gst_element_factory_create(factory, NULL);
@@ -282,18 +304,26 @@ static void set_quality(GstElement *encoder, int crf)
   GstElementFactory *factory = gst_element_get_factory(encoder);
   const char *name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
   char text[64];
+  /* No B-frames and no lookahead frames held back (x264enc has none by
+   * default): with them, GStreamer 1.22's x265enc moves the first frame's
+   * timestamp to 0 once DTS falls below it, and vp8enc/vp9enc lose the last
+   * frames held in libvpx's lag when the stream ends (9 of 12 came out).
+   * Every frame keeps its timestamp, at some cost in size. */
   if (strcmp(name, "x264enc") == 0) {
     /* pass=quant quantizer=0 is x264's lossless mode; pass=qual is its CRF. */
     gst_util_set_object_arg(G_OBJECT(encoder), "pass", crf == 0 ? "quant" : "qual");
     g_object_set(encoder, "quantizer", (guint)crf, NULL);
   } else if (strcmp(name, "x265enc") == 0) {
-    snprintf(text, sizeof text, crf == 0 ? "lossless=1" : "crf=%d", crf);
+    if (crf == 0)
+      snprintf(text, sizeof text, "lossless=1:bframes=0");
+    else
+      snprintf(text, sizeof text, "crf=%d:bframes=0", crf);
     g_object_set(encoder, "option-string", text, NULL);
   } else if (g_str_has_prefix(name, "vp8enc") || g_str_has_prefix(name, "vp9enc")) {
     /* libvpx's quantizer runs 0 .. 63. */
     gst_util_set_object_arg(G_OBJECT(encoder), "end-usage", "cq");
     g_object_set(encoder, "cq-level", (int)lround(crf * 63.0 / LHIO_VIDEO_MAX_CRF), "min-quantizer",
-                 (guint)0, "target-bitrate", VPX_RATE_CEILING, NULL);
+                 (guint)0, "target-bitrate", VPX_RATE_CEILING, "lag-in-frames", 0, NULL);
   } else if (g_str_has_prefix(name, "nvh26") && has_property(encoder, "qp-const")) {
     gst_util_set_object_arg(G_OBJECT(encoder), "rc-mode", "constqp");
     g_object_set(encoder, "qp-const", crf, NULL);
@@ -312,6 +342,27 @@ static void set_quality(GstElement *encoder, int crf)
  * which also writes any QuickTime), else one whose caps meet it. */
 static GstElement *make_muxer(GstCaps *container)
 {
+  /* The usual muxer of common containers, where several could write them
+   * (atscmux also writes MPEG-TS; qtmux any QuickTime). */
+  static const struct {
+    const char *caps;
+    const char *muxer;
+  } usual[] = {
+      {"video/quicktime, variant=(string)iso", "mp4mux"}, {"video/quicktime", "qtmux"},
+      {"video/mpegts", "mpegtsmux"},                      {"video/x-matroska", "matroskamux"},
+      {"video/webm", "webmmux"},                          {"video/x-msvideo", "avimux"},
+      {"video/x-flv", "flvmux"},                          {"application/ogg", "oggmux"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(usual); i++) {
+    GstCaps *caps = gst_caps_from_string(usual[i].caps);
+    bool fits = gst_caps_is_subset(container, caps);
+    gst_caps_unref(caps);
+    if (fits) {
+      GstElement *muxer = gst_element_factory_make(usual[i].muxer, NULL);
+      if (muxer)
+        return muxer;
+    }
+  }
   GList *all = gst_element_factory_list_get_elements(GST_ELEMENT_FACTORY_TYPE_MUXER,
                                                      GST_RANK_MARGINAL);
   all = g_list_sort(all, gst_plugin_feature_rank_compare_func);
@@ -408,16 +459,21 @@ static void link_copied(Rewrite *r, GstPad *pad, GstCaps *caps)
 
 static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
 {
-  const char *codec = gst_structure_get_name(gst_caps_get_structure(caps, 0));
+  GstCaps *codec = codec_caps(caps);
   GstElement *decoder = NULL;
-  if (strcmp(codec, "video/x-raw") != 0) {
-    GstElementFactory *factory =
-        best_factory(GST_ELEMENT_FACTORY_TYPE_DECODER | GST_ELEMENT_FACTORY_TYPE_MEDIA_VIDEO, caps,
-                     GST_PAD_SINK, GST_RANK_MARGINAL);
+  if (!gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
+    /* A decoder that takes the stream whole; caps not yet fixed (MPEG-TS
+     * before its first packet) are met by one that takes some of them. */
+    GstElementFactoryListType type =
+        GST_ELEMENT_FACTORY_TYPE_DECODER | GST_ELEMENT_FACTORY_TYPE_MEDIA_VIDEO;
+    GstElementFactory *factory = best_factory(type, caps, GST_PAD_SINK, GST_RANK_MARGINAL, true);
+    if (!factory && !gst_caps_is_fixed(caps))
+      factory = best_factory(type, caps, GST_PAD_SINK, GST_RANK_MARGINAL, false);
     if (!factory) {
       char *text = gst_caps_to_string(caps);
       fail(r, "no GStreamer decoder is installed for its video (%s)", text);
       g_free(text);
+      gst_caps_unref(codec);
       return;
     }
     decoder = gst_element_factory_create(factory, NULL);
@@ -430,25 +486,35 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     g_free(why);
     if (decoder)
       gst_object_unref(decoder);
+    gst_caps_unref(codec);
     return;
   }
   set_quality(encoder, r->options->crf);
   GstElementFactory *encoder_factory = gst_element_get_factory(encoder);
   const char *encoder_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(encoder_factory));
-  /* What the encoder makes, for its parser and the muxer's pad. */
+  /* What the encoder makes, for its parser and the muxer's pad: the
+   * input's codec, or with --codec the encoder's own. */
   GstCaps *made = NULL;
   for (const GList *t = gst_element_factory_get_static_pad_templates(encoder_factory); t;
        t = t->next) {
     GstStaticPadTemplate *templ = t->data;
     if (templ->direction == GST_PAD_SRC) {
       GstCaps *c = gst_static_pad_template_get_caps(templ);
-      made = gst_caps_new_empty_simple(gst_structure_get_name(gst_caps_get_structure(c, 0)));
+      if (gst_caps_can_intersect(c, codec)) {
+        made = gst_caps_ref(codec);
+      } else {
+        GstCaps *first = gst_caps_copy_nth(c, 0);
+        made = codec_caps(first);
+        gst_caps_unref(first);
+      }
       gst_caps_unref(c);
       break;
     }
   }
+  gst_caps_unref(codec);
   GstElementFactory *parser_factory =
-      made ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made, GST_PAD_SINK, GST_RANK_MARGINAL)
+      made ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made, GST_PAD_SINK, GST_RANK_MARGINAL,
+                          false)
            : NULL;
   GstElement *parser = parser_factory ? gst_element_factory_create(parser_factory, NULL) : NULL;
   if (parser_factory)

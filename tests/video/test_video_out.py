@@ -89,7 +89,8 @@ def make_clip(tmp, name, frames, codec_args, audio=True, fps="25:1"):
 
 def decoded_planes(path, w, h):
     """Every frame's Y, U, V as FFmpeg decodes the first video stream."""
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "rawvideo",
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-vsync", "passthrough",
+                          "-f", "rawvideo",
                           "-pix_fmt", "yuv420p", "-"], check=True, capture_output=True).stdout
     cw, ch = (w + 1) // 2, (h + 1) // 2
     size = w * h + 2 * cw * ch
@@ -303,17 +304,20 @@ def group_containers(tmp):
         check(got_fmt == fmt, f"{name}: container {got_fmt} != {fmt}")
         check(len(video) == 1 and video[0]["codec_name"] == codec, f"{name}: video {video}")
         check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size")
-        check(len(video_pts(output)) == len(frames), f"{name}: {len(video_pts(output))} frames")
-        check(np.allclose(video_pts(output), video_pts(clip), atol=0.002),
-              f"{name}: pts {video_pts(output)} != {video_pts(clip)}")
+        pts_out, pts_in = video_pts(output), video_pts(clip)
+        check(len(pts_out) == len(pts_in) == len(frames) and
+              np.allclose(pts_out, pts_in, atol=0.002), f"{name}: pts {pts_out} != {pts_in}")
         if audio:
             check(len(audio_streams) == 1 and audio_kept(output, clip),
                   f"{name}: the audio packets changed")
-        # Lossy here: the luma must still be the equalized one, near enough.
+        # Lossy here: the luma must be the equalization of the decoded input
+        # frames, within the encoder's loss (the clip drifts by 6 code values a
+        # frame: a frame off by one, or no equalization, is far beyond).
         got = decoded_planes(output, w, h)
-        want = reference_equalized(frames, 8)
-        err_mean = max(abs(float(g[0].mean()) - float(r.mean())) for g, r in zip(got, want))
-        check(err_mean < 3.0, f"{name}: frame means off the reference by up to {err_mean:.2f}")
+        want = reference_equalized([p[0] for p in decoded_planes(clip, w, h)], 8)
+        worst = max(float(np.abs(g[0].astype(int) - r).mean()) for g, r in zip(got, want))
+        check(len(got) == len(want) and worst < 4.0,
+              f"{name}: luma off the reference by {worst:.2f} on average (at worst)")
         print(f"{name}: {err.strip()}")
 
     # --codec overrides; an unknown one is a usage-like failure of that file.
