@@ -685,6 +685,8 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
   if (error) {
     status = lh_set_error(LH_ERROR_CORRUPT, "%s: %s", input, error);
     g_free(error);
+  } else if (status == LH_OK && !r->video_linked) {
+    status = lh_set_error(LH_ERROR_UNSUPPORTED, "%s: no video stream in it", input);
   } else if (status == LH_OK && r->frames == 0) {
     status = lh_set_error(LH_ERROR_CORRUPT, "%s: no video frame decoded", input);
   }

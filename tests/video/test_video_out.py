@@ -140,18 +140,19 @@ def stream_info(path):
 # --------------------------------------------------------------------------
 # The reference: lh_lut_from_histogram (src/lumahist.h) and the temporal window
 
-def lut_of(y):
+def lut_of(y, limited=False):
+    black, white = (16, 235) if limited else (0, 255)
     h = np.bincount(y.ravel(), minlength=256).astype(np.int64)
     n = int(h.sum())
     nonzero = np.nonzero(h)[0]
     if len(nonzero) <= 1:
         return np.arange(256, dtype=np.int64)
     f = int(nonzero[0])
-    s = np.float32(255) / np.float32(n - h[f])
-    lut = np.zeros(256, np.int64)
+    s = np.float32(white - black) / np.float32(n - h[f])
+    lut = np.full(256, black, np.int64)
     cum = np.cumsum(h)
     for v in range(f + 1, 256):
-        lut[v] = min(255, int(np.rint(np.float32(cum[v] - cum[f]) * s)))
+        lut[v] = black + min(white - black, int(np.rint(np.float32(cum[v] - cum[f]) * s)))
     return lut
 
 
@@ -163,12 +164,12 @@ def distance(a, b):
     return float(np.abs(folded(a) - folded(b)).sum()) / 2 / (1 << 20)
 
 
-def reference_equalized(frames, window, cut_threshold=0.4):
+def reference_equalized(frames, window, cut_threshold=0.4, limited=False):
     out, luts = [], []
     for i, y in enumerate(frames):
         if i and distance(y, frames[i - 1]) > cut_threshold:
             luts = []
-        luts = (luts + [lut_of(y)])[-window:]
+        luts = (luts + [lut_of(y, limited)])[-window:]
         n = len(luts)
         mean = (np.sum(luts, axis=0) + n // 2) // n
         out.append(mean[y].astype(np.uint8))
@@ -304,9 +305,22 @@ def group_containers(tmp):
         check(got_fmt == fmt, f"{name}: container {got_fmt} != {fmt}")
         check(len(video) == 1 and video[0]["codec_name"] == codec, f"{name}: video {video}")
         check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size")
-        pts_out, pts_in = video_pts(output), video_pts(clip)
-        check(len(pts_out) == len(pts_in) == len(frames) and
-              np.allclose(pts_out, pts_in, atol=0.002), f"{name}: pts {pts_out} != {pts_in}")
+        pts_out, pts_in = np.array(video_pts(output)), np.array(video_pts(clip))
+        if check(len(pts_out) == len(pts_in) == len(frames),
+                 f"{name}: {len(pts_out)} frames out, {len(pts_in)} in"):
+            if name.endswith(".ts"):
+                # MPEG-TS times have no origin (FFmpeg starts at 1.4 s,
+                # mpegtsmux at 3600 s): the times between frames are kept.
+                pts_out, pts_in = pts_out - pts_out[0], pts_in - pts_in[0]
+            if name.endswith(".mkv"):
+                # README: matroskamux writes the first frame at 0 when the
+                # input's B-frames left it without a DTS (here 23 ms, FFmpeg's
+                # AAC delay); the others keep theirs.
+                check(abs(pts_out[0] - pts_in[0]) <= 0.04, f"{name}: first pts {pts_out[0]}")
+                pts_out, pts_in = pts_out[1:], pts_in[1:]
+            if not name.endswith(".avi"):  # AVI has frame numbers, not times
+                check(np.allclose(pts_out, pts_in, atol=0.002),
+                      f"{name}: pts {pts_out} != {pts_in}")
         if audio:
             check(len(audio_streams) == 1 and audio_kept(output, clip),
                   f"{name}: the audio packets changed")
@@ -314,10 +328,25 @@ def group_containers(tmp):
         # frames, within the encoder's loss (the clip drifts by 6 code values a
         # frame: a frame off by one, or no equalization, is far beyond).
         got = decoded_planes(output, w, h)
-        want = reference_equalized([p[0] for p in decoded_planes(clip, w, h)], 8)
+        # Untagged clips: GStreamer reads them as limited range, and the
+        # equalization spans 16 .. 235.
+        want = reference_equalized([p[0] for p in decoded_planes(clip, w, h)], 8, limited=True)
         worst = max(float(np.abs(g[0].astype(int) - r).mean()) for g, r in zip(got, want))
-        check(len(got) == len(want) and worst < 4.0,
-              f"{name}: luma off the reference by {worst:.2f} on average (at worst)")
+        def error(reference):
+            """Mean absolute luma error, and mean error of the frame means."""
+            pixels = max(float(np.abs(g[0].astype(int) - r).mean()) for g, r in zip(got, reference))
+            means = max(abs(float(g[0].mean()) - float(r.mean())) for g, r in zip(got, reference))
+            return pixels, means
+        decoded = [p[0] for p in decoded_planes(clip, w, h)]
+        right = error(want)
+        wrong_window = error(reference_equalized(decoded, 1, limited=True))
+        wrong_range = error(reference_equalized(decoded, 8, limited=False))
+        print(f"{name}: luma error (pixels, means) {right}; with no temporal window "
+              f"{wrong_window}; full range {wrong_range}")
+        check(len(got) == len(want) and right[0] < 5.0 and right[1] < 1.0,
+              f"{name}: luma off the reference by {right} (pixels, means)")
+        check(right[0] < wrong_window[0] and right[1] < wrong_range[1],
+              f"{name}: a wrong reference fits as well as the right one")
         print(f"{name}: {err.strip()}")
 
     # --codec overrides; an unknown one is a usage-like failure of that file.
