@@ -110,7 +110,7 @@ typedef int (*LhioVideoChange)(LhFrame *frame, LhMatrix matrix, LhRange range, v
 #define LHIO_VIDEO_MAX_CRF 51
 
 typedef struct {
-  const char *codec; /* the encoder element (x264enc, avenc_mpeg4, ...); NULL: the input's codec's */
+  const char *codec; /* the encoder element (x264enc, ...); NULL: one for the input's codec */
   int crf;           /* 0 .. LHIO_VIDEO_MAX_CRF; < 0: LHIO_VIDEO_DEFAULT_CRF */
   double timeout_s;  /* no frame and no end for this long: a stuck pipeline; 0: 30 s */
   /* Non-zero stops the rewrite (a signal): no output is left. */
@@ -130,8 +130,8 @@ typedef struct {
 /* Writes output from input through a temporary file beside output, renamed
  * over it once the muxer has finished; on any failure (or a stop) no file is
  * left.  The output's folder must exist. */
-int lhio_video_rewrite(const char *input, const char *output, const LhioVideoRewriteOptions *options,
-                       LhioVideoRewriteResult *result);
+int lhio_video_rewrite(const char *input, const char *output,
+                       const LhioVideoRewriteOptions *options, LhioVideoRewriteResult *result);
 
 #ifdef __cplusplus
 }

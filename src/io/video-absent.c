@@ -68,8 +68,8 @@ void lhio_video_close(LhioVideo *video)
   (void)video;
 }
 
-int lhio_video_rewrite(const char *input, const char *output, const LhioVideoRewriteOptions *options,
-                       LhioVideoRewriteResult *result)
+int lhio_video_rewrite(const char *input, const char *output,
+                       const LhioVideoRewriteOptions *options, LhioVideoRewriteResult *result)
 {
   (void)output;
   (void)options;

@@ -56,7 +56,7 @@
 
 /* The decoded formats the probe changes as they come. */
 #define CHANGE_FORMATS                                                                             \
-  "{ I420, Y42B, Y444, Y41B, NV12, NV16, NV24, GRAY8, I420_10LE, I420_12LE, I422_10LE, "          \
+  "{ I420, Y42B, Y444, Y41B, NV12, NV16, NV24, GRAY8, I420_10LE, I420_12LE, I422_10LE, "           \
   "I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, GRAY16_LE, P010_10LE }"
 
 typedef struct {
@@ -304,15 +304,15 @@ static void set_quality(GstElement *encoder, int crf)
   GstElementFactory *factory = gst_element_get_factory(encoder);
   const char *name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
   char text[64];
-  /* No B-frames and no lookahead frames held back (x264enc has none by
-   * default): with them, GStreamer 1.22's x265enc moves the first frame's
-   * timestamp to 0 once DTS falls below it, and vp8enc/vp9enc lose the last
-   * frames held in libvpx's lag when the stream ends (9 of 12 came out).
-   * Every frame keeps its timestamp, at some cost in size. */
+  /* No B-frames and no lookahead frames held back: with them, the last two
+   * frames of a variable-rate mp4 went missing after x264enc's B-frames
+   * (its speed preset has 3), and vp8enc/vp9enc lost the last frames held in
+   * libvpx's lag when the stream ended (9 of 12 came out).  Every frame
+   * keeps its timestamp, at some cost in size. */
   if (strcmp(name, "x264enc") == 0) {
     /* pass=quant quantizer=0 is x264's lossless mode; pass=qual is its CRF. */
     gst_util_set_object_arg(G_OBJECT(encoder), "pass", crf == 0 ? "quant" : "qual");
-    g_object_set(encoder, "quantizer", (guint)crf, NULL);
+    g_object_set(encoder, "quantizer", (guint)crf, "bframes", (guint)0, NULL);
   } else if (strcmp(name, "x265enc") == 0) {
     if (crf == 0)
       snprintf(text, sizeof text, "lossless=1:bframes=0");
@@ -348,10 +348,14 @@ static GstElement *make_muxer(GstCaps *container)
     const char *caps;
     const char *muxer;
   } usual[] = {
-      {"video/quicktime, variant=(string)iso", "mp4mux"}, {"video/quicktime", "qtmux"},
-      {"video/mpegts", "mpegtsmux"},                      {"video/x-matroska", "matroskamux"},
-      {"video/webm", "webmmux"},                          {"video/x-msvideo", "avimux"},
-      {"video/x-flv", "flvmux"},                          {"application/ogg", "oggmux"},
+      {"video/quicktime, variant=(string)iso", "mp4mux"},
+      {"video/quicktime", "qtmux"},
+      {"video/mpegts", "mpegtsmux"},
+      {"video/x-matroska", "matroskamux"},
+      {"video/webm", "webmmux"},
+      {"video/x-msvideo", "avimux"},
+      {"video/x-flv", "flvmux"},
+      {"application/ogg", "oggmux"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(usual); i++) {
     GstCaps *caps = gst_caps_from_string(usual[i].caps);
@@ -363,15 +367,14 @@ static GstElement *make_muxer(GstCaps *container)
         return muxer;
     }
   }
-  GList *all = gst_element_factory_list_get_elements(GST_ELEMENT_FACTORY_TYPE_MUXER,
-                                                     GST_RANK_MARGINAL);
+  GList *all =
+      gst_element_factory_list_get_elements(GST_ELEMENT_FACTORY_TYPE_MUXER, GST_RANK_MARGINAL);
   all = g_list_sort(all, gst_plugin_feature_rank_compare_func);
   GstElementFactory *chosen = NULL;
   for (int pass = 0; pass < 2 && !chosen; pass++) {
     for (GList *l = all; l && !chosen; l = l->next) {
       GstElementFactory *factory = l->data;
-      for (const GList *t = gst_element_factory_get_static_pad_templates(factory); t;
-           t = t->next) {
+      for (const GList *t = gst_element_factory_get_static_pad_templates(factory); t; t = t->next) {
         GstStaticPadTemplate *templ = t->data;
         if (templ->direction != GST_PAD_SRC)
           continue;
@@ -435,8 +438,8 @@ static bool link_to_muxer(Rewrite *r, GstElement *last, GstCaps *caps)
 static GstElement *muxer_queue(void)
 {
   GstElement *queue = gst_element_factory_make("queue", NULL);
-  g_object_set(queue, "max-size-buffers", 0u, "max-size-bytes", 0u, "max-size-time",
-               (guint64)0, NULL);
+  g_object_set(queue, "max-size-buffers", 0u, "max-size-bytes", 0u, "max-size-time", (guint64)0,
+               NULL);
   return queue;
 }
 
@@ -512,10 +515,9 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     }
   }
   gst_caps_unref(codec);
-  GstElementFactory *parser_factory =
-      made ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made, GST_PAD_SINK, GST_RANK_MARGINAL,
-                          false)
-           : NULL;
+  GstElementFactory *parser_factory = made ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made,
+                                                          GST_PAD_SINK, GST_RANK_MARGINAL, false)
+                                           : NULL;
   GstElement *parser = parser_factory ? gst_element_factory_create(parser_factory, NULL) : NULL;
   if (parser_factory)
     gst_object_unref(parser_factory);
@@ -536,8 +538,8 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
   GstCaps *change_caps = gst_caps_from_string("video/x-raw, format=(string)" CHANGE_FORMATS);
   g_object_set(filter, "caps", change_caps, NULL);
   gst_caps_unref(change_caps);
-  GstElement *chain[] = {queue_in, decoder, convert_in, filter, convert_out, encoder, parser,
-                         queue_out};
+  GstElement *chain[] = {queue_in,    decoder, convert_in, filter,
+                         convert_out, encoder, parser,     queue_out};
   bool ok = add_to_pipeline(r, chain, G_N_ELEMENTS(chain));
   GstPad *filter_src = gst_element_get_static_pad(filter, "src");
   gst_pad_add_probe(filter_src, GST_PAD_PROBE_TYPE_BUFFER, change_frame, r, NULL);
@@ -693,8 +695,8 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
   return status;
 }
 
-int lhio_video_rewrite(const char *input, const char *output, const LhioVideoRewriteOptions *options,
-                       LhioVideoRewriteResult *result)
+int lhio_video_rewrite(const char *input, const char *output,
+                       const LhioVideoRewriteOptions *options, LhioVideoRewriteResult *result)
 {
   LhioVideoRewriteResult ignored;
   if (!result)

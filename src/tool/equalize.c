@@ -495,8 +495,8 @@ int lht_equalize_main(int argc, char **argv)
    * encoder and the CPU backend's pool. */
   if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {
     LhtVideoChange change = {.begin = begin_video, .change = equalize_video_frame, .data = &run};
-    int video_status = lht_video_rewrite_plan(&plan, is_video, failed, &batch, args.out_dir,
-                                              &video, wanted, args.verbose, &change);
+    int video_status = lht_video_rewrite_plan(&plan, is_video, failed, &batch, args.out_dir, &video,
+                                              wanted, args.verbose, &change);
     if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))
       status = video_status;
   }

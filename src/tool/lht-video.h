@@ -81,7 +81,6 @@ void lht_video_stats_set_stop(LhtVideoStats *stats, volatile sig_atomic_t *stop)
 volatile sig_atomic_t *lht_video_signals_catch(void);
 void lht_video_signals_release(void);
 
-
 /* ------------------------------------------------------------------------ */
 /* Videos written back by equalize, clahe and overlay (video-rewrite.c)      */
 

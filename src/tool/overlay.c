@@ -261,8 +261,8 @@ int lht_overlay_main(int argc, char **argv)
   /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
   status = LHT_EXIT_OK;
   if (images)
-    status = lht_batch_rewrite(&batch, &plan, args.out_dir, is_video, &rewrite, overlay_image,
-                               &run, wanted, args.verbose);
+    status = lht_batch_rewrite(&batch, &plan, args.out_dir, is_video, &rewrite, overlay_image, &run,
+                               wanted, args.verbose);
   /* Then the videos, one after the other. */
   if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {
     LhtVideoChange change = {.change = overlay_video_frame, .data = &run};

@@ -97,9 +97,8 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     const char *output = g_ptr_array_index(plan->outputs, i);
     if (!is_video[i] || (leave_out && leave_out[i]))
       continue;
-    if (batch->shard_count &&
-        lht_shard_of(lht_output_shard_key(out_dir, output), batch->shard_count) !=
-            batch->shard_index)
+    if (batch->shard_count && lht_shard_of(lht_output_shard_key(out_dir, output),
+                                           batch->shard_count) != batch->shard_index)
       continue;
     if (batch->skip_existing && lht_output_exists(output)) {
       skipped++;

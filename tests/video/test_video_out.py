@@ -349,6 +349,19 @@ def group_containers(tmp):
               f"{name}: a wrong reference fits as well as the right one")
         print(f"{name}: {err.strip()}")
 
+    # Variable frame rate: each frame keeps its own time.
+    raw = os.path.join(tmp, "vfr.y4m")
+    write_y4m(raw, frames)
+    vfr = os.path.join(tmp, "vfr.mp4")
+    ffmpeg("-i", raw, "-vf", "setpts='N*N*0.01/TB'", "-fps_mode", "vfr", "-c:v", "libx264",
+           "-bf", "0", "-pix_fmt", "yuv420p", vfr)
+    out_dir = os.path.join(tmp, "out-vfr")
+    code, _, err = run("equalize", "-o", out_dir, vfr)
+    if check(code == 0, f"vfr.mp4: exit {code}: {err}"):
+        pts_in, pts_out = video_pts(vfr), video_pts(os.path.join(out_dir, "vfr.mp4"))
+        check(len(set(np.round(np.diff(pts_in), 3))) >= 4, f"vfr.mp4 is not VFR: {pts_in}")
+        check(pts_out == pts_in, f"vfr.mp4: pts {pts_out} != {pts_in}")
+
     # --codec overrides; an unknown one is a usage-like failure of that file.
     clip = make_clip(tmp, "c.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"], audio=False)
     out_dir = os.path.join(tmp, "out-codec")
