@@ -125,6 +125,9 @@ typedef struct {
   char muxer[64];
   uint64_t frames; /* frames changed */
   bool stopped;    /* options->stop ended it */
+  /* The streams left out because the muxer does not take them (their caps,
+   * "; " between), or NULL; to be freed with free(). */
+  char *left_out;
 } LhioVideoRewriteResult;
 
 /* Writes output from input through a temporary file beside output, renamed

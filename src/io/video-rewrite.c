@@ -14,9 +14,9 @@
  * (remuxed, not re-encoded).  The change is a buffer probe on the decoded
  * stream: timestamps, durations, caps, colorimetry and frame rate go through
  * untouched, which an appsink/appsrc pair would have to carry over by hand.
- * The probe writes into a copy of each frame, never into the decoder's own
- * buffer, which software decoders (avdec_*) may still hold as a reference for
- * the frames that follow.  The first videoconvert stays in passthrough for
+ * The probe writes into the frame in place when the buffer is writable, and
+ * into a copy when someone else holds it (a decoder keeps the frames it
+ * predicts from).  The first videoconvert stays in passthrough for
  * every format the library writes (CHANGE_FORMATS); the second one only
  * converts when the encoder takes none of them.
  *
@@ -67,8 +67,9 @@ typedef struct {
 
   GMutex lock; /* the fields below, set by GStreamer's threads */
   bool video_linked;
-  char *error;   /* the first failure */
-  char *missing; /* a missing plugin's description */
+  char *error;       /* the first failure */
+  char *missing;     /* a missing plugin's description */
+  GString *left_out; /* streams the muxer does not take */
   uint64_t frames;
   char encoder[64];
   char decoder[64];
@@ -157,22 +158,16 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
   }
   gst_caps_unref(caps);
 
-  GstBuffer *out = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&r->info), NULL);
-  GstVideoFrame source, target;
-  if (!out || !gst_video_frame_map(&source, &r->info, in, GST_MAP_READ)) {
-    if (out)
-      gst_buffer_unref(out);
-    fail(r, "cannot read a decoded frame");
+  /* Changed in place only when no one else holds the buffer (a decoder
+   * keeps a reference on the frames it will predict from): else on a copy.
+   * Mapping a writable buffer for writing also copies any memory shared. */
+  GstBuffer *buffer = gst_buffer_make_writable(in);
+  GST_PAD_PROBE_INFO_DATA(info) = buffer;
+  GstVideoFrame target;
+  if (!gst_video_frame_map(&target, &r->info, buffer, GST_MAP_READWRITE)) {
+    fail(r, "cannot map a decoded frame for writing");
     return GST_PAD_PROBE_DROP;
   }
-  if (!gst_video_frame_map(&target, &r->info, out, GST_MAP_WRITE)) {
-    gst_video_frame_unmap(&source);
-    gst_buffer_unref(out);
-    fail(r, "cannot map a frame for writing");
-    return GST_PAD_PROBE_DROP;
-  }
-  gst_video_frame_copy(&target, &source);
-  gst_video_frame_unmap(&source);
 
   const GstVideoFormatInfo *finfo = r->info.finfo;
   LhFrame frame = {
@@ -190,13 +185,9 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
                                   lhio_range_from_colorimetry(&r->info), r->options->data);
   gst_video_frame_unmap(&target);
   if (status < 0) {
-    gst_buffer_unref(out);
     fail(r, "frame %" G_GUINT64_FORMAT ": %s", r->frames, lh_last_error());
     return GST_PAD_PROBE_DROP;
   }
-  gst_buffer_copy_into(out, in, GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
-  gst_buffer_unref(in);
-  GST_PAD_PROBE_INFO_DATA(info) = out;
   g_mutex_lock(&r->lock);
   r->frames++;
   g_mutex_unlock(&r->lock);
@@ -443,21 +434,36 @@ static GstElement *muxer_queue(void)
   return queue;
 }
 
+/* A stream the muxer takes goes in as it is; one it does not (SRT
+ * subtitles come out of matroskademux as Pango markup, which matroskamux
+ * refuses) is left out, and the result says so. */
 static void link_copied(Rewrite *r, GstPad *pad, GstCaps *caps)
 {
   GstElement *queue = muxer_queue();
   GstElement *chain[] = {queue};
   add_to_pipeline(r, chain, 1);
   GstPad *sink = gst_element_get_static_pad(queue, "sink");
-  bool ok = gst_pad_link(pad, sink) == GST_PAD_LINK_OK && link_to_muxer(r, queue, caps);
+  bool linked = gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
   gst_object_unref(sink);
-  if (!ok) {
-    char *text = gst_caps_to_string(caps);
-    GstElementFactory *factory = gst_element_get_factory(r->muxer);
-    fail(r, "its stream %s cannot be copied into %s", text,
-         gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)));
-    g_free(text);
+  if (linked && link_to_muxer(r, queue, caps))
+    return;
+  GstElement *drop = gst_element_factory_make("fakesink", NULL);
+  g_object_set(drop, "sync", FALSE, "async", FALSE, NULL);
+  GstElement *end[] = {drop};
+  add_to_pipeline(r, end, 1);
+  if (!linked || !gst_element_link(queue, drop)) {
+    fail(r, "cannot link one of its streams");
+    return;
   }
+  char *text = gst_caps_to_string(caps);
+  GstElementFactory *factory = gst_element_get_factory(r->muxer);
+  g_mutex_lock(&r->lock);
+  if (!r->left_out)
+    r->left_out = g_string_new(NULL);
+  g_string_append_printf(r->left_out, "%s%s (%s does not take it)", r->left_out->len ? "; " : "",
+                         text, gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)));
+  g_mutex_unlock(&r->lock);
+  g_free(text);
 }
 
 static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
@@ -772,6 +778,7 @@ int lhio_video_rewrite(const char *input, const char *output,
   g_strlcpy(result->encoder, r.encoder, sizeof result->encoder);
   g_strlcpy(result->decoder, r.decoder, sizeof result->decoder);
   result->frames = r.frames;
+  result->left_out = r.left_out ? g_string_free(r.left_out, FALSE) : NULL;
   gst_object_unref(r.pipeline);
   gst_caps_replace(&r.caps, NULL);
   g_free(r.error);

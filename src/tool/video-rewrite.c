@@ -5,6 +5,7 @@
  * the images, with --codec, --crf and, for equalization, temporal smoothing. */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
@@ -136,11 +137,12 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     lht_progress_note(progress, input);
     char *folder = g_path_get_dirname(output);
     int made = g_mkdir_with_parents(folder, 0777);
+    int error = errno;
     g_free(folder);
     bool ok = true;
     if (made != 0) {
       lht_progress_clear(progress);
-      lht_error(input, "cannot make the folder of %s: %s", output, g_strerror(errno));
+      lht_error(input, "cannot make the folder of %s: %s", output, g_strerror(error));
       ok = false;
     } else if (lht_plan_holds_input(plan, output)) {
       /* Checked again at the last moment: a file may have been linked since. */
@@ -159,6 +161,11 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       lht_error(NULL, "%s", lh_last_error());
       ok = false;
     }
+    if (ok && status >= 0 && result.left_out) {
+      lht_progress_clear(progress);
+      lht_error(input, "written without its stream %s", result.left_out);
+    }
+    free(result.left_out);
     if (ok && status >= 0 && verbose) {
       lht_progress_clear(progress);
       lht_error(input, "%" G_GUINT64_FORMAT " frames: %s -> %s into %s", result.frames,
