@@ -99,10 +99,13 @@ void lhio_video_close(LhioVideo *video);
  * decoded, changed by the caller in system memory, encoded again and muxed
  * into the input's container with its other streams copied unchanged.      */
 
-/* Changes one decoded frame in place (host memory; the format GStreamer
- * decoded, matrix and range from its colorimetry); 0 or a negative status
- * with the message set (lh_set_error), which ends the rewrite. */
-typedef int (*LhioVideoChange)(LhFrame *frame, LhMatrix matrix, LhRange range, void *data);
+/* Changes one decoded frame (host memory; the format GStreamer decoded,
+ * matrix and range from its colorimetry) from in into out: out is in (the
+ * frame changed in place), or with fills_output a frame of the same format
+ * and size, elsewhere, to be written whole.  0 or a negative status with the
+ * message set (lh_set_error), which ends the rewrite. */
+typedef int (*LhioVideoChange)(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range,
+                               void *data);
 
 /* Quality: the encoders' constant-quality scale, as x264's CRF (0 lossless
  * where the encoder has it, 51 worst). */
@@ -116,6 +119,7 @@ typedef struct {
   /* Non-zero stops the rewrite (a signal): no output is left. */
   volatile sig_atomic_t *stop;
   LhioVideoChange change;
+  bool fills_output; /* change writes every sample of out (lh_equalize does) */
   void *data;
 } LhioVideoRewriteOptions;
 

@@ -135,6 +135,21 @@ static bool lh_format_of(GstVideoFormat format, LhFormat *out)
   return false;
 }
 
+/* The library's view of a mapped frame. */
+static void describe(const Rewrite *r, GstVideoFrame *mapped, LhFrame *frame)
+{
+  memset(frame, 0, sizeof *frame);
+  frame->format = r->format;
+  frame->memory = LH_MEMORY_HOST;
+  frame->width = GST_VIDEO_INFO_WIDTH(&r->info);
+  frame->height = GST_VIDEO_INFO_HEIGHT(&r->info);
+  frame->bit_depth = GST_VIDEO_FORMAT_INFO_DEPTH(r->info.finfo, 0);
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(mapped) && p < 3; p++) {
+    frame->planes[p] = GST_VIDEO_FRAME_PLANE_DATA(mapped, p);
+    frame->strides[p] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(mapped, p);
+  }
+}
+
 static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   Rewrite *r = data;
@@ -158,32 +173,49 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
   }
   gst_caps_unref(caps);
 
-  /* Changed in place only when no one else holds the buffer (a decoder
-   * keeps a reference on the frames it will predict from): else on a copy.
-   * Mapping a writable buffer for writing also copies any memory shared. */
-  GstBuffer *buffer = gst_buffer_make_writable(in);
-  GST_PAD_PROBE_INFO_DATA(info) = buffer;
-  GstVideoFrame target;
-  if (!gst_video_frame_map(&target, &r->info, buffer, GST_MAP_READWRITE)) {
+  /* In place when no one else holds the buffer.  A decoder keeps a
+   * reference on the frames it will predict from: then a change that writes
+   * all of its output (equalization: Y through the LUT, chroma copied) reads
+   * the decoder's frame and writes a new one, and any other is made on a
+   * copy (gst_buffer_make_writable, and mapping for writing copies shared
+   * memory). */
+  bool apart = r->options->fills_output && !gst_buffer_is_writable(in);
+  GstBuffer *buffer = apart ? gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&r->info), NULL)
+                            : gst_buffer_make_writable(in);
+  if (!apart)
+    GST_PAD_PROBE_INFO_DATA(info) = buffer;
+  GstVideoFrame source, target;
+  if (!buffer || !gst_video_frame_map(&target, &r->info, buffer, GST_MAP_READWRITE)) {
+    if (apart && buffer)
+      gst_buffer_unref(buffer);
     fail(r, "cannot map a decoded frame for writing");
     return GST_PAD_PROBE_DROP;
   }
-
-  const GstVideoFormatInfo *finfo = r->info.finfo;
-  LhFrame frame = {
-      .format = r->format,
-      .memory = LH_MEMORY_HOST,
-      .width = GST_VIDEO_INFO_WIDTH(&r->info),
-      .height = GST_VIDEO_INFO_HEIGHT(&r->info),
-      .bit_depth = GST_VIDEO_FORMAT_INFO_DEPTH(finfo, 0),
-  };
-  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&target) && p < 3; p++) {
-    frame.planes[p] = GST_VIDEO_FRAME_PLANE_DATA(&target, p);
-    frame.strides[p] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(&target, p);
+  if (apart && !gst_video_frame_map(&source, &r->info, in, GST_MAP_READ)) {
+    gst_video_frame_unmap(&target);
+    gst_buffer_unref(buffer);
+    fail(r, "cannot map a decoded frame");
+    return GST_PAD_PROBE_DROP;
   }
-  int status = r->options->change(&frame, lhio_matrix_from_colorimetry(&r->info),
+  LhFrame frame, out;
+  describe(r, &target, &out);
+  if (apart)
+    describe(r, &source, &frame);
+  else
+    frame = out;
+  int status = r->options->change(&frame, &out, lhio_matrix_from_colorimetry(&r->info),
                                   lhio_range_from_colorimetry(&r->info), r->options->data);
   gst_video_frame_unmap(&target);
+  if (apart) {
+    gst_video_frame_unmap(&source);
+    if (status >= 0) {
+      gst_buffer_copy_into(buffer, in, GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+      gst_buffer_unref(in);
+      GST_PAD_PROBE_INFO_DATA(info) = buffer;
+    } else {
+      gst_buffer_unref(buffer);
+    }
+  }
   if (status < 0) {
     fail(r, "frame %" G_GUINT64_FORMAT ": %s", r->frames, lh_last_error());
     return GST_PAD_PROBE_DROP;

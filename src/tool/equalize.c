@@ -234,8 +234,8 @@ static int begin_video(LhContext *context, void *data)
 
 /* A video frame: its luma equalized (only Y changes), the LUT averaged
  * over the temporal window. */
-static int equalize_video_frame(LhContext *context, LhFrame *frame, LhMatrix matrix, LhRange range,
-                                void *data)
+static int equalize_video_frame(LhContext *context, const LhFrame *in, LhFrame *out,
+                                LhMatrix matrix, LhRange range, void *data)
 {
   EqualizeRun *run = data;
   LhEqualizeOptions options = run->options;
@@ -244,7 +244,7 @@ static int equalize_video_frame(LhContext *context, LhFrame *frame, LhMatrix mat
   if (!run->range_given)
     options.range = range;
   options.temporal = run->temporal;
-  return lh_equalize(context, frame, frame, &options);
+  return lh_equalize(context, in, out, &options);
 }
 
 /* --global: the sum of the luma histograms of every input and its LUT.
@@ -494,7 +494,10 @@ int lht_equalize_main(int argc, char **argv)
   /* Then the videos, one after the other, each with every thread of the
    * encoder and the CPU backend's pool. */
   if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {
-    LhtVideoChange change = {.begin = begin_video, .change = equalize_video_frame, .data = &run};
+    /* lh_equalize writes Y through the LUT and copies chroma: the output
+     * frame need not start as a copy of the input. */
+    LhtVideoChange change = {
+        .begin = begin_video, .change = equalize_video_frame, .fills_output = true, .data = &run};
     int video_status = lht_video_rewrite_plan(&plan, is_video, failed, &batch, args.out_dir, &video,
                                               wanted, args.verbose, &change);
     if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))

@@ -110,9 +110,11 @@ typedef struct {
   /* Before each video (e.g. forgets the previous one's temporal window); may
    * be NULL.  0 or a negative status. */
   int (*begin)(LhContext *context, void *data);
-  /* One frame in place, host memory; 0 or a negative status with the
-   * library's message set. */
-  int (*change)(LhContext *context, LhFrame *frame, LhMatrix matrix, LhRange range, void *data);
+  /* One frame, host memory, in into out (LhioVideoChange); 0 or a negative
+   * status with the library's message set. */
+  int (*change)(LhContext *context, const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range,
+                void *data);
+  bool fills_output; /* change writes all of out when it is not in */
   void *data;
 } LhtVideoChange;
 

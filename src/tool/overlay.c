@@ -104,9 +104,10 @@ static bool overlay_image(LhioImage *image, const char *path, void *data)
 }
 
 /* A video frame: the graph of its own histogram drawn on it. */
-static int overlay_video_frame(LhContext *context, LhFrame *frame, LhMatrix matrix, LhRange range,
-                               void *data)
+static int overlay_video_frame(LhContext *context, const LhFrame *in, LhFrame *frame,
+                               LhMatrix matrix, LhRange range, void *data)
 {
+  (void)in; /* the same frame: drawn on in place */
   OverlayRun *run = data;
   LhOptions analysis = run->analysis;
   LhOverlayOptions overlay = run->overlay;

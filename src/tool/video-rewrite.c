@@ -81,10 +81,10 @@ typedef struct {
   const LhtVideoChange *change;
 } FrameRun;
 
-static int change_frame(LhFrame *frame, LhMatrix matrix, LhRange range, void *data)
+static int change_frame(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range, void *data)
 {
   FrameRun *run = data;
-  return run->change->change(run->context, frame, matrix, range, run->change->data);
+  return run->change->change(run->context, in, out, matrix, range, run->change->data);
 }
 
 int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool *leave_out,
@@ -127,6 +127,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       .timeout_s = args->timeout_s,
       .stop = stop,
       .change = change_frame,
+      .fills_output = change->fills_output,
       .data = &run,
   };
   guint done = 0, failed = 0;
