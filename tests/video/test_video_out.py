@@ -236,7 +236,34 @@ def group_equalize(tmp):
             check(any(not np.array_equal(a, b) for a, b in zip(want[:10], plain[:10])),
                   "the clip does not tell temporal smoothing from none")
 
-    # CLAHE and overlay write a whole video too; CLAHE differs from global.
+    # CLAHE frame by frame equals `lumahist clahe` on each frame's Y as a
+    # gray PNG (the same library call on the same plane): PNGs in and out by
+    # FFmpeg, lossless both ways.
+    png_dir, png_out = os.path.join(tmp, "png"), os.path.join(tmp, "png-clahe")
+    os.makedirs(png_dir)
+    for i, y in enumerate(frames):
+        subprocess.run(["ffmpeg", "-v", "error", "-f", "rawvideo", "-pix_fmt", "gray", "-s",
+                        f"{w}x{h}", "-i", "-", os.path.join(png_dir, f"{i:03d}.png")],
+                       input=y.tobytes(), check=True)
+    code, _, err = run("clahe", "--tiles", "3x2", "-o", png_out, png_dir)
+    check(code == 0, f"clahe on PNGs: exit {code}: {err}")
+    want = []
+    for i in range(len(frames)):
+        raw = subprocess.run(["ffmpeg", "-v", "error", "-i", os.path.join(png_out, f"{i:03d}.png"),
+                              "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                             check=True, capture_output=True).stdout
+        want.append(np.frombuffer(raw, np.uint8).reshape(h, w))
+    out_dir = os.path.join(tmp, "out-clahe-exact")
+    code, _, err = run("clahe", "--tiles", "3x2", "--temporal-window", "1", "--crf", "0",
+                       "--range", "full", "-o", out_dir, clip)
+    if check(code == 0, f"clahe --temporal-window 1: exit {code}: {err}"):
+        got = decoded_planes(os.path.join(out_dir, "clip.mp4"), w, h)
+        check(len(got) == len(want), f"clahe: {len(got)} frames")
+        bad = [i for i, (g, r) in enumerate(zip(got, want)) if not np.array_equal(g[0], r)]
+        check(not bad, f"clahe: frames {bad} differ from `lumahist clahe` on their PNGs")
+        check(any(not np.array_equal(r, f) for r, f in zip(want, frames)), "clahe changed nothing")
+
+    # CLAHE (temporal) and overlay write a whole video too.
     for command in ("clahe", "overlay"):
         out_dir = os.path.join(tmp, "out-" + command)
         code, _, err = run(command, "--crf", "0", "-o", out_dir, clip)
