@@ -379,6 +379,7 @@ static GstElement *make_muxer(GstCaps *container)
       {"video/x-msvideo", "avimux"},
       {"video/x-flv", "flvmux"},
       {"application/ogg", "oggmux"},
+      {"application/x-yuv4mpeg", "y4menc"}, /* raw video, no encoder before it */
   };
   for (size_t i = 0; i < G_N_ELEMENTS(usual); i++) {
     GstCaps *caps = gst_caps_from_string(usual[i].caps);
@@ -520,45 +521,53 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     decoder = gst_element_factory_create(factory, NULL);
     gst_object_unref(factory);
   }
-  char *why = NULL;
-  GstElement *encoder = make_encoder(codec, r->options->codec, &why);
-  if (!encoder) {
-    fail(r, "%s", why);
-    g_free(why);
-    if (decoder)
-      gst_object_unref(decoder);
-    gst_caps_unref(codec);
-    return;
-  }
-  set_quality(encoder, r->options->crf);
-  GstElementFactory *encoder_factory = gst_element_get_factory(encoder);
-  const char *encoder_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(encoder_factory));
-  /* What the encoder makes, for its parser and the muxer's pad: the
-   * input's codec, or with --codec the encoder's own. */
+  /* Raw video (YUV4MPEG2) is written raw, unless --codec asks otherwise. */
+  bool raw = decoder == NULL && !r->options->codec;
+  GstElement *encoder = NULL, *parser = NULL;
+  const char *encoder_name = "raw";
   GstCaps *made = NULL;
-  for (const GList *t = gst_element_factory_get_static_pad_templates(encoder_factory); t;
-       t = t->next) {
-    GstStaticPadTemplate *templ = t->data;
-    if (templ->direction == GST_PAD_SRC) {
-      GstCaps *c = gst_static_pad_template_get_caps(templ);
-      if (gst_caps_can_intersect(c, codec)) {
-        made = gst_caps_ref(codec);
-      } else {
-        GstCaps *first = gst_caps_copy_nth(c, 0);
-        made = codec_caps(first);
-        gst_caps_unref(first);
-      }
-      gst_caps_unref(c);
-      break;
+  if (raw) {
+    made = gst_caps_new_empty_simple("video/x-raw");
+  } else {
+    char *why = NULL;
+    encoder = make_encoder(codec, r->options->codec, &why);
+    if (!encoder) {
+      fail(r, "%s", why);
+      g_free(why);
+      if (decoder)
+        gst_object_unref(decoder);
+      gst_caps_unref(codec);
+      return;
     }
+    set_quality(encoder, r->options->crf);
+    GstElementFactory *encoder_factory = gst_element_get_factory(encoder);
+    encoder_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(encoder_factory));
+    /* What the encoder makes, for its parser and the muxer's pad: the
+     * input's codec, or with --codec the encoder's own. */
+    for (const GList *t = gst_element_factory_get_static_pad_templates(encoder_factory); t;
+         t = t->next) {
+      GstStaticPadTemplate *templ = t->data;
+      if (templ->direction == GST_PAD_SRC) {
+        GstCaps *c = gst_static_pad_template_get_caps(templ);
+        if (gst_caps_can_intersect(c, codec)) {
+          made = gst_caps_ref(codec);
+        } else {
+          GstCaps *first = gst_caps_copy_nth(c, 0);
+          made = codec_caps(first);
+          gst_caps_unref(first);
+        }
+        gst_caps_unref(c);
+        break;
+      }
+    }
+    GstElementFactory *parser_factory = made ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made,
+                                                            GST_PAD_SINK, GST_RANK_MARGINAL, false)
+                                             : NULL;
+    parser = parser_factory ? gst_element_factory_create(parser_factory, NULL) : NULL;
+    if (parser_factory)
+      gst_object_unref(parser_factory);
   }
   gst_caps_unref(codec);
-  GstElementFactory *parser_factory = made ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made,
-                                                          GST_PAD_SINK, GST_RANK_MARGINAL, false)
-                                           : NULL;
-  GstElement *parser = parser_factory ? gst_element_factory_create(parser_factory, NULL) : NULL;
-  if (parser_factory)
-    gst_object_unref(parser_factory);
 
   g_mutex_lock(&r->lock);
   g_strlcpy(r->encoder, encoder_name, sizeof r->encoder);

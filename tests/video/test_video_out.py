@@ -236,6 +236,22 @@ def group_equalize(tmp):
             check(any(not np.array_equal(a, b) for a, b in zip(want[:10], plain[:10])),
                   "the clip does not tell temporal smoothing from none")
 
+    # Raw video (YUV4MPEG2) is written raw: the frames exactly, no codec.
+    raw_clip = os.path.join(tmp, "raw.y4m")
+    write_y4m(raw_clip, frames)
+    out_dir = os.path.join(tmp, "out-raw")
+    code, _, err = run("equalize", "--range", "full", "-o", out_dir, raw_clip)
+    output = os.path.join(out_dir, "raw.y4m")
+    if check(code == 0 and os.path.exists(output), f"raw.y4m: exit {code}: {err}"):
+        with open(output, "rb") as f:
+            check(f.read(10) == b"YUV4MPEG2 ", "raw.y4m: not written as YUV4MPEG2")
+        got = decoded_planes(output, w, h)
+        want = reference_equalized(frames, 8)
+        check(len(got) == len(want) and all(np.array_equal(g[0], r) for g, r in zip(got, want)),
+              "raw.y4m: the luma differs from the reference")
+        check(all(np.array_equal(g[1], i[1]) for g, i in zip(got, decoded_planes(raw_clip, w, h))),
+              "raw.y4m: the chroma changed")
+
     # CLAHE frame by frame equals `lumahist clahe` on each frame's Y as a
     # gray PNG (the same library call on the same plane): PNGs in and out by
     # FFmpeg, lossless both ways.
