@@ -734,6 +734,11 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
   if (error) {
     status = lh_set_error(LH_ERROR_CORRUPT, "%s: %s", input, error);
     g_free(error);
+  } else if (status == LH_OK && !r->video_linked && r->missing) {
+    /* parsebin leaves out a stream no installed decoder takes. */
+    status = lh_set_error(LH_ERROR_UNSUPPORTED,
+                          "%s: no GStreamer decoder is installed for its video (%s)", input,
+                          r->missing);
   } else if (status == LH_OK && !r->video_linked) {
     status = lh_set_error(LH_ERROR_UNSUPPORTED, "%s: no video stream in it", input);
   } else if (status == LH_OK && r->frames == 0) {

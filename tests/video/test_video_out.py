@@ -45,8 +45,8 @@ def check(condition, message):
     return condition
 
 
-def run(*args, timeout=180):
-    proc = subprocess.run([LUMAHIST, *args], capture_output=True, timeout=timeout)
+def run(*args, timeout=180, env=None):
+    proc = subprocess.run([LUMAHIST, *args], capture_output=True, timeout=timeout, env=env)
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode("utf-8", "replace")
 
 
@@ -515,6 +515,28 @@ def group_bad(tmp):
         if name == "audio-only.mp4":
             check("no video stream" in err, f"{name}: {err!r}")
         no_leftovers(out_dir, name)
+
+    # No decoder for its codec (avdec_h264 ranked out of GStreamer's choice).
+    env = dict(os.environ, GST_PLUGIN_FEATURE_RANK="avdec_h264:NONE,openh264dec:NONE")
+    out_dir = os.path.join(tmp, "out-nodec")
+    code, _, err = run("equalize", "-o", out_dir, clip, env=env)
+    check(code == 1 and err.count("\n") == 1 and "no GStreamer decoder is installed" in err,
+          f"no decoder: exit {code}, stderr {err!r}")
+    no_leftovers(out_dir, "no decoder")
+
+    # --shard i/n splits the videos of a folder between runs, as images.
+    shard_dir = os.path.join(tmp, "shards")
+    os.makedirs(shard_dir)
+    for k in range(4):
+        shutil.copy(clip, os.path.join(shard_dir, f"v{k}.mp4"))
+    written = []
+    for i in range(2):
+        out_dir = os.path.join(tmp, f"out-shard{i}")
+        code, _, err = run("equalize", "--shard", f"{i}/2", "-o", out_dir, shard_dir)
+        check(code == 0, f"--shard {i}/2: exit {code}: {err}")
+        written.append(set(os.listdir(out_dir)) if os.path.isdir(out_dir) else set())
+    check(not (written[0] & written[1]) and written[0] | written[1] ==
+          {f"v{k}.mp4" for k in range(4)}, f"--shard: {written}")
 
     # A bad file among good ones: the good ones are written, exit 1.
     shutil.copy(clip, os.path.join(bad, "z-good.mp4"))
