@@ -14,20 +14,23 @@
  * (remuxed, not re-encoded).  The change is a buffer probe on the decoded
  * stream: timestamps, durations, caps, colorimetry and frame rate go through
  * untouched, which an appsink/appsrc pair would have to carry over by hand.
- * The probe writes into the frame in place when the buffer is writable, and
- * into a copy when someone else holds it (a decoder keeps the frames it
- * predicts from).  The first videoconvert stays in passthrough for
- * every format the library writes (CHANGE_FORMATS); the second one only
- * converts when the encoder takes none of them.
+ * The probe writes into the frame in place when the buffer is writable;
+ * when a decoder still holds it (the frames it predicts from), a change that
+ * fills its output (equalization) writes a new frame, any other a copy.  The
+ * first videoconvert stays in passthrough for every format the library
+ * writes (CHANGE_FORMATS); the second one only converts when the encoder
+ * takes none of them.  Raw video (YUV4MPEG2) has no decoder and no encoder.
  *
  * The decoder and the encoder are chosen by rank among the installed ones,
  * with a preference list per codec for the encoder (NVENC's first where it is
  * registered, which nvcodec only does where a GPU can encode, then x264enc,
  * x265enc, vp8enc, vp9enc, ...); any other codec gets the best-ranked encoder
- * that outputs it (avenc_* from gst-libav).  The muxer is the one whose
- * output caps are those GStreamer's typefinder gives the input file.  The
- * file is written to a temporary name beside the output and renamed only
- * after the muxer's end of stream, so a failure or a stop leaves nothing. */
+ * that outputs it (avenc_* from gst-libav).  The muxer is the usual one of
+ * the container GStreamer's typefinder finds in the input file, else one
+ * whose output caps are those.  A stream the muxer does not take is left out
+ * and the result says which.  The file is written to a temporary name beside
+ * the output and renamed only after the muxer's end of stream, so a failure
+ * or a stop leaves nothing. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* lht-video.h: video files in the tool (prefix lht_video_): the options of
- * video input, and `lumahist stats` on one video (video-stats.c): a record per
- * frame and a summary record per file. */
+ * video input, `lumahist stats` on one video (video-stats.c): a record per
+ * frame and a summary record per file, and the videos that equalize, clahe and
+ * overlay write back (video-rewrite.c). */
 #ifndef LHT_VIDEO_H
 #define LHT_VIDEO_H
 
