@@ -2,7 +2,7 @@
 """test_video_out.py: `lumahist equalize`, `clahe` and `overlay` writing videos.
 
 Usage: test_video_out.py LUMAHIST GROUP
-GROUP: equalize, containers, bad (see GROUPS at the end).
+GROUP: equalize, containers, bad, gpu (see GROUPS at the end).
 
 Clips are made here from numpy frames (YUV4MPEG2 written by this script,
 then H.264 by FFmpeg's lossless libx264, with a sine tone in AAC), so every
@@ -562,7 +562,55 @@ def group_bad(tmp):
         print("note: big.mp4 was done within a second; SIGINT not tried")
 
 
-GROUPS = {"equalize": group_equalize, "containers": group_containers, "bad": group_bad}
+def gst_raw(path, out):
+    """The frames of path's video as I420 bytes, decoded by GStreamer (any
+    decoder: NVDEC's on a GPU host)."""
+    subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={path}", "!", "decodebin", "!",
+                    "videoconvert", "!", "video/x-raw,format=I420", "!", "filesink",
+                    f"location={out}"], check=True, capture_output=True)
+    with open(out, "rb") as f:
+        return f.read()
+
+
+def group_gpu(tmp):
+    """--backend cuda against --backend cpu on the same video: the frames
+    given to the encoder are the same bit for bit (the backends agree), so
+    x264's (deterministic) outputs decode to the same bytes.  Needs only
+    GStreamer (x264enc, a decoder); SKIP (77) without a usable CUDA device."""
+    for element in ("x264enc", "mp4mux", "parsebin", "decodebin"):
+        if subprocess.run(["gst-inspect-1.0", element], capture_output=True).returncode != 0:
+            print(f"SKIP: GStreamer's {element} is not installed")
+            return 77
+    clip = os.path.join(tmp, "gpu.mp4")
+    subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "pattern=ball", "num-buffers=40", "!",
+                    "video/x-raw,width=642,height=362,format=I420,framerate=25/1", "!",
+                    "x264enc", "bframes=0", "!", "h264parse", "!", "mp4mux", "!", "filesink",
+                    f"location={clip}"], check=True, capture_output=True)
+    raw_in = gst_raw(clip, os.path.join(tmp, "in.raw"))
+    for command in ("equalize", "clahe", "overlay"):
+        outputs = {}
+        for backend in ("cpu", "cuda"):
+            out_dir = os.path.join(tmp, f"{command}-{backend}")
+            code, _, err = run(command, "--backend", backend, "-v", "-o", out_dir, clip)
+            if backend == "cuda" and code != 0 and "CUDA" in err and "device" in err:
+                print("SKIP: no usable CUDA device:", err.strip().splitlines()[0])
+                return 77
+            if not check(code == 0, f"{command} --backend {backend}: exit {code}: {err}"):
+                break
+            print(err.strip())
+            outputs[backend] = gst_raw(os.path.join(out_dir, "gpu.mp4"),
+                                       os.path.join(tmp, f"{command}-{backend}.raw"))
+        if len(outputs) == 2:
+            check(len(outputs["cpu"]) == len(raw_in), f"{command}: {len(outputs['cpu'])} bytes "
+                  f"of frames, {len(raw_in)} in")
+            check(outputs["cpu"] != raw_in, f"{command}: nothing changed")
+            check(outputs["cuda"] == outputs["cpu"],
+                  f"{command}: the CUDA backend's video differs from the CPU backend's")
+    return 0
+
+
+GROUPS = {"equalize": group_equalize, "containers": group_containers, "bad": group_bad,
+          "gpu": group_gpu}
 
 
 def main():
@@ -571,11 +619,14 @@ def main():
         print(__doc__)
         return 2
     LUMAHIST = sys.argv[1]
-    for tool in ("ffmpeg", "ffprobe", "gst-launch-1.0", "gst-inspect-1.0"):
+    group = sys.argv[2]
+    # The GPU host has GStreamer but no FFmpeg: the gpu group needs only the former.
+    tools = ("gst-launch-1.0", "gst-inspect-1.0") + (() if group == "gpu" else ("ffmpeg", "ffprobe"))
+    for tool in tools:
         if not shutil.which(tool):
             print(f"SKIP: {tool} is not installed (build-aux/install-deps.sh installs it)")
             return 77
-    for element in ("x264enc", "mp4mux", "parsebin", "avdec_h264"):
+    for element in ("x264enc", "mp4mux", "parsebin", "avdec_h264") if group != "gpu" else ():
         if subprocess.run(["gst-inspect-1.0", element], capture_output=True).returncode != 0:
             print(f"SKIP: GStreamer's {element} is not installed")
             return 77
@@ -586,7 +637,8 @@ def main():
         if code != 0 and "without GStreamer" in err:
             print("SKIP: this lumahist was built without GStreamer:", err.strip())
             return 77
-        GROUPS[sys.argv[2]](tmp)
+        if GROUPS[group](tmp) == 77:
+            return 77
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)")
         return 1
