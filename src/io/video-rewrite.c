@@ -74,6 +74,7 @@ typedef struct {
   char *missing;     /* a missing plugin's description */
   GString *left_out; /* streams the muxer does not take */
   uint64_t frames;
+  uint64_t packets; /* into the muxer, from every stream */
   char encoder[64];
   char decoder[64];
 
@@ -445,12 +446,24 @@ static bool add_to_pipeline(Rewrite *r, GstElement **elements, int n)
   return true;
 }
 
-/* Links src (of caps) to a pad the muxer gives for such a stream. */
+static GstPadProbeReturn count_packet(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  Rewrite *r = data;
+  g_mutex_lock(&r->lock);
+  r->packets++;
+  g_mutex_unlock(&r->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Links src (of caps) to a pad the muxer gives for such a stream, counting
+ * the packets that go in (the pipeline is not stuck while they come). */
 static bool link_to_muxer(Rewrite *r, GstElement *last, GstCaps *caps)
 {
   GstPad *src = gst_element_get_static_pad(last, "src");
   GstPad *sink = gst_element_get_compatible_pad(r->muxer, src, caps);
   bool ok = sink && gst_pad_link(src, sink) == GST_PAD_LINK_OK;
+  if (ok)
+    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, count_packet, r, NULL);
   if (sink)
     gst_object_unref(sink);
   gst_object_unref(src);
@@ -680,7 +693,9 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
     g_mutex_lock(&r->lock);
     if (r->error)
       error = g_strdup(r->error);
-    uint64_t frames = r->frames;
+    /* Packets into the muxer count too: an encoder draining its lookahead
+     * at the end (x265 on 4K: seconds a frame) takes no new frame. */
+    uint64_t frames = r->frames + r->packets;
     g_mutex_unlock(&r->lock);
     if (error) {
       if (m)
@@ -739,9 +754,9 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
     g_free(error);
   } else if (status == LH_OK && !r->video_linked && r->missing) {
     /* parsebin leaves out a stream no installed decoder takes. */
-    status = lh_set_error(LH_ERROR_UNSUPPORTED,
-                          "%s: no GStreamer decoder is installed for its video (%s)", input,
-                          r->missing);
+    status =
+        lh_set_error(LH_ERROR_UNSUPPORTED,
+                     "%s: no GStreamer decoder is installed for its video (%s)", input, r->missing);
   } else if (status == LH_OK && !r->video_linked) {
     status = lh_set_error(LH_ERROR_UNSUPPORTED, "%s: no video stream in it", input);
   } else if (status == LH_OK && r->frames == 0) {
