@@ -79,12 +79,20 @@ void lht_video_out_args_clear(LhtVideoOutArgs *args)
 typedef struct {
   LhContext *context;
   const LhtVideoChange *change;
+  LhtProgress *progress;
+  uint64_t frame; /* of the video under way */
 } FrameRun;
 
+/* On the pipeline's streaming thread, the only one that uses the context
+ * and the progress while a video is rewritten. */
 static int change_frame(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range, void *data)
 {
   FrameRun *run = data;
-  return run->change->change(run->context, in, out, matrix, range, run->change->data);
+  int status = run->change->change(run->context, in, out, matrix, range, run->change->data);
+  char note[64];
+  snprintf(note, sizeof note, "frame %" G_GUINT64_FORMAT, run->frame++);
+  lht_progress_note(run->progress, note);
+  return status;
 }
 
 int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool *leave_out,
@@ -120,6 +128,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     return LHT_EXIT_FAILURE;
   }
   LhtProgress *progress = lht_progress_new(todo->len, batch->progress, batch->quiet);
+  run.progress = progress;
   volatile sig_atomic_t *stop = lht_video_signals_catch();
   LhioVideoRewriteOptions options = {
       .codec = args->codec,
@@ -135,7 +144,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     guint i = g_array_index(todo, guint, k);
     const char *input = g_ptr_array_index(plan->inputs, i);
     const char *output = g_ptr_array_index(plan->outputs, i);
-    lht_progress_note(progress, input);
+    run.frame = 0;
     char *folder = g_path_get_dirname(output);
     int made = g_mkdir_with_parents(folder, 0777);
     int error = errno;
@@ -183,7 +192,8 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   lht_progress_note(progress, NULL);
   lht_video_signals_release();
   int signal_number = *stop;
-  lht_progress_finish(progress, done, failed, signal_number != 0);
+  /* Each video was counted as it ended (lht_progress_count). */
+  lht_progress_finish(progress, 0, 0, signal_number != 0);
   lh_context_free(run.context);
   g_array_free(todo, TRUE);
   if (signal_number) {
