@@ -115,6 +115,7 @@ typedef int (*LhioVideoChange)(const LhFrame *in, LhFrame *out, LhMatrix matrix,
 typedef struct {
   const char *codec; /* the encoder element (x264enc, ...); NULL: one for the input's codec */
   int crf;           /* 0 .. LHIO_VIDEO_MAX_CRF; < 0: LHIO_VIDEO_DEFAULT_CRF */
+  int bitrate_kbps;  /* > 0: a mean bitrate instead of crf */
   double timeout_s;  /* no frame and no end for this long: a stuck pipeline; 0: 30 s */
   /* Non-zero stops the rewrite (a signal): no output is left. */
   volatile sig_atomic_t *stop;

@@ -324,9 +324,10 @@ static bool has_property(GstElement *element, const char *name)
   return g_object_class_find_property(G_OBJECT_GET_CLASS(element), name) != NULL;
 }
 
-/* Sets the encoder's constant-quality mode from crf (x264's scale: 0
- * lossless, 51 worst): each encoder family has its own knob. */
-static void set_quality(GstElement *encoder, int crf)
+/* Sets the encoder's rate control: a mean bitrate when kbps > 0, else
+ * constant quality from crf (x264's scale: 0 lossless, 51 worst).  Each
+ * encoder family has its own knobs. */
+static void set_quality(GstElement *encoder, int crf, int kbps)
 {
   GstElementFactory *factory = gst_element_get_factory(encoder);
   const char *name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
@@ -337,30 +338,56 @@ static void set_quality(GstElement *encoder, int crf)
    * libvpx's lag when the stream ended (9 of 12 came out).  Every frame
    * keeps its timestamp, at some cost in size. */
   if (strcmp(name, "x264enc") == 0) {
-    /* pass=quant quantizer=0 is x264's lossless mode; pass=qual is its CRF. */
-    gst_util_set_object_arg(G_OBJECT(encoder), "pass", crf == 0 ? "quant" : "qual");
-    g_object_set(encoder, "quantizer", (guint)crf, "bframes", (guint)0, NULL);
+    g_object_set(encoder, "bframes", (guint)0, NULL);
+    if (kbps > 0) {
+      gst_util_set_object_arg(G_OBJECT(encoder), "pass", "cbr");
+      g_object_set(encoder, "bitrate", (guint)kbps, NULL);
+    } else {
+      /* pass=quant quantizer=0 is x264's lossless mode; pass=qual is its CRF. */
+      gst_util_set_object_arg(G_OBJECT(encoder), "pass", crf == 0 ? "quant" : "qual");
+      g_object_set(encoder, "quantizer", (guint)crf, NULL);
+    }
   } else if (strcmp(name, "x265enc") == 0) {
-    if (crf == 0)
+    if (kbps > 0) {
+      g_object_set(encoder, "bitrate", (guint)kbps, NULL);
+      snprintf(text, sizeof text, "bframes=0");
+    } else if (crf == 0) {
       snprintf(text, sizeof text, "lossless=1:bframes=0");
-    else
+    } else {
       snprintf(text, sizeof text, "crf=%d:bframes=0", crf);
+    }
     g_object_set(encoder, "option-string", text, NULL);
   } else if (g_str_has_prefix(name, "vp8enc") || g_str_has_prefix(name, "vp9enc")) {
-    /* libvpx's quantizer runs 0 .. 63. */
-    gst_util_set_object_arg(G_OBJECT(encoder), "end-usage", "cq");
-    g_object_set(encoder, "cq-level", (int)lround(crf * 63.0 / LHIO_VIDEO_MAX_CRF), "min-quantizer",
-                 (guint)0, "target-bitrate", VPX_RATE_CEILING, "lag-in-frames", 0, NULL);
+    g_object_set(encoder, "lag-in-frames", 0, NULL);
+    if (kbps > 0) {
+      gst_util_set_object_arg(G_OBJECT(encoder), "end-usage", "vbr");
+      g_object_set(encoder, "target-bitrate", kbps * 1000, NULL);
+    } else {
+      /* libvpx's quantizer runs 0 .. 63. */
+      gst_util_set_object_arg(G_OBJECT(encoder), "end-usage", "cq");
+      g_object_set(encoder, "cq-level", (int)lround(crf * 63.0 / LHIO_VIDEO_MAX_CRF),
+                   "min-quantizer", (guint)0, "target-bitrate", VPX_RATE_CEILING, NULL);
+    }
   } else if (g_str_has_prefix(name, "nvh26") && has_property(encoder, "qp-const")) {
-    gst_util_set_object_arg(G_OBJECT(encoder), "rc-mode", "constqp");
-    g_object_set(encoder, "qp-const", crf, NULL);
-  } else if (g_str_has_prefix(name, "avenc_") && has_property(encoder, "quantizer") &&
-             has_property(encoder, "pass")) {
-    /* FFmpeg's qscale (1 best .. 31): doubling every 6 steps of CRF, 18 -> 2. */
-    double q = CLAMP(pow(2.0, (crf - 12) / 6.0), 1.0, 31.0);
-    gst_util_set_object_arg(G_OBJECT(encoder), "pass", "quant");
-    snprintf(text, sizeof text, "%g", q);
-    gst_util_set_object_arg(G_OBJECT(encoder), "quantizer", text);
+    if (kbps > 0) {
+      gst_util_set_object_arg(G_OBJECT(encoder), "rc-mode", "vbr");
+      g_object_set(encoder, "bitrate", (guint)kbps, NULL);
+    } else {
+      gst_util_set_object_arg(G_OBJECT(encoder), "rc-mode", "constqp");
+      g_object_set(encoder, "qp-const", crf, NULL);
+    }
+  } else if (g_str_has_prefix(name, "avenc_") && has_property(encoder, "pass")) {
+    if (kbps > 0 && has_property(encoder, "bitrate")) {
+      gst_util_set_object_arg(G_OBJECT(encoder), "pass", "cbr");
+      snprintf(text, sizeof text, "%d", kbps * 1000);
+      gst_util_set_object_arg(G_OBJECT(encoder), "bitrate", text);
+    } else if (kbps <= 0 && has_property(encoder, "quantizer")) {
+      /* FFmpeg's qscale (1 best .. 31): doubling every 6 steps of CRF, 18 -> 2. */
+      double q = CLAMP(pow(2.0, (crf - 12) / 6.0), 1.0, 31.0);
+      gst_util_set_object_arg(G_OBJECT(encoder), "pass", "quant");
+      snprintf(text, sizeof text, "%g", q);
+      gst_util_set_object_arg(G_OBJECT(encoder), "quantizer", text);
+    }
   }
 }
 
@@ -555,7 +582,7 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
       gst_caps_unref(codec);
       return;
     }
-    set_quality(encoder, r->options->crf);
+    set_quality(encoder, r->options->crf, r->options->bitrate_kbps);
     GstElementFactory *encoder_factory = gst_element_get_factory(encoder);
     encoder_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(encoder_factory));
     /* What the encoder makes, for its parser and the muxer's pad: the

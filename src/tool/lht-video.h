@@ -93,13 +93,14 @@ void lht_video_signals_release(void);
 typedef struct {
   char *codec;          /* --codec: the encoder element; NULL the input's codec's */
   gint crf;             /* --crf: 0 .. 51; -1 the default */
+  gint bitrate_kbps;    /* --bitrate: 0 none (constant quality) */
   gint temporal_window; /* --temporal-window: 1 off */
   double cut_threshold; /* --cut-threshold */
   double timeout_s;     /* --video-timeout */
 } LhtVideoOutArgs;
 
 void lht_video_out_args_init(LhtVideoOutArgs *args);
-/* Adds --codec, --crf, --video-timeout and, for equalization (temporal),
+/* Adds --codec, --crf, --bitrate, --video-timeout and, for equalization (temporal),
  * --temporal-window and --cut-threshold. */
 void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, bool temporal);
 /* A usage error reported (with `command --help`) gives false. */

@@ -32,6 +32,8 @@ void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, b
        "Video: constant quality on x264's CRF scale, 0 (lossless where the encoder has it) .. 51 "
        "(default 18)",
        "N"},
+      {"bitrate", 0, 0, G_OPTION_ARG_INT, &args->bitrate_kbps,
+       "Video: a mean bitrate in kbit/s instead of constant quality", "KBPS"},
       {"video-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &args->timeout_s,
        "Video: give a file up when no frame comes for this long (default 30 s)", "SECONDS"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -58,6 +60,10 @@ bool lht_video_out_args_check(const LhtVideoOutArgs *args, const char *command)
   const char *problem = NULL;
   if (args->crf < -1 || args->crf > LHIO_VIDEO_MAX_CRF)
     problem = "--crf must be in 0 .. 51";
+  else if (args->bitrate_kbps < 0 || args->bitrate_kbps > 2000000)
+    problem = "--bitrate must be in 1 .. 2000000 kbit/s";
+  else if (args->bitrate_kbps > 0 && args->crf >= 0)
+    problem = "--crf and --bitrate do not go together";
   else if (args->temporal_window < 1 || args->temporal_window > LH_TEMPORAL_MAX_WINDOW)
     problem = "--temporal-window must be in 1 .. 256";
   else if (!(args->cut_threshold >= 0 && args->cut_threshold <= 1))
@@ -133,6 +139,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   LhioVideoRewriteOptions options = {
       .codec = args->codec,
       .crf = args->crf,
+      .bitrate_kbps = args->bitrate_kbps,
       .timeout_s = args->timeout_s,
       .stop = stop,
       .change = change_frame,

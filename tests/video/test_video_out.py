@@ -483,6 +483,19 @@ def group_containers(tmp):
           f"--codec nosuchenc: {code}: {err}")
     code, _, err = run("equalize", "--crf", "52", "-o", out_dir, clip)
     check(code == 2 and "--crf" in err, f"--crf 52: {code}: {err}")
+    code, _, err = run("equalize", "--crf", "20", "--bitrate", "500", "-o", out_dir, clip)
+    check(code == 2 and "--bitrate" in err, f"--crf with --bitrate: {code}: {err}")
+
+    # --bitrate: x264enc's mean rate lands near the one asked for.
+    rich = make_clip(tmp, "rich.mp4", drifting_frames(rng, 50, 180, 320),
+                     ["-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p"], audio=False)
+    for kbps in (150, 1500):
+        out_dir = os.path.join(tmp, f"out-rate{kbps}")
+        code, _, err = run("equalize", "--bitrate", str(kbps), "-o", out_dir, rich)
+        if check(code == 0, f"--bitrate {kbps}: exit {code}: {err}"):
+            rate = int(probe(os.path.join(out_dir, "rich.mp4"), "-show_entries",
+                             "stream=bit_rate")["streams"][0]["bit_rate"]) / 1000
+            check(0.7 * kbps < rate < 1.3 * kbps, f"--bitrate {kbps}: {rate:.0f} kbit/s")
 
 
 def no_leftovers(out_dir, what):
