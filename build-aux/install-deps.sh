@@ -10,6 +10,9 @@ packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   # video files in the tool: decoders (libav: H.264, HEVC, FFV1...), x264enc,
   # y4mdec, the CUDA library's headers; ffmpeg/ffprobe as the tests' reference
+  # (and its libx265, libvpx, libopus make their clips); video out: x265enc,
+  # mpegtsmux (bad), vp8enc/vp9enc, y4menc, matroskamux, avimux (good),
+  # avenc_* (libav)
   gstreamer1.0-libav gstreamer1.0-plugins-ugly gstreamer1.0-plugins-bad
   libgstreamer-plugins-bad1.0-dev ffmpeg
   python3 python3-numpy python3-pil libjpeg-turbo-progs python3-dev python3-pytest

@@ -331,7 +331,7 @@ static LhioFileType type_from_name(const char *path)
  * mkstemp() so that the mode is 0666 less the umask, as for any new file,
  * instead of mkstemp's 0600.  The name starts with a dot and does not end in
  * an image extension, so a concurrent folder scan does not pick it up. */
-static int create_temp(const char *path, char **temp_path, FILE **file)
+int lhio_create_temp(const char *path, char **temp_path, FILE **file)
 {
   static unsigned counter;
   const char *slash = strrchr(path, '/');
@@ -405,7 +405,7 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
 
   char *temp = NULL;
   FILE *file = NULL;
-  status = create_temp(path, &temp, &file);
+  status = lhio_create_temp(path, &temp, &file);
   if (status < 0)
     return status;
 

@@ -16,6 +16,11 @@
 /* Sets the thread's message to "<path>: <reason>" and returns status. */
 int lhio_fail(int status, const char *path, const char *format, ...) LHIO_PRINTF(3, 4);
 
+/* Creates "<dir>/.<name>.<unique>.tmp" beside path (image.c), open for
+ * writing, to be renamed over path once complete: its name starts with a dot
+ * and ends in .tmp, so that a folder scan does not pick it up. */
+int lhio_create_temp(const char *path, char **temp_path, FILE **file);
+
 /* Readers get an open file positioned at its start and a zeroed image; on
  * failure they free what they allocated and leave the image zeroed. */
 int lhio_png_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_pixels,

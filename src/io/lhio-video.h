@@ -7,6 +7,7 @@
 #ifndef LHIO_VIDEO_H
 #define LHIO_VIDEO_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,6 +93,53 @@ const char *lhio_video_decoder(const LhioVideo *video);
 double lhio_video_duration(LhioVideo *video);
 
 void lhio_video_close(LhioVideo *video);
+
+/* ------------------------------------------------------------------------ */
+/* Rewriting a video (video-rewrite.c): every frame of its first video stream
+ * decoded, changed by the caller in system memory, encoded again and muxed
+ * into the input's container with its other streams copied unchanged.      */
+
+/* Changes one decoded frame (host memory; the format GStreamer decoded,
+ * matrix and range from its colorimetry) from in into out: out is in (the
+ * frame changed in place), or with fills_output a frame of the same format
+ * and size, elsewhere, to be written whole.  0 or a negative status with the
+ * message set (lh_set_error), which ends the rewrite. */
+typedef int (*LhioVideoChange)(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range,
+                               void *data);
+
+/* Quality: the encoders' constant-quality scale, as x264's CRF (0 lossless
+ * where the encoder has it, 51 worst). */
+#define LHIO_VIDEO_DEFAULT_CRF 18
+#define LHIO_VIDEO_MAX_CRF 51
+
+typedef struct {
+  const char *codec; /* the encoder element (x264enc, ...); NULL: one for the input's codec */
+  int crf;           /* 0 .. LHIO_VIDEO_MAX_CRF; < 0: LHIO_VIDEO_DEFAULT_CRF */
+  int bitrate_kbps;  /* > 0: a mean bitrate instead of crf */
+  double timeout_s;  /* no frame and no end for this long: a stuck pipeline; 0: 30 s */
+  /* Non-zero stops the rewrite (a signal): no output is left. */
+  volatile sig_atomic_t *stop;
+  LhioVideoChange change;
+  bool fills_output; /* change writes every sample of out (lh_equalize does) */
+  void *data;
+} LhioVideoRewriteOptions;
+
+typedef struct {
+  char encoder[64]; /* the encoder element that ran */
+  char decoder[64];
+  char muxer[64];
+  uint64_t frames; /* frames changed */
+  bool stopped;    /* options->stop ended it */
+  /* The streams left out because the muxer does not take them (their caps,
+   * "; " between), or NULL; to be freed with free(). */
+  char *left_out;
+} LhioVideoRewriteResult;
+
+/* Writes output from input through a temporary file beside output, renamed
+ * over it once the muxer has finished; on any failure (or a stop) no file is
+ * left.  The output's folder must exist. */
+int lhio_video_rewrite(const char *input, const char *output,
+                       const LhioVideoRewriteOptions *options, LhioVideoRewriteResult *result);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
 /* video-absent.c: the video source of a build without GStreamer (not found,
  * or -Dvideo=disabled): videos are still told from images, and opening one
  * says why it cannot be read. */
+#include <string.h>
+
 #include "lhio-private.h"
 #include "lhio-video.h"
 
@@ -64,4 +66,14 @@ double lhio_video_duration(LhioVideo *video)
 void lhio_video_close(LhioVideo *video)
 {
   (void)video;
+}
+
+int lhio_video_rewrite(const char *input, const char *output,
+                       const LhioVideoRewriteOptions *options, LhioVideoRewriteResult *result)
+{
+  (void)output;
+  (void)options;
+  if (result)
+    memset(result, 0, sizeof *result);
+  return lhio_fail(LH_ERROR_UNSUPPORTED, input, "%s", absent);
 }

@@ -25,6 +25,7 @@
 #include <gst/cuda/gstcudautils.h>
 #endif
 
+#include "lhio-gst.h"
 #include "lhio-private.h"
 #include "lhio-video.h"
 
@@ -100,7 +101,7 @@ static gpointer init_gstreamer(gpointer data)
 }
 
 /* GStreamer is started once per process; NULL or why it could not be. */
-static const char *gstreamer_started(void)
+const char *lhio_gstreamer_started(void)
 {
   static GOnce once = G_ONCE_INIT;
   return g_once(&once, init_gstreamer, NULL);
@@ -109,7 +110,7 @@ static const char *gstreamer_started(void)
 /* ------------------------------------------------------------------------ */
 /* Colorimetry, as the element reads it (plugin/gstlumahist.c)               */
 
-static LhMatrix matrix_from_colorimetry(const GstVideoInfo *info)
+LhMatrix lhio_matrix_from_colorimetry(const GstVideoInfo *info)
 {
   switch (info->colorimetry.matrix) {
   case GST_VIDEO_COLOR_MATRIX_BT601:
@@ -140,7 +141,7 @@ static LhMatrix matrix_from_colorimetry(const GstVideoInfo *info)
   return GST_VIDEO_INFO_HEIGHT(info) > 576 ? LH_MATRIX_BT709 : LH_MATRIX_BT601;
 }
 
-static LhRange range_from_colorimetry(const GstVideoInfo *info)
+LhRange lhio_range_from_colorimetry(const GstVideoInfo *info)
 {
   switch (info->colorimetry.range) {
   case GST_VIDEO_COLOR_RANGE_0_255:
@@ -378,7 +379,7 @@ static void release_frame(LhioVideo *v)
 int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **out)
 {
   *out = NULL;
-  const char *why = gstreamer_started();
+  const char *why = lhio_gstreamer_started();
   if (why)
     return lhio_fail(LH_ERROR_UNSUPPORTED, path, "GStreamer cannot start: %s", why);
   LhioVideo *v = g_new0(LhioVideo, 1);
@@ -656,8 +657,8 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
     v->end_time = isfinite(f->duration) ? f->pts + f->duration : f->pts;
     v->frame_time = isfinite(f->duration) ? f->duration : 0;
   }
-  f->matrix = matrix_from_colorimetry(&v->info);
-  f->range = range_from_colorimetry(&v->info);
+  f->matrix = lhio_matrix_from_colorimetry(&v->info);
+  f->range = lhio_range_from_colorimetry(&v->info);
   /* gst_video_info_from_caps() replaces a YUV colorimetry whose matrix is
    * unknown ("1:0:0:0", a full-range H.264 stream without matrix) by the
    * default for the size, range included: the caps' own range wins. */

@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "lht-batch.h"
+#include "lht-video.h"
 #include "lht.h"
 
 /* The first line of a LUT file; the 2^depth entries follow. */
@@ -155,6 +156,11 @@ typedef struct {
   int lut_depth;
   const char *save_lut;      /* the LUT of the one image, to be saved */
   LhtRewriteOptions rewrite; /* how the outputs are encoded */
+  /* Videos: the stream's colorimetry unless --matrix / --range, and the
+   * temporal window (NULL with --temporal-window 1). */
+  bool matrix_given;
+  bool range_given;
+  LhTemporal *temporal;
 } EqualizeRun;
 
 static int luma_depth(const LhFrame *frame)
@@ -217,6 +223,30 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
   return true;
 }
 
+/* A video starts a new temporal window. */
+static int begin_video(LhContext *context, void *data)
+{
+  EqualizeRun *run = data;
+  if (run->temporal)
+    lh_temporal_reset(run->temporal);
+  return LH_OK;
+}
+
+/* A video frame: its luma equalized (only Y changes), the LUT averaged
+ * over the temporal window. */
+static int equalize_video_frame(LhContext *context, const LhFrame *in, LhFrame *out,
+                                LhMatrix matrix, LhRange range, void *data)
+{
+  EqualizeRun *run = data;
+  LhEqualizeOptions options = run->options;
+  if (!run->matrix_given)
+    options.matrix = matrix;
+  if (!run->range_given)
+    options.range = range;
+  options.temporal = run->temporal;
+  return lh_equalize(context, in, out, &options);
+}
+
 /* --global: the sum of the luma histograms of every input and its LUT.
  * Inputs that cannot be read, or of another bit depth than the first, are
  * reported and marked in failed[]. */
@@ -229,6 +259,8 @@ static uint16_t *global_lut(EqualizeRun *run, const LhtPlan *plan, uint64_t max_
   lh_stats_init(&stats);
   for (guint i = 0; i < plan->inputs->len; i++) {
     const char *path = g_ptr_array_index(plan->inputs, i);
+    if (failed[i])
+      continue;
     LhioImage image;
     memset(&image, 0, sizeof image);
     int status = lhio_read(path, LHIO_READ_FULL, max_pixels, &image);
@@ -272,6 +304,8 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
     return usage_error(args, "--matrix: %s", lh_last_error()), false;
   if (args->range && lh_range_from_name(args->range, &options->range) < 0)
     return usage_error(args, "--range: %s", lh_last_error()), false;
+  run->matrix_given = args->matrix != NULL;
+  run->range_given = args->range != NULL;
   if (args->backend && lh_backend_from_name(args->backend, backend) < 0)
     return usage_error(args, "--backend: %s", lh_last_error()), false;
   if (args->tiles && !parse_tiles(args->tiles, &options->tiles_x, &options->tiles_y))
@@ -343,8 +377,10 @@ int lht_equalize_main(int argc, char **argv)
             "16-bit images too), in the same format and bit depth.  Colour images keep\n"
             "their chroma: each pixel's R'G'B' is scaled by new/old luma.");
   g_option_context_set_description(
-      option_context, "PATHs are PNG or JPEG files, or folders searched recursively; a file\n"
-                      "found in a folder keeps its path below it under DIR.\n"
+      option_context, "PATHs are PNG or JPEG files, video files, or folders searched recursively;\n"
+                      "a file found in a folder keeps its path below it under DIR.  A video is\n"
+                      "written back in its container and codec (--codec, --crf), its audio and\n"
+                      "subtitles copied, the equalization smoothed over --temporal-window frames.\n"
                       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, common, NULL);
   lht_encode_options_add(option_context, &args.encode);
@@ -353,23 +389,39 @@ int lht_equalize_main(int argc, char **argv)
   LhtBatchArgs batch;
   lht_batch_args_init(&batch, LHT_BATCH_OUTPUTS);
   lht_batch_add_options(option_context, &batch);
+  LhtVideoOutArgs video;
+  lht_video_out_args_init(&video);
+  lht_video_out_add_options(option_context, &video, true);
   const char *command = args.clahe ? "lumahist clahe" : "lumahist equalize";
   int status = lht_parse_options(option_context, &argc, &argv, command);
   g_option_context_free(option_context);
   if (status >= 0) {
     lht_batch_args_clear(&batch);
+    lht_video_out_args_clear(&video);
     equalize_args_clear(&args);
     return status;
   }
 
   EqualizeRun run = {0};
   LhBackend wanted = LH_BACKEND_AUTO;
-  if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, command)) {
+  if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, command) ||
+      !lht_video_out_args_check(&video, command)) {
     lht_batch_args_clear(&batch);
+    lht_video_out_args_clear(&video);
     equalize_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
+  if (video.temporal_window > 1 &&
+      lh_temporal_new(video.temporal_window, video.cut_threshold, &run.temporal) < 0) {
+    lht_error(NULL, "temporal smoothing: %s", lh_last_error());
+    lht_batch_args_clear(&batch);
+    lht_video_out_args_clear(&video);
+    equalize_args_clear(&args);
+    return LHT_EXIT_FAILURE;
+  }
 
+  /* Folders give their videos too: each is written back as a video. */
+  lht_walk_include_videos(true);
   LhtPlan plan = {0};
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
   if (args.save_lut && !args.global && plan.inputs->len != 1) {
@@ -404,6 +456,19 @@ int lht_equalize_main(int argc, char **argv)
   LhtRewriteOptions rewrite = run.rewrite;
   rewrite.max_pixels = (uint64_t)args.max_pixels;
   bool *failed = g_new0(bool, plan.inputs->len + 1);
+  bool *is_video = g_new0(bool, plan.inputs->len + 1);
+  bool *not_image = g_new0(bool, plan.inputs->len + 1);
+  guint images = 0;
+  for (guint i = 0; i < plan.inputs->len; i++) {
+    const char *path = g_ptr_array_index(plan.inputs, i);
+    is_video[i] = lhio_path_is_video(path);
+    if (is_video[i] && (args.global || args.apply_lut || args.save_lut)) {
+      /* One LUT for a whole video would undo what equalizing it is for. */
+      lht_error(path, "a video; --global, --save-lut and --apply-lut take images only");
+      failed[i] = true;
+    }
+    images += !is_video[i];
+  }
   uint16_t *lut = NULL;
   if (args.apply_lut) {
     lut = load_lut(args.apply_lut, &run.lut_depth);
@@ -421,9 +486,23 @@ int lht_equalize_main(int argc, char **argv)
   bool can_run = lut || (!args.apply_lut && !args.global);
   /* Decoding and writing on --jobs threads, the equalization on the contexts'. */
   status = LHT_EXIT_OK;
-  if (can_run)
-    status = lht_batch_rewrite(&batch, &plan, args.out_dir, failed, &rewrite, equalize_image, &run,
-                               wanted, args.verbose);
+  for (guint i = 0; i < plan.inputs->len; i++)
+    not_image[i] = failed[i] || is_video[i];
+  if (can_run && images)
+    status = lht_batch_rewrite(&batch, &plan, args.out_dir, not_image, &rewrite, equalize_image,
+                               &run, wanted, args.verbose);
+  /* Then the videos, one after the other, each with every thread of the
+   * encoder and the CPU backend's pool. */
+  if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {
+    /* lh_equalize writes Y through the LUT and copies chroma: the output
+     * frame need not start as a copy of the input. */
+    LhtVideoChange change = {
+        .begin = begin_video, .change = equalize_video_frame, .fills_output = true, .data = &run};
+    int video_status = lht_video_rewrite_plan(&plan, is_video, failed, &batch, args.out_dir, &video,
+                                              wanted, args.verbose, &change);
+    if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))
+      status = video_status;
+  }
   for (guint i = 0; i < plan.inputs->len; i++)
     if (failed[i] || !can_run)
       ok = false;
@@ -431,8 +510,12 @@ int lht_equalize_main(int argc, char **argv)
     status = LHT_EXIT_FAILURE;
 
   lht_batch_args_clear(&batch);
+  lht_video_out_args_clear(&video);
+  lh_temporal_free(run.temporal);
   free(lut);
   g_free(failed);
+  g_free(is_video);
+  g_free(not_image);
   lh_context_free(run.context);
   lht_plan_clear(&plan);
   equalize_args_clear(&args);

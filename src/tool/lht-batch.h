@@ -352,6 +352,10 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
                       const bool *leave_out, const LhtRewriteOptions *options,
                       LhtRewriteFunc change, void *data, LhBackend backend, bool verbose);
 
+/* The output's path below out_dir: the input's path below the folder named,
+ * or its name, the same on every machine (what --shard hashes). */
+const char *lht_output_shard_key(const char *out_dir, const char *output);
+
 /* ------------------------------------------------------------------------ */
 /* Dataset records (dataset.c)                                               */
 

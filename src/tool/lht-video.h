@@ -1,6 +1,7 @@
 /* lht-video.h: video files in the tool (prefix lht_video_): the options of
- * video input, and `lumahist stats` on one video (video-stats.c): a record per
- * frame and a summary record per file. */
+ * video input, `lumahist stats` on one video (video-stats.c): a record per
+ * frame and a summary record per file, and the videos that equalize, clahe and
+ * overlay write back (video-rewrite.c). */
 #ifndef LHT_VIDEO_H
 #define LHT_VIDEO_H
 
@@ -80,5 +81,53 @@ void lht_video_stats_set_stop(LhtVideoStats *stats, volatile sig_atomic_t *stop)
  * lht_video_signals_catch() returns until lht_video_signals_release(). */
 volatile sig_atomic_t *lht_video_signals_catch(void);
 void lht_video_signals_release(void);
+
+/* ------------------------------------------------------------------------ */
+/* Videos written back by equalize, clahe and overlay (video-rewrite.c)      */
+
+/* Temporal smoothing of equalized video, on by default: the LUTs of the
+ * last 8 frames averaged (a third of a second at 25 frames/s), restarted at
+ * a scene cut (the element's cut-threshold). */
+#define LHT_VIDEO_TEMPORAL_WINDOW 8
+
+typedef struct {
+  char *codec;          /* --codec: the encoder element; NULL the input's codec's */
+  gint crf;             /* --crf: 0 .. 51; -1 the default */
+  gint bitrate_kbps;    /* --bitrate: 0 none (constant quality) */
+  gint temporal_window; /* --temporal-window: 1 off */
+  double cut_threshold; /* --cut-threshold */
+  double timeout_s;     /* --video-timeout */
+} LhtVideoOutArgs;
+
+void lht_video_out_args_init(LhtVideoOutArgs *args);
+/* Adds --codec, --crf, --bitrate, --video-timeout and, for equalization (temporal),
+ * --temporal-window and --cut-threshold. */
+void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, bool temporal);
+/* A usage error reported (with `command --help`) gives false. */
+bool lht_video_out_args_check(const LhtVideoOutArgs *args, const char *command);
+void lht_video_out_args_clear(LhtVideoOutArgs *args);
+
+/* What a command does to the frames of its videos. */
+typedef struct {
+  /* Before each video (e.g. forgets the previous one's temporal window); may
+   * be NULL.  0 or a negative status. */
+  int (*begin)(LhContext *context, void *data);
+  /* One frame, host memory, in into out (LhioVideoChange); 0 or a negative
+   * status with the library's message set. */
+  int (*change)(LhContext *context, const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range,
+                void *data);
+  bool fills_output; /* change writes all of out when it is not in */
+  void *data;
+} LhtVideoChange;
+
+/* Rewrites the inputs of plan marked in is_video (and not in leave_out)
+ * one after the other, each into its output, honouring --shard and
+ * --skip-existing.  A failing video is reported on one line and the rest go
+ * on; SIGINT and SIGTERM stop between frames and leave no output for the
+ * video under way.  Returns the exit status (0, 1, 128 + the signal). */
+int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool *leave_out,
+                           const LhtBatchArgs *batch, const char *out_dir,
+                           const LhtVideoOutArgs *args, LhBackend backend, bool verbose,
+                           const LhtVideoChange *change);
 
 #endif /* LHT_VIDEO_H */

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "lht-batch.h"
+#include "lht-video.h"
 #include "lht.h"
 
 #define DEFAULT_MARKERS "5,95"
@@ -80,6 +81,8 @@ typedef struct {
   LhOptions analysis;
   LhOverlayOptions overlay;
   LhtRewriteOptions rewrite; /* how the outputs are encoded */
+  bool matrix_given;         /* videos: else the stream's colorimetry */
+  bool range_given;
 } OverlayRun;
 
 static bool overlay_image(LhioImage *image, const char *path, void *data)
@@ -100,6 +103,27 @@ static bool overlay_image(LhioImage *image, const char *path, void *data)
   return true;
 }
 
+/* A video frame: the graph of its own histogram drawn on it. */
+static int overlay_video_frame(LhContext *context, const LhFrame *in, LhFrame *frame,
+                               LhMatrix matrix, LhRange range, void *data)
+{
+  (void)in; /* the same frame: drawn on in place */
+  OverlayRun *run = data;
+  LhOptions analysis = run->analysis;
+  LhOverlayOptions overlay = run->overlay;
+  if (!run->matrix_given)
+    analysis.matrix = overlay.matrix = matrix;
+  if (!run->range_given)
+    analysis.range = overlay.range = range;
+  LhStats stats;
+  lh_stats_init(&stats);
+  int status = lh_analyze(context, frame, &analysis, &stats);
+  if (status >= 0)
+    status = lh_overlay(context, frame, &stats, &overlay);
+  lh_stats_clear(&stats);
+  return status;
+}
+
 static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *backend)
 {
   LhOptions *analysis = &run->analysis;
@@ -114,6 +138,8 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
     return usage_error("--range: %s", lh_last_error());
   overlay->matrix = analysis->matrix;
   overlay->range = analysis->range;
+  run->matrix_given = args->matrix != NULL;
+  run->range_given = args->range != NULL;
   if (args->backend && lh_backend_from_name(args->backend, backend) < 0)
     return usage_error("--backend: %s", lh_last_error());
   if (lh_options_set_percentiles(analysis,
@@ -190,39 +216,67 @@ int lht_overlay_main(int argc, char **argv)
       "lines at the median (green) and the percentiles (amber), and blue / red bands when\n"
       "pixels clip at black / white, in the same format and bit depth.");
   g_option_context_set_description(
-      option_context, "PATHs are PNG or JPEG files, or folders searched recursively; a file\n"
-                      "found in a folder keeps its path below it under DIR.\n"
+      option_context, "PATHs are PNG or JPEG files, video files, or folders searched recursively;\n"
+                      "a file found in a folder keeps its path below it under DIR.  A video is\n"
+                      "written back in its container and codec (--codec, --crf), its audio and\n"
+                      "subtitles copied.\n"
                       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, entries, NULL);
   lht_encode_options_add(option_context, &args.encode);
   LhtBatchArgs batch;
   lht_batch_args_init(&batch, LHT_BATCH_OUTPUTS);
   lht_batch_add_options(option_context, &batch);
+  LhtVideoOutArgs video;
+  lht_video_out_args_init(&video);
+  lht_video_out_add_options(option_context, &video, false);
   int status = lht_parse_options(option_context, &argc, &argv, "lumahist overlay");
   g_option_context_free(option_context);
   if (status >= 0) {
     lht_batch_args_clear(&batch);
+    lht_video_out_args_clear(&video);
     overlay_args_clear(&args);
     return status;
   }
 
   OverlayRun run = {0};
   LhBackend wanted = LH_BACKEND_AUTO;
-  if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, "lumahist overlay")) {
+  if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, "lumahist overlay") ||
+      !lht_video_out_args_check(&video, "lumahist overlay")) {
     lht_batch_args_clear(&batch);
+    lht_video_out_args_clear(&video);
     overlay_args_clear(&args);
     return LHT_EXIT_USAGE;
   }
+  /* Folders give their videos too: each is written back as a video. */
+  lht_walk_include_videos(true);
   LhtPlan plan = {0};
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
   LhtRewriteOptions rewrite = run.rewrite;
   rewrite.max_pixels = (uint64_t)args.max_pixels;
+  bool *is_video = g_new0(bool, plan.inputs->len + 1);
+  guint images = 0;
+  for (guint i = 0; i < plan.inputs->len; i++) {
+    is_video[i] = lhio_path_is_video(g_ptr_array_index(plan.inputs, i));
+    images += !is_video[i];
+  }
   /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
-  status = lht_batch_rewrite(&batch, &plan, args.out_dir, NULL, &rewrite, overlay_image, &run,
-                             wanted, args.verbose);
+  status = LHT_EXIT_OK;
+  if (images)
+    status = lht_batch_rewrite(&batch, &plan, args.out_dir, is_video, &rewrite, overlay_image, &run,
+                               wanted, args.verbose);
+  /* Then the videos, one after the other. */
+  if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {
+    LhtVideoChange change = {.change = overlay_video_frame, .data = &run};
+    int video_status = lht_video_rewrite_plan(&plan, is_video, NULL, &batch, args.out_dir, &video,
+                                              wanted, args.verbose, &change);
+    if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))
+      status = video_status;
+  }
   if (status == LHT_EXIT_OK && !ok)
     status = LHT_EXIT_FAILURE;
 
+  g_free(is_video);
+  lht_video_out_args_clear(&video);
   lht_batch_args_clear(&batch);
   lht_plan_clear(&plan);
   overlay_args_clear(&args);

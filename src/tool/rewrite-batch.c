@@ -76,9 +76,7 @@ static bool count_done(LhtItem *item, void *data)
   return true;
 }
 
-/* The output's path below out_dir: the input's path below the folder named,
- * or its name, the same on every machine. */
-static const char *shard_key(const char *out_dir, const char *output)
+const char *lht_output_shard_key(const char *out_dir, const char *output)
 {
   size_t n = strlen(out_dir);
   while (n > 0 && out_dir[n - 1] == '/')
@@ -105,7 +103,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     if (leave_out && leave_out[i])
       continue;
     if (args->shard_count &&
-        lht_shard_of(shard_key(out_dir, output), args->shard_count) != args->shard_index)
+        lht_shard_of(lht_output_shard_key(out_dir, output), args->shard_count) != args->shard_index)
       continue;
     if (args->skip_existing && lht_output_exists(output)) {
       skipped++;

@@ -1,0 +1,885 @@
+/* video-rewrite.c: a video file rewritten frame by frame (equalized, CLAHE,
+ * overlay): decoded, changed by the caller, encoded with the input's codec
+ * and muxed into the input's container beside its other streams, copied.
+ *
+ * Why one GStreamer pipeline, built here, and not appsink -> appsrc:
+ *
+ *   filesrc ! parsebin ─┬─ (first video) queue ! DECODER ! videoconvert !
+ *                       │     capsfilter [probe: the change] ! videoconvert !
+ *                       │     ENCODER ! [PARSER] ! queue ─┐
+ *                       └─ (any other stream) queue ──────┴─ MUXER ! filesink
+ *
+ * parsebin exposes every elementary stream parsed but not decoded, so audio,
+ * subtitles and any other track reach the muxer as the packets they were
+ * (remuxed, not re-encoded).  The change is a buffer probe on the decoded
+ * stream: timestamps, durations, caps, colorimetry and frame rate go through
+ * untouched, which an appsink/appsrc pair would have to carry over by hand.
+ * The probe writes into the frame in place when the buffer is writable;
+ * when a decoder still holds it (the frames it predicts from), a change that
+ * fills its output (equalization) writes a new frame, any other a copy.  The
+ * first videoconvert stays in passthrough for every format the library
+ * writes (CHANGE_FORMATS); the second one only converts when the encoder
+ * takes none of them.  Raw video (YUV4MPEG2) has no decoder and no encoder.
+ *
+ * The decoder and the encoder are chosen by rank among the installed ones,
+ * with a preference list per codec for the encoder (NVENC's first where it is
+ * registered, which nvcodec only does where a GPU can encode, then x264enc,
+ * x265enc, vp8enc, vp9enc, ...); any other codec gets the best-ranked encoder
+ * that outputs it (avenc_* from gst-libav).  The muxer is the usual one of
+ * the container GStreamer's typefinder finds in the input file, else one
+ * whose output caps are those.  A stream the muxer does not take is left out
+ * and the result says which.  The file is written to a temporary name beside
+ * the output and renamed only after the muxer's end of stream, so a failure
+ * or a stop leaves nothing. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gst/base/gsttypefindhelper.h>
+#include <gst/gst.h>
+#include <gst/pbutils/missing-plugins.h>
+#include <gst/video/video.h>
+
+#include "lhio-gst.h"
+#include "lhio-private.h"
+#include "lhio-video.h"
+
+#define DEFAULT_TIMEOUT_S 30.0
+/* How long one wait on the bus lasts, between looks at the stop flag. */
+#define BUS_SLICE_NS (100 * GST_MSECOND)
+/* Bytes of the file's head given to the typefinder (an MPEG-TS file needs
+ * several packets). */
+#define TYPEFIND_BYTES (64 * 1024)
+/* vp8enc/vp9enc in constant-quality mode still cap the rate at their
+ * target bitrate (256 kbit/s by default): lifted out of the way. */
+#define VPX_RATE_CEILING 200000000
+
+/* The decoded formats the probe changes as they come. */
+#define CHANGE_FORMATS                                                                             \
+  "{ I420, Y42B, Y444, Y41B, NV12, NV16, NV24, GRAY8, I420_10LE, I420_12LE, I422_10LE, "           \
+  "I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, GRAY16_LE, P010_10LE }"
+
+typedef struct {
+  const char *input;
+  const LhioVideoRewriteOptions *options;
+  GstElement *pipeline;
+  GstElement *muxer;
+
+  GMutex lock; /* the fields below, set by GStreamer's threads */
+  bool video_linked;
+  char *error;       /* the first failure */
+  char *missing;     /* a missing plugin's description */
+  GString *left_out; /* streams the muxer does not take */
+  uint64_t frames;
+  uint64_t packets; /* into the muxer, from every stream */
+  char encoder[64];
+  char decoder[64];
+
+  /* The probe's own (one streaming thread). */
+  GstCaps *caps;
+  GstVideoInfo info;
+  LhFormat format;
+} Rewrite;
+
+static void fail(Rewrite *r, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void fail(Rewrite *r, const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  char *message = g_strdup_vprintf(format, args);
+  va_end(args);
+  g_mutex_lock(&r->lock);
+  if (!r->error) {
+    r->error = message;
+    message = NULL;
+  }
+  g_mutex_unlock(&r->lock);
+  g_free(message);
+  /* Wakes the bus loop. */
+  gst_element_post_message(r->pipeline,
+                           gst_message_new_application(NULL, gst_structure_new_empty("lh-fail")));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The change of each frame                                                  */
+
+static bool lh_format_of(GstVideoFormat format, LhFormat *out)
+{
+  static const struct {
+    GstVideoFormat gst;
+    LhFormat lh;
+  } table[] = {
+      {GST_VIDEO_FORMAT_I420, LH_FORMAT_I420},
+      {GST_VIDEO_FORMAT_Y42B, LH_FORMAT_Y42B},
+      {GST_VIDEO_FORMAT_Y444, LH_FORMAT_Y444},
+      {GST_VIDEO_FORMAT_Y41B, LH_FORMAT_Y41B},
+      {GST_VIDEO_FORMAT_NV12, LH_FORMAT_NV12},
+      {GST_VIDEO_FORMAT_NV16, LH_FORMAT_NV16},
+      {GST_VIDEO_FORMAT_NV24, LH_FORMAT_NV24},
+      {GST_VIDEO_FORMAT_GRAY8, LH_FORMAT_GRAY8},
+      {GST_VIDEO_FORMAT_I420_10LE, LH_FORMAT_I420_10LE},
+      {GST_VIDEO_FORMAT_I420_12LE, LH_FORMAT_I420_12LE},
+      {GST_VIDEO_FORMAT_I422_10LE, LH_FORMAT_I422_10LE},
+      {GST_VIDEO_FORMAT_I422_12LE, LH_FORMAT_I422_12LE},
+      {GST_VIDEO_FORMAT_Y444_10LE, LH_FORMAT_Y444_10LE},
+      {GST_VIDEO_FORMAT_Y444_12LE, LH_FORMAT_Y444_12LE},
+      {GST_VIDEO_FORMAT_Y444_16LE, LH_FORMAT_Y444_16LE},
+      {GST_VIDEO_FORMAT_GRAY16_LE, LH_FORMAT_GRAY16},
+      {GST_VIDEO_FORMAT_P010_10LE, LH_FORMAT_P010},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+    if (table[i].gst == format) {
+      *out = table[i].lh;
+      return true;
+    }
+  return false;
+}
+
+/* The library's view of a mapped frame. */
+static void describe(const Rewrite *r, GstVideoFrame *mapped, LhFrame *frame)
+{
+  memset(frame, 0, sizeof *frame);
+  frame->format = r->format;
+  frame->memory = LH_MEMORY_HOST;
+  frame->width = GST_VIDEO_INFO_WIDTH(&r->info);
+  frame->height = GST_VIDEO_INFO_HEIGHT(&r->info);
+  frame->bit_depth = GST_VIDEO_FORMAT_INFO_DEPTH(r->info.finfo, 0);
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(mapped) && p < 3; p++) {
+    frame->planes[p] = GST_VIDEO_FRAME_PLANE_DATA(mapped, p);
+    frame->strides[p] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(mapped, p);
+  }
+}
+
+static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  Rewrite *r = data;
+  GstBuffer *in = GST_PAD_PROBE_INFO_BUFFER(info);
+  GstCaps *caps = gst_pad_get_current_caps(pad);
+  if (!caps) {
+    fail(r, "a decoded frame came without caps");
+    return GST_PAD_PROBE_DROP;
+  }
+  if (!r->caps || !gst_caps_is_equal(caps, r->caps)) {
+    gst_caps_replace(&r->caps, caps);
+    if (!gst_video_info_from_caps(&r->info, caps) ||
+        !lh_format_of(GST_VIDEO_INFO_FORMAT(&r->info), &r->format)) {
+      char *text = gst_caps_to_string(caps);
+      fail(r, "decoded frames the library does not write: %s", text);
+      g_free(text);
+      gst_caps_unref(caps);
+      gst_caps_replace(&r->caps, NULL);
+      return GST_PAD_PROBE_DROP;
+    }
+  }
+  gst_caps_unref(caps);
+
+  /* In place when no one else holds the buffer.  A decoder keeps a
+   * reference on the frames it will predict from: then a change that writes
+   * all of its output (equalization: Y through the LUT, chroma copied) reads
+   * the decoder's frame and writes a new one, and any other is made on a
+   * copy (gst_buffer_make_writable, and mapping for writing copies shared
+   * memory). */
+  bool apart = r->options->fills_output && !gst_buffer_is_writable(in);
+  GstBuffer *buffer = apart ? gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&r->info), NULL)
+                            : gst_buffer_make_writable(in);
+  if (!apart)
+    GST_PAD_PROBE_INFO_DATA(info) = buffer;
+  GstVideoFrame source, target;
+  if (!buffer || !gst_video_frame_map(&target, &r->info, buffer, GST_MAP_READWRITE)) {
+    if (apart && buffer)
+      gst_buffer_unref(buffer);
+    fail(r, "cannot map a decoded frame for writing");
+    return GST_PAD_PROBE_DROP;
+  }
+  if (apart && !gst_video_frame_map(&source, &r->info, in, GST_MAP_READ)) {
+    gst_video_frame_unmap(&target);
+    gst_buffer_unref(buffer);
+    fail(r, "cannot map a decoded frame");
+    return GST_PAD_PROBE_DROP;
+  }
+  LhFrame frame, out;
+  describe(r, &target, &out);
+  if (apart)
+    describe(r, &source, &frame);
+  else
+    frame = out;
+  int status = r->options->change(&frame, &out, lhio_matrix_from_colorimetry(&r->info),
+                                  lhio_range_from_colorimetry(&r->info), r->options->data);
+  gst_video_frame_unmap(&target);
+  if (apart) {
+    gst_video_frame_unmap(&source);
+    if (status >= 0) {
+      gst_buffer_copy_into(buffer, in, GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+      gst_buffer_unref(in);
+      GST_PAD_PROBE_INFO_DATA(info) = buffer;
+    } else {
+      gst_buffer_unref(buffer);
+    }
+  }
+  if (status < 0) {
+    fail(r, "frame %" G_GUINT64_FORMAT ": %s", r->frames, lh_last_error());
+    return GST_PAD_PROBE_DROP;
+  }
+  g_mutex_lock(&r->lock);
+  r->frames++;
+  g_mutex_unlock(&r->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Choosing the elements                                                     */
+
+/* The best-ranked factory of type whose pads on side take caps: all of them
+ * when whole (a decoder for the stream: vp9alphadecodebin takes only VP9
+ * with codec-alpha), else some. */
+static GstElementFactory *best_factory(GstElementFactoryListType type, GstCaps *caps,
+                                       GstPadDirection side, GstRank min_rank, bool whole)
+{
+  GList *all = gst_element_factory_list_get_elements(type, min_rank);
+  GList *fit = gst_element_factory_list_filter(all, caps, side, whole);
+  fit = g_list_sort(fit, gst_plugin_feature_rank_compare_func);
+  GstElementFactory *best = fit ? gst_object_ref(fit->data) : NULL;
+  gst_plugin_feature_list_free(fit);
+  gst_plugin_feature_list_free(all);
+  return best;
+}
+
+/* What names a codec in a stream's caps: the name and the fields that tell
+ * codecs of one name apart (MPEG-1/2/4 video are all video/mpeg), without
+ * the stream's size, profile, format and the like. */
+static GstCaps *codec_caps(GstCaps *caps)
+{
+  static const char *const identity[] = {"mpegversion", "msmpegversion", "wmvversion",
+                                         "divxversion", "variant"};
+  const GstStructure *s = gst_caps_get_structure(caps, 0);
+  GstStructure *codec = gst_structure_new_empty(gst_structure_get_name(s));
+  for (size_t i = 0; i < G_N_ELEMENTS(identity); i++) {
+    const GValue *value = gst_structure_get_value(s, identity[i]);
+    if (value)
+      gst_structure_set_value(codec, identity[i], value);
+  }
+  return gst_caps_new_full(codec, NULL);
+}
+
+/* The encoder for a codec (codec_caps()); NULL if none. */
+static GstElement *make_encoder(GstCaps *codec_in, const char *asked, char **why)
+{
+  const char *codec = gst_structure_get_name(gst_caps_get_structure(codec_in, 0));
+  if (asked) {
+    GstElementFactory *factory = gst_element_factory_find(asked);
+    if (!factory) {
+      *why = g_strdup_printf("--codec %s: no such GStreamer element is installed", asked);
+      return NULL;
+    }
+    bool encoder = gst_element_factory_list_is_type(factory, GST_ELEMENT_FACTORY_TYPE_ENCODER);
+    gst_object_unref(factory);
+    if (!encoder) {
+      *why = g_strdup_printf("--codec %s is not an encoder (see gst-inspect-1.0 %s)", asked, asked);
+      return NULL;
+    }
+    return gst_element_factory_make(asked, NULL);
+  }
+  static const struct {
+    const char *codec;
+    const char *encoders[4];
+  } preferred[] = {
+      {"video/x-h264", {"nvh264enc", "x264enc"}},
+      {"video/x-h265", {"nvh265enc", "x265enc"}},
+      {"video/x-vp8", {"vp8enc"}},
+      {"video/x-vp9", {"vp9enc"}},
+      {"video/x-av1", {"nvav1enc", "svtav1enc", "av1enc", "rav1enc"}},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(preferred); i++) {
+    if (strcmp(preferred[i].codec, codec) != 0)
+      continue;
+    for (int k = 0; k < 4 && preferred[i].encoders[k]; k++) {
+      GstElement *encoder = gst_element_factory_make(preferred[i].encoders[k], NULL);
+      if (encoder)
+        return encoder;
+    }
+  }
+  GstCaps *caps = gst_caps_ref(codec_in);
+  GstElementFactory *factory =
+      best_factory(GST_ELEMENT_FACTORY_TYPE_VIDEO_ENCODER, caps, GST_PAD_SRC, GST_RANK_NONE, false);
+  gst_caps_unref(caps);
+  if (!factory) {
+    char *text = gst_caps_to_string(codec_in);
+    *why = g_strdup_printf("no GStreamer encoder is installed for its video (%s); choose one "
+                           "with --codec",
+                           text);
+    g_free(text);
+    return NULL;
+  }
+  GstElement *encoder = gst_element_factory_create(factory, NULL);
+  gst_object_unref(factory);
+  return encoder;
+}
+
+static bool has_property(GstElement *element, const char *name)
+{
+  return g_object_class_find_property(G_OBJECT_GET_CLASS(element), name) != NULL;
+}
+
+/* Sets the encoder's rate control: a mean bitrate when kbps > 0, else
+ * constant quality from crf (x264's scale: 0 lossless, 51 worst).  Each
+ * encoder family has its own knobs. */
+static void set_quality(GstElement *encoder, int crf, int kbps)
+{
+  GstElementFactory *factory = gst_element_get_factory(encoder);
+  const char *name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
+  char text[64];
+  /* No B-frames and no lookahead frames held back: with them, the last two
+   * frames of a variable-rate mp4 went missing after x264enc's B-frames
+   * (its speed preset has 3), and vp8enc/vp9enc lost the last frames held in
+   * libvpx's lag when the stream ended (9 of 12 came out).  Every frame
+   * keeps its timestamp, at some cost in size. */
+  if (strcmp(name, "x264enc") == 0) {
+    g_object_set(encoder, "bframes", (guint)0, NULL);
+    if (kbps > 0) {
+      gst_util_set_object_arg(G_OBJECT(encoder), "pass", "cbr");
+      g_object_set(encoder, "bitrate", (guint)kbps, NULL);
+    } else {
+      /* pass=quant quantizer=0 is x264's lossless mode; pass=qual is its CRF. */
+      gst_util_set_object_arg(G_OBJECT(encoder), "pass", crf == 0 ? "quant" : "qual");
+      g_object_set(encoder, "quantizer", (guint)crf, NULL);
+    }
+  } else if (strcmp(name, "x265enc") == 0) {
+    if (kbps > 0) {
+      g_object_set(encoder, "bitrate", (guint)kbps, NULL);
+      snprintf(text, sizeof text, "bframes=0");
+    } else if (crf == 0) {
+      snprintf(text, sizeof text, "lossless=1:bframes=0");
+    } else {
+      snprintf(text, sizeof text, "crf=%d:bframes=0", crf);
+    }
+    g_object_set(encoder, "option-string", text, NULL);
+  } else if (g_str_has_prefix(name, "vp8enc") || g_str_has_prefix(name, "vp9enc")) {
+    g_object_set(encoder, "lag-in-frames", 0, NULL);
+    if (kbps > 0) {
+      gst_util_set_object_arg(G_OBJECT(encoder), "end-usage", "vbr");
+      g_object_set(encoder, "target-bitrate", kbps * 1000, NULL);
+    } else {
+      /* libvpx's quantizer runs 0 .. 63. */
+      gst_util_set_object_arg(G_OBJECT(encoder), "end-usage", "cq");
+      g_object_set(encoder, "cq-level", (int)lround(crf * 63.0 / LHIO_VIDEO_MAX_CRF),
+                   "min-quantizer", (guint)0, "target-bitrate", VPX_RATE_CEILING, NULL);
+    }
+  } else if (g_str_has_prefix(name, "nvh26") && has_property(encoder, "qp-const")) {
+    if (kbps > 0) {
+      gst_util_set_object_arg(G_OBJECT(encoder), "rc-mode", "vbr");
+      g_object_set(encoder, "bitrate", (guint)kbps, NULL);
+    } else {
+      gst_util_set_object_arg(G_OBJECT(encoder), "rc-mode", "constqp");
+      g_object_set(encoder, "qp-const", crf, NULL);
+    }
+  } else if (g_str_has_prefix(name, "avenc_") && has_property(encoder, "pass")) {
+    if (kbps > 0 && has_property(encoder, "bitrate")) {
+      gst_util_set_object_arg(G_OBJECT(encoder), "pass", "cbr");
+      snprintf(text, sizeof text, "%d", kbps * 1000);
+      gst_util_set_object_arg(G_OBJECT(encoder), "bitrate", text);
+    } else if (kbps <= 0 && has_property(encoder, "quantizer")) {
+      /* FFmpeg's qscale (1 best .. 31): doubling every 6 steps of CRF, 18 -> 2. */
+      double q = CLAMP(pow(2.0, (crf - 12) / 6.0), 1.0, 31.0);
+      gst_util_set_object_arg(G_OBJECT(encoder), "pass", "quant");
+      snprintf(text, sizeof text, "%g", q);
+      gst_util_set_object_arg(G_OBJECT(encoder), "quantizer", text);
+    }
+  }
+}
+
+/* The muxer whose output is the container typefinding gives the input:
+ * first one whose caps lie within it (mp4mux for ISO mp4 rather than qtmux,
+ * which also writes any QuickTime), else one whose caps meet it. */
+static GstElement *make_muxer(GstCaps *container)
+{
+  /* The usual muxer of common containers, where several could write them
+   * (atscmux also writes MPEG-TS; qtmux any QuickTime). */
+  static const struct {
+    const char *caps;
+    const char *muxer;
+  } usual[] = {
+      {"video/quicktime, variant=(string)iso", "mp4mux"},
+      {"video/quicktime", "qtmux"},
+      {"video/mpegts", "mpegtsmux"},
+      {"video/x-matroska", "matroskamux"},
+      {"video/webm", "webmmux"},
+      {"video/x-msvideo", "avimux"},
+      {"video/x-flv", "flvmux"},
+      {"application/ogg", "oggmux"},
+      {"application/x-yuv4mpeg", "y4menc"}, /* raw video, no encoder before it */
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(usual); i++) {
+    GstCaps *caps = gst_caps_from_string(usual[i].caps);
+    bool fits = gst_caps_is_subset(container, caps);
+    gst_caps_unref(caps);
+    if (fits) {
+      GstElement *muxer = gst_element_factory_make(usual[i].muxer, NULL);
+      if (muxer)
+        return muxer;
+    }
+  }
+  GList *all =
+      gst_element_factory_list_get_elements(GST_ELEMENT_FACTORY_TYPE_MUXER, GST_RANK_MARGINAL);
+  all = g_list_sort(all, gst_plugin_feature_rank_compare_func);
+  GstElementFactory *chosen = NULL;
+  for (int pass = 0; pass < 2 && !chosen; pass++) {
+    for (GList *l = all; l && !chosen; l = l->next) {
+      GstElementFactory *factory = l->data;
+      for (const GList *t = gst_element_factory_get_static_pad_templates(factory); t; t = t->next) {
+        GstStaticPadTemplate *templ = t->data;
+        if (templ->direction != GST_PAD_SRC)
+          continue;
+        GstCaps *caps = gst_static_pad_template_get_caps(templ);
+        bool fits = pass == 0 ? gst_caps_is_subset(caps, container)
+                              : gst_caps_can_intersect(caps, container);
+        gst_caps_unref(caps);
+        if (fits) {
+          chosen = factory;
+          break;
+        }
+      }
+    }
+  }
+  GstElement *muxer = chosen ? gst_element_factory_create(chosen, NULL) : NULL;
+  gst_plugin_feature_list_free(all);
+  return muxer;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Linking the streams parsebin exposes                                      */
+
+static bool add_to_pipeline(Rewrite *r, GstElement **elements, int n)
+{
+  for (int i = 0; i < n; i++) {
+    if (!elements[i])
+      continue;
+    gst_bin_add(GST_BIN(r->pipeline), elements[i]);
+  }
+  GstElement *previous = NULL;
+  for (int i = 0; i < n; i++) {
+    if (!elements[i])
+      continue;
+    if (previous && !gst_element_link(previous, elements[i]))
+      return false;
+    previous = elements[i];
+  }
+  for (int i = 0; i < n; i++)
+    if (elements[i])
+      gst_element_sync_state_with_parent(elements[i]);
+  return true;
+}
+
+static GstPadProbeReturn count_packet(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  Rewrite *r = data;
+  g_mutex_lock(&r->lock);
+  r->packets++;
+  g_mutex_unlock(&r->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Links src (of caps) to a pad the muxer gives for such a stream, counting
+ * the packets that go in (the pipeline is not stuck while they come). */
+static bool link_to_muxer(Rewrite *r, GstElement *last, GstCaps *caps)
+{
+  GstPad *src = gst_element_get_static_pad(last, "src");
+  GstPad *sink = gst_element_get_compatible_pad(r->muxer, src, caps);
+  bool ok = sink && gst_pad_link(src, sink) == GST_PAD_LINK_OK;
+  if (ok)
+    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, count_packet, r, NULL);
+  if (sink)
+    gst_object_unref(sink);
+  gst_object_unref(src);
+  return ok;
+}
+
+/* A queue in front of the muxer with no limit.  The muxer takes a packet
+ * only when every stream has one, and the encoder holds back a second or
+ * more of frames (x264's lookahead) while the demuxer goes on with the
+ * audio; a bounded queue of audio would fill and block the demuxer before
+ * the video could come out.  What waits here is compressed packets. */
+static GstElement *muxer_queue(void)
+{
+  GstElement *queue = gst_element_factory_make("queue", NULL);
+  g_object_set(queue, "max-size-buffers", 0u, "max-size-bytes", 0u, "max-size-time", (guint64)0,
+               NULL);
+  return queue;
+}
+
+/* A stream the muxer takes goes in as it is; one it does not (SRT
+ * subtitles come out of matroskademux as Pango markup, which matroskamux
+ * refuses) is left out, and the result says so. */
+static void link_copied(Rewrite *r, GstPad *pad, GstCaps *caps)
+{
+  GstElement *queue = muxer_queue();
+  GstElement *chain[] = {queue};
+  add_to_pipeline(r, chain, 1);
+  GstPad *sink = gst_element_get_static_pad(queue, "sink");
+  bool linked = gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
+  gst_object_unref(sink);
+  if (linked && link_to_muxer(r, queue, caps))
+    return;
+  GstElement *drop = gst_element_factory_make("fakesink", NULL);
+  g_object_set(drop, "sync", FALSE, "async", FALSE, NULL);
+  GstElement *end[] = {drop};
+  add_to_pipeline(r, end, 1);
+  if (!linked || !gst_element_link(queue, drop)) {
+    fail(r, "cannot link one of its streams");
+    return;
+  }
+  char *text = gst_caps_to_string(caps);
+  GstElementFactory *factory = gst_element_get_factory(r->muxer);
+  g_mutex_lock(&r->lock);
+  if (!r->left_out)
+    r->left_out = g_string_new(NULL);
+  g_string_append_printf(r->left_out, "%s%s (%s does not take it)", r->left_out->len ? "; " : "",
+                         text, gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)));
+  g_mutex_unlock(&r->lock);
+  g_free(text);
+}
+
+static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
+{
+  GstCaps *codec = codec_caps(caps);
+  GstElement *decoder = NULL;
+  if (!gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
+    /* A decoder that takes the stream whole; caps not yet fixed (MPEG-TS
+     * before its first packet) are met by one that takes some of them. */
+    GstElementFactoryListType type =
+        GST_ELEMENT_FACTORY_TYPE_DECODER | GST_ELEMENT_FACTORY_TYPE_MEDIA_VIDEO;
+    GstElementFactory *factory = best_factory(type, caps, GST_PAD_SINK, GST_RANK_MARGINAL, true);
+    if (!factory && !gst_caps_is_fixed(caps))
+      factory = best_factory(type, caps, GST_PAD_SINK, GST_RANK_MARGINAL, false);
+    if (!factory) {
+      char *text = gst_caps_to_string(caps);
+      fail(r, "no GStreamer decoder is installed for its video (%s)", text);
+      g_free(text);
+      gst_caps_unref(codec);
+      return;
+    }
+    decoder = gst_element_factory_create(factory, NULL);
+    gst_object_unref(factory);
+  }
+  /* Raw video (YUV4MPEG2) is written raw, unless --codec asks otherwise. */
+  bool raw = decoder == NULL && !r->options->codec;
+  GstElement *encoder = NULL, *parser = NULL;
+  const char *encoder_name = "raw";
+  GstCaps *made = NULL;
+  if (raw) {
+    made = gst_caps_new_empty_simple("video/x-raw");
+  } else {
+    char *why = NULL;
+    encoder = make_encoder(codec, r->options->codec, &why);
+    if (!encoder) {
+      fail(r, "%s", why);
+      g_free(why);
+      if (decoder)
+        gst_object_unref(decoder);
+      gst_caps_unref(codec);
+      return;
+    }
+    set_quality(encoder, r->options->crf, r->options->bitrate_kbps);
+    GstElementFactory *encoder_factory = gst_element_get_factory(encoder);
+    encoder_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(encoder_factory));
+    /* What the encoder makes, for its parser and the muxer's pad: the
+     * input's codec, or with --codec the encoder's own. */
+    for (const GList *t = gst_element_factory_get_static_pad_templates(encoder_factory); t;
+         t = t->next) {
+      GstStaticPadTemplate *templ = t->data;
+      if (templ->direction == GST_PAD_SRC) {
+        GstCaps *c = gst_static_pad_template_get_caps(templ);
+        if (gst_caps_can_intersect(c, codec)) {
+          made = gst_caps_ref(codec);
+        } else {
+          GstCaps *first = gst_caps_copy_nth(c, 0);
+          made = codec_caps(first);
+          gst_caps_unref(first);
+        }
+        gst_caps_unref(c);
+        break;
+      }
+    }
+    GstElementFactory *parser_factory = made ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made,
+                                                            GST_PAD_SINK, GST_RANK_MARGINAL, false)
+                                             : NULL;
+    parser = parser_factory ? gst_element_factory_create(parser_factory, NULL) : NULL;
+    if (parser_factory)
+      gst_object_unref(parser_factory);
+  }
+  gst_caps_unref(codec);
+
+  g_mutex_lock(&r->lock);
+  g_strlcpy(r->encoder, encoder_name, sizeof r->encoder);
+  if (decoder)
+    g_strlcpy(r->decoder,
+              gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(gst_element_get_factory(decoder))),
+              sizeof r->decoder);
+  g_mutex_unlock(&r->lock);
+
+  GstElement *queue_in = gst_element_factory_make("queue", NULL);
+  GstElement *convert_in = gst_element_factory_make("videoconvert", NULL);
+  GstElement *filter = gst_element_factory_make("capsfilter", NULL);
+  GstElement *convert_out = gst_element_factory_make("videoconvert", NULL);
+  GstElement *queue_out = muxer_queue();
+  GstCaps *change_caps = gst_caps_from_string("video/x-raw, format=(string)" CHANGE_FORMATS);
+  g_object_set(filter, "caps", change_caps, NULL);
+  gst_caps_unref(change_caps);
+  GstElement *chain[] = {queue_in,    decoder, convert_in, filter,
+                         convert_out, encoder, parser,     queue_out};
+  bool ok = add_to_pipeline(r, chain, G_N_ELEMENTS(chain));
+  GstPad *filter_src = gst_element_get_static_pad(filter, "src");
+  gst_pad_add_probe(filter_src, GST_PAD_PROBE_TYPE_BUFFER, change_frame, r, NULL);
+  gst_object_unref(filter_src);
+  GstPad *sink = gst_element_get_static_pad(queue_in, "sink");
+  ok = ok && gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
+  gst_object_unref(sink);
+  ok = ok && made && link_to_muxer(r, queue_out, made);
+  if (!ok) {
+    GstElementFactory *factory = gst_element_get_factory(r->muxer);
+    fail(r, "cannot put %s's video into %s", encoder_name,
+         gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)));
+  }
+  if (made)
+    gst_caps_unref(made);
+}
+
+static void stream_found(GstElement *parsebin, GstPad *pad, gpointer data)
+{
+  Rewrite *r = data;
+  GstCaps *caps = gst_pad_get_current_caps(pad);
+  if (!caps)
+    caps = gst_pad_query_caps(pad, NULL);
+  const char *name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
+  g_mutex_lock(&r->lock);
+  bool video = g_str_has_prefix(name, "video/") && !r->video_linked;
+  if (video)
+    r->video_linked = true;
+  g_mutex_unlock(&r->lock);
+  if (video)
+    link_video(r, pad, caps);
+  else
+    link_copied(r, pad, caps);
+  gst_caps_unref(caps);
+}
+
+static void streams_complete(GstElement *parsebin, gpointer data)
+{
+  Rewrite *r = data;
+  g_mutex_lock(&r->lock);
+  bool video = r->video_linked;
+  g_mutex_unlock(&r->lock);
+  if (!video)
+    fail(r, "no video stream in it");
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* What typefinding says the file is; NULL with the message set. */
+static GstCaps *container_of(const char *input, int *status)
+{
+  FILE *file = fopen(input, "rb");
+  if (!file) {
+    *status = lhio_fail(LH_ERROR_IO, input, "%s", strerror(errno));
+    return NULL;
+  }
+  guint8 *head = g_malloc(TYPEFIND_BYTES);
+  size_t n = fread(head, 1, TYPEFIND_BYTES, file);
+  fclose(file);
+  GstCaps *caps = n ? gst_type_find_helper_for_data(NULL, head, n, NULL) : NULL;
+  g_free(head);
+  if (!caps)
+    *status = lhio_fail(LH_ERROR_UNSUPPORTED, input, "GStreamer does not recognize its container");
+  return caps;
+}
+
+/* Runs the pipeline to its end; 0 or the status with the message set. */
+static int run(Rewrite *r, LhioVideoRewriteResult *result)
+{
+  const char *input = r->input;
+  double timeout_s = r->options->timeout_s > 0 ? r->options->timeout_s : DEFAULT_TIMEOUT_S;
+  GstBus *bus = gst_element_get_bus(r->pipeline);
+  int status = LH_OK;
+  char *error = NULL;
+  if (gst_element_set_state(r->pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
+    error = g_strdup("the pipeline would not start");
+  gint64 last_change = g_get_monotonic_time();
+  uint64_t last_frames = 0;
+  while (!error) {
+    GstMessage *m = gst_bus_timed_pop(bus, BUS_SLICE_NS);
+    if (r->options->stop && *r->options->stop) {
+      result->stopped = true;
+      status = lh_set_error(LH_ERROR_IO, "%s: stopped", input);
+      if (m)
+        gst_message_unref(m);
+      break;
+    }
+    g_mutex_lock(&r->lock);
+    if (r->error)
+      error = g_strdup(r->error);
+    /* Packets into the muxer count too: an encoder draining its lookahead
+     * at the end (x265 on 4K: seconds a frame) takes no new frame. */
+    uint64_t frames = r->frames + r->packets;
+    g_mutex_unlock(&r->lock);
+    if (error) {
+      if (m)
+        gst_message_unref(m);
+      break;
+    }
+    gint64 now = g_get_monotonic_time();
+    if (frames != last_frames) {
+      last_frames = frames;
+      last_change = now;
+    }
+    if (!m) {
+      if (now - last_change > (gint64)(timeout_s * G_USEC_PER_SEC))
+        error = g_strdup_printf("no frame for %g s: the pipeline is stuck", timeout_s);
+      continue;
+    }
+    bool done = false;
+    switch (GST_MESSAGE_TYPE(m)) {
+    case GST_MESSAGE_EOS:
+      done = true;
+      break;
+    case GST_MESSAGE_ERROR: {
+      GError *gerror = NULL;
+      gst_message_parse_error(m, &gerror, NULL);
+      g_mutex_lock(&r->lock);
+      if (r->missing)
+        error = g_strdup_printf("no GStreamer plugin is installed for it (%s)", r->missing);
+      g_mutex_unlock(&r->lock);
+      if (!error)
+        error = g_strdup_printf("%s (from %s)", gerror ? gerror->message : "unknown error",
+                                GST_OBJECT_NAME(GST_MESSAGE_SRC(m)));
+      g_clear_error(&gerror);
+      break;
+    }
+    case GST_MESSAGE_ELEMENT:
+      if (gst_is_missing_plugin_message(m)) {
+        char *description = gst_missing_plugin_message_get_description(m);
+        g_mutex_lock(&r->lock);
+        if (!r->missing)
+          r->missing = g_strdup(description);
+        g_mutex_unlock(&r->lock);
+        g_free(description);
+      }
+      break;
+    default:
+      break;
+    }
+    gst_message_unref(m);
+    if (done)
+      break;
+  }
+  gst_element_set_state(r->pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  if (error) {
+    status = lh_set_error(LH_ERROR_CORRUPT, "%s: %s", input, error);
+    g_free(error);
+  } else if (status == LH_OK && !r->video_linked && r->missing) {
+    /* parsebin leaves out a stream no installed decoder takes. */
+    status =
+        lh_set_error(LH_ERROR_UNSUPPORTED,
+                     "%s: no GStreamer decoder is installed for its video (%s)", input, r->missing);
+  } else if (status == LH_OK && !r->video_linked) {
+    status = lh_set_error(LH_ERROR_UNSUPPORTED, "%s: no video stream in it", input);
+  } else if (status == LH_OK && r->frames == 0) {
+    status = lh_set_error(LH_ERROR_CORRUPT, "%s: no video frame decoded", input);
+  }
+  return status;
+}
+
+int lhio_video_rewrite(const char *input, const char *output,
+                       const LhioVideoRewriteOptions *options, LhioVideoRewriteResult *result)
+{
+  LhioVideoRewriteResult ignored;
+  if (!result)
+    result = &ignored;
+  memset(result, 0, sizeof *result);
+  if (!input || !output || !options || !options->change)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_video_rewrite: an argument is NULL");
+  const char *why = lhio_gstreamer_started();
+  if (why)
+    return lhio_fail(LH_ERROR_UNSUPPORTED, input, "GStreamer could not start: %s", why);
+  LhioVideoRewriteOptions settled = *options;
+  if (settled.crf < 0)
+    settled.crf = LHIO_VIDEO_DEFAULT_CRF;
+  if (settled.crf > LHIO_VIDEO_MAX_CRF)
+    return lhio_fail(LH_ERROR_INVALID_ARGUMENT, input, "quality %d is not in 0 .. %d", settled.crf,
+                     LHIO_VIDEO_MAX_CRF);
+
+  int status = LH_OK;
+  GstCaps *container = container_of(input, &status);
+  if (!container)
+    return status;
+  GstElement *muxer = make_muxer(container);
+  if (!muxer) {
+    char *text = gst_caps_to_string(container);
+    gst_caps_unref(container);
+    status = lhio_fail(LH_ERROR_UNSUPPORTED, input, "no GStreamer muxer writes its container (%s)",
+                       text);
+    g_free(text);
+    return status;
+  }
+  gst_caps_unref(container);
+
+  GstElementFactory *muxer_factory = gst_element_get_factory(muxer);
+  g_strlcpy(result->muxer, gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer_factory)),
+            sizeof result->muxer);
+  char *temp = NULL;
+  FILE *file = NULL;
+  status = lhio_create_temp(output, &temp, &file);
+  if (status < 0) {
+    gst_object_unref(muxer);
+    return status;
+  }
+  fclose(file);
+
+  Rewrite r = {.input = input, .options = &settled, .muxer = muxer};
+  g_mutex_init(&r.lock);
+  r.pipeline = gst_pipeline_new("lumahist-rewrite");
+  GstElement *source = gst_element_factory_make("filesrc", NULL);
+  GstElement *parsebin = gst_element_factory_make("parsebin", NULL);
+  GstElement *sink = gst_element_factory_make("filesink", NULL);
+  if (!source || !parsebin || !sink) {
+    status = lhio_fail(LH_ERROR_UNSUPPORTED, input,
+                       "GStreamer's filesrc, parsebin or filesink is missing");
+    if (source)
+      gst_object_unref(source);
+    if (parsebin)
+      gst_object_unref(parsebin);
+    if (sink)
+      gst_object_unref(sink);
+    gst_object_unref(muxer);
+  } else {
+    g_object_set(source, "location", input, NULL);
+    g_object_set(sink, "location", temp, "async", FALSE, NULL);
+    gst_bin_add_many(GST_BIN(r.pipeline), source, parsebin, muxer, sink, NULL);
+    if (!gst_element_link(source, parsebin) || !gst_element_link(muxer, sink)) {
+      status = lhio_fail(LH_ERROR_UNSUPPORTED, input, "cannot link the pipeline");
+    } else {
+      g_signal_connect(parsebin, "pad-added", G_CALLBACK(stream_found), &r);
+      g_signal_connect(parsebin, "no-more-pads", G_CALLBACK(streams_complete), &r);
+      status = run(&r, result);
+    }
+  }
+  g_strlcpy(result->encoder, r.encoder, sizeof result->encoder);
+  g_strlcpy(result->decoder, r.decoder, sizeof result->decoder);
+  result->frames = r.frames;
+  result->left_out = r.left_out ? g_string_free(r.left_out, FALSE) : NULL;
+  gst_object_unref(r.pipeline);
+  gst_caps_replace(&r.caps, NULL);
+  g_free(r.error);
+  g_free(r.missing);
+  g_mutex_clear(&r.lock);
+
+  if (status == LH_OK && rename(temp, output) != 0)
+    status = lhio_fail(LH_ERROR_IO, output, "%s", strerror(errno));
+  if (status < 0)
+    unlink(temp);
+  free(temp);
+  return status;
+}

@@ -1,0 +1,212 @@
+/* video-rewrite.c: the videos among the inputs of `lumahist equalize`,
+ * `clahe` and `overlay`, each written back under --out with the same name
+ * and container (lhio_video_rewrite: decode, change each frame here, encode
+ * with the input's codec, other streams copied), one after the other after
+ * the images, with --codec, --crf and, for equalization, temporal smoothing. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "lht-video.h"
+
+void lht_video_out_args_init(LhtVideoOutArgs *args)
+{
+  memset(args, 0, sizeof *args);
+  args->crf = -1;
+  args->temporal_window = LHT_VIDEO_TEMPORAL_WINDOW;
+  args->cut_threshold = LHT_VIDEO_CUT_THRESHOLD;
+  args->timeout_s = LHT_VIDEO_DEFAULT_TIMEOUT_S;
+}
+
+void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, bool temporal)
+{
+  GOptionEntry entries[] = {
+      {"codec", 0, 0, G_OPTION_ARG_STRING, &args->codec,
+       "Video: the GStreamer encoder (x264enc, x265enc, vp9enc, avenc_mpeg4, ...; default: one "
+       "for the input's codec)",
+       "ELEMENT"},
+      {"crf", 0, 0, G_OPTION_ARG_INT, &args->crf,
+       "Video: constant quality on x264's CRF scale, 0 (lossless where the encoder has it) .. 51 "
+       "(default 18)",
+       "N"},
+      {"bitrate", 0, 0, G_OPTION_ARG_INT, &args->bitrate_kbps,
+       "Video: a mean bitrate in kbit/s instead of constant quality", "KBPS"},
+      {"video-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &args->timeout_s,
+       "Video: give a file up when no frame comes for this long (default 30 s)", "SECONDS"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionEntry temporal_entries[] = {
+      {"temporal-window", 0, 0, G_OPTION_ARG_INT, &args->temporal_window,
+       "Video: average the LUTs of the last N frames (default 8; 1: each frame on its own)", "N"},
+      {"cut-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &args->cut_threshold,
+       "Video: histogram distance above which a frame is a scene cut and restarts the window "
+       "(default 0.4)",
+       "D"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionGroup *group = g_option_group_new("video", "Options of video files (written back):",
+                                           "Show the options of video files", NULL, NULL);
+  g_option_group_add_entries(group, entries);
+  if (temporal)
+    g_option_group_add_entries(group, temporal_entries);
+  g_option_context_add_group(context, group);
+}
+
+bool lht_video_out_args_check(const LhtVideoOutArgs *args, const char *command)
+{
+  const char *problem = NULL;
+  if (args->crf < -1 || args->crf > LHIO_VIDEO_MAX_CRF)
+    problem = "--crf must be in 0 .. 51";
+  else if (args->bitrate_kbps < 0 || args->bitrate_kbps > 2000000)
+    problem = "--bitrate must be in 1 .. 2000000 kbit/s";
+  else if (args->bitrate_kbps > 0 && args->crf >= 0)
+    problem = "--crf and --bitrate do not go together";
+  else if (args->temporal_window < 1 || args->temporal_window > LH_TEMPORAL_MAX_WINDOW)
+    problem = "--temporal-window must be in 1 .. 256";
+  else if (!(args->cut_threshold >= 0 && args->cut_threshold <= 1))
+    problem = "--cut-threshold must be in [0, 1]";
+  else if (!(args->timeout_s > 0) || !isfinite(args->timeout_s))
+    problem = "--video-timeout must be a time in seconds, more than 0";
+  if (!problem)
+    return true;
+  lht_error(NULL, "%s", problem);
+  fprintf(stderr, "Try '%s --help'.\n", command);
+  return false;
+}
+
+void lht_video_out_args_clear(LhtVideoOutArgs *args)
+{
+  g_clear_pointer(&args->codec, g_free);
+}
+
+typedef struct {
+  LhContext *context;
+  const LhtVideoChange *change;
+  LhtProgress *progress;
+  uint64_t frame; /* of the video under way */
+} FrameRun;
+
+/* On the pipeline's streaming thread, the only one that uses the context
+ * and the progress while a video is rewritten. */
+static int change_frame(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range, void *data)
+{
+  FrameRun *run = data;
+  int status = run->change->change(run->context, in, out, matrix, range, run->change->data);
+  char note[64];
+  snprintf(note, sizeof note, "frame %" G_GUINT64_FORMAT, run->frame++);
+  lht_progress_note(run->progress, note);
+  return status;
+}
+
+int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool *leave_out,
+                           const LhtBatchArgs *batch, const char *out_dir,
+                           const LhtVideoOutArgs *args, LhBackend backend, bool verbose,
+                           const LhtVideoChange *change)
+{
+  GArray *todo = g_array_new(FALSE, FALSE, sizeof(guint));
+  guint skipped = 0;
+  for (guint i = 0; i < plan->inputs->len; i++) {
+    const char *output = g_ptr_array_index(plan->outputs, i);
+    if (!is_video[i] || (leave_out && leave_out[i]))
+      continue;
+    if (batch->shard_count && lht_shard_of(lht_output_shard_key(out_dir, output),
+                                           batch->shard_count) != batch->shard_index)
+      continue;
+    if (batch->skip_existing && lht_output_exists(output)) {
+      skipped++;
+      continue;
+    }
+    g_array_append_val(todo, i);
+  }
+  if (skipped && (verbose || batch->progress) && !batch->quiet)
+    lht_error(NULL, "skipping %u videos whose output exists", skipped);
+  if (todo->len == 0) {
+    g_array_free(todo, TRUE);
+    return LHT_EXIT_OK;
+  }
+
+  FrameRun run = {.context = lht_context_open(backend, verbose), .change = change};
+  if (!run.context) {
+    g_array_free(todo, TRUE);
+    return LHT_EXIT_FAILURE;
+  }
+  LhtProgress *progress = lht_progress_new(todo->len, batch->progress, batch->quiet);
+  run.progress = progress;
+  volatile sig_atomic_t *stop = lht_video_signals_catch();
+  LhioVideoRewriteOptions options = {
+      .codec = args->codec,
+      .crf = args->crf,
+      .bitrate_kbps = args->bitrate_kbps,
+      .timeout_s = args->timeout_s,
+      .stop = stop,
+      .change = change_frame,
+      .fills_output = change->fills_output,
+      .data = &run,
+  };
+  guint done = 0, failed = 0;
+  for (guint k = 0; k < todo->len && !*stop; k++) {
+    guint i = g_array_index(todo, guint, k);
+    const char *input = g_ptr_array_index(plan->inputs, i);
+    const char *output = g_ptr_array_index(plan->outputs, i);
+    run.frame = 0;
+    char *folder = g_path_get_dirname(output);
+    int made = g_mkdir_with_parents(folder, 0777);
+    int error = errno;
+    g_free(folder);
+    bool ok = true;
+    if (made != 0) {
+      lht_progress_clear(progress);
+      lht_error(input, "cannot make the folder of %s: %s", output, g_strerror(error));
+      ok = false;
+    } else if (lht_plan_holds_input(plan, output)) {
+      /* Checked again at the last moment: a file may have been linked since. */
+      lht_progress_clear(progress);
+      lht_error(input, "its output %s is an input; not overwritten", output);
+      ok = false;
+    }
+    int status = ok && change->begin ? change->begin(run.context, change->data) : LH_OK;
+    LhioVideoRewriteResult result;
+    memset(&result, 0, sizeof result);
+    if (ok && status >= 0)
+      status = lhio_video_rewrite(input, output, &options, &result);
+    if (ok && status < 0 && !*stop) {
+      lht_progress_clear(progress);
+      /* The message already names the file. */
+      lht_error(NULL, "%s", lh_last_error());
+      ok = false;
+    }
+    if (ok && status >= 0 && result.left_out) {
+      lht_progress_clear(progress);
+      lht_error(input, "written without its stream %s", result.left_out);
+    }
+    free(result.left_out);
+    if (ok && status >= 0 && verbose) {
+      lht_progress_clear(progress);
+      lht_error(input, "%" G_GUINT64_FORMAT " frames: %s -> %s into %s", result.frames,
+                result.decoder[0] ? result.decoder : "raw", result.encoder, result.muxer);
+    }
+    if (*stop)
+      break;
+    if (ok && status >= 0)
+      done++;
+    else
+      failed++;
+    lht_progress_count(progress, !(ok && status >= 0));
+  }
+  lht_progress_note(progress, NULL);
+  lht_video_signals_release();
+  int signal_number = *stop;
+  /* Each video was counted as it ended (lht_progress_count). */
+  lht_progress_finish(progress, 0, 0, signal_number != 0);
+  lh_context_free(run.context);
+  g_array_free(todo, TRUE);
+  if (signal_number) {
+    lht_error(NULL, "stopped by %s: %u videos written; run again with --skip-existing to go on",
+              lht_signal_name(signal_number), done);
+    return 128 + signal_number;
+  }
+  return failed ? LHT_EXIT_FAILURE : LHT_EXIT_OK;
+}

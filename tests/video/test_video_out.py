@@ -1,0 +1,663 @@
+#!/usr/bin/env python3
+"""test_video_out.py: `lumahist equalize`, `clahe` and `overlay` writing videos.
+
+Usage: test_video_out.py LUMAHIST GROUP
+GROUP: equalize, containers, bad, gpu (see GROUPS at the end).
+
+Clips are made here from numpy frames (YUV4MPEG2 written by this script,
+then H.264 by FFmpeg's lossless libx264, with a sine tone in AAC), so every
+decoded pixel is known.  Outputs are written with --crf 0 (x264enc's lossless
+mode) and decoded by FFmpeg, so the luma of every output frame must equal the
+reference equalization computed here from lh_lut_from_histogram's definition
+(src/lumahist.h), bit for bit; ffprobe checks the container, codec, size,
+frame rate and timestamps; FFmpeg's md5 muxer checks the audio packets.
+Without ffmpeg, gst-launch-1.0, the encoders or video support in this
+lumahist, the test says why and exits 77.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np
+except ImportError as e:  # pragma: no cover
+    print(f"SKIP: needs python3-numpy ({e})")
+    sys.exit(77)
+
+LUMAHIST = None
+FAILURES = []
+
+
+def fail(message):
+    FAILURES.append(message)
+    print("FAIL:", message)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+    return condition
+
+
+def run(*args, timeout=180, env=None):
+    proc = subprocess.run([LUMAHIST, *args], capture_output=True, timeout=timeout, env=env)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode("utf-8", "replace")
+
+
+def ffmpeg(*args):
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True)
+
+
+def probe(path, *entries):
+    out = subprocess.run(["ffprobe", "-v", "error", "-of", "json", *entries, path],
+                         check=True, capture_output=True).stdout
+    return json.loads(out)
+
+
+def write_y4m(path, frames, fps="25:1"):
+    """frames: uint8 Y planes; 4:2:0 chroma with a gradient, so that a change
+    of chroma would show."""
+    h, w = frames[0].shape
+    with open(path, "wb") as f:
+        f.write(f"YUV4MPEG2 W{w} H{h} F{fps} Ip A1:1 C420jpeg\n".encode())
+        for i, y in enumerate(frames):
+            ch, cw = (h + 1) // 2, (w + 1) // 2
+            u = (np.arange(cw)[None, :] * 3 + i + np.zeros((ch, 1))).astype(np.uint8)
+            v = (np.arange(ch)[:, None] * 5 + 2 * i + np.zeros((1, cw))).astype(np.uint8)
+            f.write(b"FRAME\n" + y.tobytes() + u.tobytes() + v.tobytes())
+
+
+def make_clip(tmp, name, frames, codec_args, audio=True, fps="25:1"):
+    """Encodes frames (and a tone) into tmp/name; returns its path."""
+    raw = os.path.join(tmp, name + ".y4m")
+    write_y4m(raw, frames, fps)
+    path = os.path.join(tmp, name)
+    seconds = len(frames) / eval(fps.replace(":", "/"))
+    inputs = ["-i", raw]
+    if audio:
+        inputs += ["-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}"]
+    ffmpeg(*inputs, *codec_args, *(["-c:a", "aac", "-b:a", "64k"] if audio else []), path)
+    os.unlink(raw)
+    return path
+
+
+def decoded_planes(path, w, h):
+    """Every frame's Y, U, V as FFmpeg decodes the first video stream."""
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-vsync", "passthrough",
+                          "-f", "rawvideo",
+                          "-pix_fmt", "yuv420p", "-"], check=True, capture_output=True).stdout
+    cw, ch = (w + 1) // 2, (h + 1) // 2
+    size = w * h + 2 * cw * ch
+    data = np.frombuffer(raw, np.uint8)
+    out = []
+    for k in range(len(data) // size):
+        f = data[k * size:(k + 1) * size]
+        out.append((f[:w * h].reshape(h, w), f[w * h:].copy()))
+    return out
+
+
+def video_pts(path):
+    frames = probe(path, "-select_streams", "v:0", "-show_entries", "frame=pts_time")["frames"]
+    return [round(float(f["pts_time"]), 4) for f in frames]
+
+
+def audio_packets(path):
+    """The MD5 of each audio packet's data, in order."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries",
+                          "packet=data_hash", "-show_data_hash", "MD5", "-of", "json", path],
+                         check=True, capture_output=True).stdout
+    return [p["data_hash"] for p in json.loads(out)["packets"]]
+
+
+def audio_kept(output, clip):
+    """The output's audio packets are the input's, bit for bit, in order:
+    all of them, but for the packets an mp4 edit list puts outside the
+    presentation (AAC's priming packet before 0, the padding after the end),
+    which qtdemux does not give out."""
+    got, want = audio_packets(output), audio_packets(clip)
+    if not got:
+        return False
+    for start in range(len(want) - len(got) + 1):
+        if want[start:start + len(got)] == got:
+            return len(got) >= len(want) - 2
+    return False
+
+
+def stream_info(path):
+    info = probe(path, "-show_entries",
+                 "format=format_name:stream=codec_type,codec_name,width,height,r_frame_rate")
+    video = [s for s in info["streams"] if s["codec_type"] == "video"]
+    audio = [s for s in info["streams"] if s["codec_type"] == "audio"]
+    return info["format"]["format_name"], video, audio
+
+
+# --------------------------------------------------------------------------
+# The reference: lh_lut_from_histogram (src/lumahist.h) and the temporal window
+
+def lut_of(y, limited=False):
+    black, white = (16, 235) if limited else (0, 255)
+    h = np.bincount(y.ravel(), minlength=256).astype(np.int64)
+    n = int(h.sum())
+    nonzero = np.nonzero(h)[0]
+    if len(nonzero) <= 1:
+        return np.arange(256, dtype=np.int64)
+    f = int(nonzero[0])
+    s = np.float32(white - black) / np.float32(n - h[f])
+    lut = np.full(256, black, np.int64)
+    cum = np.cumsum(h)
+    for v in range(f + 1, 256):
+        lut[v] = black + min(white - black, int(np.rint(np.float32(cum[v] - cum[f]) * s)))
+    return lut
+
+
+def distance(a, b):
+    """lh_histogram_distance of two 8-bit images."""
+    def folded(y):
+        h = np.bincount(y.ravel(), minlength=256).reshape(32, 8).sum(axis=1)
+        return (h * (1 << 20)) // h.sum()
+    return float(np.abs(folded(a) - folded(b)).sum()) / 2 / (1 << 20)
+
+
+def reference_equalized(frames, window, cut_threshold=0.4, limited=False):
+    out, luts = [], []
+    for i, y in enumerate(frames):
+        if i and distance(y, frames[i - 1]) > cut_threshold:
+            luts = []
+        luts = (luts + [lut_of(y, limited)])[-window:]
+        n = len(luts)
+        mean = (np.sum(luts, axis=0) + n // 2) // n
+        out.append(mean[y].astype(np.uint8))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Groups
+
+def drifting_frames(rng, n, h, w):
+    """Frames whose histogram drifts (no cut): temporal smoothing shows."""
+    base = rng.integers(0, 60, size=(h, w))
+    return [np.clip(base + 40 + 6 * i + rng.integers(0, 20, size=(h, w)), 0, 255).astype(np.uint8)
+            for i in range(n)]
+
+
+def group_equalize(tmp):
+    rng = np.random.default_rng(1505)
+    h, w = 48, 70
+    frames = drifting_frames(rng, 10, h, w)
+    # A cut at frame 10 (much brighter content), then near-constant frames.
+    frames += [rng.integers(180, 250, size=(h, w)).astype(np.uint8) for _ in range(4)]
+    frames += [np.full((h, w), 90, np.uint8) for _ in range(2)]
+    clip = make_clip(tmp, "clip.mp4", frames,
+                     ["-c:v", "libx264", "-qp", "0", "-bf", "0", "-pix_fmt", "yuv420p"])
+    got_in = decoded_planes(clip, w, h)
+    if not check(len(got_in) == len(frames) and all(
+            np.array_equal(a[0], b) for a, b in zip(got_in, frames)),
+            "the lossless input clip does not decode to its frames"):
+        return
+
+    fmt_in, video_in, audio_in = stream_info(clip)
+    for window, name in ((1, "off"), (8, "default")):
+        out_dir = os.path.join(tmp, "out-" + name)
+        args = ["equalize", "--crf", "0", "--range", "full", "-o", out_dir, clip]
+        if window == 1:
+            args[1:1] = ["--temporal-window", "1"]
+        code, _, err = run(*args)
+        output = os.path.join(out_dir, "clip.mp4")
+        if not check(code == 0 and os.path.exists(output), f"equalize ({name}): exit {code}: {err}"):
+            continue
+        check(os.listdir(out_dir) == ["clip.mp4"], f"{name}: leftovers {os.listdir(out_dir)}")
+        fmt, video, audio = stream_info(output)
+        check(fmt == fmt_in, f"{name}: container {fmt} != {fmt_in}")
+        check(len(video) == 1 and video[0]["codec_name"] == "h264", f"{name}: video {video}")
+        check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size {video}")
+        check(video[0]["r_frame_rate"] == video_in[0]["r_frame_rate"],
+              f"{name}: frame rate {video[0]['r_frame_rate']} != {video_in[0]['r_frame_rate']}")
+        check(video_pts(output) == video_pts(clip),
+              f"{name}: pts {video_pts(output)} != {video_pts(clip)}")
+        check(len(audio) == 1 and audio_kept(output, clip), f"{name}: the audio packets changed")
+        got = decoded_planes(output, w, h)
+        want = reference_equalized(frames, window)
+        check(len(got) == len(frames), f"{name}: {len(got)} frames, {len(frames)} in")
+        for i, ((y, chroma), ref) in enumerate(zip(got, want)):
+            if not check(np.array_equal(y, ref),
+                         f"{name}: frame {i}: luma differs from the reference in "
+                         f"{int((y != ref).sum())} pixels (max {int(np.abs(y.astype(int) - ref).max())})"):
+                break
+            check(np.array_equal(chroma, got_in[i][1]), f"{name}: frame {i}: chroma changed")
+        if window == 8:
+            # Temporal smoothing changes the drifting frames (else the test is void).
+            plain = reference_equalized(frames, 1)
+            check(any(not np.array_equal(a, b) for a, b in zip(want[:10], plain[:10])),
+                  "the clip does not tell temporal smoothing from none")
+
+    # Raw video (YUV4MPEG2) is written raw: the frames exactly, no codec.
+    raw_clip = os.path.join(tmp, "raw.y4m")
+    write_y4m(raw_clip, frames)
+    out_dir = os.path.join(tmp, "out-raw")
+    code, _, err = run("equalize", "--range", "full", "-o", out_dir, raw_clip)
+    output = os.path.join(out_dir, "raw.y4m")
+    if check(code == 0 and os.path.exists(output), f"raw.y4m: exit {code}: {err}"):
+        with open(output, "rb") as f:
+            check(f.read(10) == b"YUV4MPEG2 ", "raw.y4m: not written as YUV4MPEG2")
+        got = decoded_planes(output, w, h)
+        want = reference_equalized(frames, 8)
+        check(len(got) == len(want) and all(np.array_equal(g[0], r) for g, r in zip(got, want)),
+              "raw.y4m: the luma differs from the reference")
+        check(all(np.array_equal(g[1], i[1]) for g, i in zip(got, decoded_planes(raw_clip, w, h))),
+              "raw.y4m: the chroma changed")
+
+    # CLAHE frame by frame equals `lumahist clahe` on each frame's Y as a
+    # gray PNG (the same library call on the same plane): PNGs in and out by
+    # FFmpeg, lossless both ways.
+    png_dir, png_out = os.path.join(tmp, "png"), os.path.join(tmp, "png-clahe")
+    os.makedirs(png_dir)
+    for i, y in enumerate(frames):
+        subprocess.run(["ffmpeg", "-v", "error", "-f", "rawvideo", "-pix_fmt", "gray", "-s",
+                        f"{w}x{h}", "-i", "-", os.path.join(png_dir, f"{i:03d}.png")],
+                       input=y.tobytes(), check=True)
+    code, _, err = run("clahe", "--tiles", "3x2", "-o", png_out, png_dir)
+    check(code == 0, f"clahe on PNGs: exit {code}: {err}")
+    want = []
+    for i in range(len(frames)):
+        raw = subprocess.run(["ffmpeg", "-v", "error", "-i", os.path.join(png_out, f"{i:03d}.png"),
+                              "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                             check=True, capture_output=True).stdout
+        want.append(np.frombuffer(raw, np.uint8).reshape(h, w))
+    out_dir = os.path.join(tmp, "out-clahe-exact")
+    code, _, err = run("clahe", "--tiles", "3x2", "--temporal-window", "1", "--crf", "0",
+                       "--range", "full", "-o", out_dir, clip)
+    if check(code == 0, f"clahe --temporal-window 1: exit {code}: {err}"):
+        got = decoded_planes(os.path.join(out_dir, "clip.mp4"), w, h)
+        check(len(got) == len(want), f"clahe: {len(got)} frames")
+        bad = [i for i, (g, r) in enumerate(zip(got, want)) if not np.array_equal(g[0], r)]
+        check(not bad, f"clahe: frames {bad} differ from `lumahist clahe` on their PNGs")
+        check(any(not np.array_equal(r, f) for r, f in zip(want, frames)), "clahe changed nothing")
+
+    # CLAHE (temporal) and overlay write a whole video too.
+    for command in ("clahe", "overlay"):
+        out_dir = os.path.join(tmp, "out-" + command)
+        code, _, err = run(command, "--crf", "0", "-o", out_dir, clip)
+        output = os.path.join(out_dir, "clip.mp4")
+        if check(code == 0 and os.path.exists(output), f"{command}: exit {code}: {err}"):
+            got = decoded_planes(output, w, h)
+            check(len(got) == len(frames), f"{command}: {len(got)} frames")
+            check(any(not np.array_equal(g[0], f) for g, f in zip(got, frames)),
+                  f"{command}: the frames came out unchanged")
+            check(audio_kept(output, clip), f"{command}: the audio packets changed")
+
+    # A folder of an image and a video: both written, the video as a video.
+    folder = os.path.join(tmp, "mixed")
+    os.makedirs(os.path.join(folder, "sub"))
+    shutil.copy(clip, os.path.join(folder, "sub", "v.mp4"))
+    subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=1", "!",
+                    "video/x-raw,width=32,height=24", "!", "pngenc", "!", "filesink",
+                    f"location={os.path.join(folder, 'a.png')}"], check=True)
+    out_dir = os.path.join(tmp, "out-mixed")
+    code, _, err = run("equalize", "-o", out_dir, folder)
+    check(code == 0, f"folder: exit {code}: {err}")
+    check(os.path.exists(os.path.join(out_dir, "a.png")), "folder: a.png not written")
+    v = os.path.join(out_dir, "sub", "v.mp4")
+    check(os.path.exists(v) and len(video_pts(v)) == len(frames), "folder: sub/v.mp4 not written")
+    # --skip-existing leaves it; --global refuses videos.
+    code, _, err = run("equalize", "--skip-existing", "-v", "-o", out_dir, folder)
+    check(code == 0 and "skipping 1 videos" in err, f"--skip-existing: {code}: {err}")
+    code, _, err = run("equalize", "--global", "-o", os.path.join(tmp, "g"), clip)
+    check(code == 1 and "--global" in err and len(err.strip().splitlines()) == 1,
+          f"--global on a video: {code}: {err}")
+
+
+def group_containers(tmp):
+    rng = np.random.default_rng(77)
+    h, w = 36, 52
+    frames = drifting_frames(rng, 12, h, w)
+    cases = [
+        ("h265.mkv", ["-c:v", "libx265", "-x265-params", "log-level=none", "-pix_fmt", "yuv420p"],
+         "hevc", "matroska,webm"),
+        ("vp9.webm", ["-c:v", "libvpx-vp9", "-pix_fmt", "yuv420p", "-c:a", "libopus"], "vp9",
+         "matroska,webm"),
+        ("mpeg4.avi", ["-c:v", "mpeg4", "-q:v", "2"], "mpeg4", "avi"),
+        ("h264.ts", ["-c:v", "libx264", "-bf", "0", "-pix_fmt", "yuv420p"], "h264", "mpegts"),
+    ]
+    for name, codec_args, codec, fmt in cases:
+        audio = not name.endswith(".webm")
+        try:
+            if name.endswith(".webm"):
+                raw = os.path.join(tmp, name + ".y4m")
+                write_y4m(raw, frames)
+                ffmpeg("-i", raw, "-f", "lavfi", "-i", "sine=duration=0.48", *codec_args,
+                       os.path.join(tmp, name))
+                clip = os.path.join(tmp, name)
+                audio = True
+            else:
+                clip = make_clip(tmp, name, frames, codec_args, audio=audio)
+        except subprocess.CalledProcessError as e:
+            print(f"note: cannot make {name} here ({e}); left out")
+            continue
+        out_dir = os.path.join(tmp, "out-" + name)
+        code, _, err = run("equalize", "-v", "-o", out_dir, clip)
+        output = os.path.join(out_dir, name)
+        if not check(code == 0 and os.path.exists(output), f"{name}: exit {code}: {err}"):
+            continue
+        got_fmt, video, audio_streams = stream_info(output)
+        check(got_fmt == fmt, f"{name}: container {got_fmt} != {fmt}")
+        check(len(video) == 1 and video[0]["codec_name"] == codec, f"{name}: video {video}")
+        check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size")
+        pts_out, pts_in = np.array(video_pts(output)), np.array(video_pts(clip))
+        if check(len(pts_out) == len(pts_in) == len(frames),
+                 f"{name}: {len(pts_out)} frames out, {len(pts_in)} in"):
+            if name.endswith(".ts"):
+                # MPEG-TS times have no origin (FFmpeg starts at 1.4 s,
+                # mpegtsmux at 3600 s): the times between frames are kept.
+                pts_out, pts_in = pts_out - pts_out[0], pts_in - pts_in[0]
+            if name.endswith(".mkv"):
+                # README: matroskamux writes the first frame at 0 when the
+                # input's B-frames left it without a DTS (here 23 ms, FFmpeg's
+                # AAC delay); the others keep theirs.
+                check(abs(pts_out[0] - pts_in[0]) <= 0.04, f"{name}: first pts {pts_out[0]}")
+                pts_out, pts_in = pts_out[1:], pts_in[1:]
+            if not name.endswith(".avi"):  # AVI has frame numbers, not times
+                check(np.allclose(pts_out, pts_in, atol=0.002),
+                      f"{name}: pts {pts_out} != {pts_in}")
+        if audio:
+            check(len(audio_streams) == 1 and audio_kept(output, clip),
+                  f"{name}: the audio packets changed")
+        # Lossy here: the luma must be the equalization of the decoded input
+        # frames, within the encoder's loss (the clip drifts by 6 code values a
+        # frame: a frame off by one, or no equalization, is far beyond).
+        got = decoded_planes(output, w, h)
+        # Untagged clips: GStreamer reads them as limited range, and the
+        # equalization spans 16 .. 235.
+        want = reference_equalized([p[0] for p in decoded_planes(clip, w, h)], 8, limited=True)
+        worst = max(float(np.abs(g[0].astype(int) - r).mean()) for g, r in zip(got, want))
+        def error(reference):
+            """Mean absolute luma error, and mean error of the frame means."""
+            pixels = max(float(np.abs(g[0].astype(int) - r).mean()) for g, r in zip(got, reference))
+            means = max(abs(float(g[0].mean()) - float(r.mean())) for g, r in zip(got, reference))
+            return pixels, means
+        decoded = [p[0] for p in decoded_planes(clip, w, h)]
+        right = error(want)
+        wrong_window = error(reference_equalized(decoded, 1, limited=True))
+        wrong_range = error(reference_equalized(decoded, 8, limited=False))
+        print(f"{name}: luma error (pixels, means) {right}; with no temporal window "
+              f"{wrong_window}; full range {wrong_range}")
+        check(len(got) == len(want) and right[0] < 5.0 and right[1] < 1.0,
+              f"{name}: luma off the reference by {right} (pixels, means)")
+        check(right[0] < wrong_window[0] and right[1] < wrong_range[1],
+              f"{name}: a wrong reference fits as well as the right one")
+        print(f"{name}: {err.strip()}")
+
+    # Subtitles: mov_text in mp4 copied packet for packet (but for the empty
+    # one FFmpeg puts at 0 before the first cue); SRT in Matroska, which
+    # matroskamux does not take as matroskademux gives it, left out with a line.
+    srt = os.path.join(tmp, "cues.srt")
+    with open(srt, "w") as f:
+        f.write("1\n00:00:00,100 --> 00:00:00,300\nHello\n\n"
+                "2\n00:00:00,320 --> 00:00:00,440\nWorld\n")
+    base = make_clip(tmp, "base.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    for name, codec in (("subs.mp4", "mov_text"), ("subs.mkv", "srt")):
+        clip = os.path.join(tmp, name)
+        ffmpeg("-i", base, "-i", srt, "-map", "0", "-map", "1", "-c", "copy", "-c:s", codec, clip)
+        out_dir = os.path.join(tmp, "out-" + name)
+        code, _, err = run("equalize", "-o", out_dir, clip)
+        output = os.path.join(out_dir, name)
+        if not check(code == 0 and os.path.exists(output), f"{name}: exit {code}: {err}"):
+            continue
+        def cues(path):
+            out = subprocess.run(
+                ["ffprobe", "-v", "error", "-select_streams", "s", "-show_entries",
+                 "packet=pts_time,size,data_hash", "-show_data_hash", "MD5", "-of", "json", path],
+                check=True, capture_output=True).stdout
+            return [(p["pts_time"], p["data_hash"]) for p in json.loads(out)["packets"]
+                    if int(p["size"]) > 2]
+        if codec == "mov_text":
+            check(len(cues(clip)) == 2 and cues(output) == cues(clip),
+                  f"{name}: subtitles {cues(output)} != {cues(clip)}")
+            check(err == "", f"{name}: {err!r}")
+        else:
+            check(err.count("\n") == 1 and "written without its stream text/x-raw" in err,
+                  f"{name}: {err!r}")
+            check(audio_kept(output, clip), f"{name}: the audio packets changed")
+
+    # 10-bit H.265 stays 10-bit, equalized over the 10-bit limited range
+    # (64 .. 940): a narrow input comes out spanning it.
+    raw = os.path.join(tmp, "ten.y4m")
+    write_y4m(raw, [(f // 4 + 100) for f in frames])  # 100 .. 163 of 255
+    ten = os.path.join(tmp, "ten.mkv")
+    try:
+        ffmpeg("-i", raw, "-c:v", "libx265", "-x265-params", "log-level=none:lossless=1",
+               "-pix_fmt", "yuv420p10le", ten)
+    except subprocess.CalledProcessError as e:
+        print(f"note: no 10-bit libx265 here ({e}); left out")
+        ten = None
+    if ten:
+        out_dir = os.path.join(tmp, "out-ten")
+        code, _, err = run("equalize", "--crf", "0", "-o", out_dir, ten)
+        output = os.path.join(out_dir, "ten.mkv")
+        if check(code == 0, f"ten.mkv: exit {code}: {err}"):
+            info = probe(output, "-show_entries", "stream=pix_fmt")["streams"][0]
+            check(info["pix_fmt"] == "yuv420p10le", f"ten.mkv: {info}")
+            # yuv420p10le, not gray10le: swscale would stretch limited to full.
+            raw_out = subprocess.run(["ffmpeg", "-v", "error", "-i", output, "-f", "rawvideo",
+                                      "-pix_fmt", "yuv420p10le", "-"],
+                                     check=True, capture_output=True).stdout
+            size = w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
+            planes = np.frombuffer(raw_out, "<u2").reshape(-1, size)
+            y = planes[:, :w * h].reshape(-1, h, w)
+            check(len(y) == len(frames), f"ten.mkv: {len(y)} frames")
+            check(y[0].min() == 64 and y[0].max() == 940,
+                  f"ten.mkv: the first frame spans {y[0].min()} .. {y[0].max()}, not 64 .. 940")
+            # Each input level kept apart (a monotone map over 876 codes), and
+            # not on 8-bit steps.
+            levels = len(np.unique(frames[0] // 4))
+            check(len(np.unique(y[0])) == levels and np.any(y[0] % 4 != 0),
+                  f"ten.mkv: {len(np.unique(y[0]))} levels (input {levels}), or on 8-bit steps")
+
+    # Variable frame rate: each frame keeps its own time.
+    raw = os.path.join(tmp, "vfr.y4m")
+    write_y4m(raw, frames)
+    vfr = os.path.join(tmp, "vfr.mp4")
+    ffmpeg("-i", raw, "-vf", "setpts='N*N*0.01/TB'", "-fps_mode", "vfr", "-c:v", "libx264",
+           "-bf", "0", "-pix_fmt", "yuv420p", vfr)
+    out_dir = os.path.join(tmp, "out-vfr")
+    code, _, err = run("equalize", "-o", out_dir, vfr)
+    if check(code == 0, f"vfr.mp4: exit {code}: {err}"):
+        pts_in, pts_out = video_pts(vfr), video_pts(os.path.join(out_dir, "vfr.mp4"))
+        check(len(set(np.round(np.diff(pts_in), 3))) >= 4, f"vfr.mp4 is not VFR: {pts_in}")
+        check(pts_out == pts_in, f"vfr.mp4: pts {pts_out} != {pts_in}")
+
+    # --codec overrides; an unknown one is a usage-like failure of that file.
+    clip = make_clip(tmp, "c.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"], audio=False)
+    out_dir = os.path.join(tmp, "out-codec")
+    code, _, err = run("equalize", "--codec", "x265enc", "-o", out_dir, clip)
+    if check(code == 0, f"--codec x265enc: exit {code}: {err}"):
+        _, video, _ = stream_info(os.path.join(out_dir, "c.mp4"))
+        check(video[0]["codec_name"] == "hevc", f"--codec x265enc gave {video}")
+    code, _, err = run("equalize", "--codec", "nosuchenc", "-o", os.path.join(tmp, "x"), clip)
+    check(code == 1 and "nosuchenc" in err and not os.path.exists(os.path.join(tmp, "x", "c.mp4")),
+          f"--codec nosuchenc: {code}: {err}")
+    code, _, err = run("equalize", "--crf", "52", "-o", out_dir, clip)
+    check(code == 2 and "--crf" in err, f"--crf 52: {code}: {err}")
+    code, _, err = run("equalize", "--crf", "20", "--bitrate", "500", "-o", out_dir, clip)
+    check(code == 2 and "--bitrate" in err, f"--crf with --bitrate: {code}: {err}")
+
+    # --bitrate: x264enc's mean rate lands near the one asked for.
+    rich = make_clip(tmp, "rich.mp4", drifting_frames(rng, 50, 180, 320),
+                     ["-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p"], audio=False)
+    for kbps in (150, 1500):
+        out_dir = os.path.join(tmp, f"out-rate{kbps}")
+        code, _, err = run("equalize", "--bitrate", str(kbps), "-o", out_dir, rich)
+        if check(code == 0, f"--bitrate {kbps}: exit {code}: {err}"):
+            rate = int(probe(os.path.join(out_dir, "rich.mp4"), "-show_entries",
+                             "stream=bit_rate")["streams"][0]["bit_rate"]) / 1000
+            check(0.7 * kbps < rate < 1.3 * kbps, f"--bitrate {kbps}: {rate:.0f} kbit/s")
+
+
+def no_leftovers(out_dir, what):
+    left = [p for p in glob.glob(os.path.join(out_dir, "**", "*"), recursive=True)
+            + glob.glob(os.path.join(out_dir, "**", ".*"), recursive=True) if os.path.isfile(p)]
+    return check(not left, f"{what}: files left behind: {left}")
+
+
+def group_bad(tmp):
+    rng = np.random.default_rng(3)
+    h, w = 40, 56
+    frames = drifting_frames(rng, 20, h, w)
+    clip = make_clip(tmp, "good.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    data = open(clip, "rb").read()
+    bad = os.path.join(tmp, "bad")
+    os.makedirs(bad)
+    with open(os.path.join(bad, "truncated.mp4"), "wb") as f:
+        f.write(data[:len(data) // 2])
+    with open(os.path.join(bad, "text.mkv"), "wb") as f:
+        f.write(b"this is not a video at all\n" * 50)
+    ffmpeg("-f", "lavfi", "-i", "sine=duration=0.5", "-c:a", "aac",
+           os.path.join(bad, "audio-only.mp4"))
+    for name in sorted(os.listdir(bad)):
+        out_dir = os.path.join(tmp, "out-" + name)
+        code, _, err = run("equalize", "--video-timeout", "20", "-o", out_dir,
+                           os.path.join(bad, name))
+        lines = err.strip().splitlines()
+        check(code == 1 and len(lines) == 1 and name in lines[0],
+              f"{name}: exit {code}, stderr {err!r}")
+        if name == "audio-only.mp4":
+            check("no video stream" in err, f"{name}: {err!r}")
+        no_leftovers(out_dir, name)
+
+    # No decoder for its codec (avdec_h264 ranked out of GStreamer's choice).
+    env = dict(os.environ, GST_PLUGIN_FEATURE_RANK="avdec_h264:NONE,openh264dec:NONE")
+    out_dir = os.path.join(tmp, "out-nodec")
+    code, _, err = run("equalize", "-o", out_dir, clip, env=env)
+    check(code == 1 and err.count("\n") == 1 and "no GStreamer decoder is installed" in err,
+          f"no decoder: exit {code}, stderr {err!r}")
+    no_leftovers(out_dir, "no decoder")
+
+    # --shard i/n splits the videos of a folder between runs, as images.
+    shard_dir = os.path.join(tmp, "shards")
+    os.makedirs(shard_dir)
+    for k in range(4):
+        shutil.copy(clip, os.path.join(shard_dir, f"v{k}.mp4"))
+    written = []
+    for i in range(2):
+        out_dir = os.path.join(tmp, f"out-shard{i}")
+        code, _, err = run("equalize", "--shard", f"{i}/2", "-o", out_dir, shard_dir)
+        check(code == 0, f"--shard {i}/2: exit {code}: {err}")
+        written.append(set(os.listdir(out_dir)) if os.path.isdir(out_dir) else set())
+    check(not (written[0] & written[1]) and written[0] | written[1] ==
+          {f"v{k}.mp4" for k in range(4)}, f"--shard: {written}")
+
+    # A bad file among good ones: the good ones are written, exit 1.
+    shutil.copy(clip, os.path.join(bad, "z-good.mp4"))
+    out_dir = os.path.join(tmp, "out-mixed")
+    code, _, err = run("equalize", "-o", out_dir, bad)
+    check(code == 1 and os.path.exists(os.path.join(out_dir, "z-good.mp4")),
+          f"bad folder: exit {code}, {os.listdir(out_dir) if os.path.isdir(out_dir) else None}")
+
+    # Ctrl-C in the middle: exit 130, no output, no temporary file.
+    big = make_clip(tmp, "big.mp4", drifting_frames(rng, 150, 480, 640),
+                    ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"])
+    out_dir = os.path.join(tmp, "out-int")
+    proc = subprocess.Popen([LUMAHIST, "equalize", "--crf", "0", "-o", out_dir, big],
+                            stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        check(proc.returncode == 130 and b"stopped by SIGINT" in err,
+              f"SIGINT: exit {proc.returncode}: {err!r}")
+        no_leftovers(out_dir, "SIGINT")
+    else:
+        print("note: big.mp4 was done within a second; SIGINT not tried")
+
+
+def gst_raw(path, out):
+    """The frames of path's video as I420 bytes, decoded by GStreamer (any
+    decoder: NVDEC's on a GPU host)."""
+    subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={path}", "!", "decodebin", "!",
+                    "videoconvert", "!", "video/x-raw,format=I420", "!", "filesink",
+                    f"location={out}"], check=True, capture_output=True)
+    with open(out, "rb") as f:
+        return f.read()
+
+
+def group_gpu(tmp):
+    """--backend cuda against --backend cpu on the same video: the frames
+    given to the encoder are the same bit for bit (the backends agree), so
+    x264's (deterministic) outputs decode to the same bytes.  Needs only
+    GStreamer (x264enc, a decoder); SKIP (77) without a usable CUDA device."""
+    for element in ("x264enc", "mp4mux", "parsebin", "decodebin"):
+        if subprocess.run(["gst-inspect-1.0", element], capture_output=True).returncode != 0:
+            print(f"SKIP: GStreamer's {element} is not installed")
+            return 77
+    clip = os.path.join(tmp, "gpu.mp4")
+    subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "pattern=ball", "num-buffers=40", "!",
+                    "video/x-raw,width=642,height=362,format=I420,framerate=25/1", "!",
+                    "x264enc", "bframes=0", "!", "h264parse", "!", "mp4mux", "!", "filesink",
+                    f"location={clip}"], check=True, capture_output=True)
+    raw_in = gst_raw(clip, os.path.join(tmp, "in.raw"))
+    for command in ("equalize", "clahe", "overlay"):
+        outputs = {}
+        for backend in ("cpu", "cuda"):
+            out_dir = os.path.join(tmp, f"{command}-{backend}")
+            code, _, err = run(command, "--backend", backend, "-v", "-o", out_dir, clip)
+            if backend == "cuda" and code != 0 and "CUDA" in err and "device" in err:
+                print("SKIP: no usable CUDA device:", err.strip().splitlines()[0])
+                return 77
+            if not check(code == 0, f"{command} --backend {backend}: exit {code}: {err}"):
+                break
+            print(err.strip())
+            outputs[backend] = gst_raw(os.path.join(out_dir, "gpu.mp4"),
+                                       os.path.join(tmp, f"{command}-{backend}.raw"))
+        if len(outputs) == 2:
+            check(len(outputs["cpu"]) == len(raw_in), f"{command}: {len(outputs['cpu'])} bytes "
+                  f"of frames, {len(raw_in)} in")
+            check(outputs["cpu"] != raw_in, f"{command}: nothing changed")
+            check(outputs["cuda"] == outputs["cpu"],
+                  f"{command}: the CUDA backend's video differs from the CPU backend's")
+    return 0
+
+
+GROUPS = {"equalize": group_equalize, "containers": group_containers, "bad": group_bad,
+          "gpu": group_gpu}
+
+
+def main():
+    global LUMAHIST
+    if len(sys.argv) != 3 or sys.argv[2] not in GROUPS:
+        print(__doc__)
+        return 2
+    LUMAHIST = sys.argv[1]
+    group = sys.argv[2]
+    # The GPU host has GStreamer but no FFmpeg: the gpu group needs only the former.
+    tools = ("gst-launch-1.0", "gst-inspect-1.0") + (() if group == "gpu" else ("ffmpeg", "ffprobe"))
+    for tool in tools:
+        if not shutil.which(tool):
+            print(f"SKIP: {tool} is not installed (build-aux/install-deps.sh installs it)")
+            return 77
+    for element in ("x264enc", "mp4mux", "parsebin", "avdec_h264") if group != "gpu" else ():
+        if subprocess.run(["gst-inspect-1.0", element], capture_output=True).returncode != 0:
+            print(f"SKIP: GStreamer's {element} is not installed")
+            return 77
+    with tempfile.TemporaryDirectory(prefix="lumahist-video-out-") as tmp:
+        probe_clip = os.path.join(tmp, "probe.y4m")
+        write_y4m(probe_clip, [np.zeros((8, 8), np.uint8)])
+        code, _, err = run("stats", probe_clip)
+        if code != 0 and "without GStreamer" in err:
+            print("SKIP: this lumahist was built without GStreamer:", err.strip())
+            return 77
+        if GROUPS[group](tmp) == 77:
+            return 77
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
