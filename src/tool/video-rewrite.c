@@ -106,7 +106,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
                            const LhtVideoOutArgs *args, LhBackend backend, bool verbose,
                            const LhtVideoChange *change)
 {
-  GArray *todo = g_array_new(FALSE, FALSE, sizeof(guint));
+  GArray *pending = g_array_new(FALSE, FALSE, sizeof(guint));
   guint skipped = 0;
   for (guint i = 0; i < plan->inputs->len; i++) {
     const char *output = g_ptr_array_index(plan->outputs, i);
@@ -119,21 +119,21 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       skipped++;
       continue;
     }
-    g_array_append_val(todo, i);
+    g_array_append_val(pending, i);
   }
   if (skipped && (verbose || batch->progress) && !batch->quiet)
     lht_error(NULL, "skipping %u videos whose output exists", skipped);
-  if (todo->len == 0) {
-    g_array_free(todo, TRUE);
+  if (pending->len == 0) {
+    g_array_free(pending, TRUE);
     return LHT_EXIT_OK;
   }
 
   FrameRun run = {.context = lht_context_open(backend, verbose), .change = change};
   if (!run.context) {
-    g_array_free(todo, TRUE);
+    g_array_free(pending, TRUE);
     return LHT_EXIT_FAILURE;
   }
-  LhtProgress *progress = lht_progress_new(todo->len, batch->progress, batch->quiet);
+  LhtProgress *progress = lht_progress_new(pending->len, batch->progress, batch->quiet);
   run.progress = progress;
   volatile sig_atomic_t *stop = lht_video_signals_catch();
   LhioVideoRewriteOptions options = {
@@ -147,8 +147,8 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       .data = &run,
   };
   guint done = 0, failed = 0;
-  for (guint k = 0; k < todo->len && !*stop; k++) {
-    guint i = g_array_index(todo, guint, k);
+  for (guint k = 0; k < pending->len && !*stop; k++) {
+    guint i = g_array_index(pending, guint, k);
     const char *input = g_ptr_array_index(plan->inputs, i);
     const char *output = g_ptr_array_index(plan->outputs, i);
     run.frame = 0;
@@ -202,7 +202,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   /* Each video was counted as it ended (lht_progress_count). */
   lht_progress_finish(progress, 0, 0, signal_number != 0);
   lh_context_free(run.context);
-  g_array_free(todo, TRUE);
+  g_array_free(pending, TRUE);
   if (signal_number) {
     lht_error(NULL, "stopped by %s: %u videos written; run again with --skip-existing to go on",
               lht_signal_name(signal_number), done);
