@@ -136,6 +136,7 @@
 #endif
 #endif
 
+#include "gst-colorimetry.h"
 #include "gstlumahist.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_lumahist_debug);
@@ -400,52 +401,6 @@ static gboolean lh_format_of(GstVideoFormat video, LhFormat *format)
     }
   }
   return FALSE;
-}
-
-/* The luma weights that the caps imply.  RGB caps carry matrix "rgb", so their
- * primaries decide; with neither known, GStreamer's own default for the frame
- * height (as gst_video_info_from_caps() applies it to YUV) decides. */
-static LhMatrix matrix_from_colorimetry(const GstVideoInfo *info)
-{
-  switch (info->colorimetry.matrix) {
-  case GST_VIDEO_COLOR_MATRIX_BT601:
-  case GST_VIDEO_COLOR_MATRIX_FCC: /* Kr 0.30, Kb 0.11: nearest is BT.601 */
-    return LH_MATRIX_BT601;
-  case GST_VIDEO_COLOR_MATRIX_BT709:
-  case GST_VIDEO_COLOR_MATRIX_SMPTE240M: /* Kr 0.212, Kb 0.087: nearest is BT.709 */
-    return LH_MATRIX_BT709;
-  case GST_VIDEO_COLOR_MATRIX_BT2020:
-    return LH_MATRIX_BT2020;
-  default:
-    break;
-  }
-  switch (info->colorimetry.primaries) {
-  case GST_VIDEO_COLOR_PRIMARIES_BT709:
-    return LH_MATRIX_BT709;
-  case GST_VIDEO_COLOR_PRIMARIES_BT2020:
-    return LH_MATRIX_BT2020;
-  case GST_VIDEO_COLOR_PRIMARIES_BT470M:
-  case GST_VIDEO_COLOR_PRIMARIES_BT470BG:
-  case GST_VIDEO_COLOR_PRIMARIES_SMPTE170M:
-    return LH_MATRIX_BT601;
-  default:
-    break;
-  }
-  if (GST_VIDEO_INFO_HEIGHT(info) >= 2160)
-    return LH_MATRIX_BT2020;
-  return GST_VIDEO_INFO_HEIGHT(info) > 576 ? LH_MATRIX_BT709 : LH_MATRIX_BT601;
-}
-
-static LhRange range_from_colorimetry(const GstVideoInfo *info)
-{
-  switch (info->colorimetry.range) {
-  case GST_VIDEO_COLOR_RANGE_0_255:
-    return LH_RANGE_FULL;
-  case GST_VIDEO_COLOR_RANGE_16_235:
-    return LH_RANGE_LIMITED;
-  default:
-    return GST_VIDEO_INFO_IS_YUV(info) ? LH_RANGE_LIMITED : LH_RANGE_FULL;
-  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -720,8 +675,8 @@ static gboolean gst_lumahist_set_caps(GstBaseTransform *trans, GstCaps *incaps, 
         features && gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
   }
 #endif
-  self->caps_matrix = matrix_from_colorimetry(&info);
-  self->caps_range = range_from_colorimetry(&info);
+  self->caps_matrix = lhio_colorimetry_matrix(&info);
+  self->caps_range = lhio_colorimetry_range(&info);
   GST_DEBUG_OBJECT(self, "%s %dx%d in %s memory; colorimetry gives %s, %s range",
                    GST_VIDEO_INFO_NAME(&info), GST_VIDEO_INFO_WIDTH(&info),
                    GST_VIDEO_INFO_HEIGHT(&info), self->cuda_caps ? "CUDA" : "system",

@@ -207,8 +207,8 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
     describe(r, &source, &frame);
   else
     frame = out;
-  int status = r->options->change(&frame, &out, lhio_matrix_from_colorimetry(&r->info),
-                                  lhio_range_from_colorimetry(&r->info), r->options->data);
+  int status = r->options->change(&frame, &out, lhio_colorimetry_matrix(&r->info),
+                                  lhio_colorimetry_range(&r->info), r->options->data);
   gst_video_frame_unmap(&target);
   if (apart) {
     gst_video_frame_unmap(&source);

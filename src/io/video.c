@@ -108,52 +108,6 @@ const char *lhio_gstreamer_started(void)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Colorimetry, as the element reads it (plugin/gstlumahist.c)               */
-
-LhMatrix lhio_matrix_from_colorimetry(const GstVideoInfo *info)
-{
-  switch (info->colorimetry.matrix) {
-  case GST_VIDEO_COLOR_MATRIX_BT601:
-  case GST_VIDEO_COLOR_MATRIX_FCC:
-    return LH_MATRIX_BT601;
-  case GST_VIDEO_COLOR_MATRIX_BT709:
-  case GST_VIDEO_COLOR_MATRIX_SMPTE240M:
-    return LH_MATRIX_BT709;
-  case GST_VIDEO_COLOR_MATRIX_BT2020:
-    return LH_MATRIX_BT2020;
-  default:
-    break;
-  }
-  switch (info->colorimetry.primaries) {
-  case GST_VIDEO_COLOR_PRIMARIES_BT709:
-    return LH_MATRIX_BT709;
-  case GST_VIDEO_COLOR_PRIMARIES_BT2020:
-    return LH_MATRIX_BT2020;
-  case GST_VIDEO_COLOR_PRIMARIES_BT470M:
-  case GST_VIDEO_COLOR_PRIMARIES_BT470BG:
-  case GST_VIDEO_COLOR_PRIMARIES_SMPTE170M:
-    return LH_MATRIX_BT601;
-  default:
-    break;
-  }
-  if (GST_VIDEO_INFO_HEIGHT(info) >= 2160)
-    return LH_MATRIX_BT2020;
-  return GST_VIDEO_INFO_HEIGHT(info) > 576 ? LH_MATRIX_BT709 : LH_MATRIX_BT601;
-}
-
-LhRange lhio_range_from_colorimetry(const GstVideoInfo *info)
-{
-  switch (info->colorimetry.range) {
-  case GST_VIDEO_COLOR_RANGE_0_255:
-    return LH_RANGE_FULL;
-  case GST_VIDEO_COLOR_RANGE_16_235:
-    return LH_RANGE_LIMITED;
-  default:
-    return GST_VIDEO_INFO_IS_YUV(info) ? LH_RANGE_LIMITED : LH_RANGE_FULL;
-  }
-}
-
-/* ------------------------------------------------------------------------ */
 /* The pipeline                                                              */
 
 static void set_error(LhioVideo *v, const char *format, ...) G_GNUC_PRINTF(2, 3);
@@ -657,8 +611,8 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
     v->end_time = isfinite(f->duration) ? f->pts + f->duration : f->pts;
     v->frame_time = isfinite(f->duration) ? f->duration : 0;
   }
-  f->matrix = lhio_matrix_from_colorimetry(&v->info);
-  f->range = lhio_range_from_colorimetry(&v->info);
+  f->matrix = lhio_colorimetry_matrix(&v->info);
+  f->range = lhio_colorimetry_range(&v->info);
   /* gst_video_info_from_caps() replaces a YUV colorimetry whose matrix is
    * unknown ("1:0:0:0", a full-range H.264 stream without matrix) by the
    * default for the size, range included: the caps' own range wins. */
