@@ -24,7 +24,7 @@ seconds() {
   start=$(date +%s.%N)
   "$@" >/dev/null 2>&1
   end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
+  awk -v a="$start" -v b="$end" 'BEGIN {printf "%.6f\n", b - a}'
 }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
@@ -46,6 +46,6 @@ done
 m_decode=$(printf '%s\n' "${decode[@]}" | median)
 m_ours=$(printf '%s\n' "${ours[@]}" | median)
 printf 'clip: %s, %d frames; %d runs each, median\n' "$clip" "$frames" "$runs"
-printf 'nvh264dec ! fakesink:   %.3f s  %.1f frames/s\n' "$m_decode" "$(echo "$frames / $m_decode" | bc -l)"
-printf 'lumahist stats:         %.3f s  %.1f frames/s\n' "$m_ours" "$(echo "$frames / $m_ours" | bc -l)"
-printf 'ratio (lumahist / decode frame rate): %.3f\n' "$(echo "$m_decode / $m_ours" | bc -l)"
+printf 'nvh264dec ! fakesink:   %.3f s  %.1f frames/s\n' "$m_decode" "$(awk -v f="$frames" -v t="$m_decode" 'BEGIN {print f / t}')"
+printf 'lumahist stats:         %.3f s  %.1f frames/s\n' "$m_ours" "$(awk -v f="$frames" -v t="$m_ours" 'BEGIN {print f / t}')"
+printf 'ratio (lumahist / decode frame rate): %.3f\n' "$(awk -v a="$m_decode" -v b="$m_ours" 'BEGIN {print a / b}')"
