@@ -82,7 +82,9 @@ int lhio_video_host_luma(LhioVideo *video, const uint8_t **plane, size_t *stride
                          int *sample_bytes);
 
 /* Around library calls on CUDA frames: makes the CUDA context the frames
- * live in current on this thread, and undoes it.  Nothing for host frames. */
+ * live in current on this thread, and undoes it.  Nothing while no frame
+ * came in CUDA memory.  That context lives until lhio_video_close(): free
+ * what was made in it (a library context) between these, before closing. */
 int lhio_video_cuda_enter(LhioVideo *video);
 void lhio_video_cuda_leave(LhioVideo *video);
 

@@ -75,7 +75,9 @@ struct LhioVideo {
   GstVideoFrame vframe;
   bool mapped;
   bool cuda;
-  void *cuda_context; /* GstCudaContext of the current frame */
+  /* The GstCudaContext the CUDA frames live in, held (a ref) until close:
+   * what the caller made there is freed there, after the last frame. */
+  void *cuda_context;
   GstVideoFrame host_frame;
   bool host_mapped;
   uint16_t *host_p010; /* P010's luma shifted down */
@@ -327,7 +329,6 @@ static void release_frame(LhioVideo *v)
     gst_sample_unref(v->sample);
   v->sample = NULL;
   v->cuda = false;
-  v->cuda_context = NULL;
 }
 
 int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **out)
@@ -576,7 +577,12 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
   if (v->options.allow_cuda && gst_buffer_n_memory(buffer) == 1 && gst_is_cuda_memory(memory)) {
     flags |= GST_MAP_CUDA;
     v->cuda = true;
-    v->cuda_context = GST_CUDA_MEMORY_CAST(memory)->context;
+    GstCudaContext *context = GST_CUDA_MEMORY_CAST(memory)->context;
+    if (context != v->cuda_context) {
+      if (v->cuda_context)
+        gst_object_unref(v->cuda_context);
+      v->cuda_context = gst_object_ref(context);
+    }
   }
 #endif
   if (!gst_video_frame_map(&v->vframe, &v->info, buffer, flags)) {
@@ -674,7 +680,7 @@ int lhio_video_host_luma(LhioVideo *v, const uint8_t **plane, size_t *stride, in
 int lhio_video_cuda_enter(LhioVideo *v)
 {
 #ifdef HAVE_GST_CUDA
-  if (v->cuda && v->cuda_context && !gst_cuda_context_push(v->cuda_context))
+  if (v->cuda_context && !gst_cuda_context_push(v->cuda_context))
     return lhio_fail(LH_ERROR_CUDA, v->path, "cannot make the decoder's CUDA context current");
 #else
   (void)v;
@@ -685,7 +691,7 @@ int lhio_video_cuda_enter(LhioVideo *v)
 void lhio_video_cuda_leave(LhioVideo *v)
 {
 #ifdef HAVE_GST_CUDA
-  if (v->cuda && v->cuda_context)
+  if (v->cuda_context)
     gst_cuda_context_pop(NULL);
 #else
   (void)v;
@@ -735,6 +741,10 @@ void lhio_video_close(LhioVideo *v)
   }
   if (v->bus)
     gst_object_unref(v->bus);
+#ifdef HAVE_GST_CUDA
+  if (v->cuda_context)
+    gst_object_unref(v->cuda_context);
+#endif
   g_free(v->host_p010);
   if (v->keyframes)
     g_hash_table_destroy(v->keyframes);

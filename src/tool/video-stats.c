@@ -744,6 +744,14 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
   }
   if (job->progress)
     lht_progress_note(job->progress, NULL);
+  if (v->cuda_context) {
+    /* Made in this file's decoder context, which dies with the video:
+     * freed there, and made again for the next file's. */
+    lhio_video_cuda_enter(video);
+    lh_context_free(v->cuda_context);
+    v->cuda_context = NULL;
+    lhio_video_cuda_leave(video);
+  }
   lhio_video_close(video);
   if (error) {
     if (v->frames > 0)

@@ -8,6 +8,7 @@
 # make the clip where there is one and carry it, e.g.
 #   ffmpeg -f lavfi -i testsrc2=size=3840x2160:rate=30 -frames:v 600 \
 #     -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p .bench-data/clip-4k.mp4
+# LUMAHIST_ARGS adds options to lumahist's runs (e.g. --video-memory cuda).
 # and on the host, after `. .gst-debs/gst-env.sh .gst-debs`:
 #   tests/bench/video-gpu-bench.sh build/src/tool/lumahist .bench-data/clip-4k.mp4
 set -euo pipefail
@@ -29,8 +30,11 @@ seconds() {
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 # The frames, and a check that NVDEC and the CUDA backend did the work.
-first=$("$lumahist" stats --no-histogram "$clip" | head -1)
-frames=$("$lumahist" stats --no-histogram "$clip" | grep -c '"frame":')
+records=$(mktemp)
+trap 'rm -f "$records"' EXIT
+"$lumahist" stats --no-histogram ${LUMAHIST_ARGS:-} -o "$records" "$clip"
+first=$(head -1 "$records")
+frames=$(grep -c '"frame":' "$records")
 echo "first record: ${first:0:300}"
 case $first in
   *'"decoder":"nvh264dec"'*'"backend":"cuda"'* | *'"backend":"cuda"'*'"decoder":"nvh264dec"'*) ;;
@@ -41,7 +45,7 @@ decode=() ours=()
 for ((i = 0; i < runs; i++)); do
   decode+=("$(seconds gst-launch-1.0 -q filesrc location="$clip" ! parsebin ! nvh264dec ! \
     fakesink sync=false)")
-  ours+=("$(seconds "$lumahist" stats --no-histogram -o /dev/null "$clip")")
+  ours+=("$(seconds "$lumahist" stats --no-histogram ${LUMAHIST_ARGS:-} -o /dev/null "$clip")")
 done
 m_decode=$(printf '%s\n' "${decode[@]}" | median)
 m_ours=$(printf '%s\n' "${ours[@]}" | median)
