@@ -138,6 +138,7 @@
 
 #include "gst-colorimetry.h"
 #include "gstlumahist.h"
+#include "gstlumahisthostpool.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_lumahist_debug);
 #define GST_CAT_DEFAULT gst_lumahist_debug
@@ -198,6 +199,10 @@ enum {
 #define DEFAULT_OVERLAY_MARKERS TRUE
 #define DEFAULT_OVERLAY_CLIPPING TRUE
 #define DEFAULT_CLIP_WARNING 0.005
+
+/* The page-locked pool offered upstream starts with this many frames; the
+ * upstream element raises it to what it holds at once. */
+#define HOST_POOL_MIN_BUFFERS 3
 
 static GParamSpec *properties[N_PROPERTIES];
 
@@ -541,6 +546,56 @@ static gboolean gst_lumahist_query(GstBaseTransform *trans, GstPadDirection dire
     return TRUE;
 #endif
   return GST_BASE_TRANSFORM_CLASS(parent_class)->query(trans, direction, query);
+}
+
+/* Upstream asks what buffers to write frames into.  Frames in system memory
+ * that the CUDA backend will copy to the GPU are best written into
+ * page-locked memory: when nobody downstream proposed a pool (passthrough
+ * forwards the query), the element offers one, with its allocator first
+ * (decoders take the first allocator with the first pool). */
+static gboolean gst_lumahist_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
+                                                GstQuery *query)
+{
+  GstLumahist *self = GST_LUMAHIST(trans);
+  gboolean answered =
+      GST_BASE_TRANSFORM_CLASS(parent_class)->propose_allocation(trans, decide_query, query);
+  GstCaps *caps = NULL;
+  gboolean need_pool = FALSE;
+
+  gst_query_parse_allocation(query, &caps, &need_pool);
+  if (!caps || !self->lh || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
+      gst_query_get_n_allocation_pools(query) > 0)
+    return answered;
+  GstCapsFeatures *features = gst_caps_get_features(caps, 0);
+  if (features && !gst_caps_features_is_any(features) &&
+      !gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY))
+    return answered;
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, caps))
+    return answered;
+
+  gpointer cuda_context = NULL;
+#ifdef HAVE_GST_CUDA
+  cuda_context = self->lh_cuda_ctx;
+#endif
+  GstBufferPool *pool = gst_lumahist_host_pool_new(caps, HOST_POOL_MIN_BUFFERS, cuda_context);
+  if (!pool)
+    return answered;
+  GstStructure *config = gst_buffer_pool_get_config(pool);
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+  gst_buffer_pool_config_get_allocator(config, &allocator, &params);
+  if (gst_query_get_n_allocation_params(query) > 0)
+    gst_query_set_nth_allocation_param(query, 0, allocator, &params);
+  else
+    gst_query_add_allocation_param(query, allocator, &params);
+  gst_structure_free(config);
+  gst_query_add_allocation_pool(query, pool, (guint)GST_VIDEO_INFO_SIZE(&info),
+                                HOST_POOL_MIN_BUFFERS, 0);
+  gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
+  gst_object_unref(pool);
+  GST_DEBUG_OBJECT(self, "offered a page-locked pool for %" GST_PTR_FORMAT, caps);
+  return TRUE;
 }
 
 #ifdef HAVE_GST_CUDA
@@ -1488,6 +1543,7 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_lumahist_stop);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_lumahist_set_caps);
   trans_class->query = GST_DEBUG_FUNCPTR(gst_lumahist_query);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_lumahist_propose_allocation);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_lumahist_sink_event);
   trans_class->prepare_output_buffer = GST_DEBUG_FUNCPTR(gst_lumahist_prepare_output_buffer);
   trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_lumahist_transform_ip);

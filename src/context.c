@@ -105,6 +105,30 @@ LH_API int lh_host_unregister(LhContext *context, void *memory)
   return host_register(context, memory, 0);
 }
 
+LH_API int lh_host_alloc(LhContext *context, size_t bytes, void **memory)
+{
+  if (memory)
+    *memory = NULL;
+  if (!context || !memory)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "%s is NULL", context ? "memory" : "context");
+  if (bytes == 0)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "no bytes to allocate");
+  if (!context->backend->host_alloc)
+    return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend reads host memory where it is",
+                     context->backend->name);
+  return context->backend->host_alloc(context->state, bytes, memory);
+}
+
+LH_API void lh_host_free(void *memory)
+{
+  if (!memory)
+    return;
+#ifdef LH_HAVE_CUDA
+  /* Only the CUDA backend allocates: anything else is a caller's error. */
+  lhi_cuda_host_free(memory);
+#endif
+}
+
 LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time)
 {
   if (time)

@@ -347,6 +347,8 @@ struct LhiBackend {
   int (*set_threads)(void *state, int threads);
   /* lh_host_register and lh_host_unregister (bytes 0); NULL: nothing to do. */
   int (*host_register)(void *state, void *memory, size_t bytes);
+  /* lh_host_alloc; NULL: LH_ERROR_UNSUPPORTED.  Freed by lh_host_free. */
+  int (*host_alloc)(void *state, size_t bytes, void **memory);
   /* Is sorting faster than the histogram's CDF for a job of this size? */
   bool (*prefer_sort)(void *state, uint64_t pixels, int bit_depth);
   int (*analyze)(void *state, LhiJob *jobs, size_t n_jobs);
@@ -361,6 +363,8 @@ struct LhiBackend {
 extern const LhiBackend lhi_cpu_backend;
 #ifdef LH_HAVE_CUDA
 extern const LhiBackend lhi_cuda_backend;
+/* lh_host_free of what the CUDA backend's host_alloc gave. */
+void lhi_cuda_host_free(void *memory);
 #endif
 
 struct LhContext {

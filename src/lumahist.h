@@ -304,6 +304,17 @@ LH_API int lh_context_set_stream(LhContext *context, void *cuda_stream);
 LH_API int lh_host_register(LhContext *context, void *memory, size_t bytes);
 LH_API int lh_host_unregister(LhContext *context, void *memory);
 
+/* Allocates bytes of page-locked host memory (CUDA's portable host memory,
+ * made in the CUDA context current on this thread, or the device's primary
+ * one), for frames that are written once and read by the CUDA backend: a
+ * buffer pool offered to a decoder, say.  Such frames go to the device
+ * straight from it, as registered memory does, without registering each
+ * buffer.  The CPU backend returns LH_ERROR_UNSUPPORTED.  Free it with
+ * lh_host_free(), which needs no context: the memory may outlive the one
+ * that allocated it, and be freed on any thread. */
+LH_API int lh_host_alloc(LhContext *context, size_t bytes, void **memory);
+LH_API void lh_host_free(void *memory);
+
 /* The device time of a CUDA context's calls, measured with CUDA events on
  * its stream: how much of the GPU's time they took, for a share of the wall
  * time that host threads cannot measure (their calls include copies into

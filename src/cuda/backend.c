@@ -116,6 +116,26 @@ static int cuda_host_register(void *state, void *memory, size_t bytes)
   return LH_OK;
 }
 
+static int cuda_host_alloc(void *state, size_t bytes, void **memory)
+{
+  (void)state;
+  /* Portable: pinned for every CUDA context, since the frames may be read in
+   * another context than the one current here. */
+  cudaError_t error = cudaHostAlloc(memory, bytes, cudaHostAllocPortable);
+  if (error != cudaSuccess) {
+    *memory = NULL;
+    return lhi_cuda_failure(error, "cudaHostAlloc", __FILE__, __LINE__);
+  }
+  return LH_OK;
+}
+
+void lhi_cuda_host_free(void *memory)
+{
+  cudaError_t error = cudaFreeHost(memory);
+  if (error != cudaSuccess)
+    (void)cudaGetLastError(); /* nothing a free can report; don't leave it sticky */
+}
+
 cudaStream_t lhi_cuda_stream(void *state)
 {
   return ((CudaState *)state)->stream;
@@ -511,6 +531,7 @@ const LhiBackend lhi_cuda_backend = {
     .close = cuda_close,
     .set_stream = cuda_set_stream,
     .host_register = cuda_host_register,
+    .host_alloc = cuda_host_alloc,
     .prefer_sort = cuda_prefer_sort,
     .analyze = cuda_analyze,
     .equalize = lhi_cuda_equalize,

@@ -92,11 +92,19 @@ static void test_contexts(void)
   char byte = 0;
   EXPECT(lh_host_register(NULL, &byte, 1), LH_ERROR_INVALID_ARGUMENT, "host_register NULL context");
   EXPECT(lh_host_unregister(NULL, &byte), LH_ERROR_INVALID_ARGUMENT, "host_unregister NULL");
+  void *none = &byte;
+  EXPECT(lh_host_alloc(NULL, 64, &none), LH_ERROR_INVALID_ARGUMENT, "host_alloc NULL context");
+  lh_host_free(NULL);
   LhContext *cpu_context = NULL;
   if (lh_context_new(LH_BACKEND_CPU, &cpu_context) == LH_OK) {
     EXPECT(lh_host_register(cpu_context, NULL, 1), LH_ERROR_INVALID_ARGUMENT, "register NULL");
     EXPECT(lh_host_register(cpu_context, &byte, 0), LH_ERROR_INVALID_ARGUMENT, "register 0 bytes");
     EXPECT(lh_host_register(cpu_context, &byte, 1), LH_ERROR_UNSUPPORTED, "register on the CPU");
+    void *memory = &byte;
+    EXPECT(lh_host_alloc(cpu_context, 64, &memory), LH_ERROR_UNSUPPORTED, "host_alloc on the CPU");
+    CHECK(memory == NULL, "a refused lh_host_alloc left *memory set");
+    EXPECT(lh_host_alloc(cpu_context, 0, &memory), LH_ERROR_INVALID_ARGUMENT, "host_alloc 0 bytes");
+    EXPECT(lh_host_alloc(cpu_context, 64, NULL), LH_ERROR_INVALID_ARGUMENT, "host_alloc into NULL");
     LhDeviceTime time;
     memset(&time, 0xff, sizeof time);
     EXPECT(lh_context_device_time(cpu_context, &time), LH_ERROR_UNSUPPORTED,

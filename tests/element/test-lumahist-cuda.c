@@ -634,6 +634,130 @@ GST_START_TEST(test_cuda_pinned_pool)
 }
 GST_END_TEST;
 
+/* What test_cuda_offered_pool's probe saw on lumahist's sink pad. */
+typedef struct {
+  guint frames;
+  guint page_locked; /* in the memory of the pool lumahist offered */
+  guint analysed;    /* frames whose meta equals the library's values */
+  GstVideoInfo info;
+} Offered;
+
+static GstPadProbeReturn count_offered(GstPad *pad, GstPadProbeInfo *probe, gpointer data)
+{
+  Offered *seen = data;
+  GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(probe);
+  (void)pad;
+  seen->frames++;
+  if (gst_buffer_n_memory(buffer) > 0 &&
+      gst_memory_is_type(gst_buffer_peek_memory(buffer, 0), "LumahistPageLocked"))
+    seen->page_locked++;
+  return GST_PAD_PROBE_OK;
+}
+
+/* The analysed frames (after lumahist) carry the library's values. */
+static GstPadProbeReturn check_offered(GstPad *pad, GstPadProbeInfo *probe, gpointer data)
+{
+  Offered *seen = data;
+  GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(probe);
+  GstLumahistMeta *meta = gst_buffer_get_lumahist_meta(buffer);
+  LhStats expected;
+  (void)pad;
+  if (!meta)
+    return GST_PAD_PROBE_OK;
+  lhc_library_stats(buffer, &seen->info, meta->stats.matrix, meta->stats.range, "1,5,50,95,99",
+                    &expected);
+  if (expected.count == meta->stats.count && expected.mean == meta->stats.mean &&
+      expected.min == meta->stats.min && expected.max == meta->stats.max &&
+      expected.median == meta->stats.median)
+    seen->analysed++;
+  lh_stats_clear(&expected);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Runs `upstream ! lumahist name=l <element> ! fakesink` to its end and
+ * counts the frames lumahist received in the page-locked memory it offers. */
+static Offered run_offered(const gchar *upstream, const gchar *element)
+{
+  Offered seen = {0};
+  gchar *description =
+      g_strdup_printf("%s ! lumahist name=l %s post-messages=false ! fakesink", upstream, element);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL, "cannot build %s", description);
+  GstElement *lumahist = gst_bin_get_by_name(GST_BIN(pipeline), "l");
+  GstPad *sinkpad = gst_element_get_static_pad(lumahist, "sink");
+  GstPad *srcpad = gst_element_get_static_pad(lumahist, "src");
+  gst_pad_add_probe(sinkpad, GST_PAD_PROBE_TYPE_BUFFER, count_offered, &seen, NULL);
+  gst_pad_add_probe(srcpad, GST_PAD_PROBE_TYPE_BUFFER, check_offered, &seen, NULL);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
+  fail_unless(gst_element_get_state(pipeline, NULL, NULL, 20 * GST_SECOND) !=
+              GST_STATE_CHANGE_FAILURE);
+  GstCaps *caps = gst_pad_get_current_caps(sinkpad);
+  fail_unless(caps != NULL && gst_video_info_from_caps(&seen.info, caps));
+  gst_caps_unref(caps);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *message =
+      gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(message != NULL, "%s: timeout", description);
+  fail_if(GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR, "%s: error", description);
+  gst_message_unref(message);
+  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref(bus);
+  gst_object_unref(sinkpad);
+  gst_object_unref(srcpad);
+  gst_object_unref(lumahist);
+  gst_object_unref(pipeline);
+  g_free(description);
+  return seen;
+}
+
+/* With the CUDA backend on system memory, lumahist offers upstream a pool of
+ * page-locked memory (propose_allocation): a source and a decoder write
+ * every frame into it, in passthrough (analyze) and in place (equalize), and
+ * the values are the library's.  The CPU backend offers none. */
+GST_START_TEST(test_cuda_offered_pool)
+{
+  const gchar *source = "videotestsrc num-buffers=8 pattern=ball ! "
+                        "video/x-raw,format=NV12,width=1280,height=720";
+  const struct {
+    const gchar *upstream;
+    const gchar *element;
+    gboolean offered;
+  } cases[] = {
+      {source, "backend=cuda", TRUE},
+      {source, "backend=cuda mode=equalize", TRUE},
+      {source, "backend=cpu", FALSE},
+      {"videotestsrc num-buffers=8 pattern=snow ! video/x-raw,format=I420,width=641,height=361 ! "
+       "jpegenc ! jpegdec",
+       "backend=cuda", TRUE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Offered seen = run_offered(cases[i].upstream, cases[i].element);
+    fail_unless_equals_int(seen.frames, 8);
+    fail_unless_equals_int(seen.page_locked, cases[i].offered ? 8 : 0);
+    if (!strstr(cases[i].element, "equalize"))
+      fail_unless_equals_int(seen.analysed, 8);
+  }
+  /* NVDEC giving system memory, where GStreamer has it. */
+  const gchar *clip = g_getenv("LUMAHIST_TEST_CLIP");
+  GstElementFactory *nvdec = gst_element_factory_find("nvh264dec");
+  if (clip && nvdec) {
+    gchar *upstream = g_strdup_printf(
+        "filesrc location=%s ! qtdemux ! h264parse ! nvh264dec ! video/x-raw", clip);
+    Offered seen = run_offered(upstream, "backend=cuda");
+    fail_unless(seen.frames > 0);
+    fail_unless_equals_int(seen.page_locked, seen.frames);
+    fail_unless_equals_int(seen.analysed, seen.frames);
+    g_free(upstream);
+  } else {
+    g_print("NOTE: nvh264dec %s: the decoder's use of the offered pool not checked\n",
+            nvdec ? "present but no LUMAHIST_TEST_CLIP" : "absent");
+  }
+  if (nvdec)
+    gst_object_unref(nvdec);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_cuda_state_cycles)
 {
   GstElement *pipeline = gst_parse_launch(
@@ -679,6 +803,7 @@ static Suite *lumahist_cuda_suite(void)
   tcase_add_test(tc, test_cuda_equalize_overlay);
   tcase_add_test(tc, test_cuda_state_cycles);
   tcase_add_test(tc, test_cuda_pinned_pool);
+  tcase_add_test(tc, test_cuda_offered_pool);
   return s;
 }
 

@@ -459,6 +459,53 @@ done:
   test_frame_free(&t);
 }
 
+/* A frame copied into memory from lh_host_alloc (what the element's pool
+ * gives decoders) is read without staging and gives the same numbers; the
+ * memory outlives the context that made it. */
+static void allocated_once(Case c)
+{
+  TestFrame t;
+  LhStats ref, got;
+  lh_stats_init(&ref);
+  lh_stats_init(&got);
+  LhContext *maker = NULL;
+  void *pinned = NULL;
+  if (!test_frame_make(&t, c.format, c.width, c.height, c.depth, c.dist, c.seed, c.pad, c.offset,
+                       MEM_HOST) ||
+      !reference(&c, &t, &ref)) {
+    fail(&c, "could not make the frame");
+    goto done;
+  }
+  n_cases++;
+  if (lh_context_new(LH_BACKEND_CUDA, &maker) < 0 ||
+      lh_host_alloc(maker, t.block_size, &pinned) < 0) {
+    fail(&c, lh_last_error());
+    goto done;
+  }
+  lh_context_free(maker);
+  maker = NULL;
+  memcpy(pinned, t.host_block, t.block_size);
+  LhFrame frame = t.frame;
+  for (int p = 0; p < 3; p++)
+    if (frame.planes[p])
+      frame.planes[p] = (uint8_t *)pinned + ((const uint8_t *)t.frame.planes[p] - t.host_block);
+  LhOptions o;
+  case_options(&c, &o);
+  for (int round = 0; round < 2; round++) {
+    if (lh_analyze(gpu, &frame, &o, &got) < 0) {
+      fail(&c, lh_last_error());
+      break;
+    }
+    check_against(&c, &ref, &got);
+  }
+done:
+  lh_host_free(pinned);
+  lh_context_free(maker);
+  lh_stats_clear(&ref);
+  lh_stats_clear(&got);
+  test_frame_free(&t);
+}
+
 static void suite_registered(void)
 {
   uint64_t seed = 60000;
@@ -471,6 +518,10 @@ static void suite_registered(void)
   c = base_case(LH_FORMAT_GRAY16, 641, 479, DIST_UNIFORM, seed++);
   c.depth = 12;
   registered_once(c);
+  allocated_once(base_case(LH_FORMAT_NV12, 3840, 2160, DIST_PHOTO, seed++));
+  c = base_case(LH_FORMAT_YUY2, 1281, 17, DIST_BANK, seed++);
+  c.pad = 6;
+  allocated_once(c);
 
   Case none = base_case(LH_FORMAT_GRAY8, 1, 1, DIST_SINGLE, seed++);
   uint8_t byte = 0;
@@ -481,6 +532,13 @@ static void suite_registered(void)
   if (lh_host_register(gpu, &byte, 0) != LH_ERROR_INVALID_ARGUMENT ||
       lh_host_register(gpu, NULL, 1) != LH_ERROR_INVALID_ARGUMENT)
     fail(&none, "an empty or NULL registration was accepted");
+  n_cases++;
+  void *memory = &byte;
+  if (lh_host_alloc(cpu, 64, &memory) != LH_ERROR_UNSUPPORTED || memory != NULL)
+    fail(&none, "the CPU backend allocated page-locked memory");
+  n_cases++;
+  if (lh_host_alloc(gpu, 0, &memory) != LH_ERROR_INVALID_ARGUMENT)
+    fail(&none, "an empty allocation was accepted");
 }
 
 /* ------------------------------------------------------------------------ */
