@@ -39,6 +39,26 @@ bool lhio_is_video_name(const char *path);
  * that cannot be read is not one (its reader reports why). */
 bool lhio_path_is_video(const char *path);
 
+/* The end of an MPEG-TS or M2TS file (ts-end.c): whether it was cut.  A
+ * transport stream states no duration and demuxers end a cut one quietly;
+ * its last bytes show a cut that leaves a packet short (188 bytes, 192 for
+ * M2TS, 204 or 208 with parity), or a stream's last PES packet shorter than
+ * its header states.  A cut between two packets inside a PES of unstated
+ * length (FFmpeg writes video so) is not seen. */
+
+/* Bytes of a file's end that lhio_ts_file_cut() reads. */
+#define LHIO_TS_END_BYTES (1024 * 1024)
+
+/* tail: the last n bytes of a file.  1 when they show it was cut, with the
+ * reason (a clause: "it ends 75 bytes into a 188-byte MPEG-TS packet") in
+ * why; 0 when the end is whole or cannot be told (no run of packets, bytes
+ * after the last packet that do not begin one). */
+int lhio_ts_end_cut(const uint8_t *tail, size_t n, char *why, size_t why_size);
+
+/* The same on a regular file, from its last LHIO_TS_END_BYTES; 0 as well
+ * when it cannot be read. */
+int lhio_ts_file_cut(const char *path, char *why, size_t why_size);
+
 /* Whether this build reads video (GStreamer found); *why says why not. */
 bool lhio_video_available(const char **why);
 

@@ -824,6 +824,10 @@ int lhio_video_rewrite(const char *input, const char *output,
     g_free(text);
     return status;
   }
+  /* A transport stream states no duration, and a cut one ends quietly:
+   * its last bytes say whether it was whole (ts-end.c). */
+  bool transport_stream =
+      gst_structure_has_name(gst_caps_get_structure(container, 0), "video/mpegts");
   gst_caps_unref(container);
 
   GstElementFactory *muxer_factory = gst_element_get_factory(muxer);
@@ -876,6 +880,9 @@ int lhio_video_rewrite(const char *input, const char *output,
   g_free(r.missing);
   g_mutex_clear(&r.lock);
 
+  char cut[160];
+  if (status == LH_OK && transport_stream && lhio_ts_file_cut(input, cut, sizeof cut))
+    status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
   if (status == LH_OK && rename(temp, output) != 0)
     status = lhio_fail(LH_ERROR_IO, output, "%s", strerror(errno));
   if (status < 0)

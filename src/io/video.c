@@ -58,7 +58,8 @@ struct LhioVideo {
    * them; decoders' output frames do not say), until they come out. */
   GHashTable *keyframes;
   bool decoder_seen;
-  uint64_t frames_in; /* buffers into the decoder */
+  uint64_t frames_in;    /* buffers into the decoder */
+  bool transport_stream; /* tsdemux reads it: its end is looked at (ts-end.c) */
 
   bool started;
   uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
@@ -192,10 +193,23 @@ static GstPadProbeReturn note_keyframe(GstPad *pad, GstPadProbeInfo *info, gpoin
   return GST_PAD_PROBE_OK;
 }
 
-/* Each video decoder decodebin3 plugs gets a probe on its input. */
+static bool is_transport_stream_demuxer(GstElement *element)
+{
+  GstElementFactory *factory = gst_element_get_factory(element);
+  return factory && strcmp(GST_OBJECT_NAME(factory), "tsdemux") == 0;
+}
+
+/* Each video decoder decodebin3 plugs gets a probe on its input; a
+ * transport stream's demuxer is noted. */
 static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer data)
 {
   LhioVideo *v = data;
+  if (is_transport_stream_demuxer(element)) {
+    g_mutex_lock(&v->lock);
+    v->transport_stream = true;
+    g_mutex_unlock(&v->lock);
+    return;
+  }
   if (!is_video_decoder(element))
     return;
   GstPad *pad = gst_element_get_static_pad(element, "sink");
@@ -468,13 +482,22 @@ static int fail_now(LhioVideo *v, int status)
 /* At the end of the stream: whether it was whole.  Decoders hide damage
  * (they conceal it and go on), and demuxers end a cut file quietly, so the
  * frames are counted: those that entered the decoder against those that
- * came out, and the last frame's end against the stream's duration. */
+ * came out, and the last frame's end against the stream's duration.  A
+ * transport stream states no duration: its last bytes are read instead
+ * (ts-end.c), first, as a cut is also what leaves its last frame
+ * undecodable. */
 static int check_complete(LhioVideo *v)
 {
   g_mutex_lock(&v->lock);
   uint64_t frames_in = v->frames_in;
   bool counted = v->decoder_seen;
+  bool transport_stream = v->transport_stream;
   g_mutex_unlock(&v->lock);
+  char why[160];
+  if (transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) {
+    set_error(v, "the file is truncated: %s", why);
+    return fail_now(v, LH_ERROR_CORRUPT);
+  }
   if (counted && frames_in > v->pulled) {
     set_error(v,
               "the stream is damaged: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT

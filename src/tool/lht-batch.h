@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include "io/lhio.h"
+#include "lht-video-report.h"
 #include "lht.h"
 #include "lumahist.h"
 
@@ -223,13 +224,13 @@ typedef struct {
   LhStats stats; /* filled when the spec asks for analysis */
   int width;     /* of the decoded image (kept when its pixels are freed) */
   int height;
-  int status;          /* 0, or the negative status of the failure */
-  char *reason;        /* the failure, for "lumahist: PATH: reason" */
-  int worker;          /* the context (device) that analysed it; -1 none */
-  LhioDecoder decoder; /* what decoded it (kept when its pixels are freed) */
+  int status;                 /* 0, or the negative status of the failure */
+  char *reason;               /* the failure, for "lumahist: PATH: reason" */
+  int worker;                 /* the context (device) that analysed it; -1 none */
+  LhioDecoder decoder;        /* what decoded it (kept when its pixels are freed) */
   const char *converted_from; /* LhioImage.converted_from, kept likewise */
-  char *note;          /* with --verbose: why its JPEG was not decoded on the GPU */
-  void *user;          /* the steps' own data */
+  char *note;                 /* with --verbose: why its JPEG was not decoded on the GPU */
+  void *user;                 /* the steps' own data */
 } LhtItem;
 
 /* Marks an item failed (status < 0) with the reason (printf-style). */
@@ -380,10 +381,11 @@ void lht_percentile_key(char *key, size_t size, double p);
 /* ------------------------------------------------------------------------ */
 /* Reading records back (records.c)                                          */
 
-/* What the batch tools need of a jsonl record. */
+/* What the batch tools need of a jsonl record.  Numbers a record leaves
+ * out, or writes as null, read as NAN. */
 typedef struct {
-  char *path;   /* NULL for a dataset record */
-  bool dataset; /* "dataset": true */
+  char *path;         /* NULL for a dataset record */
+  bool dataset;       /* "dataset": true */
   bool video_frame;   /* a video frame's record ("frame") */
   bool video_summary; /* a video's summary record ("summary": true) */
   int width;
@@ -393,6 +395,24 @@ typedef struct {
   char range[16];
   GPtrArray *percentile_keys; /* of char *, in the record's order */
   GArray *histogram;          /* of guint64; empty when the record has none */
+  double clipped_low;
+  double clipped_high;
+  /* A video frame's record: what the report draws of it. */
+  guint64 frame;
+  double pts;
+  double diff;
+  double out_of_legal;
+  bool scene_cut;
+  /* A video's summary record: what the report says of the video. */
+  guint64 frames;
+  double duration;
+  char *decoder;                        /* NULL when the record has none */
+  char *error;                          /* NULL: the video was read to its end */
+  double mean_min, mean_mean, mean_max; /* "frame_stats": "mean" */
+  double flicker_max;                   /* "frame_stats": "flicker": "max" */
+  guint n_cuts;
+  GArray *black;  /* of LhtVideoSpan */
+  GArray *frozen; /* of LhtVideoSpan */
 } LhtParsedRecord;
 
 void lht_parsed_record_init(LhtParsedRecord *record);

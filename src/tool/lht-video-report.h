@@ -1,8 +1,9 @@
 /* lht-video-report.h: the video part of `--report FILE.html` (prefix
  * lht_video_report_): per video, its luma over time, clipping, frame
  * differences with cuts, black and frozen spans and a thumbnail strip, and a
- * summary table of the videos.  video-stats.c feeds it frame by frame;
- * report.c owns it and places its HTML in the page. */
+ * summary table of the videos.  video-stats.c feeds it frame by frame as it
+ * analyses them, merge.c from the frames' records; report.c owns it and
+ * places its HTML in the page. */
 #ifndef LHT_VIDEO_REPORT_H
 #define LHT_VIDEO_REPORT_H
 
@@ -43,6 +44,19 @@ typedef struct {
   const char *error; /* why the file ended early, or NULL */
 } LhtVideoSummary;
 
+/* One frame as its record gives it: what the sections draw, without pixels. */
+typedef struct {
+  uint64_t frame;
+  double pts; /* seconds; NAN unknown */
+  int bit_depth;
+  LhMatrix matrix;
+  LhRange range;
+  const uint64_t *histogram; /* 2^bit_depth counts; NULL: no percentiles drawn */
+  double clipped_low, clipped_high, out_of_legal; /* fractions */
+  double diff;                                    /* code values; NAN for the first */
+  bool scene_cut;
+} LhtVideoFrameRecord;
+
 /* A frame's luma plane in host memory, for thumbnails; plane NULL when there
  * is none (R'G'B' frames). */
 typedef struct {
@@ -61,8 +75,14 @@ void lht_video_report_begin(LhtVideoReport *report, const char *path);
 /* One analysed frame: its record's fields and statistics (with histogram). */
 void lht_video_report_frame(LhtVideoReport *report, const LhtFrameFields *fields,
                             const LhStats *stats, const LhtLumaPlane *luma);
+/* One frame read back from its record (`lumahist merge`): drawn as the frame
+ * itself would be, but records hold no pixels, so the section has no
+ * thumbnails and says why. */
+void lht_video_report_frame_record(LhtVideoReport *report, const LhtVideoFrameRecord *frame);
 /* Ends the section begun last with the file's summary. */
 void lht_video_report_end(LhtVideoReport *report, const LhtVideoSummary *summary);
+/* Drops the section begun last, not ended (its summary is missing or refused). */
+void lht_video_report_drop(LhtVideoReport *report);
 /* How many videos have a section. */
 guint lht_video_report_count(const LhtVideoReport *report);
 /* The summary table and one section per video, as HTML. */

@@ -1,11 +1,13 @@
 /* merge.c: `lumahist merge FILE...`, which sums the histograms of the jsonl
  * records of several runs (the shards of one folder, --shard i/n) into the
  * dataset record, the same bytes as `lumahist stats --dataset` over it all,
- * and can draw the same report. */
+ * and can draw the same report: its videos' sections too, from their frames'
+ * records, without thumbnails (records hold no pixels). */
 #include <errno.h>
 #include <string.h>
 
 #include "lht-batch.h"
+#include "lht-video-report.h"
 
 typedef struct {
   char *format;
@@ -29,13 +31,100 @@ typedef struct {
   char range[16];
   GPtrArray *keys; /* of the first image record */
   bool failed;
+  /* The video whose frames' records are being read into the report's open
+   * section, until its summary record ends it; NULL when none. */
+  char *video_path;
 } Merge;
+
+static LhtReport *report_of(Merge *m, const char *matrix_name, const char *range_name)
+{
+  if (!m->report) {
+    LhMatrix matrix = LH_MATRIX_BT601;
+    LhRange range = LH_RANGE_FULL;
+    lh_matrix_from_name(matrix_name, &matrix);
+    lh_range_from_name(range_name, &range);
+    LhtThresholds thresholds = {m->args->dark_below, m->args->bright_above,
+                                m->args->low_contrast_below};
+    m->report = lht_report_new(&thresholds, matrix, range);
+  }
+  return m->report;
+}
+
+/* A video frame's record, into its video's section.  `stats` writes a
+ * video's frames one after the other and then its summary, in one file:
+ * a frame of another path begins another section (dropping one whose
+ * summary never came, as an interrupted run leaves it). */
+static void report_frame(Merge *m, const LhtParsedRecord *record)
+{
+  /* The report is made here when a video comes first: its frames' matrix
+   * and range are those of its summary, the first record summed. */
+  LhtVideoReport *videos = lht_report_videos(report_of(m, record->matrix, record->range));
+  if (!m->video_path || strcmp(m->video_path, record->path) != 0) {
+    lht_video_report_begin(videos, record->path);
+    g_free(m->video_path);
+    m->video_path = g_strdup(record->path);
+  }
+  LhtVideoFrameRecord frame = {
+      .frame = record->frame,
+      .pts = record->pts,
+      .bit_depth = record->bit_depth,
+      .histogram =
+          record->histogram->len ? (const uint64_t *)(void *)record->histogram->data : NULL,
+      .clipped_low = record->clipped_low,
+      .clipped_high = record->clipped_high,
+      .out_of_legal = record->out_of_legal,
+      .diff = record->diff,
+      .scene_cut = record->scene_cut,
+  };
+  lh_matrix_from_name(record->matrix, &frame.matrix);
+  lh_range_from_name(record->range, &frame.range);
+  lht_video_report_frame_record(videos, &frame);
+}
+
+/* The end of the frames being read: their section ends with summary (the
+ * record of the same video, summed) or, without one, is dropped. */
+static void report_video_end(Merge *m, const LhtParsedRecord *summary)
+{
+  if (!m->video_path)
+    return;
+  LhtVideoReport *videos = lht_report_videos(m->report);
+  if (summary && strcmp(summary->path, m->video_path) == 0) {
+    LhtVideoSummary video = {
+        .frames = summary->frames,
+        .duration = summary->duration,
+        .width = summary->width,
+        .height = summary->height,
+        .bit_depth = summary->bit_depth,
+        .decoder = summary->decoder,
+        .mean_min = summary->mean_min,
+        .mean_mean = summary->mean_mean,
+        .mean_max = summary->mean_max,
+        .flicker_max = summary->flicker_max,
+        .n_cuts = summary->n_cuts,
+        .black = (const LhtVideoSpan *)(void *)summary->black->data,
+        .n_black = summary->black->len,
+        .frozen = (const LhtVideoSpan *)(void *)summary->frozen->data,
+        .n_frozen = summary->frozen->len,
+        .error = summary->error,
+    };
+    lht_video_report_end(videos, &video);
+  } else {
+    lht_video_report_drop(videos);
+  }
+  g_clear_pointer(&m->video_path, g_free);
+}
 
 static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
 {
   Merge *m = data;
-  if (record->dataset || record->video_frame)
-    return true; /* sums, or a video frame, whose video's summary record holds its counts */
+  if (record->video_frame) {
+    /* Its video's summary record holds its counts; the report draws it. */
+    if (m->args->report)
+      report_frame(m, record);
+    return true;
+  }
+  if (record->dataset)
+    return true; /* sums */
   char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
   bool bad = false;
   if (record->histogram->len == 0) {
@@ -55,31 +144,24 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
     bad = true;
   }
   g_free(where);
+  /* A video is drawn once, as it is summed: not when its summary is refused
+   * or repeats one already read. */
+  bool duplicate = !bad && g_hash_table_contains(m->seen, record->path);
+  report_video_end(m, record->video_summary && !bad && !duplicate ? record : NULL);
   if (bad) {
     m->failed = true;
     return true;
   }
-
-  if (g_hash_table_contains(m->seen, record->path)) {
+  if (duplicate) {
     m->duplicates++;
     return true;
   }
   g_hash_table_add(m->seen, g_strdup(record->path));
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
   lht_dataset_add(m->dataset, record->bit_depth, histogram);
-  if (m->args->report) {
-    if (!m->report) {
-      LhMatrix matrix = LH_MATRIX_BT601;
-      LhRange range = LH_RANGE_FULL;
-      lh_matrix_from_name(m->matrix, &matrix);
-      lh_range_from_name(m->range, &range);
-      LhtThresholds thresholds = {m->args->dark_below, m->args->bright_above,
-                                  m->args->low_contrast_below};
-      m->report = lht_report_new(&thresholds, matrix, range);
-    }
-    lht_report_add(m->report, record->path, record->width, record->height, record->bit_depth,
-                   histogram);
-  }
+  if (m->args->report)
+    lht_report_add(report_of(m, m->matrix, m->range), record->path, record->width, record->height,
+                   record->bit_depth, histogram);
   return true;
 }
 
@@ -93,6 +175,9 @@ static bool read_file(Merge *m, const char *file)
   }
   m->name = standard_input ? "stdin" : file;
   bool ok = lht_records_read(in, m->name, merge_record, m, NULL);
+  /* A video's records are all in one file: frames left without their
+   * summary at its end (an interrupted run) are not drawn. */
+  report_video_end(m, NULL);
   if (!standard_input)
     fclose(in);
   return ok;
@@ -137,7 +222,9 @@ int lht_merge_main(int argc, char **argv)
       {"percentiles", 'p', 0, G_OPTION_ARG_STRING, &args.percentiles,
        "Percentiles of the dataset (default: those of the records)", "LIST"},
       {"report", 0, 0, G_OPTION_ARG_FILENAME, &args.report,
-       "Also write the HTML report of every image in the records", "FILE.html"},
+       "Also write the HTML report of the images and videos in the records (videos: no "
+       "thumbnails)",
+       "FILE.html"},
       {"dark-below", 0, 0, G_OPTION_ARG_DOUBLE, &args.dark_below,
        "Report: flag images whose median is below X, in [0, 1] (default 0.25)", "X"},
       {"bright-above", 0, 0, G_OPTION_ARG_DOUBLE, &args.bright_above,

@@ -1,8 +1,11 @@
 /* records.c: reads back the JSON Lines records that `lumahist stats` writes,
- * for `lumahist merge` and for resuming a run (--skip-existing), keeping only
- * the fields those need: a small strict JSON reader that takes the histogram's
- * counts as exact 64-bit integers. */
+ * for `lumahist merge` (its sums and its report, video sections included)
+ * and for resuming a run (--skip-existing), keeping only the fields those
+ * need: a small strict JSON reader that takes the histogram's counts as exact
+ * 64-bit integers and the other numbers as the doubles they were written
+ * from (%.17g). */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "lht-batch.h"
@@ -244,6 +247,159 @@ static bool skip_value(Cursor *c, int depth)
   }
 }
 
+/* A number, or null as NAN. */
+static bool read_double(Cursor *c, double *value)
+{
+  skip_space(c);
+  if (c->at < c->end && *c->at == 'n') {
+    *value = NAN;
+    return literal(c, "null");
+  }
+  const char *start;
+  size_t length;
+  if (!read_number_text(c, &start, &length))
+    return false;
+  char text[64];
+  if (length >= sizeof text)
+    return fail(c, "number too long");
+  memcpy(text, start, length);
+  text[length] = '\0';
+  *value = g_ascii_strtod(text, NULL);
+  return true;
+}
+
+static bool read_bool(Cursor *c, bool *value)
+{
+  skip_space(c);
+  *value = c->at < c->end && *c->at == 't';
+  return literal(c, *value ? "true" : "false");
+}
+
+/* A string, or null as NULL, into *out (its old value freed). */
+static bool read_string_or_null(Cursor *c, char **out)
+{
+  skip_space(c);
+  g_clear_pointer(out, g_free);
+  if (c->at < c->end && *c->at == 'n')
+    return literal(c, "null");
+  GString *text = g_string_new(NULL);
+  bool ok = read_string(c, text);
+  *out = g_string_free(text, !ok);
+  return ok;
+}
+
+/* Calls field(c, key, data) for each member of an object; the value is
+ * field's to read (or skip). */
+typedef bool (*FieldFunc)(Cursor *c, const char *key, void *data);
+
+static bool read_object(Cursor *c, FieldFunc field, void *data)
+{
+  if (!expect(c, '{'))
+    return false;
+  skip_space(c);
+  if (c->at < c->end && *c->at == '}') {
+    c->at++;
+    return true;
+  }
+  do {
+    GString *key = g_string_new(NULL);
+    bool ok = read_string(c, key) && expect(c, ':') && field(c, key->str, data);
+    g_string_free(key, TRUE);
+    if (!ok)
+      return false;
+    skip_space(c);
+  } while (c->at < c->end && *c->at == ',' && c->at++);
+  return expect(c, '}');
+}
+
+/* Calls element(c, data) for each element of an array. */
+static bool read_array(Cursor *c, bool (*element)(Cursor *c, void *data), void *data)
+{
+  if (!expect(c, '['))
+    return false;
+  skip_space(c);
+  if (c->at < c->end && *c->at == ']') {
+    c->at++;
+    return true;
+  }
+  do {
+    if (!element(c, data))
+      return false;
+    skip_space(c);
+  } while (c->at < c->end && *c->at == ',' && c->at++);
+  return expect(c, ']');
+}
+
+/* One statistic of "frame_stats": {"min", "max", "mean"}. */
+typedef struct {
+  double min, max, mean;
+} FrameRange;
+
+static bool range_field(Cursor *c, const char *key, void *data)
+{
+  FrameRange *r = data;
+  if (strcmp(key, "min") == 0)
+    return read_double(c, &r->min);
+  if (strcmp(key, "max") == 0)
+    return read_double(c, &r->max);
+  if (strcmp(key, "mean") == 0)
+    return read_double(c, &r->mean);
+  return skip_value(c, 2);
+}
+
+static bool frame_stats_field(Cursor *c, const char *key, void *data)
+{
+  LhtParsedRecord *r = data;
+  FrameRange range = {NAN, NAN, NAN};
+  if (strcmp(key, "mean") == 0) {
+    if (!read_object(c, range_field, &range))
+      return false;
+    r->mean_min = range.min;
+    r->mean_mean = range.mean;
+    r->mean_max = range.max;
+    return true;
+  }
+  if (strcmp(key, "flicker") == 0) {
+    if (!read_object(c, range_field, &range))
+      return false;
+    r->flicker_max = range.max;
+    return true;
+  }
+  return skip_value(c, 2);
+}
+
+static bool span_field(Cursor *c, const char *key, void *data)
+{
+  LhtVideoSpan *span = data;
+  if (strcmp(key, "start") == 0)
+    return read_double(c, &span->start);
+  if (strcmp(key, "end") == 0)
+    return read_double(c, &span->end);
+  if (strcmp(key, "first_frame") == 0)
+    return read_uint64(c, &span->first_frame);
+  if (strcmp(key, "frames") == 0)
+    return read_uint64(c, &span->frames);
+  return skip_value(c, 3);
+}
+
+static bool span_element(Cursor *c, void *data)
+{
+  LhtVideoSpan span = {NAN, NAN, 0, 0};
+  if (!read_object(c, span_field, &span))
+    return false;
+  g_array_append_val((GArray *)data, span);
+  return true;
+}
+
+static bool cut_element(Cursor *c, void *data)
+{
+  double pts;
+  if (!read_double(c, &pts))
+    return false;
+  (*(guint *)data)++;
+  return true;
+}
+
 static bool read_short_string(Cursor *c, char *out, size_t size)
 {
   GString *text = g_string_new(NULL);
@@ -318,7 +474,7 @@ static bool read_field(Cursor *c, const char *key, LhtParsedRecord *r)
   }
   if (strcmp(key, "frame") == 0) {
     r->video_frame = true;
-    return skip_value(c, 1);
+    return read_uint64(c, &r->frame);
   }
   if (strcmp(key, "summary") == 0) {
     if (c->at < c->end && *c->at == 't') {
@@ -345,6 +501,41 @@ static bool read_field(Cursor *c, const char *key, LhtParsedRecord *r)
     g_array_set_size(r->histogram, 0);
     return read_counts(c, r->histogram);
   }
+  if (strcmp(key, "clipped_low") == 0)
+    return read_double(c, &r->clipped_low);
+  if (strcmp(key, "clipped_high") == 0)
+    return read_double(c, &r->clipped_high);
+  if (strcmp(key, "pts") == 0)
+    return read_double(c, &r->pts);
+  if (strcmp(key, "diff") == 0)
+    return read_double(c, &r->diff);
+  if (strcmp(key, "out_of_legal") == 0)
+    return read_double(c, &r->out_of_legal);
+  if (strcmp(key, "scene_cut") == 0)
+    return read_bool(c, &r->scene_cut);
+  if (strcmp(key, "frames") == 0)
+    return read_uint64(c, &r->frames);
+  if (strcmp(key, "duration") == 0)
+    return read_double(c, &r->duration);
+  if (strcmp(key, "decoder") == 0)
+    return read_string_or_null(c, &r->decoder);
+  if (strcmp(key, "error") == 0)
+    return read_string_or_null(c, &r->error);
+  if (strcmp(key, "frame_stats") == 0)
+    return read_object(c, frame_stats_field, r);
+  if (strcmp(key, "cuts") == 0) {
+    r->n_cuts = 0;
+    return read_array(c, cut_element, &r->n_cuts);
+  }
+  if (strcmp(key, "black") == 0 || strcmp(key, "frozen") == 0) {
+    GArray *spans = key[0] == 'b' ? r->black : r->frozen;
+    /* A frame's record has "black" too: a flag, not spans. */
+    skip_space(c);
+    if (c->at < c->end && *c->at != '[')
+      return skip_value(c, 1);
+    g_array_set_size(spans, 0);
+    return read_array(c, span_element, spans);
+  }
   return skip_value(c, 1);
 }
 
@@ -353,28 +544,47 @@ void lht_parsed_record_init(LhtParsedRecord *r)
   memset(r, 0, sizeof *r);
   r->percentile_keys = g_ptr_array_new_with_free_func(g_free);
   r->histogram = g_array_new(FALSE, FALSE, sizeof(guint64));
+  r->black = g_array_new(FALSE, FALSE, sizeof(LhtVideoSpan));
+  r->frozen = g_array_new(FALSE, FALSE, sizeof(LhtVideoSpan));
 }
 
 void lht_parsed_record_clear(LhtParsedRecord *r)
 {
   g_free(r->path);
+  g_free(r->decoder);
+  g_free(r->error);
   if (r->percentile_keys)
     g_ptr_array_free(r->percentile_keys, TRUE);
   if (r->histogram)
     g_array_free(r->histogram, TRUE);
+  if (r->black)
+    g_array_free(r->black, TRUE);
+  if (r->frozen)
+    g_array_free(r->frozen, TRUE);
   memset(r, 0, sizeof *r);
 }
 
 static void reset_record(LhtParsedRecord *r)
 {
-  g_free(r->path);
-  r->path = NULL;
+  g_clear_pointer(&r->path, g_free);
+  g_clear_pointer(&r->decoder, g_free);
+  g_clear_pointer(&r->error, g_free);
   r->dataset = false;
   r->video_frame = r->video_summary = false;
   r->width = r->height = r->bit_depth = 0;
   r->matrix[0] = r->range[0] = '\0';
   g_ptr_array_set_size(r->percentile_keys, 0);
   g_array_set_size(r->histogram, 0);
+  r->clipped_low = r->clipped_high = NAN;
+  r->frame = 0;
+  r->pts = r->diff = r->out_of_legal = NAN;
+  r->scene_cut = false;
+  r->frames = 0;
+  r->duration = NAN;
+  r->mean_min = r->mean_mean = r->mean_max = r->flicker_max = NAN;
+  r->n_cuts = 0;
+  g_array_set_size(r->black, 0);
+  g_array_set_size(r->frozen, 0);
 }
 
 bool lht_record_parse(const char *line, size_t length, LhtParsedRecord *r, char **error)

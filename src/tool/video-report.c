@@ -4,7 +4,10 @@
  * shaded, its clipped and out-of-legal fractions, and its frame differences
  * with a marker at each scene cut; a table sums the videos up with the values
  * of their summary records.  Everything is inline SVG and PNG data URIs, so
- * the page stays self-contained.
+ * the page stays self-contained.  `merge` feeds the same sections from the
+ * frames' and summaries' records, which carry every number drawn (the
+ * percentiles come from each frame's histogram, as for a frame analysed
+ * here) but no pixels: those sections have no thumbnails and say so.
  *
  * Series longer than LHT_VIDEO_REPORT_MAX_POINTS are decimated into runs of
  * neighbouring frames, each drawn as its extremes (the lowest P1 and P10, the
@@ -50,6 +53,7 @@ typedef struct {
   uint64_t thumb_step;
   uint64_t seen; /* frames given */
   bool all_timed;
+  bool from_records; /* fed from records, which hold no pixels: no thumbnails */
   int bit_depth;
   /* From the summary. */
   LhtVideoSummary summary; /* its pointers point at the copies below */
@@ -257,35 +261,70 @@ static char *thumb_png_base64(const Thumb *t)
 /* ------------------------------------------------------------------------ */
 /* Gathering                                                                 */
 
+/* The sample drawn for a frame, from what its record holds. */
+static void add_sample(LhtVideoReport *r, Section *s, const LhtVideoFrameRecord *f)
+{
+  Sample sample = {
+      .pts = f->pts,
+      .frame = f->frame,
+      .clipped_low = (float)f->clipped_low,
+      .clipped_high = (float)f->clipped_high,
+      .out_of_legal = (float)f->out_of_legal,
+      .diff = (float)f->diff,
+      .scene_cut = f->scene_cut,
+  };
+  r->options.matrix = f->matrix;
+  r->options.range = f->range;
+  if (f->histogram &&
+      lh_stats_from_histogram(f->histogram, f->bit_depth, &r->options, &r->scratch) == 0)
+    for (int i = 0; i < N_DRAWN; i++)
+      sample.q[i] = (float)r->scratch.percentile_norm[i];
+  else
+    for (int i = 0; i < N_DRAWN; i++)
+      sample.q[i] = NAN;
+  if (!isfinite(f->pts))
+    s->all_timed = false;
+  if (s->samples->len == 0)
+    s->bit_depth = f->bit_depth;
+  g_array_append_val(s->samples, sample);
+}
+
 void lht_video_report_frame(LhtVideoReport *r, const LhtFrameFields *fields, const LhStats *stats,
                             const LhtLumaPlane *luma)
 {
   Section *s = r->open;
   if (!s)
     return;
-  Sample sample = {
-      .pts = fields->pts,
+  LhtVideoFrameRecord f = {
       .frame = fields->frame,
-      .clipped_low = (float)stats->clipped_low,
-      .clipped_high = (float)stats->clipped_high,
-      .out_of_legal = (float)fields->out_of_legal,
-      .diff = (float)fields->diff,
+      .pts = fields->pts,
+      .bit_depth = stats->bit_depth,
+      .matrix = stats->matrix,
+      .range = stats->range,
+      .histogram = stats->histogram,
+      .clipped_low = stats->clipped_low,
+      .clipped_high = stats->clipped_high,
+      .out_of_legal = fields->out_of_legal,
+      .diff = fields->diff,
       .scene_cut = fields->scene_cut,
   };
-  r->options.matrix = stats->matrix;
-  r->options.range = stats->range;
-  if (lh_stats_from_histogram(stats->histogram, stats->bit_depth, &r->options, &r->scratch) == 0)
-    for (int i = 0; i < N_DRAWN; i++)
-      sample.q[i] = (float)r->scratch.percentile_norm[i];
-  else
-    for (int i = 0; i < N_DRAWN; i++)
-      sample.q[i] = NAN;
-  if (!isfinite(fields->pts))
-    s->all_timed = false;
-  if (s->samples->len == 0)
-    s->bit_depth = stats->bit_depth;
-  g_array_append_val(s->samples, sample);
+  add_sample(r, s, &f);
   keep_thumbnail(s, stats->bit_depth == s->bit_depth ? luma : NULL, stats->bit_depth, fields->pts);
+}
+
+void lht_video_report_frame_record(LhtVideoReport *r, const LhtVideoFrameRecord *frame)
+{
+  Section *s = r->open;
+  if (!s)
+    return;
+  s->from_records = true;
+  add_sample(r, s, frame);
+}
+
+void lht_video_report_drop(LhtVideoReport *r)
+{
+  section_free(r->open);
+  r->open = NULL;
 }
 
 static GArray *copy_array(const void *data, guint n, guint size)
@@ -616,6 +655,10 @@ static void append_section(const Section *s, guint number, GString *out)
     }
     g_string_append(out, "</div>\n<p class=\"note\">Luma (Y) as coded, not stretched to the "
                          "range, of evenly spaced frames.</p>\n");
+  } else if (s->from_records) {
+    g_string_append(out, "<p class=\"note no-thumbs\">No thumbnails: this section was drawn "
+                         "from the frames' records (<code>lumahist merge</code>), which hold "
+                         "no pixels.</p>\n");
   }
 
   Series d;

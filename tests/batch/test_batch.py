@@ -957,6 +957,90 @@ def near(shown, value, decimals):
         return False
 
 
+def video_sections(page_text):
+    """The video sections of a page's HTML by path, with the thumbnails (and
+    their note) or the note that says there are none taken out, and the rows
+    of its video table by path: what `stats` and `merge` must draw alike."""
+    sections = {}
+    for path, body in re.findall(r'<section class="video" id="video-\d+" data-path="([^"]*)">'
+                                 r"(.*?)</section>", page_text, re.S):
+        body = re.sub(r'<div class="thumbs">.*?</div>\n<p class="note">Luma \(Y\).*?</p>\n',
+                      "", body, flags=re.S)
+        body = re.sub(r'<p class="note no-thumbs">.*?</p>\n', "", body, flags=re.S)
+        sections[html.unescape(path)] = body
+    table = re.search(r'<table id="video-summary">.*?</table>', page_text, re.S)
+    rows = {html.unescape(path): cells for path, cells in
+            re.findall(r'<tr><td class="text"><a href="#video-\d+">(.*?)</a></td>(.*?)</tr>',
+                       table.group(0) if table else "", re.S)}
+    return sections, rows
+
+
+def merge_report_of_shards(tmp, folder):
+    """`merge --report` over the records of `stats --shard i/3` runs: the same
+    video sections and table as `stats --report` of the folder (the order of
+    the sections aside: merge draws them in the order of its records), no
+    thumbnails and a note saying why.  Returns the two pages for the
+    rendered checks."""
+    clips = os.path.join(tmp, "clips")
+    os.makedirs(clips)
+    # The clips alone: merge sums records of one --range, and the images
+    # are full-range where the clips are limited.
+    for name in ("a-cuts.mp4", "b-long.mp4", "e-10bit.mkv"):
+        shutil.copy(os.path.join(folder, name), clips)
+    live = os.path.join(tmp, "clips.html")
+    proc = run("stats", "--report", live, clips)
+    check(proc.returncode == 0, f"stats --report on the clips: {text(proc.stderr)}")
+    shards = []
+    for i in range(3):
+        shards.append(os.path.join(tmp, f"shard-{i}.jsonl"))
+        proc = run("stats", "--quiet", "--shard", f"{i}/3", "--output", shards[-1], clips)
+        check(proc.returncode == 0, f"stats --shard {i}/3: {text(proc.stderr)}")
+    held = [{r["path"] for r in map(json.loads, open(s)) if r.get("summary")} for s in shards]
+    check(sum(map(bool, held)) >= 2, f"the shards' videos {held}: all in one shard")
+    merged = os.path.join(tmp, "merged.html")
+    proc = run("merge", "--report", merged, *shards)
+    check(proc.returncode == 0, f"merge --report: exit {proc.returncode}: {text(proc.stderr)}")
+    live_text = open(live, encoding="utf-8").read()
+    merged_text = open(merged, encoding="utf-8").read()
+    live_sections, live_rows = video_sections(live_text)
+    merged_sections, merged_rows = video_sections(merged_text)
+    check(len(live_sections) == 3 and len(live_rows) == 3,
+          f"stats --report: {len(live_sections)} sections, {len(live_rows)} rows, not 3")
+    check(sorted(merged_sections) == sorted(live_sections),
+          f"merge --report's sections {sorted(merged_sections)}, stats' {sorted(live_sections)}")
+    for path, body in live_sections.items():
+        check(merged_sections.get(path) == body,
+              f"{path}: merge --report draws it otherwise than stats --report")
+    check(merged_rows == live_rows, f"the video table: merge {merged_rows}, stats {live_rows}")
+    check("<img" not in merged_text and merged_text.count('class="note no-thumbs"') == 3,
+          "merge --report: thumbnails shown, or their absence not said in each section")
+    check("<img" in live_text, "stats --report has no thumbnails")
+
+    # A shard given twice draws its videos once.
+    busiest = max(range(len(shards)), key=lambda i: len(held[i]))
+    twice = os.path.join(tmp, "twice.html")
+    proc = run("merge", "--report", twice, shards[busiest], *shards)
+    sections, _ = video_sections(open(twice, encoding="utf-8").read())
+    check(list(sorted(sections)) == sorted(live_sections) and
+          "counted once" in text(proc.stderr),
+          f"a shard given twice: sections {sorted(sections)}, {text(proc.stderr)!r}")
+    # An interrupted shard (its last summary not written): that video's
+    # frames are not drawn; the others are.
+    lines = open(shards[busiest], encoding="utf-8").read().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    check(last.get("summary"), "a shard does not end with a summary record")
+    interrupted = os.path.join(tmp, "interrupted.jsonl")
+    open(interrupted, "w", encoding="utf-8").write("".join(lines[:-1]))
+    part = os.path.join(tmp, "part.html")
+    run("merge", "--report", part, interrupted,
+        *[s for i, s in enumerate(shards) if i != busiest])
+    sections, rows = video_sections(open(part, encoding="utf-8").read())
+    check(sorted(sections) == sorted(set(live_sections) - {last["path"]}) and
+          all(sections[p] == live_sections[p] for p in sections),
+          f"an interrupted shard: sections {sorted(sections)} (without {last['path']})")
+    return live, merged
+
+
 def group_report_video(tmp):
     if not shutil.which("ffmpeg"):
         skip("needs ffmpeg to make the clips (build-aux/install-deps.sh)")
@@ -1005,6 +1089,7 @@ def group_report_video(tmp):
     print(f"report of 3 videos ({sum(s['frames'] for s in summaries.values())} frames) "
           f"and 2 images: {size} bytes")
     check(size < 1_500_000, f"the report is {size} bytes")
+    live_clips, merged_clips = merge_report_of_shards(tmp, folder)
 
     browser = find_chromium()
     if not browser:
@@ -1132,6 +1217,45 @@ def group_report_video(tmp):
         check(said == "Incomplete: " + rec["error"], f"a cut video's section says {said!r}")
         check(len(cut_page.rows) == 1 and cut_page.rows[0][1] == str(rec["frames"]),
               f"a cut video's row: {cut_page.rows}")
+        # merge --report of its records says the same.
+        cut_records = os.path.join(tmp, "cut.jsonl")
+        open(cut_records, "wb").write(proc.stdout)
+        merged_cut = os.path.join(tmp, "cut-merged.html")
+        run("merge", "--report", merged_cut, cut_records)
+        merged_page = ReportPage()
+        merged_page.feed(text(chromium(browser, tmp, "--dump-dom",
+                                       "file://" + merged_cut).stdout))
+        said = merged_page.sections and "".join(merged_page.sections[0]["incomplete"] or [])
+        check(said == "Incomplete: " + rec["error"],
+              f"a cut video's section, drawn by merge, says {said!r}")
+
+    # merge --report's page of the shards, rendered: the table and each
+    # section's cuts, spans, bands and differences as stats --report's, no
+    # thumbnails and a note saying why.
+    rendered = {}
+    for name, page_file in (("stats", live_clips), ("merge", merged_clips)):
+        rendered[name] = ReportPage()
+        rendered[name].feed(text(chromium(browser, tmp, "--dump-dom",
+                                          "file://" + page_file).stdout))
+    check(sorted(rendered["merge"].rows) == sorted(rendered["stats"].rows) and
+          len(rendered["stats"].rows) == 3,
+          f"rendered video tables: merge {rendered['merge'].rows}, "
+          f"stats {rendered['stats'].rows}")
+    by_path = {name: {sec["path"]: sec for sec in page.sections}
+               for name, page in rendered.items()}
+    check(sorted(by_path["merge"]) == sorted(by_path["stats"]) and len(by_path["stats"]) == 3,
+          f"rendered sections: merge {sorted(by_path['merge'])}, stats {sorted(by_path['stats'])}")
+    for path, sec in by_path["stats"].items():
+        other = by_path["merge"].get(path)
+        if not check(other is not None, f"{path}: no section drawn by merge"):
+            continue
+        for key in ("cuts", "black", "median", "diff", "incomplete"):
+            check(other.get(key) == sec.get(key),
+                  f"{path}: merge draws its {key} otherwise than stats")
+        check(sec["thumbs"] and not other["thumbs"] and
+              any("No thumbnails" in "".join(n) for n in other["notes"]),
+              f"{path}: merge's section shows {len(other['thumbs'])} thumbnails, notes "
+              f"{['' .join(n)[:40] for n in other['notes']]}")
 
     # The images keep their table (videos are rows of it as well, by their
     # summed histograms).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make-corpus.py: writes the fuzzers' seed corpus (tests/fuzz/corpus/), small
 valid files of every kind the readers take, so that fuzzing starts from deep
-inside the decoders.  Run once with /usr/bin/python3 (numpy, Pillow) and
+inside the decoders (and transport streams' ends for fuzz-ts-end).  Run once with /usr/bin/python3 (numpy, Pillow) and
 libjpeg-turbo-progs' cjpeg/jpegtran; the files are committed."""
 import os
 import struct
@@ -151,12 +151,52 @@ def analyze_seeds():
             write("analyze", f"{name.lower()}-{tag}.bin", head + pixels)
 
 
+def ts_packet(pid, unit_start, continuity, payload):
+    """One 188-byte packet; a payload under 184 bytes padded by an
+    adaptation field, as muxers end a PES."""
+    head = bytes([0x47, (0x40 if unit_start else 0) | pid >> 8, pid & 0xFF])
+    if len(payload) == 184:
+        return head + bytes([0x10 | continuity]) + payload
+    field = 183 - len(payload)
+    stuffing = bytes([0]) + b"\xff" * (field - 1) if field else b""
+    return head + bytes([0x30 | continuity, field]) + stuffing + payload
+
+
+def ts_stream(size, sync, pes_sizes, stated=True):
+    """PES of the given payload sizes on PID 0x100 split into packets of
+    size bytes (192: M2TS's time code first; 204: parity after)."""
+    out, cc = bytearray(), 0
+    for n in pes_sizes:
+        body = bytes((i * 29) % 251 for i in range(n))
+        length = len(body) + 8 if stated else 0
+        pes = bytes([0, 0, 1, 0xE0, length >> 8, length & 0xFF, 0x80, 0x80, 5, 0x21, 0, 1, 0, 1])
+        pes += body
+        for at in range(0, len(pes), 184):
+            out += bytes(sync) + ts_packet(0x100, at == 0, cc, pes[at:at + 184])
+            out += bytes(size - 188 - sync)
+            cc = (cc + 1) % 16
+    return bytes(out)
+
+
+def ts_end_seeds():
+    """Inputs of fuzz-ts-end.c: the ends of transport streams, whole and cut,
+    in each packet size."""
+    sizes = [300, 1000, 50, 700, 2000]
+    for size, sync in ((188, 0), (192, 4), (204, 0), (208, 0)):
+        whole = ts_stream(size, sync, sizes)
+        write("ts-end", f"whole-{size}.ts", whole)
+        write("ts-end", f"cut-in-packet-{size}.ts", whole[:-size // 2])
+        write("ts-end", f"cut-in-pes-{size}.ts", whole[:-3 * size])
+    write("ts-end", "unstated-188.ts", ts_stream(188, 0, sizes, stated=False))
+
+
 def main():
     rng = np.random.default_rng(2024)
     with tempfile.TemporaryDirectory() as tmp:
         pngs(rng)
         jpegs(rng, tmp)
     analyze_seeds()
+    ts_end_seeds()
     for kind in sorted(os.listdir(OUT)):
         files = os.listdir(os.path.join(OUT, kind))
         size = sum(os.path.getsize(os.path.join(OUT, kind, f)) for f in files)

@@ -319,6 +319,69 @@ def group_signalstats(tmp):
     check(ours and len(ours) == len(photos), f"photos.mkv: one frame per photograph")
 
 
+def ts_packets(data, size):
+    """(offset, pid, unit start) of each packet of a transport stream with
+    packets of size bytes (188, or 192 with M2TS's time code first)."""
+    sync = size - 188
+    result = []
+    for at in range(0, len(data) - size + 1, size):
+        p = data[at + sync:at + sync + 188]
+        assert p[0] == 0x47, f"no sync byte at {at}"
+        result.append((at, ((p[1] & 0x1F) << 8) | p[2], bool(p[1] & 0x40)))
+    return result
+
+
+def transport_streams(tmp, good):
+    """MPEG-TS and M2TS files written by FFmpeg and by GStreamer's mpegtsmux,
+    whole and cut (README: a cut inside a packet, or between packets inside a
+    PES whose header states its length, as mpegtsmux's do).  The whole ones
+    must read as complete here; the cut ones are returned as cases that must
+    say "truncated"."""
+    made = {
+        "ffmpeg.ts": ["-c", "copy", "-f", "mpegts"],
+        "ffmpeg.m2ts": ["-c", "copy", "-f", "mpegts", "-mpegts_m2ts_mode", "1"],
+    }
+    for name, args in made.items():
+        ffmpeg("-i", good, *args, os.path.join(tmp, name))
+    with_audio = os.path.join(tmp, "ffmpeg-audio.ts")
+    ffmpeg("-i", good, "-f", "lavfi", "-i", "sine=duration=4", "-map", "0:v", "-map", "1:a",
+           "-c:v", "copy", "-c:a", "aac", "-shortest", with_audio)
+    gst = os.path.join(tmp, "mpegtsmux.ts")
+    gst_launch("videotestsrc", "num-buffers=100", "pattern=smpte", "!",
+               "video/x-raw,format=I420,width=160,height=120,framerate=25/1", "!",
+               "x264enc", "key-int-max=10", "!", "h264parse", "!", "mpegtsmux", "!",
+               "filesink", f"location={gst}")
+    whole = [os.path.join(tmp, n) for n in made] + [with_audio, gst]
+    for path in whole:
+        code, out, err = run("stats", "--no-histogram", path)
+        s = summary_of(records(out))
+        check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 100,
+              f"{os.path.basename(path)} (whole): exit {code}, {err!r}, "
+              f"summary {s and (s['complete'], s['frames'])}")
+    cases = {}
+    for path in whole:
+        data = open(path, "rb").read()
+        size = 192 if path.endswith(".m2ts") else 188
+        check(len(data) % size == 0, f"{path}: {len(data)} bytes, not whole packets")
+        # Three fifths of the file and half a packet.
+        stem, ext = os.path.splitext(os.path.basename(path))
+        cut = os.path.join(tmp, f"{stem}-cut{ext}")
+        open(cut, "wb").write(data[:len(data) * 3 // 5 // size * size + size // 2])
+        cases[cut] = "truncated"
+    # mpegtsmux states each PES's length: a cut between two packets, before
+    # a packet that goes on with a video PES, is seen too.
+    data = open(gst, "rb").read()
+    packets = ts_packets(data, 188)
+    # The video's packets are most of them (the others: PAT and PMT).
+    video = max(set(pid for _, pid, _ in packets), key=[pid for _, pid, _ in packets].count)
+    at = next(offset for offset, pid, start in packets[len(packets) * 3 // 5:]
+              if pid == video and not start)
+    between = os.path.join(tmp, "mpegtsmux-between.ts")
+    open(between, "wb").write(data[:at])
+    cases[between] = "truncated"
+    return cases
+
+
 def group_bad(tmp):
     good = os.path.join(tmp, "good.mkv")
     gst_launch("videotestsrc", "num-buffers=100", "pattern=smpte", "!",
@@ -343,6 +406,7 @@ def group_bad(tmp):
     junk = os.path.join(tmp, "junk.mp4")
     open(junk, "wb").write(b"this is not a video at all" * 10)
     cases[junk] = "not a video file"
+    cases.update(transport_streams(tmp, good))
     for path, words in cases.items():
         out_file = os.path.join(tmp, "out.jsonl")
         code, out, err = run("stats", "--no-histogram", "-o", out_file, path)

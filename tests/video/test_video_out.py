@@ -514,6 +514,12 @@ def group_bad(tmp):
     os.makedirs(bad)
     with open(os.path.join(bad, "truncated.mp4"), "wb") as f:
         f.write(data[:len(data) // 2])
+    # A transport stream states no duration: cut, it would end quietly.
+    whole_ts = os.path.join(tmp, "whole.ts")
+    ffmpeg("-i", clip, "-c", "copy", "-f", "mpegts", whole_ts)
+    data_ts = open(whole_ts, "rb").read()
+    with open(os.path.join(bad, "truncated.ts"), "wb") as f:
+        f.write(data_ts[:len(data_ts) * 3 // 5 // 188 * 188 + 94])
     with open(os.path.join(bad, "text.mkv"), "wb") as f:
         f.write(b"this is not a video at all\n" * 50)
     ffmpeg("-f", "lavfi", "-i", "sine=duration=0.5", "-c:a", "aac",
@@ -527,6 +533,8 @@ def group_bad(tmp):
               f"{name}: exit {code}, stderr {err!r}")
         if name == "audio-only.mp4":
             check("no video stream" in err, f"{name}: {err!r}")
+        if name == "truncated.ts":
+            check("the file is truncated" in err, f"{name}: {err!r}")
         no_leftovers(out_dir, name)
 
     # No decoder for its codec (avdec_h264 ranked out of GStreamer's choice).
