@@ -27,13 +27,15 @@ and any case, are taken too), each held as:
   RGB10A2_LE, BGR10A2_LE, R210  H x W 32-bit words: '<u4' (r210's words are
                                 big-endian: '>u4')
   I420 YV12 NV12 NV21 Y42B      the whole buffer, as 2-D rows of the Y plane's
-  Y444 NV16 NV24 Y41B (uint8),  width and stride: Y, then chroma, as GStreamer
-  P010 P012 P016 I420_10LE      lays the planes out at that stride (uint16,
-  I420_12LE I422_10LE           little-endian, for the deeper ones).  The
-  I422_12LE Y444_10LE           rows are those the buffer fills: H + ceil(H/2)
-  Y444_12LE Y444_16LE           for 4:2:0 (OpenCV's H * 3/2 x W for I420 and
-                                NV12), 2H for 4:2:2, 3H for 4:4:4, H + ceil(H/2)
-                                for 4:1:1 when the stride is a multiple of 4
+  Y444 NV16 NV24 Y41B (uint8),  width and stride: Y, then chroma, as the
+  P010 P012 P016 I420_10LE      library's lh_frame_init lays them out at that
+  I420_12LE I422_10LE           stride (GStreamer's layout; uint16,
+  I422_12LE Y444_10LE           little-endian, for the deeper formats).  The
+  Y444_12LE Y444_16LE           rows are those the buffer (lh_frame_buffer_size)
+                                fills: H + ceil(H/2) for 4:2:0 (OpenCV's
+                                H * 3/2 x W for I420 and NV12), 2H for 4:2:2,
+                                3H for 4:4:4, H + ceil(H/2) for 4:1:1, for
+                                strides that are multiples of 4
   YUY2, YVYU, UYVY, VYUY        H x W x 2 uint8 (OpenCV's YUY2), or H x 2W
   v210                          H x (its row's bytes) uint8: 16 bytes for each
                                 group of 6 pixels
@@ -44,15 +46,18 @@ than the pixels (YUV formats only): a buffer's whole rows with their padding
 v210 row whose last group is partly padding (1280 pixels: 214 groups, 3424
 bytes), a packed 4:2:2 row of an odd width (its last pair whole).  Without it
 a row holds exactly the pixels.  A slice of a wider buffer works for the
-formats whose chroma rows have the Y plane's stride (NV12, NV16, NV24, P010,
-Y444, ...); the half-stride chroma rows of I420, YV12, Y42B, Y41B and their
-deeper forms lie between the slice's rows: pass the whole rows with width=.
+formats whose chroma rows are no longer than the Y rows and have their
+stride (NV12, NV21, NV16, P010, P012, P016 of an even width; Y444, Y444_10LE,
+Y444_12LE, Y444_16LE); the chroma rows of I420, YV12, Y42B, Y41B, NV24 and
+their deeper forms run into the gaps between the slice's rows: pass the whole
+rows with width=.
 The luma has the format's bit depth (stats' bit_depth: 10, 12 or 16);
 bit_depth= sets it only for GRAY16, GRAY16_BE, RGB16, RGBA16 and BGRA16.
-Equalization, CLAHE, LUTs and overlays rewrite only the Y samples of YUV
-formats (chroma bytes stay as they came) and keep alpha and padding bits.
-A shape, element type, size or stride that does not fit the format raises
-InvalidArgumentError.
+Equalization, CLAHE and LUTs rewrite only the Y samples of YUV formats
+(chroma bytes stay as they came; the overlay also colours the chroma under
+its panel), and keep alpha and the spare bits of packed words.  A shape,
+element type, size or stride that does not fit the format raises
+InvalidArgumentError, and no array is read or written outside its elements.
 """
 import os as _os
 import warnings as _warnings

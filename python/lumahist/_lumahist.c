@@ -253,7 +253,7 @@ static int planes_height(LhFormat format, int width, Py_ssize_t rows, size_t str
   char message[400];
   const int shorter = low > 1 ? low - 1 : 1;
   snprintf(message, sizeof message,
-           "%s: %zd rows are not the planes of a %s frame %d wide at a stride of %zu bytes: "
+           "%s: %zd rows are not the planes of any %s frame %d wide at a stride of %zu bytes: "
            "a frame %d high takes %zu rows (its Y plane and its chroma), one %d high %zu",
            what, rows, lh_format_name(format), width, stride, shorter,
            plane_rows(format, width, shorter, stride), low, plane_rows(format, width, low, stride));
