@@ -275,10 +275,20 @@ static int check_planes_inside(const ArrayView *a, const LhFrame *frame, const c
     if (lh_format_plane_size(frame->format, p, frame->width, frame->height, &row_bytes,
                              &plane_rows) < 0)
       return raise_status(LH_ERROR_INVALID_ARGUMENT), -1;
+    if (plane_rows == 0)
+      continue;
     const size_t start = (size_t)((const char *)frame->planes[p] - (const char *)frame->planes[0]);
+    const size_t plane_stride = frame->strides[p];
+    const size_t last = start + (size_t)(plane_rows - 1) * plane_stride;
+    /* Rows without gaps between them are one run of bytes; rows whose stride
+     * is a multiple of the array's all start at the same column.  Only
+     * other strides (I420's halved one in a padded view) need each row. */
+    if (stride == row ? last + row_bytes <= end
+                      : plane_stride % stride == 0 && start % stride + row_bytes <= row &&
+                            last / stride < rows)
+      continue;
     for (int i = 0; i < plane_rows; i++) {
-      const size_t offset = start + (size_t)i * frame->strides[p];
-      /* Rows without gaps between them are one run of bytes. */
+      const size_t offset = start + (size_t)i * plane_stride;
       bool inside = stride == row ? offset + row_bytes <= end
                                   : offset / stride < rows && offset % stride + row_bytes <= row;
       if (inside)
@@ -327,9 +337,12 @@ static int frame_from_view(const ArrayView *a, LhMemory memory, const char *form
              channels);
     return raise_invalid(message), -1;
   }
-  if (rows > INT32_MAX || columns > INT32_MAX || channels > 4) {
-    snprintf(message, sizeof message, "%s: %zd x %zd x %zd is too large", what, rows, columns,
-             channels);
+  if (rows > INT32_MAX || columns > INT32_MAX) {
+    snprintf(message, sizeof message, "%s: %zd x %zd is too large", what, rows, columns);
+    return raise_invalid(message), -1;
+  }
+  if (channels > 4) {
+    snprintf(message, sizeof message, "%s: %zd channels: 1 to 4 expected", what, channels);
     return raise_invalid(message), -1;
   }
   /* Each row's samples packed; rows at any positive stride. */
