@@ -608,7 +608,6 @@ def test_unknown_names_raise(name):
 def test_bit_depth_is_the_formats():
     """bit_depth= sets the depth of the formats whose samples may hold fewer
     bits; of a 10-bit format it must be left out (or be 10)."""
-    sample, _, _, _, depth, _ = PLANES["I420_10LE"]
     buffer, _, _ = planes_buffer("I420_10LE", luma_plane(6, 8, 10, 1), 16, seed=2)
     image = as_samples("I420_10LE", buffer)
     assert lumahist.stats(image, format="I420_10LE", backend="cpu").bit_depth == 10
