@@ -98,6 +98,53 @@ LH_API const char *lh_format_name(LhFormat format)
   return info ? info->name : NULL;
 }
 
+/* GStreamer's names that differ from ours by more than case: front ends
+ * over GStreamer (and users who read its caps) name formats so. */
+static const struct {
+  const char *name;
+  LhFormat format;
+} gstreamer_names[] = {
+    {"GRAY16_LE", LH_FORMAT_GRAY16}, {"P010_10LE", LH_FORMAT_P010},
+    {"P012_LE", LH_FORMAT_P012},     {"P016_LE", LH_FORMAT_P016},
+    {"RGBA64_LE", LH_FORMAT_RGBA16}, {"BGRA64_LE", LH_FORMAT_BGRA16},
+};
+
+/* ASCII case only: strcasecmp follows the locale, and in a Turkish one
+ * "i420" would not be "I420". */
+static bool names_equal(const char *a, const char *b)
+{
+  for (; *a && *b; a++, b++) {
+    char ca = *a >= 'a' && *a <= 'z' ? (char)(*a - 'a' + 'A') : *a;
+    char cb = *b >= 'a' && *b <= 'z' ? (char)(*b - 'a' + 'A') : *b;
+    if (ca != cb)
+      return false;
+  }
+  return *a == *b;
+}
+
+LH_API int lh_format_from_name(const char *name, LhFormat *format)
+{
+  if (!name || !format)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "format name or result is NULL");
+  for (int f = 0; f < LH_FORMAT_COUNT; f++)
+    if (names_equal(format_infos[f].name, name)) {
+      *format = (LhFormat)f;
+      return LH_OK;
+    }
+  for (size_t i = 0; i < sizeof gstreamer_names / sizeof gstreamer_names[0]; i++)
+    if (names_equal(gstreamer_names[i].name, name)) {
+      *format = gstreamer_names[i].format;
+      return LH_OK;
+    }
+  return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown pixel format \"%s\"", name);
+}
+
+LH_API int lh_format_bit_depth(LhFormat format)
+{
+  const LhiFormatInfo *info = lhi_format_info(format);
+  return info ? info->default_depth : 0;
+}
+
 /* Formats whose samples may carry fewer significant bits than they hold. */
 static bool format_has_variable_depth(LhFormat format)
 {
@@ -224,6 +271,29 @@ static void chroma_layout(const LhiFormatInfo *info, int width, int height, size
     *chroma_stride = stride; /* NV12's rule for odd strides */
   if (*chroma_stride < row)
     *chroma_stride = row;
+}
+
+LH_API int lh_format_plane_size(LhFormat format, int plane, int width, int height,
+                                size_t *row_bytes, int *rows)
+{
+  const LhiFormatInfo *info = lhi_format_info(format);
+  if (!info || !row_bytes || !rows)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown pixel format %d or NULL result",
+                     (int)format);
+  if (plane < 0 || plane > 2 || width <= 0 || height <= 0)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "plane %d of a %dx%d %s frame", plane, width,
+                     height, info->name);
+  *row_bytes = 0;
+  *rows = 0;
+  if (plane == 0) {
+    *row_bytes = lhi_format_row_bytes(info, width);
+    *rows = height;
+  } else if (plane < info->n_planes) {
+    /* The shape that equalization's chroma copy and the overlay use. */
+    const LhFrame frame = {.format = format, .width = width, .height = height};
+    lhi_chroma_shape(&frame, row_bytes, rows);
+  }
+  return LH_OK;
 }
 
 LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_t stride)

@@ -114,6 +114,25 @@ typedef enum {
 /* "GRAY8", "RGB", "NV12", ...; NULL for a value out of range. */
 LH_API const char *lh_format_name(LhFormat format);
 
+/* The format called name: a name that lh_format_name() gives, or
+ * GStreamer's name of the same layout (GRAY16_LE, P010_10LE, P012_LE,
+ * P016_LE, RGBA64_LE, BGRA64_LE, r210, RGBx, ...), in any case.  "RGB16" is
+ * lumahist's 16-bit R, G, B, not GStreamer's 5-6-5 format of that name. */
+LH_API int lh_format_from_name(const char *name, LhFormat *format);
+
+/* The luma bit depth of a frame of this format whose bit_depth is 0: 8, 10,
+ * 12 or 16; 0 for a value out of range. */
+LH_API int lh_format_bit_depth(LhFormat format);
+
+/* The part of plane `plane` (0 .. 2) that a width x height frame of this
+ * format uses: *rows rows of *row_bytes bytes, as lh_frame_init() lays the
+ * planes out (chroma sizes rounded up; the pairs of packed 4:2:2 pixels and
+ * v210's groups of 6 whole).  Every byte the library reads or writes lies in
+ * those rows, at the plane's stride.  A plane the format does not have: 0
+ * rows of 0 bytes. */
+LH_API int lh_format_plane_size(LhFormat format, int plane, int width, int height,
+                                size_t *row_bytes, int *rows);
+
 /* Where a frame's planes live. */
 typedef enum {
   LH_MEMORY_HOST, /* ordinary (or pinned) host memory */

@@ -13,6 +13,51 @@ through __cuda_array_interface__, on the GPU where they are, on the stream
 their producer names, never copied to the host.  Each row's samples must be
 packed; rows may be padded (views of a larger array).  OpenCV's arrays are
 BGR: pass format="BGR".  The work runs with the GIL released.
+
+Formats.  Without format=, an H x W array is gray (uint8 GRAY8, uint16
+GRAY16, big-endian '>u2' GRAY16_BE), H x W x 3 RGB and H x W x 4 RGBA (uint8,
+or uint16 RGB16 and RGBA16).  format= names any of FORMATS (the library's
+names; GStreamer's for the same layout, such as P010_10LE, RGBA64_LE or r210,
+and any case, are taken too), each held as:
+
+  GRAY8, GRAY16, GRAY16_BE      H x W, uint8 / uint16 / '>u2'
+  RGB, BGR; RGB16               H x W x 3, uint8; uint16
+  RGBA, BGRA, RGBX, BGRX;       H x W x 4, uint8;
+  RGBA16, BGRA16                uint16 (GStreamer's RGBA64_LE, BGRA64_LE)
+  RGB10A2_LE, BGR10A2_LE, R210  H x W 32-bit words: '<u4' (r210's words are
+                                big-endian: '>u4')
+  I420 YV12 NV12 NV21 Y42B      the whole buffer, as 2-D rows of the Y plane's
+  Y444 NV16 NV24 Y41B (uint8),  width and stride: Y, then chroma, as the
+  P010 P012 P016 I420_10LE      library's lh_frame_init lays them out at that
+  I420_12LE I422_10LE           stride (GStreamer's layout; uint16,
+  I422_12LE Y444_10LE           little-endian, for the deeper formats).  The
+  Y444_12LE Y444_16LE           rows are those the buffer (lh_frame_buffer_size)
+                                fills: H + ceil(H/2) for 4:2:0 (OpenCV's
+                                H * 3/2 x W for I420 and NV12), 2H for 4:2:2,
+                                3H for 4:4:4, H + ceil(H/2) for 4:1:1, for
+                                strides that are multiples of 4
+  YUY2, YVYU, UYVY, VYUY        H x W x 2 uint8 (OpenCV's YUY2), or H x 2W
+  v210                          H x (its row's bytes) uint8: 16 bytes for each
+                                group of 6 pixels
+
+width= gives the frame's width in pixels where the array's rows hold more
+than the pixels (YUV formats only): a buffer's whole rows with their padding
+(a GStreamer, V4L2 or capture-card buffer of stride S as an R x S array), a
+v210 row whose last group is partly padding (1280 pixels: 214 groups, 3424
+bytes), a packed 4:2:2 row of an odd width (its last pair whole).  Without it
+a row holds exactly the pixels.  A slice of a wider buffer works for the
+formats whose chroma rows are no longer than the Y rows and have their
+stride (NV12, NV21, NV16, P010, P012, P016 of an even width; Y444, Y444_10LE,
+Y444_12LE, Y444_16LE); the chroma rows of I420, YV12, Y42B, Y41B, NV24 and
+their deeper forms run into the gaps between the slice's rows: pass the whole
+rows with width=.
+The luma has the format's bit depth (stats' bit_depth: 10, 12 or 16);
+bit_depth= sets it only for GRAY16, GRAY16_BE, RGB16, RGBA16 and BGRA16.
+Equalization, CLAHE and LUTs rewrite only the Y samples of YUV formats
+(chroma bytes stay as they came; the overlay also colours the chroma under
+its panel), and keep alpha and the spare bits of packed words.  A shape,
+element type, size or stride that does not fit the format raises
+InvalidArgumentError, and no array is read or written outside its elements.
 """
 import os as _os
 import warnings as _warnings
@@ -26,10 +71,13 @@ __all__ = [
     "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError",
     "CudaError", "Stats", "DatasetStats", "stats", "equalize", "clahe", "apply_lut",
     "lut_from_histogram", "overlay", "merge", "device_time", "Temporal", "stats_files",
-    "__version__",
+    "FORMATS", "__version__",
 ]
 
 __version__ = _lumahist.version()
+
+#: The pixel formats format= names, as the library names them.
+FORMATS = _lumahist.format_names()
 
 
 class Error(Exception):
@@ -143,18 +191,21 @@ def _percentile_list(percentiles):
 
 
 def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99), roi=None,
-          backend="auto", bit_depth=None, format=None):
+          backend="auto", bit_depth=None, format=None, width=None):
     """Histogram, statistics and exact (nearest-rank) percentiles of an image's luma.
 
     image: H x W (gray), H x W x 3 (RGB; format="BGR" for OpenCV) or H x W x 4,
-    uint8 or uint16 (bit_depth: significant bits of 16-bit gray); format="NV12"
-    or "I420" for an (H * 3 / 2) x W uint8 array of planes.  roi: (x, y, w, h).
-    backend: "auto" (CUDA when usable), "cuda" or "cpu".
+    uint8 or uint16 (bit_depth: significant bits of 16-bit gray or R'G'B');
+    format= any of FORMATS, held as the module's docstring says: e.g. "NV12"
+    or "I420" for an (H * 3 / 2) x W uint8 array of planes, "YUY2" for
+    H x W x 2 uint8, "P010" for (H * 3 / 2) x W uint16.  width: the frame's
+    width where the rows of a YUV array hold more (padding, v210's groups).
+    roi: (x, y, w, h).  backend: "auto" (CUDA when usable), "cuda" or "cpu".
     """
     raw = _lumahist.stats(image, matrix=matrix, range=range,
                           percentiles=_percentile_list(percentiles),
                           roi=tuple(roi) if roi is not None else (0, 0, 0, 0), backend=backend,
-                          bit_depth=bit_depth or 0, format=format)
+                          bit_depth=bit_depth or 0, format=format, width=width or 0)
     return Stats(raw)
 
 
@@ -175,36 +226,40 @@ def device_time():
 
 
 def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", bit_depth=None,
-             format=None, temporal=None):
+             format=None, temporal=None, width=None):
     """Global histogram equalization of the luma (cv2.equalizeHist's LUT, bit-exact
-    on 8-bit gray); colour keeps its hue.  Returns out, a new array unless given
-    (out=image equalizes in place)."""
+    on 8-bit gray); colour keeps its hue, YUV its chroma bytes.  Returns out, a
+    new array unless given (out=image equalizes in place); image, format and
+    width as for stats."""
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="global", matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
-                      temporal=temporal._capsule if temporal is not None else None)
+                      temporal=temporal._capsule if temporal is not None else None,
+                      width=width or 0)
     return result
 
 
 def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="full",
-          backend="auto", bit_depth=None, format=None, temporal=None):
+          backend="auto", bit_depth=None, format=None, temporal=None, width=None):
     """Contrast-limited adaptive equalization as cv2.createCLAHE(clip, tiles) (within
-    1 of OpenCV at 8 bits).  tiles: (x, y)."""
+    1 of OpenCV at 8 bits).  tiles: (x, y).  Only luma changes, as for equalize."""
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="clahe", tiles_x=int(tiles[0]), tiles_y=int(tiles[1]),
                       clip_limit=float(clip), matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
-                      temporal=temporal._capsule if temporal is not None else None)
+                      temporal=temporal._capsule if temporal is not None else None,
+                      width=width or 0)
     return result
 
 
 def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth=None,
-              format=None):
-    """Maps the luma through lut (2^bit_depth uint16 entries)."""
+              format=None, width=None):
+    """Maps the luma through lut: 2^bit_depth uint16 entries, bit_depth the
+    luma's (the format's own: 1024 entries for P010 or v210)."""
     result = _output_for(image, out)
     table = _np.ascontiguousarray(lut, dtype=_np.uint16)
     _lumahist.rewrite(image, result, mode="lut", lut=table, matrix=matrix, backend=backend,
-                      bit_depth=bit_depth or 0, format=format)
+                      bit_depth=bit_depth or 0, format=format, width=width or 0)
     return result
 
 
@@ -218,12 +273,13 @@ def lut_from_histogram(histogram, *, range="full"):
 
 def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=True, clipping=True,
             clip_warning=0.005, percentiles=(5, 95), matrix="bt601", range="full",
-            backend="auto", bit_depth=None, format=None):
+            backend="auto", bit_depth=None, format=None, width=None):
     """The image with its luma histogram drawn on it (the tool's overlay): a panel
     at rect (x, y, w, h; default placement as the tool's), log or linear counts,
     lines at the median and percentiles, clipping bands: the tool's `overlay`
-    with the same options gives the same pixels.  Returns out (a new array
-    unless given; out=image draws in place)."""
+    with the same options gives the same pixels; YUV frames get it at their own
+    chroma subsampling.  Returns out (a new array unless given; out=image draws
+    in place)."""
     result = _output_for(image, out)
     if result is not image:
         result[...] = image
@@ -231,7 +287,8 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
                       rect=tuple(rect) if rect is not None else (0, 0, 0, 0),
                       opacity=float(opacity), scale=scale, markers=bool(markers),
                       clipping=bool(clipping), clip_warning=float(clip_warning), matrix=matrix,
-                      range=range, backend=backend, bit_depth=bit_depth or 0, format=format)
+                      range=range, backend=backend, bit_depth=bit_depth or 0, format=format,
+                      width=width or 0)
     return result
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+FORMATS: Tuple[str, ...]
 
 class Error(Exception):
     status: int
@@ -48,22 +49,26 @@ class Stats:
 def stats(image: Any, *, matrix: str = ..., range: str = ...,
           percentiles: Optional[Sequence[float]] = ...,
           roi: Optional[Tuple[int, int, int, int]] = ..., backend: str = ...,
-          bit_depth: Optional[int] = ..., format: Optional[str] = ...) -> Stats: ...
+          bit_depth: Optional[int] = ..., format: Optional[str] = ...,
+          width: Optional[int] = ...) -> Stats: ...
 def equalize(image: Any, *, out: Any = ..., matrix: str = ..., range: str = ...,
              backend: str = ..., bit_depth: Optional[int] = ...,
-             format: Optional[str] = ..., temporal: Optional["Temporal"] = ...) -> Any: ...
+             format: Optional[str] = ..., temporal: Optional["Temporal"] = ...,
+             width: Optional[int] = ...) -> Any: ...
 def clahe(image: Any, *, tiles: Tuple[int, int] = ..., clip: float = ..., out: Any = ...,
           matrix: str = ..., range: str = ..., backend: str = ...,
           bit_depth: Optional[int] = ..., format: Optional[str] = ...,
-          temporal: Optional["Temporal"] = ...) -> Any: ...
+          temporal: Optional["Temporal"] = ..., width: Optional[int] = ...) -> Any: ...
 def apply_lut(image: Any, lut: Any, *, out: Any = ..., matrix: str = ..., backend: str = ...,
-              bit_depth: Optional[int] = ..., format: Optional[str] = ...) -> Any: ...
+              bit_depth: Optional[int] = ..., format: Optional[str] = ...,
+              width: Optional[int] = ...) -> Any: ...
 def lut_from_histogram(histogram: Any, *, range: str = ...) -> npt.NDArray[np.uint16]: ...
 def overlay(image: Any, *, out: Any = ..., rect: Optional[Tuple[int, int, int, int]] = ...,
             opacity: float = ..., scale: str = ..., markers: bool = ..., clipping: bool = ...,
             clip_warning: float = ..., percentiles: Optional[Sequence[float]] = ...,
             matrix: str = ..., range: str = ..., backend: str = ...,
-            bit_depth: Optional[int] = ..., format: Optional[str] = ...) -> Any: ...
+            bit_depth: Optional[int] = ..., format: Optional[str] = ...,
+            width: Optional[int] = ...) -> Any: ...
 
 class DatasetStats(Stats):
     images: int

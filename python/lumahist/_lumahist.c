@@ -59,10 +59,83 @@ static LhContext *context_for(LhBackend backend)
   return *slot;
 }
 
-/* A frame over an array's buffer: H x W (gray), H x W x C (C = 3 or 4,
- * interleaved), or for NV12/I420 the H*3/2 x W layout of the planes; uint8
- * or uint16 samples; rows may be padded (any row stride), but each row's
- * samples must be packed. */
+/* How an array holds a frame of each format: the shapes that NumPy and
+ * OpenCV users hold (OpenCV's (H * 3 / 2) x W for I420 and NV12, H x W x 2
+ * for YUY2), with the library's facts (lh_format_plane_size) deciding the
+ * rest. */
+typedef enum {
+  SHAPE_NONE,   /* no array convention: a format newer than this table */
+  SHAPE_GRAY,   /* H x W samples */
+  SHAPE_PIXELS, /* H x W x C samples, C those of a pixel */
+  SHAPE_WORDS,  /* H x W 32-bit words, one a pixel (10-bit packed R'G'B') */
+  SHAPE_PLANES, /* the whole buffer: every plane, one after another, in rows
+                   of the Y plane's width and stride */
+  SHAPE_PAIRS,  /* packed 4:2:2: H x W x 2 bytes, or H x 2W */
+  SHAPE_BYTES,  /* v210: H rows of bytes, 16 for each group of 6 pixels */
+} ArrayShape;
+
+typedef struct {
+  ArrayShape shape;
+  int channels;     /* SHAPE_PIXELS: samples a pixel */
+  int sample_bytes; /* of the array's elements */
+  bool big_endian;  /* the format's samples (GRAY16_BE, r210's words) */
+} FormatArray;
+
+static const FormatArray format_arrays[LH_FORMAT_COUNT] = {
+    [LH_FORMAT_GRAY8] = {SHAPE_GRAY, 1, 1, false},
+    [LH_FORMAT_GRAY16] = {SHAPE_GRAY, 1, 2, false},
+    [LH_FORMAT_GRAY16_BE] = {SHAPE_GRAY, 1, 2, true},
+    [LH_FORMAT_RGB] = {SHAPE_PIXELS, 3, 1, false},
+    [LH_FORMAT_BGR] = {SHAPE_PIXELS, 3, 1, false},
+    [LH_FORMAT_RGBA] = {SHAPE_PIXELS, 4, 1, false},
+    [LH_FORMAT_BGRA] = {SHAPE_PIXELS, 4, 1, false},
+    [LH_FORMAT_RGBX] = {SHAPE_PIXELS, 4, 1, false},
+    [LH_FORMAT_BGRX] = {SHAPE_PIXELS, 4, 1, false},
+    [LH_FORMAT_RGB16] = {SHAPE_PIXELS, 3, 2, false},
+    [LH_FORMAT_RGBA16] = {SHAPE_PIXELS, 4, 2, false},
+    [LH_FORMAT_BGRA16] = {SHAPE_PIXELS, 4, 2, false},
+    [LH_FORMAT_RGB10A2_LE] = {SHAPE_WORDS, 1, 4, false},
+    [LH_FORMAT_BGR10A2_LE] = {SHAPE_WORDS, 1, 4, false},
+    [LH_FORMAT_R210] = {SHAPE_WORDS, 1, 4, true},
+    [LH_FORMAT_I420] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_YV12] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_NV12] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_NV21] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_Y42B] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_Y444] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_NV16] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_NV24] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_Y41B] = {SHAPE_PLANES, 1, 1, false},
+    [LH_FORMAT_P010] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_P012] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_P016] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_I420_10LE] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_I420_12LE] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_I422_10LE] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_I422_12LE] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_Y444_10LE] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_Y444_12LE] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_Y444_16LE] = {SHAPE_PLANES, 1, 2, false},
+    [LH_FORMAT_YUY2] = {SHAPE_PAIRS, 2, 1, false},
+    [LH_FORMAT_YVYU] = {SHAPE_PAIRS, 2, 1, false},
+    [LH_FORMAT_UYVY] = {SHAPE_PAIRS, 2, 1, false},
+    [LH_FORMAT_VYUY] = {SHAPE_PAIRS, 2, 1, false},
+    [LH_FORMAT_V210] = {SHAPE_BYTES, 1, 1, false},
+};
+
+/* An array as the buffer protocol or __cuda_array_interface__ describes it. */
+typedef struct {
+  void *data;
+  int ndim;
+  Py_ssize_t shape[3];
+  Py_ssize_t strides[3];
+  int itemsize;    /* 0: not an unsigned integer of 1, 2 or 4 bytes */
+  bool big_endian; /* its elements */
+  char type[32];   /* the element type as NumPy names it, for messages */
+} ArrayView;
+
+/* A frame over an array (the shapes of format_arrays); rows may be padded
+ * (any row stride), but each row's samples must be packed. */
 typedef struct {
   Py_buffer view;
   bool held;
@@ -98,51 +171,345 @@ static void stream_end(LhContext *context, const ArrayFrame *a)
     lh_context_set_stream(context, NULL);
 }
 
-static int format_from_name(const char *name, LhFormat *format)
+/* The format of an array that names none: gray, RGB or RGBA by its shape,
+ * 8 or 16 bits by its elements (big-endian 16-bit gray: GRAY16_BE). */
+static int infer_format(const ArrayView *a, Py_ssize_t channels, LhFormat *format, const char *what)
 {
-  static const struct {
-    const char *name;
-    LhFormat format;
-  } names[] = {
-      {"GRAY8", LH_FORMAT_GRAY8},   {"GRAY16", LH_FORMAT_GRAY16}, {"RGB", LH_FORMAT_RGB},
-      {"BGR", LH_FORMAT_BGR},       {"RGBA", LH_FORMAT_RGBA},     {"BGRA", LH_FORMAT_BGRA},
-      {"RGBX", LH_FORMAT_RGBX},     {"BGRX", LH_FORMAT_BGRX},     {"RGB16", LH_FORMAT_RGB16},
-      {"RGBA16", LH_FORMAT_RGBA16}, {"I420", LH_FORMAT_I420},     {"NV12", LH_FORMAT_NV12},
-      {"P010", LH_FORMAT_P010},
+  char message[256];
+  static const LhFormat by_channels[2][5] = {
+      {0, LH_FORMAT_GRAY8, 0, LH_FORMAT_RGB, LH_FORMAT_RGBA},
+      {0, LH_FORMAT_GRAY16, 0, LH_FORMAT_RGB16, LH_FORMAT_RGBA16},
   };
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(names[i].name, name) == 0) {
-      *format = names[i].format;
-      return 0;
-    }
-  return -1;
-}
-
-/* The format of an H x W (x C) array of sample_bytes samples, or format_name. */
-static int infer_format(const char *format_name, Py_ssize_t channels, int sample_bytes,
-                        LhFormat *format)
-{
-  if (format_name)
-    return format_from_name(format_name, format);
-  if (channels == 1)
-    *format = sample_bytes == 1 ? LH_FORMAT_GRAY8 : LH_FORMAT_GRAY16;
-  else if (channels == 3)
-    *format = sample_bytes == 1 ? LH_FORMAT_RGB : LH_FORMAT_RGB16;
-  else if (channels == 4)
-    *format = sample_bytes == 1 ? LH_FORMAT_RGBA : LH_FORMAT_RGBA16;
-  else
-    return -1;
+  if (a->itemsize == 4) {
+    snprintf(message, sizeof message,
+             "%s: an array of 32-bit words: name its format (format=\"RGB10A2_LE\", "
+             "\"BGR10A2_LE\" or \"R210\")",
+             what);
+    return raise_invalid(message), -1;
+  }
+  if (channels != 1 && channels != 3 && channels != 4) {
+    snprintf(message, sizeof message,
+             "%s: %zd channels: 1, 3 or 4 expected, or name the format (format=\"YUY2\", ...)",
+             what, channels);
+    return raise_invalid(message), -1;
+  }
+  if (a->big_endian && channels != 1) {
+    snprintf(message, sizeof message,
+             "%s: big-endian 16-bit colour has no format: pass the array as little-endian "
+             "(array.astype('<u2'))",
+             what);
+    return raise_invalid(message), -1;
+  }
+  *format = a->big_endian ? LH_FORMAT_GRAY16_BE : by_channels[a->itemsize == 2][channels];
   return 0;
 }
 
-static bool is_planar(LhFormat format)
+/* The elements that a frame of this shape needs, for messages. */
+static const char *shape_wanted(ArrayShape shape)
 {
-  return format == LH_FORMAT_NV12 || format == LH_FORMAT_I420 || format == LH_FORMAT_P010;
+  switch (shape) {
+  case SHAPE_GRAY:
+    return "an H x W array";
+  case SHAPE_PIXELS:
+    return "an H x W x C array, C the samples of its pixels";
+  case SHAPE_WORDS:
+    return "an H x W array of 32-bit words";
+  case SHAPE_PLANES:
+    return "a 2-D array of its planes' rows, one plane after another ((H * 3 / 2) x W for 4:2:0)";
+  case SHAPE_PAIRS:
+    return "an H x W x 2 or an H x 2W array of bytes";
+  case SHAPE_BYTES:
+    return "an H x (bytes a row) array of bytes";
+  default:
+    return "an array";
+  }
+}
+
+/* The height of a SHAPE_PLANES frame of this width and stride whose planes
+ * take `rows` rows: the one whose buffer (lh_frame_buffer_size), at the
+ * array's stride, ends in the last of them.  The rows it takes grow with
+ * the height (each adds a Y row at least), so there is one or none. */
+static size_t plane_rows(LhFormat format, int width, int height, size_t stride)
+{
+  size_t size = lh_frame_buffer_size(format, width, height, stride);
+  return size == 0 ? SIZE_MAX : (size - 1) / stride + 1;
+}
+
+static int planes_height(LhFormat format, int width, Py_ssize_t rows, size_t stride, int *height,
+                         const char *what)
+{
+  int low = 1, high = rows > INT32_MAX ? INT32_MAX : (int)rows;
+  while (low < high) {
+    int middle = low + (high - low) / 2;
+    if (plane_rows(format, width, middle, stride) >= (size_t)rows)
+      high = middle;
+    else
+      low = middle + 1;
+  }
+  if (plane_rows(format, width, low, stride) == (size_t)rows) {
+    *height = low;
+    return 0;
+  }
+  char message[400];
+  const int shorter = low > 1 ? low - 1 : 1;
+  snprintf(message, sizeof message,
+           "%s: %zd rows are not the planes of any %s frame %d wide at a stride of %zu bytes: "
+           "a frame %d high takes %zu rows (its Y plane and its chroma), one %d high %zu",
+           what, rows, lh_format_name(format), width, stride, shorter,
+           plane_rows(format, width, shorter, stride), low, plane_rows(format, width, low, stride));
+  return raise_invalid(message), -1;
+}
+
+/* Every byte of every plane's rows that the library reads or writes is an
+ * element of the array: a frame over a view must not reach past its rows,
+ * nor into the gaps between them (where a planar format's half-stride
+ * chroma rows lie when the view is a slice of a wider buffer). */
+static int check_planes_inside(const ArrayView *a, const LhFrame *frame, const char *what)
+{
+  const size_t stride = (size_t)a->strides[0], rows = (size_t)a->shape[0];
+  const size_t row = (size_t)(a->shape[1] * (a->ndim == 3 ? a->shape[2] : 1) * a->itemsize);
+  const size_t end = stride * (rows - 1) + row;
+  for (int p = 0; p < 3; p++) {
+    size_t row_bytes;
+    int plane_rows;
+    if (lh_format_plane_size(frame->format, p, frame->width, frame->height, &row_bytes,
+                             &plane_rows) < 0)
+      return raise_status(LH_ERROR_INVALID_ARGUMENT), -1;
+    if (plane_rows == 0)
+      continue;
+    const size_t start = (size_t)((const char *)frame->planes[p] - (const char *)frame->planes[0]);
+    const size_t plane_stride = frame->strides[p];
+    const size_t last = start + (size_t)(plane_rows - 1) * plane_stride;
+    /* Rows without gaps between them are one run of bytes; rows whose stride
+     * is a multiple of the array's all start at the same column.  Only
+     * other strides (I420's halved one in a padded view) need each row. */
+    if (stride == row ? last + row_bytes <= end
+                      : plane_stride % stride == 0 && start % stride + row_bytes <= row &&
+                            last / stride < rows)
+      continue;
+    for (int i = 0; i < plane_rows; i++) {
+      const size_t offset = start + (size_t)i * plane_stride;
+      bool inside = stride == row ? offset + row_bytes <= end
+                                  : offset / stride < rows && offset % stride + row_bytes <= row;
+      if (inside)
+        continue;
+      char message[400];
+      if (offset + row_bytes > end)
+        snprintf(message, sizeof message,
+                 "%s: the %s frame's plane %d ends past the array (row %d of %zu bytes at byte "
+                 "%zu, the array's elements end at %zu)",
+                 what, lh_format_name(frame->format), p, i, row_bytes, offset, end);
+      else
+        snprintf(message, sizeof message,
+                 "%s: row %d of plane %d of the %s frame lies in the gap between the array's "
+                 "rows (a slice of a wider buffer leaves the chroma out): pass the buffer's "
+                 "whole rows with width=%d",
+                 what, i, p, lh_format_name(frame->format), frame->width);
+      return raise_invalid(message), -1;
+    }
+  }
+  return 0;
+}
+
+/* The frame over an array a in memory: its format format_name (NULL: from
+ * its shape and elements), width the frame's when its rows hold more than
+ * the pixels (0: from its shape). */
+static int frame_from_view(const ArrayView *a, LhMemory memory, const char *format_name, int width,
+                           int bit_depth, const char *what, LhFrame *frame)
+{
+  char message[400];
+  if (a->itemsize == 0) {
+    snprintf(message, sizeof message,
+             "%s: elements of type %s: uint8 or uint16 (uint32 for the packed 10-bit R'G'B' "
+             "formats)",
+             what, a->type);
+    return raise_invalid(message), -1;
+  }
+  if (a->ndim != 2 && a->ndim != 3) {
+    snprintf(message, sizeof message,
+             "%s: %d dimensions: H x W (gray, planes, words) or H x W x C expected", what, a->ndim);
+    return raise_invalid(message), -1;
+  }
+  const Py_ssize_t rows = a->shape[0], columns = a->shape[1];
+  const Py_ssize_t channels = a->ndim == 3 ? a->shape[2] : 1;
+  if (rows < 1 || columns < 1 || channels < 1) {
+    snprintf(message, sizeof message, "%s: an empty array (%zd x %zd x %zd)", what, rows, columns,
+             channels);
+    return raise_invalid(message), -1;
+  }
+  if (rows > INT32_MAX || columns > INT32_MAX) {
+    snprintf(message, sizeof message, "%s: %zd x %zd is too large", what, rows, columns);
+    return raise_invalid(message), -1;
+  }
+  if (channels > 4) {
+    snprintf(message, sizeof message, "%s: %zd channels: 1 to 4 expected", what, channels);
+    return raise_invalid(message), -1;
+  }
+  /* Each row's samples packed; rows at any positive stride. */
+  const Py_ssize_t row_bytes = columns * channels * a->itemsize;
+  if ((a->ndim == 3 && a->strides[2] != a->itemsize) ||
+      a->strides[1] != (Py_ssize_t)(channels * a->itemsize) || a->strides[0] <= 0 ||
+      a->strides[0] < row_bytes) {
+    snprintf(message, sizeof message,
+             "%s: the samples of a row are not packed (strides %zd, %zd%s); pass a contiguous "
+             "copy (numpy.ascontiguousarray)",
+             what, a->strides[0], a->strides[1], a->ndim == 3 ? ", ..." : "");
+    return raise_invalid(message), -1;
+  }
+
+  LhFormat format;
+  if (format_name) {
+    if (lh_format_from_name(format_name, &format) < 0) {
+      snprintf(message, sizeof message,
+               "%s: unknown format '%s' (lumahist.FORMATS lists the names)", what, format_name);
+      return raise_invalid(message), -1;
+    }
+  } else if (infer_format(a, channels, &format, what) < 0) {
+    return -1;
+  }
+  const FormatArray *fa = &format_arrays[format];
+  const char *name = lh_format_name(format);
+  if (fa->shape == SHAPE_NONE) {
+    snprintf(message, sizeof message, "%s: the Python module has no array layout for %s", what,
+             name);
+    lh_set_error(LH_ERROR_UNSUPPORTED, "%s", message);
+    return raise_status(LH_ERROR_UNSUPPORTED), -1;
+  }
+  if (a->itemsize != fa->sample_bytes) {
+    static const char *const types[] = {"", "uint8", "uint16", "", "uint32"};
+    snprintf(message, sizeof message, "%s: %s is held in %s arrays, not in %s ones", what, name,
+             types[fa->sample_bytes], a->type);
+    return raise_invalid(message), -1;
+  }
+  if (a->itemsize > 1 && a->big_endian != fa->big_endian) {
+    if (fa->big_endian)
+      snprintf(message, sizeof message,
+               "%s: %s's samples are big-endian: pass a '>u%d' array (array.astype('>u%d') "
+               "of the values, or array.view('>u%d') of bytes already in that order)",
+               what, name, a->itemsize, a->itemsize, a->itemsize);
+    else
+      snprintf(message, sizeof message,
+               "%s: %s's samples are little-endian, the array's big-endian%s", what, name,
+               format == LH_FORMAT_GRAY16 ? ": that is GRAY16_BE" : "");
+    return raise_invalid(message), -1;
+  }
+
+  /* The shape, and the width it gives. */
+  bool fits;
+  int shape_width = (int)columns;
+  switch (fa->shape) {
+  case SHAPE_PIXELS:
+    fits = a->ndim == 3 && channels == fa->channels;
+    break;
+  case SHAPE_PAIRS:
+    fits = channels == 2 || channels == 1;
+    if (channels == 1)
+      shape_width = (int)(columns / 2);
+    break;
+  case SHAPE_BYTES:
+    fits = channels == 1;
+    shape_width = (int)(columns / 16 * 6);
+    break;
+  default:
+    fits = channels == 1;
+  }
+  if (!fits) {
+    char shape[64] = "";
+    if (a->ndim == 3)
+      snprintf(shape, sizeof shape, " x %zd", channels);
+    snprintf(message, sizeof message, "%s: %s wants %s%s, not %zd x %zd%s", what, name,
+             shape_wanted(fa->shape),
+             fa->shape == SHAPE_PIXELS ? (fa->channels == 3 ? " (C = 3)" : " (C = 4)") : "", rows,
+             columns, shape);
+    return raise_invalid(message), -1;
+  }
+  const bool rows_of_bytes =
+      fa->shape == SHAPE_PLANES || fa->shape == SHAPE_PAIRS || fa->shape == SHAPE_BYTES;
+  if (width < 0 || (width > 0 && !rows_of_bytes && width != shape_width)) {
+    snprintf(message, sizeof message,
+             "%s: width=%d: a %s array's width is its shape's (%d); width= is for the YUV "
+             "formats whose arrays hold rows of planes or bytes",
+             what, width, name, shape_width);
+    return raise_invalid(message), -1;
+  }
+  const int frame_width = width > 0 ? width : shape_width;
+  size_t frame_row = 0;
+  int unused;
+  if (frame_width > 0)
+    lh_format_plane_size(format, 0, frame_width, 1, &frame_row, &unused);
+  /* Without width=, the rows are exactly the pixels' (no padding in them
+   * to mistake for pixels); with it, the rows may hold more. */
+  if (frame_width < 1 || frame_row > (size_t)row_bytes ||
+      (width == 0 && frame_row != (size_t)row_bytes)) {
+    if (width > 0)
+      snprintf(message, sizeof message,
+               "%s: a %s row %d pixels wide is %zu bytes, more than the array's rows (%zd)", what,
+               name, width, frame_row, row_bytes);
+    else
+      snprintf(message, sizeof message,
+               "%s: rows of %zd bytes are not rows of %s pixels (%s): give the frame's width "
+               "with width=",
+               what, row_bytes, name,
+               fa->shape == SHAPE_BYTES   ? "16 bytes for each group of 6"
+               : fa->shape == SHAPE_PAIRS ? "an odd width takes its last pair whole"
+                                          : "as wide as the array");
+    return raise_invalid(message), -1;
+  }
+
+  int height = (int)rows;
+  const size_t stride = (size_t)a->strides[0];
+  if (fa->shape == SHAPE_PLANES &&
+      planes_height(format, frame_width, rows, stride, &height, what) < 0)
+    return -1;
+  if (lh_frame_init(frame, format, memory, frame_width, height, a->data, stride) < 0)
+    return raise_status(LH_ERROR_INVALID_ARGUMENT), -1;
+  if (check_planes_inside(a, frame, what) < 0)
+    return -1;
+  frame->bit_depth = bit_depth;
+  return 0;
+}
+
+/* The element type of a buffer-protocol format ("B", "<H", ">I", ...):
+ * itemsize and byte order for unsigned integers of 1, 2 or 4 bytes. */
+static void view_type_from_buffer(const Py_buffer *v, ArrayView *a)
+{
+  const char *format = v->format ? v->format : "B";
+  char order = *format;
+  if (order == '<' || order == '>' || order == '!' || order == '=' || order == '@')
+    format++;
+  const bool unsigned_type = format[0] && strchr("BHILQ", format[0]) && format[1] == '\0';
+  const bool signed_type = format[0] && strchr("bhilq", format[0]) && format[1] == '\0';
+  const bool float_type = format[0] && strchr("efd", format[0]) && format[1] == '\0';
+  const int size = (int)v->itemsize;
+  a->itemsize = unsigned_type && (size == 1 || size == 2 || size == 4) ? size : 0;
+  a->big_endian = order == '>' || order == '!' ||
+                  (order != '<' && PY_BIG_ENDIAN); /* native: this host's order */
+  /* NumPy's names, which the caller knows the array by. */
+  if (unsigned_type || signed_type || float_type)
+    snprintf(a->type, sizeof a->type, "%s%s%d%s", unsigned_type ? "uint" : "",
+             signed_type  ? "int"
+             : float_type ? "float"
+                          : "",
+             8 * size, size > 1 && a->big_endian != (bool)PY_BIG_ENDIAN ? " (byte-swapped)" : "");
+  else
+    snprintf(a->type, sizeof a->type, "%s", v->format ? v->format : "?");
+}
+
+/* The element type of a __cuda_array_interface__ typestr ("|u1", "<u2"). */
+static void view_type_from_typestr(const char *typestr, ArrayView *a)
+{
+  snprintf(a->type, sizeof a->type, "%s", typestr ? typestr : "?");
+  a->itemsize = 0;
+  if (!typestr || strlen(typestr) != 3 || typestr[1] != 'u' || !strchr("<>|=", typestr[0]))
+    return;
+  const int size = typestr[2] - '0';
+  a->itemsize = size == 1 || size == 2 || size == 4 ? size : 0;
+  a->big_endian = typestr[0] == '>' || (typestr[0] == '=' && PY_BIG_ENDIAN);
 }
 
 /* A CUDA array (CuPy, PyTorch, Numba: __cuda_array_interface__ version 2 or
  * 3) as a frame in device memory, read and written where it is. */
-static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *format_name,
+static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *format_name, int width,
                             int bit_depth, bool writable, const char *what)
 {
   char message[256];
@@ -156,65 +523,38 @@ static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *form
     snprintf(message, sizeof message, "%s: a malformed __cuda_array_interface__", what);
     return raise_invalid(message), -1;
   }
-  const char *type = PyUnicode_AsUTF8(typestr);
-  int sample_bytes = type && (strcmp(type, "|u1") == 0 || strcmp(type, "<u1") == 0)   ? 1
-                     : type && (strcmp(type, "<u2") == 0 || strcmp(type, "=u2") == 0) ? 2
-                                                                                      : 0;
-  Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
-  if (!sample_bytes || (ndim != 2 && ndim != 3)) {
-    snprintf(message, sizeof message,
-             "%s: a CUDA array of %s and %zd dimensions: uint8 or uint16, H x W or H x W x C", what,
-             type ? type : "?", ndim);
+  ArrayView view = {.ndim = (int)PyTuple_GET_SIZE(shape)};
+  view_type_from_typestr(PyUnicode_AsUTF8(typestr), &view);
+  if (PyErr_Occurred())
+    return -1;
+  if (view.ndim != 2 && view.ndim != 3) {
+    snprintf(message, sizeof message, "%s: a CUDA array of %d dimensions: H x W or H x W x C", what,
+             view.ndim);
     return raise_invalid(message), -1;
   }
-  Py_ssize_t dims[3] = {1, 1, 1}, steps[3];
-  for (Py_ssize_t i = 0; i < ndim; i++)
-    dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-  steps[ndim - 1] = sample_bytes;
-  for (Py_ssize_t i = ndim - 2; i >= 0; i--)
-    steps[i] = steps[i + 1] * dims[i + 1];
+  for (int i = 0; i < view.ndim; i++)
+    view.shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+  /* Absent strides: C order. */
+  view.strides[view.ndim - 1] = view.itemsize;
+  for (int i = view.ndim - 2; i >= 0; i--)
+    view.strides[i] = view.strides[i + 1] * view.shape[i + 1];
   if (strides && strides != Py_None) {
-    if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim)
+    if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != view.ndim)
       return raise_invalid("a malformed __cuda_array_interface__ (strides)"), -1;
-    for (Py_ssize_t i = 0; i < ndim; i++)
-      steps[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
+    for (int i = 0; i < view.ndim; i++)
+      view.strides[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
   }
   if (PyErr_Occurred())
     return -1;
-  Py_ssize_t rows = dims[0], columns = dims[1], channels = ndim == 3 ? dims[2] : 1;
-  if (rows < 1 || columns < 1 || channels < 1 || rows > INT32_MAX || columns > INT32_MAX) {
-    snprintf(message, sizeof message, "%s: an empty or too large CUDA array", what);
-    return raise_invalid(message), -1;
-  }
-  if ((ndim == 3 && steps[2] != sample_bytes) || steps[1] != channels * sample_bytes ||
-      steps[0] < columns * channels * sample_bytes) {
-    snprintf(message, sizeof message,
-             "%s: the samples of a row are not packed; pass a contiguous copy", what);
-    return raise_invalid(message), -1;
-  }
   if (writable && PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == 1) {
     snprintf(message, sizeof message, "%s: a read-only CUDA array", what);
     return raise_invalid(message), -1;
   }
-  LhFormat format;
-  if (infer_format(format_name, channels, sample_bytes, &format) < 0) {
-    snprintf(message, sizeof message, "%s: no format for %zd channels ('%s')", what, channels,
-             format_name ? format_name : "");
-    return raise_invalid(message), -1;
-  }
-  int height = (int)rows;
-  if (is_planar(format)) {
-    if (channels != 1 || rows % 3 != 0)
-      return raise_invalid("an (H * 3 / 2) x W array of planes expected"), -1;
-    height = (int)(rows / 3 * 2);
-  }
-  void *pointer = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+  view.data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
   if (PyErr_Occurred())
     return -1;
-  if (lh_frame_init(&a->frame, format, LH_MEMORY_CUDA, (int)columns, height, pointer,
-                    (size_t)steps[0]) < 0)
-    return raise_status(LH_ERROR_INVALID_ARGUMENT), -1;
-  a->frame.bit_depth = bit_depth;
+  if (frame_from_view(&view, LH_MEMORY_CUDA, format_name, width, bit_depth, what, &a->frame) < 0)
+    return -1;
   a->on_device = true;
   /* Version 3: the producer's stream, on which the work is queued (None or
    * absent: the data is ready now). */
@@ -228,16 +568,17 @@ static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *form
 }
 
 /* Fills a from object; format_name NULL infers the format from the shape
- * and the sample size.  writable: the array is written (out=). */
-static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_name, int bit_depth,
-                           bool writable, const char *what)
+ * and the elements, width 0 the width from the shape.  writable: the array
+ * is written (out=). */
+static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_name, int width,
+                           int bit_depth, bool writable, const char *what)
 {
   memset(a, 0, sizeof *a);
   if (PyObject_HasAttrString(object, "__cuda_array_interface__")) {
     PyObject *interface = PyObject_GetAttrString(object, "__cuda_array_interface__");
     if (!interface)
       return -1;
-    int status = device_frame_get(a, interface, format_name, bit_depth, writable, what);
+    int status = device_frame_get(a, interface, format_name, width, bit_depth, writable, what);
     Py_DECREF(interface);
     return status;
   }
@@ -253,84 +594,18 @@ static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_n
     return -1;
   }
   a->held = true;
-  Py_buffer *v = &a->view;
-  char message[256];
-  const char *kind = v->format ? v->format : "B";
-  if (*kind == '<' || *kind == '=' || *kind == '@')
-    kind++;
-  int sample_bytes = (int)v->itemsize;
-  if (!((sample_bytes == 1 && (*kind == 'B')) || (sample_bytes == 2 && (*kind == 'H')))) {
-    snprintf(message, sizeof message, "%s: samples of type '%s' (%d bytes): uint8 or uint16 only",
-             what, v->format ? v->format : "?", sample_bytes);
-    goto invalid;
+  const Py_buffer *v = &a->view;
+  ArrayView view = {.data = v->buf, .ndim = v->ndim};
+  view_type_from_buffer(v, &view);
+  for (int i = 0; i < v->ndim && i < 3; i++) {
+    view.shape[i] = v->shape[i];
+    view.strides[i] = v->strides[i];
   }
-  if (v->ndim != 2 && v->ndim != 3) {
-    snprintf(message, sizeof message,
-             "%s: %d dimensions: H x W (gray) or H x W x C (colour) expected", what, v->ndim);
-    goto invalid;
-  }
-  Py_ssize_t rows = v->shape[0], columns = v->shape[1];
-  Py_ssize_t channels = v->ndim == 3 ? v->shape[2] : 1;
-  if (rows < 1 || columns < 1 || channels < 1) {
-    snprintf(message, sizeof message, "%s: an empty array (%zd x %zd)", what, rows, columns);
-    goto invalid;
-  }
-  if (rows > INT32_MAX || columns > INT32_MAX) {
-    snprintf(message, sizeof message, "%s: too large", what);
-    goto invalid;
-  }
-  /* Each row's samples packed; rows at any positive stride. */
-  if ((v->ndim == 3 && v->strides[2] != sample_bytes) ||
-      v->strides[1] != (Py_ssize_t)(channels * sample_bytes) || v->strides[0] <= 0 ||
-      v->strides[0] < columns * channels * sample_bytes) {
-    snprintf(message, sizeof message,
-             "%s: the samples of a row are not packed (strides %zd, %zd%s); pass a contiguous "
-             "copy (numpy.ascontiguousarray)",
-             what, v->strides[0], v->strides[1], v->ndim == 3 ? ", ..." : "");
-    goto invalid;
-  }
-  LhFormat format;
-  int height = (int)rows;
-  if (infer_format(format_name, channels, sample_bytes, &format) < 0) {
-    if (format_name)
-      snprintf(message, sizeof message, "%s: unknown format '%s'", what, format_name);
-    else
-      snprintf(message, sizeof message, "%s: %zd channels: 1, 3 or 4 expected", what, channels);
-    goto invalid;
-  }
-  if (is_planar(format)) {
-    /* The planes one after the other: height * 3 / 2 rows of the luma's
-     * width (GStreamer's layout for an even height). */
-    if (channels != 1 || rows % 3 != 0) {
-      snprintf(message, sizeof message,
-               "%s: %s wants an (H * 3 / 2) x W array of its planes, not %zd x %zd x %zd", what,
-               format_name, rows, columns, channels);
-      goto invalid;
-    }
-    height = (int)(rows / 3 * 2);
-  }
-  if (lh_frame_init(&a->frame, format, LH_MEMORY_HOST, (int)columns, height, v->buf,
-                    (size_t)v->strides[0]) < 0) {
+  if (frame_from_view(&view, LH_MEMORY_HOST, format_name, width, bit_depth, what, &a->frame) < 0) {
     array_frame_release(a);
-    raise_status(LH_ERROR_INVALID_ARGUMENT);
     return -1;
   }
-  /* A row of the array is a row of the frame's (first) plane. */
-  size_t plane_row = is_planar(format) ? (size_t)columns * (format == LH_FORMAT_P010 ? 2 : 1)
-                                       : lh_frame_buffer_size(format, (int)columns, 1, 0);
-  if (plane_row != (size_t)(columns * channels * sample_bytes)) {
-    snprintf(message, sizeof message,
-             "%s: rows of %zd x %zd samples of %d bytes are not rows of %s", what, columns,
-             channels, sample_bytes, format_name ? format_name : "that format");
-    goto invalid;
-  }
-  a->frame.bit_depth = bit_depth;
   return 0;
-
-invalid:
-  array_frame_release(a);
-  raise_invalid(message);
-  return -1;
 }
 
 static int parse_common(const char *matrix_name, const char *range_name, const char *backend_name,
@@ -409,12 +684,12 @@ static PyObject *stats_to_record(const LhStats *stats, int width, int height, Lh
 /* Analyses an array into *stats and, with overlay, draws the histogram into
  * it; *width and *height the frame's, *backend the backend used.  0, or -1
  * with the Python exception set. */
-static int analyze_array(PyObject *image, const char *format_name, int bit_depth, LhBackend asked,
-                         const LhOptions *options, const LhOverlayOptions *overlay, LhStats *stats,
-                         int *width, int *height, LhBackend *backend)
+static int analyze_array(PyObject *image, const char *format_name, int frame_width, int bit_depth,
+                         LhBackend asked, const LhOptions *options, const LhOverlayOptions *overlay,
+                         LhStats *stats, int *width, int *height, LhBackend *backend)
 {
   ArrayFrame a;
-  if (array_frame_get(&a, image, format_name, bit_depth, overlay != NULL,
+  if (array_frame_get(&a, image, format_name, frame_width, bit_depth, overlay != NULL,
                       overlay ? "out" : "image") < 0)
     return -1;
   LhContext *context = context_for(backend_for(asked, &a));
@@ -444,14 +719,14 @@ static int analyze_array(PyObject *image, const char *format_name, int bit_depth
 static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = {"image",   "matrix",    "range",  "percentiles", "roi",
-                             "backend", "bit_depth", "format", NULL};
+                             "backend", "bit_depth", "format", "width",       NULL};
   PyObject *image;
   const char *matrix_name = "bt601", *range_name = "full", *backend_name = "auto";
   const char *percentiles = "", *format_name = NULL;
-  int roi[4] = {0, 0, 0, 0}, bit_depth = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$sss(iiii)siz", keywords, &image, &matrix_name,
+  int roi[4] = {0, 0, 0, 0}, bit_depth = 0, frame_width = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$sss(iiii)sizi", keywords, &image, &matrix_name,
                                    &range_name, &percentiles, &roi[0], &roi[1], &roi[2], &roi[3],
-                                   &backend_name, &bit_depth, &format_name))
+                                   &backend_name, &bit_depth, &format_name, &frame_width))
     return NULL;
   LhOptions options;
   lh_options_init(&options);
@@ -467,8 +742,8 @@ static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   int width, height;
   LhBackend used;
   PyObject *result = NULL;
-  if (analyze_array(image, format_name, bit_depth, backend, &options, NULL, &stats, &width, &height,
-                    &used) == 0) {
+  if (analyze_array(image, format_name, frame_width, bit_depth, backend, &options, NULL, &stats,
+                    &width, &height, &used) == 0) {
     result = stats_to_record(&stats, width, height, used, NULL, NULL);
   }
   lh_stats_clear(&stats);
@@ -519,9 +794,9 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
   if (status < 0) {
     raise_status(status);
   } else {
-    result = stats_to_record(&stats, image.frame.width, image.frame.height,
-                             lh_context_backend(context), lhio_decoder_name(image.decoder),
-                             image.converted_from);
+    result =
+        stats_to_record(&stats, image.frame.width, image.frame.height, lh_context_backend(context),
+                        lhio_decoder_name(image.decoder), image.converted_from);
   }
   lhio_image_clear(&image);
   lh_stats_clear(&stats);
@@ -535,15 +810,16 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = {"image",     "out",     "mode",     "lut",        "matrix",
                              "range",     "tiles_x", "tiles_y",  "clip_limit", "backend",
-                             "bit_depth", "format",  "temporal", NULL};
+                             "bit_depth", "format",  "temporal", "width",      NULL};
   PyObject *image, *out, *lut_object = Py_None, *temporal = Py_None;
   const char *mode = "global", *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
              *format_name = NULL;
-  int tiles_x = 8, tiles_y = 8, bit_depth = 0;
+  int tiles_x = 8, tiles_y = 8, bit_depth = 0, frame_width = 0;
   double clip_limit = 40.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsizO", keywords, &image, &out, &mode,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsizOi", keywords, &image, &out, &mode,
                                    &lut_object, &matrix_name, &range_name, &tiles_x, &tiles_y,
-                                   &clip_limit, &backend_name, &bit_depth, &format_name, &temporal))
+                                   &clip_limit, &backend_name, &bit_depth, &format_name, &temporal,
+                                   &frame_width))
     return NULL;
   LhEqualizeOptions options;
   lh_equalize_options_init(&options);
@@ -569,9 +845,9 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
 
   ArrayFrame in, dst, lut;
   memset(&lut, 0, sizeof lut);
-  if (array_frame_get(&in, image, format_name, bit_depth, false, "image") < 0)
+  if (array_frame_get(&in, image, format_name, frame_width, bit_depth, false, "image") < 0)
     return NULL;
-  if (array_frame_get(&dst, out, format_name, bit_depth, true, "out") < 0) {
+  if (array_frame_get(&dst, out, format_name, frame_width, bit_depth, true, "out") < 0) {
     array_frame_release(&in);
     return NULL;
   }
@@ -584,13 +860,10 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
       return raise_invalid("lut: a contiguous uint16 array of 2^bit_depth entries expected");
     }
     lut.held = true;
-    int depth = in.frame.bit_depth ? in.frame.bit_depth
-                : (in.frame.format == LH_FORMAT_GRAY16 || in.frame.format == LH_FORMAT_RGB16 ||
-                   in.frame.format == LH_FORMAT_RGBA16)
-                    ? 16
-                : in.frame.format == LH_FORMAT_P010 ? 10
-                                                    : 8;
-    if (lut.view.itemsize != 2 || lut.view.len != ((Py_ssize_t)2 << depth)) {
+    /* The library reads 2^depth entries: a shorter table must not get that far. */
+    int depth = in.frame.bit_depth ? in.frame.bit_depth : lh_format_bit_depth(in.frame.format);
+    if (depth < 8 || depth > 16 || lut.view.itemsize != 2 ||
+        lut.view.len != ((Py_ssize_t)2 << depth)) {
       array_frame_release(&in);
       array_frame_release(&dst);
       array_frame_release(&lut);
@@ -697,16 +970,16 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = {"image",   "percentiles", "rect",         "opacity", "scale",
                              "markers", "clipping",    "clip_warning", "matrix",  "range",
-                             "backend", "bit_depth",   "format",       NULL};
+                             "backend", "bit_depth",   "format",       "width",   NULL};
   PyObject *image;
   const char *percentiles = "", *scale = "log", *matrix_name = "bt601", *range_name = "full",
              *backend_name = "auto", *format_name = NULL;
-  int rect[4] = {0, 0, 0, 0}, markers = 1, clipping = 1, bit_depth = 0;
+  int rect[4] = {0, 0, 0, 0}, markers = 1, clipping = 1, bit_depth = 0, frame_width = 0;
   double opacity = 0.8, clip_warning = 0.005;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$s(iiii)dsppdsssiz", keywords, &image,
-                                   &percentiles, &rect[0], &rect[1], &rect[2], &rect[3], &opacity,
-                                   &scale, &markers, &clipping, &clip_warning, &matrix_name,
-                                   &range_name, &backend_name, &bit_depth, &format_name))
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "O|$s(iiii)dsppdsssizi", keywords, &image, &percentiles, &rect[0], &rect[1],
+          &rect[2], &rect[3], &opacity, &scale, &markers, &clipping, &clip_warning, &matrix_name,
+          &range_name, &backend_name, &bit_depth, &format_name, &frame_width))
     return NULL;
   LhOptions options;
   lh_options_init(&options);
@@ -732,8 +1005,8 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   lh_stats_init(&stats);
   int width, height;
   LhBackend used;
-  int status = analyze_array(image, format_name, bit_depth, backend, &options, &overlay, &stats,
-                             &width, &height, &used);
+  int status = analyze_array(image, format_name, frame_width, bit_depth, backend, &options,
+                             &overlay, &stats, &width, &height, &used);
   lh_stats_clear(&stats);
   if (status < 0)
     return NULL;
@@ -801,6 +1074,21 @@ static PyObject *py_set_errors(PyObject *self, PyObject *classes)
   Py_RETURN_NONE;
 }
 
+/* The library's format names, in LhFormat order. */
+static PyObject *py_format_names(PyObject *self, PyObject *unused)
+{
+  PyObject *names = PyTuple_New(LH_FORMAT_COUNT);
+  for (int f = 0; names && f < LH_FORMAT_COUNT; f++) {
+    PyObject *name = PyUnicode_FromString(lh_format_name((LhFormat)f));
+    if (!name) {
+      Py_CLEAR(names);
+      break;
+    }
+    PyTuple_SET_ITEM(names, f, name);
+  }
+  return names;
+}
+
 static PyObject *py_version(PyObject *self, PyObject *unused)
 {
   return PyUnicode_FromString(lh_version());
@@ -808,10 +1096,10 @@ static PyObject *py_version(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"stats", (PyCFunction)(void (*)(void))py_stats, METH_VARARGS | METH_KEYWORDS,
-     "stats(image, *, matrix, range, percentiles, roi, backend, bit_depth, format) -> dict"},
+     "stats(image, *, matrix, range, percentiles, roi, backend, bit_depth, format, width) -> dict"},
     {"rewrite", (PyCFunction)(void (*)(void))py_rewrite, METH_VARARGS | METH_KEYWORDS,
      "rewrite(image, out, *, mode, lut, matrix, range, tiles_x, tiles_y, clip_limit, backend, "
-     "bit_depth, format)"},
+     "bit_depth, format, temporal, width)"},
     {"lut_from_histogram", (PyCFunction)(void (*)(void))py_lut_from_histogram,
      METH_VARARGS | METH_KEYWORDS, "lut_from_histogram(histogram, *, range) -> bytes"},
     {"stats_file", (PyCFunction)(void (*)(void))py_stats_file, METH_VARARGS | METH_KEYWORDS,
@@ -820,11 +1108,12 @@ static PyMethodDef methods[] = {
      "from_histogram(histogram, *, matrix, range, percentiles)"},
     {"overlay", (PyCFunction)(void (*)(void))py_overlay, METH_VARARGS | METH_KEYWORDS,
      "overlay(image, *, percentiles, rect, opacity, scale, markers, clipping, clip_warning, "
-     "matrix, range, backend, bit_depth, format)"},
+     "matrix, range, backend, bit_depth, format, width)"},
     {"temporal_new", py_temporal_new, METH_VARARGS, "temporal_new(window, cut_threshold)"},
     {"temporal_reset", py_temporal_reset, METH_O, "temporal_reset(capsule)"},
     {"set_errors", py_set_errors, METH_O, "set_errors((Error, by -status ...))"},
     {"device_time", py_device_time, METH_NOARGS, "this thread's CUDA context's GPU time"},
+    {"format_names", py_format_names, METH_NOARGS, "the library's pixel format names"},
     {"version", py_version, METH_NOARGS, "the library's version"},
     {NULL, NULL, 0, NULL},
 };

@@ -71,3 +71,44 @@ def test_device_array_on_the_cpu_backend_is_refused():
     cupy = cupy_or_skip()
     with pytest.raises(lumahist.UnsupportedError):
         lumahist.stats(cupy.zeros((8, 8), cupy.uint8), backend="cpu")
+
+
+def frame_of(name, height, width, seed):
+    """A random host frame of format name, as the module holds it (see
+    test_formats.py for the layouts checked byte by byte on the CPU)."""
+    rng = np.random.default_rng(seed)
+    if name == "NV12":
+        return rng.integers(0, 256, (height * 3 // 2, width), dtype=np.uint8)
+    if name == "P010":
+        return (rng.integers(0, 1024, (height * 3 // 2, width)) << 6).astype(np.uint16)
+    if name == "I420_10LE":
+        return rng.integers(0, 1024, (height * 3 // 2, width)).astype(np.uint16)
+    if name == "Y444_12LE":
+        return rng.integers(0, 4096, (3 * height, width)).astype(np.uint16)
+    if name == "YUY2":
+        return rng.integers(0, 256, (height, width, 2), dtype=np.uint8)
+    if name == "RGB10A2_LE":
+        return rng.integers(0, 1 << 32, (height, width), dtype=np.uint32)
+    return rng.integers(0, 1 << 16, (height, width, 4), dtype=np.uint16)  # BGRA16
+
+
+@pytest.mark.parametrize("name", ["NV12", "P010", "I420_10LE", "Y444_12LE", "YUY2", "RGB10A2_LE",
+                                  "BGRA16"])
+def test_cupy_arrays_of_every_layout_give_numpys_numbers(name):
+    cupy = cupy_or_skip()
+    host = frame_of(name, 270, 480, 4)
+    device = cupy.asarray(host)
+    got = lumahist.stats(device, format=name)
+    want = lumahist.stats(host, format=name, backend="cpu")
+    assert got.backend == "cuda" and got.bit_depth == want.bit_depth
+    assert np.array_equal(got.histogram, want.histogram) and got.percentiles == want.percentiles
+    out = lumahist.equalize(device, format=name)
+    assert np.array_equal(cupy.asnumpy(out), lumahist.equalize(host, format=name, backend="cpu"))
+
+
+def test_cupy_slices_whose_chroma_lies_outside_are_refused():
+    cupy = cupy_or_skip()
+    device = cupy.asarray(frame_of("NV12", 64, 96, 5))
+    with pytest.raises(lumahist.InvalidArgumentError, match="whole rows with width="):
+        lumahist.stats(device[:, :80], format="I420")
+    assert lumahist.stats(device[:, :80], format="NV12").width == 80

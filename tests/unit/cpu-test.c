@@ -512,6 +512,97 @@ static void test_bad_arguments(LhContext *ctx)
   lh_stats_clear(&s);
 }
 
+/* Names, depths and plane sizes of every format, against test-formats.h's
+ * own description of the layouts (which the front ends rely on to build
+ * frames over their callers' buffers). */
+static void test_format_facts(void)
+{
+  for (int i = 0; i < LH_FORMAT_COUNT; i++) {
+    LhFormat f = (LhFormat)i, found = LH_FORMAT_COUNT;
+    const char *name = lh_format_name(f);
+    CHECK(name && lh_format_from_name(name, &found) == LH_OK && found == f, "format %d by name %s",
+          i, name ? name : "(null)");
+    char other_case[32];
+    size_t n = strlen(name);
+    for (size_t k = 0; k <= n && k < sizeof other_case; k++)
+      other_case[k] = (char)(name[k] >= 'A' && name[k] <= 'Z'   ? name[k] - 'A' + 'a'
+                             : name[k] >= 'a' && name[k] <= 'z' ? name[k] - 'a' + 'A'
+                                                                : name[k]);
+    found = LH_FORMAT_COUNT;
+    CHECK(lh_format_from_name(other_case, &found) == LH_OK && found == f, "%s as %s", name,
+          other_case);
+    CHECK(lh_format_bit_depth(f) == gen_format_depth(f), "%s: depth %d, expected %d", name,
+          lh_format_bit_depth(f), gen_format_depth(f));
+    static const int sizes[][2] = {{1, 1}, {5, 3}, {6, 4}, {13, 7}, {48, 33}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      const int w = sizes[s][0], h = sizes[s][1];
+      size_t row = 99;
+      int rows = 99;
+      CHECK(lh_format_plane_size(f, 0, w, h, &row, &rows) == LH_OK && row == gen_row_bytes(f, w) &&
+                rows == h,
+            "%s %dx%d plane 0: %zu bytes x %d rows", name, w, h, row, rows);
+      int xs, ys;
+      const bool yuv = gen_chroma_subsampling(f, &xs, &ys);
+      const int chroma_planes = gen_chroma_planes(f);
+      const size_t chroma_row = (size_t)((w + (1 << xs) - 1) >> xs) * (size_t)gen_sample_bytes(f) *
+                                (chroma_planes == 1 ? 2 : 1);
+      const int chroma_rows = (h + (1 << ys) - 1) >> ys;
+      /* Every byte of every plane's rows lies in the buffer that
+       * lh_frame_buffer_size() asks for. */
+      uint8_t *base = (uint8_t *)(uintptr_t)4096;
+      LhFrame frame;
+      CHECK(lh_frame_init(&frame, f, LH_MEMORY_HOST, w, h, base, 0) == LH_OK, "%s %dx%d init", name,
+            w, h);
+      const size_t size = lh_frame_buffer_size(f, w, h, 0);
+      for (int p = 1; p <= 2; p++) {
+        const bool has = yuv && p <= chroma_planes;
+        CHECK(lh_format_plane_size(f, p, w, h, &row, &rows) == LH_OK &&
+                  row == (has ? chroma_row : 0) && rows == (has ? chroma_rows : 0),
+              "%s %dx%d plane %d: %zu bytes x %d rows, expected %zu x %d", name, w, h, p, row, rows,
+              has ? chroma_row : 0, has ? chroma_rows : 0);
+        if (has)
+          CHECK((size_t)((uint8_t *)frame.planes[p] - base) +
+                        frame.strides[p] * (size_t)(rows - 1) + row <=
+                    size,
+                "%s %dx%d: plane %d ends past the buffer of %zu bytes", name, w, h, p, size);
+      }
+    }
+  }
+  static const struct {
+    const char *name;
+    LhFormat format;
+  } aliases[] = {
+      {"GRAY16_LE", LH_FORMAT_GRAY16}, {"P010_10LE", LH_FORMAT_P010},
+      {"P012_LE", LH_FORMAT_P012},     {"p016_le", LH_FORMAT_P016},
+      {"RGBA64_LE", LH_FORMAT_RGBA16}, {"BGRA64_LE", LH_FORMAT_BGRA16},
+      {"r210", LH_FORMAT_R210},        {"RGBx", LH_FORMAT_RGBX},
+      {"v210", LH_FORMAT_V210},
+  };
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+    LhFormat found = LH_FORMAT_COUNT;
+    CHECK(lh_format_from_name(aliases[i].name, &found) == LH_OK && found == aliases[i].format,
+          "GStreamer's name %s", aliases[i].name);
+  }
+  LhFormat untouched = LH_FORMAT_NV12;
+  static const char *const unknown[] = {"", "YUY9", "NV1", "NV120", "I420 ", "RGB565"};
+  for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+    CHECK(lh_format_from_name(unknown[i], &untouched) == LH_ERROR_INVALID_ARGUMENT &&
+              untouched == LH_FORMAT_NV12 && strstr(lh_last_error(), "unknown pixel format"),
+          "\"%s\" is not a format", unknown[i]);
+  CHECK(lh_format_from_name(NULL, &untouched) == LH_ERROR_INVALID_ARGUMENT, "NULL name");
+  CHECK(lh_format_from_name("GRAY8", NULL) == LH_ERROR_INVALID_ARGUMENT, "NULL result");
+  CHECK(lh_format_bit_depth(LH_FORMAT_COUNT) == 0 && lh_format_bit_depth((LhFormat)-1) == 0,
+        "the depth of no format");
+  size_t row;
+  int rows;
+  CHECK(
+      lh_format_plane_size(LH_FORMAT_COUNT, 0, 4, 4, &row, &rows) == LH_ERROR_INVALID_ARGUMENT &&
+          lh_format_plane_size(LH_FORMAT_I420, 3, 4, 4, &row, &rows) == LH_ERROR_INVALID_ARGUMENT &&
+          lh_format_plane_size(LH_FORMAT_I420, 1, 0, 4, &row, &rows) == LH_ERROR_INVALID_ARGUMENT &&
+          lh_format_plane_size(LH_FORMAT_I420, 1, 4, 4, NULL, &rows) == LH_ERROR_INVALID_ARGUMENT,
+      "plane sizes of bad arguments");
+}
+
 /* P(p) lands where the cumulative histogram says: cdf(P-1) < rank <= cdf(P). */
 static void test_percentile_invariant(LhContext *ctx)
 {
@@ -556,6 +647,7 @@ int main(void)
   test_from_histogram(ctx);
   test_percentile_invariant(ctx);
   test_bad_arguments(ctx);
+  test_format_facts();
   lh_context_free(ctx);
   printf("%s: %d failure(s)\n", failures ? "FAILED" : "ok", failures);
   return failures ? 1 : 0;
