@@ -38,7 +38,8 @@ typedef struct {
   uint64_t sums[LHI_MAX_THREADS];
 } DifferenceBands;
 
-/* Row y's keys: the frame's row itself, or made into keys (row of band's). */
+/* Row y's keys: the frame's own row where its samples are the keys, else
+ * the band's row `keys`, made from it. */
 static const void *row_keys(const DifferenceBands *d, int y, void *keys)
 {
   const LhFrame *frame = &d->job->frame;
