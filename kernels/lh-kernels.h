@@ -291,6 +291,40 @@ cudaError_t lhk_clahe_apply(LhkPixel pixel, const LhkPlane *plane, const LhiClah
                             uint32_t bins, const uint16_t *luts, cudaStream_t stream);
 
 /* ------------------------------------------------------------------------ */
+/* Frame difference (difference.cu)                                          */
+
+/* How a frame's luma values (keys, as the histogram counts them) are read. */
+typedef enum {
+  LHK_KEYS_Y8,   /* one byte every `step` bytes from `offset` on: 8-bit Y planes, packed 4:2:2 */
+  LHK_KEYS_Y16,  /* 16-bit words: shifted down by `shift`, clamped to max_value; big-endian
+                    words where swap is set */
+  LHK_KEYS_V210, /* the Y fields of v210's 6-pixel groups */
+} LhkKeys;
+
+/* One frame against the previous one.  previous holds width x height keys,
+ * rows width apart: bytes for LHK_KEYS_Y8, 16-bit words for the others. */
+typedef struct {
+  const void *data; /* device address of row 0 of plane 0 (Y16: even; V210: 4-byte aligned) */
+  size_t stride;    /* bytes from one row to the next (the same alignment) */
+  uint32_t width;
+  uint32_t height;
+  LhkKeys keys;
+  uint32_t step;      /* Y8: bytes from one Y to the next (1, or 2 for packed 4:2:2) */
+  uint32_t offset;    /* Y8: bytes from a row's start to its first Y (UYVY: 1) */
+  uint32_t shift;     /* Y16: P010 6 */
+  uint32_t swap;      /* Y16: GRAY16_BE */
+  uint32_t max_value; /* Y16: 2^bit_depth - 1 */
+  void *previous;     /* device; the frame's keys are written there */
+  int compare;        /* 0: previous holds nothing yet, only write it */
+} LhkDifference;
+
+/* *sum (device) = sum |key - previous key| over the frame when compare is
+ * set (0 otherwise), every previous key then replaced by the frame's, in one
+ * pass. */
+cudaError_t lhk_difference(const LhkDifference *difference, int sm_count, unsigned long long *sum,
+                           cudaStream_t stream);
+
+/* ------------------------------------------------------------------------ */
 /* Histogram overlay (overlay.cu)                                            */
 
 typedef struct {

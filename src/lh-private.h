@@ -232,6 +232,51 @@ int lhi_temporal_host_step(LhTemporal *temporal, const LhiTemporalKey *key,
                            const uint64_t *cut_histogram, int bit_depth, uint16_t *luts,
                            size_t n_entries);
 
+/* ------------------------------------------------------------------------ */
+/* Frame difference (difference.c)                                           */
+
+/* What a difference state's data was made for; a frame with another key
+ * drops it and starts afresh. */
+typedef struct {
+  const LhiBackend *backend;
+  LhFormat format;
+  int width;
+  int height;
+  int bit_depth;
+} LhiDifferenceKey;
+
+/* A backend's copy of the previous frame's luma, kept where it computes. */
+typedef struct {
+  void (*free)(void *data);
+} LhiDifferenceOps;
+
+struct LhDifference {
+  LhiDifferenceKey key;
+  bool has_previous;           /* data holds the luma of a frame of this key */
+  const LhiDifferenceOps *ops; /* NULL until a backend has made its data */
+  void *data;
+};
+
+/* One push for a backend: frame validated, not R'G'B', whole (no region). */
+typedef struct {
+  LhFrame frame;
+  int bit_depth; /* of the luma values (lhi_frame_luma_depth) */
+  bool compare;  /* the data holds the previous frame's luma: sum the differences */
+  /* output */
+  uint64_t sum; /* sum |Y - Y_prev| over the frame, when compare */
+} LhiDifferenceJob;
+
+/* Bytes of one luma value in a backend's copy: 1 for the formats of 8-bit
+ * samples, 2 for the others (16-bit samples, v210's 10-bit fields). */
+static inline int lhi_difference_key_bytes(const LhiFormatInfo *info)
+{
+  return info->sample_bytes == 1 ? 1 : 2;
+}
+
+/* A backend finds its data in difference->data (made for the key of the
+ * job's frame), or NULL there: it makes the data and gives it with this. */
+void lhi_difference_attach(LhDifference *difference, const LhiDifferenceOps *ops, void *data);
+
 /* The 32-bin profile of a frame's histogram (lh_histogram_distance). */
 void lhi_cut_profile(const uint64_t *histogram, int bit_depth, uint32_t *profile);
 /* sum |a - b| of two profiles, in units of 2^-21 of distance. */
@@ -312,12 +357,19 @@ void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bo
                       uint16_t *keys);
 void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys);
 
+/* sum |keys[x] - previous[x]| over a row of width keys, previous then
+ * overwritten by keys (cpu/luma-rows.c: vectorized).  The two must not
+ * overlap. */
+uint64_t lhi_difference_row_u8(const uint8_t *keys, uint8_t *previous, int width);
+uint64_t lhi_difference_row_u16(const uint16_t *keys, uint16_t *previous, int width);
+
 /* width samples of every other byte from row on (the Y of packed 4:2:2). */
 void lhi_count8_row_step2(LhiCount8 *count, const uint8_t *row, int width);
 void lhi_count8_end(LhiCount8 *count);
 
 /* CPU implementations of the backend operations below. */
 int lhi_cpu_equalize(void *state, LhiEqualizeJob *job);
+int lhi_cpu_difference(void *state, LhDifference *difference, LhiDifferenceJob *job);
 int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job);
 int lhi_cpu_overlay(void *state, const LhiOverlayJob *job);
 
@@ -358,6 +410,9 @@ struct LhiBackend {
   int (*overlay)(void *state, const LhiOverlayJob *job);
   /* lh_context_device_time; NULL: LH_ERROR_UNSUPPORTED (no device to time). */
   int (*device_time)(void *state, LhDeviceTime *time);
+  /* lh_difference_push: job->frame's luma kept in difference's data, and
+   * compared first when job->compare; NULL: LH_ERROR_UNSUPPORTED. */
+  int (*difference)(void *state, LhDifference *difference, LhiDifferenceJob *job);
 };
 
 extern const LhiBackend lhi_cpu_backend;

@@ -480,6 +480,46 @@ LH_API int lh_temporal_query(LhTemporal *temporal, int *frames, uint64_t *cuts);
 LH_API double lh_histogram_distance(const uint64_t *a, const uint64_t *b, int bit_depth);
 
 /* ------------------------------------------------------------------------ */
+/* Frame difference for video                                                */
+/*                                                                           */
+/* The mean absolute difference of a frame's luma to the previous frame's:   */
+/* sum |Y - Y_prev| / N over its N pixels (FFmpeg signalstats' YDIF).  The   */
+/* sum is an exact 64-bit integer on every backend and the division is made  */
+/* on the host, (double)sum / (double)N, so that the CPU and the GPU give    */
+/* the same bits.  Y is what the histogram counts: the Y samples of YUV      */
+/* formats (planar and semi-planar Y planes, every other byte of packed      */
+/* 4:2:2, v210's 10-bit fields), gray samples, and 16-bit samples shifted    */
+/* down (P010: its 10-bit values) and clamped to the frame's bit depth.      */
+/* R'G'B' frames give LH_ERROR_UNSUPPORTED: their luma needs a matrix, which */
+/* this call does not take (analyse them, or convert them to YUV, first).    */
+
+typedef struct LhDifference LhDifference;
+
+/* A state keeps a copy of the last frame's luma in the memory of the
+ * backend it was pushed to (host memory for the CPU; device memory for CUDA,
+ * allocated in the CUDA context current then).  It serves one stream of
+ * frames of one size, format and bit depth on one backend: any change of
+ * those, like a reset, makes the next frame the first again.  One call at a
+ * time may use it.  A state used on the CUDA backend holds device memory: free
+ * it (or push it to another backend, which frees that memory) while the CUDA
+ * context it was used in is current, before that context is destroyed. */
+LH_API int lh_difference_new(LhDifference **difference);
+LH_API void lh_difference_free(LhDifference *difference);
+
+/* Forgets the previous frame (its memory is kept for the next one). */
+LH_API void lh_difference_reset(LhDifference *difference);
+
+/* Compares frame's luma with that of the previous frame pushed to this
+ * state, and keeps frame's in its place.  *mean_abs is the mean absolute
+ * difference, or NAN for the first frame (after creation, a reset, a change
+ * of size, format, bit depth or backend, or a failed push).  The CUDA backend
+ * takes host and CUDA frames, mixed as they come (host frames are copied to
+ * the device), the CPU backend host frames.  A CUDA frame is read where it
+ * is, on the context's stream: only the 8-byte sum comes back to the host. */
+LH_API int lh_difference_push(LhContext *context, LhDifference *difference, const LhFrame *frame,
+                              double *mean_abs);
+
+/* ------------------------------------------------------------------------ */
 /* Histogram overlay                                                         */
 
 typedef enum {

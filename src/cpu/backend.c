@@ -412,4 +412,5 @@ const LhiBackend lhi_cpu_backend = {
     .analyze = cpu_analyze,
     .equalize = lhi_cpu_equalize,
     .overlay = lhi_cpu_overlay,
+    .difference = lhi_cpu_difference,
 };

@@ -295,3 +295,42 @@ void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys)
       keys[x + k] = (uint16_t)lhi_v210_get(w, lhi_v210_y_field(k));
   }
 }
+
+/* ---- Absolute differences of two rows of keys ---- */
+
+/* Keys summed into a 32-bit counter at a time, which vectorizes (psadbw for
+ * bytes): 65536 differences of at most 65535 stay below 2^32. */
+#define DIFFERENCE_CHUNK 65536
+
+uint64_t lhi_difference_row_u8(const uint8_t *restrict keys, uint8_t *restrict previous, int width)
+{
+  uint64_t sum = 0;
+  for (int first = 0; first < width; first += DIFFERENCE_CHUNK) {
+    const int end = width - first < DIFFERENCE_CHUNK ? width : first + DIFFERENCE_CHUNK;
+    uint32_t chunk = 0;
+    for (int x = first; x < end; x++) {
+      const int d = (int)keys[x] - (int)previous[x];
+      chunk += (uint32_t)(d < 0 ? -d : d);
+    }
+    sum += chunk;
+  }
+  memcpy(previous, keys, (size_t)width);
+  return sum;
+}
+
+uint64_t lhi_difference_row_u16(const uint16_t *restrict keys, uint16_t *restrict previous,
+                                int width)
+{
+  uint64_t sum = 0;
+  for (int first = 0; first < width; first += DIFFERENCE_CHUNK) {
+    const int end = width - first < DIFFERENCE_CHUNK ? width : first + DIFFERENCE_CHUNK;
+    uint32_t chunk = 0;
+    for (int x = first; x < end; x++) {
+      const int d = (int)keys[x] - (int)previous[x];
+      chunk += (uint32_t)(d < 0 ? -d : d);
+    }
+    sum += chunk;
+  }
+  memcpy(previous, keys, (size_t)width * sizeof *keys);
+  return sum;
+}

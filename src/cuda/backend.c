@@ -537,4 +537,5 @@ const LhiBackend lhi_cuda_backend = {
     .equalize = lhi_cuda_equalize,
     .overlay = lhi_cuda_overlay,
     .device_time = cuda_device_time,
+    .difference = lhi_cuda_difference,
 };

@@ -110,4 +110,7 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job);
 int lhi_cuda_overlay(void *state, const LhiOverlayJob *job);
 void lhi_cuda_equalize_free(void *data);
 
+/* cuda/difference.c: the frame difference (lh_difference_push). */
+int lhi_cuda_difference(void *state, LhDifference *difference, LhiDifferenceJob *job);
+
 #endif /* LH_CUDA_BACKEND_H */

@@ -135,11 +135,9 @@ struct LhtVideoStats {
   LhContext *cuda_context;
   LhBackend backend;
 
-  /* The previous record's frame, for diff and cuts. */
-  uint8_t *previous;
-  size_t previous_size;
-  int previous_width, previous_height, previous_bytes;
-  bool have_previous;
+  /* The previous record's frame, for diff (its luma, kept by the library
+   * where the frame was analysed) and cuts (its histogram). */
+  LhDifference *difference;
   uint64_t *previous_histogram;
   int previous_depth;
 
@@ -177,9 +175,11 @@ void lht_video_stats_free(LhtVideoStats *v)
 {
   if (!v)
     return;
+  /* Device memory of the host context's backend, if CUDA: freed before it.
+   * (A CUDA frames' state went with its file's decoder context.) */
+  lh_difference_free(v->difference);
   lh_context_free(v->host_context);
   lh_context_free(v->cuda_context);
-  g_free(v->previous);
   g_free(v->previous_histogram);
   g_free(v->histogram);
   g_array_free(v->cuts, TRUE);
@@ -243,68 +243,12 @@ static void file_reset(LhtVideoStats *v)
   g_array_set_size(v->frozen, 0);
   g_array_set_size(v->window, 0);
   v->in_black = v->in_frozen = false;
-  v->have_previous = false;
+  lh_difference_reset(v->difference);
   v->previous_depth = 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Per-frame measures                                                        */
-
-/* Mean |a - b| over the luma planes of two frames of the same size. */
-static double mean_abs_difference(const uint8_t *a, size_t a_stride, const uint8_t *b,
-                                  size_t b_stride, int width, int height, int bytes)
-{
-  uint64_t sum = 0;
-  for (int y = 0; y < height; y++) {
-    const uint8_t *ra = a + (size_t)y * a_stride;
-    const uint8_t *rb = b + (size_t)y * b_stride;
-    uint64_t row = 0;
-    if (bytes == 1) {
-      for (int x = 0; x < width; x++)
-        row += (uint64_t)abs((int)ra[x] - (int)rb[x]);
-    } else {
-      const uint16_t *wa = (const uint16_t *)(const void *)ra;
-      const uint16_t *wb = (const uint16_t *)(const void *)rb;
-      for (int x = 0; x < width; x++)
-        row += (uint64_t)abs((int)wa[x] - (int)wb[x]);
-    }
-    sum += row;
-  }
-  return (double)sum / ((double)width * (double)height);
-}
-
-/* The frame difference to the previous record's frame (NAN for the first,
- * after a change of size, or for R'G'B' frames), keeping this one. */
-static double frame_difference(LhtVideoStats *v, LhioVideo *video, const LhFrame *frame)
-{
-  const uint8_t *plane;
-  size_t stride;
-  int bytes;
-  if (lhio_video_host_luma(video, &plane, &stride, &bytes) < 0) {
-    v->have_previous = false;
-    return NAN;
-  }
-  int width = frame->width, height = frame->height;
-  double diff = NAN;
-  if (v->have_previous && v->previous_width == width && v->previous_height == height &&
-      v->previous_bytes == bytes)
-    diff = mean_abs_difference(plane, stride, v->previous, (size_t)width * (size_t)bytes, width,
-                               height, bytes);
-  size_t row = (size_t)width * (size_t)bytes;
-  size_t need = row * (size_t)height;
-  if (need > v->previous_size) {
-    g_free(v->previous);
-    v->previous = g_malloc(need);
-    v->previous_size = need;
-  }
-  for (int y = 0; y < height; y++)
-    memcpy(v->previous + (size_t)y * row, plane + (size_t)y * stride, row);
-  v->previous_width = width;
-  v->previous_height = height;
-  v->previous_bytes = bytes;
-  v->have_previous = true;
-  return diff;
-}
 
 /* FFmpeg signalstats' YLOW / YHIGH: the smallest value whose cumulative count
  * reaches lrint(N * p / 100.) (its integer arithmetic, N * p first). */
@@ -389,19 +333,38 @@ static void track_span(GArray *spans, bool *open, bool flagged, const LhtFrameFi
 /* ------------------------------------------------------------------------ */
 /* Analysis                                                                  */
 
+/* The frame's statistics, and its diff (the mean absolute difference of its
+ * luma to the previous record's frame, FFmpeg's YDIF: NAN for the first, after
+ * a change of size, or for R'G'B' frames, which have no luma plane), both by
+ * the context that reads the frame where it is. */
+static int analyze_on(LhtVideoStats *v, LhContext *context, const LhFrame *frame,
+                      const LhOptions *options, LhStats *stats, double *diff)
+{
+  *diff = NAN;
+  int status = lh_analyze(context, frame, options, stats);
+  if (status < 0)
+    return status;
+  if (!v->difference && (status = lh_difference_new(&v->difference)) < 0)
+    return status;
+  status = lh_difference_push(context, v->difference, frame, diff);
+  /* R'G'B': no diff, and the next frame's is NAN too (the state restarts). */
+  return status == LH_ERROR_UNSUPPORTED ? LH_OK : status;
+}
+
 static int analyze(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
-                   const LhOptions *options, LhStats *stats)
+                   const LhOptions *options, LhStats *stats, double *diff)
 {
   if (f->frame.memory == LH_MEMORY_CUDA) {
     int status = lhio_video_cuda_enter(video);
     if (status < 0)
       return status;
     /* The library works inside the decoder's CUDA context, as the element
-     * does: device pointers are valid there only. */
+     * does: device pointers are valid there only.  The frame never leaves
+     * the device: the diff's previous luma is kept there too. */
     if (!v->cuda_context)
       status = lh_context_new(LH_BACKEND_CUDA, &v->cuda_context);
     if (status >= 0)
-      status = lh_analyze(v->cuda_context, &f->frame, options, stats);
+      status = analyze_on(v, v->cuda_context, &f->frame, options, stats, diff);
     lhio_video_cuda_leave(video);
     if (status >= 0)
       v->backend = LH_BACKEND_CUDA;
@@ -413,12 +376,12 @@ static int analyze(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
       return lh_set_error(LH_ERROR_NO_DEVICE, "no analysis context");
   }
   v->backend = lh_context_backend(v->host_context);
-  return lh_analyze(v->host_context, &f->frame, options, stats);
+  return analyze_on(v, v->host_context, &f->frame, options, stats, diff);
 }
 
 /* Fills the frame's fields and adds it to the summary. */
 static void measure(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f, const LhStats *s,
-                    LhtFrameFields *fields)
+                    double diff, LhtFrameFields *fields)
 {
   fields->decoder = lhio_video_decoder(video);
   fields->frame = f->index;
@@ -426,7 +389,7 @@ static void measure(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
   fields->duration = f->duration;
   fields->keyframe = f->keyframe;
   fields->decode_warning = f->warned;
-  fields->diff = frame_difference(v, video, &f->frame);
+  fields->diff = diff;
   fields->cut_distance = NAN;
   if (v->previous_histogram && v->previous_depth == s->bit_depth)
     fields->cut_distance = lh_histogram_distance(s->histogram, v->previous_histogram, s->bit_depth);
@@ -595,8 +558,8 @@ static void write_summary(LhtVideoStats *v, const char *path, const char *decode
 static void report_frame(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
                          const LhtFrameFields *fields, const LhStats *s)
 {
-  /* The host plane, for thumbnails: frame_difference() has it already (a
-   * CUDA frame's downloaded once). */
+  /* The host plane, for thumbnails (a CUDA frame is downloaded for them:
+   * only when there is a report). */
   LhtLumaPlane luma = {.width = f->frame.width, .height = f->frame.height};
   if (lhio_video_host_luma(video, &luma.plane, &luma.stride, &luma.sample_bytes) < 0)
     luma.plane = NULL;
@@ -697,7 +660,8 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
       options.matrix = f.matrix;
     if (!job->range_given)
       options.range = f.range;
-    status = analyze(v, video, &f, &options, &stats);
+    double diff;
+    status = analyze(v, video, &f, &options, &stats, &diff);
     if (status < 0) {
       error = g_strdup_printf("frame %" PRIu64 ": %s", f.index, lht_reason(status, path));
       break;
@@ -707,7 +671,7 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
                 lhio_video_decoder(video), f.format,
                 f.frame.memory == LH_MEMORY_CUDA ? "CUDA" : "system", lh_backend_name(v->backend));
     LhtFrameFields fields;
-    measure(v, video, &f, &stats, &fields);
+    measure(v, video, &f, &stats, diff, &fields);
     if (job->report)
       report_frame(v, video, &f, &fields, &stats);
     LhtRecord record = {
@@ -746,8 +710,11 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
     lht_progress_note(job->progress, NULL);
   if (v->cuda_context) {
     /* Made in this file's decoder context, which dies with the video:
-     * freed there, and made again for the next file's. */
+     * freed there, and made again for the next file's; so is the diff's
+     * state, whose previous luma is device memory of that context. */
     lhio_video_cuda_enter(video);
+    lh_difference_free(v->difference);
+    v->difference = NULL;
     lh_context_free(v->cuda_context);
     v->cuda_context = NULL;
     lhio_video_cuda_leave(video);

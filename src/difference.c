@@ -1,0 +1,97 @@
+/* difference.c: the frame-difference state of video (the mean absolute
+ * difference of a frame's luma to the previous frame's): its argument
+ * checks, its restart on a new stream of frames, and the division that
+ * turns a backend's exact sum into the mean. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "lh-private.h"
+
+LH_API int lh_difference_new(LhDifference **out)
+{
+  if (!out)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "difference pointer is NULL");
+  *out = calloc(1, sizeof **out);
+  if (!*out)
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for a difference state");
+  return LH_OK;
+}
+
+static void drop_data(LhDifference *difference)
+{
+  if (difference->ops)
+    difference->ops->free(difference->data);
+  difference->ops = NULL;
+  difference->data = NULL;
+  difference->has_previous = false;
+}
+
+LH_API void lh_difference_free(LhDifference *difference)
+{
+  if (!difference)
+    return;
+  drop_data(difference);
+  free(difference);
+}
+
+LH_API void lh_difference_reset(LhDifference *difference)
+{
+  if (difference)
+    difference->has_previous = false;
+}
+
+void lhi_difference_attach(LhDifference *difference, const LhiDifferenceOps *ops, void *data)
+{
+  drop_data(difference);
+  difference->ops = ops;
+  difference->data = data;
+}
+
+static bool same_key(const LhiDifferenceKey *a, const LhiDifferenceKey *b)
+{
+  return a->backend == b->backend && a->format == b->format && a->width == b->width &&
+         a->height == b->height && a->bit_depth == b->bit_depth;
+}
+
+LH_API int lh_difference_push(LhContext *context, LhDifference *difference, const LhFrame *frame,
+                              double *mean_abs)
+{
+  if (mean_abs)
+    *mean_abs = NAN;
+  if (!context || !difference || !mean_abs)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "%s is NULL",
+                     !context      ? "context"
+                     : !difference ? "difference state"
+                                   : "mean_abs");
+  /* Whatever fails below, the next frame is a first one: a failed push may
+   * have overwritten part of the previous frame's luma. */
+  const bool had_previous = difference->has_previous;
+  difference->has_previous = false;
+  int status = lhi_frame_validate(frame);
+  if (status < 0)
+    return status;
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  if (info->r >= 0)
+    return lhi_error(LH_ERROR_UNSUPPORTED,
+                     "%s frames have no luma plane to compare: the frame difference takes gray "
+                     "and YUV frames",
+                     info->name);
+  if (!context->backend->difference)
+    return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend has no frame difference",
+                     context->backend->name);
+
+  LhiDifferenceJob job = {.frame = *frame, .bit_depth = lhi_frame_luma_depth(frame)};
+  const LhiDifferenceKey key = {context->backend, frame->format, frame->width, frame->height,
+                                job.bit_depth};
+  if (!same_key(&key, &difference->key))
+    drop_data(difference);
+  difference->key = key;
+  job.compare = had_previous && difference->data != NULL;
+  status = context->backend->difference(context->state, difference, &job);
+  if (status < 0)
+    return status;
+  difference->has_previous = true;
+  if (job.compare)
+    *mean_abs = (double)job.sum / ((double)frame->width * (double)frame->height);
+  return LH_OK;
+}
