@@ -31,7 +31,7 @@ struct LhtVideoArgs {
   double timeout_s;  /* --video-timeout */
   double cut_threshold;
   char *memory_name; /* --video-memory system|cuda, as given */
-  bool cuda_memory;  /* --video-memory cuda: NVDEC frames stay in CUDA memory */
+  bool cuda_memory;  /* NVDEC frames stay in CUDA memory (not --video-memory system) */
 };
 
 void lht_video_args_init(LhtVideoArgs *args);

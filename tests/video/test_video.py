@@ -519,11 +519,12 @@ def group_gpu(tmp):
     code, cpu_out, err = run("stats", "--backend", "cpu", clip)
     check(code == 0, f"--backend cpu: exit {code}: {err}")
     on_cpu = frames_of(records(cpu_out))
-    # NVDEC's frames copied to system memory (the default), then in place in
-    # CUDA memory (--video-memory cuda).
-    for memory, said in (("system", "in system memory"), ("cuda", "in CUDA memory")):
-        code, cuda_out, err = run("stats", "--backend", "cuda", "--verbose", "--video-memory",
-                                  memory, clip)
+    # NVDEC's frames copied to system memory (--video-memory system), then in
+    # place in CUDA memory (--video-memory cuda, and the default).
+    for memory, said in (("system", "in system memory"), ("cuda", "in CUDA memory"),
+                         (None, "in CUDA memory")):
+        memory_args = ["--video-memory", memory] if memory else []
+        code, cuda_out, err = run("stats", "--backend", "cuda", "--verbose", *memory_args, clip)
         if not check(code == 0, f"--video-memory {memory}: exit {code}: {err}"):
             continue
         check(said in err, f"--video-memory {memory}: NVDEC's frames not {said}: {err}")
