@@ -81,6 +81,14 @@ typedef struct {
    * resident blocks per multiprocessor of each, plain and fused */
   int gray8_variant[2];
   int gray8_blocks_per_sm[LHK_GRAY8_MAX_VARIANTS][2];
+  /* histograms of more than LHK_SHARED_MAX_BINS bins on thread-block
+   * clusters (sm_90 on): the bytes of shared memory a block holds of the
+   * bins (0: no clusters, global copies instead), and per pixel layout the
+   * clusters of a 65536-bin launch that are resident at once.  The
+   * environment variable LHK_CLUSTER_SLICE_BYTES sets the first (0, or a
+   * power of two from 16384 to 131072), for measuring. */
+  uint32_t cluster_slice_bytes;
+  int cluster_resident[LHK_PIXEL_COUNT];
 } LhkDevice;
 
 /* Fills *device for the current device. */

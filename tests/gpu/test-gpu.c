@@ -264,6 +264,15 @@ static void suite_depths(void)
         c.depth = depth;
         run_layouts(c);
       }
+  /* Frames wide enough for every resident block, in many clusters
+   * (histograms of more than 4096 bins). */
+  static const int wide_depths[] = {13, 16};
+  for (size_t i = 0; i < sizeof wide_depths / sizeof wide_depths[0]; i++)
+    for (int d = 0; d < DIST_COUNT; d++) {
+      Case c = base_case(d % 2 ? LH_FORMAT_GRAY16 : LH_FORMAT_RGB16, 3840, 2160, (Dist)d, seed++);
+      c.depth = wide_depths[i];
+      run_layouts(c);
+    }
   static const int rgb_depths[] = {8, 9, 10, 12, 14, 16};
   for (size_t i = 0; i < sizeof rgb_depths / sizeof rgb_depths[0]; i++)
     for (int d = 0; d < DIST_COUNT; d++) {
