@@ -940,10 +940,114 @@ static void bench_percentile_methods(const LhkDevice *dev)
 }
 
 /* ------------------------------------------------------------------------ */
+/* 10 to 16-bit frames: where the time of one goes                          */
+
+/* Samples of `depth` bits in 16-bit words: UNIFORM every bin alike, PHOTO
+ * the 8-bit photo in the top bits and noise below. */
+__global__ void gen_wide(uint16_t *out, uint64_t n, int depth, int dist, uint64_t seed)
+{
+  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    const uint64_t r = mix64(seed ^ (i * 0xD1B54A32D192ED03ull));
+    const uint32_t low = (uint32_t)r & ((1u << (depth - 8)) - 1);
+    out[i] = dist == UNIFORM ? (uint16_t)(r & ((1u << depth) - 1))
+                             : (uint16_t)(sample8(PHOTO, seed, i, (uint32_t)(i % 3840),
+                                                  (uint32_t)(i / 3840), 3840, 2160)
+                                              << (depth - 8) |
+                                          low);
+  }
+}
+
+/* One 4K frame of 10, 12 and 16-bit Y: the histogram (for 16 bits each way
+ * of privatizing more than 4096 bins: global copies, clusters of 2 to 16
+ * blocks), the finish, and the result block's copy to the host, each alone,
+ * beside the 8-bit frame's fused launch. */
+static void bench_wide(void)
+{
+  const uint32_t w = 3840, h = 2160;
+  const uint64_t pixels = (uint64_t)w * h;
+  const size_t bytes = pixels * 2;
+  const int n = rotation(bytes);
+  std::vector<uint16_t *> frames(n);
+  for (int i = 0; i < n; i++)
+    CHECK_CUDA(cudaMalloc(&frames[i], bytes));
+  unsigned long long *hist;
+  void *result, *scratch, *host;
+  const size_t scratch_bytes = lhk_histogram_scratch_bytes(65536, 1);
+  CHECK_CUDA(cudaMalloc(&hist, 65536 * sizeof(unsigned long long)));
+  CHECK_CUDA(cudaMemset(hist, 0, 65536 * sizeof(unsigned long long)));
+  CHECK_CUDA(cudaMalloc(&result, lhk_result_bytes(65536)));
+  CHECK_CUDA(cudaMalloc(&scratch, scratch_bytes));
+  CHECK_CUDA(cudaMemset(scratch, 0, scratch_bytes));
+  CHECK_CUDA(cudaMallocHost(&host, lhk_result_bytes(65536)));
+  struct Variant {
+    const char *name, *slice;
+  };
+  const Variant variants[] = {{"global copies", "0"},          {"clusters of 2", "131072"},
+                              {"clusters of 4", "65536"},       {"clusters of 8", "32768"},
+                              {"clusters of 16", "16384"}};
+  for (int depth : {10, 12, 16}) {
+    const uint32_t bins = 1u << depth;
+    for (int dist : {UNIFORM, PHOTO}) {
+      for (int i = 0; i < n; i++)
+        gen_wide<<<1024, 256, 0, g_stream>>>(frames[i], pixels, depth, dist, 77 + i);
+      CHECK_CUDA(cudaStreamSynchronize(g_stream));
+      auto image_of = [&](int r) {
+        LhkImage image;
+        memset(&image, 0, sizeof image);
+        image.data = frames[r % n];
+        image.stride = (size_t)w * 2;
+        image.width = w;
+        image.height = h;
+        image.max_value = bins - 1;
+        return image;
+      };
+      const std::string size = std::string("4K ") + std::to_string(depth) + "-bit";
+      for (const Variant &v : variants) {
+        if (depth < 16 && strcmp(v.slice, "32768") != 0)
+          continue; /* 4096 bins and fewer: shared memory, whatever the slice */
+        setenv("LHK_CLUSTER_SLICE_BYTES", v.slice, 1);
+        LhkDevice dev;
+        CHECK_CUDA(lhk_device_init(&dev));
+        const std::string impl =
+            std::string("histogram, ") + (depth < 16 ? "shared" : v.name);
+        double us = median_us([&](int r) {
+          LhkImage image = image_of(r);
+          CHECK_CUDA(lhk_histogram(&dev, LHK_PIXEL_Y16, bins, &image, 1, hist, 1, scratch,
+                                   g_stream));
+        });
+        add_row("wide frame", size, dist_names[dist], impl, us, (double)bytes, 0, 0);
+        CHECK_CUDA(cudaMemsetAsync(hist, 0, bins * sizeof(unsigned long long), g_stream));
+      }
+      unsetenv("LHK_CLUSTER_SLICE_BYTES");
+    }
+    LhkFinish finish;
+    fill_finish(&finish, hist, result, pixels);
+    finish.bins = bins;
+    finish.white = bins - 1;
+    const std::string size = std::string("4K ") + std::to_string(depth) + "-bit";
+    add_row("wide frame", size, "-", "finish (lhk_finish)",
+            median_us([&](int) { CHECK_CUDA(lhk_finish(&finish, 1, g_stream)); }), 0, 0, 0);
+    add_row("wide frame", size, "-", "result block to host",
+            median_us([&](int) {
+              CHECK_CUDA(cudaMemcpyAsync(host, result, lhk_result_bytes(bins),
+                                         cudaMemcpyDeviceToHost, g_stream));
+            }),
+            0, 0, 0);
+  }
+  for (uint16_t *p : frames)
+    CHECK_CUDA(cudaFree(p));
+  CHECK_CUDA(cudaFree(hist));
+  CHECK_CUDA(cudaFree(result));
+  CHECK_CUDA(cudaFree(scratch));
+  CHECK_CUDA(cudaFreeHost(host));
+}
+
+/* ------------------------------------------------------------------------ */
 
 static void usage(void)
 {
-  printf("usage: lumahist-bench [--csv PATH] [--runs N] [--only hist|gray8|frame|sort|method]\n"
+  printf("usage: lumahist-bench [--csv PATH] [--runs N] [--only hist|gray8|frame|sort|method|wide]\n"
          "                      [--gray8-variants]\n"
          "Times lumahist's CUDA kernels against CUB and a device-to-device copy;\n"
          "--gray8-variants: every 8-bit gray histogram kernel, each checked against CUB.\n");
@@ -1013,6 +1117,8 @@ int main(int argc, char **argv)
   }
   if (want("method"))
     bench_percentile_methods(&dev);
+  if (want("wide"))
+    bench_wide();
 
   if (csv_path) {
     FILE *f = fopen(csv_path, "w");
