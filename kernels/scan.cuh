@@ -273,19 +273,20 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
   }
 }
 
-/* Finishes one frame with the whole block: the histogram goes into the
- * result block and is cleared behind (so the next frame may add to it), the
- * moments are reduced, and each rank r gets the smallest v with cdf(v) >= r,
- * as lhi_values_from_histogram (r = 0 gives 0, r > count the top bin).  The
- * bins are walked in tiles of one bin per thread with coalesced loads; the
- * thread of rank k looks for it in the tile where the CDF crosses it.  One
- * tile takes the shorter way above. */
-__device__ __forceinline__ void lhk_finish_frame(const LhkFinish &f, LhkFinishShared &sh)
+/* Finishes one frame of more than LHK_BLOCK_THREADS bins with the whole
+ * block, ITEMS consecutive bins a thread per tile (LHK_BLOCK_THREADS x ITEMS
+ * bins): each thread loads its bins at once (vector loads past L1: other
+ * blocks' atomics landed in L2), copies them into the result block, clears
+ * them behind (so that the next frame may add to the histogram), adds them
+ * to its moments and sums them; one block scan of the threads' sums gives
+ * the CDF at each thread's last bin.  The thread of rank k then finds the
+ * thread whose bins the CDF crosses it in (binary search over those sums)
+ * and walks that thread's ITEMS bins.  (One bin a thread took 128 tiles,
+ * each a dependent load and three barriers, for 65536 bins: 85 us on an
+ * H200; tests/bench/lumahist-bench --only wide.) */
+template <int ITEMS>
+__device__ __forceinline__ void lhk_finish_tiles(const LhkFinish &f, LhkFinishShared &sh)
 {
-  if (f.bins <= LHK_BLOCK_THREADS) {
-    lhk_finish_one_tile(f, sh);
-    return;
-  }
   const int tid = threadIdx.x;
   const uint32_t bins = f.bins;
   lhk_u64 *histogram = f.histogram;
@@ -297,21 +298,56 @@ __device__ __forceinline__ void lhk_finish_frame(const LhkFinish &f, LhkFinishSh
   LhkMoments m;
   lhk_moments_init(m);
   lhk_u64 carry = 0;
-  for (uint32_t base = 0; base < bins; base += LHK_BLOCK_THREADS) {
-    const uint32_t v = base + tid;
-    lhk_u64 h = 0;
-    if (v < bins) {
-      /* Other blocks' atomics landed in L2: read past L1. */
-      h = __ldcg(histogram + v);
-      histogram[v] = 0;
-      out[v] = h;
+  for (uint32_t base = 0; base < bins; base += LHK_BLOCK_THREADS * ITEMS) {
+    const uint32_t first = base + (uint32_t)tid * ITEMS;
+    lhk_u64 h[ITEMS];
+    /* Whole 16-byte pairs where the thread's bins are all in (always, for a
+     * power of two of bins and aligned buffers); one by one otherwise. */
+    const bool pairs = first + ITEMS <= bins && ((uintptr_t)histogram % 16 | (uintptr_t)out % 16) == 0;
+    if (pairs) {
+      const ulonglong2 *in = (const ulonglong2 *)(histogram + first);
+#pragma unroll
+      for (int i = 0; i < ITEMS / 2; i++) {
+        const ulonglong2 pair = __ldcg(in + i);
+        h[2 * i] = pair.x;
+        h[2 * i + 1] = pair.y;
+      }
+#pragma unroll
+      for (int i = 0; i < ITEMS / 2; i++) {
+        ((ulonglong2 *)(histogram + first))[i] = make_ulonglong2(0, 0);
+        ((ulonglong2 *)(out + first))[i] = make_ulonglong2(h[2 * i], h[2 * i + 1]);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) {
+        h[i] = 0;
+        if (first + i < bins) {
+          h[i] = __ldcg(histogram + first + i);
+          histogram[first + i] = 0;
+          out[first + i] = h[i];
+        }
+      }
     }
-    lhk_moments_add(m, v, h, f.black, f.white);
+    lhk_u64 total = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+      lhk_moments_add(m, first + i, h[i], f.black, f.white);
+      total += h[i];
+    }
     lhk_u64 tile_total;
-    sh.scan.cdf[tid] = lhk_block_inclusive_scan(h, sh.scan.warp_totals, &tile_total);
+    sh.scan.cdf[tid] = lhk_block_inclusive_scan(total, sh.scan.warp_totals, &tile_total);
     __syncthreads();
-    if (rank > carry && rank - carry <= tile_total)
-      value = base + lhk_tile_search(sh.scan.cdf, rank - carry);
+    if (rank > carry && rank - carry <= tile_total) {
+      const lhk_u64 target = rank - carry;
+      const int owner = lhk_tile_search(sh.scan.cdf, target);
+      lhk_u64 c = owner > 0 ? sh.scan.cdf[owner - 1] : 0;
+      const lhk_u64 *bin = out + base + (uint32_t)owner * ITEMS;
+      int i = 0;
+      /* The owner's bins were written by another thread before the barrier. */
+      while ((c += __ldcg(bin + i)) < target)
+        i++;
+      value = base + (uint32_t)owner * ITEMS + (uint32_t)i;
+    }
     carry += tile_total;
     __syncthreads();
   }
@@ -322,6 +358,20 @@ __device__ __forceinline__ void lhk_finish_frame(const LhkFinish &f, LhkFinishSh
     lhk_moments_write(m, out[0], out[bins - 1], result);
   if (tid < n_ranks)
     result->values[tid] = value;
+}
+
+/* Finishes one frame with the whole block: the histogram goes into the
+ * result block and is cleared behind, the moments are reduced, and each rank
+ * r gets the smallest v with cdf(v) >= r, as lhi_values_from_histogram (r = 0
+ * gives 0, r > count the top bin).  One tile takes the shorter way above. */
+__device__ __forceinline__ void lhk_finish_frame(const LhkFinish &f, LhkFinishShared &sh)
+{
+  if (f.bins <= LHK_BLOCK_THREADS)
+    lhk_finish_one_tile(f, sh);
+  else if (f.bins <= 8 * LHK_BLOCK_THREADS)
+    lhk_finish_tiles<4>(f, sh);
+  else
+    lhk_finish_tiles<16>(f, sh);
 }
 
 #endif /* LHK_SCAN_CUH */
