@@ -41,7 +41,7 @@ static const struct {
     {"GRAY16_LE", FALSE},
     {"RGBA64_LE", FALSE},
     /* the YUV of cameras and decoders, where cudaupload carries them (v210
-     * stays in system memory: no kernels yet) */
+     * stays in system memory: GStreamer's CUDA elements carry none) */
     {"YV12", FALSE},
     {"NV21", FALSE},
     {"Y42B", FALSE},
