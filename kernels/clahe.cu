@@ -378,7 +378,7 @@ extern "C" cudaError_t lhk_clahe_apply(LhkPixel pixel, const LhkPlane *plane,
     dim3 launch;
     lhk_rewrite_grid<LHK_PIXEL_V210>(*plane, &launch);
     lhk_clahe_apply_v210_kernel<<<launch, LHK_REWRITE_THREADS, 0, stream>>>(*plane, *grid, bins,
-                                                                             luts);
+                                                                            luts);
     LHK_CHECK_LAUNCH(stream);
     return cudaSuccess;
   }

@@ -118,8 +118,8 @@ __global__ void lhk_overlay_v210_kernel(LhkOverlay o, LhkOverlayArea a)
   const int x_first = g * LHI_V210_GROUP_PIXELS;
   if (x_first >= a.x1 || y >= a.y1)
     return;
-  uint8_t *group = (uint8_t *)o.planes[0] + (size_t)y * o.strides[0] +
-                   (size_t)g * LHI_V210_GROUP_BYTES;
+  uint8_t *group =
+      (uint8_t *)o.planes[0] + (size_t)y * o.strides[0] + (size_t)g * LHI_V210_GROUP_BYTES;
   uint32_t w[4];
   for (int i = 0; i < 4; i++)
     w[i] = lhk_load_word(group + 4 * i, 0);
@@ -166,8 +166,7 @@ extern "C" cudaError_t lhk_overlay(const LhkOverlay *overlay, cudaStream_t strea
     return cudaSuccess;
   const dim3 block(LHK_OVERLAY_BLOCK_X, LHK_OVERLAY_BLOCK_Y);
   if (o.pixel == LHK_PIXEL_V210) {
-    const int groups =
-        (a.x1 - 1) / LHI_V210_GROUP_PIXELS - a.x0 / LHI_V210_GROUP_PIXELS + 1;
+    const int groups = (a.x1 - 1) / LHI_V210_GROUP_PIXELS - a.x0 / LHI_V210_GROUP_PIXELS + 1;
     dim3 grid((groups + block.x - 1) / block.x, (a.y1 - a.y0 + block.y - 1) / block.y);
     lhk_overlay_v210_kernel<<<grid, block, 0, stream>>>(o, a);
     LHK_CHECK_LAUNCH(stream);

@@ -551,9 +551,9 @@ GST_START_TEST(test_cuda_v210_system_memory)
 
   for (guint w = 0; w < G_N_ELEMENTS(widths); w++)
     for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
-      gchar *caps_string = g_strdup_printf(
-          "video/x-raw,format=v210,width=%d,height=%d,framerate=25/1", widths[w],
-          widths[w] > 1000 ? 33 : 54);
+      gchar *caps_string =
+          g_strdup_printf("video/x-raw,format=v210,width=%d,height=%d,framerate=25/1", widths[w],
+                          widths[w] > 1000 ? 33 : 54);
       gchar *description = g_strdup_printf("lumahist backend=cuda mode=%d overlay=%d "
                                            "matrix=bt709 range=full tiles-x=3 tiles-y=2 "
                                            "clip-limit=3",
@@ -579,9 +579,9 @@ GST_START_TEST(test_cuda_v210_system_memory)
         GstBuffer *in = lhc_low_contrast_frame(&info, 8000 + 10 * w + i, i * 40 * GST_MSECOND);
         LhStats stats;
         lhc_library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &stats);
-        GstBuffer *expected = lhc_library_output(in, &info, cases[c].mode ? &equalize : NULL,
-                                                 cases[c].overlay ? &overlay_options : NULL,
-                                                 &stats);
+        GstBuffer *expected =
+            lhc_library_output(in, &info, cases[c].mode ? &equalize : NULL,
+                               cases[c].overlay ? &overlay_options : NULL, &stats);
         GstBuffer *out = gst_harness_push_and_pull(h, gst_buffer_ref(in));
         fail_unless(out != NULL, "%s: no frame out", description);
         GstLumahistMeta *meta = gst_buffer_get_lumahist_meta(out);

@@ -271,16 +271,17 @@ static void test_equalize(void)
 static void test_v210(void)
 {
   static const Shape v210_shapes[] = {
-      {2, 3, 0, 0},    {6, 1, 0, 0},      {8, 7, 4, 4},   {9, 5, 0, 8},    {10, 2, 12, 12},
-      {11, 9, 3, 0},   {12, 4, 16, 4},    {13, 13, 0, 0}, {96, 31, 0, 0},  {101, 17, 20, 8},
-      {1920, 9, 0, 0}, {1923, 6, 4, 0},   {1, 37, 0, 4},  {641, 359, 0, 0}};
+      {2, 3, 0, 0},    {6, 1, 0, 0},    {8, 7, 4, 4},   {9, 5, 0, 8},    {10, 2, 12, 12},
+      {11, 9, 3, 0},   {12, 4, 16, 4},  {13, 13, 0, 0}, {96, 31, 0, 0},  {101, 17, 20, 8},
+      {1920, 9, 0, 0}, {1923, 6, 4, 0}, {1, 37, 0, 4},  {641, 359, 0, 0}};
   static const struct {
     LhEqualizeMode mode;
     int tx, ty;
     double clip;
   } modes[] = {
-      {LH_EQUALIZE_GLOBAL, 0, 0, 0},  {LH_EQUALIZE_CLAHE, 8, 8, 40.0}, {LH_EQUALIZE_CLAHE, 3, 2, 2.0},
-      {LH_EQUALIZE_CLAHE, 1, 1, 0.0}, {LH_EQUALIZE_CLAHE, 5, 7, 0.5},
+      {LH_EQUALIZE_GLOBAL, 0, 0, 0},  {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
+      {LH_EQUALIZE_CLAHE, 3, 2, 2.0}, {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
+      {LH_EQUALIZE_CLAHE, 5, 7, 0.5},
   };
   const size_t n_modes = sizeof modes / sizeof *modes;
   uint64_t seed = 9000;
@@ -312,8 +313,9 @@ static void test_v210(void)
         o.tiles_x = modes[m].tx;
         o.tiles_y = modes[m].ty;
         o.clip_limit = modes[m].clip;
-        snprintf(what, sizeof what, "v210 %dx%d stride +%zu offset %zu %s %s %dx%d clip %g range %d",
-                 sh->width, sh->height, sh->extra_stride, sh->offset, gen_distribution_names[d],
+        snprintf(what, sizeof what,
+                 "v210 %dx%d stride +%zu offset %zu %s %s %dx%d clip %g range %d", sh->width,
+                 sh->height, sh->extra_stride, sh->offset, gen_distribution_names[d],
                  o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y, o.clip_limit, o.range);
       }
       compare_equalize(&g, &o, lut, what);
@@ -326,9 +328,9 @@ static void test_v210(void)
     size_t extra, offset;
     LhRect rect;
   } overlays[] = {
-      {97, 61, 0, 0, {7, 3, 50, 40}},       {97, 61, 4, 4, {5, 0, 13, 20}},
-      {320, 181, 0, 0, {0, 0, 320, 181}},   {101, 40, 8, 12, {88, 31, 40, 30}},
-      {1921, 45, 0, 0, {1, 1, 1919, 43}},   {13, 9, 0, 0, {-2, -1, 20, 20}},
+      {97, 61, 0, 0, {7, 3, 50, 40}},     {97, 61, 4, 4, {5, 0, 13, 20}},
+      {320, 181, 0, 0, {0, 0, 320, 181}}, {101, 40, 8, 12, {88, 31, 40, 30}},
+      {1921, 45, 0, 0, {1, 1, 1919, 43}}, {13, 9, 0, 0, {-2, -1, 20, 20}},
       {200, 64, 12, 8, {0, 0, 0, 0}},
   };
   for (size_t k = 0; k < sizeof overlays / sizeof *overlays; k++) {
@@ -366,8 +368,9 @@ static void test_v210(void)
     const char *names[3] = {"host frame", "page-locked host frame", "device frame"};
     for (int i = 0; i < 3; i++) {
       size_t at = first_difference(got[i], want.allocation, want.size);
-      CHECK(at == want.size, "overlay v210 case %zu %dx%d rect %d,%d %dx%d, %s: byte %zu is %u, the CPU's %u",
-            k, overlays[k].width, overlays[k].height, oo.rect.x, oo.rect.y, oo.rect.width,
+      CHECK(at == want.size,
+            "overlay v210 case %zu %dx%d rect %d,%d %dx%d, %s: byte %zu is %u, the CPU's %u", k,
+            overlays[k].width, overlays[k].height, oo.rect.x, oo.rect.y, oo.rect.width,
             oo.rect.height, names[i], at, at < want.size ? got[i][at] : 0,
             at < want.size ? want.allocation[at] : 0);
     }

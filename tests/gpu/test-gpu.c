@@ -207,11 +207,10 @@ static void suite_formats(void)
   /* v210: rows of whole groups of 6 (width % 6 = 0, tight rows taking one
    * run of groups) and every partial last group (width % 6 = 1 .. 5), one
    * row and odd heights. */
-  static const int v210_sizes[][2] = {{6, 1},   {7, 1},    {8, 5},    {9, 3},   {10, 7},
-                                      {11, 1},  {12, 9},   {13, 2},   {14, 1},  {15, 5},
-                                      {16, 3},  {17, 11},  {96, 33},  {97, 33}, {98, 1},
-                                      {99, 17}, {100, 33}, {101, 31}, {1920, 3}, {1921, 5},
-                                      {1922, 1}, {1923, 2}, {1924, 7}, {1925, 3}};
+  static const int v210_sizes[][2] = {
+      {6, 1},    {7, 1},    {8, 5},    {9, 3},    {10, 7},   {11, 1},   {12, 9},   {13, 2},
+      {14, 1},   {15, 5},   {16, 3},   {17, 11},  {96, 33},  {97, 33},  {98, 1},   {99, 17},
+      {100, 33}, {101, 31}, {1920, 3}, {1921, 5}, {1922, 1}, {1923, 2}, {1924, 7}, {1925, 3}};
   for (size_t s = 0; s < sizeof v210_sizes / sizeof v210_sizes[0]; s++)
     for (int d = 0; d < DIST_COUNT; d++)
       run_layouts(base_case(LH_FORMAT_V210, v210_sizes[s][0], v210_sizes[s][1], (Dist)d, seed++));
@@ -286,9 +285,9 @@ static void suite_depths(void)
 static void suite_options(void)
 {
   uint64_t seed = 9000;
-  static const LhFormat limited_formats[] = {LH_FORMAT_GRAY8,  LH_FORMAT_RGB,    LH_FORMAT_NV12,
-                                             LH_FORMAT_P010,   LH_FORMAT_GRAY16, LH_FORMAT_RGBA16,
-                                             LH_FORMAT_R210,   LH_FORMAT_V210};
+  static const LhFormat limited_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,    LH_FORMAT_NV12,
+                                             LH_FORMAT_P010,  LH_FORMAT_GRAY16, LH_FORMAT_RGBA16,
+                                             LH_FORMAT_R210,  LH_FORMAT_V210};
   for (size_t f = 0; f < sizeof limited_formats / sizeof limited_formats[0]; f++)
     for (int d = 0; d < DIST_COUNT; d++) {
       Case c = base_case(limited_formats[f], 131, 67, (Dist)d, seed++);
@@ -322,9 +321,9 @@ static void suite_options(void)
       run_layouts(c);
     }
   /* v210's regions start at a group: x a multiple of 6, any width. */
-  static const LhRect v210_rois[] = {{0, 0, 1, 1},     {6, 2, 101, 37}, {0, 5, 200, 1},
-                                     {12, 0, 1, 90},   {0, 0, 200, 90}, {18, 11, 17, 3},
-                                     {198, 89, 2, 1},  {96, 40, 103, 49}};
+  static const LhRect v210_rois[] = {{0, 0, 1, 1},    {6, 2, 101, 37},  {0, 5, 200, 1},
+                                     {12, 0, 1, 90},  {0, 0, 200, 90},  {18, 11, 17, 3},
+                                     {198, 89, 2, 1}, {96, 40, 103, 49}};
   for (size_t r = 0; r < sizeof v210_rois / sizeof v210_rois[0]; r++) {
     Case c = base_case(LH_FORMAT_V210, 200, 90, (Dist)(r % DIST_COUNT), seed++);
     c.roi = v210_rois[r];
@@ -992,8 +991,8 @@ static void v210_launcher_case(const LhkDevice *device, int width, int height, s
     }
     CUDA_OR_FAIL(lhk_histogram(device, LHK_PIXEL_V210, bins, images, n_images, d_histograms,
                                n_images, d_scratch, 0));
-    CUDA_OR_FAIL(cudaMemcpy(got, d_histograms, 2 * (size_t)bins * sizeof *got,
-                            cudaMemcpyDeviceToHost));
+    CUDA_OR_FAIL(
+        cudaMemcpy(got, d_histograms, 2 * (size_t)bins * sizeof *got, cudaMemcpyDeviceToHost));
     for (size_t v = 0; v < (size_t)n_images * bins; v++)
       if (got[v] != expected[v]) {
         fprintf(stderr,
@@ -1040,8 +1039,8 @@ static void suite_kernels(void)
     n_failures++;
     return;
   }
-  static const int v210_sizes[][2] = {{1, 1}, {6, 3}, {7, 2}, {47, 5}, {1920, 9}, {1925, 4},
-                                      {4099, 3}};
+  static const int v210_sizes[][2] = {{1, 1},    {6, 3},    {7, 2},   {47, 5},
+                                      {1920, 9}, {1925, 4}, {4099, 3}};
   static const size_t offsets[] = {0, 1, 2, 3, 4, 8, 12, 16};
   for (size_t s = 0; s < sizeof v210_sizes / sizeof v210_sizes[0]; s++)
     for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++)
