@@ -26,7 +26,6 @@ template <int PIXEL, int MODE>
 __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
     lhk_clahe_histogram_kernel(LhkPlane p, LhiClaheGrid g, uint32_t bins, uint32_t *tiles)
 {
-  typedef LhkRewrite<PIXEL> R;
   extern __shared__ uint32_t counts[];
   const int tid = threadIdx.x, warp = tid >> 5;
   const uint32_t tile = blockIdx.x;
@@ -50,7 +49,6 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
   const uint32_t items = (r1 - r0) * chunks;
   const uint32_t x_begin = tx * tw, x_end = x_begin + tw;
   const int width = (int)p.width, height = (int)p.height;
-  const size_t pixel_bytes = R::SAMPLES * R::SAMPLE_BYTES;
 
   uint32_t run_bin = 0, run_length = 0;
   for (uint32_t item = tid; item < items; item += LHK_BLOCK_THREADS) {
@@ -61,7 +59,7 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
     const uint32_t xb = min(xa + LHK_CLAHE_CHUNK, x_end);
     for (uint32_t x = xa; x < xb; x++) {
       int sx = (int)x < width ? (int)x : lhi_reflect101((int)x, width);
-      uint32_t bin = lhk_luma_of<PIXEL>(row + (size_t)sx * pixel_bytes, p);
+      uint32_t bin = lhk_luma_at<PIXEL>(row, (uint32_t)sx, p);
       if (bin != run_bin) {
         if (run_length)
           atomicAdd(mine + run_bin, run_length);
@@ -140,6 +138,8 @@ extern "C" cudaError_t lhk_clahe_histograms(const LhkDevice *device, LhkPixel pi
     return clahe_histograms<LHK_PIXEL_RGBA16>(device, *plane, *grid, bins, tile_histograms, stream);
   case LHK_PIXEL_RGB10:
     return clahe_histograms<LHK_PIXEL_RGB10>(device, *plane, *grid, bins, tile_histograms, stream);
+  case LHK_PIXEL_V210:
+    return clahe_histograms<LHK_PIXEL_V210>(device, *plane, *grid, bins, tile_histograms, stream);
   default:
     return cudaErrorInvalidValue;
   }
@@ -240,6 +240,20 @@ __device__ __forceinline__ void lhk_axis_next(LhkAxisWalk &a)
   }
 }
 
+/* The new luma of luma y at the walk's position: the mix of the four
+ * nearest tile LUTs. */
+__device__ __forceinline__ uint32_t lhk_clahe_level(uint32_t y, const LhkAxisWalk &a,
+                                                    uint32_t tiles_x, uint64_t recip_x,
+                                                    const uint16_t *upper, const uint16_t *lower,
+                                                    uint32_t wy, uint32_t bins)
+{
+  const uint32_t wx = (uint32_t)(((uint64_t)a.num * recip_x) >> 32);
+  const uint32_t t0 = a.q == 0 ? 0 : a.q - 1, t1 = min(a.q, tiles_x - 1);
+  const size_t left = (size_t)t0 * bins + y, right = (size_t)t1 * bins + y;
+  return lhi_clahe_mix(__ldg(upper + left), __ldg(upper + right), __ldg(lower + left),
+                       __ldg(lower + right), wx, wy);
+}
+
 /* One pixel: its luma, the mix of the four LUTs, written back. */
 template <int PIXEL>
 __device__ __forceinline__ void
@@ -247,12 +261,8 @@ lhk_clahe_pixel(const uint8_t *src, uint8_t *dst, const LhkAxisWalk &a, uint32_t
                 uint64_t recip_x, const uint16_t *upper, const uint16_t *lower, uint32_t wy,
                 uint32_t bins, const LhkPlane &p)
 {
-  const uint32_t wx = (uint32_t)(((uint64_t)a.num * recip_x) >> 32);
-  const uint32_t t0 = a.q == 0 ? 0 : a.q - 1, t1 = min(a.q, tiles_x - 1);
   const uint32_t y = lhk_luma_of<PIXEL>(src, p);
-  const size_t left = (size_t)t0 * bins + y, right = (size_t)t1 * bins + y;
-  const uint32_t y_new = lhi_clahe_mix(__ldg(upper + left), __ldg(upper + right),
-                                       __ldg(lower + left), __ldg(lower + right), wx, wy);
+  const uint32_t y_new = lhk_clahe_level(y, a, tiles_x, recip_x, upper, lower, wy, bins);
   const uint32_t gain = lhk_is_colour<PIXEL>() && y ? lhi_gain(y, y_new) : 0;
   lhk_write_pixel<PIXEL>(src, dst, y, y_new, gain, p);
 }
@@ -297,6 +307,39 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
   }
 }
 
+/* v210: one thread per group of a row (lhk_row_split), the Y fields of its
+ * pixels mixed, the group stored whole. */
+__global__ void __launch_bounds__(LHK_REWRITE_THREADS)
+    lhk_clahe_apply_v210_kernel(LhkPlane p, LhiClaheGrid g, uint32_t bins, const uint16_t *luts)
+{
+  const LhkRowSplit split = lhk_row_split<LHK_PIXEL_V210>(p);
+  const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
+  if (slot >= split.slots)
+    return;
+  const bool aligned = lhk_v210_aligned(p);
+  const uint32_t pixels = lhk_v210_pixels(p.width, slot);
+  const size_t at = (size_t)slot * LHI_V210_GROUP_BYTES;
+  const uint32_t tiles_x = (uint32_t)g.tiles_x, tw = (uint32_t)g.tile_w;
+  uint32_t row, end;
+  lhk_block_rows(p.height, &row, &end);
+  for (; row < end; row++) {
+    uint32_t ty0, ty1, wy;
+    lhi_clahe_axis(row, (uint32_t)g.tile_h, (uint32_t)g.tiles_y, g.recip_y, &ty0, &ty1, &wy);
+    const uint16_t *upper = luts + (size_t)ty0 * tiles_x * bins;
+    const uint16_t *lower = luts + (size_t)ty1 * tiles_x * bins;
+    LhkV210Group group;
+    group.load((const uint8_t *)p.in + row * p.in_stride + at, aligned);
+    LhkAxisWalk a = lhk_axis_start(slot * LHI_V210_GROUP_PIXELS, tw);
+#pragma unroll
+    for (int k = 0; k < LHI_V210_GROUP_PIXELS; k++) {
+      if (k < pixels)
+        group.set_y(k, lhk_clahe_level(group.y(k), a, tiles_x, g.recip_x, upper, lower, wy, bins));
+      lhk_axis_next(a);
+    }
+    group.store((uint8_t *)p.out + row * p.out_stride + at, aligned);
+  }
+}
+
 template <int PIXEL>
 static cudaError_t clahe_apply(const LhkPlane &p, const LhiClaheGrid &g, uint32_t bins,
                                const uint16_t *luts, cudaStream_t stream)
@@ -331,6 +374,14 @@ extern "C" cudaError_t lhk_clahe_apply(LhkPixel pixel, const LhkPlane *plane,
     return clahe_apply<LHK_PIXEL_RGBA16>(*plane, *grid, bins, luts, stream);
   case LHK_PIXEL_RGB10:
     return clahe_apply<LHK_PIXEL_RGB10>(*plane, *grid, bins, luts, stream);
+  case LHK_PIXEL_V210: {
+    dim3 launch;
+    lhk_rewrite_grid<LHK_PIXEL_V210>(*plane, &launch);
+    lhk_clahe_apply_v210_kernel<<<launch, LHK_REWRITE_THREADS, 0, stream>>>(*plane, *grid, bins,
+                                                                            luts);
+    LHK_CHECK_LAUNCH(stream);
+    return cudaSuccess;
+  }
   default:
     return cudaErrorInvalidValue;
   }

@@ -170,6 +170,57 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
   }
 }
 
+/* v210: one thread per group of a row (lhk_row_split), the Y fields of its
+ * pixels looked up, the group stored whole. */
+template <bool SHARED>
+__global__ void __launch_bounds__(LHK_REWRITE_THREADS)
+    lhk_apply_lut_v210_kernel(LhkPlane p, const uint16_t *lut, uint32_t bins)
+{
+  extern __shared__ uint32_t shared_words[];
+  uint16_t *shared_lut = (uint16_t *)shared_words;
+  if (SHARED) {
+    for (uint32_t v = threadIdx.x; v < bins; v += blockDim.x)
+      shared_lut[v] = __ldg(lut + v);
+    __syncthreads();
+  }
+
+  const LhkRowSplit split = lhk_row_split<LHK_PIXEL_V210>(p);
+  const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
+  if (slot >= split.slots)
+    return;
+  const bool aligned = lhk_v210_aligned(p);
+  const uint32_t pixels = lhk_v210_pixels(p.width, slot);
+  const size_t at = (size_t)slot * LHI_V210_GROUP_BYTES;
+  uint32_t row, end;
+  lhk_block_rows(p.height, &row, &end);
+  for (; row < end; row++) {
+    LhkV210Group group;
+    group.load((const uint8_t *)p.in + row * p.in_stride + at, aligned);
+#pragma unroll
+    for (int k = 0; k < LHI_V210_GROUP_PIXELS; k++) {
+      if (k < pixels) {
+        const uint32_t y = group.y(k);
+        group.set_y(k, SHARED ? shared_lut[y] : __ldg(lut + y));
+      }
+    }
+    group.store((uint8_t *)p.out + row * p.out_stride + at, aligned);
+  }
+}
+
+static cudaError_t apply_lut_v210(const LhkPlane &p, const uint16_t *lut, uint32_t bins,
+                                  cudaStream_t stream)
+{
+  dim3 grid;
+  lhk_rewrite_grid<LHK_PIXEL_V210>(p, &grid);
+  if (bins <= LHK_LUT_SHARED_MAX_BINS)
+    lhk_apply_lut_v210_kernel<true>
+        <<<grid, LHK_REWRITE_THREADS, bins * sizeof(uint16_t), stream>>>(p, lut, bins);
+  else
+    lhk_apply_lut_v210_kernel<false><<<grid, LHK_REWRITE_THREADS, 0, stream>>>(p, lut, bins);
+  LHK_CHECK_LAUNCH(stream);
+  return cudaSuccess;
+}
+
 template <int PIXEL>
 static cudaError_t apply_lut(const LhkPlane &p, const uint16_t *lut, uint32_t bins,
                              cudaStream_t stream)
@@ -207,6 +258,8 @@ extern "C" cudaError_t lhk_apply_lut(LhkPixel pixel, const LhkPlane *plane, cons
     return apply_lut<LHK_PIXEL_RGBA16>(*plane, lut, bins, stream);
   case LHK_PIXEL_RGB10:
     return apply_lut<LHK_PIXEL_RGB10>(*plane, lut, bins, stream);
+  case LHK_PIXEL_V210:
+    return apply_lut_v210(*plane, lut, bins, stream);
   default:
     return cudaErrorInvalidValue;
   }

@@ -39,6 +39,13 @@ template <> struct LhkRewrite<LHK_PIXEL_RGBA16> {
 template <> struct LhkRewrite<LHK_PIXEL_RGB10> {
   enum { SAMPLE_BYTES = 4, SAMPLES = 1, UNIT_BYTES = 16, PX = 4 };
 };
+/* v210: a unit is one group of 6 pixels, its 16 bytes one "sample".  Its
+ * pixels are reached by group and index (lhk_luma_at, LhkV210Group), not
+ * by address (lhk_luma_of, lhk_write_pixel), and a row is cut into whole
+ * groups (lhk_row_split): the rewriting kernels have a v210 variant each. */
+template <> struct LhkRewrite<LHK_PIXEL_V210> {
+  enum { SAMPLE_BYTES = 16, SAMPLES = 1, UNIT_BYTES = 16, PX = 6 };
+};
 
 /* Whether a layout's pixels are R'G'B' (a colour gain per pixel). */
 template <int PIXEL> __host__ __device__ constexpr bool lhk_is_colour()
@@ -87,6 +94,21 @@ __device__ __forceinline__ uint32_t lhk_luma_of(const uint8_t *px, const LhkPlan
       return lhi_luma(r, g, b, w);
     else
       return min(lhi_luma_wide(r, g, b, w), p.max_value);
+  }
+}
+
+/* The luma of pixel x of a row, any layout (v210's from its group). */
+template <int PIXEL>
+__device__ __forceinline__ uint32_t lhk_luma_at(const uint8_t *row, uint32_t x, const LhkPlane &p)
+{
+  typedef LhkRewrite<PIXEL> R;
+  if constexpr (PIXEL == LHK_PIXEL_V210) {
+    /* the word of Y (x mod 6), read byte by byte (any alignment) */
+    const int field = lhi_v210_y_field((int)(x % LHI_V210_GROUP_PIXELS));
+    const uint8_t *group = row + (size_t)(x / LHI_V210_GROUP_PIXELS) * LHI_V210_GROUP_BYTES;
+    return (lhk_load_word(group + 4 * (field / 3), 0) >> (10 * (field % 3))) & 0x3ffu;
+  } else {
+    return lhk_luma_of<PIXEL>(row + (size_t)x * R::SAMPLES * R::SAMPLE_BYTES, p);
   }
 }
 
@@ -147,6 +169,12 @@ template <int PIXEL> __host__ __device__ inline LhkRowSplit lhk_row_split(const 
   uintptr_t bits =
       (uintptr_t)p.in | (uintptr_t)p.out | (uintptr_t)p.in_stride | (uintptr_t)p.out_stride;
   LhkRowSplit split;
+  if (PIXEL == LHK_PIXEL_V210) {
+    /* every group a slot, the last one partial when width % 6 != 0; the
+     * v210 kernels read unaligned groups byte by byte */
+    split.units = split.slots = (p.width + LHI_V210_GROUP_PIXELS - 1) / LHI_V210_GROUP_PIXELS;
+    return split;
+  }
   split.units = bits % 16 == 0 ? p.width / LhkRewrite<PIXEL>::PX : 0;
   split.slots = split.units + (p.width - split.units * LhkRewrite<PIXEL>::PX);
   return split;
@@ -188,5 +216,61 @@ template <int PIXEL> struct LhkUnit {
       ((uint4 *)p)[i] = words[i];
   }
 };
+
+/* A v210 group in registers, read and written whole: its four words by one
+ * 16-byte access where both planes' rows are 16-byte aligned, else byte by
+ * byte.  Only Y fields are set: the Cb and Cr fields, the top two bits of
+ * each word and the Y fields past a row's width stay as they were read. */
+struct LhkV210Group {
+  uint32_t w[4];
+
+  __device__ __forceinline__ void load(const uint8_t *p, bool aligned)
+  {
+    if (aligned) {
+      const uint4 v = *(const uint4 *)p; /* not __ldg: in may be out */
+      w[0] = v.x;
+      w[1] = v.y;
+      w[2] = v.z;
+      w[3] = v.w;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+        w[i] = lhk_load_word(p + 4 * i, 0);
+    }
+  }
+  __device__ __forceinline__ void store(uint8_t *p, bool aligned) const
+  {
+    if (aligned) {
+      *(uint4 *)p = make_uint4(w[0], w[1], w[2], w[3]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 16; i++)
+        p[i] = (uint8_t)(w[i / 4] >> (8 * (i % 4)));
+    }
+  }
+  __device__ __forceinline__ uint32_t y(int k) const
+  {
+    return lhi_v210_get(w, lhi_v210_y_field(k));
+  }
+  __device__ __forceinline__ void set_y(int k, uint32_t value)
+  {
+    lhi_v210_set(w, lhi_v210_y_field(k), value);
+  }
+};
+
+/* Whether every group of a plane's rows, in and out, is 16-byte aligned. */
+__device__ __forceinline__ bool lhk_v210_aligned(const LhkPlane &p)
+{
+  const uintptr_t bits =
+      (uintptr_t)p.in | (uintptr_t)p.out | (uintptr_t)p.in_stride | (uintptr_t)p.out_stride;
+  return bits % 16 == 0;
+}
+
+/* The pixels of group g of a v210 row of width pixels: 6, or fewer in the
+ * last group. */
+__device__ __forceinline__ uint32_t lhk_v210_pixels(uint32_t width, uint32_t g)
+{
+  return min(width - g * LHI_V210_GROUP_PIXELS, (uint32_t)LHI_V210_GROUP_PIXELS);
+}
 
 #endif /* LHK_EQUALIZE_CUH */

@@ -78,6 +78,11 @@ template <> struct LhkLayout<LHK_PIXEL_RGBA16> {
 template <> struct LhkLayout<LHK_PIXEL_RGB10> {
   enum { BPP = 4, VEC = 1, PX = 4, UNROLL = 4 };
 };
+/* v210: a unit is one group of 6 pixels (BPP: the group's bytes), counted
+ * by lhk_count_v210, not by the pixel walk of lhk_count_image. */
+template <> struct LhkLayout<LHK_PIXEL_V210> {
+  enum { BPP = 16, VEC = 1, PX = 6, UNROLL = 4 };
+};
 
 /* How the kernel privatizes: shared sub-histograms, the same with the last
  * block finishing the frame, or global copies (more than 4096 bins). */
@@ -144,6 +149,8 @@ __device__ __forceinline__ uint32_t lhk_unit_key(const uint32_t *w, int i, const
                l.max_value);
   case LHK_PIXEL_RGB10:
     return lhk_packed10_luma(lhk_word_order(w[i], l.swap_bytes), l);
+  case LHK_PIXEL_V210: /* Y i of the group: 10 bits, the depth's whole range */
+    return lhi_v210_get(w, lhi_v210_y_field(i));
   default: /* LHK_PIXEL_RGBA16 */
     return min(lhi_luma_wide(lhk_half(w, 4 * i), lhk_half(w, 4 * i + 1), lhk_half(w, 4 * i + 2),
                              l.weights),
@@ -387,6 +394,57 @@ __device__ __forceinline__ void lhk_count_pixels(const uint8_t *row, uint32_t fr
     counter.add(lhk_pixel_key<PIXEL>(row + (size_t)x * LhkLayout<PIXEL>::BPP, luma));
 }
 
+/* v210: every group of the image is a unit, and thread t of the grid takes
+ * groups t, t + T, t + 2T, ... of the rows laid end to end ((row, col)
+ * stepped without divisions), UNROLL of them loaded before any is counted.
+ * Rows start at a group (regions start at a multiple of 6 pixels), so there
+ * is no head; a row's last group holds width - 6 (groups - 1) pixels, and
+ * only their Y fields are counted.  A row that does not start 16-byte
+ * aligned is read byte by byte (head_table has no aligned group boundary
+ * for it). */
+template <int UNROLL, class Counter>
+__device__ __forceinline__ void lhk_count_v210(const LhkImage &image, const uint8_t *head_table,
+                                               const LhkLuma &luma, Counter &counter)
+{
+  const uint8_t *data = (const uint8_t *)image.data;
+  const size_t stride = image.stride;
+  const uint32_t height = image.height;
+  const uint32_t groups_per_row = (image.width + LHI_V210_GROUP_PIXELS - 1) / LHI_V210_GROUP_PIXELS;
+  const uint32_t last_pixels = image.width - (groups_per_row - 1) * LHI_V210_GROUP_PIXELS;
+  const uint32_t threads = gridDim.x * LHK_BLOCK_THREADS;
+  const uint32_t first = blockIdx.x * LHK_BLOCK_THREADS + threadIdx.x;
+  const uint32_t row_step = threads / groups_per_row, col_step = threads % groups_per_row;
+  uint32_t row = first / groups_per_row, col = first % groups_per_row;
+  while (row < height) {
+    uint4 words[UNROLL][1];
+    uint32_t pixels[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      pixels[u] = 0;
+      if (row < height) {
+        const uint8_t *row_start = data + row * stride;
+        lhk_load_unit<LHK_PIXEL_V210>(row_start + (size_t)col * LHI_V210_GROUP_BYTES,
+                                      head_table[(uintptr_t)row_start & 15] == 0, words[u]);
+        pixels[u] = col == groups_per_row - 1 ? last_pixels : LHI_V210_GROUP_PIXELS;
+      }
+      row += row_step;
+      col += col_step;
+      if (col >= groups_per_row) {
+        col -= groups_per_row;
+        row++;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      const uint32_t *w = (const uint32_t *)words[u];
+#pragma unroll
+      for (int i = 0; i < LHI_V210_GROUP_PIXELS; i++)
+        if (i < pixels[u])
+          counter.add(lhk_unit_key<LHK_PIXEL_V210>(w, i, luma));
+    }
+  }
+}
+
 /* Counts the pixels of one image that this block's threads own.  The pixels
  * are cut into units of PX, read as VEC 16-byte words from an aligned pixel
  * boundary on; thread t of the grid takes units t, t + T, t + 2T, ...
@@ -413,6 +471,10 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
   const uint32_t threads = gridDim.x * LHK_BLOCK_THREADS;
   const uint32_t first = blockIdx.x * LHK_BLOCK_THREADS + threadIdx.x;
 
+  if (PIXEL == LHK_PIXEL_V210) {
+    lhk_count_v210<UNROLL>(image, head_table, luma, counter);
+    return;
+  }
   if (height == 1 || stride == (size_t)width * L::BPP) {
     const uint32_t pixels = width * height;
     uint32_t head = head_table[(uintptr_t)data & 15];
@@ -841,7 +903,8 @@ template <int PIXEL, int MODE> static LhkHistogramKernel kernel_for_copies(int c
 template <int PIXEL> static LhkHistogramKernel kernel_variant(int variant)
 {
   constexpr bool wide = PIXEL == LHK_PIXEL_Y16 || PIXEL == LHK_PIXEL_RGB16 ||
-                        PIXEL == LHK_PIXEL_RGBA16 || PIXEL == LHK_PIXEL_RGB10;
+                        PIXEL == LHK_PIXEL_RGBA16 || PIXEL == LHK_PIXEL_RGB10 ||
+                        PIXEL == LHK_PIXEL_V210;
   const int copies = 32 >> (variant % 5);
   if constexpr (wide) {
     if (variant == LHK_VARIANT_GLOBAL)
@@ -874,6 +937,8 @@ static LhkHistogramKernel histogram_kernel(LhkPixel pixel, int variant)
     return kernel_variant<LHK_PIXEL_RGBA16>(variant);
   case LHK_PIXEL_RGB10:
     return kernel_variant<LHK_PIXEL_RGB10>(variant);
+  case LHK_PIXEL_V210:
+    return kernel_variant<LHK_PIXEL_V210>(variant);
   default:
     return NULL;
   }
@@ -1159,6 +1224,8 @@ static uint32_t pixels_per_unit(LhkPixel pixel)
     return LhkLayout<LHK_PIXEL_RGB16>::PX;
   case LHK_PIXEL_RGB10:
     return LhkLayout<LHK_PIXEL_RGB10>::PX;
+  case LHK_PIXEL_V210:
+    return LhkLayout<LHK_PIXEL_V210>::PX;
   default:
     return LhkLayout<LHK_PIXEL_RGBA16>::PX;
   }

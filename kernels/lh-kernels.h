@@ -44,13 +44,17 @@ typedef enum {
   /* R'G'B' 10 and 16 bits */
   LHK_PIXEL_RGB10, /* 10-bit R'G'B' packed in a 32-bit word, sample i at bits 10 i .. 10 i + 9,
                       the top two bits kept; big-endian words where swap_bytes is set */
+  LHK_PIXEL_V210,  /* v210: groups of 6 pixels in 16 bytes (lh-yuv.h), a row ceil(width / 6)
+                      groups from its first byte; the Y fields rewritten, the Cb, Cr fields, the
+                      Y fields past the width and the top two bits of each word kept */
   LHK_PIXEL_COUNT
 } LhkPixel;
 
 /* One image (a frame, or a band of rows of one) in device memory. */
 typedef struct {
   const void *data;   /* device address of the first pixel of row 0 (any alignment
-                         for 8-bit samples, even for 16-bit ones) */
+                         for 8-bit samples, even for 16-bit ones; V210: the first
+                         group, any alignment) */
   size_t stride;      /* bytes from one row to the next */
   uint32_t width;     /* pixels; (width + 1) * height < 2^31 (split larger frames) */
   uint32_t height;    /* rows */
@@ -338,7 +342,7 @@ cudaError_t lhk_difference(const LhkDifference *difference, int sm_count, unsign
 typedef struct {
   void *planes[3];
   size_t strides[3];
-  LhkPixel pixel;     /* of plane 0 */
+  LhkPixel pixel;     /* of plane 0 (V210: Y and chroma fields, lhk_overlay_v210_kernel) */
   uint32_t shift;     /* P010: 6 */
   int rgb_index[3];   /* sample of R', G', B' in a pixel; -1: luma only */
   /* 0: none; 1: planar (Cb in plane cb_index, Cr in cr_index: I420, YV12,

@@ -106,10 +106,48 @@ __global__ void lhk_overlay_chroma_kernel(LhkOverlay o, LhkOverlayArea a, int sa
   lhk_blend_at(cr, sample_bytes, o.shift, ink.cr, ink.alpha);
 }
 
+/* v210: one thread per group (and row) under the panel, since the fields of
+ * a group share words: the Y fields of its pixels inside the panel and the
+ * Cb, Cr fields of its pairs whose first pixel is inside, each blended with
+ * the ink of its pixel (the pair's first, as lhk_overlay_chroma_kernel), the
+ * group written back whole. */
+__global__ void lhk_overlay_v210_kernel(LhkOverlay o, LhkOverlayArea a)
+{
+  const int g = a.x0 / LHI_V210_GROUP_PIXELS + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = a.y0 + (int)(blockIdx.y * blockDim.y + threadIdx.y);
+  const int x_first = g * LHI_V210_GROUP_PIXELS;
+  if (x_first >= a.x1 || y >= a.y1)
+    return;
+  uint8_t *group =
+      (uint8_t *)o.planes[0] + (size_t)y * o.strides[0] + (size_t)g * LHI_V210_GROUP_BYTES;
+  uint32_t w[4];
+  for (int i = 0; i < 4; i++)
+    w[i] = lhk_load_word(group + 4 * i, 0);
+  for (int k = 0; k < LHI_V210_GROUP_PIXELS; k++) {
+    const int x = x_first + k;
+    if (x < a.x0 || x >= a.x1)
+      continue;
+    const LhiInk &ink = lhk_ink_at(o, x, y);
+    const int f = lhi_v210_y_field(k);
+    lhi_v210_set(w, f, lhi_blend(lhi_v210_get(w, f), ink.y, ink.alpha));
+  }
+  for (int pair = 0; pair < LHI_V210_GROUP_PIXELS / 2; pair++) {
+    const int x = x_first + 2 * pair;
+    if (x < a.x0 || x >= a.x1)
+      continue;
+    const LhiInk &ink = lhk_ink_at(o, x, y);
+    const int cb = lhi_v210_cb_field(pair), cr = lhi_v210_cr_field(pair);
+    lhi_v210_set(w, cb, lhi_blend(lhi_v210_get(w, cb), ink.cb, ink.alpha));
+    lhi_v210_set(w, cr, lhi_blend(lhi_v210_get(w, cr), ink.cr, ink.alpha));
+  }
+  for (int i = 0; i < 16; i++)
+    group[i] = (uint8_t)(w[i / 4] >> (8 * (i % 4)));
+}
+
 static void pixel_bytes_of(LhkPixel pixel, int *pixel_bytes, int *sample_bytes)
 {
-  static const int pixel_table[LHK_PIXEL_COUNT] = {1, 2, 3, 4, 6, 8, 4};
-  static const int sample_table[LHK_PIXEL_COUNT] = {1, 2, 1, 1, 2, 2, 4};
+  static const int pixel_table[LHK_PIXEL_COUNT] = {1, 2, 3, 4, 6, 8, 4, 16};
+  static const int sample_table[LHK_PIXEL_COUNT] = {1, 2, 1, 1, 2, 2, 4, 4};
   *pixel_bytes = pixel_table[pixel];
   *sample_bytes = sample_table[pixel];
 }
@@ -126,13 +164,20 @@ extern "C" cudaError_t lhk_overlay(const LhkOverlay *overlay, cudaStream_t strea
   a.y1 = (int)min((long long)o.panel_y + o.panel_height, (long long)o.frame_height);
   if (a.x0 >= a.x1 || a.y0 >= a.y1)
     return cudaSuccess;
+  const dim3 block(LHK_OVERLAY_BLOCK_X, LHK_OVERLAY_BLOCK_Y);
+  if (o.pixel == LHK_PIXEL_V210) {
+    const int groups = (a.x1 - 1) / LHI_V210_GROUP_PIXELS - a.x0 / LHI_V210_GROUP_PIXELS + 1;
+    dim3 grid((groups + block.x - 1) / block.x, (a.y1 - a.y0 + block.y - 1) / block.y);
+    lhk_overlay_v210_kernel<<<grid, block, 0, stream>>>(o, a);
+    LHK_CHECK_LAUNCH(stream);
+    return cudaSuccess;
+  }
   int pixel_bytes, sample_bytes;
   pixel_bytes_of(o.pixel, &pixel_bytes, &sample_bytes);
   if (o.chroma == 3) { /* packed 4:2:2: Y a byte of each 2-byte pixel */
     pixel_bytes = 2;
     sample_bytes = 1;
   }
-  const dim3 block(LHK_OVERLAY_BLOCK_X, LHK_OVERLAY_BLOCK_Y);
   dim3 grid((a.x1 - a.x0 + block.x - 1) / block.x, (a.y1 - a.y0 + block.y - 1) / block.y);
   lhk_overlay_luma_kernel<<<grid, block, 0, stream>>>(o, a, pixel_bytes, sample_bytes);
   LHK_CHECK_LAUNCH(stream);

@@ -247,6 +247,12 @@ __device__ __forceinline__ uint32_t luma_key(const LhkImage &image, const uint8_
     return lhi_word_luma(image.swap ? lhi_swap16(v) : v, ~image.keep & 0xffffu, image.shift,
                          image.max_value);
   }
+  if (PIXEL == LHK_PIXEL_V210) {
+    /* the word of Y (x mod 6) in its group, read byte by byte (any alignment) */
+    const int field = lhi_v210_y_field((int)(x % LHI_V210_GROUP_PIXELS));
+    const uint8_t *group = row + (size_t)(x / LHI_V210_GROUP_PIXELS) * LHI_V210_GROUP_BYTES;
+    return (lhk_load_word(group + 4 * (field / 3), 0) >> (10 * (field % 3))) & 0x3ffu;
+  }
   uint32_t s0, s1, s2;
   if (PIXEL == LHK_PIXEL_RGB10) {
     const uint32_t word = lhk_load_word(row + (size_t)x * 4, image.swap_bytes);
@@ -729,6 +735,9 @@ static cudaError_t sort_frame(const LhkDevice *device, LhkPixel pixel, const Lhk
     break;
   case LHK_PIXEL_RGB10:
     error = launch_frame_keys<LHK_PIXEL_RGB10, R>(device, image, bit_depth, plan, scratch, stream);
+    break;
+  case LHK_PIXEL_V210:
+    error = launch_frame_keys<LHK_PIXEL_V210, R>(device, image, bit_depth, plan, scratch, stream);
     break;
   default:
     return cudaErrorInvalidValue;

@@ -215,8 +215,9 @@ static GParamSpec *properties[N_PROPERTIES];
   "YV12, NV21, Y42B, Y444, NV16, NV24, Y41B, YUY2, YVYU, UYVY, VYUY, GRAY16_BE, I420_10LE, "       \
   "I420_12LE, I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, P012_LE, P016_LE"
 #define LUMAHIST_FORMATS "{ " LUMAHIST_BASE_FORMATS LUMAHIST_YUV_FORMATS ", v210 }"
-/* In CUDA memory, v210 has no kernels yet (the library counts its host
- * frames with the CPU code). */
+/* In CUDA memory, not v210: the library has its kernels, but GStreamer's
+ * CUDA elements (GST_CUDA_FORMATS of nvcodec: cudaupload, cudaconvert, the
+ * NVDEC decoders) carry no v210, so no peer would negotiate it. */
 #define LUMAHIST_CUDA_FORMATS "{ " LUMAHIST_BASE_FORMATS LUMAHIST_YUV_FORMATS " }"
 
 #ifdef HAVE_GST_CUDA

@@ -287,7 +287,7 @@ static int histogram_frame(LhiCpuState *state, const LhiJob *job)
   const LhFrame *frame = &job->frame;
   const size_t bins = (size_t)1 << job->bit_depth;
   memset(job->histogram, 0, bins * sizeof *job->histogram);
-  /* state NULL: the calling thread alone (the CUDA backend's v210 frames) */
+  /* state NULL: the calling thread alone */
   LhiPool *pool = state ? state->pool : NULL;
   HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL};
   if (h.bands > 1) {

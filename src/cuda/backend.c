@@ -215,7 +215,10 @@ static void plan_job(const LhiJob *job, Plan *plan)
     plan->image.luma_one = job->weights.one;
     plan->image.swap_bytes = lhi_format_big_endian_words(frame->format);
   }
-  plan->row_bytes = (size_t)frame->width * (size_t)info->pixel_bytes;
+  /* v210: whole groups of 6 (a "pixel" of its table is a group) */
+  plan->row_bytes = info->chroma == LHI_CHROMA_V210
+                        ? lhi_format_row_bytes(info, frame->width)
+                        : (size_t)frame->width * (size_t)info->pixel_bytes;
   plan->device_pitch = lhi_cuda_align_up(plan->row_bytes, 16);
   if (frame->memory == LH_MEMORY_HOST)
     plan->host_pinned = lhi_cuda_is_pinned_host(frame->planes[0]);
@@ -476,28 +479,9 @@ static int analyze_planned(CudaState *s, LhiJob *jobs, Plan *plans, size_t n)
   return LH_OK;
 }
 
-static int analyze_jobs(CudaState *s, LhiJob *jobs, size_t n_jobs);
-
 static int cuda_analyze(void *state, LhiJob *jobs, size_t n_jobs)
 {
-  /* Runs of jobs with kernels; v210 on its own by the CPU code. */
-  size_t first = 0;
-  for (size_t j = 0; j <= n_jobs; j++) {
-    if (j < n_jobs && jobs[j].frame.format != LH_FORMAT_V210)
-      continue;
-    int status = j > first ? analyze_jobs(state, jobs + first, j - first) : LH_OK;
-    if (status == LH_OK && j < n_jobs)
-      status = jobs[j].frame.memory == LH_MEMORY_CUDA ? lhi_cuda_refuse_v210()
-                                                      : lhi_cpu_backend.analyze(NULL, &jobs[j], 1);
-    if (status < 0)
-      return status;
-    first = j + 1;
-  }
-  return LH_OK;
-}
-
-static int analyze_jobs(CudaState *s, LhiJob *jobs, size_t n_jobs)
-{
+  CudaState *s = state;
   int status = reset_after_error(s);
   if (status < 0)
     return status;

@@ -41,10 +41,6 @@ LhkPixel lhi_cuda_pixel_of(LhFormat format);
 /* The Y16 view of a format's words: LhkImage's shift, keep and swap. */
 void lhi_cuda_luma_word(LhFormat format, uint32_t *shift, uint32_t *keep, uint32_t *swap);
 
-/* v210 has no kernels yet: its host frames are done by the CPU code (the
- * same numbers), its device frames refused with this status. */
-int lhi_cuda_refuse_v210(void);
-
 /* The stream the backend's work goes on now (its own or the caller's). */
 cudaStream_t lhi_cuda_stream(void *state);
 

@@ -106,6 +106,8 @@ void lhi_cuda_release(LhiCudaBuffer *buffer, bool host)
 LhkPixel lhi_cuda_pixel_of(LhFormat format)
 {
   const LhiFormatInfo *info = lhi_format_info(format);
+  if (info && info->chroma == LHI_CHROMA_V210)
+    return LHK_PIXEL_V210;
   if (info && info->r < 0 && (info->sample_bytes == 2 || info->chroma == LHI_CHROMA_PACKED))
     return LHK_PIXEL_Y16; /* 16-bit Y, and packed 4:2:2 read as 16-bit words */
   switch (format) {
@@ -131,12 +133,6 @@ LhkPixel lhi_cuda_pixel_of(LhFormat format)
   default: /* GRAY8 and the Y plane of 8-bit planar YUV */
     return LHK_PIXEL_Y8;
   }
-}
-
-int lhi_cuda_refuse_v210(void)
-{
-  return lhi_error(LH_ERROR_UNSUPPORTED,
-                   "v210 frames in CUDA device memory are not supported yet (host frames are)");
 }
 
 void lhi_cuda_luma_word(LhFormat format, uint32_t *shift, uint32_t *keep, uint32_t *swap)

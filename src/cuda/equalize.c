@@ -446,8 +446,6 @@ static int finish_call(void *state, CudaEqualize *e, cudaStream_t stream, bool d
 
 int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
 {
-  if (job->in.format == LH_FORMAT_V210)
-    return job->in.memory == LH_MEMORY_CUDA ? lhi_cuda_refuse_v210() : lhi_cpu_equalize(NULL, job);
   CudaEqualize *e;
   int status = open_extra(state, &e);
   if (status < 0)
@@ -461,7 +459,8 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
     if (status == LH_OK && lhi_format_info(job->in.format)->chroma == LHI_CHROMA_PACKED &&
         job->in.planes[0] != job->out.planes[0]) {
       /* Packed chroma lies beside Y (a last pair of an odd width past the
-       * Y the kernels write): the plane copied whole, then Y in place. */
+       * Y the kernels write): the plane copied whole, then Y in place.
+       * (v210's kernels read and write whole groups, chroma with Y.) */
       status = copy_device_plane0(job, stream);
       from = &job->out;
     }
@@ -543,9 +542,6 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
 
 int lhi_cuda_overlay(void *state, const LhiOverlayJob *job)
 {
-  if (job->frame.format == LH_FORMAT_V210)
-    return job->frame.memory == LH_MEMORY_CUDA ? lhi_cuda_refuse_v210()
-                                               : lhi_cpu_overlay(NULL, job);
   CudaEqualize *e;
   int status = open_extra(state, &e);
   if (status < 0)

@@ -167,8 +167,6 @@ int main(int argc, char **argv)
   double nv12 = 0;
   int over = 0;
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
-    if (formats[f] == LH_FORMAT_V210 && memory == LH_MEMORY_CUDA)
-      continue; /* no v210 kernels yet */
     LhFrame frame;
     size_t bytes;
     uint8_t *data = make_frame(formats[f], w, h, memory, &frame, &bytes);

@@ -41,7 +41,7 @@ static const struct {
     {"GRAY16_LE", FALSE},
     {"RGBA64_LE", FALSE},
     /* the YUV of cameras and decoders, where cudaupload carries them (v210
-     * stays in system memory: no kernels yet) */
+     * stays in system memory: GStreamer's CUDA elements carry none) */
     {"YV12", FALSE},
     {"NV21", FALSE},
     {"Y42B", FALSE},
@@ -537,6 +537,73 @@ GST_START_TEST(test_cuda_equalize_overlay)
 }
 GST_END_TEST;
 
+/* v210 (capture cards) stays in system memory, GStreamer's CUDA elements
+ * carrying none; the CUDA backend takes those frames with its own kernels:
+ * statistics, equalize, CLAHE and the overlay equal the library's on the
+ * CPU, rows of whole groups and rows whose last group is partial. */
+GST_START_TEST(test_cuda_v210_system_memory)
+{
+  static const struct {
+    gint mode; /* 0 analyse, 1 equalize, 2 CLAHE */
+    gboolean overlay;
+  } cases[] = {{0, FALSE}, {1, FALSE}, {2, FALSE}, {0, TRUE}, {2, TRUE}};
+  static const gint widths[] = {97, 96, 1921};
+
+  for (guint w = 0; w < G_N_ELEMENTS(widths); w++)
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+      gchar *caps_string =
+          g_strdup_printf("video/x-raw,format=v210,width=%d,height=%d,framerate=25/1", widths[w],
+                          widths[w] > 1000 ? 33 : 54);
+      gchar *description = g_strdup_printf("lumahist backend=cuda mode=%d overlay=%d "
+                                           "matrix=bt709 range=full tiles-x=3 tiles-y=2 "
+                                           "clip-limit=3",
+                                           cases[c].mode, cases[c].overlay);
+      GstVideoInfo info = lhc_info_from_string(caps_string);
+      GstCaps *caps = gst_caps_from_string(caps_string);
+      GstHarness *h = gst_harness_new_parse(description);
+      LhEqualizeOptions equalize;
+      LhOverlayOptions overlay_options;
+
+      lh_equalize_options_init(&equalize);
+      equalize.mode = cases[c].mode == 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+      equalize.matrix = LH_MATRIX_BT709;
+      equalize.range = LH_RANGE_FULL;
+      equalize.tiles_x = 3;
+      equalize.tiles_y = 2;
+      equalize.clip_limit = 3.0;
+      lh_overlay_options_init(&overlay_options);
+      overlay_options.matrix = LH_MATRIX_BT709;
+      overlay_options.range = LH_RANGE_FULL;
+      gst_harness_set_caps(h, gst_caps_ref(caps), caps);
+      for (guint i = 0; i < N_FRAMES; i++) {
+        GstBuffer *in = lhc_low_contrast_frame(&info, 8000 + 10 * w + i, i * 40 * GST_MSECOND);
+        LhStats stats;
+        lhc_library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &stats);
+        GstBuffer *expected =
+            lhc_library_output(in, &info, cases[c].mode ? &equalize : NULL,
+                               cases[c].overlay ? &overlay_options : NULL, &stats);
+        GstBuffer *out = gst_harness_push_and_pull(h, gst_buffer_ref(in));
+        fail_unless(out != NULL, "%s: no frame out", description);
+        GstLumahistMeta *meta = gst_buffer_get_lumahist_meta(out);
+        fail_unless(meta != NULL, "%s: no meta", description);
+        fail_unless_equals_int(meta->backend, LH_BACKEND_CUDA);
+        if (cases[c].mode == 0)
+          check_stats_equal(&meta->stats, &stats);
+        fail_unless(lhc_same_pixels(expected, &info, out, &info),
+                    "v210 %dx%d %s: frame %u differs from the library's", widths[w],
+                    GST_VIDEO_INFO_HEIGHT(&info), description, i);
+        gst_buffer_unref(out);
+        gst_buffer_unref(expected);
+        gst_buffer_unref(in);
+        lh_stats_clear(&stats);
+      }
+      gst_harness_teardown(h);
+      g_free(description);
+      g_free(caps_string);
+    }
+}
+GST_END_TEST;
+
 /* Whether host memory is page-locked: a registration of it is refused as
  * already done.  (Registering it here and undoing that leaves it as it was.) */
 static gboolean is_pinned(LhContext *lh, GstMemory *memory)
@@ -800,6 +867,7 @@ static Suite *lumahist_cuda_suite(void)
   tcase_add_test(tc, test_cuda_formats);
   tcase_add_test(tc, test_cuda_memory_cpu_backend);
   tcase_add_test(tc, test_cuda_equalize_overlay);
+  tcase_add_test(tc, test_cuda_v210_system_memory);
   tcase_add_test(tc, test_cuda_state_cycles);
   tcase_add_test(tc, test_cuda_pinned_pool);
   tcase_add_test(tc, test_cuda_offered_pool);

@@ -157,7 +157,7 @@ static const LhFormat all_formats[] = {
     LH_FORMAT_I420,
     LH_FORMAT_NV12,
     LH_FORMAT_P010,
-    /* the YUV of cameras and decoders (v210 below: no kernels yet) */
+    /* the YUV of cameras, capture cards and decoders */
     LH_FORMAT_YV12,
     LH_FORMAT_NV21,
     LH_FORMAT_Y42B,
@@ -169,6 +169,7 @@ static const LhFormat all_formats[] = {
     LH_FORMAT_YVYU,
     LH_FORMAT_UYVY,
     LH_FORMAT_VYUY,
+    LH_FORMAT_V210,
     LH_FORMAT_GRAY16_BE,
     LH_FORMAT_I420_10LE,
     LH_FORMAT_I420_12LE,
@@ -260,6 +261,127 @@ static void test_equalize(void)
         free(lut);
         gen_free(&g);
       }
+}
+
+/* v210: rows of whole groups and every partial last group (width % 6 = 1 ..
+ * 5), odd heights, rows that start 16-byte aligned (the kernels' 16-byte
+ * path) and rows that start 4, 8 or 12 bytes past (their byte path), every
+ * distribution, global, CLAHE and a caller's LUT; then overlays whose panel
+ * starts and ends inside groups, or runs past the frame. */
+static void test_v210(void)
+{
+  static const Shape v210_shapes[] = {
+      {2, 3, 0, 0},    {6, 1, 0, 0},    {8, 7, 4, 4},   {9, 5, 0, 8},    {10, 2, 12, 12},
+      {11, 9, 3, 0},   {12, 4, 16, 4},  {13, 13, 0, 0}, {96, 31, 0, 0},  {101, 17, 20, 8},
+      {1920, 9, 0, 0}, {1923, 6, 4, 0}, {1, 37, 0, 4},  {641, 359, 0, 0}};
+  static const struct {
+    LhEqualizeMode mode;
+    int tx, ty;
+    double clip;
+  } modes[] = {
+      {LH_EQUALIZE_GLOBAL, 0, 0, 0},  {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
+      {LH_EQUALIZE_CLAHE, 3, 2, 2.0}, {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
+      {LH_EQUALIZE_CLAHE, 5, 7, 0.5},
+  };
+  const size_t n_modes = sizeof modes / sizeof *modes;
+  uint64_t seed = 9000;
+  for (size_t s = 0; s < sizeof v210_shapes / sizeof *v210_shapes; s++)
+    for (size_t m = 0; m < n_modes + 1; m++) {
+      const Shape *sh = &v210_shapes[s];
+      GenDistribution d = (GenDistribution)((s + m) % GEN_COUNT);
+      GenFrame g;
+      if (gen_frame(&g, LH_FORMAT_V210, sh->width, sh->height, 0, sh->extra_stride, sh->offset, d,
+                    seed++) < 0) {
+        CHECK(0, "gen_frame v210");
+        continue;
+      }
+      LhEqualizeOptions o;
+      lh_equalize_options_init(&o);
+      o.range = s % 3 == 0 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+      uint16_t *lut = NULL;
+      char what[200];
+      if (m == n_modes) {
+        /* a caller's LUT: random levels of 10 bits */
+        lut = malloc(1024 * sizeof *lut);
+        uint64_t rng = seed;
+        for (size_t v = 0; v < 1024; v++)
+          lut[v] = (uint16_t)(gen_next(&rng) % 1024);
+        snprintf(what, sizeof what, "v210 %dx%d stride +%zu offset %zu %s LUT", sh->width,
+                 sh->height, sh->extra_stride, sh->offset, gen_distribution_names[d]);
+      } else {
+        o.mode = modes[m].mode;
+        o.tiles_x = modes[m].tx;
+        o.tiles_y = modes[m].ty;
+        o.clip_limit = modes[m].clip;
+        snprintf(what, sizeof what,
+                 "v210 %dx%d stride +%zu offset %zu %s %s %dx%d clip %g range %d", sh->width,
+                 sh->height, sh->extra_stride, sh->offset, gen_distribution_names[d],
+                 o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y, o.clip_limit, o.range);
+      }
+      compare_equalize(&g, &o, lut, what);
+      free(lut);
+      gen_free(&g);
+    }
+
+  static const struct {
+    int width, height;
+    size_t extra, offset;
+    LhRect rect;
+  } overlays[] = {
+      {97, 61, 0, 0, {7, 3, 50, 40}},     {97, 61, 4, 4, {5, 0, 13, 20}},
+      {320, 181, 0, 0, {0, 0, 320, 181}}, {101, 40, 8, 12, {88, 31, 40, 30}},
+      {1921, 45, 0, 0, {1, 1, 1919, 43}}, {13, 9, 0, 0, {-2, -1, 20, 20}},
+      {200, 64, 12, 8, {0, 0, 0, 0}},
+  };
+  for (size_t k = 0; k < sizeof overlays / sizeof *overlays; k++) {
+    GenFrame g;
+    if (gen_frame(&g, LH_FORMAT_V210, overlays[k].width, overlays[k].height, 0, overlays[k].extra,
+                  overlays[k].offset, GEN_PHOTO, seed++) < 0) {
+      CHECK(0, "gen_frame v210");
+      continue;
+    }
+    LhOptions ao;
+    lh_options_init(&ao);
+    ao.range = k % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+    lh_options_set_percentiles(&ao, "1,50,99");
+    LhStats stats;
+    lh_stats_init(&stats);
+    CHECK(lh_analyze(cpu, &g.frame, &ao, &stats) == 0, "%s", lh_last_error());
+    LhOverlayOptions oo;
+    lh_overlay_options_init(&oo);
+    oo.range = ao.range;
+    oo.scale = k % 2 ? LH_OVERLAY_LINEAR : LH_OVERLAY_LOG;
+    oo.rect = overlays[k].rect;
+    Twin want, host, pinned, dev;
+    twin_of(&g, TWIN_HOST, &want);
+    twin_of(&g, TWIN_HOST, &host);
+    twin_of(&g, TWIN_PINNED, &pinned);
+    twin_of(&g, TWIN_DEVICE, &dev);
+    CHECK(lh_overlay(cpu, &want.frame, &stats, &oo) == 0, "%s", lh_last_error());
+    CHECK(lh_overlay(gpu, &host.frame, &stats, &oo) == 0, "%s", lh_last_error());
+    CHECK(lh_overlay(gpu, &pinned.frame, &stats, &oo) == 0, "%s", lh_last_error());
+    CHECK(lh_overlay(gpu, &dev.frame, &stats, &oo) == 0, "%s", lh_last_error());
+    CHECK(memcmp(want.allocation, g.allocation, want.size) != 0,
+          "overlay v210 case %zu: the CPU drew nothing", k);
+    uint8_t *bytes = twin_bytes(&dev);
+    const uint8_t *got[3] = {host.allocation, pinned.allocation, bytes};
+    const char *names[3] = {"host frame", "page-locked host frame", "device frame"};
+    for (int i = 0; i < 3; i++) {
+      size_t at = first_difference(got[i], want.allocation, want.size);
+      CHECK(at == want.size,
+            "overlay v210 case %zu %dx%d rect %d,%d %dx%d, %s: byte %zu is %u, the CPU's %u", k,
+            overlays[k].width, overlays[k].height, oo.rect.x, oo.rect.y, oo.rect.width,
+            oo.rect.height, names[i], at, at < want.size ? got[i][at] : 0,
+            at < want.size ? want.allocation[at] : 0);
+    }
+    free(bytes);
+    twin_free(&want);
+    twin_free(&host);
+    twin_free(&pinned);
+    twin_free(&dev);
+    lh_stats_clear(&stats);
+    gen_free(&g);
+  }
 }
 
 /* A 4K frame of each 8-bit family, global and CLAHE 8x8. */
@@ -455,6 +577,7 @@ int main(void)
     return 1;
   }
   test_equalize();
+  test_v210();
   test_4k();
   test_temporal();
   test_overlays();

@@ -266,6 +266,8 @@ static LhkPixel image_of(const LhFrame *frame, const void *d_plane, LhMatrix mat
   lhi_format_luma_word(info, &mask, &image->shift);
   image->keep = ~mask & 0xffffu;
   image->swap = info->big_endian;
+  if (info->chroma == LHI_CHROMA_V210)
+    return LHK_PIXEL_V210;
   if (info->r >= 0) {
     image->weights[info->r] = w.kr;
     image->weights[info->g] = w.kg;
@@ -441,6 +443,8 @@ static void test_percentiles_by_sort(void)
       {LH_FORMAT_P012, 0},
       {LH_FORMAT_I420_10LE, 0},
       {LH_FORMAT_NV21, 0},
+      /* v210's groups of 6, the last partial where width % 6 != 0 */
+      {LH_FORMAT_V210, 0},
   };
   static const struct {
     int w, h;

@@ -126,11 +126,7 @@ static void run_case(const Case *c, const LhStats *known_ref)
     LhOptions o;
     case_options(c, &o);
     int status = lh_analyze(gpu, &t.frame, &o, &got);
-    if (c->format == LH_FORMAT_V210 && c->mem == MEM_DEVICE) {
-      /* no v210 kernels yet: refused, clearly */
-      if (status != LH_ERROR_UNSUPPORTED)
-        fail(c, "v210 in device memory was not refused as unsupported");
-    } else if (status < 0) {
+    if (status < 0) {
       char why[600];
       snprintf(why, sizeof why, "GPU analysis: %s: %s", lh_status_name(status), lh_last_error());
       fail(c, why);
@@ -208,6 +204,16 @@ static void suite_formats(void)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
       for (int d = 0; d < DIST_COUNT; d++)
         run_layouts(base_case((LhFormat)f, sizes[s][0], sizes[s][1], (Dist)d, seed++));
+  /* v210: rows of whole groups of 6 (width % 6 = 0, tight rows taking one
+   * run of groups) and every partial last group (width % 6 = 1 .. 5), one
+   * row and odd heights. */
+  static const int v210_sizes[][2] = {
+      {6, 1},    {7, 1},    {8, 5},    {9, 3},    {10, 7},   {11, 1},   {12, 9},   {13, 2},
+      {14, 1},   {15, 5},   {16, 3},   {17, 11},  {96, 33},  {97, 33},  {98, 1},   {99, 17},
+      {100, 33}, {101, 31}, {1920, 3}, {1921, 5}, {1922, 1}, {1923, 2}, {1924, 7}, {1925, 3}};
+  for (size_t s = 0; s < sizeof v210_sizes / sizeof v210_sizes[0]; s++)
+    for (int d = 0; d < DIST_COUNT; d++)
+      run_layouts(base_case(LH_FORMAT_V210, v210_sizes[s][0], v210_sizes[s][1], (Dist)d, seed++));
 }
 
 static void suite_large(void)
@@ -290,7 +296,7 @@ static void suite_options(void)
   uint64_t seed = 9000;
   static const LhFormat limited_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,    LH_FORMAT_NV12,
                                              LH_FORMAT_P010,  LH_FORMAT_GRAY16, LH_FORMAT_RGBA16,
-                                             LH_FORMAT_R210};
+                                             LH_FORMAT_R210,  LH_FORMAT_V210};
   for (size_t f = 0; f < sizeof limited_formats / sizeof limited_formats[0]; f++)
     for (int d = 0; d < DIST_COUNT; d++) {
       Case c = base_case(limited_formats[f], 131, 67, (Dist)d, seed++);
@@ -323,6 +329,19 @@ static void suite_options(void)
       c.range = r % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
       run_layouts(c);
     }
+  /* v210's regions start at a group: x a multiple of 6, any width. */
+  static const LhRect v210_rois[] = {{0, 0, 1, 1},    {6, 2, 101, 37},  {0, 5, 200, 1},
+                                     {12, 0, 1, 90},  {0, 0, 200, 90},  {18, 11, 17, 3},
+                                     {198, 89, 2, 1}, {96, 40, 103, 49}};
+  for (size_t r = 0; r < sizeof v210_rois / sizeof v210_rois[0]; r++) {
+    Case c = base_case(LH_FORMAT_V210, 200, 90, (Dist)(r % DIST_COUNT), seed++);
+    c.roi = v210_rois[r];
+    c.n_percentiles = LH_MAX_PERCENTILES;
+    c.range = r % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+    run_layouts(c);
+    c.method = LH_PERCENTILE_SORT;
+    run_layouts(c);
+  }
 }
 
 /* A batch of frames of many formats, sizes and memories in one call (more
@@ -926,6 +945,83 @@ done:
   free(result2);
 }
 
+/* lhk_histogram on v210 at any byte alignment (the library's frames are
+ * 4-byte aligned; the launcher takes any address), in the shared mode and in
+ * the global one (more than LHK_SHARED_MAX_BINS bins), one image and two in
+ * one launch (the second narrower: another partial last group), against the
+ * Y fields counted on the host. */
+static void v210_launcher_case(const LhkDevice *device, int width, int height, size_t offset,
+                               size_t pad, uint32_t bins, uint64_t seed)
+{
+  const size_t stride = gen_row_bytes(LH_FORMAT_V210, width) + pad;
+  const size_t size = offset + stride * (size_t)height + 16;
+  int narrow = width > 6 ? width - 6 - (int)(seed % 5) : width;
+  if (narrow < 1)
+    narrow = 1;
+  uint8_t *host = malloc(size);
+  uint64_t *expected = calloc(2 * (size_t)bins, sizeof *expected);
+  uint64_t *got = calloc(2 * (size_t)bins, sizeof *got);
+  uint8_t *d_frame = NULL;
+  unsigned long long *d_histograms = NULL;
+  void *d_scratch = NULL;
+  const size_t scratch_bytes = lhk_histogram_scratch_bytes(bins, 2);
+  uint64_t rng = seed;
+  n_cases++;
+  if (!host || !expected || !got) {
+    n_failures++;
+    goto done;
+  }
+  for (size_t i = 0; i < size; i++)
+    host[i] = (uint8_t)rng_next(&rng);
+  for (int y = 0; y < height; y++) {
+    const uint8_t *row = host + offset + (size_t)y * stride;
+    for (int x = 0; x < width; x++) {
+      expected[gen_luma_get(LH_FORMAT_V210, row, x)]++;
+      if (x < narrow)
+        expected[bins + gen_luma_get(LH_FORMAT_V210, row, x)]++;
+    }
+  }
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_frame, size));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_histograms, 2 * (size_t)bins * sizeof *got));
+  CUDA_OR_FAIL(cudaMalloc(&d_scratch, scratch_bytes));
+  CUDA_OR_FAIL(cudaMemcpy(d_frame, host, size, cudaMemcpyHostToDevice));
+  for (int n_images = 1; n_images <= 2; n_images++) {
+    CUDA_OR_FAIL(cudaMemset(d_histograms, 0, 2 * (size_t)bins * sizeof *got));
+    CUDA_OR_FAIL(cudaMemset(d_scratch, 0, scratch_bytes));
+    LhkImage images[2];
+    memset(images, 0, sizeof images);
+    for (int i = 0; i < 2; i++) {
+      images[i].data = d_frame + offset;
+      images[i].stride = stride;
+      images[i].width = (uint32_t)(i ? narrow : width);
+      images[i].height = (uint32_t)height;
+      images[i].slot = (uint32_t)i;
+      images[i].max_value = bins - 1;
+    }
+    CUDA_OR_FAIL(lhk_histogram(device, LHK_PIXEL_V210, bins, images, n_images, d_histograms,
+                               n_images, d_scratch, 0));
+    CUDA_OR_FAIL(
+        cudaMemcpy(got, d_histograms, 2 * (size_t)bins * sizeof *got, cudaMemcpyDeviceToHost));
+    for (size_t v = 0; v < (size_t)n_images * bins; v++)
+      if (got[v] != expected[v]) {
+        fprintf(stderr,
+                "FAIL: lhk_histogram v210 %dx%d (narrow %d) offset %zu pad %zu bins %u images %d: "
+                "image %zu bin %zu: %llu, expected %llu\n",
+                width, height, narrow, offset, pad, bins, n_images, v / bins, v % bins,
+                (unsigned long long)got[v], (unsigned long long)expected[v]);
+        n_failures++;
+        break;
+      }
+  }
+done:
+  cudaFree(d_frame);
+  cudaFree(d_histograms);
+  cudaFree(d_scratch);
+  free(host);
+  free(expected);
+  free(got);
+}
+
 static void suite_kernels(void)
 {
   uint64_t seed = 40000;
@@ -945,6 +1041,21 @@ static void suite_kernels(void)
     fprintf(stderr, "FAIL: launchers accepted invalid arguments\n");
     n_failures++;
   }
+
+  LhkDevice device;
+  if (lhk_device_init(&device) != cudaSuccess) {
+    fprintf(stderr, "FAIL: lhk_device_init\n");
+    n_failures++;
+    return;
+  }
+  static const int v210_sizes[][2] = {{1, 1},    {6, 3},    {7, 2},   {47, 5},
+                                      {1920, 9}, {1925, 4}, {4099, 3}};
+  static const size_t offsets[] = {0, 1, 2, 3, 4, 8, 12, 16};
+  for (size_t s = 0; s < sizeof v210_sizes / sizeof v210_sizes[0]; s++)
+    for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++)
+      for (int global = 0; global < 2; global++)
+        v210_launcher_case(&device, v210_sizes[s][0], v210_sizes[s][1], offsets[o],
+                           (s + o) % 3 == 0 ? 0 : 5 + o, global ? 8192 : 1024, seed++);
 }
 
 int main(int argc, char **argv)

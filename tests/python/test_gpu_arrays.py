@@ -89,11 +89,13 @@ def frame_of(name, height, width, seed):
         return rng.integers(0, 256, (height, width, 2), dtype=np.uint8)
     if name == "RGB10A2_LE":
         return rng.integers(0, 1 << 32, (height, width), dtype=np.uint32)
+    if name == "v210":  # rows of whole groups: 16 bytes for each 6 pixels
+        return rng.integers(0, 256, (height, -(-width // 6) * 16), dtype=np.uint8)
     return rng.integers(0, 1 << 16, (height, width, 4), dtype=np.uint16)  # BGRA16
 
 
 @pytest.mark.parametrize("name", ["NV12", "P010", "I420_10LE", "Y444_12LE", "YUY2", "RGB10A2_LE",
-                                  "BGRA16"])
+                                  "BGRA16", "v210"])
 def test_cupy_arrays_of_every_layout_give_numpys_numbers(name):
     cupy = cupy_or_skip()
     host = frame_of(name, 270, 480, 4)
@@ -104,6 +106,21 @@ def test_cupy_arrays_of_every_layout_give_numpys_numbers(name):
     assert np.array_equal(got.histogram, want.histogram) and got.percentiles == want.percentiles
     out = lumahist.equalize(device, format=name)
     assert np.array_equal(cupy.asnumpy(out), lumahist.equalize(host, format=name, backend="cpu"))
+
+
+@pytest.mark.parametrize("width", [479, 476, 475])
+def test_cupy_v210_with_a_partial_last_group(width):
+    cupy = cupy_or_skip()
+    host = frame_of("v210", 61, width, 6)
+    device = cupy.asarray(host)
+    got = lumahist.stats(device, format="v210", width=width)
+    want = lumahist.stats(host, format="v210", width=width, backend="cpu")
+    assert got.backend == "cuda" and got.count == 61 * width
+    assert np.array_equal(got.histogram, want.histogram) and got.percentiles == want.percentiles
+    for rewrite in (lumahist.equalize, lumahist.clahe):
+        out = rewrite(device, format="v210", width=width)
+        assert np.array_equal(cupy.asnumpy(out), rewrite(host, format="v210", width=width,
+                                                         backend="cpu"))
 
 
 def test_cupy_slices_whose_chroma_lies_outside_are_refused():
