@@ -1037,6 +1037,8 @@ static LhkHistogramKernel cluster_kernel(LhkPixel pixel)
     return lhk_cluster_histogram_kernel<LHK_PIXEL_RGBA16>;
   case LHK_PIXEL_RGB10:
     return lhk_cluster_histogram_kernel<LHK_PIXEL_RGB10>;
+  case LHK_PIXEL_V210:
+    return lhk_cluster_histogram_kernel<LHK_PIXEL_V210>;
   default:
     return NULL;
   }
