@@ -140,8 +140,18 @@ typedef struct {
   uint32_t reserved;
 } LhkResult;
 
-/* Bytes of a result block: the header, then `bins` 64-bit counts. */
-#define LHK_RESULT_HEADER_BYTES ((sizeof(LhkResult) + 255) / 256 * 256)
+/* Histograms of more than LHK_FINISH_CHUNK_BINS bins are finished by many
+ * blocks, one per chunk of that many bins, each leaving its chunk's moments
+ * in the result block behind the LhkResult (64 bytes a chunk), where one
+ * more block gathers them (scan.cu). */
+#define LHK_FINISH_CHUNK_BINS 4096
+#define LHK_FINISH_MAX_CHUNKS (LHK_MAX_BINS / LHK_FINISH_CHUNK_BINS)
+#define LHK_RESULT_PARTIALS_OFFSET ((sizeof(LhkResult) + 63) / 64 * 64)
+
+/* Bytes of a result block: the header (the LhkResult, then the chunks'
+ * partial moments), then `bins` 64-bit counts. */
+#define LHK_RESULT_HEADER_BYTES                                                                    \
+  ((LHK_RESULT_PARTIALS_OFFSET + LHK_FINISH_MAX_CHUNKS * 64 + 255) / 256 * 256)
 #define lhk_result_bytes(bins) (LHK_RESULT_HEADER_BYTES + (size_t)(bins) * 8)
 
 /* What finishing one frame needs.  black and white are the legal limits

@@ -34,6 +34,38 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
   }
 }
 
+/* Histograms of more than LHK_FINISH_CHUNK_BINS bins (scan.cuh): a block
+ * per chunk, then one to gather. */
+__global__ void __launch_bounds__(LHK_BLOCK_THREADS)
+    lhk_finish_chunks_kernel(const __grid_constant__ LhkFinish f)
+{
+  __shared__ LhkMomentsShared shared;
+  lhk_finish_chunk(f, shared);
+}
+
+__global__ void __launch_bounds__(LHK_BLOCK_THREADS)
+    lhk_finish_gather_kernel(const __grid_constant__ LhkFinish f)
+{
+  lhk_finish_gather(f);
+}
+
+static cudaError_t launch_finish_chunks(const LhkFinish &f, cudaStream_t stream)
+{
+  lhk_finish_chunks_kernel<<<f.bins / LHK_FINISH_CHUNK_BINS, LHK_BLOCK_THREADS, 0, stream>>>(f);
+  LHK_CHECK_LAUNCH(stream);
+  lhk_finish_gather_kernel<<<1, LHK_BLOCK_THREADS, 0, stream>>>(f);
+  LHK_CHECK_LAUNCH(stream);
+  return cudaSuccess;
+}
+
+/* Whether a frame's histogram is finished in chunks: more bins than one
+ * chunk, a whole number of chunks, and one copy. */
+static bool chunked(const LhkFinish &f)
+{
+  return f.bins > LHK_FINISH_CHUNK_BINS && f.bins % LHK_FINISH_CHUNK_BINS == 0 &&
+         f.bins <= LHK_MAX_BINS && f.n_copies <= 1;
+}
+
 template <int N>
 static cudaError_t launch_finish(const LhkFinish *frames, int n, cudaStream_t stream)
 {
@@ -52,12 +84,21 @@ extern "C" cudaError_t lhk_finish(const LhkFinish *frames, int n_frames, cudaStr
   for (int i = 0; i < n_frames; i++)
     if (frames[i].bins == 0 || frames[i].n_ranks < 0 || frames[i].n_ranks > LHK_MAX_RANKS)
       return cudaErrorInvalidValue;
-  /* A single frame, the latency case, gets the small parameter block. */
-  if (n_frames == 1)
-    return launch_finish<1>(frames, 1, stream);
-  for (int first = 0; first < n_frames; first += LHK_MAX_IMAGES) {
-    int n = n_frames - first < LHK_MAX_IMAGES ? n_frames - first : LHK_MAX_IMAGES;
-    LHK_RETURN_IF_ERROR(launch_finish<LHK_MAX_IMAGES>(frames + first, n, stream));
+  /* Wide histograms by chunks, one frame at a time; the others together. */
+  LhkFinish rest[LHK_MAX_IMAGES];
+  int n_rest = 0;
+  for (int i = 0; i < n_frames; i++) {
+    if (chunked(frames[i])) {
+      LHK_RETURN_IF_ERROR(launch_finish_chunks(frames[i], stream));
+      continue;
+    }
+    rest[n_rest++] = frames[i];
+    if (n_rest == LHK_MAX_IMAGES || (i == n_frames - 1 && n_rest > 0)) {
+      /* A single frame, the latency case, gets the small parameter block. */
+      LHK_RETURN_IF_ERROR(n_rest == 1 ? launch_finish<1>(rest, 1, stream)
+                                      : launch_finish<LHK_MAX_IMAGES>(rest, n_rest, stream));
+      n_rest = 0;
+    }
   }
   return cudaSuccess;
 }

@@ -360,6 +360,153 @@ __device__ __forceinline__ void lhk_finish_tiles(const LhkFinish &f, LhkFinishSh
     result->values[tid] = value;
 }
 
+/* --- Histograms of more than LHK_FINISH_CHUNK_BINS bins: many blocks ---
+ * One block moves 1.5 MiB for a 65536-bin histogram (read, copied out,
+ * cleared) at about 20 GB/s: 85 us on an H200 however the bins were cut into
+ * tiles.  So block c of lhk_finish_chunks moves chunk c alone and leaves its
+ * moments behind the result's header; lhk_finish_gather then adds them up
+ * and finds each rank: the chunk from the chunks' counts, the run of 128 bins
+ * in it from a warp's 32 lane sums, the bin from 32 more. */
+
+/* A chunk's moments in the result block (64 bytes, LHK_RESULT_PARTIALS_OFFSET). */
+struct LhkChunkMoments {
+  lhk_u64 count, sum, below, above, squares_lo, squares_hi;
+  uint32_t min, max;
+};
+static_assert(sizeof(LhkChunkMoments) == 64, "a chunk's moments take 64 bytes");
+
+__device__ __forceinline__ LhkChunkMoments *lhk_chunk_moments(void *result)
+{
+  return (LhkChunkMoments *)((char *)result + LHK_RESULT_PARTIALS_OFFSET);
+}
+
+/* Block blockIdx.x of one frame: its chunk of LHK_FINISH_CHUNK_BINS bins, 8
+ * consecutive bins a thread. */
+__device__ __forceinline__ void lhk_finish_chunk(const LhkFinish &f, LhkMomentsShared &sh)
+{
+  enum { ITEMS = LHK_FINISH_CHUNK_BINS / LHK_BLOCK_THREADS };
+  const uint32_t first = blockIdx.x * LHK_FINISH_CHUNK_BINS + threadIdx.x * ITEMS;
+  lhk_u64 *histogram = f.histogram + first;
+  lhk_u64 *out = lhk_result_histogram(f.result) + first;
+  lhk_u64 h[ITEMS];
+  if (((uintptr_t)histogram | (uintptr_t)out) % 16 == 0) {
+#pragma unroll
+    for (int i = 0; i < ITEMS / 2; i++) {
+      const ulonglong2 pair = __ldcg((const ulonglong2 *)histogram + i);
+      h[2 * i] = pair.x;
+      h[2 * i + 1] = pair.y;
+    }
+#pragma unroll
+    for (int i = 0; i < ITEMS / 2; i++) {
+      ((ulonglong2 *)histogram)[i] = make_ulonglong2(0, 0);
+      ((ulonglong2 *)out)[i] = make_ulonglong2(h[2 * i], h[2 * i + 1]);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+      h[i] = __ldcg(histogram + i);
+      histogram[i] = 0;
+      out[i] = h[i];
+    }
+  }
+  LhkMoments m;
+  lhk_moments_init(m);
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++)
+    lhk_moments_add(m, first + i, h[i], f.black, f.white);
+  lhk_block_reduce_moments(m, sh);
+  if (threadIdx.x == 0) {
+    LhkChunkMoments c;
+    c.count = m.count;
+    c.sum = m.sum;
+    c.below = m.below;
+    c.above = m.above;
+    c.squares_lo = (lhk_u64)m.sum_squares;
+    c.squares_hi = (lhk_u64)(m.sum_squares >> 64);
+    c.min = m.min;
+    c.max = m.max;
+    lhk_chunk_moments(f.result)[blockIdx.x] = c;
+  }
+}
+
+/* One block a frame, after lhk_finish_chunk: lane c of warp 0 holds chunk
+ * c's moments, merged by shuffles; each warp takes ranks k = warp, warp +
+ * LHK_WARPS, ... (and k = n_ranks, n_ranks + 1 the min and max are the
+ * merged moments'). */
+__device__ __forceinline__ void lhk_finish_gather(const LhkFinish &f)
+{
+  const unsigned all = 0xffffffffu;
+  const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint32_t chunks = f.bins / LHK_FINISH_CHUNK_BINS;
+  LhkResult *result = (LhkResult *)f.result;
+  const lhk_u64 *out = lhk_result_histogram(f.result);
+  const LhkChunkMoments *partial = lhk_chunk_moments(f.result);
+
+  /* Every warp: the chunks' counts and their running sum. */
+  const lhk_u64 chunk_count = lane < chunks ? __ldcg(&partial[lane].count) : 0;
+  const lhk_u64 upto = lhk_warp_scan<32>(chunk_count);
+  const lhk_u64 count = __shfl_sync(all, upto, 31);
+
+  if (warp == 0) {
+    LhkMoments m;
+    lhk_moments_init(m);
+    if (lane < chunks) {
+      LhkChunkMoments c = partial[lane];
+      m.count = c.count;
+      m.sum = c.sum;
+      m.below = c.below;
+      m.above = c.above;
+      m.sum_squares = (lhk_u128)c.squares_hi << 64 | c.squares_lo;
+      m.min = c.min;
+      m.max = c.max;
+    }
+    for (int offset = 16; offset > 0; offset /= 2)
+      lhk_moments_shuffle_down(m, offset);
+    if (lane == 0)
+      lhk_moments_write(m, __ldcg(out), __ldcg(out + f.bins - 1), result);
+  }
+
+  for (int k = (int)warp; k < f.n_ranks; k += LHK_WARPS) {
+    const lhk_u64 t = f.ranks[k];
+    uint32_t value;
+    if (t == 0) {
+      value = 0;
+    } else if (t > count) {
+      value = f.bins - 1;
+    } else {
+      /* The chunk: the first whose running count reaches t. */
+      const uint32_t c = __popc(__ballot_sync(all, lane < chunks && upto < t));
+      lhk_u64 target = t - (c ? __shfl_sync(all, upto, (c + 31) % 32) : 0);
+      /* The run of 128 bins: lane l sums bins 128 l .. 128 l + 127. */
+      const ulonglong2 *run =
+          (const ulonglong2 *)(out + (size_t)c * LHK_FINISH_CHUNK_BINS + lane * 128);
+      lhk_u64 sum = 0;
+#pragma unroll 16
+      for (int i = 0; i < 64; i++) {
+        const ulonglong2 pair = __ldcg(run + i);
+        sum += pair.x + pair.y;
+      }
+      lhk_u64 within = lhk_warp_scan<32>(sum);
+      const uint32_t r = __popc(__ballot_sync(all, within < target));
+      target -= r ? __shfl_sync(all, within, (r + 31) % 32) : 0;
+      /* The bin: 32 at a time through the run. */
+      const lhk_u64 *bins = out + (size_t)c * LHK_FINISH_CHUNK_BINS + r * 128;
+      value = 0;
+      for (int step = 0; step < 4; step++) {
+        within = lhk_warp_scan<32>(__ldcg(bins + step * 32 + lane));
+        const unsigned reach = __ballot_sync(all, within >= target);
+        if (reach) {
+          value = c * LHK_FINISH_CHUNK_BINS + r * 128 + step * 32 + __ffs(reach) - 1;
+          break;
+        }
+        target -= __shfl_sync(all, within, 31);
+      }
+    }
+    if (lane == 0)
+      result->values[k] = value;
+  }
+}
+
 /* Finishes one frame with the whole block: the histogram goes into the
  * result block and is cleared behind, the moments are reduced, and each rank
  * r gets the smallest v with cdf(v) >= r, as lhi_values_from_histogram (r = 0
