@@ -103,8 +103,14 @@
  *
  * The backend is chosen when the element starts (READY → PAUSED):
  * #GstLumahist:backend `auto` uses CUDA when a device is usable and otherwise
- * the CPU, posting one warning message that says why;
- * #GstLumahist:active-backend tells which one runs.  The element shares the
+ * the CPU, posting one warning message that says why.  With CUDA, `auto`
+ * still chooses for each frame: frames in CUDA memory and in page-locked
+ * system memory go to the GPU, frames in ordinary system memory to the CPU's
+ * threads or to the GPU, whichever the times measured on the first frames
+ * (and again now and then) say is cheaper (see lh_context_new()); the
+ * results are the same bits either way.  #GstLumahist:active-backend tells
+ * where the last frame went, and the message field `backend` where each
+ * reported frame was analysed.  The element shares the
  * pipeline's CUDA context (GstCudaContext) with the other CUDA elements and
  * makes it current around every library call.
  *
@@ -443,6 +449,9 @@ static void gst_lumahist_pins_leave(gpointer element)
 
 static void gst_lumahist_set_active_backend(GstLumahist *self, const gchar *name)
 {
+  /* Only the streaming and state-change threads write it: read unlocked. */
+  if (self->active_backend == name)
+    return;
   GST_OBJECT_LOCK(self);
   self->active_backend = name;
   GST_OBJECT_UNLOCK(self);
@@ -900,8 +909,10 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
     gst_lumahist_pins_add(self->pins, self->lh, buffer);
   status = lh_context_set_stream(self->lh, stream);
   /* The statistics are those of the frame as it came in. */
-  if (status == LH_OK && work->analyze)
+  if (status == LH_OK && work->analyze) {
     status = lh_analyze(self->lh, &in, &work->options, &self->stats);
+    self->analysed_on = lh_context_last_backend(self->lh);
+  }
   if (status == LH_OK && work->equalize) {
     what = "equalize";
     status = lh_equalize(self->lh, &in, &out, &work->equalize_options);
@@ -927,6 +938,8 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
   gst_video_frame_unmap(&in_vframe);
   if (apart)
     gst_video_frame_unmap(&out_vframe);
+  if (status == LH_OK)
+    gst_lumahist_set_active_backend(self, lh_backend_name(lh_context_last_backend(self->lh)));
   if (status == LH_ERROR_UNSUPPORTED)
     goto unsupported;
   if (status < 0)
@@ -1050,7 +1063,7 @@ static GstMessage *gst_lumahist_message_new(GstLumahist *self, GstBuffer *buffer
       "lumahist", "timestamp", G_TYPE_UINT64, (guint64)timestamp, "stream-time", G_TYPE_UINT64,
       (guint64)stream_time, "running-time", G_TYPE_UINT64, (guint64)running_time, "duration",
       G_TYPE_UINT64, (guint64)GST_BUFFER_DURATION(buffer), "frame", G_TYPE_UINT64, frame, "backend",
-      G_TYPE_STRING, lh_backend_name(lh_context_backend(self->lh)), "format", G_TYPE_STRING,
+      G_TYPE_STRING, lh_backend_name(self->analysed_on), "format", G_TYPE_STRING,
       GST_VIDEO_INFO_NAME(&self->info), "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH(&self->info),
       "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT(&self->info), "bit-depth", G_TYPE_INT,
       st->bit_depth, "matrix", G_TYPE_STRING, lh_matrix_name(st->matrix), "range", G_TYPE_STRING,
@@ -1164,7 +1177,7 @@ static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffe
     gst_element_post_message(GST_ELEMENT(self),
                              gst_lumahist_message_new(self, buffer, frame, post_histogram));
   if (attach_meta && gst_buffer_is_writable(buffer))
-    gst_buffer_add_lumahist_meta(buffer, lh_context_backend(self->lh), frame, &self->stats);
+    gst_buffer_add_lumahist_meta(buffer, self->analysed_on, frame, &self->stats);
   return GST_FLOW_OK;
 }
 
@@ -1432,7 +1445,8 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
                         GST_TYPE_LUMAHIST_BACKEND, DEFAULT_BACKEND, rw_ready);
   properties[PROP_ACTIVE_BACKEND] =
       g_param_spec_string("active-backend", "Active backend",
-                          "The backend in use: \"cpu\" or \"cuda\" once started, \"none\" before",
+                          "Where the last frame went: \"cpu\" or \"cuda\" once started (backend=auto "
+                          "with CUDA chooses per frame), \"none\" before",
                           "none", G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   properties[PROP_CUDA_DEVICE_ID] = g_param_spec_int(
       "cuda-device-id", "CUDA device ID",

@@ -89,6 +89,7 @@ struct _GstLumahist {
   LhRange caps_range;
   guint64 frame_count;
   LhStats stats;
+  LhBackend analysed_on; /* the backend that made stats (auto chooses per frame) */
   /* LUT smoothing across frames, made for these two settings */
   LhTemporal *temporal;
   guint temporal_window_made;
