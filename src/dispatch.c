@@ -63,18 +63,8 @@ static uint32_t timed_calls(const LhiCostEntry *entry, LhiPath path)
 /* Are both paths timed enough for a first choice? */
 static bool probed(const LhiCostEntry *entry)
 {
-  uint32_t cpu = timed_calls(entry, LHI_PATH_CPU), gpu = timed_calls(entry, LHI_PATH_GPU);
-  if (cpu >= LHI_PROBE_CALLS && gpu >= LHI_PROBE_CALLS)
-    return true;
-  if (cpu == 0 || gpu == 0)
-    return false;
-  double low = entry->cost[LHI_PATH_CPU], high = entry->cost[LHI_PATH_GPU];
-  if (low > high) {
-    double t = low;
-    low = high;
-    high = t;
-  }
-  return high > LHI_CLEAR_RATIO * low;
+  return timed_calls(entry, LHI_PATH_CPU) >= LHI_PROBE_CALLS &&
+         timed_calls(entry, LHI_PATH_GPU) >= LHI_PROBE_CALLS;
 }
 
 LhiPath lhi_chooser_pick(LhiChooser *chooser, const LhiCostKey *key)
@@ -101,13 +91,15 @@ LhiPath lhi_chooser_best(LhiChooser *chooser, const LhiCostKey *key, LhiPath fal
 void lhi_chooser_record(LhiChooser *chooser, const LhiCostKey *key, LhiPath path, double seconds)
 {
   LhiCostEntry *entry = entry_of(chooser, key);
-  uint32_t before = timed_calls(entry, path);
+  uint32_t timed = timed_calls(entry, path);
   entry->calls[path]++;
   if (entry->calls[path] <= LHI_WARMUP_CALLS)
     return;
   if (!entry->decided) {
-    /* The mean of the probes. */
-    entry->cost[path] += (seconds - entry->cost[path]) / (double)(before + 1);
+    /* The fastest probe: a thread preempted or a page faulted only adds
+     * time, and one such call must not decide. */
+    if (timed == 0 || seconds < entry->cost[path])
+      entry->cost[path] = seconds;
     if (probed(entry)) {
       entry->decided = true;
       entry->chosen = entry->cost[LHI_PATH_GPU] < entry->cost[LHI_PATH_CPU] ? LHI_PATH_GPU
@@ -117,17 +109,28 @@ void lhi_chooser_record(LhiChooser *chooser, const LhiCostKey *key, LhiPath path
     }
     return;
   }
-  double weight = path == entry->chosen ? LHI_CHOSEN_WEIGHT : LHI_PROBED_WEIGHT;
-  entry->cost[path] += weight * (seconds - entry->cost[path]);
+  /* One call may take far longer (preempted, a page fault): it moves the
+   * average as one twice the average would, so that a change of load that
+   * lasts moves it within a few calls and a hiccup does not. */
+  const double before = entry->cost[path];
+  if (seconds > LHI_OUTLIER_RATIO * before)
+    seconds = LHI_OUTLIER_RATIO * before;
+  const double weight = path == entry->chosen ? LHI_CHOSEN_WEIGHT : LHI_PROBED_WEIGHT;
+  entry->cost[path] += weight * (seconds - before);
   LhiPath other = other_path(entry->chosen);
   if (entry->cost[other] < (1.0 - LHI_SWITCH_MARGIN) * entry->cost[entry->chosen]) {
     entry->chosen = other;
     entry->probe_interval = LHI_REPROBE_FIRST;
     entry->since_probe = 0;
     chooser->switches++;
-  } else if (path == other && entry->probe_interval < LHI_REPROBE_LAST) {
-    /* The probe confirmed the choice: look again later. */
-    entry->probe_interval *= 2;
+  } else if (path == other) {
+    /* A probe that found the other path's cost as it was confirms the
+     * choice: look again later.  One that found it moved looks again soon. */
+    if (seconds > (1.0 + LHI_SWITCH_MARGIN) * before ||
+        seconds < (1.0 - LHI_SWITCH_MARGIN) * before)
+      entry->probe_interval = LHI_REPROBE_FIRST;
+    else if (entry->probe_interval < LHI_REPROBE_LAST)
+      entry->probe_interval *= 2;
   }
 }
 
