@@ -156,6 +156,7 @@ enum {
   PROP_ACTIVE_BACKEND,
   PROP_CUDA_DEVICE_ID,
   PROP_N_THREADS,
+  PROP_PAGE_LOCK,
   PROP_MATRIX,
   PROP_RANGE,
   PROP_PERCENTILES,
@@ -186,6 +187,7 @@ enum {
 #define DEFAULT_BACKEND GST_LUMAHIST_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
 #define DEFAULT_N_THREADS 0
+#define DEFAULT_PAGE_LOCK TRUE
 #define DEFAULT_MATRIX GST_LUMAHIST_MATRIX_AUTO
 #define DEFAULT_RANGE GST_LUMAHIST_RANGE_AUTO
 #define DEFAULT_PERCENTILES "1,5,50,95,99"
@@ -572,7 +574,7 @@ static gboolean gst_lumahist_propose_allocation(GstBaseTransform *trans, GstQuer
   gboolean need_pool = FALSE;
 
   gst_query_parse_allocation(query, &caps, &need_pool);
-  if (!caps || !self->lh || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
+  if (!self->pins_on || !caps || !self->lh || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
       gst_query_get_n_allocation_pools(query) > 0)
     return answered;
   GstCapsFeatures *features = gst_caps_get_features(caps, 0);
@@ -682,6 +684,7 @@ static gboolean gst_lumahist_start(GstBaseTransform *trans)
   GST_OBJECT_LOCK(self);
   backend = self->backend;
   device_id = self->cuda_device_id;
+  self->pins_on = self->page_lock;
   GST_OBJECT_UNLOCK(self);
 
   self->started_backend = backend;
@@ -905,7 +908,7 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
       gst_video_frame_unmap(&out_vframe);
     goto push_failed;
   }
-  if (in.memory == LH_MEMORY_HOST)
+  if (in.memory == LH_MEMORY_HOST && self->pins_on)
     gst_lumahist_pins_add(self->pins, self->lh, buffer);
   status = lh_context_set_stream(self->lh, stream);
   /* The statistics are those of the frame as it came in. */
@@ -1232,6 +1235,9 @@ static void gst_lumahist_set_property(GObject *object, guint prop_id, const GVal
   case PROP_N_THREADS:
     self->n_threads = g_value_get_int(value);
     break;
+  case PROP_PAGE_LOCK:
+    self->page_lock = g_value_get_boolean(value);
+    break;
   case PROP_MATRIX:
     self->matrix = g_value_get_enum(value);
     break;
@@ -1332,6 +1338,9 @@ static void gst_lumahist_get_property(GObject *object, guint prop_id, GValue *va
     break;
   case PROP_N_THREADS:
     g_value_set_int(value, self->n_threads);
+    break;
+  case PROP_PAGE_LOCK:
+    g_value_set_boolean(value, self->page_lock);
     break;
   case PROP_MATRIX:
     g_value_set_enum(value, self->matrix);
@@ -1457,6 +1466,13 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
       "Threads the CPU backend splits each frame across (0: one per core); applies when the "
       "element starts",
       0, 256, DEFAULT_N_THREADS, rw_ready);
+  properties[PROP_PAGE_LOCK] = g_param_spec_boolean(
+      "page-lock", "Page-lock",
+      "With the CUDA backend, offer upstream a pool of page-locked system memory and page-lock "
+      "buffers that come again, so that frames reach the GPU in one copy (such frames always go "
+      "to the GPU); false leaves system memory as it comes, and backend=auto then sends each "
+      "frame to the CPU or the GPU, whichever costs less; applies when the element starts",
+      DEFAULT_PAGE_LOCK, rw_ready);
   properties[PROP_MATRIX] = g_param_spec_enum(
       "matrix", "Matrix", "R'G'B' to Y' weights for RGB input, reported for every input",
       GST_TYPE_LUMAHIST_MATRIX, DEFAULT_MATRIX, rw);
@@ -1586,6 +1602,7 @@ static void gst_lumahist_init(GstLumahist *self)
   self->backend = DEFAULT_BACKEND;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
   self->n_threads = DEFAULT_N_THREADS;
+  self->page_lock = DEFAULT_PAGE_LOCK;
   self->matrix = DEFAULT_MATRIX;
   self->range = DEFAULT_RANGE;
   self->post_messages = DEFAULT_POST_MESSAGES;
