@@ -1452,11 +1452,11 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   properties[PROP_BACKEND] =
       g_param_spec_enum("backend", "Backend", "Where to compute; applies when the element starts",
                         GST_TYPE_LUMAHIST_BACKEND, DEFAULT_BACKEND, rw_ready);
-  properties[PROP_ACTIVE_BACKEND] =
-      g_param_spec_string("active-backend", "Active backend",
-                          "Where the last frame went: \"cpu\" or \"cuda\" once started (backend=auto "
-                          "with CUDA chooses per frame), \"none\" before",
-                          "none", G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_ACTIVE_BACKEND] = g_param_spec_string(
+      "active-backend", "Active backend",
+      "Where the last frame went: \"cpu\" or \"cuda\" once started (backend=auto with CUDA "
+      "chooses per frame), \"none\" before",
+      "none", G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   properties[PROP_CUDA_DEVICE_ID] = g_param_spec_int(
       "cuda-device-id", "CUDA device ID",
       "The CUDA device to use when no CUDA context is shared with the pipeline (-1: any)", -1,

@@ -92,7 +92,8 @@ LH_API int lh_context_set_threads(LhContext *context, int threads)
   if (threads < 0)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "threads must be 0 (one per core) or more, not %d",
                      threads);
-  int status = context->cpu_state ? lhi_cpu_backend.set_threads(context->cpu_state, threads) : LH_OK;
+  int status =
+      context->cpu_state ? lhi_cpu_backend.set_threads(context->cpu_state, threads) : LH_OK;
   if (status == LH_OK && context->backend->set_threads)
     status = context->backend->set_threads(context->state, threads);
   return status;

@@ -22,8 +22,7 @@
 
 static bool same_key(const LhiCostKey *a, const LhiCostKey *b)
 {
-  return a->op == b->op && a->format == b->format && a->width == b->width &&
-         a->height == b->height;
+  return a->op == b->op && a->format == b->format && a->width == b->width && a->height == b->height;
 }
 
 /* The entry of key, made (in place of the least recently used one when the
@@ -102,8 +101,8 @@ void lhi_chooser_record(LhiChooser *chooser, const LhiCostKey *key, LhiPath path
       entry->cost[path] = seconds;
     if (probed(entry)) {
       entry->decided = true;
-      entry->chosen = entry->cost[LHI_PATH_GPU] < entry->cost[LHI_PATH_CPU] ? LHI_PATH_GPU
-                                                                            : LHI_PATH_CPU;
+      entry->chosen =
+          entry->cost[LHI_PATH_GPU] < entry->cost[LHI_PATH_CPU] ? LHI_PATH_GPU : LHI_PATH_CPU;
       entry->probe_interval = LHI_REPROBE_FIRST;
       entry->since_probe = 0;
     }

@@ -453,14 +453,14 @@ typedef struct {
   int height;
 } LhiCostKey;
 
-/* Tunables of the choice, each measured in calls of one key. */
-#define LHI_CHOOSER_KEYS 16   /* keys remembered; the least recently used goes */
-#define LHI_WARMUP_CALLS 1    /* first calls of a path, not counted: lazy module
-                                 loading, buffers grown, the pool's threads started */
-#define LHI_PROBE_CALLS 3     /* timed calls of each path before the first choice */
-#define LHI_REPROBE_FIRST 16  /* calls until the other path is timed again; doubled */
-#define LHI_REPROBE_LAST 1024 /* each time it confirms the choice, up to this */
-#define LHI_SWITCH_MARGIN 0.1 /* the other path must be this much cheaper to switch */
+/* Tunables of the choice, counted in calls of one key.  The first calls of
+ * a path are not timed: they load kernels, grow buffers, start threads. */
+#define LHI_CHOOSER_KEYS 16     /* keys remembered; the least recently used goes */
+#define LHI_WARMUP_CALLS 1      /* first calls of a path, not timed */
+#define LHI_PROBE_CALLS 3       /* timed calls of each path before the first choice */
+#define LHI_REPROBE_FIRST 16    /* calls until the other path is timed again; doubled */
+#define LHI_REPROBE_LAST 1024   /* each time it confirms the choice, up to this */
+#define LHI_SWITCH_MARGIN 0.1   /* the other path must be this much cheaper to switch */
 #define LHI_CHOSEN_WEIGHT 0.125 /* of a new time in the chosen path's average */
 #define LHI_PROBED_WEIGHT 0.5   /* in the other path's, timed seldom */
 #define LHI_OUTLIER_RATIO 2.0   /* a time counts at most as this many averages */
@@ -468,8 +468,8 @@ typedef struct {
 typedef struct {
   LhiCostKey key;
   uint64_t last_use;
-  double cost[LHI_PATH_COUNT]; /* seconds a frame: the fastest probe, then
-                                  exponentially weighted */
+  double cost[LHI_PATH_COUNT];    /* seconds a frame: the fastest probe, then
+                                     exponentially weighted */
   uint32_t calls[LHI_PATH_COUNT]; /* timed on each path, warm-up included */
   bool decided;
   LhiPath chosen;

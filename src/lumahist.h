@@ -305,10 +305,11 @@ typedef struct LhContext LhContext;
  * and are timed (the host's wall time of the call), then the cheaper side
  * gets them, and the other is timed again now and then (after 16 calls, then
  * 32, 64, ... up to 1024 while it stays dearer) so that a change of load is
- * followed (src/dispatch.c has the details).  The results are the same bits either way.  A stream with state
- * (a temporal window, a frame difference) stays on the side where its state
- * is, and starts on the side the measures chose.  lh_context_last_backend()
- * tells where each call went. */
+ * followed (src/dispatch.c has the details).  The results are the same
+ * bits either way.  A stream with state (a temporal window, a frame
+ * difference) stays on the side where its state is, and starts on the side
+ * the measures chose.  lh_context_last_backend() tells where each call
+ * went. */
 LH_API int lh_context_new(LhBackend backend, LhContext **context);
 LH_API void lh_context_free(LhContext *context);
 

@@ -796,9 +796,9 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
   if (status < 0) {
     raise_status(status);
   } else {
-    result =
-        stats_to_record(&stats, image.frame.width, image.frame.height, lh_context_last_backend(context),
-                        lhio_decoder_name(image.decoder), image.converted_from);
+    result = stats_to_record(&stats, image.frame.width, image.frame.height,
+                             lh_context_last_backend(context), lhio_decoder_name(image.decoder),
+                             image.converted_from);
   }
   lhio_image_clear(&image);
   lh_stats_clear(&stats);

@@ -133,7 +133,7 @@ struct LhtVideoStats {
   LhtVideoJob job;
   LhContext *host_context;
   LhContext *cuda_context;
-  LhBackend backend; /* where the last frame was analysed */
+  LhBackend backend;       /* where the last frame was analysed */
   uint64_t analysed_on[3]; /* this file's frames analysed on each LhBackend */
 
   /* The previous record's frame, for diff (its luma, kept by the library

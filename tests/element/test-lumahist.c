@@ -1311,8 +1311,8 @@ GST_START_TEST(test_backend_auto_per_frame)
 
   for (guint mode = 0; mode < 2; mode++) {
     GstBus *bus;
-    GstHarness *h = harness_new(&bus, "mode", mode /* analyze, equalize */, "matrix", 1, "range",
-                                1, NULL);
+    GstHarness *h =
+        harness_new(&bus, "mode", mode /* analyze, equalize */, "matrix", 1, "range", 1, NULL);
     guint notifies = 0, changes = 0, on[2] = {0, 0};
     gchar *previous = NULL;
     LhEqualizeOptions equalize;

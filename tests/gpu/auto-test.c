@@ -90,8 +90,7 @@ static LhBackend report_end(Report *r, int call)
 
 static void report_print(const Report *r)
 {
-  printf("%-34s %3d on cpu, %3d on cuda, %2d switches\n", r->name, r->on[0], r->on[1],
-         r->switches);
+  printf("%-34s %3d on cpu, %3d on cuda, %2d switches\n", r->name, r->on[0], r->on[1], r->switches);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -237,8 +236,8 @@ static void rewrite_stream(Rewrite kind, LhFormat format, int width, int height,
     for (int k = 0; k < 3; k++)
       lh_temporal_query(temporal[k], &frames_in[k], &cuts[k]);
     CHECK(cuts[0] == cuts[1] && cuts[0] >= 1 && frames_in[0] == frames_in[1],
-          "%s: %" PRIu64 " cuts, %d frames in the window; the CPU's %" PRIu64 ", %d", name,
-          cuts[0], frames_in[0], cuts[1], frames_in[1]);
+          "%s: %" PRIu64 " cuts, %d frames in the window; the CPU's %" PRIu64 ", %d", name, cuts[0],
+          frames_in[0], cuts[1], frames_in[1]);
     for (int k = 0; k < 3; k++)
       lh_temporal_free(temporal[k]);
   } else {

@@ -57,7 +57,8 @@ static void test_probing(void)
   const LhiCostEntry *e = entry_of(&chooser, &key_4k);
   CHECK(e && e->decided, "not decided after %u probes of each path", each);
   CHECK(e && e->chosen == LHI_PATH_GPU, "chose the dearer path");
-  CHECK(e && fabs(e->cost[LHI_PATH_CPU] - 2e-3) < 1e-12 && fabs(e->cost[LHI_PATH_GPU] - 1e-3) < 1e-12,
+  CHECK(e && fabs(e->cost[LHI_PATH_CPU] - 2e-3) < 1e-12 &&
+            fabs(e->cost[LHI_PATH_GPU] - 1e-3) < 1e-12,
         "probe means %g %g, not 2e-3 1e-3 (the warm-up counted?)", e ? e->cost[0] : 0,
         e ? e->cost[1] : 0);
   CHECK(taken[0] == each && taken[1] == each, "probes %u %u, not %u each", taken[0], taken[1],
@@ -356,9 +357,8 @@ static void test_routes(void)
 
 static bool same_stats(const LhStats *a, const LhStats *b)
 {
-  return a->count == b->count && a->mean == b->mean && a->stddev == b->stddev &&
-         a->min == b->min && a->max == b->max && a->median == b->median &&
-         a->n_bins == b->n_bins &&
+  return a->count == b->count && a->mean == b->mean && a->stddev == b->stddev && a->min == b->min &&
+         a->max == b->max && a->median == b->median && a->n_bins == b->n_bins &&
          memcmp(a->histogram, b->histogram, a->n_bins * sizeof *a->histogram) == 0 &&
          memcmp(a->percentile_value, b->percentile_value, sizeof a->percentile_value) == 0;
 }
@@ -461,7 +461,8 @@ static void test_front_ends(void)
   /* Threads reach the CPU side too. */
   CHECK(lh_context_set_threads(dual, 3) == LH_OK, "set threads");
   CHECK(lhi_pool_threads(((LhiCpuState *)dual->cpu_state)->pool) == 3,
-        "the CPU side has %d threads, not 3", lhi_pool_threads(((LhiCpuState *)dual->cpu_state)->pool));
+        "the CPU side has %d threads, not 3",
+        lhi_pool_threads(((LhiCpuState *)dual->cpu_state)->pool));
   for (int k = 0; k < 2; k++) {
     lh_temporal_free(temporal[k]);
     lh_difference_free(difference[k]);
