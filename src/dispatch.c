@@ -112,7 +112,7 @@ void lhi_chooser_record(LhiChooser *chooser, const LhiCostKey *key, LhiPath path
    * average as one twice the average would, so that a change of load that
    * lasts moves it within a few calls and a hiccup does not. */
   const double before = entry->cost[path];
-  if (seconds > LHI_OUTLIER_RATIO * before)
+  if (before > 0 && seconds > LHI_OUTLIER_RATIO * before)
     seconds = LHI_OUTLIER_RATIO * before;
   const double weight = path == entry->chosen ? LHI_CHOSEN_WEIGHT : LHI_PROBED_WEIGHT;
   entry->cost[path] += weight * (seconds - before);

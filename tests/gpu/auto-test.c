@@ -109,7 +109,10 @@ static void analysis_stream(LhFormat format, int width, int height, size_t pad, 
   for (int f = 0; f < frames; f++) {
     TestFrame t;
     Dist dist = (Dist)(f % DIST_COUNT);
-    if (!test_frame_make(&t, format, width, height, 0, dist, 9000 + (uint64_t)f, pad, f % 3, mem)) {
+    /* Plane starts off by a sample or two, at the samples' alignment. */
+    size_t offset = (size_t)(f % 3) * (size_t)gen_sample_bytes(format);
+    if (!test_frame_make(&t, format, width, height, 0, dist, 9000 + (uint64_t)f, pad, offset,
+                         mem)) {
       fail("%s: no memory", name);
       return;
     }
