@@ -103,8 +103,14 @@
  *
  * The backend is chosen when the element starts (READY → PAUSED):
  * #GstLumahist:backend `auto` uses CUDA when a device is usable and otherwise
- * the CPU, posting one warning message that says why;
- * #GstLumahist:active-backend tells which one runs.  The element shares the
+ * the CPU, posting one warning message that says why.  With CUDA, `auto`
+ * still chooses for each frame: frames in CUDA memory and in page-locked
+ * system memory go to the GPU, frames in ordinary system memory to the CPU's
+ * threads or to the GPU, whichever the times measured on the first frames
+ * (and again now and then) say is cheaper (see lh_context_new()); the
+ * results are the same bits either way.  #GstLumahist:active-backend tells
+ * where the last frame went, and the message field `backend` where each
+ * reported frame was analysed.  The element shares the
  * pipeline's CUDA context (GstCudaContext) with the other CUDA elements and
  * makes it current around every library call.
  *
@@ -150,6 +156,7 @@ enum {
   PROP_ACTIVE_BACKEND,
   PROP_CUDA_DEVICE_ID,
   PROP_N_THREADS,
+  PROP_PAGE_LOCK,
   PROP_MATRIX,
   PROP_RANGE,
   PROP_PERCENTILES,
@@ -180,6 +187,7 @@ enum {
 #define DEFAULT_BACKEND GST_LUMAHIST_BACKEND_AUTO
 #define DEFAULT_CUDA_DEVICE_ID -1
 #define DEFAULT_N_THREADS 0
+#define DEFAULT_PAGE_LOCK TRUE
 #define DEFAULT_MATRIX GST_LUMAHIST_MATRIX_AUTO
 #define DEFAULT_RANGE GST_LUMAHIST_RANGE_AUTO
 #define DEFAULT_PERCENTILES "1,5,50,95,99"
@@ -444,6 +452,9 @@ static void gst_lumahist_pins_leave(gpointer element)
 
 static void gst_lumahist_set_active_backend(GstLumahist *self, const gchar *name)
 {
+  /* Only the streaming and state-change threads write it: read unlocked. */
+  if (self->active_backend == name)
+    return;
   GST_OBJECT_LOCK(self);
   self->active_backend = name;
   GST_OBJECT_UNLOCK(self);
@@ -564,7 +575,7 @@ static gboolean gst_lumahist_propose_allocation(GstBaseTransform *trans, GstQuer
   gboolean need_pool = FALSE;
 
   gst_query_parse_allocation(query, &caps, &need_pool);
-  if (!caps || !self->lh || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
+  if (!self->pins_on || !caps || !self->lh || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
       gst_query_get_n_allocation_pools(query) > 0)
     return answered;
   GstCapsFeatures *features = gst_caps_get_features(caps, 0);
@@ -674,6 +685,7 @@ static gboolean gst_lumahist_start(GstBaseTransform *trans)
   GST_OBJECT_LOCK(self);
   backend = self->backend;
   device_id = self->cuda_device_id;
+  self->pins_on = self->page_lock;
   GST_OBJECT_UNLOCK(self);
 
   self->started_backend = backend;
@@ -897,12 +909,14 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
       gst_video_frame_unmap(&out_vframe);
     goto push_failed;
   }
-  if (in.memory == LH_MEMORY_HOST)
+  if (in.memory == LH_MEMORY_HOST && self->pins_on)
     gst_lumahist_pins_add(self->pins, self->lh, buffer);
   status = lh_context_set_stream(self->lh, stream);
   /* The statistics are those of the frame as it came in. */
-  if (status == LH_OK && work->analyze)
+  if (status == LH_OK && work->analyze) {
     status = lh_analyze(self->lh, &in, &work->options, &self->stats);
+    self->analysed_on = lh_context_last_backend(self->lh);
+  }
   if (status == LH_OK && work->equalize) {
     what = "equalize";
     status = lh_equalize(self->lh, &in, &out, &work->equalize_options);
@@ -928,6 +942,8 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
   gst_video_frame_unmap(&in_vframe);
   if (apart)
     gst_video_frame_unmap(&out_vframe);
+  if (status == LH_OK)
+    gst_lumahist_set_active_backend(self, lh_backend_name(lh_context_last_backend(self->lh)));
   if (status == LH_ERROR_UNSUPPORTED)
     goto unsupported;
   if (status < 0)
@@ -1051,7 +1067,7 @@ static GstMessage *gst_lumahist_message_new(GstLumahist *self, GstBuffer *buffer
       "lumahist", "timestamp", G_TYPE_UINT64, (guint64)timestamp, "stream-time", G_TYPE_UINT64,
       (guint64)stream_time, "running-time", G_TYPE_UINT64, (guint64)running_time, "duration",
       G_TYPE_UINT64, (guint64)GST_BUFFER_DURATION(buffer), "frame", G_TYPE_UINT64, frame, "backend",
-      G_TYPE_STRING, lh_backend_name(lh_context_backend(self->lh)), "format", G_TYPE_STRING,
+      G_TYPE_STRING, lh_backend_name(self->analysed_on), "format", G_TYPE_STRING,
       GST_VIDEO_INFO_NAME(&self->info), "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH(&self->info),
       "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT(&self->info), "bit-depth", G_TYPE_INT,
       st->bit_depth, "matrix", G_TYPE_STRING, lh_matrix_name(st->matrix), "range", G_TYPE_STRING,
@@ -1165,7 +1181,7 @@ static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffe
     gst_element_post_message(GST_ELEMENT(self),
                              gst_lumahist_message_new(self, buffer, frame, post_histogram));
   if (attach_meta && gst_buffer_is_writable(buffer))
-    gst_buffer_add_lumahist_meta(buffer, lh_context_backend(self->lh), frame, &self->stats);
+    gst_buffer_add_lumahist_meta(buffer, self->analysed_on, frame, &self->stats);
   return GST_FLOW_OK;
 }
 
@@ -1219,6 +1235,9 @@ static void gst_lumahist_set_property(GObject *object, guint prop_id, const GVal
     break;
   case PROP_N_THREADS:
     self->n_threads = g_value_get_int(value);
+    break;
+  case PROP_PAGE_LOCK:
+    self->page_lock = g_value_get_boolean(value);
     break;
   case PROP_MATRIX:
     self->matrix = g_value_get_enum(value);
@@ -1320,6 +1339,9 @@ static void gst_lumahist_get_property(GObject *object, guint prop_id, GValue *va
     break;
   case PROP_N_THREADS:
     g_value_set_int(value, self->n_threads);
+    break;
+  case PROP_PAGE_LOCK:
+    g_value_set_boolean(value, self->page_lock);
     break;
   case PROP_MATRIX:
     g_value_set_enum(value, self->matrix);
@@ -1431,10 +1453,11 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   properties[PROP_BACKEND] =
       g_param_spec_enum("backend", "Backend", "Where to compute; applies when the element starts",
                         GST_TYPE_LUMAHIST_BACKEND, DEFAULT_BACKEND, rw_ready);
-  properties[PROP_ACTIVE_BACKEND] =
-      g_param_spec_string("active-backend", "Active backend",
-                          "The backend in use: \"cpu\" or \"cuda\" once started, \"none\" before",
-                          "none", G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_ACTIVE_BACKEND] = g_param_spec_string(
+      "active-backend", "Active backend",
+      "Where the last frame went: \"cpu\" or \"cuda\" once started (backend=auto with CUDA "
+      "chooses per frame), \"none\" before",
+      "none", G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   properties[PROP_CUDA_DEVICE_ID] = g_param_spec_int(
       "cuda-device-id", "CUDA device ID",
       "The CUDA device to use when no CUDA context is shared with the pipeline (-1: any)", -1,
@@ -1444,6 +1467,13 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
       "Threads the CPU backend splits each frame across (0: one per core); applies when the "
       "element starts",
       0, 256, DEFAULT_N_THREADS, rw_ready);
+  properties[PROP_PAGE_LOCK] = g_param_spec_boolean(
+      "page-lock", "Page-lock",
+      "With the CUDA backend, offer upstream a pool of page-locked system memory and page-lock "
+      "buffers that come again, so that frames reach the GPU in one copy (such frames always go "
+      "to the GPU); false leaves system memory as it comes, and backend=auto then sends each "
+      "frame to the CPU or the GPU, whichever costs less; applies when the element starts",
+      DEFAULT_PAGE_LOCK, rw_ready);
   properties[PROP_MATRIX] = g_param_spec_enum(
       "matrix", "Matrix", "R'G'B' to Y' weights for RGB input, reported for every input",
       GST_TYPE_LUMAHIST_MATRIX, DEFAULT_MATRIX, rw);
@@ -1573,6 +1603,7 @@ static void gst_lumahist_init(GstLumahist *self)
   self->backend = DEFAULT_BACKEND;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;
   self->n_threads = DEFAULT_N_THREADS;
+  self->page_lock = DEFAULT_PAGE_LOCK;
   self->matrix = DEFAULT_MATRIX;
   self->range = DEFAULT_RANGE;
   self->post_messages = DEFAULT_POST_MESSAGES;

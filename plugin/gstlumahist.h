@@ -55,6 +55,7 @@ struct _GstLumahist {
   GstLumahistBackend backend;
   gint cuda_device_id;
   gint n_threads;
+  gboolean page_lock;
   GstLumahistMatrix matrix;
   GstLumahistRange range;
   gchar *percentiles;
@@ -81,6 +82,7 @@ struct _GstLumahist {
   /* Streaming state, touched only by the streaming and state-change threads. */
   LhContext *lh;
   GstLumahistBackend started_backend; /* the backend property when the element started */
+  gboolean pins_on;                   /* the page-lock property when it started */
   gboolean warned_fallback;
   GstVideoInfo info;
   LhFormat lh_format;
@@ -89,6 +91,7 @@ struct _GstLumahist {
   LhRange caps_range;
   guint64 frame_count;
   LhStats stats;
+  LhBackend analysed_on; /* the backend that made stats (auto chooses per frame) */
   /* LUT smoothing across frames, made for these two settings */
   LhTemporal *temporal;
   guint temporal_window_made;

@@ -37,12 +37,18 @@ LH_API int lh_context_new(LhBackend backend, LhContext **out)
     if (status < 0 && backend == LH_BACKEND_AUTO) {
       snprintf(context->note, sizeof context->note, "using the CPU: %s", lh_last_error());
       status = open_backend(context, &lhi_cpu_backend);
+    } else if (status == LH_OK && backend == LH_BACKEND_AUTO) {
+      /* Host frames in pageable memory may cost less on the CPU. */
+      status = lhi_cpu_backend.open(&context->cpu_state);
+      if (status < 0)
+        context->backend->close(context->state);
     }
   }
   if (status < 0) {
     free(context);
     return status;
   }
+  context->last_backend = context->backend->kind;
   *out = context;
   return LH_OK;
 }
@@ -51,6 +57,8 @@ LH_API void lh_context_free(LhContext *context)
 {
   if (!context)
     return;
+  if (context->cpu_state)
+    lhi_cpu_backend.close(context->cpu_state);
   context->backend->close(context->state);
   free(context);
 }
@@ -58,6 +66,11 @@ LH_API void lh_context_free(LhContext *context)
 LH_API LhBackend lh_context_backend(const LhContext *context)
 {
   return context ? context->backend->kind : LH_BACKEND_CPU;
+}
+
+LH_API LhBackend lh_context_last_backend(const LhContext *context)
+{
+  return context ? context->last_backend : LH_BACKEND_CPU;
 }
 
 LH_API const char *lh_context_note(const LhContext *context)
@@ -79,8 +92,11 @@ LH_API int lh_context_set_threads(LhContext *context, int threads)
   if (threads < 0)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "threads must be 0 (one per core) or more, not %d",
                      threads);
-  return context->backend->set_threads ? context->backend->set_threads(context->state, threads)
-                                       : LH_OK;
+  int status =
+      context->cpu_state ? lhi_cpu_backend.set_threads(context->cpu_state, threads) : LH_OK;
+  if (status == LH_OK && context->backend->set_threads)
+    status = context->backend->set_threads(context->state, threads);
+  return status;
 }
 
 static int host_register(LhContext *context, void *memory, size_t bytes)
@@ -146,7 +162,7 @@ LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time)
 }
 
 /* Everything a backend needs for one frame, from the caller's frame and options. */
-static int prepare_job(LhContext *context, const LhFrame *frame, const LhOptions *options,
+static int prepare_job(const LhiRoute *route, const LhFrame *frame, const LhOptions *options,
                        LhStats *stats, LhiJob *job)
 {
   int status = lhi_frame_validate(frame);
@@ -168,7 +184,7 @@ static int prepare_job(LhContext *context, const LhFrame *frame, const LhOptions
     job->use_sort = false;
     break;
   default:
-    job->use_sort = context->backend->prefer_sort(context->state, pixels, job->bit_depth);
+    job->use_sort = route->backend->prefer_sort(route->state, pixels, job->bit_depth);
     break;
   }
   job->n_ranks = lhi_fill_ranks(options, pixels, job->ranks);
@@ -195,19 +211,35 @@ LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
   if (status < 0)
     return status;
 
-  LhiJob *jobs = calloc(n, sizeof *jobs);
-  if (!jobs)
-    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for %zu jobs", n);
+  /* Checked first: where the frames go depends on where they are. */
   for (size_t i = 0; i < n && status == LH_OK; i++) {
-    status = prepare_job(context, &frames[i], options, &stats[i], &jobs[i]);
+    status = lhi_frame_validate(&frames[i]);
     if (status < 0 && n > 1) {
       char message[512];
       snprintf(message, sizeof message, "frame %zu: %s", i, lh_last_error());
       lhi_error(status, "%s", message);
     }
   }
-  if (status == LH_OK)
-    status = context->backend->analyze(context->state, jobs, n);
+  if (status < 0)
+    return status;
+
+  LhiJob *jobs = calloc(n, sizeof *jobs);
+  if (!jobs)
+    return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for %zu jobs", n);
+  LhiRoute route;
+  lhi_route_begin(context, LHI_OP_ANALYZE, frames, n, false, NULL, &route);
+  for (size_t i = 0; i < n && status == LH_OK; i++) {
+    status = prepare_job(&route, &frames[i], options, &stats[i], &jobs[i]);
+    if (status < 0 && n > 1) {
+      char message[512];
+      snprintf(message, sizeof message, "frame %zu: %s", i, lh_last_error());
+      lhi_error(status, "%s", message);
+    }
+  }
+  if (status == LH_OK) {
+    status = route.backend->analyze(route.state, jobs, n);
+    lhi_route_end(context, &route, status, n);
+  }
   for (size_t i = 0; i < n && status == LH_OK; i++)
     status = lhi_stats_finish(&stats[i], jobs[i].bit_depth, options->matrix, options->range,
                               options, &jobs[i].moments, jobs[i].values);

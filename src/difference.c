@@ -76,18 +76,24 @@ LH_API int lh_difference_push(LhContext *context, LhDifference *difference, cons
                      "%s frames have no luma plane to compare: the frame difference takes gray "
                      "and YUV frames",
                      info->name);
-  if (!context->backend->difference)
+  /* The previous frame's luma lives on the backend it was pushed to: the
+   * stream stays there, so that no difference is lost to a move. */
+  LhiRoute route;
+  lhi_route_begin(context, LHI_OP_DIFFERENCE, frame, 1, true,
+                  had_previous && difference->data ? difference->key.backend : NULL, &route);
+  if (!route.backend->difference)
     return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend has no frame difference",
-                     context->backend->name);
+                     route.backend->name);
 
   LhiDifferenceJob job = {.frame = *frame, .bit_depth = lhi_frame_luma_depth(frame)};
-  const LhiDifferenceKey key = {context->backend, frame->format, frame->width, frame->height,
+  const LhiDifferenceKey key = {route.backend, frame->format, frame->width, frame->height,
                                 job.bit_depth};
   if (!same_key(&key, &difference->key))
     drop_data(difference);
   difference->key = key;
   job.compare = had_previous && difference->data != NULL;
-  status = context->backend->difference(context->state, difference, &job);
+  status = route.backend->difference(route.state, difference, &job);
+  lhi_route_end(context, &route, status, 1);
   if (status < 0)
     return status;
   difference->has_previous = true;

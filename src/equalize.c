@@ -120,11 +120,22 @@ static int check_pair(const LhFrame *in, const LhFrame *out)
 
 static int run_job(LhContext *context, LhiEqualizeJob *job)
 {
-  if (!context->backend->equalize)
-    return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot equalize",
-                     context->backend->name);
+  /* A temporal window lives on the backend that made it: its stream stays
+   * there, so that the averaged LUTs are those of every frame. */
+  const bool stateful = job->temporal != NULL;
+  const LhiBackend *stay = stateful && job->temporal->ops ? job->temporal->key.backend : NULL;
+  LhiRoute route;
+  lhi_route_begin(context,
+                  job->kind == LHI_EQUALIZE_GLOBAL  ? LHI_OP_EQUALIZE
+                  : job->kind == LHI_EQUALIZE_CLAHE ? LHI_OP_CLAHE
+                                                    : LHI_OP_LUT,
+                  &job->in, 1, stateful, stay, &route);
+  if (!route.backend->equalize)
+    return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot equalize", route.backend->name);
   lhi_clear_error();
-  return context->backend->equalize(context->state, job);
+  int status = route.backend->equalize(route.state, job);
+  lhi_route_end(context, &route, status, 1);
+  return status;
 }
 
 LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,

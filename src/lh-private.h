@@ -401,6 +401,9 @@ struct LhiBackend {
   int (*host_register)(void *state, void *memory, size_t bytes);
   /* lh_host_alloc; NULL: LH_ERROR_UNSUPPORTED.  Freed by lh_host_free. */
   int (*host_alloc)(void *state, size_t bytes, void **memory);
+  /* Does the frame belong on this backend whatever the CPU would cost (its
+   * device memory, host memory page-locked for it)?  NULL: no frame does. */
+  bool (*claims_frame)(void *state, const LhFrame *frame);
   /* Is sorting faster than the histogram's CDF for a job of this size? */
   bool (*prefer_sort)(void *state, uint64_t pixels, int bit_depth);
   int (*analyze)(void *state, LhiJob *jobs, size_t n_jobs);
@@ -422,11 +425,106 @@ extern const LhiBackend lhi_cuda_backend;
 void lhi_cuda_host_free(void *memory);
 #endif
 
+/* ------------------------------------------------------------------------ */
+/* The per-frame choice of an AUTO context on CUDA (dispatch.c)              */
+
+/* The two ways a host frame can go. */
+typedef enum {
+  LHI_PATH_CPU, /* the CPU backend's pool */
+  LHI_PATH_GPU, /* copied to the device, the kernels there */
+  LHI_PATH_COUNT,
+} LhiPath;
+
+/* The calls whose costs are measured apart: each does different work. */
+typedef enum {
+  LHI_OP_ANALYZE,
+  LHI_OP_EQUALIZE,
+  LHI_OP_CLAHE,
+  LHI_OP_LUT,
+  LHI_OP_OVERLAY,
+  LHI_OP_DIFFERENCE,
+} LhiOperation;
+
+/* What a cost is the cost of: a call on frames of one format and size. */
+typedef struct {
+  LhiOperation op;
+  LhFormat format;
+  int width;
+  int height;
+} LhiCostKey;
+
+/* Tunables of the choice, counted in calls of one key.  The first calls of
+ * a path are not timed: they load kernels, grow buffers, start threads. */
+#define LHI_CHOOSER_KEYS 16     /* keys remembered; the least recently used goes */
+#define LHI_WARMUP_CALLS 1      /* first calls of a path, not timed */
+#define LHI_PROBE_CALLS 3       /* timed calls of each path before the first choice */
+#define LHI_REPROBE_FIRST 16    /* calls until the other path is timed again; doubled */
+#define LHI_REPROBE_LAST 1024   /* each time it confirms the choice, up to this */
+#define LHI_SWITCH_MARGIN 0.1   /* the other path must be this much cheaper to switch */
+#define LHI_CHOSEN_WEIGHT 0.125 /* of a new time in the chosen path's average */
+#define LHI_PROBED_WEIGHT 0.5   /* in the other path's, timed seldom */
+#define LHI_OUTLIER_RATIO 2.0   /* a time counts at most as this many averages */
+
+typedef struct {
+  LhiCostKey key;
+  uint64_t last_use;
+  double cost[LHI_PATH_COUNT];    /* seconds a frame: the fastest probe, then
+                                     exponentially weighted */
+  uint32_t calls[LHI_PATH_COUNT]; /* timed on each path, warm-up included */
+  bool decided;
+  LhiPath chosen;
+  uint32_t since_probe;    /* calls on the chosen path since the other was timed */
+  uint32_t probe_interval; /* calls between two probes of the other path */
+} LhiCostEntry;
+
+typedef struct {
+  LhiCostEntry entries[LHI_CHOOSER_KEYS];
+  int n_entries;
+  uint64_t uses;
+  uint64_t switches; /* changes of a decided choice */
+} LhiChooser;
+
+/* The path for the next call of key: each path in turn until both are
+ * timed, then the cheaper, and now and then the other, to follow drift. */
+LhiPath lhi_chooser_pick(LhiChooser *chooser, const LhiCostKey *key);
+/* The decided path of key, without probing; fallback when there is none. */
+LhiPath lhi_chooser_best(LhiChooser *chooser, const LhiCostKey *key, LhiPath fallback);
+/* A call of key took seconds a frame on path. */
+void lhi_chooser_record(LhiChooser *chooser, const LhiCostKey *key, LhiPath path, double seconds);
+
 struct LhContext {
-  const LhiBackend *backend;
+  const LhiBackend *backend; /* takes device frames and page-locked memory */
   void *state;
+  /* AUTO on CUDA: the CPU backend beside it, for host frames in pageable
+   * memory, and the costs that choose between the two; NULL otherwise. */
+  void *cpu_state;
+  LhiChooser chooser;
+  LhBackend last_backend; /* lh_context_last_backend */
   char note[256];
 };
+
+/* Where one call on frames runs. */
+typedef struct {
+  const LhiBackend *backend;
+  void *state;
+  bool timed; /* chosen by cost: its time goes into the chooser */
+  LhiPath path;
+  LhiCostKey key;
+  uint64_t start_ns;
+} LhiRoute;
+
+/* The backend for a call of op on n frames (validated): the context's own,
+ * unless the context is AUTO on CUDA and no frame is one the CUDA backend
+ * claims; then the cheaper.  A call with a state that lives on one backend
+ * (a temporal window, a previous frame) gives stateful and that backend,
+ * stay, or NULL while the state is empty: it keeps to stay, and an empty
+ * state starts on the decided path without probing, so that a stream's
+ * results never depend on where its frames went.  The clock starts. */
+void lhi_route_begin(LhContext *context, LhiOperation op, const LhFrame *frames, size_t n,
+                     bool stateful, const LhiBackend *stay, LhiRoute *route);
+/* The call is over: its time is recorded if it succeeded, and its backend
+ * reported as the context's last. */
+void lhi_route_end(LhContext *context, const LhiRoute *route, int status, size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Host-side statistics, used by every backend and by lh_stats_from_histogram */

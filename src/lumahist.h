@@ -279,7 +279,8 @@ LH_API int lh_stats_from_histogram(const uint64_t *histogram, int bit_depth,
 /* Context                                                                   */
 
 typedef enum {
-  LH_BACKEND_AUTO, /* CUDA when a device is usable, else the CPU */
+  LH_BACKEND_AUTO, /* CUDA when a device is usable, else the CPU; with CUDA,
+                      each host frame in pageable memory where it costs less */
   LH_BACKEND_CPU,
   LH_BACKEND_CUDA,
 } LhBackend;
@@ -292,12 +293,37 @@ typedef struct LhContext LhContext;
 /* Creates a context on the requested backend.  AUTO falls back to the CPU
  * when no CUDA device is usable (lh_context_note() says why); CUDA fails with
  * LH_ERROR_NO_DEVICE then.  The CUDA backend uses the device current on the
- * calling thread and never changes it. */
+ * calling thread and never changes it.
+ *
+ * An AUTO context on CUDA also runs the CPU backend, and chooses for each
+ * call where its frames go: frames in CUDA memory, and host frames in
+ * page-locked memory (lh_host_register, lh_host_alloc, cudaHostAlloc), to
+ * the GPU; host frames in ordinary (pageable) memory, which the GPU only
+ * reads after a copy into pinned memory, to the CPU's threads or to the GPU,
+ * whichever is cheaper for that call on frames of that format and size.
+ * Cheaper is measured: the first calls of each kind go to each side in turn
+ * and are timed (the host's wall time of the call), then the cheaper side
+ * gets them, and the other is timed again now and then (after 16 calls, then
+ * 32, 64, ... up to 1024 while it stays dearer) so that a change of load is
+ * followed (src/dispatch.c has the details).  The results are the same
+ * bits either way.  A stream with state (a temporal window, a frame
+ * difference) stays on the side where its state is, and starts on the side
+ * the measures chose.  lh_context_last_backend() tells where each call
+ * went. */
 LH_API int lh_context_new(LhBackend backend, LhContext **context);
 LH_API void lh_context_free(LhContext *context);
 
-/* The backend in use: LH_BACKEND_CPU or LH_BACKEND_CUDA. */
+/* The context's backend: LH_BACKEND_CUDA when it uses a GPU (which takes
+ * device frames, and lh_host_register, lh_host_alloc, lh_context_set_stream
+ * and lh_context_device_time), else LH_BACKEND_CPU.  An AUTO context on CUDA
+ * sends some host frames to the CPU all the same: see lh_context_new(). */
 LH_API LhBackend lh_context_backend(const LhContext *context);
+
+/* Where the last call on frames that succeeded (lh_analyze,
+ * lh_analyze_batch, lh_equalize, lh_apply_lut, lh_overlay,
+ * lh_difference_push) ran: LH_BACKEND_CPU or LH_BACKEND_CUDA; before any,
+ * lh_context_backend(). */
+LH_API LhBackend lh_context_last_backend(const LhContext *context);
 
 /* Why AUTO chose the CPU, or "" when it did not. */
 LH_API const char *lh_context_note(const LhContext *context);
@@ -305,7 +331,8 @@ LH_API const char *lh_context_note(const LhContext *context);
 /* Threads the CPU backend splits each frame across (row bands, tiles): 0,
  * the default, one per core; 1 keeps every call on the calling thread (a
  * program that already runs one context per core wants that).  The numbers
- * are the same on any number.  The CUDA backend ignores it. */
+ * are the same on any number.  The CUDA backend ignores it (an AUTO context
+ * on CUDA gives it to its CPU side). */
 LH_API int lh_context_set_threads(LhContext *context, int threads);
 
 /* The cudaStream_t (passed as void *) that GPU work is queued on; NULL

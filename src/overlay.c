@@ -204,9 +204,11 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
   if (panel.width < 3 || panel.height < 3 || panel.x >= frame->width || panel.y >= frame->height ||
       (int64_t)panel.x + panel.width <= 0 || (int64_t)panel.y + panel.height <= 0)
     return LH_OK;
-  if (!context->backend->overlay)
+  LhiRoute route;
+  lhi_route_begin(context, LHI_OP_OVERLAY, frame, 1, false, NULL, &route);
+  if (!route.backend->overlay)
     return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot draw overlays",
-                     context->backend->name);
+                     route.backend->name);
 
   int inner_w = panel.width - 2, inner_h = panel.height - 2;
   uint16_t *heights = malloc((size_t)inner_w * sizeof *heights);
@@ -230,7 +232,8 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
   for (int i = 0; i < LHI_INK_COUNT; i++)
     job.inks[i] = make_ink(i, job.sample_depth, options->opacity, options->matrix, options->range);
   lhi_clear_error();
-  status = context->backend->overlay(context->state, &job);
+  status = route.backend->overlay(route.state, &job);
+  lhi_route_end(context, &route, status, 1);
   free(heights);
   free(flags);
   return status;

@@ -200,7 +200,9 @@ def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99)
     or "I420" for an (H * 3 / 2) x W uint8 array of planes, "YUY2" for
     H x W x 2 uint8, "P010" for (H * 3 / 2) x W uint16.  width: the frame's
     width where the rows of a YUV array hold more (padding, v210's groups).
-    roi: (x, y, w, h).  backend: "auto" (CUDA when usable), "cuda" or "cpu".
+    roi: (x, y, w, h).  backend: "auto" (CUDA when usable; a NumPy array,
+    in pageable memory, then goes to the CPU or the GPU, whichever has cost
+    less so far), "cuda" or "cpu"; the result's backend says where it went.
     """
     raw = _lumahist.stats(image, matrix=matrix, range=range,
                           percentiles=_percentile_list(percentiles),

@@ -701,13 +701,15 @@ static int analyze_array(PyObject *image, const char *format_name, int frame_wid
   stream_begin(context, &a);
   PyThreadState *released = PyEval_SaveThread();
   status = lh_analyze(context, &a.frame, options, stats);
+  /* Where it was analysed: AUTO on a GPU host chooses per array in host
+   * memory. */
+  *backend = lh_context_last_backend(context);
   if (status >= 0 && overlay)
     status = lh_overlay(context, &a.frame, stats, overlay);
   PyEval_RestoreThread(released);
   stream_end(context, &a);
   *width = a.frame.width;
   *height = a.frame.height;
-  *backend = lh_context_backend(context);
   array_frame_release(&a);
   if (status < 0) {
     raise_status(status);
@@ -794,9 +796,9 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
   if (status < 0) {
     raise_status(status);
   } else {
-    result =
-        stats_to_record(&stats, image.frame.width, image.frame.height, lh_context_backend(context),
-                        lhio_decoder_name(image.decoder), image.converted_from);
+    result = stats_to_record(&stats, image.frame.width, image.frame.height,
+                             lh_context_last_backend(context), lhio_decoder_name(image.decoder),
+                             image.converted_from);
   }
   lhio_image_clear(&image);
   lh_stats_clear(&stats);

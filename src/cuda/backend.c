@@ -196,6 +196,12 @@ bool lhi_cuda_is_pinned_host(const void *pointer)
   return attributes.type == cudaMemoryTypeHost;
 }
 
+static bool cuda_claims_frame(void *state, const LhFrame *frame)
+{
+  (void)state;
+  return frame->memory == LH_MEMORY_CUDA || lhi_cuda_is_pinned_host(frame->planes[0]);
+}
+
 static void plan_job(const LhiJob *job, Plan *plan)
 {
   const LhFrame *frame = &job->frame;
@@ -516,6 +522,7 @@ const LhiBackend lhi_cuda_backend = {
     .set_stream = cuda_set_stream,
     .host_register = cuda_host_register,
     .host_alloc = cuda_host_alloc,
+    .claims_frame = cuda_claims_frame,
     .prefer_sort = cuda_prefer_sort,
     .analyze = cuda_analyze,
     .equalize = lhi_cuda_equalize,

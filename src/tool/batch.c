@@ -528,7 +528,7 @@ static bool emit_record(LhtItem *item, void *data)
       .path = item->path,
       .width = item->width,
       .height = item->height,
-      .backend = run->backend,
+      .backend = item->backend != LH_BACKEND_AUTO ? item->backend : run->backend,
       .decoder = item->decoder,
       .converted_from = item->converted_from,
       .stats = &item->stats,

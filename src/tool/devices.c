@@ -123,8 +123,12 @@ static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *a
   }
   if (verbose) {
     const char *note = lh_context_note(context);
-    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(context)),
-              *note ? ": " : "", note);
+    lht_error(NULL, "using the %s backend%s%s%s", lh_backend_name(lh_context_backend(context)),
+              *note ? ": " : "", note,
+              wanted == LH_BACKEND_AUTO && lh_context_backend(context) == LH_BACKEND_CUDA
+                  ? " (frames in pageable host memory go to the CPU or the GPU, whichever "
+                    "costs less; the records' backend field says which)"
+                  : "");
   }
   return context;
 }

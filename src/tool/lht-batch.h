@@ -227,6 +227,7 @@ typedef struct {
   int status;                 /* 0, or the negative status of the failure */
   char *reason;               /* the failure, for "lumahist: PATH: reason" */
   int worker;                 /* the context (device) that analysed it; -1 none */
+  LhBackend backend;          /* where it was analysed (AUTO: not analysed) */
   LhioDecoder decoder;        /* what decoded it (kept when its pixels are freed) */
   const char *converted_from; /* LhioImage.converted_from, kept likewise */
   char *note;                 /* with --verbose: why its JPEG was not decoded on the GPU */

@@ -443,11 +443,15 @@ static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStat
   for (int i = 0; i < n; i++)
     frames[i] = batch[i]->item.image.frame;
   int batch_status = lh_analyze_batch(context, frames, (size_t)n, options, stats);
+  LhBackend batch_backend = lh_context_last_backend(context);
   for (int i = 0; i < n; i++) {
     LhtItem *item = &batch[i]->item;
     int status = batch_status;
-    if (status < 0 && n > 1)
+    item->backend = batch_backend;
+    if (status < 0 && n > 1) {
       status = lh_analyze(context, &frames[i], options, &stats[i]);
+      item->backend = lh_context_last_backend(context);
+    }
     if (status < 0) {
       lht_item_fail(item, status, "%s", lht_reason(status, item->path));
     } else {

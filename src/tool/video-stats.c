@@ -133,7 +133,8 @@ struct LhtVideoStats {
   LhtVideoJob job;
   LhContext *host_context;
   LhContext *cuda_context;
-  LhBackend backend;
+  LhBackend backend;       /* where the last frame was analysed */
+  uint64_t analysed_on[3]; /* this file's frames analysed on each LhBackend */
 
   /* The previous record's frame, for diff (its luma, kept by the library
    * where the frame was analysed) and cuts (its histogram). */
@@ -344,6 +345,9 @@ static int analyze_on(LhtVideoStats *v, LhContext *context, const LhFrame *frame
   int status = lh_analyze(context, frame, options, stats);
   if (status < 0)
     return status;
+  /* --backend auto on a GPU host chooses for each frame in system memory. */
+  v->backend = lh_context_last_backend(context);
+  v->analysed_on[v->backend]++;
   if (!v->difference && (status = lh_difference_new(&v->difference)) < 0)
     return status;
   status = lh_difference_push(context, v->difference, frame, diff);
@@ -366,8 +370,6 @@ static int analyze(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
     if (status >= 0)
       status = analyze_on(v, v->cuda_context, &f->frame, options, stats, diff);
     lhio_video_cuda_leave(video);
-    if (status >= 0)
-      v->backend = LH_BACKEND_CUDA;
     return status;
   }
   if (!v->host_context) {
@@ -375,7 +377,6 @@ static int analyze(LhtVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
     if (!v->host_context)
       return lh_set_error(LH_ERROR_NO_DEVICE, "no analysis context");
   }
-  v->backend = lh_context_backend(v->host_context);
   return analyze_on(v, v->host_context, &f->frame, options, stats, diff);
 }
 
@@ -692,6 +693,12 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
     }
   }
   lh_stats_clear(&stats);
+  if (job->verbose && v->analysed_on[LH_BACKEND_CPU] && v->analysed_on[LH_BACKEND_CUDA])
+    lht_error(path,
+              "%" PRIu64 " frames analysed on cuda, %" PRIu64 " on cpu (--backend auto sends each "
+              "frame in system memory where it costs less)",
+              v->analysed_on[LH_BACKEND_CUDA], v->analysed_on[LH_BACKEND_CPU]);
+  memset(v->analysed_on, 0, sizeof v->analysed_on);
   if (!stopped && v->frames > 0) {
     if (job->format == LHT_FORMAT_JSONL)
       write_summary(v, path, lhio_video_decoder(video), error);

@@ -685,6 +685,20 @@ GST_START_TEST(test_cuda_pinned_pool)
     gst_buffer_unref(out);
   }
 
+  /* page-lock=false: memory that comes again is left as it is. */
+  GstHarness *unlocked = gst_harness_new_parse("lumahist backend=cuda page-lock=false "
+                                               "post-messages=false");
+  gst_harness_set_caps_str(unlocked, caps_string, caps_string);
+  GstBuffer *again = lhc_random_frame(&info, 8, 0);
+  for (guint push = 0; push < 3; push++) {
+    GstBuffer *out = gst_harness_push_and_pull(unlocked, gst_buffer_ref(again));
+    fail_if(is_pinned(lh, gst_buffer_peek_memory(again, 0)), "page-lock=false pinned a frame");
+    fail_unless(gst_buffer_get_lumahist_meta(out) != NULL);
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(unlocked);
+  gst_buffer_unref(again);
+
   /* Stopping the element unpins the pool's memory, which lives on. */
   for (guint i = 0; i < 2; i++)
     fail_unless_equals_int(gst_buffer_pool_acquire_buffer(pool, &pooled[i], NULL), GST_FLOW_OK);
@@ -780,7 +794,8 @@ static Offered run_offered(const gchar *upstream, const gchar *element)
 /* With the CUDA backend on system memory, lumahist offers upstream a pool of
  * page-locked memory (propose_allocation): a source and a decoder write
  * every frame into it, in passthrough (analyze) and in place (equalize), and
- * the values are the library's.  The CPU backend offers none. */
+ * the values are the library's.  The CPU backend offers none, nor does
+ * page-lock=false (backend=auto then chooses per frame). */
 GST_START_TEST(test_cuda_offered_pool)
 {
   const gchar *source = "videotestsrc num-buffers=8 pattern=ball ! "
@@ -793,6 +808,9 @@ GST_START_TEST(test_cuda_offered_pool)
       {source, "backend=cuda", TRUE},
       {source, "backend=cuda mode=equalize", TRUE},
       {source, "backend=cpu", FALSE},
+      {source, "backend=cuda page-lock=false", FALSE},
+      {source, "backend=auto", TRUE},
+      {source, "backend=auto page-lock=false", FALSE},
       {"videotestsrc num-buffers=8 pattern=snow ! video/x-raw,format=I420,width=641,height=361 ! "
        "jpegenc ! jpegdec",
        "backend=cuda", TRUE},

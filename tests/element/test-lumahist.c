@@ -1292,6 +1292,86 @@ GST_START_TEST(test_backend_auto)
 }
 GST_END_TEST;
 
+static void count_notify(GObject *object, GParamSpec *pspec, gpointer data)
+{
+  (*(guint *)data)++;
+}
+
+/* backend=auto decides per frame (on a GPU host, a frame in pageable memory
+ * goes to the CPU or the GPU by measured cost; here, with no GPU, always the
+ * CPU): every frame's message and meta name the backend that analysed it,
+ * one of the two, active-backend follows the last frame and is notified at
+ * each change, and the numbers and the equalized bytes are the CPU
+ * library's whatever the choice.  Frames are new buffers each time
+ * (pageable, never page-locked), of an odd size. */
+GST_START_TEST(test_backend_auto_per_frame)
+{
+  const gchar *caps_string = "video/x-raw,format=NV12,width=97,height=61,framerate=25/1";
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+
+  for (guint mode = 0; mode < 2; mode++) {
+    GstBus *bus;
+    GstHarness *h =
+        harness_new(&bus, "mode", mode /* analyze, equalize */, "matrix", 1, "range", 1, NULL);
+    guint notifies = 0, changes = 0, on[2] = {0, 0};
+    gchar *previous = NULL;
+    LhEqualizeOptions equalize;
+
+    lh_equalize_options_init(&equalize);
+    gst_harness_set_src_caps_str(h, caps_string);
+    g_object_get(h->element, "active-backend", &previous, NULL);
+    GST_INFO("mode %u: active-backend %s at the start", mode, previous);
+    fail_unless(strcmp(previous, "cpu") == 0 || strcmp(previous, "cuda") == 0);
+    g_signal_connect(h->element, "notify::active-backend", G_CALLBACK(count_notify), &notifies);
+    for (guint i = 0; i < 24; i++) {
+      GstBuffer *in = lhc_random_frame(&info, 500 + i, i * 40 * GST_MSECOND);
+      GstBuffer *expected = mode ? lhc_library_output(in, &info, &equalize, NULL, NULL) : NULL;
+      GstBuffer *out;
+      GstMessage *message;
+      const GstStructure *s;
+      GstLumahistMeta *meta;
+      LhStats stats;
+      gchar *active = NULL;
+      const gchar *backend;
+
+      lhc_library_stats(in, &info, LH_MATRIX_BT601, LH_RANGE_FULL, "1,5,50,95,99", &stats);
+      fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+      out = gst_harness_pull(h);
+      message = pop_lumahist_message(bus);
+      s = gst_message_get_structure(message);
+      check_message_stats(s, &stats, TRUE);
+      backend = get_string(s, "backend");
+      fail_unless(strcmp(backend, "cpu") == 0 || strcmp(backend, "cuda") == 0, "backend %s",
+                  backend);
+      on[strcmp(backend, "cuda") == 0]++;
+      meta = gst_buffer_get_lumahist_meta(out);
+      fail_unless(meta != NULL);
+      fail_unless_equals_string(lh_backend_name(meta->backend), backend);
+      g_object_get(h->element, "active-backend", &active, NULL);
+      if (mode == 0) {
+        fail_unless_equals_string(active, backend);
+      } else {
+        fail_unless(same_bytes(out, expected), "frame %u: equalized on %s, not the library's", i,
+                    active);
+      }
+      changes += strcmp(active, previous) != 0;
+      g_free(previous);
+      previous = active;
+      if (expected)
+        gst_buffer_unref(expected);
+      gst_buffer_unref(out);
+      gst_message_unref(message);
+      lh_stats_clear(&stats);
+    }
+    GST_INFO("mode %u: %u frames analysed on the CPU, %u on CUDA, %u changes", mode, on[0], on[1],
+             changes);
+    fail_unless_equals_int(notifies, changes);
+    g_free(previous);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
 static Suite *lumahist_suite(void)
 {
   Suite *s = suite_create("lumahist");
@@ -1317,6 +1397,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_mode_change_while_playing);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_backend_auto);
+  tcase_add_test(tc, test_backend_auto_per_frame);
   tcase_add_test(tc, test_yuv_against_videoconvert);
   return s;
 }
