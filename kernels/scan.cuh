@@ -372,6 +372,7 @@ __device__ __forceinline__ void lhk_finish_tiles(const LhkFinish &f, LhkFinishSh
 struct LhkChunkMoments {
   lhk_u64 count, sum, below, above, squares_lo, squares_hi;
   uint32_t min, max;
+  uint32_t unused[2];
 };
 static_assert(sizeof(LhkChunkMoments) == 64, "a chunk's moments take 64 bytes");
 
