@@ -350,6 +350,22 @@ typedef struct {
 
 void lhi_count8_begin(LhiCount8 *count, uint64_t *histogram);
 void lhi_count8_row(LhiCount8 *count, const uint8_t *row, int width);
+/* Keys of 10 to 16 bits counted into 64-bit bins through 16-bit
+ * sub-histograms, small enough to stay in the L1 cache: four interleaved
+ * copies up to 12 bits (as LhiCount8), one of 65536 for 16-bit keys.  A
+ * counter that wraps adds its 65536 into the bin at once.  Begin (-1: no
+ * memory), count rows, end (which adds the counts into histogram). */
+typedef struct {
+  uint16_t *sub; /* copies of bins counters, stride apart */
+  int copies;
+  size_t bins, stride;
+  uint64_t *histogram;
+} LhiCount16;
+
+int lhi_count16_begin(LhiCount16 *count, uint64_t *histogram, int bit_depth);
+void lhi_count16_row(LhiCount16 *count, const uint16_t *keys, int width);
+void lhi_count16_end(LhiCount16 *count);
+
 /* The luma keys of a row of 16-bit words (shifted down, clamped to max,
  * either byte order: lhi_word_luma with a full mask) and of a v210 row
  * (cpu/luma-rows.c: vectorized where it can be). */

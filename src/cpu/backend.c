@@ -67,79 +67,6 @@ static inline uint32_t pixel_key(const LhiFormatInfo *info, const uint8_t *row, 
     }                                                                                              \
   } while (0)
 
-/* Keys of up to 12 bits counted through four 32-bit sub-histograms, one
- * per pixel position mod 4, as lhi_count8 does for 8 bits: runs of one value
- * (a flat sky, a gradient) do not wait on their own increments.  Added into
- * the 64-bit bins before a counter could overflow.  (16-bit keys count
- * straight into the bins: four copies of 65536 would not stay in cache.) */
-#define COUNT16_SUBS 4
-#define COUNT16_MAX_BITS 12
-#define COUNT16_FLUSH (((int64_t)1 << 31) - 1)
-
-typedef struct {
-  uint32_t *sub; /* COUNT16_SUBS x bins, or NULL: straight into histogram */
-  size_t bins;
-  uint64_t *histogram;
-  int64_t pending;
-} Count16;
-
-static void count16_begin(Count16 *c, uint64_t *histogram, int bit_depth)
-{
-  c->bins = (size_t)1 << bit_depth;
-  c->histogram = histogram;
-  c->pending = 0;
-  c->sub = bit_depth <= COUNT16_MAX_BITS ? calloc(COUNT16_SUBS * c->bins, sizeof *c->sub) : NULL;
-}
-
-static void count16_flush(Count16 *c)
-{
-  if (!c->sub)
-    return;
-  for (size_t v = 0; v < c->bins; v++) {
-    uint64_t sum = 0;
-    for (int k = 0; k < COUNT16_SUBS; k++)
-      sum += c->sub[(size_t)k * c->bins + v];
-    c->histogram[v] += sum;
-  }
-  memset(c->sub, 0, COUNT16_SUBS * c->bins * sizeof *c->sub);
-  c->pending = 0;
-}
-
-static void count16_end(Count16 *c)
-{
-  count16_flush(c);
-  free(c->sub);
-}
-
-/* n keys from key(i), i = 0 .. n-1. */
-#define COUNT16_KEYS(c, n, KEY)                                                                    \
-  do {                                                                                             \
-    const int n_ = (n);                                                                            \
-    if (!(c)->sub) {                                                                               \
-      for (int i = 0; i < n_; i++)                                                                 \
-        (c)->histogram[KEY]++;                                                                     \
-      break;                                                                                       \
-    }                                                                                              \
-    if ((c)->pending + n_ > COUNT16_FLUSH)                                                         \
-      count16_flush(c);                                                                            \
-    (c)->pending += n_;                                                                            \
-    uint32_t *s0_ = (c)->sub, *s1_ = s0_ + (c)->bins, *s2_ = s1_ + (c)->bins,                      \
-             *s3_ = s2_ + (c)->bins;                                                               \
-    int i = 0;                                                                                     \
-    for (; i + 4 <= n_; i += 4) {                                                                  \
-      s0_[KEY]++;                                                                                  \
-      i++;                                                                                         \
-      s1_[KEY]++;                                                                                  \
-      i++;                                                                                         \
-      s2_[KEY]++;                                                                                  \
-      i++;                                                                                         \
-      s3_[KEY]++;                                                                                  \
-      i -= 3;                                                                                      \
-    }                                                                                              \
-    for (; i < n_; i++)                                                                            \
-      s0_[KEY]++;                                                                                  \
-  } while (0)
-
 /* Y in 16-bit samples (GRAY16 either way round, the Y plane of the 10, 12
  * and 16-bit formats) and v210's fields: a row's keys made by the row loops
  * of cpu/luma-rows.c, then counted. */
@@ -154,16 +81,20 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
     FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
     return;
   }
-  Count16 c;
-  count16_begin(&c, histogram, job->bit_depth);
+  LhiCount16 c;
+  if (lhi_count16_begin(&c, histogram, job->bit_depth) < 0) {
+    free(keys);
+    FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
+    return;
+  }
   for (int y = y0; y < y1; y++) {
     if (info->chroma == LHI_CHROMA_V210)
       lhi_v210_keys_row(row_at(frame, y), width, keys);
     else
       lhi_y16_keys_row(row_at(frame, y), width, info->luma_shift, max, info->big_endian, keys);
-    COUNT16_KEYS(&c, width, keys[i]);
+    lhi_count16_row(&c, keys, width);
   }
-  count16_end(&c);
+  lhi_count16_end(&c);
   free(keys);
 }
 

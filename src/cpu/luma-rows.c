@@ -4,6 +4,7 @@
  * vector per byte position (SSSE3 shuffles), widened to 16 bits and weighted in pairs by pmaddwd,
  * so that the sums are the 32-bit integers of lhi_luma. Elsewhere, and for the last pixels of a
  * row, the plain loop.  Built at -O3 (meson). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lh-private.h"
@@ -232,6 +233,71 @@ void lhi_count8_row_step2(LhiCount8 *c, const uint8_t *row, int width)
     c->sub[0][row[2 * x]]++;
 }
 
+/* ---- Counting keys of 10 to 16 bits ---- */
+
+#ifndef LHI_COUNT16_WIDE_COPIES
+#define LHI_COUNT16_WIDE_COPIES 1
+#endif
+
+/* Counters between the copies (256 bytes), so that one key's counters in
+ * two copies are not a multiple of 4 KiB apart, which the CPU would take
+ * for the same address and make each increment wait on the other's. */
+#define COUNT16_SKEW 128
+
+int lhi_count16_begin(LhiCount16 *c, uint64_t *histogram, int bit_depth)
+{
+  c->bins = (size_t)1 << bit_depth;
+  c->copies = bit_depth <= 12 ? 4 : LHI_COUNT16_WIDE_COPIES;
+  c->histogram = histogram;
+  c->stride = c->bins + COUNT16_SKEW;
+  c->sub = calloc((size_t)c->copies * c->stride, sizeof *c->sub);
+  return c->sub ? 0 : -1;
+}
+
+void lhi_count16_end(LhiCount16 *c)
+{
+  for (size_t v = 0; v < c->bins; v++) {
+    uint64_t sum = 0;
+    for (int k = 0; k < c->copies; k++)
+      sum += c->sub[(size_t)k * c->stride + v];
+    c->histogram[v] += sum;
+  }
+  free(c->sub);
+  c->sub = NULL;
+}
+
+/* One more key in a 16-bit counter; on the increment that wraps it to 0,
+ * the 65536 counts it held go into the 64-bit bin at once. */
+static inline void count16_bump(uint16_t *sub, uint64_t *histogram, uint32_t key)
+{
+  if (__builtin_expect(++sub[key] == 0, 0))
+    histogram[key] += 65536;
+}
+
+void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
+{
+  uint16_t *s0 = c->sub;
+  uint64_t *histogram = c->histogram;
+  int x = 0;
+  if (c->copies == 4) {
+    uint16_t *s1 = s0 + c->stride, *s2 = s1 + c->stride, *s3 = s2 + c->stride;
+    for (; x + 4 <= width; x += 4) {
+      count16_bump(s0, histogram, keys[x]);
+      count16_bump(s1, histogram, keys[x + 1]);
+      count16_bump(s2, histogram, keys[x + 2]);
+      count16_bump(s3, histogram, keys[x + 3]);
+    }
+  } else if (c->copies == 2) {
+    uint16_t *s1 = s0 + c->stride;
+    for (; x + 2 <= width; x += 2) {
+      count16_bump(s0, histogram, keys[x]);
+      count16_bump(s1, histogram, keys[x + 1]);
+    }
+  }
+  for (; x < width; x++)
+    count16_bump(s0, histogram, keys[x]);
+}
+
 /* ---- Y of 16-bit words and of v210, as keys ---- */
 
 static void y16_keys_plain(const uint8_t *row, int first, int width, int shift, uint32_t max,
@@ -262,6 +328,63 @@ __attribute__((target("ssse3,sse4.1"))) static int y16_keys_sse41(const uint8_t 
   }
   return x;
 }
+/* The same, 16 samples at a time with AVX2 (every x86-64 CPU since 2013):
+ * the pass that first reads a row from memory, so half the instructions of
+ * the SSE loop keep it a small part of the row's time. */
+__attribute__((target("avx2"))) static int y16_keys_avx2(const uint8_t *row, int width, int shift,
+                                                         uint32_t max, bool big_endian,
+                                                         uint16_t *keys)
+{
+  const __m256i swap = _mm256_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 1, 0,
+                                        3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  const __m256i top = _mm256_set1_epi16((short)max);
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  int x = 0;
+  if (big_endian) {
+    for (; x + 16 <= width; x += 16) {
+      __m256i v = _mm256_loadu_si256((const __m256i *)(row + 2 * (size_t)x));
+      v = _mm256_min_epu16(_mm256_srl_epi16(_mm256_shuffle_epi8(v, swap), count), top);
+      _mm256_storeu_si256((__m256i *)(keys + x), v);
+    }
+  } else {
+    for (; x + 16 <= width; x += 16) {
+      __m256i v = _mm256_loadu_si256((const __m256i *)(row + 2 * (size_t)x));
+      v = _mm256_min_epu16(_mm256_srl_epi16(v, count), top);
+      _mm256_storeu_si256((__m256i *)(keys + x), v);
+    }
+  }
+  return x;
+}
+
+/* v210, two 6-pixel groups at a time: within each 16-byte group, Y k is
+ * the 10 bits at bit 2, 0 or 4 of the byte pair starting at byte 1, 4, 6,
+ * 9, 12, 14 (words 0 to 3 at bits 10, 32, 52, 74, 96, 116 of the group).
+ * The pairs are gathered into 16-bit lanes, shifted up to bit 4 by a
+ * multiply (2^(4 - offset)), down by 4 and masked; the two groups' six
+ * keys then put side by side. */
+__attribute__((target("avx2"))) static int v210_keys_avx2(const uint8_t *row, int width,
+                                                          uint16_t *keys)
+{
+  const __m256i gather = _mm256_setr_epi8(1, 2, 4, 5, 6, 7, 9, 10, 12, 13, 14, 15, -1, -1, -1, -1,
+                                          1, 2, 4, 5, 6, 7, 9, 10, 12, 13, 14, 15, -1, -1, -1, -1);
+  const __m256i align = _mm256_setr_epi16(4, 16, 1, 4, 16, 1, 0, 0, 4, 16, 1, 4, 16, 1, 0, 0);
+  const __m256i ten_bits = _mm256_set1_epi16(0x3ff);
+  const __m256i side_by_side = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7);
+  int x = 0;
+  /* 12 keys a step, 16 stored: the last 4 lanes fall on keys the next step
+   * writes, so a step goes only where 16 keys fit in the row. */
+  for (; x + 16 <= width; x += 12, row += 2 * LHI_V210_GROUP_BYTES) {
+    __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)row), gather);
+    v = _mm256_and_si256(_mm256_srli_epi16(_mm256_mullo_epi16(v, align), 4), ten_bits);
+    _mm256_storeu_si256((__m256i *)(keys + x), _mm256_permutevar8x32_epi32(v, side_by_side));
+  }
+  return x;
+}
+
+static bool have_avx2(void)
+{
+  return __builtin_cpu_supports("avx2");
+}
 #endif
 
 void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bool big_endian,
@@ -269,7 +392,9 @@ void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bo
 {
   int done = 0;
 #ifdef LHI_ROWS_SSE41
-  if (have_sse41())
+  if (have_avx2())
+    done = y16_keys_avx2(row, width, shift, max, big_endian, keys);
+  else if (have_sse41())
     done = y16_keys_sse41(row, width, shift, max, big_endian, keys);
 #endif
   y16_keys_plain(row, done, width, shift, max, big_endian, keys);
@@ -278,6 +403,11 @@ void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bo
 void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys)
 {
   int x = 0;
+#ifdef LHI_ROWS_SSE41
+  if (have_avx2())
+    x = v210_keys_avx2(row, width, keys);
+  row += (size_t)(x / LHI_V210_GROUP_PIXELS) * LHI_V210_GROUP_BYTES;
+#endif
   for (; x + 6 <= width; x += 6, row += LHI_V210_GROUP_BYTES) {
     uint32_t w[4];
     memcpy(w, row, sizeof w);
