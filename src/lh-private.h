@@ -350,16 +350,18 @@ typedef struct {
 
 void lhi_count8_begin(LhiCount8 *count, uint64_t *histogram);
 void lhi_count8_row(LhiCount8 *count, const uint8_t *row, int width);
-/* Keys of 10 to 16 bits counted into 64-bit bins through 16-bit
- * sub-histograms, small enough to stay in the L1 cache: four interleaved
- * copies up to 12 bits (as LhiCount8), one of 65536 for 16-bit keys.  A
- * counter that wraps adds its 65536 into the bin at once.  Begin (-1: no
- * memory), count rows, end (which adds the counts into histogram). */
+/* Keys of 10 to 16 bits counted into 64-bit bins through counters narrow
+ * enough to stay in or near the L1 cache: up to 12 bits, four interleaved
+ * copies of 16-bit counters (as LhiCount8), added in before one could
+ * wrap; 16-bit keys, one 8-bit counter a key, which carries into its bin
+ * as it wraps.  Begin (-1: no memory), count rows, end (which adds the
+ * counts into histogram). */
 typedef struct {
-  uint16_t *sub; /* copies of bins counters, stride apart */
-  int copies;
+  uint16_t *sub;   /* up to 12 bits: 4 copies of bins counters, stride apart */
+  uint8_t *narrow; /* 16 bits: bins counters */
   size_t bins, stride;
   uint64_t *histogram;
+  int64_t pending; /* the most keys a copy took since the last flush */
 } LhiCount16;
 
 int lhi_count16_begin(LhiCount16 *count, uint64_t *histogram, int bit_depth);

@@ -235,10 +235,6 @@ void lhi_count8_row_step2(LhiCount8 *c, const uint8_t *row, int width)
 
 /* ---- Counting keys of 10 to 16 bits ---- */
 
-#ifndef LHI_COUNT16_WIDE_COPIES
-#define LHI_COUNT16_WIDE_COPIES 1
-#endif
-
 /* Counters between the copies (256 bytes), so that one key's counters in
  * two copies are not a multiple of 4 KiB apart, which the CPU would take
  * for the same address and make each increment wait on the other's. */
@@ -247,55 +243,73 @@ void lhi_count8_row_step2(LhiCount8 *c, const uint8_t *row, int width)
 int lhi_count16_begin(LhiCount16 *c, uint64_t *histogram, int bit_depth)
 {
   c->bins = (size_t)1 << bit_depth;
-  c->copies = bit_depth <= 12 ? 4 : LHI_COUNT16_WIDE_COPIES;
-  c->histogram = histogram;
   c->stride = c->bins + COUNT16_SKEW;
-  c->sub = calloc((size_t)c->copies * c->stride, sizeof *c->sub);
-  return c->sub ? 0 : -1;
+  c->histogram = histogram;
+  c->pending = 0;
+  c->sub = NULL;
+  c->narrow = NULL;
+  if (bit_depth <= 12)
+    c->sub = calloc(4 * c->stride, sizeof *c->sub);
+  else
+    c->narrow = calloc(c->bins, sizeof *c->narrow);
+  return c->sub || c->narrow ? 0 : -1;
+}
+
+/* The four copies' counts added into the bins, the copies zeroed. */
+static void count16_flush(LhiCount16 *c)
+{
+  const uint16_t *s0 = c->sub, *s1 = s0 + c->stride, *s2 = s1 + c->stride, *s3 = s2 + c->stride;
+  for (size_t v = 0; v < c->bins; v++)
+    c->histogram[v] += (uint64_t)s0[v] + s1[v] + s2[v] + s3[v];
+  memset(c->sub, 0, 4 * c->stride * sizeof *c->sub);
+  c->pending = 0;
 }
 
 void lhi_count16_end(LhiCount16 *c)
 {
-  for (size_t v = 0; v < c->bins; v++) {
-    uint64_t sum = 0;
-    for (int k = 0; k < c->copies; k++)
-      sum += c->sub[(size_t)k * c->stride + v];
-    c->histogram[v] += sum;
-  }
+  if (c->sub)
+    count16_flush(c);
+  else
+    for (size_t v = 0; v < c->bins; v++)
+      c->histogram[v] += c->narrow[v];
   free(c->sub);
+  free(c->narrow);
   c->sub = NULL;
-}
-
-/* One more key in a 16-bit counter; on the increment that wraps it to 0,
- * the 65536 counts it held go into the 64-bit bin at once. */
-static inline void count16_bump(uint16_t *sub, uint64_t *histogram, uint32_t key)
-{
-  if (__builtin_expect(++sub[key] == 0, 0))
-    histogram[key] += 65536;
+  c->narrow = NULL;
 }
 
 void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
 {
-  uint16_t *s0 = c->sub;
-  uint64_t *histogram = c->histogram;
-  int x = 0;
-  if (c->copies == 4) {
-    uint16_t *s1 = s0 + c->stride, *s2 = s1 + c->stride, *s3 = s2 + c->stride;
-    for (; x + 4 <= width; x += 4) {
-      count16_bump(s0, histogram, keys[x]);
-      count16_bump(s1, histogram, keys[x + 1]);
-      count16_bump(s2, histogram, keys[x + 2]);
-      count16_bump(s3, histogram, keys[x + 3]);
+  if (c->narrow) {
+    /* One 8-bit counter a key: the 64 KiB of them stay near the L1 cache,
+     * where 65536 wider ones would not.  The increment that wraps one to 0
+     * adds its 256 counts into the bin at once (a branch almost never
+     * taken, unlike a flush of 65536 counters every so many pixels). */
+    uint8_t *narrow = c->narrow;
+    for (int x = 0; x < width; x++) {
+      const uint32_t key = keys[x];
+      if (__builtin_expect(++narrow[key] == 0, 0))
+        c->histogram[key] += 256;
     }
-  } else if (c->copies == 2) {
-    uint16_t *s1 = s0 + c->stride;
-    for (; x + 2 <= width; x += 2) {
-      count16_bump(s0, histogram, keys[x]);
-      count16_bump(s1, histogram, keys[x + 1]);
-    }
+    return;
   }
-  for (; x < width; x++)
-    count16_bump(s0, histogram, keys[x]);
+  /* Pixel x goes into copy x % 4, so a copy takes at most (width + 3) / 4
+   * of a row: flushed before any of its counters could wrap. */
+  const int64_t per_copy = (width + 3) / 4;
+  if (c->pending + per_copy > UINT16_MAX)
+    count16_flush(c);
+  c->pending += per_copy;
+  uint16_t *s0 = c->sub, *s1 = s0 + c->stride, *s2 = s1 + c->stride, *s3 = s2 + c->stride;
+  int x = 0;
+  for (; x + 4 <= width; x += 4) {
+    s0[keys[x]]++;
+    s1[keys[x + 1]]++;
+    s2[keys[x + 2]]++;
+    s3[keys[x + 3]]++;
+  }
+  uint16_t *tail[3] = {s0, s1, s2};
+  for (int k = 0; x < width; x++, k++)
+    tail[k][keys[x]]++;
 }
 
 /* ---- Y of 16-bit words and of v210, as keys ---- */
