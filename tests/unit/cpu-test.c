@@ -252,10 +252,11 @@ static void test_every_format(LhContext *ctx)
   printf("every format: %d cases\n", case_number);
 }
 
-/* Frames with more pixels of one value than a 16-bit counter holds, four
- * times over (the CPU counts 10 to 16-bit keys into 16-bit sub-histograms,
- * up to four interleaved copies, carrying into the 64-bit bins when one
- * wraps): on one thread, and on every core where each band still wraps. */
+/* Frames with more pixels of one value than the CPU's narrow counters hold
+ * (10 to 16-bit keys: four copies of 16-bit counters flushed before one
+ * could wrap, or one 8-bit counter a key that carries into its bin as it
+ * wraps), four times over: on one thread, and on every core, where each
+ * band still has enough. */
 static void test_counter_wraps(LhContext *ctx)
 {
   static const LhFormat formats[] = {LH_FORMAT_P010, LH_FORMAT_I420_10LE, LH_FORMAT_I420_12LE,
