@@ -367,6 +367,9 @@ typedef struct {
 int lhi_count16_begin(LhiCount16 *count, uint64_t *histogram, int bit_depth);
 void lhi_count16_row(LhiCount16 *count, const uint16_t *keys, int width);
 void lhi_count16_end(LhiCount16 *count);
+/* 16-bit keys that are a row's little-endian 16-bit words whole: counted
+ * with no row of keys made first. */
+void lhi_count16_words_row(LhiCount16 *count, const uint8_t *row, int width);
 
 /* The luma keys of a row of 16-bit words (shifted down, clamped to max,
  * either byte order: lhi_word_luma with a full mask) and of a v210 row

@@ -312,6 +312,17 @@ void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
     tail[k][keys[x]]++;
 }
 
+void lhi_count16_words_row(LhiCount16 *c, const uint8_t *row, int width)
+{
+  uint8_t *narrow = c->narrow;
+  for (int x = 0; x < width; x++) {
+    uint16_t word;
+    memcpy(&word, row + 2 * (size_t)x, sizeof word);
+    if (__builtin_expect(++narrow[word] == 0, 0))
+      c->histogram[word] += 256;
+  }
+}
+
 /* ---- Y of 16-bit words and of v210, as keys ---- */
 
 static void y16_keys_plain(const uint8_t *row, int first, int width, int shift, uint32_t max,
