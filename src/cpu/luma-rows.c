@@ -278,6 +278,12 @@ void lhi_count16_end(LhiCount16 *c)
   c->narrow = NULL;
 }
 
+static inline void count_narrow(uint8_t *narrow, uint64_t *histogram, uint32_t key)
+{
+  if (__builtin_expect(++narrow[key] == 0, 0))
+    histogram[key] += 256;
+}
+
 void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
 {
   if (c->narrow) {
@@ -286,11 +292,16 @@ void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
      * adds its 256 counts into the bin at once (a branch almost never
      * taken, unlike a flush of 65536 counters every so many pixels). */
     uint8_t *narrow = c->narrow;
-    for (int x = 0; x < width; x++) {
-      const uint32_t key = keys[x];
-      if (__builtin_expect(++narrow[key] == 0, 0))
-        c->histogram[key] += 256;
+    uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
+    int x = 0;
+    for (; x + 4 <= width; x += 4) {
+      count_narrow(narrow, histogram, keys[x]);
+      count_narrow(narrow, histogram, keys[x + 1]);
+      count_narrow(narrow, histogram, keys[x + 2]);
+      count_narrow(narrow, histogram, keys[x + 3]);
     }
+    for (; x < width; x++)
+      count_narrow(narrow, histogram, keys[x]);
     return;
   }
   /* Pixel x goes into copy x % 4, so a copy takes at most (width + 3) / 4
@@ -315,11 +326,18 @@ void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
 void lhi_count16_words_row(LhiCount16 *c, const uint8_t *row, int width)
 {
   uint8_t *narrow = c->narrow;
-  for (int x = 0; x < width; x++) {
+  uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
+  int x = 0;
+  for (; x + 4 <= width; x += 4)
+    for (int k = 0; k < 4; k++) {
+      uint16_t word;
+      memcpy(&word, row + 2 * (size_t)(x + k), sizeof word);
+      count_narrow(narrow, histogram, word);
+    }
+  for (; x < width; x++) {
     uint16_t word;
     memcpy(&word, row + 2 * (size_t)x, sizeof word);
-    if (__builtin_expect(++narrow[word] == 0, 0))
-      c->histogram[word] += 256;
+    count_narrow(narrow, histogram, word);
   }
 }
 
