@@ -246,13 +246,29 @@ int lhi_count16_begin(LhiCount16 *c, uint64_t *histogram, int bit_depth)
   c->stride = c->bins + COUNT16_SKEW;
   c->histogram = histogram;
   c->pending = 0;
-  c->sub = NULL;
   c->narrow = NULL;
-  if (bit_depth <= 12)
-    c->sub = calloc(4 * c->stride, sizeof *c->sub);
-  else
-    c->narrow = calloc(c->bins, sizeof *c->narrow);
-  return c->sub || c->narrow ? 0 : -1;
+  c->sub = calloc(4 * c->stride, sizeof *c->sub);
+  return c->sub ? 0 : -1;
+}
+
+void lhi_count16_begin_narrow(LhiCount16 *c, uint64_t *histogram, uint8_t *narrow)
+{
+  c->bins = 65536;
+  c->stride = c->bins;
+  c->histogram = histogram;
+  c->pending = 0;
+  c->sub = NULL;
+  c->narrow = narrow;
+}
+
+void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copies, size_t first,
+                            size_t end)
+{
+  for (int k = 0; k < copies; k++) {
+    const uint8_t *counts = narrow + (size_t)k * 65536;
+    for (size_t v = first; v < end; v++)
+      histogram[v] += counts[v];
+  }
 }
 
 /* The four copies' counts added into the bins, the copies zeroed. */
@@ -269,28 +285,21 @@ void lhi_count16_end(LhiCount16 *c)
 {
   if (c->sub)
     count16_flush(c);
-  else
-    for (size_t v = 0; v < c->bins; v++)
-      c->histogram[v] += c->narrow[v];
   free(c->sub);
-  free(c->narrow);
   c->sub = NULL;
-  c->narrow = NULL;
 }
 
+/* The bins are shared by the threads that count bands of a frame, each
+ * into its own 8-bit counters: the rare carry is an atomic add. */
 static inline void count_narrow(uint8_t *narrow, uint64_t *histogram, uint32_t key)
 {
   if (__builtin_expect(++narrow[key] == 0, 0))
-    histogram[key] += 256;
+    __atomic_fetch_add(&histogram[key], 256, __ATOMIC_RELAXED);
 }
 
 void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
 {
   if (c->narrow) {
-    /* One 8-bit counter a key: the 64 KiB of them stay near the L1 cache,
-     * where 65536 wider ones would not.  The increment that wraps one to 0
-     * adds its 256 counts into the bin at once (a branch almost never
-     * taken, unlike a flush of 65536 counters every so many pixels). */
     uint8_t *narrow = c->narrow;
     uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
     int x = 0;
