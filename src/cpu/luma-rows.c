@@ -1,9 +1,10 @@
 /* luma-rows.c: the CPU backend's row loops: the luma of a row of 8-bit
- * R'G'B' pixels, its hottest loop, and the counting of 8-bit rows.  On x86-64 with SSE4.1 (every
- * x86-64 CPU since 2008 but the first ones), 16 pixels at a time: the bytes taken apart into one
- * vector per byte position (SSSE3 shuffles), widened to 16 bits and weighted in pairs by pmaddwd,
- * so that the sums are the 32-bit integers of lhi_luma. Elsewhere, and for the last pixels of a
- * row, the plain loop.  Built at -O3 (meson). */
+ * R'G'B' pixels, its hottest loop, the counting of 8-bit rows and of 10 to 16-bit keys, and the
+ * keys of a row of 16-bit samples or of v210 (AVX2 where the CPU has it).  On x86-64 with SSE4.1
+ * (every x86-64 CPU since 2008 but the first ones), 16 pixels at a time: the bytes taken apart into
+ * one vector per byte position (SSSE3 shuffles), widened to 16 bits and weighted in pairs by
+ * pmaddwd, so that the sums are the 32-bit integers of lhi_luma. Elsewhere, and for the last pixels
+ * of a row, the plain loop.  Built at -O3 (meson). */
 #include <stdlib.h>
 #include <string.h>
 
