@@ -350,6 +350,34 @@ typedef struct {
 
 void lhi_count8_begin(LhiCount8 *count, uint64_t *histogram);
 void lhi_count8_row(LhiCount8 *count, const uint8_t *row, int width);
+/* Keys of 10 to 16 bits counted into 64-bit bins through counters narrow
+ * enough to stay in or near the L1 cache.  Up to 12 bits: four interleaved
+ * copies of 16-bit counters (as LhiCount8), added in before one could
+ * wrap; begin (-1: no memory), count rows, end (which adds the counts into
+ * histogram).  16-bit keys: one 8-bit counter a key (the 65536 of narrow,
+ * zeroed by the caller, a thread's own), which carries its 256 into the
+ * bin as it wraps, by an atomic add, so that threads counting bands of one
+ * frame share the bins; begin_narrow, count rows, and the caller adds the
+ * counters in (lhi_count16_add_narrow, bins first .. end - 1 of copies
+ * arrays of 65536, a range a thread). */
+typedef struct {
+  uint16_t *sub;   /* up to 12 bits: 4 copies of bins counters, stride apart */
+  uint8_t *narrow; /* 16 bits: bins counters */
+  size_t bins, stride;
+  uint64_t *histogram;
+  int64_t pending; /* the most keys a copy took since the last flush */
+} LhiCount16;
+
+int lhi_count16_begin(LhiCount16 *count, uint64_t *histogram, int bit_depth);
+void lhi_count16_begin_narrow(LhiCount16 *count, uint64_t *histogram, uint8_t *narrow);
+void lhi_count16_row(LhiCount16 *count, const uint16_t *keys, int width);
+/* 16-bit keys that are a row's little-endian 16-bit words whole: counted
+ * with no row of keys made first. */
+void lhi_count16_words_row(LhiCount16 *count, const uint8_t *row, int width);
+void lhi_count16_end(LhiCount16 *count);
+void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copies, size_t first,
+                            size_t end);
+
 /* The luma keys of a row of 16-bit words (shifted down, clamped to max,
  * either byte order: lhi_word_luma with a full mask) and of a v210 row
  * (cpu/luma-rows.c: vectorized where it can be). */

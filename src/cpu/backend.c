@@ -67,103 +67,52 @@ static inline uint32_t pixel_key(const LhiFormatInfo *info, const uint8_t *row, 
     }                                                                                              \
   } while (0)
 
-/* Keys of up to 12 bits counted through four 32-bit sub-histograms, one
- * per pixel position mod 4, as lhi_count8 does for 8 bits: runs of one value
- * (a flat sky, a gradient) do not wait on their own increments.  Added into
- * the 64-bit bins before a counter could overflow.  (16-bit keys count
- * straight into the bins: four copies of 65536 would not stay in cache.) */
-#define COUNT16_SUBS 4
-#define COUNT16_MAX_BITS 12
-#define COUNT16_FLUSH (((int64_t)1 << 31) - 1)
-
-typedef struct {
-  uint32_t *sub; /* COUNT16_SUBS x bins, or NULL: straight into histogram */
-  size_t bins;
-  uint64_t *histogram;
-  int64_t pending;
-} Count16;
-
-static void count16_begin(Count16 *c, uint64_t *histogram, int bit_depth)
+/* Does the format's luma come from 16-bit samples (GRAY16 either way
+ * round, the Y plane of the 10, 12 and 16-bit formats) or v210's fields,
+ * counted as keys? */
+static bool counts_keys(const LhiFormatInfo *info)
 {
-  c->bins = (size_t)1 << bit_depth;
-  c->histogram = histogram;
-  c->pending = 0;
-  c->sub = bit_depth <= COUNT16_MAX_BITS ? calloc(COUNT16_SUBS * c->bins, sizeof *c->sub) : NULL;
+  return (info->r < 0 && info->sample_bytes == 2) || info->chroma == LHI_CHROMA_V210;
 }
 
-static void count16_flush(Count16 *c)
-{
-  if (!c->sub)
-    return;
-  for (size_t v = 0; v < c->bins; v++) {
-    uint64_t sum = 0;
-    for (int k = 0; k < COUNT16_SUBS; k++)
-      sum += c->sub[(size_t)k * c->bins + v];
-    c->histogram[v] += sum;
-  }
-  memset(c->sub, 0, COUNT16_SUBS * c->bins * sizeof *c->sub);
-  c->pending = 0;
-}
-
-static void count16_end(Count16 *c)
-{
-  count16_flush(c);
-  free(c->sub);
-}
-
-/* n keys from key(i), i = 0 .. n-1. */
-#define COUNT16_KEYS(c, n, KEY)                                                                    \
-  do {                                                                                             \
-    const int n_ = (n);                                                                            \
-    if (!(c)->sub) {                                                                               \
-      for (int i = 0; i < n_; i++)                                                                 \
-        (c)->histogram[KEY]++;                                                                     \
-      break;                                                                                       \
-    }                                                                                              \
-    if ((c)->pending + n_ > COUNT16_FLUSH)                                                         \
-      count16_flush(c);                                                                            \
-    (c)->pending += n_;                                                                            \
-    uint32_t *s0_ = (c)->sub, *s1_ = s0_ + (c)->bins, *s2_ = s1_ + (c)->bins,                      \
-             *s3_ = s2_ + (c)->bins;                                                               \
-    int i = 0;                                                                                     \
-    for (; i + 4 <= n_; i += 4) {                                                                  \
-      s0_[KEY]++;                                                                                  \
-      i++;                                                                                         \
-      s1_[KEY]++;                                                                                  \
-      i++;                                                                                         \
-      s2_[KEY]++;                                                                                  \
-      i++;                                                                                         \
-      s3_[KEY]++;                                                                                  \
-      i -= 3;                                                                                      \
-    }                                                                                              \
-    for (; i < n_; i++)                                                                            \
-      s0_[KEY]++;                                                                                  \
-  } while (0)
-
-/* Y in 16-bit samples (GRAY16 either way round, the Y plane of the 10, 12
- * and 16-bit formats) and v210's fields: a row's keys made by the row loops
- * of cpu/luma-rows.c, then counted. */
-static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *histogram)
+/* Keys counted into histogram: a row's keys made by the row loops of
+ * cpu/luma-rows.c, then counted.  16-bit keys count into narrow, this
+ * band's 65536 8-bit counters (zeroed), which the caller adds in. */
+static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *histogram,
+                                uint8_t *narrow)
 {
   const LhFrame *frame = &job->frame;
   const LhiFormatInfo *info = lhi_format_info(frame->format);
   const uint32_t max = (1u << job->bit_depth) - 1;
   const int width = frame->width;
   uint16_t *keys = malloc((size_t)width * sizeof *keys);
-  if (!keys) { /* no memory for a row: the general loop, which needs none */
+  LhiCount16 c;
+  if (job->bit_depth == 16 && narrow)
+    lhi_count16_begin_narrow(&c, histogram, narrow);
+  if (!keys || (job->bit_depth == 16 && !narrow) ||
+      (job->bit_depth < 16 && lhi_count16_begin(&c, histogram, job->bit_depth) < 0)) {
+    /* no memory for them: the general loop, which needs none */
+    free(keys);
     FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
     return;
   }
-  Count16 c;
-  count16_begin(&c, histogram, job->bit_depth);
+  /* 16-bit Y in little-endian words whole: counted as they lie.  (Big-
+   * endian ones go through a row of keys: swapped one by one in the
+   * counting loop, they cost more than the row's vector swap.) */
+  const bool words = job->bit_depth == 16 && info->luma_shift == 0 && !info->big_endian &&
+                     info->chroma != LHI_CHROMA_V210;
   for (int y = y0; y < y1; y++) {
+    if (words) {
+      lhi_count16_words_row(&c, row_at(frame, y), width);
+      continue;
+    }
     if (info->chroma == LHI_CHROMA_V210)
       lhi_v210_keys_row(row_at(frame, y), width, keys);
     else
       lhi_y16_keys_row(row_at(frame, y), width, info->luma_shift, max, info->big_endian, keys);
-    COUNT16_KEYS(&c, width, keys[i]);
+    lhi_count16_row(&c, keys, width);
   }
-  count16_end(&c);
+  lhi_count16_end(&c);
   free(keys);
 }
 
@@ -230,8 +179,9 @@ static void histogram_rows_packed10(const LhiJob *job, int y0, int y1, uint64_t 
   free(sub);
 }
 
-/* Counts rows [y0, y1) of the job's frame into histogram (zeroed). */
-static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogram)
+/* Counts rows [y0, y1) of the job's frame into histogram (zeroed), 16-bit
+ * keys through narrow (histogram_rows_keys). */
+static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogram, uint8_t *narrow)
 {
   const LhFrame *frame = &job->frame;
   const LhiFormatInfo *info = lhi_format_info(frame->format);
@@ -259,8 +209,8 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
     lhi_count8_end(&count);
     return;
   }
-  if ((info->r < 0 && info->sample_bytes == 2) || info->chroma == LHI_CHROMA_V210) {
-    histogram_rows_keys(job, y0, y1, histogram);
+  if (counts_keys(info)) {
+    histogram_rows_keys(job, y0, y1, histogram, narrow);
     return;
   }
   FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
@@ -271,15 +221,27 @@ typedef struct {
   int bands;
   size_t bins;
   uint64_t *histograms; /* bands x bins; band 0 is the job's own */
+  uint8_t *narrow;      /* 16-bit keys: bands x 65536 counters, and no histograms */
 } HistogramBands;
 
 static void histogram_band(int band, void *data)
 {
   HistogramBands *h = data;
   int height = h->job->frame.height;
-  uint64_t *histogram = band == 0 ? h->job->histogram : h->histograms + (size_t)band * h->bins;
+  uint64_t *histogram =
+      band == 0 || h->narrow ? h->job->histogram : h->histograms + (size_t)band * h->bins;
   histogram_rows(h->job, lhi_band_start(band, h->bands, height),
-                 lhi_band_start(band + 1, h->bands, height), histogram);
+                 lhi_band_start(band + 1, h->bands, height), histogram,
+                 h->narrow ? h->narrow + (size_t)band * 65536 : NULL);
+}
+
+/* Each thread adds every band's 8-bit counters of a range of bins. */
+static void add_narrow_band(int band, void *data)
+{
+  HistogramBands *h = data;
+  lhi_count16_add_narrow(h->job->histogram, h->narrow, h->bands,
+                         h->bins * (size_t)band / (size_t)h->bands,
+                         h->bins * (size_t)(band + 1) / (size_t)h->bands);
 }
 
 static int histogram_frame(LhiCpuState *state, const LhiJob *job)
@@ -289,7 +251,20 @@ static int histogram_frame(LhiCpuState *state, const LhiJob *job)
   memset(job->histogram, 0, bins * sizeof *job->histogram);
   /* state NULL: the calling thread alone */
   LhiPool *pool = state ? state->pool : NULL;
-  HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL};
+  HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL, NULL};
+  if (job->bit_depth == 16 && counts_keys(lhi_format_info(frame->format))) {
+    /* 16-bit keys: every band's own 8-bit counters (64 KiB), carrying into
+     * the one histogram, added in by all the threads at the end: no band
+     * has 65536 64-bit bins to zero and add up. */
+    h.narrow = calloc((size_t)h.bands, 65536);
+    if (!h.narrow)
+      h.bands = 1; /* the general loop, on one thread */
+    lhi_pool_run(pool, h.bands, histogram_band, &h);
+    if (h.narrow)
+      lhi_pool_run(pool, h.bands, add_narrow_band, &h);
+    free(h.narrow);
+    return LH_OK;
+  }
   if (h.bands > 1) {
     h.histograms = calloc((size_t)h.bands * bins, sizeof *h.histograms);
     if (!h.histograms)

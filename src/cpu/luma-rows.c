@@ -1,9 +1,11 @@
 /* luma-rows.c: the CPU backend's row loops: the luma of a row of 8-bit
- * R'G'B' pixels, its hottest loop, and the counting of 8-bit rows.  On x86-64 with SSE4.1 (every
- * x86-64 CPU since 2008 but the first ones), 16 pixels at a time: the bytes taken apart into one
- * vector per byte position (SSSE3 shuffles), widened to 16 bits and weighted in pairs by pmaddwd,
- * so that the sums are the 32-bit integers of lhi_luma. Elsewhere, and for the last pixels of a
- * row, the plain loop.  Built at -O3 (meson). */
+ * R'G'B' pixels, its hottest loop, the counting of 8-bit rows and of 10 to 16-bit keys, and the
+ * keys of a row of 16-bit samples or of v210 (AVX2 where the CPU has it).  On x86-64 with SSE4.1
+ * (every x86-64 CPU since 2008 but the first ones), 16 pixels at a time: the bytes taken apart into
+ * one vector per byte position (SSSE3 shuffles), widened to 16 bits and weighted in pairs by
+ * pmaddwd, so that the sums are the 32-bit integers of lhi_luma. Elsewhere, and for the last pixels
+ * of a row, the plain loop.  Built at -O3 (meson). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lh-private.h"
@@ -232,6 +234,123 @@ void lhi_count8_row_step2(LhiCount8 *c, const uint8_t *row, int width)
     c->sub[0][row[2 * x]]++;
 }
 
+/* ---- Counting keys of 10 to 16 bits ---- */
+
+/* Counters between the copies (256 bytes), so that one key's counters in
+ * two copies are not a multiple of 4 KiB apart, which the CPU would take
+ * for the same address and make each increment wait on the other's. */
+#define COUNT16_SKEW 128
+
+int lhi_count16_begin(LhiCount16 *c, uint64_t *histogram, int bit_depth)
+{
+  c->bins = (size_t)1 << bit_depth;
+  c->stride = c->bins + COUNT16_SKEW;
+  c->histogram = histogram;
+  c->pending = 0;
+  c->narrow = NULL;
+  c->sub = calloc(4 * c->stride, sizeof *c->sub);
+  return c->sub ? 0 : -1;
+}
+
+void lhi_count16_begin_narrow(LhiCount16 *c, uint64_t *histogram, uint8_t *narrow)
+{
+  c->bins = 65536;
+  c->stride = c->bins;
+  c->histogram = histogram;
+  c->pending = 0;
+  c->sub = NULL;
+  c->narrow = narrow;
+}
+
+void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copies, size_t first,
+                            size_t end)
+{
+  for (int k = 0; k < copies; k++) {
+    const uint8_t *counts = narrow + (size_t)k * 65536;
+    for (size_t v = first; v < end; v++)
+      histogram[v] += counts[v];
+  }
+}
+
+/* The four copies' counts added into the bins, the copies zeroed. */
+static void count16_flush(LhiCount16 *c)
+{
+  const uint16_t *s0 = c->sub, *s1 = s0 + c->stride, *s2 = s1 + c->stride, *s3 = s2 + c->stride;
+  for (size_t v = 0; v < c->bins; v++)
+    c->histogram[v] += (uint64_t)s0[v] + s1[v] + s2[v] + s3[v];
+  memset(c->sub, 0, 4 * c->stride * sizeof *c->sub);
+  c->pending = 0;
+}
+
+void lhi_count16_end(LhiCount16 *c)
+{
+  if (c->sub)
+    count16_flush(c);
+  free(c->sub);
+  c->sub = NULL;
+}
+
+/* The bins are shared by the threads that count bands of a frame, each
+ * into its own 8-bit counters: the rare carry is an atomic add. */
+static inline void count_narrow(uint8_t *narrow, uint64_t *histogram, uint32_t key)
+{
+  if (__builtin_expect(++narrow[key] == 0, 0))
+    __atomic_fetch_add(&histogram[key], 256, __ATOMIC_RELAXED);
+}
+
+void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
+{
+  if (c->narrow) {
+    uint8_t *narrow = c->narrow;
+    uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
+    int x = 0;
+    for (; x + 4 <= width; x += 4) {
+      count_narrow(narrow, histogram, keys[x]);
+      count_narrow(narrow, histogram, keys[x + 1]);
+      count_narrow(narrow, histogram, keys[x + 2]);
+      count_narrow(narrow, histogram, keys[x + 3]);
+    }
+    for (; x < width; x++)
+      count_narrow(narrow, histogram, keys[x]);
+    return;
+  }
+  /* Pixel x goes into copy x % 4, so a copy takes at most (width + 3) / 4
+   * of a row: flushed before any of its counters could wrap. */
+  const int64_t per_copy = (width + 3) / 4;
+  if (c->pending + per_copy > UINT16_MAX)
+    count16_flush(c);
+  c->pending += per_copy;
+  uint16_t *s0 = c->sub, *s1 = s0 + c->stride, *s2 = s1 + c->stride, *s3 = s2 + c->stride;
+  int x = 0;
+  for (; x + 4 <= width; x += 4) {
+    s0[keys[x]]++;
+    s1[keys[x + 1]]++;
+    s2[keys[x + 2]]++;
+    s3[keys[x + 3]]++;
+  }
+  uint16_t *tail[3] = {s0, s1, s2};
+  for (int k = 0; x < width; x++, k++)
+    tail[k][keys[x]]++;
+}
+
+void lhi_count16_words_row(LhiCount16 *c, const uint8_t *row, int width)
+{
+  uint8_t *narrow = c->narrow;
+  uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
+  int x = 0;
+  for (; x + 4 <= width; x += 4)
+    for (int k = 0; k < 4; k++) {
+      uint16_t word;
+      memcpy(&word, row + 2 * (size_t)(x + k), sizeof word);
+      count_narrow(narrow, histogram, word);
+    }
+  for (; x < width; x++) {
+    uint16_t word;
+    memcpy(&word, row + 2 * (size_t)x, sizeof word);
+    count_narrow(narrow, histogram, word);
+  }
+}
+
 /* ---- Y of 16-bit words and of v210, as keys ---- */
 
 static void y16_keys_plain(const uint8_t *row, int first, int width, int shift, uint32_t max,
@@ -262,6 +381,63 @@ __attribute__((target("ssse3,sse4.1"))) static int y16_keys_sse41(const uint8_t 
   }
   return x;
 }
+/* The same, 16 samples at a time with AVX2 (every x86-64 CPU since 2013):
+ * the pass that first reads a row from memory, so half the instructions of
+ * the SSE loop keep it a small part of the row's time. */
+__attribute__((target("avx2"))) static int y16_keys_avx2(const uint8_t *row, int width, int shift,
+                                                         uint32_t max, bool big_endian,
+                                                         uint16_t *keys)
+{
+  const __m256i swap = _mm256_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 1, 0,
+                                        3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  const __m256i top = _mm256_set1_epi16((short)max);
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  int x = 0;
+  if (big_endian) {
+    for (; x + 16 <= width; x += 16) {
+      __m256i v = _mm256_loadu_si256((const __m256i *)(row + 2 * (size_t)x));
+      v = _mm256_min_epu16(_mm256_srl_epi16(_mm256_shuffle_epi8(v, swap), count), top);
+      _mm256_storeu_si256((__m256i *)(keys + x), v);
+    }
+  } else {
+    for (; x + 16 <= width; x += 16) {
+      __m256i v = _mm256_loadu_si256((const __m256i *)(row + 2 * (size_t)x));
+      v = _mm256_min_epu16(_mm256_srl_epi16(v, count), top);
+      _mm256_storeu_si256((__m256i *)(keys + x), v);
+    }
+  }
+  return x;
+}
+
+/* v210, two 6-pixel groups at a time: within each 16-byte group, Y k is
+ * the 10 bits at bit 2, 0 or 4 of the byte pair starting at byte 1, 4, 6,
+ * 9, 12, 14 (words 0 to 3 at bits 10, 32, 52, 74, 96, 116 of the group).
+ * The pairs are gathered into 16-bit lanes, shifted up to bit 4 by a
+ * multiply (2^(4 - offset)), down by 4 and masked; the two groups' six
+ * keys then put side by side. */
+__attribute__((target("avx2"))) static int v210_keys_avx2(const uint8_t *row, int width,
+                                                          uint16_t *keys)
+{
+  const __m256i gather = _mm256_setr_epi8(1, 2, 4, 5, 6, 7, 9, 10, 12, 13, 14, 15, -1, -1, -1, -1,
+                                          1, 2, 4, 5, 6, 7, 9, 10, 12, 13, 14, 15, -1, -1, -1, -1);
+  const __m256i align = _mm256_setr_epi16(4, 16, 1, 4, 16, 1, 0, 0, 4, 16, 1, 4, 16, 1, 0, 0);
+  const __m256i ten_bits = _mm256_set1_epi16(0x3ff);
+  const __m256i side_by_side = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7);
+  int x = 0;
+  /* 12 keys a step, 16 stored: the last 4 lanes fall on keys the next step
+   * writes, so a step goes only where 16 keys fit in the row. */
+  for (; x + 16 <= width; x += 12, row += 2 * LHI_V210_GROUP_BYTES) {
+    __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)row), gather);
+    v = _mm256_and_si256(_mm256_srli_epi16(_mm256_mullo_epi16(v, align), 4), ten_bits);
+    _mm256_storeu_si256((__m256i *)(keys + x), _mm256_permutevar8x32_epi32(v, side_by_side));
+  }
+  return x;
+}
+
+static bool have_avx2(void)
+{
+  return __builtin_cpu_supports("avx2");
+}
 #endif
 
 void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bool big_endian,
@@ -269,7 +445,9 @@ void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bo
 {
   int done = 0;
 #ifdef LHI_ROWS_SSE41
-  if (have_sse41())
+  if (have_avx2())
+    done = y16_keys_avx2(row, width, shift, max, big_endian, keys);
+  else if (have_sse41())
     done = y16_keys_sse41(row, width, shift, max, big_endian, keys);
 #endif
   y16_keys_plain(row, done, width, shift, max, big_endian, keys);
@@ -278,6 +456,11 @@ void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bo
 void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys)
 {
   int x = 0;
+#ifdef LHI_ROWS_SSE41
+  if (have_avx2())
+    x = v210_keys_avx2(row, width, keys);
+  row += (size_t)(x / LHI_V210_GROUP_PIXELS) * LHI_V210_GROUP_BYTES;
+#endif
   for (; x + 6 <= width; x += 6, row += LHI_V210_GROUP_BYTES) {
     uint32_t w[4];
     memcpy(w, row, sizeof w);

@@ -6,7 +6,13 @@
  * warm-up, wall time by CLOCK_MONOTONIC.  A photograph-like Y (a gradient
  * with noise); chroma random.
  *
- *   formats-bench [--runs N] [--threads N] [--size WxH] [--backend cpu|cuda]
+ *   formats-bench [--runs N] [--threads N] [--size WxH] [--frames N] [--backend cpu|cuda]
+ *
+ * --frames N: N copies of each frame, analysed in turn, so that with N of a
+ * few, no frame is still in the core's own caches from its last analysis
+ * (as with frames that come from a decoder): every format reads its bytes
+ * from further out, NV12 included.  1 by default: one frame, again and
+ * again.
  *
  * With --backend cuda (a build with CUDA) the frames are copied to device
  * memory first, so that only the analysis is timed. */
@@ -22,6 +28,8 @@
 
 #include "../unit/test-formats.h"
 #include "lumahist.h"
+
+#define MAX_FRAMES 16
 
 static double now(void)
 {
@@ -93,7 +101,7 @@ static void free_frame(uint8_t *data, LhMemory memory)
   free(data);
 }
 
-static double time_analysis(LhContext *ctx, const LhFrame *frame, int runs)
+static double time_analysis(LhContext *ctx, const LhFrame *frames, int n_frames, int runs)
 {
   LhOptions options;
   lh_options_init(&options);
@@ -102,6 +110,7 @@ static double time_analysis(LhContext *ctx, const LhFrame *frame, int runs)
   lh_stats_init(&stats);
   double *ms = malloc((size_t)runs * sizeof *ms);
   for (int r = -2; r < runs; r++) { /* two warm-ups */
+    const LhFrame *frame = &frames[(r + 2) % n_frames];
     double start = now();
     if (lh_analyze(ctx, frame, &options, &stats) < 0) {
       fprintf(stderr, "formats-bench: %s: %s\n", lh_format_name(frame->format), lh_last_error());
@@ -119,13 +128,16 @@ static double time_analysis(LhContext *ctx, const LhFrame *frame, int runs)
 
 int main(int argc, char **argv)
 {
-  int runs = 21, threads = 0, w = 1920, h = 1080;
+  int runs = 21, threads = 0, w = 1920, h = 1080, n_frames = 1;
   LhBackend backend = LH_BACKEND_CPU;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
       threads = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
+             atoi(argv[i + 1]) <= MAX_FRAMES)
+      n_frames = atoi(argv[++i]);
     else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
              sscanf(argv[i + 1], "%dx%d", &w, &h) == 2 && w > 0 && h > 0)
       i++;
@@ -134,7 +146,9 @@ int main(int argc, char **argv)
       i++;
     else {
       fprintf(stderr,
-              "usage: formats-bench [--runs N] [--threads N] [--size WxH] [--backend cpu|cuda]\n");
+              "usage: formats-bench [--runs N] [--threads N] [--size WxH] [--frames 1..%d] "
+              "[--backend cpu|cuda]\n",
+              MAX_FRAMES);
       return 2;
     }
   }
@@ -160,28 +174,33 @@ int main(int argc, char **argv)
       LH_FORMAT_Y444_10LE, LH_FORMAT_Y444_12LE, LH_FORMAT_Y444_16LE, LH_FORMAT_P012,
       LH_FORMAT_P016,
   };
-  printf("%dx%d frames, %s backend (%s memory), threads %s, median of %d runs\n", w, h,
-         lh_backend_name(lh_context_backend(ctx)), memory == LH_MEMORY_CUDA ? "device" : "host",
-         threads ? "as asked" : "every core (0)", runs);
+  printf("%dx%d frames (%d in turn), %s backend (%s memory), threads %s, median of %d runs\n", w, h,
+         n_frames, lh_backend_name(lh_context_backend(ctx)),
+         memory == LH_MEMORY_CUDA ? "device" : "host", threads ? "as asked" : "every core (0)",
+         runs);
   printf("%-10s %5s %10s %8s\n", "format", "bits", "analysis", "vs NV12");
   double nv12 = 0;
   int over = 0;
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
-    LhFrame frame;
+    LhFrame frames[MAX_FRAMES];
+    uint8_t *data[MAX_FRAMES];
     size_t bytes;
-    uint8_t *data = make_frame(formats[f], w, h, memory, &frame, &bytes);
-    if (!data) {
-      fprintf(stderr, "formats-bench: no memory for a %s frame\n", lh_format_name(formats[f]));
-      return 1;
+    for (int k = 0; k < n_frames; k++) {
+      data[k] = make_frame(formats[f], w, h, memory, &frames[k], &bytes);
+      if (!data[k]) {
+        fprintf(stderr, "formats-bench: no memory for a %s frame\n", lh_format_name(formats[f]));
+        return 1;
+      }
     }
-    double ms = time_analysis(ctx, &frame, runs);
+    double ms = time_analysis(ctx, frames, n_frames, runs);
     if (f == 0)
       nv12 = ms;
     double ratio = ms / nv12;
     over += ratio > 1.2;
     printf("%-10s %5d %7.3f ms %7.2fx%s\n", lh_format_name(formats[f]),
            gen_format_depth(formats[f]), ms, ratio, ratio > 1.2 ? "  (above 1.2)" : "");
-    free_frame(data, memory);
+    for (int k = 0; k < n_frames; k++)
+      free_frame(data[k], memory);
   }
   printf("%d format(s) above 1.2x NV12\n", over);
   lh_context_free(ctx);

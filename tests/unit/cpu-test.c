@@ -252,6 +252,42 @@ static void test_every_format(LhContext *ctx)
   printf("every format: %d cases\n", case_number);
 }
 
+/* Frames with more pixels of one value than the CPU's narrow counters hold
+ * (10 to 16-bit keys: four copies of 16-bit counters flushed before one
+ * could wrap, or one 8-bit counter a key that carries into its bin as it
+ * wraps), four times over: on one thread, and on every core, where each
+ * band still has enough. */
+static void test_counter_wraps(LhContext *ctx)
+{
+  static const LhFormat formats[] = {LH_FORMAT_P010, LH_FORMAT_I420_10LE, LH_FORMAT_I420_12LE,
+                                     LH_FORMAT_P012, LH_FORMAT_GRAY16_BE, LH_FORMAT_Y444_16LE,
+                                     LH_FORMAT_P016, LH_FORMAT_V210};
+  static const GenDistribution distributions[] = {GEN_CONSTANT, GEN_MOSTLY_ONE, GEN_NARROW_BAND,
+                                                  GEN_PHOTO};
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "0,1,50,99,100");
+  int seed = 1;
+  for (int threads = 1; threads >= 0; threads--) {
+    lh_context_set_threads(ctx, threads);
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+      for (size_t d = 0; d < sizeof distributions / sizeof distributions[0]; d++) {
+        GenFrame g;
+        if (gen_frame(&g, formats[f], 1031, 523, 0, 10, 0, distributions[d], (uint64_t)seed++) <
+            0) {
+          CHECK(0, "cannot make frame: %s", lh_last_error());
+          continue;
+        }
+        char what[160];
+        snprintf(what, sizeof what, "%s 1031x523 %s stride+10 threads %d",
+                 lh_format_name(formats[f]), gen_distribution_names[distributions[d]], threads);
+        check_frame(ctx, &g.frame, &o, what);
+        gen_free(&g);
+      }
+  }
+  lh_context_set_threads(ctx, 0);
+}
+
 static void test_high_depths(LhContext *ctx)
 {
   LhOptions o;
@@ -640,6 +676,7 @@ int main(void)
   }
   test_every_format(ctx);
   test_high_depths(ctx);
+  test_counter_wraps(ctx);
   test_out_of_range_samples(ctx);
   test_regions(ctx);
   test_yuv_as_gray(ctx);
