@@ -288,9 +288,14 @@ def compare_decoders(top, what):
         check(median_diff <= MEDIAN_TOLERANCE,
               f"{what}: {path}: median {g['median']} ({decoder}) against {c['median']}")
         if decoder not in GPU_DECODERS:
-            # The same decoder on both runs: the same numbers.
-            check(g == {**c, "decoder": decoder},
-                  f"{what}: {path}: decoded by {decoder} both times, yet the records differ")
+            # The same decoder on both runs: the same numbers.  Only where
+            # the frame was analysed may differ: backend=auto sends each
+            # frame in pageable memory to the side it measured cheaper.
+            differ = sorted(k for k in set(c) | set(g)
+                            if k not in ("decoder", "backend") and c.get(k) != g.get(k))
+            check(not differ,
+                  f"{what}: {path}: decoded by {decoder} both times, yet the records differ in "
+                  + ", ".join(f"{k} ({c.get(k)!r} against {g.get(k)!r})" for k in differ))
     print(f"{what}: {len(cpu)} records, decoders {counts}; largest differences from "
           f"libjpeg-turbo: mean {worst_mean:.4f}, median {worst_median}")
     return on_gpu
