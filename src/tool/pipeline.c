@@ -672,7 +672,11 @@ static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
  * the next while one decodes. */
 static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, int contexts)
 {
-  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend))
+  /* Not for images written back: a colour JPEG changed on the CPU has its
+   * R'G'B' scaled (chroma too), on the GPU its Y alone, and one run gives
+   * every file nvJPEG can take the same rule. */
+  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend) ||
+      spec->read_mode == LHIO_READ_FULL)
     return 0;
   return contexts * batch_frames_for(spec, backend);
 }

@@ -68,8 +68,15 @@ static bool write_step(LhtItem *item, void *data)
     lht_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
     return false;
   }
-  if (item->image.converted_from && !item->note)
-    item->note = g_strdup_printf(LHT_CONVERTED_NOTE, item->image.converted_from);
+  if (item->image.converted_from) {
+    /* After --verbose's note on the decoder, if any: one line. */
+    char *converted = g_strdup_printf(LHT_CONVERTED_NOTE, item->image.converted_from);
+    char *note = item->note ? g_strdup_printf("%s; %s", item->note, converted) : converted;
+    if (note != converted)
+      g_free(converted);
+    g_free(item->note);
+    item->note = note;
+  }
   /* The pixels are not needed while the item waits for its turn. */
   lhio_image_clear(&item->image);
   return true;

@@ -53,18 +53,26 @@ CPU_FALLBACK = "cpu-fallback"
 # itself outside the histogram panel): what separates them is nvJPEG's
 # decoder (the same luma as libjpeg-turbo on the engines, within 1 code
 # value on the hybrid decoder), a LUT step where such a difference crosses
-# it, and the two JPEG encodings' loss at the quality asked for (95).
-REFERENCE_MEAN = 1.5   # mean |dY|
-REFERENCE_P99 = 6      # 99th percentile of |dY|
-# Against the CPU path's output: colour images go there through R'G'B'
-# (each pixel's R'G'B' scaled by new/old luma, clipped at 255, then encoded
-# from R'G'B' again), which moves the luma of saturated bright colours that
-# the GPU path, rewriting Y alone, keeps where the equalization puts it.
-# Gray files take no such detour.
-CPU_MEAN_GRAY = 1.5
-CPU_P99_GRAY = 6
-CPU_MEAN_COLOUR = 4.0
-CPU_SHARE_OVER_16_COLOUR = 0.05  # of pixels more than 16 code values apart
+# it, and the JPEG encoding's loss at the quality asked for (95).  The
+# reference re-encoded by libjpeg-turbo at quality 95 is up to 1.63 mean,
+# 5 at the 99th percentile, from itself (odd-size/7x5-gray.jpg; measured
+# over make-jpeg-variants.py's files with OpenCV 4.6).
+REFERENCE_MEAN = 2.0   # mean |dY|
+REFERENCE_P99 = 7      # 99th percentile of |dY|
+# Against the CPU path's output.  Gray files take the same way on both (Y
+# changed, then encoded): two encodings' loss apart.
+CPU_MEAN_GRAY = 2.5
+CPU_P99_GRAY = 8
+# Colour files do not: the CPU path decodes them to R'G'B', scales each
+# pixel's R'G'B' by new/old luma, clipped at 255, and encodes the R'G'B'
+# again, which lowers the luma of saturated colours that the equalization
+# brightens; the GPU path rewrites Y alone and keeps Cb and Cr.  Measured
+# distance of the CPU path's luma from the Y-only reference (OpenCV 4.6's
+# variants, no 4:2:2 or 4:4:4 among them): equalize up to 8.1 mean (21 % of
+# a 143-pixel file over 16), clahe up to 27.6 (54 %), overlay outside the
+# panel 1.6.  The bounds below add the GPU's own 2 to those: a guard against
+# a change that moves the GPU path further, not a claim that the two agree.
+CPU_MEAN_COLOUR = {"equalize": 10.0, "clahe": 30.0, "overlay": 3.5}
 
 
 def fail(message):
@@ -140,12 +148,22 @@ def differences(a, b):
 
 
 def overlay_mask(shape):
-    """True outside the overlay's default panel (bottom-left, a third of the
-    width, a quarter of the height) with a margin of 8 pixels."""
-    h, w = shape
+    """True outside the overlay's default panel (as src/overlay.c places it:
+    bottom-left, a third of the width and a quarter of the height, at least
+    64x32, 2 % in from the sides) with a margin of 16 pixels, the largest
+    MCU, around it: the encoding spreads the panel's edges that far."""
+    height, width = shape
+    margin_x, margin_y = (width * 2 + 50) // 100, (height * 2 + 50) // 100
+    w, h = width // 3, height // 4
+    if w < 64:
+        w = min(width, 64)
+    if h < 32:
+        h = min(height, 32)
+    margin_x = min(margin_x, width - w)
+    margin_y = min(margin_y, height - h)
+    x, y = margin_x, height - margin_y - h
     mask = np.ones(shape, dtype=bool)
-    panel_w, panel_h = max(w // 3, 1), max(h // 4, 1)
-    mask[max(h - panel_h - 8, 0):, :min(panel_w + 8, w)] = False
+    mask[max(y - 16, 0):min(y + h + 16, height), max(x - 16, 0):min(x + w + 16, width)] = False
     return mask
 
 
@@ -178,7 +196,8 @@ def check_command(command, variants, tmp, read_header):
     made_gpu, made_cpu = files_under(gpu_out), files_under(cpu_out)
     check(made_gpu == made_cpu, f"{command}: outputs differ between gpu and cpu: "
                                 f"{sorted(set(made_gpu) ^ set(made_cpu))[:10]}")
-    jpegs = [f for f in inputs if is_jpeg(f)]
+    # The JPEGs written (those both runs refuse are not counted).
+    jpegs = [f for f in inputs if is_jpeg(f) and os.path.exists(os.path.join(gpu_out, f))]
 
     # Every JPEG: encoded by nvJPEG, or named with why not.
     m = re.search(r"GPU encoding \(nvJPEG\): (\d+) JPEGs", err_gpu)
@@ -233,7 +252,7 @@ def check_command(command, variants, tmp, read_header):
               f"{command} {f}: GPU output against the reference: mean |dY| {mean:.3f} "
               f"(bound {REFERENCE_MEAN}), p99 {p99:.0f} (bound {REFERENCE_P99})")
         worst["reference"] = max(worst["reference"], (mean, f))
-        mean, p99, top, over16 = differences(y_gpu, y_cpu)
+        mean, p99, top, over16 = differences(y_gpu[mask], y_cpu[mask])
         print(f"{command} {f}: against the CPU path: mean {mean:.3f}, p99 {p99:.0f}, "
               f"max {top}, {100 * over16:.2f} % over 16")
         if len(h_in.components) == 1:
@@ -241,10 +260,9 @@ def check_command(command, variants, tmp, read_header):
                   f"{command} {f} (gray): GPU against CPU output: mean |dY| {mean:.3f} (bound "
                   f"{CPU_MEAN_GRAY}), p99 {p99:.0f} (bound {CPU_P99_GRAY})")
         else:
-            check(mean <= CPU_MEAN_COLOUR and over16 <= CPU_SHARE_OVER_16_COLOUR,
+            check(mean <= CPU_MEAN_COLOUR[command],
                   f"{command} {f} (colour): GPU against CPU output: mean |dY| {mean:.3f} "
-                  f"(bound {CPU_MEAN_COLOUR}), {100 * over16:.2f} % over 16 (bound "
-                  f"{100 * CPU_SHARE_OVER_16_COLOUR} %)")
+                  f"(bound {CPU_MEAN_COLOUR[command]})")
         worst["cpu"] = max(worst["cpu"], (mean, f))
     print(f"{command}: {encoded} of {len(jpegs)} JPEGs encoded by nvJPEG; largest mean |dY| "
           f"against the reference {worst['reference'][0]:.3f} ({worst['reference'][1]}), "
