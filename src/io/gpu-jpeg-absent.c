@@ -66,8 +66,7 @@ int lhio_gpu_jpeg_decode_planar(LhioGpuJpeg *decoder, LhioGpuJpegJob *jobs, int 
   return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);
 }
 
-int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality,
-                         LhioEncoded *out)
+int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality, LhioEncoded *out)
 {
   (void)decoder;
   (void)frame;

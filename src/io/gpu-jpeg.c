@@ -32,8 +32,8 @@ struct LhioGpuJpeg {
   LhnjHandle hardware;           /* NULL where the GPU has no JPEG engine */
   LhnjHandle hybrid;             /* NULL until a file needs it */
   LhnjState hardware_state;
-  LhnjStream parsed;  /* headers, for the hardware backend's verdict */
-  int hardware_batch; /* the batch size hardware_state was set up for; 0: none */
+  LhnjStream parsed;   /* headers, for the hardware backend's verdict */
+  int hardware_batch;  /* the batch size hardware_state was set up for; 0: none */
   int hardware_format; /* and the output format */
   LhnjState hybrid_state;
   LhnjEncoderState encoder_state; /* NULL until a frame is encoded */
@@ -386,8 +386,7 @@ static int decode_on_hardware(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, const int *w
     }
     status = LHNJ_STATUS_SUCCESS;
     if (d->hardware_batch != n || d->hardware_format != output_format) {
-      status =
-          d->nj->DecodeBatchedInitialize(d->hardware, d->hardware_state, n, 1, output_format);
+      status = d->nj->DecodeBatchedInitialize(d->hardware, d->hardware_state, n, 1, output_format);
       d->hardware_batch = status == LHNJ_STATUS_SUCCESS ? n : 0;
       d->hardware_format = output_format;
     }
@@ -467,8 +466,7 @@ static int decode_jobs(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n, int output_f
     } else if (job->status == 1) {
       LhnjImage destination = destination_of(job);
       int nj_status = d->nj->Decode(d->hybrid, d->hybrid_state, job->encoded->data,
-                                    job->encoded->size, output_format, &destination,
-                                    d->stream);
+                                    job->encoded->size, output_format, &destination, d->stream);
       /* The state's buffers serve the next file: its decoding waits for
        * this one's device work.  Without the wait, a progressive gray file
        * decoded on the hybrid backend among others in a batch once came out
@@ -618,11 +616,11 @@ int lhio_gpu_jpeg_encode(LhioGpuJpeg *d, const LhFrame *frame, int quality, Lhio
   cudaError_t error = cudaStreamSynchronize(d->stream);
   if (nj_status != LHNJ_STATUS_SUCCESS || error != cudaSuccess || length == 0) {
     cudaGetLastError();
-    return error != cudaSuccess ? cuda_fail(error, "encoding")
-                                : encoder_fail(nj_status != LHNJ_STATUS_SUCCESS
-                                                   ? nj_status
-                                                   : LHNJ_STATUS_EXECUTION_FAILED,
-                                               "the encoded size");
+    return error != cudaSuccess
+               ? cuda_fail(error, "encoding")
+               : encoder_fail(nj_status != LHNJ_STATUS_SUCCESS ? nj_status
+                                                               : LHNJ_STATUS_EXECUTION_FAILED,
+                              "the encoded size");
   }
   uint8_t *data = malloc(length);
   if (!data)

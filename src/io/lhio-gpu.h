@@ -49,15 +49,15 @@ typedef struct {
   const LhioEncoded *encoded;
   const LhioJpegInfo *info;
   /* out */
-  int status;           /* 0, or negative: nvJPEG failed on it (reason says
-                           why); decode it on the CPU instead */
+  int status; /* 0, or negative: nvJPEG failed on it (reason says
+                 why); decode it on the CPU instead */
   char reason[192];
-  LhioDecoder decoder;  /* NVJPEG_HARDWARE or NVJPEG_GPU */
-  uint8_t *luma;        /* device memory of the decoder, width x height */
+  LhioDecoder decoder; /* NVJPEG_HARDWARE or NVJPEG_GPU */
+  uint8_t *luma;       /* device memory of the decoder, width x height */
   size_t pitch;
   /* lhio_gpu_jpeg_decode_planar only: */
-  LhFormat format;      /* GRAY8, I420, Y42B or Y444: the file's sampling */
-  uint8_t *chroma[2];   /* Cb and Cr at that sampling; NULL for GRAY8 */
+  LhFormat format;    /* GRAY8, I420, Y42B or Y444: the file's sampling */
+  uint8_t *chroma[2]; /* Cb and Cr at that sampling; NULL for GRAY8 */
   size_t chroma_pitch;
 } LhioGpuJpegJob;
 
@@ -91,8 +91,7 @@ int lhio_gpu_jpeg_decode_planar(LhioGpuJpeg *decoder, LhioGpuJpegJob *jobs, int 
  * encoder on the decoder's stream (after the work queued there), and
  * returns the file's bytes in *out (malloc'd; lhio_encoded_clear frees
  * them).  On failure, the frame is left as it was and the message says why. */
-int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality,
-                         LhioEncoded *out);
+int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality, LhioEncoded *out);
 
 /* GPU time of the decoder's calls so far, from CUDA events on its stream. */
 double lhio_gpu_jpeg_device_seconds(const LhioGpuJpeg *decoder);

@@ -3,8 +3,9 @@
  * threads, the change itself on the analysis contexts' threads (one per GPU,
  * or one per decoding thread on the CPU), --skip-existing, --shard and
  * progress.  With nvJPEG, JPEGs are decoded, changed and encoded on the GPU
- * and the pool only writes the bytes (pipeline.c).  Each output is written to a temporary file renamed into place
- * (lhio_write), so an interrupted run leaves whole outputs only. */
+ * and the pool only writes the bytes (pipeline.c).  Each output is written
+ * to a temporary file renamed into place (lhio_write, lhio_write_encoded),
+ * so an interrupted run leaves whole outputs only. */
 #include <errno.h>
 #include <string.h>
 

@@ -51,9 +51,8 @@ static void test_planar_format(bool built_with_nvjpeg)
       continue;
     }
     bool want = cases[i].format != LH_FORMAT_COUNT;
-    CHECK(taken == want, "case %zu (%d components, %dx%d): %s, expected %s", i,
-          cases[i].components, cases[i].h, cases[i].v, taken ? "taken" : why,
-          want ? "taken" : "refused");
+    CHECK(taken == want, "case %zu (%d components, %dx%d): %s, expected %s", i, cases[i].components,
+          cases[i].h, cases[i].v, taken ? "taken" : why, want ? "taken" : "refused");
     if (taken && want)
       CHECK(format == cases[i].format, "case %zu: format %s, expected %s", i,
             lh_format_name(format), lh_format_name(cases[i].format));
