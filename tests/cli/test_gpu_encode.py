@@ -22,7 +22,8 @@ and files nvJPEG is not given) and, for each command, runs
 - --quality reaches nvJPEG: the luma quantization table of a --quality 30
   output is coarser than that of a --quality 95 one;
 - the luma of each GPU output is close to a reference and to the CPU
-  path's (bounds below; each file's figures and the worst are printed).
+  path's, and the chroma of each colour output to the CPU path's (bounds
+  below; each file's figures and the worst are printed).
 """
 import importlib.util
 import os
@@ -63,16 +64,29 @@ REFERENCE_P99 = 7      # 99th percentile of |dY|
 # changed, then encoded): two encodings' loss apart.
 CPU_MEAN_GRAY = 2.5
 CPU_P99_GRAY = 8
-# Colour files do not: the CPU path decodes them to R'G'B', scales each
-# pixel's R'G'B' by new/old luma, clipped at 255, and encodes the R'G'B'
-# again, which lowers the luma of saturated colours that the equalization
-# brightens; the GPU path rewrites Y alone and keeps Cb and Cr.  Measured
-# distance of the CPU path's luma from the Y-only reference (OpenCV 4.6's
-# variants, no 4:2:2 or 4:4:4 among them): equalize up to 8.1 mean (21 % of
-# a 143-pixel file over 16), clahe up to 27.6 (54 %), overlay outside the
-# panel 1.6.  The bounds below add the GPU's own 2 to those: a guard against
-# a change that moves the GPU path further, not a claim that the two agree.
+# Colour files take one colour rule on both paths (lumahist.h): the CPU path
+# decodes them to R'G'B' and scales each pixel's R'G'B' by new/old luma; the
+# GPU path rewrites Y and scales Cb - 128, Cr - 128 by the same gain
+# (LH_CHROMA_SCALE, over each chroma sample's footprint), which is that rule
+# in Y'CbCr, except that the CPU path clips R'G'B' at 255 where the
+# equalization brightens saturated colours, and encodes the clipped R'G'B'
+# again: that lowers its luma there, while the GPU path's Y stays the
+# equalized one.  Measured distance of the CPU path's luma from the Y-only
+# reference (OpenCV 4.6's variants, no 4:2:2 or 4:4:4 among them): equalize
+# up to 8.1 mean (21 % of a 143-pixel file over 16), clahe up to 27.6 (54 %),
+# overlay outside the panel 1.6.  The luma bounds below add the GPU's own 2
+# to those: a guard against a change that moves the GPU path further.
 CPU_MEAN_COLOUR = {"equalize": 10.0, "clahe": 30.0, "overlay": 3.5}
+# The chroma (Cr, Cb of OpenCV's YCrCb of the decoded outputs, mean |dC|
+# over both; overlay outside its panel) against the CPU path's.  Measured
+# without a GPU by emulating the GPU path on the CPU (OpenCV's decoded Y,
+# its chroma averaged over each footprint, lumahist's equalization and
+# LH_CHROMA_SCALE, encoded by libjpeg-turbo at quality 95) over
+# make-jpeg-variants.py's 64 colour files that nvJPEG takes: equalize up to
+# 2.7, clahe up to 7.4 (small corpus files that CLAHE saturates: the clip),
+# overlay 1.6.  Keeping Cb and Cr instead (the rule the GPU path had before)
+# gave up to 15.7 and 35.2, and 33 and 17 files over these bounds.
+CPU_CHROMA_MEAN = {"equalize": 5.0, "clahe": 12.0, "overlay": 3.0}
 
 
 def fail(message):
@@ -140,6 +154,13 @@ def luma_table_sum(data):
 
 def luma(path):
     return cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+
+
+def chroma(path):
+    """Cr and Cb (0..255, full-range BT.601 as JPEG's) of a colour JPEG as
+    OpenCV decodes it."""
+    image = cv2.imread(path, cv2.IMREAD_COLOR)
+    return None if image is None else cv2.cvtColor(image, cv2.COLOR_BGR2YCrCb)[..., 1:]
 
 
 def differences(a, b):
@@ -213,7 +234,7 @@ def check_command(command, variants, tmp, read_header):
             check(f in noted, f"{command} --verbose: nothing said of why {f} was not done on "
                               f"the GPU")
 
-    worst = {"reference": (0, ""), "cpu": (0, "")}
+    worst = {"reference": (0, ""), "cpu": (0, ""), "chroma": (0, "")}
     for f in jpegs:
         source, out_gpu, out_cpu = (os.path.join(variants, f), os.path.join(gpu_out, f),
                                     os.path.join(cpu_out, f))
@@ -263,10 +284,22 @@ def check_command(command, variants, tmp, read_header):
             check(mean <= CPU_MEAN_COLOUR[command],
                   f"{command} {f} (colour): GPU against CPU output: mean |dY| {mean:.3f} "
                   f"(bound {CPU_MEAN_COLOUR[command]})")
+            c_gpu, c_cpu = chroma(out_gpu), chroma(out_cpu)
+            if check(c_gpu is not None and c_cpu is not None and c_gpu.shape == c_cpu.shape,
+                     f"{command} {f}: OpenCV cannot read the outputs back in colour"):
+                d = np.abs(c_gpu.astype(np.int16) - c_cpu.astype(np.int16))[mask]
+                c_mean, c_p99 = float(d.mean()), float(np.percentile(d, 99))
+                print(f"{command} {f}: chroma against the CPU path: mean {c_mean:.3f}, "
+                      f"p99 {c_p99:.0f}")
+                check(c_mean <= CPU_CHROMA_MEAN[command],
+                      f"{command} {f} (colour): GPU against CPU output: mean |dCb, dCr| "
+                      f"{c_mean:.3f} (bound {CPU_CHROMA_MEAN[command]})")
+                worst["chroma"] = max(worst["chroma"], (c_mean, f))
         worst["cpu"] = max(worst["cpu"], (mean, f))
     print(f"{command}: {encoded} of {len(jpegs)} JPEGs encoded by nvJPEG; largest mean |dY| "
           f"against the reference {worst['reference'][0]:.3f} ({worst['reference'][1]}), "
-          f"against the CPU path {worst['cpu'][0]:.3f} ({worst['cpu'][1]})")
+          f"against the CPU path {worst['cpu'][0]:.3f} ({worst['cpu'][1]}); largest mean "
+          f"|dCb, dCr| against the CPU path {worst['chroma'][0]:.3f} ({worst['chroma'][1]})")
 
 
 def check_quality(jpeg, tmp):
