@@ -157,7 +157,11 @@ static int set_chroma_rule(LhiEqualizeJob *job, LhChromaRule rule)
                      "Y444, Y41B, NV12, NV21, NV16, NV24), not %s",
                      lh_format_name(job->in.format));
   job->scale_chroma = rule == LH_CHROMA_SCALE && applies;
-  return LH_OK;
+  /* Rewritten chroma is read and written in place too. */
+  int status = LH_OK;
+  if (job->scale_chroma && (status = lhi_check_chroma(&job->in, "input")) == LH_OK)
+    status = lhi_check_chroma(&job->out, "output");
+  return status;
 }
 
 static int run_job(LhContext *context, LhiEqualizeJob *job)

@@ -1141,6 +1141,15 @@ static void test_chroma_rule_edges(void)
   CHECK(lh_apply_lut_chroma(cpu, &g.frame, &g.frame, lut, LH_MATRIX_BT601, (LhChromaRule)-1) ==
             LH_ERROR_INVALID_ARGUMENT,
         "chroma rule -1");
+  /* in place, SCALE needs the chroma planes that KEEP does without */
+  LhFrame no_chroma = g.frame;
+  no_chroma.planes[2] = NULL;
+  o.chroma = LH_CHROMA_SCALE;
+  CHECK(lh_equalize(cpu, &no_chroma, &no_chroma, &o) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "chroma plane 2") != NULL,
+        "in place without a chroma plane, SCALE");
+  o.chroma = LH_CHROMA_KEEP;
+  CHECK(lh_equalize(cpu, &no_chroma, &no_chroma, &o) == 0, "%s", lh_last_error());
   /* lh_apply_lut is lh_apply_lut_chroma with KEEP */
   Twin a, b;
   twin_of(&g, true, &a);
