@@ -1,8 +1,9 @@
 /* eq-gpu-test.c: equalization, CLAHE, LUTs, temporal windows, the chroma
  * rule LH_CHROMA_SCALE and overlays on the CUDA backend against the CPU
- * backend, bit for bit, for frames in host memory (pageable, staged; and page-locked, copied
- * without staging) and in device memory (aligned rows that take the 16-byte path and odd ones that
- * do not, out of place and in place).  Exits 77 when no CUDA device is usable. */
+ * backend, bit for bit, for frames in host memory (pageable, staged; and
+ * page-locked, copied without staging) and in device memory (aligned rows
+ * that take the 16-byte path and odd ones that do not, out of place and in
+ * place).  Exits 77 when no CUDA device is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
