@@ -312,6 +312,30 @@ cudaError_t lhk_clahe_luts(const LhiClaheGrid *grid, uint32_t bins, uint32_t *ti
 cudaError_t lhk_clahe_apply(LhkPixel pixel, const LhkPlane *plane, const LhiClaheGrid *grid,
                             uint32_t bins, const uint16_t *luts, cudaStream_t stream);
 
+/* LH_CHROMA_SCALE (chroma.cu) on an 8-bit planar or semi-planar YUV frame:
+ * the Y plane still holds the old luma; Cb (0) and Cr (1) are read from in
+ * and written to out (which may be in), each row's samples step bytes apart
+ * from the pointer given for row 0. */
+typedef struct {
+  const void *luma;
+  size_t luma_stride;
+  uint32_t width; /* of the luma */
+  uint32_t height;
+  const void *in[2];
+  void *out[2];
+  size_t in_stride[2];
+  size_t out_stride[2];
+  uint32_t step;    /* 1 planar, 2 semi-planar */
+  uint32_t x_shift; /* chroma subsampling: 0 .. 2 across, 0 .. 1 down */
+  uint32_t y_shift;
+} LhkChroma;
+
+/* Chroma scaled before Y goes through lut (256 entries): new luma lut[old]. */
+cudaError_t lhk_scale_chroma_lut(const LhkChroma *chroma, const uint16_t *lut, cudaStream_t stream);
+/* Chroma scaled before lhk_clahe_apply (bins 256) with the same tile LUTs. */
+cudaError_t lhk_scale_chroma_clahe(const LhkChroma *chroma, const LhiClaheGrid *grid,
+                                   const uint16_t *luts, cudaStream_t stream);
+
 /* ------------------------------------------------------------------------ */
 /* Frame difference (difference.cu)                                          */
 

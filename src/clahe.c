@@ -203,7 +203,11 @@ int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job)
     lhi_clahe_axis((uint32_t)x, (uint32_t)grid->tile_w, (uint32_t)grid->tiles_x, grid->recip_x,
                    &axis_x[3 * x], &axis_x[3 * x + 1], &axis_x[3 * x + 2]);
   lhi_pool_run(pool, c.bands, interpolate_band, &c);
-  lhi_cpu_copy_chroma(job);
+  /* The chroma from the old luma kept in c.luma and the new in out's Y. */
+  if (job->scale_chroma)
+    status = lhi_cpu_scale_chroma(pool, job, c.luma, NULL);
+  else
+    lhi_cpu_copy_chroma(job);
 
 done:
   free(c.luma);

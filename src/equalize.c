@@ -118,6 +118,52 @@ static int check_pair(const LhFrame *in, const LhFrame *out)
   return status;
 }
 
+bool lhi_chroma_rule_applies(LhFormat format, bool *supported)
+{
+  const LhiFormatInfo *info = lhi_format_info(format);
+  const bool applies = info->sample_bytes == 1 && (info->chroma == LHI_CHROMA_PLANAR ||
+                                                   info->chroma == LHI_CHROMA_SEMI_PLANAR);
+  *supported = applies || !info->is_yuv;
+  return applies;
+}
+
+void lhi_chroma_sample_layout(const LhFrame *frame, int which, int *plane, size_t *offset,
+                              size_t *step)
+{
+  const LhiFormatInfo *info = lhi_format_info(frame->format);
+  const int index = which == 0 ? info->cb_index : info->cr_index;
+  if (info->chroma == LHI_CHROMA_SEMI_PLANAR) {
+    *plane = 1;
+    *offset = (size_t)index;
+    *step = 2;
+  } else {
+    *plane = index;
+    *offset = 0;
+    *step = 1;
+  }
+}
+
+/* Whether job's out gets its chroma by LH_CHROMA_SCALE; an error for a YUV
+ * format the rule does not cover. */
+static int set_chroma_rule(LhiEqualizeJob *job, LhChromaRule rule)
+{
+  if (rule != LH_CHROMA_KEEP && rule != LH_CHROMA_SCALE)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown chroma rule %d", (int)rule);
+  bool supported;
+  const bool applies = lhi_chroma_rule_applies(job->in.format, &supported);
+  if (rule == LH_CHROMA_SCALE && !supported)
+    return lhi_error(LH_ERROR_UNSUPPORTED,
+                     "scaling chroma takes 8-bit planar and semi-planar YUV (I420, YV12, Y42B, "
+                     "Y444, Y41B, NV12, NV21, NV16, NV24), not %s",
+                     lh_format_name(job->in.format));
+  job->scale_chroma = rule == LH_CHROMA_SCALE && applies;
+  /* Rewritten chroma is read and written in place too. */
+  int status = LH_OK;
+  if (job->scale_chroma && (status = lhi_check_chroma(&job->in, "input")) == LH_OK)
+    status = lhi_check_chroma(&job->out, "output");
+  return status;
+}
+
 static int run_job(LhContext *context, LhiEqualizeJob *job)
 {
   /* A temporal window lives on the backend that made it: its stream stays
@@ -166,6 +212,8 @@ LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
       .weights = lhi_luma_weights(options->matrix, lhi_frame_luma_depth(in)),
       .temporal = options->temporal,
   };
+  if ((status = set_chroma_rule(&job, options->chroma)) < 0)
+    return status;
   lhi_range_limits(job.bit_depth, options->range, &job.black, &job.white);
   if (job.kind == LHI_EQUALIZE_CLAHE) {
     status = lhi_clahe_grid(in->width, in->height, job.bit_depth, options->tiles_x,
@@ -178,6 +226,12 @@ LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
 
 LH_API int lh_apply_lut(LhContext *context, const LhFrame *in, LhFrame *out, const uint16_t *lut,
                         LhMatrix matrix)
+{
+  return lh_apply_lut_chroma(context, in, out, lut, matrix, LH_CHROMA_KEEP);
+}
+
+LH_API int lh_apply_lut_chroma(LhContext *context, const LhFrame *in, LhFrame *out,
+                               const uint16_t *lut, LhMatrix matrix, LhChromaRule chroma)
 {
   if (!context || !in || !out || !lut)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, frame or LUT is NULL");
@@ -194,6 +248,8 @@ LH_API int lh_apply_lut(LhContext *context, const LhFrame *in, LhFrame *out, con
       .weights = lhi_luma_weights(matrix, lhi_frame_luma_depth(in)),
       .lut = lut,
   };
+  if ((status = set_chroma_rule(&job, chroma)) < 0)
+    return status;
   uint32_t max_value = (1u << job.bit_depth) - 1;
   for (uint32_t v = 0; v <= max_value; v++)
     if (lut[v] > max_value)
@@ -279,10 +335,9 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma)
     if (info->r >= 0 && info->sample_bytes == 1)
       v = lhi_luma(px[info->r], px[info->g], px[info->b], w);
     else if (info->r >= 0)
-      v = lhi_clamp_sample(
-          lhi_luma_wide(load16(px + 2 * info->r), load16(px + 2 * info->g), load16(px + 2 * info->b),
-                        w),
-          max_value);
+      v = lhi_clamp_sample(lhi_luma_wide(load16(px + 2 * info->r), load16(px + 2 * info->g),
+                                         load16(px + 2 * info->b), w),
+                           max_value);
     else if (info->sample_bytes == 2)
       v = lhi_clamp_sample(
           (info->big_endian ? lhi_swap16(load16(px)) : load16(px)) >> info->luma_shift, max_value);
@@ -616,8 +671,12 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
   }
   e.lut = lut;
   e.gains = gain_table ? gains : NULL;
+  /* The chroma first, from in's Y before it is rewritten (in place too). */
+  if (job->scale_chroma && (status = lhi_cpu_scale_chroma(pool, job, NULL, lut)) < 0)
+    goto done;
   lhi_pool_run(pool, e.bands, apply_band, &e);
-  lhi_cpu_copy_chroma(job);
+  if (!job->scale_chroma)
+    lhi_cpu_copy_chroma(job);
 
 done:
   free(lut);

@@ -63,6 +63,23 @@ LHI_HOST_DEVICE uint32_t lhi_apply_gain(uint32_t sample, uint32_t gain, uint32_t
   return v > max_value ? max_value : (uint32_t)v;
 }
 
+/* LH_CHROMA_SCALE's rule (lumahist.h) for an 8-bit chroma sample c whose
+ * footprint's luma sums to sum before and sum_new after.  8-bit footprints
+ * hold at most 4 pixels: lhi_gain's sums stay below 2^16. */
+#define LHI_CHROMA_ZERO 128u
+LHI_HOST_DEVICE uint32_t lhi_scale_chroma(uint32_t c, uint32_t sum, uint32_t sum_new)
+{
+  if (sum == 0)
+    return LHI_CHROMA_ZERO;
+  const uint32_t gain = lhi_gain(sum, sum_new);
+  const int above = c >= LHI_CHROMA_ZERO;
+  const uint32_t d = above ? c - LHI_CHROMA_ZERO : LHI_CHROMA_ZERO - c;
+  const uint64_t m = ((uint64_t)d * gain + (1u << (LHI_GAIN_SHIFT - 1))) >> LHI_GAIN_SHIFT;
+  if (above)
+    return m >= 255 - LHI_CHROMA_ZERO ? 255 : LHI_CHROMA_ZERO + (uint32_t)m;
+  return m >= LHI_CHROMA_ZERO ? 0 : LHI_CHROMA_ZERO - (uint32_t)m;
+}
+
 /* OpenCV's BORDER_REFLECT_101 (gfedcb|abcdefgh|gfedcba): the pixel that
  * position p of an extended side of len pixels shows. */
 LHI_HOST_DEVICE int lhi_reflect101(int p, int len)

@@ -178,6 +178,9 @@ typedef struct {
   const uint16_t *lut; /* LUT kind: host memory */
   LhiClaheGrid grid;   /* CLAHE kind */
   LhTemporal *temporal;
+  /* LH_CHROMA_SCALE on a format it applies to (lhi_chroma_rule_applies):
+   * every chroma sample of out written from in's by lhi_scale_chroma. */
+  bool scale_chroma;
 } LhiEqualizeJob;
 
 /* One overlay panel to draw.  The panel may reach past the frame; only the
@@ -409,6 +412,24 @@ void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma);
 void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
                        const uint16_t *new_luma, const uint32_t *gains);
 void lhi_cpu_copy_chroma(const LhiEqualizeJob *job);
+
+/* LH_CHROMA_SCALE: whether it rewrites the chroma of a format (8-bit planar
+ * and semi-planar YUV); *supported is false for the other YUV formats. */
+bool lhi_chroma_rule_applies(LhFormat format, bool *supported);
+
+/* Where a chroma sample of an 8-bit planar or semi-planar frame lies: Cb
+ * (which 0) or Cr (1) of chroma row cy starts at plane_row + offset and the
+ * next sample is step bytes on. */
+void lhi_chroma_sample_layout(const LhFrame *frame, int which, int *plane, size_t *offset,
+                              size_t *step);
+
+/* cpu/chroma.c: out's chroma from in's by LH_CHROMA_SCALE's rule, with the
+ * footprints' old luma from old_luma (width x height 16-bit values) or, when
+ * NULL, from in's Y plane; their new luma lut[old] or, when lut is NULL,
+ * out's Y plane.  So global equalization runs it before Y is rewritten (in
+ * place too) and CLAHE after. */
+int lhi_cpu_scale_chroma(LhiPool *pool, const LhiEqualizeJob *job, const uint16_t *old_luma,
+                         const uint16_t *lut);
 
 /* Bytes of a chroma row and chroma rows of a 4:2:0 format (GStreamer's
  * rounding up); checks a frame's chroma planes against them. */

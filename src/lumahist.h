@@ -403,13 +403,27 @@ LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
 /* Equalization: global (OpenCV equalizeHist) and CLAHE (OpenCV createCLAHE)  */
 /*                                                                           */
 /* Only luma changes.  Gray: the samples.  YUV: the Y plane; chroma is left   */
-/* as it came (copied when out is another frame).  R'G'B': each colour        */
+/* as it came (copied when out is another frame), unless LH_CHROMA_SCALE      */
+/* (below) is asked for.  R'G'B': each colour                                 */
 /* sample c of a pixel of luma Y (lhi_luma, the options' matrix) that is      */
 /* given the new luma Y' becomes                                              */
 /*   Y > 0:  min(max, (c * gain + 2^15) >> 16),  gain = ((Y' << 16) + Y/2) / Y */
 /*   Y == 0: Y' (a black pixel turns gray: it has no hue to keep)             */
 /* with integer division and max = 2^bit_depth - 1; alpha (or the ignored     */
 /* fourth sample) is copied.  Every backend gives these exact values.         */
+/*                                                                           */
+/* LH_CHROMA_SCALE asks for that rule on YUV frames too, in Y'CbCr: with a    */
+/* full-range matrix (JPEG's BT.601), scaling R', G', B' by g scales Y' and   */
+/* Cb - 128, Cr - 128 by g.  For 8-bit planar and semi-planar YUV (I420,      */
+/* YV12, Y42B, Y444, Y41B, NV12, NV21, NV16, NV24) each chroma sample c       */
+/* covers the luma pixels of its footprint (2x2 at 4:2:0, 2x1 at 4:2:2, 4x1   */
+/* at 4:1:1, 1x1 at 4:4:4, cut by the frame's right and bottom edges); with   */
+/* S and S' the sums of their old and new luma, c becomes                     */
+/*   S > 0:  128 + m or 128 - m for c >= 128 or c < 128, clamped to 0 .. 255, */
+/*           m = (|c - 128| * gain + 2^15) >> 16,  gain = ((S' << 16) + S/2) / S */
+/*   S == 0: 128 (black has no hue to keep, as a black R'G'B' pixel turns gray) */
+/* Other YUV formats give LH_ERROR_UNSUPPORTED with it; gray and R'G'B'       */
+/* frames are unaffected (R'G'B' always gets the gain rule).                  */
 
 typedef enum {
   LH_EQUALIZE_GLOBAL, /* one LUT from the frame's luma histogram */
@@ -421,6 +435,12 @@ typedef enum {
  * moves; the window restarts at a scene cut.  See lh_temporal_new(). */
 typedef struct LhTemporal LhTemporal;
 
+/* What equalization does to the chroma of YUV frames. */
+typedef enum {
+  LH_CHROMA_KEEP,  /* as it came (copied when out is another frame): the default */
+  LH_CHROMA_SCALE, /* scaled with the luma's gain, the R'G'B' rule in Y'CbCr (above) */
+} LhChromaRule;
+
 #define LH_CLAHE_MAX_TILES 64
 
 typedef struct {
@@ -431,10 +451,11 @@ typedef struct {
   int tiles_y;
   double clip_limit;    /* CLAHE: createCLAHE's clipLimit; <= 0 no clipping */
   LhTemporal *temporal; /* NULL: each frame on its own */
+  LhChromaRule chroma;  /* YUV frames' chroma */
 } LhEqualizeOptions;
 
 /* Defaults: global, BT.601, full range, CLAHE 8 x 8 tiles with clip limit 40
- * (createCLAHE's defaults), no temporal smoothing. */
+ * (createCLAHE's defaults), no temporal smoothing, chroma kept. */
 LH_API void lh_equalize_options_init(LhEqualizeOptions *options);
 
 /* Equalizes in into out: the same format, size and memory; strides may
@@ -472,6 +493,10 @@ LH_API int lh_lut_from_histogram(const uint64_t *histogram, int bit_depth, LhRan
  * depth of in) into out, with the colour rule above; out as for lh_equalize. */
 LH_API int lh_apply_lut(LhContext *context, const LhFrame *in, LhFrame *out, const uint16_t *lut,
                         LhMatrix matrix);
+
+/* lh_apply_lut with a chroma rule for YUV frames (lh_apply_lut keeps it). */
+LH_API int lh_apply_lut_chroma(LhContext *context, const LhFrame *in, LhFrame *out,
+                               const uint16_t *lut, LhMatrix matrix, LhChromaRule chroma);
 
 /* ------------------------------------------------------------------------ */
 /* Temporal smoothing for video                                              */

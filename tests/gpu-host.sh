@@ -3,7 +3,7 @@
 # network), builds lumahist for the local GPU (in $BUILD, default
 # /tmp/lumahist-gpu; again only what changed), then runs the steps named, or
 # all of them: tests, kernels, frame, equalize, element, batch-stats,
-# batch-equalize.  Logs and CSV files go to OUT_DIR.  All of them take longer
+# batch-equalize, batch-jpeg, batch-jpeg-equalize, python.  Logs and CSV files go to OUT_DIR.  All of them take longer
 # than one 10-minute device call: split them, e.g. `tests frame` then
 # `element batch-stats batch-equalize`.  GStreamer comes from a .gst-debs
 # folder beside the checkout when the host has none.
@@ -11,7 +11,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: tests/gpu-host.sh OUT_DIR [STEP...]}
 shift
-steps=" ${*:-tests kernels frame equalize element batch-stats batch-equalize batch-jpeg python} "
+steps=" ${*:-tests kernels frame equalize element batch-stats batch-equalize batch-jpeg batch-jpeg-equalize python} "
 mkdir -p "$out"
 cd "$top"
 if ! command -v gst-launch-1.0 >/dev/null && [ -f .gst-debs/gst-env.sh ]; then
@@ -55,6 +55,10 @@ bench batch-equalize 240 python3 tests/bench/batch-bench.py --lumahist "$build/s
   --count 200 --repeat 3 --only equalize
 bench batch-jpeg 300 python3 tests/bench/batch-bench.py --lumahist "$build/src/tool/lumahist" \
   --count 200 --repeat 10 --jpeg-only --only stats
+# equalize of JPEGs decoded, equalized and encoded on the GPU (--decoder gpu)
+# and on the CPU (--decoder cpu), against OpenCV's in N processes.
+bench batch-jpeg-equalize 420 python3 tests/bench/batch-bench.py --lumahist "$build/src/tool/lumahist" \
+  --count 200 --repeat 3 --jpeg-only --only equalize
 bench python 120 env PYTHONPATH="$build/python" python3 tests/bench/python-bench.py
 tail -n 40 "$out/bench.log" 2>/dev/null
 exit $tests_status

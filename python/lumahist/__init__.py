@@ -228,40 +228,45 @@ def device_time():
 
 
 def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", bit_depth=None,
-             format=None, temporal=None, width=None):
+             format=None, temporal=None, width=None, chroma="keep"):
     """Global histogram equalization of the luma (cv2.equalizeHist's LUT, bit-exact
-    on 8-bit gray); colour keeps its hue, YUV its chroma bytes.  Returns out, a
-    new array unless given (out=image equalizes in place); image, format and
-    width as for stats."""
+    on 8-bit gray); colour keeps its hue, YUV its chroma bytes (chroma="scale":
+    8-bit planar and semi-planar YUV get the colour rule in Y'CbCr, Cb and Cr
+    scaled about 128 with their luma, lumahist.h's LH_CHROMA_SCALE).  Returns
+    out, a new array unless given (out=image equalizes in place); image, format
+    and width as for stats."""
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="global", matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
                       temporal=temporal._capsule if temporal is not None else None,
-                      width=width or 0)
+                      width=width or 0, chroma=chroma)
     return result
 
 
 def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="full",
-          backend="auto", bit_depth=None, format=None, temporal=None, width=None):
+          backend="auto", bit_depth=None, format=None, temporal=None, width=None,
+          chroma="keep"):
     """Contrast-limited adaptive equalization as cv2.createCLAHE(clip, tiles) (within
-    1 of OpenCV at 8 bits).  tiles: (x, y).  Only luma changes, as for equalize."""
+    1 of OpenCV at 8 bits).  tiles: (x, y).  Only luma changes, as for equalize
+    (chroma as there)."""
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="clahe", tiles_x=int(tiles[0]), tiles_y=int(tiles[1]),
                       clip_limit=float(clip), matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
                       temporal=temporal._capsule if temporal is not None else None,
-                      width=width or 0)
+                      width=width or 0, chroma=chroma)
     return result
 
 
 def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth=None,
-              format=None, width=None):
+              format=None, width=None, chroma="keep"):
     """Maps the luma through lut: 2^bit_depth uint16 entries, bit_depth the
-    luma's (the format's own: 1024 entries for P010 or v210)."""
+    luma's (the format's own: 1024 entries for P010 or v210); chroma as for
+    equalize."""
     result = _output_for(image, out)
     table = _np.ascontiguousarray(lut, dtype=_np.uint16)
     _lumahist.rewrite(image, result, mode="lut", lut=table, matrix=matrix, backend=backend,
-                      bit_depth=bit_depth or 0, format=format, width=width or 0)
+                      bit_depth=bit_depth or 0, format=format, width=width or 0, chroma=chroma)
     return result
 
 

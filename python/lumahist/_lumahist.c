@@ -810,21 +810,25 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
  * in place). */
 static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {"image",     "out",     "mode",     "lut",        "matrix",
-                             "range",     "tiles_x", "tiles_y",  "clip_limit", "backend",
-                             "bit_depth", "format",  "temporal", "width",      NULL};
+  static char *keywords[] = {"image",    "out",     "mode",       "lut",     "matrix",    "range",
+                             "tiles_x",  "tiles_y", "clip_limit", "backend", "bit_depth", "format",
+                             "temporal", "width",   "chroma",     NULL};
   PyObject *image, *out, *lut_object = Py_None, *temporal = Py_None;
   const char *mode = "global", *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
-             *format_name = NULL;
+             *format_name = NULL, *chroma_name = "keep";
   int tiles_x = 8, tiles_y = 8, bit_depth = 0, frame_width = 0;
   double clip_limit = 40.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsizOi", keywords, &image, &out, &mode,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsizOis", keywords, &image, &out, &mode,
                                    &lut_object, &matrix_name, &range_name, &tiles_x, &tiles_y,
                                    &clip_limit, &backend_name, &bit_depth, &format_name, &temporal,
-                                   &frame_width))
+                                   &frame_width, &chroma_name))
     return NULL;
   LhEqualizeOptions options;
   lh_equalize_options_init(&options);
+  if (strcmp(chroma_name, "scale") == 0)
+    options.chroma = LH_CHROMA_SCALE;
+  else if (strcmp(chroma_name, "keep") != 0)
+    return raise_invalid("chroma: keep or scale");
   LhBackend backend;
   if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
                    &backend) < 0)
@@ -884,7 +888,8 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
   stream_begin(context, &in);
   PyThreadState *released = PyEval_SaveThread();
   if (lut_mode)
-    status = lh_apply_lut(context, &in.frame, &dst.frame, table, options.matrix);
+    status =
+        lh_apply_lut_chroma(context, &in.frame, &dst.frame, table, options.matrix, options.chroma);
   else
     status = lh_equalize(context, &in.frame, &dst.frame, &options);
   PyEval_RestoreThread(released);

@@ -326,6 +326,37 @@ static int frame_histogram(CudaEqualize *e, LhkPixel pixel, const LhkPlane *p, u
   return LH_OK;
 }
 
+/* LH_CHROMA_SCALE: out's chroma from in's, before in's Y is rewritten (the
+ * kernel makes the new luma from luts itself). */
+static int scale_chroma_on_device(const LhiEqualizeJob *job, const LhFrame *in, const LhFrame *out,
+                                  const uint16_t *luts, cudaStream_t stream)
+{
+  const LhiFormatInfo *info = lhi_format_info(in->format);
+  LhkChroma c;
+  memset(&c, 0, sizeof c);
+  c.luma = in->planes[0];
+  c.luma_stride = in->strides[0];
+  c.width = (uint32_t)in->width;
+  c.height = (uint32_t)in->height;
+  for (int k = 0; k < 2; k++) {
+    int plane;
+    size_t offset, step;
+    lhi_chroma_sample_layout(in, k, &plane, &offset, &step);
+    c.in[k] = (const uint8_t *)in->planes[plane] + offset;
+    c.out[k] = (uint8_t *)out->planes[plane] + offset;
+    c.in_stride[k] = in->strides[plane];
+    c.out_stride[k] = out->strides[plane];
+    c.step = (uint32_t)step;
+  }
+  c.x_shift = (uint32_t)info->chroma_x_shift;
+  c.y_shift = (uint32_t)info->chroma_y_shift;
+  if (job->kind == LHI_EQUALIZE_CLAHE)
+    LHI_CUDA_CHECK(lhk_scale_chroma_clahe(&c, &job->grid, luts, stream));
+  else
+    LHI_CUDA_CHECK(lhk_scale_chroma_lut(&c, luts, stream));
+  return LH_OK;
+}
+
 static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFrame *in,
                               const LhFrame *out, cudaStream_t stream)
 {
@@ -357,6 +388,8 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
   case LHI_EQUALIZE_LUT:
     LHI_CUDA_CHECK(
         cudaMemcpyAsync(luts, job->lut, bins * sizeof(uint16_t), cudaMemcpyHostToDevice, stream));
+    if (job->scale_chroma && (status = scale_chroma_on_device(job, in, out, luts, stream)) < 0)
+      return status;
     LHI_CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
     break;
   case LHI_EQUALIZE_GLOBAL:
@@ -368,6 +401,8 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
     LHI_CUDA_CHECK(lhk_equalize_lut(e->histogram.data, bins, job->black, job->white, luts, stream));
     if (window)
       LHI_CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
+    if (job->scale_chroma && (status = scale_chroma_on_device(job, in, out, luts, stream)) < 0)
+      return status;
     LHI_CUDA_CHECK(lhk_apply_lut(pixel, &plane, luts, bins, stream));
     break;
   case LHI_EQUALIZE_CLAHE:
@@ -385,6 +420,8 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
                                          threshold, stream));
       LHI_CUDA_CHECK(lhk_temporal_smooth(window->device, luts, entries, stream));
     }
+    if (job->scale_chroma && (status = scale_chroma_on_device(job, in, out, luts, stream)) < 0)
+      return status;
     LHI_CUDA_CHECK(lhk_clahe_apply(pixel, &plane, grid, bins, luts, stream));
     break;
   }
@@ -466,15 +503,16 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
     }
     if (status == LH_OK)
       status = equalize_on_device(e, job, from, &job->out, stream);
-    if (status == LH_OK)
+    if (status == LH_OK && !job->scale_chroma)
       status = copy_device_chroma(job, stream);
     if (status == LH_OK)
       status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, 0, stream);
   } else {
-    /* Rewritten in place on the device, then copied to out on the host. */
+    /* Rewritten in place on the device, then copied to out on the host;
+     * the chroma planes travel too when they are rewritten. */
     Layout layout;
     LhFrame device;
-    lay_out(&job->in, false, &layout);
+    lay_out(&job->in, job->scale_chroma, &layout);
     status = upload(e, clock, &job->in, &layout, &device, stream);
     if (status == LH_OK)
       status = equalize_on_device(e, job, &device, &device, stream);
@@ -482,7 +520,7 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
       status = lhi_cuda_clock_mark(clock, LHI_SPAN_COMPUTE, 0, stream);
     if (status == LH_OK)
       status = download(e, clock, &layout, &job->out, stream);
-    if (status == LH_OK)
+    if (status == LH_OK && !job->scale_chroma)
       lhi_cpu_copy_chroma(job);
   }
   return finish_call(state, e, stream, job->in.memory == LH_MEMORY_CUDA, status);

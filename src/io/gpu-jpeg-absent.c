@@ -49,6 +49,33 @@ int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *decoder, LhioGpuJpegJob *jobs, int n)
   return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);
 }
 
+bool lhio_gpu_jpeg_planar_format(const LhioJpegInfo *info, LhFormat *format, const char **why)
+{
+  (void)info;
+  (void)format;
+  if (why)
+    *why = absent;
+  return false;
+}
+
+int lhio_gpu_jpeg_decode_planar(LhioGpuJpeg *decoder, LhioGpuJpegJob *jobs, int n)
+{
+  (void)decoder;
+  (void)jobs;
+  (void)n;
+  return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);
+}
+
+int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality, LhioEncoded *out)
+{
+  (void)decoder;
+  (void)frame;
+  (void)quality;
+  if (out)
+    out->data = NULL;
+  return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);
+}
+
 double lhio_gpu_jpeg_device_seconds(const LhioGpuJpeg *decoder)
 {
   (void)decoder;

@@ -1,6 +1,8 @@
-/* gpu-jpeg.c: decoding the luma of JPEG batches into device memory with
- * nvJPEG: the hardware backend (NVJPG engines) for the files it takes, in
- * one batched call, and the hybrid backend for the rest, one by one. */
+/* gpu-jpeg.c: decoding JPEG batches into device memory with nvJPEG (the
+ * luma alone, or planar Y, Cb, Cr as the file samples them): the hardware
+ * backend (NVJPG engines) for the files it takes, in one batched call, and
+ * the hybrid backend for the rest, one by one; and encoding planar frames
+ * in device memory back to JPEG with nvJPEG's encoder. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +32,12 @@ struct LhioGpuJpeg {
   LhnjHandle hardware;           /* NULL where the GPU has no JPEG engine */
   LhnjHandle hybrid;             /* NULL until a file needs it */
   LhnjState hardware_state;
-  LhnjStream parsed;  /* headers, for the hardware backend's verdict */
-  int hardware_batch; /* the batch size hardware_state was set up for; 0: none */
+  LhnjStream parsed;   /* headers, for the hardware backend's verdict */
+  int hardware_batch;  /* the batch size hardware_state was set up for; 0: none */
+  int hardware_format; /* and the output format */
   LhnjState hybrid_state;
+  LhnjEncoderState encoder_state; /* NULL until a frame is encoded */
+  LhnjEncoderParams encoder_params;
   Slot *slots; /* one device plane per job of a call */
   int n_slots;
   cudaEvent_t began, ended;
@@ -240,6 +245,10 @@ void lhio_gpu_jpeg_free(LhioGpuJpeg *d)
     nj->JpegStateDestroy(d->hardware_state);
   if (d->hybrid_state)
     nj->JpegStateDestroy(d->hybrid_state);
+  if (d->encoder_params)
+    nj->EncoderParamsDestroy(d->encoder_params);
+  if (d->encoder_state)
+    nj->EncoderStateDestroy(d->encoder_state);
   if (d->began)
     cudaEventDestroy(d->began);
   if (d->ended)
@@ -258,9 +267,32 @@ double lhio_gpu_jpeg_device_seconds(const LhioGpuJpeg *d)
   return d->seconds;
 }
 
-/* Device room for n planes of the jobs' sizes; planes grow, never shrink,
- * so that a run of like-sized photographs allocates once. */
-static int reserve_slots(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
+/* A plane's rows, pitch and bytes for `width` x `height` samples: room for
+ * the whole MCUs nvJPEG may write past the last row and column (seen with
+ * 4:1:1 files a few rows high, whose rows landed in the next plane). */
+static size_t plane_bytes(int width, int height, size_t *pitch)
+{
+  *pitch = ((size_t)width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+  size_t rows = ((size_t)height + MCU_ROWS - 1) / MCU_ROWS * MCU_ROWS;
+  return *pitch * rows;
+}
+
+/* The size of a chroma plane of a file that lhio_gpu_jpeg_planar_format
+ * takes; a gray file's two scratch planes are the size of its luma, for
+ * whatever nvJPEG's YUV output writes there. */
+static void chroma_size(const LhioGpuJpegJob *job, int *width, int *height)
+{
+  const LhioJpegInfo *info = job->info;
+  bool gray = job->format == LH_FORMAT_GRAY8;
+  int h = gray ? 1 : info->h_samp, v = gray ? 1 : info->v_samp;
+  *width = (info->width + h - 1) / h;
+  *height = (info->height + v - 1) / v;
+}
+
+/* Device room for n images of the jobs' sizes (the luma plane, and with
+ * planar, two chroma planes after it); slots grow, never shrink, so that a
+ * run of like-sized photographs allocates once. */
+static int reserve_slots(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n, bool planar)
 {
   if (n > d->n_slots) {
     Slot *slots = realloc(d->slots, (size_t)n * sizeof *slots);
@@ -272,12 +304,14 @@ static int reserve_slots(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
   }
   for (int i = 0; i < n; i++) {
     const LhioJpegInfo *info = jobs[i].info;
-    size_t pitch = ((size_t)info->width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
-    /* nvJPEG may write whole MCUs, up to 32 rows high and wide, past the
-     * image's last row (seen with 4:1:1 files a few rows high, whose rows
-     * landed in the next plane): room for them. */
-    size_t rows = ((size_t)info->height + MCU_ROWS - 1) / MCU_ROWS * MCU_ROWS;
-    size_t bytes = pitch * rows;
+    size_t pitch, chroma_pitch = 0, chroma_bytes = 0;
+    size_t luma_bytes = plane_bytes(info->width, info->height, &pitch);
+    if (planar) {
+      int chroma_width, chroma_height;
+      chroma_size(&jobs[i], &chroma_width, &chroma_height);
+      chroma_bytes = plane_bytes(chroma_width, chroma_height, &chroma_pitch);
+    }
+    size_t bytes = luma_bytes + 2 * chroma_bytes;
     Slot *slot = &d->slots[i];
     if (slot->bytes < bytes) {
       /* The planes may still be read by work queued before this call. */
@@ -294,6 +328,9 @@ static int reserve_slots(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
     }
     jobs[i].luma = slot->memory;
     jobs[i].pitch = pitch;
+    jobs[i].chroma[0] = planar ? slot->memory + luma_bytes : NULL;
+    jobs[i].chroma[1] = planar ? slot->memory + luma_bytes + chroma_bytes : NULL;
+    jobs[i].chroma_pitch = chroma_pitch;
   }
   return LH_OK;
 }
@@ -304,6 +341,10 @@ static LhnjImage destination_of(const LhioGpuJpegJob *job)
   memset(&image, 0, sizeof image);
   image.channel[0] = job->luma;
   image.pitch[0] = job->pitch;
+  for (int c = 0; c < 2 && job->chroma[c]; c++) {
+    image.channel[1 + c] = job->chroma[c];
+    image.pitch[1 + c] = job->chroma_pitch;
+  }
   return image;
 }
 
@@ -329,7 +370,8 @@ static bool hardware_takes(LhioGpuJpeg *d, const LhioGpuJpegJob *job)
 }
 
 /* The hardware backend's batched call over the jobs listed in which. */
-static int decode_on_hardware(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, const int *which, int n)
+static int decode_on_hardware(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, const int *which, int n,
+                              int output_format)
 {
   const unsigned char **data = malloc((size_t)n * sizeof *data);
   size_t *lengths = malloc((size_t)n * sizeof *lengths);
@@ -343,9 +385,10 @@ static int decode_on_hardware(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, const int *w
       destinations[k] = destination_of(job);
     }
     status = LHNJ_STATUS_SUCCESS;
-    if (d->hardware_batch != n) {
-      status = d->nj->DecodeBatchedInitialize(d->hardware, d->hardware_state, n, 1, LHNJ_OUTPUT_Y);
+    if (d->hardware_batch != n || d->hardware_format != output_format) {
+      status = d->nj->DecodeBatchedInitialize(d->hardware, d->hardware_state, n, 1, output_format);
       d->hardware_batch = status == LHNJ_STATUS_SUCCESS ? n : 0;
+      d->hardware_format = output_format;
     }
     if (status == LHNJ_STATUS_SUCCESS)
       status = d->nj->DecodeBatched(d->hardware, d->hardware_state, data, lengths, destinations,
@@ -359,11 +402,35 @@ static int decode_on_hardware(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, const int *w
   return status;
 }
 
-int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
+bool lhio_gpu_jpeg_planar_format(const LhioJpegInfo *info, LhFormat *format, const char **why)
+{
+  const char *refusal = info->gpu_refusal;
+  if (!refusal && info->components == 1)
+    *format = LH_FORMAT_GRAY8;
+  else if (!refusal && info->components != 3)
+    refusal = "neither one nor three components";
+  else if (!refusal && !info->chroma_1x1)
+    refusal = "chroma components sampled other than 1x1";
+  else if (!refusal && info->h_samp == 2 && info->v_samp == 2)
+    *format = LH_FORMAT_I420;
+  else if (!refusal && info->h_samp == 2 && info->v_samp == 1)
+    *format = LH_FORMAT_Y42B;
+  else if (!refusal && info->h_samp == 1 && info->v_samp == 1)
+    *format = LH_FORMAT_Y444;
+  else if (!refusal)
+    refusal = "chroma sampling other than 4:2:0, 4:2:2 and 4:4:4 (no planar frame format)";
+  if (refusal && why)
+    *why = refusal;
+  return refusal == NULL;
+}
+
+/* Decodes the jobs with output_format: LHNJ_OUTPUT_Y into their luma, or
+ * LHNJ_OUTPUT_YUV into their luma and chroma planes. */
+static int decode_jobs(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n, int output_format)
 {
   if (n <= 0)
     return 0;
-  int status = reserve_slots(d, jobs, n);
+  int status = reserve_slots(d, jobs, n, output_format == LHNJ_OUTPUT_YUV);
   if (status < 0)
     return status;
   settle_timing(d);
@@ -380,7 +447,7 @@ int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
       on_hardware[n_hardware++] = i;
   }
   if (n_hardware > 0) {
-    int nj_status = decode_on_hardware(d, jobs, on_hardware, n_hardware);
+    int nj_status = decode_on_hardware(d, jobs, on_hardware, n_hardware, output_format);
     /* A batch the engine refused is decoded again one file at a time on the
      * hybrid backend, so that only the file at fault fails. */
     for (int k = 0; nj_status == LHNJ_STATUS_SUCCESS && k < n_hardware; k++) {
@@ -399,7 +466,7 @@ int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
     } else if (job->status == 1) {
       LhnjImage destination = destination_of(job);
       int nj_status = d->nj->Decode(d->hybrid, d->hybrid_state, job->encoded->data,
-                                    job->encoded->size, LHNJ_OUTPUT_Y, &destination, d->stream);
+                                    job->encoded->size, output_format, &destination, d->stream);
       /* The state's buffers serve the next file: its decoding waits for
        * this one's device work.  Without the wait, a progressive gray file
        * decoded on the hybrid backend among others in a batch once came out
@@ -427,4 +494,148 @@ int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
   if (error != cudaSuccess)
     return cuda_fail(error, "decoding");
   return decoded;
+}
+
+int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
+{
+  for (int i = 0; i < n; i++) {
+    jobs[i].format = LH_FORMAT_GRAY8;
+    jobs[i].chroma[0] = jobs[i].chroma[1] = NULL;
+  }
+  return decode_jobs(d, jobs, n, LHNJ_OUTPUT_Y);
+}
+
+int lhio_gpu_jpeg_decode_planar(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, int n)
+{
+  for (int i = 0; i < n; i++) {
+    const char *why = NULL;
+    if (!lhio_gpu_jpeg_planar_format(jobs[i].info, &jobs[i].format, &why))
+      return lh_set_error(LH_ERROR_INVALID_ARGUMENT,
+                          "lhio_gpu_jpeg_decode_planar: job %d cannot be decoded to planes: %s", i,
+                          why);
+  }
+  return decode_jobs(d, jobs, n, LHNJ_OUTPUT_YUV);
+}
+
+/* The decoder's encoder, made on first need on the hybrid backend's handle
+ * (the encoder is not the JPEG engines'). */
+static int encoder_ready(LhioGpuJpeg *d)
+{
+  if (d->encoder_params)
+    return LH_OK;
+  pthread_mutex_lock(&handles_lock);
+  int status = make_hybrid(d->nj, d->handles, d->handles->device);
+  d->hybrid = d->handles->hybrid;
+  pthread_mutex_unlock(&handles_lock);
+  if (status < 0)
+    return lh_set_error(status, "%s", d->handles->why);
+  int nj_status = LHNJ_STATUS_SUCCESS;
+  if (!d->encoder_state)
+    nj_status = d->nj->EncoderStateCreate(d->hybrid, &d->encoder_state, d->stream);
+  if (nj_status != LHNJ_STATUS_SUCCESS) {
+    d->encoder_state = NULL;
+    return nvjpeg_fail(nj_status, "cannot create an encoder");
+  }
+  nj_status = d->nj->EncoderParamsCreate(d->hybrid, &d->encoder_params, d->stream);
+  if (nj_status != LHNJ_STATUS_SUCCESS) {
+    d->encoder_params = NULL;
+    return nvjpeg_fail(nj_status, "cannot create the encoder's parameters");
+  }
+  return LH_OK;
+}
+
+/* nvJPEG's name of a planar frame format's sampling; -1 for others. */
+static int subsampling_of(LhFormat format)
+{
+  switch (format) {
+  case LH_FORMAT_GRAY8:
+    return LHNJ_CSS_GRAY;
+  case LH_FORMAT_I420:
+    return LHNJ_CSS_420;
+  case LH_FORMAT_Y42B:
+    return LHNJ_CSS_422;
+  case LH_FORMAT_Y444:
+    return LHNJ_CSS_444;
+  default:
+    return -1;
+  }
+}
+
+/* nvJPEG's encoder status as a message: "nvJPEG encoder: what: status". */
+static int encoder_fail(int status, const char *what)
+{
+  return lh_set_error(status == LHNJ_STATUS_ALLOCATOR_FAILURE ? LH_ERROR_NO_MEMORY : LH_ERROR_CUDA,
+                      "nvJPEG encoder: %s: %s", what, lhnj_status_name(status));
+}
+
+int lhio_gpu_jpeg_encode(LhioGpuJpeg *d, const LhFrame *frame, int quality, LhioEncoded *out)
+{
+  memset(out, 0, sizeof *out);
+  int subsampling = subsampling_of(frame->format);
+  if (subsampling < 0) {
+    const char *name = lh_format_name(frame->format);
+    return lh_set_error(LH_ERROR_UNSUPPORTED, "nvJPEG encoder: %s frames are not encoded here",
+                        name ? name : "unknown");
+  }
+  if (frame->memory != LH_MEMORY_CUDA || !frame->planes[0])
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT,
+                        "nvJPEG encoder: the frame is not in CUDA device memory");
+  if (quality < 1 || quality > 100)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "nvJPEG encoder: quality %d is not in 1..100",
+                        quality);
+  int status = encoder_ready(d);
+  if (status < 0)
+    return status;
+  const LhnjApi *nj = d->nj;
+  /* Standard Huffman tables, as libjpeg-turbo's jpeg_set_defaults writes
+   * them on the CPU path: files of the same kind either way. */
+  int nj_status = nj->EncoderParamsSetQuality(d->encoder_params, quality, d->stream);
+  if (nj_status == LHNJ_STATUS_SUCCESS)
+    nj_status = nj->EncoderParamsSetSamplingFactors(d->encoder_params, subsampling, d->stream);
+  if (nj_status == LHNJ_STATUS_SUCCESS)
+    nj_status = nj->EncoderParamsSetOptimizedHuffman(d->encoder_params, 0, d->stream);
+  if (nj_status != LHNJ_STATUS_SUCCESS)
+    return encoder_fail(nj_status, "parameters");
+  LhnjImage source;
+  memset(&source, 0, sizeof source);
+  int planes = subsampling == LHNJ_CSS_GRAY ? 1 : 3;
+  for (int c = 0; c < planes; c++) {
+    source.channel[c] = frame->planes[c];
+    source.pitch[c] = frame->strides[c];
+  }
+  nj_status = nj->EncodeYUV(d->hybrid, d->encoder_state, d->encoder_params, &source, subsampling,
+                            frame->width, frame->height, d->stream);
+  if (nj_status != LHNJ_STATUS_SUCCESS) {
+    cudaGetLastError();
+    return encoder_fail(nj_status, "encoding");
+  }
+  /* The length first, then the bytes, each once the work before is done
+   * (as NVIDIA's samples do). */
+  size_t length = 0;
+  nj_status = nj->EncodeRetrieveBitstream(d->hybrid, d->encoder_state, NULL, &length, d->stream);
+  cudaError_t error = cudaStreamSynchronize(d->stream);
+  if (nj_status != LHNJ_STATUS_SUCCESS || error != cudaSuccess || length == 0) {
+    cudaGetLastError();
+    return error != cudaSuccess
+               ? cuda_fail(error, "encoding")
+               : encoder_fail(nj_status != LHNJ_STATUS_SUCCESS ? nj_status
+                                                               : LHNJ_STATUS_EXECUTION_FAILED,
+                              "the encoded size");
+  }
+  uint8_t *data = malloc(length);
+  if (!data)
+    return lh_set_error(LH_ERROR_NO_MEMORY, "out of memory for an encoded JPEG of %zu bytes",
+                        length);
+  nj_status = nj->EncodeRetrieveBitstream(d->hybrid, d->encoder_state, data, &length, d->stream);
+  error = cudaStreamSynchronize(d->stream);
+  if (nj_status != LHNJ_STATUS_SUCCESS || error != cudaSuccess) {
+    free(data);
+    cudaGetLastError();
+    return error != cudaSuccess ? cuda_fail(error, "encoding")
+                                : encoder_fail(nj_status, "retrieving the file");
+  }
+  out->type = LHIO_FILE_JPEG;
+  out->data = data;
+  out->size = length;
+  return LH_OK;
 }

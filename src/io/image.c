@@ -424,3 +424,26 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
   free(temp);
   return status;
 }
+
+int lhio_write_encoded(const char *path, const LhioEncoded *encoded)
+{
+  if (!path || !encoded || !encoded->data || encoded->size == 0)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_write_encoded: %s",
+                        path ? "no bytes to write" : "path is NULL");
+  char *temp = NULL;
+  FILE *file = NULL;
+  int status = lhio_create_temp(path, &temp, &file);
+  if (status < 0)
+    return status;
+  if (fwrite(encoded->data, 1, encoded->size, file) != encoded->size || fflush(file) != 0 ||
+      ferror(file))
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (fclose(file) != 0 && status == LH_OK)
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (status == LH_OK && rename(temp, path) != 0)
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (status < 0)
+    unlink(temp);
+  free(temp);
+  return status;
+}

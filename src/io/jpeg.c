@@ -331,6 +331,10 @@ static int probe_jpeg(JpegRead *state, const char *path, const LhioEncoded *enco
   info->h_samp = cinfo->comp_info[0].h_samp_factor;
   info->v_samp = cinfo->comp_info[0].v_samp_factor;
   info->restart_interval = cinfo->restart_interval;
+  info->chroma_1x1 = true;
+  for (int c = 1; c < cinfo->num_components; c++)
+    info->chroma_1x1 = info->chroma_1x1 && cinfo->comp_info[c].h_samp_factor == 1 &&
+                       cinfo->comp_info[c].v_samp_factor == 1;
   /* The memory source hands libjpeg the whole file at once: what it has
    * not consumed starts with the first scan's data. */
   size_t scan_start = encoded->size - cinfo->src->bytes_in_buffer;

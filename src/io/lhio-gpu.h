@@ -49,12 +49,16 @@ typedef struct {
   const LhioEncoded *encoded;
   const LhioJpegInfo *info;
   /* out */
-  int status;           /* 0, or negative: nvJPEG failed on it (reason says
-                           why); decode it on the CPU instead */
+  int status; /* 0, or negative: nvJPEG failed on it (reason says
+                 why); decode it on the CPU instead */
   char reason[192];
-  LhioDecoder decoder;  /* NVJPEG_HARDWARE or NVJPEG_GPU */
-  uint8_t *luma;        /* device memory of the decoder, width x height */
+  LhioDecoder decoder; /* NVJPEG_HARDWARE or NVJPEG_GPU */
+  uint8_t *luma;       /* device memory of the decoder, width x height */
   size_t pitch;
+  /* lhio_gpu_jpeg_decode_planar only: */
+  LhFormat format;    /* GRAY8, I420, Y42B or Y444: the file's sampling */
+  uint8_t *chroma[2]; /* Cb and Cr at that sampling; NULL for GRAY8 */
+  size_t chroma_pitch;
 } LhioGpuJpegJob;
 
 /* Decodes the luma (Y) of n JPEGs into device memory that belongs to the
@@ -65,6 +69,29 @@ typedef struct {
  * file nvJPEG rejects fails alone.  Returns the number decoded, or a
  * negative status when the decoder itself failed (no memory). */
 int lhio_gpu_jpeg_decode_luma(LhioGpuJpeg *decoder, LhioGpuJpegJob *jobs, int n);
+
+/* The planar format in which lhio_gpu_jpeg_decode_planar gives a file back
+ * and lhio_gpu_jpeg_encode writes it again with the same sampling: GRAY8
+ * (one component), I420 (4:2:0), Y42B (4:2:2) or Y444 (4:4:4), chroma
+ * sampled 1x1.  Returns false with *why (static text) for the others (4:4:0,
+ * 4:1:1, unusual factors), which the library has no planar format for, and
+ * for what info->gpu_refusal already keeps from nvJPEG. */
+bool lhio_gpu_jpeg_planar_format(const LhioJpegInfo *info, LhFormat *format, const char **why);
+
+/* Decodes n JPEGs, each of which lhio_gpu_jpeg_planar_format takes, to
+ * planar Y, Cb, Cr in device memory of the decoder, chroma as the file
+ * samples it (no upsampling, no colour conversion): jobs[i].format,
+ * luma/pitch and chroma/chroma_pitch.  Otherwise as
+ * lhio_gpu_jpeg_decode_luma. */
+int lhio_gpu_jpeg_decode_planar(LhioGpuJpeg *decoder, LhioGpuJpegJob *jobs, int n);
+
+/* Encodes a frame in the decoder's device memory or any other (GRAY8, I420,
+ * Y42B or Y444; LH_MEMORY_CUDA, on the calling thread's device) as a
+ * baseline JPEG with that chroma sampling, at quality 1..100, with nvJPEG's
+ * encoder on the decoder's stream (after the work queued there), and
+ * returns the file's bytes in *out (malloc'd; lhio_encoded_clear frees
+ * them).  On failure, the frame is left as it was and the message says why. */
+int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality, LhioEncoded *out);
 
 /* GPU time of the decoder's calls so far, from CUDA events on its stream. */
 double lhio_gpu_jpeg_device_seconds(const LhioGpuJpeg *decoder);

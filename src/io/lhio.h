@@ -113,6 +113,7 @@ typedef struct {
   bool arithmetic;  /* arithmetic-coded entropy data */
   int precision;    /* bits per sample: 8, or 12 */
   int h_samp, v_samp;    /* luma sampling factors */
+  bool chroma_1x1;       /* every other component sampled 1x1 (or none) */
   unsigned restart_interval;
   bool ends_with_eoi; /* an EOI marker follows the first scan's data: not cut short */
   /* Why nvJPEG is not asked to decode it (libjpeg-turbo does), or NULL. */
@@ -128,6 +129,10 @@ int lhio_jpeg_probe(const char *path, const LhioEncoded *encoded, uint64_t max_p
 /* Writes image to path as its type says, through a temporary file in the
  * same folder renamed over path when complete; never leaves a partial file. */
 int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions *options);
+
+/* Writes a file already encoded (by nvJPEG on the GPU) to path, through a
+ * temporary file renamed over it as lhio_write does. */
+int lhio_write_encoded(const char *path, const LhioEncoded *encoded);
 
 void lhio_image_clear(LhioImage *image);
 

@@ -72,7 +72,18 @@ static void load(void)
            look_up(library, "nvjpegDecodeBatchedSupported", &api.DecodeBatchedSupported) &&
            look_up(library, "nvjpegJpegStreamCreate", &api.JpegStreamCreate) &&
            look_up(library, "nvjpegJpegStreamDestroy", &api.JpegStreamDestroy) &&
-           look_up(library, "nvjpegJpegStreamParseHeader", &api.JpegStreamParseHeader);
+           look_up(library, "nvjpegJpegStreamParseHeader", &api.JpegStreamParseHeader) &&
+           look_up(library, "nvjpegEncoderStateCreate", &api.EncoderStateCreate) &&
+           look_up(library, "nvjpegEncoderStateDestroy", &api.EncoderStateDestroy) &&
+           look_up(library, "nvjpegEncoderParamsCreate", &api.EncoderParamsCreate) &&
+           look_up(library, "nvjpegEncoderParamsDestroy", &api.EncoderParamsDestroy) &&
+           look_up(library, "nvjpegEncoderParamsSetQuality", &api.EncoderParamsSetQuality) &&
+           look_up(library, "nvjpegEncoderParamsSetOptimizedHuffman",
+                   &api.EncoderParamsSetOptimizedHuffman) &&
+           look_up(library, "nvjpegEncoderParamsSetSamplingFactors",
+                   &api.EncoderParamsSetSamplingFactors) &&
+           look_up(library, "nvjpegEncodeYUV", &api.EncodeYUV) &&
+           look_up(library, "nvjpegEncodeRetrieveBitstream", &api.EncodeRetrieveBitstream);
   if (!ok) {
     /* Kept loaded: unloading a CUDA library can run its destructors against
      * a context in use. */

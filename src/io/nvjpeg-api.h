@@ -32,8 +32,17 @@ enum {
   LHNJ_BACKEND_HARDWARE = 3,
 };
 
-/* nvjpegOutputFormat_t: the luma plane alone */
-enum { LHNJ_OUTPUT_Y = 2 };
+/* nvjpegOutputFormat_t: planar Y, Cb, Cr as the file holds them (chroma
+ * at its own sampling), or the luma plane alone */
+enum { LHNJ_OUTPUT_YUV = 1, LHNJ_OUTPUT_Y = 2 };
+
+/* nvjpegChromaSubsampling_t: those lhio decodes and encodes on the GPU */
+enum {
+  LHNJ_CSS_444 = 0,
+  LHNJ_CSS_422 = 1,
+  LHNJ_CSS_420 = 2,
+  LHNJ_CSS_GRAY = 6,
+};
 
 #define LHNJ_MAX_COMPONENT 4
 
@@ -43,10 +52,13 @@ typedef struct {
   size_t pitch[LHNJ_MAX_COMPONENT];
 } LhnjImage;
 
-/* Opaque handles (nvjpegHandle_t, nvjpegJpegState_t, nvjpegJpegStream_t). */
+/* Opaque handles (nvjpegHandle_t, nvjpegJpegState_t, nvjpegJpegStream_t,
+ * nvjpegEncoderState_t, nvjpegEncoderParams_t). */
 typedef struct LhnjHandle *LhnjHandle;
 typedef struct LhnjState *LhnjState;
 typedef struct LhnjStream *LhnjStream;
+typedef struct LhnjEncoderState *LhnjEncoderState;
+typedef struct LhnjEncoderParams *LhnjEncoderParams;
 
 /* Every function returns an nvjpegStatus_t (an int-sized enum). */
 typedef struct {
@@ -66,6 +78,21 @@ typedef struct {
   int (*JpegStreamDestroy)(LhnjStream stream);
   int (*JpegStreamParseHeader)(LhnjHandle handle, const unsigned char *data, size_t length,
                                LhnjStream stream);
+  /* The encoder (cuda_stream is a cudaStream_t). */
+  int (*EncoderStateCreate)(LhnjHandle handle, LhnjEncoderState *state, void *cuda_stream);
+  int (*EncoderStateDestroy)(LhnjEncoderState state);
+  int (*EncoderParamsCreate)(LhnjHandle handle, LhnjEncoderParams *params, void *cuda_stream);
+  int (*EncoderParamsDestroy)(LhnjEncoderParams params);
+  int (*EncoderParamsSetQuality)(LhnjEncoderParams params, const int quality, void *cuda_stream);
+  int (*EncoderParamsSetOptimizedHuffman)(LhnjEncoderParams params, const int optimized,
+                                          void *cuda_stream);
+  int (*EncoderParamsSetSamplingFactors)(LhnjEncoderParams params, const int chroma_subsampling,
+                                         void *cuda_stream);
+  int (*EncodeYUV)(LhnjHandle handle, LhnjEncoderState state, const LhnjEncoderParams params,
+                   const LhnjImage *source, int chroma_subsampling, int width, int height,
+                   void *cuda_stream);
+  int (*EncodeRetrieveBitstream)(LhnjHandle handle, LhnjEncoderState state, unsigned char *data,
+                                 size_t *length, void *cuda_stream);
 } LhnjApi;
 
 /* The loaded entry points, or NULL with *why (static text) when libnvjpeg

@@ -65,8 +65,8 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
        (args->kinds & LHT_BATCH_STATS)
            ? "Where JPEGs are decoded: auto (the GPU, with nvJPEG, when it and a CUDA device are "
              "usable), cpu (libjpeg-turbo) or gpu"
-           : "Where JPEGs are decoded: auto or cpu (libjpeg-turbo; these commands decode on the "
-             "CPU so far)",
+           : "Where JPEGs are decoded, changed and encoded again: auto (the GPU, with nvJPEG, "
+             "when it and a CUDA device are usable), cpu (libjpeg-turbo) or gpu",
        "auto|cpu|gpu"},
       {"timing", 0, 0, G_OPTION_ARG_NONE, &args->timing,
        "Say on stderr where the time went (decoding, analysis, GPU share of the wall time)", NULL},
@@ -127,10 +127,6 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
       args->decoder = LHT_DECODER_GPU;
     else
       return usage(command, "--decoder '%s': expected auto, cpu or gpu", args->decoder_name);
-    if (args->decoder == LHT_DECODER_GPU && !(args->kinds & LHT_BATCH_STATS))
-      return usage(command,
-                   "--decoder gpu: this command decodes on the CPU so far (stats decodes on the "
-                   "GPU)");
   }
   /* nvJPEG's decoding is the work of a stats run that decodes on the GPU,
    * and one decoder per device feeds its JPEG engines best: a second only

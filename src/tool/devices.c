@@ -245,6 +245,21 @@ bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream,
 #endif
 }
 
+bool lht_gpu_stream_sync(void *stream, char **error)
+{
+#ifdef LH_HAVE_CUDA
+  cudaError_t status = cudaStreamSynchronize((cudaStream_t)stream);
+  if (status != cudaSuccess) {
+    *error = g_strdup_printf("CUDA: %s", cudaGetErrorString(status));
+    return false;
+  }
+#else
+  (void)stream;
+  (void)error;
+#endif
+  return true;
+}
+
 void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream)
 {
   lhio_gpu_jpeg_free(decoder);

@@ -187,13 +187,20 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
   /* On the batch pipeline: the context of this analysis thread. */
   LhContext *context = lht_worker_context(run->context);
   LhFrame *frame = &image->frame;
+  /* The only YUV stills are the JPEGs nvJPEG decoded (planar Y'CbCr, JPEG's
+   * full-range BT.601): their chroma scales with the luma, which is the
+   * gain rule the CPU path applies to the R'G'B' it decodes them to, so
+   * that the colours do not depend on the decoder.  Gray and R'G'B' frames
+   * are the same either way. */
+  LhEqualizeOptions options = run->options;
+  options.chroma = LH_CHROMA_SCALE;
   int status;
   if (run->lut) {
     if (luma_depth(frame) != run->lut_depth) {
       lht_error(path, "%d-bit luma; the LUT is for %d bits", luma_depth(frame), run->lut_depth);
       return false;
     }
-    status = lh_apply_lut(context, frame, frame, run->lut, run->options.matrix);
+    status = lh_apply_lut_chroma(context, frame, frame, run->lut, options.matrix, options.chroma);
   } else if (run->save_lut) {
     /* The LUT lh_equalize would make, kept: the same image either way. */
     LhStats stats;
@@ -207,14 +214,14 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
               : lh_set_error(LH_ERROR_NO_MEMORY, "out of memory for a LUT");
     }
     if (status >= 0)
-      status = lh_apply_lut(context, frame, frame, lut, run->options.matrix);
+      status = lh_apply_lut_chroma(context, frame, frame, lut, options.matrix, options.chroma);
     bool saved = status < 0 || save_lut(run->save_lut, lut, stats.bit_depth);
     free(lut);
     lh_stats_clear(&stats);
     if (!saved)
       return false;
   } else {
-    status = lh_equalize(context, frame, frame, &run->options);
+    status = lh_equalize(context, frame, frame, &options);
   }
   if (status < 0) {
     lht_error(path, "%s", lht_reason(status, path));

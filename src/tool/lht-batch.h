@@ -180,6 +180,9 @@ bool lht_device_use(int device, char **error);
  * False with *error set (to be freed) when it cannot be had. */
 typedef struct LhioGpuJpeg LhioGpuJpeg;
 bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream, char **error);
+/* Waits for the work queued on that stream; false with *error set (to be
+ * freed) when it failed. */
+bool lht_gpu_stream_sync(void *stream, char **error);
 /* Frees both and gives the context its own stream back. */
 void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream);
 
@@ -231,6 +234,8 @@ typedef struct {
   LhioDecoder decoder;        /* what decoded it (kept when its pixels are freed) */
   const char *converted_from; /* LhioImage.converted_from, kept likewise */
   char *note;                 /* with --verbose: why its JPEG was not decoded on the GPU */
+  LhioEncoded output;         /* spec->gpu_jpeg_quality: the output file, encoded by nvJPEG
+                                 on the GPU (finish_step writes it); else empty */
   void *user;                 /* the steps' own data */
 } LhtItem;
 
@@ -243,6 +248,11 @@ typedef struct {
   LhioReadMode read_mode;     /* how images are decoded */
   LhtDecoder decoder;         /* LHIO_READ_LUMA on CUDA: JPEGs decoded there by nvJPEG
                                  (lhio-gpu.h) unless LHT_DECODER_CPU */
+  int gpu_jpeg_quality;       /* 1..100 on LHIO_READ_FULL (equalize, clahe, overlay): JPEGs
+                                 nvJPEG takes are decoded to planar YCbCr on the GPU,
+                                 device_step changes them there, and nvJPEG encodes them
+                                 at this quality into item->output, unless
+                                 LHT_DECODER_CPU; 0: decoded on the CPU */
   bool verbose;               /* item notes are printed */
   uint64_t max_pixels;        /* lhio_read's limit */
   const LhOptions *analyze;   /* non-NULL: each image is analysed into item->stats,
@@ -288,6 +298,10 @@ typedef struct {
   double gpu_decode_s;      /* GPU time of the nvJPEG calls (CUDA events), summed */
   double gpu_decode_wall_s; /* the contexts' threads in those calls */
   double gpu_open_s;        /* starting the decoders, summed over the contexts */
+  guint gpu_encoded;        /* outputs encoded by nvJPEG (gpu_jpeg_quality) */
+  guint gpu_encode_fallback; /* decoded on the GPU, then not encoded there: done again on
+                                the CPU */
+  double gpu_encode_wall_s; /* the contexts' threads in nvJPEG's encoder, summed */
   double cpu_user_s;        /* the process's CPU time over the run */
   double cpu_system_s;
   double pinned_s;    /* locking them, after the contexts' opening */

@@ -78,6 +78,8 @@ struct Pipeline {
   guint n_paths;
   gint gpu_jpeg; /* JPEGs go to the contexts' threads undecoded, for nvJPEG
                     (atomic: off once the contexts turn out to be the CPU's) */
+  bool planar;   /* and they are decoded to planar YCbCr, changed, and encoded
+                    again there (spec->gpu_jpeg_quality) */
   /* --decoder auto: a decoding thread that finds this many JPEGs already
    * waiting for nvJPEG decodes its own with libjpeg-turbo (0: never), so
    * the CPU's cores and the GPU's JPEG engines work together, and the CPU
@@ -98,6 +100,8 @@ struct Pipeline {
   double device_s;
   double finish_s;
   guint gpu_hardware, gpu_hybrid, gpu_fallback;
+  guint gpu_encoded, gpu_encode_fallback;
+  double gpu_encode_wall_s;
   gint gpu_shared; /* JPEGs --decoder auto decoded on the CPU beside the GPU (atomic) */
   double gpu_decode_s, gpu_decode_wall_s, gpu_open_s;
   bool gpu_jpeg_warned; /* a context could not start nvJPEG: said once */
@@ -200,6 +204,7 @@ static void task_free(Task *task)
 {
   lhio_image_clear(&task->item.image);
   lhio_encoded_clear(&task->encoded);
+  lhio_encoded_clear(&task->item.output);
   lh_stats_clear(&task->item.stats);
   g_free(task->item.reason);
   g_free(task->item.note);
@@ -247,11 +252,13 @@ static void run_finish(Pipeline *p, Task *task)
 /* decode()'s answer for a JPEG left to nvJPEG. */
 #define DECODE_ON_GPU 1
 
-/* Sets the item's note, for --verbose, on why its JPEG is decoded here. */
+/* Sets the item's note, for --verbose, on why its JPEG is decoded here (and
+ * when the output is written, encoded here too). */
 static void note_cpu_decode(Pipeline *p, Task *task, const char *why)
 {
   if (p->spec->verbose && task->encoded.type == LHIO_FILE_JPEG && !task->item.note)
-    task->item.note = g_strdup_printf("decoded by libjpeg-turbo, not nvJPEG: %s", why);
+    task->item.note = g_strdup_printf("%s by libjpeg-turbo, not nvJPEG: %s",
+                                      p->planar ? "decoded and encoded" : "decoded", why);
 }
 
 /* Whether this thread decodes a JPEG that nvJPEG could take itself: when
@@ -296,7 +303,11 @@ static int decode(Pipeline *p, Task *task)
       /* The headers refuse what lhio_read would refuse from them, with
        * the same message. */
       status = lhio_jpeg_probe(item->path, &task->encoded, spec->max_pixels, &task->jpeg);
-      if (status == LH_OK && !task->jpeg.gpu_refusal) {
+      const char *refusal = task->jpeg.gpu_refusal;
+      LhFormat planar_format;
+      if (status == LH_OK && p->planar && !refusal)
+        lhio_gpu_jpeg_planar_format(&task->jpeg, &planar_format, &refusal);
+      if (status == LH_OK && !refusal) {
         if (!cpu_share_take(p)) {
           g_atomic_int_inc(&p->gpu_waiting);
           return DECODE_ON_GPU;
@@ -305,7 +316,7 @@ static int decode(Pipeline *p, Task *task)
         g_atomic_int_inc(&p->gpu_shared);
         note_cpu_decode(p, task, "the GPU had enough JPEGs waiting (--decoder auto)");
       } else if (status == LH_OK) {
-        note_cpu_decode(p, task, task->jpeg.gpu_refusal);
+        note_cpu_decode(p, task, refusal);
       }
     }
   }
@@ -367,22 +378,28 @@ static bool is_for_nvjpeg(const Task *task)
   return task->encoded.data && !task->cpu_only;
 }
 
-/* Sends a JPEG that the GPU did not decode back to the pool, to be decoded
- * on the CPU from the bytes already read; it comes back to a context
- * thread as any decoded image. */
-static void send_to_cpu(Pipeline *p, Task *task, const char *why)
+/* Sends a JPEG back to the pool, to be decoded on the CPU from the bytes
+ * already read; it comes back to a context thread as any decoded image. */
+static void requeue_on_cpu(Pipeline *p, Task *task, const char *why)
 {
   note_cpu_decode(p, task, why);
   task->cpu_only = true;
-  g_mutex_lock(&p->lock);
-  p->gpu_fallback++;
-  g_mutex_unlock(&p->lock);
   g_thread_pool_push(p->pool, task, NULL);
 }
 
+/* Sends a JPEG that the GPU did not decode back to the pool. */
+static void send_to_cpu(Pipeline *p, Task *task, const char *why)
+{
+  g_mutex_lock(&p->lock);
+  p->gpu_fallback++;
+  g_mutex_unlock(&p->lock);
+  requeue_on_cpu(p, task, why);
+}
+
 /* Decodes the batch's undecoded JPEGs with nvJPEG into device memory, each
- * then a GRAY8 frame there, and takes out of the batch those it could not
- * decode (they go to the CPU).  Returns the batch's new size. */
+ * then a GRAY8 frame there (or with planar, a GRAY8, I420, Y42B or Y444
+ * frame of the file's sampling), and takes out of the batch those it could
+ * not decode (they go to the CPU).  Returns the batch's new size. */
 static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
 {
   LhioGpuJpegJob jobs[MAX_BATCH_TASKS];
@@ -399,7 +416,9 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
     return n;
   g_atomic_int_add(&p->gpu_waiting, -n_jobs);
   gint64 start = g_get_monotonic_time();
-  int decoded = decoder ? lhio_gpu_jpeg_decode_luma(decoder, jobs, n_jobs) : -1;
+  int decoded = !decoder    ? -1
+                : p->planar ? lhio_gpu_jpeg_decode_planar(decoder, jobs, n_jobs)
+                            : lhio_gpu_jpeg_decode_luma(decoder, jobs, n_jobs);
   const char *failure = decoder ? lh_last_error() : "nvJPEG could not be started on this device";
   guint hardware = 0, hybrid = 0;
   bool keep[MAX_BATCH_TASKS];
@@ -413,11 +432,21 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
       continue;
     }
     LhioImage *image = &task->item.image;
-    lh_frame_init(&image->frame, LH_FORMAT_GRAY8, LH_MEMORY_CUDA, task->jpeg.width,
-                  task->jpeg.height, jobs[j].luma, jobs[j].pitch);
+    LhFrame *frame = &image->frame;
+    lh_frame_init(frame, jobs[j].format, LH_MEMORY_CUDA, task->jpeg.width, task->jpeg.height,
+                  jobs[j].luma, jobs[j].pitch);
+    if (jobs[j].format != LH_FORMAT_GRAY8) {
+      frame->planes[1] = jobs[j].chroma[0];
+      frame->planes[2] = jobs[j].chroma[1];
+      frame->strides[1] = frame->strides[2] = jobs[j].chroma_pitch;
+    }
     image->type = LHIO_FILE_JPEG;
     image->decoder = task->item.decoder = jobs[j].decoder;
-    image->luma_only = task->jpeg.components > 1;
+    image->luma_only = !p->planar && task->jpeg.components > 1;
+    image->source_bit_depth = 8;
+    image->source_channels = task->jpeg.components;
+    image->jpeg_h_samp = task->jpeg.h_samp;
+    image->jpeg_v_samp = task->jpeg.v_samp;
     hardware += jobs[j].decoder == LHIO_DECODER_NVJPEG_HARDWARE;
     hybrid += jobs[j].decoder == LHIO_DECODER_NVJPEG_GPU;
   }
@@ -431,6 +460,48 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
   for (int i = 0; i < n; i++)
     if (keep[i])
       batch[kept++] = batch[i];
+  return kept;
+}
+
+/* With planar: encodes with nvJPEG, into each item's output, the images of
+ * the batch that nvJPEG decoded (frames in device memory, changed there by
+ * device_step, on the decoder's stream).  One it cannot encode is decoded,
+ * changed and encoded again on the CPU, from the file's bytes, and leaves
+ * the batch.  Returns the batch's new size. */
+static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
+{
+  if (!p->planar || !decoder)
+    return n;
+  gint64 start = g_get_monotonic_time();
+  guint encoded = 0, fallback = 0;
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    Task *task = batch[i];
+    LhtItem *item = &task->item;
+    if (item->status != 0 || item->image.frame.memory != LH_MEMORY_CUDA) {
+      batch[kept++] = task;
+      continue;
+    }
+    if (lhio_gpu_jpeg_encode(decoder, &item->image.frame, p->spec->gpu_jpeg_quality,
+                             &item->output) == LH_OK) {
+      encoded++;
+      batch[kept++] = task;
+      continue;
+    }
+    /* The frame was the decoder's memory: the CPU starts from the bytes. */
+    char *why = g_strdup(lh_last_error());
+    lhio_image_clear(&item->image);
+    item->decoder = LHIO_DECODER_NONE;
+    fallback++;
+    requeue_on_cpu(p, task, why);
+    g_free(why);
+  }
+  double wall = seconds_since(start);
+  g_mutex_lock(&p->lock);
+  p->gpu_encoded += encoded;
+  p->gpu_encode_fallback += fallback;
+  p->gpu_encode_wall_s += wall;
+  g_mutex_unlock(&p->lock);
   return kept;
 }
 
@@ -539,6 +610,19 @@ static gpointer context_thread(gpointer data)
       if (item->status == 0 && spec->device_step)
         spec->device_step(context, item, spec->data);
     }
+    if (p->planar && decode_stream && !device_error) {
+      /* On the decoder's stream the library queues its work and returns:
+       * the images decoded on the CPU are changed in their host memory only
+       * once it has run, before they are encoded on the pool. */
+      char *error = NULL;
+      if (!lht_gpu_stream_sync(decode_stream, &error)) {
+        for (int i = 0; i < n; i++)
+          if (batch[i]->item.status == 0)
+            lht_item_fail(&batch[i]->item, LH_ERROR_CUDA, "%s", error);
+        g_free(error);
+      }
+      n = encode_on_gpu(p, decoder, batch, n);
+    }
     g_mutex_lock(&p->lock);
     p->device_s += seconds_since(start);
     p->per_context[self->index] += (guint)n;
@@ -564,13 +648,16 @@ static gpointer context_thread(gpointer data)
   return NULL;
 }
 
-/* Whether a run decodes JPEGs with nvJPEG: statistics (luma only) on CUDA,
- * unless --decoder cpu, where libnvjpeg is found.  Until the contexts are
+/* Whether a run decodes JPEGs with nvJPEG: statistics (luma only), or
+ * images written back (planar, gpu_jpeg_quality), on CUDA, unless --decoder
+ * cpu, where libnvjpeg is found.  Until the contexts are
  * open, CUDA is the bet of every backend but the CPU's. */
 static bool gpu_jpeg_for(const LhtPipelineSpec *spec, LhBackend backend)
 {
-  return spec->decoder != LHT_DECODER_CPU && spec->read_mode == LHIO_READ_LUMA &&
-         backend != LH_BACKEND_CPU && lht_gpu_jpeg_usable(NULL);
+  bool wanted = spec->read_mode == LHIO_READ_LUMA ||
+                (spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0);
+  return spec->decoder != LHT_DECODER_CPU && wanted && backend != LH_BACKEND_CPU &&
+         lht_gpu_jpeg_usable(NULL);
 }
 
 /* Frames per lh_analyze_batch call on a backend. */
@@ -589,7 +676,11 @@ static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
  * the next while one decodes. */
 static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, int contexts)
 {
-  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend))
+  /* Not for images written back: a colour JPEG changed on the CPU has its
+   * R'G'B' scaled (chroma too), on the GPU its Y alone, and one run gives
+   * every file nvJPEG can take the same rule. */
+  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend) ||
+      spec->read_mode == LHIO_READ_FULL)
     return 0;
   return contexts * batch_frames_for(spec, backend);
 }
@@ -723,6 +814,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   p.n_paths = paths->len;
   p.gpu_jpeg =
       gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA : spec->contexts.backend);
+  p.planar = spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0;
   /* nvJPEG's calls take about two cores' host work at the engines' rate
    * (1.2 ms of CPU per image at 1800 images/s on an H100); one more thread
    * reads for it. */
@@ -871,6 +963,9 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   result->gpu_decode_s = p.gpu_decode_s;
   result->gpu_decode_wall_s = p.gpu_decode_wall_s;
   result->gpu_open_s = p.gpu_open_s;
+  result->gpu_encoded = p.gpu_encoded;
+  result->gpu_encode_fallback = p.gpu_encode_fallback;
+  result->gpu_encode_wall_s = p.gpu_encode_wall_s;
   struct rusage usage_after;
   getrusage(RUSAGE_SELF, &usage_after);
   result->cpu_user_s =
@@ -979,6 +1074,11 @@ void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *co
             "decoded on the CPU beside it\n",
             on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s, contexts->n,
             r->gpu_decode_wall_s, r->gpu_open_s, r->gpu_shared);
+  if (r->gpu_encoded + r->gpu_encode_fallback > 0)
+    fprintf(stderr,
+            "lumahist: timing: GPU encoding (nvJPEG): %u JPEGs in %.3f s in the calls over %d "
+            "contexts; %u decoded on the GPU but not encoded there, done again on the CPU\n",
+            r->gpu_encoded, r->gpu_encode_wall_s, contexts->n, r->gpu_encode_fallback);
   guint handled = r->done + r->failed;
   fprintf(stderr,
           "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f ms per image\n",

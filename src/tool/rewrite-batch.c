@@ -2,8 +2,10 @@
  * input (equalize, clahe, overlay): decoding and encoding on the pool of
  * threads, the change itself on the analysis contexts' threads (one per GPU,
  * or one per decoding thread on the CPU), --skip-existing, --shard and
- * progress.  Each output is written to a temporary file renamed into place
- * (lhio_write), so an interrupted run leaves whole outputs only. */
+ * progress.  With nvJPEG, JPEGs are decoded, changed and encoded on the GPU
+ * and the pool only writes the bytes (pipeline.c).  Each output is written
+ * to a temporary file renamed into place (lhio_write, lhio_write_encoded),
+ * so an interrupted run leaves whole outputs only. */
 #include <errno.h>
 #include <string.h>
 
@@ -59,13 +61,23 @@ static bool write_step(LhtItem *item, void *data)
   }
   LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality,
                                     .png_compression = run->options->png_compression};
-  int status = lhio_write(output, &item->image, &write_options);
+  /* Encoded by nvJPEG already, or to be encoded here. */
+  int status = item->output.data ? lhio_write_encoded(output, &item->output)
+                                 : lhio_write(output, &item->image, &write_options);
+  lhio_encoded_clear(&item->output);
   if (status < 0) {
     lht_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
     return false;
   }
-  if (item->image.converted_from && !item->note)
-    item->note = g_strdup_printf(LHT_CONVERTED_NOTE, item->image.converted_from);
+  if (item->image.converted_from) {
+    /* After --verbose's note on the decoder, if any: one line. */
+    char *converted = g_strdup_printf(LHT_CONVERTED_NOTE, item->image.converted_from);
+    char *note = item->note ? g_strdup_printf("%s; %s", item->note, converted) : converted;
+    if (note != converted)
+      g_free(converted);
+    g_free(item->note);
+    item->note = note;
+  }
   /* The pixels are not needed while the item waits for its turn. */
   lhio_image_clear(&item->image);
   return true;
@@ -93,6 +105,19 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
   if (args->device_ids && backend == LH_BACKEND_CPU) {
     lht_error(NULL, "--devices and --backend cpu do not go together");
     return LHT_EXIT_USAGE;
+  }
+  if (args->decoder == LHT_DECODER_GPU) {
+    const char *why = NULL;
+    if (backend == LH_BACKEND_CPU) {
+      lht_error(NULL, "--decoder gpu needs the CUDA backend, not --backend cpu");
+      return LHT_EXIT_USAGE;
+    }
+    if (!lht_gpu_jpeg_usable(&why)) {
+      lht_error(NULL, "--decoder gpu: %s", why);
+      return LHT_EXIT_FAILURE;
+    }
+    /* The GPU was asked for: no quiet fall back to the CPU backend. */
+    backend = LH_BACKEND_CUDA;
   }
   int jobs = lht_batch_jobs(args);
   GPtrArray *inputs = g_ptr_array_new();
@@ -124,9 +149,15 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
   };
   LhtProgress *progress = lht_progress_new(inputs->len, args->progress, args->quiet);
   LhtPipelineSpec spec = {
-      .contexts = {backend, args->device_ids, jobs, args->streams, verbose},
+      .contexts = {backend, args->device_ids, jobs, args->streams, verbose,
+                   args->decoder == LHT_DECODER_GPU ? "--decoder gpu" : NULL},
       .jobs = jobs,
       .read_mode = LHIO_READ_FULL,
+      .decoder = args->decoder,
+      /* JPEGs: decoded, changed and encoded on the GPU at --quality (the
+       * CPU's default, 95, when not given). */
+      .gpu_jpeg_quality = options->jpeg_quality ? options->jpeg_quality : 95,
+      .verbose = verbose,
       .max_pixels = options->max_pixels,
       .device_step = change_step,
       .finish_step = write_step,

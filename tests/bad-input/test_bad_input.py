@@ -14,8 +14,8 @@ GROUP is one of:
              (also with --out the input folder)
   outputs    read-only and full output folders, stdout on /dev/full
 CORPUS is tests/fuzz/corpus (valid tiny PNGs and JPEGs).  --decoder is passed
-to every `lumahist stats` run (and to equalize, clahe and overlay when it is
-cpu or auto).  With --decoder gpu the bad files must be reported exactly as
+to every `lumahist stats` run and to equalize, clahe and overlay.  With
+--decoder gpu the bad files must be reported exactly as
 on the CPU: the tool gives libjpeg-turbo what nvJPEG is not given or fails on,
 so the reasons are libjpeg-turbo's; the good JPEGs must say an nvjpeg decoder.
 Only the Python standard library is used.  Exit 77 (skip) says why when a
@@ -50,8 +50,8 @@ def stats_argv(tool, *args):
 
 
 def rewrite_argv(tool, command, *args):
-    """equalize, clahe or overlay, with --decoder when it is cpu or auto."""
-    extra = ["--decoder", DECODER] if DECODER in ("cpu", "auto") else []
+    """equalize, clahe or overlay, with the --decoder under test."""
+    extra = ["--decoder", DECODER] if DECODER else []
     return [tool, command] + extra + list(args)
 
 

@@ -10,7 +10,9 @@ GROUP is one of:
         --backend cpu are usage errors; --decoder gpu without a device (no
         CUDA_VISIBLE_DEVICES) fails with one line and writes no record;
         --decoder auto without a device decodes on the CPU; the rewriting
-        commands take --decoder cpu.
+        commands take --decoder cpu and auto, and refuse --decoder gpu with
+        --backend cpu (exit 2) and without a device (one line, exit 1,
+        nothing written).
   gpu   needs a GPU and nvJPEG (else exit 77, saying why): --decoder gpu
         against --decoder cpu on samples/ and on the JPEG variants that
         SCRIPT (tests/io/make-jpeg-variants.py, run by PYTHON, which needs
@@ -212,6 +214,19 @@ def group_cpu(samples, tmp, args):
         rc, out, err = run(command, "--decoder", "bogus", "--out", os.path.join(tmp, "x"),
                            samples)
         check(rc == 2 and out == "", f"{command} --decoder bogus: exit {rc}")
+        # --decoder gpu: with --backend cpu a usage error; without a device
+        # one line saying why, exit 1, nothing written.
+        dest = os.path.join(tmp, f"{command}-gpu")
+        rc, out, err = run(command, "--decoder", "gpu", "--backend", "cpu", "--out", dest, samples)
+        check(rc == 2 and "--backend cpu" in err and not os.path.exists(dest),
+              f"{command} --decoder gpu --backend cpu: exit {rc}, {err!r}")
+        rc, out, err = run(command, "--decoder", "gpu", "--out", dest, samples,
+                           env=no_device_env())
+        lines = err.splitlines()
+        made = image_files(dest) if os.path.isdir(dest) else []
+        check(rc == 1 and len(lines) == 1 and lines[0].startswith(NO_GPU_PREFIX) and not made,
+              f"{command} --decoder gpu without a device: exit {rc}, {len(made)} written, "
+              f"{err!r}")
     rc, out, err = run("stats", "--help")
     check("--decoder" in out, "stats --help does not describe --decoder")
 

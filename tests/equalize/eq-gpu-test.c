@@ -1,8 +1,9 @@
-/* eq-gpu-test.c: equalization, CLAHE, LUTs, temporal windows and overlays on
- * the CUDA backend against the CPU backend, bit for bit, for frames in host
- * memory (pageable, staged; and page-locked, copied without staging) and in
- * device memory (aligned rows that take the 16-byte path and odd ones that do
- * not, out of place and in place).  Exits 77 when no CUDA device is usable. */
+/* eq-gpu-test.c: equalization, CLAHE, LUTs, temporal windows, the chroma
+ * rule LH_CHROMA_SCALE and overlays on the CUDA backend against the CPU
+ * backend, bit for bit, for frames in host memory (pageable, staged; and
+ * page-locked, copied without staging) and in device memory (aligned rows
+ * that take the 16-byte path and odd ones that do not, out of place and in
+ * place).  Exits 77 when no CUDA device is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,7 @@ static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, cons
   twin_of(g, TWIN_DEVICE, &dev_place);
   int s;
   if (lut)
-    s = lh_apply_lut(cpu, &g->frame, &want.frame, lut, o->matrix);
+    s = lh_apply_lut_chroma(cpu, &g->frame, &want.frame, lut, o->matrix, o->chroma);
   else
     s = lh_equalize(cpu, &g->frame, &want.frame, o);
   CHECK(s == 0, "%s: CPU: %s", what, lh_last_error());
@@ -123,7 +124,7 @@ static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, cons
   for (int k = 0; k < 5; k++) {
     const LhFrame *in = ins[k];
     if (lut)
-      s = lh_apply_lut(gpu, in, &outs[k]->frame, lut, o->matrix);
+      s = lh_apply_lut_chroma(gpu, in, &outs[k]->frame, lut, o->matrix, o->chroma);
     else
       s = lh_equalize(gpu, in, &outs[k]->frame, o);
     CHECK(s == 0, "%s, %s: %s", what, names[k], lh_last_error());
@@ -384,6 +385,92 @@ static void test_v210(void)
   }
 }
 
+/* LH_CHROMA_SCALE on every 8-bit planar and semi-planar YUV format: odd
+ * sizes (partial footprints), padded and misaligned rows, black pixels, each
+ * equalization and LUTs, in every memory and placement compare_equalize
+ * takes; a 4K I420 frame (the tool's JPEGs) both ways. */
+static void test_chroma_scale(void)
+{
+  static const LhFormat formats[] = {
+      LH_FORMAT_I420, LH_FORMAT_YV12, LH_FORMAT_Y42B, LH_FORMAT_Y444, LH_FORMAT_Y41B,
+      LH_FORMAT_NV12, LH_FORMAT_NV21, LH_FORMAT_NV16, LH_FORMAT_NV24,
+  };
+  static const Shape chroma_shapes[] = {
+      {1, 1, 0, 0}, {7, 5, 3, 1},  {256, 36, 0, 0}, {33, 17, 5, 3},   {6, 1, 0, 0},
+      {1, 6, 1, 0}, {3, 90, 0, 2}, {130, 3, 16, 0}, {641, 359, 7, 1},
+  };
+  static const struct {
+    LhEqualizeMode mode;
+    int tx, ty;
+    double clip;
+  } modes[] = {
+      {LH_EQUALIZE_GLOBAL, 0, 0, 0},
+      {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
+      {LH_EQUALIZE_CLAHE, 3, 2, 2.0},
+      {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
+  };
+  static const GenDistribution dists[] = {GEN_PHOTO,      GEN_UNIFORM,     GEN_CONSTANT,
+                                          GEN_MOSTLY_ONE, GEN_NARROW_BAND, GEN_TWO_VALUES};
+  const size_t n_modes = sizeof modes / sizeof *modes;
+  int seed = 9000;
+  for (size_t f = 0; f < sizeof formats / sizeof *formats; f++)
+    for (size_t s = 0; s < sizeof chroma_shapes / sizeof *chroma_shapes; s++)
+      for (size_t m = 0; m < n_modes + 1; m++) {
+        const LhFormat format = formats[f];
+        const Shape *sh = &chroma_shapes[s];
+        size_t extra = sh->extra_stride;
+        if (gen_chroma_planes(format) == 1 && sh->width % 2)
+          extra += 4;
+        GenDistribution d = dists[(f + s + m) % (sizeof dists / sizeof *dists)];
+        GenFrame g;
+        if (gen_frame(&g, format, sh->width, sh->height, 0, extra, sh->offset, d,
+                      (uint64_t)seed++) < 0) {
+          CHECK(0, "gen_frame %s", lh_format_name(format));
+          continue;
+        }
+        const bool black = (f + s + m) % 3 == 0;
+        for (int y = 0; black && y < g.frame.height; y++)
+          for (int x = 0; x < g.frame.width; x++)
+            if ((x + 2 * y) % (3 + (int)m) == 0)
+              ((uint8_t *)g.frame.planes[0])[(size_t)y * g.frame.strides[0] + (size_t)x] = 0;
+        LhEqualizeOptions o;
+        lh_equalize_options_init(&o);
+        o.chroma = LH_CHROMA_SCALE;
+        o.range = seed % 4 == 0 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+        uint16_t lut[256];
+        char what[200];
+        if (m == n_modes) {
+          uint64_t rng = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + 5;
+          for (int v = 0; v < 256; v++)
+            lut[v] = (uint16_t)(gen_next(&rng) & 255);
+        } else {
+          o.mode = modes[m].mode;
+          o.tiles_x = modes[m].tx;
+          o.tiles_y = modes[m].ty;
+          o.clip_limit = modes[m].clip;
+        }
+        snprintf(what, sizeof what, "chroma scale %s %dx%d %s%s %s %dx%d clip %g range %d",
+                 lh_format_name(format), sh->width, sh->height, gen_distribution_names[d],
+                 black ? " with black pixels" : "",
+                 m == n_modes ? "random LUT"
+                 : o.mode     ? "clahe"
+                              : "global",
+                 o.tiles_x, o.tiles_y, o.clip_limit, o.range);
+        compare_equalize(&g, &o, m == n_modes ? lut : NULL, what);
+        gen_free(&g);
+      }
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_I420, 3840, 2160, 0, 0, 0, GEN_PHOTO, 4100);
+  for (int mode = 0; mode < 2; mode++) {
+    LhEqualizeOptions o;
+    lh_equalize_options_init(&o);
+    o.chroma = LH_CHROMA_SCALE;
+    o.mode = mode ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+    compare_equalize(&g, &o, NULL, mode ? "chroma scale 4K I420 clahe" : "chroma scale 4K I420");
+  }
+  gen_free(&g);
+}
+
 /* A 4K frame of each 8-bit family, global and CLAHE 8x8. */
 static void test_4k(void)
 {
@@ -408,13 +495,16 @@ static void test_4k(void)
  * window count the same on both backends, global and CLAHE. */
 static void test_temporal(void)
 {
-  for (int mode = 0; mode < 2; mode++) {
+  for (int mode = 0; mode < 4; mode++) {
+    /* modes 2, 3: I420 with its chroma scaled, the LUTs smoothed first */
+    const bool scaled = mode >= 2;
     LhTemporal *tc = NULL, *tg = NULL;
     lh_temporal_new(6, 0.3, &tc);
     lh_temporal_new(6, 0.3, &tg);
     LhEqualizeOptions oc, og;
     lh_equalize_options_init(&oc);
-    oc.mode = mode ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+    oc.mode = mode % 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+    oc.chroma = scaled ? LH_CHROMA_SCALE : LH_CHROMA_KEEP;
     oc.tiles_x = 5;
     oc.tiles_y = 4;
     og = oc;
@@ -423,7 +513,8 @@ static void test_temporal(void)
     for (int t = 0; t < 30; t++) {
       GenDistribution d = t < 10 ? GEN_PHOTO : t < 20 ? GEN_NARROW_BAND : GEN_UNIFORM;
       GenFrame g;
-      gen_frame(&g, LH_FORMAT_GRAY8, 200, 120, 0, 0, 0, d, 100 + (uint64_t)t);
+      gen_frame(&g, scaled ? LH_FORMAT_I420 : LH_FORMAT_GRAY8, 200, 120, 0, 0, 0, d,
+                100 + (uint64_t)t);
       Twin want, dev_in, dev_out;
       twin_of(&g, TWIN_HOST, &want);
       twin_of(&g, TWIN_DEVICE, &dev_in);
@@ -431,14 +522,15 @@ static void test_temporal(void)
       CHECK(lh_equalize(cpu, &g.frame, &want.frame, &oc) == 0, "%s", lh_last_error());
       CHECK(lh_equalize(gpu, &dev_in.frame, &dev_out.frame, &og) == 0, "%s", lh_last_error());
       uint8_t *bytes = twin_bytes(&dev_out);
-      CHECK(memcmp(bytes, want.allocation, want.size) == 0, "temporal %s frame %d",
-            mode ? "clahe" : "global", t);
+      CHECK(memcmp(bytes, want.allocation, want.size) == 0, "temporal %s%s frame %d",
+            mode % 2 ? "clahe" : "global", scaled ? " (I420, chroma scaled)" : "", t);
       int fc, fg;
       uint64_t cc, cg;
       lh_temporal_query(tc, &fc, &cc);
       CHECK(lh_temporal_query(tg, &fg, &cg) == 0, "%s", lh_last_error());
       CHECK(fc == fg && cc == cg, "temporal %s frame %d: CPU %d frames %llu cuts, GPU %d %llu",
-            mode ? "clahe" : "global", t, fc, (unsigned long long)cc, fg, (unsigned long long)cg);
+            mode % 2 ? "clahe" : "global", t, fc, (unsigned long long)cc, fg,
+            (unsigned long long)cg);
       /* cuts at frames 10 and 20; the count restarts at the reset after 14 */
       if (t == 13 || t == 29)
         CHECK(cg == 1, "frame %d: one cut, %llu found", t, (unsigned long long)cg);
@@ -579,6 +671,7 @@ int main(void)
   test_equalize();
   test_v210();
   test_4k();
+  test_chroma_scale();
   test_temporal();
   test_overlays();
   test_done_on_return();

@@ -226,6 +226,46 @@ static inline void ref_copy_chroma(const LhFrame *in, LhFrame *out)
              (const uint8_t *)in->planes[p] + (size_t)y * in->strides[p], bytes);
 }
 
+/* Formats whose chroma LH_CHROMA_SCALE rewrites: 8-bit planar and
+ * semi-planar YUV. */
+static inline bool ref_scales_chroma(LhFormat f)
+{
+  return gen_chroma_planes(f) > 0 && gen_sample_bytes(f) == 1;
+}
+
+/* LH_CHROMA_SCALE as lumahist.h defines it: out's chroma from in's, with the
+ * old luma in in's Y plane and the new in out's.  Cb and Cr get the same
+ * gain, so every chroma sample is taken alike. */
+static inline void ref_scale_chroma(const LhFrame *in, LhFrame *out)
+{
+  int xs, ys, rows;
+  size_t bytes;
+  gen_chroma_subsampling(in->format, &xs, &ys);
+  ref_chroma(in, &rows, &bytes);
+  const int fx = 1 << xs, fy = 1 << ys;
+  for (int cy = 0; cy < rows; cy++)
+    for (int cx = 0; (size_t)cx < ((size_t)in->width + (size_t)fx - 1) / (size_t)fx; cx++) {
+      uint64_t old_sum = 0, new_sum = 0;
+      for (int y = cy * fy; y < (cy + 1) * fy && y < in->height; y++)
+        for (int x = cx * fx; x < (cx + 1) * fx && x < in->width; x++) {
+          old_sum += ((const uint8_t *)in->planes[0])[(size_t)y * in->strides[0] + (size_t)x];
+          new_sum += ((const uint8_t *)out->planes[0])[(size_t)y * out->strides[0] + (size_t)x];
+        }
+      for (int c = 0; c < 2; c++) {
+        int field;
+        const int32_t v = *gen_chroma_at(in, c, cx, cy, &field);
+        int64_t result = 128;
+        if (old_sum > 0) {
+          const uint64_t gain = ((new_sum << 16) + old_sum / 2) / old_sum;
+          const int64_t magnitude = (int64_t)(((uint64_t)abs(v - 128) * gain + 32768) >> 16);
+          result = v >= 128 ? 128 + magnitude : 128 - magnitude;
+          result = result < 0 ? 0 : result > 255 ? 255 : result;
+        }
+        *gen_chroma_at(out, c, cx, cy, &field) = (uint8_t)result;
+      }
+    }
+}
+
 static inline uint64_t *ref_histogram(const LhFrame *f, LhMatrix m)
 {
   uint64_t *h = calloc((size_t)1 << ref_depth(f), sizeof *h);

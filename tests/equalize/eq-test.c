@@ -907,6 +907,264 @@ static void test_overlays_yuv(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* LH_CHROMA_SCALE                                                           */
+
+static const LhFormat chroma_formats[] = {
+    LH_FORMAT_I420, LH_FORMAT_YV12, LH_FORMAT_Y42B, LH_FORMAT_Y444, LH_FORMAT_Y41B,
+    LH_FORMAT_NV12, LH_FORMAT_NV21, LH_FORMAT_NV16, LH_FORMAT_NV24,
+};
+#define N_CHROMA_FORMATS (sizeof chroma_formats / sizeof *chroma_formats)
+
+/* Odd sides leave partial footprints on the right and bottom (4:1:1: 1, 2
+ * or 3 pixels wide); padding and offsets misalign rows. */
+static const Shape chroma_shapes[] = {
+    {1, 1, 0, 0}, {7, 5, 3, 1}, {64, 48, 0, 0}, {33, 17, 5, 3},
+    {6, 1, 0, 0}, {1, 6, 1, 0}, {3, 90, 0, 2},  {130, 3, 16, 0},
+};
+#define N_CHROMA_SHAPES (sizeof chroma_shapes / sizeof *chroma_shapes)
+
+/* Luma of every pixel with (x + 2 y) % period == 0 set to black: footprints
+ * partly and wholly black. */
+static void blacken(GenFrame *g, int period)
+{
+  for (int y = 0; y < g->frame.height; y++)
+    for (int x = 0; x < g->frame.width; x++)
+      if ((x + 2 * y) % period == 0)
+        ((uint8_t *)g->frame.planes[0])[(size_t)y * g->frame.strides[0] + (size_t)x] = 0;
+}
+
+/* One LH_CHROMA_SCALE case (lut: lh_apply_lut_chroma with it) into a copy,
+ * into filler and in place, against the reference of the luma rule followed
+ * by ref_scale_chroma. */
+static void check_chroma_case(const GenFrame *g, const LhEqualizeOptions *o, const uint16_t *lut,
+                              const char *what)
+{
+  Twin want, copy, filler, inplace;
+  twin_of(g, true, &want);
+  twin_of(g, true, &copy);
+  twin_of(g, false, &filler);
+  twin_of(g, true, &inplace);
+  if (lut)
+    ref_apply(&g->frame, &want.frame, lut, o->matrix);
+  else if (o->mode == LH_EQUALIZE_GLOBAL)
+    ref_equalize(&g->frame, &want.frame, o->matrix, o->range);
+  else
+    ref_clahe(&g->frame, &want.frame, o->matrix, o->range, o->tiles_x, o->tiles_y, o->clip_limit);
+  ref_scale_chroma(&g->frame, &want.frame);
+
+  Twin *outs[3] = {&copy, &filler, &inplace};
+  const char *names[3] = {"into a copy", "into another buffer", "in place"};
+  for (int k = 0; k < 3; k++) {
+    const LhFrame *in = k == 2 ? &inplace.frame : &g->frame;
+    int status = lut ? lh_apply_lut_chroma(cpu, in, &outs[k]->frame, lut, o->matrix, o->chroma)
+                     : lh_equalize(cpu, in, &outs[k]->frame, o);
+    char where[128] = "";
+    bool same = k == 1 ? same_pixels(&outs[k]->frame, &want.frame, where, sizeof where)
+                       : memcmp(outs[k]->allocation, want.allocation, want.size) == 0;
+    CHECK(status == 0 && same, "%s: %s %s", what, names[k], where);
+  }
+  free(want.allocation);
+  free(copy.allocation);
+  free(filler.allocation);
+  free(inplace.allocation);
+}
+
+static void test_chroma_scale(void)
+{
+  static const Mode modes[] = {
+      {LH_EQUALIZE_GLOBAL, 0, 0, 0},
+      {LH_EQUALIZE_CLAHE, 8, 8, 40.0},
+      {LH_EQUALIZE_CLAHE, 3, 2, 2.0},
+      {LH_EQUALIZE_CLAHE, 1, 1, 0.0},
+  };
+  static const GenDistribution dists[] = {GEN_PHOTO,      GEN_UNIFORM,     GEN_CONSTANT,
+                                          GEN_MOSTLY_ONE, GEN_NARROW_BAND, GEN_TWO_VALUES};
+  const size_t n_modes = sizeof modes / sizeof *modes;
+  int seed = 7000, cases = 0;
+  for (size_t f = 0; f < N_CHROMA_FORMATS; f++)
+    for (size_t s = 0; s < N_CHROMA_SHAPES; s++)
+      for (size_t m = 0; m < n_modes + 2; m++) {
+        const LhFormat format = chroma_formats[f];
+        const Shape *sh = &chroma_shapes[s];
+        size_t extra = sh->extra_stride;
+        if (gen_chroma_planes(format) == 1 && sh->width % 2)
+          extra += 4;
+        GenDistribution d = dists[(f + s + m) % (sizeof dists / sizeof *dists)];
+        GenFrame g;
+        if (gen_frame(&g, format, sh->width, sh->height, 0, extra, sh->offset, d,
+                      (uint64_t)seed++) < 0) {
+          CHECK(0, "gen_frame %s", lh_format_name(format));
+          continue;
+        }
+        if ((f + s + m) % 3 == 0)
+          blacken(&g, 3 + (int)(m % 4));
+        LhEqualizeOptions o;
+        lh_equalize_options_init(&o);
+        o.chroma = LH_CHROMA_SCALE;
+        o.range = seed % 4 == 0 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+        uint16_t lut[256];
+        const bool with_lut = m >= n_modes;
+        char what[200];
+        if (with_lut) {
+          /* reversed, or a random map */
+          uint64_t rng = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + 5;
+          for (int v = 0; v < 256; v++)
+            lut[v] = m == n_modes ? (uint16_t)(255 - v) : (uint16_t)(gen_next(&rng) & 255);
+          snprintf(what, sizeof what, "chroma scale %s %dx%d %s %s LUT", lh_format_name(format),
+                   sh->width, sh->height, gen_distribution_names[d],
+                   m == n_modes ? "reversed" : "random");
+        } else {
+          o.mode = modes[m].mode;
+          o.tiles_x = modes[m].tiles_x;
+          o.tiles_y = modes[m].tiles_y;
+          o.clip_limit = modes[m].clip;
+          snprintf(what, sizeof what, "chroma scale %s %dx%d %s %s tiles %dx%d clip %g range %d",
+                   lh_format_name(format), sh->width, sh->height, gen_distribution_names[d],
+                   o.mode == LH_EQUALIZE_GLOBAL ? "global" : "clahe", o.tiles_x, o.tiles_y,
+                   o.clip_limit, o.range);
+        }
+        check_chroma_case(&g, &o, with_lut ? lut : NULL, what);
+        gen_free(&g);
+        cases++;
+      }
+  printf("chroma scaling: %d cases\n", cases);
+}
+
+/* The rule worked by hand on a 2x2 I420 frame whose luma doubles: sums 100
+ * and 200, gain ((200 << 16) + 50) / 100 = 131072. */
+static void test_chroma_by_hand(void)
+{
+  static const struct {
+    uint8_t c, want;
+  } cases[] = {
+      {138, 148}, /* 10 * 2 */
+      {100, 72},  /* -28 * 2 */
+      {128, 128}, /* neutral stays */
+      {250, 255}, /* 128 + 244 clamped */
+      {0, 0},     /* 128 - 256 clamped */
+      {129, 130}, {127, 126},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    uint8_t bytes[6] = {10, 20, 30, 40, cases[i].c, cases[i].c};
+    LhFrame f;
+    lh_frame_init(&f, LH_FORMAT_I420, LH_MEMORY_HOST, 2, 2, bytes, 2);
+    uint16_t lut[256];
+    for (int v = 0; v < 256; v++)
+      lut[v] = (uint16_t)(2 * v > 255 ? 255 : 2 * v);
+    CHECK(lh_apply_lut_chroma(cpu, &f, &f, lut, LH_MATRIX_BT601, LH_CHROMA_SCALE) == 0, "%s",
+          lh_last_error());
+    CHECK(bytes[0] == 20 && bytes[3] == 80 && bytes[4] == cases[i].want &&
+              bytes[5] == cases[i].want,
+          "chroma %u: Cb %u Cr %u, expected %u", cases[i].c, bytes[4], bytes[5], cases[i].want);
+  }
+  /* a black footprint's chroma turns neutral; an identity LUT changes nothing */
+  uint8_t black[6] = {0, 0, 0, 0, 17, 240};
+  LhFrame f;
+  lh_frame_init(&f, LH_FORMAT_I420, LH_MEMORY_HOST, 2, 2, black, 2);
+  uint16_t identity[256];
+  for (int v = 0; v < 256; v++)
+    identity[v] = (uint16_t)v;
+  CHECK(lh_apply_lut_chroma(cpu, &f, &f, identity, LH_MATRIX_BT601, LH_CHROMA_SCALE) == 0, "%s",
+        lh_last_error());
+  CHECK(black[4] == 128 && black[5] == 128, "black footprint: Cb %u Cr %u", black[4], black[5]);
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_Y42B, 37, 11, 0, 3, 1, GEN_PHOTO, 77);
+  Twin t;
+  twin_of(&g, true, &t);
+  CHECK(lh_apply_lut_chroma(cpu, &g.frame, &g.frame, identity, LH_MATRIX_BT601, LH_CHROMA_SCALE) ==
+                0 &&
+            memcmp(g.allocation, t.allocation, g.size) == 0,
+        "an identity LUT with LH_CHROMA_SCALE changed the frame");
+  free(t.allocation);
+  gen_free(&g);
+}
+
+/* KEEP is the default and gives what it gave; SCALE leaves gray and R'G'B'
+ * as KEEP does and refuses the YUV it does not cover. */
+static void test_chroma_rule_edges(void)
+{
+  static const LhFormat same[] = {LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB, LH_FORMAT_BGRA,
+                                  LH_FORMAT_RGB16};
+  static const LhFormat refused[] = {LH_FORMAT_P010,      LH_FORMAT_YUY2,      LH_FORMAT_UYVY,
+                                     LH_FORMAT_V210,      LH_FORMAT_I420_10LE, LH_FORMAT_Y444_16LE,
+                                     LH_FORMAT_I422_12LE, LH_FORMAT_P016};
+  LhEqualizeOptions o;
+  lh_equalize_options_init(&o);
+  CHECK(o.chroma == LH_CHROMA_KEEP, "default chroma rule %d", (int)o.chroma);
+  for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+    for (int mode = 0; mode < 2; mode++) {
+      GenFrame g;
+      gen_frame(&g, same[i], 29, 13, 0, 2, 0, GEN_PHOTO, 300 + i);
+      Twin keep, scale;
+      twin_of(&g, true, &keep);
+      twin_of(&g, true, &scale);
+      o.mode = mode ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+      o.chroma = LH_CHROMA_KEEP;
+      CHECK(lh_equalize(cpu, &g.frame, &keep.frame, &o) == 0, "%s", lh_last_error());
+      o.chroma = LH_CHROMA_SCALE;
+      CHECK(lh_equalize(cpu, &g.frame, &scale.frame, &o) == 0, "%s", lh_last_error());
+      CHECK(memcmp(keep.allocation, scale.allocation, g.size) == 0, "%s: SCALE differs from KEEP",
+            lh_format_name(same[i]));
+      free(keep.allocation);
+      free(scale.allocation);
+      gen_free(&g);
+    }
+  lh_equalize_options_init(&o);
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    GenFrame g;
+    gen_frame(&g, refused[i], 24, 8, 0, 0, 0, GEN_PHOTO, 400 + i);
+    Twin t;
+    twin_of(&g, true, &t);
+    o.chroma = LH_CHROMA_SCALE;
+    CHECK(lh_equalize(cpu, &g.frame, &g.frame, &o) == LH_ERROR_UNSUPPORTED &&
+              strstr(lh_last_error(), lh_format_name(refused[i])) != NULL,
+          "%s with LH_CHROMA_SCALE", lh_format_name(refused[i]));
+    CHECK(memcmp(g.allocation, t.allocation, g.size) == 0, "%s: refused but written",
+          lh_format_name(refused[i]));
+    uint16_t lut[1024] = {0};
+    CHECK(lh_apply_lut_chroma(cpu, &g.frame, &g.frame, lut, LH_MATRIX_BT601, LH_CHROMA_SCALE) ==
+              LH_ERROR_UNSUPPORTED,
+          "%s: lh_apply_lut_chroma with LH_CHROMA_SCALE", lh_format_name(refused[i]));
+    o.chroma = LH_CHROMA_KEEP;
+    CHECK(lh_equalize(cpu, &g.frame, &g.frame, &o) == 0, "%s with KEEP: %s",
+          lh_format_name(refused[i]), lh_last_error());
+    free(t.allocation);
+    gen_free(&g);
+  }
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_I420, 16, 8, 0, 0, 0, GEN_PHOTO, 9);
+  o.chroma = (LhChromaRule)5;
+  CHECK(lh_equalize(cpu, &g.frame, &g.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "chroma rule 5");
+  uint16_t lut[256];
+  for (int v = 0; v < 256; v++)
+    lut[v] = (uint16_t)(255 - v);
+  CHECK(lh_apply_lut_chroma(cpu, &g.frame, &g.frame, lut, LH_MATRIX_BT601, (LhChromaRule)-1) ==
+            LH_ERROR_INVALID_ARGUMENT,
+        "chroma rule -1");
+  /* in place, SCALE needs the chroma planes that KEEP does without */
+  LhFrame no_chroma = g.frame;
+  no_chroma.planes[2] = NULL;
+  o.chroma = LH_CHROMA_SCALE;
+  CHECK(lh_equalize(cpu, &no_chroma, &no_chroma, &o) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "chroma plane 2") != NULL,
+        "in place without a chroma plane, SCALE");
+  o.chroma = LH_CHROMA_KEEP;
+  CHECK(lh_equalize(cpu, &no_chroma, &no_chroma, &o) == 0, "%s", lh_last_error());
+  /* lh_apply_lut is lh_apply_lut_chroma with KEEP */
+  Twin a, b;
+  twin_of(&g, true, &a);
+  twin_of(&g, true, &b);
+  CHECK(lh_apply_lut(cpu, &g.frame, &a.frame, lut, LH_MATRIX_BT601) == 0 &&
+            lh_apply_lut_chroma(cpu, &g.frame, &b.frame, lut, LH_MATRIX_BT601, LH_CHROMA_KEEP) ==
+                0 &&
+            memcmp(a.allocation, b.allocation, g.size) == 0,
+        "lh_apply_lut and lh_apply_lut_chroma(KEEP) differ");
+  free(a.allocation);
+  free(b.allocation);
+  gen_free(&g);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Arguments                                                                 */
 
 static void test_arguments(void)
@@ -1068,6 +1326,9 @@ int main(int argc, char **argv)
     test_temporal();
     test_distance();
     test_arguments();
+    test_chroma_by_hand();
+    test_chroma_scale();
+    test_chroma_rule_edges();
     test_overlays_yuv();
   }
   test_overlays(dump);

@@ -29,6 +29,12 @@ _Static_assert(LHNJ_BACKEND_HYBRID == NVJPEG_BACKEND_HYBRID, "backend");
 _Static_assert(LHNJ_BACKEND_GPU_HYBRID == NVJPEG_BACKEND_GPU_HYBRID, "backend");
 _Static_assert(LHNJ_BACKEND_HARDWARE == NVJPEG_BACKEND_HARDWARE, "backend");
 _Static_assert(LHNJ_OUTPUT_Y == NVJPEG_OUTPUT_Y, "output format");
+_Static_assert(LHNJ_OUTPUT_YUV == NVJPEG_OUTPUT_YUV, "output format");
+_Static_assert(LHNJ_CSS_444 == NVJPEG_CSS_444, "chroma subsampling");
+_Static_assert(LHNJ_CSS_422 == NVJPEG_CSS_422, "chroma subsampling");
+_Static_assert(LHNJ_CSS_420 == NVJPEG_CSS_420, "chroma subsampling");
+_Static_assert(LHNJ_CSS_GRAY == NVJPEG_CSS_GRAY, "chroma subsampling");
+_Static_assert(sizeof(nvjpegChromaSubsampling_t) == sizeof(int), "enums are passed as int");
 _Static_assert(LHNJ_MAX_COMPONENT == NVJPEG_MAX_COMPONENT, "components");
 _Static_assert(sizeof(LhnjImage) == sizeof(nvjpegImage_t), "nvjpegImage_t");
 _Static_assert(offsetof(LhnjImage, pitch) == offsetof(nvjpegImage_t, pitch), "nvjpegImage_t");
@@ -47,7 +53,15 @@ int main(void)
   LhnjApi api;
   SAME_ARITY(nvjpegCreateEx, api.CreateEx);
   SAME_ARITY(nvjpegDecodeBatched, api.DecodeBatched);
+  SAME_ARITY(nvjpegEncodeYUV, api.EncodeYUV);
+  SAME_ARITY(nvjpegEncodeRetrieveBitstream, api.EncodeRetrieveBitstream);
   (void)api;
+  nvjpegEncoderState_t encoder_state = NULL;
+  nvjpegEncoderParams_t encoder_params = NULL;
+  _Static_assert(sizeof encoder_state == sizeof(LhnjEncoderState), "encoder state");
+  _Static_assert(sizeof encoder_params == sizeof(LhnjEncoderParams), "encoder params");
+  (void)encoder_state;
+  (void)encoder_params;
   /* Parameter-by-parameter: a call through our type with the real types'
    * values must compile without conversions that lose information. */
   nvjpegHandle_t handle = NULL;

@@ -142,6 +142,59 @@ def test_clahe_within_one_of_opencv():
         assert np.abs(ours - theirs).max() <= 1
 
 
+def scaled_chroma(c, old_sum, new_sum):
+    """lumahist.h's LH_CHROMA_SCALE for chroma samples c whose footprints' luma
+    sums go from old_sum to new_sum, in plain integer NumPy."""
+    c = c.astype(np.int64)
+    safe = np.maximum(old_sum, 1)
+    gain = ((new_sum << 16) + safe // 2) // safe
+    m = (np.abs(c - 128) * gain + 32768) >> 16
+    v = np.where(c >= 128, np.minimum(255, 128 + m), np.maximum(0, 128 - m))
+    return np.where(old_sum == 0, 128, v)
+
+
+def footprint_sums(y, fx, fy):
+    h, w = y.shape
+    padded = np.zeros((-(-h // fy) * fy, -(-w // fx) * fx), np.int64)
+    padded[:h, :w] = y
+    return padded.reshape(padded.shape[0] // fy, fy, padded.shape[1] // fx, fx).sum(axis=(1, 3))
+
+
+@pytest.mark.parametrize("fmt,mode", [("Y444", "global"), ("NV12", "global"), ("NV12", "clahe"),
+                                      ("NV12", "lut")])
+def test_chroma_scale_is_the_colour_rule_in_ycbcr(fmt, mode):
+    rng = np.random.default_rng(15)
+    w, h = 24, 13  # an odd height: NV12's last chroma row covers one luma row
+    rows = 3 * h if fmt == "Y444" else h + (h + 1) // 2
+    frame = rng.integers(0, 256, (rows, w), dtype=np.uint8)
+    frame[:h][::5, ::3] = 0
+    frame[:2, :4] = 0  # wholly black footprints
+    lut = (255 - np.arange(256)).astype(np.uint16)
+
+    def run(**kw):
+        if mode == "lut":
+            return lumahist.apply_lut(frame, lut, format=fmt, backend="cpu", **kw)
+        if mode == "clahe":
+            return lumahist.clahe(frame, tiles=(3, 2), format=fmt, backend="cpu", **kw)
+        return lumahist.equalize(frame, format=fmt, backend="cpu", **kw)
+
+    kept, scaled = run(), run(chroma="scale")
+    assert np.array_equal(kept[h:], frame[h:])
+    assert np.array_equal(scaled[:h], kept[:h])
+    fx = fy = 1 if fmt == "Y444" else 2
+    old_sum = footprint_sums(frame[:h], fx, fy)
+    new_sum = footprint_sums(scaled[:h], fx, fy)
+    if fmt == "Y444":
+        planes = [(frame[h * k:h * (k + 1)], scaled[h * k:h * (k + 1)]) for k in (1, 2)]
+    else:
+        planes = [(frame[h:, k::2], scaled[h:, k::2]) for k in (0, 1)]
+    for before, after in planes:
+        assert np.array_equal(after, scaled_chroma(before, old_sum, new_sum))
+    assert np.all(scaled[h:h + 1, 0:2] == 128)
+    with pytest.raises(lumahist.InvalidArgumentError):
+        run(chroma="hue")
+
+
 def test_apply_lut_of_the_histogram_is_equalize():
     image = photo(80, 90, 9)
     s = lumahist.stats(image, backend="cpu")
