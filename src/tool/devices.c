@@ -116,6 +116,16 @@ static bool open_on_device(LhtContexts *c, int device, int first, int step, int 
 static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *asked_by)
 {
   LhContext *context = NULL;
+  /* auto: the GPU for every frame where one is usable.  The library's own
+   * auto would send some frames in pageable memory to the CPU by measured
+   * cost; the numbers are the same, but the records' backend field would
+   * then change from run to run, and the tool's frames are page-locked
+   * anyway. */
+  if (wanted == LH_BACKEND_AUTO && lh_context_new(LH_BACKEND_CUDA, &context) == LH_OK) {
+    if (verbose)
+      lht_error(NULL, "using the cuda backend");
+    return context;
+  }
   if (lh_context_new(wanted, &context) < 0) {
     lht_error(NULL, "%s%scannot use the %s backend: %s", asked_by ? asked_by : "",
               asked_by ? ": " : "", lh_backend_name(wanted), lh_last_error());
@@ -123,12 +133,8 @@ static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *a
   }
   if (verbose) {
     const char *note = lh_context_note(context);
-    lht_error(NULL, "using the %s backend%s%s%s", lh_backend_name(lh_context_backend(context)),
-              *note ? ": " : "", note,
-              wanted == LH_BACKEND_AUTO && lh_context_backend(context) == LH_BACKEND_CUDA
-                  ? " (frames in pageable host memory go to the CPU or the GPU, whichever "
-                    "costs less; the records' backend field says which)"
-                  : "");
+    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(context)),
+              *note ? ": " : "", note);
   }
   return context;
 }
