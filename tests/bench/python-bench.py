@@ -4,7 +4,15 @@ user writes today, cv2.cvtColor(RGB2GRAY) + cv2.calcHist, in one run on the
 same machine (median of --runs calls after a warm-up; OpenCV on its own
 threads, lumahist's CPU backend on every core), with the issue's target
 (>= 2x).  Where CuPy and a GPU are, also lumahist.stats on the same frame
-as a CuPy array.  Run with PYTHONPATH=BUILD/python."""
+as a CuPy array.
+
+Then what a call costs beyond the library's: lumahist.stats against the C
+call alone (lh_analyze of the same frame on the same context and stream,
+timed in C by _lumahist.analyze_times), median of --calls calls each, in
+alternating blocks, on NumPy arrays (CPU backend) and, where CuPy or
+PyTorch and a GPU are, on their device arrays (issue 17's target: within
+10 us of the C call on a 4K uint8 device array).  --only overhead skips the
+OpenCV rows.  Run with PYTHONPATH=BUILD/python."""
 import argparse
 import statistics
 import time
@@ -25,14 +33,83 @@ def median_ms(function, runs):
     return statistics.median(times)
 
 
+def photo(height, width, channels, seed=1):
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width]
+    base = ((x / max(width - 1, 1) * 0.6 + y / max(height - 1, 1) * 0.4) * 230)[..., None]
+    frame = np.clip(base + rng.normal(0, 12, (height, width, channels)), 0, 255).astype(np.uint8)
+    return frame if channels > 1 else frame[..., 0].copy()
+
+
+def call_times_us(image, backend, calls):
+    """Each call's microseconds, lumahist.stats and the C call alone, in
+    alternating blocks (so that a drift of clocks falls on both)."""
+    block = 50
+    python, c = [], []
+    for _ in range(20):  # warm-up: contexts, buffers, clocks
+        lumahist.stats(image, backend=backend)
+    lumahist._lumahist.analyze_times(image, 20, backend)
+    clock = time.perf_counter_ns
+    while len(python) < calls:
+        for _ in range(block):
+            start = clock()
+            lumahist.stats(image, backend=backend)
+            python.append((clock() - start) / 1e3)
+        c += [t * 1e6 for t in lumahist._lumahist.analyze_times(image, block, backend)]
+    return statistics.median(python), statistics.median(c)
+
+
+def overhead_rows(calls):
+    print(f"per call, median of {calls}: lumahist.stats against the C call alone "
+          "(lh_analyze of the same frame, same context and stream)")
+    print(f"  {'array':32s} {'stats':>10s} {'C call':>10s} {'overhead':>10s}")
+
+    def row(name, image, backend, large=False, target=None):
+        python, c = call_times_us(image, backend, max(calls // 4, 51) if large else calls)
+        verdict = ""
+        if target is not None:
+            verdict = f"  (target <= {target} us: {'met' if python - c <= target else 'NOT met'})"
+        print(f"  {name:32s} {python:7.2f} us {c:7.2f} us {python - c:7.2f} us{verdict}")
+
+    for name, height, width, channels in (("16x16 gray", 16, 16, 1), ("16x16 RGB", 16, 16, 3)):
+        row(f"NumPy {name}, CPU backend", photo(height, width, channels), "cpu")
+    # name, height, width, channels, the target (us) where the issue sets one
+    device_frames = (("16x16 gray", 16, 16, 1, None), ("4K gray", 2160, 3840, 1, 10),
+                     ("4K RGB", 2160, 3840, 3, 10))
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("no CUDA device")
+        for name, height, width, channels, target in device_frames:
+            row(f"CuPy {name}", cupy.asarray(photo(height, width, channels)), "auto",
+                height > 16, target)
+    except Exception as e:  # no CuPy or no device
+        print(f"  (no CuPy rows: {type(e).__name__}: {e})")
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            raise RuntimeError("PyTorch sees no CUDA device")
+        for name, height, width, channels, target in device_frames:
+            tensor = torch.from_numpy(photo(height, width, channels)).cuda()
+            row(f"PyTorch {name}", tensor, "auto", height > 16, target)
+    except Exception as e:  # no PyTorch or no device
+        print(f"  (no PyTorch rows: {type(e).__name__}: {e})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=31)
+    parser.add_argument("--calls", type=int, default=2001)
+    parser.add_argument("--only", choices=["opencv", "overhead"])
     args = parser.parse_args()
-    rng = np.random.default_rng(1)
-    y, x = np.mgrid[0:2160, 0:3840]
-    base = ((x / 3839 * 0.6 + y / 2159 * 0.4) * 230)[..., None]
-    frame = np.clip(base + rng.normal(0, 12, (2160, 3840, 3)), 0, 255).astype(np.uint8)
+    if args.only != "overhead":
+        opencv_rows(args.runs)
+    if args.only != "opencv":
+        overhead_rows(args.calls)
+
+
+def opencv_rows(runs):
+    frame = photo(2160, 3840, 3)
 
     def opencv():
         gray = cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY)
@@ -44,9 +121,9 @@ def main():
     ours = lumahist.stats(frame, backend="cpu")
     assert np.array_equal(ours.histogram, np.bincount(exact.ravel(), minlength=256)), "wrong luma"
     differ = int((cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) != exact).sum())
-    cv_ms = median_ms(opencv, args.runs)
-    cpu_ms = median_ms(lambda: lumahist.stats(frame, backend="cpu"), args.runs)
-    print(f"4K RGB uint8, median of {args.runs}; OpenCV {cv2.__version__} on "
+    cv_ms = median_ms(opencv, runs)
+    cpu_ms = median_ms(lambda: lumahist.stats(frame, backend="cpu"), runs)
+    print(f"4K RGB uint8, median of {runs}; OpenCV {cv2.__version__} on "
           f"{cv2.getNumThreads()} threads")
     print(f"  cv2.cvtColor + cv2.calcHist        {cv_ms:8.3f} ms  (its gray differs from the "
           f"fixed-point BT.601 luma on {differ} of {exact.size} pixels)")
@@ -55,7 +132,7 @@ def main():
     try:
         import cupy
         device = cupy.asarray(frame)
-        gpu_ms = median_ms(lambda: lumahist.stats(device), args.runs)
+        gpu_ms = median_ms(lambda: lumahist.stats(device), runs)
         print(f"  lumahist.stats, CuPy array on the GPU {gpu_ms:6.3f} ms  ({cv_ms / gpu_ms:.2f}x)")
     except Exception as e:  # no CuPy or no device
         print(f"  (no CuPy row: {type(e).__name__}: {e})")
