@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """python-bench.py: lumahist.stats on a 4K RGB NumPy array against what a
 user writes today, cv2.cvtColor(RGB2GRAY) + cv2.calcHist, in one run on the
-same machine (median of --runs calls after a warm-up; OpenCV on its own
-threads, lumahist's CPU backend on every core), with the issue's target
-(>= 2x).  Where CuPy and a GPU are, also lumahist.stats on the same frame
+same machine (median of --runs calls of each, in turn, after a warm-up;
+OpenCV on its own threads, lumahist's CPU backend on every core), with the
+issue's target (>= 2x).  Where CuPy and a GPU are, also lumahist.stats on the same frame
 as a CuPy array.
 
 Then what a call costs beyond the library's: lumahist.stats against the C
@@ -23,14 +23,18 @@ import numpy as np
 import lumahist
 
 
-def median_ms(function, runs):
-    function()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
+def median_ms(functions, runs):
+    """The median milliseconds of each function, called in turn at each run
+    (so that a busy moment of a shared host falls on all of them)."""
+    for function in functions:
         function()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+    times = [[] for _ in functions]
+    for _ in range(runs):
+        for function, kept in zip(functions, times):
+            start = time.perf_counter()
+            function()
+            kept.append((time.perf_counter() - start) * 1e3)
+    return [statistics.median(kept) for kept in times]
 
 
 def photo(height, width, channels, seed=1):
@@ -121,9 +125,8 @@ def opencv_rows(runs):
     ours = lumahist.stats(frame, backend="cpu")
     assert np.array_equal(ours.histogram, np.bincount(exact.ravel(), minlength=256)), "wrong luma"
     differ = int((cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) != exact).sum())
-    cv_ms = median_ms(opencv, runs)
-    cpu_ms = median_ms(lambda: lumahist.stats(frame, backend="cpu"), runs)
-    print(f"4K RGB uint8, median of {runs}; OpenCV {cv2.__version__} on "
+    cv_ms, cpu_ms = median_ms([opencv, lambda: lumahist.stats(frame, backend="cpu")], runs)
+    print(f"4K RGB uint8, median of {runs}, in turn; OpenCV {cv2.__version__} on "
           f"{cv2.getNumThreads()} threads")
     print(f"  cv2.cvtColor + cv2.calcHist        {cv_ms:8.3f} ms  (its gray differs from the "
           f"fixed-point BT.601 luma on {differ} of {exact.size} pixels)")
@@ -132,7 +135,7 @@ def opencv_rows(runs):
     try:
         import cupy
         device = cupy.asarray(frame)
-        gpu_ms = median_ms(lambda: lumahist.stats(device), runs)
+        gpu_ms, = median_ms([lambda: lumahist.stats(device)], runs)
         print(f"  lumahist.stats, CuPy array on the GPU {gpu_ms:6.3f} ms  ({cv_ms / gpu_ms:.2f}x)")
     except Exception as e:  # no CuPy or no device
         print(f"  (no CuPy row: {type(e).__name__}: {e})")
