@@ -12,9 +12,13 @@ timed in C by _lumahist.analyze_times), median of --calls calls each, in
 alternating blocks, on NumPy arrays (CPU backend) and, where CuPy or
 PyTorch and a GPU are, on their device arrays (issue 17's target: within
 10 us of the C call on a 4K uint8 device array).  --only overhead skips the
-OpenCV rows.  Run with PYTHONPATH=BUILD/python."""
+OpenCV rows; --baseline OLD_BUILD/python times an older build's
+lumahist.stats in the same run too.  Run with PYTHONPATH=BUILD/python."""
 import argparse
+import importlib.util
+import os
 import statistics
+import sys
 import time
 
 import cv2
@@ -45,35 +49,57 @@ def photo(height, width, channels, seed=1):
     return frame if channels > 1 else frame[..., 0].copy()
 
 
-def call_times_us(image, backend, calls):
-    """Each call's microseconds, lumahist.stats and the C call alone, in
-    alternating blocks (so that a drift of clocks falls on both)."""
+def call_times_us(modules, image, backend, calls):
+    """The median microseconds of a call of each module's lumahist.stats and
+    of the C call alone, in alternating blocks (so that a drift of clocks or
+    a busy moment falls on all of them)."""
     block = 50
-    python, c = [], []
-    for _ in range(20):  # warm-up: contexts, buffers, clocks
-        lumahist.stats(image, backend=backend)
+    times = [[] for _ in range(len(modules) + 1)]
+    for module in modules:  # warm-up: contexts, buffers, clocks
+        for _ in range(20):
+            module.stats(image, backend=backend)
     lumahist._lumahist.analyze_times(image, 20, backend)
     clock = time.perf_counter_ns
-    while len(python) < calls:
-        for _ in range(block):
-            start = clock()
-            lumahist.stats(image, backend=backend)
-            python.append((clock() - start) / 1e3)
-        c += [t * 1e6 for t in lumahist._lumahist.analyze_times(image, block, backend)]
-    return statistics.median(python), statistics.median(c)
+    while len(times[-1]) < calls:
+        for module, kept in zip(modules, times):
+            stats = module.stats
+            for _ in range(block):
+                start = clock()
+                stats(image, backend=backend)
+                kept.append((clock() - start) / 1e3)
+        times[-1] += [t * 1e6 for t in lumahist._lumahist.analyze_times(image, block, backend)]
+    return [statistics.median(kept) for kept in times]
 
 
-def overhead_rows(calls):
-    print(f"per call, median of {calls}: lumahist.stats against the C call alone "
-          "(lh_analyze of the same frame, same context and stream)")
-    print(f"  {'array':32s} {'stats':>10s} {'C call':>10s} {'overhead':>10s}")
+def baseline_package(folder):
+    """The lumahist package of another build (FOLDER/lumahist, as
+    BUILD/python holds it) beside this one, as lumahist_baseline."""
+    here = os.path.join(folder, "lumahist")
+    spec = importlib.util.spec_from_file_location(
+        "lumahist_baseline", os.path.join(here, "__init__.py"), submodule_search_locations=[here])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["lumahist_baseline"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def overhead_rows(calls, baseline):
+    modules = [lumahist] + ([baseline] if baseline else [])
+    print(f"per call, median of {calls} (4K: of {max(calls // 4, 51)}): lumahist.stats against "
+          "the C call alone (lh_analyze of the same frame, same context and stream)"
+          + (f"; baseline: {baseline.__file__}" if baseline else ""))
+    print(f"  {'array':28s} {'stats':>10s} {'C call':>10s} {'overhead':>10s}"
+          + (f" {'baseline':>10s} {'its overhead':>13s}" if baseline else ""))
 
     def row(name, image, backend, large=False, target=None):
-        python, c = call_times_us(image, backend, max(calls // 4, 51) if large else calls)
-        verdict = ""
+        medians = call_times_us(modules, image, backend, max(calls // 4, 51) if large else calls)
+        python, c = medians[0], medians[-1]
+        line = f"  {name:28s} {python:7.2f} us {c:7.2f} us {python - c:7.2f} us"
+        if baseline:
+            line += f" {medians[1]:7.2f} us {medians[1] - c:10.2f} us"
         if target is not None:
-            verdict = f"  (target <= {target} us: {'met' if python - c <= target else 'NOT met'})"
-        print(f"  {name:32s} {python:7.2f} us {c:7.2f} us {python - c:7.2f} us{verdict}")
+            line += f"  (target <= {target} us: {'met' if python - c <= target else 'NOT met'})"
+        print(line)
 
     for name, height, width, channels in (("16x16 gray", 16, 16, 1), ("16x16 RGB", 16, 16, 3)):
         row(f"NumPy {name}, CPU backend", photo(height, width, channels), "cpu")
@@ -105,11 +131,15 @@ def main():
     parser.add_argument("--runs", type=int, default=31)
     parser.add_argument("--calls", type=int, default=2001)
     parser.add_argument("--only", choices=["opencv", "overhead"])
+    parser.add_argument("--baseline", metavar="FOLDER",
+                        help="another build's python folder (BUILD/python) whose lumahist.stats "
+                        "the overhead rows time too, in the same run")
     args = parser.parse_args()
+    baseline = baseline_package(args.baseline) if args.baseline else None
     if args.only != "overhead":
         opencv_rows(args.runs)
     if args.only != "opencv":
-        overhead_rows(args.calls)
+        overhead_rows(args.calls, baseline)
 
 
 def opencv_rows(runs):
