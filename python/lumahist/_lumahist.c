@@ -8,7 +8,9 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -84,12 +86,46 @@ static PyObject *raise_invalid(const char *message)
 }
 
 /* One context per backend per thread, made on first use: contexts are not
- * shared between threads, and making one (CUDA's start-up) is slow. */
-static _Thread_local LhContext *thread_contexts[3];
+ * shared between threads, and making one (CUDA's start-up) is slow.  They
+ * are freed when their thread ends (a pthread key's destructor, which runs
+ * then without Python): the threads of a pool or of a DataLoader come and
+ * go, and each left its contexts behind (device buffers and pinned memory
+ * on the GPU). */
+typedef struct {
+  LhContext *of[3]; /* by LhBackend */
+} ThreadContexts;
+
+static _Thread_local ThreadContexts *thread_contexts;
+static pthread_key_t contexts_key;
+static pthread_once_t contexts_key_once = PTHREAD_ONCE_INIT;
+static bool contexts_key_made;
+
+static void thread_contexts_free(void *value)
+{
+  ThreadContexts *contexts = value;
+  for (int b = 0; b < 3; b++)
+    lh_context_free(contexts->of[b]);
+  free(contexts);
+}
+
+static void contexts_key_make(void)
+{
+  contexts_key_made = pthread_key_create(&contexts_key, thread_contexts_free) == 0;
+}
 
 static LhContext *context_for(LhBackend backend)
 {
-  LhContext **slot = &thread_contexts[backend];
+  if (!thread_contexts) {
+    ThreadContexts *contexts = calloc(1, sizeof *contexts);
+    if (!contexts)
+      return PyErr_NoMemory(), NULL;
+    pthread_once(&contexts_key_once, contexts_key_make);
+    /* Without a key (none left), kept for the process, as before. */
+    if (contexts_key_made)
+      pthread_setspecific(contexts_key, contexts);
+    thread_contexts = contexts;
+  }
+  LhContext **slot = &thread_contexts->of[backend];
   if (!*slot) {
     int status;
     PyThreadState *released = PyEval_SaveThread();
@@ -1067,10 +1103,11 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
  * None when the thread has none. */
 static PyObject *py_device_time(PyObject *self, PyObject *unused)
 {
-  LhContext *context = thread_contexts[LH_BACKEND_CUDA];
-  if (!context && thread_contexts[LH_BACKEND_AUTO] &&
-      lh_context_backend(thread_contexts[LH_BACKEND_AUTO]) == LH_BACKEND_CUDA)
-    context = thread_contexts[LH_BACKEND_AUTO];
+  LhContext *const *of = thread_contexts ? thread_contexts->of : NULL;
+  LhContext *context = of ? of[LH_BACKEND_CUDA] : NULL;
+  if (of && !context && of[LH_BACKEND_AUTO] &&
+      lh_context_backend(of[LH_BACKEND_AUTO]) == LH_BACKEND_CUDA)
+    context = of[LH_BACKEND_AUTO];
   if (!context)
     Py_RETURN_NONE;
   LhDeviceTime time;
