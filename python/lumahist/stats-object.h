@@ -15,6 +15,14 @@
 
 #include "lumahist.h"
 
+#if PY_VERSION_HEX < 0x030A0000 /* pyproject.toml allows 3.9 */
+static inline PyObject *Py_NewRef(PyObject *object)
+{
+  Py_INCREF(object);
+  return object;
+}
+#endif
+
 typedef struct {
   PyObject_HEAD LhStats stats; /* owns its histogram */
   int width, height;           /* of the frame analysed */
