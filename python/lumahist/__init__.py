@@ -169,7 +169,9 @@ class Stats(_lumahist.StatsBase):
         record["percentiles_norm"] = {_percentile_key(p): v
                                       for p, v in self.percentiles_norm.items()}
         if histogram:
-            record["histogram"] = self.histogram.tolist()
+            counts = self.histogram
+            record["histogram"] = (counts.tolist() if isinstance(counts, _np.ndarray)
+                                   else [int(c) for c in counts])
         return record
 
     def __repr__(self):
