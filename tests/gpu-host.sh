@@ -3,7 +3,9 @@
 # network), builds lumahist for the local GPU (in $BUILD, default
 # /tmp/lumahist-gpu; again only what changed), then runs the steps named, or
 # all of them: tests, kernels, frame, equalize, element, batch-stats,
-# batch-equalize, batch-jpeg, batch-jpeg-equalize, python.  Logs and CSV files go to OUT_DIR.  All of them take longer
+# batch-equalize, batch-jpeg, batch-jpeg-equalize, python (python-bench.py: against OpenCV, and
+# what a lumahist.stats call costs beyond the C call on NumPy, CuPy and
+# PyTorch arrays).  Logs and CSV files go to OUT_DIR.  All of them take longer
 # than one 10-minute device call: split them, e.g. `tests frame` then
 # `element batch-stats batch-equalize`.  GStreamer comes from a .gst-debs
 # folder beside the checkout when the host has none.

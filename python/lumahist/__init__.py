@@ -139,43 +139,39 @@ _FIELDS = ("bit_depth", "matrix", "range", "backend", "count", "mean", "stddev",
            "stddev_norm", "min_norm", "max_norm", "median_norm")
 
 
-class Stats:
+class Stats(_lumahist.StatsBase):
     """The statistics of one image, as the tool's records have them.
 
     Attributes: width, height, bit_depth, matrix, range, backend, count,
     mean, stddev, min, max, median, clipped_low, clipped_high, below_legal,
     above_legal, the *_norm values, percentiles ({p: code value}),
     percentiles_norm ({p: normalized}) and histogram (a NumPy array of
-    2^bit_depth uint64 counts).
+    2^bit_depth uint64 counts); path, decoder and converted_from for a file
+    (stats_files), None for an array.  Each is read from the library's
+    result when first asked for (the histogram and the percentiles once,
+    then kept), so that a call makes no Python objects it is not asked for.
     """
-
-    def __init__(self, raw, path=None):
-        self.path = path
-        self.decoder = raw.get("decoder")
-        self.converted_from = raw.get("converted_from")  # "CMYK", "YCCK" or None
-        self.width, self.height = raw["size"]
-        for name in _FIELDS:
-            setattr(self, name, raw[name])
-        self.percentiles = dict(zip(raw["percentile_p"], raw["percentile_values"]))
-        self.percentiles_norm = dict(zip(raw["percentile_p"], raw["percentile_norms"]))
-        self.histogram = _np.frombuffer(raw["histogram"], dtype=_np.uint64)
 
     def to_dict(self, histogram=True):
         """The fields of the tool's jsonl record, in its order: all of them for a
         file (stats_files); without path and decoder for an array."""
-        record = {"path": self.path} if self.path is not None else {}
+        path = self.path
+        record = {"path": path} if path is not None else {}
         record["width"], record["height"] = self.width, self.height
+        decoder = self.decoder
         for name in _FIELDS:
             record[name] = getattr(self, name)
-            if name == "backend" and self.decoder is not None:
-                record["decoder"] = self.decoder
+            if name == "backend" and decoder is not None:
+                record["decoder"] = decoder
                 if self.converted_from is not None:
                     record["converted_from"] = self.converted_from
         record["percentiles"] = {_percentile_key(p): v for p, v in self.percentiles.items()}
         record["percentiles_norm"] = {_percentile_key(p): v
                                       for p, v in self.percentiles_norm.items()}
         if histogram:
-            record["histogram"] = [int(c) for c in self.histogram]
+            counts = self.histogram
+            record["histogram"] = (counts.tolist() if isinstance(counts, _np.ndarray)
+                                   else [int(c) for c in counts])
         return record
 
     def __repr__(self):
@@ -183,11 +179,8 @@ class Stats:
                 f"mean {self.mean:.3f} median {self.median}>")
 
 
-def _percentile_list(percentiles):
-    if percentiles is None:
-        return ""
-    values = [float(p) for p in percentiles]
-    return ",".join(repr(p) for p in values)
+_NO_ROI = (0, 0, 0, 0)
+_stats = _lumahist.stats
 
 
 def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99), roi=None,
@@ -204,11 +197,9 @@ def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99)
     in pageable memory, then goes to the CPU or the GPU, whichever has cost
     less so far), "cuda" or "cpu"; the result's backend says where it went.
     """
-    raw = _lumahist.stats(image, matrix=matrix, range=range,
-                          percentiles=_percentile_list(percentiles),
-                          roi=tuple(roi) if roi is not None else (0, 0, 0, 0), backend=backend,
-                          bit_depth=bit_depth or 0, format=format, width=width or 0)
-    return Stats(raw)
+    # Positional, in the extension's order: no keywords to match there.
+    return _stats(image, matrix, range, percentiles, _NO_ROI if roi is None else tuple(roi),
+                  backend, bit_depth or 0, format, width or 0)
 
 
 def _output_for(image, out):
@@ -290,7 +281,7 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
     result = _output_for(image, out)
     if result is not image:
         result[...] = image
-    _lumahist.overlay(result, percentiles=_percentile_list(percentiles),
+    _lumahist.overlay(result, percentiles=percentiles,
                       rect=tuple(rect) if rect is not None else (0, 0, 0, 0),
                       opacity=float(opacity), scale=scale, markers=bool(markers),
                       clipping=bool(clipping), clip_warning=float(clip_warning), matrix=matrix,
@@ -301,12 +292,8 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
 
 class DatasetStats(Stats):
     """The statistics of many images' summed histograms: the tool's dataset record
-    (`lumahist stats --dataset`, `lumahist merge`).  images: how many."""
-
-    def __init__(self, raw, images):
-        raw = dict(raw, size=(None, None), backend=None)
-        super().__init__(raw)
-        self.images = images
+    (`lumahist stats --dataset`, `lumahist merge`).  images: how many; width,
+    height and backend are None."""
 
     def to_dict(self, histogram=True):
         record = {"path": None, "dataset": True, "images": self.images}
@@ -318,6 +305,9 @@ class DatasetStats(Stats):
     def __repr__(self):
         return (f"<lumahist.DatasetStats {self.images} images {self.bit_depth}-bit "
                 f"mean {self.mean:.3f} median {self.median}>")
+
+
+_lumahist.set_result_types(Stats, DatasetStats)
 
 
 def merge(records, *, percentiles=None):
@@ -354,9 +344,10 @@ def merge(records, *, percentiles=None):
         images += 1
     if first is None:
         raise InvalidArgumentError("no records to merge", -1)
-    raw = _lumahist.from_histogram(total.tobytes(), matrix=first[1], range=first[2],
-                                   percentiles=_percentile_list(percentiles))
-    return DatasetStats(raw, images)
+    result = _lumahist.from_histogram(total.tobytes(), matrix=first[1], range=first[2],
+                                      percentiles=percentiles)
+    result.images = images
+    return result
 
 
 class Temporal:
@@ -404,13 +395,13 @@ def stats_files(paths, *, jobs=None, matrix="bt601", range="full",
     or the lumahist.Error raised (errors="raise")."""
     if errors not in ("warn", "raise"):
         raise InvalidArgumentError("errors: warn or raise", -1)
-    listed = _percentile_list(percentiles)
+    # Read once, as the iterable may be: the same numbers for every file.
+    listed = None if percentiles is None else [float(p) for p in percentiles]
 
     def one(path):
         try:
-            return Stats(_lumahist.stats_file(path, matrix=matrix, range=range,
-                                              percentiles=listed, backend=backend,
-                                              max_pixels=max_pixels or 0), path=path)
+            return _lumahist.stats_file(path, matrix=matrix, range=range, percentiles=listed,
+                                        backend=backend, max_pixels=max_pixels or 0)
         except Error as e:
             if errors == "raise":
                 raise

@@ -6,14 +6,61 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lhio.h"
 #include "lumahist.h"
+#include "stats-object.h"
 
 /* The capsule that holds an LhTemporal (lumahist.Temporal). */
 #define TEMPORAL_CAPSULE "lumahist.LhTemporal"
+
+/* Names looked up at every call, made once (interned): the attribute of
+ * CUDA arrays and the keys of its dict. */
+static PyObject *cuda_interface_name, *shape_key, *typestr_key, *data_key, *strides_key,
+    *stream_key;
+
+static int intern_names(void)
+{
+  struct {
+    PyObject **slot;
+    const char *text;
+  } names[] = {{&cuda_interface_name, "__cuda_array_interface__"},
+               {&shape_key, "shape"},
+               {&typestr_key, "typestr"},
+               {&data_key, "data"},
+               {&strides_key, "strides"},
+               {&stream_key, "stream"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!*names[i].slot && !(*names[i].slot = PyUnicode_InternFromString(names[i].text)))
+      return -1;
+  return 0;
+}
+
+/* object.__cuda_array_interface__ read once: 1 and *value, or 0 where the
+ * object has none, as hasattr() sees it (any exception that reading it
+ * raises means none).  Reading it twice, as hasattr() then getattr() did,
+ * ran the producer's property twice: PyTorch's is Python code. */
+static int cuda_interface_of(PyObject *object, PyObject **value)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+  int found = PyObject_GetOptionalAttr(object, cuda_interface_name, value);
+#else
+  int found = _PyObject_LookupAttr(object, cuda_interface_name, value);
+#endif
+  if (found < 0) {
+    PyErr_Clear();
+    *value = NULL;
+    return 0;
+  }
+  return found;
+}
 
 /* Error classes, by LhStatus: set by the package at import (set_errors). */
 static PyObject *error_classes[9];
@@ -39,12 +86,46 @@ static PyObject *raise_invalid(const char *message)
 }
 
 /* One context per backend per thread, made on first use: contexts are not
- * shared between threads, and making one (CUDA's start-up) is slow. */
-static _Thread_local LhContext *thread_contexts[3];
+ * shared between threads, and making one (CUDA's start-up) is slow.  They
+ * are freed when their thread ends (a pthread key's destructor, which runs
+ * then without Python): the threads of a pool or of a DataLoader come and
+ * go, and each left its contexts behind (device buffers and pinned memory
+ * on the GPU). */
+typedef struct {
+  LhContext *of[3]; /* by LhBackend */
+} ThreadContexts;
+
+static _Thread_local ThreadContexts *thread_contexts;
+static pthread_key_t contexts_key;
+static pthread_once_t contexts_key_once = PTHREAD_ONCE_INIT;
+static bool contexts_key_made;
+
+static void thread_contexts_free(void *value)
+{
+  ThreadContexts *contexts = value;
+  for (int b = 0; b < 3; b++)
+    lh_context_free(contexts->of[b]);
+  free(contexts);
+}
+
+static void contexts_key_make(void)
+{
+  contexts_key_made = pthread_key_create(&contexts_key, thread_contexts_free) == 0;
+}
 
 static LhContext *context_for(LhBackend backend)
 {
-  LhContext **slot = &thread_contexts[backend];
+  if (!thread_contexts) {
+    ThreadContexts *contexts = calloc(1, sizeof *contexts);
+    if (!contexts)
+      return PyErr_NoMemory(), NULL;
+    pthread_once(&contexts_key_once, contexts_key_make);
+    /* Without a key (none left), kept for the process, as before. */
+    if (contexts_key_made)
+      pthread_setspecific(contexts_key, contexts);
+    thread_contexts = contexts;
+  }
+  LhContext **slot = &thread_contexts->of[backend];
   if (!*slot) {
     int status;
     PyThreadState *released = PyEval_SaveThread();
@@ -513,11 +594,14 @@ static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *form
                             int bit_depth, bool writable, const char *what)
 {
   char message[256];
-  PyObject *shape = PyDict_Check(interface) ? PyDict_GetItemString(interface, "shape") : NULL;
-  PyObject *typestr = PyDict_Check(interface) ? PyDict_GetItemString(interface, "typestr") : NULL;
-  PyObject *data = PyDict_Check(interface) ? PyDict_GetItemString(interface, "data") : NULL;
-  PyObject *strides = PyDict_Check(interface) ? PyDict_GetItemString(interface, "strides") : NULL;
-  PyObject *stream = PyDict_Check(interface) ? PyDict_GetItemString(interface, "stream") : NULL;
+  PyObject *shape = PyDict_Check(interface) ? PyDict_GetItemWithError(interface, shape_key) : NULL;
+  PyObject *typestr =
+      PyDict_Check(interface) ? PyDict_GetItemWithError(interface, typestr_key) : NULL;
+  PyObject *data = PyDict_Check(interface) ? PyDict_GetItemWithError(interface, data_key) : NULL;
+  PyObject *strides =
+      PyDict_Check(interface) ? PyDict_GetItemWithError(interface, strides_key) : NULL;
+  PyObject *stream =
+      PyDict_Check(interface) ? PyDict_GetItemWithError(interface, stream_key) : NULL;
   if (!shape || !PyTuple_Check(shape) || !typestr || !PyUnicode_Check(typestr) || !data ||
       !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2) {
     snprintf(message, sizeof message, "%s: a malformed __cuda_array_interface__", what);
@@ -574,10 +658,8 @@ static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_n
                            int bit_depth, bool writable, const char *what)
 {
   memset(a, 0, sizeof *a);
-  if (PyObject_HasAttrString(object, "__cuda_array_interface__")) {
-    PyObject *interface = PyObject_GetAttrString(object, "__cuda_array_interface__");
-    if (!interface)
-      return -1;
+  PyObject *interface;
+  if (cuda_interface_of(object, &interface)) {
     int status = device_frame_get(a, interface, format_name, width, bit_depth, writable, what);
     Py_DECREF(interface);
     return status;
@@ -619,66 +701,74 @@ static int parse_common(const char *matrix_name, const char *range_name, const c
   return 0;
 }
 
-/* A dict of the statistics, with the histogram as bytes of uint64. */
-static PyObject *stats_to_dict(const LhStats *s)
+/* The percentiles asked for: None (the median alone) or an iterable of
+ * numbers, each read as float() reads it, into options.  The library's
+ * parser reads them from text; each float goes to it as its repr() (the
+ * shortest text that reads back as it), so those that the parser takes
+ * come here as they are, and any it would refuse (outside [0, 100], not
+ * finite, subnormal, more than LH_MAX_PERCENTILES) go to it as that text,
+ * for its own message. */
+static int percentiles_from(PyObject *object, LhOptions *options)
 {
-  PyObject *p = PyTuple_New(s->n_percentiles);
-  PyObject *values = PyTuple_New(s->n_percentiles);
-  PyObject *norms = PyTuple_New(s->n_percentiles);
-  if (!p || !values || !norms)
-    goto fail;
-  for (int i = 0; i < s->n_percentiles; i++) {
-    PyTuple_SET_ITEM(p, i, PyFloat_FromDouble(s->percentile_p[i]));
-    PyTuple_SET_ITEM(values, i, PyLong_FromUnsignedLong(s->percentile_value[i]));
-    PyTuple_SET_ITEM(norms, i, PyFloat_FromDouble(s->percentile_norm[i]));
+  options->n_percentiles = 0;
+  if (object == Py_None)
+    return 0;
+  PyObject *iterator = PyObject_GetIter(object);
+  if (!iterator)
+    return -1;
+  double first[LH_MAX_PERCENTILES], *values = first;
+  size_t n = 0, room = LH_MAX_PERCENTILES;
+  bool taken = true; /* by the parser as they are */
+  PyObject *item;
+  while ((item = PyIter_Next(iterator))) {
+    PyObject *number = PyNumber_Float(item);
+    Py_DECREF(item);
+    if (!number)
+      break;
+    double p = PyFloat_AS_DOUBLE(number);
+    Py_DECREF(number);
+    if (n == room) {
+      double *more = PyMem_Malloc(2 * room * sizeof *more);
+      if (!more) {
+        PyErr_NoMemory();
+        break;
+      }
+      memcpy(more, values, n * sizeof *values);
+      if (values != first)
+        PyMem_Free(values);
+      values = more;
+      room *= 2;
+    }
+    values[n++] = p;
+    if (!(isfinite(p) && p >= 0.0 && p <= 100.0 && (p == 0.0 || p >= DBL_MIN)))
+      taken = false;
   }
-  PyObject *histogram = PyBytes_FromStringAndSize((const char *)s->histogram,
-                                                  (Py_ssize_t)(s->n_bins * sizeof *s->histogram));
-  if (!histogram)
-    goto fail;
-  return Py_BuildValue(
-      "{s:i,s:s,s:s,s:K,s:d,s:d,s:k,s:k,s:k,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:N,s:N,s:N,s:N}",
-      "bit_depth", s->bit_depth, "matrix", lh_matrix_name(s->matrix), "range",
-      lh_range_name(s->range), "count", (unsigned long long)s->count, "mean", s->mean, "stddev",
-      s->stddev, "min", (unsigned long)s->min, "max", (unsigned long)s->max, "median",
-      (unsigned long)s->median, "clipped_low", s->clipped_low, "clipped_high", s->clipped_high,
-      "below_legal", s->below_legal, "above_legal", s->above_legal, "mean_norm", s->mean_norm,
-      "stddev_norm", s->stddev_norm, "min_norm", s->min_norm, "max_norm", s->max_norm,
-      "median_norm", s->median_norm, "percentile_p", p, "percentile_values", values,
-      "percentile_norms", norms, "histogram", histogram);
-fail:
-  Py_XDECREF(p);
-  Py_XDECREF(values);
-  Py_XDECREF(norms);
-  return NULL;
-}
-
-/* stats_to_dict and what a record adds: the image's size, the backend and,
- * for a file, its decoder (NULL: none) and the colour space its pixels were
- * converted from (NULL: none). */
-static PyObject *stats_to_record(const LhStats *stats, int width, int height, LhBackend backend,
-                                 const char *decoder, const char *converted_from)
-{
-  PyObject *result = stats_to_dict(stats);
-  if (!result)
-    return NULL;
-  PyObject *size = Py_BuildValue("(ii)", width, height);
-  PyObject *name = PyUnicode_FromString(lh_backend_name(backend));
-  PyObject *decoded_by = decoder ? PyUnicode_FromString(decoder) : NULL;
-  if (!size || !name || (decoder && !decoded_by) ||
-      PyDict_SetItemString(result, "size", size) < 0 ||
-      PyDict_SetItemString(result, "backend", name) < 0 ||
-      (decoded_by && PyDict_SetItemString(result, "decoder", decoded_by) < 0))
-    Py_CLEAR(result);
-  PyObject *from = converted_from ? PyUnicode_FromString(converted_from) : NULL;
-  if (result && converted_from &&
-      (!from || PyDict_SetItemString(result, "converted_from", from) < 0))
-    Py_CLEAR(result);
-  Py_XDECREF(size);
-  Py_XDECREF(name);
-  Py_XDECREF(decoded_by);
-  Py_XDECREF(from);
-  return result;
+  Py_DECREF(iterator);
+  int status = 0;
+  if (PyErr_Occurred()) {
+    status = -1;
+  } else if (taken && n <= LH_MAX_PERCENTILES) {
+    memcpy(options->percentiles, values, n * sizeof *values);
+    options->n_percentiles = (int)n;
+  } else {
+    /* The text lumahist.stats passed the library before. */
+    PyObject *text = PyUnicode_FromString("");
+    for (size_t i = 0; text && i < n; i++) {
+      char *repr = PyOS_double_to_string(values[i], 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+      PyObject *joined = repr ? PyUnicode_FromFormat("%U%s%s", text, i > 0 ? "," : "", repr) : NULL;
+      PyMem_Free(repr);
+      Py_SETREF(text, joined);
+    }
+    const char *list = text ? PyUnicode_AsUTF8(text) : NULL;
+    if (!list)
+      status = -1;
+    else if (*list && lh_options_set_percentiles(options, list) < 0)
+      status = (raise_status(LH_ERROR_INVALID_ARGUMENT), -1);
+    Py_XDECREF(text);
+  }
+  if (values != first)
+    PyMem_Free(values);
+  return status;
 }
 
 /* Analyses an array into *stats and, with overlay, draws the histogram into
@@ -718,92 +808,86 @@ static int analyze_array(PyObject *image, const char *format_name, int frame_wid
   return 0;
 }
 
-static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kwargs)
+/* stats(image, matrix, range, percentiles, roi, backend, bit_depth, format,
+ * width), all given, in this order (lumahist.stats passes them): a Stats
+ * over the library's result. */
+static PyObject *py_stats(PyObject *self, PyObject *args)
 {
-  static char *keywords[] = {"image",   "matrix",    "range",  "percentiles", "roi",
-                             "backend", "bit_depth", "format", "width",       NULL};
-  PyObject *image;
-  const char *matrix_name = "bt601", *range_name = "full", *backend_name = "auto";
-  const char *percentiles = "", *format_name = NULL;
-  int roi[4] = {0, 0, 0, 0}, bit_depth = 0, frame_width = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$sss(iiii)sizi", keywords, &image, &matrix_name,
-                                   &range_name, &percentiles, &roi[0], &roi[1], &roi[2], &roi[3],
-                                   &backend_name, &bit_depth, &format_name, &frame_width))
+  PyObject *image, *percentiles;
+  const char *matrix_name, *range_name, *backend_name, *format_name;
+  int roi[4], bit_depth, frame_width;
+  if (!PyArg_ParseTuple(args, "OssO(iiii)sizi", &image, &matrix_name, &range_name, &percentiles,
+                        &roi[0], &roi[1], &roi[2], &roi[3], &backend_name, &bit_depth, &format_name,
+                        &frame_width))
     return NULL;
   LhOptions options;
   lh_options_init(&options);
   LhBackend backend;
   if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
-                   &backend) < 0)
+                   &backend) < 0 ||
+      percentiles_from(percentiles, &options) < 0)
     return NULL;
-  if (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0)
-    return raise_status(LH_ERROR_INVALID_ARGUMENT);
   options.roi = (LhRect){roi[0], roi[1], roi[2], roi[3]};
-  LhStats stats;
-  lh_stats_init(&stats);
-  int width, height;
-  LhBackend used;
-  PyObject *result = NULL;
-  if (analyze_array(image, format_name, frame_width, bit_depth, backend, &options, NULL, &stats,
-                    &width, &height, &used) == 0) {
-    result = stats_to_record(&stats, width, height, used, NULL, NULL);
-  }
-  lh_stats_clear(&stats);
-  return result;
+  StatsObject *result = stats_object_new(false);
+  if (result &&
+      analyze_array(image, format_name, frame_width, bit_depth, backend, &options, NULL,
+                    &result->stats, &result->width, &result->height, &result->backend) < 0)
+    Py_CLEAR(result);
+  return (PyObject *)result;
 }
 
 /* Reads a PNG or JPEG file with lumahist's decoders (a colour JPEG's Y
  * component alone, as `lumahist stats` reads it) and analyses it: the
- * tool's record, decoder included. */
+ * tool's record, decoder included, path the object given. */
 static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = {"path",    "matrix",     "range", "percentiles",
                              "backend", "max_pixels", NULL};
-  PyObject *path_object;
-  const char *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
-             *percentiles = "";
+  PyObject *path, *path_bytes, *percentiles = Py_None;
+  const char *matrix_name = "bt601", *range_name = "full", *backend_name = "auto";
   unsigned long long max_pixels = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$ssssK", keywords, PyUnicode_FSConverter,
-                                   &path_object, &matrix_name, &range_name, &percentiles,
-                                   &backend_name, &max_pixels))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$ssOsK", keywords, &path, &matrix_name,
+                                   &range_name, &percentiles, &backend_name, &max_pixels))
     return NULL;
-  const char *path = PyBytes_AS_STRING(path_object);
   LhOptions options;
   lh_options_init(&options);
   LhBackend backend;
-  PyObject *result = NULL;
   if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
                    &backend) < 0 ||
-      (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0 &&
-       !raise_status(LH_ERROR_INVALID_ARGUMENT))) {
-    Py_DECREF(path_object);
+      percentiles_from(percentiles, &options) < 0)
     return NULL;
-  }
+  if (!PyUnicode_FSConverter(path, &path_bytes))
+    return NULL;
   LhContext *context = context_for(backend);
-  if (!context) {
-    Py_DECREF(path_object);
+  StatsObject *result = context ? stats_object_new(false) : NULL;
+  if (!result) {
+    Py_DECREF(path_bytes);
     return NULL;
   }
   LhioImage image;
-  LhStats stats;
-  lh_stats_init(&stats);
   int status;
   PyThreadState *released = PyEval_SaveThread();
-  status = lhio_read(path, LHIO_READ_LUMA, max_pixels, &image);
+  status = lhio_read(PyBytes_AS_STRING(path_bytes), LHIO_READ_LUMA, max_pixels, &image);
   if (status >= 0)
-    status = lh_analyze(context, &image.frame, &options, &stats);
+    status = lh_analyze(context, &image.frame, &options, &result->stats);
   PyEval_RestoreThread(released);
+  Py_DECREF(path_bytes);
   if (status < 0) {
     raise_status(status);
+    Py_CLEAR(result);
   } else {
-    result = stats_to_record(&stats, image.frame.width, image.frame.height,
-                             lh_context_last_backend(context), lhio_decoder_name(image.decoder),
-                             image.converted_from);
+    result->width = image.frame.width;
+    result->height = image.frame.height;
+    result->backend = lh_context_last_backend(context);
+    Py_SETREF(result->path, Py_NewRef(path));
+    Py_SETREF(result->decoder, PyUnicode_FromString(lhio_decoder_name(image.decoder)));
+    if (image.converted_from)
+      Py_SETREF(result->converted_from, PyUnicode_FromString(image.converted_from));
+    if (!result->decoder || !result->converted_from)
+      Py_CLEAR(result);
   }
   lhio_image_clear(&image);
-  lh_stats_clear(&stats);
-  Py_DECREF(path_object);
-  return result;
+  return (PyObject *)result;
 }
 
 /* equalize (global or CLAHE) and apply_lut: in into out (the same array for
@@ -935,12 +1019,14 @@ static PyObject *py_lut_from_histogram(PyObject *self, PyObject *args, PyObject 
   return result;
 }
 
+/* The dataset statistics of a summed histogram: a DatasetStats. */
 static PyObject *py_from_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = {"histogram", "matrix", "range", "percentiles", NULL};
   Py_buffer h;
-  const char *matrix_name = "bt601", *range_name = "full", *percentiles = "";
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|$sss", keywords, &h, &matrix_name, &range_name,
+  const char *matrix_name = "bt601", *range_name = "full";
+  PyObject *percentiles = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|$ssO", keywords, &h, &matrix_name, &range_name,
                                    &percentiles))
     return NULL;
   LhOptions options;
@@ -949,26 +1035,26 @@ static PyObject *py_from_histogram(PyObject *self, PyObject *args, PyObject *kwa
   int depth = 0;
   while (depth <= 16 && ((size_t)1 << depth) != bins)
     depth++;
-  PyObject *result = NULL;
-  LhStats stats;
-  lh_stats_init(&stats);
+  StatsObject *result = NULL;
   int status = LH_OK;
   if (lh_matrix_from_name(matrix_name, &options.matrix) < 0 ||
-      lh_range_from_name(range_name, &options.range) < 0 ||
-      (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0))
+      lh_range_from_name(range_name, &options.range) < 0) {
     status = LH_ERROR_INVALID_ARGUMENT;
-  else if ((size_t)h.len % sizeof(uint64_t) != 0 || depth < 8 || depth > 16)
+  } else if (percentiles_from(percentiles, &options) < 0) {
+    PyBuffer_Release(&h);
+    return NULL;
+  } else if ((size_t)h.len % sizeof(uint64_t) != 0 || depth < 8 || depth > 16) {
     status = lh_set_error(LH_ERROR_INVALID_ARGUMENT,
                           "a histogram of 2^8 .. 2^16 uint64 counts expected");
-  else
-    status = lh_stats_from_histogram(h.buf, depth, &options, &stats);
+  } else if ((result = stats_object_new(true))) {
+    status = lh_stats_from_histogram(h.buf, depth, &options, &result->stats);
+  }
   PyBuffer_Release(&h);
-  if (status < 0)
+  if (status < 0) {
+    Py_CLEAR(result);
     raise_status(status);
-  else
-    result = stats_to_dict(&stats);
-  lh_stats_clear(&stats);
-  return result;
+  }
+  return (PyObject *)result;
 }
 
 /* Analyses image (with percentiles, for the markers) and draws its
@@ -978,13 +1064,13 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   static char *keywords[] = {"image",   "percentiles", "rect",         "opacity", "scale",
                              "markers", "clipping",    "clip_warning", "matrix",  "range",
                              "backend", "bit_depth",   "format",       "width",   NULL};
-  PyObject *image;
-  const char *percentiles = "", *scale = "log", *matrix_name = "bt601", *range_name = "full",
-             *backend_name = "auto", *format_name = NULL;
+  PyObject *image, *percentiles = Py_None;
+  const char *scale = "log", *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
+             *format_name = NULL;
   int rect[4] = {0, 0, 0, 0}, markers = 1, clipping = 1, bit_depth = 0, frame_width = 0;
   double opacity = 0.8, clip_warning = 0.005;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|$s(iiii)dsppdsssizi", keywords, &image, &percentiles, &rect[0], &rect[1],
+          args, kwargs, "O|$O(iiii)dsppdsssizi", keywords, &image, &percentiles, &rect[0], &rect[1],
           &rect[2], &rect[3], &opacity, &scale, &markers, &clipping, &clip_warning, &matrix_name,
           &range_name, &backend_name, &bit_depth, &format_name, &frame_width))
     return NULL;
@@ -996,8 +1082,8 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
                    &backend) < 0)
     return NULL;
-  if (*percentiles && lh_options_set_percentiles(&options, percentiles) < 0)
-    return raise_status(LH_ERROR_INVALID_ARGUMENT);
+  if (percentiles_from(percentiles, &options) < 0)
+    return NULL;
   if (strcmp(scale, "log") != 0 && strcmp(scale, "linear") != 0)
     return raise_invalid("scale: log or linear");
   overlay.rect = (LhRect){rect[0], rect[1], rect[2], rect[3]};
@@ -1024,10 +1110,11 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
  * None when the thread has none. */
 static PyObject *py_device_time(PyObject *self, PyObject *unused)
 {
-  LhContext *context = thread_contexts[LH_BACKEND_CUDA];
-  if (!context && thread_contexts[LH_BACKEND_AUTO] &&
-      lh_context_backend(thread_contexts[LH_BACKEND_AUTO]) == LH_BACKEND_CUDA)
-    context = thread_contexts[LH_BACKEND_AUTO];
+  LhContext *const *of = thread_contexts ? thread_contexts->of : NULL;
+  LhContext *context = of ? of[LH_BACKEND_CUDA] : NULL;
+  if (of && !context && of[LH_BACKEND_AUTO] &&
+      lh_context_backend(of[LH_BACKEND_AUTO]) == LH_BACKEND_CUDA)
+    context = of[LH_BACKEND_AUTO];
   if (!context)
     Py_RETURN_NONE;
   LhDeviceTime time;
@@ -1037,6 +1124,65 @@ static PyObject *py_device_time(PyObject *self, PyObject *unused)
   return Py_BuildValue("{s:d,s:d,s:K,s:K}", "transfer_s", time.transfer_s, "compute_s",
                        time.compute_s, "calls", (unsigned long long)time.calls, "transfer_bytes",
                        (unsigned long long)time.transfer_bytes);
+}
+
+/* The C call alone, for tests/bench/python-bench.py: lh_analyze of image's
+ * frame as lumahist.stats makes it (this thread's context, the stream the
+ * producer names), runs times with the GIL released, with the percentiles
+ * 1, 5, 50, 95 and 99 and one LhStats for every call, as a C program keeps
+ * it: a list of each call's seconds by the monotonic clock. */
+static PyObject *py_analyze_times(PyObject *self, PyObject *args)
+{
+  PyObject *image;
+  int runs;
+  const char *backend_name = "auto";
+  if (!PyArg_ParseTuple(args, "Oi|s:analyze_times", &image, &runs, &backend_name))
+    return NULL;
+  if (runs < 1)
+    return raise_invalid("analyze_times: runs must be at least 1");
+  LhOptions options;
+  lh_options_init(&options);
+  LhBackend backend;
+  if (lh_backend_from_name(backend_name, &backend) < 0 ||
+      lh_options_set_percentiles(&options, "1,5,50,95,99") < 0)
+    return raise_status(LH_ERROR_INVALID_ARGUMENT);
+  double *seconds = PyMem_Malloc((size_t)runs * sizeof *seconds);
+  if (!seconds)
+    return PyErr_NoMemory();
+  ArrayFrame a;
+  LhContext *context = NULL;
+  if (array_frame_get(&a, image, NULL, 0, 0, false, "image") < 0 ||
+      !(context = context_for(backend_for(backend, &a)))) {
+    array_frame_release(&a); /* none held after a failed get */
+    PyMem_Free(seconds);
+    return NULL;
+  }
+  LhStats stats;
+  lh_stats_init(&stats);
+  int status = LH_OK;
+  stream_begin(context, &a);
+  PyThreadState *released = PyEval_SaveThread();
+  for (int i = 0; i < runs && status >= 0; i++) {
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    status = lh_analyze(context, &a.frame, &options, &stats);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    seconds[i] = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+  }
+  PyEval_RestoreThread(released);
+  stream_end(context, &a);
+  array_frame_release(&a);
+  lh_stats_clear(&stats);
+  PyObject *result = status < 0 ? raise_status(status) : PyList_New(runs);
+  for (int i = 0; result && i < runs; i++) {
+    PyObject *value = PyFloat_FromDouble(seconds[i]);
+    if (!value)
+      Py_CLEAR(result);
+    else
+      PyList_SET_ITEM(result, i, value);
+  }
+  PyMem_Free(seconds);
+  return result;
 }
 
 static void temporal_destroy(PyObject *capsule)
@@ -1102,17 +1248,17 @@ static PyObject *py_version(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef methods[] = {
-    {"stats", (PyCFunction)(void (*)(void))py_stats, METH_VARARGS | METH_KEYWORDS,
-     "stats(image, *, matrix, range, percentiles, roi, backend, bit_depth, format, width) -> dict"},
+    {"stats", py_stats, METH_VARARGS,
+     "stats(image, matrix, range, percentiles, roi, backend, bit_depth, format, width) -> Stats"},
     {"rewrite", (PyCFunction)(void (*)(void))py_rewrite, METH_VARARGS | METH_KEYWORDS,
      "rewrite(image, out, *, mode, lut, matrix, range, tiles_x, tiles_y, clip_limit, backend, "
      "bit_depth, format, temporal, width)"},
     {"lut_from_histogram", (PyCFunction)(void (*)(void))py_lut_from_histogram,
      METH_VARARGS | METH_KEYWORDS, "lut_from_histogram(histogram, *, range) -> bytes"},
     {"stats_file", (PyCFunction)(void (*)(void))py_stats_file, METH_VARARGS | METH_KEYWORDS,
-     "stats_file(path, *, matrix, range, percentiles, backend, max_pixels) -> dict"},
+     "stats_file(path, *, matrix, range, percentiles, backend, max_pixels) -> Stats"},
     {"from_histogram", (PyCFunction)(void (*)(void))py_from_histogram, METH_VARARGS | METH_KEYWORDS,
-     "from_histogram(histogram, *, matrix, range, percentiles)"},
+     "from_histogram(histogram, *, matrix, range, percentiles) -> DatasetStats"},
     {"overlay", (PyCFunction)(void (*)(void))py_overlay, METH_VARARGS | METH_KEYWORDS,
      "overlay(image, *, percentiles, rect, opacity, scale, markers, clipping, clip_warning, "
      "matrix, range, backend, bit_depth, format, width)"},
@@ -1122,6 +1268,11 @@ static PyMethodDef methods[] = {
     {"device_time", py_device_time, METH_NOARGS, "this thread's CUDA context's GPU time"},
     {"format_names", py_format_names, METH_NOARGS, "the library's pixel format names"},
     {"version", py_version, METH_NOARGS, "the library's version"},
+    {"set_result_types", stats_object_set_result_types, METH_VARARGS,
+     "set_result_types(Stats, DatasetStats): the classes of the results"},
+    {"restore_stats", stats_object_restore, METH_VARARGS, "restore_stats(cls, state): unpickles"},
+    {"analyze_times", py_analyze_times, METH_VARARGS,
+     "analyze_times(image, runs, backend='auto') -> [seconds]: the C call alone, timed"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1137,5 +1288,10 @@ PyMODINIT_FUNC PyInit__lumahist(void);
 
 PyMODINIT_FUNC PyInit__lumahist(void)
 {
-  return PyModule_Create(&module);
+  if (intern_names() < 0)
+    return NULL;
+  PyObject *m = PyModule_Create(&module);
+  if (m && stats_object_add_type(m) < 0)
+    Py_CLEAR(m);
+  return m;
 }

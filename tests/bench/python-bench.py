@@ -1,12 +1,24 @@
 #!/usr/bin/env python3
 """python-bench.py: lumahist.stats on a 4K RGB NumPy array against what a
 user writes today, cv2.cvtColor(RGB2GRAY) + cv2.calcHist, in one run on the
-same machine (median of --runs calls after a warm-up; OpenCV on its own
-threads, lumahist's CPU backend on every core), with the issue's target
-(>= 2x).  Where CuPy and a GPU are, also lumahist.stats on the same frame
-as a CuPy array.  Run with PYTHONPATH=BUILD/python."""
+same machine (median of --runs calls of each, in turn, after a warm-up;
+OpenCV on its own threads, lumahist's CPU backend on every core), with the
+issue's target (>= 2x).  Where CuPy and a GPU are, also lumahist.stats on the same frame
+as a CuPy array.
+
+Then what a call costs beyond the library's: lumahist.stats against the C
+call alone (lh_analyze of the same frame on the same context and stream,
+timed in C by _lumahist.analyze_times), median of --calls calls each, in
+alternating blocks, on NumPy arrays (CPU backend) and, where CuPy or
+PyTorch and a GPU are, on their device arrays (issue 17's target: within
+10 us of the C call on a 4K uint8 device array).  --only overhead skips the
+OpenCV rows; --baseline OLD_BUILD/python times an older build's
+lumahist.stats in the same run too.  Run with PYTHONPATH=BUILD/python."""
 import argparse
+import importlib.util
+import os
 import statistics
+import sys
 import time
 
 import cv2
@@ -15,24 +27,123 @@ import numpy as np
 import lumahist
 
 
-def median_ms(function, runs):
-    function()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
+def median_ms(functions, runs):
+    """The median milliseconds of each function, called in turn at each run
+    (so that a busy moment of a shared host falls on all of them)."""
+    for function in functions:
         function()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+    times = [[] for _ in functions]
+    for _ in range(runs):
+        for function, kept in zip(functions, times):
+            start = time.perf_counter()
+            function()
+            kept.append((time.perf_counter() - start) * 1e3)
+    return [statistics.median(kept) for kept in times]
+
+
+def photo(height, width, channels, seed=1):
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width]
+    base = ((x / max(width - 1, 1) * 0.6 + y / max(height - 1, 1) * 0.4) * 230)[..., None]
+    frame = np.clip(base + rng.normal(0, 12, (height, width, channels)), 0, 255).astype(np.uint8)
+    return frame if channels > 1 else frame[..., 0].copy()
+
+
+def call_times_us(modules, image, backend, calls):
+    """The median microseconds of a call of each module's lumahist.stats and
+    of the C call alone, in alternating blocks (so that a drift of clocks or
+    a busy moment falls on all of them)."""
+    block = 50
+    times = [[] for _ in range(len(modules) + 1)]
+    for module in modules:  # warm-up: contexts, buffers, clocks
+        for _ in range(20):
+            module.stats(image, backend=backend)
+    lumahist._lumahist.analyze_times(image, 20, backend)
+    clock = time.perf_counter_ns
+    while len(times[-1]) < calls:
+        for module, kept in zip(modules, times):
+            stats = module.stats
+            for _ in range(block):
+                start = clock()
+                stats(image, backend=backend)
+                kept.append((clock() - start) / 1e3)
+        times[-1] += [t * 1e6 for t in lumahist._lumahist.analyze_times(image, block, backend)]
+    return [statistics.median(kept) for kept in times]
+
+
+def baseline_package(folder):
+    """The lumahist package of another build (FOLDER/lumahist, as
+    BUILD/python holds it) beside this one, as lumahist_baseline."""
+    here = os.path.join(folder, "lumahist")
+    spec = importlib.util.spec_from_file_location(
+        "lumahist_baseline", os.path.join(here, "__init__.py"), submodule_search_locations=[here])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["lumahist_baseline"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def overhead_rows(calls, baseline):
+    modules = [lumahist] + ([baseline] if baseline else [])
+    print(f"per call, median of {calls} (4K: of {max(calls // 4, 51)}): lumahist.stats against "
+          "the C call alone (lh_analyze of the same frame, same context and stream)"
+          + (f"; baseline: {baseline.__file__}" if baseline else ""))
+    print(f"  {'array':28s} {'stats':>10s} {'C call':>10s} {'overhead':>10s}"
+          + (f" {'baseline':>10s} {'its overhead':>13s}" if baseline else ""))
+
+    def row(name, image, backend, large=False, target=None):
+        medians = call_times_us(modules, image, backend, max(calls // 4, 51) if large else calls)
+        python, c = medians[0], medians[-1]
+        line = f"  {name:28s} {python:7.2f} us {c:7.2f} us {python - c:7.2f} us"
+        if baseline:
+            line += f" {medians[1]:7.2f} us {medians[1] - c:10.2f} us"
+        if target is not None:
+            line += f"  (target <= {target} us: {'met' if python - c <= target else 'NOT met'})"
+        print(line)
+
+    for name, height, width, channels in (("16x16 gray", 16, 16, 1), ("16x16 RGB", 16, 16, 3)):
+        row(f"NumPy {name}, CPU backend", photo(height, width, channels), "cpu")
+    # name, height, width, channels, the target (us) where the issue sets one
+    device_frames = (("16x16 gray", 16, 16, 1, None), ("4K gray", 2160, 3840, 1, 10),
+                     ("4K RGB", 2160, 3840, 3, 10))
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("no CUDA device")
+        for name, height, width, channels, target in device_frames:
+            row(f"CuPy {name}", cupy.asarray(photo(height, width, channels)), "auto",
+                height > 16, target)
+    except Exception as e:  # no CuPy or no device
+        print(f"  (no CuPy rows: {type(e).__name__}: {e})")
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            raise RuntimeError("PyTorch sees no CUDA device")
+        for name, height, width, channels, target in device_frames:
+            tensor = torch.from_numpy(photo(height, width, channels)).cuda()
+            row(f"PyTorch {name}", tensor, "auto", height > 16, target)
+    except Exception as e:  # no PyTorch or no device
+        print(f"  (no PyTorch rows: {type(e).__name__}: {e})")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=31)
+    parser.add_argument("--calls", type=int, default=2001)
+    parser.add_argument("--only", choices=["opencv", "overhead"])
+    parser.add_argument("--baseline", metavar="FOLDER",
+                        help="another build's python folder (BUILD/python) whose lumahist.stats "
+                        "the overhead rows time too, in the same run")
     args = parser.parse_args()
-    rng = np.random.default_rng(1)
-    y, x = np.mgrid[0:2160, 0:3840]
-    base = ((x / 3839 * 0.6 + y / 2159 * 0.4) * 230)[..., None]
-    frame = np.clip(base + rng.normal(0, 12, (2160, 3840, 3)), 0, 255).astype(np.uint8)
+    baseline = baseline_package(args.baseline) if args.baseline else None
+    if args.only != "overhead":
+        opencv_rows(args.runs)
+    if args.only != "opencv":
+        overhead_rows(args.calls, baseline)
+
+
+def opencv_rows(runs):
+    frame = photo(2160, 3840, 3)
 
     def opencv():
         gray = cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY)
@@ -44,9 +155,8 @@ def main():
     ours = lumahist.stats(frame, backend="cpu")
     assert np.array_equal(ours.histogram, np.bincount(exact.ravel(), minlength=256)), "wrong luma"
     differ = int((cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) != exact).sum())
-    cv_ms = median_ms(opencv, args.runs)
-    cpu_ms = median_ms(lambda: lumahist.stats(frame, backend="cpu"), args.runs)
-    print(f"4K RGB uint8, median of {args.runs}; OpenCV {cv2.__version__} on "
+    cv_ms, cpu_ms = median_ms([opencv, lambda: lumahist.stats(frame, backend="cpu")], runs)
+    print(f"4K RGB uint8, median of {runs}, in turn; OpenCV {cv2.__version__} on "
           f"{cv2.getNumThreads()} threads")
     print(f"  cv2.cvtColor + cv2.calcHist        {cv_ms:8.3f} ms  (its gray differs from the "
           f"fixed-point BT.601 luma on {differ} of {exact.size} pixels)")
@@ -55,7 +165,7 @@ def main():
     try:
         import cupy
         device = cupy.asarray(frame)
-        gpu_ms = median_ms(lambda: lumahist.stats(device), args.runs)
+        gpu_ms, = median_ms([lambda: lumahist.stats(device)], runs)
         print(f"  lumahist.stats, CuPy array on the GPU {gpu_ms:6.3f} ms  ({cv_ms / gpu_ms:.2f}x)")
     except Exception as e:  # no CuPy or no device
         print(f"  (no CuPy row: {type(e).__name__}: {e})")

@@ -3,6 +3,8 @@ numbers as the NumPy arrays they were copied from, results written on the
 device, no frame copied over the host link (the context's device-time
 counters), and work queued on the producer's stream.  Skipped, with the
 reason, without CuPy or PyTorch and a CUDA device."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -129,3 +131,43 @@ def test_cupy_slices_whose_chroma_lies_outside_are_refused():
     with pytest.raises(lumahist.InvalidArgumentError, match="whole rows with width="):
         lumahist.stats(device[:, :80], format="I420")
     assert lumahist.stats(device[:, :80], format="NV12").width == 80
+
+
+def test_cupy_results_and_the_timed_c_call_copy_no_frame():
+    """A device array's result is the NumPy one field for field, and the C
+    call alone that python-bench.py compares it with (analyze_times) runs on
+    the same context without a copy of the frame either."""
+    cupy = cupy_or_skip()
+    host = photo(540, 960, 7, 3)
+    device = cupy.asarray(host)
+    got = lumahist.stats(device, percentiles=(0.5, 50, 99.5))
+    want = lumahist.stats(host, percentiles=(0.5, 50, 99.5), backend="cpu")
+    assert got.backend == "cuda"
+    got_record, want_record = got.to_dict(), want.to_dict()
+    got_record.pop("backend"), want_record.pop("backend")
+    assert got_record == want_record
+    before = lumahist.device_time()
+    seconds = lumahist._lumahist.analyze_times(device, 5)
+    after = lumahist.device_time()
+    assert len(seconds) == 5 and all(0 < t < 1 for t in seconds)
+    assert after["calls"] == before["calls"] + 5
+    assert after["transfer_bytes"] == before["transfer_bytes"], "the frame crossed the host link"
+
+
+def test_a_threads_cuda_context_ends_with_it():
+    """A thread's CUDA context (its device copy of host frames: 8 MB for a
+    4K gray frame, and as much pinned) is freed when the thread ends."""
+    cupy = cupy_or_skip()
+    image = photo(2160, 3840, 8)
+
+    def one():
+        thread = threading.Thread(target=lambda: lumahist.stats(image, backend="cuda"))
+        thread.start()
+        thread.join()
+
+    one()
+    free_before, _ = cupy.cuda.runtime.memGetInfo()
+    for _ in range(24):
+        one()
+    free_after, _ = cupy.cuda.runtime.memGetInfo()
+    assert free_before - free_after < 64 << 20, "the threads' contexts stayed on the device"

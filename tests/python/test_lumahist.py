@@ -290,6 +290,30 @@ def test_threads_give_the_same_numbers():
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
 
 
+def test_a_threads_contexts_end_with_it():
+    """Each thread gets its own contexts, freed when it ends: 1000 short
+    threads (a pool's, a DataLoader's) kept 6.5 MB of CPU contexts before."""
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("no /proc/self/statm to read the resident size from")
+    image = photo(16, 16, 1)
+
+    def resident():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def one():
+        thread = threading.Thread(target=lambda: lumahist.stats(image, backend="cpu"))
+        thread.start()
+        thread.join()
+
+    for _ in range(50):
+        one()
+    before = resident()
+    for _ in range(1000):
+        one()
+    assert resident() - before < 3 << 20
+
+
 @pytest.mark.parametrize("channels", [None, 3])
 def test_overlay_is_the_tools(tmp_path, channels):
     image = photo(240, 320, 11, channels=channels)

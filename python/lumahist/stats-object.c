@@ -1,0 +1,525 @@
+/* stats-object.c: the result of lumahist.stats as a C object over the
+ * LhStats that the library filled (stats-object.h).  Building the record's
+ * fields as Python objects for every call, and the histogram's copy, was
+ * most of what a call on a small frame or on the GPU cost beyond the
+ * library's: here a field becomes a Python object only when it is read.
+ *
+ * The fields are non-data descriptors, as plain attributes were before:
+ * assigning one stores the value in the instance's __dict__, where it
+ * hides the descriptor, and an instance pickles and copies. */
+#include "stats-object.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* The fields, in the order of the tool's records, then the rest. */
+typedef enum {
+  FIELD_WIDTH,
+  FIELD_HEIGHT,
+  FIELD_BIT_DEPTH,
+  FIELD_MATRIX,
+  FIELD_RANGE,
+  FIELD_BACKEND,
+  FIELD_COUNT,
+  FIELD_MEAN,
+  FIELD_STDDEV,
+  FIELD_MIN,
+  FIELD_MAX,
+  FIELD_MEDIAN,
+  FIELD_CLIPPED_LOW,
+  FIELD_CLIPPED_HIGH,
+  FIELD_BELOW_LEGAL,
+  FIELD_ABOVE_LEGAL,
+  FIELD_MEAN_NORM,
+  FIELD_STDDEV_NORM,
+  FIELD_MIN_NORM,
+  FIELD_MAX_NORM,
+  FIELD_MEDIAN_NORM,
+  FIELD_PERCENTILES,
+  FIELD_PERCENTILES_NORM,
+  FIELD_HISTOGRAM,
+  FIELD_PATH,
+  FIELD_DECODER,
+  FIELD_CONVERTED_FROM,
+  FIELD_TOTAL,
+} Field;
+
+static const char *const field_names[FIELD_TOTAL] = {
+    "width",
+    "height",
+    "bit_depth",
+    "matrix",
+    "range",
+    "backend",
+    "count",
+    "mean",
+    "stddev",
+    "min",
+    "max",
+    "median",
+    "clipped_low",
+    "clipped_high",
+    "below_legal",
+    "above_legal",
+    "mean_norm",
+    "stddev_norm",
+    "min_norm",
+    "max_norm",
+    "median_norm",
+    "percentiles",
+    "percentiles_norm",
+    "histogram",
+    "path",
+    "decoder",
+    "converted_from",
+};
+
+static PyTypeObject stats_base_type;
+
+/* The classes calls make instances of (the package's Stats and
+ * DatasetStats); the base type itself until the package registers them. */
+static PyTypeObject *stats_class = &stats_base_type;
+static PyTypeObject *dataset_class = &stats_base_type;
+
+/* restore_stats, which pickles name to rebuild an instance. */
+static PyObject *restore_function;
+
+/* The library's names of matrices, ranges and backends are static strings:
+ * their Python strings are made once. */
+static PyObject *name_object(const char *name)
+{
+  static struct {
+    const char *name;
+    PyObject *object;
+  } cache[16];
+  if (!name)
+    Py_RETURN_NONE;
+  for (size_t i = 0; i < sizeof cache / sizeof cache[0]; i++) {
+    if (cache[i].name == name)
+      return Py_NewRef(cache[i].object);
+    if (!cache[i].name) {
+      PyObject *object = PyUnicode_InternFromString(name);
+      if (!object)
+        return NULL;
+      cache[i].name = name;
+      cache[i].object = object;
+      return Py_NewRef(object);
+    }
+  }
+  return PyUnicode_FromString(name);
+}
+
+/* The histogram as a read-only NumPy array of uint64 over a bytes copy, as
+ * numpy.frombuffer(bytes, numpy.uint64) makes it. */
+static PyObject *histogram_array(const StatsObject *s)
+{
+  static PyObject *frombuffer, *uint64;
+  if (!frombuffer) {
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    if (!numpy)
+      return NULL;
+    PyObject *function = PyObject_GetAttrString(numpy, "frombuffer");
+    PyObject *type = function ? PyObject_GetAttrString(numpy, "uint64") : NULL;
+    Py_DECREF(numpy);
+    if (!type) {
+      Py_XDECREF(function);
+      return NULL;
+    }
+    frombuffer = function;
+    uint64 = type;
+  }
+  PyObject *bytes = PyBytes_FromStringAndSize((const char *)s->stats.histogram,
+                                              (Py_ssize_t)(s->stats.n_bins * sizeof(uint64_t)));
+  if (!bytes)
+    return NULL;
+  PyObject *array = PyObject_CallFunctionObjArgs(frombuffer, bytes, uint64, NULL);
+  Py_DECREF(bytes);
+  return array;
+}
+
+/* {p: value} (norm: {p: normalized value}), in the order asked for. */
+static PyObject *percentile_dict(const LhStats *stats, bool norm)
+{
+  PyObject *dict = PyDict_New();
+  for (int i = 0; dict && i < stats->n_percentiles; i++) {
+    PyObject *p = PyFloat_FromDouble(stats->percentile_p[i]);
+    PyObject *value = norm ? PyFloat_FromDouble(stats->percentile_norm[i])
+                           : PyLong_FromUnsignedLong(stats->percentile_value[i]);
+    if (!p || !value || PyDict_SetItem(dict, p, value) < 0)
+      Py_CLEAR(dict);
+    Py_XDECREF(p);
+    Py_XDECREF(value);
+  }
+  return dict;
+}
+
+/* An object made once and kept: the same one at every read, as an
+ * attribute is. */
+static PyObject *kept(PyObject **slot, PyObject *made)
+{
+  if (!made)
+    return NULL;
+  *slot = made;
+  return Py_NewRef(made);
+}
+
+static PyObject *field_value(StatsObject *s, Field field)
+{
+  const LhStats *st = &s->stats;
+  switch (field) {
+  case FIELD_WIDTH:
+    return s->dataset ? Py_NewRef(Py_None) : PyLong_FromLong(s->width);
+  case FIELD_HEIGHT:
+    return s->dataset ? Py_NewRef(Py_None) : PyLong_FromLong(s->height);
+  case FIELD_BIT_DEPTH:
+    return PyLong_FromLong(st->bit_depth);
+  case FIELD_MATRIX:
+    return name_object(lh_matrix_name(st->matrix));
+  case FIELD_RANGE:
+    return name_object(lh_range_name(st->range));
+  case FIELD_BACKEND:
+    return s->dataset ? Py_NewRef(Py_None) : name_object(lh_backend_name(s->backend));
+  case FIELD_COUNT:
+    return PyLong_FromUnsignedLongLong(st->count);
+  case FIELD_MEAN:
+    return PyFloat_FromDouble(st->mean);
+  case FIELD_STDDEV:
+    return PyFloat_FromDouble(st->stddev);
+  case FIELD_MIN:
+    return PyLong_FromUnsignedLong(st->min);
+  case FIELD_MAX:
+    return PyLong_FromUnsignedLong(st->max);
+  case FIELD_MEDIAN:
+    return PyLong_FromUnsignedLong(st->median);
+  case FIELD_CLIPPED_LOW:
+    return PyFloat_FromDouble(st->clipped_low);
+  case FIELD_CLIPPED_HIGH:
+    return PyFloat_FromDouble(st->clipped_high);
+  case FIELD_BELOW_LEGAL:
+    return PyFloat_FromDouble(st->below_legal);
+  case FIELD_ABOVE_LEGAL:
+    return PyFloat_FromDouble(st->above_legal);
+  case FIELD_MEAN_NORM:
+    return PyFloat_FromDouble(st->mean_norm);
+  case FIELD_STDDEV_NORM:
+    return PyFloat_FromDouble(st->stddev_norm);
+  case FIELD_MIN_NORM:
+    return PyFloat_FromDouble(st->min_norm);
+  case FIELD_MAX_NORM:
+    return PyFloat_FromDouble(st->max_norm);
+  case FIELD_MEDIAN_NORM:
+    return PyFloat_FromDouble(st->median_norm);
+  case FIELD_PERCENTILES:
+    return s->percentiles ? Py_NewRef(s->percentiles)
+                          : kept(&s->percentiles, percentile_dict(st, false));
+  case FIELD_PERCENTILES_NORM:
+    return s->percentiles_norm ? Py_NewRef(s->percentiles_norm)
+                               : kept(&s->percentiles_norm, percentile_dict(st, true));
+  case FIELD_HISTOGRAM:
+    return s->histogram ? Py_NewRef(s->histogram) : kept(&s->histogram, histogram_array(s));
+  case FIELD_PATH:
+    return Py_NewRef(s->path);
+  case FIELD_DECODER:
+    return Py_NewRef(s->decoder);
+  case FIELD_CONVERTED_FROM:
+    return Py_NewRef(s->converted_from);
+  default:
+    PyErr_SetString(PyExc_SystemError, "lumahist: no such field");
+    return NULL;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The descriptor of one field                                               */
+
+typedef struct {
+  PyObject_HEAD Field field;
+} FieldObject;
+
+static PyObject *field_get(PyObject *self, PyObject *object, PyObject *type)
+{
+  (void)type;
+  if (!object)
+    return Py_NewRef(self); /* read on the class */
+  if (!PyObject_TypeCheck(object, &stats_base_type)) {
+    PyErr_Format(PyExc_TypeError, "the field %s belongs to lumahist.Stats objects, not to %s",
+                 field_names[((FieldObject *)self)->field], Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  return field_value((StatsObject *)object, ((FieldObject *)self)->field);
+}
+
+static PyObject *field_repr(PyObject *self)
+{
+  return PyUnicode_FromFormat("<field '%s' of lumahist.Stats>",
+                              field_names[((FieldObject *)self)->field]);
+}
+
+static PyTypeObject field_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "lumahist._lumahist.StatsField",
+    .tp_basicsize = sizeof(FieldObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A field of lumahist.Stats, read from the library's result.",
+    .tp_descr_get = field_get,
+    .tp_repr = field_repr,
+};
+
+/* ------------------------------------------------------------------------ */
+/* The base type                                                             */
+
+static int stats_traverse(PyObject *self, visitproc visit, void *arg)
+{
+  StatsObject *s = (StatsObject *)self;
+  Py_VISIT(s->path);
+  Py_VISIT(s->decoder);
+  Py_VISIT(s->converted_from);
+  Py_VISIT(s->histogram);
+  Py_VISIT(s->percentiles);
+  Py_VISIT(s->percentiles_norm);
+  return 0;
+}
+
+static int stats_clear(PyObject *self)
+{
+  StatsObject *s = (StatsObject *)self;
+  Py_CLEAR(s->path);
+  Py_CLEAR(s->decoder);
+  Py_CLEAR(s->converted_from);
+  Py_CLEAR(s->histogram);
+  Py_CLEAR(s->percentiles);
+  Py_CLEAR(s->percentiles_norm);
+  return 0;
+}
+
+static void stats_dealloc(PyObject *self)
+{
+  PyObject_GC_UnTrack(self);
+  stats_clear(self);
+  lh_stats_clear(&((StatsObject *)self)->stats);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static StatsObject *stats_alloc(PyTypeObject *cls)
+{
+  StatsObject *s = (StatsObject *)cls->tp_alloc(cls, 0);
+  if (!s)
+    return NULL;
+  /* tp_alloc zeroed it: an initialised LhStats, no objects made yet. */
+  s->path = Py_NewRef(Py_None);
+  s->decoder = Py_NewRef(Py_None);
+  s->converted_from = Py_NewRef(Py_None);
+  return s;
+}
+
+StatsObject *stats_object_new(bool dataset)
+{
+  StatsObject *s = stats_alloc(dataset ? dataset_class : stats_class);
+  if (s)
+    s->dataset = dataset;
+  return s;
+}
+
+/* Pickling: the class, the library's numbers, and the instance's __dict__
+ * (what was assigned), rebuilt by restore_stats. */
+static PyObject *stats_state(const StatsObject *s)
+{
+  const LhStats *st = &s->stats;
+  const int n = st->n_percentiles;
+  PyObject *p = PyTuple_New(n), *values = PyTuple_New(n), *norms = PyTuple_New(n);
+  PyObject *histogram = PyBytes_FromStringAndSize((const char *)st->histogram,
+                                                  (Py_ssize_t)(st->n_bins * sizeof(uint64_t)));
+  if (!p || !values || !norms || !histogram)
+    goto fail;
+  for (int i = 0; i < n; i++) {
+    PyObject *items[3] = {PyFloat_FromDouble(st->percentile_p[i]),
+                          PyLong_FromUnsignedLong(st->percentile_value[i]),
+                          PyFloat_FromDouble(st->percentile_norm[i])};
+    PyTuple_SET_ITEM(p, i, items[0]);
+    PyTuple_SET_ITEM(values, i, items[1]);
+    PyTuple_SET_ITEM(norms, i, items[2]);
+    if (!items[0] || !items[1] || !items[2])
+      goto fail;
+  }
+  return Py_BuildValue(
+      "(iiiiOOOiiiKddIIIKKKKdddddddddNNNNOOO)", s->width, s->height, (int)s->backend,
+      (int)s->dataset, s->path, s->decoder, s->converted_from, st->bit_depth, (int)st->matrix,
+      (int)st->range, (unsigned long long)st->count, st->mean, st->stddev, st->min, st->max,
+      st->median, (unsigned long long)st->clipped_low_count,
+      (unsigned long long)st->clipped_high_count, (unsigned long long)st->below_legal_count,
+      (unsigned long long)st->above_legal_count, st->clipped_low, st->clipped_high, st->below_legal,
+      st->above_legal, st->mean_norm, st->stddev_norm, st->min_norm, st->max_norm, st->median_norm,
+      p, values, norms, histogram, s->histogram ? s->histogram : Py_None,
+      s->percentiles ? s->percentiles : Py_None,
+      s->percentiles_norm ? s->percentiles_norm : Py_None);
+fail:
+  Py_XDECREF(p);
+  Py_XDECREF(values);
+  Py_XDECREF(norms);
+  Py_XDECREF(histogram);
+  return NULL;
+}
+
+static PyObject *stats_reduce(PyObject *self, PyObject *unused)
+{
+  (void)unused;
+  PyObject *state = stats_state((StatsObject *)self);
+  if (!state)
+    return NULL;
+  PyObject *dict = PyObject_GetAttrString(self, "__dict__");
+  if (!dict) {
+    PyErr_Clear();
+    dict = Py_NewRef(Py_None);
+  }
+  return Py_BuildValue("O(ON)N", restore_function, (PyObject *)Py_TYPE(self), state, dict);
+}
+
+PyObject *stats_object_restore(PyObject *self, PyObject *args)
+{
+  (void)self;
+  PyObject *cls, *path, *decoder, *converted_from, *p, *values, *norms, *histogram;
+  PyObject *kept_histogram, *kept_percentiles, *kept_norms;
+  int width, height, backend, dataset, bit_depth, matrix, range;
+  unsigned long long count, clipped_low, clipped_high, below_legal, above_legal;
+  unsigned int min, max, median;
+  double d[14];
+  if (!PyArg_ParseTuple(args, "O!(iiipOOOiiiKddIIIKKKKdddddddddO!O!O!SOOO):restore_stats",
+                        &PyType_Type, &cls, &width, &height, &backend, &dataset, &path, &decoder,
+                        &converted_from, &bit_depth, &matrix, &range, &count, &d[0], &d[1], &min,
+                        &max, &median, &clipped_low, &clipped_high, &below_legal, &above_legal,
+                        &d[2], &d[3], &d[4], &d[5], &d[6], &d[7], &d[8], &d[9], &d[10],
+                        &PyTuple_Type, &p, &PyTuple_Type, &values, &PyTuple_Type, &norms,
+                        &histogram, &kept_histogram, &kept_percentiles, &kept_norms))
+    return NULL;
+  const Py_ssize_t n = PyTuple_GET_SIZE(p);
+  if (!PyType_IsSubtype((PyTypeObject *)cls, &stats_base_type) || bit_depth < 8 || bit_depth > 16 ||
+      PyBytes_GET_SIZE(histogram) != (Py_ssize_t)(sizeof(uint64_t) << bit_depth) ||
+      !lh_matrix_name((LhMatrix)matrix) || !lh_range_name((LhRange)range) ||
+      !lh_backend_name((LhBackend)backend) || n > LH_MAX_PERCENTILES ||
+      PyTuple_GET_SIZE(values) != n || PyTuple_GET_SIZE(norms) != n) {
+    PyErr_SetString(PyExc_ValueError, "restore_stats: not the state of a lumahist.Stats");
+    return NULL;
+  }
+  StatsObject *s = stats_alloc((PyTypeObject *)cls);
+  if (!s)
+    return NULL;
+  LhStats *st = &s->stats;
+  s->width = width;
+  s->height = height;
+  s->backend = (LhBackend)backend;
+  s->dataset = dataset;
+  Py_SETREF(s->path, Py_NewRef(path));
+  Py_SETREF(s->decoder, Py_NewRef(decoder));
+  Py_SETREF(s->converted_from, Py_NewRef(converted_from));
+  st->bit_depth = bit_depth;
+  st->matrix = (LhMatrix)matrix;
+  st->range = (LhRange)range;
+  st->count = count;
+  st->mean = d[0];
+  st->stddev = d[1];
+  st->min = min;
+  st->max = max;
+  st->median = median;
+  st->clipped_low_count = clipped_low;
+  st->clipped_high_count = clipped_high;
+  st->below_legal_count = below_legal;
+  st->above_legal_count = above_legal;
+  st->clipped_low = d[2];
+  st->clipped_high = d[3];
+  st->below_legal = d[4];
+  st->above_legal = d[5];
+  st->mean_norm = d[6];
+  st->stddev_norm = d[7];
+  st->min_norm = d[8];
+  st->max_norm = d[9];
+  st->median_norm = d[10];
+  st->n_percentiles = (int)n;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    st->percentile_p[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(p, i));
+    st->percentile_value[i] = (uint32_t)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(values, i));
+    st->percentile_norm[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(norms, i));
+  }
+  st->n_bins = (size_t)1 << bit_depth;
+  st->histogram = malloc(st->n_bins * sizeof(uint64_t));
+  if (!st->histogram) {
+    Py_DECREF(s);
+    return PyErr_NoMemory();
+  }
+  memcpy(st->histogram, PyBytes_AS_STRING(histogram), st->n_bins * sizeof(uint64_t));
+  if (kept_histogram != Py_None)
+    s->histogram = Py_NewRef(kept_histogram);
+  if (kept_percentiles != Py_None)
+    s->percentiles = Py_NewRef(kept_percentiles);
+  if (kept_norms != Py_None)
+    s->percentiles_norm = Py_NewRef(kept_norms);
+  if (PyErr_Occurred()) {
+    Py_DECREF(s);
+    return NULL;
+  }
+  return (PyObject *)s;
+}
+
+static PyMethodDef stats_methods[] = {
+    {"__reduce__", stats_reduce, METH_NOARGS, "pickles as restore_stats(cls, state)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject stats_base_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "lumahist._lumahist.StatsBase",
+    .tp_basicsize = sizeof(StatsObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The library's result that lumahist.Stats reads its fields from.",
+    .tp_dealloc = stats_dealloc,
+    .tp_traverse = stats_traverse,
+    .tp_clear = stats_clear,
+    .tp_methods = stats_methods,
+    /* No tp_new: instances come from the module's calls alone. */
+};
+
+int stats_object_add_type(PyObject *module)
+{
+  if (PyType_Ready(&field_type) < 0 || PyType_Ready(&stats_base_type) < 0)
+    return -1;
+  for (int f = 0; f < FIELD_TOTAL; f++) {
+    FieldObject *field = PyObject_New(FieldObject, &field_type);
+    if (!field)
+      return -1;
+    field->field = (Field)f;
+    int status = PyDict_SetItemString(stats_base_type.tp_dict, field_names[f], (PyObject *)field);
+    Py_DECREF(field);
+    if (status < 0)
+      return -1;
+  }
+  PyType_Modified(&stats_base_type);
+  restore_function = PyObject_GetAttrString(module, "restore_stats");
+  if (!restore_function)
+    return -1;
+  Py_INCREF(&stats_base_type);
+  if (PyModule_AddObject(module, "StatsBase", (PyObject *)&stats_base_type) < 0) {
+    Py_DECREF(&stats_base_type);
+    return -1;
+  }
+  return 0;
+}
+
+PyObject *stats_object_set_result_types(PyObject *self, PyObject *args)
+{
+  (void)self;
+  PyObject *stats, *dataset;
+  if (!PyArg_ParseTuple(args, "O!O!:set_result_types", &PyType_Type, &stats, &PyType_Type,
+                        &dataset))
+    return NULL;
+  if (!PyType_IsSubtype((PyTypeObject *)stats, &stats_base_type) ||
+      !PyType_IsSubtype((PyTypeObject *)dataset, &stats_base_type)) {
+    PyErr_SetString(PyExc_TypeError, "set_result_types: subclasses of StatsBase expected");
+    return NULL;
+  }
+  Py_INCREF(stats);
+  Py_INCREF(dataset);
+  if (stats_class != &stats_base_type)
+    Py_DECREF(stats_class);
+  if (dataset_class != &stats_base_type)
+    Py_DECREF(dataset_class);
+  stats_class = (PyTypeObject *)stats;
+  dataset_class = (PyTypeObject *)dataset;
+  Py_RETURN_NONE;
+}
