@@ -22,6 +22,13 @@ typedef struct {
   LhkDevice device;
   cudaStream_t own_stream;
   cudaStream_t stream; /* own_stream or the caller's */
+  /* Work that a call left queued (equalize and overlay on a caller's
+   * stream return without waiting): recorded here, so that a call on
+   * another stream, which reuses the same buffers (the overlay's columns,
+   * the LUTs), first waits for it (lhi_cuda_note_queued). */
+  cudaEvent_t queued;
+  cudaStream_t queued_on;
+  bool queued_pending;
   /* An error in the middle of a batch may leave the accumulators or the
    * scratch (which every launch otherwise leaves zero) dirty. */
   bool needs_reset;
@@ -52,6 +59,8 @@ static void cuda_close(void *state)
   lhi_cuda_release(&s->sort_scratch, false);
   lhi_cuda_equalize_free(s->equalize);
   lhi_cuda_clock_free(s->clock);
+  if (s->queued)
+    cudaEventDestroy(s->queued);
   if (s->own_stream)
     cudaStreamDestroy(s->own_stream);
   free(s);
@@ -82,6 +91,8 @@ static int cuda_open(void **state)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for the CUDA backend");
   error = cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking);
   if (error == cudaSuccess)
+    error = cudaEventCreateWithFlags(&s->queued, cudaEventDisableTiming);
+  if (error == cudaSuccess)
     error = lhk_device_init(&s->device);
   if (error != cudaSuccess) {
     int status = lhi_cuda_failure(error, "opening the CUDA backend", __FILE__, __LINE__);
@@ -97,6 +108,24 @@ static int cuda_set_stream(void *state, void *cuda_stream)
 {
   CudaState *s = state;
   s->stream = cuda_stream ? (cudaStream_t)cuda_stream : s->own_stream;
+  /* The event, not the stream it was recorded on: that stream may be gone
+   * (a GStreamer buffer pool's, say). */
+  if (s->queued_pending && s->stream != s->queued_on) {
+    cudaError_t error = cudaStreamWaitEvent(s->stream, s->queued, 0);
+    if (error != cudaSuccess)
+      return lhi_cuda_failure(error, "cudaStreamWaitEvent", __FILE__, __LINE__);
+  }
+  return LH_OK;
+}
+
+int lhi_cuda_note_queued(void *state)
+{
+  CudaState *s = state;
+  cudaError_t error = cudaEventRecord(s->queued, s->stream);
+  if (error != cudaSuccess)
+    return lhi_cuda_failure(error, "cudaEventRecord", __FILE__, __LINE__);
+  s->queued_on = s->stream;
+  s->queued_pending = true;
   return LH_OK;
 }
 

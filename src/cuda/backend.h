@@ -47,6 +47,10 @@ cudaStream_t lhi_cuda_stream(void *state);
 /* Is that the backend's own stream, which no caller can wait for? */
 bool lhi_cuda_stream_is_own(void *state);
 
+/* A call returns with work still queued on the stream: the next call on
+ * another stream waits for it first (lh_context_set_stream). */
+int lhi_cuda_note_queued(void *state);
+
 /* Is host memory page-locked (cudaHostAlloc, lh_host_register), so that the
  * DMA engines can copy it without staging? */
 bool lhi_cuda_is_pinned_host(const void *pointer);

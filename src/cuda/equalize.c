@@ -470,6 +470,9 @@ static int finish_call(void *state, CudaEqualize *e, cudaStream_t stream, bool d
     cudaError_t error = cudaStreamSynchronize(stream);
     if (error != cudaSuccess)
       status = lhi_cuda_failure(error, "cudaStreamSynchronize", __FILE__, __LINE__);
+  } else if (status == LH_OK && device_frame) {
+    /* Left queued on the caller's stream, reading this context's buffers. */
+    status = lhi_cuda_note_queued(state);
   }
   if (status < 0) {
     lhi_cuda_clock_abandon(clock);
