@@ -676,11 +676,11 @@ static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
  * the next while one decodes. */
 static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, int contexts)
 {
-  /* Not for images written back: a colour JPEG changed on the CPU has its
-   * R'G'B' scaled (chroma too), on the GPU its Y alone, and one run gives
-   * every file nvJPEG can take the same rule. */
-  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend) ||
-      spec->read_mode == LHIO_READ_FULL)
+  /* Images written back too: both ways apply one colour rule (the GPU's
+   * Y'CbCr path scales the chroma by the luma's gain, LH_CHROMA_SCALE), and
+   * the CPU's threads keep writing while nvJPEG's decoders start (a second
+   * and more). */
+  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend))
     return 0;
   return contexts * batch_frames_for(spec, backend);
 }
