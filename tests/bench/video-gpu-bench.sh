@@ -3,6 +3,11 @@
 # a 4K H.264 file (NVDEC, frames analysed in CUDA memory) against
 # `filesrc ! parsebin ! nvh264dec ! fakesink`, the decoding alone: frames/s
 # of each (median of RUNS, in turns) and their ratio (target >= 0.95).
+# Each process's start-up (GStreamer's registry and plugins, CUDA contexts)
+# is seconds, as long as decoding a 10-second 4K clip: so each side also
+# runs on the first second's frames alone (`lumahist --duration 1`, and
+# `identity eos-after=` as many for the decoder), and the steady rate is the
+# frames between the two over the time between them, start-up left out.
 #
 # The GPU hosts have no H.264 encoder (H100: no NVENC; no x264, no ffmpeg):
 # make the clip where there is one and carry it, e.g.
@@ -41,15 +46,32 @@ case $first in
   *) echo "warning: the frames were not decoded by nvh264dec and analysed on CUDA" ;;
 esac
 
-decode=() ours=()
+# The first second's frames, for the steady rates.
+"$lumahist" stats --no-histogram --duration 1 ${LUMAHIST_ARGS:-} -o "$records" "$clip"
+short=$(grep -c '"frame":' "$records")
+
+decode=() ours=() decode_short=() ours_short=()
 for ((i = 0; i < runs; i++)); do
   decode+=("$(seconds gst-launch-1.0 -q filesrc location="$clip" ! parsebin ! nvh264dec ! \
     fakesink sync=false)")
   ours+=("$(seconds "$lumahist" stats --no-histogram ${LUMAHIST_ARGS:-} -o /dev/null "$clip")")
+  decode_short+=("$(seconds gst-launch-1.0 -q filesrc location="$clip" ! parsebin ! nvh264dec ! \
+    identity eos-after="$short" ! fakesink sync=false)")
+  ours_short+=("$(seconds "$lumahist" stats --no-histogram --duration 1 ${LUMAHIST_ARGS:-} \
+    -o /dev/null "$clip")")
 done
 m_decode=$(printf '%s\n' "${decode[@]}" | median)
 m_ours=$(printf '%s\n' "${ours[@]}" | median)
+m_decode_short=$(printf '%s\n' "${decode_short[@]}" | median)
+m_ours_short=$(printf '%s\n' "${ours_short[@]}" | median)
 printf 'clip: %s, %d frames; %d runs each, median\n' "$clip" "$frames" "$runs"
 printf 'nvh264dec ! fakesink:   %.3f s  %.1f frames/s\n' "$m_decode" "$(awk -v f="$frames" -v t="$m_decode" 'BEGIN {print f / t}')"
 printf 'lumahist stats:         %.3f s  %.1f frames/s\n' "$m_ours" "$(awk -v f="$frames" -v t="$m_ours" 'BEGIN {print f / t}')"
 printf 'ratio (lumahist / decode frame rate): %.3f\n' "$(awk -v a="$m_decode" -v b="$m_ours" 'BEGIN {print a / b}')"
+steady() { awk -v f="$1" -v t="$2" 'BEGIN {print (t > 0) ? f / t : 0}'; }
+s_decode=$(steady $((frames - short)) "$(awk -v a="$m_decode" -v b="$m_decode_short" 'BEGIN {print a - b}')")
+s_ours=$(steady $((frames - short)) "$(awk -v a="$m_ours" -v b="$m_ours_short" 'BEGIN {print a - b}')")
+printf 'first %d frames alone: nvh264dec %.3f s, lumahist %.3f s (start-up and the first second)\n' \
+  "$short" "$m_decode_short" "$m_ours_short"
+printf 'steady, frames %d to %d: nvh264dec %.1f frames/s, lumahist %.1f frames/s, ratio %.3f\n' \
+  "$short" "$frames" "$s_decode" "$s_ours" "$(awk -v a="$s_ours" -v b="$s_decode" 'BEGIN {print a / b}')"
