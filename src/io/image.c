@@ -372,6 +372,21 @@ int lhio_create_temp(const char *path, char **temp_path, FILE **file)
   free(temp);
   return lhio_fail(LH_ERROR_IO, path, "cannot create a temporary file: too many name clashes");
 }
+/* Closes a temporary output written with lhio_create_temp() and, when all
+ * went well (status LH_OK), renames it into place; otherwise removes it, so
+ * that a failure leaves no partial file.  Returns the final status. */
+static int finish_temp(const char *path, char *temp, FILE *file, int status)
+{
+  if (fclose(file) != 0 && status == LH_OK)
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (status == LH_OK && rename(temp, path) != 0)
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (status < 0)
+    unlink(temp);
+  free(temp);
+  return status;
+}
+
 
 int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions *options)
 {
@@ -415,14 +430,7 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
     status = lhio_jpeg_write(file, path, image, options);
   if (status == LH_OK && (fflush(file) != 0 || ferror(file)))
     status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (fclose(file) != 0 && status == LH_OK)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (status == LH_OK && rename(temp, path) != 0)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (status < 0)
-    unlink(temp);
-  free(temp);
-  return status;
+  return finish_temp(path, temp, file, status);
 }
 
 int lhio_write_encoded(const char *path, const LhioEncoded *encoded)
@@ -438,12 +446,5 @@ int lhio_write_encoded(const char *path, const LhioEncoded *encoded)
   if (fwrite(encoded->data, 1, encoded->size, file) != encoded->size || fflush(file) != 0 ||
       ferror(file))
     status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (fclose(file) != 0 && status == LH_OK)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (status == LH_OK && rename(temp, path) != 0)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (status < 0)
-    unlink(temp);
-  free(temp);
-  return status;
+  return finish_temp(path, temp, file, status);
 }
