@@ -345,7 +345,8 @@ static int analyze_on(LhtVideoStats *v, LhContext *context, const LhFrame *frame
   int status = lh_analyze(context, frame, options, stats);
   if (status < 0)
     return status;
-  /* --backend auto on a GPU host chooses for each frame in system memory. */
+  /* Where the library ran it (the tool's contexts are on one backend, but
+   * the record says what happened, not what was asked). */
   v->backend = lh_context_last_backend(context);
   v->analysed_on[v->backend]++;
   if (!v->difference && (status = lh_difference_new(&v->difference)) < 0)
