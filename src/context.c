@@ -161,15 +161,13 @@ LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time)
   return status;
 }
 
-/* Everything a backend needs for one frame, from the caller's frame and options. */
+/* Everything a backend needs for one frame, from the caller's frame (valid:
+ * lh_analyze_batch checks every frame before it routes them) and options. */
 static int prepare_job(const LhiRoute *route, const LhFrame *frame, const LhOptions *options,
                        LhStats *stats, LhiJob *job)
 {
-  int status = lhi_frame_validate(frame);
-  if (status < 0)
-    return status;
   memset(job, 0, sizeof *job);
-  status = lhi_frame_crop(frame, &options->roi, &job->frame);
+  int status = lhi_frame_crop(frame, &options->roi, &job->frame);
   if (status < 0)
     return status;
   job->bit_depth = lhi_frame_luma_depth(frame);
@@ -195,6 +193,17 @@ static int prepare_job(const LhiRoute *route, const LhFrame *frame, const LhOpti
   return LH_OK;
 }
 
+/* A failure of frame i of a batch of n says which frame it was. */
+static int name_frame(int status, size_t i, size_t n)
+{
+  if (status < 0 && n > 1) {
+    char message[512];
+    snprintf(message, sizeof message, "frame %zu: %s", i, lh_last_error());
+    lhi_error(status, "%s", message);
+  }
+  return status;
+}
+
 LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
                             const LhOptions *options, LhStats *stats)
 {
@@ -213,12 +222,7 @@ LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
 
   /* Checked first: where the frames go depends on where they are. */
   for (size_t i = 0; i < n && status == LH_OK; i++) {
-    status = lhi_frame_validate(&frames[i]);
-    if (status < 0 && n > 1) {
-      char message[512];
-      snprintf(message, sizeof message, "frame %zu: %s", i, lh_last_error());
-      lhi_error(status, "%s", message);
-    }
+    status = name_frame(lhi_frame_validate(&frames[i]), i, n);
   }
   if (status < 0)
     return status;
@@ -229,12 +233,7 @@ LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
   LhiRoute route;
   lhi_route_begin(context, LHI_OP_ANALYZE, frames, n, false, NULL, &route);
   for (size_t i = 0; i < n && status == LH_OK; i++) {
-    status = prepare_job(&route, &frames[i], options, &stats[i], &jobs[i]);
-    if (status < 0 && n > 1) {
-      char message[512];
-      snprintf(message, sizeof message, "frame %zu: %s", i, lh_last_error());
-      lhi_error(status, "%s", message);
-    }
+    status = name_frame(prepare_job(&route, &frames[i], options, &stats[i], &jobs[i]), i, n);
   }
   if (status == LH_OK) {
     status = route.backend->analyze(route.state, jobs, n);
