@@ -792,7 +792,12 @@ static GstFlowReturn gst_lumahist_prepare_output_buffer(GstBaseTransform *trans,
     return *outbuf ? GST_FLOW_OK : GST_FLOW_ERROR;
   }
 #ifdef HAVE_GST_CUDA
-  if (!gst_base_transform_is_passthrough(trans) && !gst_buffer_is_writable(input) &&
+  /* A frame that others hold (the buffer, or only its memory: imagefreeze and
+   * tee push shallow copies) is written into one of the element's own.  Left
+   * to the base class and gst_buffer_map, shared CUDA memory would be copied
+   * into a newly allocated block on every frame. */
+  if (!gst_base_transform_is_passthrough(trans) &&
+      (!gst_buffer_is_writable(input) || !gst_buffer_is_all_memory_writable(input)) &&
       gst_lumahist_rewrites_from(self, input) && gst_lumahist_pooled_output(self, input, outbuf))
     return GST_FLOW_OK;
 #endif

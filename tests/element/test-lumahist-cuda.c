@@ -386,11 +386,31 @@ GST_END_TEST;
  * are the library's CPU result; the statistics are those of the input.  A
  * backend whose build cannot equalize yet fails with NOT_IMPLEMENTED: that is
  * reported, and the test then checks nothing more for it. */
-/* Keeps a reference to every buffer that reaches the pad: the element sees
- * frames it may not rewrite in place. */
+/* How upstream keeps the frames it passes on, so that the element may not
+ * rewrite them in place. */
+typedef enum {
+  HOLD_NOTHING,
+  HOLD_BUFFER, /* a reference to the buffer: it is not writable */
+  HOLD_MEMORY, /* a shallow copy goes on (as from imagefreeze or tee): the
+                * buffer is writable, its memory is shared */
+} Hold;
+
+/* Keeps a reference to every buffer that reaches the pad. */
 static GstPadProbeReturn hold_buffer(GstPad *pad, GstPadProbeInfo *info, gpointer held)
 {
   g_ptr_array_add(held, gst_buffer_ref(GST_PAD_PROBE_INFO_BUFFER(info)));
+  return GST_PAD_PROBE_OK;
+}
+
+/* Keeps every buffer that reaches the pad and passes on a shallow copy. */
+static GstPadProbeReturn hold_memory(GstPad *pad, GstPadProbeInfo *info, gpointer held)
+{
+  GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  GstBuffer *copy = gst_buffer_copy(buffer);
+
+  g_ptr_array_add(held, buffer);
+  GST_PAD_PROBE_INFO_DATA(info) = copy;
+  fail_unless(gst_buffer_is_writable(copy) && !gst_buffer_is_all_memory_writable(copy));
   return GST_PAD_PROBE_OK;
 }
 
@@ -398,7 +418,7 @@ static GstPadProbeReturn hold_buffer(GstPad *pad, GstPadProbeInfo *info, gpointe
  * result into a frame of its own (the CUDA backend from its pool); the
  * frames held must come out untouched. */
 static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gboolean overlay,
-                        gboolean hold_input)
+                        Hold hold_input)
 {
   gchar *caps_string = g_strdup_printf("video/x-raw,format=%s,width=%d,height=54,framerate=25/1",
                                        format, cuda_width(format, 97));
@@ -416,7 +436,8 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
   if (hold_input) {
     GstElement *lh = gst_bin_get_by_name(GST_BIN(pipeline), "lh");
     GstPad *pad = gst_element_get_static_pad(lh, "sink");
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, hold_buffer, held, NULL);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER,
+                      hold_input == HOLD_MEMORY ? hold_memory : hold_buffer, held, NULL);
     gst_object_unref(pad);
     gst_object_unref(lh);
   }
@@ -524,14 +545,16 @@ GST_START_TEST(test_cuda_equalize_overlay)
     }
     for (guint b = 0; b < 2; b++) {
       const gchar *backend = b ? "cuda" : "cpu";
-      run_rewrite(rewrite_formats[i], backend, 1, FALSE, FALSE);
-      run_rewrite(rewrite_formats[i], backend, 2, FALSE, FALSE);
-      run_rewrite(rewrite_formats[i], backend, 0, TRUE, FALSE);
-      run_rewrite(rewrite_formats[i], backend, 2, TRUE, FALSE);
+      run_rewrite(rewrite_formats[i], backend, 1, FALSE, HOLD_NOTHING);
+      run_rewrite(rewrite_formats[i], backend, 2, FALSE, HOLD_NOTHING);
+      run_rewrite(rewrite_formats[i], backend, 0, TRUE, HOLD_NOTHING);
+      run_rewrite(rewrite_formats[i], backend, 2, TRUE, HOLD_NOTHING);
       /* Frames upstream keeps: into the element's own frames. */
-      run_rewrite(rewrite_formats[i], backend, 1, FALSE, TRUE);
-      run_rewrite(rewrite_formats[i], backend, 2, TRUE, TRUE);
-      run_rewrite(rewrite_formats[i], backend, 0, TRUE, TRUE);
+      run_rewrite(rewrite_formats[i], backend, 1, FALSE, HOLD_BUFFER);
+      run_rewrite(rewrite_formats[i], backend, 2, TRUE, HOLD_BUFFER);
+      run_rewrite(rewrite_formats[i], backend, 0, TRUE, HOLD_BUFFER);
+      run_rewrite(rewrite_formats[i], backend, 1, FALSE, HOLD_MEMORY);
+      run_rewrite(rewrite_formats[i], backend, 2, TRUE, HOLD_MEMORY);
     }
   }
 }
