@@ -789,6 +789,22 @@ static gpointer opener_thread(gpointer data)
   return NULL;
 }
 
+/* Whether any path is named as a JPEG. */
+static bool any_jpeg_name(const GPtrArray *paths)
+{
+  static const char *const suffixes[] = {".jpg", ".jpeg", ".jpe", ".jfif"};
+  for (guint i = 0; i < paths->len; i++) {
+    const char *path = g_ptr_array_index(paths, i);
+    const size_t length = strlen(path);
+    for (size_t k = 0; k < G_N_ELEMENTS(suffixes); k++) {
+      const size_t n = strlen(suffixes[k]);
+      if (length >= n && g_ascii_strcasecmp(path + length - n, suffixes[k]) == 0)
+        return true;
+    }
+  }
+  return false;
+}
+
 static gpointer prepare_thread(gpointer data)
 {
   Pipeline *p = data;
@@ -842,9 +858,12 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
       .alloc = lht_pinned_alloc, .release = lht_pinned_release, .user = p.pinned});
 
   /* nvJPEG's handles take longer to make than the CUDA contexts: begun on a
-   * thread of their own first, while the contexts open and files are read. */
+   * thread of their own first, while the contexts open and files are read.
+   * Not without a JPEG among the paths (a run of videos: a second of the
+   * driver's time at start-up, beside NVDEC's own); a JPEG by content alone
+   * gets them when it comes. */
   GThread *preparer = NULL;
-  if (p.gpu_jpeg)
+  if (p.gpu_jpeg && any_jpeg_name(paths))
     preparer = g_thread_try_new("lumahist-nvjpeg", prepare_thread, &p, NULL);
   /* The opener next, so that CUDA starts as early as it can. */
   GError *thread_error = NULL;
