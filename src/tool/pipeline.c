@@ -739,7 +739,15 @@ static gpointer opener_thread(gpointer data)
   Pipeline *p = data;
   const LhtPipelineSpec *spec = p->spec;
   p->n_threads = 1;
-  bool opened = lht_contexts_open(p->contexts, &spec->contexts);
+  /* No image to run (a run of videos, which open their own contexts in the
+   * decoder's CUDA context): --backend auto takes the CPU, which costs
+   * nothing to open, rather than a CUDA context and its start-up time that
+   * nothing would use.  A backend or devices asked for are still opened,
+   * so that a run that cannot have them says so as before. */
+  LhtContextsWanted wanted = spec->contexts;
+  if (p->n_paths == 0 && !wanted.device_ids && wanted.backend == LH_BACKEND_AUTO)
+    wanted.backend = LH_BACKEND_CPU;
+  bool opened = lht_contexts_open(p->contexts, &wanted);
   p->open_s = seconds_since(p->start_us);
   if (opened) {
     int n = p->contexts->n;
