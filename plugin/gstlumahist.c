@@ -1004,6 +1004,11 @@ static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble c
   return TRUE;
 }
 
+/* The arrays of a message are built for every frame (a histogram: 256 to
+ * 65536 values), so each item is appended by value: a GValue of a plain
+ * number owns nothing, and a bitwise copy of an initialized one is a value
+ * the array can take, without gst_value_array_append_value's
+ * g_value_init and g_value_copy per item. */
 static GValue uint64_array(const uint64_t *values, gsize n)
 {
   GValue array = G_VALUE_INIT;
@@ -1012,10 +1017,12 @@ static GValue uint64_array(const uint64_t *values, gsize n)
   gst_value_array_init(&array, (guint)n);
   g_value_init(&item, G_TYPE_UINT64);
   for (gsize i = 0; i < n; i++) {
+    GValue taken;
+
     g_value_set_uint64(&item, values[i]);
-    gst_value_array_append_value(&array, &item);
+    taken = item;
+    gst_value_array_append_and_take_value(&array, &taken);
   }
-  g_value_unset(&item);
   return array;
 }
 
@@ -1027,10 +1034,12 @@ static GValue uint_array(const uint32_t *values, gsize n)
   gst_value_array_init(&array, (guint)n);
   g_value_init(&item, G_TYPE_UINT);
   for (gsize i = 0; i < n; i++) {
+    GValue taken;
+
     g_value_set_uint(&item, values[i]);
-    gst_value_array_append_value(&array, &item);
+    taken = item;
+    gst_value_array_append_and_take_value(&array, &taken);
   }
-  g_value_unset(&item);
   return array;
 }
 
@@ -1042,10 +1051,12 @@ static GValue double_array(const double *values, gsize n)
   gst_value_array_init(&array, (guint)n);
   g_value_init(&item, G_TYPE_DOUBLE);
   for (gsize i = 0; i < n; i++) {
+    GValue taken;
+
     g_value_set_double(&item, values[i]);
-    gst_value_array_append_value(&array, &item);
+    taken = item;
+    gst_value_array_append_and_take_value(&array, &taken);
   }
-  g_value_unset(&item);
   return array;
 }
 

@@ -84,6 +84,7 @@ static GstMemory *host_alloc(GstAllocator *allocator, gsize size, GstAllocationP
                        lh_last_error());
     return NULL;
   }
+  GST_LOG_OBJECT(self, "%" G_GSIZE_FORMAT " bytes page-locked at %p", maxsize, base);
   HostMemory *memory = g_new0(HostMemory, 1);
   gst_memory_init(&memory->memory, params->flags, allocator, NULL, maxsize, params->align, offset,
                   size);
