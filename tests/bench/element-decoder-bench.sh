@@ -36,7 +36,7 @@ if ! command -v gst-launch-1.0 >/dev/null && [ -f "$top/.gst-debs/gst-env.sh" ];
 fi
 export GST_PLUGIN_PATH=$(cd "$build/plugin" && pwd)${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}
 for element in nvh264dec qtdemux h264parse lumahist; do
-  gst-inspect-1.0 --exists "$element" 2>/dev/null || {
+  gst-inspect-1.0 --exists --atleast-version=0.0.0 "$element" 2>/dev/null || {
     echo "SKIP: GStreamer element $element not found"
     exit 77
   }
