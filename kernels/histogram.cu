@@ -411,10 +411,9 @@ __device__ __forceinline__ void lhk_count_unit(const uint4 *words, const LhkLuma
 {
   if constexpr (PIXEL == LHK_PIXEL_PACKED422) {
     const uint32_t s = luma.y_select;
-    counter.add_unit(make_uint4(__byte_perm(words[0].x, words[0].y, s),
-                                __byte_perm(words[0].z, words[0].w, s),
-                                __byte_perm(words[1].x, words[1].y, s),
-                                __byte_perm(words[1].z, words[1].w, s)));
+    counter.add_unit(
+        make_uint4(__byte_perm(words[0].x, words[0].y, s), __byte_perm(words[0].z, words[0].w, s),
+                   __byte_perm(words[1].x, words[1].y, s), __byte_perm(words[1].z, words[1].w, s)));
   } else {
     counter.add_unit(words[0]);
   }
@@ -1480,8 +1479,7 @@ extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, ui
     dim3 grid(grid_width(device, device->packed422_blocks_per_sm[0], images, n_images,
                          LhkLayout<LHK_PIXEL_PACKED422>::PX),
               n_images);
-    lhk_packed422_kernels[0]<<<grid, LHK_BLOCK_THREADS, lhk_packed422_shared_bytes[0], stream>>>(
-        p);
+    lhk_packed422_kernels[0]<<<grid, LHK_BLOCK_THREADS, lhk_packed422_shared_bytes[0], stream>>>(p);
     LHK_CHECK_LAUNCH(stream);
     return cudaSuccess;
   }

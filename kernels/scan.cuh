@@ -301,7 +301,8 @@ template <int G> struct LhkSegmentScan {
 };
 
 template <int G>
-__device__ __forceinline__ void lhk_segment_scan(const LhkWideFinishShared &sh, LhkSegmentScan<G> &s)
+__device__ __forceinline__ void lhk_segment_scan(const LhkWideFinishShared &sh,
+                                                 LhkSegmentScan<G> &s)
 {
   const uint32_t lane = threadIdx.x & 31;
   lhk_u64 mine = 0;

@@ -1070,13 +1070,13 @@ static void expected_result(const uint64_t *h, uint32_t bins, uint32_t black, ui
 
 /* Compares a result block (header and histogram) with the expected one;
  * false, with the first difference in why. */
-static bool result_equal(const uint8_t *block, const LhkResult *e, const uint64_t *h,
-                         uint32_t bins, int n_ranks, char *why, size_t size)
+static bool result_equal(const uint8_t *block, const LhkResult *e, const uint64_t *h, uint32_t bins,
+                         int n_ranks, char *why, size_t size)
 {
   const LhkResult *r = (const LhkResult *)block;
 #define FIELD(f)                                                                                   \
   if (r->f != e->f) {                                                                              \
-    snprintf(why, size, #f " %llu, expected %llu", (unsigned long long)r->f,                      \
+    snprintf(why, size, #f " %llu, expected %llu", (unsigned long long)r->f,                       \
              (unsigned long long)e->f);                                                            \
     return false;                                                                                  \
   }
@@ -1126,8 +1126,8 @@ static bool scratch_left_zero(FusedBench *b, const char *label)
   }
   for (size_t i = 0; i < b->scratch_bytes; i++)
     if (b->scratch_copy[i]) {
-      fprintf(stderr, "FAIL: %s: scratch byte %zu left %u (the next launch would see it)\n",
-              label, i, b->scratch_copy[i]);
+      fprintf(stderr, "FAIL: %s: scratch byte %zu left %u (the next launch would see it)\n", label,
+              i, b->scratch_copy[i]);
       n_failures++;
       return false;
     }
@@ -1265,8 +1265,8 @@ done:
  * at an odd address), and lhk_histogram_finish, against the Y bytes counted
  * here.  shape 0 random, 1 one value (a constant frame), 2 a band of 8
  * values, 3 one value but for a byte in a thousand. */
-static void packed422_launcher_case(FusedBench *b, int width, int height, size_t offset,
-                                    size_t pad, uint32_t y_byte, int shape, uint64_t seed)
+static void packed422_launcher_case(FusedBench *b, int width, int height, size_t offset, size_t pad,
+                                    uint32_t y_byte, int shape, uint64_t seed)
 {
   const size_t stride = (size_t)width * 2 + pad;
   const size_t size = offset + 1 + stride * (size_t)height + 16;
@@ -1300,7 +1300,8 @@ static void packed422_launcher_case(FusedBench *b, int width, int height, size_t
   for (int i = 0; i < 2; i++)
     for (int y = 0; y < height; y++)
       for (int x = 0; x < width; x++)
-        expected[i * 256 + host[offset + (size_t)i + (size_t)y * stride + 2 * (size_t)x + y_byte]]++;
+        expected[i * 256 +
+                 host[offset + (size_t)i + (size_t)y * stride + 2 * (size_t)x + y_byte]]++;
 
   CUDA_OR_FAIL(cudaMalloc((void **)&d_frame, size));
   CUDA_OR_FAIL(cudaMalloc((void **)&d_result, result_bytes));
@@ -1351,8 +1352,8 @@ static void packed422_launcher_case(FusedBench *b, int width, int height, size_t
     finish.n_ranks = LHK_MAX_RANKS;
     for (int k = 0; k < LHK_MAX_RANKS; k++)
       finish.ranks[k] = ranks[k];
-    CUDA_OR_FAIL(lhk_histogram_finish(&b->device, LHK_PIXEL_Y16, &images[i], &finish,
-                                      b->d_scratch, 0));
+    CUDA_OR_FAIL(
+        lhk_histogram_finish(&b->device, LHK_PIXEL_Y16, &images[i], &finish, b->d_scratch, 0));
     CUDA_OR_FAIL(cudaMemcpy(result, d_result, result_bytes, cudaMemcpyDeviceToHost));
     if (!result_equal(result, &e, expected + 256 * i, 256, LHK_MAX_RANKS, why, sizeof why)) {
       fprintf(stderr, "FAIL: lhk_histogram_finish %s image %d: %s\n", label, i, why);
@@ -1400,7 +1401,7 @@ static void suite_fused(void)
 
   /* The launchers.  Sizes: one pixel, odd rows, a few blocks, every
    * resident block (4K). */
-  static const int wide_sizes[][2] = {{1, 1}, {3, 1}, {1, 5},    {17, 9},
+  static const int wide_sizes[][2] = {{1, 1},  {3, 1},     {1, 5},    {17, 9},
                                       {33, 7}, {257, 129}, {1921, 3}, {3840, 2160}};
   for (int depth = 9; depth <= 12; depth++)
     for (size_t s = 0; s < sizeof wide_sizes / sizeof wide_sizes[0]; s++)
@@ -1412,8 +1413,8 @@ static void suite_fused(void)
                         s % 3 ? 2 * s + 2 : 0, shape, (shape + s) % 2 == 1,
                         depth == 10 && s % 2 ? 6 : 0, (uint32_t)(s == 3), seed++);
       }
-  static const int packed_sizes[][2] = {{1, 1},  {2, 1},  {7, 3},   {8, 2},    {15, 4},
-                                        {16, 5}, {17, 1}, {31, 9},  {33, 33},  {100, 7},
+  static const int packed_sizes[][2] = {{1, 1},     {2, 1},    {7, 3},      {8, 2},   {15, 4},
+                                        {16, 5},    {17, 1},   {31, 9},     {33, 33}, {100, 7},
                                         {640, 480}, {1923, 5}, {3840, 2160}};
   for (size_t s = 0; s < sizeof packed_sizes / sizeof packed_sizes[0]; s++)
     for (size_t offset = 0; offset < 18; offset += (packed_sizes[s][0] > 1000 ? 5 : 1))
