@@ -1038,8 +1038,7 @@ static void bench_wide(void)
                                  (copies[0] == '1' ? "y" : "ies");
         double us = median_us([&](int r) {
           LhkImage image = image_of(r);
-          CHECK_CUDA(
-              lhk_histogram_finish(&dev, LHK_PIXEL_Y16, &image, &finish, scratch, g_stream));
+          CHECK_CUDA(lhk_histogram_finish(&dev, LHK_PIXEL_Y16, &image, &finish, scratch, g_stream));
         });
         add_row("wide frame", size, dist_names[dist], impl, us, (double)bytes, 0, 0);
       }
