@@ -39,6 +39,16 @@
 #define LHK_MERGE_THREADS 256
 /* Bytes at the start of the scratch for the fused path's block tickets. */
 #define LHK_TICKET_BYTES 256
+/* Copies of a fused histogram of more than LHK_BLOCK_THREADS bins (10 and
+ * 12 bits), block b committing to copy b % copies: more copies spread a hot
+ * bin's 64-bit atomics over more L2 addresses (some 264 blocks commit a 4K
+ * frame), fewer cost the finishing block fewer loads (4096 bins are 32 KiB a
+ * copy).  2 is a guess between the two, not a measurement: the environment
+ * variable LHK_FUSED_WIDE_COPIES=1, 2 or 4 picks another at run time. */
+#ifndef LHK_FUSED_WIDE_COPIES
+#define LHK_FUSED_WIDE_COPIES 2
+#endif
+#define LHK_FUSED_WIDE_MAX_COPIES 4
 /* 8-bit gray: the kernel of lhk_gray8_variants[] that lhk_histogram and
  * lhk_histogram_finish use, chosen by measurement on an H200 (kernels/NOTES.md). */
 #define LHK_GRAY8_DEFAULT 1
@@ -83,6 +93,16 @@ template <> struct LhkLayout<LHK_PIXEL_RGB10> {
 template <> struct LhkLayout<LHK_PIXEL_V210> {
   enum { BPP = 16, VEC = 1, PX = 6, UNROLL = 4 };
 };
+/* Packed 4:2:2 (YUY2, YVYU, UYVY, VYUY) at 8 bits: LHK_PIXEL_Y16 images
+ * whose Y is one byte of each 16-bit word (lhk_packed422_image), counted by
+ * the 8-bit kernel (lhk_gray8_kernel): a unit is two 16-byte words, 16
+ * pixels, whose 16 Y bytes one PRMT per pair of 32-bit words gathers into
+ * the 16-byte unit LhkGray8Counter counts.  Not an LhkPixel of its own:
+ * only the histogram launchers tell these images apart. */
+enum { LHK_PIXEL_PACKED422 = LHK_PIXEL_COUNT + 1 };
+template <> struct LhkLayout<LHK_PIXEL_PACKED422> {
+  enum { BPP = 2, VEC = 2, PX = 16, UNROLL = 2 };
+};
 
 /* How the kernel privatizes: shared sub-histograms, the same with the last
  * block finishing the frame, or global copies (more than 4096 bins). */
@@ -104,6 +124,8 @@ struct LhkLuma {
   uint32_t mask;      /* Y16: the bits of a word that are Y */
   uint32_t select[2]; /* Y16: the byte permutation of the low and high word of 32 bits */
   uint32_t swap_bytes; /* RGB10: big-endian words (r210) */
+  uint32_t y_select;   /* PACKED422: the PRMT selector of the Y bytes of two words (0x6420 for
+                          Y in the low byte of each word, 0x7531 in the high) */
 };
 
 /* The luma of a packed 10-bit word (LHK_PIXEL_RGB10), in its byte order. */
@@ -176,6 +198,8 @@ __device__ __forceinline__ uint32_t lhk_pixel_key(const uint8_t *p, const LhkLum
     return lhi_luma(p[0], p[1], p[2], l.weights);
   case LHK_PIXEL_RGB10:
     return lhk_packed10_luma(lhk_load_word(p, l.swap_bytes), l);
+  case LHK_PIXEL_PACKED422: /* the Y byte of the word: byte 1 where the selector takes odd bytes */
+    return p[l.y_select & 1];
   default: /* LHK_PIXEL_RGB16, LHK_PIXEL_RGBA16 */
     return min(lhi_luma_wide(q[0], q[1], q[2], l.weights), l.max_value);
   }
@@ -378,12 +402,21 @@ __device__ __forceinline__ void lhk_count_unit(const uint4 *words, const LhkLuma
     counter.add(lhk_unit_key<PIXEL>(w, i, luma));
 }
 
-/* 8-bit gray: the unit as a whole (its flat test). */
+/* 8-bit gray: the unit as a whole (its flat test); packed 4:2:2, the Y
+ * bytes of its two words gathered into one (byte i of the result is the Y of
+ * pixel i: byte perm of words 2k, 2k + 1 by the selector). */
 template <int PIXEL, int SETS, int FLAT>
-__device__ __forceinline__ void lhk_count_unit(const uint4 *words, const LhkLuma &,
+__device__ __forceinline__ void lhk_count_unit(const uint4 *words, const LhkLuma &luma,
                                                LhkGray8Counter<SETS, FLAT> &counter)
 {
-  counter.add_unit(words[0]);
+  if constexpr (PIXEL == LHK_PIXEL_PACKED422) {
+    const uint32_t s = luma.y_select;
+    counter.add_unit(
+        make_uint4(__byte_perm(words[0].x, words[0].y, s), __byte_perm(words[0].z, words[0].w, s),
+                   __byte_perm(words[1].x, words[1].y, s), __byte_perm(words[1].z, words[1].w, s)));
+  } else {
+    counter.add_unit(words[0]);
+  }
 }
 
 template <int PIXEL, class Counter>
@@ -464,7 +497,8 @@ __device__ __forceinline__ void lhk_count_image(const LhkImage &image, const uin
                         image.max_value,
                         ~image.keep & 0xffffu,
                         {image.swap ? 0x4401u : 0x4410u, image.swap ? 0x4423u : 0x4432u},
-                        image.swap_bytes};
+                        image.swap_bytes,
+                        image.shift ? 0x7531u : 0x6420u};
   const uint8_t *data = (const uint8_t *)image.data;
   const size_t stride = image.stride;
   const uint32_t width = image.width, height = image.height;
@@ -606,31 +640,58 @@ __device__ __forceinline__ void lhk_fused_commit(lhk_u64 *bin, uint32_t sum)
 
 /* The fused path's end, after a block's commit: the last block to take a
  * ticket finishes the frame (the pattern of CUDA's threadFenceReduction
- * sample).  Nothing but that choice hangs on the ticket: the finishing block
- * reads the copies until every block is in every bin, so no block waits for
- * its atomics to land (a fence, the release of the ticket) before it takes
- * the ticket, nor the finishing block for an acquire (0.15 to 0.3 us less on
- * a 4K frame than one thread's release and acquire, kernels/NOTES.md). */
+ * sample).
+ * Up to LHK_BLOCK_THREADS bins (WIDE_ITEMS 0) nothing but that choice hangs
+ * on the ticket: every block committed every bin with its contribution mark
+ * (lhk_fused_commit), and the finishing block reads the copies until every
+ * block is in every bin, so no block waits for its atomics to land (a fence,
+ * the release of the ticket) before it takes the ticket, nor the finishing
+ * block for an acquire (0.15 to 0.3 us less on a 4K frame than one thread's
+ * release and acquire, kernels/NOTES.md).
+ * Wider histograms (WIDE_ITEMS = bins / LHK_BLOCK_THREADS) have the blocks
+ * commit their non-zero bins only (every bin of every block would be up to
+ * 4096 atomics a block, and the finishing block's polling of them 4x the
+ * reads): there the fence: each thread's atomics are performed at device
+ * scope before its block's ticket is taken (release), and the block that
+ * takes the last ticket acquires them all before it reads. */
+template <int WIDE_ITEMS>
 __device__ __forceinline__ void lhk_finish_if_last(const LhkHistogramParams &p, void *shared,
                                                    bool &is_last_block)
 {
   unsigned int *tickets = (unsigned int *)p.scratch;
+  if (WIDE_ITEMS)
+    __threadfence();
   __syncthreads();
   LHK_STAMP(3);
   if (threadIdx.x == 0) {
     cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*tickets);
-    is_last_block = ticket.fetch_add(1u, cuda::memory_order_relaxed) == gridDim.x - 1;
+    const unsigned int taken = WIDE_ITEMS ? ticket.fetch_add(1u, cuda::memory_order_acq_rel)
+                                          : ticket.fetch_add(1u, cuda::memory_order_relaxed);
+    is_last_block = taken == gridDim.x - 1;
   }
   __syncthreads();
   LHK_STAMP(4);
   if (is_last_block) {
-    /* bins <= LHK_FUSED_MAX_BINS: one tile. */
-    lhk_finish_one_tile(p.finish, *(LhkFinishShared *)shared);
+    if constexpr (WIDE_ITEMS > 0)
+      lhk_finish_wide_tile<WIDE_ITEMS>(p.finish, *(LhkWideFinishShared *)shared);
+    else
+      lhk_finish_one_tile(p.finish, *(LhkFinishShared *)shared);
     LHK_PHASE_END(5);
+    /* Every block took its ticket: the next launch starts from 0. */
     if (threadIdx.x == 0)
       *tickets = 0;
   }
 }
+
+/* The fused kernels' WIDE_ITEMS of lhk_finish_if_last: the shared mode with
+ * COPIES copies holds 8192 / COPIES bins (shared_copies), bins /
+ * LHK_BLOCK_THREADS a thread when they are more than the block's threads. */
+template <int COPIES> struct LhkFusedWide {
+  enum {
+    BINS = LHK_SHARED_HISTOGRAM_BYTES / 4 / COPIES,
+    ITEMS = BINS > LHK_BLOCK_THREADS ? BINS / LHK_BLOCK_THREADS : 0
+  };
+};
 
 /* One launch: blockIdx.y is the image.  Shared modes: zero the block's
  * sub-histograms, count, then commit with one 64-bit global atomic per
@@ -671,23 +732,27 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
   counter.finish();
   __syncthreads();
 
+  /* The fused mode: up to LHK_BLOCK_THREADS bins every bin is committed
+   * with the block's mark, wider histograms only their non-zero bins
+   * (lhk_finish_if_last); block b adds to copy b % n_copies. */
+  constexpr int wide_items = LhkFusedWide<COPIES>::ITEMS;
   lhk_u64 *histogram = p.histograms + (size_t)image.slot * bins;
   if (MODE == LHK_MODE_FUSED)
-    histogram += (blockIdx.x % LHK_FUSED_COPIES) * bins;
+    histogram += (blockIdx.x % p.finish.n_copies) * bins;
   for (uint32_t bin = threadIdx.x; bin < bins; bin += LHK_BLOCK_THREADS) {
     /* Start each lane at a different copy: the lanes read 32 banks at once. */
     uint32_t sum = 0;
 #pragma unroll
     for (int c = 0; c < COPIES; c++)
       sum += sub[bin * COPIES + ((c + lane) & (COPIES - 1))];
-    if (MODE == LHK_MODE_FUSED)
+    if (MODE == LHK_MODE_FUSED && wide_items == 0)
       lhk_fused_commit(histogram + bin, sum);
     else if (sum)
       atomicAdd(histogram + bin, (lhk_u64)sum);
   }
 
-  if (MODE == LHK_MODE_FUSED)
-    lhk_finish_if_last(p, dynamic_shared, is_last_block);
+  if constexpr (MODE == LHK_MODE_FUSED)
+    lhk_finish_if_last<wide_items>(p, dynamic_shared, is_last_block);
 }
 
 /* The 8-bit gray kernel (LhkGray8Counter): zero the sets, count, then commit
@@ -695,7 +760,7 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
  * 32 lane copies of one (set, bin) (lanes starting at different copies, so at
  * different banks) and leaves the sum in that row, where the thread of the
  * bin adds up the sets. */
-template <int SETS, int FLAT, int UNROLL, int MIN_BLOCKS, int MODE>
+template <int SETS, int FLAT, int UNROLL, int MIN_BLOCKS, int MODE, int PIXEL = LHK_PIXEL_Y8>
 __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
     lhk_gray8_kernel(const __grid_constant__ LhkHistogramParams p)
 {
@@ -708,8 +773,11 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
 
   LHK_STAMP(0);
   LhkGray8FirstRound<UNROLL> first_round;
-  first_round.load(image);
-  lhk_fill_head_table<LHK_PIXEL_Y8>(head_table);
+  if (PIXEL == LHK_PIXEL_Y8)
+    first_round.load(image);
+  else
+    first_round.n_units = 0; /* packed 4:2:2: every unit by lhk_count_image */
+  lhk_fill_head_table<PIXEL>(head_table);
   /* One set uses the first half of each 256-byte row (lane << 2 below 128). */
   const uint32_t zeroed = SETS == 1 ? 65536 / 32 : LhkGray8Layout<SETS>::BYTES / 16;
   for (uint32_t i = threadIdx.x; i < zeroed; i += LHK_BLOCK_THREADS)
@@ -720,7 +788,7 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
   LhkGray8Counter<SETS, FLAT> counter;
   counter.init(sub, threadIdx.x / 32, lane);
   first_round.count(counter);
-  lhk_count_image<LHK_PIXEL_Y8, UNROLL>(image, head_table, counter, first_round.packed());
+  lhk_count_image<PIXEL, UNROLL>(image, head_table, counter, first_round.packed());
   counter.finish();
   __syncthreads();
   LHK_STAMP(2);
@@ -761,7 +829,7 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, MIN_BLOCKS)
   }
 
   if (MODE == LHK_MODE_FUSED)
-    lhk_finish_if_last(p, dynamic_shared, is_last_block);
+    lhk_finish_if_last<0>(p, dynamic_shared, is_last_block);
 }
 
 /* Adds the global copies of each histogram into it and clears them. */
@@ -897,9 +965,8 @@ template <int PIXEL, int MODE> static LhkHistogramKernel kernel_for_copies(int c
 }
 
 /* 8-bit samples give 8-bit luma, so their kernels exist for 256 bins (32
- * copies) only; 16-bit samples take any depth from 8 to 16 bits.  The fused
- * kernels exist for 256 bins only (the latency case; fewer variants to
- * build). */
+ * copies) only; 16-bit samples take any depth from 8 to 16 bits, fused up to
+ * LHK_FUSED_MAX_BINS (the latency case of 10- and 12-bit frames). */
 template <int PIXEL> static LhkHistogramKernel kernel_variant(int variant)
 {
   constexpr bool wide = PIXEL == LHK_PIXEL_Y16 || PIXEL == LHK_PIXEL_RGB16 ||
@@ -911,7 +978,7 @@ template <int PIXEL> static LhkHistogramKernel kernel_variant(int variant)
       return lhk_histogram_kernel<PIXEL, 1, LHK_MODE_GLOBAL>;
     if (variant < 5)
       return kernel_for_copies<PIXEL, LHK_MODE_SHARED>(copies);
-    return copies == 32 ? lhk_histogram_kernel<PIXEL, 32, LHK_MODE_FUSED> : NULL;
+    return kernel_for_copies<PIXEL, LHK_MODE_FUSED>(copies);
   } else {
     if (variant == LHK_VARIANT_GLOBAL || copies != 32)
       return NULL;
@@ -1009,14 +1076,56 @@ static int variant_log2(int copies)
   return i;
 }
 
+/* The sub-histograms, and for a fused variant what its finishing block
+ * needs of the same memory afterwards (lhk_finish_if_last). */
 static size_t dynamic_shared_bytes(int variant)
 {
   if (variant == LHK_VARIANT_GLOBAL)
     return 0;
   size_t bytes = LHK_SHARED_HISTOGRAM_BYTES;
-  if (variant >= 5 && sizeof(LhkFinishShared) > bytes)
-    bytes = sizeof(LhkFinishShared);
+  if (variant >= 5) {
+    const int copies = 32 >> (variant - 5);
+    const size_t finish = LHK_SHARED_HISTOGRAM_BYTES / 4 / copies > LHK_BLOCK_THREADS
+                              ? sizeof(LhkWideFinishShared)
+                              : sizeof(LhkFinishShared);
+    bytes = finish > bytes ? finish : bytes;
+  }
   return bytes;
+}
+
+/* Packed 4:2:2 by the 8-bit kernel (LHK_PIXEL_PACKED422): plain [0] with
+ * the sets of lhk_histogram's default 8-bit kernel, fused [1] with those of
+ * lhk_histogram_finish's, both loading 2 units (64 bytes) a round: a unit
+ * is twice an 8-bit one, and 4 of them took more registers than the 64 that
+ * 2 blocks of 512 threads leave. */
+static const LhkHistogramKernel lhk_packed422_kernels[2] = {
+    lhk_gray8_kernel<2, LHK_FLAT_UNIT, 2, 2, LHK_MODE_SHARED, LHK_PIXEL_PACKED422>,
+    lhk_gray8_kernel<1, LHK_FLAT_UNIT, 2, 2, LHK_MODE_FUSED, LHK_PIXEL_PACKED422>};
+static const size_t lhk_packed422_shared_bytes[2] = {LhkGray8Layout<2>::BYTES,
+                                                     LhkGray8Layout<1>::BYTES};
+
+/* Whether an LHK_PIXEL_Y16 image is packed 4:2:2 at 8 bits, as
+ * lhi_cuda_luma_word describes YUY2 (Y the low byte of each word) and UYVY
+ * (the high byte): exactly what LHK_PIXEL_PACKED422 reads, with no clamp
+ * (every byte is below 256 bins). */
+static bool lhk_packed422_image(const LhkImage *image, uint32_t bins)
+{
+  return bins == 256 && !image->swap && image->max_value >= 255 &&
+         ((image->shift == 0 && image->keep == 0xff00u) ||
+          (image->shift == 8 && image->keep == 0x00ffu));
+}
+
+/* Whether a launch of these images takes the packed 4:2:2 kernel of a mode
+ * (0 plain, 1 fused). */
+static bool use_packed422(const LhkDevice *device, LhkPixel pixel, uint32_t bins,
+                          const LhkImage *images, int n_images, int mode)
+{
+  if (pixel != LHK_PIXEL_Y16 || device->unfused_wide || device->packed422_blocks_per_sm[mode] < 1)
+    return false;
+  for (int i = 0; i < n_images; i++)
+    if (!lhk_packed422_image(&images[i], bins))
+      return false;
+  return true;
 }
 
 /* The cluster kernel of a pixel layout. */
@@ -1159,6 +1268,38 @@ extern "C" cudaError_t lhk_device_init(LhkDevice *device)
       if (device->gray8_blocks_per_sm[preferred[i]][mode] >= LHK_GRAY8_MIN_RESIDENT)
         device->gray8_variant[mode] = preferred[i];
   }
+  for (int mode = 0; mode < 2; mode++) {
+    /* As the 8-bit kernels: a device that cannot hold one, or holds fewer
+     * blocks of it than the 8-bit default wants, leaves packed 4:2:2 to the
+     * generic Y16 kernel. */
+    const LhkHistogramKernel kernel = lhk_packed422_kernels[mode];
+    const int bytes = (int)lhk_packed422_shared_bytes[mode];
+    int blocks = 0;
+    cudaError_t error =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (error == cudaSuccess)
+      error = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                   cudaSharedmemCarveoutMaxShared);
+    if (error == cudaSuccess)
+      error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, LHK_BLOCK_THREADS,
+                                                            (size_t)bytes);
+    if (error != cudaSuccess) {
+      (void)cudaGetLastError();
+      blocks = 0;
+    }
+    device->packed422_blocks_per_sm[mode] = blocks >= LHK_GRAY8_MIN_RESIDENT ? blocks : 0;
+  }
+  /* For measuring (kernels/NOTES.md): the path before the fused wide
+   * histograms, and the copies of the fused ones. */
+  const char *unfused = getenv("LHK_UNFUSED_WIDE");
+  device->unfused_wide = unfused && *unfused && strcmp(unfused, "0") != 0;
+  device->fused_wide_copies = LHK_FUSED_WIDE_COPIES;
+  const char *wide_copies = getenv("LHK_FUSED_WIDE_COPIES");
+  if (wide_copies && *wide_copies) {
+    const int c = atoi(wide_copies);
+    if (c == 1 || c == 2 || c == 4)
+      device->fused_wide_copies = (uint32_t)c;
+  }
   LHK_RETURN_IF_ERROR(cluster_init(device));
   const char *forced = getenv("LHK_GRAY8_VARIANT");
   if (forced && *forced) {
@@ -1173,7 +1314,9 @@ extern "C" cudaError_t lhk_device_init(LhkDevice *device)
  * path's (never in the same launch; each leaves it zero). */
 extern "C" size_t lhk_histogram_scratch_bytes(uint32_t bins, int n_slots)
 {
-  size_t copies = (size_t)LHK_FUSED_COPIES * LHK_FUSED_MAX_BINS * sizeof(lhk_u64);
+  const int fused_copies =
+      LHK_FUSED_COPIES > LHK_FUSED_WIDE_MAX_COPIES ? LHK_FUSED_COPIES : LHK_FUSED_WIDE_MAX_COPIES;
+  size_t copies = (size_t)fused_copies * LHK_FUSED_MAX_BINS * sizeof(lhk_u64);
   if (bins > LHK_SHARED_MAX_BINS) {
     const size_t global = (size_t)n_slots * LHK_GLOBAL_COPIES * bins * sizeof(uint32_t);
     copies = global > copies ? global : copies;
@@ -1332,6 +1475,14 @@ extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, ui
   p.histograms = histograms;
   p.scratch = scratch;
 
+  if (use_packed422(device, pixel, bins, images, n_images, 0)) {
+    dim3 grid(grid_width(device, device->packed422_blocks_per_sm[0], images, n_images,
+                         LhkLayout<LHK_PIXEL_PACKED422>::PX),
+              n_images);
+    lhk_packed422_kernels[0]<<<grid, LHK_BLOCK_THREADS, lhk_packed422_shared_bytes[0], stream>>>(p);
+    LHK_CHECK_LAUNCH(stream);
+    return cudaSuccess;
+  }
   const bool global = bins > LHK_SHARED_MAX_BINS;
   if (global && device->cluster_slice_bytes > 0 && device->cluster_resident[pixel] > 0)
     return launch_clusters(device, pixel, p, images, n_images, stream);
@@ -1369,15 +1520,40 @@ extern "C" cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pi
   p.scratch = scratch;
   p.finish = *finish;
   p.finish.histogram = p.histograms;
-  p.finish.n_copies = LHK_FUSED_COPIES;
+  /* Up to LHK_BLOCK_THREADS bins every block marks every bin of its copy
+   * (contributors, set below); wider ones are committed before a fence and
+   * finished by lhk_finish_wide_tile (lhk_finish_if_last), the kernel's
+   * variant (8192 / bins copies) holding exactly these bins. */
+  const bool wide = finish->bins > LHK_BLOCK_THREADS;
+  uint32_t copies = LHK_FUSED_COPIES;
+  if (wide) {
+    copies = device->fused_wide_copies;
+    if (copies < 1 || copies > LHK_FUSED_WIDE_MAX_COPIES)
+      copies = LHK_FUSED_WIDE_COPIES;
+  }
+  p.finish.n_copies = copies;
 
-  const int variant = 5 + variant_log2(shared_copies(finish->bins));
   LhkLaunch launch;
-  if (!choose_kernel(device, pixel, variant, 1, &launch))
-    return cudaErrorInvalidValue;
-  dim3 grid(grid_width(device, launch.blocks_per_sm, image, 1, pixels_per_unit(pixel)), 1);
-  p.finish.contributors = grid.x;
+  uint32_t unit_pixels;
+  if (use_packed422(device, pixel, finish->bins, image, 1, 1)) {
+    launch.kernel = lhk_packed422_kernels[1];
+    launch.shared_bytes = lhk_packed422_shared_bytes[1];
+    launch.blocks_per_sm = device->packed422_blocks_per_sm[1];
+    unit_pixels = LhkLayout<LHK_PIXEL_PACKED422>::PX;
+  } else {
+    const int variant = 5 + variant_log2(shared_copies(finish->bins));
+    if (!choose_kernel(device, pixel, variant, 1, &launch))
+      return cudaErrorInvalidValue;
+    unit_pixels = pixels_per_unit(pixel);
+  }
+  dim3 grid(grid_width(device, launch.blocks_per_sm, image, 1, unit_pixels), 1);
+  p.finish.contributors = wide ? 0 : grid.x;
   launch.kernel<<<grid, LHK_BLOCK_THREADS, launch.shared_bytes, stream>>>(p);
   LHK_CHECK_LAUNCH(stream);
   return cudaSuccess;
+}
+
+extern "C" uint32_t lhk_histogram_finish_max_bins(const LhkDevice *device)
+{
+  return device->unfused_wide ? 256 : LHK_FUSED_MAX_BINS;
 }

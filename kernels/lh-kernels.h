@@ -93,6 +93,20 @@ typedef struct {
    * power of two from 16384 to 131072), for measuring. */
   uint32_t cluster_slice_bytes;
   int cluster_resident[LHK_PIXEL_COUNT];
+  /* packed 4:2:2 (LHK_PIXEL_Y16 images whose Y is one byte of each word,
+   * 256 bins): resident blocks per multiprocessor of the 8-bit kernel that
+   * reads their Y bytes ([0] plain, [1] fused), 0 where the device cannot
+   * run it (the generic Y16 kernel then counts them) */
+  int packed422_blocks_per_sm[2];
+  /* the copies of a fused histogram of more than LHK_BLOCK_THREADS bins
+   * (lhk_histogram_finish; 1, 2 or 4: LHK_FUSED_WIDE_COPIES in the
+   * environment, for measuring) */
+  uint32_t fused_wide_copies;
+  /* non-zero: the environment variable LHK_UNFUSED_WIDE=1 asked for the
+   * path before the fused wide histograms, for measuring one against the
+   * other: frames of more than 256 bins take lhk_histogram and lhk_finish
+   * (lhk_histogram_finish_max_bins), packed 4:2:2 the generic Y16 kernel */
+  int unfused_wide;
 } LhkDevice;
 
 /* Fills *device for the current device. */
@@ -165,8 +179,9 @@ typedef struct {
   uint32_t white;
   int n_ranks;
   /* histogram holds this many copies of the `bins` counts, one after the
-   * other, which are summed (0 or 1: one; set by lhk_histogram_finish, more
-   * only where bins <= LHK_BLOCK_THREADS) */
+   * other, which are summed (0 or 1: one; more only as lhk_histogram_finish
+   * sets it for its own finishing block: lhk_finish reads one copy of more
+   * than LHK_BLOCK_THREADS bins) */
   uint32_t n_copies;
   /* 0: the counts are plain.  Otherwise (set by lhk_histogram_finish) every
    * block of the histogram's launch added to every bin of one copy its count
@@ -198,12 +213,18 @@ cudaError_t lhk_cdf(const unsigned long long *histogram, uint32_t bins, unsigned
 /* ------------------------------------------------------------------------ */
 /* The histogram of one image and its finishing in one launch: the last block
  * to commit finishes the frame (fewer launches for the latency of one frame).
- * Only for bins <= LHK_FUSED_MAX_BINS.  The counts are gathered in copies in
- * the scratch (lhk_histogram_scratch_bytes(bins, 1)), not in `histogram`,
- * which is left as it is. */
-#define LHK_FUSED_MAX_BINS 256
+ * Only for bins <= LHK_FUSED_MAX_BINS (8 to 12-bit luma).  The counts are
+ * gathered in copies in the scratch (lhk_histogram_scratch_bytes(bins, 1)),
+ * not in `histogram`, which is left as it is.  Up to LHK_BLOCK_THREADS bins
+ * every block adds to every bin (LhkFinish.contributors); above, the blocks
+ * add their non-zero bins and take a ticket after a fence (histogram.cu). */
+#define LHK_FUSED_MAX_BINS 4096
 cudaError_t lhk_histogram_finish(const LhkDevice *device, LhkPixel pixel, const LhkImage *image,
                                  const LhkFinish *finish, void *scratch, cudaStream_t stream);
+
+/* The most bins this device's callers should give lhk_histogram_finish:
+ * LHK_FUSED_MAX_BINS, or 256 where LhkDevice.unfused_wide is set. */
+uint32_t lhk_histogram_finish_max_bins(const LhkDevice *device);
 
 /* ------------------------------------------------------------------------ */
 /* Radix sort (sort.cu)                                                      */

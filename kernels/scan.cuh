@@ -273,6 +273,212 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
   }
 }
 
+/* --- The fused path's finish of 1024 to LHK_FUSED_MAX_BINS bins: one tile ---
+ * The bins are cut into segments of 32, one warp's worth: thread t loads
+ * bins t, t + LHK_BLOCK_THREADS, ... (ITEMS of them, every load of the warp
+ * one coalesced line, all issued at once), and each warp scans its segments
+ * by shuffles, leaving in shared memory the count of each bin's segment up to
+ * the bin, and each segment's total.  One barrier.  Then every warp scans the
+ * segments' totals (lane l holding segments l G .. l G + G - 1) and reads
+ * each threshold off them as lhk_finish_one_tile does off the warps': the
+ * lane by one ballot, the segment among its G by shuffles, the bin by one
+ * more ballot.  (lhk_finish_tiles, the separate launch's way for these
+ * sizes, took a block scan and a dependent walk through L2 per rank: 4.7 us
+ * for 1024 bins, 7.1 for 4096, launch included, on an H200.) */
+struct LhkWideFinishShared {
+  lhk_u64 cdf[LHK_FUSED_MAX_BINS];          /* bin v: the counts of bins 32 (v / 32) .. v */
+  lhk_u64 segment[LHK_FUSED_MAX_BINS / 32]; /* the counts of bins 32 s .. 32 s + 31 */
+  lhk_u64 sum[LHK_WARPS];
+  lhk_u64 squares_lo[LHK_WARPS];
+  lhk_u64 squares_hi[LHK_WARPS];
+};
+
+/* The running counts of the segments, as every lane of a warp holds them. */
+template <int G> struct LhkSegmentScan {
+  lhk_u64 total[G]; /* this lane's segments l G + j */
+  lhk_u64 upto;     /* C at the last bin of this lane's last segment */
+  lhk_u64 count;    /* C at the last bin */
+};
+
+template <int G>
+__device__ __forceinline__ void lhk_segment_scan(const LhkWideFinishShared &sh,
+                                                 LhkSegmentScan<G> &s)
+{
+  const uint32_t lane = threadIdx.x & 31;
+  lhk_u64 mine = 0;
+#pragma unroll
+  for (int j = 0; j < G; j++) {
+    s.total[j] = sh.segment[lane * G + j];
+    mine += s.total[j];
+  }
+  s.upto = lhk_warp_scan<32>(mine);
+  s.count = __shfl_sync(0xffffffffu, s.upto, 31);
+}
+
+/* C(x), the counts of bins 0 .. x, in every lane (x the same in all). */
+template <int G>
+__device__ __forceinline__ lhk_u64 lhk_segment_cdf_at(const LhkWideFinishShared &sh,
+                                                      const LhkSegmentScan<G> &s, uint32_t x)
+{
+  const uint32_t segment = x / 32, l = segment / G, j = segment % G;
+  const lhk_u64 before = __shfl_sync(0xffffffffu, s.upto, (l + 31) % 32);
+  lhk_u64 c = (l ? before : 0) + sh.cdf[x];
+#pragma unroll
+  for (int k = 0; k < G; k++) {
+    const lhk_u64 t = __shfl_sync(0xffffffffu, s.total[k], l);
+    if ((uint32_t)k < j)
+      c += t;
+  }
+  return c;
+}
+
+/* The smallest v with C(v) >= t, for 1 <= t <= count (t the same in all
+ * lanes). */
+template <int G>
+__device__ __forceinline__ uint32_t lhk_segment_search(const LhkWideFinishShared &sh,
+                                                       const LhkSegmentScan<G> &s, lhk_u64 t)
+{
+  const unsigned all = 0xffffffffu;
+  const uint32_t lane = threadIdx.x & 31;
+  /* The lane: the lanes whose running count is below t are the first l
+   * (lane 31's is the count, which t does not pass). */
+  const uint32_t l = __popc(__ballot_sync(all, lane < 31 && s.upto < t));
+  const lhk_u64 before = __shfl_sync(all, s.upto, (l + 31) % 32);
+  lhk_u64 target = t - (l ? before : 0);
+  /* The segment among lane l's G: the first whose running count reaches
+   * the target (the last one's does). */
+  uint32_t j = G - 1;
+  bool found = false;
+#pragma unroll
+  for (int k = 0; k < G; k++) {
+    const lhk_u64 total = __shfl_sync(all, s.total[k], l);
+    if (!found && total >= target) {
+      j = (uint32_t)k;
+      found = true;
+    } else if (!found) {
+      target -= total;
+    }
+  }
+  /* The bin: the first of the segment whose count from the segment's start
+   * reaches what is left of the target. */
+  const uint32_t segment = l * G + j;
+  const unsigned reach = __ballot_sync(all, sh.cdf[segment * 32 + lane] >= target);
+  return segment * 32 + __ffs(reach) - 1;
+}
+
+/* ITEMS = bins / LHK_BLOCK_THREADS (2, 4 or 8: 1024 to 4096 bins); the
+ * histogram's n_copies copies are summed, copied into the result block and
+ * cleared; every count is read past L1 (other blocks' atomics landed in L2;
+ * the caller made them visible first). */
+template <int ITEMS>
+__device__ __forceinline__ void lhk_finish_wide_tile(const LhkFinish &f, LhkWideFinishShared &sh)
+{
+  enum { G = ITEMS / 2 }; /* segments a lane, once the segments are scanned */
+  static_assert(ITEMS * LHK_BLOCK_THREADS <= LHK_FUSED_MAX_BINS && ITEMS % 2 == 0,
+                "1024 to LHK_FUSED_MAX_BINS bins");
+  const uint32_t tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const uint32_t bins = ITEMS * LHK_BLOCK_THREADS;
+  const uint32_t copies = f.n_copies > 1 ? f.n_copies : 1;
+  LhkResult *result = (LhkResult *)f.result;
+  lhk_u64 *out = lhk_result_histogram(f.result);
+
+  lhk_u64 h[ITEMS];
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++)
+    h[i] = 0;
+  for (uint32_t c = 0; c < copies; c++) {
+    const lhk_u64 *copy = f.histogram + (size_t)c * bins;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+      h[i] += __ldcg(copy + i * LHK_BLOCK_THREADS + tid);
+  }
+  for (uint32_t c = 0; c < copies; c++) {
+    lhk_u64 *copy = f.histogram + (size_t)c * bins;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+      copy[i * LHK_BLOCK_THREADS + tid] = 0;
+  }
+  lhk_u64 sum = 0;
+  lhk_u128 squares = 0;
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) {
+    const uint32_t v = i * LHK_BLOCK_THREADS + tid;
+    out[v] = h[i];
+    sum += h[i] * v;
+    squares += (lhk_u128)h[i] * ((lhk_u64)v * v);
+    /* Segment i * LHK_WARPS + warp: bins v - lane .. v - lane + 31. */
+    const lhk_u64 within = lhk_warp_scan<32>(h[i]);
+    sh.cdf[v] = within;
+    if (lane == 31)
+      sh.segment[i * LHK_WARPS + warp] = within;
+  }
+  if (tid == 0)
+    result->clipped_low = h[0];
+  if (tid == LHK_BLOCK_THREADS - 1)
+    result->clipped_high = h[ITEMS - 1];
+  /* The warp's sums, the squares' 128 bits from the exact sum of the low
+   * halves and the sum of the high halves. */
+  const lhk_u64 warp_sum = lhk_warp_sum(sum);
+  const lhk_u128 warp_squares = lhk_warp_sum_wide((lhk_u64)squares) +
+                                ((lhk_u128)lhk_warp_sum((lhk_u64)(squares >> 64)) << 64);
+  if (lane == 0) {
+    sh.sum[warp] = warp_sum;
+    sh.squares_lo[warp] = (lhk_u64)warp_squares;
+    sh.squares_hi[warp] = (lhk_u64)(warp_squares >> 64);
+  }
+  __syncthreads();
+
+  LhkSegmentScan<G> scan;
+  lhk_segment_scan<G>(sh, scan);
+  const lhk_u64 count = scan.count;
+
+  /* Threshold k, one a warp, as in lhk_finish_one_tile: k < n_ranks the
+   * ranks (r = 0 gives 0, r > count the top bin), k = n_ranks min and
+   * n_ranks + 1 max (0 when the histogram is empty). */
+  const int n_ranks = f.n_ranks;
+  for (int k = (int)warp; k < n_ranks + 2; k += LHK_WARPS) {
+    const lhk_u64 t = k < n_ranks ? f.ranks[k] : k == n_ranks ? 1 : count;
+    uint32_t value;
+    if ((k >= n_ranks && count == 0) || t == 0)
+      value = 0;
+    else if (t > count)
+      value = bins - 1;
+    else
+      value = lhk_segment_search<G>(sh, scan, t);
+    if (lane == 0) {
+      if (k < n_ranks)
+        result->values[k] = value;
+      else if (k == n_ranks)
+        result->min = value;
+      else
+        result->max = value;
+    }
+  }
+
+  if (warp == LHK_WARPS - 1) {
+    /* below_legal = C(black - 1), above_legal = count - C(white). */
+    const uint32_t black = min(f.black, bins), white = min(f.white, bins - 1);
+    const lhk_u64 below = black == 0 ? 0 : lhk_segment_cdf_at<G>(sh, scan, black - 1);
+    const lhk_u64 at_white = lhk_segment_cdf_at<G>(sh, scan, white);
+    if (lane == 0) {
+      result->below_legal = below;
+      result->above_legal = count - at_white;
+    }
+  } else if (warp == LHK_WARPS - 2) {
+    const bool has = lane < LHK_WARPS;
+    const lhk_u64 total = lhk_warp_sum(has ? sh.sum[lane] : 0);
+    const lhk_u128 low = lhk_warp_sum_wide(has ? sh.squares_lo[lane] : 0);
+    const lhk_u64 high = lhk_warp_sum(has ? sh.squares_hi[lane] : 0);
+    if (lane == 0) {
+      const lhk_u128 q = low + ((lhk_u128)high << 64);
+      result->count = count;
+      result->sum = total;
+      result->sum_squares_lo = (lhk_u64)q;
+      result->sum_squares_hi = (lhk_u64)(q >> 64);
+    }
+  }
+}
+
 /* Finishes one frame of more than LHK_BLOCK_THREADS bins with the whole
  * block, ITEMS consecutive bins a thread per tile (LHK_BLOCK_THREADS x ITEMS
  * bins): each thread loads its bins at once (vector loads past L1: other

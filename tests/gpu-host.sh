@@ -2,7 +2,9 @@
 # tests/gpu-host.sh OUT_DIR [STEP...]: on a GPU host (Ubuntu 24.04, CUDA 13, no
 # network), builds lumahist for the local GPU (in $BUILD, default
 # /tmp/lumahist-gpu; again only what changed), then runs the steps named, or
-# all of them: tests, kernels, frame, equalize, element, batch-stats,
+# all of them: tests, kernels, frame, formats (formats-bench: each YUV layout
+# against NV12 on 4K device frames, as is and with the path before the fused
+# wide histograms, LHK_UNFUSED_WIDE=1), equalize, element, batch-stats,
 # batch-equalize, batch-jpeg, batch-jpeg-equalize, python (python-bench.py: against OpenCV, and
 # what a lumahist.stats call costs beyond the C call on NumPy, CuPy and
 # PyTorch arrays).  Logs and CSV files go to OUT_DIR.  All of them take longer
@@ -13,7 +15,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: tests/gpu-host.sh OUT_DIR [STEP...]}
 shift
-steps=" ${*:-tests kernels frame equalize element batch-stats batch-equalize batch-jpeg batch-jpeg-equalize python} "
+steps=" ${*:-tests kernels frame formats equalize element batch-stats batch-equalize batch-jpeg batch-jpeg-equalize python} "
 mkdir -p "$out"
 cd "$top"
 if ! command -v gst-launch-1.0 >/dev/null && [ -f .gst-debs/gst-env.sh ]; then
@@ -47,6 +49,9 @@ bench() { # name seconds command...
 }
 bench kernels 240 "$build/tests/bench/lumahist-bench" --csv "$out/kernels.csv"
 bench frame 120 "$build/tests/bench/lumahist-bench" --only frame --gray8-variants --runs 100
+bench formats 120 "$build/tests/bench/formats-bench" --backend cuda --size 3840x2160 --runs 101
+bench formats 120 env LHK_UNFUSED_WIDE=1 "$build/tests/bench/formats-bench" --backend cuda \
+  --size 3840x2160 --runs 101
 bench equalize 120 python3 tests/bench/equalize-bench.py "$build/tests/bench/equalize-bench"
 # Seven runs: the generated source's medians swing by a third on a shared host.
 bench element 300 bash tests/bench/element-bench.sh -r 7 -n 150 -N 2000 "$build"

@@ -351,7 +351,7 @@ static int run_group(CudaState *s, const LhiJob *jobs, Plan *plans, size_t count
   for (size_t k = 0; k < count; k++)
     fill_finish(s, &jobs[k], &plans[k], (int)k, &finish[k]);
 
-  if (count == 1 && first->bins <= LHK_FUSED_MAX_BINS && !is_banded(first)) {
+  if (count == 1 && first->bins <= lhk_histogram_finish_max_bins(&s->device) && !is_banded(first)) {
     LHI_CUDA_CHECK(lhk_histogram_finish(&s->device, first->pixel, &first->image, &finish[0],
                                         s->scratch.data, s->stream));
     return LH_OK;

@@ -961,7 +961,8 @@ __global__ void gen_wide(uint16_t *out, uint64_t n, int depth, int dist, uint64_
 /* One 4K frame of 10, 12 and 16-bit Y: the histogram (for 16 bits each way
  * of privatizing more than 4096 bins: global copies, clusters of 2 to 16
  * blocks), the finish, and the result block's copy to the host, each alone,
- * beside the 8-bit frame's fused launch. */
+ * beside the 8-bit frame's fused launch; 10 and 12 bits also fused
+ * (lhk_histogram_finish, 1, 2 and 4 copies). */
 static void bench_wide(void)
 {
   const uint32_t w = 3840, h = 2160;
@@ -1020,6 +1021,28 @@ static void bench_wide(void)
         CHECK_CUDA(cudaMemsetAsync(hist, 0, bins * sizeof(unsigned long long), g_stream));
       }
       unsetenv("LHK_CLUSTER_SLICE_BYTES");
+      /* 10 and 12 bits: histogram and finish in one launch, against the two
+       * rows above and the finish below, with each count of copies the
+       * blocks commit to (LHK_FUSED_WIDE_COPIES). */
+      for (const char *copies : {"1", "2", "4"}) {
+        if (depth == 16)
+          break;
+        setenv("LHK_FUSED_WIDE_COPIES", copies, 1);
+        LhkDevice dev;
+        CHECK_CUDA(lhk_device_init(&dev));
+        LhkFinish finish;
+        fill_finish(&finish, hist, result, pixels);
+        finish.bins = bins;
+        finish.white = bins - 1;
+        const std::string impl = std::string("histogram + finish, fused, ") + copies + " cop" +
+                                 (copies[0] == '1' ? "y" : "ies");
+        double us = median_us([&](int r) {
+          LhkImage image = image_of(r);
+          CHECK_CUDA(lhk_histogram_finish(&dev, LHK_PIXEL_Y16, &image, &finish, scratch, g_stream));
+        });
+        add_row("wide frame", size, dist_names[dist], impl, us, (double)bytes, 0, 0);
+      }
+      unsetenv("LHK_FUSED_WIDE_COPIES");
     }
     LhkFinish finish;
     fill_finish(&finish, hist, result, pixels);

@@ -7,8 +7,9 @@
  * the device time that lh_context_device_time counts.
  *
  * Usage: test-gpu SUITE, SUITE one of formats, large, depths, options, batch,
- * sort, kernels, smoke (a quick cross-section, for compute-sanitizer), registered,
- * device-time.  Exits 77 when no CUDA device is usable. */
+ * sort, kernels, fused (wide histograms and packed 4:2:2 in one launch), smoke
+ * (a quick cross-section, for compute-sanitizer), registered, device-time.
+ * Exits 77 when no CUDA device is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1022,6 +1023,457 @@ done:
   free(got);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The fused path of wide histograms and packed 4:2:2 (issue 18)             */
+
+/* The LhkResult a finish must give for histogram h (bins bins), the legal
+ * limits black and white and the ranks, worked out here from the
+ * definitions (lh-kernels.h), not by the library's own code. */
+static void expected_result(const uint64_t *h, uint32_t bins, uint32_t black, uint32_t white,
+                            const uint64_t *ranks, int n_ranks, LhkResult *r)
+{
+  memset(r, 0, sizeof *r);
+  unsigned __int128 squares = 0;
+  bool seen = false;
+  for (uint32_t v = 0; v < bins; v++) {
+    r->count += h[v];
+    r->sum += h[v] * v;
+    squares += (unsigned __int128)h[v] * ((uint64_t)v * v);
+    if (h[v]) {
+      if (!seen)
+        r->min = v;
+      seen = true;
+      r->max = v;
+    }
+    if (v < black)
+      r->below_legal += h[v];
+    if (v > white)
+      r->above_legal += h[v];
+  }
+  r->sum_squares_lo = (uint64_t)squares;
+  r->sum_squares_hi = (uint64_t)(squares >> 64);
+  r->clipped_low = h[0];
+  r->clipped_high = h[bins - 1];
+  for (int k = 0; k < n_ranks; k++) {
+    uint64_t c = 0;
+    uint32_t v = 0;
+    if (ranks[k] == 0)
+      v = 0;
+    else if (ranks[k] > r->count)
+      v = bins - 1;
+    else
+      while ((c += h[v]) < ranks[k])
+        v++;
+    r->values[k] = v;
+  }
+}
+
+/* Compares a result block (header and histogram) with the expected one;
+ * false, with the first difference in why. */
+static bool result_equal(const uint8_t *block, const LhkResult *e, const uint64_t *h, uint32_t bins,
+                         int n_ranks, char *why, size_t size)
+{
+  const LhkResult *r = (const LhkResult *)block;
+#define FIELD(f)                                                                                   \
+  if (r->f != e->f) {                                                                              \
+    snprintf(why, size, #f " %llu, expected %llu", (unsigned long long)r->f,                       \
+             (unsigned long long)e->f);                                                            \
+    return false;                                                                                  \
+  }
+  FIELD(count)
+  FIELD(sum)
+  FIELD(sum_squares_lo)
+  FIELD(sum_squares_hi)
+  FIELD(clipped_low)
+  FIELD(clipped_high)
+  FIELD(below_legal)
+  FIELD(above_legal)
+  FIELD(min)
+  FIELD(max)
+#undef FIELD
+  for (int k = 0; k < n_ranks; k++)
+    if (r->values[k] != e->values[k]) {
+      snprintf(why, size, "rank %d: value %u, expected %u", k, r->values[k], e->values[k]);
+      return false;
+    }
+  const uint64_t *got = (const uint64_t *)(block + LHK_RESULT_HEADER_BYTES);
+  for (uint32_t v = 0; v < bins; v++)
+    if (got[v] != h[v]) {
+      snprintf(why, size, "bin %u: %llu, expected %llu", v, (unsigned long long)got[v],
+               (unsigned long long)h[v]);
+      return false;
+    }
+  return true;
+}
+
+/* The buffers every fused case shares: the scratch, one zeroed allocation
+ * kept for all cases as the library keeps it (every launch must leave it
+ * zero: the tickets and the copies), checked after each launch. */
+typedef struct {
+  LhkDevice device;
+  void *d_scratch;
+  size_t scratch_bytes;
+  uint8_t *scratch_copy;
+} FusedBench;
+
+static bool scratch_left_zero(FusedBench *b, const char *label)
+{
+  if (cudaMemcpy(b->scratch_copy, b->d_scratch, b->scratch_bytes, cudaMemcpyDeviceToHost) !=
+      cudaSuccess) {
+    fprintf(stderr, "FAIL: %s: cudaMemcpy of the scratch\n", label);
+    n_failures++;
+    return false;
+  }
+  for (size_t i = 0; i < b->scratch_bytes; i++)
+    if (b->scratch_copy[i]) {
+      fprintf(stderr, "FAIL: %s: scratch byte %zu left %u (the next launch would see it)\n", label,
+              i, b->scratch_copy[i]);
+      n_failures++;
+      return false;
+    }
+  return true;
+}
+
+/* lhk_histogram_finish of one LHK_PIXEL_Y16 image (words, shift, swap) of
+ * 2^bit_depth bins, against the histogram counted here: shape 0 words
+ * uniform in the bins, 1 uniform over 16 bits (most clamped into the top
+ * bin), 2 one value (a constant frame), 3 all but a few pixels one value, 4
+ * the two end bins, 5 a few bins far apart.  Limited range at a random
+ * black / white when `limited`.  The image starts `offset` bytes (even) into
+ * its allocation, rows `pad` bytes apart beyond the width. */
+static void fused_wide_case(FusedBench *b, int bit_depth, int width, int height, size_t offset,
+                            size_t pad, int shape, bool limited, uint32_t shift, uint32_t swap,
+                            uint64_t seed)
+{
+  const uint32_t bins = 1u << bit_depth, max_value = bins - 1;
+  const size_t stride = (size_t)width * 2 + pad;
+  const size_t size = offset + stride * (size_t)height;
+  const size_t result_bytes = lhk_result_bytes(bins);
+  uint8_t *host = malloc(size), *result = malloc(result_bytes);
+  uint64_t *h = calloc(bins, sizeof *h);
+  uint8_t *d_frame = NULL, *d_result = NULL;
+  uint64_t rng = seed;
+  char label[200], why[200];
+  snprintf(label, sizeof label,
+           "lhk_histogram_finish y16 depth=%d %dx%d offset=%zu pad=%zu shape=%d limited=%d "
+           "shift=%u swap=%u seed=%llu",
+           bit_depth, width, height, offset, pad, shape, (int)limited, shift, swap,
+           (unsigned long long)seed);
+  n_cases++;
+  if (!host || !result || !h) {
+    n_failures++;
+    goto done;
+  }
+  const uint32_t one = (uint32_t)(rng_next(&rng) % bins);
+  for (size_t i = 0; i < size; i++)
+    host[i] = (uint8_t)rng_next(&rng);
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++) {
+      uint8_t *p = host + offset + (size_t)y * stride + 2 * (size_t)x;
+      const uint64_t r = rng_next(&rng);
+      uint32_t key;
+      switch (shape) {
+      case 0:
+        key = (uint32_t)(r % bins);
+        break;
+      case 1:
+        key = (uint32_t)(r & 0xffff) >> shift;
+        break;
+      case 2:
+        key = one;
+        break;
+      case 3:
+        key = r % 1000 == 0 ? (uint32_t)(r >> 32) % bins : one;
+        break;
+      case 4:
+        key = r & 1 ? max_value : 0;
+        break;
+      default:
+        key = (uint32_t)(r % 5) * (bins / 5) + (uint32_t)(r % 3);
+        break;
+      }
+      /* The key in the word's top bits (below them noise the shift drops). */
+      const uint32_t word = (key << shift | (uint32_t)(r >> 48) % (1u << shift)) & 0xffff;
+      p[swap ? 1 : 0] = (uint8_t)word;
+      p[swap ? 0 : 1] = (uint8_t)(word >> 8);
+      const uint32_t read = word >> shift;
+      h[read < max_value ? read : max_value]++;
+    }
+  uint32_t black = 0, white = max_value;
+  if (limited) {
+    black = (uint32_t)(rng_next(&rng) % bins);
+    white = black + (uint32_t)(rng_next(&rng) % (bins - black));
+  }
+  uint64_t count = (uint64_t)width * height;
+  uint64_t ranks[LHK_MAX_RANKS];
+  const int n_ranks = LHK_MAX_RANKS;
+  for (int k = 0; k < n_ranks; k++)
+    ranks[k] = 1 + rng_next(&rng) % count;
+  ranks[0] = 0;
+  ranks[1] = count + 1;
+  ranks[2] = count;
+  ranks[3] = 1;
+  LhkResult expected;
+  expected_result(h, bins, black, white, ranks, n_ranks, &expected);
+
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_frame, size));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_result, result_bytes));
+  CUDA_OR_FAIL(cudaMemcpy(d_frame, host, size, cudaMemcpyHostToDevice));
+  LhkImage image;
+  memset(&image, 0, sizeof image);
+  image.data = d_frame + offset;
+  image.stride = stride;
+  image.width = (uint32_t)width;
+  image.height = (uint32_t)height;
+  image.shift = shift;
+  image.swap = swap;
+  image.max_value = max_value;
+  LhkFinish finish;
+  memset(&finish, 0, sizeof finish);
+  finish.histogram = (unsigned long long *)d_result; /* not used: the scratch holds the counts */
+  finish.result = d_result;
+  finish.bins = bins;
+  finish.black = black;
+  finish.white = white;
+  finish.n_ranks = n_ranks;
+  for (int k = 0; k < n_ranks; k++)
+    finish.ranks[k] = ranks[k];
+  /* Twice: the second launch finds the tickets and copies the first left. */
+  for (int round = 0; round < 2; round++) {
+    CUDA_OR_FAIL(cudaMemset(d_result, 0xa5, result_bytes));
+    CUDA_OR_FAIL(lhk_histogram_finish(&b->device, LHK_PIXEL_Y16, &image, &finish, b->d_scratch, 0));
+    CUDA_OR_FAIL(cudaMemcpy(result, d_result, result_bytes, cudaMemcpyDeviceToHost));
+    if (!result_equal(result, &expected, h, bins, n_ranks, why, sizeof why)) {
+      fprintf(stderr, "FAIL: %s round %d: %s\n", label, round, why);
+      n_failures++;
+      break;
+    }
+    if (!scratch_left_zero(b, label))
+      break;
+  }
+done:
+  cudaFree(d_frame);
+  cudaFree(d_result);
+  free(host);
+  free(result);
+  free(h);
+}
+
+/* Packed 4:2:2 at any byte alignment and pitch (Y the low byte of each word,
+ * YUY2's, or the high, UYVY's): lhk_histogram of one image and of two in one
+ * launch (the second starting one byte later, so one of the two rows starts
+ * at an odd address), and lhk_histogram_finish, against the Y bytes counted
+ * here.  shape 0 random, 1 one value (a constant frame), 2 a band of 8
+ * values, 3 one value but for a byte in a thousand. */
+static void packed422_launcher_case(FusedBench *b, int width, int height, size_t offset, size_t pad,
+                                    uint32_t y_byte, int shape, uint64_t seed)
+{
+  const size_t stride = (size_t)width * 2 + pad;
+  const size_t size = offset + 1 + stride * (size_t)height + 16;
+  const size_t result_bytes = lhk_result_bytes(256);
+  uint8_t *host = malloc(size), *result = malloc(result_bytes);
+  uint64_t *expected = calloc(512, sizeof *expected), *got = calloc(512, sizeof *got);
+  uint8_t *d_frame = NULL, *d_result = NULL;
+  unsigned long long *d_histograms = NULL;
+  uint64_t rng = seed;
+  char label[200], why[200];
+  snprintf(label, sizeof label,
+           "packed 4:2:2 %dx%d offset=%zu pad=%zu y_byte=%u shape=%d seed=%llu", width, height,
+           offset, pad, y_byte, shape, (unsigned long long)seed);
+  n_cases++;
+  if (!host || !result || !expected || !got) {
+    n_failures++;
+    goto done;
+  }
+  /* Every byte of the block alike (Y, chroma and padding): image 1's Y
+   * bytes are image 0's chroma. */
+  const uint8_t level = (uint8_t)rng_next(&rng);
+  for (size_t i = 0; i < size; i++) {
+    const uint64_t r = rng_next(&rng);
+    host[i] = shape == 0   ? (uint8_t)r
+              : shape == 1 ? level
+              : shape == 2 ? (uint8_t)(level + r % 8)
+                           : (r % 1000 == 0 ? (uint8_t)(r >> 40) : level);
+  }
+  /* Image 0 at offset, image 1 one byte further on (the same rows shifted:
+   * each of its pixels is a word that straddles two of image 0's). */
+  for (int i = 0; i < 2; i++)
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++)
+        expected[i * 256 +
+                 host[offset + (size_t)i + (size_t)y * stride + 2 * (size_t)x + y_byte]]++;
+
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_frame, size));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_result, result_bytes));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d_histograms, 512 * sizeof *got));
+  CUDA_OR_FAIL(cudaMemcpy(d_frame, host, size, cudaMemcpyHostToDevice));
+  LhkImage images[2];
+  memset(images, 0, sizeof images);
+  for (int i = 0; i < 2; i++) {
+    images[i].data = d_frame + offset + i;
+    images[i].stride = stride;
+    images[i].width = (uint32_t)width;
+    images[i].height = (uint32_t)height;
+    images[i].slot = (uint32_t)i;
+    images[i].shift = 8 * y_byte;
+    images[i].keep = y_byte ? 0x00ffu : 0xff00u;
+    images[i].max_value = 255;
+  }
+  for (int n_images = 1; n_images <= 2; n_images++) {
+    CUDA_OR_FAIL(cudaMemset(d_histograms, 0, 512 * sizeof *got));
+    CUDA_OR_FAIL(lhk_histogram(&b->device, LHK_PIXEL_Y16, 256, images, n_images, d_histograms,
+                               n_images, b->d_scratch, 0));
+    CUDA_OR_FAIL(cudaMemcpy(got, d_histograms, 512 * sizeof *got, cudaMemcpyDeviceToHost));
+    for (int v = 0; v < 256 * n_images; v++)
+      if (got[v] != expected[v]) {
+        fprintf(stderr, "FAIL: lhk_histogram %s images=%d: image %d bin %d: %llu, expected %llu\n",
+                label, n_images, v / 256, v % 256, (unsigned long long)got[v],
+                (unsigned long long)expected[v]);
+        n_failures++;
+        break;
+      }
+  }
+  for (int i = 0; i < 2; i++) {
+    const uint64_t count = (uint64_t)width * height;
+    uint64_t ranks[LHK_MAX_RANKS];
+    for (int k = 0; k < LHK_MAX_RANKS; k++)
+      ranks[k] = 1 + rng_next(&rng) % count;
+    ranks[0] = 0;
+    ranks[1] = count;
+    LhkResult e;
+    expected_result(expected + 256 * i, 256, 16, 235, ranks, LHK_MAX_RANKS, &e);
+    LhkFinish finish;
+    memset(&finish, 0, sizeof finish);
+    finish.histogram = d_histograms;
+    finish.result = d_result;
+    finish.bins = 256;
+    finish.black = 16;
+    finish.white = 235;
+    finish.n_ranks = LHK_MAX_RANKS;
+    for (int k = 0; k < LHK_MAX_RANKS; k++)
+      finish.ranks[k] = ranks[k];
+    CUDA_OR_FAIL(
+        lhk_histogram_finish(&b->device, LHK_PIXEL_Y16, &images[i], &finish, b->d_scratch, 0));
+    CUDA_OR_FAIL(cudaMemcpy(result, d_result, result_bytes, cudaMemcpyDeviceToHost));
+    if (!result_equal(result, &e, expected + 256 * i, 256, LHK_MAX_RANKS, why, sizeof why)) {
+      fprintf(stderr, "FAIL: lhk_histogram_finish %s image %d: %s\n", label, i, why);
+      n_failures++;
+    }
+    if (!scratch_left_zero(b, label))
+      break;
+  }
+done:
+  cudaFree(d_frame);
+  cudaFree(d_result);
+  cudaFree(d_histograms);
+  free(host);
+  free(result);
+  free(expected);
+  free(got);
+}
+
+/* The fused histograms of 9 to 12 bits and packed 4:2:2 by the 8-bit kernel:
+ * the launchers on the edge cases of their reads and their finish, then
+ * frames through the library against the CPU (layouts, regions, ranges).
+ * Run as is and with LHK_FUSED_WIDE_COPIES=1 and 4 and LHK_UNFUSED_WIDE=1
+ * (tests/gpu/meson.build). */
+static void suite_fused(void)
+{
+  uint64_t seed = 60000;
+  FusedBench b;
+  memset(&b, 0, sizeof b);
+  if (lhk_device_init(&b.device) != cudaSuccess) {
+    fprintf(stderr, "FAIL: lhk_device_init\n");
+    n_failures++;
+    return;
+  }
+  printf("fused: finish up to %u bins, %u copies above %d bins; packed 4:2:2 kernel %s\n",
+         lhk_histogram_finish_max_bins(&b.device), b.device.fused_wide_copies, 512,
+         b.device.packed422_blocks_per_sm[1] > 0 && !b.device.unfused_wide ? "on" : "off");
+  b.scratch_bytes = lhk_histogram_scratch_bytes(4096, 2);
+  b.scratch_copy = malloc(b.scratch_bytes);
+  if (!b.scratch_copy || cudaMalloc(&b.d_scratch, b.scratch_bytes) != cudaSuccess ||
+      cudaMemset(b.d_scratch, 0, b.scratch_bytes) != cudaSuccess) {
+    fprintf(stderr, "FAIL: scratch for the fused cases\n");
+    n_failures++;
+    goto done;
+  }
+
+  /* The launchers.  Sizes: one pixel, odd rows, a few blocks, every
+   * resident block (4K). */
+  static const int wide_sizes[][2] = {{1, 1},  {3, 1},     {1, 5},    {17, 9},
+                                      {33, 7}, {257, 129}, {1921, 3}, {3840, 2160}};
+  for (int depth = 9; depth <= 12; depth++)
+    for (size_t s = 0; s < sizeof wide_sizes / sizeof wide_sizes[0]; s++)
+      for (int shape = 0; shape < 6; shape++) {
+        const bool big = wide_sizes[s][0] * wide_sizes[s][1] > 1000000;
+        if (big && shape % 2 && depth != 12)
+          continue; /* the 4K cases: every shape at 12 bits, some at the others */
+        fused_wide_case(&b, depth, wide_sizes[s][0], wide_sizes[s][1], (s % 4) * 2,
+                        s % 3 ? 2 * s + 2 : 0, shape, (shape + s) % 2 == 1,
+                        depth == 10 && s % 2 ? 6 : 0, (uint32_t)(s == 3), seed++);
+      }
+  static const int packed_sizes[][2] = {{1, 1},     {2, 1},    {7, 3},      {8, 2},   {15, 4},
+                                        {16, 5},    {17, 1},   {31, 9},     {33, 33}, {100, 7},
+                                        {640, 480}, {1923, 5}, {3840, 2160}};
+  for (size_t s = 0; s < sizeof packed_sizes / sizeof packed_sizes[0]; s++)
+    for (size_t offset = 0; offset < 18; offset += (packed_sizes[s][0] > 1000 ? 5 : 1))
+      packed422_launcher_case(&b, packed_sizes[s][0], packed_sizes[s][1], offset,
+                              (offset % 3) * (offset + 1), (uint32_t)(offset / 2 % 2),
+                              (int)((s + offset) % 4), seed++);
+
+  /* Frames through the library: every format the fused path takes, in
+   * every layout (odd plane starts for the 8-bit packed formats), every
+   * distribution. */
+  {
+    static const LhFormat formats[] = {
+        LH_FORMAT_YUY2,      LH_FORMAT_YVYU,      LH_FORMAT_UYVY,       LH_FORMAT_VYUY,
+        LH_FORMAT_P010,      LH_FORMAT_P012,      LH_FORMAT_I420_10LE,  LH_FORMAT_I420_12LE,
+        LH_FORMAT_I422_12LE, LH_FORMAT_Y444_12LE, LH_FORMAT_V210,       LH_FORMAT_GRAY16,
+        LH_FORMAT_RGB16,     LH_FORMAT_R210,      LH_FORMAT_RGB10A2_LE, LH_FORMAT_GRAY16_BE};
+    static const int sizes[][2] = {{1, 1}, {2, 3}, {5, 1}, {17, 9}, {63, 5}, {641, 479}};
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int d = 0; d < DIST_COUNT; d++) {
+          Case c = base_case(formats[f], sizes[s][0], sizes[s][1], (Dist)d, seed++);
+          /* the formats of variable depth at 9 to 12 bits */
+          if (formats[f] == LH_FORMAT_GRAY16 || formats[f] == LH_FORMAT_RGB16 ||
+              formats[f] == LH_FORMAT_GRAY16_BE)
+            c.depth = 9 + (int)((s + (size_t)d) % 4);
+          c.range = (s + (size_t)d) % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+          c.n_percentiles = d % 2 ? LH_MAX_PERCENTILES : 0;
+          run_layouts(c);
+        }
+    /* 4K frames in device memory: every resident block. */
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+      for (int d = 0; d < 3; d++) {
+        Case c = base_case(formats[f], 3840, 2160, (Dist)d, seed++);
+        if (formats[f] == LH_FORMAT_GRAY16 || formats[f] == LH_FORMAT_RGB16 ||
+            formats[f] == LH_FORMAT_GRAY16_BE)
+          c.depth = 10 + d;
+        c.mem = MEM_DEVICE;
+        run_case(&c, NULL);
+      }
+    /* Regions of interest: odd corners (an odd x puts a packed 4:2:2 row
+     * at an odd word of its pair), one pixel, one row, one column. */
+    static const LhRect rois[] = {{1, 1, 1, 1},  {3, 2, 101, 37}, {0, 5, 200, 1},
+                                  {7, 0, 1, 90}, {13, 11, 17, 3}, {199, 89, 1, 1}};
+    static const LhFormat roi_formats[] = {LH_FORMAT_YUY2, LH_FORMAT_UYVY, LH_FORMAT_P012,
+                                           LH_FORMAT_I420_12LE, LH_FORMAT_Y444_10LE};
+    for (size_t f = 0; f < sizeof roi_formats / sizeof roi_formats[0]; f++)
+      for (size_t r = 0; r < sizeof rois / sizeof rois[0]; r++) {
+        Case c = base_case(roi_formats[f], 200, 90, (Dist)(r % DIST_COUNT), seed++);
+        c.roi = rois[r];
+        c.n_percentiles = LH_MAX_PERCENTILES;
+        c.range = r % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+        run_layouts(c);
+      }
+  }
+done:
+  cudaFree(b.d_scratch);
+  free(b.scratch_copy);
+}
+
 static void suite_kernels(void)
 {
   uint64_t seed = 40000;
@@ -1062,7 +1514,7 @@ int main(int argc, char **argv)
 {
   if (argc != 2) {
     fprintf(stderr,
-            "usage: %s formats|large|depths|options|batch|sort|kernels|smoke|registered|"
+            "usage: %s formats|large|depths|options|batch|sort|kernels|fused|smoke|registered|"
             "device-time\n",
             argv[0]);
     return 2;
@@ -1089,6 +1541,8 @@ int main(int argc, char **argv)
     suite_sort();
   else if (!strcmp(suite, "kernels"))
     suite_kernels();
+  else if (!strcmp(suite, "fused"))
+    suite_fused();
   else if (!strcmp(suite, "smoke"))
     suite_smoke();
   else if (!strcmp(suite, "registered"))
