@@ -1352,8 +1352,11 @@ static void packed422_launcher_case(FusedBench *b, int width, int height, size_t
     finish.n_ranks = LHK_MAX_RANKS;
     for (int k = 0; k < LHK_MAX_RANKS; k++)
       finish.ranks[k] = ranks[k];
+    /* Finished alone: its histogram is the launch's only slot. */
+    LhkImage alone = images[i];
+    alone.slot = 0;
     CUDA_OR_FAIL(
-        lhk_histogram_finish(&b->device, LHK_PIXEL_Y16, &images[i], &finish, b->d_scratch, 0));
+        lhk_histogram_finish(&b->device, LHK_PIXEL_Y16, &alone, &finish, b->d_scratch, 0));
     CUDA_OR_FAIL(cudaMemcpy(result, d_result, result_bytes, cudaMemcpyDeviceToHost));
     if (!result_equal(result, &e, expected + 256 * i, 256, LHK_MAX_RANKS, why, sizeof why)) {
       fprintf(stderr, "FAIL: lhk_histogram_finish %s image %d: %s\n", label, i, why);
