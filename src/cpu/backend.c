@@ -116,27 +116,19 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
   free(keys);
 }
 
-/* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): the luma of a row into a
- * buffer by the vectorized row loops, then counted (lhi_count8). */
+/* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): each row's luma made and
+ * counted a few pixels at a time (lhi_count8_rgb_row, vectorized). */
 static void histogram_rows_rgb8(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
   const LhFrame *frame = &job->frame;
   const int width = frame->width, pixel_bytes = lhi_format_info(frame->format)->pixel_bytes;
-  uint8_t *luma = malloc((size_t)width);
-  if (!luma) { /* no memory for a row: the general loop, which needs none */
-    FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
-    return;
-  }
   uint32_t weights[4];
   lhi_byte_weights(frame->format, job->weights, weights);
   LhiCount8 count;
   lhi_count8_begin(&count, histogram);
-  for (int y = y0; y < y1; y++) {
-    lhi_luma_row_u8(row_at(frame, y), width, pixel_bytes, weights, luma);
-    lhi_count8_row(&count, luma, width);
-  }
+  for (int y = y0; y < y1; y++)
+    lhi_count8_rgb_row(&count, row_at(frame, y), width, pixel_bytes, weights);
   lhi_count8_end(&count);
-  free(luma);
 }
 
 /* Packed 10-bit R'G'B': the fields of each word weighed in place (the

@@ -1,0 +1,204 @@
+/* luma-rows-test.c: the CPU backend's vectorized row loops (cpu/luma-rows.c)
+ * against a plain loop written here, on each code path this machine can run
+ * (AVX2, SSE4.1, none): the luma of 8-bit R'G'B' rows and its counting, and
+ * the counting of 8-bit rows, on seeded random rows of every width 0 .. 100
+ * and some longer ones, at odd offsets (unaligned pointers, and a row that
+ * ends where its buffer does), with the weights of every matrix placed at
+ * every byte position a 3 or 4-byte pixel could have them, so that a wrong
+ * shuffle or a wrong lane order fails. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+#include "test-check.h"
+
+static const char *const simd_names[] = {"none", "SSE4.1", "best (AVX2 where there is)"};
+static const LhMatrix matrices[] = {LH_MATRIX_BT601, LH_MATRIX_BT709, LH_MATRIX_BT2020};
+static const char *const matrix_names[] = {"BT.601", "BT.709", "BT.2020"};
+static const int offsets[] = {0, 1, 3, 7, 13};
+/* Past the 100: the 256-pixel chunks of lhi_count8_rgb_row, 32-pixel steps. */
+static const int long_widths[] = {255, 256, 257, 511, 1000, 3845};
+
+static uint64_t rng_state = 0x2545f4914f6cdd1du;
+
+static uint32_t next_random(void)
+{
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 32);
+}
+
+/* Random bytes; kind 1: one value; kind 2: one value +-1 (a flat sky). */
+static void fill_row(uint8_t *p, size_t n, int kind)
+{
+  const uint8_t base = (uint8_t)next_random();
+  for (size_t i = 0; i < n; i++)
+    p[i] = kind == 0   ? (uint8_t)next_random()
+           : kind == 1 ? base
+                       : (uint8_t)(base + (next_random() % 3) - 1);
+}
+
+static uint32_t reference_luma(const uint8_t *px, int pixel_bytes, const uint32_t *w)
+{
+  uint32_t sum = LHI_LUMA_HALF;
+  for (int i = 0; i < pixel_bytes; i++)
+    sum += w[i] * px[i];
+  return sum >> LHI_LUMA_SHIFT;
+}
+
+/* One row: its luma by lhi_luma_row_u8 and its counts by
+ * lhi_count8_rgb_row, against the plain loop.  The row is the last bytes of
+ * its buffer, so that a read past it reaches memory the sanitizers and
+ * valgrind know is not the row's. */
+static void check_rgb_row(int pixel_bytes, const uint32_t *w, int width, int offset, int kind,
+                          const char *what)
+{
+  const size_t row_bytes = (size_t)pixel_bytes * (size_t)width;
+  uint8_t *buffer = malloc((size_t)offset + row_bytes + 1);
+  uint8_t *luma = malloc((size_t)width + 1);
+  if (!buffer || !luma) {
+    fprintf(stderr, "luma-rows-test: out of memory\n");
+    exit(1);
+  }
+  uint8_t *px = buffer + offset;
+  fill_row(px, row_bytes, kind);
+  luma[width] = 0xa5; /* must stay */
+  lhi_luma_row_u8(px, width, pixel_bytes, w, luma);
+  uint64_t expected[256] = {0}, counted[256] = {0};
+  int wrong = 0, first_wrong = -1;
+  for (int x = 0; x < width; x++) {
+    const uint32_t y = reference_luma(px + (size_t)pixel_bytes * (size_t)x, pixel_bytes, w);
+    expected[y]++;
+    if (luma[x] != y && wrong++ == 0)
+      first_wrong = x;
+  }
+  CHECK(wrong == 0, "%s, width %d, offset %d: %d luma wrong, first at x = %d (%u, expected %u)",
+        what, width, offset, wrong, first_wrong, first_wrong >= 0 ? luma[first_wrong] : 0,
+        first_wrong >= 0
+            ? reference_luma(px + (size_t)pixel_bytes * (size_t)first_wrong, pixel_bytes, w)
+            : 0);
+  CHECK(luma[width] == 0xa5, "%s, width %d, offset %d: the byte after the row was written", what,
+        width, offset);
+
+  LhiCount8 count;
+  lhi_count8_begin(&count, counted);
+  lhi_count8_rgb_row(&count, px, width, pixel_bytes, w);
+  lhi_count8_rgb_row(&count, px, width, pixel_bytes, w); /* twice: the counts add up */
+  lhi_count8_end(&count);
+  int bad_bins = 0;
+  for (int v = 0; v < 256; v++)
+    bad_bins += counted[v] != 2 * expected[v];
+  CHECK(bad_bins == 0, "%s, width %d, offset %d: %d bins of lhi_count8_rgb_row wrong", what, width,
+        offset, bad_bins);
+  free(buffer);
+  free(luma);
+}
+
+/* The three weights of matrix at every placement in a 3 or 4-byte pixel
+ * (the fourth position weighing nothing: the vector paths; weighing
+ * something: the plain loop's fallback), every width and offset. */
+static void test_rgb_rows(int simd)
+{
+  for (int m = 0; m < 3; m++) {
+    const LhiLumaWeights lw = lhi_luma_weights(matrices[m], 8);
+    const uint32_t k[3] = {lw.kr, lw.kg, lw.kb};
+    for (int pixel_bytes = 3; pixel_bytes <= 4; pixel_bytes++)
+      for (int r = 0; r < pixel_bytes; r++)
+        for (int g = 0; g < pixel_bytes; g++)
+          for (int b = 0; b < pixel_bytes; b++) {
+            if (r == g || g == b || r == b)
+              continue;
+            uint32_t w[4] = {0, 0, 0, 0};
+            w[r] = k[0];
+            w[g] = k[1];
+            w[b] = k[2];
+            char what[160];
+            snprintf(what, sizeof what, "%s, %d bytes a pixel, R G B at bytes %d %d %d (simd %s)",
+                     matrix_names[m], pixel_bytes, r, g, b,
+                     simd_names[simd]);
+            for (int width = 0; width <= 100; width++)
+              for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++)
+                check_rgb_row(pixel_bytes, w, width, offsets[o], width % 3, what);
+            for (size_t i = 0; i < sizeof long_widths / sizeof long_widths[0]; i++)
+              for (int kind = 0; kind < 3; kind++)
+                check_rgb_row(pixel_bytes, w, long_widths[i], (int)i, kind, what);
+          }
+  }
+}
+
+/* The library's byte weights of each 8-bit R'G'B' format, against the byte
+ * order its name says. */
+static void test_byte_weights(void)
+{
+  static const struct {
+    LhFormat format;
+    int r, g, b;
+  } orders[] = {
+      {LH_FORMAT_RGB, 0, 1, 2},  {LH_FORMAT_BGR, 2, 1, 0},  {LH_FORMAT_RGBA, 0, 1, 2},
+      {LH_FORMAT_BGRA, 2, 1, 0}, {LH_FORMAT_RGBX, 0, 1, 2}, {LH_FORMAT_BGRX, 2, 1, 0},
+  };
+  for (int m = 0; m < 3; m++) {
+    const LhiLumaWeights lw = lhi_luma_weights(matrices[m], 8);
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+      uint32_t w[4];
+      lhi_byte_weights(orders[i].format, lw, w);
+      CHECK(w[orders[i].r] == lw.kr && w[orders[i].g] == lw.kg && w[orders[i].b] == lw.kb &&
+                w[0] + w[1] + w[2] + w[3] == LHI_LUMA_ONE,
+            "%s, %s: byte weights %u %u %u %u", lh_format_name(orders[i].format),
+            matrix_names[m], w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
+/* lhi_count8_row and lhi_count8_row_step2 against plain counting. */
+static void test_count_rows(void)
+{
+  for (int width = 0; width <= 300; width++)
+    for (int step = 1; step <= 2; step++) {
+      const int offset = width % 5;
+      const size_t bytes = (size_t)step * (size_t)width;
+      uint8_t *buffer = malloc((size_t)offset + bytes + 1);
+      if (!buffer)
+        exit(1);
+      uint8_t *row = buffer + offset;
+      fill_row(row, bytes, width % 3);
+      uint64_t expected[256] = {0}, counted[256] = {0};
+      for (int x = 0; x < width; x++)
+        expected[row[step * x]]++;
+      LhiCount8 count;
+      lhi_count8_begin(&count, counted);
+      if (step == 1)
+        lhi_count8_row(&count, row, width);
+      else
+        lhi_count8_row_step2(&count, row, width);
+      lhi_count8_end(&count);
+      int bad_bins = 0;
+      for (int v = 0; v < 256; v++)
+        bad_bins += counted[v] != expected[v];
+      CHECK(bad_bins == 0, "lhi_count8_row%s, width %d, offset %d: %d bins wrong",
+            step == 2 ? "_step2" : "", width, offset, bad_bins);
+      free(buffer);
+    }
+}
+
+int main(void)
+{
+  test_byte_weights();
+  for (int simd = LHI_SIMD_NONE; simd <= LHI_SIMD_BEST; simd++) {
+    lhi_rows_set_simd((LhiSimd)simd);
+    test_rgb_rows(simd);
+    test_count_rows();
+  }
+  lhi_rows_set_simd(LHI_SIMD_BEST);
+  printf("luma-rows-test: %d checks, %d failures (x86 AVX2: %s, SSE4.1: %s)\n", checks, failures,
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+         __builtin_cpu_supports("avx2") ? "yes" : "no",
+         __builtin_cpu_supports("sse4.1") ? "yes" : "no"
+#else
+         "no", "no"
+#endif
+  );
+  return failures != 0;
+}
