@@ -303,7 +303,7 @@ void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *
 
 #define LHI_MAX_THREADS 256
 
-/* The cores online (1 .. LHI_MAX_THREADS). */
+/* The cores this process may run on (1 .. LHI_MAX_THREADS). */
 int lhi_cpu_count(void);
 
 typedef struct LhiPool LhiPool;

@@ -10,8 +10,9 @@
  * done its parts watches for the next call for a while (POOL_SPIN_NS)
  * before it sleeps, and the caller watches for the last part the same way,
  * and calls that follow each other closely start at once. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,7 +96,14 @@ static bool parts_all_done(const LhiPool *pool, unsigned n_parts)
 
 int lhi_cpu_count(void)
 {
+  /* The cores this process may run on (taskset, a container's cpuset),
+   * else those online: more threads than cores would wait on each other. */
   long n = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= 1)
+    n = CPU_COUNT(&allowed);
+#endif
   return n >= 1 && n <= LHI_MAX_THREADS ? (int)n : n > LHI_MAX_THREADS ? LHI_MAX_THREADS : 1;
 }
 
