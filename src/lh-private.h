@@ -402,6 +402,11 @@ void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copi
 void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bool big_endian,
                       uint16_t *keys);
 void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys);
+/* The luma keys of a row of packed 10-bit R'G'B' words (big-endian words
+ * swapped first), fw the weights of fields 0, 1, 2 (the format's R, G, B
+ * weights put in field order): lhi_luma_wide of the fields. */
+void lhi_packed10_keys_row(const uint8_t *row, int width, bool big_endian, LhiLumaWeights fw,
+                           uint16_t *keys);
 
 /* sum |keys[x] - previous[x]| over a row of width keys, previous then
  * overwritten by keys (cpu/luma-rows.c: vectorized).  The two must not

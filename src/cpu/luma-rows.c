@@ -628,6 +628,72 @@ void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys)
   }
 }
 
+/* ---- The luma keys of packed 10-bit R'G'B' ---- */
+
+static void packed10_keys_plain(const uint8_t *row, int first, int width, bool big_endian,
+                                LhiLumaWeights fw, uint16_t *keys)
+{
+  for (int x = first; x < width; x++) {
+    const uint32_t word = lhi_load_word(row + 4 * (size_t)x, big_endian);
+    keys[x] = (uint16_t)lhi_luma_wide(word & 0x3ff, (word >> 10) & 0x3ff, (word >> 20) & 0x3ff, fw);
+  }
+}
+
+#ifdef LHI_ROWS_SSE41
+/* 16 pixels a step: fields 0 and 1 of each word put side by side as 16-bit
+ * halves and weighed by pmaddwd, field 2 beside a 1 that weighs the
+ * rounding half (5000).  The sum s is below 1023 * 10^4 + 5000 < 2^24,
+ * exact as a float, and the float quotient s / 10^4, correctly rounded,
+ * truncates to floor(s / 10^4): where that is k, s / 10^4 <= k + 1 - 10^-4,
+ * and a float near k < 1024 is within 2^-14 of the real quotient, so it
+ * stays below k + 1. */
+__attribute__((target("avx2"))) static int packed10_keys_avx2(const uint8_t *row, int width,
+                                                             bool big_endian, LhiLumaWeights fw,
+                                                             uint16_t *keys)
+{
+  const __m256i swap = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2,
+                                        1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+  const __m256i ten = _mm256_set1_epi32(0x3ff), ten_high = _mm256_set1_epi32(0x3ff << 16);
+  const __m256i one_high = _mm256_set1_epi32(1 << 16);
+  const __m256i w01 = _mm256_set1_epi32((int)((fw.kg << 16) | fw.kr));
+  const __m256i w2half = _mm256_set1_epi32((int)(((LHI_LUMA_EXACT_ONE / 2) << 16) | fw.kb));
+  const __m256 exact_one = _mm256_set1_ps((float)LHI_LUMA_EXACT_ONE);
+  int x = 0;
+  for (; x + 16 <= width; x += 16) {
+    const uint8_t *block = row + 4 * (size_t)x;
+    _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
+    __m256i key[2];
+    for (int h = 0; h < 2; h++) {
+      __m256i v = _mm256_loadu_si256((const __m256i *)(block + 32 * h));
+      if (big_endian)
+        v = _mm256_shuffle_epi8(v, swap);
+      __m256i f01 = _mm256_or_si256(_mm256_and_si256(v, ten),
+                                    _mm256_and_si256(_mm256_slli_epi32(v, 6), ten_high));
+      __m256i f2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(v, 20), ten), one_high);
+      __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(f01, w01), _mm256_madd_epi16(f2, w2half));
+      key[h] = _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(sum), exact_one));
+    }
+    /* packus within lanes: 0-3, 8-11, 4-7, 12-15; put back in order. */
+    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(key[0], key[1]), 0xd8);
+    _mm256_storeu_si256((__m256i *)(keys + x), packed);
+  }
+  return x;
+}
+#endif
+
+void lhi_packed10_keys_row(const uint8_t *row, int width, bool big_endian, LhiLumaWeights fw,
+                           uint16_t *keys)
+{
+  int done = 0;
+#ifdef LHI_ROWS_SSE41
+  /* The vector loop has the rule of luma above 8 bits (the weights' sum
+   * 10^4), which is the packed formats' (they are 10-bit). */
+  if (fw.one == LHI_LUMA_EXACT_ONE && have_avx2())
+    done = packed10_keys_avx2(row, width, big_endian, fw, keys);
+#endif
+  packed10_keys_plain(row, done, width, big_endian, fw, keys);
+}
+
 /* ---- Absolute differences of two rows of keys ---- */
 
 /* Keys summed into a 32-bit counter at a time, which vectorizes (psadbw for

@@ -5,7 +5,8 @@
  * and some longer ones, at odd offsets (unaligned pointers, and a row that
  * ends where its buffer does), with the weights of every matrix placed at
  * every byte position a 3 or 4-byte pixel could have them, so that a wrong
- * shuffle or a wrong lane order fails. */
+ * shuffle or a wrong lane order fails; and the luma keys of packed 10-bit
+ * R'G'B' words, either byte order, the weights at every field. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,13 +184,91 @@ static void test_count_rows(void)
     }
 }
 
+/* A packed word of fields 0, 1, 2 (bits 0-9, 10-19, 20-29) and top 2 bits. */
+static uint32_t word_of(uint32_t f0, uint32_t f1, uint32_t f2, uint32_t top)
+{
+  return f0 | f1 << 10 | f2 << 20 | top << 30;
+}
+
+/* lhi_packed10_keys_row against lhi_luma_wide of the fields: random words
+ * (kind 0), the extremes of each field (kind 1: 0 or 1023), and greys
+ * r = g = b (kind 2, where every quotient is a whole number). */
+static void test_packed10_rows(int simd)
+{
+  for (int m = 0; m < 3; m++) {
+    const LhiLumaWeights lw = lhi_luma_weights(matrices[m], 10);
+    const uint32_t k[3] = {lw.kr, lw.kg, lw.kb};
+    static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                    {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    for (int p = 0; p < 6; p++)
+      for (int big = 0; big <= 1; big++) {
+        uint32_t fwv[3];
+        for (int i = 0; i < 3; i++)
+          fwv[perms[p][i]] = k[i];
+        const LhiLumaWeights fw = {fwv[0], fwv[1], fwv[2], lw.one};
+        for (int width = 0; width <= 100 + 300 * (p == 0); width++) {
+          const int offset = width % 5, kind = width % 3;
+          uint8_t *buffer = malloc((size_t)offset + 4 * (size_t)width + 1);
+          uint16_t *keys = malloc(((size_t)width + 1) * sizeof *keys);
+          if (!buffer || !keys)
+            exit(1);
+          uint8_t *row = buffer + offset;
+          uint32_t *words = malloc(((size_t)width + 1) * sizeof *words);
+          for (int x = 0; x < width; x++) {
+            uint32_t f[3];
+            for (int i = 0; i < 3; i++)
+              f[i] = kind == 0 ? next_random() & 0x3ff : kind == 1 ? (next_random() & 1) * 1023 : 0;
+            if (kind == 2)
+              f[0] = f[1] = f[2] = (uint32_t)x * 1023 / (width > 1 ? width - 1 : 1);
+            words[x] = word_of(f[0], f[1], f[2], next_random() & 3);
+            lhi_store_word(row + 4 * (size_t)x, words[x], big);
+          }
+          keys[width] = 0xa5a5;
+          lhi_packed10_keys_row(row, width, big, fw, keys);
+          int wrong = 0, first = -1;
+          for (int x = 0; x < width; x++) {
+            const uint32_t w = words[x];
+            const uint32_t want =
+                lhi_luma_wide(w & 0x3ff, (w >> 10) & 0x3ff, (w >> 20) & 0x3ff, fw);
+            if (keys[x] != want && wrong++ == 0)
+              first = x;
+          }
+          CHECK(wrong == 0 && keys[width] == 0xa5a5,
+                "packed10 %s, weights at fields %d %d %d, %s-endian, simd %s, width %d: %d keys "
+                "wrong (first at %d), end marker %s",
+                matrix_names[m], perms[p][0], perms[p][1], perms[p][2], big ? "big" : "little",
+                simd_names[simd], width, wrong, first, keys[width] == 0xa5a5 ? "kept" : "written");
+          free(words);
+          free(buffer);
+          free(keys);
+        }
+      }
+  }
+}
+
+/* The vector loop's argument, checked over every sum it can meet: the
+ * float quotient s / 10^4 truncates to the integer one. */
+static void test_float_quotient(void)
+{
+  const uint32_t top = 1023 * LHI_LUMA_EXACT_ONE + LHI_LUMA_EXACT_ONE / 2;
+  uint32_t wrong = 0, first = 0;
+  for (uint32_t sum = 0; sum <= top; sum++) {
+    volatile float q = (float)sum / (float)LHI_LUMA_EXACT_ONE;
+    if ((uint32_t)q != sum / LHI_LUMA_EXACT_ONE && wrong++ == 0)
+      first = sum;
+  }
+  CHECK(wrong == 0, "float quotient of %u sums wrong, first %u", wrong, first);
+}
+
 int main(void)
 {
   test_byte_weights();
+  test_float_quotient();
   for (int simd = LHI_SIMD_NONE; simd <= LHI_SIMD_BEST; simd++) {
     lhi_rows_set_simd((LhiSimd)simd);
     test_rgb_rows(simd);
     test_count_rows();
+    test_packed10_rows(simd);
   }
   lhi_rows_set_simd(LHI_SIMD_BEST);
   printf("luma-rows-test: %d checks, %d failures (x86 AVX2: %s, SSE4.1: %s)\n", checks, failures,
