@@ -407,6 +407,11 @@ void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys);
  * weights put in field order): lhi_luma_wide of the fields. */
 void lhi_packed10_keys_row(const uint8_t *row, int width, bool big_endian, LhiLumaWeights fw,
                            uint16_t *keys);
+/* The luma keys of a row of 16-bit R'G'B' pixels (6 or 8 bytes, samples
+ * little-endian), w[i] the weight of sample i (0, 1, 2), rule the luma's
+ * rule (its weights' sum, lhi_luma_wide), clamped to max. */
+void lhi_rgb16_keys_row(const uint8_t *row, int width, int pixel_bytes, const uint32_t *w,
+                        LhiLumaWeights rule, uint32_t max, uint16_t *keys);
 
 /* sum |keys[x] - previous[x]| over a row of width keys, previous then
  * overwritten by keys (cpu/luma-rows.c: vectorized).  The two must not

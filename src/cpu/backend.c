@@ -68,11 +68,11 @@ static inline uint32_t pixel_key(const LhiFormatInfo *info, const uint8_t *row, 
   } while (0)
 
 /* Does the format's luma come from 16-bit samples (GRAY16 either way
- * round, the Y plane of the 10, 12 and 16-bit formats) or v210's fields,
- * counted as keys? */
+ * round, the Y plane of the 10, 12 and 16-bit formats, 16-bit R'G'B') or
+ * v210's fields, counted as keys? */
 static bool counts_keys(const LhiFormatInfo *info)
 {
-  return (info->r < 0 && info->sample_bytes == 2) || info->chroma == LHI_CHROMA_V210;
+  return info->sample_bytes == 2 || info->chroma == LHI_CHROMA_V210;
 }
 
 /* Keys counted into histogram: a row's keys made by the row loops of
@@ -99,8 +99,15 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
   /* 16-bit Y in little-endian words whole: counted as they lie.  (Big-
    * endian ones go through a row of keys: swapped one by one in the
    * counting loop, they cost more than the row's vector swap.) */
-  const bool words = job->bit_depth == 16 && info->luma_shift == 0 && !info->big_endian &&
-                     info->chroma != LHI_CHROMA_V210;
+  const bool words = job->bit_depth == 16 && info->r < 0 && info->luma_shift == 0 &&
+                     !info->big_endian && info->chroma != LHI_CHROMA_V210;
+  /* 16-bit R'G'B': the weight of each sample. */
+  uint32_t sample_weights[3] = {0, 0, 0};
+  if (info->r >= 0) {
+    sample_weights[info->r] = job->weights.kr;
+    sample_weights[info->g] = job->weights.kg;
+    sample_weights[info->b] = job->weights.kb;
+  }
   for (int y = y0; y < y1; y++) {
     if (words) {
       lhi_count16_words_row(&c, row_at(frame, y), width);
@@ -108,6 +115,9 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
     }
     if (info->chroma == LHI_CHROMA_V210)
       lhi_v210_keys_row(row_at(frame, y), width, keys);
+    else if (info->r >= 0)
+      lhi_rgb16_keys_row(row_at(frame, y), width, info->pixel_bytes, sample_weights, job->weights,
+                         max, keys);
     else
       lhi_y16_keys_row(row_at(frame, y), width, info->luma_shift, max, info->big_endian, keys);
     lhi_count16_row(&c, keys, width);

@@ -694,6 +694,113 @@ void lhi_packed10_keys_row(const uint8_t *row, int width, bool big_endian, LhiLu
   packed10_keys_plain(row, done, width, big_endian, fw, keys);
 }
 
+/* ---- The luma keys of 16-bit R'G'B' ---- */
+
+static uint32_t sample16(const uint8_t *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static void rgb16_keys_plain(const uint8_t *row, int first, int width, int pixel_bytes,
+                             const uint32_t *w, LhiLumaWeights rule, uint32_t max, uint16_t *keys)
+{
+  const LhiLumaWeights weights = {w[0], w[1], w[2], rule.one};
+  for (int x = first; x < width; x++) {
+    const uint8_t *px = row + (size_t)pixel_bytes * (size_t)x;
+    keys[x] = (uint16_t)lhi_clamp_sample(
+        lhi_luma_wide(sample16(px), sample16(px + 2), sample16(px + 4), weights), max);
+  }
+}
+
+#ifdef LHI_ROWS_SSE41
+/* 16 pixels a step.  pmaddwd weighs signed 16-bit lanes: each sample v is
+ * taken as v - 2^15 (its top bit flipped), which takes 2^15 times the
+ * weights' sum off the sum, added back with the rounding half.  Each
+ * pixel's samples (0, 1) and (2, 3) are weighed as pairs in place (the
+ * fourth, alpha or a zero, weighs nothing), and the pairs added by phaddd.
+ * The sum t of the exact rule (< 2^30) is divided by 10^4 as
+ * (t * 3518437209) >> 45: 3518437209 * 10^4 exceeds 2^45 by 1168, an error
+ * below t * 1168 / 2^45 / 10^4 < 4e-6 in a quotient whose fraction is at
+ * most 1 - 10^-4, so the floor is exact. */
+#define RGB16_DIVIDE_MULTIPLIER 3518437209u
+#define RGB16_DIVIDE_SHIFT 45
+
+__attribute__((target("avx2"))) static inline __m256i rgb16_luma8(__m256i a, __m256i b,
+                                                                  __m256i weights, __m256i bias,
+                                                                  bool exact)
+{
+  const __m256i flip = _mm256_set1_epi16((short)0x8000);
+  __m256i sums = _mm256_hadd_epi32(_mm256_madd_epi16(_mm256_xor_si256(a, flip), weights),
+                                   _mm256_madd_epi16(_mm256_xor_si256(b, flip), weights));
+  /* phaddd within lanes: pixels 0 1 4 5 | 2 3 6 7; put in order. */
+  sums = _mm256_permutevar8x32_epi32(sums, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+  sums = _mm256_add_epi32(sums, bias);
+  if (!exact)
+    return _mm256_srli_epi32(sums, LHI_LUMA_SHIFT);
+  const __m256i multiplier = _mm256_set1_epi32((int)RGB16_DIVIDE_MULTIPLIER);
+  __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(sums, multiplier), RGB16_DIVIDE_SHIFT);
+  __m256i odd = _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(sums, 32), multiplier),
+                                  RGB16_DIVIDE_SHIFT);
+  return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
+}
+
+__attribute__((target("avx2"))) static int rgb16_keys_avx2(const uint8_t *row, int width,
+                                                          int pixel_bytes, const uint32_t *w,
+                                                          LhiLumaWeights rule, uint32_t max,
+                                                          uint16_t *keys)
+{
+  const bool exact = rule.one == LHI_LUMA_EXACT_ONE;
+  const uint32_t half = exact ? LHI_LUMA_EXACT_ONE / 2 : LHI_LUMA_HALF;
+  const __m256i weights = _mm256_set1_epi64x((int64_t)((uint64_t)w[2] << 32 | w[1] << 16 | w[0]));
+  const __m256i bias = _mm256_set1_epi32((int)((1u << 15) * rule.one + half));
+  const __m256i top = _mm256_set1_epi32((int)max);
+  /* 6 bytes a pixel: 4 pixels (24 bytes) spread 12 bytes a lane, the
+   * second 4 loaded 8 bytes early (no byte past the 48 read), then each
+   * pixel's 3 samples and a zero put in 8 bytes. */
+  const __m256i spread = _mm256_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0);
+  const __m256i spread_late = _mm256_setr_epi32(2, 3, 4, 0, 5, 6, 7, 0);
+  const __m256i widen = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, -1, -1, 6, 7, 8, 9, 10, 11, -1, -1, 0, 1,
+                                         2, 3, 4, 5, -1, -1, 6, 7, 8, 9, 10, 11, -1, -1);
+  int x = 0;
+  for (; x + 16 <= width; x += 16) {
+    const uint8_t *block = row + (size_t)pixel_bytes * (size_t)x;
+    _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
+    __m256i key[2];
+    for (int h = 0; h < 2; h++) {
+      const uint8_t *half_block = block + (size_t)pixel_bytes * 8 * (size_t)h;
+      __m256i a, b;
+      if (pixel_bytes == 8) {
+        a = _mm256_loadu_si256((const __m256i *)half_block);
+        b = _mm256_loadu_si256((const __m256i *)(half_block + 32));
+      } else {
+        a = _mm256_shuffle_epi8(
+            _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)half_block), spread),
+            widen);
+        b = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(
+                                    _mm256_loadu_si256((const __m256i *)(half_block + 16)),
+                                    spread_late),
+                                widen);
+      }
+      key[h] = _mm256_min_epu32(rgb16_luma8(a, b, weights, bias, exact), top);
+    }
+    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(key[0], key[1]), 0xd8);
+    _mm256_storeu_si256((__m256i *)(keys + x), packed);
+  }
+  return x;
+}
+#endif
+
+void lhi_rgb16_keys_row(const uint8_t *row, int width, int pixel_bytes, const uint32_t *w,
+                        LhiLumaWeights rule, uint32_t max, uint16_t *keys)
+{
+  int done = 0;
+#ifdef LHI_ROWS_SSE41
+  if (have_avx2())
+    done = rgb16_keys_avx2(row, width, pixel_bytes, w, rule, max, keys);
+#endif
+  rgb16_keys_plain(row, done, width, pixel_bytes, w, rule, max, keys);
+}
+
 /* ---- Absolute differences of two rows of keys ---- */
 
 /* Keys summed into a 32-bit counter at a time, which vectorizes (psadbw for

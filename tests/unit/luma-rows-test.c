@@ -6,7 +6,8 @@
  * ends where its buffer does), with the weights of every matrix placed at
  * every byte position a 3 or 4-byte pixel could have them, so that a wrong
  * shuffle or a wrong lane order fails; and the luma keys of packed 10-bit
- * R'G'B' words, either byte order, the weights at every field. */
+ * R'G'B' words, either byte order, the weights at every field, and of
+ * 16-bit R'G'B' (6 and 8 bytes a pixel) at depths 8, 10, 12 and 16. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,65 @@ static void test_packed10_rows(int simd)
   }
 }
 
+/* lhi_rgb16_keys_row against lhi_luma_wide of the samples, clamped:
+ * random samples (kind 0), extremes (kind 1: 0 or 65535), greys (kind 2),
+ * at each depth's rule (8 bits: the 14-bit weights) and maximum. */
+static void test_rgb16_rows(int simd)
+{
+  static const int depths[] = {8, 10, 12, 16};
+  static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (int m = 0; m < 3; m++)
+    for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
+      const LhiLumaWeights lw = lhi_luma_weights(matrices[m], depths[d]);
+      const uint32_t max = (1u << depths[d]) - 1, k[3] = {lw.kr, lw.kg, lw.kb};
+      for (int pixel_bytes = 6; pixel_bytes <= 8; pixel_bytes += 2)
+        for (int p = 0; p < 6; p++) {
+          uint32_t w[3];
+          for (int i = 0; i < 3; i++)
+            w[perms[p][i]] = k[i];
+          const LhiLumaWeights sample_rule = {w[0], w[1], w[2], lw.one};
+          for (int width = 0; width <= 100 + 200 * (p == 0); width++) {
+            const int offset = width % 5, kind = width % 3;
+            const size_t bytes = (size_t)pixel_bytes * (size_t)width;
+            uint8_t *buffer = malloc((size_t)offset + bytes + 1);
+            uint16_t *keys = malloc(((size_t)width + 1) * sizeof *keys);
+            if (!buffer || !keys)
+              exit(1);
+            uint8_t *row = buffer + offset;
+            for (int x = 0; x < width; x++)
+              for (int i = 0; i < pixel_bytes / 2; i++) {
+                uint32_t v = kind == 0   ? next_random() & 0xffff
+                             : kind == 1 ? (next_random() & 1) * 0xffffu
+                                         : (uint32_t)x * 0xffffu / (width > 1 ? width - 1 : 1);
+                row[(size_t)pixel_bytes * x + 2 * i] = (uint8_t)v;
+                row[(size_t)pixel_bytes * x + 2 * i + 1] = (uint8_t)(v >> 8);
+              }
+            keys[width] = 0xa5a5;
+            lhi_rgb16_keys_row(row, width, pixel_bytes, w, lw, max, keys);
+            int wrong = 0, first = -1;
+            for (int x = 0; x < width; x++) {
+              const uint8_t *px = row + (size_t)pixel_bytes * x;
+              uint32_t s[3];
+              for (int i = 0; i < 3; i++)
+                s[i] = (uint32_t)px[2 * i] | (uint32_t)px[2 * i + 1] << 8;
+              uint32_t want = lhi_luma_wide(s[0], s[1], s[2], sample_rule);
+              want = want > max ? max : want;
+              if (keys[x] != want && wrong++ == 0)
+                first = x;
+            }
+            CHECK(wrong == 0 && keys[width] == 0xa5a5,
+                  "rgb16 %s, depth %d, %d bytes a pixel, weights at samples %d %d %d, simd %s, "
+                  "width %d: %d keys wrong (first at %d), end marker %s",
+                  matrix_names[m], depths[d], pixel_bytes, perms[p][0], perms[p][1], perms[p][2],
+                  simd_names[simd], width, wrong, first,
+                  keys[width] == 0xa5a5 ? "kept" : "written");
+            free(buffer);
+            free(keys);
+          }
+        }
+    }
+}
+
 /* The vector loop's argument, checked over every sum it can meet: the
  * float quotient s / 10^4 truncates to the integer one. */
 static void test_float_quotient(void)
@@ -269,6 +329,7 @@ int main(void)
     test_rgb_rows(simd);
     test_count_rows();
     test_packed10_rows(simd);
+    test_rgb16_rows(simd);
   }
   lhi_rows_set_simd(LHI_SIMD_BEST);
   printf("luma-rows-test: %d checks, %d failures (x86 AVX2: %s, SSE4.1: %s)\n", checks, failures,
