@@ -39,6 +39,15 @@ static void row4_plain(const uint8_t *px, int first, int width, const uint32_t *
  * few lines in flight for a loop this long per line). */
 #define LUMA_PREFETCH_BYTES 2048
 
+/* Asks for the lines LUMA_PREFETCH_BYTES past each 64 of the bytes a step
+ * reads (steps of up to 128 bytes). */
+static inline void prefetch_ahead(const uint8_t *block, int step_bytes)
+{
+  _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
+  if (step_bytes > 64)
+    _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES + 64, _MM_HINT_T0);
+}
+
 /* Every weight is below 2^15 (they sum to 2^14), so pmaddwd's signed
  * 16-bit products of samples (< 2^8) and weights are exact, and so are the
  * 32-bit sums. */
@@ -100,7 +109,7 @@ __attribute__((target("ssse3,sse4.1"))) static int row3_sse41(const uint8_t *px,
   int x = 0;
   for (; x + 16 <= width; x += 16) {
     const uint8_t *block = px + 3 * (size_t)x;
-    _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
+    prefetch_ahead(block, 48);
     __m128i a = _mm_loadu_si128((const __m128i *)block);
     __m128i b = _mm_loadu_si128((const __m128i *)(block + 16));
     __m128i c = _mm_loadu_si128((const __m128i *)(block + 32));
@@ -130,7 +139,7 @@ __attribute__((target("ssse3,sse4.1"))) static int row4_sse41(const uint8_t *px,
   int x = 0;
   for (; x + 16 <= width; x += 16) {
     const uint8_t *block = px + 4 * (size_t)x;
-    _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
+    prefetch_ahead(block, 64);
     __m128i v[4], p[3];
     for (int k = 0; k < 4; k++)
       v[k] = _mm_loadu_si128((const __m128i *)(block + 16 * k));
@@ -223,7 +232,7 @@ __attribute__((target("avx2"))) static int row_avx2(const uint8_t *px, int width
   int x = 0;
   for (; x + 32 <= width; x += 32) {
     const uint8_t *block = px + (size_t)pixel_bytes * (size_t)x;
-    _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
+    prefetch_ahead(block, 32 * pixel_bytes);
     _mm256_storeu_si256((__m256i *)(luma + x), luma32_avx2(&l, block, pixel_bytes));
   }
   return x;
@@ -661,7 +670,7 @@ __attribute__((target("avx2"))) static int packed10_keys_avx2(const uint8_t *row
   int x = 0;
   for (; x + 16 <= width; x += 16) {
     const uint8_t *block = row + 4 * (size_t)x;
-    _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
+    prefetch_ahead(block, 64);
     __m256i key[2];
     for (int h = 0; h < 2; h++) {
       __m256i v = _mm256_loadu_si256((const __m256i *)(block + 32 * h));
@@ -764,7 +773,7 @@ __attribute__((target("avx2"))) static int rgb16_keys_avx2(const uint8_t *row, i
   int x = 0;
   for (; x + 16 <= width; x += 16) {
     const uint8_t *block = row + (size_t)pixel_bytes * (size_t)x;
-    _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
+    prefetch_ahead(block, 16 * pixel_bytes);
     __m256i key[2];
     for (int h = 0; h < 2; h++) {
       const uint8_t *half_block = block + (size_t)pixel_bytes * 8 * (size_t)h;
