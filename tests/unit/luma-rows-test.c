@@ -118,8 +118,7 @@ static void test_rgb_rows(int simd)
             w[b] = k[2];
             char what[160];
             snprintf(what, sizeof what, "%s, %d bytes a pixel, R G B at bytes %d %d %d (simd %s)",
-                     matrix_names[m], pixel_bytes, r, g, b,
-                     simd_names[simd]);
+                     matrix_names[m], pixel_bytes, r, g, b, simd_names[simd]);
             for (int width = 0; width <= 100; width++)
               for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++)
                 check_rgb_row(pixel_bytes, w, width, offsets[o], width % 3, what);
@@ -148,8 +147,8 @@ static void test_byte_weights(void)
       lhi_byte_weights(orders[i].format, lw, w);
       CHECK(w[orders[i].r] == lw.kr && w[orders[i].g] == lw.kg && w[orders[i].b] == lw.kb &&
                 w[0] + w[1] + w[2] + w[3] == LHI_LUMA_ONE,
-            "%s, %s: byte weights %u %u %u %u", lh_format_name(orders[i].format),
-            matrix_names[m], w[0], w[1], w[2], w[3]);
+            "%s, %s: byte weights %u %u %u %u", lh_format_name(orders[i].format), matrix_names[m],
+            w[0], w[1], w[2], w[3]);
     }
   }
 }
