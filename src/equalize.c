@@ -506,16 +506,18 @@ static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma
   LhiCount8 count;
   lhi_count8_begin(&count, histogram);
   const LhiFormatInfo *info = lhi_format_info(job->in.format);
+  uint32_t weights[4];
+  lhi_byte_weights(job->in.format, job->weights, weights);
   uint8_t *bytes = (uint8_t *)luma;
   for (int y = y0; y < y1; y++) {
-    /* 8-bit Y: the samples themselves.  8-bit R'G'B': the vectorized luma
-     * row.  Anything else of 8 significant bits (GRAY16, RGB16 at depth 8):
+    /* 8-bit Y: the samples themselves.  8-bit R'G'B': counted as its luma
+     * is made (vectorized).  Anything else of 8 significant bits (GRAY16, RGB16 at depth 8):
      * the 16-bit luma row, narrowed in place from the left (byte x is
      * written after element x, the last to cover it, was read). */
     const uint8_t *row = (const uint8_t *)job->in.planes[0] + (size_t)y * job->in.strides[0];
     if (info->r >= 0 && info->sample_bytes == 1) {
-      luma_row_u8(job, row, bytes);
-      row = bytes;
+      lhi_count8_rgb_row(&count, row, width, info->pixel_bytes, weights);
+      continue;
     } else if (info->chroma == LHI_CHROMA_PACKED) {
       lhi_count8_row_step2(&count, row + info->luma_offset, width);
       continue;

@@ -303,7 +303,7 @@ void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *
 
 #define LHI_MAX_THREADS 256
 
-/* The cores online (1 .. LHI_MAX_THREADS). */
+/* The cores this process may run on (1 .. LHI_MAX_THREADS). */
 int lhi_cpu_count(void);
 
 typedef struct LhiPool LhiPool;
@@ -341,18 +341,33 @@ void lhi_luma_row_u8(const uint8_t *px, int width, int pixel_bytes, const uint32
  * alpha or padding). */
 void lhi_byte_weights(LhFormat format, LhiLumaWeights weights, uint32_t *w);
 
-/* 8-bit rows counted into 64-bit bins through four interleaved 32-bit
+/* 8-bit rows counted into 64-bit bins through eight interleaved 32-bit
  * sub-histograms, so that runs of one value (a flat sky) do not wait on
- * their own increments; added in before a counter could overflow.  Begin,
+ * their own increments; added in before a counter could overflow.  Each
+ * copy is LHI_COUNT8_STRIDE counters from the next, so that no two copies'
+ * counters of one value are a multiple of 4 KiB apart (which the CPU takes
+ * for the same address: each increment would wait on the other's).  Begin,
  * count rows, end (which adds the counts into histogram). */
+#define LHI_COUNT8_COPIES 8
+#define LHI_COUNT8_STRIDE (256 + 16)
 typedef struct {
-  uint32_t sub[4][256];
+  uint32_t sub[LHI_COUNT8_COPIES][LHI_COUNT8_STRIDE];
   uint64_t *histogram;
   int64_t pending;
 } LhiCount8;
 
 void lhi_count8_begin(LhiCount8 *count, uint64_t *histogram);
 void lhi_count8_row(LhiCount8 *count, const uint8_t *row, int width);
+/* The luma of a row of 8-bit R'G'B' pixels (lhi_luma_row_u8's, with w[i]
+ * the weight of byte i) counted, made 256 pixels at a time into a buffer
+ * that stays in the L1 cache: no row of luma to allocate. */
+void lhi_count8_rgb_row(LhiCount8 *count, const uint8_t *px, int width, int pixel_bytes,
+                        const uint32_t *w);
+/* Which vector code the row loops may use, for tests of each path on one
+ * machine: LHI_SIMD_BEST (the CPU's best, the default), or at most SSE4.1,
+ * or none.  Returns the previous setting.  Not thread-safe: tests only. */
+typedef enum { LHI_SIMD_NONE, LHI_SIMD_SSE41, LHI_SIMD_BEST } LhiSimd;
+LhiSimd lhi_rows_set_simd(LhiSimd simd);
 /* Keys of 10 to 16 bits counted into 64-bit bins through counters narrow
  * enough to stay in or near the L1 cache.  Up to 12 bits: four interleaved
  * copies of 16-bit counters (as LhiCount8), added in before one could
@@ -387,6 +402,16 @@ void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copi
 void lhi_y16_keys_row(const uint8_t *row, int width, int shift, uint32_t max, bool big_endian,
                       uint16_t *keys);
 void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys);
+/* The luma keys of a row of packed 10-bit R'G'B' words (big-endian words
+ * swapped first), fw the weights of fields 0, 1, 2 (the format's R, G, B
+ * weights put in field order): lhi_luma_wide of the fields. */
+void lhi_packed10_keys_row(const uint8_t *row, int width, bool big_endian, LhiLumaWeights fw,
+                           uint16_t *keys);
+/* The luma keys of a row of 16-bit R'G'B' pixels (6 or 8 bytes, samples
+ * little-endian), w[i] the weight of sample i (0, 1, 2), rule the luma's
+ * rule (its weights' sum, lhi_luma_wide), clamped to max. */
+void lhi_rgb16_keys_row(const uint8_t *row, int width, int pixel_bytes, const uint32_t *w,
+                        LhiLumaWeights rule, uint32_t max, uint16_t *keys);
 
 /* sum |keys[x] - previous[x]| over a row of width keys, previous then
  * overwritten by keys (cpu/luma-rows.c: vectorized).  The two must not

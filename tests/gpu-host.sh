@@ -7,7 +7,8 @@
 # wide histograms, LHK_UNFUSED_WIDE=1), equalize, element, batch-stats,
 # batch-equalize, batch-jpeg, batch-jpeg-equalize, python (python-bench.py: against OpenCV, and
 # what a lumahist.stats call costs beyond the C call on NumPy, CuPy and
-# PyTorch arrays).  Logs and CSV files go to OUT_DIR.  All of them take longer
+# PyTorch arrays), cpu-scaling (the CPU backend's 4K analysis, equalization
+# and CLAHE on 1, 2, 4 ... threads and every core).  Logs and CSV files go to OUT_DIR.  All of them take longer
 # than one 10-minute device call: split them, e.g. `tests frame` then
 # `element batch-stats batch-equalize`.  GStreamer comes from a .gst-debs
 # folder beside the checkout when the host has none.
@@ -15,7 +16,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: tests/gpu-host.sh OUT_DIR [STEP...]}
 shift
-steps=" ${*:-tests kernels frame formats equalize element batch-stats batch-equalize batch-jpeg batch-jpeg-equalize python} "
+steps=" ${*:-tests kernels frame formats equalize element batch-stats batch-equalize batch-jpeg batch-jpeg-equalize python cpu-scaling} "
 mkdir -p "$out"
 cd "$top"
 if ! command -v gst-launch-1.0 >/dev/null && [ -f .gst-debs/gst-env.sh ]; then
@@ -67,5 +68,6 @@ bench batch-jpeg 300 python3 tests/bench/batch-bench.py --lumahist "$build/src/t
 bench batch-jpeg-equalize 420 python3 tests/bench/batch-bench.py --lumahist "$build/src/tool/lumahist" \
   --count 200 --repeat 3 --jpeg-only --only equalize
 bench python 120 env PYTHONPATH="$build/python" python3 tests/bench/python-bench.py
+bench cpu-scaling 240 "$build/tests/bench/cpu-threads-bench" --scaling --runs 51
 tail -n 40 "$out/bench.log" 2>/dev/null
 exit $tests_status

@@ -68,11 +68,11 @@ static inline uint32_t pixel_key(const LhiFormatInfo *info, const uint8_t *row, 
   } while (0)
 
 /* Does the format's luma come from 16-bit samples (GRAY16 either way
- * round, the Y plane of the 10, 12 and 16-bit formats) or v210's fields,
- * counted as keys? */
+ * round, the Y plane of the 10, 12 and 16-bit formats, 16-bit R'G'B') or
+ * v210's fields, counted as keys? */
 static bool counts_keys(const LhiFormatInfo *info)
 {
-  return (info->r < 0 && info->sample_bytes == 2) || info->chroma == LHI_CHROMA_V210;
+  return info->sample_bytes == 2 || info->chroma == LHI_CHROMA_V210;
 }
 
 /* Keys counted into histogram: a row's keys made by the row loops of
@@ -99,8 +99,15 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
   /* 16-bit Y in little-endian words whole: counted as they lie.  (Big-
    * endian ones go through a row of keys: swapped one by one in the
    * counting loop, they cost more than the row's vector swap.) */
-  const bool words = job->bit_depth == 16 && info->luma_shift == 0 && !info->big_endian &&
-                     info->chroma != LHI_CHROMA_V210;
+  const bool words = job->bit_depth == 16 && info->r < 0 && info->luma_shift == 0 &&
+                     !info->big_endian && info->chroma != LHI_CHROMA_V210;
+  /* 16-bit R'G'B': the weight of each sample. */
+  uint32_t sample_weights[3] = {0, 0, 0};
+  if (info->r >= 0) {
+    sample_weights[info->r] = job->weights.kr;
+    sample_weights[info->g] = job->weights.kg;
+    sample_weights[info->b] = job->weights.kb;
+  }
   for (int y = y0; y < y1; y++) {
     if (words) {
       lhi_count16_words_row(&c, row_at(frame, y), width);
@@ -108,6 +115,9 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
     }
     if (info->chroma == LHI_CHROMA_V210)
       lhi_v210_keys_row(row_at(frame, y), width, keys);
+    else if (info->r >= 0)
+      lhi_rgb16_keys_row(row_at(frame, y), width, info->pixel_bytes, sample_weights, job->weights,
+                         max, keys);
     else
       lhi_y16_keys_row(row_at(frame, y), width, info->luma_shift, max, info->big_endian, keys);
     lhi_count16_row(&c, keys, width);
@@ -116,32 +126,25 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
   free(keys);
 }
 
-/* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): the luma of a row into a
- * buffer by the vectorized row loops, then counted (lhi_count8). */
+/* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): each row's luma made and
+ * counted a few pixels at a time (lhi_count8_rgb_row, vectorized). */
 static void histogram_rows_rgb8(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
   const LhFrame *frame = &job->frame;
   const int width = frame->width, pixel_bytes = lhi_format_info(frame->format)->pixel_bytes;
-  uint8_t *luma = malloc((size_t)width);
-  if (!luma) { /* no memory for a row: the general loop, which needs none */
-    FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
-    return;
-  }
   uint32_t weights[4];
   lhi_byte_weights(frame->format, job->weights, weights);
   LhiCount8 count;
   lhi_count8_begin(&count, histogram);
-  for (int y = y0; y < y1; y++) {
-    lhi_luma_row_u8(row_at(frame, y), width, pixel_bytes, weights, luma);
-    lhi_count8_row(&count, luma, width);
-  }
+  for (int y = y0; y < y1; y++)
+    lhi_count8_rgb_row(&count, row_at(frame, y), width, pixel_bytes, weights);
   lhi_count8_end(&count);
-  free(luma);
 }
 
-/* Packed 10-bit R'G'B': the fields of each word weighed in place (the
- * weights permuted to field order once), four interleaved sub-histograms so
- * that runs of one value do not wait on their own increments. */
+/* Packed 10-bit R'G'B': the keys of 256 pixels at a time (the weights
+ * permuted to field order once; vectorized), counted through lhi_count16. */
+#define PACKED10_CHUNK 256
+
 static void histogram_rows_packed10(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
   const LhFrame *frame = &job->frame;
@@ -153,30 +156,22 @@ static void histogram_rows_packed10(const LhiJob *job, int y0, int y1, uint64_t 
   field_weight[info->g] = w.kg;
   field_weight[info->b] = w.kb;
   const LhiLumaWeights fw = {field_weight[0], field_weight[1], field_weight[2], w.one};
-  uint32_t(*sub)[1024] = calloc(4, sizeof *sub);
-  if (!sub) { /* no memory for them: the general loop */
+  LhiCount16 c;
+  if (lhi_count16_begin(&c, histogram, job->bit_depth) < 0) { /* no memory: the general loop */
     FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
     return;
   }
   const int width = frame->width;
-  int64_t pending = 0;
+  uint16_t keys[PACKED10_CHUNK];
   for (int y = y0; y < y1; y++) {
     const uint8_t *row = row_at(frame, y);
-    if (pending + width > INT32_MAX) { /* before a 32-bit counter could overflow */
-      for (int v = 0; v < 1024; v++)
-        histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
-      memset(sub, 0, 4 * sizeof *sub);
-      pending = 0;
-    }
-    pending += width;
-    for (int x = 0; x < width; x++) {
-      const uint32_t word = lhi_load_word(row + 4 * (size_t)x, big);
-      sub[x & 3][lhi_luma_wide(word & 0x3ff, (word >> 10) & 0x3ff, (word >> 20) & 0x3ff, fw)]++;
+    for (int x = 0; x < width; x += PACKED10_CHUNK) {
+      const int n = width - x < PACKED10_CHUNK ? width - x : PACKED10_CHUNK;
+      lhi_packed10_keys_row(row + 4 * (size_t)x, n, big, fw, keys);
+      lhi_count16_row(&c, keys, n);
     }
   }
-  for (int v = 0; v < 1024; v++)
-    histogram[v] += (uint64_t)sub[0][v] + sub[1][v] + sub[2][v] + sub[3][v];
-  free(sub);
+  lhi_count16_end(&c);
 }
 
 /* Counts rows [y0, y1) of the job's frame into histogram (zeroed), 16-bit

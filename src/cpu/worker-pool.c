@@ -2,12 +2,28 @@
  * (row bands, tiles) that the pool's threads and the caller take one by
  * one; the call returns when every part is done.  Threads start on the
  * first call that can use them, so a context kept to one thread (the
- * tool's, one per decoding thread) starts none. */
+ * tool's, one per decoding thread) starts none.
+ *
+ * Waking a thread that sleeps on a condition variable takes tens of
+ * microseconds (a futex, the scheduler, an interrupt to its core), as long
+ * as a 4K frame's band on 16 cores takes to count; so a worker that has
+ * done its parts watches for the next call for a while (POOL_SPIN_NS)
+ * before it sleeps, and the caller watches for the last part the same way,
+ * and calls that follow each other closely start at once. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lh-private.h"
+
+/* How long a worker waits for the next call, and the caller for the last
+ * parts, before sleeping: about what the CPU needs to count a quarter of a
+ * 4K frame, longer than a wake-up and short enough that idle workers give
+ * their cores back at once, to a video's next frame as to anything else. */
+#define POOL_SPIN_NS 100000
 
 typedef struct {
   LhiPool *pool;
@@ -27,14 +43,67 @@ struct LhiPool {
   void *arg;
   int n_parts;
   int next_part;
+  /* Written under the lock, also read without it (atomically) while a
+   * thread waits for them to change. */
   int parts_done;
   unsigned generation; /* bumped for each call, so that a worker joins each once */
   bool stopping;
 };
 
+static int64_t now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Waits up to POOL_SPIN_NS, without the lock, until done(pool) holds;
+ * true if it did. */
+static bool spin_until(const LhiPool *pool, bool (*done)(const LhiPool *pool, unsigned value),
+                       unsigned value)
+{
+  const int64_t end = now_ns() + POOL_SPIN_NS;
+  for (;;) {
+    for (int i = 0; i < 64; i++) {
+      if (done(pool, value))
+        return true;
+      cpu_relax();
+    }
+    if (now_ns() > end)
+      return false;
+  }
+}
+
+static bool call_posted(const LhiPool *pool, unsigned seen)
+{
+  return __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) != seen ||
+         __atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE);
+}
+
+static bool parts_all_done(const LhiPool *pool, unsigned n_parts)
+{
+  return __atomic_load_n(&pool->parts_done, __ATOMIC_ACQUIRE) == (int)n_parts;
+}
+
 int lhi_cpu_count(void)
 {
+  /* The cores this process may run on (taskset, a container's cpuset),
+   * else those online: more threads than cores would wait on each other. */
   long n = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= 1)
+    n = CPU_COUNT(&allowed);
+#endif
   return n >= 1 && n <= LHI_MAX_THREADS ? (int)n : n > LHI_MAX_THREADS ? LHI_MAX_THREADS : 1;
 }
 
@@ -60,7 +129,8 @@ static void take_parts(LhiPool *pool)
     pthread_mutex_unlock(&pool->lock);
     pool->task(part, pool->arg);
     pthread_mutex_lock(&pool->lock);
-    if (++pool->parts_done == pool->n_parts)
+    __atomic_store_n(&pool->parts_done, pool->parts_done + 1, __ATOMIC_RELEASE);
+    if (pool->parts_done == pool->n_parts)
       pthread_cond_broadcast(&pool->work_done);
   }
 }
@@ -72,6 +142,11 @@ static void *worker_main(void *data)
   unsigned seen = 0;
   pthread_mutex_lock(&pool->lock);
   for (;;) {
+    if (!pool->stopping && pool->generation == seen) {
+      pthread_mutex_unlock(&pool->lock);
+      spin_until(pool, call_posted, seen);
+      pthread_mutex_lock(&pool->lock);
+    }
     while (!pool->stopping && pool->generation == seen)
       pthread_cond_wait(&pool->work_posted, &pool->lock);
     if (pool->stopping)
@@ -118,9 +193,15 @@ void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg),
   pool->n_parts = n_parts;
   pool->next_part = 0;
   pool->parts_done = 0;
-  pool->generation++;
+  __atomic_store_n(&pool->generation, pool->generation + 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool->work_posted);
   take_parts(pool);
+  if (pool->parts_done < pool->n_parts) {
+    /* The last parts are being counted by workers: watch for them. */
+    pthread_mutex_unlock(&pool->lock);
+    spin_until(pool, parts_all_done, (unsigned)n_parts);
+    pthread_mutex_lock(&pool->lock);
+  }
   while (pool->parts_done < pool->n_parts)
     pthread_cond_wait(&pool->work_done, &pool->lock);
   pool->task = NULL;
@@ -146,7 +227,7 @@ void lhi_pool_free(LhiPool *pool)
   if (!pool)
     return;
   pthread_mutex_lock(&pool->lock);
-  pool->stopping = true;
+  __atomic_store_n(&pool->stopping, true, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool->work_posted);
   pthread_mutex_unlock(&pool->lock);
   for (int i = 0; i < pool->started; i++)

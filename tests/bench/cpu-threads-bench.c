@@ -4,13 +4,20 @@
  * by CLOCK_MONOTONIC, median of --runs runs after a warm-up, and the ratio.
  * Then the analysis of each packed or deep R'G'B' format against NV12 of the
  * same size, in the same run (issue 18's target: at most 1.2x NV12).
+ * --scaling instead: 4K NV12 and RGB analysis, RGBX analysis and NV12
+ * equalization and CLAHE on 1, 2, 4, 8 ... threads and on every core, with
+ * the speed-up over one thread and its share of the ideal.
  *
- *   cpu-threads-bench [--runs N] [--threads N]   (default 15; the cores) */
-#define _POSIX_C_SOURCE 200809L
+ *   cpu-threads-bench [--runs N] [--threads N] [--scaling]
+ *   (default 15 runs; threads: the cores this process may run on) */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lumahist.h"
 
@@ -77,16 +84,92 @@ static void fill(uint8_t *p, size_t n)
   }
 }
 
+/* The cores this process may run on, as the library counts them. */
+static int core_count(void)
+{
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= 1)
+    return CPU_COUNT(&allowed);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n >= 1 ? (int)n : 1;
+}
+
+/* A 4K frame of format filled as fill() does, and one like it for output. */
+typedef struct {
+  LhFrame in, out;
+  uint8_t *in_pixels, *out_pixels;
+} BenchFrames;
+
+static void make_frames(LhFormat format, BenchFrames *f)
+{
+  size_t size = lh_frame_buffer_size(format, WIDTH, HEIGHT, 0);
+  f->in_pixels = malloc(size);
+  f->out_pixels = malloc(size);
+  if (!f->in_pixels || !f->out_pixels) {
+    fprintf(stderr, "cpu-threads-bench: out of memory\n");
+    exit(1);
+  }
+  fill(f->in_pixels, size);
+  lh_frame_init(&f->in, format, LH_MEMORY_HOST, WIDTH, HEIGHT, f->in_pixels, 0);
+  lh_frame_init(&f->out, format, LH_MEMORY_HOST, WIDTH, HEIGHT, f->out_pixels, 0);
+}
+
+static void free_frames(BenchFrames *f)
+{
+  free(f->in_pixels);
+  free(f->out_pixels);
+}
+
+/* Each operation on 1, 2, 4 ... threads up to the cores, and on the cores. */
+static void print_scaling(LhContext *ctx, int runs, int cores)
+{
+  static const struct {
+    LhFormat format;
+    Operation op;
+  } rows[] = {{LH_FORMAT_NV12, ANALYZE},  {LH_FORMAT_RGB, ANALYZE}, {LH_FORMAT_RGBX, ANALYZE},
+              {LH_FORMAT_NV12, EQUALIZE}, {LH_FORMAT_NV12, CLAHE}};
+  int counts[16], n_counts = 0;
+  for (int t = 1; t < cores && n_counts < 15; t *= 2)
+    counts[n_counts++] = t;
+  counts[n_counts++] = cores;
+  printf("4K frames (%dx%d), CPU backend, median of %d runs, ms on N threads (speed-up over 1 "
+         "thread; its share of N)\n",
+         WIDTH, HEIGHT, runs);
+  printf("%-6s %-10s", "format", "operation");
+  for (int i = 0; i < n_counts; i++)
+    printf(" %18d", counts[i]);
+  printf("\n");
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    BenchFrames f;
+    make_frames(rows[r].format, &f);
+    printf("%-6s %-10s", lh_format_name(rows[r].format), operation_names[rows[r].op]);
+    double one = 0;
+    for (int i = 0; i < n_counts; i++) {
+      lh_context_set_threads(ctx, counts[i]);
+      double ms = time_operation(ctx, rows[r].op, &f.in, &f.out, runs);
+      if (i == 0)
+        one = ms;
+      printf(" %7.3f (%4.1fx %3.0f%%)", ms, one / ms, 100 * one / ms / counts[i]);
+      fflush(stdout);
+    }
+    printf("\n");
+    free_frames(&f);
+  }
+}
+
 int main(int argc, char **argv)
 {
   int runs = 15, threads = 0;
+  bool scaling = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
       threads = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--scaling") == 0)
+      scaling = true;
     else {
-      fprintf(stderr, "usage: cpu-threads-bench [--runs N] [--threads N]\n");
+      fprintf(stderr, "usage: cpu-threads-bench [--runs N] [--threads N] [--scaling]\n");
       return 2;
     }
   }
@@ -97,9 +180,17 @@ int main(int argc, char **argv)
     fprintf(stderr, "cpu-threads-bench: %s\n", lh_last_error());
     return 1;
   }
+  const int cores = core_count();
+  if (threads <= 0)
+    threads = cores;
+  if (scaling) {
+    print_scaling(ctx, runs, threads);
+    lh_context_free(ctx);
+    return 0;
+  }
   const LhFormat formats[] = {LH_FORMAT_NV12, LH_FORMAT_RGB};
-  printf("4K frames (%dx%d), CPU backend, median of %d runs; threads: 1 and %s\n", WIDTH, HEIGHT,
-         runs, threads ? argv[argc - 1] : "every core (0)");
+  printf("4K frames (%dx%d), CPU backend, median of %d runs; threads: 1 and %d (%d cores)\n",
+         WIDTH, HEIGHT, runs, threads, cores);
   printf("%-6s %-10s %10s %10s %8s\n", "format", "operation", "1 thread", "all", "ratio");
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
     size_t stride = formats[f] == LH_FORMAT_RGB ? 3 * WIDTH : WIDTH;

@@ -156,8 +156,12 @@ def opencv_rows(runs):
     assert np.array_equal(ours.histogram, np.bincount(exact.ravel(), minlength=256)), "wrong luma"
     differ = int((cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) != exact).sum())
     cv_ms, cpu_ms = median_ms([opencv, lambda: lumahist.stats(frame, backend="cpu")], runs)
+    # The CPU backend's contexts take a thread for each core this process
+    # may run on (its affinity), as lhi_cpu_count does.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"4K RGB uint8, median of {runs}, in turn; OpenCV {cv2.__version__} on "
-          f"{cv2.getNumThreads()} threads")
+          f"{cv2.getNumThreads()} threads, lumahist's CPU backend on {cores} threads "
+          f"({os.cpu_count()} cores online)")
     print(f"  cv2.cvtColor + cv2.calcHist        {cv_ms:8.3f} ms  (its gray differs from the "
           f"fixed-point BT.601 luma on {differ} of {exact.size} pixels)")
     print(f"  lumahist.stats, CPU backend         {cpu_ms:8.3f} ms  ({cv_ms / cpu_ms:.2f}x; "

@@ -1,0 +1,343 @@
+/* luma-rows-test.c: the CPU backend's vectorized row loops (cpu/luma-rows.c)
+ * against a plain loop written here, on each code path this machine can run
+ * (AVX2, SSE4.1, none): the luma of 8-bit R'G'B' rows and its counting, and
+ * the counting of 8-bit rows, on seeded random rows of every width 0 .. 100
+ * and some longer ones, at odd offsets (unaligned pointers, and a row that
+ * ends where its buffer does), with the weights of every matrix placed at
+ * every byte position a 3 or 4-byte pixel could have them, so that a wrong
+ * shuffle or a wrong lane order fails; and the luma keys of packed 10-bit
+ * R'G'B' words, either byte order, the weights at every field, and of
+ * 16-bit R'G'B' (6 and 8 bytes a pixel) at depths 8, 10, 12 and 16. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lh-private.h"
+#include "test-check.h"
+
+static const char *const simd_names[] = {"none", "SSE4.1", "best (AVX2 where there is)"};
+static const LhMatrix matrices[] = {LH_MATRIX_BT601, LH_MATRIX_BT709, LH_MATRIX_BT2020};
+static const char *const matrix_names[] = {"BT.601", "BT.709", "BT.2020"};
+static const int offsets[] = {0, 1, 3, 7, 13};
+/* Past the 100: the 256-pixel chunks of lhi_count8_rgb_row, 32-pixel steps. */
+static const int long_widths[] = {255, 256, 257, 511, 1000, 3845};
+
+static uint64_t rng_state = 0x2545f4914f6cdd1du;
+
+static uint32_t next_random(void)
+{
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 32);
+}
+
+/* Random bytes; kind 1: one value; kind 2: one value +-1 (a flat sky). */
+static void fill_row(uint8_t *p, size_t n, int kind)
+{
+  const uint8_t base = (uint8_t)next_random();
+  for (size_t i = 0; i < n; i++)
+    p[i] = kind == 0   ? (uint8_t)next_random()
+           : kind == 1 ? base
+                       : (uint8_t)(base + (next_random() % 3) - 1);
+}
+
+static uint32_t reference_luma(const uint8_t *px, int pixel_bytes, const uint32_t *w)
+{
+  uint32_t sum = LHI_LUMA_HALF;
+  for (int i = 0; i < pixel_bytes; i++)
+    sum += w[i] * px[i];
+  return sum >> LHI_LUMA_SHIFT;
+}
+
+/* One row: its luma by lhi_luma_row_u8 and its counts by
+ * lhi_count8_rgb_row, against the plain loop.  The row is the last bytes of
+ * its buffer, so that a read past it reaches memory the sanitizers and
+ * valgrind know is not the row's. */
+static void check_rgb_row(int pixel_bytes, const uint32_t *w, int width, int offset, int kind,
+                          const char *what)
+{
+  const size_t row_bytes = (size_t)pixel_bytes * (size_t)width;
+  uint8_t *buffer = malloc((size_t)offset + row_bytes + 1);
+  uint8_t *luma = malloc((size_t)width + 1);
+  if (!buffer || !luma) {
+    fprintf(stderr, "luma-rows-test: out of memory\n");
+    exit(1);
+  }
+  uint8_t *px = buffer + offset;
+  fill_row(px, row_bytes, kind);
+  luma[width] = 0xa5; /* must stay */
+  lhi_luma_row_u8(px, width, pixel_bytes, w, luma);
+  uint64_t expected[256] = {0}, counted[256] = {0};
+  int wrong = 0, first_wrong = -1;
+  for (int x = 0; x < width; x++) {
+    const uint32_t y = reference_luma(px + (size_t)pixel_bytes * (size_t)x, pixel_bytes, w);
+    expected[y]++;
+    if (luma[x] != y && wrong++ == 0)
+      first_wrong = x;
+  }
+  CHECK(wrong == 0, "%s, width %d, offset %d: %d luma wrong, first at x = %d (%u, expected %u)",
+        what, width, offset, wrong, first_wrong, first_wrong >= 0 ? luma[first_wrong] : 0,
+        first_wrong >= 0
+            ? reference_luma(px + (size_t)pixel_bytes * (size_t)first_wrong, pixel_bytes, w)
+            : 0);
+  CHECK(luma[width] == 0xa5, "%s, width %d, offset %d: the byte after the row was written", what,
+        width, offset);
+
+  LhiCount8 count;
+  lhi_count8_begin(&count, counted);
+  lhi_count8_rgb_row(&count, px, width, pixel_bytes, w);
+  lhi_count8_rgb_row(&count, px, width, pixel_bytes, w); /* twice: the counts add up */
+  lhi_count8_end(&count);
+  int bad_bins = 0;
+  for (int v = 0; v < 256; v++)
+    bad_bins += counted[v] != 2 * expected[v];
+  CHECK(bad_bins == 0, "%s, width %d, offset %d: %d bins of lhi_count8_rgb_row wrong", what, width,
+        offset, bad_bins);
+  free(buffer);
+  free(luma);
+}
+
+/* The three weights of matrix at every placement in a 3 or 4-byte pixel
+ * (the fourth position weighing nothing: the vector paths; weighing
+ * something: the plain loop's fallback), every width and offset. */
+static void test_rgb_rows(int simd)
+{
+  for (int m = 0; m < 3; m++) {
+    const LhiLumaWeights lw = lhi_luma_weights(matrices[m], 8);
+    const uint32_t k[3] = {lw.kr, lw.kg, lw.kb};
+    for (int pixel_bytes = 3; pixel_bytes <= 4; pixel_bytes++)
+      for (int r = 0; r < pixel_bytes; r++)
+        for (int g = 0; g < pixel_bytes; g++)
+          for (int b = 0; b < pixel_bytes; b++) {
+            if (r == g || g == b || r == b)
+              continue;
+            uint32_t w[4] = {0, 0, 0, 0};
+            w[r] = k[0];
+            w[g] = k[1];
+            w[b] = k[2];
+            char what[160];
+            snprintf(what, sizeof what, "%s, %d bytes a pixel, R G B at bytes %d %d %d (simd %s)",
+                     matrix_names[m], pixel_bytes, r, g, b, simd_names[simd]);
+            for (int width = 0; width <= 100; width++)
+              for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++)
+                check_rgb_row(pixel_bytes, w, width, offsets[o], width % 3, what);
+            for (size_t i = 0; i < sizeof long_widths / sizeof long_widths[0]; i++)
+              for (int kind = 0; kind < 3; kind++)
+                check_rgb_row(pixel_bytes, w, long_widths[i], (int)i, kind, what);
+          }
+  }
+}
+
+/* The library's byte weights of each 8-bit R'G'B' format, against the byte
+ * order its name says. */
+static void test_byte_weights(void)
+{
+  static const struct {
+    LhFormat format;
+    int r, g, b;
+  } orders[] = {
+      {LH_FORMAT_RGB, 0, 1, 2},  {LH_FORMAT_BGR, 2, 1, 0},  {LH_FORMAT_RGBA, 0, 1, 2},
+      {LH_FORMAT_BGRA, 2, 1, 0}, {LH_FORMAT_RGBX, 0, 1, 2}, {LH_FORMAT_BGRX, 2, 1, 0},
+  };
+  for (int m = 0; m < 3; m++) {
+    const LhiLumaWeights lw = lhi_luma_weights(matrices[m], 8);
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+      uint32_t w[4];
+      lhi_byte_weights(orders[i].format, lw, w);
+      CHECK(w[orders[i].r] == lw.kr && w[orders[i].g] == lw.kg && w[orders[i].b] == lw.kb &&
+                w[0] + w[1] + w[2] + w[3] == LHI_LUMA_ONE,
+            "%s, %s: byte weights %u %u %u %u", lh_format_name(orders[i].format), matrix_names[m],
+            w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
+/* lhi_count8_row and lhi_count8_row_step2 against plain counting. */
+static void test_count_rows(void)
+{
+  for (int width = 0; width <= 300; width++)
+    for (int step = 1; step <= 2; step++) {
+      const int offset = width % 5;
+      const size_t bytes = (size_t)step * (size_t)width;
+      uint8_t *buffer = malloc((size_t)offset + bytes + 1);
+      if (!buffer)
+        exit(1);
+      uint8_t *row = buffer + offset;
+      fill_row(row, bytes, width % 3);
+      uint64_t expected[256] = {0}, counted[256] = {0};
+      for (int x = 0; x < width; x++)
+        expected[row[step * x]]++;
+      LhiCount8 count;
+      lhi_count8_begin(&count, counted);
+      if (step == 1)
+        lhi_count8_row(&count, row, width);
+      else
+        lhi_count8_row_step2(&count, row, width);
+      lhi_count8_end(&count);
+      int bad_bins = 0;
+      for (int v = 0; v < 256; v++)
+        bad_bins += counted[v] != expected[v];
+      CHECK(bad_bins == 0, "lhi_count8_row%s, width %d, offset %d: %d bins wrong",
+            step == 2 ? "_step2" : "", width, offset, bad_bins);
+      free(buffer);
+    }
+}
+
+/* A packed word of fields 0, 1, 2 (bits 0-9, 10-19, 20-29) and top 2 bits. */
+static uint32_t word_of(uint32_t f0, uint32_t f1, uint32_t f2, uint32_t top)
+{
+  return f0 | f1 << 10 | f2 << 20 | top << 30;
+}
+
+/* lhi_packed10_keys_row against lhi_luma_wide of the fields: random words
+ * (kind 0), the extremes of each field (kind 1: 0 or 1023), and greys
+ * r = g = b (kind 2, where every quotient is a whole number). */
+static void test_packed10_rows(int simd)
+{
+  for (int m = 0; m < 3; m++) {
+    const LhiLumaWeights lw = lhi_luma_weights(matrices[m], 10);
+    const uint32_t k[3] = {lw.kr, lw.kg, lw.kb};
+    static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                    {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    for (int p = 0; p < 6; p++)
+      for (int big = 0; big <= 1; big++) {
+        uint32_t fwv[3];
+        for (int i = 0; i < 3; i++)
+          fwv[perms[p][i]] = k[i];
+        const LhiLumaWeights fw = {fwv[0], fwv[1], fwv[2], lw.one};
+        for (int width = 0; width <= 100 + 300 * (p == 0); width++) {
+          const int offset = width % 5, kind = width % 3;
+          uint8_t *buffer = malloc((size_t)offset + 4 * (size_t)width + 1);
+          uint16_t *keys = malloc(((size_t)width + 1) * sizeof *keys);
+          if (!buffer || !keys)
+            exit(1);
+          uint8_t *row = buffer + offset;
+          uint32_t *words = malloc(((size_t)width + 1) * sizeof *words);
+          for (int x = 0; x < width; x++) {
+            uint32_t f[3];
+            for (int i = 0; i < 3; i++)
+              f[i] = kind == 0 ? next_random() & 0x3ff : kind == 1 ? (next_random() & 1) * 1023 : 0;
+            if (kind == 2)
+              f[0] = f[1] = f[2] = (uint32_t)x * 1023 / (width > 1 ? width - 1 : 1);
+            words[x] = word_of(f[0], f[1], f[2], next_random() & 3);
+            lhi_store_word(row + 4 * (size_t)x, words[x], big);
+          }
+          keys[width] = 0xa5a5;
+          lhi_packed10_keys_row(row, width, big, fw, keys);
+          int wrong = 0, first = -1;
+          for (int x = 0; x < width; x++) {
+            const uint32_t w = words[x];
+            const uint32_t want =
+                lhi_luma_wide(w & 0x3ff, (w >> 10) & 0x3ff, (w >> 20) & 0x3ff, fw);
+            if (keys[x] != want && wrong++ == 0)
+              first = x;
+          }
+          CHECK(wrong == 0 && keys[width] == 0xa5a5,
+                "packed10 %s, weights at fields %d %d %d, %s-endian, simd %s, width %d: %d keys "
+                "wrong (first at %d), end marker %s",
+                matrix_names[m], perms[p][0], perms[p][1], perms[p][2], big ? "big" : "little",
+                simd_names[simd], width, wrong, first, keys[width] == 0xa5a5 ? "kept" : "written");
+          free(words);
+          free(buffer);
+          free(keys);
+        }
+      }
+  }
+}
+
+/* lhi_rgb16_keys_row against lhi_luma_wide of the samples, clamped:
+ * random samples (kind 0), extremes (kind 1: 0 or 65535), greys (kind 2),
+ * at each depth's rule (8 bits: the 14-bit weights) and maximum. */
+static void test_rgb16_rows(int simd)
+{
+  static const int depths[] = {8, 10, 12, 16};
+  static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (int m = 0; m < 3; m++)
+    for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
+      const LhiLumaWeights lw = lhi_luma_weights(matrices[m], depths[d]);
+      const uint32_t max = (1u << depths[d]) - 1, k[3] = {lw.kr, lw.kg, lw.kb};
+      for (int pixel_bytes = 6; pixel_bytes <= 8; pixel_bytes += 2)
+        for (int p = 0; p < 6; p++) {
+          uint32_t w[3];
+          for (int i = 0; i < 3; i++)
+            w[perms[p][i]] = k[i];
+          const LhiLumaWeights sample_rule = {w[0], w[1], w[2], lw.one};
+          for (int width = 0; width <= 100 + 200 * (p == 0); width++) {
+            const int offset = width % 5, kind = width % 3;
+            const size_t bytes = (size_t)pixel_bytes * (size_t)width;
+            uint8_t *buffer = malloc((size_t)offset + bytes + 1);
+            uint16_t *keys = malloc(((size_t)width + 1) * sizeof *keys);
+            if (!buffer || !keys)
+              exit(1);
+            uint8_t *row = buffer + offset;
+            for (int x = 0; x < width; x++)
+              for (int i = 0; i < pixel_bytes / 2; i++) {
+                uint32_t v = kind == 0   ? next_random() & 0xffff
+                             : kind == 1 ? (next_random() & 1) * 0xffffu
+                                         : (uint32_t)x * 0xffffu / (width > 1 ? width - 1 : 1);
+                row[(size_t)pixel_bytes * x + 2 * i] = (uint8_t)v;
+                row[(size_t)pixel_bytes * x + 2 * i + 1] = (uint8_t)(v >> 8);
+              }
+            keys[width] = 0xa5a5;
+            lhi_rgb16_keys_row(row, width, pixel_bytes, w, lw, max, keys);
+            int wrong = 0, first = -1;
+            for (int x = 0; x < width; x++) {
+              const uint8_t *px = row + (size_t)pixel_bytes * x;
+              uint32_t s[3];
+              for (int i = 0; i < 3; i++)
+                s[i] = (uint32_t)px[2 * i] | (uint32_t)px[2 * i + 1] << 8;
+              uint32_t want = lhi_luma_wide(s[0], s[1], s[2], sample_rule);
+              want = want > max ? max : want;
+              if (keys[x] != want && wrong++ == 0)
+                first = x;
+            }
+            CHECK(wrong == 0 && keys[width] == 0xa5a5,
+                  "rgb16 %s, depth %d, %d bytes a pixel, weights at samples %d %d %d, simd %s, "
+                  "width %d: %d keys wrong (first at %d), end marker %s",
+                  matrix_names[m], depths[d], pixel_bytes, perms[p][0], perms[p][1], perms[p][2],
+                  simd_names[simd], width, wrong, first,
+                  keys[width] == 0xa5a5 ? "kept" : "written");
+            free(buffer);
+            free(keys);
+          }
+        }
+    }
+}
+
+/* The vector loop's argument, checked over every sum it can meet: the
+ * float quotient s / 10^4 truncates to the integer one. */
+static void test_float_quotient(void)
+{
+  const uint32_t top = 1023 * LHI_LUMA_EXACT_ONE + LHI_LUMA_EXACT_ONE / 2;
+  uint32_t wrong = 0, first = 0;
+  for (uint32_t sum = 0; sum <= top; sum++) {
+    volatile float q = (float)sum / (float)LHI_LUMA_EXACT_ONE;
+    if ((uint32_t)q != sum / LHI_LUMA_EXACT_ONE && wrong++ == 0)
+      first = sum;
+  }
+  CHECK(wrong == 0, "float quotient of %u sums wrong, first %u", wrong, first);
+}
+
+int main(void)
+{
+  test_byte_weights();
+  test_float_quotient();
+  for (int simd = LHI_SIMD_NONE; simd <= LHI_SIMD_BEST; simd++) {
+    lhi_rows_set_simd((LhiSimd)simd);
+    test_rgb_rows(simd);
+    test_count_rows();
+    test_packed10_rows(simd);
+    test_rgb16_rows(simd);
+  }
+  lhi_rows_set_simd(LHI_SIMD_BEST);
+  printf("luma-rows-test: %d checks, %d failures (x86 AVX2: %s, SSE4.1: %s)\n", checks, failures,
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+         __builtin_cpu_supports("avx2") ? "yes" : "no",
+         __builtin_cpu_supports("sse4.1") ? "yes" : "no"
+#else
+         "no", "no"
+#endif
+  );
+  return failures != 0;
+}
