@@ -166,8 +166,17 @@ def test_a_threads_cuda_context_ends_with_it():
         thread.join()
 
     one()
-    free_before, _ = cupy.cuda.runtime.memGetInfo()
-    for _ in range(24):
-        one()
-    free_after, _ = cupy.cuda.runtime.memGetInfo()
-    assert free_before - free_after < 64 << 20, "the threads' contexts stayed on the device"
+    # The device's free memory is every process's: a GPU test running beside
+    # this one (meson runs them in parallel) can take hundreds of MB for a
+    # while.  Kept contexts would take 24 x 8 MB in every round, so the
+    # smallest of three rounds' growth must stay small.
+    growth = []
+    for _ in range(3):
+        free_before, _ = cupy.cuda.runtime.memGetInfo()
+        for _ in range(24):
+            one()
+        free_after, _ = cupy.cuda.runtime.memGetInfo()
+        growth.append(free_before - free_after)
+        if growth[-1] < 64 << 20:
+            break
+    assert min(growth) < 64 << 20, f"the threads' contexts stayed on the device: {growth} bytes"
