@@ -136,6 +136,19 @@ __device__ __forceinline__ int lhk_tile_search(const lhk_u64 *cdf, lhk_u64 targe
   return lo;
 }
 
+/* Threshold k of a finish: k < n_ranks the ranks asked, k = n_ranks the
+ * minimum and n_ranks + 1 the maximum, each into its field of the result. */
+__device__ __forceinline__ void lhk_store_threshold(LhkResult *result, int k, int n_ranks,
+                                                    uint32_t value)
+{
+  if (k < n_ranks)
+    result->values[k] = value;
+  else if (k == n_ranks)
+    result->min = value;
+  else
+    result->max = value;
+}
+
 /* lhk_finish_frame for at most LHK_BLOCK_THREADS bins, the latency case (a
  * single 8-bit frame): one bin per thread and a single barrier.  Each thread
  * scans its warp's bins with shuffles and leaves its warp-local cumulative
@@ -235,14 +248,8 @@ __device__ __forceinline__ void lhk_finish_one_tile(const LhkFinish &f, LhkFinis
                            : t == 0                     ? 0
                            : t > count                  ? bins - 1
                                                         : w * 32 + __ffs(reach) - 1;
-    if (lane == 0) {
-      if (k < n_ranks)
-        result->values[k] = value;
-      else if (k == n_ranks)
-        result->min = value;
-      else
-        result->max = value;
-    }
+    if (lane == 0)
+      lhk_store_threshold(result, k, n_ranks, value);
   }
   LHK_STAMP(11);
 
@@ -445,14 +452,8 @@ __device__ __forceinline__ void lhk_finish_wide_tile(const LhkFinish &f, LhkWide
       value = bins - 1;
     else
       value = lhk_segment_search<G>(sh, scan, t);
-    if (lane == 0) {
-      if (k < n_ranks)
-        result->values[k] = value;
-      else if (k == n_ranks)
-        result->min = value;
-      else
-        result->max = value;
-    }
+    if (lane == 0)
+      lhk_store_threshold(result, k, n_ranks, value);
   }
 
   if (warp == LHK_WARPS - 1) {
