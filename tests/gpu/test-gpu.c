@@ -196,6 +196,21 @@ static void run_layouts(Case c)
   lh_stats_clear(&ref);
 }
 
+/* Every format on every region of a 200x90 frame, with every percentile and
+ * the two ranges in turn, in every layout. */
+static void run_rois(const LhFormat *formats, size_t n_formats, const LhRect *rois, size_t n_rois,
+                     uint64_t *seed)
+{
+  for (size_t f = 0; f < n_formats; f++)
+    for (size_t r = 0; r < n_rois; r++) {
+      Case c = base_case(formats[f], 200, 90, (Dist)(r % DIST_COUNT), (*seed)++);
+      c.roi = rois[r];
+      c.n_percentiles = LH_MAX_PERCENTILES;
+      c.range = r % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+      run_layouts(c);
+    }
+}
+
 static void suite_formats(void)
 {
   static const int sizes[][2] = {{1, 1}, {1, 37},   {37, 1},  {3, 5},    {17, 9},
@@ -322,14 +337,8 @@ static void suite_options(void)
   static const LhFormat roi_formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB,    LH_FORMAT_RGBA,
                                          LH_FORMAT_I420,  LH_FORMAT_GRAY16, LH_FORMAT_P010,
                                          LH_FORMAT_RGB16, LH_FORMAT_RGB10A2_LE};
-  for (size_t f = 0; f < sizeof roi_formats / sizeof roi_formats[0]; f++)
-    for (size_t r = 0; r < sizeof rois / sizeof rois[0]; r++) {
-      Case c = base_case(roi_formats[f], 200, 90, (Dist)(r % DIST_COUNT), seed++);
-      c.roi = rois[r];
-      c.n_percentiles = LH_MAX_PERCENTILES;
-      c.range = r % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
-      run_layouts(c);
-    }
+  run_rois(roi_formats, sizeof roi_formats / sizeof roi_formats[0], rois,
+           sizeof rois / sizeof rois[0], &seed);
   /* v210's regions start at a group: x a multiple of 6, any width. */
   static const LhRect v210_rois[] = {{0, 0, 1, 1},    {6, 2, 101, 37},  {0, 5, 200, 1},
                                      {12, 0, 1, 90},  {0, 0, 200, 90},  {18, 11, 17, 3},
@@ -1463,14 +1472,8 @@ static void suite_fused(void)
                                   {7, 0, 1, 90}, {13, 11, 17, 3}, {199, 89, 1, 1}};
     static const LhFormat roi_formats[] = {LH_FORMAT_YUY2, LH_FORMAT_UYVY, LH_FORMAT_P012,
                                            LH_FORMAT_I420_12LE, LH_FORMAT_Y444_10LE};
-    for (size_t f = 0; f < sizeof roi_formats / sizeof roi_formats[0]; f++)
-      for (size_t r = 0; r < sizeof rois / sizeof rois[0]; r++) {
-        Case c = base_case(roi_formats[f], 200, 90, (Dist)(r % DIST_COUNT), seed++);
-        c.roi = rois[r];
-        c.n_percentiles = LH_MAX_PERCENTILES;
-        c.range = r % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
-        run_layouts(c);
-      }
+    run_rois(roi_formats, sizeof roi_formats / sizeof roi_formats[0], rois,
+             sizeof rois / sizeof rois[0], &seed);
   }
 done:
   cudaFree(b.d_scratch);
