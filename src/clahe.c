@@ -207,7 +207,7 @@ int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job)
   if (job->scale_chroma)
     status = lhi_cpu_scale_chroma(pool, job, c.luma, NULL);
   else
-    lhi_cpu_copy_chroma(job);
+    lhi_cpu_copy_chroma(pool, job);
 
 done:
   free(c.luma);

@@ -464,21 +464,40 @@ void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
   }
 }
 
-void lhi_cpu_copy_chroma(const LhiEqualizeJob *job)
+/* The chroma planes' rows in bands, for the pool: on one thread a 4K NV12
+ * frame's 4 MB of chroma took a third of CPU equalization on 16 cores. */
+typedef struct {
+  const LhiEqualizeJob *job;
+  int n_planes;
+  size_t row_bytes;
+  int rows;
+  int bands;
+} ChromaCopy;
+
+static void copy_chroma_band(int band, void *arg)
+{
+  const ChromaCopy *c = arg;
+  const LhFrame *in = &c->job->in, *out = &c->job->out;
+  const int y0 = lhi_band_start(band, c->bands, c->rows);
+  const int y1 = lhi_band_start(band + 1, c->bands, c->rows);
+  for (int p = 1; p < c->n_planes; p++) {
+    if (in->planes[p] == out->planes[p])
+      continue;
+    for (int y = y0; y < y1; y++)
+      memcpy((uint8_t *)out->planes[p] + (size_t)y * out->strides[p],
+             (const uint8_t *)in->planes[p] + (size_t)y * in->strides[p], c->row_bytes);
+  }
+}
+
+void lhi_cpu_copy_chroma(LhiPool *pool, const LhiEqualizeJob *job)
 {
   const LhiFormatInfo *info = lhi_format_info(job->in.format);
   if (!info->is_yuv || job->in.planes[0] == job->out.planes[0])
     return;
-  size_t row_bytes;
-  int rows;
-  lhi_chroma_shape(&job->in, &row_bytes, &rows);
-  for (int p = 1; p < info->n_planes; p++) {
-    if (job->in.planes[p] == job->out.planes[p])
-      continue;
-    for (int y = 0; y < rows; y++)
-      memcpy((uint8_t *)job->out.planes[p] + (size_t)y * job->out.strides[p],
-             (const uint8_t *)job->in.planes[p] + (size_t)y * job->in.strides[p], row_bytes);
-  }
+  ChromaCopy c = {.job = job, .n_planes = info->n_planes};
+  lhi_chroma_shape(&job->in, &c.row_bytes, &c.rows);
+  c.bands = lhi_band_count(pool, (int)c.row_bytes, c.rows);
+  lhi_pool_run(pool, c.bands, copy_chroma_band, &c);
 }
 
 /* 8-bit formats whose luma is the sample itself (GRAY8, and Y of I420 and
@@ -678,7 +697,7 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
     goto done;
   lhi_pool_run(pool, e.bands, apply_band, &e);
   if (!job->scale_chroma)
-    lhi_cpu_copy_chroma(job);
+    lhi_cpu_copy_chroma(pool, job);
 
 done:
   free(lut);

@@ -436,7 +436,7 @@ int lhi_cpu_overlay(void *state, const LhiOverlayJob *job);
 void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma);
 void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
                        const uint16_t *new_luma, const uint32_t *gains);
-void lhi_cpu_copy_chroma(const LhiEqualizeJob *job);
+void lhi_cpu_copy_chroma(LhiPool *pool, const LhiEqualizeJob *job);
 
 /* LH_CHROMA_SCALE: whether it rewrites the chroma of a format (8-bit planar
  * and semi-planar YUV); *supported is false for the other YUV formats. */

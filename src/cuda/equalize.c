@@ -524,7 +524,7 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
     if (status == LH_OK)
       status = download(e, clock, &layout, &job->out, stream);
     if (status == LH_OK && !job->scale_chroma)
-      lhi_cpu_copy_chroma(job);
+      lhi_cpu_copy_chroma(NULL, job);
   }
   return finish_call(state, e, stream, job->in.memory == LH_MEMORY_CUDA, status);
 }
