@@ -158,18 +158,26 @@ void lhio_gpu_jpeg_shutdown(void)
   pthread_mutex_unlock(&handles_lock);
 }
 
+/* The device's hybrid-backend handle, shared by its decoders, made on first
+ * need (by the hybrid decoder or the encoder, whichever comes first). */
+static int hybrid_handle(LhioGpuJpeg *d)
+{
+  pthread_mutex_lock(&handles_lock);
+  int status = make_hybrid(d->nj, d->handles, d->handles->device);
+  d->hybrid = d->handles->hybrid;
+  pthread_mutex_unlock(&handles_lock);
+  return status < 0 ? lh_set_error(status, "%s", d->handles->why) : LH_OK;
+}
+
 /* The decoder's hybrid backend, made on first need: the device's handle,
  * shared, and a state of its own. */
 static int hybrid_ready(LhioGpuJpeg *d)
 {
   if (d->hybrid_state)
     return LH_OK;
-  pthread_mutex_lock(&handles_lock);
-  int status = make_hybrid(d->nj, d->handles, d->handles->device);
-  d->hybrid = d->handles->hybrid;
-  pthread_mutex_unlock(&handles_lock);
+  int status = hybrid_handle(d);
   if (status < 0)
-    return lh_set_error(status, "%s", d->handles->why);
+    return status;
   int nj_status = d->nj->JpegStateCreate(d->hybrid, &d->hybrid_state);
   if (nj_status != LHNJ_STATUS_SUCCESS) {
     d->hybrid_state = NULL;
@@ -523,12 +531,9 @@ static int encoder_ready(LhioGpuJpeg *d)
 {
   if (d->encoder_params)
     return LH_OK;
-  pthread_mutex_lock(&handles_lock);
-  int status = make_hybrid(d->nj, d->handles, d->handles->device);
-  d->hybrid = d->handles->hybrid;
-  pthread_mutex_unlock(&handles_lock);
+  int status = hybrid_handle(d);
   if (status < 0)
-    return lh_set_error(status, "%s", d->handles->why);
+    return status;
   int nj_status = LHNJ_STATUS_SUCCESS;
   if (!d->encoder_state)
     nj_status = d->nj->EncoderStateCreate(d->hybrid, &d->encoder_state, d->stream);
