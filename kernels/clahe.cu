@@ -254,6 +254,24 @@ __device__ __forceinline__ uint32_t lhk_clahe_level(uint32_t y, const LhkAxisWal
                        __ldg(lower + right), wx, wy);
 }
 
+/* The LUT rows of the tiles above and below a frame row, and its weight
+ * between them. */
+struct LhkClaheRow {
+  const uint16_t *upper, *lower;
+  uint32_t wy;
+};
+
+__device__ __forceinline__ LhkClaheRow lhk_clahe_row(uint32_t row, const LhiClaheGrid &g,
+                                                     uint32_t bins, const uint16_t *luts)
+{
+  uint32_t ty0, ty1;
+  LhkClaheRow r;
+  lhi_clahe_axis(row, (uint32_t)g.tile_h, (uint32_t)g.tiles_y, g.recip_y, &ty0, &ty1, &r.wy);
+  r.upper = luts + (size_t)ty0 * (uint32_t)g.tiles_x * bins;
+  r.lower = luts + (size_t)ty1 * (uint32_t)g.tiles_x * bins;
+  return r;
+}
+
 /* One pixel: its luma, the mix of the four LUTs, written back. */
 template <int PIXEL>
 __device__ __forceinline__ void
@@ -280,10 +298,7 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
   uint32_t row, end;
   lhk_block_rows(p.height, &row, &end);
   for (; row < end; row++) {
-    uint32_t ty0, ty1, wy;
-    lhi_clahe_axis(row, (uint32_t)g.tile_h, (uint32_t)g.tiles_y, g.recip_y, &ty0, &ty1, &wy);
-    const uint16_t *upper = luts + (size_t)ty0 * tiles_x * bins;
-    const uint16_t *lower = luts + (size_t)ty1 * tiles_x * bins;
+    const LhkClaheRow r = lhk_clahe_row(row, g, bins, luts);
     const uint8_t *in = (const uint8_t *)p.in + row * p.in_stride;
     uint8_t *out = (uint8_t *)p.out + row * p.out_stride;
     if (slot < split.units) {
@@ -293,7 +308,7 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
 #pragma unroll
       for (int i = 0; i < R::PX; i++) {
         uint8_t *px = unit.bytes + i * R::SAMPLES * R::SAMPLE_BYTES;
-        lhk_clahe_pixel<PIXEL>(px, px, a, tiles_x, g.recip_x, upper, lower, wy, bins, p);
+        lhk_clahe_pixel<PIXEL>(px, px, a, tiles_x, g.recip_x, r.upper, r.lower, r.wy, bins, p);
         lhk_axis_next(a);
       }
       unit.store(out + (size_t)slot * R::UNIT_BYTES);
@@ -301,8 +316,8 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
       uint32_t x = split.units * R::PX + (slot - split.units);
       size_t offset = (size_t)x * R::SAMPLES * R::SAMPLE_BYTES;
       LhkAxisWalk a = lhk_axis_start(x, tw);
-      lhk_clahe_pixel<PIXEL>(in + offset, out + offset, a, tiles_x, g.recip_x, upper, lower, wy,
-                             bins, p);
+      lhk_clahe_pixel<PIXEL>(in + offset, out + offset, a, tiles_x, g.recip_x, r.upper, r.lower,
+                             r.wy, bins, p);
     }
   }
 }
@@ -323,17 +338,15 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
   uint32_t row, end;
   lhk_block_rows(p.height, &row, &end);
   for (; row < end; row++) {
-    uint32_t ty0, ty1, wy;
-    lhi_clahe_axis(row, (uint32_t)g.tile_h, (uint32_t)g.tiles_y, g.recip_y, &ty0, &ty1, &wy);
-    const uint16_t *upper = luts + (size_t)ty0 * tiles_x * bins;
-    const uint16_t *lower = luts + (size_t)ty1 * tiles_x * bins;
+    const LhkClaheRow r = lhk_clahe_row(row, g, bins, luts);
     LhkV210Group group;
     group.load((const uint8_t *)p.in + row * p.in_stride + at, aligned);
     LhkAxisWalk a = lhk_axis_start(slot * LHI_V210_GROUP_PIXELS, tw);
 #pragma unroll
     for (int k = 0; k < LHI_V210_GROUP_PIXELS; k++) {
       if (k < pixels)
-        group.set_y(k, lhk_clahe_level(group.y(k), a, tiles_x, g.recip_x, upper, lower, wy, bins));
+        group.set_y(
+            k, lhk_clahe_level(group.y(k), a, tiles_x, g.recip_x, r.upper, r.lower, r.wy, bins));
       lhk_axis_next(a);
     }
     group.store((uint8_t *)p.out + row * p.out_stride + at, aligned);
