@@ -414,6 +414,23 @@ static GstPadProbeReturn hold_memory(GstPad *pad, GstPadProbeInfo *info, gpointe
   return GST_PAD_PROBE_OK;
 }
 
+/* The library's options for what the rewrite pipelines ask of the element
+ * (REWRITE_PROPERTIES): mode 1 equalize, 2 CLAHE. */
+#define REWRITE_PROPERTIES "matrix=bt709 range=full tiles-x=3 tiles-y=2 clip-limit=3"
+static void rewrite_options(gint mode, LhEqualizeOptions *equalize, LhOverlayOptions *overlay)
+{
+  lh_equalize_options_init(equalize);
+  equalize->mode = mode == 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+  equalize->matrix = LH_MATRIX_BT709;
+  equalize->range = LH_RANGE_FULL;
+  equalize->tiles_x = 3;
+  equalize->tiles_y = 2;
+  equalize->clip_limit = 3.0;
+  lh_overlay_options_init(overlay);
+  overlay->matrix = LH_MATRIX_BT709;
+  overlay->range = LH_RANGE_FULL;
+}
+
 /* hold_input: upstream keeps each CUDA frame, so the element writes the
  * result into a frame of its own (the CUDA backend from its pool); the
  * frames held must come out untouched. */
@@ -425,8 +442,8 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
   GstVideoInfo info = lhc_info_from_string(caps_string);
   gchar *description = g_strdup_printf(
       "appsrc name=src format=time caps=\"%s\" ! cudaupload ! video/x-raw(memory:CUDAMemory) ! "
-      "lumahist name=lh backend=%s mode=%d overlay=%d matrix=bt709 range=full tiles-x=3 "
-      "tiles-y=2 clip-limit=3 ! cudadownload ! video/x-raw ! appsink name=sink sync=false",
+      "lumahist name=lh backend=%s mode=%d overlay=%d " REWRITE_PROPERTIES
+      " ! cudadownload ! video/x-raw ! appsink name=sink sync=false",
       caps_string, backend, mode, overlay);
   GstElement *pipeline = gst_parse_launch(description, NULL);
   GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
@@ -449,16 +466,7 @@ static void run_rewrite(const gchar *format, const gchar *backend, gint mode, gb
   gint failed = 0;
 
   GST_INFO("%s", description);
-  lh_equalize_options_init(&equalize);
-  equalize.mode = mode == 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
-  equalize.matrix = LH_MATRIX_BT709;
-  equalize.range = LH_RANGE_FULL;
-  equalize.tiles_x = 3;
-  equalize.tiles_y = 2;
-  equalize.clip_limit = 3.0;
-  lh_overlay_options_init(&overlay_options);
-  overlay_options.matrix = LH_MATRIX_BT709;
-  overlay_options.range = LH_RANGE_FULL;
+  rewrite_options(mode, &equalize, &overlay_options);
 
   gst_bus_set_sync_handler(bus, note_error, &failed, NULL);
   fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
@@ -577,26 +585,16 @@ GST_START_TEST(test_cuda_v210_system_memory)
       gchar *caps_string =
           g_strdup_printf("video/x-raw,format=v210,width=%d,height=%d,framerate=25/1", widths[w],
                           widths[w] > 1000 ? 33 : 54);
-      gchar *description = g_strdup_printf("lumahist backend=cuda mode=%d overlay=%d "
-                                           "matrix=bt709 range=full tiles-x=3 tiles-y=2 "
-                                           "clip-limit=3",
-                                           cases[c].mode, cases[c].overlay);
+      gchar *description =
+          g_strdup_printf("lumahist backend=cuda mode=%d overlay=%d " REWRITE_PROPERTIES,
+                          cases[c].mode, cases[c].overlay);
       GstVideoInfo info = lhc_info_from_string(caps_string);
       GstCaps *caps = gst_caps_from_string(caps_string);
       GstHarness *h = gst_harness_new_parse(description);
       LhEqualizeOptions equalize;
       LhOverlayOptions overlay_options;
 
-      lh_equalize_options_init(&equalize);
-      equalize.mode = cases[c].mode == 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
-      equalize.matrix = LH_MATRIX_BT709;
-      equalize.range = LH_RANGE_FULL;
-      equalize.tiles_x = 3;
-      equalize.tiles_y = 2;
-      equalize.clip_limit = 3.0;
-      lh_overlay_options_init(&overlay_options);
-      overlay_options.matrix = LH_MATRIX_BT709;
-      overlay_options.range = LH_RANGE_FULL;
+      rewrite_options(cases[c].mode, &equalize, &overlay_options);
       gst_harness_set_caps(h, gst_caps_ref(caps), caps);
       for (guint i = 0; i < N_FRAMES; i++) {
         GstBuffer *in = lhc_low_contrast_frame(&info, 8000 + 10 * w + i, i * 40 * GST_MSECOND);
