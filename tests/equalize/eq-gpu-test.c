@@ -95,6 +95,44 @@ static size_t first_difference(const uint8_t *a, const uint8_t *b, size_t n)
   return n;
 }
 
+/* An overlay drawn by the CPU on want and by the CUDA backend on a host, a
+ * page-locked and a device twin of a frame; got[] the three results' bytes
+ * (the device frame's copied back). */
+typedef struct {
+  Twin want, host, pinned, dev;
+  uint8_t *dev_bytes;
+  const uint8_t *got[3];
+} OverlayTwins;
+
+static const char *const overlay_twin_names[3] = {"host frame", "page-locked host frame",
+                                                  "device frame"};
+
+static void overlay_twins(const GenFrame *g, const LhStats *stats, const LhOverlayOptions *oo,
+                          OverlayTwins *t)
+{
+  twin_of(g, TWIN_HOST, &t->want);
+  twin_of(g, TWIN_HOST, &t->host);
+  twin_of(g, TWIN_PINNED, &t->pinned);
+  twin_of(g, TWIN_DEVICE, &t->dev);
+  CHECK(lh_overlay(cpu, &t->want.frame, stats, oo) == 0, "%s", lh_last_error());
+  CHECK(lh_overlay(gpu, &t->host.frame, stats, oo) == 0, "%s", lh_last_error());
+  CHECK(lh_overlay(gpu, &t->pinned.frame, stats, oo) == 0, "%s", lh_last_error());
+  CHECK(lh_overlay(gpu, &t->dev.frame, stats, oo) == 0, "%s", lh_last_error());
+  t->dev_bytes = twin_bytes(&t->dev);
+  t->got[0] = t->host.allocation;
+  t->got[1] = t->pinned.allocation;
+  t->got[2] = t->dev_bytes;
+}
+
+static void overlay_twins_free(OverlayTwins *t)
+{
+  free(t->dev_bytes);
+  twin_free(&t->want);
+  twin_free(&t->host);
+  twin_free(&t->pinned);
+  twin_free(&t->dev);
+}
+
 /* GPU (host frames: pageable, page-locked out of place, page-locked in
  * place; device frames out of place and in place) == CPU. */
 static void compare_equalize(const GenFrame *g, const LhEqualizeOptions *o, const uint16_t *lut,
@@ -353,33 +391,20 @@ static void test_v210(void)
     oo.range = ao.range;
     oo.scale = k % 2 ? LH_OVERLAY_LINEAR : LH_OVERLAY_LOG;
     oo.rect = overlays[k].rect;
-    Twin want, host, pinned, dev;
-    twin_of(&g, TWIN_HOST, &want);
-    twin_of(&g, TWIN_HOST, &host);
-    twin_of(&g, TWIN_PINNED, &pinned);
-    twin_of(&g, TWIN_DEVICE, &dev);
-    CHECK(lh_overlay(cpu, &want.frame, &stats, &oo) == 0, "%s", lh_last_error());
-    CHECK(lh_overlay(gpu, &host.frame, &stats, &oo) == 0, "%s", lh_last_error());
-    CHECK(lh_overlay(gpu, &pinned.frame, &stats, &oo) == 0, "%s", lh_last_error());
-    CHECK(lh_overlay(gpu, &dev.frame, &stats, &oo) == 0, "%s", lh_last_error());
-    CHECK(memcmp(want.allocation, g.allocation, want.size) != 0,
+    OverlayTwins t;
+    overlay_twins(&g, &stats, &oo, &t);
+    const Twin *want = &t.want;
+    CHECK(memcmp(want->allocation, g.allocation, want->size) != 0,
           "overlay v210 case %zu: the CPU drew nothing", k);
-    uint8_t *bytes = twin_bytes(&dev);
-    const uint8_t *got[3] = {host.allocation, pinned.allocation, bytes};
-    const char *names[3] = {"host frame", "page-locked host frame", "device frame"};
     for (int i = 0; i < 3; i++) {
-      size_t at = first_difference(got[i], want.allocation, want.size);
-      CHECK(at == want.size,
+      size_t at = first_difference(t.got[i], want->allocation, want->size);
+      CHECK(at == want->size,
             "overlay v210 case %zu %dx%d rect %d,%d %dx%d, %s: byte %zu is %u, the CPU's %u", k,
             overlays[k].width, overlays[k].height, oo.rect.x, oo.rect.y, oo.rect.width,
-            oo.rect.height, names[i], at, at < want.size ? got[i][at] : 0,
-            at < want.size ? want.allocation[at] : 0);
+            oo.rect.height, overlay_twin_names[i], at, at < want->size ? t.got[i][at] : 0,
+            at < want->size ? want->allocation[at] : 0);
     }
-    free(bytes);
-    twin_free(&want);
-    twin_free(&host);
-    twin_free(&pinned);
-    twin_free(&dev);
+    overlay_twins_free(&t);
     lh_stats_clear(&stats);
     gen_free(&g);
   }
@@ -577,27 +602,12 @@ static void test_overlays(void)
       oo.scale = variant == 1 ? LH_OVERLAY_LINEAR : LH_OVERLAY_LOG;
       if (variant == 2)
         oo.rect = (LhRect){-7, 21, 60, 50};
-      Twin want, host, pinned, dev;
-      twin_of(&g, TWIN_HOST, &want);
-      twin_of(&g, TWIN_HOST, &host);
-      twin_of(&g, TWIN_PINNED, &pinned);
-      twin_of(&g, TWIN_DEVICE, &dev);
-      CHECK(lh_overlay(cpu, &want.frame, &stats, &oo) == 0, "%s", lh_last_error());
-      CHECK(lh_overlay(gpu, &host.frame, &stats, &oo) == 0, "%s", lh_last_error());
-      CHECK(lh_overlay(gpu, &pinned.frame, &stats, &oo) == 0, "%s", lh_last_error());
-      CHECK(lh_overlay(gpu, &dev.frame, &stats, &oo) == 0, "%s", lh_last_error());
-      uint8_t *bytes = twin_bytes(&dev);
-      CHECK(memcmp(host.allocation, want.allocation, want.size) == 0,
-            "overlay %s variant %d, host frame", lh_format_name(format), variant);
-      CHECK(memcmp(pinned.allocation, want.allocation, want.size) == 0,
-            "overlay %s variant %d, page-locked host frame", lh_format_name(format), variant);
-      CHECK(memcmp(bytes, want.allocation, want.size) == 0, "overlay %s variant %d, device frame",
-            lh_format_name(format), variant);
-      free(bytes);
-      twin_free(&want);
-      twin_free(&host);
-      twin_free(&pinned);
-      twin_free(&dev);
+      OverlayTwins t;
+      overlay_twins(&g, &stats, &oo, &t);
+      for (int i = 0; i < 3; i++)
+        CHECK(memcmp(t.got[i], t.want.allocation, t.want.size) == 0, "overlay %s variant %d, %s",
+              lh_format_name(format), variant, overlay_twin_names[i]);
+      overlay_twins_free(&t);
       lh_stats_clear(&stats);
       gen_free(&g);
     }
