@@ -35,6 +35,14 @@ void lhio_gpu_jpeg_free(LhioGpuJpeg *decoder)
   (void)decoder;
 }
 
+int lhio_gpu_jpeg_warm(LhioGpuJpeg *decoder, int batch, bool planar)
+{
+  (void)decoder;
+  (void)batch;
+  (void)planar;
+  return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);
+}
+
 bool lhio_gpu_jpeg_has_hardware(const LhioGpuJpeg *decoder)
 {
   (void)decoder;

@@ -377,6 +377,26 @@ static bool hardware_takes(LhioGpuJpeg *d, const LhioGpuJpegJob *job)
          unsupported == 0;
 }
 
+/* Sets the hardware state up for batches of n images in output_format,
+ * unless it already is. */
+static int hardware_batch_ready(LhioGpuJpeg *d, int n, int output_format)
+{
+  if (d->hardware_batch == n && d->hardware_format == output_format)
+    return LHNJ_STATUS_SUCCESS;
+  int status = d->nj->DecodeBatchedInitialize(d->hardware, d->hardware_state, n, 1, output_format);
+  d->hardware_batch = status == LHNJ_STATUS_SUCCESS ? n : 0;
+  d->hardware_format = output_format;
+  return status;
+}
+
+int lhio_gpu_jpeg_warm(LhioGpuJpeg *d, int batch, bool planar)
+{
+  if (!d->hardware || batch <= 0)
+    return LH_OK;
+  int status = hardware_batch_ready(d, batch, planar ? LHNJ_OUTPUT_YUV : LHNJ_OUTPUT_Y);
+  return status == LHNJ_STATUS_SUCCESS ? LH_OK : nvjpeg_fail(status, "setting up a batch");
+}
+
 /* The hardware backend's batched call over the jobs listed in which. */
 static int decode_on_hardware(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, const int *which, int n,
                               int output_format)
@@ -392,12 +412,7 @@ static int decode_on_hardware(LhioGpuJpeg *d, LhioGpuJpegJob *jobs, const int *w
       lengths[k] = job->encoded->size;
       destinations[k] = destination_of(job);
     }
-    status = LHNJ_STATUS_SUCCESS;
-    if (d->hardware_batch != n || d->hardware_format != output_format) {
-      status = d->nj->DecodeBatchedInitialize(d->hardware, d->hardware_state, n, 1, output_format);
-      d->hardware_batch = status == LHNJ_STATUS_SUCCESS ? n : 0;
-      d->hardware_format = output_format;
-    }
+    status = hardware_batch_ready(d, n, output_format);
     if (status == LHNJ_STATUS_SUCCESS)
       status = d->nj->DecodeBatched(d->hardware, d->hardware_state, data, lengths, destinations,
                                     d->stream);

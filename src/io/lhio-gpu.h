@@ -40,6 +40,12 @@ void lhio_gpu_jpeg_shutdown(void);
 int lhio_gpu_jpeg_new(void *cuda_stream, LhioGpuJpeg **decoder);
 void lhio_gpu_jpeg_free(LhioGpuJpeg *decoder);
 
+/* Sets the decoder up for batches of `batch` JPEGs decoded to luma, or with
+ * planar, to planar YCbCr: the hardware backend's set-up for a batch size
+ * takes a few tenths of a second, which a decoder made ahead of its first
+ * batch (on a thread of its own) spends then rather than on that batch. */
+int lhio_gpu_jpeg_warm(LhioGpuJpeg *decoder, int batch, bool planar);
+
 /* Whether the decoder has the hardware backend. */
 bool lhio_gpu_jpeg_has_hardware(const LhioGpuJpeg *decoder);
 

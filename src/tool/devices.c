@@ -224,7 +224,7 @@ bool lht_gpu_jpeg_usable(const char **why)
   return lhio_gpu_jpeg_usable(why);
 }
 
-bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream, char **error)
+bool lht_gpu_jpeg_open(LhioGpuJpeg **decoder, void **stream, char **error)
 {
   *decoder = NULL;
   *stream = NULL;
@@ -235,7 +235,7 @@ bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream,
     *error = g_strdup_printf("cannot create a CUDA stream: %s", cudaGetErrorString(status));
     return false;
   }
-  if (lhio_gpu_jpeg_new(own, decoder) < 0 || lh_context_set_stream(context, own) < 0) {
+  if (lhio_gpu_jpeg_new(own, decoder) < 0) {
     *error = g_strdup(lh_last_error());
     lhio_gpu_jpeg_free(*decoder);
     *decoder = NULL;
@@ -245,7 +245,6 @@ bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream,
   *stream = own;
   return true;
 #else
-  (void)context;
   *error = g_strdup("this lumahist was built without CUDA");
   return false;
 #endif

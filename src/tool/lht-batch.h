@@ -174,12 +174,13 @@ void lht_contexts_close(LhtContexts *contexts);
  * nothing.  False with *error set (to be freed) when it cannot. */
 bool lht_device_use(int device, char **error);
 
-/* A GPU JPEG decoder for a CUDA context's thread: a stream of its own, which
- * the context is set to use too (lh_context_set_stream), so that the
- * analysis follows the decoding on the device without a wait on the host.
- * False with *error set (to be freed) when it cannot be had. */
+/* A GPU JPEG decoder on the calling thread's device, with a stream of its
+ * own, which the context that analyses its images is then set to use too
+ * (lh_context_set_stream), so that the analysis follows the decoding on the
+ * device without a wait on the host.  False with *error set (to be freed)
+ * when it cannot be had. */
 typedef struct LhioGpuJpeg LhioGpuJpeg;
-bool lht_gpu_jpeg_open(LhContext *context, LhioGpuJpeg **decoder, void **stream, char **error);
+bool lht_gpu_jpeg_open(LhioGpuJpeg **decoder, void **stream, char **error);
 /* Waits for the work queued on that stream; false with *error set (to be
  * freed) when it failed. */
 bool lht_gpu_stream_sync(void *stream, char **error);

@@ -68,6 +68,14 @@ typedef struct Pipeline Pipeline;
 typedef struct {
   Pipeline *pipeline;
   int index;
+  /* Its nvJPEG decoder, started on a thread of its own (decoder_start) while
+   * the context analyses what the CPU decodes, and installed (decoder_install)
+   * once started, or when a JPEG for it arrives first. */
+  GThread *decoder_starter;
+  gint decoder_started; /* atomic: the starter has finished */
+  LhioGpuJpeg *decoder; /* NULL: none, or not yet installed */
+  void *decode_stream;
+  char *decoder_error; /* why it could not be started */
 } ContextThread;
 
 struct Pipeline {
@@ -82,9 +90,14 @@ struct Pipeline {
                     again there (spec->gpu_jpeg_quality) */
   /* --decoder auto: a decoding thread that finds this many JPEGs already
    * waiting for nvJPEG decodes its own with libjpeg-turbo (0: never), so
-   * the CPU's cores and the GPU's JPEG engines work together, and the CPU
-   * takes every JPEG while nvJPEG starts. */
+   * the CPU's cores and the GPU's JPEG engines work together. */
   gint gpu_share_limit;
+  /* --decoder auto: until a context's nvJPEG decoder has started
+   * (gpu_started, atomic), the decoding threads take every JPEG: starting
+   * it takes most of a second, in which 16 cores decode about a thousand. */
+  bool cpu_while_starting;
+  gint gpu_started;
+  bool jpeg_named; /* a path is named as a JPEG: the decoders start at once */
   gint gpu_waiting;    /* undecoded JPEGs in the device queue (atomic) */
   gint cpu_sharing;    /* threads decoding such JPEGs on the CPU (atomic) */
   int cpu_share_slots; /* at most this many */
@@ -261,23 +274,28 @@ static void note_cpu_decode(Pipeline *p, Task *task, const char *why)
                                       p->planar ? "decoded and encoded" : "decoded", why);
 }
 
-/* Whether this thread decodes a JPEG that nvJPEG could take itself: when
- * the JPEGs already waiting for nvJPEG keep the GPU's decoders busy until it
- * could have decoded one more, and a few threads are left free meanwhile
+/* Whether this thread decodes a JPEG that nvJPEG could take itself, and
+ * why (NULL: it does not): while nvJPEG starts, always; then when the JPEGs
+ * already waiting for nvJPEG keep the GPU's decoders busy until it could
+ * have decoded one more, and a few threads are left free meanwhile
  * (cpu_share_slots): they keep reading files for the GPU, whose queue would
  * otherwise wait on a whole CPU decode to refill, and nvJPEG's host work
- * keeps its cores.  A true answer takes a slot: give it back with
+ * keeps its cores.  An answer takes a slot: give it back with
  * cpu_share_done. */
-static bool cpu_share_take(Pipeline *p)
+static const char *cpu_share_take(Pipeline *p)
 {
+  if (p->cpu_while_starting && !g_atomic_int_get(&p->gpu_started)) {
+    g_atomic_int_add(&p->cpu_sharing, 1);
+    return "nvJPEG was still starting (--decoder auto)";
+  }
   int limit = g_atomic_int_get(&p->gpu_share_limit);
   if (limit <= 0 || g_atomic_int_get(&p->gpu_waiting) < limit)
-    return false;
+    return NULL;
   if (g_atomic_int_add(&p->cpu_sharing, 1) >= p->cpu_share_slots) {
     g_atomic_int_add(&p->cpu_sharing, -1);
-    return false;
+    return NULL;
   }
-  return true;
+  return "the GPU had enough JPEGs waiting (--decoder auto)";
 }
 
 static void cpu_share_done(Pipeline *p)
@@ -307,14 +325,14 @@ static int decode(Pipeline *p, Task *task)
       LhFormat planar_format;
       if (status == LH_OK && p->planar && !refusal)
         lhio_gpu_jpeg_planar_format(&task->jpeg, &planar_format, &refusal);
-      if (status == LH_OK && !refusal) {
-        if (!cpu_share_take(p)) {
-          g_atomic_int_inc(&p->gpu_waiting);
-          return DECODE_ON_GPU;
-        }
+      const char *share = status == LH_OK && !refusal ? cpu_share_take(p) : NULL;
+      if (status == LH_OK && !refusal && !share) {
+        g_atomic_int_inc(&p->gpu_waiting);
+        return DECODE_ON_GPU;
+      } else if (share) {
         shared = true;
         g_atomic_int_inc(&p->gpu_shared);
-        note_cpu_decode(p, task, "the GPU had enough JPEGs waiting (--decoder auto)");
+        note_cpu_decode(p, task, share);
       } else if (status == LH_OK) {
         note_cpu_decode(p, task, refusal);
       }
@@ -533,6 +551,73 @@ static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStat
   }
 }
 
+/* A context's nvJPEG decoder, made and set up for the run's batches on a
+ * thread of its own (the handles' and the batch's set-up take most of a
+ * second), on the context's device. */
+static gpointer decoder_start(gpointer data)
+{
+  ContextThread *self = data;
+  Pipeline *p = self->pipeline;
+  gint64 start = g_get_monotonic_time();
+  char *error = NULL;
+  if (lht_device_use(p->contexts->device_ids[self->index], &error) &&
+      lht_gpu_jpeg_open(&self->decoder, &self->decode_stream, &error)) {
+    /* A failed set-up is tried again by the first batch, which says why. */
+    lhio_gpu_jpeg_warm(self->decoder, p->batch_frames, p->planar);
+  }
+  self->decoder_error = error;
+  add_time(p, &p->gpu_open_s, seconds_since(start));
+  g_atomic_int_set(&self->decoder_started, 1);
+  if (self->decoder)
+    g_atomic_int_set(&p->gpu_started, 1);
+  return NULL;
+}
+
+/* Starts the context's decoder on a thread of its own, or, when no thread
+ * can be had, on this one. */
+static void decoder_begin(ContextThread *self)
+{
+  self->decoder_starter = g_thread_try_new("lumahist-nvjpeg", decoder_start, self, NULL);
+  if (!self->decoder_starter)
+    decoder_start(self);
+}
+
+/* Waits for the context's decoder to start, and has the context follow its
+ * stream; a decoder that could not start is said once for the run, and the
+ * context's JPEGs go to the CPU. */
+static void decoder_install(ContextThread *self, LhContext *context)
+{
+  Pipeline *p = self->pipeline;
+  if (self->decoder_starter)
+    g_thread_join(self->decoder_starter);
+  self->decoder_starter = NULL;
+  if (self->decoder && lh_context_set_stream(context, self->decode_stream) < 0) {
+    self->decoder_error = g_strdup(lh_last_error());
+    lht_gpu_jpeg_close(context, self->decoder, self->decode_stream);
+    self->decoder = NULL;
+    self->decode_stream = NULL;
+  }
+  if (!self->decoder_error)
+    return;
+  g_mutex_lock(&p->lock);
+  bool say = !p->gpu_jpeg_warned;
+  p->gpu_jpeg_warned = true;
+  g_mutex_unlock(&p->lock);
+  if (say)
+    lht_error(NULL, "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
+              p->contexts->device_ids[self->index], self->decoder_error);
+  g_clear_pointer(&self->decoder_error, g_free);
+}
+
+/* Whether any task of the batch is a JPEG still to be decoded. */
+static bool has_jpeg_for_nvjpeg(Task *const *batch, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (is_for_nvjpeg(batch[i]))
+      return true;
+  return false;
+}
+
 static gpointer context_thread(gpointer data)
 {
   ContextThread *self = data;
@@ -542,24 +627,12 @@ static gpointer context_thread(gpointer data)
   char *device_error = NULL;
   lht_device_use(p->contexts->device_ids[self->index], &device_error);
   thread_context = context;
-  LhioGpuJpeg *decoder = NULL;
-  void *decode_stream = NULL;
-  if (g_atomic_int_get(&p->gpu_jpeg) && !device_error) {
-    char *error = NULL;
-    gint64 start = g_get_monotonic_time();
-    bool opened = lht_gpu_jpeg_open(context, &decoder, &decode_stream, &error);
-    add_time(p, &p->gpu_open_s, seconds_since(start));
-    if (!opened) {
-      /* Its JPEGs are decoded on the CPU: said once for the run. */
-      g_mutex_lock(&p->lock);
-      bool say = !p->gpu_jpeg_warned;
-      p->gpu_jpeg_warned = true;
-      g_mutex_unlock(&p->lock);
-      if (say)
-        lht_error(NULL, "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
-                  p->contexts->device_ids[self->index], error);
-      g_free(error);
-    }
+  /* Without a path named as a JPEG, the decoder starts when the first JPEG
+   * comes (by its content), not for a run of PNGs. */
+  bool decoder_begun = false;
+  if (g_atomic_int_get(&p->gpu_jpeg) && !device_error && p->jpeg_named) {
+    decoder_begin(self);
+    decoder_begun = true;
   }
 
   LhStats stats[MAX_BATCH_TASKS];
@@ -595,6 +668,15 @@ static gpointer context_thread(gpointer data)
         send_cancelled(p, batch[i]);
       continue;
     }
+    bool jpegs = has_jpeg_for_nvjpeg(batch, n);
+    if (jpegs && !decoder_begun && !device_error) {
+      decoder_begin(self);
+      decoder_begun = true;
+    }
+    if (self->decoder_starter && (jpegs || g_atomic_int_get(&self->decoder_started)))
+      decoder_install(self, context);
+    LhioGpuJpeg *decoder = self->decoder;
+    void *decode_stream = self->decode_stream;
     gint64 start = g_get_monotonic_time();
     if (device_error) {
       for (int i = 0; i < n; i++)
@@ -639,11 +721,13 @@ static gpointer context_thread(gpointer data)
   }
   for (int i = 0; i < MAX_BATCH_TASKS; i++)
     lh_stats_clear(&stats[i]);
-  if (decoder) {
-    double seconds = lhio_gpu_jpeg_device_seconds(decoder);
+  if (self->decoder_starter)
+    decoder_install(self, context);
+  if (self->decoder) {
+    double seconds = lhio_gpu_jpeg_device_seconds(self->decoder);
     add_time(p, &p->gpu_decode_s, seconds);
   }
-  lht_gpu_jpeg_close(context, decoder, decode_stream);
+  lht_gpu_jpeg_close(context, self->decoder, self->decode_stream);
   g_free(device_error);
   return NULL;
 }
@@ -771,7 +855,7 @@ static gpointer opener_thread(gpointer data)
     p->threads = g_new0(GThread *, n);
     p->selves = g_new(ContextThread, n);
     for (int i = 0; i < n; i++)
-      p->selves[i] = (ContextThread){p, i};
+      p->selves[i] = (ContextThread){.pipeline = p, .index = i};
     /* Threads can be refused (a ulimit, an address space already reserved
      * by the CUDA driver): that ends the run with a message, not an abort. */
     GError *error = NULL;
@@ -844,6 +928,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
    * (1.2 ms of CPU per image at 1800 images/s on an H100); one more thread
    * reads for it. */
   p.cpu_share_slots = jobs > 4 ? jobs - 3 : 1;
+  p.cpu_while_starting = p.gpu_jpeg && spec->decoder == LHT_DECODER_AUTO;
+  p.jpeg_named = any_jpeg_name(paths);
   if (p.gpu_jpeg)
     p.gpu_share_limit = gpu_share_limit_for(spec, LH_BACKEND_CUDA,
                                             lht_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
@@ -871,7 +957,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
    * driver's time at start-up, beside NVDEC's own); a JPEG by content alone
    * gets them when it comes. */
   GThread *preparer = NULL;
-  if (p.gpu_jpeg && any_jpeg_name(paths))
+  if (p.gpu_jpeg && p.jpeg_named)
     preparer = g_thread_try_new("lumahist-nvjpeg", prepare_thread, &p, NULL);
   /* The opener next, so that CUDA starts as early as it can. */
   GError *thread_error = NULL;
