@@ -16,7 +16,7 @@
  * buffer; release also takes what malloc gave. */
 #include <stdlib.h>
 
-#include "lht-batch.h"
+#include "lhp.h"
 
 /* The most page-locked memory: locked pages are taken from everything else
  * on the machine. */
@@ -33,7 +33,7 @@ typedef struct {
   size_t capacity;
 } PinnedBuffer;
 
-struct LhtPinnedPool {
+struct LhpPinnedPool {
   GMutex lock;
   LhContext *context; /* registered the arena; NULL until enabled */
   int device;
@@ -47,9 +47,9 @@ struct LhtPinnedPool {
   double seen_squares;
 };
 
-LhtPinnedPool *lht_pinned_pool_new(void)
+LhpPinnedPool *lhp_pinned_pool_new(void)
 {
-  LhtPinnedPool *pool = g_new0(LhtPinnedPool, 1);
+  LhpPinnedPool *pool = g_new0(LhpPinnedPool, 1);
   g_mutex_init(&pool->lock);
   pool->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   pool->free = g_ptr_array_new();
@@ -61,7 +61,7 @@ static size_t round_up(size_t bytes, size_t step)
   return (bytes + step - 1) / step * step;
 }
 
-void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device, guint in_flight)
+void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device, guint in_flight)
 {
   g_mutex_lock(&pool->lock);
   /* The size-weighted mean: a large image stays in flight longer (its
@@ -83,7 +83,7 @@ void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device,
   char *error = NULL;
   if (bytes == 0 || posix_memalign(&arena, PAGE_BYTES, bytes) != 0)
     return;
-  if (!lht_device_use(device, &error) || lh_host_register(context, arena, bytes) < 0) {
+  if (!lhp_device_use(device, &error) || lh_host_register(context, arena, bytes) < 0) {
     /* Not page-locked (a container's limit, say): staged copies as before. */
     g_free(error);
     free(arena);
@@ -98,7 +98,7 @@ void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device,
 }
 
 /* The smallest free buffer that holds bytes, taken off the free list. */
-static PinnedBuffer *take_free(LhtPinnedPool *pool, size_t bytes)
+static PinnedBuffer *take_free(LhpPinnedPool *pool, size_t bytes)
 {
   guint best = pool->free->len;
   for (guint i = 0; i < pool->free->len; i++) {
@@ -112,7 +112,7 @@ static PinnedBuffer *take_free(LhtPinnedPool *pool, size_t bytes)
 }
 
 /* A new buffer cut from what is left of the arena, or NULL. */
-static PinnedBuffer *cut_buffer(LhtPinnedPool *pool, size_t bytes)
+static PinnedBuffer *cut_buffer(LhpPinnedPool *pool, size_t bytes)
 {
   const size_t capacity = round_up(bytes, BUFFER_STEP_BYTES);
   if (pool->arena_bytes - pool->arena_used < capacity)
@@ -125,9 +125,9 @@ static PinnedBuffer *cut_buffer(LhtPinnedPool *pool, size_t bytes)
   return b;
 }
 
-void *lht_pinned_alloc(size_t bytes, void *user)
+void *lhp_pinned_alloc(size_t bytes, void *user)
 {
-  LhtPinnedPool *pool = user;
+  LhpPinnedPool *pool = user;
   PinnedBuffer *b = NULL;
   g_mutex_lock(&pool->lock);
   if (pool->arena) {
@@ -143,9 +143,9 @@ void *lht_pinned_alloc(size_t bytes, void *user)
   return b ? b->data : malloc(bytes);
 }
 
-void lht_pinned_release(void *pixels, void *user)
+void lhp_pinned_release(void *pixels, void *user)
 {
-  LhtPinnedPool *pool = user;
+  LhpPinnedPool *pool = user;
   g_mutex_lock(&pool->lock);
   PinnedBuffer *b = g_hash_table_lookup(pool->buffers, pixels);
   if (b)
@@ -155,7 +155,7 @@ void lht_pinned_release(void *pixels, void *user)
     free(pixels);
 }
 
-size_t lht_pinned_pool_bytes(LhtPinnedPool *pool)
+size_t lhp_pinned_pool_bytes(LhpPinnedPool *pool)
 {
   g_mutex_lock(&pool->lock);
   size_t bytes = pool->arena_bytes;
@@ -163,14 +163,14 @@ size_t lht_pinned_pool_bytes(LhtPinnedPool *pool)
   return bytes;
 }
 
-void lht_pinned_pool_free(LhtPinnedPool *pool)
+void lhp_pinned_pool_free(LhpPinnedPool *pool)
 {
   if (!pool)
     return;
   /* Every image is gone by now: no buffer is in use. */
   if (pool->arena) {
     char *error = NULL;
-    if (!lht_device_use(pool->device, &error))
+    if (!lhp_device_use(pool->device, &error))
       g_free(error);
     lh_host_unregister(pool->context, pool->arena);
     free(pool->arena);

@@ -1,4 +1,4 @@
-/* pipeline.c: the batch pipeline of the tool: images are decoded on a pool of
+/* pipeline.c: the batch pipeline (of the tool and the Python module): images are decoded on a pool of
  * threads, analysed in batches by one thread per analysis context (a GPU, or
  * the CPU), optionally finished on the pool again (encoded and written), and
  * handed back in input order, with a bounded number of images in memory.
@@ -26,7 +26,7 @@
 #include <glib/gstdio.h>
 
 #include "io/lhio-gpu.h"
-#include "lht-batch.h"
+#include "lhp.h"
 
 /* Frames per lh_analyze_batch call on the GPU: enough to fill it with small
  * images, few enough that the first results come back soon. */
@@ -49,7 +49,7 @@ typedef enum {
 } Stage;
 
 typedef struct {
-  LhtItem item; /* first, so that the steps' LhtItem * is the task */
+  LhpItem item; /* first, so that the steps' LhpItem * is the task */
   Stage stage;
   bool cancelled; /* not started: a stop signal came first */
   /* One of the run's last images, decoded largest file first (task_order);
@@ -71,9 +71,9 @@ typedef struct {
 } ContextThread;
 
 struct Pipeline {
-  const LhtPipelineSpec *spec;
-  LhtContexts *contexts; /* filled by the opener */
-  LhtPinnedPool *pinned; /* the decoders' pixels: page-locked once CUDA is open */
+  const LhpPipelineSpec *spec;
+  LhpContexts *contexts; /* filled by the opener */
+  LhpPinnedPool *pinned; /* the decoders' pixels: page-locked once CUDA is open */
   int jobs;
   guint n_paths;
   gint gpu_jpeg; /* JPEGs go to the contexts' threads undecoded, for nvJPEG
@@ -125,7 +125,7 @@ static volatile sig_atomic_t stop_signal;
 /* The context of the analysis thread running on this thread, if any. */
 static _Thread_local LhContext *thread_context;
 
-LhContext *lht_worker_context(LhContext *fallback)
+LhContext *lhp_worker_context(LhContext *fallback)
 {
   return thread_context ? thread_context : fallback;
 }
@@ -136,17 +136,17 @@ static void on_stop_signal(int signal_number)
   stop_signal = signal_number;
 }
 
-volatile sig_atomic_t *lht_pipeline_stop_flag(void)
+volatile sig_atomic_t *lhp_pipeline_stop_flag(void)
 {
   return &stop_signal;
 }
 
-const char *lht_signal_name(int signal_number)
+const char *lhp_signal_name(int signal_number)
 {
   return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
 }
 
-void lht_item_fail(LhtItem *item, int status, const char *format, ...)
+void lhp_item_fail(LhpItem *item, int status, const char *format, ...)
 {
   va_list args;
   va_start(args, format);
@@ -236,7 +236,7 @@ static bool is_abandoned(Pipeline *p)
 
 static void run_finish(Pipeline *p, Task *task)
 {
-  const LhtPipelineSpec *spec = p->spec;
+  const LhpPipelineSpec *spec = p->spec;
   if (is_abandoned(p)) {
     send_cancelled(p, task);
     return;
@@ -291,8 +291,8 @@ static void cpu_share_done(Pipeline *p)
  * bytes already read. */
 static int decode(Pipeline *p, Task *task)
 {
-  const LhtPipelineSpec *spec = p->spec;
-  LhtItem *item = &task->item;
+  const LhpPipelineSpec *spec = p->spec;
+  LhpItem *item = &task->item;
   if (!task->encoded.data && !g_atomic_int_get(&p->gpu_jpeg))
     return lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
   int status = LH_OK;
@@ -333,8 +333,8 @@ static void pool_task(gpointer data, gpointer user_data)
 {
   Task *task = data;
   Pipeline *p = user_data;
-  const LhtPipelineSpec *spec = p->spec;
-  LhtItem *item = &task->item;
+  const LhpPipelineSpec *spec = p->spec;
+  LhpItem *item = &task->item;
 
   if (task->stage == STAGE_FINISH) {
     run_finish(p, task);
@@ -350,7 +350,7 @@ static void pool_task(gpointer data, gpointer user_data)
   int status = decode(p, task);
   add_time(p, &p->decode_s, seconds_since(start));
   if (status < 0) {
-    lht_item_fail(item, status, "%s", lht_reason(status, item->path));
+    lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
     send_done(p, task);
     return;
   }
@@ -477,7 +477,7 @@ static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
   int kept = 0;
   for (int i = 0; i < n; i++) {
     Task *task = batch[i];
-    LhtItem *item = &task->item;
+    LhpItem *item = &task->item;
     if (item->status != 0 || item->image.frame.memory != LH_MEMORY_CUDA) {
       batch[kept++] = task;
       continue;
@@ -516,7 +516,7 @@ static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStat
   int batch_status = lh_analyze_batch(context, frames, (size_t)n, options, stats);
   LhBackend batch_backend = lh_context_last_backend(context);
   for (int i = 0; i < n; i++) {
-    LhtItem *item = &batch[i]->item;
+    LhpItem *item = &batch[i]->item;
     int status = batch_status;
     item->backend = batch_backend;
     if (status < 0 && n > 1) {
@@ -524,7 +524,7 @@ static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStat
       item->backend = lh_context_last_backend(context);
     }
     if (status < 0) {
-      lht_item_fail(item, status, "%s", lht_reason(status, item->path));
+      lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
     } else {
       /* The item takes the histogram; the slot gets a new one next time. */
       item->stats = stats[i];
@@ -537,17 +537,17 @@ static gpointer context_thread(gpointer data)
 {
   ContextThread *self = data;
   Pipeline *p = self->pipeline;
-  const LhtPipelineSpec *spec = p->spec;
+  const LhpPipelineSpec *spec = p->spec;
   LhContext *context = p->contexts->contexts[self->index];
   char *device_error = NULL;
-  lht_device_use(p->contexts->device_ids[self->index], &device_error);
+  lhp_device_use(p->contexts->device_ids[self->index], &device_error);
   thread_context = context;
   LhioGpuJpeg *decoder = NULL;
   void *decode_stream = NULL;
   if (g_atomic_int_get(&p->gpu_jpeg) && !device_error) {
     char *error = NULL;
     gint64 start = g_get_monotonic_time();
-    bool opened = lht_gpu_jpeg_open(context, &decoder, &decode_stream, &error);
+    bool opened = lhp_gpu_jpeg_open(context, &decoder, &decode_stream, &error);
     add_time(p, &p->gpu_open_s, seconds_since(start));
     if (!opened) {
       /* Its JPEGs are decoded on the CPU: said once for the run. */
@@ -556,8 +556,9 @@ static gpointer context_thread(gpointer data)
       p->gpu_jpeg_warned = true;
       g_mutex_unlock(&p->lock);
       if (say)
-        lht_error(NULL, "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
-                  p->contexts->device_ids[self->index], error);
+        lhp_say(&spec->report, NULL,
+                "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
+                p->contexts->device_ids[self->index], error);
       g_free(error);
     }
   }
@@ -598,14 +599,14 @@ static gpointer context_thread(gpointer data)
     gint64 start = g_get_monotonic_time();
     if (device_error) {
       for (int i = 0; i < n; i++)
-        lht_item_fail(&batch[i]->item, LH_ERROR_NO_DEVICE, "%s", device_error);
+        lhp_item_fail(&batch[i]->item, LH_ERROR_NO_DEVICE, "%s", device_error);
     } else {
       n = decode_on_gpu(p, decoder, batch, n);
       if (spec->analyze && n > 0)
         analyse(p, context, batch, n, stats);
     }
     for (int i = 0; i < n; i++) {
-      LhtItem *item = &batch[i]->item;
+      LhpItem *item = &batch[i]->item;
       item->worker = self->index;
       if (item->status == 0 && spec->device_step)
         spec->device_step(context, item, spec->data);
@@ -615,10 +616,10 @@ static gpointer context_thread(gpointer data)
        * the images decoded on the CPU are changed in their host memory only
        * once it has run, before they are encoded on the pool. */
       char *error = NULL;
-      if (!lht_gpu_stream_sync(decode_stream, &error)) {
+      if (!lhp_gpu_stream_sync(decode_stream, &error)) {
         for (int i = 0; i < n; i++)
           if (batch[i]->item.status == 0)
-            lht_item_fail(&batch[i]->item, LH_ERROR_CUDA, "%s", error);
+            lhp_item_fail(&batch[i]->item, LH_ERROR_CUDA, "%s", error);
         g_free(error);
       }
       n = encode_on_gpu(p, decoder, batch, n);
@@ -643,7 +644,7 @@ static gpointer context_thread(gpointer data)
     double seconds = lhio_gpu_jpeg_device_seconds(decoder);
     add_time(p, &p->gpu_decode_s, seconds);
   }
-  lht_gpu_jpeg_close(context, decoder, decode_stream);
+  lhp_gpu_jpeg_close(context, decoder, decode_stream);
   g_free(device_error);
   return NULL;
 }
@@ -652,16 +653,16 @@ static gpointer context_thread(gpointer data)
  * images written back (planar, gpu_jpeg_quality), on CUDA, unless --decoder
  * cpu, where libnvjpeg is found.  Until the contexts are
  * open, CUDA is the bet of every backend but the CPU's. */
-static bool gpu_jpeg_for(const LhtPipelineSpec *spec, LhBackend backend)
+static bool gpu_jpeg_for(const LhpPipelineSpec *spec, LhBackend backend)
 {
   bool wanted = spec->read_mode == LHIO_READ_LUMA ||
                 (spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0);
-  return spec->decoder != LHT_DECODER_CPU && wanted && backend != LH_BACKEND_CPU &&
-         lht_gpu_jpeg_usable(NULL);
+  return spec->decoder != LHP_DECODER_CPU && wanted && backend != LH_BACKEND_CPU &&
+         lhp_gpu_jpeg_usable(NULL);
 }
 
 /* Frames per lh_analyze_batch call on a backend. */
-static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
+static int batch_frames_for(const LhpPipelineSpec *spec, LhBackend backend)
 {
   int frames = spec->batch_frames;
   if (frames <= 0)
@@ -674,13 +675,13 @@ static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
 /* JPEGs left waiting for nvJPEG before the decoding threads of --decoder
  * auto decode their own (Pipeline.gpu_share_limit): a batch per context,
  * the next while one decodes. */
-static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, int contexts)
+static int gpu_share_limit_for(const LhpPipelineSpec *spec, LhBackend backend, int contexts)
 {
   /* Not for images written back: sharing them was slower, measured on an
    * H200 with 16 cores (equalize of 200 and 1000 JPEGs: 1.99 and 2.67 s
    * shared, 1.67 and 2.41 s all on nvJPEG); the CPU's decoding and encoding
    * threads take cores from the GPU path's own. */
-  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend) ||
+  if (spec->decoder != LHP_DECODER_AUTO || !gpu_jpeg_for(spec, backend) ||
       spec->read_mode == LHIO_READ_FULL)
     return 0;
   return contexts * batch_frames_for(spec, backend);
@@ -693,7 +694,7 @@ static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, i
  * a batch is on the GPU, and ready to be taken): a tighter bound left the
  * decoding threads idle, the bound reached by images that waited for the
  * analysis. */
-static guint holding_for(const LhtPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
+static guint holding_for(const LhpPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
 {
   int shared = gpu_share_limit_for(spec, backend, contexts);
   return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend) +
@@ -703,12 +704,12 @@ static guint holding_for(const LhtPipelineSpec *spec, int jobs, LhBackend backen
 /* Until the contexts are open, --backend auto may end up on CUDA or on the
  * CPU: the smaller of the two bounds holds until then, so that either run
  * keeps to its own.  *most is the larger, for sizing. */
-static guint holding_before_open(const LhtPipelineSpec *spec, int jobs, guint *most)
+static guint holding_before_open(const LhpPipelineSpec *spec, int jobs, guint *most)
 {
-  const LhtContextsWanted *wanted = &spec->contexts;
+  const LhpContextsWanted *wanted = &spec->contexts;
   guint cuda =
-      holding_for(spec, jobs, LH_BACKEND_CUDA, lht_contexts_count(wanted, LH_BACKEND_CUDA));
-  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU, lht_contexts_count(wanted, LH_BACKEND_CPU));
+      holding_for(spec, jobs, LH_BACKEND_CUDA, lhp_contexts_count(wanted, LH_BACKEND_CUDA));
+  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU, lhp_contexts_count(wanted, LH_BACKEND_CPU));
   if (wanted->device_ids || wanted->backend == LH_BACKEND_CUDA)
     cpu = cuda;
   else if (wanted->backend == LH_BACKEND_CPU)
@@ -726,28 +727,29 @@ static void cancel_until_end(Pipeline *p)
     send_cancelled(p, task);
 }
 
-/* The first context thread: it opens every context (lht_contexts_open, with
+/* The first context thread: it opens every context (lhp_contexts_open, with
  * its messages) while the pool decodes, starts the other contexts' threads,
  * then serves context 0 itself.  Contexts made on this thread and used on
  * others are no change: the main thread used to make them.  A CUDA context
  * and its stream belong to no thread, and each context thread makes its
- * device current before its first call (lht_device_use).  When the contexts
+ * device current before its first call (lhp_device_use).  When the contexts
  * cannot be opened, or a thread cannot be started, the run is abandoned: its
  * tasks come back cancelled and the main thread reports nothing more. */
 static gpointer opener_thread(gpointer data)
 {
   Pipeline *p = data;
-  const LhtPipelineSpec *spec = p->spec;
+  const LhpPipelineSpec *spec = p->spec;
   p->n_threads = 1;
   /* No image to run (a run of videos, which open their own contexts in the
    * decoder's CUDA context): --backend auto takes the CPU, which costs
    * nothing to open, rather than a CUDA context and its start-up time that
    * nothing would use.  A backend or devices asked for are still opened,
    * so that a run that cannot have them says so as before. */
-  LhtContextsWanted wanted = spec->contexts;
+  LhpContextsWanted wanted = spec->contexts;
+  wanted.report = &spec->report;
   if (p->n_paths == 0 && !wanted.device_ids && wanted.backend == LH_BACKEND_AUTO)
     wanted.backend = LH_BACKEND_CPU;
-  bool opened = lht_contexts_open(p->contexts, &wanted);
+  bool opened = lhp_contexts_open(p->contexts, &wanted);
   p->open_s = seconds_since(p->start_us);
   if (opened) {
     int n = p->contexts->n;
@@ -764,7 +766,7 @@ static gpointer opener_thread(gpointer data)
     if (p->contexts->backend == LH_BACKEND_CUDA) {
       gint64 start = g_get_monotonic_time();
       guint in_flight = (guint)(2 * p->jobs + n);
-      lht_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
+      lhp_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
                              in_flight < p->n_paths ? in_flight : p->n_paths);
       p->pin_s = seconds_since(start);
     }
@@ -782,7 +784,7 @@ static gpointer opener_thread(gpointer data)
         p->n_threads++;
     }
     if (error) {
-      lht_error(NULL, "cannot start the worker threads: %s", error->message);
+      lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", error->message);
       g_error_free(error);
       g_atomic_int_set(&p->abandoned, 1);
     }
@@ -816,12 +818,12 @@ static bool any_jpeg_name(const GPtrArray *paths)
 static gpointer prepare_thread(gpointer data)
 {
   Pipeline *p = data;
-  lht_gpu_jpeg_prepare(p->spec->contexts.device_ids);
+  lhp_gpu_jpeg_prepare(p->spec->contexts.device_ids);
   return NULL;
 }
 
-void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
-                      LhtPipelineResult *result)
+void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const GPtrArray *paths,
+                      LhpPipelineResult *result)
 {
   gint64 start = g_get_monotonic_time();
   memset(result, 0, sizeof *result);
@@ -846,7 +848,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   p.cpu_share_slots = jobs > 4 ? jobs - 3 : 1;
   if (p.gpu_jpeg)
     p.gpu_share_limit = gpu_share_limit_for(spec, LH_BACKEND_CUDA,
-                                            lht_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
+                                            lhp_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
   struct rusage usage_before;
   getrusage(RUSAGE_SELF, &usage_before);
 
@@ -861,9 +863,9 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   guint n = paths->len, next_dispatch = 0, next_emit = 0;
 
   /* Before any decoding: every image's pixels come from the pool. */
-  p.pinned = lht_pinned_pool_new();
+  p.pinned = lhp_pinned_pool_new();
   lhio_set_pixel_allocator(&(LhioPixelAllocator){
-      .alloc = lht_pinned_alloc, .release = lht_pinned_release, .user = p.pinned});
+      .alloc = lhp_pinned_alloc, .release = lhp_pinned_release, .user = p.pinned});
 
   /* nvJPEG's handles take longer to make than the CUDA contexts: begun on a
    * thread of their own first, while the contexts open and files are read.
@@ -881,7 +883,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   if (p.pool)
     g_thread_pool_set_sort_function(p.pool, task_order, NULL);
   if (thread_error) {
-    lht_error(NULL, "cannot start the worker threads: %s", thread_error->message);
+    lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", thread_error->message);
     g_clear_error(&thread_error);
     g_atomic_int_set(&p.abandoned, 1);
   }
@@ -937,16 +939,12 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
         /* Dropped: output stays in input order, so nothing after a gap. */
       } else if (task->item.status < 0) {
         /* Without a reason, the step has reported the failure itself. */
-        if (task->item.reason) {
-          lht_progress_clear(spec->progress);
-          lht_error(task->item.path, "%s", task->item.reason);
-        }
+        if (task->item.reason)
+          lhp_say(&spec->report, task->item.path, "%s", task->item.reason);
         result->failed++;
       } else {
-        if (task->item.note) {
-          lht_progress_clear(spec->progress);
-          lht_error(task->item.path, "%s", task->item.note);
-        }
+        if (task->item.note)
+          lhp_say(&spec->report, task->item.path, "%s", task->item.note);
         if (!spec->emit(&task->item, spec->data))
           result->stopped = stopping = true;
         result->done++;
@@ -957,8 +955,8 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
     if (stop_signal && !stopping)
       stopping = true;
     /* A bar only once the contexts' messages, if any, are out. */
-    if (settled && !result->not_started)
-      lht_progress_update(spec->progress, result->done, result->failed);
+    if (settled && !result->not_started && spec->report.progress)
+      spec->report.progress(result->done, result->failed, spec->report.data);
   }
 
   /* Settled: n_threads is the opener's and the threads it started. */
@@ -970,7 +968,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
     g_thread_join(p.threads[i]);
   if (preparer) {
     g_thread_join(preparer);
-    lht_gpu_jpeg_shutdown();
+    lhp_gpu_jpeg_shutdown();
   }
   if (p.pool)
     g_thread_pool_free(p.pool, FALSE, TRUE);
@@ -1001,10 +999,10 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   result->cpu_system_s =
       timeval_seconds(&usage_after.ru_stime) - timeval_seconds(&usage_before.ru_stime);
   /* Every task is freed: the pool holds no image. */
-  result->pinned_bytes = lht_pinned_pool_bytes(p.pinned);
+  result->pinned_bytes = lhp_pinned_pool_bytes(p.pinned);
   result->pinned_s = p.pin_s;
   lhio_set_pixel_allocator(NULL);
-  lht_pinned_pool_free(p.pinned);
+  lhp_pinned_pool_free(p.pinned);
   g_free(pending);
   g_free(p.threads);
   g_free(p.selves);
@@ -1014,7 +1012,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
 }
 
 /* Is context i the first of its device (in the order of the contexts)? */
-static bool first_of_device(const LhtContexts *contexts, int i)
+static bool first_of_device(const LhpContexts *contexts, int i)
 {
   for (int j = 0; j < i; j++)
     if (contexts->device_ids[j] == contexts->device_ids[i])
@@ -1027,7 +1025,7 @@ static bool first_of_device(const LhtContexts *contexts, int i)
  * their copies into pinned memory and their waits.  The CPU has none.  The
  * kernels are the GPU's work; the frames' copies go over the host link (PCIe)
  * at its rate, so they are given apart, with that rate. */
-static void print_device_time(const LhtContexts *contexts, double wall)
+static void print_device_time(const LhpContexts *contexts, double wall)
 {
   if (contexts->backend != LH_BACKEND_CUDA)
     return;
@@ -1037,7 +1035,7 @@ static void print_device_time(const LhtContexts *contexts, double wall)
     LhDeviceTime time;
     char *error = NULL;
     /* Its events are on that device: read them there, as it is freed there. */
-    if (!lht_device_use(contexts->device_ids[i], &error))
+    if (!lhp_device_use(contexts->device_ids[i], &error))
       g_free(error);
     if (lh_context_device_time(contexts->contexts[i], &time) < 0) {
       fprintf(stderr, "lumahist: timing: GPU time (CUDA events): not measured: %s\n",
@@ -1071,7 +1069,7 @@ static void print_device_time(const LhtContexts *contexts, double wall)
           (unsigned long long)sum.calls, sum.calls == 1 ? "" : "s", over);
 }
 
-void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *contexts)
+void lhp_pipeline_print_timing(const LhpPipelineResult *r, const LhpContexts *contexts)
 {
   double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
   fprintf(stderr,
