@@ -296,7 +296,21 @@ void lhp_gpu_jpeg_prepare(const GArray *device_ids)
   }
 }
 
-void lhp_gpu_jpeg_shutdown(void)
+/* Runs that hold nvJPEG's handles. */
+static GMutex gpu_jpeg_lock;
+static int gpu_jpeg_runs;
+
+void lhp_gpu_jpeg_hold(void)
 {
-  lhio_gpu_jpeg_shutdown();
+  g_mutex_lock(&gpu_jpeg_lock);
+  gpu_jpeg_runs++;
+  g_mutex_unlock(&gpu_jpeg_lock);
+}
+
+void lhp_gpu_jpeg_let_go(bool free_them)
+{
+  g_mutex_lock(&gpu_jpeg_lock);
+  if (--gpu_jpeg_runs == 0 && free_them)
+    lhio_gpu_jpeg_shutdown();
+  g_mutex_unlock(&gpu_jpeg_lock);
 }

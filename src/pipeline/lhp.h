@@ -102,10 +102,13 @@ bool lhp_gpu_stream_sync(void *stream, char **error);
 void lhp_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream);
 
 /* Makes nvJPEG's shared handles on each device of device_ids (NULL: the
- * default one), the slow part of starting it, on the calling thread; and
- * frees them at the end of a run, once every decoder is closed. */
+ * default one), the slow part of starting it, on the calling thread. */
 void lhp_gpu_jpeg_prepare(const GArray *device_ids);
-void lhp_gpu_jpeg_shutdown(void);
+/* A run that may decode with nvJPEG holds its handles from its start to its
+ * end; the last to let them go frees them, when free_them says so, once
+ * every decoder is closed: never while another run uses them. */
+void lhp_gpu_jpeg_hold(void);
+void lhp_gpu_jpeg_let_go(bool free_them);
 
 /* Whether JPEGs can be decoded on the GPU here, judged without touching the
  * device (libnvjpeg found); *why says why not. */
@@ -168,7 +171,19 @@ typedef struct {
   /* On the calling thread, for each item that did not fail, in input order;
    * false stops the run as a signal does (e.g. the output cannot be written). */
   bool (*emit)(LhpItem *item, void *data);
+  /* Likewise for each item that failed, in its place among them; NULL: its
+   * reason is said (report) instead. */
+  bool (*failed)(LhpItem *item, void *data);
   void *data;
+  /* SIGINT and SIGTERM stop the run (the tool); false leaves the process's
+   * handlers alone (the Python module, whose Ctrl-C is its own). */
+  bool catch_signals;
+  /* May be NULL; once *stop is set (from any thread) the run stops as at a
+   * signal: what is under way is finished, nothing more is emitted. */
+  const volatile gint *stop;
+  /* nvJPEG's handles outlive the run, for the next one in the process (a
+   * second to make again); else freed at its end, as no other run uses them. */
+  bool keep_gpu_jpeg;
   LhpReport report; /* failures, notes, the run's messages, progress */
 } LhpPipelineSpec;
 
@@ -176,7 +191,7 @@ typedef struct {
   guint done;       /* items emitted */
   guint failed;     /* items reported as failed */
   int signal;       /* the SIGINT / SIGTERM that stopped the run; 0 if none */
-  bool stopped;     /* emit asked to stop */
+  bool stopped;     /* emit or failed asked to stop, or *spec->stop was set */
   bool not_started; /* the contexts could not be opened, a thread could not be
                        started, or ready refused: reported, and nothing was
                        reported or emitted besides */
@@ -209,8 +224,10 @@ typedef struct {
  * the pixels of at most 2 x jobs + contexts x batch images in memory (results
  * waiting for their turn keep only their statistics).  Failures are said
  * (spec->report) as they come to the front, once the contexts are open.
- * SIGINT and SIGTERM stop the dispatching; what is under way is finished and
- * emitted, then the run returns with result->signal set.  Close *contexts
+ * With catch_signals, SIGINT and SIGTERM stop the dispatching; what is under
+ * way is finished and emitted, then the run returns with result->signal set.
+ * Runs may go on at the same time in one process (each with its threads,
+ * contexts and page-locked arena).  Close *contexts
  * with lhp_contexts_close (zeroed when not opened) and free
  * result->per_context with g_free. */
 void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const GPtrArray *paths,
@@ -223,12 +240,15 @@ volatile sig_atomic_t *lhp_pipeline_stop_flag(void);
 /* "SIGINT" or "SIGTERM" for result->signal, for the message of a stopped run. */
 const char *lhp_signal_name(int signal_number);
 
-/* Page-locked buffers for decoded pixels (pinned-pool.c), given to lhio as
- * its pixel allocator (lhp_pinned_alloc, lhp_pinned_release, the pool as
- * user) for a run.  Buffers come from malloc until the pool is enabled with
- * a CUDA context, which page-locks (on device, -1 the current one) an arena
- * for in_flight images of the size-weighted mean size seen so far; and past
- * the arena.
+/* Page-locked buffers for decoded pixels (pinned-pool.c), a pool a run.
+ * lhio's pixel allocator (set once for the process, by the first pool)
+ * takes an image's pixels from the pool that the decoding thread uses
+ * (lhp_pinned_pool_use), or from malloc on other threads, and gives each
+ * buffer back to the pool it came from, so that runs may overlap and other
+ * threads may read images meanwhile.  Buffers come from malloc until the
+ * pool is enabled with a CUDA context, which page-locks (on device, -1 the
+ * current one) an arena for in_flight images of the size-weighted mean size
+ * seen so far; and past the arena.
  * Enable it before any analysis runs: page-locking stalls other threads'
  * CUDA calls.  Free the pool once every image it gave is released, before
  * the context is closed. */
@@ -236,8 +256,9 @@ typedef struct LhpPinnedPool LhpPinnedPool;
 
 LhpPinnedPool *lhp_pinned_pool_new(void);
 void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device, guint in_flight);
-void *lhp_pinned_alloc(size_t bytes, void *pool);
-void lhp_pinned_release(void *pixels, void *pool);
+/* The pool that the calling thread's decoders take pixels from (NULL:
+ * none, malloc). */
+void lhp_pinned_pool_use(LhpPinnedPool *pool);
 size_t lhp_pinned_pool_bytes(LhpPinnedPool *pool); /* the arena's size */
 void lhp_pinned_pool_free(LhpPinnedPool *pool);
 

@@ -13,7 +13,13 @@
  * size-weighted mean size of those decoded so far; buffers are cut from it
  * and reused, best fit.  Until the pool is enabled, on the CPU, and past the
  * arena, pixels come from malloc.  Any thread may take or give back a
- * buffer; release also takes what malloc gave. */
+ * buffer; release also takes what malloc gave.
+ *
+ * lhio has one pixel allocator for the process, and runs may overlap (two
+ * Python iterators, or a run and lumahist.stats_file on another thread): the
+ * allocator, set once, takes from the pool of the decoding thread
+ * (lhp_pinned_pool_use) and gives a buffer back to the live pool that cut
+ * it, or to free(). */
 #include <stdlib.h>
 
 #include "lhp.h"
@@ -47,13 +53,37 @@ struct LhpPinnedPool {
   double seen_squares;
 };
 
+/* The live pools, for release to find a buffer's (registry_lock first,
+ * then a pool's lock), and the pool of each decoding thread. */
+static GMutex registry_lock;
+static GPtrArray *live_pools;
+static _Thread_local LhpPinnedPool *thread_pool;
+
+static void *pinned_alloc(size_t bytes, void *unused);
+static void pinned_release(void *pixels, void *unused);
+
 LhpPinnedPool *lhp_pinned_pool_new(void)
 {
   LhpPinnedPool *pool = g_new0(LhpPinnedPool, 1);
   g_mutex_init(&pool->lock);
   pool->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   pool->free = g_ptr_array_new();
+  g_mutex_lock(&registry_lock);
+  if (!live_pools) {
+    live_pools = g_ptr_array_new();
+    /* Once, before any pool's thread decodes; on a thread without a pool it
+     * is malloc and free, so that it is never taken away. */
+    lhio_set_pixel_allocator(
+        &(LhioPixelAllocator){.alloc = pinned_alloc, .release = pinned_release});
+  }
+  g_ptr_array_add(live_pools, pool);
+  g_mutex_unlock(&registry_lock);
   return pool;
+}
+
+void lhp_pinned_pool_use(LhpPinnedPool *pool)
+{
+  thread_pool = pool;
 }
 
 static size_t round_up(size_t bytes, size_t step)
@@ -125,9 +155,11 @@ static PinnedBuffer *cut_buffer(LhpPinnedPool *pool, size_t bytes)
   return b;
 }
 
-void *lhp_pinned_alloc(size_t bytes, void *user)
+static void *pinned_alloc(size_t bytes, void *unused)
 {
-  LhpPinnedPool *pool = user;
+  LhpPinnedPool *pool = thread_pool;
+  if (!pool)
+    return malloc(bytes);
   PinnedBuffer *b = NULL;
   g_mutex_lock(&pool->lock);
   if (pool->arena) {
@@ -143,14 +175,19 @@ void *lhp_pinned_alloc(size_t bytes, void *user)
   return b ? b->data : malloc(bytes);
 }
 
-void lhp_pinned_release(void *pixels, void *user)
+static void pinned_release(void *pixels, void *unused)
 {
-  LhpPinnedPool *pool = user;
-  g_mutex_lock(&pool->lock);
-  PinnedBuffer *b = g_hash_table_lookup(pool->buffers, pixels);
-  if (b)
-    g_ptr_array_add(pool->free, b);
-  g_mutex_unlock(&pool->lock);
+  PinnedBuffer *b = NULL;
+  g_mutex_lock(&registry_lock);
+  for (guint i = 0; !b && i < live_pools->len; i++) {
+    LhpPinnedPool *pool = g_ptr_array_index(live_pools, i);
+    g_mutex_lock(&pool->lock);
+    b = g_hash_table_lookup(pool->buffers, pixels);
+    if (b)
+      g_ptr_array_add(pool->free, b);
+    g_mutex_unlock(&pool->lock);
+  }
+  g_mutex_unlock(&registry_lock);
   if (!b)
     free(pixels);
 }
@@ -167,6 +204,9 @@ void lhp_pinned_pool_free(LhpPinnedPool *pool)
 {
   if (!pool)
     return;
+  g_mutex_lock(&registry_lock);
+  g_ptr_array_remove_fast(live_pools, pool);
+  g_mutex_unlock(&registry_lock);
   /* Every image is gone by now: no buffer is in use. */
   if (pool->arena) {
     char *error = NULL;

@@ -329,12 +329,21 @@ static int decode(Pipeline *p, Task *task)
   return status;
 }
 
+/* Whether the run is asked to stop: a signal it catches, or its caller. */
+static bool stop_asked(const Pipeline *p)
+{
+  const LhpPipelineSpec *spec = p->spec;
+  return (spec->catch_signals && stop_signal) || (spec->stop && g_atomic_int_get(spec->stop));
+}
+
 static void pool_task(gpointer data, gpointer user_data)
 {
   Task *task = data;
   Pipeline *p = user_data;
   const LhpPipelineSpec *spec = p->spec;
   LhpItem *item = &task->item;
+  /* The pool's threads are this run's alone: its pixels come from its arena. */
+  lhp_pinned_pool_use(p->pinned);
 
   if (task->stage == STAGE_FINISH) {
     run_finish(p, task);
@@ -342,7 +351,7 @@ static void pool_task(gpointer data, gpointer user_data)
   }
   /* After Ctrl-C the images not yet begun are left for --skip-existing: the
    * run ends after the ones in hand instead of after every one dispatched. */
-  if (stop_signal || is_abandoned(p)) {
+  if (stop_asked(p) || is_abandoned(p)) {
     send_cancelled(p, task);
     return;
   }
@@ -864,8 +873,6 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
 
   /* Before any decoding: every image's pixels come from the pool. */
   p.pinned = lhp_pinned_pool_new();
-  lhio_set_pixel_allocator(&(LhioPixelAllocator){
-      .alloc = lhp_pinned_alloc, .release = lhp_pinned_release, .user = p.pinned});
 
   /* nvJPEG's handles take longer to make than the CUDA contexts: begun on a
    * thread of their own first, while the contexts open and files are read.
@@ -873,6 +880,9 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
    * driver's time at start-up, beside NVDEC's own); a JPEG by content alone
    * gets them when it comes. */
   GThread *preparer = NULL;
+  const bool holds_gpu_jpeg = p.gpu_jpeg != 0; /* p.gpu_jpeg may go off */
+  if (holds_gpu_jpeg)
+    lhp_gpu_jpeg_hold();
   if (p.gpu_jpeg && any_jpeg_name(paths))
     preparer = g_thread_try_new("lumahist-nvjpeg", prepare_thread, &p, NULL);
   /* The opener next, so that CUDA starts as early as it can. */
@@ -890,13 +900,15 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   bool settled = opener == NULL;
 
   struct sigaction action, old_int, old_term;
-  memset(&action, 0, sizeof action);
-  action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  stop_signal = 0;
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
+  if (spec->catch_signals) {
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_stop_signal;
+    action.sa_flags = SA_RESTART | SA_RESETHAND;
+    sigemptyset(&action.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &action, &old_int);
+    sigaction(SIGTERM, &action, &old_term);
+  }
 
   bool stopping = is_abandoned(&p);
   bool cut = stopping; /* a cancelled task was reached: nothing after it is emitted */
@@ -939,8 +951,12 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
         /* Dropped: output stays in input order, so nothing after a gap. */
       } else if (task->item.status < 0) {
         /* Without a reason, the step has reported the failure itself. */
-        if (task->item.reason)
+        if (spec->failed) {
+          if (!spec->failed(&task->item, spec->data))
+            result->stopped = stopping = true;
+        } else if (task->item.reason) {
           lhp_say(&spec->report, task->item.path, "%s", task->item.reason);
+        }
         result->failed++;
       } else {
         if (task->item.note)
@@ -952,8 +968,10 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       task_free(task);
       next_emit++;
     }
-    if (stop_signal && !stopping)
+    if (stop_asked(&p) && !stopping) {
       stopping = true;
+      result->stopped = !(spec->catch_signals && stop_signal);
+    }
     /* A bar only once the contexts' messages, if any, are out. */
     if (settled && !result->not_started && spec->report.progress)
       spec->report.progress(result->done, result->failed, spec->report.data);
@@ -966,15 +984,19 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
     g_thread_join(opener);
   for (int i = 1; i < p.n_threads; i++)
     g_thread_join(p.threads[i]);
-  if (preparer) {
+  if (preparer)
     g_thread_join(preparer);
-    lhp_gpu_jpeg_shutdown();
-  }
+  /* Handles made without the preparer (a JPEG by content alone) are kept,
+   * as they were. */
+  if (holds_gpu_jpeg)
+    lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg);
   if (p.pool)
     g_thread_pool_free(p.pool, FALSE, TRUE);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  result->signal = stop_signal;
+  if (spec->catch_signals) {
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    result->signal = stop_signal;
+  }
 
   result->wall_s = seconds_since(start);
   result->open_s = p.open_s;
@@ -1001,7 +1023,6 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   /* Every task is freed: the pool holds no image. */
   result->pinned_bytes = lhp_pinned_pool_bytes(p.pinned);
   result->pinned_s = p.pin_s;
-  lhio_set_pixel_allocator(NULL);
   lhp_pinned_pool_free(p.pinned);
   g_free(pending);
   g_free(p.threads);

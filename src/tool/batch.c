@@ -650,6 +650,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
         .emit = emit_record,
         .data = &run,
         .report = lht_progress_report(progress),
+        .catch_signals = true,
     };
     LhpContexts contexts;
     LhpPipelineResult result;

@@ -165,6 +165,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       .emit = count_done,
       .data = &run,
       .report = lht_progress_report(progress),
+      .catch_signals = true,
   };
   LhpContexts contexts;
   LhpPipelineResult result;
