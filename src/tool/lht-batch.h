@@ -147,7 +147,8 @@ void lht_progress_finish(LhtProgress *progress, guint done, guint failed, bool i
 /* Frees without a line, after a run that did not start. */
 void lht_progress_free(LhtProgress *progress);
 
-/* A pipeline's report: its messages as "lumahist: PATH: message" lines on
+/* The tool's side of src/pipeline/ (pipeline-report.c).  A pipeline's
+ * report: its messages as "lumahist: PATH: message" lines on
  * stderr (a file's taking the bar off the line first: they come from the
  * thread that draws it), its progress on progress (may be NULL). */
 LhpReport lht_progress_report(LhtProgress *progress);

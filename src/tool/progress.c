@@ -199,27 +199,3 @@ void lht_progress_free(LhtProgress *p)
   lht_progress_clear(p);
   g_free(p);
 }
-
-static void say_line(const char *path, const char *message, void *data)
-{
-  /* Only a file's message comes from the thread that draws the bar. */
-  if (path)
-    lht_progress_clear(data);
-  lht_error(path, "%s", message);
-}
-
-static void update(guint done, guint failed, void *data)
-{
-  lht_progress_update(data, done, failed);
-}
-
-LhpReport lht_progress_report(LhtProgress *progress)
-{
-  return (LhpReport){.say = say_line, .progress = update, .data = progress};
-}
-
-LhContext *lht_context_open(LhBackend wanted, bool verbose)
-{
-  LhpReport report = lht_progress_report(NULL);
-  return lhp_context_open(wanted, verbose, &report);
-}
