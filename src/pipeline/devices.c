@@ -170,8 +170,8 @@ bool lhp_contexts_open(LhpContexts *c, const LhpContextsWanted *wanted)
         return false;
       }
     if (wanted->verbose)
-      lhp_say(wanted->report, NULL, "using the cuda backend on %d device%s, %d stream%s each", devices,
-                devices > 1 ? "s" : "", per_device, per_device > 1 ? "s" : "");
+      lhp_say(wanted->report, NULL, "using the cuda backend on %d device%s, %d stream%s each",
+              devices, devices > 1 ? "s" : "", per_device, per_device > 1 ? "s" : "");
     return true;
   }
 

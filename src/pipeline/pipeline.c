@@ -1,7 +1,8 @@
-/* pipeline.c: the batch pipeline (of the tool and the Python module): images are decoded on a pool of
- * threads, analysed in batches by one thread per analysis context (a GPU, or
- * the CPU), optionally finished on the pool again (encoded and written), and
- * handed back in input order, with a bounded number of images in memory.
+/* pipeline.c: the batch pipeline of the tool and the Python module: images
+ * are decoded on a pool of threads, analysed in batches by one thread per
+ * analysis context (a GPU, or the CPU), optionally finished on the pool again
+ * (encoded and written), and handed back in input order, with a bounded
+ * number of images in memory.
  *
  *   main thread ──dispatch──> pool: decode ──> device queue ──> context
  *        ^                                                    threads: analyse,

@@ -91,8 +91,7 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
   return ok;
 }
 
-bool lhp_walk(char *const *args, int n_args, bool videos, const LhpReport *report,
-              GPtrArray *paths)
+bool lhp_walk(char *const *args, int n_args, bool videos, const LhpReport *report, GPtrArray *paths)
 {
   const Walk walk = {videos, report};
   bool ok = true;
