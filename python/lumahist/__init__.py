@@ -60,8 +60,6 @@ element type, size or stride that does not fit the format raises
 InvalidArgumentError, and no array is read or written outside its elements.
 """
 import os as _os
-import warnings as _warnings
-from concurrent.futures import ThreadPoolExecutor as _ThreadPoolExecutor
 
 import numpy as _np
 
@@ -366,59 +364,33 @@ class Temporal:
         _lumahist.temporal_reset(self._capsule)
 
 
-_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
-
-
-def _image_files(paths):
-    """The files the tool would read: a file as named, a folder by its .png, .jpg
-    and .jpeg files, recursively, entries of each folder in sorted byte order."""
-    for path in [paths] if isinstance(paths, (str, bytes, _os.PathLike)) else paths:
-        path = _os.fspath(path)
-        if not _os.path.isdir(path):
-            yield path
-            continue
-        for top, dirs, files in _os.walk(path):
-            dirs.sort(key=_os.fsencode)
-            for name in sorted(files, key=_os.fsencode):
-                if name.lower().endswith(_IMAGE_SUFFIXES):
-                    yield _os.path.join(top, name)
-
-
 def stats_files(paths, *, jobs=None, matrix="bt601", range="full",
                 percentiles=(1, 5, 50, 95, 99), backend="auto", max_pixels=None,
-                errors="warn"):
-    """Stats of PNG and JPEG files and folders (walked as the tool walks them),
-    decoded and analysed on `jobs` threads (default: the cores), in the order of
-    the files.  Each Stats has path and decoder, and to_dict() is the tool's
-    jsonl record (`lumahist stats --backend cpu --decoder cpu` gives the same).
-    A file that cannot be read: a warning and it is left out (errors="warn"),
-    or the lumahist.Error raised (errors="raise")."""
+                errors="warn", decoder="auto"):
+    """Stats of PNG and JPEG files and folders, on the command-line tool's batch
+    pipeline: folders walked as `lumahist stats` walks them (recursively, each
+    folder's entries in sorted byte order; its .png, .jpg and .jpeg files),
+    files decoded on `jobs` threads (default: the cores) and analysed in
+    batches, on a GPU when backend allows it, with JPEGs decoded there by
+    nvJPEG where it can be loaded (decoder="auto" or "gpu"; "cpu":
+    libjpeg-turbo).  Returns an iterator of Stats in the order of the files,
+    the tool's (`lumahist stats` on the same paths gives the same records;
+    --backend cpu --decoder cpu gives the numbers that backend="cpu",
+    decoder="cpu" gives).  Each Stats has path and decoder ("libpng",
+    "libjpeg-turbo", "nvjpeg-hardware", "nvjpeg-gpu"), and to_dict() is the
+    tool's jsonl record.  A file that cannot be read: a RuntimeWarning saying
+    its path and why, and it is left out (errors="warn"), or the lumahist.Error
+    raised in its place, the records before it having come (errors="raise").
+    decoder="gpu" where nvJPEG cannot be used raises UnsupportedError.  The
+    run goes on in threads of its own, a few dozen results ahead of the loop
+    at most; closing the iterator (close(), break, garbage collection, an
+    exception such as KeyboardInterrupt in the loop) stops it."""
     if errors not in ("warn", "raise"):
         raise InvalidArgumentError("errors: warn or raise", -1)
-    # Read once, as the iterable may be: the same numbers for every file.
+    if isinstance(paths, (str, bytes, _os.PathLike)):
+        paths = [paths]
     listed = None if percentiles is None else [float(p) for p in percentiles]
-
-    def one(path):
-        try:
-            return _lumahist.stats_file(path, matrix=matrix, range=range, percentiles=listed,
-                                        backend=backend, max_pixels=max_pixels or 0)
-        except Error as e:
-            if errors == "raise":
-                raise
-            _warnings.warn(str(e), RuntimeWarning, stacklevel=3)
-            return None
-
-    workers = jobs or _os.cpu_count() or 1
-    with _ThreadPoolExecutor(max_workers=workers) as pool:
-        pending = []
-        for path in _image_files(paths):
-            pending.append(pool.submit(one, path))
-            # A bounded window of files in flight: results come out in order.
-            if len(pending) >= 4 * workers:
-                result = pending.pop(0).result()
-                if result is not None:
-                    yield result
-        for future in pending:
-            result = future.result()
-            if result is not None:
-                yield result
+    return _lumahist.stats_files([_os.fspath(p) for p in paths], jobs=jobs or 0, matrix=matrix,
+                                 range=range, percentiles=listed, backend=backend,
+                                 max_pixels=max_pixels or 0, decoder=decoder,
+                                 raise_errors=errors == "raise")

@@ -16,6 +16,7 @@
 
 #include "lhio.h"
 #include "lumahist.h"
+#include "module.h"
 #include "stats-object.h"
 
 /* The capsule that holds an LhTemporal (lumahist.Temporal). */
@@ -65,13 +66,18 @@ static int cuda_interface_of(PyObject *object, PyObject **value)
 /* Error classes, by LhStatus: set by the package at import (set_errors). */
 static PyObject *error_classes[9];
 
-static PyObject *raise_status(int status)
+PyObject *raise_status(int status)
+{
+  return raise_message(status, lh_last_error());
+}
+
+PyObject *raise_message(int status, const char *message)
 {
   int index = -status;
   PyObject *cls = index >= 1 && index <= 8 && error_classes[index] ? error_classes[index]
                   : error_classes[0]                               ? error_classes[0]
                                                                    : PyExc_RuntimeError;
-  PyObject *args = Py_BuildValue("(si)", lh_last_error(), status);
+  PyObject *args = Py_BuildValue("(si)", message, status);
   if (args) {
     PyErr_SetObject(cls, args);
     Py_DECREF(args);
@@ -79,7 +85,7 @@ static PyObject *raise_status(int status)
   return NULL;
 }
 
-static PyObject *raise_invalid(const char *message)
+PyObject *raise_invalid(const char *message)
 {
   lh_set_error(LH_ERROR_INVALID_ARGUMENT, "%s", message);
   return raise_status(LH_ERROR_INVALID_ARGUMENT);
@@ -690,8 +696,8 @@ static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_n
   return 0;
 }
 
-static int parse_common(const char *matrix_name, const char *range_name, const char *backend_name,
-                        LhMatrix *matrix, LhRange *range, LhBackend *backend)
+int parse_common(const char *matrix_name, const char *range_name, const char *backend_name,
+                 LhMatrix *matrix, LhRange *range, LhBackend *backend)
 {
   if (lh_matrix_from_name(matrix_name, matrix) < 0 || lh_range_from_name(range_name, range) < 0 ||
       lh_backend_from_name(backend_name, backend) < 0) {
@@ -708,7 +714,7 @@ static int parse_common(const char *matrix_name, const char *range_name, const c
  * come here as they are, and any it would refuse (outside [0, 100], not
  * finite, subnormal, more than LH_MAX_PERCENTILES) go to it as that text,
  * for its own message. */
-static int percentiles_from(PyObject *object, LhOptions *options)
+int percentiles_from(PyObject *object, LhOptions *options)
 {
   options->n_percentiles = 0;
   if (object == Py_None)
@@ -1257,6 +1263,9 @@ static PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS, "lut_from_histogram(histogram, *, range) -> bytes"},
     {"stats_file", (PyCFunction)(void (*)(void))py_stats_file, METH_VARARGS | METH_KEYWORDS,
      "stats_file(path, *, matrix, range, percentiles, backend, max_pixels) -> Stats"},
+    {"stats_files", (PyCFunction)(void (*)(void))files_stats, METH_VARARGS | METH_KEYWORDS,
+     "stats_files(paths, *, jobs, matrix, range, percentiles, backend, max_pixels, decoder, "
+     "raise_errors) -> an iterator of Stats, on the batch pipeline"},
     {"from_histogram", (PyCFunction)(void (*)(void))py_from_histogram, METH_VARARGS | METH_KEYWORDS,
      "from_histogram(histogram, *, matrix, range, percentiles) -> DatasetStats"},
     {"overlay", (PyCFunction)(void (*)(void))py_overlay, METH_VARARGS | METH_KEYWORDS,
@@ -1291,7 +1300,7 @@ PyMODINIT_FUNC PyInit__lumahist(void)
   if (intern_names() < 0)
     return NULL;
   PyObject *m = PyModule_Create(&module);
-  if (m && stats_object_add_type(m) < 0)
+  if (m && (stats_object_add_type(m) < 0 || files_add_type(m) < 0))
     Py_CLEAR(m);
   return m;
 }

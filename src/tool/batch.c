@@ -120,11 +120,11 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
     return usage(command, "--streams must be 1 to 16");
   if (args->decoder_name) {
     if (strcmp(args->decoder_name, "auto") == 0)
-      args->decoder = LHT_DECODER_AUTO;
+      args->decoder = LHP_DECODER_AUTO;
     else if (strcmp(args->decoder_name, "cpu") == 0)
-      args->decoder = LHT_DECODER_CPU;
+      args->decoder = LHP_DECODER_CPU;
     else if (strcmp(args->decoder_name, "gpu") == 0)
-      args->decoder = LHT_DECODER_GPU;
+      args->decoder = LHP_DECODER_GPU;
     else
       return usage(command, "--decoder '%s': expected auto, cpu or gpu", args->decoder_name);
   }
@@ -133,8 +133,8 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
    * adds its start-up (half a second) and contends for them (measured on an
    * H100, tests/bench/results/h100-decoder-auto.txt). */
   if (args->streams == -1)
-    args->streams = (args->kinds & LHT_BATCH_STATS) && args->decoder != LHT_DECODER_CPU &&
-                            lht_gpu_jpeg_usable(NULL)
+    args->streams = (args->kinds & LHT_BATCH_STATS) && args->decoder != LHP_DECODER_CPU &&
+                            lhp_gpu_jpeg_usable(NULL)
                         ? 1
                         : LHT_DEFAULT_STREAMS;
   if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count))
@@ -142,7 +142,7 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
   if (args->devices) {
     char *error = NULL;
     args->device_ids = g_array_new(FALSE, FALSE, sizeof(int));
-    if (!lht_devices_parse(args->devices, args->device_ids, &error)) {
+    if (!lhp_devices_parse(args->devices, args->device_ids, &error)) {
       usage(command, "--devices '%s': %s (expected a list such as 0,1)", args->devices, error);
       g_free(error);
       return false;
@@ -434,7 +434,7 @@ static bool commit_records(void *data)
 /* Once the contexts are open: only now is the output emptied or trimmed and
  * the header written, so that a run that cannot start (--backend cuda
  * without a device, say) leaves the output as it was. */
-static bool stats_ready(const LhtContexts *contexts, void *data)
+static bool stats_ready(const LhpContexts *contexts, void *data)
 {
   StatsRun *run = data;
   const LhtBatchArgs *args = run->args;
@@ -473,7 +473,7 @@ static bool stats_ready(const LhtContexts *contexts, void *data)
         .dataset = run->dataset,
         .report = run->report,
         .progress = run->progress,
-        .stop = lht_pipeline_stop_flag(),
+        .stop = lhp_pipeline_stop_flag(),
     };
     run->video = lht_video_stats_new(&video_job);
   }
@@ -501,7 +501,7 @@ static bool run_videos_before(StatsRun *run, guint position)
 {
   while (run->next_video < run->video_at->len &&
          g_array_index(run->video_at, guint, run->next_video) < position) {
-    volatile sig_atomic_t *stop = lht_pipeline_stop_flag();
+    volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
     if (*stop || run->sink.failed)
       return false;
     const char *path =
@@ -515,7 +515,7 @@ static bool run_videos_before(StatsRun *run, guint position)
   return !run->sink.failed;
 }
 
-static bool emit_record(LhtItem *item, void *data)
+static bool emit_record(LhpItem *item, void *data)
 {
   StatsRun *run = data;
   if (run->video && !run_videos_before(run, g_array_index(run->image_at, guint, item->index)))
@@ -559,13 +559,13 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     return LHT_EXIT_USAGE;
   }
   LhBackend backend = job->backend;
-  if (args->decoder == LHT_DECODER_GPU) {
+  if (args->decoder == LHP_DECODER_GPU) {
     const char *why = NULL;
     if (backend == LH_BACKEND_CPU) {
       usage(command, "--decoder gpu needs the CUDA backend, not --backend cpu");
       return LHT_EXIT_USAGE;
     }
-    if (!lht_gpu_jpeg_usable(&why)) {
+    if (!lhp_gpu_jpeg_usable(&why)) {
       lht_error(NULL, "--decoder gpu: %s", why);
       return LHT_EXIT_FAILURE;
     }
@@ -637,9 +637,9 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   if (status == LHT_EXIT_OK) {
     LhtProgress *progress = lht_progress_new(paths->len, args->progress, args->quiet);
     run.progress = progress;
-    LhtPipelineSpec spec = {
+    LhpPipelineSpec spec = {
         .contexts = {backend, args->device_ids, jobs, args->streams, job->verbose,
-                     args->decoder == LHT_DECODER_GPU ? "--decoder gpu" : NULL},
+                     args->decoder == LHP_DECODER_GPU ? "--decoder gpu" : NULL},
         .jobs = jobs,
         .read_mode = LHIO_READ_LUMA,
         .decoder = args->decoder,
@@ -649,11 +649,12 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
         .ready = stats_ready,
         .emit = emit_record,
         .data = &run,
-        .progress = progress,
+        .report = lht_progress_report(progress),
+        .catch_signals = true,
     };
-    LhtContexts contexts;
-    LhtPipelineResult result;
-    lht_pipeline_run(&spec, &contexts, images, &result);
+    LhpContexts contexts;
+    LhpPipelineResult result;
+    lhp_pipeline_run(&spec, &contexts, images, &result);
     if (result.not_started) {
       lht_progress_free(progress);
       ok = false;
@@ -680,7 +681,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       bool interrupted = result.signal != 0;
       lht_progress_finish(progress, result.done, result.failed, interrupted || result.stopped);
       if (args->timing)
-        lht_pipeline_print_timing(&result, &contexts);
+        lhp_pipeline_print_timing(&result, &contexts);
       if (result.failed)
         ok = false;
 
@@ -688,7 +689,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
         sink->failed = true;
       sink_commit(sink);
       if (interrupted) {
-        lht_error(NULL, "stopped by %s: %u records written%s%s%s", lht_signal_name(result.signal),
+        lht_error(NULL, "stopped by %s: %u records written%s%s%s", lhp_signal_name(result.signal),
                   result.done + run.next_video - run.videos_failed, args->output ? " to " : "", args->output ? args->output : "",
                   args->output ? "; run again with --skip-existing to go on" : "");
         status = 128 + result.signal;
@@ -706,7 +707,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       sink_close(sink);
     }
     g_free(result.per_context);
-    lht_contexts_close(&contexts);
+    lhp_contexts_close(&contexts);
   }
 
   if (args->output && run.fd >= 0 && close(run.fd) != 0) {

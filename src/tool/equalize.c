@@ -185,7 +185,7 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
 {
   EqualizeRun *run = data;
   /* On the batch pipeline: the context of this analysis thread. */
-  LhContext *context = lht_worker_context(run->context);
+  LhContext *context = lhp_worker_context(run->context);
   LhFrame *frame = &image->frame;
   /* The only YUV stills are the JPEGs nvJPEG decoded (planar Y'CbCr, JPEG's
    * full-range BT.601): their chroma scales with the luma, which is the

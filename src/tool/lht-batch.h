@@ -1,6 +1,7 @@
 /* lht-batch.h: what the tool's batch machinery shares (prefix lht_): the
- * options of batch runs, the threaded decode/analyse pipeline, progress,
- * sharding, devices, dataset records, reading records back, and the report. */
+ * options of batch runs, progress, sharding, dataset records, reading
+ * records back, and the report.  The threaded decode/analyse pipeline and
+ * the devices are src/pipeline/'s (lhp.h). */
 #ifndef LHT_BATCH_H
 #define LHT_BATCH_H
 
@@ -15,6 +16,7 @@
 #include "lht-video-report.h"
 #include "lht.h"
 #include "lumahist.h"
+#include "pipeline/lhp.h"
 
 /* ------------------------------------------------------------------------ */
 /* Report thresholds (report.c), on values normalized to [0, 1]              */
@@ -36,13 +38,6 @@ typedef struct {
  * thread copies frames into its pinned staging, another's kernels run. */
 #define LHT_DEFAULT_STREAMS 2
 
-/* Where JPEGs are decoded (--decoder). */
-typedef enum {
-  LHT_DECODER_AUTO, /* nvJPEG and libjpeg-turbo side by side when nvJPEG and a
-                       device are usable: a file goes where it is decoded sooner */
-  LHT_DECODER_CPU,  /* libjpeg-turbo */
-  LHT_DECODER_GPU,  /* nvJPEG, libjpeg-turbo only for what it cannot decode */
-} LhtDecoder;
 
 /* Which options a subcommand takes. */
 enum {
@@ -69,7 +64,7 @@ typedef struct {
   double bright_above;
   double low_contrast_below;
   /* after lht_batch_args_check() */
-  LhtDecoder decoder;
+  LhpDecoder decoder;
   guint shard_index;  /* 0-based */
   guint shard_count;  /* 0: no sharding */
   GArray *device_ids; /* of int; NULL when --devices is not given */
@@ -133,71 +128,6 @@ bool lht_shard_parse(const char *text, guint *index, guint *count);
 guint lht_shard_of(const char *relative_path, guint count);
 
 /* ------------------------------------------------------------------------ */
-/* Contexts and devices (devices.c)                                          */
-
-/* Parses "0,1,3" into device numbers (no repeats). */
-bool lht_devices_parse(const char *text, GArray *ids, char **error);
-
-typedef struct {
-  int n;
-  LhContext **contexts;
-  int *device_ids; /* the CUDA device of each context; -1: none set (CPU, or the default) */
-  LhBackend backend;
-} LhtContexts;
-
-/* What a batch run asks of its analysis contexts. */
-typedef struct {
-  LhBackend backend;        /* --backend */
-  const GArray *device_ids; /* --devices; NULL when not given */
-  int cpu_workers;          /* contexts when the CPU is used */
-  int per_device;           /* --streams: CUDA contexts per device */
-  bool verbose;             /* say which backend is used and why */
-  const char *asked_by;     /* the option that asked for the backend
-                               ("--decoder gpu"), to begin a failure's message */
-} LhtContextsWanted;
-
-/* One context on the wanted backend; one line on stderr and NULL when it
- * cannot be had; with verbose, a line saying which backend is used and why. */
-LhContext *lht_context_open(LhBackend wanted, bool verbose);
-
-/* Opens the analysis contexts: per_device CUDA contexts (streams) on each
- * device of device_ids, or for AUTO/CUDA without ids on the default device,
- * or cpu_workers CPU contexts when the CPU is used.  Reports the problem and
- * returns false (contexts then zeroed). */
-bool lht_contexts_open(LhtContexts *contexts, const LhtContextsWanted *wanted);
-/* How many contexts lht_contexts_open() opens when it ends up on backend. */
-int lht_contexts_count(const LhtContextsWanted *wanted, LhBackend backend);
-/* Frees them; a zeroed LhtContexts too. */
-void lht_contexts_close(LhtContexts *contexts);
-
-/* Makes device current on the calling thread (cudaSetDevice); -1 does
- * nothing.  False with *error set (to be freed) when it cannot. */
-bool lht_device_use(int device, char **error);
-
-/* A GPU JPEG decoder on the calling thread's device, with a stream of its
- * own, which the context that analyses its images is then set to use too
- * (lh_context_set_stream), so that the analysis follows the decoding on the
- * device without a wait on the host.  False with *error set (to be freed)
- * when it cannot be had. */
-typedef struct LhioGpuJpeg LhioGpuJpeg;
-bool lht_gpu_jpeg_open(LhioGpuJpeg **decoder, void **stream, char **error);
-/* Waits for the work queued on that stream; false with *error set (to be
- * freed) when it failed. */
-bool lht_gpu_stream_sync(void *stream, char **error);
-/* Frees both and gives the context its own stream back. */
-void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream);
-
-/* Makes nvJPEG's shared handles on each device of device_ids (NULL: the
- * default one), the slow part of starting it, on the calling thread; and
- * frees them at the end of a run, once every decoder is closed. */
-void lht_gpu_jpeg_prepare(const GArray *device_ids);
-void lht_gpu_jpeg_shutdown(void);
-
-/* Whether JPEGs can be decoded on the GPU here, judged without touching the
- * device (libnvjpeg found); *why says why not. */
-bool lht_gpu_jpeg_usable(const char **why);
-
-/* ------------------------------------------------------------------------ */
 /* Progress on stderr (progress.c)                                           */
 
 typedef struct LhtProgress LhtProgress;
@@ -217,150 +147,22 @@ void lht_progress_finish(LhtProgress *progress, guint done, guint failed, bool i
 /* Frees without a line, after a run that did not start. */
 void lht_progress_free(LhtProgress *progress);
 
-/* ------------------------------------------------------------------------ */
-/* The pipeline (pipeline.c)                                                 */
+/* The tool's side of src/pipeline/ (pipeline-report.c).  A pipeline's
+ * report: its messages as "lumahist: PATH: message" lines on
+ * stderr (a file's taking the bar off the line first: they come from the
+ * thread that draws it), its progress on progress (may be NULL). */
+LhpReport lht_progress_report(LhtProgress *progress);
 
-/* One input on its way through the pipeline. */
-typedef struct {
-  guint index; /* in the list of paths */
-  const char *path;
-  LhioImage image;
-  LhStats stats; /* filled when the spec asks for analysis */
-  int width;     /* of the decoded image (kept when its pixels are freed) */
-  int height;
-  int status;                 /* 0, or the negative status of the failure */
-  char *reason;               /* the failure, for "lumahist: PATH: reason" */
-  int worker;                 /* the context (device) that analysed it; -1 none */
-  LhBackend backend;          /* where it was analysed (AUTO: not analysed) */
-  LhioDecoder decoder;        /* what decoded it (kept when its pixels are freed) */
-  const char *converted_from; /* LhioImage.converted_from, kept likewise */
-  char *note;                 /* with --verbose: why its JPEG was not decoded on the GPU */
-  LhioEncoded output;         /* spec->gpu_jpeg_quality: the output file, encoded by nvJPEG
-                                 on the GPU (finish_step writes it); else empty */
-  void *user;                 /* the steps' own data */
-} LhtItem;
-
-/* Marks an item failed (status < 0) with the reason (printf-style). */
-void lht_item_fail(LhtItem *item, int status, const char *format, ...) G_GNUC_PRINTF(3, 4);
-
-typedef struct {
-  LhtContextsWanted contexts; /* opened by the run, while it decodes */
-  int jobs;                   /* threads that decode (and run finish_step) */
-  LhioReadMode read_mode;     /* how images are decoded */
-  LhtDecoder decoder;         /* LHIO_READ_LUMA on CUDA: JPEGs decoded there by nvJPEG
-                                 (lhio-gpu.h) unless LHT_DECODER_CPU */
-  int gpu_jpeg_quality;       /* 1..100 on LHIO_READ_FULL (equalize, clahe, overlay): JPEGs
-                                 nvJPEG takes are decoded to planar YCbCr on the GPU,
-                                 device_step changes them there, and nvJPEG encodes them
-                                 at this quality into item->output, unless
-                                 LHT_DECODER_CPU; 0: decoded on the CPU */
-  bool verbose;               /* item notes are printed */
-  uint64_t max_pixels;        /* lhio_read's limit */
-  const LhOptions *analyze;   /* non-NULL: each image is analysed into item->stats,
-                                 in batches of up to batch_frames per context */
-  int batch_frames;           /* 0: the default for the backend */
-  bool keep_pixels;           /* emit needs item->image: its pixels are not freed
-                                 once the work on them is done */
-  /* In a context's thread after the analysis (e.g. equalizing on the GPU);
-   * returns false after lht_item_fail().  May be NULL. */
-  bool (*device_step)(LhContext *context, LhtItem *item, void *data);
-  /* Back on a decoding thread (e.g. encoding and writing); may be NULL. */
-  bool (*finish_step)(LhtItem *item, void *data);
-  /* On the calling thread once the contexts are open, before any item is
-   * reported or emitted (the steps may have begun): what a run that cannot
-   * start must not do (e.g. empty the output file).  False ends the run as
-   * if the contexts had failed; it says why itself.  May be NULL. */
-  bool (*ready)(const LhtContexts *contexts, void *data);
-  /* On the calling thread, for each item that did not fail, in input order;
-   * false stops the run as a signal does (e.g. the output cannot be written). */
-  bool (*emit)(LhtItem *item, void *data);
-  void *data;
-  LhtProgress *progress; /* may be NULL */
-} LhtPipelineSpec;
-
-typedef struct {
-  guint done;       /* items emitted */
-  guint failed;     /* items reported as failed */
-  int signal;       /* the SIGINT / SIGTERM that stopped the run; 0 if none */
-  bool stopped;     /* emit asked to stop */
-  bool not_started; /* the contexts could not be opened, a thread could not be
-                       started, or ready refused: reported, and nothing was
-                       reported or emitted besides */
-  double wall_s;    /* of the whole run, the contexts' opening included */
-  double open_s;    /* from the start until the contexts were open */
-  double decode_s;  /* summed over threads */
-  double device_s;  /* in lh_analyze_batch and device_step, summed over contexts */
-  double finish_s;
-  size_t pinned_bytes;      /* page-locked buffers the images were decoded into */
-  guint gpu_hardware;       /* JPEGs decoded by nvJPEG's hardware backend */
-  guint gpu_hybrid;         /* by its hybrid backend */
-  guint gpu_fallback;       /* sent to the GPU and decoded on the CPU after all */
-  guint gpu_shared;         /* --decoder auto: decoded on the CPU while the GPU was busy */
-  double gpu_decode_s;      /* GPU time of the nvJPEG calls (CUDA events), summed */
-  double gpu_decode_wall_s; /* the contexts' threads in those calls */
-  double gpu_open_s;        /* starting the decoders, summed over the contexts */
-  guint gpu_encoded;        /* outputs encoded by nvJPEG (gpu_jpeg_quality) */
-  guint gpu_encode_fallback; /* decoded on the GPU, then not encoded there: done again on
-                                the CPU */
-  double gpu_encode_wall_s; /* the contexts' threads in nvJPEG's encoder, summed */
-  double cpu_user_s;        /* the process's CPU time over the run */
-  double cpu_system_s;
-  double pinned_s;    /* locking them, after the contexts' opening */
-  guint *per_context; /* items analysed by each context (n of contexts) */
-} LhtPipelineResult;
-
-/* Opens *contexts as spec->contexts asks while the first images decode, and
- * sends each path through decode -> analysis / device_step (the contexts'
- * threads, each making its device current first) -> finish_step -> emit, with
- * the pixels of at most 2 x jobs + contexts x batch images in memory (results
- * waiting for their turn keep only their statistics).  Failures are
- * reported on stderr as they come to the front, once the contexts are open.
- * SIGINT and SIGTERM stop the dispatching; what is under way is finished and
- * emitted, then the run returns with result->signal set.  Close *contexts
- * with lht_contexts_close (zeroed when not opened) and free
- * result->per_context with g_free. */
-void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
-                      LhtPipelineResult *result);
-
-/* The signal that stops a run under way (0: none yet), for work done in emit
- * (a video's frames) to stop between steps too. */
-volatile sig_atomic_t *lht_pipeline_stop_flag(void);
-
-/* "SIGINT" or "SIGTERM" for result->signal, for the message of a stopped run. */
-const char *lht_signal_name(int signal_number);
-
-/* Page-locked buffers for decoded pixels (pinned-pool.c), given to lhio as
- * its pixel allocator (lht_pinned_alloc, lht_pinned_release, the pool as
- * user) for a run.  Buffers come from malloc until the pool is enabled with
- * a CUDA context, which page-locks (on device, -1 the current one) an arena
- * for in_flight images of the size-weighted mean size seen so far; and past
- * the arena.
- * Enable it before any analysis runs: page-locking stalls other threads'
- * CUDA calls.  Free the pool once every image it gave is released, before
- * the context is closed. */
-typedef struct LhtPinnedPool LhtPinnedPool;
-
-LhtPinnedPool *lht_pinned_pool_new(void);
-void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device, guint in_flight);
-void *lht_pinned_alloc(size_t bytes, void *pool);
-void lht_pinned_release(void *pixels, void *pool);
-size_t lht_pinned_pool_bytes(LhtPinnedPool *pool); /* the arena's size */
-void lht_pinned_pool_free(LhtPinnedPool *pool);
-
-/* In a device_step (or a function it calls): the context of the calling
- * analysis thread; fallback on any other thread. */
-LhContext *lht_worker_context(LhContext *fallback);
-
-/* Prints the --timing summary of a run on stderr, with the GPU's own time
- * read from the contexts (lh_context_device_time): before they are closed. */
-void lht_pipeline_print_timing(const LhtPipelineResult *result, const LhtContexts *contexts);
+/* One context on the wanted backend (lhp_context_open), its messages on
+ * stderr. */
+LhContext *lht_context_open(LhBackend wanted, bool verbose);
 
 /* ------------------------------------------------------------------------ */
 /* Subcommands that write an image per input (rewrite-batch.c)               */
 
 /* Runs change over the inputs of plan (lht_plan_outputs() into out_dir) on
  * the pipeline: decoding and writing on the pool, change on the analysis
- * threads, where lht_worker_context() gives it the thread's context.  Leaves
+ * threads, where lhp_worker_context() gives it the thread's context.  Leaves
  * out the inputs marked in leave_out (may be NULL), those of other shards
  * (--shard: by the output's path below out_dir) and, with --skip-existing,
  * those whose output exists.  Returns the exit status: 0, 1 when an input

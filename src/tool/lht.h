@@ -51,12 +51,9 @@ const char *lht_reason(int status, const char *path);
 /* ------------------------------------------------------------------------ */
 /* Path expansion (walk.c)                                                   */
 
-/* Appends to paths (newly allocated strings) the files named by args:
- * a file as it is, a folder by its image files (.png, .jpg, .jpeg in any case)
- * found recursively with the entries of each folder in sorted byte order.
- * Reports each path that cannot be read with lht_error() and goes on;
- * returns false if there was any.  A link back up the tree is reported and
- * skipped, which is not a failure. */
+/* Appends to paths (newly allocated strings) the files named by args, as
+ * lhp_walk (src/pipeline/walk.c) finds them, its messages on stderr
+ * (lht_error); false if a path could not be read. */
 bool lht_walk(char *const *args, int n_args, GPtrArray *paths);
 /* Whether folders give their video files (lhio_is_video_name) as well, for
  * the commands that read videos; off unless set. */

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "lht.h"
+#include "pipeline/lhp.h"
 
 /* Further subcommands (equalize, clahe, overlay, merge) take a row each. */
 static const LhtCommand commands[] = {
@@ -39,14 +40,7 @@ void lht_error(const char *path, const char *format, ...)
 
 const char *lht_reason(int status, const char *path)
 {
-  const char *message = lh_last_error();
-  if (!message || !*message)
-    return lh_status_name(status);
-  /* Readers may name the file in their message; the line names it already. */
-  size_t n = path ? strlen(path) : 0;
-  if (n && strncmp(message, path, n) == 0 && message[n] == ':' && message[n + 1] == ' ')
-    return message + n + 2;
-  return message;
+  return lhp_reason(status, path);
 }
 
 static const LhtCommand *find_command(const char *name)

@@ -89,7 +89,7 @@ static bool overlay_image(LhioImage *image, const char *path, void *data)
 {
   OverlayRun *run = data;
   /* Only on the batch pipeline's analysis threads. */
-  LhContext *context = lht_worker_context(NULL);
+  LhContext *context = lhp_worker_context(NULL);
   LhStats stats;
   lh_stats_init(&stats);
   int status = lh_analyze(context, &image->frame, &run->analysis, &stats);

@@ -24,7 +24,7 @@ typedef struct {
 } RewriteRun;
 
 /* Once the contexts are open, after what they have to say. */
-static bool say_ready(const LhtContexts *contexts, void *data)
+static bool say_ready(const LhpContexts *contexts, void *data)
 {
   RewriteRun *run = data;
   if (run->skipped && run->say_skipped)
@@ -32,7 +32,7 @@ static bool say_ready(const LhtContexts *contexts, void *data)
   return true;
 }
 
-static bool change_step(LhContext *context, LhtItem *item, void *data)
+static bool change_step(LhContext *context, LhpItem *item, void *data)
 {
   RewriteRun *run = data;
   if (run->change(&item->image, item->path, run->data))
@@ -42,7 +42,7 @@ static bool change_step(LhContext *context, LhtItem *item, void *data)
   return false;
 }
 
-static bool write_step(LhtItem *item, void *data)
+static bool write_step(LhpItem *item, void *data)
 {
   RewriteRun *run = data;
   const char *output = g_ptr_array_index(run->plan->outputs, run->plan_index[item->index]);
@@ -51,12 +51,12 @@ static bool write_step(LhtItem *item, void *data)
   int error = errno;
   g_free(folder);
   if (made != 0) {
-    lht_item_fail(item, LH_ERROR_IO, "cannot make the folder of %s: %s", output, g_strerror(error));
+    lhp_item_fail(item, LH_ERROR_IO, "cannot make the folder of %s: %s", output, g_strerror(error));
     return false;
   }
   /* Checked again at the last moment: a file may have been linked since. */
   if (lht_plan_holds_input(run->plan, output)) {
-    lht_item_fail(item, LH_ERROR_IO, "its output %s is an input; not overwritten", output);
+    lhp_item_fail(item, LH_ERROR_IO, "its output %s is an input; not overwritten", output);
     return false;
   }
   LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality,
@@ -66,7 +66,7 @@ static bool write_step(LhtItem *item, void *data)
                                  : lhio_write(output, &item->image, &write_options);
   lhio_encoded_clear(&item->output);
   if (status < 0) {
-    lht_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
+    lhp_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
     return false;
   }
   if (item->image.converted_from) {
@@ -83,7 +83,7 @@ static bool write_step(LhtItem *item, void *data)
   return true;
 }
 
-static bool count_done(LhtItem *item, void *data)
+static bool count_done(LhpItem *item, void *data)
 {
   return true;
 }
@@ -106,13 +106,13 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     lht_error(NULL, "--devices and --backend cpu do not go together");
     return LHT_EXIT_USAGE;
   }
-  if (args->decoder == LHT_DECODER_GPU) {
+  if (args->decoder == LHP_DECODER_GPU) {
     const char *why = NULL;
     if (backend == LH_BACKEND_CPU) {
       lht_error(NULL, "--decoder gpu needs the CUDA backend, not --backend cpu");
       return LHT_EXIT_USAGE;
     }
-    if (!lht_gpu_jpeg_usable(&why)) {
+    if (!lhp_gpu_jpeg_usable(&why)) {
       lht_error(NULL, "--decoder gpu: %s", why);
       return LHT_EXIT_FAILURE;
     }
@@ -148,9 +148,9 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       .say_skipped = (verbose || args->progress) && !args->quiet,
   };
   LhtProgress *progress = lht_progress_new(inputs->len, args->progress, args->quiet);
-  LhtPipelineSpec spec = {
+  LhpPipelineSpec spec = {
       .contexts = {backend, args->device_ids, jobs, args->streams, verbose,
-                   args->decoder == LHT_DECODER_GPU ? "--decoder gpu" : NULL},
+                   args->decoder == LHP_DECODER_GPU ? "--decoder gpu" : NULL},
       .jobs = jobs,
       .read_mode = LHIO_READ_FULL,
       .decoder = args->decoder,
@@ -164,11 +164,12 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       .ready = say_ready,
       .emit = count_done,
       .data = &run,
-      .progress = progress,
+      .report = lht_progress_report(progress),
+      .catch_signals = true,
   };
-  LhtContexts contexts;
-  LhtPipelineResult result;
-  lht_pipeline_run(&spec, &contexts, inputs, &result);
+  LhpContexts contexts;
+  LhpPipelineResult result;
+  lhp_pipeline_run(&spec, &contexts, inputs, &result);
   int status = result.failed ? LHT_EXIT_FAILURE : LHT_EXIT_OK;
   if (result.not_started) {
     lht_progress_free(progress);
@@ -176,16 +177,16 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
   } else {
     lht_progress_finish(progress, result.done, result.failed, result.signal != 0);
     if (args->timing)
-      lht_pipeline_print_timing(&result, &contexts);
+      lhp_pipeline_print_timing(&result, &contexts);
     if (result.signal) {
       lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
-                lht_signal_name(result.signal), result.done);
+                lhp_signal_name(result.signal), result.done);
       status = 128 + result.signal;
     }
   }
   g_free(result.per_context);
   g_ptr_array_free(inputs, TRUE);
   g_free(plan_index);
-  lht_contexts_close(&contexts);
+  lhp_contexts_close(&contexts);
   return status;
 }

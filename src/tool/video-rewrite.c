@@ -205,7 +205,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   g_array_free(pending, TRUE);
   if (signal_number) {
     lht_error(NULL, "stopped by %s: %u videos written; run again with --skip-existing to go on",
-              lht_signal_name(signal_number), done);
+              lhp_signal_name(signal_number), done);
     return 128 + signal_number;
   }
   return failed ? LHT_EXIT_FAILURE : LHT_EXIT_OK;

@@ -14,13 +14,22 @@ alternating blocks, on NumPy arrays (CPU backend) and, where CuPy or
 PyTorch and a GPU are, on their device arrays (issue 17's target: within
 10 us of the C call on a 4K uint8 device array).  --only overhead skips the
 OpenCV rows; --baseline OLD_BUILD/python times an older build's
-lumahist.stats in the same run too.  Run with PYTHONPATH=BUILD/python."""
+lumahist.stats in the same run too.
+
+--only files: lumahist.stats_files (the batch pipeline: decoding pool,
+batched analysis, nvJPEG where it loads) against what it was before, a
+thread pool over one file's read and analysis (_lumahist.stats_file), on a
+generated folder of --files PNG and JPEG photos (4 of every 5 JPEG, 640x480
+to 1920x1080), median of --file-runs runs of each in turn, as a ratio.
+Run with PYTHONPATH=BUILD/python."""
 import argparse
 import importlib.util
 import os
 import statistics
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import cv2
 import numpy as np
@@ -149,16 +158,69 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=31)
     parser.add_argument("--calls", type=int, default=2001)
-    parser.add_argument("--only", choices=["opencv", "overhead"])
+    parser.add_argument("--only", choices=["opencv", "overhead", "files"])
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--file-runs", type=int, default=5)
+    parser.add_argument("--backend", default="auto", help="of the files rows")
     parser.add_argument("--baseline", metavar="FOLDER",
                         help="another build's python folder (BUILD/python) whose lumahist.stats "
                         "the overhead rows time too, in the same run")
     args = parser.parse_args()
     baseline = baseline_package(args.baseline) if args.baseline else None
+    if args.only == "files":
+        files_rows(args.files, args.file_runs, args.backend)
+        return
     if args.only != "overhead":
         opencv_rows(args.runs)
     if args.only != "opencv":
         overhead_rows(args.calls, baseline)
+
+
+def thread_pool_stats_files(folder, jobs, backend):
+    """stats_files as it was before the pipeline: a thread pool over one file's
+    read and analysis at a time, a window of 4 x jobs files in flight."""
+    from lumahist import _lumahist
+    paths = sorted(os.path.join(folder, name) for name in os.listdir(folder))
+    results = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = []
+        for path in paths:
+            pending.append(pool.submit(_lumahist.stats_file, path, backend=backend,
+                                       percentiles=[1.0, 5.0, 50.0, 95.0, 99.0]))
+            if len(pending) >= 4 * jobs:
+                results.append(pending.pop(0).result())
+        results.extend(future.result() for future in pending)
+    return results
+
+
+def files_rows(count, runs, backend):
+    jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    sizes = [(480, 640), (720, 1280), (1080, 1920), (600, 800)]
+    with tempfile.TemporaryDirectory() as folder:
+        for k in range(count):
+            height, width = sizes[k % len(sizes)]
+            frame = photo(height, width, 3, seed=k)
+            if k % 5 == 4:
+                cv2.imwrite(os.path.join(folder, f"{k:05d}.png"), frame)
+            else:
+                cv2.imwrite(os.path.join(folder, f"{k:05d}.jpg"), frame,
+                            [cv2.IMWRITE_JPEG_QUALITY, 90])
+        megabytes = sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder)) / 1e6
+        old = [s.to_dict() for s in thread_pool_stats_files(folder, jobs, backend)]
+        new = [s.to_dict() for s in lumahist.stats_files(folder, jobs=jobs, backend=backend)]
+        decoders = sorted({r["decoder"] for r in new})
+        if "nvjpeg-hardware" not in decoders and "nvjpeg-gpu" not in decoders:
+            assert new == old, "stats_files and the thread pool disagree"
+        pool_ms, pipeline_ms = median_ms(
+            [lambda: thread_pool_stats_files(folder, jobs, backend),
+             lambda: list(lumahist.stats_files(folder, jobs=jobs, backend=backend))], runs)
+    print(f"{count} files ({megabytes:.1f} MB; 4 of 5 JPEG, 640x480 to 1920x1080), "
+          f"{jobs} jobs, backend={backend}, median of {runs} runs in turn; "
+          f"stats_files' decoders {decoders}, backend {new[0]['backend']}")
+    print(f"  thread pool over _lumahist.stats_file  {pool_ms:9.1f} ms  "
+          f"({count / pool_ms * 1e3:7.1f} files/s)")
+    print(f"  lumahist.stats_files (pipeline)        {pipeline_ms:9.1f} ms  "
+          f"({count / pipeline_ms * 1e3:7.1f} files/s; {pool_ms / pipeline_ms:.2f}x)")
 
 
 def opencv_rows(runs):

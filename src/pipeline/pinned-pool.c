@@ -13,10 +13,16 @@
  * size-weighted mean size of those decoded so far; buffers are cut from it
  * and reused, best fit.  Until the pool is enabled, on the CPU, and past the
  * arena, pixels come from malloc.  Any thread may take or give back a
- * buffer; release also takes what malloc gave. */
+ * buffer; release also takes what malloc gave.
+ *
+ * lhio has one pixel allocator for the process, and runs may overlap (two
+ * Python iterators, or a run and lumahist.stats_file on another thread): the
+ * allocator, set once, takes from the pool of the decoding thread
+ * (lhp_pinned_pool_use) and gives a buffer back to the live pool that cut
+ * it, or to free(). */
 #include <stdlib.h>
 
-#include "lht-batch.h"
+#include "lhp.h"
 
 /* The most page-locked memory: locked pages are taken from everything else
  * on the machine. */
@@ -33,7 +39,7 @@ typedef struct {
   size_t capacity;
 } PinnedBuffer;
 
-struct LhtPinnedPool {
+struct LhpPinnedPool {
   GMutex lock;
   LhContext *context; /* registered the arena; NULL until enabled */
   int device;
@@ -47,13 +53,37 @@ struct LhtPinnedPool {
   double seen_squares;
 };
 
-LhtPinnedPool *lht_pinned_pool_new(void)
+/* The live pools, for release to find a buffer's (registry_lock first,
+ * then a pool's lock), and the pool of each decoding thread. */
+static GMutex registry_lock;
+static GPtrArray *live_pools;
+static _Thread_local LhpPinnedPool *thread_pool;
+
+static void *pinned_alloc(size_t bytes, void *unused);
+static void pinned_release(void *pixels, void *unused);
+
+LhpPinnedPool *lhp_pinned_pool_new(void)
 {
-  LhtPinnedPool *pool = g_new0(LhtPinnedPool, 1);
+  LhpPinnedPool *pool = g_new0(LhpPinnedPool, 1);
   g_mutex_init(&pool->lock);
   pool->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   pool->free = g_ptr_array_new();
+  g_mutex_lock(&registry_lock);
+  if (!live_pools) {
+    live_pools = g_ptr_array_new();
+    /* Once, before any pool's thread decodes; on a thread without a pool it
+     * is malloc and free, so that it is never taken away. */
+    lhio_set_pixel_allocator(
+        &(LhioPixelAllocator){.alloc = pinned_alloc, .release = pinned_release});
+  }
+  g_ptr_array_add(live_pools, pool);
+  g_mutex_unlock(&registry_lock);
   return pool;
+}
+
+void lhp_pinned_pool_use(LhpPinnedPool *pool)
+{
+  thread_pool = pool;
 }
 
 static size_t round_up(size_t bytes, size_t step)
@@ -61,7 +91,7 @@ static size_t round_up(size_t bytes, size_t step)
   return (bytes + step - 1) / step * step;
 }
 
-void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device, guint in_flight)
+void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device, guint in_flight)
 {
   g_mutex_lock(&pool->lock);
   /* The size-weighted mean: a large image stays in flight longer (its
@@ -83,7 +113,7 @@ void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device,
   char *error = NULL;
   if (bytes == 0 || posix_memalign(&arena, PAGE_BYTES, bytes) != 0)
     return;
-  if (!lht_device_use(device, &error) || lh_host_register(context, arena, bytes) < 0) {
+  if (!lhp_device_use(device, &error) || lh_host_register(context, arena, bytes) < 0) {
     /* Not page-locked (a container's limit, say): staged copies as before. */
     g_free(error);
     free(arena);
@@ -98,7 +128,7 @@ void lht_pinned_pool_enable(LhtPinnedPool *pool, LhContext *context, int device,
 }
 
 /* The smallest free buffer that holds bytes, taken off the free list. */
-static PinnedBuffer *take_free(LhtPinnedPool *pool, size_t bytes)
+static PinnedBuffer *take_free(LhpPinnedPool *pool, size_t bytes)
 {
   guint best = pool->free->len;
   for (guint i = 0; i < pool->free->len; i++) {
@@ -112,7 +142,7 @@ static PinnedBuffer *take_free(LhtPinnedPool *pool, size_t bytes)
 }
 
 /* A new buffer cut from what is left of the arena, or NULL. */
-static PinnedBuffer *cut_buffer(LhtPinnedPool *pool, size_t bytes)
+static PinnedBuffer *cut_buffer(LhpPinnedPool *pool, size_t bytes)
 {
   const size_t capacity = round_up(bytes, BUFFER_STEP_BYTES);
   if (pool->arena_bytes - pool->arena_used < capacity)
@@ -125,9 +155,11 @@ static PinnedBuffer *cut_buffer(LhtPinnedPool *pool, size_t bytes)
   return b;
 }
 
-void *lht_pinned_alloc(size_t bytes, void *user)
+static void *pinned_alloc(size_t bytes, void *unused)
 {
-  LhtPinnedPool *pool = user;
+  LhpPinnedPool *pool = thread_pool;
+  if (!pool)
+    return malloc(bytes);
   PinnedBuffer *b = NULL;
   g_mutex_lock(&pool->lock);
   if (pool->arena) {
@@ -143,19 +175,24 @@ void *lht_pinned_alloc(size_t bytes, void *user)
   return b ? b->data : malloc(bytes);
 }
 
-void lht_pinned_release(void *pixels, void *user)
+static void pinned_release(void *pixels, void *unused)
 {
-  LhtPinnedPool *pool = user;
-  g_mutex_lock(&pool->lock);
-  PinnedBuffer *b = g_hash_table_lookup(pool->buffers, pixels);
-  if (b)
-    g_ptr_array_add(pool->free, b);
-  g_mutex_unlock(&pool->lock);
+  PinnedBuffer *b = NULL;
+  g_mutex_lock(&registry_lock);
+  for (guint i = 0; !b && i < live_pools->len; i++) {
+    LhpPinnedPool *pool = g_ptr_array_index(live_pools, i);
+    g_mutex_lock(&pool->lock);
+    b = g_hash_table_lookup(pool->buffers, pixels);
+    if (b)
+      g_ptr_array_add(pool->free, b);
+    g_mutex_unlock(&pool->lock);
+  }
+  g_mutex_unlock(&registry_lock);
   if (!b)
     free(pixels);
 }
 
-size_t lht_pinned_pool_bytes(LhtPinnedPool *pool)
+size_t lhp_pinned_pool_bytes(LhpPinnedPool *pool)
 {
   g_mutex_lock(&pool->lock);
   size_t bytes = pool->arena_bytes;
@@ -163,14 +200,17 @@ size_t lht_pinned_pool_bytes(LhtPinnedPool *pool)
   return bytes;
 }
 
-void lht_pinned_pool_free(LhtPinnedPool *pool)
+void lhp_pinned_pool_free(LhpPinnedPool *pool)
 {
   if (!pool)
     return;
+  g_mutex_lock(&registry_lock);
+  g_ptr_array_remove_fast(live_pools, pool);
+  g_mutex_unlock(&registry_lock);
   /* Every image is gone by now: no buffer is in use. */
   if (pool->arena) {
     char *error = NULL;
-    if (!lht_device_use(pool->device, &error))
+    if (!lhp_device_use(pool->device, &error))
       g_free(error);
     lh_host_unregister(pool->context, pool->arena);
     free(pool->arena);

@@ -1,6 +1,6 @@
 /* devices.c: the analysis contexts of a batch run: one per GPU named by
- * `--devices 0,1` (the tool makes each device current on the thread that uses
- * it, since the library never changes the device), one on the default device,
+ * `--devices 0,1` (the pipeline makes each device current on the thread that
+ * uses it, since the library never changes the device), one on the default device,
  * or one per decoding thread on the CPU.  The pipeline opens them on its
  * first analysis thread while the first images decode.  Each CUDA context's
  * thread may also have an nvJPEG decoder on a stream it shares with it. */
@@ -12,9 +12,9 @@
 #endif
 
 #include "io/lhio-gpu.h"
-#include "lht-batch.h"
+#include "lhp.h"
 
-bool lht_devices_parse(const char *text, GArray *ids, char **error)
+bool lhp_devices_parse(const char *text, GArray *ids, char **error)
 {
   char **parts = g_strsplit(text, ",", -1);
   bool ok = parts[0] != NULL;
@@ -45,7 +45,7 @@ bool lht_devices_parse(const char *text, GArray *ids, char **error)
   return ok;
 }
 
-bool lht_device_use(int device, char **error)
+bool lhp_device_use(int device, char **error)
 {
   if (device < 0)
     return true;
@@ -73,7 +73,7 @@ bool lht_device_use(int device, char **error)
 #endif
 }
 
-static void contexts_alloc(LhtContexts *c, int n, LhBackend backend)
+static void contexts_alloc(LhpContexts *c, int n, LhBackend backend)
 {
   c->n = n;
   c->contexts = g_new0(LhContext *, n);
@@ -86,12 +86,12 @@ static void contexts_alloc(LhtContexts *c, int n, LhBackend backend)
 /* Opens per_device CUDA contexts on device (-1: the current one) into
  * c->contexts[first], [first + step], ...: a context and its thread per
  * stream, so that one's host copies overlap another's GPU work. */
-static bool open_on_device(LhtContexts *c, int device, int first, int step, int per_device,
-                           const char *what)
+static bool open_on_device(LhpContexts *c, int device, int first, int step, int per_device,
+                           const char *what, const LhpReport *report)
 {
   char *error = NULL;
-  if (!lht_device_use(device, &error)) {
-    lht_error(NULL, "%s: %s", what, error);
+  if (!lhp_device_use(device, &error)) {
+    lhp_say(report, NULL, "%s: %s", what, error);
     g_free(error);
     return false;
   }
@@ -103,7 +103,7 @@ static bool open_on_device(LhtContexts *c, int device, int first, int step, int 
     int i = first + k * step;
     /* The CUDA backend takes the device current on this thread. */
     if (!c->contexts[i] && lh_context_new(LH_BACKEND_CUDA, &c->contexts[i]) < 0) {
-      lht_error(NULL, "%s: CUDA device %d: %s", what, device, lh_last_error());
+      lhp_say(report, NULL, "%s: CUDA device %d: %s", what, device, lh_last_error());
       return false;
     }
     c->device_ids[i] = device;
@@ -111,9 +111,10 @@ static bool open_on_device(LhtContexts *c, int device, int first, int step, int 
   return true;
 }
 
-/* lht_context_open, with the option that asked for the backend, if any,
+/* lhp_context_open, with the option that asked for the backend, if any,
  * leading the message of a failure. */
-static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *asked_by)
+static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *asked_by,
+                                   const LhpReport *report)
 {
   LhContext *context = NULL;
   /* auto: the GPU for every frame where one is usable.  The library's own
@@ -123,28 +124,28 @@ static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *a
    * anyway. */
   if (wanted == LH_BACKEND_AUTO && lh_context_new(LH_BACKEND_CUDA, &context) == LH_OK) {
     if (verbose)
-      lht_error(NULL, "using the cuda backend");
+      lhp_say(report, NULL, "using the cuda backend");
     return context;
   }
   if (lh_context_new(wanted, &context) < 0) {
-    lht_error(NULL, "%s%scannot use the %s backend: %s", asked_by ? asked_by : "",
-              asked_by ? ": " : "", lh_backend_name(wanted), lh_last_error());
+    lhp_say(report, NULL, "%s%scannot use the %s backend: %s", asked_by ? asked_by : "",
+            asked_by ? ": " : "", lh_backend_name(wanted), lh_last_error());
     return NULL;
   }
   if (verbose) {
     const char *note = lh_context_note(context);
-    lht_error(NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(context)),
-              *note ? ": " : "", note);
+    lhp_say(report, NULL, "using the %s backend%s%s", lh_backend_name(lh_context_backend(context)),
+            *note ? ": " : "", note);
   }
   return context;
 }
 
-LhContext *lht_context_open(LhBackend wanted, bool verbose)
+LhContext *lhp_context_open(LhBackend wanted, bool verbose, const LhpReport *report)
 {
-  return context_open_for(wanted, verbose, NULL);
+  return context_open_for(wanted, verbose, NULL, report);
 }
 
-int lht_contexts_count(const LhtContextsWanted *wanted, LhBackend backend)
+int lhp_contexts_count(const LhpContextsWanted *wanted, LhBackend backend)
 {
   int per_device = wanted->per_device > 0 ? wanted->per_device : 1;
   if (wanted->device_ids)
@@ -155,43 +156,44 @@ int lht_contexts_count(const LhtContextsWanted *wanted, LhBackend backend)
   return wanted->cpu_workers > 0 ? wanted->cpu_workers : 1;
 }
 
-bool lht_contexts_open(LhtContexts *c, const LhtContextsWanted *wanted)
+bool lhp_contexts_open(LhpContexts *c, const LhpContextsWanted *wanted)
 {
   memset(c, 0, sizeof *c);
   int per_device = wanted->per_device > 0 ? wanted->per_device : 1;
   if (wanted->device_ids) {
     int devices = (int)wanted->device_ids->len;
-    contexts_alloc(c, lht_contexts_count(wanted, LH_BACKEND_CUDA), LH_BACKEND_CUDA);
+    contexts_alloc(c, lhp_contexts_count(wanted, LH_BACKEND_CUDA), LH_BACKEND_CUDA);
     for (int d = 0; d < devices; d++)
       if (!open_on_device(c, g_array_index(wanted->device_ids, int, d), d, devices, per_device,
-                          "--devices")) {
-        lht_contexts_close(c);
+                          "--devices", wanted->report)) {
+        lhp_contexts_close(c);
         return false;
       }
     if (wanted->verbose)
-      lht_error(NULL, "using the cuda backend on %d device%s, %d stream%s each", devices,
-                devices > 1 ? "s" : "", per_device, per_device > 1 ? "s" : "");
+      lhp_say(wanted->report, NULL, "using the cuda backend on %d device%s, %d stream%s each",
+              devices, devices > 1 ? "s" : "", per_device, per_device > 1 ? "s" : "");
     return true;
   }
 
-  LhContext *first = context_open_for(wanted->backend, wanted->verbose, wanted->asked_by);
+  LhContext *first =
+      context_open_for(wanted->backend, wanted->verbose, wanted->asked_by, wanted->report);
   if (!first)
     return false;
   LhBackend backend = lh_context_backend(first);
-  contexts_alloc(c, lht_contexts_count(wanted, backend), backend);
+  contexts_alloc(c, lhp_contexts_count(wanted, backend), backend);
   c->contexts[0] = first;
   if (backend == LH_BACKEND_CUDA) {
     /* On the device current now; the contexts' threads make it current too. */
-    if (!open_on_device(c, -1, 0, 1, per_device, "cuda")) {
-      lht_contexts_close(c);
+    if (!open_on_device(c, -1, 0, 1, per_device, "cuda", wanted->report)) {
+      lhp_contexts_close(c);
       return false;
     }
     return true;
   }
   for (int i = 1; i < c->n; i++)
     if (lh_context_new(LH_BACKEND_CPU, &c->contexts[i]) < 0) {
-      lht_error(NULL, "cannot use the cpu backend: %s", lh_last_error());
-      lht_contexts_close(c);
+      lhp_say(wanted->report, NULL, "cannot use the cpu backend: %s", lh_last_error());
+      lhp_contexts_close(c);
       return false;
     }
   /* The cores are shared among the contexts, each working on its own
@@ -203,13 +205,13 @@ bool lht_contexts_open(LhtContexts *c, const LhtContextsWanted *wanted)
   return true;
 }
 
-void lht_contexts_close(LhtContexts *c)
+void lhp_contexts_close(LhpContexts *c)
 {
   for (int i = 0; i < c->n; i++) {
     if (c->contexts[i] && c->device_ids[i] >= 0) {
       char *error = NULL;
       /* Its memory is on that device: free it there. */
-      if (!lht_device_use(c->device_ids[i], &error))
+      if (!lhp_device_use(c->device_ids[i], &error))
         g_free(error);
     }
     lh_context_free(c->contexts[i]);
@@ -219,12 +221,12 @@ void lht_contexts_close(LhtContexts *c)
   memset(c, 0, sizeof *c);
 }
 
-bool lht_gpu_jpeg_usable(const char **why)
+bool lhp_gpu_jpeg_usable(const char **why)
 {
   return lhio_gpu_jpeg_usable(why);
 }
 
-bool lht_gpu_jpeg_open(LhioGpuJpeg **decoder, void **stream, char **error)
+bool lhp_gpu_jpeg_open(LhioGpuJpeg **decoder, void **stream, char **error)
 {
   *decoder = NULL;
   *stream = NULL;
@@ -250,7 +252,7 @@ bool lht_gpu_jpeg_open(LhioGpuJpeg **decoder, void **stream, char **error)
 #endif
 }
 
-bool lht_gpu_stream_sync(void *stream, char **error)
+bool lhp_gpu_stream_sync(void *stream, char **error)
 {
 #ifdef LH_HAVE_CUDA
   cudaError_t status = cudaStreamSynchronize((cudaStream_t)stream);
@@ -265,7 +267,7 @@ bool lht_gpu_stream_sync(void *stream, char **error)
   return true;
 }
 
-void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream)
+void lhp_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream)
 {
   lhio_gpu_jpeg_free(decoder);
 #ifdef LH_HAVE_CUDA
@@ -279,12 +281,12 @@ void lht_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream)
 #endif
 }
 
-void lht_gpu_jpeg_prepare(const GArray *device_ids)
+void lhp_gpu_jpeg_prepare(const GArray *device_ids)
 {
   guint n = device_ids ? device_ids->len : 1;
   for (guint i = 0; i < n; i++) {
     char *error = NULL;
-    if (!lht_device_use(device_ids ? g_array_index(device_ids, int, i) : -1, &error)) {
+    if (!lhp_device_use(device_ids ? g_array_index(device_ids, int, i) : -1, &error)) {
       g_free(error);
       continue;
     }
@@ -293,7 +295,21 @@ void lht_gpu_jpeg_prepare(const GArray *device_ids)
   }
 }
 
-void lht_gpu_jpeg_shutdown(void)
+/* Runs that hold nvJPEG's handles. */
+static GMutex gpu_jpeg_lock;
+static int gpu_jpeg_runs;
+
+void lhp_gpu_jpeg_hold(void)
 {
-  lhio_gpu_jpeg_shutdown();
+  g_mutex_lock(&gpu_jpeg_lock);
+  gpu_jpeg_runs++;
+  g_mutex_unlock(&gpu_jpeg_lock);
+}
+
+void lhp_gpu_jpeg_let_go(bool free_them)
+{
+  g_mutex_lock(&gpu_jpeg_lock);
+  if (--gpu_jpeg_runs == 0 && free_them)
+    lhio_gpu_jpeg_shutdown();
+  g_mutex_unlock(&gpu_jpeg_lock);
 }

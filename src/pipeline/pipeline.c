@@ -1,7 +1,8 @@
-/* pipeline.c: the batch pipeline of the tool: images are decoded on a pool of
- * threads, analysed in batches by one thread per analysis context (a GPU, or
- * the CPU), optionally finished on the pool again (encoded and written), and
- * handed back in input order, with a bounded number of images in memory.
+/* pipeline.c: the batch pipeline of the tool and the Python module: images
+ * are decoded on a pool of threads, analysed in batches by one thread per
+ * analysis context (a GPU, or the CPU), optionally finished on the pool again
+ * (encoded and written), and handed back in input order, with a bounded
+ * number of images in memory.
  *
  *   main thread ──dispatch──> pool: decode ──> device queue ──> context
  *        ^                                                    threads: analyse,
@@ -26,7 +27,7 @@
 #include <glib/gstdio.h>
 
 #include "io/lhio-gpu.h"
-#include "lht-batch.h"
+#include "lhp.h"
 
 /* Frames per lh_analyze_batch call on the GPU: enough to fill it with small
  * images, few enough that the first results come back soon. */
@@ -49,7 +50,7 @@ typedef enum {
 } Stage;
 
 typedef struct {
-  LhtItem item; /* first, so that the steps' LhtItem * is the task */
+  LhpItem item; /* first, so that the steps' LhpItem * is the task */
   Stage stage;
   bool cancelled; /* not started: a stop signal came first */
   /* One of the run's last images, decoded largest file first (task_order);
@@ -79,9 +80,9 @@ typedef struct {
 } ContextThread;
 
 struct Pipeline {
-  const LhtPipelineSpec *spec;
-  LhtContexts *contexts; /* filled by the opener */
-  LhtPinnedPool *pinned; /* the decoders' pixels: page-locked once CUDA is open */
+  const LhpPipelineSpec *spec;
+  LhpContexts *contexts; /* filled by the opener */
+  LhpPinnedPool *pinned; /* the decoders' pixels: page-locked once CUDA is open */
   int jobs;
   guint n_paths;
   gint gpu_jpeg; /* JPEGs go to the contexts' threads undecoded, for nvJPEG
@@ -138,7 +139,7 @@ static volatile sig_atomic_t stop_signal;
 /* The context of the analysis thread running on this thread, if any. */
 static _Thread_local LhContext *thread_context;
 
-LhContext *lht_worker_context(LhContext *fallback)
+LhContext *lhp_worker_context(LhContext *fallback)
 {
   return thread_context ? thread_context : fallback;
 }
@@ -149,17 +150,17 @@ static void on_stop_signal(int signal_number)
   stop_signal = signal_number;
 }
 
-volatile sig_atomic_t *lht_pipeline_stop_flag(void)
+volatile sig_atomic_t *lhp_pipeline_stop_flag(void)
 {
   return &stop_signal;
 }
 
-const char *lht_signal_name(int signal_number)
+const char *lhp_signal_name(int signal_number)
 {
   return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
 }
 
-void lht_item_fail(LhtItem *item, int status, const char *format, ...)
+void lhp_item_fail(LhpItem *item, int status, const char *format, ...)
 {
   va_list args;
   va_start(args, format);
@@ -249,7 +250,7 @@ static bool is_abandoned(Pipeline *p)
 
 static void run_finish(Pipeline *p, Task *task)
 {
-  const LhtPipelineSpec *spec = p->spec;
+  const LhpPipelineSpec *spec = p->spec;
   if (is_abandoned(p)) {
     send_cancelled(p, task);
     return;
@@ -309,8 +310,8 @@ static void cpu_share_done(Pipeline *p)
  * bytes already read. */
 static int decode(Pipeline *p, Task *task)
 {
-  const LhtPipelineSpec *spec = p->spec;
-  LhtItem *item = &task->item;
+  const LhpPipelineSpec *spec = p->spec;
+  LhpItem *item = &task->item;
   if (!task->encoded.data && !g_atomic_int_get(&p->gpu_jpeg))
     return lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
   int status = LH_OK;
@@ -347,12 +348,21 @@ static int decode(Pipeline *p, Task *task)
   return status;
 }
 
+/* Whether the run is asked to stop: a signal it catches, or its caller. */
+static bool stop_asked(const Pipeline *p)
+{
+  const LhpPipelineSpec *spec = p->spec;
+  return (spec->catch_signals && stop_signal) || (spec->stop && g_atomic_int_get(spec->stop));
+}
+
 static void pool_task(gpointer data, gpointer user_data)
 {
   Task *task = data;
   Pipeline *p = user_data;
-  const LhtPipelineSpec *spec = p->spec;
-  LhtItem *item = &task->item;
+  const LhpPipelineSpec *spec = p->spec;
+  LhpItem *item = &task->item;
+  /* The pool's threads are this run's alone: its pixels come from its arena. */
+  lhp_pinned_pool_use(p->pinned);
 
   if (task->stage == STAGE_FINISH) {
     run_finish(p, task);
@@ -360,7 +370,7 @@ static void pool_task(gpointer data, gpointer user_data)
   }
   /* After Ctrl-C the images not yet begun are left for --skip-existing: the
    * run ends after the ones in hand instead of after every one dispatched. */
-  if (stop_signal || is_abandoned(p)) {
+  if (stop_asked(p) || is_abandoned(p)) {
     send_cancelled(p, task);
     return;
   }
@@ -368,7 +378,7 @@ static void pool_task(gpointer data, gpointer user_data)
   int status = decode(p, task);
   add_time(p, &p->decode_s, seconds_since(start));
   if (status < 0) {
-    lht_item_fail(item, status, "%s", lht_reason(status, item->path));
+    lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
     send_done(p, task);
     return;
   }
@@ -495,7 +505,7 @@ static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
   int kept = 0;
   for (int i = 0; i < n; i++) {
     Task *task = batch[i];
-    LhtItem *item = &task->item;
+    LhpItem *item = &task->item;
     if (item->status != 0 || item->image.frame.memory != LH_MEMORY_CUDA) {
       batch[kept++] = task;
       continue;
@@ -534,7 +544,7 @@ static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStat
   int batch_status = lh_analyze_batch(context, frames, (size_t)n, options, stats);
   LhBackend batch_backend = lh_context_last_backend(context);
   for (int i = 0; i < n; i++) {
-    LhtItem *item = &batch[i]->item;
+    LhpItem *item = &batch[i]->item;
     int status = batch_status;
     item->backend = batch_backend;
     if (status < 0 && n > 1) {
@@ -542,7 +552,7 @@ static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStat
       item->backend = lh_context_last_backend(context);
     }
     if (status < 0) {
-      lht_item_fail(item, status, "%s", lht_reason(status, item->path));
+      lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
     } else {
       /* The item takes the histogram; the slot gets a new one next time. */
       item->stats = stats[i];
@@ -560,8 +570,8 @@ static gpointer decoder_start(gpointer data)
   Pipeline *p = self->pipeline;
   gint64 start = g_get_monotonic_time();
   char *error = NULL;
-  if (lht_device_use(p->contexts->device_ids[self->index], &error) &&
-      lht_gpu_jpeg_open(&self->decoder, &self->decode_stream, &error)) {
+  if (lhp_device_use(p->contexts->device_ids[self->index], &error) &&
+      lhp_gpu_jpeg_open(&self->decoder, &self->decode_stream, &error)) {
     /* A failed set-up is tried again by the first batch, which says why. */
     lhio_gpu_jpeg_warm(self->decoder, p->batch_frames, p->planar);
   }
@@ -593,7 +603,7 @@ static void decoder_install(ContextThread *self, LhContext *context)
   self->decoder_starter = NULL;
   if (self->decoder && lh_context_set_stream(context, self->decode_stream) < 0) {
     self->decoder_error = g_strdup(lh_last_error());
-    lht_gpu_jpeg_close(context, self->decoder, self->decode_stream);
+    lhp_gpu_jpeg_close(context, self->decoder, self->decode_stream);
     self->decoder = NULL;
     self->decode_stream = NULL;
   }
@@ -604,8 +614,9 @@ static void decoder_install(ContextThread *self, LhContext *context)
   p->gpu_jpeg_warned = true;
   g_mutex_unlock(&p->lock);
   if (say)
-    lht_error(NULL, "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
-              p->contexts->device_ids[self->index], self->decoder_error);
+    lhp_say(&p->spec->report, NULL,
+            "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
+            p->contexts->device_ids[self->index], self->decoder_error);
   g_clear_pointer(&self->decoder_error, g_free);
 }
 
@@ -622,10 +633,10 @@ static gpointer context_thread(gpointer data)
 {
   ContextThread *self = data;
   Pipeline *p = self->pipeline;
-  const LhtPipelineSpec *spec = p->spec;
+  const LhpPipelineSpec *spec = p->spec;
   LhContext *context = p->contexts->contexts[self->index];
   char *device_error = NULL;
-  lht_device_use(p->contexts->device_ids[self->index], &device_error);
+  lhp_device_use(p->contexts->device_ids[self->index], &device_error);
   thread_context = context;
   /* Without a path named as a JPEG, the decoder starts when the first JPEG
    * comes (by its content), not for a run of PNGs. */
@@ -680,14 +691,14 @@ static gpointer context_thread(gpointer data)
     gint64 start = g_get_monotonic_time();
     if (device_error) {
       for (int i = 0; i < n; i++)
-        lht_item_fail(&batch[i]->item, LH_ERROR_NO_DEVICE, "%s", device_error);
+        lhp_item_fail(&batch[i]->item, LH_ERROR_NO_DEVICE, "%s", device_error);
     } else {
       n = decode_on_gpu(p, decoder, batch, n);
       if (spec->analyze && n > 0)
         analyse(p, context, batch, n, stats);
     }
     for (int i = 0; i < n; i++) {
-      LhtItem *item = &batch[i]->item;
+      LhpItem *item = &batch[i]->item;
       item->worker = self->index;
       if (item->status == 0 && spec->device_step)
         spec->device_step(context, item, spec->data);
@@ -697,10 +708,10 @@ static gpointer context_thread(gpointer data)
        * the images decoded on the CPU are changed in their host memory only
        * once it has run, before they are encoded on the pool. */
       char *error = NULL;
-      if (!lht_gpu_stream_sync(decode_stream, &error)) {
+      if (!lhp_gpu_stream_sync(decode_stream, &error)) {
         for (int i = 0; i < n; i++)
           if (batch[i]->item.status == 0)
-            lht_item_fail(&batch[i]->item, LH_ERROR_CUDA, "%s", error);
+            lhp_item_fail(&batch[i]->item, LH_ERROR_CUDA, "%s", error);
         g_free(error);
       }
       n = encode_on_gpu(p, decoder, batch, n);
@@ -727,7 +738,7 @@ static gpointer context_thread(gpointer data)
     double seconds = lhio_gpu_jpeg_device_seconds(self->decoder);
     add_time(p, &p->gpu_decode_s, seconds);
   }
-  lht_gpu_jpeg_close(context, self->decoder, self->decode_stream);
+  lhp_gpu_jpeg_close(context, self->decoder, self->decode_stream);
   g_free(device_error);
   return NULL;
 }
@@ -736,16 +747,16 @@ static gpointer context_thread(gpointer data)
  * images written back (planar, gpu_jpeg_quality), on CUDA, unless --decoder
  * cpu, where libnvjpeg is found.  Until the contexts are
  * open, CUDA is the bet of every backend but the CPU's. */
-static bool gpu_jpeg_for(const LhtPipelineSpec *spec, LhBackend backend)
+static bool gpu_jpeg_for(const LhpPipelineSpec *spec, LhBackend backend)
 {
   bool wanted = spec->read_mode == LHIO_READ_LUMA ||
                 (spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0);
-  return spec->decoder != LHT_DECODER_CPU && wanted && backend != LH_BACKEND_CPU &&
-         lht_gpu_jpeg_usable(NULL);
+  return spec->decoder != LHP_DECODER_CPU && wanted && backend != LH_BACKEND_CPU &&
+         lhp_gpu_jpeg_usable(NULL);
 }
 
 /* Frames per lh_analyze_batch call on a backend. */
-static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
+static int batch_frames_for(const LhpPipelineSpec *spec, LhBackend backend)
 {
   int frames = spec->batch_frames;
   if (frames <= 0)
@@ -758,13 +769,13 @@ static int batch_frames_for(const LhtPipelineSpec *spec, LhBackend backend)
 /* JPEGs left waiting for nvJPEG before the decoding threads of --decoder
  * auto decode their own (Pipeline.gpu_share_limit): a batch per context,
  * the next while one decodes. */
-static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, int contexts)
+static int gpu_share_limit_for(const LhpPipelineSpec *spec, LhBackend backend, int contexts)
 {
   /* Not for images written back: sharing them was slower, measured on an
    * H200 with 16 cores (equalize of 200 and 1000 JPEGs: 1.99 and 2.67 s
    * shared, 1.67 and 2.41 s all on nvJPEG); the CPU's decoding and encoding
    * threads take cores from the GPU path's own. */
-  if (spec->decoder != LHT_DECODER_AUTO || !gpu_jpeg_for(spec, backend) ||
+  if (spec->decoder != LHP_DECODER_AUTO || !gpu_jpeg_for(spec, backend) ||
       spec->read_mode == LHIO_READ_FULL)
     return 0;
   return contexts * batch_frames_for(spec, backend);
@@ -777,7 +788,7 @@ static int gpu_share_limit_for(const LhtPipelineSpec *spec, LhBackend backend, i
  * a batch is on the GPU, and ready to be taken): a tighter bound left the
  * decoding threads idle, the bound reached by images that waited for the
  * analysis. */
-static guint holding_for(const LhtPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
+static guint holding_for(const LhpPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
 {
   int shared = gpu_share_limit_for(spec, backend, contexts);
   return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend) +
@@ -787,12 +798,12 @@ static guint holding_for(const LhtPipelineSpec *spec, int jobs, LhBackend backen
 /* Until the contexts are open, --backend auto may end up on CUDA or on the
  * CPU: the smaller of the two bounds holds until then, so that either run
  * keeps to its own.  *most is the larger, for sizing. */
-static guint holding_before_open(const LhtPipelineSpec *spec, int jobs, guint *most)
+static guint holding_before_open(const LhpPipelineSpec *spec, int jobs, guint *most)
 {
-  const LhtContextsWanted *wanted = &spec->contexts;
+  const LhpContextsWanted *wanted = &spec->contexts;
   guint cuda =
-      holding_for(spec, jobs, LH_BACKEND_CUDA, lht_contexts_count(wanted, LH_BACKEND_CUDA));
-  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU, lht_contexts_count(wanted, LH_BACKEND_CPU));
+      holding_for(spec, jobs, LH_BACKEND_CUDA, lhp_contexts_count(wanted, LH_BACKEND_CUDA));
+  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU, lhp_contexts_count(wanted, LH_BACKEND_CPU));
   if (wanted->device_ids || wanted->backend == LH_BACKEND_CUDA)
     cpu = cuda;
   else if (wanted->backend == LH_BACKEND_CPU)
@@ -810,28 +821,29 @@ static void cancel_until_end(Pipeline *p)
     send_cancelled(p, task);
 }
 
-/* The first context thread: it opens every context (lht_contexts_open, with
+/* The first context thread: it opens every context (lhp_contexts_open, with
  * its messages) while the pool decodes, starts the other contexts' threads,
  * then serves context 0 itself.  Contexts made on this thread and used on
  * others are no change: the main thread used to make them.  A CUDA context
  * and its stream belong to no thread, and each context thread makes its
- * device current before its first call (lht_device_use).  When the contexts
+ * device current before its first call (lhp_device_use).  When the contexts
  * cannot be opened, or a thread cannot be started, the run is abandoned: its
  * tasks come back cancelled and the main thread reports nothing more. */
 static gpointer opener_thread(gpointer data)
 {
   Pipeline *p = data;
-  const LhtPipelineSpec *spec = p->spec;
+  const LhpPipelineSpec *spec = p->spec;
   p->n_threads = 1;
   /* No image to run (a run of videos, which open their own contexts in the
    * decoder's CUDA context): --backend auto takes the CPU, which costs
    * nothing to open, rather than a CUDA context and its start-up time that
    * nothing would use.  A backend or devices asked for are still opened,
    * so that a run that cannot have them says so as before. */
-  LhtContextsWanted wanted = spec->contexts;
+  LhpContextsWanted wanted = spec->contexts;
+  wanted.report = &spec->report;
   if (p->n_paths == 0 && !wanted.device_ids && wanted.backend == LH_BACKEND_AUTO)
     wanted.backend = LH_BACKEND_CPU;
-  bool opened = lht_contexts_open(p->contexts, &wanted);
+  bool opened = lhp_contexts_open(p->contexts, &wanted);
   p->open_s = seconds_since(p->start_us);
   if (opened) {
     int n = p->contexts->n;
@@ -848,7 +860,7 @@ static gpointer opener_thread(gpointer data)
     if (p->contexts->backend == LH_BACKEND_CUDA) {
       gint64 start = g_get_monotonic_time();
       guint in_flight = (guint)(2 * p->jobs + n);
-      lht_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
+      lhp_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
                              in_flight < p->n_paths ? in_flight : p->n_paths);
       p->pin_s = seconds_since(start);
     }
@@ -866,7 +878,7 @@ static gpointer opener_thread(gpointer data)
         p->n_threads++;
     }
     if (error) {
-      lht_error(NULL, "cannot start the worker threads: %s", error->message);
+      lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", error->message);
       g_error_free(error);
       g_atomic_int_set(&p->abandoned, 1);
     }
@@ -900,12 +912,12 @@ static bool any_jpeg_name(const GPtrArray *paths)
 static gpointer prepare_thread(gpointer data)
 {
   Pipeline *p = data;
-  lht_gpu_jpeg_prepare(p->spec->contexts.device_ids);
+  lhp_gpu_jpeg_prepare(p->spec->contexts.device_ids);
   return NULL;
 }
 
-void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const GPtrArray *paths,
-                      LhtPipelineResult *result)
+void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const GPtrArray *paths,
+                      LhpPipelineResult *result)
 {
   gint64 start = g_get_monotonic_time();
   memset(result, 0, sizeof *result);
@@ -928,11 +940,11 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
    * (1.2 ms of CPU per image at 1800 images/s on an H100); one more thread
    * reads for it. */
   p.cpu_share_slots = jobs > 4 ? jobs - 3 : 1;
-  p.cpu_while_starting = p.gpu_jpeg && spec->decoder == LHT_DECODER_AUTO;
+  p.cpu_while_starting = p.gpu_jpeg && spec->decoder == LHP_DECODER_AUTO;
   p.jpeg_named = any_jpeg_name(paths);
   if (p.gpu_jpeg)
     p.gpu_share_limit = gpu_share_limit_for(spec, LH_BACKEND_CUDA,
-                                            lht_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
+                                            lhp_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
   struct rusage usage_before;
   getrusage(RUSAGE_SELF, &usage_before);
 
@@ -947,9 +959,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   guint n = paths->len, next_dispatch = 0, next_emit = 0;
 
   /* Before any decoding: every image's pixels come from the pool. */
-  p.pinned = lht_pinned_pool_new();
-  lhio_set_pixel_allocator(&(LhioPixelAllocator){
-      .alloc = lht_pinned_alloc, .release = lht_pinned_release, .user = p.pinned});
+  p.pinned = lhp_pinned_pool_new();
 
   /* nvJPEG's handles take longer to make than the CUDA contexts: begun on a
    * thread of their own first, while the contexts open and files are read.
@@ -957,6 +967,9 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
    * driver's time at start-up, beside NVDEC's own); a JPEG by content alone
    * gets them when it comes. */
   GThread *preparer = NULL;
+  const bool holds_gpu_jpeg = p.gpu_jpeg != 0; /* p.gpu_jpeg may go off */
+  if (holds_gpu_jpeg)
+    lhp_gpu_jpeg_hold();
   if (p.gpu_jpeg && p.jpeg_named)
     preparer = g_thread_try_new("lumahist-nvjpeg", prepare_thread, &p, NULL);
   /* The opener next, so that CUDA starts as early as it can. */
@@ -967,20 +980,22 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   if (p.pool)
     g_thread_pool_set_sort_function(p.pool, task_order, NULL);
   if (thread_error) {
-    lht_error(NULL, "cannot start the worker threads: %s", thread_error->message);
+    lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", thread_error->message);
     g_clear_error(&thread_error);
     g_atomic_int_set(&p.abandoned, 1);
   }
   bool settled = opener == NULL;
 
   struct sigaction action, old_int, old_term;
-  memset(&action, 0, sizeof action);
-  action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  stop_signal = 0;
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
+  if (spec->catch_signals) {
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_stop_signal;
+    action.sa_flags = SA_RESTART | SA_RESETHAND;
+    sigemptyset(&action.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &action, &old_int);
+    sigaction(SIGTERM, &action, &old_term);
+  }
 
   bool stopping = is_abandoned(&p);
   bool cut = stopping; /* a cancelled task was reached: nothing after it is emitted */
@@ -1023,16 +1038,16 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
         /* Dropped: output stays in input order, so nothing after a gap. */
       } else if (task->item.status < 0) {
         /* Without a reason, the step has reported the failure itself. */
-        if (task->item.reason) {
-          lht_progress_clear(spec->progress);
-          lht_error(task->item.path, "%s", task->item.reason);
+        if (spec->failed) {
+          if (!spec->failed(&task->item, spec->data))
+            result->stopped = stopping = true;
+        } else if (task->item.reason) {
+          lhp_say(&spec->report, task->item.path, "%s", task->item.reason);
         }
         result->failed++;
       } else {
-        if (task->item.note) {
-          lht_progress_clear(spec->progress);
-          lht_error(task->item.path, "%s", task->item.note);
-        }
+        if (task->item.note)
+          lhp_say(&spec->report, task->item.path, "%s", task->item.note);
         if (!spec->emit(&task->item, spec->data))
           result->stopped = stopping = true;
         result->done++;
@@ -1040,11 +1055,13 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
       task_free(task);
       next_emit++;
     }
-    if (stop_signal && !stopping)
+    if (stop_asked(&p) && !stopping) {
       stopping = true;
+      result->stopped = !(spec->catch_signals && stop_signal);
+    }
     /* A bar only once the contexts' messages, if any, are out. */
-    if (settled && !result->not_started)
-      lht_progress_update(spec->progress, result->done, result->failed);
+    if (settled && !result->not_started && spec->report.progress)
+      spec->report.progress(result->done, result->failed, spec->report.data);
   }
 
   /* Settled: n_threads is the opener's and the threads it started. */
@@ -1054,15 +1071,19 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
     g_thread_join(opener);
   for (int i = 1; i < p.n_threads; i++)
     g_thread_join(p.threads[i]);
-  if (preparer) {
+  if (preparer)
     g_thread_join(preparer);
-    lht_gpu_jpeg_shutdown();
-  }
+  /* Handles made without the preparer (a JPEG by content alone) are kept,
+   * as they were. */
+  if (holds_gpu_jpeg)
+    lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg);
   if (p.pool)
     g_thread_pool_free(p.pool, FALSE, TRUE);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  result->signal = stop_signal;
+  if (spec->catch_signals) {
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    result->signal = stop_signal;
+  }
 
   result->wall_s = seconds_since(start);
   result->open_s = p.open_s;
@@ -1087,10 +1108,9 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
   result->cpu_system_s =
       timeval_seconds(&usage_after.ru_stime) - timeval_seconds(&usage_before.ru_stime);
   /* Every task is freed: the pool holds no image. */
-  result->pinned_bytes = lht_pinned_pool_bytes(p.pinned);
+  result->pinned_bytes = lhp_pinned_pool_bytes(p.pinned);
   result->pinned_s = p.pin_s;
-  lhio_set_pixel_allocator(NULL);
-  lht_pinned_pool_free(p.pinned);
+  lhp_pinned_pool_free(p.pinned);
   g_free(pending);
   g_free(p.threads);
   g_free(p.selves);
@@ -1100,7 +1120,7 @@ void lht_pipeline_run(const LhtPipelineSpec *spec, LhtContexts *contexts, const 
 }
 
 /* Is context i the first of its device (in the order of the contexts)? */
-static bool first_of_device(const LhtContexts *contexts, int i)
+static bool first_of_device(const LhpContexts *contexts, int i)
 {
   for (int j = 0; j < i; j++)
     if (contexts->device_ids[j] == contexts->device_ids[i])
@@ -1113,7 +1133,7 @@ static bool first_of_device(const LhtContexts *contexts, int i)
  * their copies into pinned memory and their waits.  The CPU has none.  The
  * kernels are the GPU's work; the frames' copies go over the host link (PCIe)
  * at its rate, so they are given apart, with that rate. */
-static void print_device_time(const LhtContexts *contexts, double wall)
+static void print_device_time(const LhpContexts *contexts, double wall)
 {
   if (contexts->backend != LH_BACKEND_CUDA)
     return;
@@ -1123,7 +1143,7 @@ static void print_device_time(const LhtContexts *contexts, double wall)
     LhDeviceTime time;
     char *error = NULL;
     /* Its events are on that device: read them there, as it is freed there. */
-    if (!lht_device_use(contexts->device_ids[i], &error))
+    if (!lhp_device_use(contexts->device_ids[i], &error))
       g_free(error);
     if (lh_context_device_time(contexts->contexts[i], &time) < 0) {
       fprintf(stderr, "lumahist: timing: GPU time (CUDA events): not measured: %s\n",
@@ -1157,7 +1177,7 @@ static void print_device_time(const LhtContexts *contexts, double wall)
           (unsigned long long)sum.calls, sum.calls == 1 ? "" : "s", over);
 }
 
-void lht_pipeline_print_timing(const LhtPipelineResult *r, const LhtContexts *contexts)
+void lhp_pipeline_print_timing(const LhpPipelineResult *r, const LhpContexts *contexts)
 {
   double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
   fprintf(stderr,

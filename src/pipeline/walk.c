@@ -1,5 +1,6 @@
-/* walk.c: turns the paths of the command line into the list of image files to
- * process, descending folders recursively in a stable (sorted) order. */
+/* walk.c: turns the paths of a command line (or of lumahist.stats_files)
+ * into the list of image files to process, descending folders recursively in
+ * a stable (sorted) order. */
 #include <dirent.h>
 #include <errno.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 
 #include "io/lhio-video.h"
 #include "io/lhio.h"
-#include "lht.h"
+#include "lhp.h"
 
 /* The folders being descended, to stop at a symbolic link back up the tree. */
 typedef struct {
@@ -17,13 +18,11 @@ typedef struct {
   ino_t ino;
 } FolderId;
 
-/* Whether folders give their video files too (the commands that read them). */
-static bool walk_videos;
-
-void lht_walk_include_videos(bool include)
-{
-  walk_videos = include;
-}
+/* What a walk is asked for. */
+typedef struct {
+  bool videos; /* folders give their video files too */
+  const LhpReport *report;
+} Walk;
 
 static int compare_names(const void *a, const void *b)
 {
@@ -31,21 +30,21 @@ static int compare_names(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool walk_folder(const char *folder, const struct stat *info, GArray *ancestors,
-                        GPtrArray *paths)
+static bool walk_folder(const Walk *walk, const char *folder, const struct stat *info,
+                        GArray *ancestors, GPtrArray *paths)
 {
   for (guint i = 0; i < ancestors->len; i++) {
     const FolderId *id = &g_array_index(ancestors, FolderId, i);
     if (id->dev == info->st_dev && id->ino == info->st_ino) {
       /* Its files are found once already: worth a word, not a failure. */
-      lht_error(folder, "a link to a folder that contains it; not descended again");
+      lhp_say(walk->report, folder, "a link to a folder that contains it; not descended again");
       return true;
     }
   }
 
   DIR *dir = opendir(folder);
   if (!dir) {
-    lht_error(folder, "%s", g_strerror(errno));
+    lhp_say(walk->report, folder, "%s", g_strerror(errno));
     return false;
   }
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -57,7 +56,7 @@ static bool walk_folder(const char *folder, const struct stat *info, GArray *anc
     errno = 0;
   }
   if (errno != 0) {
-    lht_error(folder, "%s", g_strerror(errno));
+    lhp_say(walk->report, folder, "%s", g_strerror(errno));
     closedir(dir);
     g_ptr_array_free(names, TRUE);
     return false;
@@ -73,15 +72,15 @@ static bool walk_folder(const char *folder, const struct stat *info, GArray *anc
     struct stat entry;
     if (stat(path, &entry) != 0) {
       /* A dangling link is reported only if it would have been picked up. */
-      if (lhio_is_image_name(path) || (walk_videos && lhio_is_video_name(path)) ||
+      if (lhio_is_image_name(path) || (walk->videos && lhio_is_video_name(path)) ||
           errno != ENOENT) {
-        lht_error(path, "%s", g_strerror(errno));
+        lhp_say(walk->report, path, "%s", g_strerror(errno));
         ok = false;
       }
     } else if (S_ISDIR(entry.st_mode)) {
-      ok = walk_folder(path, &entry, ancestors, paths) && ok;
+      ok = walk_folder(walk, path, &entry, ancestors, paths) && ok;
     } else if (S_ISREG(entry.st_mode) &&
-               (lhio_is_image_name(path) || (walk_videos && lhio_is_video_name(path)))) {
+               (lhio_is_image_name(path) || (walk->videos && lhio_is_video_name(path)))) {
       g_ptr_array_add(paths, path);
       path = NULL;
     }
@@ -92,17 +91,18 @@ static bool walk_folder(const char *folder, const struct stat *info, GArray *anc
   return ok;
 }
 
-bool lht_walk(char *const *args, int n_args, GPtrArray *paths)
+bool lhp_walk(char *const *args, int n_args, bool videos, const LhpReport *report, GPtrArray *paths)
 {
+  const Walk walk = {videos, report};
   bool ok = true;
   GArray *ancestors = g_array_new(FALSE, FALSE, sizeof(FolderId));
   for (int i = 0; i < n_args; i++) {
     struct stat info;
     if (stat(args[i], &info) != 0) {
-      lht_error(args[i], "%s", g_strerror(errno));
+      lhp_say(report, args[i], "%s", g_strerror(errno));
       ok = false;
     } else if (S_ISDIR(info.st_mode)) {
-      ok = walk_folder(args[i], &info, ancestors, paths) && ok;
+      ok = walk_folder(&walk, args[i], &info, ancestors, paths) && ok;
     } else {
       /* A file named on the command line is always tried, whatever its name. */
       g_ptr_array_add(paths, g_strdup(args[i]));

@@ -1,0 +1,514 @@
+/* files.c: lumahist.stats_files on the tool's batch pipeline (src/pipeline/):
+ * the folders are walked as `lumahist stats` walks them, and the files are
+ * decoded on a pool of threads (JPEGs on the GPU by nvJPEG where it can be
+ * loaded) and analysed in batches per context, on a thread of the run's own.
+ * Its results come to the iterator in input order through a bounded queue:
+ * the pipeline waits in emit while the consumer is behind, so memory stays
+ * bounded however many files there are.  The iterator waits with the GIL
+ * released, and looks at Python's signals (Ctrl-C) while it waits.  Closing
+ * it (break, garbage collection, an exception) stops the run and joins its
+ * thread: nothing is left running. */
+#include <stdbool.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "module.h"
+#include "pipeline/lhp.h"
+#include "stats-object.h"
+
+/* Results and failures waiting for the consumer, at most: each holds its
+ * statistics and histogram (2 KiB at 8 bits, 512 KiB at 16). */
+#define QUEUE_ENTRIES 32
+/* How often a waiting iterator looks at Python's signals. */
+#define SIGNAL_CHECK_US (G_USEC_PER_SEC / 10)
+
+typedef enum {
+  ENTRY_RECORD,  /* a file's statistics */
+  ENTRY_FAILURE, /* a file that failed, or a path the walk could not read */
+  ENTRY_NOTE,    /* what the walk said of a path that is not a failure */
+} EntryKind;
+
+typedef struct {
+  EntryKind kind;
+  char *path;
+  char *reason; /* FAILURE, NOTE */
+  int status;   /* FAILURE */
+  LhStats stats;
+  int width, height;
+  LhBackend backend;
+  LhioDecoder decoder;
+  const char *converted_from; /* a static name, or NULL */
+} Entry;
+
+/* One run, shared by its thread and the iterator. */
+typedef struct {
+  /* Set before the thread starts. */
+  char **names; /* NULL-terminated */
+  int n_names;
+  LhOptions options;
+  LhBackend backend;
+  LhpDecoder decoder;
+  int jobs;
+  uint64_t max_pixels;
+  /* Under lock. */
+  GMutex lock;
+  GCond changed;
+  GQueue entries;
+  GPtrArray *messages; /* the run's own (path NULL), not yet warned of */
+  GPtrArray *said;     /* all of them, for the exception of a run that did not start */
+  bool closing;        /* the iterator is gone: emit refuses */
+  bool finished;       /* the thread is done */
+  bool not_started;    /* the contexts could not be opened */
+  /* The pipeline's stop flag: set by the iterator when it closes. */
+  gint stop;
+  LhBackend run_backend; /* the contexts', for records analysed nowhere else */
+} Run;
+
+typedef struct {
+  PyObject_HEAD Run *run;
+  GThread *thread;
+  bool raise_errors;
+  bool done; /* exhausted, raised or closed: StopIteration from now on */
+} FilesIterator;
+
+static void entry_free(Entry *entry)
+{
+  lh_stats_clear(&entry->stats);
+  g_free(entry->path);
+  g_free(entry->reason);
+  g_free(entry);
+}
+
+static Entry *entry_new(EntryKind kind, const char *path, const char *reason, int status)
+{
+  Entry *entry = g_new0(Entry, 1);
+  entry->kind = kind;
+  entry->path = g_strdup(path);
+  entry->reason = g_strdup(reason);
+  entry->status = status;
+  lh_stats_init(&entry->stats);
+  return entry;
+}
+
+/* Queues an entry, waiting while the queue is full; false (the entry
+ * freed) once the iterator is gone. */
+static bool queue_entry(Run *run, Entry *entry)
+{
+  g_mutex_lock(&run->lock);
+  while (!run->closing && g_queue_get_length(&run->entries) >= QUEUE_ENTRIES)
+    g_cond_wait(&run->changed, &run->lock);
+  bool open = !run->closing;
+  if (open) {
+    g_queue_push_tail(&run->entries, entry);
+    g_cond_broadcast(&run->changed);
+  }
+  g_mutex_unlock(&run->lock);
+  if (!open)
+    entry_free(entry);
+  return open;
+}
+
+/* The pipeline's messages that name no file: a context that cannot be had,
+ * nvJPEG unusable on a device.  Any of its threads. */
+static void say_of_run(const char *path, const char *message, void *data)
+{
+  Run *run = data;
+  g_mutex_lock(&run->lock);
+  char *text = path ? g_strdup_printf("%s: %s", path, message) : g_strdup(message);
+  g_ptr_array_add(run->messages, text);
+  g_ptr_array_add(run->said, g_strdup(text));
+  g_mutex_unlock(&run->lock);
+}
+
+/* The walk's, kept until it is known whether they were failures. */
+static void say_of_walk(const char *path, const char *message, void *data)
+{
+  g_ptr_array_add(data, entry_new(ENTRY_NOTE, path, message, LH_ERROR_IO));
+}
+
+static bool on_ready(const LhpContexts *contexts, void *data)
+{
+  ((Run *)data)->run_backend = contexts->backend;
+  return true;
+}
+
+static bool on_emit(LhpItem *item, void *data)
+{
+  Run *run = data;
+  Entry *entry = entry_new(ENTRY_RECORD, item->path, NULL, 0);
+  /* The entry takes the statistics and their histogram. */
+  entry->stats = item->stats;
+  lh_stats_init(&item->stats);
+  entry->width = item->width;
+  entry->height = item->height;
+  entry->backend = item->backend != LH_BACKEND_AUTO ? item->backend : run->run_backend;
+  entry->decoder = item->decoder;
+  entry->converted_from = item->converted_from;
+  return queue_entry(run, entry);
+}
+
+static bool on_failed(LhpItem *item, void *data)
+{
+  return queue_entry(data, entry_new(ENTRY_FAILURE, item->path,
+                                     item->reason ? item->reason : lh_status_name(item->status),
+                                     item->status));
+}
+
+/* CUDA contexts per device: as `lumahist stats` has them (src/tool/batch.c):
+ * one decoder per device feeds nvJPEG's engines best, two streams overlap
+ * the copies otherwise. */
+static int streams_for(LhpDecoder decoder)
+{
+  return decoder != LHP_DECODER_CPU && lhp_gpu_jpeg_usable(NULL) ? 1 : 2;
+}
+
+static gpointer run_thread(gpointer data)
+{
+  Run *run = data;
+  GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *walk_said = g_ptr_array_new();
+  LhpReport walk_report = {.say = say_of_walk, .data = walk_said};
+  bool walked = lhp_walk(run->names, run->n_names, false, &walk_report, paths);
+  /* A walk that failed said its failures (and perhaps a note on a link back
+   * up the tree, which goes as one): they come first, as the tool's do. */
+  bool going = true; /* the iterator is still there */
+  for (guint i = 0; i < walk_said->len; i++) {
+    Entry *entry = g_ptr_array_index(walk_said, i);
+    if (!walked)
+      entry->kind = ENTRY_FAILURE;
+    if (going)
+      going = queue_entry(run, entry);
+    else
+      entry_free(entry);
+  }
+  g_ptr_array_free(walk_said, TRUE);
+
+  LhpContexts contexts = {0};
+  LhpPipelineResult result = {0};
+  if (going) {
+    LhpPipelineSpec spec = {
+        .contexts = {run->backend, NULL, run->jobs, streams_for(run->decoder), false,
+                     run->decoder == LHP_DECODER_GPU ? "decoder=\"gpu\"" : NULL, NULL},
+        .jobs = run->jobs,
+        .read_mode = LHIO_READ_LUMA,
+        .decoder = run->decoder,
+        .max_pixels = run->max_pixels,
+        .analyze = &run->options,
+        .ready = on_ready,
+        .emit = on_emit,
+        .failed = on_failed,
+        .data = run,
+        .report = {.say = say_of_run, .data = run},
+        .stop = &run->stop,
+        /* The next stats_files call in this process starts at once. */
+        .keep_gpu_jpeg = true,
+    };
+    lhp_pipeline_run(&spec, &contexts, paths, &result);
+    g_free(result.per_context);
+    lhp_contexts_close(&contexts);
+  }
+  g_ptr_array_free(paths, TRUE);
+  g_mutex_lock(&run->lock);
+  run->finished = true;
+  run->not_started = result.not_started;
+  g_cond_broadcast(&run->changed);
+  g_mutex_unlock(&run->lock);
+  return NULL;
+}
+
+static void run_free(Run *run)
+{
+  if (!run)
+    return;
+  Entry *entry;
+  while ((entry = g_queue_pop_head(&run->entries)))
+    entry_free(entry);
+  g_ptr_array_free(run->messages, TRUE);
+  g_ptr_array_free(run->said, TRUE);
+  g_strfreev(run->names);
+  g_mutex_clear(&run->lock);
+  g_cond_clear(&run->changed);
+  g_free(run);
+}
+
+/* Stops the run, if it goes on, and waits for its thread (GIL released):
+ * emit refuses from now on, and the pipeline finishes what is under way. */
+static void iterator_close(FilesIterator *self)
+{
+  self->done = true;
+  if (!self->thread)
+    return;
+  Run *run = self->run;
+  g_mutex_lock(&run->lock);
+  run->closing = true;
+  g_atomic_int_set(&run->stop, 1);
+  g_cond_broadcast(&run->changed);
+  g_mutex_unlock(&run->lock);
+  PyThreadState *released = PyEval_SaveThread();
+  g_thread_join(self->thread);
+  PyEval_RestoreThread(released);
+  self->thread = NULL;
+}
+
+static void iterator_dealloc(FilesIterator *self)
+{
+  iterator_close(self);
+  run_free(self->run);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *iterator_close_method(FilesIterator *self, PyObject *unused)
+{
+  iterator_close(self);
+  Py_RETURN_NONE;
+}
+
+/* Warns of each message: 0, or -1 with the exception set (warnings as
+ * errors). */
+static int warn_all(GPtrArray *messages)
+{
+  int status = 0;
+  for (guint i = 0; status == 0 && i < messages->len; i++)
+    status = PyErr_WarnEx(PyExc_RuntimeWarning, g_ptr_array_index(messages, i), 1);
+  return status;
+}
+
+/* The record of an entry, as stats_file makes it. */
+static PyObject *record_of(Entry *entry)
+{
+  StatsObject *result = stats_object_new(false);
+  if (!result)
+    return NULL;
+  result->stats = entry->stats;
+  result->width = entry->width;
+  result->height = entry->height;
+  result->backend = entry->backend;
+  lh_stats_init(&entry->stats); /* taken */
+  Py_SETREF(result->path, PyUnicode_DecodeFSDefault(entry->path));
+  Py_SETREF(result->decoder, PyUnicode_FromString(lhio_decoder_name(entry->decoder)));
+  if (result->path && result->decoder && entry->converted_from)
+    Py_SETREF(result->converted_from, PyUnicode_FromString(entry->converted_from));
+  if (!result->path || !result->decoder || !result->converted_from)
+    Py_CLEAR(result);
+  return (PyObject *)result;
+}
+
+/* Waits a while for the next entry (NULL: none yet, or the run is over,
+ * *finished), the GIL released; with one, or at the end, takes the run's
+ * messages said meanwhile into *messages. */
+static Entry *next_entry(Run *run, bool *finished, GPtrArray **messages)
+{
+  Entry *entry;
+  PyThreadState *released = PyEval_SaveThread();
+  g_mutex_lock(&run->lock);
+  gint64 until = g_get_monotonic_time() + SIGNAL_CHECK_US;
+  while (!(entry = g_queue_pop_head(&run->entries)) && !run->finished)
+    if (!g_cond_wait_until(&run->changed, &run->lock, until))
+      break;
+  if (entry)
+    g_cond_broadcast(&run->changed); /* room for the pipeline */
+  *finished = run->finished && !entry;
+  if ((entry || *finished) && run->messages->len > 0) {
+    *messages = run->messages;
+    run->messages = g_ptr_array_new_with_free_func(g_free);
+  }
+  g_mutex_unlock(&run->lock);
+  PyEval_RestoreThread(released);
+  return entry;
+}
+
+static PyObject *iterator_next(FilesIterator *self)
+{
+  Run *run = self->run;
+  while (!self->done) {
+    bool finished = false;
+    GPtrArray *messages = NULL;
+    Entry *entry = next_entry(run, &finished, &messages);
+    if (finished && run->not_started) {
+      /* Nothing ran: what the contexts said is the failure. */
+      char *text = NULL;
+      if (run->said->len > 0) {
+        g_ptr_array_add(run->said, NULL);
+        text = g_strjoinv("; ", (char **)run->said->pdata);
+        g_ptr_array_remove_index(run->said, run->said->len - 1);
+      }
+      raise_message(run->backend == LH_BACKEND_CUDA ? LH_ERROR_NO_DEVICE : LH_ERROR_UNSUPPORTED,
+                    text ? text : "the analysis contexts could not be opened");
+      g_free(text);
+      if (messages)
+        g_ptr_array_free(messages, TRUE);
+      iterator_close(self);
+      return NULL;
+    }
+    int status = messages ? warn_all(messages) : 0;
+    if (messages)
+      g_ptr_array_free(messages, TRUE);
+    if (status < 0) {
+      if (entry)
+        entry_free(entry);
+      iterator_close(self);
+      return NULL;
+    }
+    if (!entry) {
+      if (finished) {
+        iterator_close(self);
+        return NULL;
+      }
+      if (PyErr_CheckSignals() < 0) {
+        iterator_close(self);
+        return NULL;
+      }
+      continue;
+    }
+    PyObject *record = NULL;
+    if (entry->kind == ENTRY_RECORD) {
+      record = record_of(entry);
+      if (!record)
+        iterator_close(self);
+    } else {
+      char *text = g_strdup_printf("%s: %s", entry->path, entry->reason);
+      if (entry->kind == ENTRY_FAILURE && self->raise_errors) {
+        raise_message(entry->status, text);
+        iterator_close(self);
+      } else if (PyErr_WarnEx(PyExc_RuntimeWarning, text, 1) < 0) {
+        iterator_close(self);
+      } else {
+        g_free(text);
+        entry_free(entry);
+        continue;
+      }
+      g_free(text);
+    }
+    entry_free(entry);
+    return record;
+  }
+  return NULL;
+}
+
+static PyMethodDef iterator_methods[] = {
+    {"close", (PyCFunction)iterator_close_method, METH_NOARGS,
+     "Stops the run (what is under way is finished and dropped) and waits for its threads."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FilesIteratorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "lumahist._lumahist.StatsFilesIterator",
+    .tp_doc = "The records of lumahist.stats_files, in the order of the files.",
+    .tp_basicsize = sizeof(FilesIterator),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)iterator_dealloc,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)iterator_next,
+    .tp_methods = iterator_methods,
+};
+
+int files_add_type(PyObject *module)
+{
+  return PyType_Ready(&FilesIteratorType);
+}
+
+/* The paths as bytes (os.fsencode), NULL-terminated; NULL with the
+ * exception set. */
+static char **names_from(PyObject *paths, int *n)
+{
+  PyObject *sequence = PySequence_Fast(paths, "paths: a sequence of paths");
+  if (!sequence)
+    return NULL;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+  char **names = g_new0(char *, count + 1);
+  for (Py_ssize_t i = 0; i < count; i++) {
+    PyObject *bytes;
+    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(sequence, i), &bytes)) {
+      g_strfreev(names);
+      Py_DECREF(sequence);
+      return NULL;
+    }
+    names[i] = g_strdup(PyBytes_AS_STRING(bytes));
+    Py_DECREF(bytes);
+  }
+  Py_DECREF(sequence);
+  *n = (int)count;
+  return names;
+}
+
+PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = {"paths",   "jobs",       "matrix",  "range",        "percentiles",
+                             "backend", "max_pixels", "decoder", "raise_errors", NULL};
+  PyObject *paths, *percentiles = Py_None;
+  int jobs = 0, raise_errors = 0;
+  const char *matrix_name = "bt601", *range_name = "full", *backend_name = "auto";
+  const char *decoder_name = "auto";
+  unsigned long long max_pixels = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$issOsKsp", keywords, &paths, &jobs,
+                                   &matrix_name, &range_name, &percentiles, &backend_name,
+                                   &max_pixels, &decoder_name, &raise_errors))
+    return NULL;
+  if (jobs < 0)
+    return raise_invalid("jobs: 1 or more (None: one per core)");
+  LhOptions options;
+  lh_options_init(&options);
+  LhBackend backend;
+  if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
+                   &backend) < 0 ||
+      percentiles_from(percentiles, &options) < 0)
+    return NULL;
+  LhpDecoder decoder;
+  if (strcmp(decoder_name, "auto") == 0) {
+    decoder = LHP_DECODER_AUTO;
+  } else if (strcmp(decoder_name, "cpu") == 0) {
+    decoder = LHP_DECODER_CPU;
+  } else if (strcmp(decoder_name, "gpu") == 0) {
+    decoder = LHP_DECODER_GPU;
+    const char *why = NULL;
+    if (backend == LH_BACKEND_CPU)
+      return raise_invalid("decoder=\"gpu\" needs the CUDA backend, not backend=\"cpu\"");
+    if (!lhp_gpu_jpeg_usable(&why)) {
+      char *text = g_strdup_printf("decoder=\"gpu\": %s", why ? why : "nvJPEG cannot be used");
+      raise_message(LH_ERROR_UNSUPPORTED, text);
+      g_free(text);
+      return NULL;
+    }
+    /* The GPU was asked for: no quiet fall back to the CPU backend. */
+    backend = LH_BACKEND_CUDA;
+  } else {
+    return raise_invalid("decoder: auto, cpu or gpu");
+  }
+
+  Run *run = g_new0(Run, 1);
+  run->names = names_from(paths, &run->n_names);
+  if (!run->names) {
+    g_free(run);
+    return NULL;
+  }
+  run->options = options;
+  run->backend = backend;
+  run->decoder = decoder;
+  run->jobs = jobs > 0 ? jobs : (int)g_get_num_processors();
+  run->max_pixels = max_pixels;
+  g_mutex_init(&run->lock);
+  g_cond_init(&run->changed);
+  g_queue_init(&run->entries);
+  run->messages = g_ptr_array_new_with_free_func(g_free);
+  run->said = g_ptr_array_new_with_free_func(g_free);
+
+  FilesIterator *iterator = PyObject_New(FilesIterator, &FilesIteratorType);
+  if (!iterator) {
+    run_free(run);
+    return NULL;
+  }
+  iterator->run = run;
+  iterator->thread = NULL;
+  iterator->raise_errors = raise_errors != 0;
+  iterator->done = false;
+  GError *error = NULL;
+  iterator->thread = g_thread_try_new("lumahist-files", run_thread, run, &error);
+  if (!iterator->thread) {
+    raise_message(LH_ERROR_NO_MEMORY, error->message);
+    g_error_free(error);
+    Py_DECREF(iterator);
+    return NULL;
+  }
+  return (PyObject *)iterator;
+}

@@ -1,0 +1,32 @@
+/* module.h: what the files of the extension share: the library's failures
+ * raised as the package's lumahist.Error subclasses, the options every call
+ * parses, and the stats_files iterator (files.c). */
+#ifndef LUMAHIST_MODULE_H
+#define LUMAHIST_MODULE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "lumahist.h"
+
+/* The package's error class for status (set_errors), raised with the
+ * library's last message, or with message; NULL, to be returned. */
+PyObject *raise_status(int status);
+PyObject *raise_message(int status, const char *message);
+PyObject *raise_invalid(const char *message);
+
+/* matrix=, range= and backend= by name; 0, or -1 with the exception set. */
+int parse_common(const char *matrix_name, const char *range_name, const char *backend_name,
+                 LhMatrix *matrix, LhRange *range, LhBackend *backend);
+
+/* percentiles= (None: the median alone, or an iterable of numbers) into
+ * options; 0, or -1 with the exception set. */
+int percentiles_from(PyObject *object, LhOptions *options);
+
+/* stats_files(paths, *, jobs, matrix, range, percentiles, backend,
+ * max_pixels, decoder, raise_errors): the iterator (files.c). */
+PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs);
+/* Readies the iterator's type; 0, or -1 with the exception set. */
+int files_add_type(PyObject *module);
+
+#endif

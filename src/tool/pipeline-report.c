@@ -1,0 +1,42 @@
+/* pipeline-report.c: the tool's face of src/pipeline/: what the pipeline,
+ * its contexts and its walk have to say, as "lumahist: PATH: message" lines on
+ * stderr, and a run's progress on the bar (progress.c). */
+#include "lht-batch.h"
+
+static void say_line(const char *path, const char *message, void *data)
+{
+  /* Only a file's message comes from the thread that draws the bar. */
+  if (path)
+    lht_progress_clear(data);
+  lht_error(path, "%s", message);
+}
+
+static void update(guint done, guint failed, void *data)
+{
+  lht_progress_update(data, done, failed);
+}
+
+LhpReport lht_progress_report(LhtProgress *progress)
+{
+  return (LhpReport){.say = say_line, .progress = update, .data = progress};
+}
+
+LhContext *lht_context_open(LhBackend wanted, bool verbose)
+{
+  LhpReport report = lht_progress_report(NULL);
+  return lhp_context_open(wanted, verbose, &report);
+}
+
+/* Whether lht_walk gives video files too. */
+static bool walk_videos;
+
+void lht_walk_include_videos(bool include)
+{
+  walk_videos = include;
+}
+
+bool lht_walk(char *const *args, int n_args, GPtrArray *paths)
+{
+  LhpReport report = lht_progress_report(NULL);
+  return lhp_walk(args, n_args, walk_videos, &report, paths);
+}

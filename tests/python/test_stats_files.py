@@ -1,0 +1,291 @@
+"""lumahist.stats_files on the batch pipeline (src/pipeline/): its records
+against `lumahist stats --backend cpu --decoder cpu`, order, failed files,
+closing early, and nvJPEG (decoder="gpu") on a GPU host.  Needs
+PYTHONPATH=BUILD/python and LUMAHIST=BUILD/src/tool/lumahist.  The GPU test
+skips, saying why, without a CUDA device or nvJPEG; LUMAHIST_EXPECT_NVJPEG=1
+makes their absence a failure."""
+import gc
+import json
+import os
+import subprocess
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import lumahist
+
+cv2 = pytest.importorskip("cv2")
+LUMAHIST = os.environ.get("LUMAHIST")
+SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples")
+
+# As tests/cli/test_decoder.py bounds nvJPEG against libjpeg-turbo (README,
+# "Same numbers"): the IDCTs round differently, by a code value at a few pixels.
+MEAN_TOLERANCE = 0.5
+MEDIAN_TOLERANCE = 1
+
+
+def tool_records(paths, *extra):
+    """The tool's jsonl records, with the CPU backend and decoder unless extra says."""
+    assert LUMAHIST, "LUMAHIST is not set"
+    out = subprocess.run([LUMAHIST, "stats", "--quiet", "--backend", "cpu", "--decoder", "cpu",
+                          *extra, *map(str, paths)], capture_output=True, check=False).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def dicts(records):
+    return [r.to_dict() for r in records]
+
+
+def noise(rng, height, width, channels=None, dtype=np.uint8):
+    """A photo-like image: smooth gradients plus noise, not flat."""
+    top = 65535 if dtype == np.uint16 else 255
+    y, x = np.mgrid[0:height, 0:width]
+    base = (x * 0.6 / max(width, 1) + y * 0.4 / max(height, 1)) * top
+    shape = (height, width) if channels is None else (height, width, channels)
+    if channels is not None:
+        base = base[..., None]
+    image = base + rng.normal(0, top * 0.08, shape)
+    return np.clip(image, 0, top).astype(dtype)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """Seeded PNG and JPEG files of odd sizes, a gray JPEG, a 16-bit PNG, a
+    constant and a near-constant image, in nested folders."""
+    top = tmp_path_factory.mktemp("files")
+    rng = np.random.default_rng(1717)
+    (top / "b" / "deep").mkdir(parents=True)
+    (top / "a").mkdir()
+    sizes = [(1, 1), (3, 7), (17, 31), (64, 48), (101, 77), (239, 321), (480, 641), (33, 1)]
+    for k, (h, w) in enumerate(sizes):
+        sub = ["a", "b", "b/deep"][k % 3]
+        cv2.imwrite(str(top / sub / f"rgb-{k:02d}.png"), noise(rng, h, w, 3))
+        cv2.imwrite(str(top / sub / f"rgb-{k:02d}.jpg"), noise(rng, h, w, 3),
+                    [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(40, 100))])
+    cv2.imwrite(str(top / "gray.jpg"), noise(rng, 123, 457))
+    cv2.imwrite(str(top / "gray16.png"), noise(rng, 97, 131, dtype=np.uint16))
+    cv2.imwrite(str(top / "constant.png"), np.full((40, 60), 77, np.uint8))
+    near = np.full((50, 70, 3), 200, np.uint8)
+    near[rng.integers(0, 50, 20), rng.integers(0, 70, 20)] = 201
+    cv2.imwrite(str(top / "a" / "near-constant.jpeg"), near)
+    (top / "notes.txt").write_text("not an image")
+    return top
+
+
+@pytest.fixture(scope="module")
+def with_bad(tmp_path_factory):
+    """Good files with a broken PNG in the middle of them (by sorted name)."""
+    top = tmp_path_factory.mktemp("bad")
+    rng = np.random.default_rng(99)
+    for k in range(6):
+        cv2.imwrite(str(top / f"{2 * k}.png"), noise(rng, 20 + k, 30 + 2 * k, 3))
+    (top / "5-broken.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)
+    return top
+
+
+@pytest.mark.parametrize("jobs", [1, 4])
+def test_records_are_the_tools(folder, jobs):
+    want = tool_records([folder])
+    assert len(want) == 20
+    got = dicts(lumahist.stats_files(folder, jobs=jobs, backend="cpu", decoder="cpu"))
+    assert [r["path"] for r in got] == [r["path"] for r in want]
+    assert got == want
+    decoders = {r["decoder"] for r in got}
+    assert decoders == {"libpng", "libjpeg-turbo"}
+    assert any(r["bit_depth"] == 16 for r in got)
+
+
+def test_samples_and_several_paths_in_their_order(folder):
+    paths = [SAMPLES, folder / "gray.jpg", folder / "a"]
+    want = tool_records(paths)
+    got = dicts(lumahist.stats_files(paths, jobs=3, backend="cpu", decoder="cpu"))
+    assert len(got) == len(want) > 8
+    assert got == want
+
+
+def test_options_as_the_tools(folder):
+    want = tool_records([folder / "b"], "--matrix", "bt709", "--range", "limited",
+                        "--percentiles", "0.5,10,99.9")
+    got = dicts(lumahist.stats_files(folder / "b", backend="cpu", decoder="cpu",
+                                     matrix="bt709", range="limited",
+                                     percentiles=(0.5, 10, 99.9)))
+    assert got == want
+    assert list(got[0]["percentiles"]) == ["0.5", "10", "99.9"]
+
+
+def test_default_decoder_gives_the_cpu_decoders_records_here(folder):
+    """decoder="auto" (the default) and backend="auto": where nvJPEG or a
+    device is missing, the same records as the CPU decoder's; on a GPU host
+    the JPEGs may be decoded there (the GPU test checks those)."""
+    cpu = dicts(lumahist.stats_files(folder, decoder="cpu"))
+    auto = dicts(lumahist.stats_files(folder))
+    assert [r["path"] for r in auto] == [r["path"] for r in cpu]
+    for a, c in zip(auto, cpu):
+        if a["decoder"] == c["decoder"]:
+            assert {k: v for k, v in a.items() if k != "backend"} == \
+                   {k: v for k, v in c.items() if k != "backend"}
+        else:
+            assert a["decoder"] in ("nvjpeg-hardware", "nvjpeg-gpu")
+
+
+def test_a_bad_file_warns_and_the_others_come(with_bad):
+    want = tool_records([with_bad])
+    assert len(want) == 6
+    with pytest.warns(RuntimeWarning) as caught:
+        got = dicts(lumahist.stats_files(with_bad, jobs=2, backend="cpu", decoder="cpu"))
+    assert got == want
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1
+    assert messages[0].startswith(str(with_bad / "5-broken.png") + ": ")
+    assert len(messages[0]) > len(str(with_bad / "5-broken.png")) + 2  # says why
+
+
+def test_a_bad_file_raises_after_the_ones_before_it(with_bad):
+    want = tool_records([with_bad])
+    got = []
+    with pytest.raises(lumahist.Error, match="5-broken.png") as raised:
+        for record in lumahist.stats_files(with_bad, jobs=4, backend="cpu", errors="raise"):
+            got.append(record.to_dict())
+    assert raised.value.status < 0
+    # 0, 10, 2, 4 sort before "5-broken"; 6 and 8 after.
+    assert [os.path.basename(r["path"]) for r in got] == ["0.png", "10.png", "2.png", "4.png"]
+    assert got == want[:4]
+
+
+def test_missing_paths(folder, tmp_path):
+    missing = tmp_path / "missing.png"
+    with pytest.warns(RuntimeWarning, match="missing.png"):
+        got = dicts(lumahist.stats_files([missing, folder / "gray.jpg"], backend="cpu"))
+    assert [r["path"] for r in got] == [str(folder / "gray.jpg")]
+    with pytest.raises(OSError):
+        list(lumahist.stats_files([missing], errors="raise"))
+
+
+def test_bad_arguments(folder):
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.stats_files(folder, errors="ignore")
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.stats_files(folder, decoder="nvdec")
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.stats_files(folder, decoder="gpu", backend="cpu")
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.stats_files(folder, matrix="bt999")
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.stats_files(folder, jobs=-1)
+    assert list(lumahist.stats_files([])) == []
+
+
+def analysis_threads():
+    return sum(1 for t in os.listdir("/proc/self/task")
+               if open(f"/proc/self/task/{t}/comm").read().startswith("lumahist-"))
+
+
+def test_breaking_out_stops_the_run_and_another_runs(folder):
+    want = tool_records([folder])
+    before = analysis_threads()
+    for _ in range(3):
+        for k, record in enumerate(lumahist.stats_files(folder, jobs=4, backend="cpu",
+                                                        decoder="cpu")):
+            assert record.to_dict() == want[k]
+            if k == 2:
+                break
+        gc.collect()
+    iterator = lumahist.stats_files(folder, jobs=2, backend="cpu", decoder="cpu")
+    assert next(iterator).to_dict() == want[0]
+    iterator.close()
+    assert list(iterator) == []
+    iterator = lumahist.stats_files(folder, jobs=2, backend="cpu", decoder="cpu")
+    del iterator  # never read: stopped and joined
+    # Nothing left running, and a whole run still gives every record.
+    assert analysis_threads() == before
+    assert dicts(lumahist.stats_files(folder, jobs=4, backend="cpu", decoder="cpu")) == want
+
+
+def test_runs_at_the_same_time(folder, with_bad):
+    """Two runs read in turn (zip) and a third on another thread: each its
+    own records (the pixel buffers of overlapping runs go back to their own
+    pools)."""
+    want_a, want_b = tool_records([folder]), tool_records([folder / "b"])
+    got_thread = []
+
+    def other():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(3):
+                got_thread.append(dicts(lumahist.stats_files(with_bad, backend="cpu")))
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    pairs = list(zip(lumahist.stats_files(folder, jobs=2, backend="cpu", decoder="cpu"),
+                     lumahist.stats_files(folder / "b", jobs=3, backend="cpu", decoder="cpu")))
+    thread.join()
+    assert [a.to_dict() for a, _ in pairs] == want_a[:len(want_b)]
+    assert [b.to_dict() for _, b in pairs] == want_b
+    assert all(g == tool_records([with_bad]) for g in got_thread)
+
+
+def test_keyboard_interrupt_while_waiting(tmp_path):
+    """A Ctrl-C while the iterator waits (a large PNG decoding) raises
+    KeyboardInterrupt in the loop, and the run stops."""
+    rng = np.random.default_rng(5)
+    for k in range(4):
+        cv2.imwrite(str(tmp_path / f"{k}.png"), noise(rng, 2000, 3000, 3),
+                    [cv2.IMWRITE_PNG_COMPRESSION, 9])
+    import _thread
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in lumahist.stats_files(tmp_path, jobs=1, backend="cpu"):
+            time.sleep(1)
+    timer.join()
+    assert time.monotonic() - start < 20
+    assert len(dicts(lumahist.stats_files(tmp_path, jobs=2, backend="cpu"))) == 4
+
+
+def nvjpeg_or_skip(folder):
+    """Skips, saying why, where decoder="gpu" cannot run; with
+    LUMAHIST_EXPECT_NVJPEG=1 that is a failure."""
+    try:
+        iterator = lumahist.stats_files(folder / "gray.jpg", decoder="gpu")
+        next(iterator)
+        iterator.close()
+    except (lumahist.UnsupportedError, lumahist.NoDeviceError) as e:
+        if os.environ.get("LUMAHIST_EXPECT_NVJPEG") == "1":
+            pytest.fail(f"LUMAHIST_EXPECT_NVJPEG=1, but decoder=\"gpu\": {e}")
+        pytest.skip(f"decoder=\"gpu\" cannot run here: {e}")
+
+
+def test_gpu_decoder_against_the_cpus(folder):
+    nvjpeg_or_skip(folder)
+    paths = [folder, SAMPLES]
+    cpu = dicts(lumahist.stats_files(paths, backend="cpu", decoder="cpu"))
+    for decoder in ("gpu", "auto"):
+        gpu = dicts(lumahist.stats_files(paths, decoder=decoder, jobs=4))
+        assert [r["path"] for r in gpu] == [r["path"] for r in cpu]
+        on_gpu = 0
+        for g, c in zip(gpu, cpu):
+            path = c["path"]
+            assert g["backend"] == "cuda", path
+            for field in ("width", "height", "count", "bit_depth"):
+                assert g[field] == c[field], (path, field)
+            if path.lower().endswith(".png"):
+                assert g["decoder"] == "libpng", path
+                assert {k: v for k, v in g.items() if k != "backend"} == \
+                       {k: v for k, v in c.items() if k != "backend"}, path
+                continue
+            assert g["decoder"] in ("nvjpeg-hardware", "nvjpeg-gpu", "libjpeg-turbo"), path
+            on_gpu += g["decoder"] != "libjpeg-turbo"
+            assert abs(g["mean"] - c["mean"]) <= MEAN_TOLERANCE, (path, g["mean"], c["mean"])
+            assert abs(g["median"] - c["median"]) <= MEDIAN_TOLERANCE, path
+        if decoder == "gpu":
+            # The generated JPEGs (baseline, 4:2:0 or gray) are all nvJPEG's.
+            ours = [g for g in gpu if g["path"].startswith(str(folder))
+                    and not g["path"].lower().endswith(".png")]
+            assert len(ours) == 10
+            assert all(g["decoder"] in ("nvjpeg-hardware", "nvjpeg-gpu") for g in ours), \
+                [(g["path"], g["decoder"]) for g in ours]
+            assert on_gpu >= 10
