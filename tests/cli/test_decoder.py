@@ -348,7 +348,10 @@ def auto_shares(jpegs, tmp):
         decoder = record.get("decoder")
         counts[decoder] = counts.get(decoder, 0) + 1
         if decoder == "libjpeg-turbo":
-            check({**record, "path": reference["path"]} == reference,
+            # Those decoded while nvJPEG started were analysed on the CPU
+            # (backend "cpu"): the same numbers.
+            check({**record, "path": reference["path"], "backend": reference["backend"]} ==
+                  reference and record["backend"] in ("cpu", "cuda"),
                   f"--decoder auto: {record['path']}: decoded by libjpeg-turbo, yet not the "
                   f"numbers of --decoder cpu")
         else:
@@ -365,7 +368,10 @@ def auto_shares(jpegs, tmp):
           f"records {counts}")
     check(any(d in GPU_DECODERS for d in counts), f"--decoder auto: nothing on nvJPEG: {counts}")
     check(counts.get("libjpeg-turbo", 0) > 0, f"--decoder auto: nothing on the CPU: {counts}")
-    print(f"--decoder auto on {copies} JPEGs: decoders {counts}")
+    on_cpu = sum(r.get("backend") == "cpu" for r in got)
+    check(on_cpu > 0, "--decoder auto: no image analysed on the CPU while nvJPEG started")
+    print(f"--decoder auto on {copies} JPEGs: decoders {counts}, {on_cpu} analysed on the CPU "
+          f"while nvJPEG started")
 
 
 def group_gpu(samples, tmp, args):

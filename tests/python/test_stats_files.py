@@ -269,7 +269,8 @@ def test_gpu_decoder_against_the_cpus(folder):
         on_gpu = 0
         for g, c in zip(gpu, cpu):
             path = c["path"]
-            assert g["backend"] == "cuda", path
+            # auto analyses what the CPU decodes while nvJPEG starts on the CPU
+            assert g["backend"] == "cuda" or (decoder == "auto" and g["backend"] == "cpu"), path
             for field in ("width", "height", "count", "bit_depth"):
                 assert g[field] == c[field], (path, field)
             if path.lower().endswith(".png"):
