@@ -156,11 +156,12 @@ static bool on_failed(LhpItem *item, void *data)
 }
 
 /* CUDA contexts per device: as `lumahist stats` has them (src/tool/batch.c):
- * one decoder per device feeds nvJPEG's engines best, two streams overlap
- * the copies otherwise. */
+ * two; where JPEGs are decoded on the GPU, the first decodes them with
+ * nvJPEG and the second analyses the rest (the pipeline's split). */
 static int streams_for(LhpDecoder decoder)
 {
-  return decoder != LHP_DECODER_CPU && lhp_gpu_jpeg_usable(NULL) ? 1 : 2;
+  (void)decoder;
+  return 2;
 }
 
 static gpointer run_thread(gpointer data)

@@ -72,6 +72,9 @@ typedef struct {
   /* Its nvJPEG decoder, started on a thread of its own (decoder_start) while
    * the context analyses what the CPU decodes, and installed (decoder_install)
    * once started, or when a JPEG for it arrives first. */
+  /* It takes the JPEGs for nvJPEG (and makes a decoder).  With split, only
+   * the first context of each device does, from jpeg_queue. */
+  bool decodes;
   GThread *decoder_starter;
   gint decoder_started; /* atomic: the starter has finished */
   LhioGpuJpeg *decoder; /* NULL: none, or not yet installed */
@@ -110,6 +113,14 @@ struct Pipeline {
   double pin_s;        /* page-locking the pool's arena, by the opener */
   GThreadPool *pool;
   GAsyncQueue *device_queue;
+  /* stats decoding on the GPU with two or more contexts a device (split,
+   * atomic, set once the contexts are open): the JPEGs for nvJPEG go to
+   * jpeg_queue, which the first context of each device takes, and the
+   * images decoded on the CPU to device_queue, which the others take, so
+   * that their copies and analysis do not wait between nvJPEG's batches
+   * (nvjpegDecodeBatched holds its thread for most of the engines' time). */
+  GAsyncQueue *jpeg_queue;
+  gint split;
   GAsyncQueue *done_queue;
   gint64 start_us;
   gint released;  /* tasks handed back, their pixels freed (atomic) */
@@ -132,6 +143,8 @@ struct Pipeline {
   GThread **threads; /* [0] unused: the opener's own is joined by the main thread */
   ContextThread *selves;
 };
+
+static bool first_of_device(const LhpContexts *contexts, int i);
 
 /* Pushed once per context thread to end it. */
 static Task end_of_work;
@@ -423,7 +436,7 @@ static void pool_task(gpointer data, gpointer user_data)
     /* Sized from its headers; the context's thread decodes it. */
     item->width = task->jpeg.width;
     item->height = task->jpeg.height;
-    g_async_queue_push(p->device_queue, task);
+    g_async_queue_push(g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue, task);
     return;
   }
   item->width = item->image.frame.width;
@@ -661,6 +674,21 @@ static void decoder_install(ContextThread *self, LhContext *context)
   g_clear_pointer(&self->decoder_error, g_free);
 }
 
+/* A context that does not decode passes the JPEGs for nvJPEG it was given
+ * (queued before the split was known) to those that do; returns the
+ * batch's new size. */
+static int pass_on_jpegs(Pipeline *p, Task **batch, int n)
+{
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    if (is_for_nvjpeg(batch[i]))
+      g_async_queue_push(p->jpeg_queue, batch[i]);
+    else
+      batch[kept++] = batch[i];
+  }
+  return kept;
+}
+
 /* Whether any task of the batch is a JPEG still to be decoded. */
 static bool has_jpeg_for_nvjpeg(Task *const *batch, int n)
 {
@@ -679,10 +707,11 @@ static gpointer context_thread(gpointer data)
   char *device_error = NULL;
   lhp_device_use(p->contexts->device_ids[self->index], &device_error);
   thread_context = context;
+  GAsyncQueue *queue = self->decodes && g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue;
   /* Without a path named as a JPEG, the decoder starts when the first JPEG
    * comes (by its content), not for a run of PNGs. */
   bool decoder_begun = false;
-  if (g_atomic_int_get(&p->gpu_jpeg) && !device_error && p->jpeg_named) {
+  if (self->decodes && g_atomic_int_get(&p->gpu_jpeg) && !device_error && p->jpeg_named) {
     decoder_begin(self);
     decoder_begun = true;
   }
@@ -693,7 +722,7 @@ static gpointer context_thread(gpointer data)
   Task *batch[MAX_BATCH_TASKS];
   bool ending = false;
   while (!ending) {
-    Task *task = g_async_queue_pop(p->device_queue);
+    Task *task = g_async_queue_pop(queue);
     if (task == &end_of_work)
       break;
     int n = 0;
@@ -702,11 +731,11 @@ static gpointer context_thread(gpointer data)
      * is set up for one batch size, and setting it up again costs more than
      * a short wait for the decoding threads to fill the batch with JPEGs;
      * images decoded on the CPU come along without counting. */
-    bool fill = g_atomic_int_get(&p->gpu_jpeg) != 0;
+    bool fill = self->decodes && g_atomic_int_get(&p->gpu_jpeg) != 0;
     int undecoded = is_for_nvjpeg(task);
     while ((fill ? undecoded < p->batch_frames && n < MAX_BATCH_TASKS : n < p->batch_frames) &&
-           (task = fill ? g_async_queue_timeout_pop(p->device_queue, GPU_DECODE_FILL_WAIT_US)
-                        : g_async_queue_try_pop(p->device_queue))) {
+           (task = fill ? g_async_queue_timeout_pop(queue, GPU_DECODE_FILL_WAIT_US)
+                        : g_async_queue_try_pop(queue))) {
       if (task == &end_of_work) {
         ending = true;
         break;
@@ -715,6 +744,8 @@ static gpointer context_thread(gpointer data)
       undecoded += is_for_nvjpeg(task);
     }
 
+    if (!self->decodes)
+      n = pass_on_jpegs(p, batch, n);
     if (is_abandoned(p)) {
       for (int i = 0; i < n; i++)
         send_cancelled(p, batch[i]);
@@ -891,7 +922,13 @@ static gpointer opener_thread(gpointer data)
     if (p->contexts->backend != LH_BACKEND_CUDA)
       g_atomic_int_set(&p->gpu_jpeg, 0);
     p->batch_frames = batch_frames_for(spec, p->contexts->backend);
-    g_atomic_int_set(&p->gpu_share_limit, gpu_share_limit_for(spec, p->contexts->backend, n));
+    /* stats split as jpeg_queue says where a device has two contexts or more */
+    int devices = 0;
+    for (int i = 0; i < n; i++)
+      devices += first_of_device(p->contexts, i);
+    bool split = g_atomic_int_get(&p->gpu_jpeg) && !p->planar && n > devices;
+    g_atomic_int_set(&p->gpu_share_limit,
+                     gpu_share_limit_for(spec, p->contexts->backend, split ? devices : n));
     p->per_context = g_new0(guint, n);
     /* Before the analysis threads start (pinned-pool.c says why).  Images
      * in flight: about two a decoding thread (one decoding, one waiting for
@@ -908,7 +945,9 @@ static gpointer opener_thread(gpointer data)
     p->threads = g_new0(GThread *, n);
     p->selves = g_new(ContextThread, n);
     for (int i = 0; i < n; i++)
-      p->selves[i] = (ContextThread){.pipeline = p, .index = i};
+      p->selves[i] = (ContextThread){
+          .pipeline = p, .index = i, .decodes = !split || first_of_device(p->contexts, i)};
+    g_atomic_int_set(&p->split, split);
     /* Threads can be refused (a ulimit, an address space already reserved
      * by the CUDA driver): that ends the run with a message, not an abort. */
     GError *error = NULL;
@@ -967,6 +1006,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       .spec = spec,
       .contexts = contexts,
       .device_queue = g_async_queue_new(),
+      .jpeg_queue = g_async_queue_new(),
       .cpu_contexts = g_async_queue_new(),
       .done_queue = g_async_queue_new(),
       .start_us = start,
@@ -1111,7 +1151,9 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
 
   /* Settled: n_threads is the opener's and the threads it started. */
   for (int i = 0; opener && i < p.n_threads; i++)
-    g_async_queue_push(p.device_queue, &end_of_work);
+    g_async_queue_push(p.selves && p.selves[i].decodes && g_atomic_int_get(&p.split) ? p.jpeg_queue
+                                                                                     : p.device_queue,
+                       &end_of_work);
   if (opener)
     g_thread_join(opener);
   for (int i = 1; i < p.n_threads; i++)
@@ -1163,6 +1205,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   while ((cpu_context = g_async_queue_try_pop(p.cpu_contexts)))
     lh_context_free(cpu_context);
   g_async_queue_unref(p.cpu_contexts);
+  g_async_queue_unref(p.jpeg_queue);
   g_async_queue_unref(p.device_queue);
   g_async_queue_unref(p.done_queue);
   g_mutex_clear(&p.lock);

@@ -53,8 +53,8 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
       {"devices", 0, 0, G_OPTION_ARG_STRING, &args->devices,
        "Spread the work over these CUDA devices, e.g. 0,1", "LIST"},
       {"streams", 0, 0, G_OPTION_ARG_INT, &args->streams,
-       "CUDA streams per device, each with a thread feeding it (default 2; 1 when stats decodes "
-       "JPEGs on the GPU)",
+       "CUDA streams per device, each with a thread feeding it (default 2; when stats decodes "
+       "JPEGs on the GPU, the first decodes them and the others analyse the rest)",
        "N"},
       {"skip-existing", 0, 0, G_OPTION_ARG_NONE, &args->skip_existing,
        (args->kinds & LHT_BATCH_STATS)
@@ -128,15 +128,12 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
     else
       return usage(command, "--decoder '%s': expected auto, cpu or gpu", args->decoder_name);
   }
-  /* nvJPEG's decoding is the work of a stats run that decodes on the GPU,
-   * and one decoder per device feeds its JPEG engines best: a second only
-   * adds its start-up (half a second) and contends for them (measured on an
-   * H100, tests/bench/results/h100-decoder-auto.txt). */
+  /* A stats run that decodes on the GPU makes one nvJPEG decoder a device
+   * whatever the streams (a second only added its start-up and contended for
+   * the engines, tests/bench/results/h100-decoder-auto.txt); its second
+   * stream analyses what the CPU decodes (src/pipeline/pipeline.c, jpeg_queue). */
   if (args->streams == -1)
-    args->streams = (args->kinds & LHT_BATCH_STATS) && args->decoder != LHP_DECODER_CPU &&
-                            lhp_gpu_jpeg_usable(NULL)
-                        ? 1
-                        : LHT_DEFAULT_STREAMS;
+    args->streams = LHT_DEFAULT_STREAMS;
   if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count))
     return usage(command, "--shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", args->shard);
   if (args->devices) {
