@@ -75,6 +75,7 @@ typedef struct {
   /* It takes the JPEGs for nvJPEG (and makes a decoder).  With split, only
    * the first context of each device does, from jpeg_queue. */
   bool decodes;
+  bool drains_both; /* split, but the run is abandoned: it takes from both queues */
   GThread *decoder_starter;
   gint decoder_started; /* atomic: the starter has finished */
   LhioGpuJpeg *decoder; /* NULL: none, or not yet installed */
@@ -674,6 +675,23 @@ static void decoder_install(ContextThread *self, LhContext *context)
   g_clear_pointer(&self->decoder_error, g_free);
 }
 
+/* The next task of either queue: waits on the first, looks at the second
+ * every 10 ms.  An end of work in the second is another thread's: it is
+ * left there. */
+static Task *pop_either(GAsyncQueue *first, GAsyncQueue *second)
+{
+  for (;;) {
+    Task *task = g_async_queue_timeout_pop(first, 10000);
+    if (task)
+      return task;
+    task = g_async_queue_try_pop(second);
+    if (task == &end_of_work)
+      g_async_queue_push(second, task);
+    else if (task)
+      return task;
+  }
+}
+
 /* A context that does not decode passes the JPEGs for nvJPEG it was given
  * (queued before the split was known) to those that do; returns the
  * batch's new size. */
@@ -722,7 +740,8 @@ static gpointer context_thread(gpointer data)
   Task *batch[MAX_BATCH_TASKS];
   bool ending = false;
   while (!ending) {
-    Task *task = g_async_queue_pop(queue);
+    Task *task = self->drains_both ? pop_either(queue, p->device_queue)
+                                   : g_async_queue_pop(queue);
     if (task == &end_of_work)
       break;
     int n = 0;
@@ -961,6 +980,9 @@ static gpointer opener_thread(gpointer data)
       lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", error->message);
       g_error_free(error);
       g_atomic_int_set(&p->abandoned, 1);
+      /* A context that would take the CPU's images may be missing: this
+       * thread hands back what reaches either queue. */
+      p->selves[0].drains_both = split;
     }
   } else {
     g_atomic_int_set(&p->abandoned, 1);
