@@ -238,7 +238,13 @@ typedef struct {
  * With catch_signals, SIGINT and SIGTERM stop the dispatching; what is under
  * way is finished and emitted, then the run returns with result->signal set.
  * Runs may go on at the same time in one process (each with its threads,
- * contexts and page-locked arena).  Close *contexts
+ * contexts and page-locked arena).  JPEGs for nvJPEG: each context starts
+ * its decoder on a thread of its own; a statistics run (LHIO_READ_LUMA)
+ * makes one a device, on its first context, and its other contexts analyse
+ * the images the CPU decodes; with LHP_DECODER_AUTO the CPU takes every
+ * JPEG until a decoder has started, and with contexts.backend AUTO (no
+ * devices named) the images decoded then are analysed on the decoding
+ * threads, on the CPU (item->backend).  Close *contexts
  * with lhp_contexts_close (zeroed when not opened) and free
  * result->per_context with g_free. */
 void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const GPtrArray *paths,
