@@ -777,6 +777,16 @@ int percentiles_from(PyObject *object, LhOptions *options)
   return status;
 }
 
+int stats_options_from(const char *matrix_name, const char *range_name, const char *backend_name,
+                       PyObject *percentiles, LhOptions *options, LhBackend *backend)
+{
+  lh_options_init(options);
+  if (parse_common(matrix_name, range_name, backend_name, &options->matrix, &options->range,
+                   backend) < 0)
+    return -1;
+  return percentiles_from(percentiles, options);
+}
+
 /* Analyses an array into *stats and, with overlay, draws the histogram into
  * it; *width and *height the frame's, *backend the backend used.  0, or -1
  * with the Python exception set. */
@@ -827,11 +837,9 @@ static PyObject *py_stats(PyObject *self, PyObject *args)
                         &frame_width))
     return NULL;
   LhOptions options;
-  lh_options_init(&options);
   LhBackend backend;
-  if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
-                   &backend) < 0 ||
-      percentiles_from(percentiles, &options) < 0)
+  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options,
+                         &backend) < 0)
     return NULL;
   options.roi = (LhRect){roi[0], roi[1], roi[2], roi[3]};
   StatsObject *result = stats_object_new(false);
@@ -856,11 +864,9 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
                                    &range_name, &percentiles, &backend_name, &max_pixels))
     return NULL;
   LhOptions options;
-  lh_options_init(&options);
   LhBackend backend;
-  if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
-                   &backend) < 0 ||
-      percentiles_from(percentiles, &options) < 0)
+  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options,
+                         &backend) < 0)
     return NULL;
   if (!PyUnicode_FSConverter(path, &path_bytes))
     return NULL;
@@ -1081,14 +1087,11 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
           &range_name, &backend_name, &bit_depth, &format_name, &frame_width))
     return NULL;
   LhOptions options;
-  lh_options_init(&options);
   LhOverlayOptions overlay;
   lh_overlay_options_init(&overlay);
   LhBackend backend;
-  if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
-                   &backend) < 0)
-    return NULL;
-  if (percentiles_from(percentiles, &options) < 0)
+  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options,
+                         &backend) < 0)
     return NULL;
   if (strcmp(scale, "log") != 0 && strcmp(scale, "linear") != 0)
     return raise_invalid("scale: log or linear");

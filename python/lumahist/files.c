@@ -449,11 +449,9 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   if (jobs < 0)
     return raise_invalid("jobs: 1 or more (None: one per core)");
   LhOptions options;
-  lh_options_init(&options);
   LhBackend backend;
-  if (parse_common(matrix_name, range_name, backend_name, &options.matrix, &options.range,
-                   &backend) < 0 ||
-      percentiles_from(percentiles, &options) < 0)
+  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options,
+                         &backend) < 0)
     return NULL;
   LhpDecoder decoder;
   if (strcmp(decoder_name, "auto") == 0) {

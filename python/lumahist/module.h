@@ -23,6 +23,12 @@ int parse_common(const char *matrix_name, const char *range_name, const char *ba
  * options; 0, or -1 with the exception set. */
 int percentiles_from(PyObject *object, LhOptions *options);
 
+/* The options of a statistics call: *options initialized, then matrix=,
+ * range= and percentiles= into it, and backend=; 0, or -1 with the
+ * exception set. */
+int stats_options_from(const char *matrix_name, const char *range_name, const char *backend_name,
+                       PyObject *percentiles, LhOptions *options, LhBackend *backend);
+
 /* stats_files(paths, *, jobs, matrix, range, percentiles, backend,
  * max_pixels, decoder, raise_errors): the iterator (files.c). */
 PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs);

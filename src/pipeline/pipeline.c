@@ -394,9 +394,11 @@ static bool analyse_here(Pipeline *p)
 static bool analyse_on_cpu(Pipeline *p, Task *task)
 {
   LhContext *context = g_async_queue_try_pop(p->cpu_contexts);
-  if (!context && lh_context_new(LH_BACKEND_CPU, &context) < 0)
-    return false;
-  lh_context_set_threads(context, 1);
+  if (!context) {
+    if (lh_context_new(LH_BACKEND_CPU, &context) < 0)
+      return false;
+    lh_context_set_threads(context, 1);
+  }
   LhpItem *item = &task->item;
   int status = lh_analyze(context, &item->image.frame, p->spec->analyze, &item->stats);
   item->backend = LH_BACKEND_CPU;
