@@ -14,6 +14,11 @@
 #   ffmpeg -f lavfi -i testsrc2=size=3840x2160:rate=30 -frames:v 600 \
 #     -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p .bench-data/clip-4k.mp4
 # LUMAHIST_ARGS adds options to lumahist's runs (e.g. --video-memory cuda).
+# Where an ffmpeg is on the PATH, `ffmpeg -i CLIP -vf signalstats -f null -`
+# runs in the same turns, on every core (FFmpeg's default frame and slice
+# threads), and the ratio of its time to lumahist's is the issue's second
+# target (>= 3x).  The GPU hosts have none: a static build of Debian's
+# FFmpeg source (tests/bench/static-ffmpeg.sh) can be carried.
 # and on the host, after `. .gst-debs/gst-env.sh .gst-debs`:
 #   tests/bench/video-gpu-bench.sh build/src/tool/lumahist .bench-data/clip-4k.mp4
 set -euo pipefail
@@ -50,8 +55,13 @@ esac
 "$lumahist" stats --no-histogram --duration 1 ${LUMAHIST_ARGS:-} -o "$records" "$clip"
 short=$(grep -c '"frame":' "$records")
 
-decode=() ours=() decode_short=() ours_short=()
+have_ffmpeg=false
+command -v ffmpeg >/dev/null && have_ffmpeg=true
+decode=() ours=() decode_short=() ours_short=() ffmpeg=()
 for ((i = 0; i < runs; i++)); do
+  if $have_ffmpeg; then
+    ffmpeg+=("$(seconds ffmpeg -v error -nostdin -i "$clip" -an -vf signalstats -f null -)")
+  fi
   decode+=("$(seconds gst-launch-1.0 -q filesrc location="$clip" ! parsebin ! nvh264dec ! \
     fakesink sync=false)")
   ours+=("$(seconds "$lumahist" stats --no-histogram ${LUMAHIST_ARGS:-} -o /dev/null "$clip")")
@@ -75,3 +85,13 @@ printf 'first %d frames alone: nvh264dec %.3f s, lumahist %.3f s (start-up and t
   "$short" "$m_decode_short" "$m_ours_short"
 printf 'steady, frames %d to %d: nvh264dec %.1f frames/s, lumahist %.1f frames/s, ratio %.3f\n' \
   "$short" "$frames" "$s_decode" "$s_ours" "$(awk -v a="$s_ours" -v b="$s_decode" 'BEGIN {print a / b}')"
+if $have_ffmpeg; then
+  m_ffmpeg=$(printf '%s\n' "${ffmpeg[@]}" | median)
+  printf 'ffmpeg -vf signalstats: %.3f s  %.1f frames/s  (%s, %d cores)\n' "$m_ffmpeg" \
+    "$(awk -v f="$frames" -v t="$m_ffmpeg" 'BEGIN {print f / t}')" \
+    "$(ffmpeg -version | head -1 | cut -d' ' -f1-3)" "$(nproc)"
+  printf 'ratio (ffmpeg signalstats time / lumahist stats time): %.2f x (target >= 3)\n' \
+    "$(awk -v a="$m_ffmpeg" -v b="$m_ours" 'BEGIN {print a / b}')"
+else
+  echo "(no ffmpeg here: the signalstats row is left out)"
+fi
