@@ -113,14 +113,15 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
       lhi_count16_words_row(&c, row_at(frame, y), width);
       continue;
     }
-    if (info->chroma == LHI_CHROMA_V210)
-      lhi_v210_keys_row(row_at(frame, y), width, keys);
-    else if (info->r >= 0)
+    if (info->chroma == LHI_CHROMA_V210) {
+      lhi_count16_v210_row(&c, row_at(frame, y), width);
+    } else if (info->r >= 0) {
       lhi_rgb16_keys_row(row_at(frame, y), width, info->pixel_bytes, sample_weights, job->weights,
                          max, keys);
-    else
-      lhi_y16_keys_row(row_at(frame, y), width, info->luma_shift, max, info->big_endian, keys);
-    lhi_count16_row(&c, keys, width);
+      lhi_count16_row(&c, keys, width);
+    } else {
+      lhi_count16_y16_row(&c, row_at(frame, y), width, info->luma_shift, max, info->big_endian);
+    }
   }
   lhi_count16_end(&c);
   free(keys);
