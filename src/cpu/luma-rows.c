@@ -769,12 +769,14 @@ __attribute__((target("avx2"))) static inline __m256i v210_keys12_avx2(const uin
   return _mm256_permutevar8x32_epi32(v, side_by_side);
 }
 
-/* The 24 keys of 4 groups at p into keys[0 .. 23] (28 written). */
+/* The 24 keys of 4 groups at p into keys[0 .. 11] and keys[16 .. 27]: two
+ * aligned stores that do not overlap (overlapping ones, the second at
+ * keys + 12, left keys that a load must wait for). */
 __attribute__((target("avx2"))) static inline void v210_keys24_avx2(const uint8_t *p,
                                                                     uint16_t *keys)
 {
-  _mm256_storeu_si256((__m256i *)keys, v210_keys12_avx2(p));
-  _mm256_storeu_si256((__m256i *)(keys + 12), v210_keys12_avx2(p + 32));
+  _mm256_store_si256((__m256i *)keys, v210_keys12_avx2(p));
+  _mm256_store_si256((__m256i *)(keys + 16), v210_keys12_avx2(p + 32));
 }
 
 __attribute__((target("avx2"), always_inline)) static inline int
@@ -789,9 +791,11 @@ count_v210_avx2_loop(LhiCount16 *c, const uint8_t *row, int width)
     const uint8_t *block = row + (size_t)(x / LHI_V210_GROUP_PIXELS) * LHI_V210_GROUP_BYTES;
     prefetch_ahead(block, 64);
     v210_keys24_avx2(block, keys[k ^ 1]);
-    count16_block(c, keys[k], 24);
+    count16_block(c, keys[k], 12);
+    count16_block(c, keys[k] + 16, 12);
   }
-  count16_block(c, keys[k], 24);
+  count16_block(c, keys[k], 12);
+  count16_block(c, keys[k] + 16, 12);
   return x;
 }
 
