@@ -756,7 +756,8 @@ __attribute__((target("avx2"))) static int count_y16_avx2(LhiCount16 *c, const u
   return count_y16_avx2_loop(c, row, width, shift, max, false);
 }
 
-/* v210 the same way, 24 keys (4 groups, 64 bytes) a step. */
+/* v210 the same way, 48 keys (8 groups, 128 bytes) a step (24 a step: 1.23x
+ * NV12 at 1080p, 48: 1.17x). */
 __attribute__((target("avx2"))) static inline __m256i v210_keys12_avx2(const uint8_t *p)
 {
   const __m256i gather = _mm256_setr_epi8(1, 2, 4, 5, 6, 7, 9, 10, 12, 13, 14, 15, -1, -1, -1, -1,
@@ -782,20 +783,26 @@ __attribute__((target("avx2"))) static inline void v210_keys24_avx2(const uint8_
 __attribute__((target("avx2"), always_inline)) static inline int
 count_v210_avx2_loop(LhiCount16 *c, const uint8_t *row, int width)
 {
-  _Alignas(32) uint16_t keys[2][32];
-  if (width < 24)
+  _Alignas(32) uint16_t keys[2][64];
+  if (width < 48)
     return 0;
   v210_keys24_avx2(row, keys[0]);
-  int x = 24, k = 0;
-  for (; x + 24 <= width; x += 24, k ^= 1) {
+  v210_keys24_avx2(row + 64, keys[0] + 32);
+  int x = 48, k = 0;
+  for (; x + 48 <= width; x += 48, k ^= 1) {
     const uint8_t *block = row + (size_t)(x / LHI_V210_GROUP_PIXELS) * LHI_V210_GROUP_BYTES;
-    prefetch_ahead(block, 64);
+    prefetch_ahead(block, 128);
     v210_keys24_avx2(block, keys[k ^ 1]);
+    v210_keys24_avx2(block + 64, keys[k ^ 1] + 32);
     count16_block(c, keys[k], 12);
     count16_block(c, keys[k] + 16, 12);
+    count16_block(c, keys[k] + 32, 12);
+    count16_block(c, keys[k] + 48, 12);
   }
   count16_block(c, keys[k], 12);
   count16_block(c, keys[k] + 16, 12);
+  count16_block(c, keys[k] + 32, 12);
+  count16_block(c, keys[k] + 48, 12);
   return x;
 }
 
