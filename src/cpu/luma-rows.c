@@ -473,8 +473,12 @@ void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copi
 static void count16_flush(LhiCount16 *c)
 {
   const uint16_t *s0 = c->sub, *s1 = s0 + c->stride, *s2 = s1 + c->stride, *s3 = s2 + c->stride;
-  for (size_t v = 0; v < c->bins; v++)
-    c->histogram[v] += (uint64_t)s0[v] + s1[v] + s2[v] + s3[v];
+  /* held: a store into the bins may alias c (a bin a loop, not vectorized,
+   * made the flushes a twentieth of a 12-bit 1080p frame's time) */
+  uint64_t *histogram = c->histogram;
+  const size_t bins = c->bins;
+  for (size_t v = 0; v < bins; v++)
+    histogram[v] += (uint64_t)s0[v] + s1[v] + s2[v] + s3[v];
   memset(c->sub, 0, 4 * c->stride * sizeof *c->sub);
   c->pending = 0;
 }
