@@ -75,8 +75,9 @@ static bool counts_keys(const LhiFormatInfo *info)
   return info->sample_bytes == 2 || info->chroma == LHI_CHROMA_V210;
 }
 
-/* Keys counted into histogram: a row's keys made by the row loops of
- * cpu/luma-rows.c, then counted.  16-bit keys count into narrow, this
+/* Keys counted into histogram by the row loops of cpu/luma-rows.c: the Y
+ * of 16-bit words and of v210 counted as its keys are made, 16-bit R'G'B'
+ * a row of keys made, then counted.  16-bit keys count into narrow, this
  * band's 65536 8-bit counters (zeroed), which the caller adds in. */
 static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *histogram,
                                 uint8_t *narrow)

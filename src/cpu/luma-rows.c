@@ -1,6 +1,7 @@
 /* luma-rows.c: the CPU backend's row loops: the luma of a row of 8-bit
  * R'G'B' pixels, its hottest loop, the counting of 8-bit rows (and of the luma of R'G'B' rows,
- * fused) and of 10 to 16-bit keys, and the keys of a row of 16-bit samples, of v210 and of packed
+ * fused) and of 10 to 16-bit keys (the Y of 16-bit words and of v210 counted as its keys are
+ * made), and the keys of a row of 16-bit samples, of v210 and of packed
  * 10-bit and 16-bit R'G'B'.  On x86-64
  * with AVX2 (every x86-64 CPU since 2013), 32 pixels at a time: each pixel's bytes shuffled into
  * 16-bit pairs (R, G) and (B, next) in place and weighed by pmaddwd, so that the sums are the
