@@ -75,8 +75,9 @@ static bool counts_keys(const LhiFormatInfo *info)
   return info->sample_bytes == 2 || info->chroma == LHI_CHROMA_V210;
 }
 
-/* Keys counted into histogram: a row's keys made by the row loops of
- * cpu/luma-rows.c, then counted.  16-bit keys count into narrow, this
+/* Keys counted into histogram by the row loops of cpu/luma-rows.c: the Y
+ * of 16-bit words and of v210 counted as its keys are made, 16-bit R'G'B'
+ * a row of keys made, then counted.  16-bit keys count into narrow, this
  * band's 65536 8-bit counters (zeroed), which the caller adds in. */
 static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *histogram,
                                 uint8_t *narrow)
@@ -113,14 +114,15 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
       lhi_count16_words_row(&c, row_at(frame, y), width);
       continue;
     }
-    if (info->chroma == LHI_CHROMA_V210)
-      lhi_v210_keys_row(row_at(frame, y), width, keys);
-    else if (info->r >= 0)
+    if (info->chroma == LHI_CHROMA_V210) {
+      lhi_count16_v210_row(&c, row_at(frame, y), width);
+    } else if (info->r >= 0) {
       lhi_rgb16_keys_row(row_at(frame, y), width, info->pixel_bytes, sample_weights, job->weights,
                          max, keys);
-    else
-      lhi_y16_keys_row(row_at(frame, y), width, info->luma_shift, max, info->big_endian, keys);
-    lhi_count16_row(&c, keys, width);
+      lhi_count16_row(&c, keys, width);
+    } else {
+      lhi_count16_y16_row(&c, row_at(frame, y), width, info->luma_shift, max, info->big_endian);
+    }
   }
   lhi_count16_end(&c);
   free(keys);

@@ -7,7 +7,9 @@
  * every byte position a 3 or 4-byte pixel could have them, so that a wrong
  * shuffle or a wrong lane order fails; and the luma keys of packed 10-bit
  * R'G'B' words, either byte order, the weights at every field, and of
- * 16-bit R'G'B' (6 and 8 bytes a pixel) at depths 8, 10, 12 and 16. */
+ * 16-bit R'G'B' (6 and 8 bytes a pixel) at depths 8, 10, 12 and 16; and
+ * the counting of the Y of 16-bit words and of v210 as its keys are made,
+ * through the narrow counters, flushed and carried. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +307,114 @@ static void test_rgb16_rows(int simd)
     }
 }
 
+/* The Y of 16-bit words and of v210 counted as their keys are made
+ * (lhi_count16_y16_row, lhi_count16_v210_row) against keys taken one by
+ * one here and counted plainly: the 16-bit words of P010 / P012 (shifted
+ * down), of the 10 and 12-bit planar formats (random bits above the depth:
+ * clamped) and of GRAY16 either way round (the 8-bit counters that carry),
+ * random, one value or one value +-1; each row counted `repeats` times,
+ * enough for the long rows of one value to make the 16-bit copies flush
+ * before they wrap and the 8-bit counters carry many times over. */
+typedef struct {
+  int depth, shift, big_endian;
+} Y16Layout;
+
+static const Y16Layout y16_layouts[] = {{10, 6, 0}, {12, 4, 0}, {10, 0, 0},
+                                        {12, 0, 0}, {16, 0, 0}, {16, 0, 1}};
+
+static uint32_t y16_key(const uint8_t *p, Y16Layout l)
+{
+  const uint32_t word = l.big_endian ? (uint32_t)p[0] << 8 | p[1] : (uint32_t)p[0] | p[1] << 8;
+  const uint32_t max = (1u << l.depth) - 1, v = word >> l.shift;
+  return v > max ? max : v;
+}
+
+static uint32_t v210_key(const uint8_t *row, int x)
+{
+  uint32_t words[4];
+  memcpy(words, row + (size_t)(x / LHI_V210_GROUP_PIXELS) * LHI_V210_GROUP_BYTES, sizeof words);
+  return lhi_v210_get(words, lhi_v210_y_field(x % LHI_V210_GROUP_PIXELS));
+}
+
+/* One row (the last bytes of its buffer) counted repeats times; v210: l is
+ * 10-bit with no shift. */
+static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int repeats,
+                              const char *simd_name)
+{
+  const size_t bytes = v210 ? (size_t)(width + LHI_V210_GROUP_PIXELS - 1) /
+                                  LHI_V210_GROUP_PIXELS * LHI_V210_GROUP_BYTES
+                            : 2 * (size_t)width;
+  const int offset = v210 ? 4 * (width % 3) : width % 5;
+  uint8_t *buffer = malloc((size_t)offset + bytes + 1);
+  uint64_t *expected = calloc(65536, sizeof *expected), *counted = calloc(65536, sizeof *counted);
+  uint8_t *narrow = calloc(65536, 1);
+  if (!buffer || !expected || !counted || !narrow)
+    exit(1);
+  uint8_t *row = buffer + offset;
+  /* kinds 1 and 2 on v210: one value (+-1) in every field */
+  if (v210 && kind != 0) {
+    const uint32_t base = next_random() & 0x3ff;
+    for (size_t g = 0; g < bytes; g += 4) {
+      uint32_t word = 0;
+      for (int f = 0; f < 3; f++) {
+        const uint32_t v = kind == 1 ? base : (base + next_random() % 3 + 1023) % 1024;
+        word |= v << (10 * f);
+      }
+      word |= next_random() << 30;
+      memcpy(row + g, &word, sizeof word);
+    }
+  } else {
+    fill_row(row, bytes, kind);
+  }
+  for (int x = 0; x < width; x++)
+    expected[v210 ? v210_key(row, x) : y16_key(row + 2 * (size_t)x, l)] += (uint64_t)repeats;
+  LhiCount16 c;
+  if (l.depth == 16)
+    lhi_count16_begin_narrow(&c, counted, narrow);
+  else if (lhi_count16_begin(&c, counted, l.depth) < 0)
+    exit(1);
+  const uint32_t max = (1u << l.depth) - 1;
+  for (int r = 0; r < repeats; r++) {
+    if (v210)
+      lhi_count16_v210_row(&c, row, width);
+    else
+      lhi_count16_y16_row(&c, row, width, l.shift, max, l.big_endian);
+  }
+  lhi_count16_end(&c);
+  if (l.depth == 16)
+    lhi_count16_add_narrow(counted, narrow, 1, 0, 65536);
+  int bad_bins = 0;
+  for (int v = 0; v < 65536; v++)
+    bad_bins += counted[v] != expected[v];
+  CHECK(bad_bins == 0, "count16 %s, %d-bit, shift %d, %s-endian, simd %s, width %d, kind %d, %d "
+                       "times: %d bins wrong",
+        v210 ? "v210" : "words", l.depth, l.shift, l.big_endian ? "big" : "little", simd_name,
+        width, kind, repeats, bad_bins);
+  free(buffer);
+  free(expected);
+  free(counted);
+  free(narrow);
+}
+
+static void test_count16_rows(int simd)
+{
+  const Y16Layout v210_layout = {10, 0, 0};
+  for (int width = 0; width <= 100; width++) {
+    for (size_t l = 0; l < sizeof y16_layouts / sizeof y16_layouts[0]; l++)
+      check_count16_row(false, y16_layouts[l], width, width % 3, 1, simd_names[simd]);
+    check_count16_row(true, v210_layout, width, width % 3, 1, simd_names[simd]);
+  }
+  for (size_t w = 0; w < sizeof long_widths / sizeof long_widths[0]; w++)
+    for (int kind = 0; kind < 3; kind++) {
+      /* one value over 3845 x 80 pixels: (3845 + 3) / 4 x 80 > 65535 in a
+       * copy, 300,000 in an 8-bit counter */
+      const int repeats = long_widths[w] == 3845 ? 80 : 3;
+      for (size_t l = 0; l < sizeof y16_layouts / sizeof y16_layouts[0]; l++)
+        check_count16_row(false, y16_layouts[l], long_widths[w], kind, repeats, simd_names[simd]);
+      check_count16_row(true, v210_layout, long_widths[w], kind, repeats, simd_names[simd]);
+    }
+}
+
 /* The vector loop's argument, checked over every sum it can meet: the
  * float quotient s / 10^4 truncates to the integer one. */
 static void test_float_quotient(void)
@@ -329,6 +439,7 @@ int main(void)
     test_count_rows();
     test_packed10_rows(simd);
     test_rgb16_rows(simd);
+    test_count16_rows(simd);
   }
   lhi_rows_set_simd(LHI_SIMD_BEST);
   printf("luma-rows-test: %d checks, %d failures (x86 AVX2: %s, SSE4.1: %s)\n", checks, failures,
