@@ -613,8 +613,9 @@ def group_gpu(tmp):
         for backend in ("cpu", "cuda"):
             out_dir = os.path.join(tmp, f"{command}-{backend}")
             code, _, err = run(command, "--backend", backend, "-v", "-o", out_dir, clip)
-            if backend == "cuda" and code != 0 and "CUDA" in err and "device" in err:
-                print("SKIP: no usable CUDA device:", err.strip().splitlines()[0])
+            if backend == "cuda" and code != 0 and "CUDA" in err and (
+                    "device" in err or "without CUDA" in err):
+                print("SKIP: no usable CUDA backend:", err.strip().splitlines()[0])
                 return 77
             if not check(code == 0, f"{command} --backend {backend}: exit {code}: {err}"):
                 break
