@@ -369,7 +369,9 @@ def stats_files(paths, *, jobs=None, matrix="bt601", range="full",
                 errors="warn", decoder="auto"):
     """Stats of PNG and JPEG files and folders, on the command-line tool's batch
     pipeline: folders walked as `lumahist stats` walks them (recursively, each
-    folder's entries in sorted byte order; its .png, .jpg and .jpeg files),
+    folder's entries in sorted byte order; its .png, .jpg and .jpeg files;
+    a video, named or found by its extension, is named in a RuntimeWarning
+    and left out, whatever errors says: its frames are `lumahist stats`'s),
     files decoded on `jobs` threads (default: the cores) and analysed in
     batches, on a GPU when backend allows it, with JPEGs decoded there by
     nvJPEG where it can be loaded (decoder="auto" or "gpu"; "cpu":

@@ -13,6 +13,7 @@
 
 #include <glib.h>
 
+#include "io/lhio-video.h"
 #include "module.h"
 #include "pipeline/lhp.h"
 #include "stats-object.h"
@@ -170,13 +171,32 @@ static gpointer run_thread(gpointer data)
   GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
   GPtrArray *walk_said = g_ptr_array_new();
   LhpReport walk_report = {.say = say_of_walk, .data = walk_said};
-  bool walked = lhp_walk(run->names, run->n_names, false, &walk_report, paths);
+  bool walked = lhp_walk(run->names, run->n_names, true, &walk_report, paths);
+  /* A video's frames are the tool's (lumahist stats): this module has no
+   * video path.  The walk takes videos too, so that each is named in a
+   * warning instead of left out in silence. */
+  GPtrArray *videos = g_ptr_array_new();
+  GPtrArray *images = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < paths->len; i++) {
+    const char *path = g_ptr_array_index(paths, i);
+    if (lhio_is_video_name(path))
+      g_ptr_array_add(videos, entry_new(ENTRY_NOTE, path,
+                                        "a video, left out: stats_files reads images; "
+                                        "`lumahist stats` gives a video's frames",
+                                        LH_ERROR_UNSUPPORTED));
+    else
+      g_ptr_array_add(images, g_strdup(path));
+  }
+  g_ptr_array_free(paths, TRUE);
+  paths = images;
   /* A walk that failed said its failures (and perhaps a note on a link back
    * up the tree, which goes as one): they come first, as the tool's do. */
   bool going = true; /* the iterator is still there */
-  for (guint i = 0; i < walk_said->len; i++) {
-    Entry *entry = g_ptr_array_index(walk_said, i);
-    if (!walked)
+  for (guint i = 0; i < walk_said->len + videos->len; i++) {
+    bool of_walk = i < walk_said->len;
+    Entry *entry = of_walk ? g_ptr_array_index(walk_said, i)
+                           : g_ptr_array_index(videos, i - walk_said->len);
+    if (of_walk && !walked)
       entry->kind = ENTRY_FAILURE;
     if (going)
       going = queue_entry(run, entry);
@@ -184,6 +204,7 @@ static gpointer run_thread(gpointer data)
       entry_free(entry);
   }
   g_ptr_array_free(walk_said, TRUE);
+  g_ptr_array_free(videos, TRUE);
 
   LhpContexts contexts = {0};
   LhpPipelineResult result = {0};
