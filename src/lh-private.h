@@ -413,6 +413,10 @@ void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys);
  * weights put in field order): lhi_luma_wide of the fields. */
 void lhi_packed10_keys_row(const uint8_t *row, int width, bool big_endian, LhiLumaWeights fw,
                            uint16_t *keys);
+/* Those keys counted as they are made, a few at a time: no row of keys
+ * (vectorized where it can be). */
+void lhi_count16_packed10_row(LhiCount16 *count, const uint8_t *row, int width, bool big_endian,
+                              LhiLumaWeights fw);
 /* The luma keys of a row of 16-bit R'G'B' pixels (6 or 8 bytes, samples
  * little-endian), w[i] the weight of sample i (0, 1, 2), rule the luma's
  * rule (its weights' sum, lhi_luma_wide), clamped to max. */

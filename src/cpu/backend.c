@@ -143,10 +143,9 @@ static void histogram_rows_rgb8(const LhiJob *job, int y0, int y1, uint64_t *his
   lhi_count8_end(&count);
 }
 
-/* Packed 10-bit R'G'B': the keys of 256 pixels at a time (the weights
- * permuted to field order once; vectorized), counted through lhi_count16. */
-#define PACKED10_CHUNK 256
-
+/* Packed 10-bit R'G'B': each row's keys counted as they are made
+ * (lhi_count16_packed10_row, vectorized; the weights permuted to field
+ * order once). */
 static void histogram_rows_packed10(const LhiJob *job, int y0, int y1, uint64_t *histogram)
 {
   const LhFrame *frame = &job->frame;
@@ -163,16 +162,8 @@ static void histogram_rows_packed10(const LhiJob *job, int y0, int y1, uint64_t 
     FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
     return;
   }
-  const int width = frame->width;
-  uint16_t keys[PACKED10_CHUNK];
-  for (int y = y0; y < y1; y++) {
-    const uint8_t *row = row_at(frame, y);
-    for (int x = 0; x < width; x += PACKED10_CHUNK) {
-      const int n = width - x < PACKED10_CHUNK ? width - x : PACKED10_CHUNK;
-      lhi_packed10_keys_row(row + 4 * (size_t)x, n, big, fw, keys);
-      lhi_count16_row(&c, keys, n);
-    }
-  }
+  for (int y = y0; y < y1; y++)
+    lhi_count16_packed10_row(&c, row_at(frame, y), frame->width, big, fw);
   lhi_count16_end(&c);
 }
 

@@ -863,44 +863,102 @@ static void packed10_keys_plain(const uint8_t *row, int first, int width, bool b
 }
 
 #ifdef LHI_ROWS_SSE41
-/* 16 pixels a step: fields 0 and 1 of each word put side by side as 16-bit
- * halves and weighed by pmaddwd, field 2 beside a 1 that weighs the
- * rounding half (5000).  The sum s is below 1023 * 10^4 + 5000 < 2^24,
- * exact as a float, and the float quotient s / 10^4, correctly rounded,
- * truncates to floor(s / 10^4): where that is k, s / 10^4 <= k + 1 - 10^-4,
- * and a float near k < 1024 is within 2^-14 of the real quotient, so it
- * stays below k + 1. */
+/* The constants of packed10_keys16_avx2, set up once a row. */
+typedef struct {
+  __m256i swap, ten, ten_high, one_high, w01, w2half;
+  __m256 exact_one;
+} Packed10Avx2;
+
+__attribute__((target("avx2"))) static inline Packed10Avx2 packed10_avx2_setup(LhiLumaWeights fw)
+{
+  Packed10Avx2 p;
+  p.swap = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6,
+                            5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+  p.ten = _mm256_set1_epi32(0x3ff);
+  p.ten_high = _mm256_set1_epi32(0x3ff << 16);
+  p.one_high = _mm256_set1_epi32(1 << 16);
+  p.w01 = _mm256_set1_epi32((int)((fw.kg << 16) | fw.kr));
+  p.w2half = _mm256_set1_epi32((int)(((LHI_LUMA_EXACT_ONE / 2) << 16) | fw.kb));
+  p.exact_one = _mm256_set1_ps((float)LHI_LUMA_EXACT_ONE);
+  return p;
+}
+
+/* The keys of the 16 words at block, in order, as 16-bit lanes: fields 0
+ * and 1 of each word put side by side as 16-bit halves and weighed by
+ * pmaddwd, field 2 beside a 1 that weighs the rounding half (5000).  The
+ * sum s is below 1023 * 10^4 + 5000 < 2^24, exact as a float, and the float
+ * quotient s / 10^4, correctly rounded, truncates to floor(s / 10^4): where
+ * that is k, s / 10^4 <= k + 1 - 10^-4, and a float near k < 1024 is
+ * within 2^-14 of the real quotient, so it stays below k + 1 (in any
+ * rounding mode).  The division is not what bounds the counting loop
+ * below: a multiply by a float reciprocal (exact only when rounding to
+ * nearest or down) or an integer multiply-high measured no faster at 4K. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+packed10_keys16_avx2(const Packed10Avx2 *p, const uint8_t *block, bool big_endian)
+{
+  __m256i key[2];
+  for (int h = 0; h < 2; h++) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)(block + 32 * h));
+    if (big_endian)
+      v = _mm256_shuffle_epi8(v, p->swap);
+    __m256i f01 = _mm256_or_si256(_mm256_and_si256(v, p->ten),
+                                  _mm256_and_si256(_mm256_slli_epi32(v, 6), p->ten_high));
+    __m256i f2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(v, 20), p->ten), p->one_high);
+    __m256i sum =
+        _mm256_add_epi32(_mm256_madd_epi16(f01, p->w01), _mm256_madd_epi16(f2, p->w2half));
+    key[h] = _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(sum), p->exact_one));
+  }
+  /* packus within lanes: 0-3, 8-11, 4-7, 12-15; put back in order. */
+  return _mm256_permute4x64_epi64(_mm256_packus_epi32(key[0], key[1]), 0xd8);
+}
+
 __attribute__((target("avx2"))) static int packed10_keys_avx2(const uint8_t *row, int width,
                                                              bool big_endian, LhiLumaWeights fw,
                                                              uint16_t *keys)
 {
-  const __m256i swap = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2,
-                                        1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
-  const __m256i ten = _mm256_set1_epi32(0x3ff), ten_high = _mm256_set1_epi32(0x3ff << 16);
-  const __m256i one_high = _mm256_set1_epi32(1 << 16);
-  const __m256i w01 = _mm256_set1_epi32((int)((fw.kg << 16) | fw.kr));
-  const __m256i w2half = _mm256_set1_epi32((int)(((LHI_LUMA_EXACT_ONE / 2) << 16) | fw.kb));
-  const __m256 exact_one = _mm256_set1_ps((float)LHI_LUMA_EXACT_ONE);
+  const Packed10Avx2 p = packed10_avx2_setup(fw);
   int x = 0;
   for (; x + 16 <= width; x += 16) {
     const uint8_t *block = row + 4 * (size_t)x;
     prefetch_ahead(block, 64);
-    __m256i key[2];
-    for (int h = 0; h < 2; h++) {
-      __m256i v = _mm256_loadu_si256((const __m256i *)(block + 32 * h));
-      if (big_endian)
-        v = _mm256_shuffle_epi8(v, swap);
-      __m256i f01 = _mm256_or_si256(_mm256_and_si256(v, ten),
-                                    _mm256_and_si256(_mm256_slli_epi32(v, 6), ten_high));
-      __m256i f2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(v, 20), ten), one_high);
-      __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(f01, w01), _mm256_madd_epi16(f2, w2half));
-      key[h] = _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(sum), exact_one));
-    }
-    /* packus within lanes: 0-3, 8-11, 4-7, 12-15; put back in order. */
-    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(key[0], key[1]), 0xd8);
-    _mm256_storeu_si256((__m256i *)(keys + x), packed);
+    _mm256_storeu_si256((__m256i *)(keys + x), packed10_keys16_avx2(&p, block, big_endian));
   }
   return x;
+}
+
+/* 32 keys (128 bytes) a step, software-pipelined as count_y16_avx2_loop:
+ * the keys of the next 32 words made and stored while those stored a step
+ * before are counted, the row asked for ahead of its reads. */
+__attribute__((target("avx2"), always_inline)) static inline int
+count_packed10_avx2_loop(LhiCount16 *c, const uint8_t *row, int width, bool big_endian,
+                         LhiLumaWeights fw)
+{
+  const Packed10Avx2 p = packed10_avx2_setup(fw);
+  _Alignas(32) uint16_t keys[2][32];
+  if (width < 32)
+    return 0;
+  _mm256_store_si256((__m256i *)keys[0], packed10_keys16_avx2(&p, row, big_endian));
+  _mm256_store_si256((__m256i *)(keys[0] + 16), packed10_keys16_avx2(&p, row + 64, big_endian));
+  int x = 32, k = 0;
+  for (; x + 32 <= width; x += 32, k ^= 1) {
+    const uint8_t *block = row + 4 * (size_t)x;
+    prefetch_ahead(block, 128);
+    _mm256_store_si256((__m256i *)keys[k ^ 1], packed10_keys16_avx2(&p, block, big_endian));
+    _mm256_store_si256((__m256i *)(keys[k ^ 1] + 16),
+                       packed10_keys16_avx2(&p, block + 64, big_endian));
+    count16_block(c, keys[k], 32);
+  }
+  count16_block(c, keys[k], 32);
+  return x;
+}
+
+__attribute__((target("avx2"))) static int count_packed10_avx2(LhiCount16 *c, const uint8_t *row,
+                                                               int width, bool big_endian,
+                                                               LhiLumaWeights fw)
+{
+  if (big_endian)
+    return count_packed10_avx2_loop(c, row, width, true, fw);
+  return count_packed10_avx2_loop(c, row, width, false, fw);
 }
 #endif
 
@@ -915,6 +973,23 @@ void lhi_packed10_keys_row(const uint8_t *row, int width, bool big_endian, LhiLu
     done = packed10_keys_avx2(row, width, big_endian, fw, keys);
 #endif
   packed10_keys_plain(row, done, width, big_endian, fw, keys);
+}
+
+void lhi_count16_packed10_row(LhiCount16 *c, const uint8_t *row, int width, bool big_endian,
+                              LhiLumaWeights fw)
+{
+  count16_reserve(c, width);
+  int x = 0;
+#ifdef LHI_ROWS_SSE41
+  if (fw.one == LHI_LUMA_EXACT_ONE && have_avx2())
+    x = count_packed10_avx2(c, row, width, big_endian, fw);
+#endif
+  uint16_t keys[COUNT16_PIECE];
+  for (; x < width; x += COUNT16_PIECE) {
+    const int n = width - x < COUNT16_PIECE ? width - x : COUNT16_PIECE;
+    lhi_packed10_keys_row(row + 4 * (size_t)x, n, big_endian, fw, keys);
+    count16_keys(c, keys, n);
+  }
 }
 
 /* ---- The luma keys of 16-bit R'G'B' ---- */

@@ -9,7 +9,8 @@
  * R'G'B' words, either byte order, the weights at every field, and of
  * 16-bit R'G'B' (6 and 8 bytes a pixel) at depths 8, 10, 12 and 16; and
  * the counting of the Y of 16-bit words and of v210 as its keys are made,
- * through the narrow counters, flushed and carried. */
+ * through the narrow counters, flushed and carried; and the counting of
+ * packed 10-bit R'G'B' as its luma keys are made. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +416,81 @@ static void test_count16_rows(int simd)
     }
 }
 
+/* Packed 10-bit R'G'B' counted as its keys are made
+ * (lhi_count16_packed10_row) against lhi_luma_wide of each word's fields
+ * counted plainly: random words (kind 0), one word (kind 1), one value +-1
+ * in every field (kind 2), either byte order, the weights at every field;
+ * the row (the last bytes of its buffer, at an odd offset) counted
+ * `repeats` times, enough for a long row of one word to make the 16-bit
+ * copies flush before they wrap. */
+static void check_count16_packed10_row(LhiLumaWeights fw, bool big, int width, int kind,
+                                       int repeats, const char *what)
+{
+  const int offset = width % 5;
+  uint8_t *buffer = malloc((size_t)offset + 4 * (size_t)width + 1);
+  uint64_t *expected = calloc(1024, sizeof *expected), *counted = calloc(1024, sizeof *counted);
+  if (!buffer || !expected || !counted)
+    exit(1);
+  uint8_t *row = buffer + offset;
+  const uint32_t one = next_random(), base = next_random() & 0x3ff;
+  for (int x = 0; x < width; x++) {
+    uint32_t word = one;
+    if (kind == 0) {
+      word = next_random();
+    } else if (kind == 2) {
+      word = next_random() << 30;
+      for (int f = 0; f < 3; f++)
+        word |= ((base + next_random() % 3 + 1023) % 1024) << (10 * f);
+    }
+    lhi_store_word(row + 4 * (size_t)x, word, big);
+    expected[lhi_luma_wide(word & 0x3ff, (word >> 10) & 0x3ff, (word >> 20) & 0x3ff, fw)] +=
+        (uint64_t)repeats;
+  }
+  LhiCount16 c;
+  if (lhi_count16_begin(&c, counted, 10) < 0)
+    exit(1);
+  for (int r = 0; r < repeats; r++)
+    lhi_count16_packed10_row(&c, row, width, big, fw);
+  lhi_count16_end(&c);
+  int bad_bins = 0;
+  for (int v = 0; v < 1024; v++)
+    bad_bins += counted[v] != expected[v];
+  CHECK(bad_bins == 0, "count16 packed10 %s, %s-endian, width %d, kind %d, %d times: %d bins wrong",
+        what, big ? "big" : "little", width, kind, repeats, bad_bins);
+  free(buffer);
+  free(expected);
+  free(counted);
+}
+
+static void test_count16_packed10_rows(int simd)
+{
+  static const int perms[3][3] = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}};
+  for (int m = 0; m < 3; m++) {
+    const LhiLumaWeights lw = lhi_luma_weights(matrices[m], 10);
+    const uint32_t k[3] = {lw.kr, lw.kg, lw.kb};
+    for (int p = 0; p < 3; p++) {
+      uint32_t fwv[3];
+      for (int i = 0; i < 3; i++)
+        fwv[perms[p][i]] = k[i];
+      const LhiLumaWeights fw = {fwv[0], fwv[1], fwv[2], lw.one};
+      char what[96];
+      snprintf(what, sizeof what, "%s, weights at fields %d %d %d, simd %s", matrix_names[m],
+               perms[p][0], perms[p][1], perms[p][2], simd_names[simd]);
+      for (int big = 0; big <= 1; big++) {
+        for (int width = 0; width <= 100; width++)
+          check_count16_packed10_row(fw, big, width, width % 3, 1, what);
+        for (size_t w = 0; w < sizeof long_widths / sizeof long_widths[0]; w++)
+          for (int kind = 0; kind < 3; kind++) {
+            /* one word over 3845 x 80 pixels: (3845 + 3) / 4 x 80 > 65535
+             * in a copy */
+            const int repeats = long_widths[w] == 3845 && m == 0 && p == 0 ? 80 : 2;
+            check_count16_packed10_row(fw, big, long_widths[w], kind, repeats, what);
+          }
+      }
+    }
+  }
+}
+
 /* The vector loop's argument, checked over every sum it can meet: the
  * float quotient s / 10^4 truncates to the integer one. */
 static void test_float_quotient(void)
@@ -440,6 +516,7 @@ int main(void)
     test_packed10_rows(simd);
     test_rgb16_rows(simd);
     test_count16_rows(simd);
+    test_count16_packed10_rows(simd);
   }
   lhi_rows_set_simd(LHI_SIMD_BEST);
   printf("luma-rows-test: %d checks, %d failures (x86 AVX2: %s, SSE4.1: %s)\n", checks, failures,
