@@ -1,8 +1,8 @@
 /* luma-rows.c: the CPU backend's row loops: the luma of a row of 8-bit
  * R'G'B' pixels, its hottest loop, the counting of 8-bit rows (and of the luma of R'G'B' rows,
- * fused) and of 10 to 16-bit keys (the Y of 16-bit words and of v210 counted as its keys are
- * made), and the keys of a row of 16-bit samples, of v210 and of packed
- * 10-bit and 16-bit R'G'B'.  On x86-64
+ * fused) and of 10 to 16-bit keys (the Y of 16-bit words and of v210, and the luma of packed
+ * 10-bit R'G'B', counted as their keys are made), and the keys of a row of 16-bit samples, of
+ * v210 and of packed 10-bit and 16-bit R'G'B'.  On x86-64
  * with AVX2 (every x86-64 CPU since 2013), 32 pixels at a time: each pixel's bytes shuffled into
  * 16-bit pairs (R, G) and (B, next) in place and weighed by pmaddwd, so that the sums are the
  * 32-bit integers of lhi_luma; with SSE4.1 only, 16 at a time, the bytes taken apart into one
@@ -928,7 +928,8 @@ __attribute__((target("avx2"))) static int packed10_keys_avx2(const uint8_t *row
 
 /* 32 keys (128 bytes) a step, software-pipelined as count_y16_avx2_loop:
  * the keys of the next 32 words made and stored while those stored a step
- * before are counted, the row asked for ahead of its reads. */
+ * before are counted, the row asked for ahead of its reads (4K on one core:
+ * 1.37 to 1.48x NV12; keys of 256 pixels made, then counted: 1.76x). */
 __attribute__((target("avx2"), always_inline)) static inline int
 count_packed10_avx2_loop(LhiCount16 *c, const uint8_t *row, int width, bool big_endian,
                          LhiLumaWeights fw)
