@@ -156,14 +156,11 @@ static bool on_failed(LhpItem *item, void *data)
                                      item->status));
 }
 
-/* CUDA contexts per device: as `lumahist stats` has them (src/tool/batch.c):
- * two; where JPEGs are decoded on the GPU, the first decodes them with
- * nvJPEG and the second analyses the rest (the pipeline's split). */
-static int streams_for(LhpDecoder decoder)
-{
-  (void)decoder;
-  return 2;
-}
+/* CUDA contexts per device: as `lumahist stats` has them
+ * (LHT_DEFAULT_STREAMS); where JPEGs are decoded on the GPU, the first
+ * decodes them with nvJPEG and the second analyses the rest (the pipeline's
+ * split). */
+#define STREAMS_PER_DEVICE 2
 
 static gpointer run_thread(gpointer data)
 {
@@ -172,45 +169,44 @@ static gpointer run_thread(gpointer data)
   GPtrArray *walk_said = g_ptr_array_new();
   LhpReport walk_report = {.say = say_of_walk, .data = walk_said};
   bool walked = lhp_walk(run->names, run->n_names, true, &walk_report, paths);
+  /* A walk that failed said its failures (and perhaps a note on a link back
+   * up the tree, which goes as one): they come first, as the tool's do. */
+  for (guint i = 0; !walked && i < walk_said->len; i++)
+    ((Entry *)g_ptr_array_index(walk_said, i))->kind = ENTRY_FAILURE;
   /* A video's frames are the tool's (lumahist stats): this module has no
    * video path.  The walk takes videos too, so that each is named in a
-   * warning instead of left out in silence. */
-  GPtrArray *videos = g_ptr_array_new();
+   * warning after the walk's instead of left out in silence. */
   GPtrArray *images = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_set_free_func(paths, NULL); /* each path moves to images or is freed */
   for (guint i = 0; i < paths->len; i++) {
-    const char *path = g_ptr_array_index(paths, i);
-    if (lhio_is_video_name(path))
-      g_ptr_array_add(videos, entry_new(ENTRY_NOTE, path,
-                                        "a video, left out: stats_files reads images; "
-                                        "`lumahist stats` gives a video's frames",
-                                        LH_ERROR_UNSUPPORTED));
-    else
-      g_ptr_array_add(images, g_strdup(path));
+    char *path = g_ptr_array_index(paths, i);
+    if (lhio_is_video_name(path)) {
+      g_ptr_array_add(walk_said, entry_new(ENTRY_NOTE, path,
+                                           "a video, left out: stats_files reads images; "
+                                           "`lumahist stats` gives a video's frames",
+                                           LH_ERROR_UNSUPPORTED));
+      g_free(path);
+    } else {
+      g_ptr_array_add(images, path);
+    }
   }
   g_ptr_array_free(paths, TRUE);
   paths = images;
-  /* A walk that failed said its failures (and perhaps a note on a link back
-   * up the tree, which goes as one): they come first, as the tool's do. */
   bool going = true; /* the iterator is still there */
-  for (guint i = 0; i < walk_said->len + videos->len; i++) {
-    bool of_walk = i < walk_said->len;
-    Entry *entry = of_walk ? g_ptr_array_index(walk_said, i)
-                           : g_ptr_array_index(videos, i - walk_said->len);
-    if (of_walk && !walked)
-      entry->kind = ENTRY_FAILURE;
+  for (guint i = 0; i < walk_said->len; i++) {
+    Entry *entry = g_ptr_array_index(walk_said, i);
     if (going)
       going = queue_entry(run, entry);
     else
       entry_free(entry);
   }
   g_ptr_array_free(walk_said, TRUE);
-  g_ptr_array_free(videos, TRUE);
 
   LhpContexts contexts = {0};
   LhpPipelineResult result = {0};
   if (going) {
     LhpPipelineSpec spec = {
-        .contexts = {run->backend, NULL, run->jobs, streams_for(run->decoder), false,
+        .contexts = {run->backend, NULL, run->jobs, STREAMS_PER_DEVICE, false,
                      run->decoder == LHP_DECODER_GPU ? "decoder=\"gpu\"" : NULL, NULL},
         .jobs = run->jobs,
         .read_mode = LHIO_READ_LUMA,

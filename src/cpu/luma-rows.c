@@ -785,8 +785,8 @@ __attribute__((target("avx2"))) static inline void v210_keys24_avx2(const uint8_
   _mm256_store_si256((__m256i *)(keys + 16), v210_keys12_avx2(p + 32));
 }
 
-__attribute__((target("avx2"), always_inline)) static inline int
-count_v210_avx2_loop(LhiCount16 *c, const uint8_t *row, int width)
+__attribute__((target("avx2"))) static int count_v210_avx2(LhiCount16 *c, const uint8_t *row,
+                                                           int width)
 {
   _Alignas(32) uint16_t keys[2][64];
   if (width < 48)
@@ -809,12 +809,6 @@ count_v210_avx2_loop(LhiCount16 *c, const uint8_t *row, int width)
   count16_block(c, keys[k] + 32, 12);
   count16_block(c, keys[k] + 48, 12);
   return x;
-}
-
-__attribute__((target("avx2"))) static int count_v210_avx2(LhiCount16 *c, const uint8_t *row,
-                                                           int width)
-{
-  return count_v210_avx2_loop(c, row, width);
 }
 #endif
 

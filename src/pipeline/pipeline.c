@@ -718,6 +718,13 @@ static bool has_jpeg_for_nvjpeg(Task *const *batch, int n)
   return false;
 }
 
+/* The queue a context thread takes its tasks from: with split, a context
+ * that decodes takes the JPEGs for nvJPEG, the others the decoded images. */
+static GAsyncQueue *queue_of(Pipeline *p, const ContextThread *self)
+{
+  return self->decodes && g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue;
+}
+
 static gpointer context_thread(gpointer data)
 {
   ContextThread *self = data;
@@ -727,7 +734,7 @@ static gpointer context_thread(gpointer data)
   char *device_error = NULL;
   lhp_device_use(p->contexts->device_ids[self->index], &device_error);
   thread_context = context;
-  GAsyncQueue *queue = self->decodes && g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue;
+  GAsyncQueue *queue = queue_of(p, self);
   /* Without a path named as a JPEG, the decoder starts when the first JPEG
    * comes (by its content), not for a run of PNGs. */
   bool decoder_begun = false;
@@ -1175,9 +1182,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
 
   /* Settled: n_threads is the opener's and the threads it started. */
   for (int i = 0; opener && i < p.n_threads; i++)
-    g_async_queue_push(p.selves && p.selves[i].decodes && g_atomic_int_get(&p.split) ? p.jpeg_queue
-                                                                                     : p.device_queue,
-                       &end_of_work);
+    g_async_queue_push(p.selves ? queue_of(&p, &p.selves[i]) : p.device_queue, &end_of_work);
   if (opener)
     g_thread_join(opener);
   for (int i = 1; i < p.n_threads; i++)

@@ -19,7 +19,7 @@ void lht_batch_args_init(LhtBatchArgs *args, unsigned kinds)
 {
   memset(args, 0, sizeof *args);
   args->kinds = kinds;
-  args->streams = -1; /* not given: lht_batch_args_check picks */
+  args->streams = LHT_DEFAULT_STREAMS;
   args->dark_below = LHT_DEFAULT_DARK_BELOW;
   args->bright_above = LHT_DEFAULT_BRIGHT_ABOVE;
   args->low_contrast_below = LHT_DEFAULT_LOW_CONTRAST_BELOW;
@@ -116,7 +116,7 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
 {
   if (args->jobs < 0)
     return usage(command, "--jobs must be 1 or more (0: one per core)");
-  if (args->streams != -1 && (args->streams < 1 || args->streams > 16))
+  if (args->streams < 1 || args->streams > 16)
     return usage(command, "--streams must be 1 to 16");
   if (args->decoder_name) {
     if (strcmp(args->decoder_name, "auto") == 0)
@@ -128,12 +128,6 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
     else
       return usage(command, "--decoder '%s': expected auto, cpu or gpu", args->decoder_name);
   }
-  /* A stats run that decodes on the GPU makes one nvJPEG decoder a device
-   * whatever the streams (a second only added its start-up and contended for
-   * the engines, tests/bench/results/h100-decoder-auto.txt); its second
-   * stream analyses what the CPU decodes (src/pipeline/pipeline.c, jpeg_queue). */
-  if (args->streams == -1)
-    args->streams = LHT_DEFAULT_STREAMS;
   if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count))
     return usage(command, "--shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", args->shard);
   if (args->devices) {
