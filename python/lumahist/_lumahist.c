@@ -838,8 +838,8 @@ static PyObject *py_stats(PyObject *self, PyObject *args)
     return NULL;
   LhOptions options;
   LhBackend backend;
-  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options,
-                         &backend) < 0)
+  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options, &backend) <
+      0)
     return NULL;
   options.roi = (LhRect){roi[0], roi[1], roi[2], roi[3]};
   StatsObject *result = stats_object_new(false);
@@ -865,8 +865,8 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
   LhOptions options;
   LhBackend backend;
-  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options,
-                         &backend) < 0)
+  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options, &backend) <
+      0)
     return NULL;
   if (!PyUnicode_FSConverter(path, &path_bytes))
     return NULL;
@@ -1090,8 +1090,8 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   LhOverlayOptions overlay;
   lh_overlay_options_init(&overlay);
   LhBackend backend;
-  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options,
-                         &backend) < 0)
+  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options, &backend) <
+      0)
     return NULL;
   if (strcmp(scale, "log") != 0 && strcmp(scale, "linear") != 0)
     return raise_invalid("scale: log or linear");

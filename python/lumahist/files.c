@@ -467,8 +467,8 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
     return raise_invalid("jobs: 1 or more (None: one per core)");
   LhOptions options;
   LhBackend backend;
-  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options,
-                         &backend) < 0)
+  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options, &backend) <
+      0)
     return NULL;
   LhpDecoder decoder;
   if (strcmp(decoder_name, "auto") == 0) {

@@ -45,7 +45,8 @@ static void row4_plain(const uint8_t *px, int first, int width, const uint32_t *
  * reads (steps of up to 128 bytes).  always_inline: GCC 12 takes a call of
  * it, which has no effect it can see, for one it may drop, and did so in
  * the always_inline loops below. */
-__attribute__((always_inline)) static inline void prefetch_ahead(const uint8_t *block, int step_bytes)
+__attribute__((always_inline)) static inline void prefetch_ahead(const uint8_t *block,
+                                                                 int step_bytes)
 {
   _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES, _MM_HINT_T0);
   if (step_bytes > 64)
@@ -159,7 +160,6 @@ __attribute__((target("ssse3,sse4.1"))) static int row4_sse41(const uint8_t *px,
   return x;
 }
 
-
 /* ---- AVX2: 32 pixels a step ---- */
 
 /* The shuffles that put 4 pixels of a 128-bit lane (pixel k at byte
@@ -173,7 +173,7 @@ typedef struct {
 } Luma8Avx2;
 
 __attribute__((target("avx2"))) static inline Luma8Avx2 luma8_avx2_setup(int pixel_bytes,
-                                                                          const uint32_t *w)
+                                                                         const uint32_t *w)
 {
   Luma8Avx2 l;
   if (pixel_bytes == 3) {
@@ -205,9 +205,8 @@ __attribute__((target("avx2"))) static inline __m256i luma8_avx2(const Luma8Avx2
 /* The luma of the 32 pixels at block as 32 bytes in order.  3 bytes a
  * pixel: groups of 8 pixels (24 bytes) spread 12 bytes a lane by vpermd;
  * the last group loaded 8 bytes early so that no byte past the 96 is read. */
-__attribute__((target("avx2"))) static inline __m256i luma32_avx2(const Luma8Avx2 *l,
-                                                                  const uint8_t *block,
-                                                                  int pixel_bytes)
+__attribute__((target("avx2"))) static inline __m256i
+luma32_avx2(const Luma8Avx2 *l, const uint8_t *block, int pixel_bytes)
 {
   __m256i g[4];
   if (pixel_bytes == 3) {
@@ -224,8 +223,8 @@ __attribute__((target("avx2"))) static inline __m256i luma32_avx2(const Luma8Avx
   }
   /* Packed within lanes, the 4-pixel runs come out as 0, 8, 16, 24 (low
    * lane) and 4, 12, 20, 28 (high lane): put back in order. */
-  __m256i bytes = _mm256_packus_epi16(_mm256_packus_epi32(g[0], g[1]),
-                                      _mm256_packus_epi32(g[2], g[3]));
+  __m256i bytes =
+      _mm256_packus_epi16(_mm256_packus_epi32(g[0], g[1]), _mm256_packus_epi32(g[2], g[3]));
   return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
@@ -385,9 +384,8 @@ void lhi_count8_row_step2(LhiCount8 *c, const uint8_t *row, int width)
  * the counting's byte loads never wait on the vector store just made and
  * the CPU weighs and counts at once (4K RGB on one core: 3.0 ms against
  * 3.2 for chunks of 256, 4.3 for a store counted at once). */
-__attribute__((target("avx2"))) static int count_rgb_avx2(LhiCount8 *c, const uint8_t *px,
-                                                          int width, int pixel_bytes,
-                                                          const uint32_t *w)
+__attribute__((target("avx2"))) static int
+count_rgb_avx2(LhiCount8 *c, const uint8_t *px, int width, int pixel_bytes, const uint32_t *w)
 {
   const Luma8Avx2 l = luma8_avx2_setup(pixel_bytes, w);
   uint32_t(*sub)[LHI_COUNT8_STRIDE] = c->sub;
@@ -709,9 +707,8 @@ void lhi_v210_keys_row(const uint8_t *row, int width, uint16_t *keys)
 
 #ifdef LHI_ROWS_SSE41
 /* The keys of the 16 words at p (y16_keys_avx2's step). */
-__attribute__((target("avx2"))) static inline __m256i y16_keys16_avx2(const uint8_t *p,
-                                                                      __m128i shift, __m256i top,
-                                                                      bool big_endian)
+__attribute__((target("avx2"))) static inline __m256i
+y16_keys16_avx2(const uint8_t *p, __m128i shift, __m256i top, bool big_endian)
 {
   const __m256i swap = _mm256_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 1, 0,
                                         3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
@@ -907,8 +904,8 @@ packed10_keys16_avx2(const Packed10Avx2 *p, const uint8_t *block, bool big_endia
 }
 
 __attribute__((target("avx2"))) static int packed10_keys_avx2(const uint8_t *row, int width,
-                                                             bool big_endian, LhiLumaWeights fw,
-                                                             uint16_t *keys)
+                                                              bool big_endian, LhiLumaWeights fw,
+                                                              uint16_t *keys)
 {
   const Packed10Avx2 p = packed10_avx2_setup(fw);
   int x = 0;
@@ -1018,9 +1015,8 @@ static void rgb16_keys_plain(const uint8_t *row, int first, int width, int pixel
 #define RGB16_DIVIDE_MULTIPLIER 3518437209u
 #define RGB16_DIVIDE_SHIFT 45
 
-__attribute__((target("avx2"))) static inline __m256i rgb16_luma8(__m256i a, __m256i b,
-                                                                  __m256i weights, __m256i bias,
-                                                                  bool exact)
+__attribute__((target("avx2"))) static inline __m256i
+rgb16_luma8(__m256i a, __m256i b, __m256i weights, __m256i bias, bool exact)
 {
   const __m256i flip = _mm256_set1_epi16((short)0x8000);
   __m256i sums = _mm256_hadd_epi32(_mm256_madd_epi16(_mm256_xor_si256(a, flip), weights),
@@ -1038,9 +1034,9 @@ __attribute__((target("avx2"))) static inline __m256i rgb16_luma8(__m256i a, __m
 }
 
 __attribute__((target("avx2"))) static int rgb16_keys_avx2(const uint8_t *row, int width,
-                                                          int pixel_bytes, const uint32_t *w,
-                                                          LhiLumaWeights rule, uint32_t max,
-                                                          uint16_t *keys)
+                                                           int pixel_bytes, const uint32_t *w,
+                                                           LhiLumaWeights rule, uint32_t max,
+                                                           uint16_t *keys)
 {
   const bool exact = rule.one == LHI_LUMA_EXACT_ONE;
   const uint32_t half = exact ? LHI_LUMA_EXACT_ONE / 2 : LHI_LUMA_HALF;
@@ -1069,10 +1065,10 @@ __attribute__((target("avx2"))) static int rgb16_keys_avx2(const uint8_t *row, i
         a = _mm256_shuffle_epi8(
             _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)half_block), spread),
             widen);
-        b = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(
-                                    _mm256_loadu_si256((const __m256i *)(half_block + 16)),
-                                    spread_late),
-                                widen);
+        b = _mm256_shuffle_epi8(
+            _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(half_block + 16)),
+                                        spread_late),
+            widen);
       }
       key[h] = _mm256_min_epu32(rgb16_luma8(a, b, weights, bias, exact), top);
     }

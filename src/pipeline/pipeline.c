@@ -107,7 +107,7 @@ struct Pipeline {
    * nvJPEG starts (analyse_on_cpu): one per thread at most, kept here
    * between uses and freed at the end of the run. */
   GAsyncQueue *cpu_contexts;
-  bool jpeg_named; /* a path is named as a JPEG: the decoders start at once */
+  bool jpeg_named;     /* a path is named as a JPEG: the decoders start at once */
   gint gpu_waiting;    /* undecoded JPEGs in the device queue (atomic) */
   gint cpu_sharing;    /* threads decoding such JPEGs on the CPU (atomic) */
   int cpu_share_slots; /* at most this many */
@@ -384,8 +384,8 @@ static bool analyse_here(Pipeline *p)
 {
   const LhpContextsWanted *wanted = &p->spec->contexts;
   return p->cpu_while_starting && wanted->backend == LH_BACKEND_AUTO && !wanted->device_ids &&
-         p->spec->analyze && !p->spec->device_step &&
-         g_atomic_int_get(&p->decoders_starting) > 0 && !g_atomic_int_get(&p->gpu_started);
+         p->spec->analyze && !p->spec->device_step && g_atomic_int_get(&p->decoders_starting) > 0 &&
+         !g_atomic_int_get(&p->gpu_started);
 }
 
 /* Analyses the task's image on this thread with one of the run's CPU
@@ -749,8 +749,7 @@ static gpointer context_thread(gpointer data)
   Task *batch[MAX_BATCH_TASKS];
   bool ending = false;
   while (!ending) {
-    Task *task = self->drains_both ? pop_either(queue, p->device_queue)
-                                   : g_async_queue_pop(queue);
+    Task *task = self->drains_both ? pop_either(queue, p->device_queue) : g_async_queue_pop(queue);
     if (task == &end_of_work)
       break;
     int n = 0;

@@ -681,7 +681,8 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       sink_commit(sink);
       if (interrupted) {
         lht_error(NULL, "stopped by %s: %u records written%s%s%s", lhp_signal_name(result.signal),
-                  result.done + run.next_video - run.videos_failed, args->output ? " to " : "", args->output ? args->output : "",
+                  result.done + run.next_video - run.videos_failed, args->output ? " to " : "",
+                  args->output ? args->output : "",
                   args->output ? "; run again with --skip-existing to go on" : "");
         status = 128 + result.signal;
       } else if (!sink->failed && !result.stopped) {

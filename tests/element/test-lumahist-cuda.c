@@ -870,10 +870,10 @@ GST_START_TEST(test_cuda_offered_pool)
     GstElementFactory *encoder = gst_element_factory_find(software[i].encoder);
     GstElementFactory *decoder = gst_element_factory_find(software[i].decoder);
     if (encoder && decoder) {
-      gchar *upstream = g_strdup_printf(
-          "videotestsrc num-buffers=8 pattern=ball ! video/x-raw,format=I420,width=640,height=360 ! "
-          "%s ! h264parse ! %s",
-          software[i].encoder, software[i].decoder);
+      gchar *upstream = g_strdup_printf("videotestsrc num-buffers=8 pattern=ball ! "
+                                        "video/x-raw,format=I420,width=640,height=360 ! "
+                                        "%s ! h264parse ! %s",
+                                        software[i].encoder, software[i].decoder);
       Offered seen = run_offered(upstream, "backend=cuda");
       fail_unless_equals_int(seen.frames, 8);
       fail_unless(seen.page_locked == 8, "%s wrote %u of 8 frames into the offered pool",

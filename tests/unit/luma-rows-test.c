@@ -342,8 +342,8 @@ static uint32_t v210_key(const uint8_t *row, int x)
 static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int repeats,
                               const char *simd_name)
 {
-  const size_t bytes = v210 ? (size_t)(width + LHI_V210_GROUP_PIXELS - 1) /
-                                  LHI_V210_GROUP_PIXELS * LHI_V210_GROUP_BYTES
+  const size_t bytes = v210 ? (size_t)(width + LHI_V210_GROUP_PIXELS - 1) / LHI_V210_GROUP_PIXELS *
+                                  LHI_V210_GROUP_BYTES
                             : 2 * (size_t)width;
   const int offset = v210 ? 4 * (width % 3) : width % 5;
   uint8_t *buffer = malloc((size_t)offset + bytes + 1);
@@ -387,8 +387,9 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
   int bad_bins = 0;
   for (int v = 0; v < 65536; v++)
     bad_bins += counted[v] != expected[v];
-  CHECK(bad_bins == 0, "count16 %s, %d-bit, shift %d, %s-endian, simd %s, width %d, kind %d, %d "
-                       "times: %d bins wrong",
+  CHECK(bad_bins == 0,
+        "count16 %s, %d-bit, shift %d, %s-endian, simd %s, width %d, kind %d, %d "
+        "times: %d bins wrong",
         v210 ? "v210" : "words", l.depth, l.shift, l.big_endian ? "big" : "little", simd_name,
         width, kind, repeats, bad_bins);
   free(buffer);
