@@ -103,6 +103,13 @@ struct Pipeline {
   bool cpu_while_starting;
   gint gpu_started;
   gint decoders_starting; /* atomic: decoders begun and not yet started */
+  gint contexts_opened;   /* atomic: the opener is done opening (or failed to) */
+  /* Images decoded before the contexts are open (a CUDA context takes
+   * 0.2-0.3 s) wait for them, and the decoding threads stop at the holding
+   * bound (two images a thread) after a few dozen: in a run of many times
+   * the bound, they are analysed on the CPU meanwhile (analyse_here).  On an
+   * H100 host with 16 cores, 2000 JPEGs took 0.1-0.2 s less. */
+  bool early_cpu;
   /* CPU contexts for the images analysed on the decoding threads while
    * nvJPEG starts (analyse_on_cpu): one per thread at most, kept here
    * between uses and freed at the end of the run. */
@@ -376,15 +383,20 @@ static bool stop_asked(const Pipeline *p)
 
 /* Whether the image a decoding thread has just decoded is analysed there,
  * on the CPU, as --backend auto may (not when a backend or devices are
- * named): while nvJPEG's decoders start (--decoder auto, stats), the
- * CUDA contexts' copies wait on the driver, which nvJPEG's set-up holds (on
- * an H200, 128 frames took 0.2-0.36 s to analyse then, 0.02-0.07 s after),
+ * named): in a long run, before the contexts are open (early_cpu); and
+ * while nvJPEG's decoders start (--decoder auto, stats), the CUDA
+ * contexts' copies wait on the driver, which nvJPEG's set-up holds (on an
+ * H200, 128 frames took 0.2-0.36 s to analyse then, 0.02-0.07 s after),
  * and the images decoded meanwhile would wait in turn. */
 static bool analyse_here(Pipeline *p)
 {
   const LhpContextsWanted *wanted = &p->spec->contexts;
-  return p->cpu_while_starting && wanted->backend == LH_BACKEND_AUTO && !wanted->device_ids &&
-         p->spec->analyze && !p->spec->device_step && g_atomic_int_get(&p->decoders_starting) > 0 &&
+  if (wanted->backend != LH_BACKEND_AUTO || wanted->device_ids || !p->spec->analyze ||
+      p->spec->device_step)
+    return false;
+  if (p->early_cpu && !g_atomic_int_get(&p->contexts_opened))
+    return true;
+  return p->cpu_while_starting && g_atomic_int_get(&p->decoders_starting) > 0 &&
          !g_atomic_int_get(&p->gpu_started);
 }
 
@@ -837,7 +849,10 @@ static gpointer context_thread(gpointer data)
     double seconds = lhio_gpu_jpeg_device_seconds(self->decoder);
     add_time(p, &p->gpu_decode_s, seconds);
   }
-  lhp_gpu_jpeg_close(context, self->decoder, self->decode_stream);
+  if (spec->process_ends_after)
+    lhp_gpu_jpeg_leave(context, self->decoder, self->decode_stream);
+  else
+    lhp_gpu_jpeg_close(context, self->decoder, self->decode_stream);
   g_free(device_error);
   return NULL;
 }
@@ -995,6 +1010,7 @@ static gpointer opener_thread(gpointer data)
   } else {
     g_atomic_int_set(&p->abandoned, 1);
   }
+  g_atomic_int_set(&p->contexts_opened, 1);
   g_async_queue_push(p->done_queue, &contexts_settled);
   if (opened)
     context_thread(&p->selves[0]);
@@ -1069,6 +1085,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   guint most;
   guint holding = holding_before_open(spec, jobs, &most);
   guint window = 8 * holding;
+  p.early_cpu = paths->len > 8 * holding;
   guint slots = 8 * most; /* of pending: the widest window either backend can have */
   Task **pending = g_new0(Task *, slots);
   guint n = paths->len, next_dispatch = 0, next_emit = 0;
@@ -1191,7 +1208,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   /* Handles made without the preparer (a JPEG by content alone) are kept,
    * as they were. */
   if (holds_gpu_jpeg)
-    lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg);
+    lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg && !spec->process_ends_after);
   if (p.pool)
     g_thread_pool_free(p.pool, FALSE, TRUE);
   if (spec->catch_signals) {
