@@ -281,6 +281,29 @@ void lhp_gpu_jpeg_close(LhContext *context, LhioGpuJpeg *decoder, void *stream)
 #endif
 }
 
+/* What lhp_gpu_jpeg_leave keeps until the process exits: reachable, so that
+ * leak checkers do not count it, and never used again. */
+static GMutex left_lock;
+static GPtrArray *left_for_exit;
+
+void lhp_gpu_jpeg_leave(LhContext *context, LhioGpuJpeg *decoder, void *stream)
+{
+#ifdef LH_HAVE_CUDA
+  if (stream)
+    lh_context_set_stream(context, NULL);
+#else
+  (void)context;
+#endif
+  g_mutex_lock(&left_lock);
+  if (!left_for_exit)
+    left_for_exit = g_ptr_array_new();
+  if (decoder)
+    g_ptr_array_add(left_for_exit, decoder);
+  if (stream)
+    g_ptr_array_add(left_for_exit, stream);
+  g_mutex_unlock(&left_lock);
+}
+
 void lhp_gpu_jpeg_prepare(const GArray *device_ids)
 {
   guint n = device_ids ? device_ids->len : 1;

@@ -642,6 +642,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
         .data = &run,
         .report = lht_progress_report(progress),
         .catch_signals = true,
+        .process_ends_after = true,
     };
     LhpContexts contexts;
     LhpPipelineResult result;

@@ -166,6 +166,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       .data = &run,
       .report = lht_progress_report(progress),
       .catch_signals = true,
+      .process_ends_after = true,
   };
   LhpContexts contexts;
   LhpPipelineResult result;
