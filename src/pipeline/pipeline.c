@@ -108,7 +108,10 @@ struct Pipeline {
    * 0.2-0.3 s) wait for them, and the decoding threads stop at the holding
    * bound (two images a thread) after a few dozen: in a run of many times
    * the bound, they are analysed on the CPU meanwhile (analyse_here).  On an
-   * H100 host with 16 cores, 2000 JPEGs took 0.1-0.2 s less. */
+   * H100 host with 16 cores, 2000 JPEGs took 0.1-0.2 s less.  Only with
+   * cpu_while_starting, whose records already say cpu or cuda as the
+   * start-up goes: a run that names its decoder keeps the same records
+   * from one run to the next, the backend field included. */
   bool early_cpu;
   /* CPU contexts for the images analysed on the decoding threads while
    * nvJPEG starts (analyse_on_cpu): one per thread at most, kept here
@@ -1085,7 +1088,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   guint most;
   guint holding = holding_before_open(spec, jobs, &most);
   guint window = 8 * holding;
-  p.early_cpu = paths->len > 8 * holding;
+  p.early_cpu = p.cpu_while_starting && paths->len > 8 * holding;
   guint slots = 8 * most; /* of pending: the widest window either backend can have */
   Task **pending = g_new0(Task *, slots);
   guint n = paths->len, next_dispatch = 0, next_emit = 0;
