@@ -198,8 +198,9 @@ static bool window_is_safe(const uint8_t *stream, size_t n, size_t inflated)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Unfiltering (PNG specification, section 9).  out may be raw (in place);  */
-/* prev is the row above, unfiltered, or zeros for the first row.           */
+/* Unfiltering (PNG specification, section 9).  out is raw or before it,   */
+/* each pixel read before it is written; prev is the row above, unfiltered, */
+/* or zeros for the first row.                                              */
 
 static void unfilter_sub(uint8_t *out, const uint8_t *raw, size_t n, size_t bpp)
 {
@@ -209,9 +210,20 @@ static void unfilter_sub(uint8_t *out, const uint8_t *raw, size_t n, size_t bpp)
     out[i] = (uint8_t)(raw[i] + out[i - bpp]);
 }
 
-static void unfilter_up(uint8_t *out, const uint8_t *raw, const uint8_t *restrict prev, size_t n)
+static void unfilter_up(uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_t n)
 {
-  for (size_t i = 0; i < n; i++)
+  size_t i = 0;
+#if defined(__SSE2__)
+  /* Each block is loaded before it is stored: right when out is raw or
+   * a little before it (the in-place compaction), where a compiler's
+   * vectorized loop would see the overlap and fall back to bytes. */
+  for (; i + 16 <= n; i += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(raw + i));
+    __m128i b = _mm_loadu_si128((const __m128i *)(prev + i));
+    _mm_storeu_si128((__m128i *)(out + i), _mm_add_epi8(x, b));
+  }
+#endif
+  for (; i < n; i++)
     out[i] = (uint8_t)(raw[i] + prev[i]);
 }
 
@@ -244,11 +256,32 @@ static void unfilter_paeth_scalar(uint8_t *out, const uint8_t *raw, const uint8_
 #if defined(__SSE2__)
 /* One pixel of bpp bytes (3 to 8) in the 16-bit lanes of a register: the
  * channels of a pixel are independent, the pixels of a row are not. */
+static inline uint64_t load_bytes(const uint8_t *p, size_t n)
+{
+  uint16_t u16;
+  uint32_t u32;
+  uint64_t u64;
+  switch (n) {
+  case 3: /* in registers: a zeroed 8-byte slot filled in part would stall on reading it */
+    memcpy(&u16, p, 2);
+    return u16 | (uint64_t)p[2] << 16;
+  case 4:
+    memcpy(&u32, p, 4);
+    return u32;
+  case 6:
+    memcpy(&u32, p, 4);
+    memcpy(&u16, p + 4, 2);
+    return u32 | (uint64_t)u16 << 32;
+  default:
+    memcpy(&u64, p, 8);
+    return u64;
+  }
+}
+
 static inline __m128i load_pixel(const uint8_t *p, size_t bpp)
 {
-  uint64_t v = 0;
-  memcpy(&v, p, bpp);
-  return _mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)v), _mm_setzero_si128());
+  return _mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)load_bytes(p, bpp)),
+                           _mm_setzero_si128());
 }
 
 static inline void store_pixel(uint8_t *p, __m128i x, size_t bpp)
@@ -354,8 +387,7 @@ static bool unfilter_row(int filter, uint8_t *out, const uint8_t *raw, const uin
 {
   switch (filter) {
   case FILTER_NONE:
-    if (out != raw)
-      memcpy(out, raw, n);
+    memmove(out, raw, n);
     return true;
   case FILTER_SUB:
     unfilter_sub(out, raw, n, bpp);
@@ -385,12 +417,14 @@ static void copy_samples16(uint8_t *out, const uint8_t *in, size_t n)
     return;
   }
   for (size_t i = 0; i + 1 < n; i += 2) {
-    out[i] = in[i + 1];
-    out[i + 1] = in[i];
+    uint8_t high = in[i], low = in[i + 1]; /* out may be in, or before it */
+    out[i] = low;
+    out[i + 1] = high;
   }
 }
 
-/* A gray + alpha row to png.c's two planes: gray in the frame, alpha apart. */
+/* A gray + alpha row to png.c's two planes: gray in the frame, alpha apart;
+ * gray may be in (each sample moves down, never over one not yet read). */
 static void split_gray_alpha(uint8_t *gray, uint8_t *alpha, const uint8_t *in, size_t width,
                              size_t sample_bytes)
 {
@@ -406,31 +440,45 @@ static void split_gray_alpha(uint8_t *gray, uint8_t *alpha, const uint8_t *in, s
   }
 }
 
-/* Unfilters the inflated rows into image's pixels (and alpha).  Rows that
- * the frame keeps as they are (8-bit gray, RGB, RGBA) are unfiltered straight
- * into it; the others in place, then converted. */
-static bool unfilter_image(const PngChunks *png, uint8_t *inflated, uint8_t *pixels,
-                           uint8_t *alpha, size_t stride)
+/* Row y of the unfiltered image to png.c's layout, in place: 16-bit samples
+ * to the host's order; gray + alpha split, gray compacted to the front of
+ * the buffer as png.c does it, alpha to its plane. */
+static void finish_row(const PngChunks *png, uint8_t *pixels, uint8_t *alpha, size_t y)
 {
-  size_t n = png->row_bytes, bpp = png->bpp, sample_bytes = (size_t)png->depth / 8;
-  bool direct = png->depth == 8 && png->channels != 2;
+  size_t sample_bytes = (size_t)png->depth / 8;
+  uint8_t *row = pixels + y * png->row_bytes;
+  if (png->channels == 2) {
+    size_t plane_row = png->width * sample_bytes;
+    split_gray_alpha(pixels + y * plane_row, alpha + y * plane_row, row, png->width,
+                     sample_bytes);
+  } else if (sample_bytes == 2) {
+    copy_samples16(row, row, png->row_bytes);
+  }
+}
+
+/* Unfilters the inflated rows, each (1 + row_bytes) bytes from the start of
+ * pixels, into packed rows of row_bytes from its start: row y's output ends
+ * before its input starts, so one buffer does.  Each row is finished
+ * (finish_row) once the row below has been unfiltered from it. */
+static bool unfilter_image(const PngChunks *png, uint8_t *pixels, uint8_t *alpha)
+{
+  size_t n = png->row_bytes, bpp = png->bpp;
+  bool finish = png->depth == 16 || png->channels == 2;
   uint8_t *zeros = calloc(n ? n : 1, 1);
   if (!zeros)
     return false;
   const uint8_t *prev = zeros;
   bool ok = true;
   for (size_t y = 0; y < png->height && ok; y++) {
-    uint8_t *raw = inflated + y * (n + 1);
-    uint8_t *out = direct ? pixels + y * stride : raw + 1;
+    const uint8_t *raw = pixels + y * (n + 1);
+    uint8_t *out = pixels + y * n;
     ok = unfilter_row(raw[0], out, raw + 1, prev, n, bpp);
     prev = out;
-    if (!ok || direct)
-      continue;
-    if (png->channels == 2)
-      split_gray_alpha(pixels + y * stride, alpha + y * stride, out, png->width, sample_bytes);
-    else
-      copy_samples16(pixels + y * stride, out, n);
+    if (ok && finish && y > 0)
+      finish_row(png, pixels, alpha, y - 1);
   }
+  if (ok && finish)
+    finish_row(png, pixels, alpha, png->height - 1);
   free(zeros);
   return ok;
 }
@@ -445,33 +493,32 @@ int lhio_png_fast_read(const uint8_t *data, size_t size, uint64_t max_pixels, Lh
       (uint64_t)png.width * png.height > max_pixels)
     return LHIO_PNG_FAST_DECLINED;
 
-  size_t inflated_size, pixel_bytes;
-  if (__builtin_mul_overflow(png.row_bytes + 1, (size_t)png.height, &inflated_size) ||
-      __builtin_mul_overflow(png.row_bytes, (size_t)png.height, &pixel_bytes))
+  size_t inflated_size;
+  if (__builtin_mul_overflow(png.row_bytes + 1, (size_t)png.height, &inflated_size))
     return LHIO_PNG_FAST_DECLINED;
 
-  uint8_t *gathered = NULL, *inflated = NULL, *pixels = NULL, *alpha = NULL;
+  uint8_t *gathered = NULL, *pixels = NULL, *alpha = NULL;
   struct libdeflate_decompressor *inflater = NULL;
   int status = LHIO_PNG_FAST_DECLINED;
   const uint8_t *stream = gather_idat(&png, &gathered);
   if (!stream || !window_is_safe(stream, png.idat_bytes, inflated_size))
     goto done;
   inflater = libdeflate_alloc_decompressor();
-  inflated = malloc(inflated_size);
-  /* png.c allocates gray + alpha rows whole, then compacts the gray. */
-  pixels = lhio_pixels_alloc(pixel_bytes);
+  /* The rows are inflated into the frame's own buffer and unfiltered there
+   * (unfilter_image): one buffer, a row per image more than png.c's. */
+  pixels = lhio_pixels_alloc(inflated_size);
   size_t sample_bytes = (size_t)png.depth / 8;
   size_t stride = png.channels == 2 ? png.width * sample_bytes : png.row_bytes;
   if (png.channels == 2)
     alpha = malloc(stride * png.height);
-  if (!inflater || !inflated || !pixels || (png.channels == 2 && !alpha))
+  if (!inflater || !pixels || (png.channels == 2 && !alpha))
     goto done;
   /* Exactly the image's filtered rows, or it is declined: a stream that is
    * short, long, corrupt or fails its Adler-32 is libpng's to report. */
-  if (libdeflate_zlib_decompress(inflater, stream, png.idat_bytes, inflated, inflated_size,
-                                 NULL) != LIBDEFLATE_SUCCESS)
+  if (libdeflate_zlib_decompress(inflater, stream, png.idat_bytes, pixels, inflated_size, NULL) !=
+      LIBDEFLATE_SUCCESS)
     goto done;
-  if (!unfilter_image(&png, inflated, pixels, alpha, stride))
+  if (!unfilter_image(&png, pixels, alpha))
     goto done;
 
   image->source_bit_depth = png.depth;
@@ -494,7 +541,6 @@ done:
   if (inflater)
     libdeflate_free_decompressor(inflater);
   free(gathered);
-  free(inflated);
   lhio_pixels_release(pixels);
   free(alpha);
   return status;
