@@ -4,6 +4,10 @@
  * gives.  Whatever is not that common case, and whatever is wrong with a file
  * (a bad CRC, a short file, a bad zlib stream, a chunk libpng refuses), is
  * declined without a message, so that libpng reads it and says what it says.
+ * One difference is left, for deflate data made on purpose: libdeflate takes
+ * what zlib refuses (length codes 286-287, distance codes 30-31, more than
+ * 286 or 30 codes in a dynamic block's header); no encoder writes them, and
+ * in a damaged file they come only with IDAT CRCs that still match.
  *
  * Why: on 4K photographs libpng spends about half its time in zlib's inflate
  * and most of the rest in its scalar Paeth unfilter; libdeflate inflates the
@@ -322,6 +326,42 @@ unfilter_paeth_sse2(uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_
   }
 }
 
+/* Two Paeth rows at once, 8-bit pixels of bpp 3 or 4: the low half of a
+ * register does pixel k of row 0 while the high half does pixel k - 1 of
+ * row 1, whose a, b and c are all known by then (b and c are row 0's last
+ * two results).  Each pixel still waits for its left neighbour, but the two
+ * chains overlap, so a pair costs about what one pixel did.  raw0 must not
+ * lie under out1 (unfilter_image copies it aside). */
+static inline __attribute__((always_inline)) void
+unfilter_paeth_pair_sse2(uint8_t *out0, uint8_t *out1, const uint8_t *raw0, const uint8_t *raw1,
+                         const uint8_t *prev, size_t n, size_t bpp)
+{
+  const __m128i low_byte = _mm_set1_epi16(0xff), zero = _mm_setzero_si128();
+  /* a: [row 0 pixel k-1 | row 1 pixel k-2]; c: [prev k-1 | row 0 pixel k-2] */
+  __m128i a = zero, c = zero;
+  for (size_t i = 0; i <= n; i += bpp) {
+    uint64_t p = i < n ? load_bytes(prev + i, bpp) : 0;
+    uint64_t x0 = i < n ? load_bytes(raw0 + i, bpp) : 0;
+    uint64_t x1 = i > 0 ? load_bytes(raw1 + i - bpp, bpp) : 0;
+    __m128i x = _mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)(x0 | x1 << 32)), zero);
+    __m128i b = _mm_unpacklo_epi64(_mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)p), zero), a);
+    __m128i b_c = _mm_sub_epi16(b, c), a_c = _mm_sub_epi16(a, c);
+    __m128i pa = abs16(b_c), pb = abs16(a_c), pc = abs16(_mm_add_epi16(a_c, b_c));
+    __m128i smallest = _mm_min_epi16(_mm_min_epi16(pa, pb), pc);
+    __m128i nearest = select16(_mm_cmpeq_epi16(pb, smallest), b, c);
+    nearest = select16(_mm_cmpeq_epi16(pa, smallest), a, nearest);
+    a = _mm_and_si128(_mm_add_epi16(nearest, x), low_byte);
+    c = b;
+    uint64_t both = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(a, a));
+    uint32_t pixel0 = (uint32_t)both, pixel1 = (uint32_t)(both >> 32);
+    if (i < n)
+      memcpy(out0 + i, &pixel0, bpp);
+    /* At i = 0 the high half was the Paeth of zeros, 0: row 1's a, as due. */
+    if (i > 0)
+      memcpy(out1 + i - bpp, &pixel1, bpp);
+  }
+}
+
 static inline __attribute__((always_inline)) void
 unfilter_average_sse2(uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_t n, size_t bpp)
 {
@@ -464,14 +504,34 @@ static bool unfilter_image(const PngChunks *png, uint8_t *pixels, uint8_t *alpha
 {
   size_t n = png->row_bytes, bpp = png->bpp;
   bool finish = png->depth == 16 || png->channels == 2;
-  uint8_t *zeros = calloc(n ? n : 1, 1);
-  if (!zeros)
+  bool pairs = false;
+#if defined(__SSE2__)
+  pairs = png->depth == 8 && (bpp == 3 || bpp == 4);
+#endif
+  uint8_t *zeros = calloc(n ? n : 1, 1), *raw_copy = pairs ? malloc(n ? n : 1) : NULL;
+  if (!zeros || (pairs && !raw_copy)) {
+    free(zeros);
     return false;
+  }
   const uint8_t *prev = zeros;
   bool ok = true;
   for (size_t y = 0; y < png->height && ok; y++) {
     const uint8_t *raw = pixels + y * (n + 1);
     uint8_t *out = pixels + y * n;
+#if defined(__SSE2__)
+    const uint8_t *next_raw = raw + n + 1;
+    if (pairs && y + 1 < png->height && raw[0] == FILTER_PAETH && next_raw[0] == FILTER_PAETH) {
+      /* The next row's output starts under the end of this row's input. */
+      memcpy(raw_copy, raw + 1, n);
+      if (bpp == 3)
+        unfilter_paeth_pair_sse2(out, out + n, raw_copy, next_raw + 1, prev, n, 3);
+      else
+        unfilter_paeth_pair_sse2(out, out + n, raw_copy, next_raw + 1, prev, n, 4);
+      prev = out + n;
+      y++;
+      continue;
+    }
+#endif
     ok = unfilter_row(raw[0], out, raw + 1, prev, n, bpp);
     prev = out;
     if (ok && finish && y > 0)
@@ -480,6 +540,7 @@ static bool unfilter_image(const PngChunks *png, uint8_t *pixels, uint8_t *alpha
   if (ok && finish)
     finish_row(png, pixels, alpha, png->height - 1);
   free(zeros);
+  free(raw_copy);
   return ok;
 }
 
