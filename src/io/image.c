@@ -196,13 +196,11 @@ static int sniff_input(const char *path, FILE *file, LhioFileType *type)
 
 /* Decodes an open file of a known type; encoded: its bytes, when they are
  * in memory (else NULL). */
-static int decode_input(const char *path, FILE *file, const LhioEncoded *encoded,
-                        LhioFileType type, LhioReadMode mode, uint64_t max_pixels,
-                        LhioImage *image)
+static int decode_input(const char *path, FILE *file, const LhioEncoded *encoded, LhioFileType type,
+                        LhioReadMode mode, uint64_t max_pixels, LhioImage *image)
 {
-  int status = type == LHIO_FILE_PNG
-                   ? lhio_png_read(file, encoded, path, mode, max_pixels, image)
-                   : lhio_jpeg_read(file, path, mode, max_pixels, image);
+  int status = type == LHIO_FILE_PNG ? lhio_png_read(file, encoded, path, mode, max_pixels, image)
+                                     : lhio_jpeg_read(file, path, mode, max_pixels, image);
   if (status < 0) {
     lhio_image_clear(image);
   } else {
@@ -389,7 +387,6 @@ static int finish_temp(const char *path, char *temp, FILE *file, int status)
   free(temp);
   return status;
 }
-
 
 int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions *options)
 {

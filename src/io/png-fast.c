@@ -231,8 +231,8 @@ static void unfilter_up(uint8_t *out, const uint8_t *raw, const uint8_t *prev, s
     out[i] = (uint8_t)(raw[i] + prev[i]);
 }
 
-static void unfilter_average_scalar(uint8_t *out, const uint8_t *raw, const uint8_t *prev,
-                                    size_t n, size_t bpp)
+static void unfilter_average_scalar(uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_t n,
+                                    size_t bpp)
 {
   for (size_t i = 0; i < bpp; i++)
     out[i] = (uint8_t)(raw[i] + (prev[i] >> 1));
@@ -284,8 +284,7 @@ static inline uint64_t load_bytes(const uint8_t *p, size_t n)
 
 static inline __m128i load_pixel(const uint8_t *p, size_t bpp)
 {
-  return _mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)load_bytes(p, bpp)),
-                           _mm_setzero_si128());
+  return _mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)load_bytes(p, bpp)), _mm_setzero_si128());
 }
 
 static inline void store_pixel(uint8_t *p, __m128i x, size_t bpp)
@@ -489,8 +488,7 @@ static void finish_row(const PngChunks *png, uint8_t *pixels, uint8_t *alpha, si
   uint8_t *row = pixels + y * png->row_bytes;
   if (png->channels == 2) {
     size_t plane_row = png->width * sample_bytes;
-    split_gray_alpha(pixels + y * plane_row, alpha + y * plane_row, row, png->width,
-                     sample_bytes);
+    split_gray_alpha(pixels + y * plane_row, alpha + y * plane_row, row, png->width, sample_bytes);
   } else if (sample_bytes == 2) {
     copy_samples16(row, row, png->row_bytes);
   }

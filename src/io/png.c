@@ -248,8 +248,7 @@ int lhio_png_read_libpng(FILE *file, const char *path, uint64_t max_pixels, Lhio
 /* The fast path (png-fast.c) on a regular file read whole; the file is left
  * at its start for libpng when it declines.  Anything else (a pipe, which
  * cannot be read twice) goes to libpng alone. */
-static int read_fast_from_file(FILE *file, const char *path, uint64_t max_pixels,
-                               LhioImage *image)
+static int read_fast_from_file(FILE *file, const char *path, uint64_t max_pixels, LhioImage *image)
 {
   struct stat info;
   if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size <= 0 ||

@@ -105,16 +105,19 @@ static void filter_row(uint8_t *out, const uint8_t *row, const uint8_t *prev, si
     int a = i >= (size_t)bpp ? row[i - bpp] : 0;
     int b = prev ? prev[i] : 0;
     int c = prev && i >= (size_t)bpp ? prev[i - bpp] : 0;
-    int predicted = filter == 1 ? a : filter == 2 ? b : filter == 3 ? (a + b) / 2
-                                  : filter == 4 ? paeth(a, b, c) : 0;
+    int predicted = filter == 1   ? a
+                    : filter == 2 ? b
+                    : filter == 3 ? (a + b) / 2
+                    : filter == 4 ? paeth(a, b, c)
+                                  : 0;
     out[i] = (uint8_t)(row[i] - predicted);
   }
 }
 
 typedef struct {
-  int filter;        /* 0-4 for every row, or -1: a random one per row */
-  int level;         /* zlib level, 0 (stored blocks) to 9 */
-  size_t idat_chunk; /* bytes an IDAT chunk at most; 0: one chunk */
+  int filter;                   /* 0-4 for every row, or -1: a random one per row */
+  int level;                    /* zlib level, 0 (stored blocks) to 9 */
+  size_t idat_chunk;            /* bytes an IDAT chunk at most; 0: one chunk */
   bool text_before, text_after; /* ancillary chunks around the IDAT run */
 } EncodeOptions;
 
@@ -303,9 +306,9 @@ static void test_own_encoder(const char *dir, uint64_t *seed)
                                .text_after = test_rand(seed) % 2};
             Bytes file = encode_png(rows, w, h, color_types[t], depth, &o, seed);
             char what[256];
-            snprintf(what, sizeof what,
-                     "type %d depth %d %dx%d filter %d %s level %d idat %zu", color_types[t],
-                     depth, w, h, filter, content_name[content], o.level, o.idat_chunk);
+            snprintf(what, sizeof what, "type %d depth %d %dx%d filter %d %s level %d idat %zu",
+                     color_types[t], depth, w, h, filter, content_name[content], o.level,
+                     o.idat_chunk);
             check_covered(what, &file, dir, cases++ % 7 == 0);
             free(file.data);
             free(rows);
@@ -360,7 +363,8 @@ static Bytes libpng_encode(int w, int h, const LibpngOptions *o, uint64_t *seed)
     png_set_sBIT(png, info, &sig);
   }
   png_write_info(png, info);
-  int bits = o->depth * (o->color_type == PNG_COLOR_TYPE_PALETTE ? 1 : type_channels(o->color_type));
+  int bits =
+      o->depth * (o->color_type == PNG_COLOR_TYPE_PALETTE ? 1 : type_channels(o->color_type));
   size_t row_bytes = ((size_t)w * bits + 7) / 8;
   uint8_t *rows = make_rows((int)row_bytes, h, 0, 8, CONTENT_SMOOTH, seed);
   png_bytep *pointers = malloc(h * sizeof *pointers);
@@ -376,8 +380,8 @@ static Bytes libpng_encode(int w, int h, const LibpngOptions *o, uint64_t *seed)
 
 static void test_libpng_writer(const char *dir, uint64_t *seed)
 {
-  static const int filters[] = {PNG_FILTER_NONE, PNG_FILTER_SUB, PNG_FILTER_UP, PNG_FILTER_AVG,
-                                PNG_FILTER_PAETH, PNG_ALL_FILTERS};
+  static const int filters[] = {PNG_FILTER_NONE, PNG_FILTER_SUB,   PNG_FILTER_UP,
+                                PNG_FILTER_AVG,  PNG_FILTER_PAETH, PNG_ALL_FILTERS};
   int cases = 0;
   for (size_t t = 0; t < 4; t++)
     for (int depth = 8; depth <= 16; depth += 8)
@@ -417,9 +421,10 @@ static void test_libpng_writer(const char *dir, uint64_t *seed)
              others[i].color_type, others[i].depth, others[i].trns, others[i].interlace);
     check_declined(what, &file, dir);
     LhioImage image;
-    CHECK_STATUS(lhio_read_memory("x.png",
-                                  &(LhioEncoded){.type = LHIO_FILE_PNG, .data = file.data, .size = file.size},
-                                  LHIO_READ_FULL, 0, &image),
+    CHECK_STATUS(lhio_read_memory(
+                     "x.png",
+                     &(LhioEncoded){.type = LHIO_FILE_PNG, .data = file.data, .size = file.size},
+                     LHIO_READ_FULL, 0, &image),
                  LH_OK, what);
     lhio_image_clear(&image);
     free(file.data);
@@ -430,8 +435,7 @@ static void test_libpng_writer(const char *dir, uint64_t *seed)
 
 static void test_samples(const char *dir, const char *samples)
 {
-  static const char *names[] = {"camera-gray.png", "cat-chelsea.png",
-                                "mountain-trail-gray16.png"};
+  static const char *names[] = {"camera-gray.png", "cat-chelsea.png", "mountain-trail-gray16.png"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", samples, names[i]);
@@ -569,8 +573,8 @@ static void test_broken(const char *dir, uint64_t *seed)
   }
 
   /* Cut short at every kind of place. */
-  size_t cuts[] = {8, 20, ihdr + 25, idat + 4, idat + 60, idat2 - 1, text, text + 10, iend,
-                   iend + 6, good.size - 1};
+  size_t cuts[] = {8,    20,        ihdr + 25, idat + 4, idat + 60,    idat2 - 1,
+                   text, text + 10, iend,      iend + 6, good.size - 1};
   for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
     Bytes bad = copy_of(&good);
     bad.size = cuts[i];
