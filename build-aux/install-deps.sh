@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   gcc g++ meson ninja-build pkg-config
   libpng-dev libjpeg-dev libglib2.0-dev zlib1g-dev
+  # the PNG fast path (src/io/png-fast.c); without it libpng reads every PNG
+  libdeflate-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   # video files in the tool: decoders (libav: H.264, HEVC, FFV1...), x264enc,

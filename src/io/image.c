@@ -194,11 +194,12 @@ static int sniff_input(const char *path, FILE *file, LhioFileType *type)
   return LH_OK;
 }
 
-/* Decodes an open file of a known type. */
-static int decode_input(const char *path, FILE *file, LhioFileType type, LhioReadMode mode,
-                        uint64_t max_pixels, LhioImage *image)
+/* Decodes an open file of a known type; encoded: its bytes, when they are
+ * in memory (else NULL). */
+static int decode_input(const char *path, FILE *file, const LhioEncoded *encoded, LhioFileType type,
+                        LhioReadMode mode, uint64_t max_pixels, LhioImage *image)
 {
-  int status = type == LHIO_FILE_PNG ? lhio_png_read(file, path, mode, max_pixels, image)
+  int status = type == LHIO_FILE_PNG ? lhio_png_read(file, encoded, path, mode, max_pixels, image)
                                      : lhio_jpeg_read(file, path, mode, max_pixels, image);
   if (status < 0) {
     lhio_image_clear(image);
@@ -235,7 +236,7 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
   LhioFileType type;
   status = sniff_input(path, file, &type);
   if (status == LH_OK)
-    status = decode_input(path, file, type, mode, max_pixels, image);
+    status = decode_input(path, file, NULL, type, mode, max_pixels, image);
   fclose(file);
   return status;
 }
@@ -307,7 +308,7 @@ int lhio_read_memory(const char *path, const LhioEncoded *encoded, LhioReadMode 
   LhioFileType type;
   status = sniff_input(path, file, &type);
   if (status == LH_OK)
-    status = decode_input(path, file, type, mode, max_pixels, image);
+    status = decode_input(path, file, encoded, type, mode, max_pixels, image);
   fclose(file);
   return status;
 }
@@ -386,7 +387,6 @@ static int finish_temp(const char *path, char *temp, FILE *file, int status)
   free(temp);
   return status;
 }
-
 
 int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions *options)
 {

@@ -22,11 +22,23 @@ int lhio_fail(int status, const char *path, const char *format, ...) LHIO_PRINTF
 int lhio_create_temp(const char *path, char **temp_path, FILE **file);
 
 /* Readers get an open file positioned at its start and a zeroed image; on
- * failure they free what they allocated and leave the image zeroed. */
-int lhio_png_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_pixels,
-                  LhioImage *image);
+ * failure they free what they allocated and leave the image zeroed.  The PNG
+ * reader also gets the file's bytes when they are in memory (else NULL). */
+int lhio_png_read(FILE *file, const LhioEncoded *encoded, const char *path, LhioReadMode mode,
+                  uint64_t max_pixels, LhioImage *image);
 int lhio_jpeg_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_pixels,
                    LhioImage *image);
+
+/* libpng alone, without the fast path: what the fast path must match. */
+int lhio_png_read_libpng(FILE *file, const char *path, uint64_t max_pixels, LhioImage *image);
+
+#ifdef LHIO_HAVE_LIBDEFLATE
+/* The fast path for the common PNGs (png-fast.c): LH_OK with the image png.c
+ * would give, or LHIO_PNG_FAST_DECLINED, with no message and the image
+ * untouched, for a file it does not cover or finds anything wrong with. */
+#define LHIO_PNG_FAST_DECLINED 1
+int lhio_png_fast_read(const uint8_t *data, size_t size, uint64_t max_pixels, LhioImage *image);
+#endif
 
 /* Writers check first whether they can write the image at all, so that
  * nothing is created for an image they refuse. */

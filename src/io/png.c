@@ -1,10 +1,12 @@
 /* png.c: PNG reading and writing through libpng, every colour type and bit
- * depth, errors turned into a status and message instead of abort or stderr. */
+ * depth, errors turned into a status and message instead of abort or stderr;
+ * reading tries the fast path for the common PNGs (png-fast.c) first. */
 #include <errno.h>
 #include <limits.h>
 #include <png.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lhio-private.h"
 
@@ -117,6 +119,14 @@ static int read_png(PngState *state, const char *path, uint64_t max_pixels, Lhio
   /* libpng's own default limit (1e6 pixels a side) would refuse large images
    * as corrupt; the pixel limit below is ours to enforce. */
   png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+#ifdef PNG_HANDLE_AS_UNKNOWN_SUPPORTED
+  /* Text, profiles, EXIF and suggested palettes change no pixel here; as
+   * chunks it does not know, libpng skips them as it reads them, instead of
+   * first allocating whatever length they claim (1.8 GB for a 124-byte file
+   * that the fuzzer found, which then ends as "truncated file" anyway). */
+  static const png_byte unused_chunks[] = "tEXt\0zTXt\0iTXt\0iCCP\0sPLT\0eXIf";
+  png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, unused_chunks, 6);
+#endif
   png_read_info(png, info);
 
   png_uint_32 width, height;
@@ -216,8 +226,7 @@ static int read_png(PngState *state, const char *path, uint64_t max_pixels, Lhio
   return LH_OK;
 }
 
-int lhio_png_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_pixels,
-                  LhioImage *image)
+int lhio_png_read_libpng(FILE *file, const char *path, uint64_t max_pixels, LhioImage *image)
 {
   PngState state = {.file = file};
   state.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &state, on_error, on_warning);
@@ -233,6 +242,47 @@ int lhio_png_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max_
   free(state.alpha);
   free(state.rows);
   return status;
+}
+
+#ifdef LHIO_HAVE_LIBDEFLATE
+/* The fast path (png-fast.c) on a regular file read whole; the file is left
+ * at its start for libpng when it declines.  Anything else (a pipe, which
+ * cannot be read twice) goes to libpng alone. */
+static int read_fast_from_file(FILE *file, const char *path, uint64_t max_pixels, LhioImage *image)
+{
+  struct stat info;
+  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size <= 0 ||
+      (uint64_t)info.st_size >= SIZE_MAX)
+    return LHIO_PNG_FAST_DECLINED;
+  /* One byte more than its size: a file that grew is not read short. */
+  size_t capacity = (size_t)info.st_size + 1;
+  uint8_t *data = malloc(capacity);
+  int status = LHIO_PNG_FAST_DECLINED;
+  if (data) {
+    size_t size = fread(data, 1, capacity, file);
+    if (size < capacity && !ferror(file))
+      status = lhio_png_fast_read(data, size, max_pixels, image);
+    free(data);
+  }
+  if (status != LH_OK) {
+    clearerr(file);
+    if (fseek(file, 0, SEEK_SET) != 0)
+      return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  }
+  return status;
+}
+#endif
+
+int lhio_png_read(FILE *file, const LhioEncoded *encoded, const char *path, LhioReadMode mode,
+                  uint64_t max_pixels, LhioImage *image)
+{
+#ifdef LHIO_HAVE_LIBDEFLATE
+  int fast = encoded ? lhio_png_fast_read(encoded->data, encoded->size, max_pixels, image)
+                     : read_fast_from_file(file, path, max_pixels, image);
+  if (fast != LHIO_PNG_FAST_DECLINED)
+    return fast;
+#endif
+  return lhio_png_read_libpng(file, path, max_pixels, image);
 }
 
 /* ------------------------------------------------------------------------ */

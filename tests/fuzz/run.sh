@@ -50,6 +50,13 @@ sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame
 cflags="-std=gnu11 -g -O1 $sanitize -D_GNU_SOURCE -I$top/src -I$top/src/io"
 cflags="$cflags $(pkg-config --cflags libpng libjpeg 2>/dev/null || true)"
 libs="$(pkg-config --libs libpng libjpeg 2>/dev/null || echo -lpng -ljpeg) -lm -lpthread"
+# The PNG fast path (png-fast.c) is fuzzed with the rest when libdeflate is there.
+png_fast=false
+if pkg-config --exists libdeflate 2>/dev/null; then
+  png_fast=true
+  cflags="$cflags -DLHIO_HAVE_LIBDEFLATE $(pkg-config --cflags libdeflate)"
+  libs="$libs $(pkg-config --libs libdeflate)"
+fi
 
 mkdir -p "$build/obj" "$build/artifacts"
 # Test runs of several targets start at once: one builds, the others wait.
@@ -73,6 +80,7 @@ for f in "$top"/src/*.c "$top"/src/cpu/*.c "$top"/src/io/*.c; do
   case "$(basename "$f")" in
     cuda*|gpu-jpeg.c|nvjpeg-api.c) ;; # CUDA; gpu-jpeg-absent.c stands in
     video.c|video-rewrite.c|gst-colorimetry.c) ;; # GStreamer; video-absent.c stands in
+    png-fast.c) if $png_fast; then sources+=("$f"); fi ;; # libdeflate
     *) sources+=("$f") ;;
   esac
 done
