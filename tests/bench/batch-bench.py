@@ -454,8 +454,8 @@ def main():
     parser.add_argument("--runs", type=int, default=3,
                         help="runs of each all-core contender, whose median counts (default 3)")
     parser.add_argument("--no-single", action="store_true",
-                        help="leave out the one-thread rows of stats (lumahist --jobs 1, the "
-                             "OpenCV loop): all-core rows only")
+                        help="leave out the one-thread rows (lumahist --jobs 1, the OpenCV "
+                             "loops): all-core rows only")
     parser.add_argument("--jpeg-only", action="store_true",
                         help="fill the folder with JPEGs only (default: 3 JPEGs to 1 PNG)")
     args = parser.parse_args()
@@ -507,7 +507,8 @@ def main():
                 lumahist, folder, paths, jobs, row, args.runs, scratch, not args.no_single)
         if args.only != "stats":
             eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util = time_equalize(
-                lumahist, folder, paths, jobs, row, scratch, args.magick_count, args.runs)
+                lumahist, folder, paths, jobs, row, scratch, args.magick_count, args.runs,
+                not args.no_single)
         print_ratios(jobs, stats_n, stats_1, cv_loop, cv_pool, backend, share, stats_util,
                      eq_n, eq_1, cv_eq_loop, cv_eq_pool, eq_backend, eq_share, eq_util, decode)
         if "cuda" in (backend, eq_backend):
@@ -625,7 +626,23 @@ def equalize_gpu_usable(lumahist, paths, scratch):
     return None
 
 
-def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count, runs):
+def time_equalize_one_thread(lumahist, folder, jobs, row, eq_out, why_not_gpu, eq_last):
+    """lumahist equalize on one thread (the CPU decoder where there is a
+    choice); its rate, or None where the scaling is printed instead."""
+    t, _ = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet", "--jobs", "1"] +
+                                      (["--decoder", "cpu"] if not why_not_gpu else []) +
+                                      ["--out", eq_out, folder]))
+    eq_1 = row("lumahist equalize --jobs 1" + (" --decoder cpu" if not why_not_gpu else ""), t)
+    if not why_not_gpu:
+        # Scaling on the CPU path alone; the ratios' scaling row would mix
+        # the GPU's all-core rate with the CPU's one-core one.
+        print(f"  equalize --decoder cpu scaling, --jobs {jobs} / --jobs 1: {eq_last / eq_1:.2f}x")
+        eq_1 = None
+    shutil.rmtree(eq_out)
+    return eq_1
+
+
+def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count, runs, single=True):
     """lumahist equalize on all cores (median of runs) and on one, the OpenCV
     loops and ImageMagick.  Where equalize decodes, changes and encodes JPEGs
     on the GPU, the all-core run is made with --decoder gpu and again with
@@ -654,22 +671,16 @@ def time_equalize(lumahist, folder, paths, jobs, row, scratch, magick_count, run
         eq_last = rate
         shutil.rmtree(eq_out)
     eq_backend, eq_share, eq_events = gpu_share(eq_timing)
-    t, _ = timed(lambda: run_lumahist([lumahist, "equalize", "--quiet", "--jobs", "1"] +
-                                      (["--decoder", "cpu"] if not why_not_gpu else []) +
-                                      ["--out", eq_out, folder]))
-    eq_1 = row("lumahist equalize --jobs 1" + (" --decoder cpu" if not why_not_gpu else ""), t)
-    if not why_not_gpu:
-        # Scaling on the CPU path alone; the ratios' scaling row would mix
-        # the GPU's all-core rate with the CPU's one-core one.
-        print(f"  equalize --decoder cpu scaling, --jobs {jobs} / --jobs 1: {eq_last / eq_1:.2f}x")
-        eq_1 = None
-    shutil.rmtree(eq_out)
+    eq_1 = None
+    if single:
+        eq_1 = time_equalize_one_thread(lumahist, folder, jobs, row, eq_out, why_not_gpu, eq_last)
     cv_eq_loop = cv_eq_pool = None
     if cv2:
         cv_out = os.path.join(scratch, "cv")
         os.makedirs(cv_out)
-        t, _ = timed(lambda: [cv_equalize_one((p, cv_out)) for p in paths])
-        cv_eq_loop = row("OpenCV loop (YCrCb equalizeHist)", t)
+        if single:
+            t, _ = timed(lambda: [cv_equalize_one((p, cv_out)) for p in paths])
+            cv_eq_loop = row("OpenCV loop (YCrCb equalizeHist)", t)
         with SPAWN.Pool(jobs, initializer=cv_init) as pool:
             t, _, note = timed_median(runs, lambda: pool.map(
                 cv_equalize_one, [(p, cv_out) for p in paths], chunksize=2))
