@@ -210,6 +210,7 @@ typedef struct {
   size_t bins;
   uint64_t *histograms; /* bands x bins; band 0 is the job's own */
   uint8_t *narrow;      /* 16-bit keys: bands x 65536 counters, and no histograms */
+  LhiBlockSums *blocks; /* 16-bit keys: the sums kept as the counters are added in */
 } HistogramBands;
 
 static void histogram_band(int band, void *data)
@@ -223,35 +224,42 @@ static void histogram_band(int band, void *data)
                  h->narrow ? h->narrow + (size_t)band * 65536 : NULL);
 }
 
-/* Each thread adds every band's 8-bit counters of a range of bins. */
+/* Each thread adds every band's 8-bit counters of a range of blocks of
+ * bins, and keeps their sums. */
 static void add_narrow_band(int band, void *data)
 {
   HistogramBands *h = data;
-  lhi_count16_add_narrow(h->job->histogram, h->narrow, h->bands,
-                         h->bins * (size_t)band / (size_t)h->bands,
-                         h->bins * (size_t)(band + 1) / (size_t)h->bands);
+  lhi_count16_add_narrow(h->job->histogram, h->narrow, h->bands, LHI_BLOCKS * band / h->bands,
+                         LHI_BLOCKS * (band + 1) / h->bands, h->blocks);
 }
 
-static int histogram_frame(LhiCpuState *state, const LhiJob *job)
+/* Counts the job's frame into its histogram.  Returns whether blocks got
+ * the 65536 bins' sums (16-bit keys through the narrow counters). */
+static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums *blocks)
 {
   const LhFrame *frame = &job->frame;
   const size_t bins = (size_t)1 << job->bit_depth;
   memset(job->histogram, 0, bins * sizeof *job->histogram);
   /* state NULL: the calling thread alone */
   LhiPool *pool = state ? state->pool : NULL;
-  HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL, NULL};
+  HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL, NULL,
+                      blocks};
   if (job->bit_depth == 16 && counts_keys(lhi_format_info(frame->format))) {
     /* 16-bit keys: every band's own 8-bit counters (64 KiB), carrying into
      * the one histogram, added in by all the threads at the end: no band
-     * has 65536 64-bit bins to zero and add up. */
-    h.narrow = calloc((size_t)h.bands, 65536);
+     * has 65536 64-bit bins to zero and add up.  (A frame of 2^32 pixels
+     * or more, whose sums the blocks cannot take: the general loop.) */
+    const uint64_t pixels = (uint64_t)frame->width * (uint64_t)frame->height;
+    if (pixels < LHI_BLOCK_SUMS_MAX_COUNT)
+      h.narrow = calloc((size_t)h.bands, 65536);
     if (!h.narrow)
       h.bands = 1; /* the general loop, on one thread */
     lhi_pool_run(pool, h.bands, histogram_band, &h);
-    if (h.narrow)
+    const bool narrow = h.narrow != NULL;
+    if (narrow)
       lhi_pool_run(pool, h.bands, add_narrow_band, &h);
     free(h.narrow);
-    return LH_OK;
+    return narrow;
   }
   if (h.bands > 1) {
     h.histograms = calloc((size_t)h.bands * bins, sizeof *h.histograms);
@@ -263,7 +271,7 @@ static int histogram_frame(LhiCpuState *state, const LhiJob *job)
     for (size_t v = 0; v < bins; v++)
       job->histogram[v] += h.histograms[(size_t)band * bins + v];
   free(h.histograms);
-  return LH_OK;
+  return false;
 }
 
 /* LSD radix sort of 16-bit keys, two 8-bit digits. */
@@ -350,12 +358,18 @@ static int cpu_analyze(void *state, LhiJob *jobs, size_t n_jobs)
     if (job->frame.memory != LH_MEMORY_HOST)
       return lhi_error(LH_ERROR_UNSUPPORTED,
                        "the CPU backend cannot read frames in CUDA device memory");
-    histogram_frame(state, job);
-    lhi_moments_from_histogram(job->histogram, job->bit_depth, job->range, &job->moments);
+    LhiBlockSums blocks;
+    const bool by_blocks = histogram_frame(state, job, &blocks);
+    if (by_blocks)
+      lhi_moments_from_blocks(job->histogram, &blocks, job->range, &job->moments);
+    else
+      lhi_moments_from_histogram(job->histogram, job->bit_depth, job->range, &job->moments);
     if (job->use_sort) {
       int status = values_by_sort(job);
       if (status < 0)
         return status;
+    } else if (by_blocks) {
+      lhi_values_from_blocks(job->histogram, &blocks, job->ranks, job->n_ranks, job->values);
     } else {
       lhi_values_from_histogram(job->histogram, job->bit_depth, job->ranks, job->n_ranks,
                                 job->values);

@@ -458,13 +458,76 @@ void lhi_count16_begin_narrow(LhiCount16 *c, uint64_t *histogram, uint8_t *narro
   c->narrow = narrow;
 }
 
-void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copies, size_t first,
-                            size_t end)
+/* One block of 256 bins at first: the copies' counters added into the
+ * bins and the block's sums kept (LhiBlockSums). */
+static void add_narrow_block_plain(uint64_t *histogram, const uint8_t *narrow, int copies,
+                                   size_t first, uint64_t *count, uint64_t *sum,
+                                   uint64_t *sum_squares)
 {
-  for (int k = 0; k < copies; k++) {
-    const uint8_t *counts = narrow + (size_t)k * 65536;
-    for (size_t v = first; v < end; v++)
-      histogram[v] += counts[v];
+  uint64_t c = 0, s = 0, s2 = 0;
+  for (uint32_t j = 0; j < LHI_BLOCK_BINS; j++) {
+    uint64_t h = histogram[first + j];
+    for (int k = 0; k < copies; k++)
+      h += narrow[(size_t)k * 65536 + first + j];
+    histogram[first + j] = h;
+    c += h;
+    s += h * j;
+    s2 += h * (j * j);
+  }
+  *count = c;
+  *sum = s;
+  *sum_squares = s2;
+}
+
+#ifdef LHI_ROWS_SSE41
+/* The same, 4 bins a step: each bin's count below 2^32
+ * (LHI_BLOCK_SUMS_MAX_COUNT), so that pmuludq's products of its low 32
+ * bits by j and j² are the exact h j and h j². */
+__attribute__((target("avx2"))) static void
+add_narrow_block_avx2(uint64_t *histogram, const uint8_t *narrow, int copies, size_t first,
+                      uint64_t *count, uint64_t *sum, uint64_t *sum_squares)
+{
+  __m256i c = _mm256_setzero_si256(), s = c, s2 = c;
+  __m256i j = _mm256_setr_epi64x(0, 1, 2, 3);
+  const __m256i four = _mm256_set1_epi64x(4);
+  for (uint32_t i = 0; i < LHI_BLOCK_BINS; i += 4) {
+    __m256i *bins = (__m256i *)(histogram + first + i);
+    __m256i h = _mm256_loadu_si256(bins);
+    for (int k = 0; k < copies; k++) {
+      int32_t four_counters;
+      memcpy(&four_counters, narrow + (size_t)k * 65536 + first + i, sizeof four_counters);
+      h = _mm256_add_epi64(h, _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four_counters)));
+    }
+    _mm256_storeu_si256(bins, h);
+    c = _mm256_add_epi64(c, h);
+    s = _mm256_add_epi64(s, _mm256_mul_epu32(h, j));
+    s2 = _mm256_add_epi64(s2, _mm256_mul_epu32(h, _mm256_mul_epu32(j, j)));
+    j = _mm256_add_epi64(j, four);
+  }
+  _Alignas(32) uint64_t lanes[3][4];
+  _mm256_store_si256((__m256i *)lanes[0], c);
+  _mm256_store_si256((__m256i *)lanes[1], s);
+  _mm256_store_si256((__m256i *)lanes[2], s2);
+  *count = lanes[0][0] + lanes[0][1] + lanes[0][2] + lanes[0][3];
+  *sum = lanes[1][0] + lanes[1][1] + lanes[1][2] + lanes[1][3];
+  *sum_squares = lanes[2][0] + lanes[2][1] + lanes[2][2] + lanes[2][3];
+}
+#endif
+
+void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copies,
+                            int first_block, int end_block, LhiBlockSums *blocks)
+{
+  for (int b = first_block; b < end_block; b++) {
+    const size_t first = (size_t)b * LHI_BLOCK_BINS;
+#ifdef LHI_ROWS_SSE41
+    if (have_avx2()) {
+      add_narrow_block_avx2(histogram, narrow, copies, first, &blocks->count[b], &blocks->sum[b],
+                            &blocks->sum_squares[b]);
+      continue;
+    }
+#endif
+    add_narrow_block_plain(histogram, narrow, copies, first, &blocks->count[b], &blocks->sum[b],
+                           &blocks->sum_squares[b]);
   }
 }
 

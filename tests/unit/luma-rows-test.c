@@ -10,7 +10,9 @@
  * 16-bit R'G'B' (6 and 8 bytes a pixel) at depths 8, 10, 12 and 16; and
  * the counting of the Y of 16-bit words and of v210 as its keys are made,
  * through the narrow counters, flushed and carried; and the counting of
- * packed 10-bit R'G'B' as its luma keys are made. */
+ * packed 10-bit R'G'B' as its luma keys are made; and the narrow counters
+ * added into 65536 bins with their blocks' sums, and the moments and
+ * percentile values made from those sums against stats.c's from the bins. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,8 +384,9 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
       lhi_count16_y16_row(&c, row, width, l.shift, max, l.big_endian);
   }
   lhi_count16_end(&c);
+  LhiBlockSums blocks;
   if (l.depth == 16)
-    lhi_count16_add_narrow(counted, narrow, 1, 0, 65536);
+    lhi_count16_add_narrow(counted, narrow, 1, 0, LHI_BLOCKS, &blocks);
   int bad_bins = 0;
   for (int v = 0; v < 65536; v++)
     bad_bins += counted[v] != expected[v];
@@ -492,6 +495,153 @@ static void test_count16_packed10_rows(int simd)
   }
 }
 
+/* ---- The 8-bit counters of 16-bit keys added in, and the blocks' sums ---- */
+
+/* Histograms for the sums: kind 0 random counts in every bin; 1 one bin
+ * (at 0, at 65535 or anywhere); 2 a few bins here and there; 3 a photo's
+ * span (a band of blocks, empty ones at both ends and one in the middle);
+ * 4 nothing. */
+static void fill_histogram(uint64_t *h, int kind, uint64_t scale)
+{
+  memset(h, 0, 65536 * sizeof *h);
+  switch (kind) {
+  case 0:
+    for (int v = 0; v < 65536; v++)
+      h[v] = next_random() % scale;
+    break;
+  case 1: {
+    const uint32_t r = next_random() % 3;
+    h[r == 0 ? 0 : r == 1 ? 65535 : next_random() % 65536] = 1 + next_random() % scale;
+    break;
+  }
+  case 2:
+    for (int k = 0; k < 7; k++)
+      h[next_random() % 65536] += 1 + next_random() % scale;
+    h[4095] += next_random() % 2; /* the limited range's limits */
+    h[60160 + next_random() % 2] += next_random() % 2;
+    break;
+  case 3: {
+    const uint32_t first = next_random() % 20000, end = first + 1 + next_random() % 40000;
+    for (uint32_t v = first; v < end; v++)
+      h[v] = next_random() % scale;
+    memset(h + (first + end) / 2 / 256 * 256, 0, 256 * sizeof *h);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+/* copies arrays of 8-bit counters added into bins that hold carries
+ * (multiples of 256, up to 2^31 in all), a range of blocks at a time, as
+ * the threads do: the bins and each block's sums against plain ones. */
+static void check_add_narrow(int copies, int kind, const char *simd_name)
+{
+  uint64_t *bins = malloc(65536 * sizeof *bins), *expected = malloc(65536 * sizeof *expected);
+  uint8_t *narrow = malloc((size_t)copies * 65536);
+  if (!bins || !expected || !narrow)
+    exit(1);
+  fill_histogram(bins, kind, (uint64_t)1 << 15);
+  for (int v = 0; v < 65536; v++)
+    bins[v] *= 256; /* carries */
+  for (size_t i = 0; i < (size_t)copies * 65536; i++)
+    narrow[i] = kind == 4 ? 0 : kind == 1 ? 255 : (uint8_t)next_random();
+  memcpy(expected, bins, 65536 * sizeof *bins);
+  for (int k = 0; k < copies; k++)
+    for (int v = 0; v < 65536; v++)
+      expected[v] += narrow[(size_t)k * 65536 + v];
+  LhiBlockSums blocks;
+  memset(&blocks, 0xa5, sizeof blocks);
+  const int cuts[] = {0, 1, 37, 128, 255, LHI_BLOCKS};
+  for (int i = 0; i + 1 < (int)(sizeof cuts / sizeof cuts[0]); i++)
+    lhi_count16_add_narrow(bins, narrow, copies, cuts[i], cuts[i + 1], &blocks);
+  int bad_bins = 0, bad_blocks = 0;
+  for (int v = 0; v < 65536; v++)
+    bad_bins += bins[v] != expected[v];
+  for (int b = 0; b < LHI_BLOCKS; b++) {
+    uint64_t count = 0, sum = 0, squares = 0;
+    for (uint64_t j = 0; j < LHI_BLOCK_BINS; j++) {
+      const uint64_t h = expected[(size_t)b * LHI_BLOCK_BINS + j];
+      count += h;
+      sum += h * j;
+      squares += h * j * j;
+    }
+    bad_blocks += blocks.count[b] != count || blocks.sum[b] != sum ||
+                  blocks.sum_squares[b] != squares;
+  }
+  CHECK(bad_bins == 0 && bad_blocks == 0,
+        "add_narrow, %d copies, kind %d, simd %s: %d bins, %d blocks wrong", copies, kind,
+        simd_name, bad_bins, bad_blocks);
+  free(bins);
+  free(expected);
+  free(narrow);
+}
+
+static void test_add_narrow(int simd)
+{
+  for (int copies = 1; copies <= 3; copies++)
+    for (int kind = 0; kind <= 4; kind++)
+      check_add_narrow(copies, kind, simd_names[simd]);
+}
+
+/* The moments and percentile values from the blocks' sums against those
+ * of the whole histogram (stats.c's two ways), every field the same bits,
+ * on histograms of every kind, counts from 1 to near 2^32. */
+static void test_moments_from_blocks(void)
+{
+  uint64_t *h = malloc(65536 * sizeof *h);
+  if (!h)
+    exit(1);
+  static const uint64_t scales[] = {2, 300, 65536, (uint64_t)1 << 16};
+  for (int round = 0; round < 40; round++) {
+    const int kind = round % 5;
+    fill_histogram(h, kind, scales[round / 5 % 4]);
+    LhiBlockSums blocks;
+    for (int b = 0; b < LHI_BLOCKS; b++) {
+      blocks.count[b] = blocks.sum[b] = blocks.sum_squares[b] = 0;
+      for (uint64_t j = 0; j < LHI_BLOCK_BINS; j++) {
+        const uint64_t n = h[(size_t)b * LHI_BLOCK_BINS + j];
+        blocks.count[b] += n;
+        blocks.sum[b] += n * j;
+        blocks.sum_squares[b] += n * j * j;
+      }
+    }
+    for (int r = 0; r < 2; r++) {
+      const LhRange range = r ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+      LhiMoments a, b;
+      lhi_moments_from_histogram(h, 16, range, &a);
+      lhi_moments_from_blocks(h, &blocks, range, &b);
+      CHECK(a.count == b.count && a.sum == b.sum && a.sum_squares == b.sum_squares &&
+                a.min == b.min && a.max == b.max && a.clipped_low == b.clipped_low &&
+                a.clipped_high == b.clipped_high && a.below_legal == b.below_legal &&
+                a.above_legal == b.above_legal,
+            "moments from blocks, round %d (kind %d), range %d: count %llu/%llu sum %llu/%llu "
+            "min %u/%u max %u/%u legal %llu,%llu/%llu,%llu",
+            round, kind, r, (unsigned long long)a.count, (unsigned long long)b.count,
+            (unsigned long long)a.sum, (unsigned long long)b.sum, a.min, b.min, a.max, b.max,
+            (unsigned long long)a.below_legal, (unsigned long long)a.above_legal,
+            (unsigned long long)b.below_legal, (unsigned long long)b.above_legal);
+      /* every rank at a block's edges and some between, out of order, and 0 */
+      uint64_t ranks[LHI_MAX_RANKS];
+      int n_ranks = 0;
+      ranks[n_ranks++] = 0;
+      ranks[n_ranks++] = a.count;
+      ranks[n_ranks++] = 1;
+      while (n_ranks < LHI_MAX_RANKS && a.count)
+        ranks[n_ranks++] = 1 + (uint64_t)next_random() * (a.count - 1) / UINT32_MAX;
+      uint32_t va[LHI_MAX_RANKS], vb[LHI_MAX_RANKS];
+      lhi_values_from_histogram(h, 16, ranks, n_ranks, va);
+      lhi_values_from_blocks(h, &blocks, ranks, n_ranks, vb);
+      int bad = 0;
+      for (int k = 0; k < n_ranks; k++)
+        bad += va[k] != vb[k];
+      CHECK(bad == 0, "values from blocks, round %d (kind %d): %d of %d wrong", round, kind, bad,
+            n_ranks);
+    }
+  }
+  free(h);
+}
+
 /* The vector loop's argument, checked over every sum it can meet: the
  * float quotient s / 10^4 truncates to the integer one. */
 static void test_float_quotient(void)
@@ -518,7 +668,9 @@ int main(void)
     test_rgb16_rows(simd);
     test_count16_rows(simd);
     test_count16_packed10_rows(simd);
+    test_add_narrow(simd);
   }
+  test_moments_from_blocks();
   lhi_rows_set_simd(LHI_SIMD_BEST);
   printf("luma-rows-test: %d checks, %d failures (x86 AVX2: %s, SSE4.1: %s)\n", checks, failures,
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
