@@ -390,23 +390,30 @@ LhiSimd lhi_rows_set_simd(LhiSimd simd);
  * enough to stay in or near the L1 cache.  Up to 12 bits: four interleaved
  * copies of 16-bit counters (as LhiCount8), added in before one could
  * wrap; begin (-1: no memory), count rows, end (which adds the counts into
- * histogram).  16-bit keys: one 8-bit counter a key (the 65536 of narrow,
- * zeroed by the caller, a thread's own), which carries its 256 into the
- * bin as it wraps, by an atomic add, so that threads counting bands of one
- * frame share the bins; begin_narrow, count rows, and the caller adds the
- * counters in (lhi_count16_add_narrow, blocks first .. end - 1 of 256 bins
- * of copies arrays of 65536, a range a thread), which keeps the blocks'
- * sums (LhiBlockSums) as it goes. */
+ * histogram).  16-bit keys: one 8-bit counter a key (LhiNarrow, a thread's
+ * own), which writes down a carry of 256 as it wraps; begin_narrow, count
+ * rows, end, and the caller adds every band's counters and carries into
+ * the bins (lhi_count16_add_narrow, blocks first .. end - 1 of 256 bins, a
+ * range a thread, the bins written whole: they need not be zeroed first),
+ * which keeps the blocks' sums (LhiBlockSums) as it goes. */
+typedef struct {
+  uint8_t *counters; /* 65536, zeroed by the caller */
+  uint16_t *carries; /* room for a key every 256 the band counts (its keys / 256 + 1) */
+  size_t n_carries;  /* 0 before counting */
+} LhiNarrow;
+
 typedef struct {
   uint16_t *sub;   /* up to 12 bits: 4 copies of bins counters, stride apart */
   uint8_t *narrow; /* 16 bits: bins counters */
+  LhiNarrow *narrow_band;
+  uint16_t *carry; /* 16 bits: the next slot of narrow_band's carries */
   size_t bins, stride;
   uint64_t *histogram;
   int64_t pending; /* the most keys a copy took since the last flush */
 } LhiCount16;
 
 int lhi_count16_begin(LhiCount16 *count, uint64_t *histogram, int bit_depth);
-void lhi_count16_begin_narrow(LhiCount16 *count, uint64_t *histogram, uint8_t *narrow);
+void lhi_count16_begin_narrow(LhiCount16 *count, LhiNarrow *band);
 void lhi_count16_row(LhiCount16 *count, const uint16_t *keys, int width);
 /* 16-bit keys that are a row's little-endian 16-bit words whole: counted
  * with no row of keys made first. */
@@ -418,7 +425,7 @@ void lhi_count16_y16_row(LhiCount16 *count, const uint8_t *row, int width, int s
                          uint32_t max, bool big_endian);
 void lhi_count16_v210_row(LhiCount16 *count, const uint8_t *row, int width);
 void lhi_count16_end(LhiCount16 *count);
-void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copies,
+void lhi_count16_add_narrow(uint64_t *histogram, const LhiNarrow *bands, int n_bands,
                             int first_block, int end_block, LhiBlockSums *blocks);
 
 /* The luma keys of a row of 16-bit words (shifted down, clamped to max,

@@ -444,31 +444,36 @@ int lhi_count16_begin(LhiCount16 *c, uint64_t *histogram, int bit_depth)
   c->histogram = histogram;
   c->pending = 0;
   c->narrow = NULL;
+  c->narrow_band = NULL;
+  c->carry = NULL;
   c->sub = calloc(4 * c->stride, sizeof *c->sub);
   return c->sub ? 0 : -1;
 }
 
-void lhi_count16_begin_narrow(LhiCount16 *c, uint64_t *histogram, uint8_t *narrow)
+void lhi_count16_begin_narrow(LhiCount16 *c, LhiNarrow *band)
 {
   c->bins = 65536;
   c->stride = c->bins;
-  c->histogram = histogram;
+  c->histogram = NULL;
   c->pending = 0;
   c->sub = NULL;
-  c->narrow = narrow;
+  c->narrow = band->counters;
+  c->narrow_band = band;
+  c->carry = band->carries + band->n_carries;
 }
 
-/* One block of 256 bins at first: the copies' counters added into the
- * bins and the block's sums kept (LhiBlockSums). */
-static void add_narrow_block_plain(uint64_t *histogram, const uint8_t *narrow, int copies,
+/* One block of 256 bins at first: the bands' counters added up into the
+ * bins (which held nothing that counts: the carries come after) and the
+ * block's sums kept (LhiBlockSums). */
+static void add_narrow_block_plain(uint64_t *histogram, const LhiNarrow *bands, int n_bands,
                                    size_t first, uint64_t *count, uint64_t *sum,
                                    uint64_t *sum_squares)
 {
   uint64_t c = 0, s = 0, s2 = 0;
   for (uint32_t j = 0; j < LHI_BLOCK_BINS; j++) {
-    uint64_t h = histogram[first + j];
-    for (int k = 0; k < copies; k++)
-      h += narrow[(size_t)k * 65536 + first + j];
+    uint64_t h = 0;
+    for (int k = 0; k < n_bands; k++)
+      h += bands[k].counters[first + j];
     histogram[first + j] = h;
     c += h;
     s += h * j;
@@ -480,25 +485,23 @@ static void add_narrow_block_plain(uint64_t *histogram, const uint8_t *narrow, i
 }
 
 #ifdef LHI_ROWS_SSE41
-/* The same, 4 bins a step: each bin's count below 2^32
- * (LHI_BLOCK_SUMS_MAX_COUNT), so that pmuludq's products of its low 32
- * bits by j and j² are the exact h j and h j². */
+/* The same, 4 bins a step (the counters' sum below 2^32, so that pmuludq's
+ * products of its low 32 bits by j and j² are the exact h j and h j²). */
 __attribute__((target("avx2"))) static void
-add_narrow_block_avx2(uint64_t *histogram, const uint8_t *narrow, int copies, size_t first,
+add_narrow_block_avx2(uint64_t *histogram, const LhiNarrow *bands, int n_bands, size_t first,
                       uint64_t *count, uint64_t *sum, uint64_t *sum_squares)
 {
   __m256i c = _mm256_setzero_si256(), s = c, s2 = c;
   __m256i j = _mm256_setr_epi64x(0, 1, 2, 3);
   const __m256i four = _mm256_set1_epi64x(4);
   for (uint32_t i = 0; i < LHI_BLOCK_BINS; i += 4) {
-    __m256i *bins = (__m256i *)(histogram + first + i);
-    __m256i h = _mm256_loadu_si256(bins);
-    for (int k = 0; k < copies; k++) {
+    __m256i h = _mm256_setzero_si256();
+    for (int k = 0; k < n_bands; k++) {
       int32_t four_counters;
-      memcpy(&four_counters, narrow + (size_t)k * 65536 + first + i, sizeof four_counters);
+      memcpy(&four_counters, bands[k].counters + first + i, sizeof four_counters);
       h = _mm256_add_epi64(h, _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four_counters)));
     }
-    _mm256_storeu_si256(bins, h);
+    _mm256_storeu_si256((__m256i *)(histogram + first + i), h);
     c = _mm256_add_epi64(c, h);
     s = _mm256_add_epi64(s, _mm256_mul_epu32(h, j));
     s2 = _mm256_add_epi64(s2, _mm256_mul_epu32(h, _mm256_mul_epu32(j, j)));
@@ -514,21 +517,35 @@ add_narrow_block_avx2(uint64_t *histogram, const uint8_t *narrow, int copies, si
 }
 #endif
 
-void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copies,
+void lhi_count16_add_narrow(uint64_t *histogram, const LhiNarrow *bands, int n_bands,
                             int first_block, int end_block, LhiBlockSums *blocks)
 {
   for (int b = first_block; b < end_block; b++) {
     const size_t first = (size_t)b * LHI_BLOCK_BINS;
 #ifdef LHI_ROWS_SSE41
     if (have_avx2()) {
-      add_narrow_block_avx2(histogram, narrow, copies, first, &blocks->count[b], &blocks->sum[b],
+      add_narrow_block_avx2(histogram, bands, n_bands, first, &blocks->count[b], &blocks->sum[b],
                             &blocks->sum_squares[b]);
       continue;
     }
 #endif
-    add_narrow_block_plain(histogram, narrow, copies, first, &blocks->count[b], &blocks->sum[b],
+    add_narrow_block_plain(histogram, bands, n_bands, first, &blocks->count[b], &blocks->sum[b],
                            &blocks->sum_squares[b]);
   }
+  /* Each carry: 256 more in its key's bin, and in its block's sums. */
+  const uint32_t first_key = (uint32_t)first_block * LHI_BLOCK_BINS,
+                 end_key = (uint32_t)end_block * LHI_BLOCK_BINS;
+  for (int k = 0; k < n_bands; k++)
+    for (size_t i = 0; i < bands[k].n_carries; i++) {
+      const uint32_t key = bands[k].carries[i];
+      if (key < first_key || key >= end_key)
+        continue;
+      const uint64_t j = key % LHI_BLOCK_BINS;
+      histogram[key] += 256;
+      blocks->count[key / LHI_BLOCK_BINS] += 256;
+      blocks->sum[key / LHI_BLOCK_BINS] += 256 * j;
+      blocks->sum_squares[key / LHI_BLOCK_BINS] += 256 * j * j;
+    }
 }
 
 /* The four copies' counts added into the bins, the copies zeroed. */
@@ -551,14 +568,18 @@ void lhi_count16_end(LhiCount16 *c)
     count16_flush(c);
   free(c->sub);
   c->sub = NULL;
+  if (c->narrow_band)
+    c->narrow_band->n_carries = (size_t)(c->carry - c->narrow_band->carries);
 }
 
-/* The bins are shared by the threads that count bands of a frame, each
- * into its own 8-bit counters: the rare carry is an atomic add. */
-static inline void count_narrow(uint8_t *narrow, uint64_t *histogram, uint32_t key)
+/* A key counted in its band's 8-bit counter; the rare wrap is a carry of
+ * 256 written down in the band's list (*carry: its next slot), added into
+ * the bin with the counters: no atomic add into bins that the threads
+ * share, and no bins to zero before they count. */
+static inline void count_narrow(uint8_t *narrow, uint16_t **carry, uint32_t key)
 {
   if (__builtin_expect(++narrow[key] == 0, 0))
-    __atomic_fetch_add(&histogram[key], 256, __ATOMIC_RELAXED);
+    *(*carry)++ = (uint16_t)key;
 }
 
 /* Makes room for width more keys: with four copies, pixel x of a row goes
@@ -583,13 +604,14 @@ static inline void count16_block(LhiCount16 *c, const uint16_t *keys, int n)
 {
   if (c->narrow) {
     uint8_t *narrow = c->narrow;
-    uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
+    uint16_t *carry = c->carry; /* held: a byte store may alias c */
     for (int x = 0; x < n; x += 4) {
-      count_narrow(narrow, histogram, keys[x]);
-      count_narrow(narrow, histogram, keys[x + 1]);
-      count_narrow(narrow, histogram, keys[x + 2]);
-      count_narrow(narrow, histogram, keys[x + 3]);
+      count_narrow(narrow, &carry, keys[x]);
+      count_narrow(narrow, &carry, keys[x + 1]);
+      count_narrow(narrow, &carry, keys[x + 2]);
+      count_narrow(narrow, &carry, keys[x + 3]);
     }
+    c->carry = carry;
     return;
   }
   uint16_t *s0 = c->sub, *s1 = s0 + c->stride, *s2 = s1 + c->stride, *s3 = s2 + c->stride;
@@ -608,7 +630,7 @@ static void count16_keys(LhiCount16 *c, const uint16_t *keys, int n)
   count16_block(c, keys, whole);
   for (int x = whole; x < n; x++) {
     if (c->narrow)
-      count_narrow(c->narrow, c->histogram, keys[x]);
+      count_narrow(c->narrow, &c->carry, keys[x]);
     else
       c->sub[(size_t)(x & 3) * c->stride + keys[x]]++;
   }
@@ -623,19 +645,20 @@ void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
 void lhi_count16_words_row(LhiCount16 *c, const uint8_t *row, int width)
 {
   uint8_t *narrow = c->narrow;
-  uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
+  uint16_t *carry = c->carry; /* held: a byte store may alias c */
   int x = 0;
   for (; x + 4 <= width; x += 4)
     for (int k = 0; k < 4; k++) {
       uint16_t word;
       memcpy(&word, row + 2 * (size_t)(x + k), sizeof word);
-      count_narrow(narrow, histogram, word);
+      count_narrow(narrow, &carry, word);
     }
   for (; x < width; x++) {
     uint16_t word;
     memcpy(&word, row + 2 * (size_t)x, sizeof word);
-    count_narrow(narrow, histogram, word);
+    count_narrow(narrow, &carry, word);
   }
+  c->carry = carry;
 }
 
 /* ---- Y of 16-bit words and of v210, as keys ---- */

@@ -350,8 +350,10 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
   const int offset = v210 ? 4 * (width % 3) : width % 5;
   uint8_t *buffer = malloc((size_t)offset + bytes + 1);
   uint64_t *expected = calloc(65536, sizeof *expected), *counted = calloc(65536, sizeof *counted);
-  uint8_t *narrow = calloc(65536, 1);
-  if (!buffer || !expected || !counted || !narrow)
+  /* exactly the room for the carries that the backend makes */
+  const size_t room = (size_t)width * (size_t)repeats / 256 + 1;
+  LhiNarrow narrow = {calloc(65536, 1), malloc(room * sizeof(uint16_t)), 0};
+  if (!buffer || !expected || !counted || !narrow.counters || !narrow.carries)
     exit(1);
   uint8_t *row = buffer + offset;
   /* kinds 1 and 2 on v210: one value (+-1) in every field */
@@ -373,7 +375,7 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
     expected[v210 ? v210_key(row, x) : y16_key(row + 2 * (size_t)x, l)] += (uint64_t)repeats;
   LhiCount16 c;
   if (l.depth == 16)
-    lhi_count16_begin_narrow(&c, counted, narrow);
+    lhi_count16_begin_narrow(&c, &narrow);
   else if (lhi_count16_begin(&c, counted, l.depth) < 0)
     exit(1);
   const uint32_t max = (1u << l.depth) - 1;
@@ -385,8 +387,11 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
   }
   lhi_count16_end(&c);
   LhiBlockSums blocks;
-  if (l.depth == 16)
-    lhi_count16_add_narrow(counted, narrow, 1, 0, LHI_BLOCKS, &blocks);
+  if (l.depth == 16) {
+    CHECK(narrow.n_carries <= room, "count16 16-bit: %zu carries, room for %zu", narrow.n_carries,
+          room);
+    lhi_count16_add_narrow(counted, &narrow, 1, 0, LHI_BLOCKS, &blocks);
+  }
   int bad_bins = 0;
   for (int v = 0; v < 65536; v++)
     bad_bins += counted[v] != expected[v];
@@ -398,7 +403,8 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
   free(buffer);
   free(expected);
   free(counted);
-  free(narrow);
+  free(narrow.counters);
+  free(narrow.carries);
 }
 
 static void test_count16_rows(int simd)
@@ -532,29 +538,49 @@ static void fill_histogram(uint64_t *h, int kind, uint64_t scale)
   }
 }
 
-/* copies arrays of 8-bit counters added into bins that hold carries
- * (multiples of 256, up to 2^31 in all), a range of blocks at a time, as
- * the threads do: the bins and each block's sums against plain ones. */
-static void check_add_narrow(int copies, int kind, const char *simd_name)
+/* The 8-bit counters and carries of n_bands bands added into bins that
+ * held anything (they are written whole), a range of blocks at a time, as
+ * the threads do: the bins and each block's sums against plain ones.  The
+ * carries (up to 63 of a key) at random keys, at keys where the counters
+ * are 0 and 255, at 0 and 65535, or none. */
+static void check_add_narrow(int n_bands, int kind, const char *simd_name)
 {
   uint64_t *bins = malloc(65536 * sizeof *bins), *expected = malloc(65536 * sizeof *expected);
-  uint8_t *narrow = malloc((size_t)copies * 65536);
-  if (!bins || !expected || !narrow)
+  LhiNarrow bands[3];
+  if (!bins || !expected)
     exit(1);
-  fill_histogram(bins, kind, (uint64_t)1 << 15);
-  for (int v = 0; v < 65536; v++)
-    bins[v] *= 256; /* carries */
-  for (size_t i = 0; i < (size_t)copies * 65536; i++)
-    narrow[i] = kind == 4 ? 0 : kind == 1 ? 255 : (uint8_t)next_random();
-  memcpy(expected, bins, 65536 * sizeof *bins);
-  for (int k = 0; k < copies; k++)
+  fill_histogram(expected, kind, 64); /* carries a key */
+  for (int v = 0; v < 65536; v++) {
+    expected[v] *= 256;
+    bins[v] = next_random(); /* what the bins held is no part of the count */
+  }
+  for (int k = 0; k < n_bands; k++) {
+    bands[k].counters = malloc(65536);
+    size_t n = 0;
     for (int v = 0; v < 65536; v++)
-      expected[v] += narrow[(size_t)k * 65536 + v];
+      n += expected[v] / 256;
+    bands[k].carries = malloc((n + 1) * sizeof(uint16_t));
+    if (!bands[k].counters || !bands[k].carries)
+      exit(1);
+    bands[k].n_carries = 0;
+    for (int v = 0; v < 65536; v++)
+      bands[k].counters[v] = kind == 4 ? 0 : kind == 1 ? 255 : (uint8_t)next_random();
+  }
+  /* each key's carries shared out among the bands, in an order of keys
+   * that is not theirs (from the top down) */
+  for (int v = 65535; v >= 0; v--)
+    for (uint64_t c = 0; c < expected[v] / 256; c++) {
+      LhiNarrow *band = &bands[(v + c) % (uint64_t)n_bands];
+      band->carries[band->n_carries++] = (uint16_t)v;
+    }
+  for (int k = 0; k < n_bands; k++)
+    for (int v = 0; v < 65536; v++)
+      expected[v] += bands[k].counters[v];
   LhiBlockSums blocks;
   memset(&blocks, 0xa5, sizeof blocks);
   const int cuts[] = {0, 1, 37, 128, 255, LHI_BLOCKS};
   for (int i = 0; i + 1 < (int)(sizeof cuts / sizeof cuts[0]); i++)
-    lhi_count16_add_narrow(bins, narrow, copies, cuts[i], cuts[i + 1], &blocks);
+    lhi_count16_add_narrow(bins, bands, n_bands, cuts[i], cuts[i + 1], &blocks);
   int bad_bins = 0, bad_blocks = 0;
   for (int v = 0; v < 65536; v++)
     bad_bins += bins[v] != expected[v];
@@ -570,11 +596,14 @@ static void check_add_narrow(int copies, int kind, const char *simd_name)
                   blocks.sum_squares[b] != squares;
   }
   CHECK(bad_bins == 0 && bad_blocks == 0,
-        "add_narrow, %d copies, kind %d, simd %s: %d bins, %d blocks wrong", copies, kind,
+        "add_narrow, %d bands, kind %d, simd %s: %d bins, %d blocks wrong", n_bands, kind,
         simd_name, bad_bins, bad_blocks);
+  for (int k = 0; k < n_bands; k++) {
+    free(bands[k].counters);
+    free(bands[k].carries);
+  }
   free(bins);
   free(expected);
-  free(narrow);
 }
 
 static void test_add_narrow(int simd)
