@@ -448,6 +448,10 @@ void lhi_count16_packed10_row(LhiCount16 *count, const uint8_t *row, int width, 
  * rule (its weights' sum, lhi_luma_wide), clamped to max. */
 void lhi_rgb16_keys_row(const uint8_t *row, int width, int pixel_bytes, const uint32_t *w,
                         LhiLumaWeights rule, uint32_t max, uint16_t *keys);
+/* Those keys counted as they are made, a few at a time (vectorized where
+ * it can be): no row of keys. */
+void lhi_count16_rgb16_row(LhiCount16 *count, const uint8_t *row, int width, int pixel_bytes,
+                           const uint32_t *w, LhiLumaWeights rule, uint32_t max);
 
 /* sum |keys[x] - previous[x]| over a row of width keys, previous then
  * overwritten by keys (cpu/luma-rows.c: vectorized).  The two must not

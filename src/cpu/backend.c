@@ -76,8 +76,8 @@ static bool counts_keys(const LhiFormatInfo *info)
 }
 
 /* Keys counted into histogram by the row loops of cpu/luma-rows.c: the Y
- * of 16-bit words and of v210 counted as its keys are made, 16-bit R'G'B'
- * a row of keys made, then counted.  16-bit keys count into narrow, this
+ * of 16-bit words and of v210, and the luma of 16-bit R'G'B', counted as
+ * their keys are made.  16-bit keys count into narrow, this
  * band's 8-bit counters (zeroed) and carries, which the caller adds in;
  * without narrow, into histogram (zeroed, this band's alone). */
 static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *histogram,
@@ -95,19 +95,10 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
     FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
     return;
   }
-  /* 16-bit R'G'B': a row of keys */
-  uint16_t *keys = info->r >= 0 ? malloc((size_t)width * sizeof *keys) : NULL;
-  if (info->r >= 0 && !keys) { /* no memory for it: each key counted as it is made */
-    FOR_EACH_LUMA_IN(frame, job, y0, y1, {
-      const uint16_t one_key = (uint16_t)key;
-      lhi_count16_row(&c, &one_key, 1);
-    });
-    lhi_count16_end(&c);
-    return;
-  }
   /* 16-bit Y in little-endian words whole: counted as they lie.  (Big-
-   * endian ones go through a row of keys: swapped one by one in the
-   * counting loop, they cost more than the row's vector swap.) */
+   * endian ones through keys made and swapped 32 at a time: swapped one
+   * by one in the counting loop, or counted as they lie into counters
+   * swapped back at the end, they measured slower.) */
   const bool words = job->bit_depth == 16 && info->r < 0 && info->luma_shift == 0 &&
                      !info->big_endian && info->chroma != LHI_CHROMA_V210;
   /* 16-bit R'G'B': the weight of each sample. */
@@ -125,15 +116,13 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
     if (info->chroma == LHI_CHROMA_V210) {
       lhi_count16_v210_row(&c, row_at(frame, y), width);
     } else if (info->r >= 0) {
-      lhi_rgb16_keys_row(row_at(frame, y), width, info->pixel_bytes, sample_weights, job->weights,
-                         max, keys);
-      lhi_count16_row(&c, keys, width);
+      lhi_count16_rgb16_row(&c, row_at(frame, y), width, info->pixel_bytes, sample_weights,
+                            job->weights, max);
     } else {
       lhi_count16_y16_row(&c, row_at(frame, y), width, info->luma_shift, max, info->big_endian);
     }
   }
   lhi_count16_end(&c);
-  free(keys);
 }
 
 /* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): each row's luma made and

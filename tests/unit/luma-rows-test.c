@@ -10,7 +10,7 @@
  * 16-bit R'G'B' (6 and 8 bytes a pixel) at depths 8, 10, 12 and 16; and
  * the counting of the Y of 16-bit words and of v210 as its keys are made,
  * through the narrow counters, flushed and carried; and the counting of
- * packed 10-bit R'G'B' as its luma keys are made; and the narrow counters
+ * packed 10-bit and 16-bit R'G'B' as their luma keys are made; and the narrow counters
  * added into 65536 bins with their blocks' sums, and the moments and
  * percentile values made from those sums against stats.c's from the bins. */
 #include <stdio.h>
@@ -433,6 +433,93 @@ static void test_count16_rows(int simd)
  * the row (the last bytes of its buffer, at an odd offset) counted
  * `repeats` times, enough for a long row of one word to make the 16-bit
  * copies flush before they wrap. */
+/* A row of 16-bit R'G'B' (the last bytes of its buffer) counted repeats
+ * times by lhi_count16_rgb16_row, against lhi_luma_wide of its samples,
+ * clamped; at 16 bits through the narrow counters and their carries. */
+static void check_count16_rgb16_row(int pixel_bytes, const uint32_t *w, LhiLumaWeights lw,
+                                    int depth, int width, int kind, int repeats, const char *what)
+{
+  const int offset = width % 5;
+  const size_t bytes = (size_t)pixel_bytes * (size_t)width;
+  uint8_t *buffer = malloc((size_t)offset + bytes + 1);
+  uint64_t *expected = calloc(65536, sizeof *expected), *counted = calloc(65536, sizeof *counted);
+  const size_t room = (size_t)width * (size_t)repeats / 256 + 1;
+  LhiNarrow narrow = {calloc(65536, 1), malloc(room * sizeof(uint16_t)), 0};
+  if (!buffer || !expected || !counted || !narrow.counters || !narrow.carries)
+    exit(1);
+  uint8_t *row = buffer + offset;
+  const uint32_t max = (1u << depth) - 1, grey = next_random() & 0xffff;
+  const LhiLumaWeights sample_rule = {w[0], w[1], w[2], lw.one};
+  for (int x = 0; x < width; x++) {
+    uint32_t s[3];
+    for (int i = 0; i < pixel_bytes / 2; i++) {
+      /* kind 0 random, 1 one grey (+-1) over the row, 2 the extremes */
+      const uint32_t v = kind == 0   ? next_random() & 0xffff
+                         : kind == 1 ? (grey + next_random() % 3 + 0xffff) % 0x10000
+                                     : (next_random() & 1) * 0xffffu;
+      row[(size_t)pixel_bytes * x + 2 * i] = (uint8_t)v;
+      row[(size_t)pixel_bytes * x + 2 * i + 1] = (uint8_t)(v >> 8);
+      if (i < 3)
+        s[i] = v;
+    }
+    const uint32_t key = lhi_luma_wide(s[0], s[1], s[2], sample_rule);
+    expected[key > max ? max : key] += (uint64_t)repeats;
+  }
+  LhiCount16 c;
+  if (depth == 16)
+    lhi_count16_begin_narrow(&c, &narrow);
+  else if (lhi_count16_begin(&c, counted, depth) < 0)
+    exit(1);
+  for (int r = 0; r < repeats; r++)
+    lhi_count16_rgb16_row(&c, row, width, pixel_bytes, w, lw, max);
+  lhi_count16_end(&c);
+  LhiBlockSums blocks;
+  if (depth == 16)
+    lhi_count16_add_narrow(counted, &narrow, 1, 0, LHI_BLOCKS, &blocks);
+  int bad_bins = 0;
+  for (int v = 0; v < 65536; v++)
+    bad_bins += counted[v] != expected[v];
+  CHECK(bad_bins == 0, "count16 rgb16 %s, depth %d, %d bytes a pixel, width %d, kind %d, %d "
+        "times: %d bins wrong", what, depth, pixel_bytes, width, kind, repeats, bad_bins);
+  free(buffer);
+  free(expected);
+  free(counted);
+  free(narrow.counters);
+  free(narrow.carries);
+}
+
+/* Every depth's rule (8 bits: the 14-bit weights, the other loop), both
+ * pixel sizes, weights at the samples in two orders, every width to 100
+ * and the long ones, one grey over 3845 x 80 pixels (counters flushed,
+ * carried). */
+static void test_count16_rgb16_rows(int simd)
+{
+  static const int depths[] = {8, 10, 12, 16};
+  static const int perms[2][3] = {{0, 1, 2}, {2, 1, 0}};
+  for (int m = 0; m < 3; m += 2)
+    for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
+      const LhiLumaWeights lw = lhi_luma_weights(matrices[m], depths[d]);
+      const uint32_t k[3] = {lw.kr, lw.kg, lw.kb};
+      for (int pixel_bytes = 6; pixel_bytes <= 8; pixel_bytes += 2)
+        for (int p = 0; p < 2; p++) {
+          uint32_t w[3];
+          for (int i = 0; i < 3; i++)
+            w[perms[p][i]] = k[i];
+          char what[96];
+          snprintf(what, sizeof what, "%s, weights at samples %d %d %d, simd %s", matrix_names[m],
+                   perms[p][0], perms[p][1], perms[p][2], simd_names[simd]);
+          for (int width = 0; width <= 100; width++)
+            check_count16_rgb16_row(pixel_bytes, w, lw, depths[d], width, width % 3, 1, what);
+          for (size_t lw_i = 0; lw_i < sizeof long_widths / sizeof long_widths[0]; lw_i++)
+            for (int kind = 0; kind < 3; kind++) {
+              const int repeats = long_widths[lw_i] == 3845 && p == 0 && kind == 1 ? 80 : 2;
+              check_count16_rgb16_row(pixel_bytes, w, lw, depths[d], long_widths[lw_i], kind,
+                                      repeats, what);
+            }
+        }
+    }
+}
+
 static void check_count16_packed10_row(LhiLumaWeights fw, bool big, int width, int kind,
                                        int repeats, const char *what)
 {
@@ -697,6 +784,7 @@ int main(void)
     test_rgb16_rows(simd);
     test_count16_rows(simd);
     test_count16_packed10_rows(simd);
+    test_count16_rgb16_rows(simd);
     test_add_narrow(simd);
   }
   test_moments_from_blocks();
