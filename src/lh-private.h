@@ -421,8 +421,8 @@ void lhi_count16_words_row(LhiCount16 *count, const uint8_t *row, int width);
 /* The keys of a row of 16-bit words (lhi_y16_keys_row's) and of a v210
  * row (lhi_v210_keys_row's) counted as they are made, a few at a time: no
  * row of keys (cpu/luma-rows.c: vectorized where it can be). */
-void lhi_count16_y16_row(LhiCount16 *count, const uint8_t *row, int width, int shift,
-                         uint32_t max, bool big_endian);
+void lhi_count16_y16_row(LhiCount16 *count, const uint8_t *row, int width, int shift, uint32_t max,
+                         bool big_endian);
 void lhi_count16_v210_row(LhiCount16 *count, const uint8_t *row, int width);
 void lhi_count16_end(LhiCount16 *count);
 void lhi_count16_add_narrow(uint64_t *histogram, const LhiNarrow *bands, int n_bands,

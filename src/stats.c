@@ -106,8 +106,8 @@ void lhi_values_from_histogram(const uint64_t *histogram, int bit_depth, const u
 
 /* The count of bins [first, end) of a 65536-bin histogram: whole blocks
  * from their sums, the bins of a block cut by first or end one by one. */
-static uint64_t count_between(const uint64_t *histogram, const LhiBlockSums *blocks,
-                              uint32_t first, uint32_t end)
+static uint64_t count_between(const uint64_t *histogram, const LhiBlockSums *blocks, uint32_t first,
+                              uint32_t end)
 {
   uint64_t count = 0;
   uint32_t v = first;

@@ -237,8 +237,8 @@ static LhiNarrow *narrow_new(const LhFrame *frame, int bands)
 {
   size_t carries = 0;
   for (int band = 0; band < bands; band++) {
-    const int rows = lhi_band_start(band + 1, bands, frame->height) -
-                     lhi_band_start(band, bands, frame->height);
+    const int rows =
+        lhi_band_start(band + 1, bands, frame->height) - lhi_band_start(band, bands, frame->height);
     carries += (size_t)frame->width * (size_t)rows / 256 + 1;
   }
   const size_t head = (size_t)bands * sizeof(LhiNarrow), counters = (size_t)bands * 65536;
@@ -249,8 +249,8 @@ static LhiNarrow *narrow_new(const LhFrame *frame, int bands)
   memset(memory, 0, counters);
   uint16_t *carry = (uint16_t *)(memory + counters);
   for (int band = 0; band < bands; band++) {
-    const int rows = lhi_band_start(band + 1, bands, frame->height) -
-                     lhi_band_start(band, bands, frame->height);
+    const int rows =
+        lhi_band_start(band + 1, bands, frame->height) - lhi_band_start(band, bands, frame->height);
     narrow[band].counters = memory + (size_t)band * 65536;
     narrow[band].carries = carry;
     narrow[band].n_carries = 0;
@@ -267,7 +267,7 @@ static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums 
   const size_t bins = (size_t)1 << job->bit_depth;
   /* state NULL: the calling thread alone */
   LhiPool *pool = state ? state->pool : NULL;
-  HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL, NULL,
+  HistogramBands h = {job,   lhi_band_count(pool, frame->width, frame->height), bins, NULL, NULL,
                       blocks};
   if (job->bit_depth == 16 && counts_keys(lhi_format_info(frame->format))) {
     /* 16-bit keys: every band's own 8-bit counters (64 KiB) and carries,

@@ -605,9 +605,8 @@ static inline void count16_reserve(LhiCount16 *c, int width)
  * vector loops below, where n and narrow are constants: each loop made
  * for one kind of counters (with both kinds' code in one loop, GCC spilled
  * in v210's: 1.13x NV12 -> 1.69x). */
-__attribute__((always_inline)) static inline void count16_block_as(LhiCount16 *c,
-                                                                   const uint16_t *keys, int n,
-                                                                   bool narrow_counters)
+__attribute__((always_inline)) static inline void
+count16_block_as(LhiCount16 *c, const uint16_t *keys, int n, bool narrow_counters)
 {
   if (narrow_counters) {
     uint8_t *narrow = c->narrow;
@@ -1147,9 +1146,8 @@ typedef struct {
   __m256i weights, bias, top, spread, spread_late, widen;
 } Rgb16Avx2;
 
-__attribute__((target("avx2"))) static inline Rgb16Avx2 rgb16_avx2_setup(const uint32_t *w,
-                                                                         LhiLumaWeights rule,
-                                                                         uint32_t max)
+__attribute__((target("avx2"))) static inline Rgb16Avx2
+rgb16_avx2_setup(const uint32_t *w, LhiLumaWeights rule, uint32_t max)
 {
   const bool exact = rule.one == LHI_LUMA_EXACT_ONE;
   const uint32_t half = exact ? LHI_LUMA_EXACT_ONE / 2 : LHI_LUMA_HALF;

@@ -344,8 +344,8 @@ static void test_16bit_extremes(LhContext *ctx)
                                  : fill == 2 ? ((x + y) % 2 ? 65535 : 0)
                                  : fill == 3 ? (first ? 65535 : 0)
                                              : (first ? 0 : 65535);
-              gen_luma_put(formats[f], (uint8_t *)g.frame.planes[0] + (size_t)y * g.frame.strides[0],
-                           x, v);
+              gen_luma_put(formats[f],
+                           (uint8_t *)g.frame.planes[0] + (size_t)y * g.frame.strides[0], x, v);
             }
           o.range = fill % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
           char what[160];

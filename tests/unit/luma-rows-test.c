@@ -479,8 +479,10 @@ static void check_count16_rgb16_row(int pixel_bytes, const uint32_t *w, LhiLumaW
   int bad_bins = 0;
   for (int v = 0; v < 65536; v++)
     bad_bins += counted[v] != expected[v];
-  CHECK(bad_bins == 0, "count16 rgb16 %s, depth %d, %d bytes a pixel, width %d, kind %d, %d "
-        "times: %d bins wrong", what, depth, pixel_bytes, width, kind, repeats, bad_bins);
+  CHECK(bad_bins == 0,
+        "count16 rgb16 %s, depth %d, %d bytes a pixel, width %d, kind %d, %d "
+        "times: %d bins wrong",
+        what, depth, pixel_bytes, width, kind, repeats, bad_bins);
   free(buffer);
   free(expected);
   free(counted);
@@ -679,8 +681,8 @@ static void check_add_narrow(int n_bands, int kind, const char *simd_name)
       sum += h * j;
       squares += h * j * j;
     }
-    bad_blocks += blocks.count[b] != count || blocks.sum[b] != sum ||
-                  blocks.sum_squares[b] != squares;
+    bad_blocks +=
+        blocks.count[b] != count || blocks.sum[b] != sum || blocks.sum_squares[b] != squares;
   }
   CHECK(bad_bins == 0 && bad_blocks == 0,
         "add_narrow, %d bands, kind %d, simd %s: %d bins, %d blocks wrong", n_bands, kind,
