@@ -396,9 +396,10 @@ static void test_regions(LhContext *ctx)
   lh_options_init(&o);
   lh_options_set_percentiles(&o, "10,90");
   static const LhRect rois[] = {{0, 0, 1, 1}, {5, 3, 10, 4}, {0, 0, 40, 30}, {39, 29, 1, 1}};
-  static const LhFormat formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_BGRA, LH_FORMAT_NV12,
-                                     LH_FORMAT_P010, LH_FORMAT_RGB16};
-  for (size_t f = 0; f < 5; f++)
+  static const LhFormat formats[] = {LH_FORMAT_GRAY8,     LH_FORMAT_BGRA,  LH_FORMAT_NV12,
+                                     LH_FORMAT_P010,      LH_FORMAT_RGB16, LH_FORMAT_P016,
+                                     LH_FORMAT_GRAY16_BE, LH_FORMAT_BGRA16};
+  for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
     for (size_t r = 0; r < 4; r++) {
       GenFrame g;
       gen_frame(&g, formats[f], 40, 30, 0, 3, 0, GEN_PHOTO, r + 11);
