@@ -75,11 +75,10 @@ void lhi_moments_from_histogram(const uint64_t *histogram, int bit_depth, LhRang
   }
 }
 
-void lhi_values_from_histogram(const uint64_t *histogram, int bit_depth, const uint64_t *ranks,
-                               int n_ranks, uint32_t *values)
+/* The ranks' slots in increasing order of rank, so that one walk of the
+ * CDF visits them all. */
+static void order_ranks(const uint64_t *ranks, int n_ranks, int *order)
 {
-  /* Visit the ranks in increasing order during one walk of the CDF. */
-  int order[LHI_MAX_RANKS];
   for (int i = 0; i < n_ranks; i++) {
     int j = i;
     while (j > 0 && ranks[order[j - 1]] > ranks[i]) {
@@ -88,11 +87,102 @@ void lhi_values_from_histogram(const uint64_t *histogram, int bit_depth, const u
     }
     order[j] = i;
   }
+}
+
+void lhi_values_from_histogram(const uint64_t *histogram, int bit_depth, const uint64_t *ranks,
+                               int n_ranks, uint32_t *values)
+{
+  int order[LHI_MAX_RANKS];
+  order_ranks(ranks, n_ranks, order);
   uint32_t n_bins = 1u << bit_depth, v = 0;
   uint64_t cumulative = histogram[0];
   for (int k = 0; k < n_ranks; k++) {
     uint64_t rank = ranks[order[k]];
     while (cumulative < rank && v + 1 < n_bins)
+      cumulative += histogram[++v];
+    values[order[k]] = v;
+  }
+}
+
+/* The count of bins [first, end) of a 65536-bin histogram: whole blocks
+ * from their sums, the bins of a block cut by first or end one by one. */
+static uint64_t count_between(const uint64_t *histogram, const LhiBlockSums *blocks, uint32_t first,
+                              uint32_t end)
+{
+  uint64_t count = 0;
+  uint32_t v = first;
+  for (; v < end && v % LHI_BLOCK_BINS != 0; v++)
+    count += histogram[v];
+  for (; v + LHI_BLOCK_BINS <= end; v += LHI_BLOCK_BINS)
+    count += blocks->count[v / LHI_BLOCK_BINS];
+  for (; v < end; v++)
+    count += histogram[v];
+  return count;
+}
+
+void lhi_moments_from_blocks(const uint64_t *histogram, const LhiBlockSums *blocks, LhRange range,
+                             LhiMoments *moments)
+{
+  const uint32_t n_bins = 65536;
+  uint32_t black, white;
+  lhi_range_limits(16, range, &black, &white);
+  memset(moments, 0, sizeof *moments);
+  moments->clipped_low = histogram[0];
+  moments->clipped_high = histogram[n_bins - 1];
+  int first_block = 0;
+  while (first_block < LHI_BLOCKS && blocks->count[first_block] == 0)
+    first_block++;
+  if (first_block == LHI_BLOCKS)
+    return; /* no pixels: every moment 0 */
+  int last_block = LHI_BLOCKS - 1;
+  while (blocks->count[last_block] == 0)
+    last_block--;
+  uint32_t first = (uint32_t)first_block * LHI_BLOCK_BINS;
+  while (histogram[first] == 0)
+    first++;
+  uint32_t last = (uint32_t)last_block * LHI_BLOCK_BINS + LHI_BLOCK_BINS - 1;
+  while (histogram[last] == 0)
+    last--;
+  moments->min = first;
+  moments->max = last;
+  /* With v = base + j: Σ h v = base Σ h + Σ h j and Σ h v² = base² Σ h +
+   * 2 base Σ h j + Σ h j², the same integers as lhi_moments_from_histogram's
+   * sums (the sum modulo 2^64 as there, the squares exact in 128 bits). */
+  uint64_t count = 0, sum = 0;
+  unsigned __int128 sum_squares = 0;
+  for (int b = first_block; b <= last_block; b++) {
+    const uint64_t base = (uint64_t)b * LHI_BLOCK_BINS, h = blocks->count[b];
+    count += h;
+    sum += base * h + blocks->sum[b];
+    sum_squares += (unsigned __int128)(base * base) * h +
+                   (unsigned __int128)(2 * base) * blocks->sum[b] + blocks->sum_squares[b];
+  }
+  moments->count = count;
+  moments->sum = sum;
+  moments->sum_squares = sum_squares;
+  if (range == LH_RANGE_LIMITED) {
+    moments->below_legal = count_between(histogram, blocks, 0, black);
+    moments->above_legal = count_between(histogram, blocks, white + 1, n_bins);
+  }
+}
+
+void lhi_values_from_blocks(const uint64_t *histogram, const LhiBlockSums *blocks,
+                            const uint64_t *ranks, int n_ranks, uint32_t *values)
+{
+  int order[LHI_MAX_RANKS];
+  order_ranks(ranks, n_ranks, order);
+  /* The block where the CDF first reaches the rank (or the last), then
+   * the bin in it: the smallest v with count(<= v) >= rank, as
+   * lhi_values_from_histogram's walk finds it (the top bin where none). */
+  int b = 0;
+  uint64_t before = 0; /* the count of the blocks before b */
+  for (int k = 0; k < n_ranks; k++) {
+    const uint64_t rank = ranks[order[k]];
+    while (b + 1 < LHI_BLOCKS && before + blocks->count[b] < rank)
+      before += blocks->count[b++];
+    uint32_t v = (uint32_t)b * LHI_BLOCK_BINS;
+    uint64_t cumulative = before + histogram[v];
+    while (cumulative < rank && v + 1 < 65536)
       cumulative += histogram[++v];
     values[order[k]] = v;
   }

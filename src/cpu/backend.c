@@ -76,30 +76,29 @@ static bool counts_keys(const LhiFormatInfo *info)
 }
 
 /* Keys counted into histogram by the row loops of cpu/luma-rows.c: the Y
- * of 16-bit words and of v210 counted as its keys are made, 16-bit R'G'B'
- * a row of keys made, then counted.  16-bit keys count into narrow, this
- * band's 65536 8-bit counters (zeroed), which the caller adds in. */
+ * of 16-bit words and of v210, and the luma of 16-bit R'G'B', counted as
+ * their keys are made.  16-bit keys count into narrow, this
+ * band's 8-bit counters (zeroed) and carries, which the caller adds in;
+ * without narrow, into histogram (zeroed, this band's alone). */
 static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *histogram,
-                                uint8_t *narrow)
+                                LhiNarrow *narrow)
 {
   const LhFrame *frame = &job->frame;
   const LhiFormatInfo *info = lhi_format_info(frame->format);
   const uint32_t max = (1u << job->bit_depth) - 1;
   const int width = frame->width;
-  uint16_t *keys = malloc((size_t)width * sizeof *keys);
   LhiCount16 c;
-  if (job->bit_depth == 16 && narrow)
-    lhi_count16_begin_narrow(&c, histogram, narrow);
-  if (!keys || (job->bit_depth == 16 && !narrow) ||
-      (job->bit_depth < 16 && lhi_count16_begin(&c, histogram, job->bit_depth) < 0)) {
-    /* no memory for them: the general loop, which needs none */
-    free(keys);
+  if (job->bit_depth == 16 && narrow) {
+    lhi_count16_begin_narrow(&c, narrow);
+  } else if (job->bit_depth == 16 || lhi_count16_begin(&c, histogram, job->bit_depth) < 0) {
+    /* no memory for the counters: the general loop, which needs none */
     FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
     return;
   }
   /* 16-bit Y in little-endian words whole: counted as they lie.  (Big-
-   * endian ones go through a row of keys: swapped one by one in the
-   * counting loop, they cost more than the row's vector swap.) */
+   * endian ones through keys made and swapped 32 at a time: swapped one
+   * by one in the counting loop, or counted as they lie into counters
+   * swapped back at the end, they measured slower.) */
   const bool words = job->bit_depth == 16 && info->r < 0 && info->luma_shift == 0 &&
                      !info->big_endian && info->chroma != LHI_CHROMA_V210;
   /* 16-bit R'G'B': the weight of each sample. */
@@ -117,15 +116,13 @@ static void histogram_rows_keys(const LhiJob *job, int y0, int y1, uint64_t *his
     if (info->chroma == LHI_CHROMA_V210) {
       lhi_count16_v210_row(&c, row_at(frame, y), width);
     } else if (info->r >= 0) {
-      lhi_rgb16_keys_row(row_at(frame, y), width, info->pixel_bytes, sample_weights, job->weights,
-                         max, keys);
-      lhi_count16_row(&c, keys, width);
+      lhi_count16_rgb16_row(&c, row_at(frame, y), width, info->pixel_bytes, sample_weights,
+                            job->weights, max);
     } else {
       lhi_count16_y16_row(&c, row_at(frame, y), width, info->luma_shift, max, info->big_endian);
     }
   }
   lhi_count16_end(&c);
-  free(keys);
 }
 
 /* 8-bit R'G'B' (3 or 4 bytes a pixel, any order): each row's luma made and
@@ -169,7 +166,8 @@ static void histogram_rows_packed10(const LhiJob *job, int y0, int y1, uint64_t 
 
 /* Counts rows [y0, y1) of the job's frame into histogram (zeroed), 16-bit
  * keys through narrow (histogram_rows_keys). */
-static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogram, uint8_t *narrow)
+static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogram,
+                           LhiNarrow *narrow)
 {
   const LhFrame *frame = &job->frame;
   const LhiFormatInfo *info = lhi_format_info(frame->format);
@@ -209,7 +207,8 @@ typedef struct {
   int bands;
   size_t bins;
   uint64_t *histograms; /* bands x bins; band 0 is the job's own */
-  uint8_t *narrow;      /* 16-bit keys: bands x 65536 counters, and no histograms */
+  LhiNarrow *narrow;    /* 16-bit keys: each band's counters and carries, and no histograms */
+  LhiBlockSums *blocks; /* 16-bit keys: the sums kept as the counters are added in */
 } HistogramBands;
 
 static void histogram_band(int band, void *data)
@@ -220,39 +219,77 @@ static void histogram_band(int band, void *data)
       band == 0 || h->narrow ? h->job->histogram : h->histograms + (size_t)band * h->bins;
   histogram_rows(h->job, lhi_band_start(band, h->bands, height),
                  lhi_band_start(band + 1, h->bands, height), histogram,
-                 h->narrow ? h->narrow + (size_t)band * 65536 : NULL);
+                 h->narrow ? &h->narrow[band] : NULL);
 }
 
-/* Each thread adds every band's 8-bit counters of a range of bins. */
+/* Each thread adds every band's 8-bit counters and carries of a range of
+ * blocks of bins, and keeps their sums. */
 static void add_narrow_band(int band, void *data)
 {
   HistogramBands *h = data;
-  lhi_count16_add_narrow(h->job->histogram, h->narrow, h->bands,
-                         h->bins * (size_t)band / (size_t)h->bands,
-                         h->bins * (size_t)(band + 1) / (size_t)h->bands);
+  lhi_count16_add_narrow(h->job->histogram, h->narrow, h->bands, LHI_BLOCKS * band / h->bands,
+                         LHI_BLOCKS * (band + 1) / h->bands, h->blocks);
 }
 
-static int histogram_frame(LhiCpuState *state, const LhiJob *job)
+/* Each band's 65536 8-bit counters (zeroed) and room for its carries, in
+ * one allocation after the bands' LhiNarrow; NULL without memory. */
+static LhiNarrow *narrow_new(const LhFrame *frame, int bands)
+{
+  size_t carries = 0;
+  for (int band = 0; band < bands; band++) {
+    const int rows =
+        lhi_band_start(band + 1, bands, frame->height) - lhi_band_start(band, bands, frame->height);
+    carries += (size_t)frame->width * (size_t)rows / 256 + 1;
+  }
+  const size_t head = (size_t)bands * sizeof(LhiNarrow), counters = (size_t)bands * 65536;
+  LhiNarrow *narrow = malloc(head + counters + carries * sizeof(uint16_t));
+  if (!narrow)
+    return NULL;
+  uint8_t *memory = (uint8_t *)narrow + head;
+  memset(memory, 0, counters);
+  uint16_t *carry = (uint16_t *)(memory + counters);
+  for (int band = 0; band < bands; band++) {
+    const int rows =
+        lhi_band_start(band + 1, bands, frame->height) - lhi_band_start(band, bands, frame->height);
+    narrow[band].counters = memory + (size_t)band * 65536;
+    narrow[band].carries = carry;
+    narrow[band].n_carries = 0;
+    carry += (size_t)frame->width * (size_t)rows / 256 + 1;
+  }
+  return narrow;
+}
+
+/* Counts the job's frame into its histogram.  Returns whether blocks got
+ * the 65536 bins' sums (16-bit keys through the narrow counters). */
+static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums *blocks)
 {
   const LhFrame *frame = &job->frame;
   const size_t bins = (size_t)1 << job->bit_depth;
-  memset(job->histogram, 0, bins * sizeof *job->histogram);
   /* state NULL: the calling thread alone */
   LhiPool *pool = state ? state->pool : NULL;
-  HistogramBands h = {job, lhi_band_count(pool, frame->width, frame->height), bins, NULL, NULL};
+  HistogramBands h = {job,   lhi_band_count(pool, frame->width, frame->height), bins, NULL, NULL,
+                      blocks};
   if (job->bit_depth == 16 && counts_keys(lhi_format_info(frame->format))) {
-    /* 16-bit keys: every band's own 8-bit counters (64 KiB), carrying into
-     * the one histogram, added in by all the threads at the end: no band
-     * has 65536 64-bit bins to zero and add up. */
-    h.narrow = calloc((size_t)h.bands, 65536);
-    if (!h.narrow)
+    /* 16-bit keys: every band's own 8-bit counters (64 KiB) and carries,
+     * added into the bins by all the threads at the end, which write each
+     * bin whole: no band has 65536 64-bit bins to zero and add up, and the
+     * bins need no zeroing.  (A frame of 2^32 pixels or more, whose sums
+     * the blocks cannot take: the general loop.) */
+    const uint64_t pixels = (uint64_t)frame->width * (uint64_t)frame->height;
+    if (pixels < LHI_BLOCK_SUMS_MAX_COUNT)
+      h.narrow = narrow_new(frame, h.bands);
+    if (!h.narrow) {
+      memset(job->histogram, 0, bins * sizeof *job->histogram);
       h.bands = 1; /* the general loop, on one thread */
+    }
     lhi_pool_run(pool, h.bands, histogram_band, &h);
-    if (h.narrow)
+    const bool narrow = h.narrow != NULL;
+    if (narrow)
       lhi_pool_run(pool, h.bands, add_narrow_band, &h);
     free(h.narrow);
-    return LH_OK;
+    return narrow;
   }
+  memset(job->histogram, 0, bins * sizeof *job->histogram);
   if (h.bands > 1) {
     h.histograms = calloc((size_t)h.bands * bins, sizeof *h.histograms);
     if (!h.histograms)
@@ -263,7 +300,7 @@ static int histogram_frame(LhiCpuState *state, const LhiJob *job)
     for (size_t v = 0; v < bins; v++)
       job->histogram[v] += h.histograms[(size_t)band * bins + v];
   free(h.histograms);
-  return LH_OK;
+  return false;
 }
 
 /* LSD radix sort of 16-bit keys, two 8-bit digits. */
@@ -350,12 +387,18 @@ static int cpu_analyze(void *state, LhiJob *jobs, size_t n_jobs)
     if (job->frame.memory != LH_MEMORY_HOST)
       return lhi_error(LH_ERROR_UNSUPPORTED,
                        "the CPU backend cannot read frames in CUDA device memory");
-    histogram_frame(state, job);
-    lhi_moments_from_histogram(job->histogram, job->bit_depth, job->range, &job->moments);
+    LhiBlockSums blocks;
+    const bool by_blocks = histogram_frame(state, job, &blocks);
+    if (by_blocks)
+      lhi_moments_from_blocks(job->histogram, &blocks, job->range, &job->moments);
+    else
+      lhi_moments_from_histogram(job->histogram, job->bit_depth, job->range, &job->moments);
     if (job->use_sort) {
       int status = values_by_sort(job);
       if (status < 0)
         return status;
+    } else if (by_blocks) {
+      lhi_values_from_blocks(job->histogram, &blocks, job->ranks, job->n_ranks, job->values);
     } else {
       lhi_values_from_histogram(job->histogram, job->bit_depth, job->ranks, job->n_ranks,
                                 job->values);

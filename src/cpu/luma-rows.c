@@ -444,28 +444,108 @@ int lhi_count16_begin(LhiCount16 *c, uint64_t *histogram, int bit_depth)
   c->histogram = histogram;
   c->pending = 0;
   c->narrow = NULL;
+  c->narrow_band = NULL;
+  c->carry = NULL;
   c->sub = calloc(4 * c->stride, sizeof *c->sub);
   return c->sub ? 0 : -1;
 }
 
-void lhi_count16_begin_narrow(LhiCount16 *c, uint64_t *histogram, uint8_t *narrow)
+void lhi_count16_begin_narrow(LhiCount16 *c, LhiNarrow *band)
 {
   c->bins = 65536;
   c->stride = c->bins;
-  c->histogram = histogram;
+  c->histogram = NULL;
   c->pending = 0;
   c->sub = NULL;
-  c->narrow = narrow;
+  c->narrow = band->counters;
+  c->narrow_band = band;
+  c->carry = band->carries + band->n_carries;
 }
 
-void lhi_count16_add_narrow(uint64_t *histogram, const uint8_t *narrow, int copies, size_t first,
-                            size_t end)
+/* One block of 256 bins at first: the bands' counters added up into the
+ * bins (which held nothing that counts: the carries come after) and the
+ * block's sums kept (LhiBlockSums). */
+static void add_narrow_block_plain(uint64_t *histogram, const LhiNarrow *bands, int n_bands,
+                                   size_t first, uint64_t *count, uint64_t *sum,
+                                   uint64_t *sum_squares)
 {
-  for (int k = 0; k < copies; k++) {
-    const uint8_t *counts = narrow + (size_t)k * 65536;
-    for (size_t v = first; v < end; v++)
-      histogram[v] += counts[v];
+  uint64_t c = 0, s = 0, s2 = 0;
+  for (uint32_t j = 0; j < LHI_BLOCK_BINS; j++) {
+    uint64_t h = 0;
+    for (int k = 0; k < n_bands; k++)
+      h += bands[k].counters[first + j];
+    histogram[first + j] = h;
+    c += h;
+    s += h * j;
+    s2 += h * (j * j);
   }
+  *count = c;
+  *sum = s;
+  *sum_squares = s2;
+}
+
+#ifdef LHI_ROWS_SSE41
+/* The same, 4 bins a step (the counters' sum below 2^32, so that pmuludq's
+ * products of its low 32 bits by j and j² are the exact h j and h j²). */
+__attribute__((target("avx2"))) static void
+add_narrow_block_avx2(uint64_t *histogram, const LhiNarrow *bands, int n_bands, size_t first,
+                      uint64_t *count, uint64_t *sum, uint64_t *sum_squares)
+{
+  __m256i c = _mm256_setzero_si256(), s = c, s2 = c;
+  __m256i j = _mm256_setr_epi64x(0, 1, 2, 3);
+  const __m256i four = _mm256_set1_epi64x(4);
+  for (uint32_t i = 0; i < LHI_BLOCK_BINS; i += 4) {
+    __m256i h = _mm256_setzero_si256();
+    for (int k = 0; k < n_bands; k++) {
+      int32_t four_counters;
+      memcpy(&four_counters, bands[k].counters + first + i, sizeof four_counters);
+      h = _mm256_add_epi64(h, _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four_counters)));
+    }
+    _mm256_storeu_si256((__m256i *)(histogram + first + i), h);
+    c = _mm256_add_epi64(c, h);
+    s = _mm256_add_epi64(s, _mm256_mul_epu32(h, j));
+    s2 = _mm256_add_epi64(s2, _mm256_mul_epu32(h, _mm256_mul_epu32(j, j)));
+    j = _mm256_add_epi64(j, four);
+  }
+  _Alignas(32) uint64_t lanes[3][4];
+  _mm256_store_si256((__m256i *)lanes[0], c);
+  _mm256_store_si256((__m256i *)lanes[1], s);
+  _mm256_store_si256((__m256i *)lanes[2], s2);
+  *count = lanes[0][0] + lanes[0][1] + lanes[0][2] + lanes[0][3];
+  *sum = lanes[1][0] + lanes[1][1] + lanes[1][2] + lanes[1][3];
+  *sum_squares = lanes[2][0] + lanes[2][1] + lanes[2][2] + lanes[2][3];
+}
+#endif
+
+void lhi_count16_add_narrow(uint64_t *histogram, const LhiNarrow *bands, int n_bands,
+                            int first_block, int end_block, LhiBlockSums *blocks)
+{
+  for (int b = first_block; b < end_block; b++) {
+    const size_t first = (size_t)b * LHI_BLOCK_BINS;
+#ifdef LHI_ROWS_SSE41
+    if (have_avx2()) {
+      add_narrow_block_avx2(histogram, bands, n_bands, first, &blocks->count[b], &blocks->sum[b],
+                            &blocks->sum_squares[b]);
+      continue;
+    }
+#endif
+    add_narrow_block_plain(histogram, bands, n_bands, first, &blocks->count[b], &blocks->sum[b],
+                           &blocks->sum_squares[b]);
+  }
+  /* Each carry: 256 more in its key's bin, and in its block's sums. */
+  const uint32_t first_key = (uint32_t)first_block * LHI_BLOCK_BINS,
+                 end_key = (uint32_t)end_block * LHI_BLOCK_BINS;
+  for (int k = 0; k < n_bands; k++)
+    for (size_t i = 0; i < bands[k].n_carries; i++) {
+      const uint32_t key = bands[k].carries[i];
+      if (key < first_key || key >= end_key)
+        continue;
+      const uint64_t j = key % LHI_BLOCK_BINS;
+      histogram[key] += 256;
+      blocks->count[key / LHI_BLOCK_BINS] += 256;
+      blocks->sum[key / LHI_BLOCK_BINS] += 256 * j;
+      blocks->sum_squares[key / LHI_BLOCK_BINS] += 256 * j * j;
+    }
 }
 
 /* The four copies' counts added into the bins, the copies zeroed. */
@@ -488,14 +568,21 @@ void lhi_count16_end(LhiCount16 *c)
     count16_flush(c);
   free(c->sub);
   c->sub = NULL;
+  if (c->narrow_band)
+    c->narrow_band->n_carries = (size_t)(c->carry - c->narrow_band->carries);
 }
 
-/* The bins are shared by the threads that count bands of a frame, each
- * into its own 8-bit counters: the rare carry is an atomic add. */
-static inline void count_narrow(uint8_t *narrow, uint64_t *histogram, uint32_t key)
+/* A key counted in its band's 8-bit counter (narrow, c's, held by the
+ * caller: a byte store may alias c); the rare wrap is a carry of 256
+ * written down in the band's list, added into the bin with the counters:
+ * no atomic add into bins that the threads share, and no bins to zero
+ * before they count.  The list's end stays in c, not in a register: one
+ * more live value in the vector loops that inline this made GCC spill in
+ * v210's (1.13x NV12 -> 1.69x). */
+static inline void count_narrow(uint8_t *narrow, LhiCount16 *c, uint32_t key)
 {
   if (__builtin_expect(++narrow[key] == 0, 0))
-    __atomic_fetch_add(&histogram[key], 256, __ATOMIC_RELAXED);
+    *c->carry++ = (uint16_t)key;
 }
 
 /* Makes room for width more keys: with four copies, pixel x of a row goes
@@ -514,18 +601,20 @@ static inline void count16_reserve(LhiCount16 *c, int width)
 }
 
 /* n keys counted (n a multiple of 4), room made for them first
- * (count16_reserve).  Inline in the vector loops below, where n is a
- * constant. */
-static inline void count16_block(LhiCount16 *c, const uint16_t *keys, int n)
+ * (count16_reserve), narrow whether c has narrow counters.  Inline in the
+ * vector loops below, where n and narrow are constants: each loop made
+ * for one kind of counters (with both kinds' code in one loop, GCC spilled
+ * in v210's: 1.13x NV12 -> 1.69x). */
+__attribute__((always_inline)) static inline void
+count16_block_as(LhiCount16 *c, const uint16_t *keys, int n, bool narrow_counters)
 {
-  if (c->narrow) {
+  if (narrow_counters) {
     uint8_t *narrow = c->narrow;
-    uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
     for (int x = 0; x < n; x += 4) {
-      count_narrow(narrow, histogram, keys[x]);
-      count_narrow(narrow, histogram, keys[x + 1]);
-      count_narrow(narrow, histogram, keys[x + 2]);
-      count_narrow(narrow, histogram, keys[x + 3]);
+      count_narrow(narrow, c, keys[x]);
+      count_narrow(narrow, c, keys[x + 1]);
+      count_narrow(narrow, c, keys[x + 2]);
+      count_narrow(narrow, c, keys[x + 3]);
     }
     return;
   }
@@ -538,6 +627,14 @@ static inline void count16_block(LhiCount16 *c, const uint16_t *keys, int n)
   }
 }
 
+static inline void count16_block(LhiCount16 *c, const uint16_t *keys, int n)
+{
+  if (c->narrow)
+    count16_block_as(c, keys, n, true);
+  else
+    count16_block_as(c, keys, n, false);
+}
+
 /* Any n: the last n % 4 keys into copies 0, 1, 2. */
 static void count16_keys(LhiCount16 *c, const uint16_t *keys, int n)
 {
@@ -545,7 +642,7 @@ static void count16_keys(LhiCount16 *c, const uint16_t *keys, int n)
   count16_block(c, keys, whole);
   for (int x = whole; x < n; x++) {
     if (c->narrow)
-      count_narrow(c->narrow, c->histogram, keys[x]);
+      count_narrow(c->narrow, c, keys[x]);
     else
       c->sub[(size_t)(x & 3) * c->stride + keys[x]]++;
   }
@@ -560,18 +657,17 @@ void lhi_count16_row(LhiCount16 *c, const uint16_t *keys, int width)
 void lhi_count16_words_row(LhiCount16 *c, const uint8_t *row, int width)
 {
   uint8_t *narrow = c->narrow;
-  uint64_t *histogram = c->histogram; /* held: a byte store may alias c */
   int x = 0;
   for (; x + 4 <= width; x += 4)
     for (int k = 0; k < 4; k++) {
       uint16_t word;
       memcpy(&word, row + 2 * (size_t)(x + k), sizeof word);
-      count_narrow(narrow, histogram, word);
+      count_narrow(narrow, c, word);
     }
   for (; x < width; x++) {
     uint16_t word;
     memcpy(&word, row + 2 * (size_t)x, sizeof word);
-    count_narrow(narrow, histogram, word);
+    count_narrow(narrow, c, word);
   }
 }
 
@@ -727,7 +823,7 @@ y16_keys16_avx2(const uint8_t *p, __m128i shift, __m256i top, bool big_endian)
  * gets a loop with its byte order and kind of counters fixed. */
 __attribute__((target("avx2"), always_inline)) static inline int
 count_y16_avx2_loop(LhiCount16 *c, const uint8_t *row, int width, int shift, uint32_t max,
-                    bool big_endian)
+                    bool big_endian, bool narrow)
 {
   const __m256i top = _mm256_set1_epi16((short)max);
   const __m128i count = _mm_cvtsi32_si128(shift);
@@ -743,9 +839,9 @@ count_y16_avx2_loop(LhiCount16 *c, const uint8_t *row, int width, int shift, uin
     _mm256_store_si256((__m256i *)keys[k ^ 1], y16_keys16_avx2(block, count, top, big_endian));
     _mm256_store_si256((__m256i *)(keys[k ^ 1] + 16),
                        y16_keys16_avx2(block + 32, count, top, big_endian));
-    count16_block(c, keys[k], 32);
+    count16_block_as(c, keys[k], 32, narrow);
   }
-  count16_block(c, keys[k], 32);
+  count16_block_as(c, keys[k], 32, narrow);
   return x;
 }
 
@@ -753,9 +849,11 @@ __attribute__((target("avx2"))) static int count_y16_avx2(LhiCount16 *c, const u
                                                           int width, int shift, uint32_t max,
                                                           bool big_endian)
 {
-  if (big_endian)
-    return count_y16_avx2_loop(c, row, width, shift, max, true);
-  return count_y16_avx2_loop(c, row, width, shift, max, false);
+  if (c->narrow)
+    return big_endian ? count_y16_avx2_loop(c, row, width, shift, max, true, true)
+                      : count_y16_avx2_loop(c, row, width, shift, max, false, true);
+  return big_endian ? count_y16_avx2_loop(c, row, width, shift, max, true, false)
+                    : count_y16_avx2_loop(c, row, width, shift, max, false, false);
 }
 
 /* v210 the same way, 48 keys (8 groups, 128 bytes) a step (24 a step: 1.23x
@@ -782,8 +880,8 @@ __attribute__((target("avx2"))) static inline void v210_keys24_avx2(const uint8_
   _mm256_store_si256((__m256i *)(keys + 16), v210_keys12_avx2(p + 32));
 }
 
-__attribute__((target("avx2"))) static int count_v210_avx2(LhiCount16 *c, const uint8_t *row,
-                                                           int width)
+__attribute__((target("avx2"), always_inline)) static inline int
+count_v210_avx2_loop(LhiCount16 *c, const uint8_t *row, int width, bool narrow)
 {
   _Alignas(32) uint16_t keys[2][64];
   if (width < 48)
@@ -796,16 +894,24 @@ __attribute__((target("avx2"))) static int count_v210_avx2(LhiCount16 *c, const 
     prefetch_ahead(block, 128);
     v210_keys24_avx2(block, keys[k ^ 1]);
     v210_keys24_avx2(block + 64, keys[k ^ 1] + 32);
-    count16_block(c, keys[k], 12);
-    count16_block(c, keys[k] + 16, 12);
-    count16_block(c, keys[k] + 32, 12);
-    count16_block(c, keys[k] + 48, 12);
+    count16_block_as(c, keys[k], 12, narrow);
+    count16_block_as(c, keys[k] + 16, 12, narrow);
+    count16_block_as(c, keys[k] + 32, 12, narrow);
+    count16_block_as(c, keys[k] + 48, 12, narrow);
   }
-  count16_block(c, keys[k], 12);
-  count16_block(c, keys[k] + 16, 12);
-  count16_block(c, keys[k] + 32, 12);
-  count16_block(c, keys[k] + 48, 12);
+  count16_block_as(c, keys[k], 12, narrow);
+  count16_block_as(c, keys[k] + 16, 12, narrow);
+  count16_block_as(c, keys[k] + 32, 12, narrow);
+  count16_block_as(c, keys[k] + 48, 12, narrow);
   return x;
+}
+
+__attribute__((target("avx2"))) static int count_v210_avx2(LhiCount16 *c, const uint8_t *row,
+                                                           int width)
+{
+  if (c->narrow)
+    return count_v210_avx2_loop(c, row, width, true);
+  return count_v210_avx2_loop(c, row, width, false);
 }
 #endif
 
@@ -923,7 +1029,7 @@ __attribute__((target("avx2"))) static int packed10_keys_avx2(const uint8_t *row
  * 1.37 to 1.48x NV12; keys of 256 pixels made, then counted: 1.76x). */
 __attribute__((target("avx2"), always_inline)) static inline int
 count_packed10_avx2_loop(LhiCount16 *c, const uint8_t *row, int width, bool big_endian,
-                         LhiLumaWeights fw)
+                         LhiLumaWeights fw, bool narrow)
 {
   const Packed10Avx2 p = packed10_avx2_setup(fw);
   _Alignas(32) uint16_t keys[2][32];
@@ -938,9 +1044,9 @@ count_packed10_avx2_loop(LhiCount16 *c, const uint8_t *row, int width, bool big_
     _mm256_store_si256((__m256i *)keys[k ^ 1], packed10_keys16_avx2(&p, block, big_endian));
     _mm256_store_si256((__m256i *)(keys[k ^ 1] + 16),
                        packed10_keys16_avx2(&p, block + 64, big_endian));
-    count16_block(c, keys[k], 32);
+    count16_block_as(c, keys[k], 32, narrow);
   }
-  count16_block(c, keys[k], 32);
+  count16_block_as(c, keys[k], 32, narrow);
   return x;
 }
 
@@ -948,9 +1054,11 @@ __attribute__((target("avx2"))) static int count_packed10_avx2(LhiCount16 *c, co
                                                                int width, bool big_endian,
                                                                LhiLumaWeights fw)
 {
-  if (big_endian)
-    return count_packed10_avx2_loop(c, row, width, true, fw);
-  return count_packed10_avx2_loop(c, row, width, false, fw);
+  if (c->narrow)
+    return big_endian ? count_packed10_avx2_loop(c, row, width, true, fw, true)
+                      : count_packed10_avx2_loop(c, row, width, false, fw, true);
+  return big_endian ? count_packed10_avx2_loop(c, row, width, true, fw, false)
+                    : count_packed10_avx2_loop(c, row, width, false, fw, false);
 }
 #endif
 
@@ -1033,49 +1141,120 @@ rgb16_luma8(__m256i a, __m256i b, __m256i weights, __m256i bias, bool exact)
   return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
 }
 
+/* The constants of rgb16_keys16_avx2, set up once a row. */
+typedef struct {
+  __m256i weights, bias, top, spread, spread_late, widen;
+} Rgb16Avx2;
+
+__attribute__((target("avx2"))) static inline Rgb16Avx2
+rgb16_avx2_setup(const uint32_t *w, LhiLumaWeights rule, uint32_t max)
+{
+  const bool exact = rule.one == LHI_LUMA_EXACT_ONE;
+  const uint32_t half = exact ? LHI_LUMA_EXACT_ONE / 2 : LHI_LUMA_HALF;
+  Rgb16Avx2 p;
+  p.weights = _mm256_set1_epi64x((int64_t)((uint64_t)w[2] << 32 | w[1] << 16 | w[0]));
+  p.bias = _mm256_set1_epi32((int)((1u << 15) * rule.one + half));
+  p.top = _mm256_set1_epi32((int)max);
+  /* 6 bytes a pixel: 4 pixels (24 bytes) spread 12 bytes a lane, the
+   * second 4 loaded 8 bytes early (no byte past the 48 read), then each
+   * pixel's 3 samples and a zero put in 8 bytes. */
+  p.spread = _mm256_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0);
+  p.spread_late = _mm256_setr_epi32(2, 3, 4, 0, 5, 6, 7, 0);
+  p.widen = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, -1, -1, 6, 7, 8, 9, 10, 11, -1, -1, 0, 1, 2, 3, 4, 5,
+                             -1, -1, 6, 7, 8, 9, 10, 11, -1, -1);
+  return p;
+}
+
+/* The keys of the 16 pixels at block, in order, as 16-bit lanes. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+rgb16_keys16_avx2(const Rgb16Avx2 *p, const uint8_t *block, int pixel_bytes, bool exact)
+{
+  __m256i key[2];
+  for (int h = 0; h < 2; h++) {
+    const uint8_t *half_block = block + (size_t)pixel_bytes * 8 * (size_t)h;
+    __m256i a, b;
+    if (pixel_bytes == 8) {
+      a = _mm256_loadu_si256((const __m256i *)half_block);
+      b = _mm256_loadu_si256((const __m256i *)(half_block + 32));
+    } else {
+      a = _mm256_shuffle_epi8(
+          _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)half_block), p->spread),
+          p->widen);
+      b = _mm256_shuffle_epi8(
+          _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(half_block + 16)),
+                                      p->spread_late),
+          p->widen);
+    }
+    key[h] = _mm256_min_epu32(rgb16_luma8(a, b, p->weights, p->bias, exact), p->top);
+  }
+  return _mm256_permute4x64_epi64(_mm256_packus_epi32(key[0], key[1]), 0xd8);
+}
+
 __attribute__((target("avx2"))) static int rgb16_keys_avx2(const uint8_t *row, int width,
                                                            int pixel_bytes, const uint32_t *w,
                                                            LhiLumaWeights rule, uint32_t max,
                                                            uint16_t *keys)
 {
   const bool exact = rule.one == LHI_LUMA_EXACT_ONE;
-  const uint32_t half = exact ? LHI_LUMA_EXACT_ONE / 2 : LHI_LUMA_HALF;
-  const __m256i weights = _mm256_set1_epi64x((int64_t)((uint64_t)w[2] << 32 | w[1] << 16 | w[0]));
-  const __m256i bias = _mm256_set1_epi32((int)((1u << 15) * rule.one + half));
-  const __m256i top = _mm256_set1_epi32((int)max);
-  /* 6 bytes a pixel: 4 pixels (24 bytes) spread 12 bytes a lane, the
-   * second 4 loaded 8 bytes early (no byte past the 48 read), then each
-   * pixel's 3 samples and a zero put in 8 bytes. */
-  const __m256i spread = _mm256_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0);
-  const __m256i spread_late = _mm256_setr_epi32(2, 3, 4, 0, 5, 6, 7, 0);
-  const __m256i widen = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, -1, -1, 6, 7, 8, 9, 10, 11, -1, -1, 0, 1,
-                                         2, 3, 4, 5, -1, -1, 6, 7, 8, 9, 10, 11, -1, -1);
+  const Rgb16Avx2 p = rgb16_avx2_setup(w, rule, max);
   int x = 0;
   for (; x + 16 <= width; x += 16) {
     const uint8_t *block = row + (size_t)pixel_bytes * (size_t)x;
     prefetch_ahead(block, 16 * pixel_bytes);
-    __m256i key[2];
-    for (int h = 0; h < 2; h++) {
-      const uint8_t *half_block = block + (size_t)pixel_bytes * 8 * (size_t)h;
-      __m256i a, b;
-      if (pixel_bytes == 8) {
-        a = _mm256_loadu_si256((const __m256i *)half_block);
-        b = _mm256_loadu_si256((const __m256i *)(half_block + 32));
-      } else {
-        a = _mm256_shuffle_epi8(
-            _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)half_block), spread),
-            widen);
-        b = _mm256_shuffle_epi8(
-            _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(half_block + 16)),
-                                        spread_late),
-            widen);
-      }
-      key[h] = _mm256_min_epu32(rgb16_luma8(a, b, weights, bias, exact), top);
-    }
-    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(key[0], key[1]), 0xd8);
-    _mm256_storeu_si256((__m256i *)(keys + x), packed);
+    _mm256_storeu_si256((__m256i *)(keys + x), rgb16_keys16_avx2(&p, block, pixel_bytes, exact));
   }
   return x;
+}
+
+/* 32 keys a step, software-pipelined as count_packed10_avx2_loop: the
+ * keys of the next 32 pixels (192 or 256 bytes) made and stored while those
+ * stored a step before are counted, the row asked for ahead of its reads
+ * (a row of keys made, then counted: 1080p RGBA64 2.1-2.3x NV12).  The
+ * pixel size and the rule fixed in each caller's loop. */
+__attribute__((target("avx2"), always_inline)) static inline int
+count_rgb16_avx2_loop(LhiCount16 *c, const uint8_t *row, int width, int pixel_bytes,
+                      const Rgb16Avx2 *p, bool exact, bool narrow)
+{
+  _Alignas(32) uint16_t keys[2][32];
+  if (width < 32)
+    return 0;
+  const size_t half = 16 * (size_t)pixel_bytes;
+  _mm256_store_si256((__m256i *)keys[0], rgb16_keys16_avx2(p, row, pixel_bytes, exact));
+  _mm256_store_si256((__m256i *)(keys[0] + 16),
+                     rgb16_keys16_avx2(p, row + half, pixel_bytes, exact));
+  int x = 32, k = 0;
+  for (; x + 32 <= width; x += 32, k ^= 1) {
+    const uint8_t *block = row + (size_t)pixel_bytes * (size_t)x;
+    for (int line = 0; line < 32 * pixel_bytes; line += 64)
+      _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES + line, _MM_HINT_T0);
+    _mm256_store_si256((__m256i *)keys[k ^ 1], rgb16_keys16_avx2(p, block, pixel_bytes, exact));
+    _mm256_store_si256((__m256i *)(keys[k ^ 1] + 16),
+                       rgb16_keys16_avx2(p, block + half, pixel_bytes, exact));
+    count16_block_as(c, keys[k], 32, narrow);
+  }
+  count16_block_as(c, keys[k], 32, narrow);
+  return x;
+}
+
+__attribute__((target("avx2"))) static int count_rgb16_avx2(LhiCount16 *c, const uint8_t *row,
+                                                            int width, int pixel_bytes,
+                                                            const uint32_t *w, LhiLumaWeights rule,
+                                                            uint32_t max)
+{
+  const Rgb16Avx2 p = rgb16_avx2_setup(w, rule, max);
+  const bool exact = rule.one == LHI_LUMA_EXACT_ONE;
+  /* narrow counters: 16 bits, whose rule is the exact one */
+  if (c->narrow && exact)
+    return pixel_bytes == 8 ? count_rgb16_avx2_loop(c, row, width, 8, &p, true, true)
+                            : count_rgb16_avx2_loop(c, row, width, 6, &p, true, true);
+  if (c->narrow)
+    return pixel_bytes == 8 ? count_rgb16_avx2_loop(c, row, width, 8, &p, false, true)
+                            : count_rgb16_avx2_loop(c, row, width, 6, &p, false, true);
+  if (exact)
+    return pixel_bytes == 8 ? count_rgb16_avx2_loop(c, row, width, 8, &p, true, false)
+                            : count_rgb16_avx2_loop(c, row, width, 6, &p, true, false);
+  return pixel_bytes == 8 ? count_rgb16_avx2_loop(c, row, width, 8, &p, false, false)
+                          : count_rgb16_avx2_loop(c, row, width, 6, &p, false, false);
 }
 #endif
 
@@ -1088,6 +1267,23 @@ void lhi_rgb16_keys_row(const uint8_t *row, int width, int pixel_bytes, const ui
     done = rgb16_keys_avx2(row, width, pixel_bytes, w, rule, max, keys);
 #endif
   rgb16_keys_plain(row, done, width, pixel_bytes, w, rule, max, keys);
+}
+
+void lhi_count16_rgb16_row(LhiCount16 *c, const uint8_t *row, int width, int pixel_bytes,
+                           const uint32_t *w, LhiLumaWeights rule, uint32_t max)
+{
+  count16_reserve(c, width);
+  int x = 0;
+#ifdef LHI_ROWS_SSE41
+  if (have_avx2())
+    x = count_rgb16_avx2(c, row, width, pixel_bytes, w, rule, max);
+#endif
+  uint16_t keys[COUNT16_PIECE];
+  for (; x < width; x += COUNT16_PIECE) {
+    const int n = width - x < COUNT16_PIECE ? width - x : COUNT16_PIECE;
+    lhi_rgb16_keys_row(row + (size_t)pixel_bytes * (size_t)x, n, pixel_bytes, w, rule, max, keys);
+    count16_keys(c, keys, n);
+  }
 }
 
 /* ---- Absolute differences of two rows of keys ---- */

@@ -2,7 +2,8 @@
  * of each YUV layout against NV12 of the same size, in the same run: the
  * cost of reading Y where a format keeps it (every other byte of YUY2, the
  * 16-bit words of the 10 to 16-bit formats, v210's fields), as a ratio to
- * NV12's (issue 18's target: at most 1.2).  Median of --runs runs after a
+ * NV12's (issue 18's target: at most 1.2), and of GRAY16 and 16-bit R'G'B'
+ * (the luma made of three samples a pixel).  Median of --runs runs after a
  * warm-up, wall time by CLOCK_MONOTONIC.  A photograph-like Y (a gradient
  * with noise); chroma random.
  *
@@ -45,7 +46,7 @@ static int compare_doubles(const void *a, const void *b)
 }
 
 /* A frame of format f: Y a gradient with noise at the format's depth, every
- * other byte random. */
+ * other byte random; R'G'B' the gradient in R, G and B, alpha random. */
 static uint8_t *make_frame(LhFormat f, int w, int h, LhMemory memory, LhFrame *frame, size_t *bytes)
 {
   const size_t stride = gen_row_bytes(f, w);
@@ -67,8 +68,13 @@ static uint8_t *make_frame(LhFormat f, int w, int h, LhMemory memory, LhFrame *f
       state ^= state >> 7;
       state ^= state << 17;
       uint32_t v8 = (uint32_t)(((size_t)y * (size_t)w + (size_t)x) / 97 % 200 + (state & 31));
-      gen_luma_put(f, pixels + (size_t)y * stride, x,
-                   v8 << (depth - 8) | (uint32_t)(state >> 40) % (1u << (depth - 8)));
+      const uint32_t v = v8 << (depth - 8) | (uint32_t)(state >> 40) % (1u << (depth - 8));
+      uint8_t *row = pixels + (size_t)y * stride;
+      if (f == LH_FORMAT_RGBA16 || f == LH_FORMAT_BGRA16)
+        for (int s = 0; s < 3; s++)
+          gen_put_le16(row + 8 * (size_t)x + 2 * s, v);
+      else
+        gen_luma_put(f, row, x, v);
     }
   *bytes = size;
   uint8_t *data = pixels;
@@ -172,7 +178,7 @@ int main(int argc, char **argv)
       LH_FORMAT_VYUY,      LH_FORMAT_V210,      LH_FORMAT_GRAY16_BE, LH_FORMAT_P010,
       LH_FORMAT_I420_10LE, LH_FORMAT_I420_12LE, LH_FORMAT_I422_10LE, LH_FORMAT_I422_12LE,
       LH_FORMAT_Y444_10LE, LH_FORMAT_Y444_12LE, LH_FORMAT_Y444_16LE, LH_FORMAT_P012,
-      LH_FORMAT_P016,
+      LH_FORMAT_P016,      LH_FORMAT_GRAY16,    LH_FORMAT_RGBA16,    LH_FORMAT_BGRA16,
   };
   printf("%dx%d frames (%d in turn), %s backend (%s memory), threads %s, median of %d runs\n", w, h,
          n_frames, lh_backend_name(lh_context_backend(ctx)),

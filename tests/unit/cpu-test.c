@@ -150,6 +150,11 @@ static bool close_enough(double a, double b)
   return fabs(a - b) <= 1e-9 * (fabs(b) + 1.0);
 }
 
+static bool same_bits(double a, double b)
+{
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
 /* Analyses a frame with the library and the reference and compares all fields. */
 static void check_frame(LhContext *ctx, const LhFrame *f, const LhOptions *o, const char *what)
 {
@@ -204,6 +209,26 @@ static void check_frame(LhContext *ctx, const LhFrame *f, const LhOptions *o, co
   CHECK(close_enough(s.mean_norm, (ref.mean - black) / (white - black)), "%s: mean_norm", what);
   CHECK(close_enough(s.median_norm, (ref.median - black) / (white - black)), "%s: median_norm",
         what);
+
+  /* The statistics of its own histogram, made the general way (the 65536
+   * bins walked, lh_stats_from_histogram), must be the same bits as the
+   * backend's (16-bit keys: from the sums of 256-bin blocks kept as the
+   * counters were added in). */
+  LhStats u;
+  lh_stats_init(&u);
+  status = lh_stats_from_histogram(s.histogram, depth, o, &u);
+  CHECK(status == LH_OK && u.count == s.count && same_bits(u.mean, s.mean) &&
+            same_bits(u.stddev, s.stddev) && u.min == s.min && u.max == s.max &&
+            u.median == s.median && u.clipped_low_count == s.clipped_low_count &&
+            u.clipped_high_count == s.clipped_high_count &&
+            u.below_legal_count == s.below_legal_count &&
+            u.above_legal_count == s.above_legal_count &&
+            memcmp(u.percentile_value, s.percentile_value,
+                   (size_t)o->n_percentiles * sizeof u.percentile_value[0]) == 0,
+        "%s: the statistics of its histogram are not the same bits (mean %.17g/%.17g, stddev "
+        "%.17g/%.17g, median %u/%u)",
+        what, u.mean, s.mean, u.stddev, s.stddev, u.median, s.median);
+  lh_stats_clear(&u);
 
   /* The sort method must find the same values. */
   LhOptions by_sort = *o;
@@ -288,6 +313,51 @@ static void test_counter_wraps(LhContext *ctx)
   lh_context_set_threads(ctx, 0);
 }
 
+/* 16-bit Y at the ends of the range, in the first and the last bin of the
+ * 65536 (and so in the first and last 256-bin block): all 0, all 65535,
+ * the two alternating, one pixel at the other end, on one thread and on
+ * every core, odd sizes with padded strides. */
+static void test_16bit_extremes(LhContext *ctx)
+{
+  static const LhFormat formats[] = {LH_FORMAT_GRAY16, LH_FORMAT_GRAY16_BE, LH_FORMAT_Y444_16LE,
+                                     LH_FORMAT_P016};
+  static const int sizes[][2] = {{1031, 523}, {3, 1}, {1, 257}};
+  LhOptions o;
+  lh_options_init(&o);
+  lh_options_set_percentiles(&o, "0,0.0001,50,99.9999,100");
+  for (int threads = 1; threads >= 0; threads--) {
+    lh_context_set_threads(ctx, threads);
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int fill = 0; fill < 5; fill++) {
+          const int w = sizes[s][0], h = sizes[s][1];
+          GenFrame g;
+          if (gen_frame(&g, formats[f], w, h, 0, 6, 0, GEN_CONSTANT, (uint64_t)fill) < 0) {
+            CHECK(0, "cannot make frame: %s", lh_last_error());
+            continue;
+          }
+          for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+              const bool first = x == 0 && y == 0;
+              const uint32_t v = fill == 0   ? 0
+                                 : fill == 1 ? 65535
+                                 : fill == 2 ? ((x + y) % 2 ? 65535 : 0)
+                                 : fill == 3 ? (first ? 65535 : 0)
+                                             : (first ? 0 : 65535);
+              gen_luma_put(formats[f],
+                           (uint8_t *)g.frame.planes[0] + (size_t)y * g.frame.strides[0], x, v);
+            }
+          o.range = fill % 2 ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+          char what[160];
+          snprintf(what, sizeof what, "%s %dx%d stride+6 fill %d threads %d",
+                   lh_format_name(formats[f]), w, h, fill, threads);
+          check_frame(ctx, &g.frame, &o, what);
+          gen_free(&g);
+        }
+  }
+  lh_context_set_threads(ctx, 0);
+}
+
 static void test_high_depths(LhContext *ctx)
 {
   LhOptions o;
@@ -326,9 +396,10 @@ static void test_regions(LhContext *ctx)
   lh_options_init(&o);
   lh_options_set_percentiles(&o, "10,90");
   static const LhRect rois[] = {{0, 0, 1, 1}, {5, 3, 10, 4}, {0, 0, 40, 30}, {39, 29, 1, 1}};
-  static const LhFormat formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_BGRA, LH_FORMAT_NV12,
-                                     LH_FORMAT_P010, LH_FORMAT_RGB16};
-  for (size_t f = 0; f < 5; f++)
+  static const LhFormat formats[] = {LH_FORMAT_GRAY8,     LH_FORMAT_BGRA,  LH_FORMAT_NV12,
+                                     LH_FORMAT_P010,      LH_FORMAT_RGB16, LH_FORMAT_P016,
+                                     LH_FORMAT_GRAY16_BE, LH_FORMAT_BGRA16};
+  for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
     for (size_t r = 0; r < 4; r++) {
       GenFrame g;
       gen_frame(&g, formats[f], 40, 30, 0, 3, 0, GEN_PHOTO, r + 11);
@@ -677,6 +748,7 @@ int main(void)
   test_every_format(ctx);
   test_high_depths(ctx);
   test_counter_wraps(ctx);
+  test_16bit_extremes(ctx);
   test_out_of_range_samples(ctx);
   test_regions(ctx);
   test_yuv_as_gray(ctx);

@@ -10,7 +10,9 @@
  * 16-bit R'G'B' (6 and 8 bytes a pixel) at depths 8, 10, 12 and 16; and
  * the counting of the Y of 16-bit words and of v210 as its keys are made,
  * through the narrow counters, flushed and carried; and the counting of
- * packed 10-bit R'G'B' as its luma keys are made. */
+ * packed 10-bit and 16-bit R'G'B' as their luma keys are made; and the narrow counters
+ * added into 65536 bins with their blocks' sums, and the moments and
+ * percentile values made from those sums against stats.c's from the bins. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,8 +350,10 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
   const int offset = v210 ? 4 * (width % 3) : width % 5;
   uint8_t *buffer = malloc((size_t)offset + bytes + 1);
   uint64_t *expected = calloc(65536, sizeof *expected), *counted = calloc(65536, sizeof *counted);
-  uint8_t *narrow = calloc(65536, 1);
-  if (!buffer || !expected || !counted || !narrow)
+  /* exactly the room for the carries that the backend makes */
+  const size_t room = (size_t)width * (size_t)repeats / 256 + 1;
+  LhiNarrow narrow = {calloc(65536, 1), malloc(room * sizeof(uint16_t)), 0};
+  if (!buffer || !expected || !counted || !narrow.counters || !narrow.carries)
     exit(1);
   uint8_t *row = buffer + offset;
   /* kinds 1 and 2 on v210: one value (+-1) in every field */
@@ -371,7 +375,7 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
     expected[v210 ? v210_key(row, x) : y16_key(row + 2 * (size_t)x, l)] += (uint64_t)repeats;
   LhiCount16 c;
   if (l.depth == 16)
-    lhi_count16_begin_narrow(&c, counted, narrow);
+    lhi_count16_begin_narrow(&c, &narrow);
   else if (lhi_count16_begin(&c, counted, l.depth) < 0)
     exit(1);
   const uint32_t max = (1u << l.depth) - 1;
@@ -382,8 +386,12 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
       lhi_count16_y16_row(&c, row, width, l.shift, max, l.big_endian);
   }
   lhi_count16_end(&c);
-  if (l.depth == 16)
-    lhi_count16_add_narrow(counted, narrow, 1, 0, 65536);
+  LhiBlockSums blocks;
+  if (l.depth == 16) {
+    CHECK(narrow.n_carries <= room, "count16 16-bit: %zu carries, room for %zu", narrow.n_carries,
+          room);
+    lhi_count16_add_narrow(counted, &narrow, 1, 0, LHI_BLOCKS, &blocks);
+  }
   int bad_bins = 0;
   for (int v = 0; v < 65536; v++)
     bad_bins += counted[v] != expected[v];
@@ -395,7 +403,8 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
   free(buffer);
   free(expected);
   free(counted);
-  free(narrow);
+  free(narrow.counters);
+  free(narrow.carries);
 }
 
 static void test_count16_rows(int simd)
@@ -424,6 +433,95 @@ static void test_count16_rows(int simd)
  * the row (the last bytes of its buffer, at an odd offset) counted
  * `repeats` times, enough for a long row of one word to make the 16-bit
  * copies flush before they wrap. */
+/* A row of 16-bit R'G'B' (the last bytes of its buffer) counted repeats
+ * times by lhi_count16_rgb16_row, against lhi_luma_wide of its samples,
+ * clamped; at 16 bits through the narrow counters and their carries. */
+static void check_count16_rgb16_row(int pixel_bytes, const uint32_t *w, LhiLumaWeights lw,
+                                    int depth, int width, int kind, int repeats, const char *what)
+{
+  const int offset = width % 5;
+  const size_t bytes = (size_t)pixel_bytes * (size_t)width;
+  uint8_t *buffer = malloc((size_t)offset + bytes + 1);
+  uint64_t *expected = calloc(65536, sizeof *expected), *counted = calloc(65536, sizeof *counted);
+  const size_t room = (size_t)width * (size_t)repeats / 256 + 1;
+  LhiNarrow narrow = {calloc(65536, 1), malloc(room * sizeof(uint16_t)), 0};
+  if (!buffer || !expected || !counted || !narrow.counters || !narrow.carries)
+    exit(1);
+  uint8_t *row = buffer + offset;
+  const uint32_t max = (1u << depth) - 1, grey = next_random() & 0xffff;
+  const LhiLumaWeights sample_rule = {w[0], w[1], w[2], lw.one};
+  for (int x = 0; x < width; x++) {
+    uint32_t s[3];
+    for (int i = 0; i < pixel_bytes / 2; i++) {
+      /* kind 0 random, 1 one grey (+-1) over the row, 2 the extremes */
+      const uint32_t v = kind == 0   ? next_random() & 0xffff
+                         : kind == 1 ? (grey + next_random() % 3 + 0xffff) % 0x10000
+                                     : (next_random() & 1) * 0xffffu;
+      row[(size_t)pixel_bytes * x + 2 * i] = (uint8_t)v;
+      row[(size_t)pixel_bytes * x + 2 * i + 1] = (uint8_t)(v >> 8);
+      if (i < 3)
+        s[i] = v;
+    }
+    const uint32_t key = lhi_luma_wide(s[0], s[1], s[2], sample_rule);
+    expected[key > max ? max : key] += (uint64_t)repeats;
+  }
+  LhiCount16 c;
+  if (depth == 16)
+    lhi_count16_begin_narrow(&c, &narrow);
+  else if (lhi_count16_begin(&c, counted, depth) < 0)
+    exit(1);
+  for (int r = 0; r < repeats; r++)
+    lhi_count16_rgb16_row(&c, row, width, pixel_bytes, w, lw, max);
+  lhi_count16_end(&c);
+  LhiBlockSums blocks;
+  if (depth == 16)
+    lhi_count16_add_narrow(counted, &narrow, 1, 0, LHI_BLOCKS, &blocks);
+  int bad_bins = 0;
+  for (int v = 0; v < 65536; v++)
+    bad_bins += counted[v] != expected[v];
+  CHECK(bad_bins == 0,
+        "count16 rgb16 %s, depth %d, %d bytes a pixel, width %d, kind %d, %d "
+        "times: %d bins wrong",
+        what, depth, pixel_bytes, width, kind, repeats, bad_bins);
+  free(buffer);
+  free(expected);
+  free(counted);
+  free(narrow.counters);
+  free(narrow.carries);
+}
+
+/* Every depth's rule (8 bits: the 14-bit weights, the other loop), both
+ * pixel sizes, weights at the samples in two orders, every width to 100
+ * and the long ones, one grey over 3845 x 80 pixels (counters flushed,
+ * carried). */
+static void test_count16_rgb16_rows(int simd)
+{
+  static const int depths[] = {8, 10, 12, 16};
+  static const int perms[2][3] = {{0, 1, 2}, {2, 1, 0}};
+  for (int m = 0; m < 3; m += 2)
+    for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
+      const LhiLumaWeights lw = lhi_luma_weights(matrices[m], depths[d]);
+      const uint32_t k[3] = {lw.kr, lw.kg, lw.kb};
+      for (int pixel_bytes = 6; pixel_bytes <= 8; pixel_bytes += 2)
+        for (int p = 0; p < 2; p++) {
+          uint32_t w[3];
+          for (int i = 0; i < 3; i++)
+            w[perms[p][i]] = k[i];
+          char what[96];
+          snprintf(what, sizeof what, "%s, weights at samples %d %d %d, simd %s", matrix_names[m],
+                   perms[p][0], perms[p][1], perms[p][2], simd_names[simd]);
+          for (int width = 0; width <= 100; width++)
+            check_count16_rgb16_row(pixel_bytes, w, lw, depths[d], width, width % 3, 1, what);
+          for (size_t lw_i = 0; lw_i < sizeof long_widths / sizeof long_widths[0]; lw_i++)
+            for (int kind = 0; kind < 3; kind++) {
+              const int repeats = long_widths[lw_i] == 3845 && p == 0 && kind == 1 ? 80 : 2;
+              check_count16_rgb16_row(pixel_bytes, w, lw, depths[d], long_widths[lw_i], kind,
+                                      repeats, what);
+            }
+        }
+    }
+}
+
 static void check_count16_packed10_row(LhiLumaWeights fw, bool big, int width, int kind,
                                        int repeats, const char *what)
 {
@@ -492,6 +590,176 @@ static void test_count16_packed10_rows(int simd)
   }
 }
 
+/* ---- The 8-bit counters of 16-bit keys added in, and the blocks' sums ---- */
+
+/* Histograms for the sums: kind 0 random counts in every bin; 1 one bin
+ * (at 0, at 65535 or anywhere); 2 a few bins here and there; 3 a photo's
+ * span (a band of blocks, empty ones at both ends and one in the middle);
+ * 4 nothing. */
+static void fill_histogram(uint64_t *h, int kind, uint64_t scale)
+{
+  memset(h, 0, 65536 * sizeof *h);
+  switch (kind) {
+  case 0:
+    for (int v = 0; v < 65536; v++)
+      h[v] = next_random() % scale;
+    break;
+  case 1: {
+    const uint32_t r = next_random() % 3;
+    h[r == 0 ? 0 : r == 1 ? 65535 : next_random() % 65536] = 1 + next_random() % scale;
+    break;
+  }
+  case 2:
+    for (int k = 0; k < 7; k++)
+      h[next_random() % 65536] += 1 + next_random() % scale;
+    h[4095] += next_random() % 2; /* the limited range's limits */
+    h[60160 + next_random() % 2] += next_random() % 2;
+    break;
+  case 3: {
+    const uint32_t first = next_random() % 20000, end = first + 1 + next_random() % 40000;
+    for (uint32_t v = first; v < end; v++)
+      h[v] = next_random() % scale;
+    memset(h + (first + end) / 2 / 256 * 256, 0, 256 * sizeof *h);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+/* The 8-bit counters and carries of n_bands bands added into bins that
+ * held anything (they are written whole), a range of blocks at a time, as
+ * the threads do: the bins and each block's sums against plain ones.  The
+ * carries (up to 63 of a key) at random keys, at keys where the counters
+ * are 0 and 255, at 0 and 65535, or none. */
+static void check_add_narrow(int n_bands, int kind, const char *simd_name)
+{
+  uint64_t *bins = malloc(65536 * sizeof *bins), *expected = malloc(65536 * sizeof *expected);
+  LhiNarrow bands[3];
+  if (!bins || !expected)
+    exit(1);
+  fill_histogram(expected, kind, 64); /* carries a key */
+  for (int v = 0; v < 65536; v++) {
+    expected[v] *= 256;
+    bins[v] = next_random(); /* what the bins held is no part of the count */
+  }
+  for (int k = 0; k < n_bands; k++) {
+    bands[k].counters = malloc(65536);
+    size_t n = 0;
+    for (int v = 0; v < 65536; v++)
+      n += expected[v] / 256;
+    bands[k].carries = malloc((n + 1) * sizeof(uint16_t));
+    if (!bands[k].counters || !bands[k].carries)
+      exit(1);
+    bands[k].n_carries = 0;
+    for (int v = 0; v < 65536; v++)
+      bands[k].counters[v] = kind == 4 ? 0 : kind == 1 ? 255 : (uint8_t)next_random();
+  }
+  /* each key's carries shared out among the bands, in an order of keys
+   * that is not theirs (from the top down) */
+  for (int v = 65535; v >= 0; v--)
+    for (uint64_t c = 0; c < expected[v] / 256; c++) {
+      LhiNarrow *band = &bands[(v + c) % (uint64_t)n_bands];
+      band->carries[band->n_carries++] = (uint16_t)v;
+    }
+  for (int k = 0; k < n_bands; k++)
+    for (int v = 0; v < 65536; v++)
+      expected[v] += bands[k].counters[v];
+  LhiBlockSums blocks;
+  memset(&blocks, 0xa5, sizeof blocks);
+  const int cuts[] = {0, 1, 37, 128, 255, LHI_BLOCKS};
+  for (int i = 0; i + 1 < (int)(sizeof cuts / sizeof cuts[0]); i++)
+    lhi_count16_add_narrow(bins, bands, n_bands, cuts[i], cuts[i + 1], &blocks);
+  int bad_bins = 0, bad_blocks = 0;
+  for (int v = 0; v < 65536; v++)
+    bad_bins += bins[v] != expected[v];
+  for (int b = 0; b < LHI_BLOCKS; b++) {
+    uint64_t count = 0, sum = 0, squares = 0;
+    for (uint64_t j = 0; j < LHI_BLOCK_BINS; j++) {
+      const uint64_t h = expected[(size_t)b * LHI_BLOCK_BINS + j];
+      count += h;
+      sum += h * j;
+      squares += h * j * j;
+    }
+    bad_blocks +=
+        blocks.count[b] != count || blocks.sum[b] != sum || blocks.sum_squares[b] != squares;
+  }
+  CHECK(bad_bins == 0 && bad_blocks == 0,
+        "add_narrow, %d bands, kind %d, simd %s: %d bins, %d blocks wrong", n_bands, kind,
+        simd_name, bad_bins, bad_blocks);
+  for (int k = 0; k < n_bands; k++) {
+    free(bands[k].counters);
+    free(bands[k].carries);
+  }
+  free(bins);
+  free(expected);
+}
+
+static void test_add_narrow(int simd)
+{
+  for (int copies = 1; copies <= 3; copies++)
+    for (int kind = 0; kind <= 4; kind++)
+      check_add_narrow(copies, kind, simd_names[simd]);
+}
+
+/* The moments and percentile values from the blocks' sums against those
+ * of the whole histogram (stats.c's two ways), every field the same bits,
+ * on histograms of every kind, counts from 1 to near 2^32. */
+static void test_moments_from_blocks(void)
+{
+  uint64_t *h = malloc(65536 * sizeof *h);
+  if (!h)
+    exit(1);
+  static const uint64_t scales[] = {2, 300, 65536, (uint64_t)1 << 16};
+  for (int round = 0; round < 40; round++) {
+    const int kind = round % 5;
+    fill_histogram(h, kind, scales[round / 5 % 4]);
+    LhiBlockSums blocks;
+    for (int b = 0; b < LHI_BLOCKS; b++) {
+      blocks.count[b] = blocks.sum[b] = blocks.sum_squares[b] = 0;
+      for (uint64_t j = 0; j < LHI_BLOCK_BINS; j++) {
+        const uint64_t n = h[(size_t)b * LHI_BLOCK_BINS + j];
+        blocks.count[b] += n;
+        blocks.sum[b] += n * j;
+        blocks.sum_squares[b] += n * j * j;
+      }
+    }
+    for (int r = 0; r < 2; r++) {
+      const LhRange range = r ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+      LhiMoments a, b;
+      lhi_moments_from_histogram(h, 16, range, &a);
+      lhi_moments_from_blocks(h, &blocks, range, &b);
+      CHECK(a.count == b.count && a.sum == b.sum && a.sum_squares == b.sum_squares &&
+                a.min == b.min && a.max == b.max && a.clipped_low == b.clipped_low &&
+                a.clipped_high == b.clipped_high && a.below_legal == b.below_legal &&
+                a.above_legal == b.above_legal,
+            "moments from blocks, round %d (kind %d), range %d: count %llu/%llu sum %llu/%llu "
+            "min %u/%u max %u/%u legal %llu,%llu/%llu,%llu",
+            round, kind, r, (unsigned long long)a.count, (unsigned long long)b.count,
+            (unsigned long long)a.sum, (unsigned long long)b.sum, a.min, b.min, a.max, b.max,
+            (unsigned long long)a.below_legal, (unsigned long long)a.above_legal,
+            (unsigned long long)b.below_legal, (unsigned long long)b.above_legal);
+      /* every rank at a block's edges and some between, out of order, and 0 */
+      uint64_t ranks[LHI_MAX_RANKS];
+      int n_ranks = 0;
+      ranks[n_ranks++] = 0;
+      ranks[n_ranks++] = a.count;
+      ranks[n_ranks++] = 1;
+      while (n_ranks < LHI_MAX_RANKS && a.count)
+        ranks[n_ranks++] = 1 + (uint64_t)next_random() * (a.count - 1) / UINT32_MAX;
+      uint32_t va[LHI_MAX_RANKS], vb[LHI_MAX_RANKS];
+      lhi_values_from_histogram(h, 16, ranks, n_ranks, va);
+      lhi_values_from_blocks(h, &blocks, ranks, n_ranks, vb);
+      int bad = 0;
+      for (int k = 0; k < n_ranks; k++)
+        bad += va[k] != vb[k];
+      CHECK(bad == 0, "values from blocks, round %d (kind %d): %d of %d wrong", round, kind, bad,
+            n_ranks);
+    }
+  }
+  free(h);
+}
+
 /* The vector loop's argument, checked over every sum it can meet: the
  * float quotient s / 10^4 truncates to the integer one. */
 static void test_float_quotient(void)
@@ -518,7 +786,10 @@ int main(void)
     test_rgb16_rows(simd);
     test_count16_rows(simd);
     test_count16_packed10_rows(simd);
+    test_count16_rgb16_rows(simd);
+    test_add_narrow(simd);
   }
+  test_moments_from_blocks();
   lhi_rows_set_simd(LHI_SIMD_BEST);
   printf("luma-rows-test: %d checks, %d failures (x86 AVX2: %s, SSE4.1: %s)\n", checks, failures,
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
