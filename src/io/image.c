@@ -222,46 +222,18 @@ static int check_read_arguments(const char *path, LhioReadMode mode, LhioImage *
   return LH_OK;
 }
 
-int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image)
-{
-  int status = check_read_arguments(path, mode, image);
-  if (status < 0)
-    return status;
-  if (max_pixels == 0)
-    max_pixels = LHIO_DEFAULT_MAX_PIXELS;
-  FILE *file;
-  status = open_input(path, &file);
-  if (status < 0)
-    return status;
-  LhioFileType type;
-  status = sniff_input(path, file, &type);
-  if (status == LH_OK)
-    status = decode_input(path, file, NULL, type, mode, max_pixels, image);
-  fclose(file);
-  return status;
-}
-
 /* Bytes read at a time from a file whose size is not known ahead (a pipe). */
 #define LOAD_CHUNK ((size_t)1 << 20)
 
-int lhio_load(const char *path, LhioEncoded *encoded)
+/* Reads file from where it is to its end into encoded (empty on entry): a
+ * regular file in one read of its size, anything else as it grows. */
+static int read_whole(const char *path, FILE *file, LhioEncoded *encoded)
 {
-  if (!encoded)
-    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: encoded is NULL");
-  memset(encoded, 0, sizeof *encoded);
-  if (!path)
-    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: path is NULL");
-  FILE *file;
-  int status = open_input(path, &file);
-  if (status < 0)
-    return status;
-  status = sniff_input(path, file, &encoded->type);
-  /* A regular file's size is known; anything else grows as it is read. */
   struct stat info;
   size_t capacity = LOAD_CHUNK;
-  if (status == LH_OK && fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) &&
-      info.st_size > 0)
+  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0)
     capacity = (size_t)info.st_size + 1; /* + 1: end of file is seen in one read */
+  int status = LH_OK;
   while (status == LH_OK) {
     uint8_t *grown = realloc(encoded->data, capacity);
     if (!grown) {
@@ -277,6 +249,53 @@ int lhio_load(const char *path, LhioEncoded *encoded)
     else
       capacity += capacity / 2 + LOAD_CHUNK;
   }
+  if (status < 0)
+    lhio_encoded_clear(encoded);
+  return status;
+}
+
+int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image)
+{
+  int status = check_read_arguments(path, mode, image);
+  if (status < 0)
+    return status;
+  if (max_pixels == 0)
+    max_pixels = LHIO_DEFAULT_MAX_PIXELS;
+  FILE *file;
+  status = open_input(path, &file);
+  if (status < 0)
+    return status;
+  LhioFileType type;
+  status = sniff_input(path, file, &type);
+  if (status == LH_OK && type == LHIO_FILE_PNG) {
+    /* A PNG is read whole first: the fast path for the common ones
+     * (png-fast.c) inflates all its IDAT data in one call. */
+    LhioEncoded encoded = {.type = type};
+    status = read_whole(path, file, &encoded);
+    if (status == LH_OK)
+      status = lhio_read_memory(path, &encoded, mode, max_pixels, image);
+    lhio_encoded_clear(&encoded);
+  } else if (status == LH_OK) {
+    status = decode_input(path, file, NULL, type, mode, max_pixels, image);
+  }
+  fclose(file);
+  return status;
+}
+
+int lhio_load(const char *path, LhioEncoded *encoded)
+{
+  if (!encoded)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: encoded is NULL");
+  memset(encoded, 0, sizeof *encoded);
+  if (!path)
+    return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: path is NULL");
+  FILE *file;
+  int status = open_input(path, &file);
+  if (status < 0)
+    return status;
+  status = sniff_input(path, file, &encoded->type);
+  if (status == LH_OK)
+    status = read_whole(path, file, encoded);
   fclose(file);
   if (status < 0)
     lhio_encoded_clear(encoded);

@@ -6,7 +6,6 @@
 #include <png.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lhio-private.h"
 
@@ -244,41 +243,12 @@ int lhio_png_read_libpng(FILE *file, const char *path, uint64_t max_pixels, Lhio
   return status;
 }
 
-#ifdef LHIO_HAVE_LIBDEFLATE
-/* The fast path (png-fast.c) on a regular file read whole; the file is left
- * at its start for libpng when it declines.  Anything else (a pipe, which
- * cannot be read twice) goes to libpng alone. */
-static int read_fast_from_file(FILE *file, const char *path, uint64_t max_pixels, LhioImage *image)
-{
-  struct stat info;
-  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size <= 0 ||
-      (uint64_t)info.st_size >= SIZE_MAX)
-    return LHIO_PNG_FAST_DECLINED;
-  /* One byte more than its size: a file that grew is not read short. */
-  size_t capacity = (size_t)info.st_size + 1;
-  uint8_t *data = malloc(capacity);
-  int status = LHIO_PNG_FAST_DECLINED;
-  if (data) {
-    size_t size = fread(data, 1, capacity, file);
-    if (size < capacity && !ferror(file))
-      status = lhio_png_fast_read(data, size, max_pixels, image);
-    free(data);
-  }
-  if (status != LH_OK) {
-    clearerr(file);
-    if (fseek(file, 0, SEEK_SET) != 0)
-      return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  }
-  return status;
-}
-#endif
-
 int lhio_png_read(FILE *file, const LhioEncoded *encoded, const char *path, LhioReadMode mode,
                   uint64_t max_pixels, LhioImage *image)
 {
 #ifdef LHIO_HAVE_LIBDEFLATE
   int fast = encoded ? lhio_png_fast_read(encoded->data, encoded->size, max_pixels, image)
-                     : read_fast_from_file(file, path, max_pixels, image);
+                     : LHIO_PNG_FAST_DECLINED;
   if (fast != LHIO_PNG_FAST_DECLINED)
     return fast;
 #endif
