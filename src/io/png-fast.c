@@ -375,48 +375,43 @@ unfilter_average_sse2(uint8_t *out, const uint8_t *raw, const uint8_t *prev, siz
 }
 #endif
 
-static void unfilter_paeth(uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_t n,
-                           size_t bpp)
-{
 #if defined(__SSE2__)
-  switch (bpp) {
-  case 3:
-    unfilter_paeth_sse2(out, raw, prev, n, 3);
-    return;
-  case 4:
-    unfilter_paeth_sse2(out, raw, prev, n, 4);
-    return;
-  case 6:
-    unfilter_paeth_sse2(out, raw, prev, n, 6);
-    return;
-  case 8:
-    unfilter_paeth_sse2(out, raw, prev, n, 8);
-    return;
-  }
-#endif
-  unfilter_paeth_scalar(out, raw, prev, n, bpp);
+static inline __attribute__((always_inline)) void
+unfilter_pixels_sse2(int filter, uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_t n,
+                     size_t bpp)
+{
+  if (filter == FILTER_PAETH)
+    unfilter_paeth_sse2(out, raw, prev, n, bpp);
+  else
+    unfilter_average_sse2(out, raw, prev, n, bpp);
 }
+#endif
 
-static void unfilter_average(uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_t n,
-                             size_t bpp)
+/* Average or Paeth: by SSE2 loops made for each pixel size of 3 to 8 bytes
+ * (bpp a constant in each), else byte by byte. */
+static void unfilter_by_pixel(int filter, uint8_t *out, const uint8_t *raw, const uint8_t *prev,
+                              size_t n, size_t bpp)
 {
 #if defined(__SSE2__)
   switch (bpp) {
   case 3:
-    unfilter_average_sse2(out, raw, prev, n, 3);
+    unfilter_pixels_sse2(filter, out, raw, prev, n, 3);
     return;
   case 4:
-    unfilter_average_sse2(out, raw, prev, n, 4);
+    unfilter_pixels_sse2(filter, out, raw, prev, n, 4);
     return;
   case 6:
-    unfilter_average_sse2(out, raw, prev, n, 6);
+    unfilter_pixels_sse2(filter, out, raw, prev, n, 6);
     return;
   case 8:
-    unfilter_average_sse2(out, raw, prev, n, 8);
+    unfilter_pixels_sse2(filter, out, raw, prev, n, 8);
     return;
   }
 #endif
-  unfilter_average_scalar(out, raw, prev, n, bpp);
+  if (filter == FILTER_PAETH)
+    unfilter_paeth_scalar(out, raw, prev, n, bpp);
+  else
+    unfilter_average_scalar(out, raw, prev, n, bpp);
 }
 
 /* False for a filter type the specification does not have (libpng: "bad
@@ -435,10 +430,8 @@ static bool unfilter_row(int filter, uint8_t *out, const uint8_t *raw, const uin
     unfilter_up(out, raw, prev, n);
     return true;
   case FILTER_AVERAGE:
-    unfilter_average(out, raw, prev, n, bpp);
-    return true;
   case FILTER_PAETH:
-    unfilter_paeth(out, raw, prev, n, bpp);
+    unfilter_by_pixel(filter, out, raw, prev, n, bpp);
     return true;
   default:
     return false;
