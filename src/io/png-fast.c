@@ -376,9 +376,10 @@ unfilter_average_sse2(uint8_t *out, const uint8_t *raw, const uint8_t *prev, siz
 #endif
 
 #if defined(__SSE2__)
-static inline __attribute__((always_inline)) void
-unfilter_pixels_sse2(int filter, uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_t n,
-                     size_t bpp)
+static inline __attribute__((always_inline)) void unfilter_pixels_sse2(int filter, uint8_t *out,
+                                                                       const uint8_t *raw,
+                                                                       const uint8_t *prev,
+                                                                       size_t n, size_t bpp)
 {
   if (filter == FILTER_PAETH)
     unfilter_paeth_sse2(out, raw, prev, n, bpp);
