@@ -56,6 +56,19 @@ static void put_chunk(Bytes *b, const char *type, const uint8_t *data, size_t n)
   bytes_put_be32(b, (uint32_t)crc32(0, b->data + start, (uInt)(n + 4)));
 }
 
+/* A file's signature and IHDR (compression, filter method and interlacing 0). */
+static void put_header(Bytes *b, int width, int height, int depth, int color_type)
+{
+  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  bytes_put(b, signature, 8);
+  uint8_t ihdr[13] = {0};
+  test_put_be32(ihdr, (uint32_t)width);
+  test_put_be32(ihdr + 4, (uint32_t)height);
+  ihdr[8] = (uint8_t)depth;
+  ihdr[9] = (uint8_t)color_type;
+  put_chunk(b, "IHDR", ihdr, 13);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Images and our own encoder                                                */
 
@@ -142,14 +155,7 @@ static Bytes encode_png(const uint8_t *rows, int width, int height, int color_ty
     exit(99);
   }
   Bytes b = {0};
-  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  bytes_put(&b, signature, 8);
-  uint8_t ihdr[13] = {0};
-  test_put_be32(ihdr, (uint32_t)width);
-  test_put_be32(ihdr + 4, (uint32_t)height);
-  ihdr[8] = (uint8_t)depth;
-  ihdr[9] = (uint8_t)color_type;
-  put_chunk(&b, "IHDR", ihdr, 13);
+  put_header(&b, width, height, depth, color_type);
   if (o->text_before)
     put_chunk(&b, "tEXt", (const uint8_t *)"Comment\0before", 14);
   size_t step = o->idat_chunk ? o->idat_chunk : zsize;
@@ -500,14 +506,7 @@ static Bytes with_stream(int w, int h, int color_type, const uint8_t *filtered, 
   uint8_t *z = malloc(zsize);
   compress2(z, &zsize, filtered, n, 6);
   Bytes b = {0};
-  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  bytes_put(&b, signature, 8);
-  uint8_t ihdr[13] = {0};
-  test_put_be32(ihdr, (uint32_t)w);
-  test_put_be32(ihdr + 4, (uint32_t)h);
-  ihdr[8] = 8;
-  ihdr[9] = (uint8_t)color_type;
-  put_chunk(&b, "IHDR", ihdr, 13);
+  put_header(&b, w, h, 8, color_type);
   put_chunk(&b, "IDAT", z, zsize);
   put_chunk(&b, "IEND", NULL, 0);
   free(z);
