@@ -339,6 +339,53 @@ static uint32_t v210_key(const uint8_t *row, int x)
   return lhi_v210_get(words, lhi_v210_y_field(x % LHI_V210_GROUP_PIXELS));
 }
 
+/* The histograms and counters of one check of a counting row loop: keys
+ * of depth bits counted into counted, at 16 bits through 8-bit counters and
+ * a list of their carries with exactly the room the backend makes for them
+ * (width x repeats keys).  expected is the caller's to fill. */
+typedef struct {
+  int depth;
+  uint64_t *expected, *counted;
+  LhiNarrow narrow;
+  size_t room;
+  LhiCount16 c;
+} Count16Check;
+
+static void count16_check_begin(Count16Check *k, int depth, int width, int repeats)
+{
+  k->depth = depth;
+  k->expected = calloc(65536, sizeof *k->expected);
+  k->counted = calloc(65536, sizeof *k->counted);
+  k->room = (size_t)width * (size_t)repeats / 256 + 1;
+  k->narrow = (LhiNarrow){calloc(65536, 1), malloc(k->room * sizeof(uint16_t)), 0};
+  if (!k->expected || !k->counted || !k->narrow.counters || !k->narrow.carries)
+    exit(1);
+  if (depth == 16)
+    lhi_count16_begin_narrow(&k->c, &k->narrow);
+  else if (lhi_count16_begin(&k->c, k->counted, depth) < 0)
+    exit(1);
+}
+
+/* Ends the counting and frees the check; the bins counted wrong. */
+static int count16_check_end(Count16Check *k)
+{
+  lhi_count16_end(&k->c);
+  if (k->depth == 16) {
+    CHECK(k->narrow.n_carries <= k->room, "count16 16-bit: %zu carries, room for %zu",
+          k->narrow.n_carries, k->room);
+    LhiBlockSums blocks;
+    lhi_count16_add_narrow(k->counted, &k->narrow, 1, 0, LHI_BLOCKS, &blocks);
+  }
+  int bad_bins = 0;
+  for (int v = 0; v < 65536; v++)
+    bad_bins += k->counted[v] != k->expected[v];
+  free(k->expected);
+  free(k->counted);
+  free(k->narrow.counters);
+  free(k->narrow.carries);
+  return bad_bins;
+}
+
 /* One row (the last bytes of its buffer) counted repeats times; v210: l is
  * 10-bit with no shift. */
 static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int repeats,
@@ -349,11 +396,9 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
                             : 2 * (size_t)width;
   const int offset = v210 ? 4 * (width % 3) : width % 5;
   uint8_t *buffer = malloc((size_t)offset + bytes + 1);
-  uint64_t *expected = calloc(65536, sizeof *expected), *counted = calloc(65536, sizeof *counted);
-  /* exactly the room for the carries that the backend makes */
-  const size_t room = (size_t)width * (size_t)repeats / 256 + 1;
-  LhiNarrow narrow = {calloc(65536, 1), malloc(room * sizeof(uint16_t)), 0};
-  if (!buffer || !expected || !counted || !narrow.counters || !narrow.carries)
+  Count16Check k;
+  count16_check_begin(&k, l.depth, width, repeats);
+  if (!buffer)
     exit(1);
   uint8_t *row = buffer + offset;
   /* kinds 1 and 2 on v210: one value (+-1) in every field */
@@ -372,39 +417,21 @@ static void check_count16_row(bool v210, Y16Layout l, int width, int kind, int r
     fill_row(row, bytes, kind);
   }
   for (int x = 0; x < width; x++)
-    expected[v210 ? v210_key(row, x) : y16_key(row + 2 * (size_t)x, l)] += (uint64_t)repeats;
-  LhiCount16 c;
-  if (l.depth == 16)
-    lhi_count16_begin_narrow(&c, &narrow);
-  else if (lhi_count16_begin(&c, counted, l.depth) < 0)
-    exit(1);
+    k.expected[v210 ? v210_key(row, x) : y16_key(row + 2 * (size_t)x, l)] += (uint64_t)repeats;
   const uint32_t max = (1u << l.depth) - 1;
   for (int r = 0; r < repeats; r++) {
     if (v210)
-      lhi_count16_v210_row(&c, row, width);
+      lhi_count16_v210_row(&k.c, row, width);
     else
-      lhi_count16_y16_row(&c, row, width, l.shift, max, l.big_endian);
+      lhi_count16_y16_row(&k.c, row, width, l.shift, max, l.big_endian);
   }
-  lhi_count16_end(&c);
-  LhiBlockSums blocks;
-  if (l.depth == 16) {
-    CHECK(narrow.n_carries <= room, "count16 16-bit: %zu carries, room for %zu", narrow.n_carries,
-          room);
-    lhi_count16_add_narrow(counted, &narrow, 1, 0, LHI_BLOCKS, &blocks);
-  }
-  int bad_bins = 0;
-  for (int v = 0; v < 65536; v++)
-    bad_bins += counted[v] != expected[v];
+  int bad_bins = count16_check_end(&k);
   CHECK(bad_bins == 0,
         "count16 %s, %d-bit, shift %d, %s-endian, simd %s, width %d, kind %d, %d "
         "times: %d bins wrong",
         v210 ? "v210" : "words", l.depth, l.shift, l.big_endian ? "big" : "little", simd_name,
         width, kind, repeats, bad_bins);
   free(buffer);
-  free(expected);
-  free(counted);
-  free(narrow.counters);
-  free(narrow.carries);
 }
 
 static void test_count16_rows(int simd)
@@ -442,10 +469,9 @@ static void check_count16_rgb16_row(int pixel_bytes, const uint32_t *w, LhiLumaW
   const int offset = width % 5;
   const size_t bytes = (size_t)pixel_bytes * (size_t)width;
   uint8_t *buffer = malloc((size_t)offset + bytes + 1);
-  uint64_t *expected = calloc(65536, sizeof *expected), *counted = calloc(65536, sizeof *counted);
-  const size_t room = (size_t)width * (size_t)repeats / 256 + 1;
-  LhiNarrow narrow = {calloc(65536, 1), malloc(room * sizeof(uint16_t)), 0};
-  if (!buffer || !expected || !counted || !narrow.counters || !narrow.carries)
+  Count16Check k;
+  count16_check_begin(&k, depth, width, repeats);
+  if (!buffer)
     exit(1);
   uint8_t *row = buffer + offset;
   const uint32_t max = (1u << depth) - 1, grey = next_random() & 0xffff;
@@ -463,31 +489,16 @@ static void check_count16_rgb16_row(int pixel_bytes, const uint32_t *w, LhiLumaW
         s[i] = v;
     }
     const uint32_t key = lhi_luma_wide(s[0], s[1], s[2], sample_rule);
-    expected[key > max ? max : key] += (uint64_t)repeats;
+    k.expected[key > max ? max : key] += (uint64_t)repeats;
   }
-  LhiCount16 c;
-  if (depth == 16)
-    lhi_count16_begin_narrow(&c, &narrow);
-  else if (lhi_count16_begin(&c, counted, depth) < 0)
-    exit(1);
   for (int r = 0; r < repeats; r++)
-    lhi_count16_rgb16_row(&c, row, width, pixel_bytes, w, lw, max);
-  lhi_count16_end(&c);
-  LhiBlockSums blocks;
-  if (depth == 16)
-    lhi_count16_add_narrow(counted, &narrow, 1, 0, LHI_BLOCKS, &blocks);
-  int bad_bins = 0;
-  for (int v = 0; v < 65536; v++)
-    bad_bins += counted[v] != expected[v];
+    lhi_count16_rgb16_row(&k.c, row, width, pixel_bytes, w, lw, max);
+  int bad_bins = count16_check_end(&k);
   CHECK(bad_bins == 0,
         "count16 rgb16 %s, depth %d, %d bytes a pixel, width %d, kind %d, %d "
         "times: %d bins wrong",
         what, depth, pixel_bytes, width, kind, repeats, bad_bins);
   free(buffer);
-  free(expected);
-  free(counted);
-  free(narrow.counters);
-  free(narrow.carries);
 }
 
 /* Every depth's rule (8 bits: the 14-bit weights, the other loop), both
@@ -527,8 +538,9 @@ static void check_count16_packed10_row(LhiLumaWeights fw, bool big, int width, i
 {
   const int offset = width % 5;
   uint8_t *buffer = malloc((size_t)offset + 4 * (size_t)width + 1);
-  uint64_t *expected = calloc(1024, sizeof *expected), *counted = calloc(1024, sizeof *counted);
-  if (!buffer || !expected || !counted)
+  Count16Check k;
+  count16_check_begin(&k, 10, width, repeats);
+  if (!buffer)
     exit(1);
   uint8_t *row = buffer + offset;
   const uint32_t one = next_random(), base = next_random() & 0x3ff;
@@ -542,23 +554,15 @@ static void check_count16_packed10_row(LhiLumaWeights fw, bool big, int width, i
         word |= ((base + next_random() % 3 + 1023) % 1024) << (10 * f);
     }
     lhi_store_word(row + 4 * (size_t)x, word, big);
-    expected[lhi_luma_wide(word & 0x3ff, (word >> 10) & 0x3ff, (word >> 20) & 0x3ff, fw)] +=
+    k.expected[lhi_luma_wide(word & 0x3ff, (word >> 10) & 0x3ff, (word >> 20) & 0x3ff, fw)] +=
         (uint64_t)repeats;
   }
-  LhiCount16 c;
-  if (lhi_count16_begin(&c, counted, 10) < 0)
-    exit(1);
   for (int r = 0; r < repeats; r++)
-    lhi_count16_packed10_row(&c, row, width, big, fw);
-  lhi_count16_end(&c);
-  int bad_bins = 0;
-  for (int v = 0; v < 1024; v++)
-    bad_bins += counted[v] != expected[v];
+    lhi_count16_packed10_row(&k.c, row, width, big, fw);
+  int bad_bins = count16_check_end(&k);
   CHECK(bad_bins == 0, "count16 packed10 %s, %s-endian, width %d, kind %d, %d times: %d bins wrong",
         what, big ? "big" : "little", width, kind, repeats, bad_bins);
   free(buffer);
-  free(expected);
-  free(counted);
 }
 
 static void test_count16_packed10_rows(int simd)
