@@ -21,26 +21,7 @@
 
 #include "lh-luma.h"
 #include "lhio.h"
-
-static double now_ms(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Sorts v and returns its median. */
-static double median(double *v, int n)
-{
-  qsort(v, n, sizeof *v, compare_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "thread-time.h"
 
 static int compare_names(const void *a, const void *b)
 {
@@ -78,14 +59,14 @@ static double run(const char *path, LhioReadMode mode, double *decode_ms, double
 {
   uint64_t bins[256];
   LhioImage img;
-  double t0 = now_ms();
+  double t0 = thread_cpu_ms();
   if (lhio_read(path, mode, 0, &img) != LH_OK) {
     fprintf(stderr, "%s\n", lh_last_error());
     return -1;
   }
-  double t1 = now_ms();
+  double t1 = thread_cpu_ms();
   *mean = histogram(&img, bins);
-  double t2 = now_ms();
+  double t2 = thread_cpu_ms();
   lhio_image_clear(&img);
   *decode_ms = t1 - t0;
   return t2 - t0;
@@ -160,7 +141,8 @@ int main(int argc, char **argv)
     }
     if (!ok)
       continue;
-    double f = median(full, repeat), l = median(luma, repeat), fd = median(full_dec, repeat);
+    double f = median_ms(full, repeat), l = median_ms(luma, repeat),
+           fd = median_ms(full_dec, repeat);
     printf(
         "%-28s %4dx%-4d %dx%d | %7.3f %7.3f %7.3f (%7.3f) | %7.3f (%7.3f) | %5.2fx | %.2f / %.2f\n",
         names[k], w, h, hs, vs, fd, f - fd, f, full[0], l, luma[0], f / l, mean_full, mean_luma);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "lhio-private.h"
+#include "thread-time.h"
 
 #ifndef LHIO_HAVE_LIBDEFLATE
 int main(void)
@@ -23,25 +24,6 @@ int main(void)
   return 77;
 }
 #else
-static double now_ms(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-  qsort(v, n, sizeof *v, compare_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static bool same_frame(const LhioImage *a, const LhioImage *b)
 {
   const LhFrame *x = &a->frame, *y = &b->frame;
@@ -78,13 +60,13 @@ int main(int argc, char **argv)
     bool ok = true;
     for (int r = 0; r < repeat && ok; r++) {
       LhioImage ref = {0}, fast = {0};
-      double t0 = now_ms();
+      double t0 = thread_cpu_ms();
       FILE *file = fmemopen(encoded.data, encoded.size, "rb");
       int s1 = lhio_png_read_libpng(file, argv[f], 0xffffffffu, &ref);
       fclose(file);
-      double t1 = now_ms();
+      double t1 = thread_cpu_ms();
       int s2 = lhio_png_fast_read(encoded.data, encoded.size, 0xffffffffu, &fast);
-      double t2 = now_ms();
+      double t2 = thread_cpu_ms();
       libpng_ms[r] = t1 - t0;
       fast_ms[r] = t2 - t1;
       if (s1 != LH_OK || s2 != LH_OK) {
@@ -103,7 +85,7 @@ int main(int argc, char **argv)
       failures++;
       continue;
     }
-    double m1 = median(libpng_ms, repeat), m2 = median(fast_ms, repeat);
+    double m1 = median_ms(libpng_ms, repeat), m2 = median_ms(fast_ms, repeat);
     const char *name = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
     printf("%-40s %6.1f (%5.1f) %6.1f (%5.1f) %7.2fx\n", name, m1, libpng_ms[0], m2, fast_ms[0],
            m1 / m2);
