@@ -231,16 +231,21 @@ static void add_narrow_band(int band, void *data)
                          LHI_BLOCKS * (band + 1) / h->bands, h->blocks);
 }
 
+/* Room for a band's carries: an 8-bit counter wraps once in 256 keys. */
+static size_t carries_room(const LhFrame *frame, int bands, int band)
+{
+  const int rows =
+      lhi_band_start(band + 1, bands, frame->height) - lhi_band_start(band, bands, frame->height);
+  return (size_t)frame->width * (size_t)rows / 256 + 1;
+}
+
 /* Each band's 65536 8-bit counters (zeroed) and room for its carries, in
  * one allocation after the bands' LhiNarrow; NULL without memory. */
 static LhiNarrow *narrow_new(const LhFrame *frame, int bands)
 {
   size_t carries = 0;
-  for (int band = 0; band < bands; band++) {
-    const int rows =
-        lhi_band_start(band + 1, bands, frame->height) - lhi_band_start(band, bands, frame->height);
-    carries += (size_t)frame->width * (size_t)rows / 256 + 1;
-  }
+  for (int band = 0; band < bands; band++)
+    carries += carries_room(frame, bands, band);
   const size_t head = (size_t)bands * sizeof(LhiNarrow), counters = (size_t)bands * 65536;
   LhiNarrow *narrow = malloc(head + counters + carries * sizeof(uint16_t));
   if (!narrow)
@@ -249,12 +254,10 @@ static LhiNarrow *narrow_new(const LhFrame *frame, int bands)
   memset(memory, 0, counters);
   uint16_t *carry = (uint16_t *)(memory + counters);
   for (int band = 0; band < bands; band++) {
-    const int rows =
-        lhi_band_start(band + 1, bands, frame->height) - lhi_band_start(band, bands, frame->height);
     narrow[band].counters = memory + (size_t)band * 65536;
     narrow[band].carries = carry;
     narrow[band].n_carries = 0;
-    carry += (size_t)frame->width * (size_t)rows / 256 + 1;
+    carry += carries_room(frame, bands, band);
   }
   return narrow;
 }
