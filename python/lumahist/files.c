@@ -156,12 +156,6 @@ static bool on_failed(LhpItem *item, void *data)
                                      item->status));
 }
 
-/* CUDA contexts per device: as `lumahist stats` has them
- * (LHT_DEFAULT_STREAMS); where JPEGs are decoded on the GPU, the first
- * decodes them with nvJPEG and the second analyses the rest (the pipeline's
- * split). */
-#define STREAMS_PER_DEVICE 2
-
 static gpointer run_thread(gpointer data)
 {
   Run *run = data;
@@ -206,7 +200,7 @@ static gpointer run_thread(gpointer data)
   LhpPipelineResult result = {0};
   if (going) {
     LhpPipelineSpec spec = {
-        .contexts = {run->backend, NULL, run->jobs, STREAMS_PER_DEVICE, false,
+        .contexts = {run->backend, NULL, run->jobs, LHP_DEFAULT_STREAMS, false,
                      run->decoder == LHP_DECODER_GPU ? "decoder=\"gpu\"" : NULL, NULL},
         .jobs = run->jobs,
         .read_mode = LHIO_READ_LUMA,

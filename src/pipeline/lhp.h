@@ -80,6 +80,15 @@ typedef struct {
                                pipeline sets its spec's) */
 } LhpContextsWanted;
 
+/* CUDA streams (contexts, each with its thread) per device, as the tool and
+ * the Python module open them unless told otherwise: while one thread copies
+ * frames into its pinned staging, another's kernels run.  A stats run that
+ * decodes on the GPU makes one nvJPEG decoder a device whatever the streams
+ * (a second only added its start-up and contended for the engines,
+ * tests/bench/results/h100-decoder-auto.txt), and its other streams analyse
+ * what the CPU decodes (pipeline.c, jpeg_queue). */
+#define LHP_DEFAULT_STREAMS 2
+
 /* One context on the wanted backend; NULL when it cannot be had, said
  * through report; with verbose, a message saying which backend is used and
  * why. */

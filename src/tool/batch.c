@@ -19,7 +19,7 @@ void lht_batch_args_init(LhtBatchArgs *args, unsigned kinds)
 {
   memset(args, 0, sizeof *args);
   args->kinds = kinds;
-  args->streams = LHT_DEFAULT_STREAMS;
+  args->streams = LHP_DEFAULT_STREAMS;
   args->dark_below = LHT_DEFAULT_DARK_BELOW;
   args->bright_above = LHT_DEFAULT_BRIGHT_ABOVE;
   args->low_contrast_below = LHT_DEFAULT_LOW_CONTRAST_BELOW;

@@ -34,15 +34,6 @@ typedef struct {
 /* ------------------------------------------------------------------------ */
 /* Options of batch runs (batch.c)                                           */
 
-/* CUDA streams (contexts, each with its thread) per device: while one
- * thread copies frames into its pinned staging, another's kernels run.  A
- * stats run that decodes on the GPU makes one nvJPEG decoder a device
- * whatever the streams (a second only added its start-up and contended for
- * the engines, tests/bench/results/h100-decoder-auto.txt), and its other
- * streams analyse what the CPU decodes (src/pipeline/pipeline.c, jpeg_queue). */
-#define LHT_DEFAULT_STREAMS 2
-
-
 /* Which options a subcommand takes. */
 enum {
   LHT_BATCH_STATS = 1 << 0,   /* --output, --dataset, --report and thresholds */
