@@ -373,9 +373,7 @@ unfilter_average_sse2(uint8_t *out, const uint8_t *raw, const uint8_t *prev, siz
     store_pixel(out + i, a, bpp);
   }
 }
-#endif
 
-#if defined(__SSE2__)
 static inline __attribute__((always_inline)) void unfilter_pixels_sse2(int filter, uint8_t *out,
                                                                        const uint8_t *raw,
                                                                        const uint8_t *prev,
