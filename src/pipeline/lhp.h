@@ -228,19 +228,22 @@ typedef struct {
   double decode_s;  /* summed over threads */
   double device_s;  /* in lh_analyze_batch and device_step, summed over contexts */
   double finish_s;
-  size_t pinned_bytes;      /* page-locked buffers the images were decoded into */
-  guint gpu_hardware;       /* JPEGs decoded by nvJPEG's hardware backend */
-  guint gpu_hybrid;         /* by its hybrid backend */
-  guint gpu_fallback;       /* sent to the GPU and decoded on the CPU after all */
-  guint gpu_shared;         /* --decoder auto: decoded on the CPU while the GPU was busy */
-  double gpu_decode_s;      /* GPU time of the nvJPEG calls (CUDA events), summed */
-  double gpu_decode_wall_s; /* the contexts' threads in those calls */
-  double gpu_open_s;        /* starting the decoders, summed over the contexts */
-  guint gpu_encoded;        /* outputs encoded by nvJPEG (gpu_jpeg_quality) */
+  size_t pinned_bytes; /* page-locked buffers the images were decoded into */
+  size_t past_pinned;  /* images decoded past them, into pageable memory */
+  size_t past_pinned_bytes;
+  double pinned_wait_s;      /* decoding threads waited for page-locked room, summed */
+  guint gpu_hardware;        /* JPEGs decoded by nvJPEG's hardware backend */
+  guint gpu_hybrid;          /* by its hybrid backend */
+  guint gpu_fallback;        /* sent to the GPU and decoded on the CPU after all */
+  guint gpu_shared;          /* --decoder auto: decoded on the CPU while the GPU was busy */
+  double gpu_decode_s;       /* GPU time of the nvJPEG calls (CUDA events), summed */
+  double gpu_decode_wall_s;  /* the contexts' threads in those calls */
+  double gpu_open_s;         /* starting the decoders, summed over the contexts */
+  guint gpu_encoded;         /* outputs encoded by nvJPEG (gpu_jpeg_quality) */
   guint gpu_encode_fallback; /* decoded on the GPU, then not encoded there: done again on
                                 the CPU */
-  double gpu_encode_wall_s; /* the contexts' threads in nvJPEG's encoder, summed */
-  double cpu_user_s;        /* the process's CPU time over the run */
+  double gpu_encode_wall_s;  /* the contexts' threads in nvJPEG's encoder, summed */
+  double cpu_user_s;         /* the process's CPU time over the run */
   double cpu_system_s;
   double pinned_s;    /* locking them, after the contexts' opening */
   guint *per_context; /* items analysed by each context (n of contexts) */
@@ -294,6 +297,10 @@ void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device,
  * none, malloc). */
 void lhp_pinned_pool_use(LhpPinnedPool *pool);
 size_t lhp_pinned_pool_bytes(LhpPinnedPool *pool); /* the arena's size */
+/* Images given pageable memory once the arena was enabled (none of it
+ * came free in time to hold them), their bytes, and the time decoding
+ * threads waited for a piece of it. */
+size_t lhp_pinned_pool_past(LhpPinnedPool *pool, size_t *bytes, double *waited_s);
 void lhp_pinned_pool_free(LhpPinnedPool *pool);
 
 /* In a device_step (or a function it calls): the context of the calling

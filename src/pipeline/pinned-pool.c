@@ -11,7 +11,7 @@
  * run).  So the pool registers one arena, once, on the thread that opens the
  * contexts, before any analysis runs, sized for the images in flight at the
  * size-weighted mean size of those decoded so far; buffers are cut from it
- * and reused, best fit.  Until the pool is enabled, on the CPU, and past the
+ * best fit, and joined again when freed.  Until the pool is enabled, on the CPU, and past the
  * arena, pixels come from malloc.  Any thread may take or give back a
  * buffer; release also takes what malloc gave.
  *
@@ -33,24 +33,37 @@
 /* The size of an image when none has been decoded yet. */
 #define GUESSED_IMAGE_BYTES ((size_t)8 << 20)
 #define PAGE_BYTES 4096
+/* How long a decoding thread waits for a piece of the arena. */
+#define ARENA_WAIT_US (100 * 1000)
 
-typedef struct {
-  void *data;
+/* A piece of the arena, free or holding an image; the pieces tile the
+ * arena in address order, and free neighbours are joined again, so that a
+ * run whose images change size (JPEG luma planes first, R'G'B' PNGs later)
+ * does not leave the arena cut into pieces too small for what comes. */
+typedef struct PinnedBuffer PinnedBuffer;
+struct PinnedBuffer {
+  uint8_t *data;
   size_t capacity;
-} PinnedBuffer;
+  bool in_use;
+  PinnedBuffer *prev, *next;
+};
 
 struct LhpPinnedPool {
   GMutex lock;
   LhContext *context; /* registered the arena; NULL until enabled */
   int device;
   uint8_t *arena;
-  size_t arena_bytes, arena_used;
-  GHashTable *buffers; /* data -> PinnedBuffer *, every buffer cut */
-  GPtrArray *free;     /* PinnedBuffer * not holding an image */
+  size_t arena_bytes;
+  PinnedBuffer *first; /* the arena's pieces, by address */
+  GHashTable *in_use;  /* data -> PinnedBuffer * holding an image */
   /* Images allocated before the pool was enabled: their number, bytes, and
    * the sum of their squares (for the size-weighted mean). */
   size_t seen, seen_bytes;
   double seen_squares;
+  /* Images given malloc's memory after it was enabled: no piece free. */
+  size_t past, past_bytes;
+  GCond freed;     /* a piece was given back */
+  double waited_s; /* by decoding threads for a piece, summed */
 };
 
 /* The live pools, for release to find a buffer's (registry_lock first,
@@ -66,8 +79,8 @@ LhpPinnedPool *lhp_pinned_pool_new(void)
 {
   LhpPinnedPool *pool = g_new0(LhpPinnedPool, 1);
   g_mutex_init(&pool->lock);
-  pool->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-  pool->free = g_ptr_array_new();
+  pool->in_use = g_hash_table_new(g_direct_hash, g_direct_equal);
+  g_cond_init(&pool->freed);
   g_mutex_lock(&registry_lock);
   if (!live_pools) {
     live_pools = g_ptr_array_new();
@@ -124,35 +137,59 @@ void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device,
   pool->device = device;
   pool->arena = arena;
   pool->arena_bytes = bytes;
+  pool->first = g_new0(PinnedBuffer, 1);
+  pool->first->data = arena;
+  pool->first->capacity = bytes;
   g_mutex_unlock(&pool->lock);
 }
 
-/* The smallest free buffer that holds bytes, taken off the free list. */
-static PinnedBuffer *take_free(LhpPinnedPool *pool, size_t bytes)
-{
-  guint best = pool->free->len;
-  for (guint i = 0; i < pool->free->len; i++) {
-    const PinnedBuffer *b = g_ptr_array_index(pool->free, i);
-    if (b->capacity >= bytes &&
-        (best == pool->free->len ||
-         b->capacity < ((PinnedBuffer *)g_ptr_array_index(pool->free, best))->capacity))
-      best = i;
-  }
-  return best < pool->free->len ? g_ptr_array_remove_index_fast(pool->free, best) : NULL;
-}
-
-/* A new buffer cut from what is left of the arena, or NULL. */
-static PinnedBuffer *cut_buffer(LhpPinnedPool *pool, size_t bytes)
+/* The smallest free piece that holds bytes, in use from now on, its rest
+ * (whole steps) a free piece after it; NULL when none is large enough. */
+static PinnedBuffer *take_piece(LhpPinnedPool *pool, size_t bytes)
 {
   const size_t capacity = round_up(bytes, BUFFER_STEP_BYTES);
-  if (pool->arena_bytes - pool->arena_used < capacity)
+  PinnedBuffer *best = NULL;
+  for (PinnedBuffer *b = pool->first; b; b = b->next)
+    if (!b->in_use && b->capacity >= capacity && (!best || b->capacity < best->capacity))
+      best = b;
+  if (!best)
     return NULL;
-  PinnedBuffer *b = g_new(PinnedBuffer, 1);
-  b->data = pool->arena + pool->arena_used;
-  b->capacity = capacity;
-  pool->arena_used += capacity;
-  g_hash_table_insert(pool->buffers, b->data, b);
-  return b;
+  if (best->capacity > capacity) {
+    PinnedBuffer *rest = g_new0(PinnedBuffer, 1);
+    rest->data = best->data + capacity;
+    rest->capacity = best->capacity - capacity;
+    rest->prev = best;
+    rest->next = best->next;
+    if (best->next)
+      best->next->prev = rest;
+    best->next = rest;
+    best->capacity = capacity;
+  }
+  best->in_use = true;
+  g_hash_table_insert(pool->in_use, best->data, best);
+  return best;
+}
+
+/* Joins a free piece to the next one, which goes. */
+static void join_next(PinnedBuffer *b)
+{
+  PinnedBuffer *next = b->next;
+  b->capacity += next->capacity;
+  b->next = next->next;
+  if (next->next)
+    next->next->prev = b;
+  g_free(next);
+}
+
+/* Frees a piece, joined to its free neighbours. */
+static void give_back_piece(LhpPinnedPool *pool, PinnedBuffer *b)
+{
+  g_hash_table_remove(pool->in_use, b->data);
+  b->in_use = false;
+  if (b->next && !b->next->in_use)
+    join_next(b);
+  if (b->prev && !b->prev->in_use)
+    join_next(b->prev);
 }
 
 static void *pinned_alloc(size_t bytes, void *unused)
@@ -163,9 +200,27 @@ static void *pinned_alloc(size_t bytes, void *unused)
   PinnedBuffer *b = NULL;
   g_mutex_lock(&pool->lock);
   if (pool->arena) {
-    b = take_free(pool, bytes);
-    if (!b)
-      b = cut_buffer(pool, bytes);
+    b = take_piece(pool, bytes);
+    if (!b && bytes <= pool->arena_bytes) {
+      /* The images in the arena are on their way to the device, whose
+       * threads free them soon: waiting for one costs less than pageable
+       * memory, whose copies are staged on an analysis thread (on an H100
+       * host, PNGs past the arena slowed the analysis threads and nvJPEG's
+       * batches 3-6 times over).  Not for ever: a run's images held for
+       * their turn (a finish step on these threads) could wait on this
+       * one. */
+      gint64 start = g_get_monotonic_time();
+      gint64 deadline = start + ARENA_WAIT_US;
+      while (!b && g_cond_wait_until(&pool->freed, &pool->lock, deadline))
+        b = take_piece(pool, bytes);
+      if (!b)
+        b = take_piece(pool, bytes);
+      pool->waited_s += (double)(g_get_monotonic_time() - start) / 1e6;
+    }
+    if (!b) {
+      pool->past++;
+      pool->past_bytes += bytes;
+    }
   } else if (!pool->context) {
     pool->seen++;
     pool->seen_bytes += bytes;
@@ -182,9 +237,11 @@ static void pinned_release(void *pixels, void *unused)
   for (guint i = 0; !b && i < live_pools->len; i++) {
     LhpPinnedPool *pool = g_ptr_array_index(live_pools, i);
     g_mutex_lock(&pool->lock);
-    b = g_hash_table_lookup(pool->buffers, pixels);
-    if (b)
-      g_ptr_array_add(pool->free, b);
+    b = g_hash_table_lookup(pool->in_use, pixels);
+    if (b) {
+      give_back_piece(pool, b);
+      g_cond_broadcast(&pool->freed);
+    }
     g_mutex_unlock(&pool->lock);
   }
   g_mutex_unlock(&registry_lock);
@@ -198,6 +255,16 @@ size_t lhp_pinned_pool_bytes(LhpPinnedPool *pool)
   size_t bytes = pool->arena_bytes;
   g_mutex_unlock(&pool->lock);
   return bytes;
+}
+
+size_t lhp_pinned_pool_past(LhpPinnedPool *pool, size_t *bytes, double *waited_s)
+{
+  g_mutex_lock(&pool->lock);
+  size_t images = pool->past;
+  *bytes = pool->past_bytes;
+  *waited_s = pool->waited_s;
+  g_mutex_unlock(&pool->lock);
+  return images;
 }
 
 void lhp_pinned_pool_free(LhpPinnedPool *pool)
@@ -215,8 +282,13 @@ void lhp_pinned_pool_free(LhpPinnedPool *pool)
     lh_host_unregister(pool->context, pool->arena);
     free(pool->arena);
   }
-  g_hash_table_destroy(pool->buffers); /* and the buffers' records */
-  g_ptr_array_free(pool->free, TRUE);
+  while (pool->first) {
+    PinnedBuffer *next = pool->first->next;
+    g_free(pool->first);
+    pool->first = next;
+  }
+  g_hash_table_destroy(pool->in_use);
+  g_cond_clear(&pool->freed);
   g_mutex_clear(&pool->lock);
   g_free(pool);
 }

@@ -1244,6 +1244,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       timeval_seconds(&usage_after.ru_stime) - timeval_seconds(&usage_before.ru_stime);
   /* Every task is freed: the pool holds no image. */
   result->pinned_bytes = lhp_pinned_pool_bytes(p.pinned);
+  result->past_pinned =
+      lhp_pinned_pool_past(p.pinned, &result->past_pinned_bytes, &result->pinned_wait_s);
   result->pinned_s = p.pin_s;
   lhp_pinned_pool_free(p.pinned);
   g_free(pending);
@@ -1337,8 +1339,10 @@ void lhp_pipeline_print_timing(const LhpPipelineResult *r, const LhpContexts *co
   if (contexts->backend == LH_BACKEND_CUDA)
     fprintf(stderr,
             "lumahist: timing: pixels decoded into %.1f MB of page-locked memory, locked in "
-            "%.3f s\n",
-            (double)r->pinned_bytes / 1e6, r->pinned_s);
+            "%.3f s; decoding threads waited %.3f s for room in it; %zu images (%.1f MB) past "
+            "it, in pageable memory\n",
+            (double)r->pinned_bytes / 1e6, r->pinned_s, r->pinned_wait_s, r->past_pinned,
+            (double)r->past_pinned_bytes / 1e6);
   guint on_gpu = r->gpu_hardware + r->gpu_hybrid;
   if (on_gpu + r->gpu_fallback + r->gpu_shared > 0)
     fprintf(stderr,

@@ -267,8 +267,10 @@ def group_pipeline(tmp):
                       f"--timing: the GPU time line's bytes and rate: {err!r}")
             # The pixels were decoded into page-locked buffers (pinned-pool.c).
             pinned = re.search(r"timing: pixels decoded into ([\d.]+) MB of page-locked memory, "
-                               r"locked in [\d.]+ s", err)
-            check(pinned and float(pinned[1]) > 0,
+                               r"locked in [\d.]+ s; decoding threads waited ([\d.]+) s for room "
+                               r"in it; (\d+) images \(([\d.]+) MB\) past it", err)
+            check(pinned and float(pinned[1]) > 0 and float(pinned[2]) <= float(total[3]) and
+                  int(pinned[3]) <= len(expected),
                   f"--timing: no page-locked memory on the CUDA backend: {err!r}")
         else:
             check(not gpu and "GPU time" not in err and "page-locked" not in err,
