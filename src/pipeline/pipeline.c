@@ -62,6 +62,8 @@ typedef struct {
   LhioEncoded encoded;
   LhioJpegInfo jpeg;
   bool cpu_only;
+  /* Counted in Pipeline.others_waiting until decoded: not named as a JPEG. */
+  bool other_waiting;
 } Task;
 
 typedef struct Pipeline Pipeline;
@@ -75,7 +77,8 @@ typedef struct {
   /* It takes the JPEGs for nvJPEG (and makes a decoder).  With split, only
    * the first context of each device does, from jpeg_queue. */
   bool decodes;
-  bool drains_both; /* split, but the run is abandoned: it takes from both queues */
+  bool drains_both; /* split, but the run is abandoned: it takes from both
+                       queues */
   GThread *decoder_starter;
   gint decoder_started; /* atomic: the starter has finished */
   LhioGpuJpeg *decoder; /* NULL: none, or not yet installed */
@@ -86,7 +89,8 @@ typedef struct {
 struct Pipeline {
   const LhpPipelineSpec *spec;
   LhpContexts *contexts; /* filled by the opener */
-  LhpPinnedPool *pinned; /* the decoders' pixels: page-locked once CUDA is open */
+  LhpPinnedPool
+      *pinned; /* the decoders' pixels: page-locked once CUDA is open */
   int jobs;
   guint n_paths;
   gint gpu_jpeg; /* JPEGs go to the contexts' threads undecoded, for nvJPEG
@@ -103,7 +107,7 @@ struct Pipeline {
   bool cpu_while_starting;
   gint gpu_started;
   gint decoders_starting; /* atomic: decoders begun and not yet started */
-  gint contexts_opened;   /* atomic: the opener is done opening (or failed to) */
+  gint contexts_opened; /* atomic: the opener is done opening (or failed to) */
   /* Images decoded before the contexts are open (a CUDA context takes
    * 0.2-0.3 s) wait for them, and the decoding threads stop at the holding
    * bound (two images a thread) after a few dozen: in a run of many times
@@ -117,9 +121,13 @@ struct Pipeline {
    * nvJPEG starts (analyse_on_cpu): one per thread at most, kept here
    * between uses and freed at the end of the run. */
   GAsyncQueue *cpu_contexts;
-  bool jpeg_named;     /* a path is named as a JPEG: the decoders start at once */
-  gint gpu_waiting;    /* undecoded JPEGs in the device queue (atomic) */
-  gint cpu_sharing;    /* threads decoding such JPEGs on the CPU (atomic) */
+  bool jpeg_named;  /* a path is named as a JPEG: the decoders start at once */
+  gint gpu_waiting; /* undecoded JPEGs in the device queue (atomic) */
+  gint cpu_sharing; /* threads decoding such JPEGs on the CPU (atomic) */
+  /* Images not named as JPEGs (PNGs), dispatched and not yet decoded
+   * (atomic): only the CPU decodes them, and while any waits, a JPEG that
+   * nvJPEG could take is left to it (cpu_share_take). */
+  gint others_waiting;
   int cpu_share_slots; /* at most this many */
   double pin_s;        /* page-locking the pool's arena, by the opener */
   GThreadPool *pool;
@@ -143,15 +151,18 @@ struct Pipeline {
   guint gpu_hardware, gpu_hybrid, gpu_fallback;
   guint gpu_encoded, gpu_encode_fallback;
   double gpu_encode_wall_s;
-  gint gpu_shared; /* JPEGs --decoder auto decoded on the CPU beside the GPU (atomic) */
+  gint gpu_shared; /* JPEGs --decoder auto decoded on the CPU beside the GPU
+                      (atomic) */
   double gpu_decode_s, gpu_decode_wall_s, gpu_open_s;
   bool gpu_jpeg_warned; /* a context could not start nvJPEG: said once */
   guint *per_context;
   /* Set by the opener before it pushes contexts_settled, read after. */
   int batch_frames;
   double open_s;
-  int n_threads;     /* threads that take from the device queue, the opener's included */
-  GThread **threads; /* [0] unused: the opener's own is joined by the main thread */
+  int n_threads; /* threads that take from the device queue, the opener's
+                    included */
+  GThread *
+      *threads; /* [0] unused: the opener's own is joined by the main thread */
   ContextThread *selves;
 };
 
@@ -168,29 +179,24 @@ static volatile sig_atomic_t stop_signal;
 /* The context of the analysis thread running on this thread, if any. */
 static _Thread_local LhContext *thread_context;
 
-LhContext *lhp_worker_context(LhContext *fallback)
-{
+LhContext *lhp_worker_context(LhContext *fallback) {
   return thread_context ? thread_context : fallback;
 }
 
-static void on_stop_signal(int signal_number)
-{
+static void on_stop_signal(int signal_number) {
   /* SA_RESETHAND made the next one fatal: a second Ctrl-C ends at once. */
   stop_signal = signal_number;
 }
 
-volatile sig_atomic_t *lhp_pipeline_stop_flag(void)
-{
-  return &stop_signal;
+volatile sig_atomic_t *lhp_pipeline_stop_flag(void) { return &stop_signal; }
+
+const char *lhp_signal_name(int signal_number) {
+  return signal_number == SIGINT    ? "SIGINT"
+         : signal_number == SIGTERM ? "SIGTERM"
+                                    : "a signal";
 }
 
-const char *lhp_signal_name(int signal_number)
-{
-  return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
-}
-
-void lhp_item_fail(LhpItem *item, int status, const char *format, ...)
-{
+void lhp_item_fail(LhpItem *item, int status, const char *format, ...) {
   va_list args;
   va_start(args, format);
   g_free(item->reason);
@@ -199,18 +205,15 @@ void lhp_item_fail(LhpItem *item, int status, const char *format, ...)
   item->status = status < 0 ? status : LH_ERROR_IO;
 }
 
-static double timeval_seconds(const struct timeval *t)
-{
+static double timeval_seconds(const struct timeval *t) {
   return (double)t->tv_sec + (double)t->tv_usec / 1e6;
 }
 
-static double seconds_since(gint64 start_us)
-{
+static double seconds_since(gint64 start_us) {
   return (double)(g_get_monotonic_time() - start_us) / G_USEC_PER_SEC;
 }
 
-static void add_time(Pipeline *p, double *total, double seconds)
-{
+static void add_time(Pipeline *p, double *total, double seconds) {
   g_mutex_lock(&p->lock);
   *total += seconds;
   g_mutex_unlock(&p->lock);
@@ -222,29 +225,27 @@ static void add_time(Pipeline *p, double *total, double seconds)
  * is left), which go largest file first: the longest-first rule, so that a
  * large PNG does not end the run alone on one thread while the others
  * idle. */
-static gint task_order(gconstpointer a, gconstpointer b, gpointer unused)
-{
+static gint task_order(gconstpointer a, gconstpointer b, gpointer unused) {
   (void)unused;
   const Task *x = a, *y = b;
   if (x->stage != y->stage)
     return x->stage == STAGE_FINISH ? -1 : 1;
   if (x->stage == STAGE_DECODE && x->last_stretch != y->last_stretch)
     return x->last_stretch ? 1 : -1;
-  if (x->stage == STAGE_DECODE && x->last_stretch && x->file_bytes != y->file_bytes)
+  if (x->stage == STAGE_DECODE && x->last_stretch &&
+      x->file_bytes != y->file_bytes)
     return x->file_bytes > y->file_bytes ? -1 : 1;
   return x->item.index < y->item.index ? -1 : x->item.index > y->item.index;
 }
 
 /* The size of a file, as the cost of its image; 0 when it cannot be read
  * (the decoding will say why). */
-static goffset file_bytes(const char *path)
-{
+static goffset file_bytes(const char *path) {
   GStatBuf buf;
   return g_stat(path, &buf) == 0 ? (goffset)buf.st_size : 0;
 }
 
-static void task_free(Task *task)
-{
+static void task_free(Task *task) {
   lhio_image_clear(&task->item.image);
   lhio_encoded_clear(&task->encoded);
   lhio_encoded_clear(&task->item.output);
@@ -256,8 +257,7 @@ static void task_free(Task *task)
 
 /* Hands a task back to the main thread; its pixels go first unless emit
  * wants them, so that results waiting for their turn cost little memory. */
-static void send_done(Pipeline *p, Task *task)
-{
+static void send_done(Pipeline *p, Task *task) {
   if (!p->spec->keep_pixels)
     lhio_image_clear(&task->item.image);
   lhio_encoded_clear(&task->encoded);
@@ -266,19 +266,16 @@ static void send_done(Pipeline *p, Task *task)
 }
 
 /* Hands a task back undone: the run stopped before its turn. */
-static void send_cancelled(Pipeline *p, Task *task)
-{
+static void send_cancelled(Pipeline *p, Task *task) {
   task->cancelled = true;
   send_done(p, task);
 }
 
-static bool is_abandoned(Pipeline *p)
-{
+static bool is_abandoned(Pipeline *p) {
   return g_atomic_int_get(&p->abandoned) != 0;
 }
 
-static void run_finish(Pipeline *p, Task *task)
-{
+static void run_finish(Pipeline *p, Task *task) {
   const LhpPipelineSpec *spec = p->spec;
   if (is_abandoned(p)) {
     send_cancelled(p, task);
@@ -297,11 +294,12 @@ static void run_finish(Pipeline *p, Task *task)
 
 /* Sets the item's note, for --verbose, on why its JPEG is decoded here (and
  * when the output is written, encoded here too). */
-static void note_cpu_decode(Pipeline *p, Task *task, const char *why)
-{
-  if (p->spec->verbose && task->encoded.type == LHIO_FILE_JPEG && !task->item.note)
-    task->item.note = g_strdup_printf("%s by libjpeg-turbo, not nvJPEG: %s",
-                                      p->planar ? "decoded and encoded" : "decoded", why);
+static void note_cpu_decode(Pipeline *p, Task *task, const char *why) {
+  if (p->spec->verbose && task->encoded.type == LHIO_FILE_JPEG &&
+      !task->item.note)
+    task->item.note =
+        g_strdup_printf("%s by libjpeg-turbo, not nvJPEG: %s",
+                        p->planar ? "decoded and encoded" : "decoded", why);
 }
 
 /* Whether this thread decodes a JPEG that nvJPEG could take itself, and
@@ -312,14 +310,19 @@ static void note_cpu_decode(Pipeline *p, Task *task, const char *why)
  * otherwise wait on a whole CPU decode to refill, and nvJPEG's host work
  * keeps its cores.  An answer takes a slot: give it back with
  * cpu_share_done. */
-static const char *cpu_share_take(Pipeline *p)
-{
+static const char *cpu_share_take(Pipeline *p) {
   if (p->cpu_while_starting && !g_atomic_int_get(&p->gpu_started)) {
     g_atomic_int_add(&p->cpu_sharing, 1);
     return "nvJPEG was still starting (--decoder auto)";
   }
   int limit = g_atomic_int_get(&p->gpu_share_limit);
   if (limit <= 0 || g_atomic_int_get(&p->gpu_waiting) < limit)
+    return NULL;
+  /* In a folder of PNGs and JPEGs the CPU's decoding is the longer part:
+   * a JPEG decoded here delays a PNG, and on an H100 host with 16 cores
+   * it slowed nvJPEG's batches too (their GPU time an image 1.7-3.7 ms
+   * against 0.7 ms with the CPU on PNGs alone). */
+  if (g_atomic_int_get(&p->others_waiting) > 0)
     return NULL;
   if (g_atomic_int_add(&p->cpu_sharing, 1) >= p->cpu_share_slots) {
     g_atomic_int_add(&p->cpu_sharing, -1);
@@ -328,8 +331,7 @@ static const char *cpu_share_take(Pipeline *p)
   return "the GPU had enough JPEGs waiting (--decoder auto)";
 }
 
-static void cpu_share_done(Pipeline *p)
-{
+static void cpu_share_done(Pipeline *p) {
   g_atomic_int_add(&p->cpu_sharing, -1);
 }
 
@@ -337,25 +339,29 @@ static void cpu_share_done(Pipeline *p)
  * nvJPEG can take this one, reads its bytes and headers only and answers
  * DECODE_ON_GPU.  A JPEG the GPU gave back (cpu_only) is decoded from the
  * bytes already read. */
-static int decode(Pipeline *p, Task *task)
-{
+static int decode(Pipeline *p, Task *task) {
   const LhpPipelineSpec *spec = p->spec;
   LhpItem *item = &task->item;
   if (!task->encoded.data && !g_atomic_int_get(&p->gpu_jpeg))
-    return lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
+    return lhio_read(item->path, spec->read_mode, spec->max_pixels,
+                     &item->image);
   int status = LH_OK;
-  bool shared = false; /* a JPEG for nvJPEG decoded here instead (cpu_share_take) */
+  bool shared =
+      false; /* a JPEG for nvJPEG decoded here instead (cpu_share_take) */
   if (!task->encoded.data) {
     status = lhio_load(item->path, &task->encoded);
-    if (status == LH_OK && task->encoded.type == LHIO_FILE_JPEG && !task->cpu_only) {
+    if (status == LH_OK && task->encoded.type == LHIO_FILE_JPEG &&
+        !task->cpu_only) {
       /* The headers refuse what lhio_read would refuse from them, with
        * the same message. */
-      status = lhio_jpeg_probe(item->path, &task->encoded, spec->max_pixels, &task->jpeg);
+      status = lhio_jpeg_probe(item->path, &task->encoded, spec->max_pixels,
+                               &task->jpeg);
       const char *refusal = task->jpeg.gpu_refusal;
       LhFormat planar_format;
       if (status == LH_OK && p->planar && !refusal)
         lhio_gpu_jpeg_planar_format(&task->jpeg, &planar_format, &refusal);
-      const char *share = status == LH_OK && !refusal ? cpu_share_take(p) : NULL;
+      const char *share =
+          status == LH_OK && !refusal ? cpu_share_take(p) : NULL;
       if (status == LH_OK && !refusal && !share) {
         g_atomic_int_inc(&p->gpu_waiting);
         return DECODE_ON_GPU;
@@ -369,8 +375,8 @@ static int decode(Pipeline *p, Task *task)
     }
   }
   if (status == LH_OK)
-    status = lhio_read_memory(item->path, &task->encoded, spec->read_mode, spec->max_pixels,
-                              &item->image);
+    status = lhio_read_memory(item->path, &task->encoded, spec->read_mode,
+                              spec->max_pixels, &item->image);
   if (shared)
     cpu_share_done(p);
   lhio_encoded_clear(&task->encoded);
@@ -378,10 +384,10 @@ static int decode(Pipeline *p, Task *task)
 }
 
 /* Whether the run is asked to stop: a signal it catches, or its caller. */
-static bool stop_asked(const Pipeline *p)
-{
+static bool stop_asked(const Pipeline *p) {
   const LhpPipelineSpec *spec = p->spec;
-  return (spec->catch_signals && stop_signal) || (spec->stop && g_atomic_int_get(spec->stop));
+  return (spec->catch_signals && stop_signal) ||
+         (spec->stop && g_atomic_int_get(spec->stop));
 }
 
 /* Whether the image a decoding thread has just decoded is analysed there,
@@ -391,11 +397,10 @@ static bool stop_asked(const Pipeline *p)
  * contexts' copies wait on the driver, which nvJPEG's set-up holds (on an
  * H200, 128 frames took 0.2-0.36 s to analyse then, 0.02-0.07 s after),
  * and the images decoded meanwhile would wait in turn. */
-static bool analyse_here(Pipeline *p)
-{
+static bool analyse_here(Pipeline *p) {
   const LhpContextsWanted *wanted = &p->spec->contexts;
-  if (wanted->backend != LH_BACKEND_AUTO || wanted->device_ids || !p->spec->analyze ||
-      p->spec->device_step)
+  if (wanted->backend != LH_BACKEND_AUTO || wanted->device_ids ||
+      !p->spec->analyze || p->spec->device_step)
     return false;
   if (p->early_cpu && !g_atomic_int_get(&p->contexts_opened))
     return true;
@@ -406,8 +411,7 @@ static bool analyse_here(Pipeline *p)
 /* Analyses the task's image on this thread with one of the run's CPU
  * contexts (one thread each: the other cores decode); false when no
  * context can be had, and the image goes to the analysis threads. */
-static bool analyse_on_cpu(Pipeline *p, Task *task)
-{
+static bool analyse_on_cpu(Pipeline *p, Task *task) {
   LhContext *context = g_async_queue_try_pop(p->cpu_contexts);
   if (!context) {
     if (lh_context_new(LH_BACKEND_CPU, &context) < 0)
@@ -415,7 +419,8 @@ static bool analyse_on_cpu(Pipeline *p, Task *task)
     lh_context_set_threads(context, 1);
   }
   LhpItem *item = &task->item;
-  int status = lh_analyze(context, &item->image.frame, p->spec->analyze, &item->stats);
+  int status =
+      lh_analyze(context, &item->image.frame, p->spec->analyze, &item->stats);
   item->backend = LH_BACKEND_CPU;
   if (status < 0)
     lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
@@ -423,8 +428,15 @@ static bool analyse_on_cpu(Pipeline *p, Task *task)
   return true;
 }
 
-static void pool_task(gpointer data, gpointer user_data)
-{
+/* Ends the task's count in others_waiting, if it has one. */
+static void other_decoded(Pipeline *p, Task *task) {
+  if (task->other_waiting) {
+    task->other_waiting = false;
+    g_atomic_int_add(&p->others_waiting, -1);
+  }
+}
+
+static void pool_task(gpointer data, gpointer user_data) {
   Task *task = data;
   Pipeline *p = user_data;
   const LhpPipelineSpec *spec = p->spec;
@@ -439,12 +451,14 @@ static void pool_task(gpointer data, gpointer user_data)
   /* After Ctrl-C the images not yet begun are left for --skip-existing: the
    * run ends after the ones in hand instead of after every one dispatched. */
   if (stop_asked(p) || is_abandoned(p)) {
+    other_decoded(p, task);
     send_cancelled(p, task);
     return;
   }
   gint64 start = g_get_monotonic_time();
   int status = decode(p, task);
   add_time(p, &p->decode_s, seconds_since(start));
+  other_decoded(p, task);
   if (status < 0) {
     lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
     send_done(p, task);
@@ -454,7 +468,8 @@ static void pool_task(gpointer data, gpointer user_data)
     /* Sized from its headers; the context's thread decodes it. */
     item->width = task->jpeg.width;
     item->height = task->jpeg.height;
-    g_async_queue_push(g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue, task);
+    g_async_queue_push(
+        g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue, task);
     return;
   }
   item->width = item->image.frame.width;
@@ -471,23 +486,20 @@ static void pool_task(gpointer data, gpointer user_data)
 }
 
 /* Whether a task from the device queue is a JPEG still to be decoded. */
-static bool is_for_nvjpeg(const Task *task)
-{
+static bool is_for_nvjpeg(const Task *task) {
   return task->encoded.data && !task->cpu_only;
 }
 
 /* Sends a JPEG back to the pool, to be decoded on the CPU from the bytes
  * already read; it comes back to a context thread as any decoded image. */
-static void requeue_on_cpu(Pipeline *p, Task *task, const char *why)
-{
+static void requeue_on_cpu(Pipeline *p, Task *task, const char *why) {
   note_cpu_decode(p, task, why);
   task->cpu_only = true;
   g_thread_pool_push(p->pool, task, NULL);
 }
 
 /* Sends a JPEG that the GPU did not decode back to the pool. */
-static void send_to_cpu(Pipeline *p, Task *task, const char *why)
-{
+static void send_to_cpu(Pipeline *p, Task *task, const char *why) {
   g_mutex_lock(&p->lock);
   p->gpu_fallback++;
   g_mutex_unlock(&p->lock);
@@ -498,8 +510,8 @@ static void send_to_cpu(Pipeline *p, Task *task, const char *why)
  * then a GRAY8 frame there (or with planar, a GRAY8, I420, Y42B or Y444
  * frame of the file's sampling), and takes out of the batch those it could
  * not decode (they go to the CPU).  Returns the batch's new size. */
-static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
-{
+static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
+                         int n) {
   LhioGpuJpegJob jobs[MAX_BATCH_TASKS];
   int of_job[MAX_BATCH_TASKS];
   int n_jobs = 0;
@@ -517,7 +529,8 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
   int decoded = !decoder    ? -1
                 : p->planar ? lhio_gpu_jpeg_decode_planar(decoder, jobs, n_jobs)
                             : lhio_gpu_jpeg_decode_luma(decoder, jobs, n_jobs);
-  const char *failure = decoder ? lh_last_error() : "nvJPEG could not be started on this device";
+  const char *failure =
+      decoder ? lh_last_error() : "nvJPEG could not be started on this device";
   guint hardware = 0, hybrid = 0;
   bool keep[MAX_BATCH_TASKS];
   for (int i = 0; i < n; i++)
@@ -531,8 +544,8 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
     }
     LhioImage *image = &task->item.image;
     LhFrame *frame = &image->frame;
-    lh_frame_init(frame, jobs[j].format, LH_MEMORY_CUDA, task->jpeg.width, task->jpeg.height,
-                  jobs[j].luma, jobs[j].pitch);
+    lh_frame_init(frame, jobs[j].format, LH_MEMORY_CUDA, task->jpeg.width,
+                  task->jpeg.height, jobs[j].luma, jobs[j].pitch);
     if (jobs[j].format != LH_FORMAT_GRAY8) {
       frame->planes[1] = jobs[j].chroma[0];
       frame->planes[2] = jobs[j].chroma[1];
@@ -566,8 +579,8 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
  * device_step, on the decoder's stream).  One it cannot encode is decoded,
  * changed and encoded again on the CPU, from the file's bytes, and leaves
  * the batch.  Returns the batch's new size. */
-static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
-{
+static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
+                         int n) {
   if (!p->planar || !decoder)
     return n;
   gint64 start = g_get_monotonic_time();
@@ -580,7 +593,8 @@ static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
       batch[kept++] = task;
       continue;
     }
-    if (lhio_gpu_jpeg_encode(decoder, &item->image.frame, p->spec->gpu_jpeg_quality,
+    if (lhio_gpu_jpeg_encode(decoder, &item->image.frame,
+                             p->spec->gpu_jpeg_quality,
                              &item->output) == LH_OK) {
       encoded++;
       batch[kept++] = task;
@@ -605,13 +619,14 @@ static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
 
 /* Analyses the batch in one call; when that fails, frame by frame, so that
  * only the frames at fault fail. */
-static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStats *stats)
-{
+static void analyse(Pipeline *p, LhContext *context, Task **batch, int n,
+                    LhStats *stats) {
   const LhOptions *options = p->spec->analyze;
   LhFrame frames[MAX_BATCH_TASKS];
   for (int i = 0; i < n; i++)
     frames[i] = batch[i]->item.image.frame;
-  int batch_status = lh_analyze_batch(context, frames, (size_t)n, options, stats);
+  int batch_status =
+      lh_analyze_batch(context, frames, (size_t)n, options, stats);
   LhBackend batch_backend = lh_context_last_backend(context);
   for (int i = 0; i < n; i++) {
     LhpItem *item = &batch[i]->item;
@@ -634,8 +649,7 @@ static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStat
 /* A context's nvJPEG decoder, made and set up for the run's batches on a
  * thread of its own (the handles' and the batch's set-up take most of a
  * second), on the context's device. */
-static gpointer decoder_start(gpointer data)
-{
+static gpointer decoder_start(gpointer data) {
   ContextThread *self = data;
   Pipeline *p = self->pipeline;
   gint64 start = g_get_monotonic_time();
@@ -656,10 +670,10 @@ static gpointer decoder_start(gpointer data)
 
 /* Starts the context's decoder on a thread of its own, or, when no thread
  * can be had, on this one. */
-static void decoder_begin(ContextThread *self)
-{
+static void decoder_begin(ContextThread *self) {
   g_atomic_int_inc(&self->pipeline->decoders_starting);
-  self->decoder_starter = g_thread_try_new("lumahist-nvjpeg", decoder_start, self, NULL);
+  self->decoder_starter =
+      g_thread_try_new("lumahist-nvjpeg", decoder_start, self, NULL);
   if (!self->decoder_starter)
     decoder_start(self);
 }
@@ -667,13 +681,13 @@ static void decoder_begin(ContextThread *self)
 /* Waits for the context's decoder to start, and has the context follow its
  * stream; a decoder that could not start is said once for the run, and the
  * context's JPEGs go to the CPU. */
-static void decoder_install(ContextThread *self, LhContext *context)
-{
+static void decoder_install(ContextThread *self, LhContext *context) {
   Pipeline *p = self->pipeline;
   if (self->decoder_starter)
     g_thread_join(self->decoder_starter);
   self->decoder_starter = NULL;
-  if (self->decoder && lh_context_set_stream(context, self->decode_stream) < 0) {
+  if (self->decoder &&
+      lh_context_set_stream(context, self->decode_stream) < 0) {
     self->decoder_error = g_strdup(lh_last_error());
     lhp_gpu_jpeg_close(context, self->decoder, self->decode_stream);
     self->decoder = NULL;
@@ -687,7 +701,8 @@ static void decoder_install(ContextThread *self, LhContext *context)
   g_mutex_unlock(&p->lock);
   if (say)
     lhp_say(&p->spec->report, NULL,
-            "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
+            "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on "
+            "the CPU",
             p->contexts->device_ids[self->index], self->decoder_error);
   g_clear_pointer(&self->decoder_error, g_free);
 }
@@ -695,8 +710,7 @@ static void decoder_install(ContextThread *self, LhContext *context)
 /* The next task of either queue: waits on the first, looks at the second
  * every 10 ms.  An end of work in the second is another thread's: it is
  * left there. */
-static Task *pop_either(GAsyncQueue *first, GAsyncQueue *second)
-{
+static Task *pop_either(GAsyncQueue *first, GAsyncQueue *second) {
   for (;;) {
     Task *task = g_async_queue_timeout_pop(first, 10000);
     if (task)
@@ -712,8 +726,7 @@ static Task *pop_either(GAsyncQueue *first, GAsyncQueue *second)
 /* A context that does not decode passes the JPEGs for nvJPEG it was given
  * (queued before the split was known) to those that do; returns the
  * batch's new size. */
-static int pass_on_jpegs(Pipeline *p, Task **batch, int n)
-{
+static int pass_on_jpegs(Pipeline *p, Task **batch, int n) {
   int kept = 0;
   for (int i = 0; i < n; i++) {
     if (is_for_nvjpeg(batch[i]))
@@ -725,8 +738,7 @@ static int pass_on_jpegs(Pipeline *p, Task **batch, int n)
 }
 
 /* Whether any task of the batch is a JPEG still to be decoded. */
-static bool has_jpeg_for_nvjpeg(Task *const *batch, int n)
-{
+static bool has_jpeg_for_nvjpeg(Task *const *batch, int n) {
   for (int i = 0; i < n; i++)
     if (is_for_nvjpeg(batch[i]))
       return true;
@@ -735,13 +747,12 @@ static bool has_jpeg_for_nvjpeg(Task *const *batch, int n)
 
 /* The queue a context thread takes its tasks from: with split, a context
  * that decodes takes the JPEGs for nvJPEG, the others the decoded images. */
-static GAsyncQueue *queue_of(Pipeline *p, const ContextThread *self)
-{
-  return self->decodes && g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue;
+static GAsyncQueue *queue_of(Pipeline *p, const ContextThread *self) {
+  return self->decodes && g_atomic_int_get(&p->split) ? p->jpeg_queue
+                                                      : p->device_queue;
 }
 
-static gpointer context_thread(gpointer data)
-{
+static gpointer context_thread(gpointer data) {
   ContextThread *self = data;
   Pipeline *p = self->pipeline;
   const LhpPipelineSpec *spec = p->spec;
@@ -753,7 +764,8 @@ static gpointer context_thread(gpointer data)
   /* Without a path named as a JPEG, the decoder starts when the first JPEG
    * comes (by its content), not for a run of PNGs. */
   bool decoder_begun = false;
-  if (self->decodes && g_atomic_int_get(&p->gpu_jpeg) && !device_error && p->jpeg_named) {
+  if (self->decodes && g_atomic_int_get(&p->gpu_jpeg) && !device_error &&
+      p->jpeg_named) {
     decoder_begin(self);
     decoder_begun = true;
   }
@@ -764,7 +776,8 @@ static gpointer context_thread(gpointer data)
   Task *batch[MAX_BATCH_TASKS];
   bool ending = false;
   while (!ending) {
-    Task *task = self->drains_both ? pop_either(queue, p->device_queue) : g_async_queue_pop(queue);
+    Task *task = self->drains_both ? pop_either(queue, p->device_queue)
+                                   : g_async_queue_pop(queue);
     if (task == &end_of_work)
       break;
     int n = 0;
@@ -775,9 +788,11 @@ static gpointer context_thread(gpointer data)
      * images decoded on the CPU come along without counting. */
     bool fill = self->decodes && g_atomic_int_get(&p->gpu_jpeg) != 0;
     int undecoded = is_for_nvjpeg(task);
-    while ((fill ? undecoded < p->batch_frames && n < MAX_BATCH_TASKS : n < p->batch_frames) &&
-           (task = fill ? g_async_queue_timeout_pop(queue, GPU_DECODE_FILL_WAIT_US)
-                        : g_async_queue_try_pop(queue))) {
+    while (
+        (fill ? undecoded < p->batch_frames && n < MAX_BATCH_TASKS
+              : n < p->batch_frames) &&
+        (task = fill ? g_async_queue_timeout_pop(queue, GPU_DECODE_FILL_WAIT_US)
+                     : g_async_queue_try_pop(queue))) {
       if (task == &end_of_work) {
         ending = true;
         break;
@@ -798,7 +813,8 @@ static gpointer context_thread(gpointer data)
       decoder_begin(self);
       decoder_begun = true;
     }
-    if (self->decoder_starter && (jpegs || g_atomic_int_get(&self->decoder_started)))
+    if (self->decoder_starter &&
+        (jpegs || g_atomic_int_get(&self->decoder_started)))
       decoder_install(self, context);
     LhioGpuJpeg *decoder = self->decoder;
     void *decode_stream = self->decode_stream;
@@ -864,17 +880,16 @@ static gpointer context_thread(gpointer data)
  * images written back (planar, gpu_jpeg_quality), on CUDA, unless --decoder
  * cpu, where libnvjpeg is found.  Until the contexts are
  * open, CUDA is the bet of every backend but the CPU's. */
-static bool gpu_jpeg_for(const LhpPipelineSpec *spec, LhBackend backend)
-{
-  bool wanted = spec->read_mode == LHIO_READ_LUMA ||
-                (spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0);
-  return spec->decoder != LHP_DECODER_CPU && wanted && backend != LH_BACKEND_CPU &&
-         lhp_gpu_jpeg_usable(NULL);
+static bool gpu_jpeg_for(const LhpPipelineSpec *spec, LhBackend backend) {
+  bool wanted =
+      spec->read_mode == LHIO_READ_LUMA ||
+      (spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0);
+  return spec->decoder != LHP_DECODER_CPU && wanted &&
+         backend != LH_BACKEND_CPU && lhp_gpu_jpeg_usable(NULL);
 }
 
 /* Frames per lh_analyze_batch call on a backend. */
-static int batch_frames_for(const LhpPipelineSpec *spec, LhBackend backend)
-{
+static int batch_frames_for(const LhpPipelineSpec *spec, LhBackend backend) {
   int frames = spec->batch_frames;
   if (frames <= 0)
     frames = backend != LH_BACKEND_CUDA    ? 1
@@ -886,8 +901,8 @@ static int batch_frames_for(const LhpPipelineSpec *spec, LhBackend backend)
 /* JPEGs left waiting for nvJPEG before the decoding threads of --decoder
  * auto decode their own (Pipeline.gpu_share_limit): a batch per context,
  * the next while one decodes. */
-static int gpu_share_limit_for(const LhpPipelineSpec *spec, LhBackend backend, int contexts)
-{
+static int gpu_share_limit_for(const LhpPipelineSpec *spec, LhBackend backend,
+                               int contexts) {
   /* Not for images written back: sharing them was slower, measured on an
    * H200 with 16 cores (equalize of 200 and 1000 JPEGs: 1.99 and 2.67 s
    * shared, 1.67 and 2.41 s all on nvJPEG); the CPU's decoding and encoding
@@ -905,8 +920,8 @@ static int gpu_share_limit_for(const LhpPipelineSpec *spec, LhBackend backend, i
  * a batch is on the GPU, and ready to be taken): a tighter bound left the
  * decoding threads idle, the bound reached by images that waited for the
  * analysis. */
-static guint holding_for(const LhpPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
-{
+static guint holding_for(const LhpPipelineSpec *spec, int jobs,
+                         LhBackend backend, int contexts) {
   int shared = gpu_share_limit_for(spec, backend, contexts);
   return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend) +
                  (shared > 0 ? 2 * shared + 4 * jobs : 0));
@@ -915,12 +930,13 @@ static guint holding_for(const LhpPipelineSpec *spec, int jobs, LhBackend backen
 /* Until the contexts are open, --backend auto may end up on CUDA or on the
  * CPU: the smaller of the two bounds holds until then, so that either run
  * keeps to its own.  *most is the larger, for sizing. */
-static guint holding_before_open(const LhpPipelineSpec *spec, int jobs, guint *most)
-{
+static guint holding_before_open(const LhpPipelineSpec *spec, int jobs,
+                                 guint *most) {
   const LhpContextsWanted *wanted = &spec->contexts;
-  guint cuda =
-      holding_for(spec, jobs, LH_BACKEND_CUDA, lhp_contexts_count(wanted, LH_BACKEND_CUDA));
-  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU, lhp_contexts_count(wanted, LH_BACKEND_CPU));
+  guint cuda = holding_for(spec, jobs, LH_BACKEND_CUDA,
+                           lhp_contexts_count(wanted, LH_BACKEND_CUDA));
+  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU,
+                          lhp_contexts_count(wanted, LH_BACKEND_CPU));
   if (wanted->device_ids || wanted->backend == LH_BACKEND_CUDA)
     cpu = cuda;
   else if (wanted->backend == LH_BACKEND_CPU)
@@ -931,8 +947,7 @@ static guint holding_before_open(const LhpPipelineSpec *spec, int jobs, guint *m
 
 /* After the contexts failed: hands back whatever reaches the device queue
  * until the end. */
-static void cancel_until_end(Pipeline *p)
-{
+static void cancel_until_end(Pipeline *p) {
   Task *task;
   while ((task = g_async_queue_pop(p->device_queue)) != &end_of_work)
     send_cancelled(p, task);
@@ -946,8 +961,7 @@ static void cancel_until_end(Pipeline *p)
  * device current before its first call (lhp_device_use).  When the contexts
  * cannot be opened, or a thread cannot be started, the run is abandoned: its
  * tasks come back cancelled and the main thread reports nothing more. */
-static gpointer opener_thread(gpointer data)
-{
+static gpointer opener_thread(gpointer data) {
   Pipeline *p = data;
   const LhpPipelineSpec *spec = p->spec;
   p->n_threads = 1;
@@ -958,7 +972,8 @@ static gpointer opener_thread(gpointer data)
    * so that a run that cannot have them says so as before. */
   LhpContextsWanted wanted = spec->contexts;
   wanted.report = &spec->report;
-  if (p->n_paths == 0 && !wanted.device_ids && wanted.backend == LH_BACKEND_AUTO)
+  if (p->n_paths == 0 && !wanted.device_ids &&
+      wanted.backend == LH_BACKEND_AUTO)
     wanted.backend = LH_BACKEND_CPU;
   bool opened = lhp_contexts_open(p->contexts, &wanted);
   p->open_s = seconds_since(p->start_us);
@@ -972,8 +987,9 @@ static gpointer opener_thread(gpointer data)
     for (int i = 0; i < n; i++)
       devices += first_of_device(p->contexts, i);
     bool split = g_atomic_int_get(&p->gpu_jpeg) && !p->planar && n > devices;
-    g_atomic_int_set(&p->gpu_share_limit,
-                     gpu_share_limit_for(spec, p->contexts->backend, split ? devices : n));
+    g_atomic_int_set(
+        &p->gpu_share_limit,
+        gpu_share_limit_for(spec, p->contexts->backend, split ? devices : n));
     p->per_context = g_new0(guint, n);
     /* Before the analysis threads start (pinned-pool.c says why).  Images
      * in flight: about two a decoding thread (one decoding, one waiting for
@@ -983,27 +999,32 @@ static gpointer opener_thread(gpointer data)
     if (p->contexts->backend == LH_BACKEND_CUDA) {
       gint64 start = g_get_monotonic_time();
       guint in_flight = (guint)(2 * p->jobs + n);
-      lhp_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
+      lhp_pinned_pool_enable(p->pinned, p->contexts->contexts[0],
+                             p->contexts->device_ids[0],
                              in_flight < p->n_paths ? in_flight : p->n_paths);
       p->pin_s = seconds_since(start);
     }
     p->threads = g_new0(GThread *, n);
     p->selves = g_new(ContextThread, n);
     for (int i = 0; i < n; i++)
-      p->selves[i] = (ContextThread){
-          .pipeline = p, .index = i, .decodes = !split || first_of_device(p->contexts, i)};
+      p->selves[i] =
+          (ContextThread){.pipeline = p,
+                          .index = i,
+                          .decodes = !split || first_of_device(p->contexts, i)};
     g_atomic_int_set(&p->split, split);
     /* Threads can be refused (a ulimit, an address space already reserved
      * by the CUDA driver): that ends the run with a message, not an abort. */
     GError *error = NULL;
     while (!error && p->n_threads < n) {
       p->threads[p->n_threads] =
-          g_thread_try_new("lumahist-analysis", context_thread, &p->selves[p->n_threads], &error);
+          g_thread_try_new("lumahist-analysis", context_thread,
+                           &p->selves[p->n_threads], &error);
       if (p->threads[p->n_threads])
         p->n_threads++;
     }
     if (error) {
-      lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", error->message);
+      lhp_say(&spec->report, NULL, "cannot start the worker threads: %s",
+              error->message);
       g_error_free(error);
       g_atomic_int_set(&p->abandoned, 1);
       /* A context that would take the CPU's images may be missing: this
@@ -1022,32 +1043,34 @@ static gpointer opener_thread(gpointer data)
   return NULL;
 }
 
-/* Whether any path is named as a JPEG. */
-static bool any_jpeg_name(const GPtrArray *paths)
-{
+/* Whether a path is named as a JPEG. */
+static bool is_jpeg_name(const char *path) {
   static const char *const suffixes[] = {".jpg", ".jpeg", ".jpe", ".jfif"};
-  for (guint i = 0; i < paths->len; i++) {
-    const char *path = g_ptr_array_index(paths, i);
-    const size_t length = strlen(path);
-    for (size_t k = 0; k < G_N_ELEMENTS(suffixes); k++) {
-      const size_t n = strlen(suffixes[k]);
-      if (length >= n && g_ascii_strcasecmp(path + length - n, suffixes[k]) == 0)
-        return true;
-    }
+  const size_t length = strlen(path);
+  for (size_t k = 0; k < G_N_ELEMENTS(suffixes); k++) {
+    const size_t n = strlen(suffixes[k]);
+    if (length >= n && g_ascii_strcasecmp(path + length - n, suffixes[k]) == 0)
+      return true;
   }
   return false;
 }
 
-static gpointer prepare_thread(gpointer data)
-{
+/* Whether any path is named as a JPEG. */
+static bool any_jpeg_name(const GPtrArray *paths) {
+  for (guint i = 0; i < paths->len; i++)
+    if (is_jpeg_name(g_ptr_array_index(paths, i)))
+      return true;
+  return false;
+}
+
+static gpointer prepare_thread(gpointer data) {
   Pipeline *p = data;
   lhp_gpu_jpeg_prepare(p->spec->contexts.device_ids);
   return NULL;
 }
 
-void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const GPtrArray *paths,
-                      LhpPipelineResult *result)
-{
+void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
+                      const GPtrArray *paths, LhpPipelineResult *result) {
   gint64 start = g_get_monotonic_time();
   memset(result, 0, sizeof *result);
   memset(contexts, 0, sizeof *contexts);
@@ -1065,7 +1088,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   p.jobs = jobs;
   p.n_paths = paths->len;
   p.gpu_jpeg =
-      gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA : spec->contexts.backend);
+      gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA
+                                                   : spec->contexts.backend);
   p.planar = spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0;
   /* nvJPEG's calls take about two cores' host work at the engines' rate
    * (1.2 ms of CPU per image at 1800 images/s on an H100); one more thread
@@ -1073,8 +1097,9 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   p.cpu_share_slots = jobs > 4 ? jobs - 3 : 1;
   p.jpeg_named = any_jpeg_name(paths);
   if (p.gpu_jpeg)
-    p.gpu_share_limit = gpu_share_limit_for(spec, LH_BACKEND_CUDA,
-                                            lhp_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
+    p.gpu_share_limit = gpu_share_limit_for(
+        spec, LH_BACKEND_CUDA,
+        lhp_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
   /* Not for images written back, as gpu_share_limit_for says: on an H200
    * with 16 cores, equalize of 200 JPEGs took 1.75 s with the CPU taking
    * them while nvJPEG started, 1.66 s without. */
@@ -1089,7 +1114,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   guint holding = holding_before_open(spec, jobs, &most);
   guint window = 8 * holding;
   p.early_cpu = p.cpu_while_starting && paths->len > 8 * holding;
-  guint slots = 8 * most; /* of pending: the widest window either backend can have */
+  guint slots =
+      8 * most; /* of pending: the widest window either backend can have */
   Task **pending = g_new0(Task *, slots);
   guint n = paths->len, next_dispatch = 0, next_emit = 0;
 
@@ -1109,13 +1135,15 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
     preparer = g_thread_try_new("lumahist-nvjpeg", prepare_thread, &p, NULL);
   /* The opener next, so that CUDA starts as early as it can. */
   GError *thread_error = NULL;
-  GThread *opener = g_thread_try_new("lumahist-analysis", opener_thread, &p, &thread_error);
+  GThread *opener =
+      g_thread_try_new("lumahist-analysis", opener_thread, &p, &thread_error);
   if (opener)
     p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, &thread_error);
   if (p.pool)
     g_thread_pool_set_sort_function(p.pool, task_order, NULL);
   if (thread_error) {
-    lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", thread_error->message);
+    lhp_say(&spec->report, NULL, "cannot start the worker threads: %s",
+            thread_error->message);
     g_clear_error(&thread_error);
     g_atomic_int_set(&p.abandoned, 1);
   }
@@ -1133,10 +1161,13 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   }
 
   bool stopping = is_abandoned(&p);
-  bool cut = stopping; /* a cancelled task was reached: nothing after it is emitted */
+  bool cut =
+      stopping; /* a cancelled task was reached: nothing after it is emitted */
   result->not_started = stopping;
-  while (!settled || next_emit < next_dispatch || (!stopping && next_dispatch < n)) {
-    while (!stopping && next_dispatch < n && next_dispatch - next_emit < window &&
+  while (!settled || next_emit < next_dispatch ||
+         (!stopping && next_dispatch < n)) {
+    while (!stopping && next_dispatch < n &&
+           next_dispatch - next_emit < window &&
            next_dispatch - (guint)g_atomic_int_get(&p.released) < holding) {
       Task *task = g_new0(Task, 1);
       task->item.index = next_dispatch;
@@ -1144,6 +1175,10 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       task->item.worker = -1;
       lh_stats_init(&task->item.stats);
       task->stage = STAGE_DECODE;
+      if (p.gpu_share_limit > 0 && !is_jpeg_name(task->item.path)) {
+        task->other_waiting = true;
+        g_atomic_int_inc(&p.others_waiting);
+      }
       task->last_stretch = n - next_dispatch <= holding;
       if (task->last_stretch)
         task->file_bytes = file_bytes(task->item.path);
@@ -1154,7 +1189,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
     if (task == &contexts_settled) {
       task = NULL;
       settled = true;
-      if (!is_abandoned(&p) && spec->ready && !spec->ready(contexts, spec->data))
+      if (!is_abandoned(&p) && spec->ready &&
+          !spec->ready(contexts, spec->data))
         g_atomic_int_set(&p.abandoned, 1);
       if (is_abandoned(&p)) {
         result->not_started = stopping = cut = true;
@@ -1201,7 +1237,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
 
   /* Settled: n_threads is the opener's and the threads it started. */
   for (int i = 0; opener && i < p.n_threads; i++)
-    g_async_queue_push(p.selves ? queue_of(&p, &p.selves[i]) : p.device_queue, &end_of_work);
+    g_async_queue_push(p.selves ? queue_of(&p, &p.selves[i]) : p.device_queue,
+                       &end_of_work);
   if (opener)
     g_thread_join(opener);
   for (int i = 1; i < p.n_threads; i++)
@@ -1211,7 +1248,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   /* Handles made without the preparer (a JPEG by content alone) are kept,
    * as they were. */
   if (holds_gpu_jpeg)
-    lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg && !spec->process_ends_after);
+    lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg &&
+                        !spec->process_ends_after);
   if (p.pool)
     g_thread_pool_free(p.pool, FALSE, TRUE);
   if (spec->catch_signals) {
@@ -1238,14 +1276,14 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   result->gpu_encode_wall_s = p.gpu_encode_wall_s;
   struct rusage usage_after;
   getrusage(RUSAGE_SELF, &usage_after);
-  result->cpu_user_s =
-      timeval_seconds(&usage_after.ru_utime) - timeval_seconds(&usage_before.ru_utime);
-  result->cpu_system_s =
-      timeval_seconds(&usage_after.ru_stime) - timeval_seconds(&usage_before.ru_stime);
+  result->cpu_user_s = timeval_seconds(&usage_after.ru_utime) -
+                       timeval_seconds(&usage_before.ru_utime);
+  result->cpu_system_s = timeval_seconds(&usage_after.ru_stime) -
+                         timeval_seconds(&usage_before.ru_stime);
   /* Every task is freed: the pool holds no image. */
   result->pinned_bytes = lhp_pinned_pool_bytes(p.pinned);
-  result->past_pinned =
-      lhp_pinned_pool_past(p.pinned, &result->past_pinned_bytes, &result->pinned_wait_s);
+  result->past_pinned = lhp_pinned_pool_past(
+      p.pinned, &result->past_pinned_bytes, &result->pinned_wait_s);
   result->pinned_s = p.pin_s;
   lhp_pinned_pool_free(p.pinned);
   g_free(pending);
@@ -1262,8 +1300,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
 }
 
 /* Is context i the first of its device (in the order of the contexts)? */
-static bool first_of_device(const LhpContexts *contexts, int i)
-{
+static bool first_of_device(const LhpContexts *contexts, int i) {
   for (int j = 0; j < i; j++)
     if (contexts->device_ids[j] == contexts->device_ids[i])
       return false;
@@ -1275,8 +1312,7 @@ static bool first_of_device(const LhpContexts *contexts, int i)
  * their copies into pinned memory and their waits.  The CPU has none.  The
  * kernels are the GPU's work; the frames' copies go over the host link (PCIe)
  * at its rate, so they are given apart, with that rate. */
-static void print_device_time(const LhpContexts *contexts, double wall)
-{
+static void print_device_time(const LhpContexts *contexts, double wall) {
   if (contexts->backend != LH_BACKEND_CUDA)
     return;
   LhDeviceTime sum = {0};
@@ -1288,7 +1324,8 @@ static void print_device_time(const LhpContexts *contexts, double wall)
     if (!lhp_device_use(contexts->device_ids[i], &error))
       g_free(error);
     if (lh_context_device_time(contexts->contexts[i], &time) < 0) {
-      fprintf(stderr, "lumahist: timing: GPU time (CUDA events): not measured: %s\n",
+      fprintf(stderr,
+              "lumahist: timing: GPU time (CUDA events): not measured: %s\n",
               lh_last_error());
       return;
     }
@@ -1302,64 +1339,87 @@ static void print_device_time(const LhpContexts *contexts, double wall)
     return;
   char over[64];
   if (devices > 1)
-    snprintf(over, sizeof over, "%d contexts on %d devices", contexts->n, devices);
+    snprintf(over, sizeof over, "%d contexts on %d devices", contexts->n,
+             devices);
   else
-    snprintf(over, sizeof over, "%d context%s", contexts->n, contexts->n > 1 ? "s" : "");
+    snprintf(over, sizeof over, "%d context%s", contexts->n,
+             contexts->n > 1 ? "s" : "");
   /* Microseconds: the kernels of a 4K frame take tens of them.  Streams of
    * one device overlap: their sum may count a moment twice.  Shares are of
    * the wall time of each device. */
   double per_device = 100.0 / wall / devices;
   fprintf(stderr,
-          "lumahist: timing: GPU time (CUDA events): kernels %.6f s = %.3f %% of wall, "
-          "frame copies %.6f s = %.3f %% (%.3f GB at %.1f GB/s), in %llu call%s, summed over %s "
+          "lumahist: timing: GPU time (CUDA events): kernels %.6f s = %.3f %% "
+          "of wall, "
+          "frame copies %.6f s = %.3f %% (%.3f GB at %.1f GB/s), in %llu "
+          "call%s, summed over %s "
           "(an upper bound of the busy share when contexts overlap)\n",
-          sum.compute_s, sum.compute_s * per_device, sum.transfer_s, sum.transfer_s * per_device,
-          (double)sum.transfer_bytes / 1e9,
-          sum.transfer_s > 0 ? (double)sum.transfer_bytes / 1e9 / sum.transfer_s : 0.0,
+          sum.compute_s, sum.compute_s * per_device, sum.transfer_s,
+          sum.transfer_s * per_device, (double)sum.transfer_bytes / 1e9,
+          sum.transfer_s > 0 ? (double)sum.transfer_bytes / 1e9 / sum.transfer_s
+                             : 0.0,
           (unsigned long long)sum.calls, sum.calls == 1 ? "" : "s", over);
 }
 
-void lhp_pipeline_print_timing(const LhpPipelineResult *r, const LhpContexts *contexts)
-{
+void lhp_pipeline_print_timing(const LhpPipelineResult *r,
+                               const LhpContexts *contexts) {
   double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
   fprintf(stderr,
-          "lumahist: timing: %u images in %.3f s wall (%.1f images/s); decoding %.3f s, "
+          "lumahist: timing: %u images in %.3f s wall (%.1f images/s); "
+          "decoding %.3f s, "
           "finishing %.3f s (summed over threads)\n",
-          r->done + r->failed, r->wall_s, (r->done + r->failed) / wall, r->decode_s, r->finish_s);
-  /* Part of the wall time, but not of the decoding's, which went on meanwhile. */
-  fprintf(stderr, "lumahist: timing: %d %s context%s opened in %.3f s, while decoding went on\n",
-          contexts->n, lh_backend_name(contexts->backend), contexts->n > 1 ? "s" : "", r->open_s);
+          r->done + r->failed, r->wall_s, (r->done + r->failed) / wall,
+          r->decode_s, r->finish_s);
+  /* Part of the wall time, but not of the decoding's, which went on meanwhile.
+   */
+  fprintf(stderr,
+          "lumahist: timing: %d %s context%s opened in %.3f s, while decoding "
+          "went on\n",
+          contexts->n, lh_backend_name(contexts->backend),
+          contexts->n > 1 ? "s" : "", r->open_s);
   /* The contexts' threads hold the GPU work: the calls return when it is
    * done, so their time bounds the GPU's busy time from above. */
-  fprintf(stderr, "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f %% of wall\n",
-          lh_backend_name(contexts->backend), r->device_s, contexts->n, contexts->n > 1 ? "s" : "",
-          100.0 * r->device_s / wall / contexts->n);
+  fprintf(stderr,
+          "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f "
+          "%% of wall\n",
+          lh_backend_name(contexts->backend), r->device_s, contexts->n,
+          contexts->n > 1 ? "s" : "", 100.0 * r->device_s / wall / contexts->n);
   print_device_time(contexts, wall);
   /* The images decoded there went to the device and back without staging. */
   if (contexts->backend == LH_BACKEND_CUDA)
     fprintf(stderr,
-            "lumahist: timing: pixels decoded into %.1f MB of page-locked memory, locked in "
-            "%.3f s; decoding threads waited %.3f s for room in it; %zu images (%.1f MB) past "
+            "lumahist: timing: pixels decoded into %.1f MB of page-locked "
+            "memory, locked in "
+            "%.3f s; decoding threads waited %.3f s for room in it; %zu images "
+            "(%.1f MB) past "
             "it, in pageable memory\n",
-            (double)r->pinned_bytes / 1e6, r->pinned_s, r->pinned_wait_s, r->past_pinned,
-            (double)r->past_pinned_bytes / 1e6);
+            (double)r->pinned_bytes / 1e6, r->pinned_s, r->pinned_wait_s,
+            r->past_pinned, (double)r->past_pinned_bytes / 1e6);
   guint on_gpu = r->gpu_hardware + r->gpu_hybrid;
   if (on_gpu + r->gpu_fallback + r->gpu_shared > 0)
     fprintf(stderr,
-            "lumahist: timing: GPU decoding (nvJPEG): %u images (%u on the hardware decoder, %u on "
-            "the GPU hybrid decoder, %u fell back to the CPU) in %.3f s over %d contexts "
-            "(GPU time, CUDA events; %.3f s in the calls; decoders started in %.3f s); %u JPEGs "
+            "lumahist: timing: GPU decoding (nvJPEG): %u images (%u on the "
+            "hardware decoder, %u on "
+            "the GPU hybrid decoder, %u fell back to the CPU) in %.3f s over "
+            "%d contexts "
+            "(GPU time, CUDA events; %.3f s in the calls; decoders started in "
+            "%.3f s); %u JPEGs "
             "decoded on the CPU beside it\n",
-            on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s, contexts->n,
-            r->gpu_decode_wall_s, r->gpu_open_s, r->gpu_shared);
+            on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback,
+            r->gpu_decode_s, contexts->n, r->gpu_decode_wall_s, r->gpu_open_s,
+            r->gpu_shared);
   if (r->gpu_encoded + r->gpu_encode_fallback > 0)
     fprintf(stderr,
-            "lumahist: timing: GPU encoding (nvJPEG): %u JPEGs in %.3f s in the calls over %d "
-            "contexts; %u decoded on the GPU but not encoded there, done again on the CPU\n",
-            r->gpu_encoded, r->gpu_encode_wall_s, contexts->n, r->gpu_encode_fallback);
+            "lumahist: timing: GPU encoding (nvJPEG): %u JPEGs in %.3f s in "
+            "the calls over %d "
+            "contexts; %u decoded on the GPU but not encoded there, done again "
+            "on the CPU\n",
+            r->gpu_encoded, r->gpu_encode_wall_s, contexts->n,
+            r->gpu_encode_fallback);
   guint handled = r->done + r->failed;
   fprintf(stderr,
-          "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f ms per image\n",
+          "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f "
+          "ms per image\n",
           r->cpu_user_s, r->cpu_system_s,
           handled ? 1e3 * (r->cpu_user_s + r->cpu_system_s) / handled : 0.0);
   /* Per device, over its streams, in the order of first appearance. */
