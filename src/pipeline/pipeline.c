@@ -19,8 +19,11 @@
  * device's primary context) then overlaps the first images' decoding instead
  * of coming before it.  Nothing is reported or emitted until the contexts
  * are open, so a run that cannot open them says only that. */
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -49,6 +52,18 @@ typedef enum {
   STAGE_FINISH,
 } Stage;
 
+/* Moments of an image's way through a run, stamped for LUMAHIST_TRACE
+ * (trace_task). */
+typedef enum {
+  MOMENT_DISPATCHED, /* handed to the decoding threads */
+  MOMENT_DECODING,   /* a decoding thread began it */
+  MOMENT_DECODED,    /* decoded there, or read for nvJPEG */
+  MOMENT_TAKEN,      /* taken into a context thread's batch */
+  MOMENT_DONE,       /* handed back to the main thread */
+  MOMENT_EMITTED,    /* its record out, in input order */
+  N_MOMENTS
+} Moment;
+
 typedef struct {
   LhpItem item; /* first, so that the steps' LhpItem * is the task */
   Stage stage;
@@ -67,6 +82,7 @@ typedef struct {
   bool cpu_only;
   /* Counted in Pipeline.others_waiting until decoded: not named as a JPEG. */
   bool other_waiting;
+  gint64 moments[N_MOMENTS]; /* g_get_monotonic_time(), 0: not reached */
 } Task;
 
 typedef struct Pipeline Pipeline;
@@ -270,6 +286,7 @@ static void send_done(Pipeline *p, Task *task) {
   if (!p->spec->keep_pixels)
     lhio_image_clear(&task->item.image);
   lhio_encoded_clear(&task->encoded);
+  task->moments[MOMENT_DONE] = g_get_monotonic_time();
   g_atomic_int_inc(&p->released);
   g_async_queue_push(p->done_queue, task);
 }
@@ -465,8 +482,11 @@ static void pool_task(gpointer data, gpointer user_data) {
     return;
   }
   gint64 start = g_get_monotonic_time();
+  if (!task->moments[MOMENT_DECODING])
+    task->moments[MOMENT_DECODING] = start;
   int status = decode(p, task);
   add_time(p, &p->decode_s, seconds_since(start));
+  task->moments[MOMENT_DECODED] = g_get_monotonic_time();
   other_decoded(p, task);
   if (status < 0) {
     lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
@@ -790,6 +810,7 @@ static gpointer context_thread(gpointer data) {
     if (task == &end_of_work)
       break;
     int n = 0;
+    task->moments[MOMENT_TAKEN] = g_get_monotonic_time();
     batch[n++] = task;
     /* Whatever else is waiting joins the batch.  nvJPEG's hardware backend
      * is set up for one batch size, and setting it up again costs more than
@@ -806,6 +827,7 @@ static gpointer context_thread(gpointer data) {
         ending = true;
         break;
       }
+      task->moments[MOMENT_TAKEN] = g_get_monotonic_time();
       batch[n++] = task;
       undecoded += is_for_nvjpeg(task);
     }
@@ -1052,6 +1074,34 @@ static gpointer opener_thread(gpointer data) {
   return NULL;
 }
 
+/* LUMAHIST_TRACE=FILE: a line an image, written as its record goes out,
+ * for finding where a run's time goes (which stage waits on which): its
+ * index, decoder and backend, then the seconds from the run's start at each
+ * Moment, -1 for one it did not reach (an image decoded and analysed on a
+ * decoding thread is never taken by a context). */
+static FILE *trace_open(const LhpPipelineSpec *spec) {
+  const char *path = getenv("LUMAHIST_TRACE");
+  if (!path || !*path)
+    return NULL;
+  FILE *trace = fopen(path, "w");
+  if (!trace)
+    lhp_say(&spec->report, path, "cannot write the trace (LUMAHIST_TRACE): %s",
+            g_strerror(errno));
+  return trace;
+}
+
+static void trace_task(FILE *trace, const Pipeline *p, Task *task) {
+  task->moments[MOMENT_EMITTED] = g_get_monotonic_time();
+  fprintf(trace, "%u %s %s", task->item.index,
+          lhio_decoder_name(task->item.decoder),
+          lh_backend_name(task->item.backend));
+  for (int k = 0; k < N_MOMENTS; k++)
+    fprintf(trace, " %.4f",
+            task->moments[k] ? (double)(task->moments[k] - p->start_us) / 1e6
+                             : -1.0);
+  fputc('\n', trace);
+}
+
 /* Whether a path is named as a JPEG. */
 static bool is_jpeg_name(const char *path) {
   static const char *const suffixes[] = {".jpg", ".jpeg", ".jpe", ".jfif"};
@@ -1113,6 +1163,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
    * with 16 cores, equalize of 200 JPEGs took 1.75 s with the CPU taking
    * them while nvJPEG started, 1.66 s without. */
   p.cpu_while_starting = p.gpu_share_limit > 0;
+  FILE *trace = trace_open(spec);
   struct rusage usage_before;
   getrusage(RUSAGE_SELF, &usage_before);
 
@@ -1184,6 +1235,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
       task->item.worker = -1;
       lh_stats_init(&task->item.stats);
       task->stage = STAGE_DECODE;
+      task->moments[MOMENT_DISPATCHED] = g_get_monotonic_time();
       if (p.gpu_share_limit > 0 && !is_jpeg_name(task->item.path)) {
         task->other_waiting = true;
         g_atomic_int_inc(&p.others_waiting);
@@ -1216,6 +1268,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
     while (settled && next_emit < next_dispatch && pending[next_emit % slots]) {
       task = pending[next_emit % slots];
       pending[next_emit % slots] = NULL;
+      if (trace)
+        trace_task(trace, &p, task);
       cut = cut || task->cancelled;
       if (cut) {
         /* Dropped: output stays in input order, so nothing after a gap. */
@@ -1299,6 +1353,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
   result->pinned_s = p.pin_s;
   lhp_pinned_pool_free(p.pinned);
   g_free(pending);
+  if (trace)
+    fclose(trace);
   g_free(p.threads);
   g_free(p.selves);
   LhContext *cpu_context;

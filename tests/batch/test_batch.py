@@ -276,6 +276,35 @@ def group_pipeline(tmp):
             check(not gpu and "GPU time" not in err and "page-locked" not in err,
                   f"--timing: a GPU time line on the {analysis[1]}: {err!r}")
 
+    # LUMAHIST_TRACE: a line an image (failed ones too), in input order, with
+    # its decoder and backend as its record says, and the moments of its way
+    # in the order they happen (taken by a context: -1 when the decoding
+    # thread analysed it).
+    trace_path = os.path.join(tmp, "trace.txt")
+    proc = run("stats", "--jobs", "3", folder, env={**os.environ, "LUMAHIST_TRACE": trace_path})
+    with open(trace_path) as f:
+        lines = [line.split() for line in f]
+    by_path = {r["path"]: r for r in records(proc.stdout)}
+    check([int(line[0]) for line in lines] == list(range(len(expected))),
+          f"LUMAHIST_TRACE: indices {[line[0] for line in lines][:8]}...")
+    for line, path in zip(lines, expected):
+        moments = [float(x) for x in line[3:]]
+        if not check(len(moments) == 6, f"LUMAHIST_TRACE: {line}"):
+            break
+        dispatched, decoding, decoded, taken, done, emitted = moments
+        check(0 <= dispatched <= decoding <= decoded <= done <= emitted and
+              (taken == -1 or decoded <= taken <= done),
+              f"LUMAHIST_TRACE: {path}: moments out of order: {line}")
+        if path in by_path:
+            check(line[1] == by_path[path]["decoder"] and line[2] == by_path[path]["backend"],
+                  f"LUMAHIST_TRACE: {path}: {line[1:3]} against its record's "
+                  f"{by_path[path]['decoder']}, {by_path[path]['backend']}")
+    proc = run("stats", "--quiet", folder,
+               env={**os.environ, "LUMAHIST_TRACE": os.path.join(tmp, "no", "such", "dir")})
+    check(proc.returncode == 1 and b"cannot write the trace (LUMAHIST_TRACE)" in proc.stderr and
+          len(records(proc.stdout)) == len(expected) - len(bad),
+          f"LUMAHIST_TRACE in a missing folder: {text(proc.stderr)!r}")
+
     for r in records(outputs[1]):
         hist, depth = reference_histogram(r["path"])
         check(r["bit_depth"] == depth and r["histogram"] == hist.tolist(),
