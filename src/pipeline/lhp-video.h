@@ -136,8 +136,9 @@ typedef struct {
   LhRange range;
   LhBackend backend; /* where the last frame was analysed */
   /* The statistics of the summed histogram (of the first frame's depth), with
-   * the job's percentiles; NULL when they could not be had (said). */
-  const LhStats *total;
+   * the job's percentiles; NULL when they could not be had (said).  The
+   * callee may take them, as a frame's. */
+  LhStats *total;
   const uint64_t *histogram;
   const LhpVideoRange *stats;       /* LHP_VIDEO_STAT_COUNT */
   const LhpVideoRange *percentiles; /* total->n_percentiles */
@@ -190,9 +191,11 @@ LhpVideoStats *lhp_video_stats_new(const LhpVideoJob *job);
 /* Decodes one video and gives each sampled frame's record to job->frame,
  * then the summary to job->summary.  A failed file gives the frames before
  * the damage and a summary with the error (when any frame came), then
- * LHP_VIDEO_FAILED with the reason, to be freed, in *failure, said as
- * "PATH: reason" ("...  (the N frames decoded are kept)"). */
-LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *stats, const char *path, char **failure);
+ * LHP_VIDEO_FAILED with the negative status in *status and the reason, to
+ * be freed, in *failure, to be said as "PATH: reason" ("... (the N frames
+ * decoded are kept)"); status may be NULL. */
+LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *stats, const char *path, int *status,
+                                     char **failure);
 /* Where the stop signal is read from from now on. */
 void lhp_video_stats_set_stop(LhpVideoStats *stats, volatile sig_atomic_t *stop);
 void lhp_video_stats_free(LhpVideoStats *stats);

@@ -417,7 +417,8 @@ static bool give_summary(LhpVideoStats *v, const char *path, const char *decoder
   return going;
 }
 
-LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, char **failure)
+LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *failed_status,
+                                     char **failure)
 {
   const LhpVideoJob *job = &v->job;
   const LhpVideoOptions *args = job->video;
@@ -434,6 +435,8 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, char **
   int status = lhio_video_open(path, &video_options, &video);
   if (status < 0) {
     *failure = g_strdup(lhp_reason(status, path));
+    if (failed_status)
+      *failed_status = status;
     return LHP_VIDEO_FAILED;
   }
   double end_time = args->duration_s > 0 ? args->start_s + args->duration_s : INFINITY;
@@ -513,6 +516,8 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, char **
   }
   lhio_video_close(video);
   if (error) {
+    if (failed_status)
+      *failed_status = status;
     if (v->frames > 0)
       *failure = g_strdup_printf("%s (the %" PRIu64 " frames decoded are kept)", error, v->frames);
     else

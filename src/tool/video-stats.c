@@ -194,7 +194,7 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
   if (v->job.report)
     lht_video_report_begin(lht_report_videos(v->job.report), path);
   char *failure = NULL;
-  LhpVideoOutcome outcome = lhp_video_stats_file(v->loop, path, &failure);
+  LhpVideoOutcome outcome = lhp_video_stats_file(v->loop, path, NULL, &failure);
   if (v->job.progress)
     lht_progress_note(v->job.progress, NULL);
   if (failure)
