@@ -67,7 +67,7 @@ from . import _lumahist
 
 __all__ = [
     "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError",
-    "CudaError", "Stats", "DatasetStats", "stats", "equalize", "clahe", "apply_lut",
+    "CudaError", "Stats", "DatasetStats", "VideoFrame", "VideoSummary", "stats", "equalize", "clahe", "apply_lut",
     "lut_from_histogram", "overlay", "merge", "device_time", "Temporal", "stats_files",
     "FORMATS", "__version__",
 ]
@@ -148,7 +148,10 @@ class Stats(_lumahist.StatsBase):
     (stats_files), None for an array.  Each is read from the library's
     result when first asked for (the histogram and the percentiles once,
     then kept), so that a call makes no Python objects it is not asked for.
+    summary is False (True on a video's summary record, VideoSummary).
     """
+
+    summary = False
 
     def to_dict(self, histogram=True):
         """The fields of the tool's jsonl record, in its order: all of them for a
@@ -305,7 +308,85 @@ class DatasetStats(Stats):
                 f"mean {self.mean:.3f} median {self.median}>")
 
 
-_lumahist.set_result_types(Stats, DatasetStats)
+_FRAME_FIELDS_FIRST = ("frame", "pts", "duration", "keyframe")
+_FRAME_FIELDS_LAST = ("diff", "cut_distance", "scene_cut", "black", "frozen", "out_of_legal",
+                      "flicker", "signalstats_low", "signalstats_high", "decode_warning")
+
+
+class VideoFrame(Stats):
+    """The statistics of one frame of a video file (stats_files), as the tool's
+    frame record has them: the fields of Stats (decoder: the GStreamer
+    element), and frame (its index among the decoded frames from start on),
+    pts and duration (seconds; None unknown), keyframe (None unknown), diff
+    (mean absolute luma difference to the previous record's frame, code
+    values; None for the first), cut_distance (histogram distance to it; None
+    for the first), scene_cut, black, frozen, out_of_legal (fraction outside
+    16..235 scaled to the depth), flicker (std of the means over the last
+    second), signalstats_low and signalstats_high (FFmpeg signalstats' YLOW
+    and YHIGH) and decode_warning, as README's "Video files" defines them."""
+
+    def to_dict(self, histogram=True):
+        """The tool's jsonl record of the frame, its fields in its order."""
+        image = super().to_dict(histogram)
+        record = {"path": image.pop("path")}
+        for name in _FRAME_FIELDS_FIRST:
+            record[name] = getattr(self, name)
+        counts = image.pop("histogram", None)
+        record.update(image)
+        for name in _FRAME_FIELDS_LAST:
+            record[name] = getattr(self, name)
+        if counts is not None:
+            record["histogram"] = counts
+        return record
+
+    def __repr__(self):
+        return (f"<lumahist.VideoFrame {self.path} frame {self.frame} pts {self.pts} "
+                f"mean {self.mean:.3f} median {self.median}>")
+
+
+def _summary_field(name, doc):
+    return property(lambda self: self._record.get(name), doc=doc)
+
+
+class VideoSummary(Stats):
+    """The summary of a video file (stats_files), after its frames' records: the
+    tool's summary record.  As Stats, the statistics of all its analysed
+    frames' pixels together (histogram: their summed histogram; width,
+    height, bit_depth, matrix, range of the first frame; backend where the
+    last was analysed; decoder the GStreamer element), and the summary's own
+    fields (README, "Video files")."""
+
+    summary = True
+    frames = _summary_field("frames", "Frames analysed.")
+    duration = _summary_field("duration", "Seconds from the first frame's pts to the last one's end.")
+    start = _summary_field("start", "The first analysed frame's pts, seconds.")
+    complete = _summary_field("complete", "Whether the file was read to its end.")
+    error = _summary_field("error", "Why the file ended early; None when complete.")
+    frame_stats = _summary_field(
+        "frame_stats", "{statistic: {'min', 'max', 'mean'}} over the frames of mean, stddev, "
+        "min, max, median, clipped_low, clipped_high, out_of_legal, diff, cut_distance, "
+        "flicker and each percentile ('p50', ...).")
+    cuts = _summary_field("cuts", "The pts of each scene cut.")
+    black = _summary_field("black", "Spans of black frames: [{'start', 'end', 'first_frame', "
+                           "'frames'}].")
+    frozen = _summary_field("frozen", "Spans of frozen frames, as black's.")
+    decode_warnings = _summary_field("decode_warnings", "Frames the decoder warned of.")
+
+    def to_dict(self, histogram=True):
+        """The tool's jsonl summary record, its fields in its order."""
+        record = dict(self._record)
+        record["path"] = self.path
+        if histogram:
+            record["histogram"] = self.histogram.tolist()
+        return record
+
+    def __repr__(self):
+        state = "complete" if self.complete else "incomplete"
+        return (f"<lumahist.VideoSummary {self.path} {self.frames} frames, {state}, "
+                f"mean {self.mean:.3f} median {self.median}>")
+
+
+_lumahist.set_result_types(Stats, DatasetStats, VideoFrame, VideoSummary)
 
 
 def merge(records, *, percentiles=None):
@@ -364,29 +445,42 @@ class Temporal:
         _lumahist.temporal_reset(self._capsule)
 
 
-def stats_files(paths, *, jobs=None, matrix="bt601", range="full",
+def stats_files(paths, *, jobs=None, matrix=None, range=None,
                 percentiles=(1, 5, 50, 95, 99), backend="auto", max_pixels=None,
-                errors="warn", decoder="auto"):
-    """Stats of PNG and JPEG files and folders, on the command-line tool's batch
-    pipeline: folders walked as `lumahist stats` walks them (recursively, each
-    folder's entries in sorted byte order; its .png, .jpg and .jpeg files;
-    a video, named or found by its extension, is named in a RuntimeWarning
-    and left out, whatever errors says: its frames are `lumahist stats`'s),
-    files decoded on `jobs` threads (default: the cores) and analysed in
-    batches, on a GPU when backend allows it, with JPEGs decoded there by
-    nvJPEG where it can be loaded (decoder="auto" or "gpu"; "cpu":
-    libjpeg-turbo).  Returns an iterator of Stats in the order of the files,
-    the tool's (`lumahist stats` on the same paths gives the same records;
-    --backend cpu --decoder cpu gives the numbers that backend="cpu",
-    decoder="cpu" gives).  Each Stats has path and decoder ("libpng",
-    "libjpeg-turbo", "nvjpeg-hardware", "nvjpeg-gpu"), and to_dict() is the
-    tool's jsonl record.  A file that cannot be read: a RuntimeWarning saying
-    its path and why, and it is left out (errors="warn"), or the lumahist.Error
-    raised in its place, the records before it having come (errors="raise").
-    decoder="gpu" where nvJPEG cannot be used raises UnsupportedError.  The
-    run goes on in threads of its own, a few dozen results ahead of the loop
-    at most; closing the iterator (close(), break, garbage collection, an
-    exception such as KeyboardInterrupt in the loop) stops it."""
+                errors="warn", decoder="auto", every=1, fps=None, start=0.0, duration=None,
+                cut_threshold=0.4, video_timeout=30.0, video_memory="cuda"):
+    """Stats of image and video files and folders, on the command-line tool's
+    batch pipeline: folders walked as `lumahist stats` walks them
+    (recursively, each folder's entries in sorted byte order; its .png, .jpg
+    and .jpeg files and its video files), images decoded on `jobs` threads
+    (default: the cores) and analysed in batches, on a GPU when backend
+    allows it, with JPEGs decoded there by nvJPEG where it can be loaded
+    (decoder="auto" or "gpu"; "cpu": libjpeg-turbo).  Returns an iterator of
+    records in the order of the files, the tool's: a Stats for each image,
+    and for each video (a file whose content or name says so, decoded by
+    GStreamer, NVDEC's frames read in place on the GPU unless
+    video_memory="system") a VideoFrame for each analysed frame, then its
+    VideoSummary.  `lumahist stats` on the same paths with the same options
+    gives the same records: each to_dict() is the tool's jsonl record
+    (--backend cpu --decoder cpu gives the numbers that backend="cpu",
+    decoder="cpu" gives).  matrix and range: the tool's --matrix and
+    --range (default bt601 and full; a video's come from its stream unless
+    given).  Videos: every (one decoded frame in N), fps (at most F frames a
+    second of stream time; None: all), start and duration (seconds of stream
+    time; duration None: to the end), cut_threshold (the histogram distance
+    of a scene cut), video_timeout (seconds without a frame before a file is
+    given up), as the tool's --every, --fps, --start, --duration,
+    --cut-threshold, --video-timeout and --video-memory, with its checks (a
+    bad value raises InvalidArgumentError).  A file that cannot be read: a
+    RuntimeWarning saying its path and why, and it is left out
+    (errors="warn"), or the lumahist.Error raised in its place, the records
+    before it having come (errors="raise"); a video that fails part way (cut,
+    damaged, stuck) first gives the records of the frames decoded before the
+    damage and its summary, complete False with the error.  decoder="gpu"
+    where nvJPEG cannot be used raises UnsupportedError.  The run goes on in
+    threads of its own, a few dozen records ahead of the loop at most;
+    closing the iterator (close(), break, garbage collection, an exception
+    such as KeyboardInterrupt in the loop) stops it."""
     if errors not in ("warn", "raise"):
         raise InvalidArgumentError("errors: warn or raise", -1)
     if isinstance(paths, (str, bytes, _os.PathLike)):
@@ -395,4 +489,8 @@ def stats_files(paths, *, jobs=None, matrix="bt601", range="full",
     return _lumahist.stats_files([_os.fspath(p) for p in paths], jobs=jobs or 0, matrix=matrix,
                                  range=range, percentiles=listed, backend=backend,
                                  max_pixels=max_pixels or 0, decoder=decoder,
-                                 raise_errors=errors == "raise")
+                                 raise_errors=errors == "raise", every=every,
+                                 fps=0.0 if fps is None else float(fps), start=float(start),
+                                 duration=0.0 if duration is None else float(duration),
+                                 cut_threshold=float(cut_threshold),
+                                 video_timeout=float(video_timeout), video_memory=video_memory)

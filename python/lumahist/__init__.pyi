@@ -1,4 +1,4 @@
-from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -44,7 +44,36 @@ class Stats:
     percentiles: Dict[float, int]
     percentiles_norm: Dict[float, float]
     histogram: npt.NDArray[np.uint64]
+    summary: bool
     def to_dict(self, histogram: bool = ...) -> Dict[str, Any]: ...
+
+class VideoFrame(Stats):
+    frame: int
+    pts: Optional[float]
+    duration: Optional[float]
+    keyframe: Optional[bool]
+    diff: Optional[float]
+    cut_distance: Optional[float]
+    scene_cut: bool
+    black: bool
+    frozen: bool
+    out_of_legal: float
+    flicker: Optional[float]
+    signalstats_low: int
+    signalstats_high: int
+    decode_warning: bool
+
+class VideoSummary(Stats):
+    frames: int
+    duration: Optional[float]
+    start: Optional[float]
+    complete: bool
+    error: Optional[str]
+    frame_stats: Dict[str, Dict[str, Optional[float]]]
+    cuts: List[Optional[float]]
+    black: List[Dict[str, Any]]
+    frozen: List[Dict[str, Any]]
+    decode_warnings: int
 
 def stats(image: Any, *, matrix: str = ..., range: str = ...,
           percentiles: Optional[Sequence[float]] = ...,
@@ -83,11 +112,13 @@ class Temporal:
     def __init__(self, window: int = ..., cut_threshold: float = ...) -> None: ...
     def reset(self) -> None: ...
 
-class StatsFilesIterator(Iterator[Stats]):
-    def __next__(self) -> Stats: ...
+class StatsFilesIterator(Iterator[Union[Stats, VideoFrame, VideoSummary]]):
+    def __next__(self) -> Union[Stats, VideoFrame, VideoSummary]: ...
     def close(self) -> None: ...
 
-def stats_files(paths: Any, *, jobs: Optional[int] = ..., matrix: str = ..., range: str = ...,
-                percentiles: Optional[Sequence[float]] = ..., backend: str = ...,
-                max_pixels: Optional[int] = ..., errors: str = ...,
-                decoder: str = ...) -> StatsFilesIterator: ...
+def stats_files(paths: Any, *, jobs: Optional[int] = ..., matrix: Optional[str] = ...,
+                range: Optional[str] = ..., percentiles: Optional[Sequence[float]] = ...,
+                backend: str = ..., max_pixels: Optional[int] = ..., errors: str = ...,
+                decoder: str = ..., every: int = ..., fps: Optional[float] = ...,
+                start: float = ..., duration: Optional[float] = ..., cut_threshold: float = ...,
+                video_timeout: float = ..., video_memory: str = ...) -> StatsFilesIterator: ...

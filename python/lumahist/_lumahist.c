@@ -842,7 +842,7 @@ static PyObject *py_stats(PyObject *self, PyObject *args)
       0)
     return NULL;
   options.roi = (LhRect){roi[0], roi[1], roi[2], roi[3]};
-  StatsObject *result = stats_object_new(false);
+  StatsObject *result = stats_object_new(STATS_IMAGE);
   if (result &&
       analyze_array(image, format_name, frame_width, bit_depth, backend, &options, NULL,
                     &result->stats, &result->width, &result->height, &result->backend) < 0)
@@ -871,7 +871,7 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
   if (!PyUnicode_FSConverter(path, &path_bytes))
     return NULL;
   LhContext *context = context_for(backend);
-  StatsObject *result = context ? stats_object_new(false) : NULL;
+  StatsObject *result = context ? stats_object_new(STATS_IMAGE) : NULL;
   if (!result) {
     Py_DECREF(path_bytes);
     return NULL;
@@ -1058,7 +1058,7 @@ static PyObject *py_from_histogram(PyObject *self, PyObject *args, PyObject *kwa
   } else if ((size_t)h.len % sizeof(uint64_t) != 0 || depth < 8 || depth > 16) {
     status = lh_set_error(LH_ERROR_INVALID_ARGUMENT,
                           "a histogram of 2^8 .. 2^16 uint64 counts expected");
-  } else if ((result = stats_object_new(true))) {
+  } else if ((result = stats_object_new(STATS_DATASET))) {
     status = lh_stats_from_histogram(h.buf, depth, &options, &result->stats);
   }
   PyBuffer_Release(&h);
@@ -1281,8 +1281,10 @@ static PyMethodDef methods[] = {
     {"format_names", py_format_names, METH_NOARGS, "the library's pixel format names"},
     {"version", py_version, METH_NOARGS, "the library's version"},
     {"set_result_types", stats_object_set_result_types, METH_VARARGS,
-     "set_result_types(Stats, DatasetStats): the classes of the results"},
-    {"restore_stats", stats_object_restore, METH_VARARGS, "restore_stats(cls, state): unpickles"},
+     "set_result_types(Stats, DatasetStats, VideoFrame, VideoSummary): the classes of the "
+     "results"},
+    {"restore_stats", stats_object_restore, METH_VARARGS,
+     "restore_stats(cls, state[, frame]): unpickles"},
     {"analyze_times", py_analyze_times, METH_VARARGS,
      "analyze_times(image, runs, backend='auto') -> [seconds]: the C call alone, timed"},
     {NULL, NULL, 0, NULL},

@@ -1,8 +1,11 @@
 /* files.c: lumahist.stats_files on the tool's batch pipeline (src/pipeline/):
- * the folders are walked as `lumahist stats` walks them, and the files are
+ * the folders are walked as `lumahist stats` walks them, and the images are
  * decoded on a pool of threads (JPEGs on the GPU by nvJPEG where it can be
- * loaded) and analysed in batches per context, on a thread of the run's own.
- * Its results come to the iterator in input order through a bounded queue:
+ * loaded) and analysed in batches per context, on a thread of the run's own;
+ * videos go through the tool's frame loop (lhp-video.h) on that thread, in
+ * their place among the images, each giving its frames' records and its
+ * summary.  Its results come to the iterator in input order through a
+ * bounded queue:
  * the pipeline waits in emit while the consumer is behind, so memory stays
  * bounded however many files there are.  The iterator waits with the GIL
  * released, and looks at Python's signals (Ctrl-C) while it waits.  Closing
@@ -15,6 +18,7 @@
 
 #include "io/lhio-video.h"
 #include "module.h"
+#include "pipeline/lhp-video.h"
 #include "pipeline/lhp.h"
 #include "stats-object.h"
 
@@ -25,7 +29,9 @@
 #define SIGNAL_CHECK_US (G_USEC_PER_SEC / 10)
 
 typedef enum {
-  ENTRY_RECORD,  /* a file's statistics */
+  ENTRY_RECORD,  /* an image's statistics */
+  ENTRY_FRAME,   /* a video frame's */
+  ENTRY_SUMMARY, /* a video's summary */
   ENTRY_FAILURE, /* a file that failed, or a path the walk could not read */
   ENTRY_NOTE,    /* what the walk said of a path that is not a failure */
 } EntryKind;
@@ -38,8 +44,11 @@ typedef struct {
   LhStats stats;
   int width, height;
   LhBackend backend;
-  LhioDecoder decoder;
-  const char *converted_from; /* a static name, or NULL */
+  LhioDecoder decoder;        /* RECORD */
+  const char *converted_from; /* RECORD: a static name, or NULL */
+  char *video_decoder;        /* FRAME, SUMMARY: the GStreamer element */
+  LhpFrameFields fields;      /* FRAME (its decoder is video_decoder) */
+  char *summary_json;         /* SUMMARY: its record, without the histogram */
 } Entry;
 
 /* One run, shared by its thread and the iterator. */
@@ -52,6 +61,18 @@ typedef struct {
   LhpDecoder decoder;
   int jobs;
   uint64_t max_pixels;
+  LhpVideoOptions video;
+  bool matrix_given; /* matrix= / range= given: they override a video's colorimetry */
+  bool range_given;
+  /* The run's thread only: the paths, where the images among them are
+   * (image_at[i]: item i's place in paths), the next video to run, and its
+   * frame loop. */
+  GPtrArray *paths;
+  GArray *image_at;
+  GArray *video_at;
+  guint next_video;
+  LhpVideoStats *videos;
+  LhpReport report;
   /* Under lock. */
   GMutex lock;
   GCond changed;
@@ -78,6 +99,8 @@ static void entry_free(Entry *entry)
   lh_stats_clear(&entry->stats);
   g_free(entry->path);
   g_free(entry->reason);
+  g_free(entry->video_decoder);
+  g_free(entry->summary_json);
   g_free(entry);
 }
 
@@ -134,9 +157,97 @@ static bool on_ready(const LhpContexts *contexts, void *data)
   return true;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Videos                                                                    */
+
+/* A frame's record: its statistics taken, its fields copied. */
+static bool on_frame(const LhpVideoFrame *frame, void *data)
+{
+  Entry *entry = entry_new(ENTRY_FRAME, frame->path, NULL, 0);
+  entry->stats = *frame->stats;
+  lh_stats_init(frame->stats);
+  entry->width = frame->width;
+  entry->height = frame->height;
+  entry->backend = frame->backend;
+  entry->fields = *frame->fields;
+  entry->video_decoder = g_strdup(frame->fields->decoder);
+  entry->fields.decoder = NULL;
+  return queue_entry(data, entry);
+}
+
+/* The summary's record as the tool writes it (the iterator reads it back),
+ * without its histogram: the statistics, taken, hold that. */
+static bool on_summary(const LhpVideoSummary *summary, void *data)
+{
+  if (!summary->total)
+    return true; /* said (a RuntimeWarning): the tool writes none either */
+  char *text = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&text, &size);
+  if (!out)
+    return true;
+  lhp_video_summary_write(out, summary, false);
+  bool written = fclose(out) == 0;
+  Entry *entry = entry_new(ENTRY_SUMMARY, summary->path, NULL, 0);
+  entry->summary_json = g_strndup(text, size);
+  free(text);
+  if (!written) {
+    entry_free(entry);
+    return true;
+  }
+  entry->stats = *summary->total;
+  lh_stats_init(summary->total);
+  entry->width = summary->width;
+  entry->height = summary->height;
+  entry->backend = summary->backend;
+  entry->video_decoder = g_strdup(summary->decoder);
+  return queue_entry(data, entry);
+}
+
+/* Runs the videos before place `position` among the paths (all of them:
+ * G_MAXUINT); false once the iterator is gone. */
+static bool run_videos_before(Run *run, guint position)
+{
+  while (run->next_video < run->video_at->len &&
+         g_array_index(run->video_at, guint, run->next_video) < position) {
+    const char *path =
+        g_ptr_array_index(run->paths, g_array_index(run->video_at, guint, run->next_video));
+    run->next_video++;
+    if (!run->videos) {
+      LhpVideoJob job = {
+          .video = &run->video,
+          .options = &run->options,
+          .matrix_given = run->matrix_given,
+          .range_given = run->range_given,
+          .backend = run->backend,
+          .report = &run->report,
+          .frame = on_frame,
+          .summary = on_summary,
+          .data = run,
+      };
+      run->videos = lhp_video_stats_new(&job);
+    }
+    int status = LH_ERROR_IO;
+    char *failure = NULL;
+    LhpVideoOutcome outcome = lhp_video_stats_file(run->videos, path, &status, &failure);
+    bool going = outcome != LHP_VIDEO_STOPPED;
+    if (outcome == LHP_VIDEO_FAILED)
+      going = queue_entry(run, entry_new(ENTRY_FAILURE, path, failure, status));
+    g_free(failure);
+    if (!going)
+      return false;
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Images                                                                    */
+
 static bool on_emit(LhpItem *item, void *data)
 {
   Run *run = data;
+  if (!run_videos_before(run, g_array_index(run->image_at, guint, item->index)))
+    return false;
   Entry *entry = entry_new(ENTRY_RECORD, item->path, NULL, 0);
   /* The entry takes the statistics and their histogram. */
   entry->stats = item->stats;
@@ -151,9 +262,12 @@ static bool on_emit(LhpItem *item, void *data)
 
 static bool on_failed(LhpItem *item, void *data)
 {
-  return queue_entry(data, entry_new(ENTRY_FAILURE, item->path,
-                                     item->reason ? item->reason : lh_status_name(item->status),
-                                     item->status));
+  Run *run = data;
+  if (!run_videos_before(run, g_array_index(run->image_at, guint, item->index)))
+    return false;
+  return queue_entry(run, entry_new(ENTRY_FAILURE, item->path,
+                                    item->reason ? item->reason : lh_status_name(item->status),
+                                    item->status));
 }
 
 static gpointer run_thread(gpointer data)
@@ -167,25 +281,19 @@ static gpointer run_thread(gpointer data)
    * up the tree, which goes as one): they come first, as the tool's do. */
   for (guint i = 0; !walked && i < walk_said->len; i++)
     ((Entry *)g_ptr_array_index(walk_said, i))->kind = ENTRY_FAILURE;
-  /* A video's frames are the tool's (lumahist stats): this module has no
-   * video path.  The walk takes videos too, so that each is named in a
-   * warning after the walk's instead of left out in silence. */
-  GPtrArray *images = g_ptr_array_new_with_free_func(g_free);
-  g_ptr_array_set_free_func(paths, NULL); /* each path moves to images or is freed */
+  /* Videos are run between the pipeline's images, in their place, as the
+   * tool runs them (a path is one when its content or name says so). */
+  GPtrArray *images = g_ptr_array_new();
+  run->paths = paths;
+  run->image_at = g_array_new(FALSE, FALSE, sizeof(guint));
+  run->video_at = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint i = 0; i < paths->len; i++) {
     char *path = g_ptr_array_index(paths, i);
-    if (lhio_is_video_name(path)) {
-      g_ptr_array_add(walk_said, entry_new(ENTRY_NOTE, path,
-                                           "a video, left out: stats_files reads images; "
-                                           "`lumahist stats` gives a video's frames",
-                                           LH_ERROR_UNSUPPORTED));
-      g_free(path);
-    } else {
+    bool video = lhio_path_is_video(path);
+    g_array_append_val(video ? run->video_at : run->image_at, i);
+    if (!video)
       g_ptr_array_add(images, path);
-    }
   }
-  g_ptr_array_free(paths, TRUE);
-  paths = images;
   bool going = true; /* the iterator is still there */
   for (guint i = 0; i < walk_said->len; i++) {
     Entry *entry = g_ptr_array_index(walk_said, i);
@@ -211,16 +319,25 @@ static gpointer run_thread(gpointer data)
         .emit = on_emit,
         .failed = on_failed,
         .data = run,
-        .report = {.say = say_of_run, .data = run},
+        .report = run->report,
         .stop = &run->stop,
         /* The next stats_files call in this process starts at once. */
         .keep_gpu_jpeg = true,
     };
-    lhp_pipeline_run(&spec, &contexts, paths, &result);
+    lhp_pipeline_run(&spec, &contexts, images, &result);
+    /* The videos after the last image. */
+    if (!result.not_started && !result.stopped)
+      run_videos_before(run, G_MAXUINT);
     g_free(result.per_context);
     lhp_contexts_close(&contexts);
   }
+  lhp_video_stats_free(run->videos);
+  run->videos = NULL;
+  g_ptr_array_free(images, TRUE);
   g_ptr_array_free(paths, TRUE);
+  run->paths = NULL;
+  g_array_free(run->image_at, TRUE);
+  g_array_free(run->video_at, TRUE);
   g_mutex_lock(&run->lock);
   run->finished = true;
   run->not_started = result.not_started;
@@ -286,10 +403,33 @@ static int warn_all(GPtrArray *messages)
   return status;
 }
 
-/* The record of an entry, as stats_file makes it. */
+/* A video summary's record (its JSON, as the tool writes it) as a dict,
+ * read by json.loads: NULL with the exception set. */
+static PyObject *summary_record(const char *text)
+{
+  static PyObject *loads;
+  if (!loads) {
+    PyObject *json = PyImport_ImportModule("json");
+    if (!json)
+      return NULL;
+    loads = PyObject_GetAttrString(json, "loads");
+    Py_DECREF(json);
+    if (!loads)
+      return NULL;
+  }
+  return PyObject_CallFunction(loads, "s", text);
+}
+
+/* The record of an entry: Stats (an image, as stats_file makes it),
+ * VideoFrame or VideoSummary. */
 static PyObject *record_of(Entry *entry)
 {
-  StatsObject *result = stats_object_new(false);
+  static const StatsKind kinds[] = {
+      [ENTRY_RECORD] = STATS_IMAGE,
+      [ENTRY_FRAME] = STATS_VIDEO_FRAME,
+      [ENTRY_SUMMARY] = STATS_VIDEO_SUMMARY,
+  };
+  StatsObject *result = stats_object_new(kinds[entry->kind]);
   if (!result)
     return NULL;
   result->stats = entry->stats;
@@ -297,12 +437,27 @@ static PyObject *record_of(Entry *entry)
   result->height = entry->height;
   result->backend = entry->backend;
   lh_stats_init(&entry->stats); /* taken */
+  if (entry->kind == ENTRY_FRAME)
+    result->frame = entry->fields;
   Py_SETREF(result->path, PyUnicode_DecodeFSDefault(entry->path));
-  Py_SETREF(result->decoder, PyUnicode_FromString(lhio_decoder_name(entry->decoder)));
+  if (entry->kind == ENTRY_RECORD)
+    Py_SETREF(result->decoder, PyUnicode_FromString(lhio_decoder_name(entry->decoder)));
+  else
+    Py_SETREF(result->decoder, PyUnicode_FromString(entry->video_decoder));
   if (result->path && result->decoder && entry->converted_from)
     Py_SETREF(result->converted_from, PyUnicode_FromString(entry->converted_from));
-  if (!result->path || !result->decoder || !result->converted_from)
-    Py_CLEAR(result);
+  if (!result->path || !result->decoder || !result->converted_from) {
+    Py_DECREF(result);
+    return NULL;
+  }
+  if (entry->kind == ENTRY_SUMMARY) {
+    /* VideoSummary reads its own fields (frames, cuts, spans ...) from it. */
+    PyObject *record = summary_record(entry->summary_json);
+    int status = record ? PyObject_SetAttrString((PyObject *)result, "_record", record) : -1;
+    Py_XDECREF(record);
+    if (status < 0)
+      Py_CLEAR(result);
+  }
   return (PyObject *)result;
 }
 
@@ -374,7 +529,7 @@ static PyObject *iterator_next(FilesIterator *self)
       continue;
     }
     PyObject *record = NULL;
-    if (entry->kind == ENTRY_RECORD) {
+    if (entry->kind == ENTRY_RECORD || entry->kind == ENTRY_FRAME || entry->kind == ENTRY_SUMMARY) {
       record = record_of(entry);
       if (!record)
         iterator_close(self);
@@ -446,23 +601,40 @@ static char **names_from(PyObject *paths, int *n)
 
 PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {"paths",   "jobs",       "matrix",  "range",        "percentiles",
-                             "backend", "max_pixels", "decoder", "raise_errors", NULL};
+  static char *keywords[] = {
+      "paths",      "jobs",          "matrix",        "range",        "percentiles", "backend",
+      "max_pixels", "decoder",       "raise_errors",  "every",        "fps",         "start",
+      "duration",   "cut_threshold", "video_timeout", "video_memory", NULL};
   PyObject *paths, *percentiles = Py_None;
   int jobs = 0, raise_errors = 0;
-  const char *matrix_name = "bt601", *range_name = "full", *backend_name = "auto";
+  const char *matrix_name = NULL, *range_name = NULL, *backend_name = "auto";
   const char *decoder_name = "auto";
   unsigned long long max_pixels = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$issOsKsp", keywords, &paths, &jobs,
+  LhpVideoOptions video;
+  lhp_video_options_init(&video);
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$izzOsKspiddddds", keywords, &paths, &jobs,
                                    &matrix_name, &range_name, &percentiles, &backend_name,
-                                   &max_pixels, &decoder_name, &raise_errors))
+                                   &max_pixels, &decoder_name, &raise_errors, &video.every,
+                                   &video.fps, &video.start_s, &video.duration_s,
+                                   &video.cut_threshold, &video.timeout_s, &video.memory))
     return NULL;
   if (jobs < 0)
     return raise_invalid("jobs: 1 or more (None: one per core)");
+  /* The tool's checks and words, with the keywords' names. */
+  const char *option, *rule;
+  if (!lhp_video_options_check(&video, &option, &rule)) {
+    char *text = g_strdup_printf("%s %s", option, rule);
+    raise_invalid(text);
+    g_free(text);
+    return NULL;
+  }
   LhOptions options;
   LhBackend backend;
-  if (stats_options_from(matrix_name, range_name, backend_name, percentiles, &options, &backend) <
-      0)
+  /* Without matrix= and range=, images are bt601 and full range, and a
+   * video's come from its stream, as the tool does without --matrix and
+   * --range. */
+  if (stats_options_from(matrix_name ? matrix_name : "bt601", range_name ? range_name : "full",
+                         backend_name, percentiles, &options, &backend) < 0)
     return NULL;
   LhpDecoder decoder;
   if (strcmp(decoder_name, "auto") == 0) {
@@ -497,6 +669,11 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   run->decoder = decoder;
   run->jobs = jobs > 0 ? jobs : (int)g_get_num_processors();
   run->max_pixels = max_pixels;
+  run->video = video;
+  run->video.memory = NULL; /* a Python string's: checked, cuda_memory says it */
+  run->matrix_given = matrix_name != NULL;
+  run->range_given = range_name != NULL;
+  run->report = (LhpReport){.say = say_of_run, .data = run};
   g_mutex_init(&run->lock);
   g_cond_init(&run->changed);
   g_queue_init(&run->entries);

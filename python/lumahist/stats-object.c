@@ -9,6 +9,7 @@
  * hides the descriptor, and an instance pickles and copies. */
 #include "stats-object.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -41,8 +42,25 @@ typedef enum {
   FIELD_PATH,
   FIELD_DECODER,
   FIELD_CONVERTED_FROM,
+  /* A video frame's, in the order of its record (VideoFrame's only). */
+  FIELD_FRAME,
+  FIELD_PTS,
+  FIELD_DURATION,
+  FIELD_KEYFRAME,
+  FIELD_DIFF,
+  FIELD_CUT_DISTANCE,
+  FIELD_SCENE_CUT,
+  FIELD_BLACK,
+  FIELD_FROZEN,
+  FIELD_OUT_OF_LEGAL,
+  FIELD_FLICKER,
+  FIELD_SIGNALSTATS_LOW,
+  FIELD_SIGNALSTATS_HIGH,
+  FIELD_DECODE_WARNING,
   FIELD_TOTAL,
 } Field;
+
+#define FIELD_FIRST_OF_FRAME FIELD_FRAME
 
 static const char *const field_names[FIELD_TOTAL] = {
     "width",
@@ -72,14 +90,29 @@ static const char *const field_names[FIELD_TOTAL] = {
     "path",
     "decoder",
     "converted_from",
+    "frame",
+    "pts",
+    "duration",
+    "keyframe",
+    "diff",
+    "cut_distance",
+    "scene_cut",
+    "black",
+    "frozen",
+    "out_of_legal",
+    "flicker",
+    "signalstats_low",
+    "signalstats_high",
+    "decode_warning",
 };
 
 static PyTypeObject stats_base_type;
 
-/* The classes calls make instances of (the package's Stats and
- * DatasetStats); the base type itself until the package registers them. */
-static PyTypeObject *stats_class = &stats_base_type;
-static PyTypeObject *dataset_class = &stats_base_type;
+/* The classes calls make instances of, by StatsKind (the package's Stats,
+ * DatasetStats, VideoFrame and VideoSummary); the base type itself until
+ * the package registers them. */
+static PyTypeObject *result_classes[] = {&stats_base_type, &stats_base_type, &stats_base_type,
+                                         &stats_base_type};
 
 /* restore_stats, which pickles name to rebuild an instance. */
 static PyObject *restore_function;
@@ -163,9 +196,16 @@ static PyObject *kept(PyObject **slot, PyObject *made)
   return Py_NewRef(made);
 }
 
+/* A time or measure that a frame may lack (NAN): None then, as its record's null. */
+static PyObject *float_or_none(double value)
+{
+  return isfinite(value) ? PyFloat_FromDouble(value) : Py_NewRef(Py_None);
+}
+
 static PyObject *field_value(StatsObject *s, Field field)
 {
   const LhStats *st = &s->stats;
+  const LhpFrameFields *f = &s->frame;
   switch (field) {
   case FIELD_WIDTH:
     return s->dataset ? Py_NewRef(Py_None) : PyLong_FromLong(s->width);
@@ -223,6 +263,34 @@ static PyObject *field_value(StatsObject *s, Field field)
     return Py_NewRef(s->decoder);
   case FIELD_CONVERTED_FROM:
     return Py_NewRef(s->converted_from);
+  case FIELD_FRAME:
+    return PyLong_FromUnsignedLongLong(f->frame);
+  case FIELD_PTS:
+    return float_or_none(f->pts);
+  case FIELD_DURATION:
+    return float_or_none(f->duration);
+  case FIELD_KEYFRAME:
+    return f->keyframe < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(f->keyframe);
+  case FIELD_DIFF:
+    return float_or_none(f->diff);
+  case FIELD_CUT_DISTANCE:
+    return float_or_none(f->cut_distance);
+  case FIELD_SCENE_CUT:
+    return PyBool_FromLong(f->scene_cut);
+  case FIELD_BLACK:
+    return PyBool_FromLong(f->black);
+  case FIELD_FROZEN:
+    return PyBool_FromLong(f->frozen);
+  case FIELD_OUT_OF_LEGAL:
+    return float_or_none(f->out_of_legal);
+  case FIELD_FLICKER:
+    return float_or_none(f->flicker);
+  case FIELD_SIGNALSTATS_LOW:
+    return PyLong_FromUnsignedLong(f->signalstats_low);
+  case FIELD_SIGNALSTATS_HIGH:
+    return PyLong_FromUnsignedLong(f->signalstats_high);
+  case FIELD_DECODE_WARNING:
+    return PyBool_FromLong(f->decode_warning);
   default:
     PyErr_SetString(PyExc_SystemError, "lumahist: no such field");
     return NULL;
@@ -241,12 +309,18 @@ static PyObject *field_get(PyObject *self, PyObject *object, PyObject *type)
   (void)type;
   if (!object)
     return Py_NewRef(self); /* read on the class */
+  Field field = ((FieldObject *)self)->field;
   if (!PyObject_TypeCheck(object, &stats_base_type)) {
     PyErr_Format(PyExc_TypeError, "the field %s belongs to lumahist.Stats objects, not to %s",
-                 field_names[((FieldObject *)self)->field], Py_TYPE(object)->tp_name);
+                 field_names[field], Py_TYPE(object)->tp_name);
     return NULL;
   }
-  return field_value((StatsObject *)object, ((FieldObject *)self)->field);
+  if (field >= FIELD_FIRST_OF_FRAME && !((StatsObject *)object)->video_frame) {
+    PyErr_Format(PyExc_AttributeError, "%s has no video frame's %s", Py_TYPE(object)->tp_name,
+                 field_names[field]);
+    return NULL;
+  }
+  return field_value((StatsObject *)object, field);
 }
 
 static PyObject *field_repr(PyObject *self)
@@ -311,11 +385,13 @@ static StatsObject *stats_alloc(PyTypeObject *cls)
   return s;
 }
 
-StatsObject *stats_object_new(bool dataset)
+StatsObject *stats_object_new(StatsKind kind)
 {
-  StatsObject *s = stats_alloc(dataset ? dataset_class : stats_class);
-  if (s)
-    s->dataset = dataset;
+  StatsObject *s = stats_alloc(result_classes[kind]);
+  if (s) {
+    s->dataset = kind == STATS_DATASET;
+    s->video_frame = kind == STATS_VIDEO_FRAME;
+  }
   return s;
 }
 
@@ -359,16 +435,52 @@ fail:
   return NULL;
 }
 
+/* A video frame's fields, for pickling. */
+static PyObject *frame_state(const LhpFrameFields *f)
+{
+  return Py_BuildValue("(KddiddiiiddIIi)", (unsigned long long)f->frame, f->pts, f->duration,
+                       f->keyframe, f->diff, f->cut_distance, (int)f->scene_cut, (int)f->black,
+                       (int)f->frozen, f->out_of_legal, f->flicker, f->signalstats_low,
+                       f->signalstats_high, (int)f->decode_warning);
+}
+
+static int frame_from_state(PyObject *state, LhpFrameFields *f)
+{
+  unsigned long long frame;
+  int scene_cut, black, frozen, decode_warning;
+  if (!PyArg_ParseTuple(state, "KddiddpppddIIp", &frame, &f->pts, &f->duration, &f->keyframe,
+                        &f->diff, &f->cut_distance, &scene_cut, &black, &frozen, &f->out_of_legal,
+                        &f->flicker, &f->signalstats_low, &f->signalstats_high, &decode_warning))
+    return -1;
+  f->frame = frame;
+  f->scene_cut = scene_cut;
+  f->black = black;
+  f->frozen = frozen;
+  f->decode_warning = decode_warning;
+  return 0;
+}
+
 static PyObject *stats_reduce(PyObject *self, PyObject *unused)
 {
   (void)unused;
-  PyObject *state = stats_state((StatsObject *)self);
+  const StatsObject *s = (const StatsObject *)self;
+  PyObject *state = stats_state(s);
   if (!state)
     return NULL;
   PyObject *dict = PyObject_GetAttrString(self, "__dict__");
   if (!dict) {
     PyErr_Clear();
     dict = Py_NewRef(Py_None);
+  }
+  if (s->video_frame) {
+    PyObject *frame = frame_state(&s->frame);
+    if (!frame) {
+      Py_DECREF(state);
+      Py_DECREF(dict);
+      return NULL;
+    }
+    return Py_BuildValue("O(ONN)N", restore_function, (PyObject *)Py_TYPE(self), state, frame,
+                         dict);
   }
   return Py_BuildValue("O(ON)N", restore_function, (PyObject *)Py_TYPE(self), state, dict);
 }
@@ -377,18 +489,18 @@ PyObject *stats_object_restore(PyObject *self, PyObject *args)
 {
   (void)self;
   PyObject *cls, *path, *decoder, *converted_from, *p, *values, *norms, *histogram;
-  PyObject *kept_histogram, *kept_percentiles, *kept_norms;
+  PyObject *kept_histogram, *kept_percentiles, *kept_norms, *frame = Py_None;
   int width, height, backend, dataset, bit_depth, matrix, range;
   unsigned long long count, clipped_low, clipped_high, below_legal, above_legal;
   unsigned int min, max, median;
   double d[14];
-  if (!PyArg_ParseTuple(args, "O!(iiipOOOiiiKddIIIKKKKdddddddddO!O!O!SOOO):restore_stats",
+  if (!PyArg_ParseTuple(args, "O!(iiipOOOiiiKddIIIKKKKdddddddddO!O!O!SOOO)|O:restore_stats",
                         &PyType_Type, &cls, &width, &height, &backend, &dataset, &path, &decoder,
                         &converted_from, &bit_depth, &matrix, &range, &count, &d[0], &d[1], &min,
                         &max, &median, &clipped_low, &clipped_high, &below_legal, &above_legal,
                         &d[2], &d[3], &d[4], &d[5], &d[6], &d[7], &d[8], &d[9], &d[10],
                         &PyTuple_Type, &p, &PyTuple_Type, &values, &PyTuple_Type, &norms,
-                        &histogram, &kept_histogram, &kept_percentiles, &kept_norms))
+                        &histogram, &kept_histogram, &kept_percentiles, &kept_norms, &frame))
     return NULL;
   const Py_ssize_t n = PyTuple_GET_SIZE(p);
   if (!PyType_IsSubtype((PyTypeObject *)cls, &stats_base_type) || bit_depth < 8 || bit_depth > 16 ||
@@ -407,6 +519,13 @@ PyObject *stats_object_restore(PyObject *self, PyObject *args)
   s->height = height;
   s->backend = (LhBackend)backend;
   s->dataset = dataset;
+  if (frame != Py_None) {
+    if (frame_from_state(frame, &s->frame) < 0) {
+      Py_DECREF(s);
+      return NULL;
+    }
+    s->video_frame = true;
+  }
   Py_SETREF(s->path, Py_NewRef(path));
   Py_SETREF(s->decoder, Py_NewRef(decoder));
   Py_SETREF(s->converted_from, Py_NewRef(converted_from));
@@ -475,21 +594,30 @@ static PyTypeObject stats_base_type = {
     /* No tp_new: instances come from the module's calls alone. */
 };
 
-int stats_object_add_type(PyObject *module)
+/* Gives cls the descriptors of fields first .. end - 1 (in its dict: the
+ * base type, static, takes no setattr). */
+static int add_fields(PyTypeObject *cls, Field first, Field end)
 {
-  if (PyType_Ready(&field_type) < 0 || PyType_Ready(&stats_base_type) < 0)
-    return -1;
-  for (int f = 0; f < FIELD_TOTAL; f++) {
+  for (Field f = first; f < end; f++) {
     FieldObject *field = PyObject_New(FieldObject, &field_type);
     if (!field)
       return -1;
-    field->field = (Field)f;
-    int status = PyDict_SetItemString(stats_base_type.tp_dict, field_names[f], (PyObject *)field);
+    field->field = f;
+    int status = PyDict_SetItemString(cls->tp_dict, field_names[f], (PyObject *)field);
     Py_DECREF(field);
     if (status < 0)
       return -1;
   }
-  PyType_Modified(&stats_base_type);
+  PyType_Modified(cls);
+  return 0;
+}
+
+int stats_object_add_type(PyObject *module)
+{
+  if (PyType_Ready(&field_type) < 0 || PyType_Ready(&stats_base_type) < 0)
+    return -1;
+  if (add_fields(&stats_base_type, 0, FIELD_FIRST_OF_FRAME) < 0)
+    return -1;
   restore_function = PyObject_GetAttrString(module, "restore_stats");
   if (!restore_function)
     return -1;
@@ -504,22 +632,22 @@ int stats_object_add_type(PyObject *module)
 PyObject *stats_object_set_result_types(PyObject *self, PyObject *args)
 {
   (void)self;
-  PyObject *stats, *dataset;
-  if (!PyArg_ParseTuple(args, "O!O!:set_result_types", &PyType_Type, &stats, &PyType_Type,
-                        &dataset))
+  PyTypeObject *classes[4];
+  if (!PyArg_ParseTuple(args, "O!O!O!O!:set_result_types", &PyType_Type, &classes[0], &PyType_Type,
+                        &classes[1], &PyType_Type, &classes[2], &PyType_Type, &classes[3]))
     return NULL;
-  if (!PyType_IsSubtype((PyTypeObject *)stats, &stats_base_type) ||
-      !PyType_IsSubtype((PyTypeObject *)dataset, &stats_base_type)) {
-    PyErr_SetString(PyExc_TypeError, "set_result_types: subclasses of StatsBase expected");
+  for (int i = 0; i < 4; i++)
+    if (!PyType_IsSubtype(classes[i], &stats_base_type)) {
+      PyErr_SetString(PyExc_TypeError, "set_result_types: subclasses of StatsBase expected");
+      return NULL;
+    }
+  if (add_fields(classes[STATS_VIDEO_FRAME], FIELD_FIRST_OF_FRAME, FIELD_TOTAL) < 0)
     return NULL;
+  for (int i = 0; i < 4; i++) {
+    Py_INCREF(classes[i]);
+    if (result_classes[i] != &stats_base_type)
+      Py_DECREF(result_classes[i]);
+    result_classes[i] = classes[i];
   }
-  Py_INCREF(stats);
-  Py_INCREF(dataset);
-  if (stats_class != &stats_base_type)
-    Py_DECREF(stats_class);
-  if (dataset_class != &stats_base_type)
-    Py_DECREF(dataset_class);
-  stats_class = (PyTypeObject *)stats;
-  dataset_class = (PyTypeObject *)dataset;
   Py_RETURN_NONE;
 }

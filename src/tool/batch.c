@@ -305,7 +305,7 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
     bool same = (int)record->percentile_keys->len == options->n_percentiles;
     for (int i = 0; same && i < options->n_percentiles; i++) {
       char key[32];
-      lht_percentile_key(key, sizeof key, options->percentiles[i]);
+      lhp_percentile_key(key, sizeof key, options->percentiles[i]);
       same = strcmp(key, g_ptr_array_index(record->percentile_keys, i)) == 0;
     }
     if (!same) {

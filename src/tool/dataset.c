@@ -55,23 +55,10 @@ guint64 lht_dataset_images(const LhtDataset *d)
   return n;
 }
 
-void lht_percentile_key(char *key, size_t size, double p)
-{
-  /* Must match output.c's keys: records are matched by them. */
-  for (int digits = 1; digits <= 17; digits++) {
-    snprintf(key, size, "%.*g", digits, p);
-    if (strtod(key, NULL) == p && (!strchr(key, 'e') || (p != 0 && p < 1e-4)))
-      return;
-  }
-}
-
 static void json_double(FILE *out, const char *key, double value)
 {
   fprintf(out, ",\"%s\":", key);
-  if (isfinite(value))
-    fprintf(out, "%.17g", value);
-  else
-    fputs("null", out);
+  lhp_json_number(out, value);
 }
 
 static void write_jsonl(FILE *out, const LhStats *s, guint64 images, const LhOptions *options)
@@ -95,17 +82,14 @@ static void write_jsonl(FILE *out, const LhStats *s, guint64 images, const LhOpt
   char key[32];
   fputs(",\"percentiles\":{", out);
   for (int i = 0; i < options->n_percentiles; i++) {
-    lht_percentile_key(key, sizeof key, options->percentiles[i]);
+    lhp_percentile_key(key, sizeof key, options->percentiles[i]);
     fprintf(out, "%s\"%s\":%" PRIu32, i ? "," : "", key, s->percentile_value[i]);
   }
   fputs("},\"percentiles_norm\":{", out);
   for (int i = 0; i < options->n_percentiles; i++) {
-    lht_percentile_key(key, sizeof key, options->percentiles[i]);
+    lhp_percentile_key(key, sizeof key, options->percentiles[i]);
     fprintf(out, "%s\"%s\":", i ? "," : "", key);
-    if (isfinite(s->percentile_norm[i]))
-      fprintf(out, "%.17g", s->percentile_norm[i]);
-    else
-      fputs("null", out);
+    lhp_json_number(out, s->percentile_norm[i]);
   }
   fputs("},\"histogram\":[", out);
   for (size_t i = 0; i < s->n_bins; i++)
@@ -122,7 +106,7 @@ static void write_table(FILE *out, const LhStats *s, guint64 images, const LhOpt
           s->max);
   char key[32];
   for (int i = 0; i < options->n_percentiles; i++) {
-    lht_percentile_key(key, sizeof key, options->percentiles[i]);
+    lhp_percentile_key(key, sizeof key, options->percentiles[i]);
     fprintf(out, "  p%s %" PRIu32, key, s->percentile_value[i]);
   }
   fputc('\n', out);

@@ -187,10 +187,6 @@ guint64 lht_dataset_images(const LhtDataset *dataset);
 bool lht_dataset_write(const LhtDataset *dataset, FILE *out, LhtFormat format,
                        const LhOptions *options);
 
-/* The key of percentile p in records: the shortest "%.Ng" that reads back
- * as p, as output.c writes it. */
-void lht_percentile_key(char *key, size_t size, double p);
-
 /* ------------------------------------------------------------------------ */
 /* Reading records back (records.c)                                          */
 
@@ -224,8 +220,8 @@ typedef struct {
   double mean_min, mean_mean, mean_max; /* "frame_stats": "mean" */
   double flicker_max;                   /* "frame_stats": "flicker": "max" */
   guint n_cuts;
-  GArray *black;  /* of LhtVideoSpan */
-  GArray *frozen; /* of LhtVideoSpan */
+  GArray *black;  /* of LhpVideoSpan */
+  GArray *frozen; /* of LhpVideoSpan */
 } LhtParsedRecord;
 
 void lht_parsed_record_init(LhtParsedRecord *record);

@@ -20,14 +20,6 @@
 /* Thumbnails per video, evenly spaced over its analysed frames. */
 #define LHT_VIDEO_REPORT_THUMBNAILS 8
 
-/* A run of consecutive flagged frames (black or frozen), as the summary
- * record writes it. */
-typedef struct {
-  double start, end; /* seconds: the first frame's pts, the last one's end */
-  uint64_t first_frame;
-  uint64_t frames;
-} LhtVideoSpan;
-
 /* What a video's summary record says that the report shows. */
 typedef struct {
   uint64_t frames;
@@ -37,9 +29,9 @@ typedef struct {
   double mean_min, mean_mean, mean_max; /* of the frame means, code values */
   double flicker_max;
   guint n_cuts; /* scene cuts (the report draws them from the frames' flags) */
-  const LhtVideoSpan *black;
+  const LhpVideoSpan *black;
   guint n_black;
-  const LhtVideoSpan *frozen;
+  const LhpVideoSpan *frozen;
   guint n_frozen;
   const char *error; /* why the file ended early, or NULL */
 } LhtVideoSummary;
@@ -73,7 +65,7 @@ void lht_video_report_free(LhtVideoReport *report);
 /* Starts a video's section; a section begun and not ended is dropped. */
 void lht_video_report_begin(LhtVideoReport *report, const char *path);
 /* One analysed frame: its record's fields and statistics (with histogram). */
-void lht_video_report_frame(LhtVideoReport *report, const LhtFrameFields *fields,
+void lht_video_report_frame(LhtVideoReport *report, const LhpFrameFields *fields,
                             const LhStats *stats, const LhtLumaPlane *luma);
 /* One frame read back from its record (`lumahist merge`): drawn as the frame
  * itself would be, but records hold no pixels, so the section has no

@@ -13,25 +13,13 @@
 #include "io/lhio-video.h"
 #include "lht-batch.h"
 #include "lht.h"
+#include "pipeline/lhp-video.h"
 
-/* Thresholds of the per-frame flags (README, "Video files"). */
-#define LHT_VIDEO_CUT_THRESHOLD 0.4    /* the element's default cut-threshold */
-#define LHT_VIDEO_BLACK_PIXEL 0.10     /* a pixel at or below 10 % of the range is black */
-#define LHT_VIDEO_BLACK_FRACTION 0.98  /* a frame with 98 % black pixels is black */
-#define LHT_VIDEO_FROZEN_DIFF 0.001    /* diff at most 0.1 % of the code range: frozen */
-#define LHT_VIDEO_FLICKER_WINDOW_S 1.0 /* flicker: std of frame means over 1 s */
-#define LHT_VIDEO_DEFAULT_TIMEOUT_S 30.0
-
-/* The options of video input, as parsed. */
+/* The options of video input, as parsed: the shared ones (lhp-video.h),
+ * whose memory is memory_name, the string GOption allocates. */
 struct LhtVideoArgs {
-  gint every;        /* --every N: one decoded frame in N */
-  double fps;        /* --fps F: at most F frames a second; 0 all */
-  double start_s;    /* --start */
-  double duration_s; /* --duration; 0 to the end */
-  double timeout_s;  /* --video-timeout */
-  double cut_threshold;
+  LhpVideoOptions options;
   char *memory_name; /* --video-memory system|cuda, as given */
-  bool cuda_memory;  /* NVDEC frames stay in CUDA memory (not --video-memory system) */
 };
 
 void lht_video_args_init(LhtVideoArgs *args);
@@ -65,14 +53,13 @@ typedef struct {
   volatile sig_atomic_t *stop;
 } LhtVideoJob;
 
+/* The frame loop of src/pipeline/ (lhp-video.h) with the tool's writing. */
 typedef struct LhtVideoStats LhtVideoStats;
 
 LhtVideoStats *lht_video_stats_new(const LhtVideoJob *job);
 /* Writes the records of one video; false after reporting why it failed (the
  * frames before the damage keep their records, the summary says so). */
 bool lht_video_stats_file(LhtVideoStats *stats, const char *path);
-/* The backend the last frame was analysed on (the asked one before any). */
-LhBackend lht_video_stats_backend(const LhtVideoStats *stats);
 void lht_video_stats_free(LhtVideoStats *stats);
 /* Where the stop signal is read from from now on. */
 void lht_video_stats_set_stop(LhtVideoStats *stats, volatile sig_atomic_t *stop);

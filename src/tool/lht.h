@@ -10,6 +10,7 @@
 
 #include "io/lhio.h"
 #include "lumahist.h"
+#include "pipeline/lhp-video.h"
 
 /* Exit statuses: some file failed, or the command line itself was wrong. */
 #define LHT_EXIT_OK 0
@@ -71,25 +72,6 @@ typedef enum {
 /* "jsonl", "csv", "table" -> *format; false for anything else. */
 bool lht_format_from_name(const char *name, LhtFormat *format);
 
-/* What a video frame's record holds beside an image's (video-stats.c). */
-typedef struct {
-  const char *decoder; /* the GStreamer decoder, instead of the record's enum */
-  uint64_t frame;      /* decoded frames before it */
-  double pts;          /* seconds; NAN unknown */
-  double duration;     /* seconds; NAN unknown */
-  int keyframe;        /* 1, 0, -1 unknown */
-  double diff;         /* mean |Y - Y of the previous record's frame|; NAN for the first */
-  double cut_distance; /* lh_histogram_distance to the previous record's frame; NAN first */
-  bool scene_cut;
-  bool black;
-  bool frozen;
-  double out_of_legal;   /* fraction outside 16..235 (scaled), whatever the range */
-  double flicker;        /* std of the frame means over the last second */
-  uint32_t signalstats_low;  /* FFmpeg signalstats' YLOW and YHIGH (README) */
-  uint32_t signalstats_high;
-  bool decode_warning; /* the decoder warned of damage before this frame */
-} LhtFrameFields;
-
 /* One image's result, or one video frame's. */
 typedef struct {
   const char *path;
@@ -99,7 +81,7 @@ typedef struct {
   LhioDecoder decoder;
   const char *converted_from; /* "CMYK", "YCCK", or NULL: not converted */
   const LhStats *stats;
-  const LhtFrameFields *video; /* NULL for an image */
+  const LhpFrameFields *video; /* NULL for an image */
 } LhtRecord;
 
 typedef struct LhtWriter LhtWriter;
@@ -113,9 +95,6 @@ void lht_writer_record(LhtWriter *writer, const LhtRecord *record);
 /* As lht_writer_new, with the columns of video frames in CSV when with_video. */
 LhtWriter *lht_writer_new_video(FILE *out, LhtFormat format, const LhOptions *options,
                                 bool with_histogram, const GPtrArray *paths, bool with_video);
-/* JSON pieces as records write them, for the records video-stats.c adds. */
-void lht_json_string(FILE *out, const char *text);
-void lht_json_number(FILE *out, double value);
 /* Flushes and frees; false if writing to out failed at any point. */
 bool lht_writer_finish(LhtWriter *writer);
 

@@ -101,9 +101,9 @@ static void report_video_end(Merge *m, const LhtParsedRecord *summary)
         .mean_max = summary->mean_max,
         .flicker_max = summary->flicker_max,
         .n_cuts = summary->n_cuts,
-        .black = (const LhtVideoSpan *)(void *)summary->black->data,
+        .black = (const LhpVideoSpan *)(void *)summary->black->data,
         .n_black = summary->black->len,
-        .frozen = (const LhtVideoSpan *)(void *)summary->frozen->data,
+        .frozen = (const LhpVideoSpan *)(void *)summary->frozen->data,
         .n_frozen = summary->frozen->len,
         .error = summary->error,
     };

@@ -82,17 +82,6 @@ bool lht_format_from_name(const char *name, LhtFormat *format)
   return false;
 }
 
-/* The shortest "%.Ng" of p that strtod reads back as p, so that keys stay
- * short ("1", "99.9"); without an exponent unless p needs one (below 1e-4). */
-static void format_key(char *key, size_t size, double p)
-{
-  for (int digits = 1; digits <= 17; digits++) {
-    snprintf(key, size, "%.*g", digits, p);
-    if (strtod(key, NULL) == p && (!strchr(key, 'e') || (p != 0 && p < 1e-4)))
-      return;
-  }
-}
-
 /* Columns a path takes in a terminal: characters of valid UTF-8, else bytes. */
 static int display_width(const char *text)
 {
@@ -140,7 +129,7 @@ LhtWriter *lht_writer_new_video(FILE *out, LhtFormat format, const LhOptions *op
   w->with_video = with_video;
   w->n_percentiles = options->n_percentiles;
   for (int i = 0; i < w->n_percentiles; i++) {
-    format_key(w->keys[i], sizeof w->keys[i], options->percentiles[i]);
+    lhp_percentile_key(w->keys[i], sizeof w->keys[i], options->percentiles[i]);
   }
 
   if (format == LHT_FORMAT_CSV) {
@@ -173,64 +162,24 @@ LhtWriter *lht_writer_new_video(FILE *out, LhtFormat format, const LhOptions *op
 /* ------------------------------------------------------------------------ */
 /* JSON Lines                                                                */
 
-static void json_escaped_run(FILE *out, const char *text, size_t n)
-{
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)text[i];
-    if (c == '"' || c == '\\')
-      fprintf(out, "\\%c", c);
-    else if (c == '\n')
-      fputs("\\n", out);
-    else if (c == '\t')
-      fputs("\\t", out);
-    else if (c < 0x20 || c == 0x7f)
-      fprintf(out, "\\u%04x", c);
-    else
-      fputc(c, out);
-  }
-}
-
-static void json_string(FILE *out, const char *text)
-{
-  fputc('"', out);
-  size_t left = strlen(text);
-  const char *end;
-  while (!g_utf8_validate(text, (gssize)left, &end)) {
-    json_escaped_run(out, text, (size_t)(end - text));
-    fputs("\\ufffd", out);
-    left -= (size_t)(end - text) + 1;
-    text = end + 1;
-  }
-  json_escaped_run(out, text, left);
-  fputc('"', out);
-}
-
-static void json_double(FILE *out, double value)
-{
-  if (isfinite(value))
-    fprintf(out, "%.17g", value);
-  else
-    fputs("null", out);
-}
-
 static void write_jsonl(LhtWriter *w, const LhtRecord *r)
 {
   FILE *out = w->out;
   const LhStats *s = r->stats;
-  const LhtFrameFields *v = r->video;
+  const LhpFrameFields *v = r->video;
   fputs("{\"path\":", out);
-  json_string(out, r->path);
+  lhp_json_string(out, r->path);
   if (v) {
     fprintf(out, ",\"frame\":%" PRIu64 ",\"pts\":", v->frame);
-    json_double(out, v->pts);
+    lhp_json_number(out, v->pts);
     fputs(",\"duration\":", out);
-    json_double(out, v->duration);
+    lhp_json_number(out, v->duration);
     fprintf(out, ",\"keyframe\":%s", v->keyframe < 0 ? "null" : v->keyframe ? "true" : "false");
   }
   fprintf(out, ",\"width\":%d,\"height\":%d,\"bit_depth\":%d", r->width, r->height, s->bit_depth);
   fprintf(out, ",\"matrix\":\"%s\",\"range\":\"%s\",\"backend\":\"%s\",\"decoder\":",
           lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend));
-  json_string(out, v ? v->decoder : lhio_decoder_name(r->decoder));
+  lhp_json_string(out, v ? v->decoder : lhio_decoder_name(r->decoder));
   if (r->converted_from)
     fprintf(out, ",\"converted_from\":\"%s\"", r->converted_from);
   fprintf(out, ",\"count\":%" PRIu64, s->count);
@@ -243,7 +192,7 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
   };
   for (size_t i = 0; i < G_N_ELEMENTS(reals); i++) {
     fprintf(out, ",\"%s\":", reals[i].key);
-    json_double(out, reals[i].value);
+    lhp_json_number(out, reals[i].value);
   }
   fprintf(out, ",\"min\":%" PRIu32 ",\"max\":%" PRIu32 ",\"median\":%" PRIu32, s->min, s->max,
           s->median);
@@ -259,7 +208,7 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
   };
   for (size_t i = 0; i < G_N_ELEMENTS(more); i++) {
     fprintf(out, ",\"%s\":", more[i].key);
-    json_double(out, more[i].value);
+    lhp_json_number(out, more[i].value);
   }
   fputs(",\"percentiles\":{", out);
   for (int i = 0; i < w->n_percentiles; i++)
@@ -267,20 +216,20 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
   fputs("},\"percentiles_norm\":{", out);
   for (int i = 0; i < w->n_percentiles; i++) {
     fprintf(out, "%s\"%s\":", i ? "," : "", w->keys[i]);
-    json_double(out, s->percentile_norm[i]);
+    lhp_json_number(out, s->percentile_norm[i]);
   }
   fputc('}', out);
   if (v) {
     fputs(",\"diff\":", out);
-    json_double(out, v->diff);
+    lhp_json_number(out, v->diff);
     fputs(",\"cut_distance\":", out);
-    json_double(out, v->cut_distance);
+    lhp_json_number(out, v->cut_distance);
     fprintf(out, ",\"scene_cut\":%s,\"black\":%s,\"frozen\":%s,\"out_of_legal\":",
             v->scene_cut ? "true" : "false", v->black ? "true" : "false",
             v->frozen ? "true" : "false");
-    json_double(out, v->out_of_legal);
+    lhp_json_number(out, v->out_of_legal);
     fputs(",\"flicker\":", out);
-    json_double(out, v->flicker);
+    lhp_json_number(out, v->flicker);
     fprintf(out,
             ",\"signalstats_low\":%" PRIu32 ",\"signalstats_high\":%" PRIu32
             ",\"decode_warning\":%s",
@@ -293,16 +242,6 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
     fputc(']', out);
   }
   fputs("}\n", out);
-}
-
-void lht_json_string(FILE *out, const char *text)
-{
-  json_string(out, text);
-}
-
-void lht_json_number(FILE *out, double value)
-{
-  json_double(out, value);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -337,7 +276,7 @@ static void write_csv(LhtWriter *w, const LhtRecord *r)
 {
   FILE *out = w->out;
   const LhStats *s = r->stats;
-  const LhtFrameFields *v = r->video;
+  const LhpFrameFields *v = r->video;
   csv_string(out, r->path);
   fprintf(out, ",%d,%d,%d,%s,%s,%s,", r->width, r->height, s->bit_depth,
           lh_matrix_name(s->matrix), lh_range_name(s->range), lh_backend_name(r->backend));

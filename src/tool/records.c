@@ -370,7 +370,7 @@ static bool frame_stats_field(Cursor *c, const char *key, void *data)
 
 static bool span_field(Cursor *c, const char *key, void *data)
 {
-  LhtVideoSpan *span = data;
+  LhpVideoSpan *span = data;
   if (strcmp(key, "start") == 0)
     return read_double(c, &span->start);
   if (strcmp(key, "end") == 0)
@@ -384,7 +384,7 @@ static bool span_field(Cursor *c, const char *key, void *data)
 
 static bool span_element(Cursor *c, void *data)
 {
-  LhtVideoSpan span = {NAN, NAN, 0, 0};
+  LhpVideoSpan span = {NAN, NAN, 0, 0};
   if (!read_object(c, span_field, &span))
     return false;
   g_array_append_val((GArray *)data, span);
@@ -544,8 +544,8 @@ void lht_parsed_record_init(LhtParsedRecord *r)
   memset(r, 0, sizeof *r);
   r->percentile_keys = g_ptr_array_new_with_free_func(g_free);
   r->histogram = g_array_new(FALSE, FALSE, sizeof(guint64));
-  r->black = g_array_new(FALSE, FALSE, sizeof(LhtVideoSpan));
-  r->frozen = g_array_new(FALSE, FALSE, sizeof(LhtVideoSpan));
+  r->black = g_array_new(FALSE, FALSE, sizeof(LhpVideoSpan));
+  r->frozen = g_array_new(FALSE, FALSE, sizeof(LhpVideoSpan));
 }
 
 void lht_parsed_record_clear(LhtParsedRecord *r)

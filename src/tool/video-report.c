@@ -59,8 +59,8 @@ typedef struct {
   LhtVideoSummary summary; /* its pointers point at the copies below */
   char *decoder;
   char *error;
-  GArray *black;  /* of LhtVideoSpan */
-  GArray *frozen; /* of LhtVideoSpan */
+  GArray *black;  /* of LhpVideoSpan */
+  GArray *frozen; /* of LhpVideoSpan */
 } Section;
 
 struct LhtVideoReport {
@@ -289,7 +289,7 @@ static void add_sample(LhtVideoReport *r, Section *s, const LhtVideoFrameRecord 
   g_array_append_val(s->samples, sample);
 }
 
-void lht_video_report_frame(LhtVideoReport *r, const LhtFrameFields *fields, const LhStats *stats,
+void lht_video_report_frame(LhtVideoReport *r, const LhpFrameFields *fields, const LhStats *stats,
                             const LhtLumaPlane *luma)
 {
   Section *s = r->open;
@@ -344,12 +344,12 @@ void lht_video_report_end(LhtVideoReport *r, const LhtVideoSummary *summary)
   s->summary = *summary;
   s->decoder = g_strdup(summary->decoder ? summary->decoder : "");
   s->error = g_strdup(summary->error);
-  s->black = copy_array(summary->black, summary->n_black, sizeof(LhtVideoSpan));
-  s->frozen = copy_array(summary->frozen, summary->n_frozen, sizeof(LhtVideoSpan));
+  s->black = copy_array(summary->black, summary->n_black, sizeof(LhpVideoSpan));
+  s->frozen = copy_array(summary->frozen, summary->n_frozen, sizeof(LhpVideoSpan));
   s->summary.decoder = s->decoder;
   s->summary.error = s->error;
-  s->summary.black = (const LhtVideoSpan *)(void *)s->black->data;
-  s->summary.frozen = (const LhtVideoSpan *)(void *)s->frozen->data;
+  s->summary.black = (const LhpVideoSpan *)(void *)s->black->data;
+  s->summary.frozen = (const LhpVideoSpan *)(void *)s->frozen->data;
   g_ptr_array_add(r->sections, s);
 }
 
@@ -375,7 +375,7 @@ static double spans_seconds(const GArray *spans)
 {
   double total = 0;
   for (guint i = 0; i < spans->len; i++) {
-    const LhtVideoSpan *span = &g_array_index(spans, LhtVideoSpan, i);
+    const LhpVideoSpan *span = &g_array_index(spans, LhpVideoSpan, i);
     total += span->end - span->start;
   }
   return total;
@@ -455,7 +455,7 @@ static void series_make(const Section *s, Series *d)
     const GArray *spans[2] = {s->black, s->frozen};
     for (int k = 0; k < 2; k++)
       for (guint i = 0; i < spans[k]->len; i++)
-        d->x_max = MAX(d->x_max, g_array_index(spans[k], LhtVideoSpan, i).end);
+        d->x_max = MAX(d->x_max, g_array_index(spans[k], LhpVideoSpan, i).end);
   }
   if (!(d->x_max > d->x_min))
     d->x_max = d->x_min + 1;
@@ -581,7 +581,7 @@ static void plot_spans(GString *out, const Plot *p, const GArray *spans, bool ti
                        const char *class_name, const char *fill, const char *what)
 {
   for (guint i = 0; i < spans->len; i++) {
-    const LhtVideoSpan *span = &g_array_index(spans, LhtVideoSpan, i);
+    const LhpVideoSpan *span = &g_array_index(spans, LhpVideoSpan, i);
     double x0 = plot_x(p, timed ? span->start : (double)span->first_frame);
     double x1 = plot_x(p, timed ? span->end : (double)(span->first_frame + span->frames));
     g_string_append_printf(out,

@@ -17,8 +17,8 @@ void lht_video_out_args_init(LhtVideoOutArgs *args)
   memset(args, 0, sizeof *args);
   args->crf = -1;
   args->temporal_window = LHT_VIDEO_TEMPORAL_WINDOW;
-  args->cut_threshold = LHT_VIDEO_CUT_THRESHOLD;
-  args->timeout_s = LHT_VIDEO_DEFAULT_TIMEOUT_S;
+  args->cut_threshold = LHP_VIDEO_CUT_THRESHOLD;
+  args->timeout_s = LHP_VIDEO_DEFAULT_TIMEOUT_S;
 }
 
 void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, bool temporal)

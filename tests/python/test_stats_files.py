@@ -143,27 +143,6 @@ def test_a_bad_file_warns_and_the_others_come(with_bad):
     assert len(messages[0]) > len(str(with_bad / "5-broken.png")) + 2  # says why
 
 
-def test_a_video_in_a_folder_is_named_in_a_warning(tmp_path):
-    """Videos are the tool's (their frames): stats_files gives the images'
-    records and one warning for each video, which errors="raise" does not
-    turn into an exception."""
-    clip = os.path.join(os.path.dirname(SAMPLES), "tests", "data", "ball-640x360.mp4")
-    image = tmp_path / "a.png"
-    cv2.imwrite(str(image), noise(np.random.default_rng(5), 37, 53))
-    os.symlink(clip, tmp_path / "b.mp4")
-    (tmp_path / "c.mkv").write_bytes(b"not even a video")
-    for errors in ("warn", "raise"):
-        with pytest.warns(RuntimeWarning) as caught:
-            got = dicts(lumahist.stats_files(tmp_path, backend="cpu", errors=errors))
-        assert [r["path"] for r in got] == [str(image)]
-        assert got == tool_records([image])
-        messages = sorted(str(w.message) for w in caught)
-        assert len(messages) == 2, messages
-        for message, name in zip(messages, ("b.mp4", "c.mkv")):
-            assert message.startswith(str(tmp_path / name) + ": a video, left out"), message
-            assert "lumahist stats" in message
-
-
 def test_a_bad_file_raises_after_the_ones_before_it(with_bad):
     want = tool_records([with_bad])
     got = []
