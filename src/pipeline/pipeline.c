@@ -108,8 +108,7 @@ typedef struct {
 struct Pipeline {
   const LhpPipelineSpec *spec;
   LhpContexts *contexts; /* filled by the opener */
-  LhpPinnedPool
-      *pinned; /* the decoders' pixels: page-locked once CUDA is open */
+  LhpPinnedPool *pinned; /* the decoders' pixels: page-locked once CUDA is open */
   int jobs;
   guint n_paths;
   gint gpu_jpeg; /* JPEGs go to the contexts' threads undecoded, for nvJPEG
@@ -126,7 +125,7 @@ struct Pipeline {
   bool cpu_while_starting;
   gint gpu_started;
   gint decoders_starting; /* atomic: decoders begun and not yet started */
-  gint contexts_opened; /* atomic: the opener is done opening (or failed to) */
+  gint contexts_opened;   /* atomic: the opener is done opening (or failed to) */
   /* Images decoded before the contexts are open (a CUDA context takes
    * 0.2-0.3 s) wait for them, and the decoding threads stop at the holding
    * bound (two images a thread) after a few dozen: in a run of many times
@@ -178,10 +177,9 @@ struct Pipeline {
   /* Set by the opener before it pushes contexts_settled, read after. */
   int batch_frames;
   double open_s;
-  int n_threads; /* threads that take from the device queue, the opener's
-                    included */
-  GThread *
-      *threads; /* [0] unused: the opener's own is joined by the main thread */
+  int n_threads;     /* threads that take from the device queue, the opener's
+                        included */
+  GThread **threads; /* [0] unused: the opener's own is joined by the main thread */
   ContextThread *selves;
 };
 
@@ -198,24 +196,29 @@ static volatile sig_atomic_t stop_signal;
 /* The context of the analysis thread running on this thread, if any. */
 static _Thread_local LhContext *thread_context;
 
-LhContext *lhp_worker_context(LhContext *fallback) {
+LhContext *lhp_worker_context(LhContext *fallback)
+{
   return thread_context ? thread_context : fallback;
 }
 
-static void on_stop_signal(int signal_number) {
+static void on_stop_signal(int signal_number)
+{
   /* SA_RESETHAND made the next one fatal: a second Ctrl-C ends at once. */
   stop_signal = signal_number;
 }
 
-volatile sig_atomic_t *lhp_pipeline_stop_flag(void) { return &stop_signal; }
-
-const char *lhp_signal_name(int signal_number) {
-  return signal_number == SIGINT    ? "SIGINT"
-         : signal_number == SIGTERM ? "SIGTERM"
-                                    : "a signal";
+volatile sig_atomic_t *lhp_pipeline_stop_flag(void)
+{
+  return &stop_signal;
 }
 
-void lhp_item_fail(LhpItem *item, int status, const char *format, ...) {
+const char *lhp_signal_name(int signal_number)
+{
+  return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+void lhp_item_fail(LhpItem *item, int status, const char *format, ...)
+{
   va_list args;
   va_start(args, format);
   g_free(item->reason);
@@ -224,15 +227,18 @@ void lhp_item_fail(LhpItem *item, int status, const char *format, ...) {
   item->status = status < 0 ? status : LH_ERROR_IO;
 }
 
-static double timeval_seconds(const struct timeval *t) {
+static double timeval_seconds(const struct timeval *t)
+{
   return (double)t->tv_sec + (double)t->tv_usec / 1e6;
 }
 
-static double seconds_since(gint64 start_us) {
+static double seconds_since(gint64 start_us)
+{
   return (double)(g_get_monotonic_time() - start_us) / G_USEC_PER_SEC;
 }
 
-static void add_time(Pipeline *p, double *total, double seconds) {
+static void add_time(Pipeline *p, double *total, double seconds)
+{
   g_mutex_lock(&p->lock);
   *total += seconds;
   g_mutex_unlock(&p->lock);
@@ -247,30 +253,31 @@ static void add_time(Pipeline *p, double *total, double seconds) {
  * decoders busy while the CPU decodes the rest (last of all, they left the
  * GPU idle for the last 0.25 s of a run of PNGs and JPEGs, then decoding
  * 360 at once, on an H100 host). */
-static gint task_order(gconstpointer a, gconstpointer b, gpointer unused) {
+static gint task_order(gconstpointer a, gconstpointer b, gpointer unused)
+{
   (void)unused;
   const Task *x = a, *y = b;
   if (x->stage != y->stage)
     return x->stage == STAGE_FINISH ? -1 : 1;
   if (x->stage == STAGE_DECODE && x->last_stretch != y->last_stretch)
     return x->last_stretch ? 1 : -1;
-  if (x->stage == STAGE_DECODE && x->last_stretch &&
-      x->for_gpu_decoder != y->for_gpu_decoder)
+  if (x->stage == STAGE_DECODE && x->last_stretch && x->for_gpu_decoder != y->for_gpu_decoder)
     return x->for_gpu_decoder ? -1 : 1;
-  if (x->stage == STAGE_DECODE && x->last_stretch &&
-      x->file_bytes != y->file_bytes)
+  if (x->stage == STAGE_DECODE && x->last_stretch && x->file_bytes != y->file_bytes)
     return x->file_bytes > y->file_bytes ? -1 : 1;
   return x->item.index < y->item.index ? -1 : x->item.index > y->item.index;
 }
 
 /* The size of a file, as the cost of its image; 0 when it cannot be read
  * (the decoding will say why). */
-static goffset file_bytes(const char *path) {
+static goffset file_bytes(const char *path)
+{
   GStatBuf buf;
   return g_stat(path, &buf) == 0 ? (goffset)buf.st_size : 0;
 }
 
-static void task_free(Task *task) {
+static void task_free(Task *task)
+{
   lhio_image_clear(&task->item.image);
   lhio_encoded_clear(&task->encoded);
   lhio_encoded_clear(&task->item.output);
@@ -282,7 +289,8 @@ static void task_free(Task *task) {
 
 /* Hands a task back to the main thread; its pixels go first unless emit
  * wants them, so that results waiting for their turn cost little memory. */
-static void send_done(Pipeline *p, Task *task) {
+static void send_done(Pipeline *p, Task *task)
+{
   if (!p->spec->keep_pixels)
     lhio_image_clear(&task->item.image);
   lhio_encoded_clear(&task->encoded);
@@ -292,16 +300,19 @@ static void send_done(Pipeline *p, Task *task) {
 }
 
 /* Hands a task back undone: the run stopped before its turn. */
-static void send_cancelled(Pipeline *p, Task *task) {
+static void send_cancelled(Pipeline *p, Task *task)
+{
   task->cancelled = true;
   send_done(p, task);
 }
 
-static bool is_abandoned(Pipeline *p) {
+static bool is_abandoned(Pipeline *p)
+{
   return g_atomic_int_get(&p->abandoned) != 0;
 }
 
-static void run_finish(Pipeline *p, Task *task) {
+static void run_finish(Pipeline *p, Task *task)
+{
   const LhpPipelineSpec *spec = p->spec;
   if (is_abandoned(p)) {
     send_cancelled(p, task);
@@ -320,12 +331,11 @@ static void run_finish(Pipeline *p, Task *task) {
 
 /* Sets the item's note, for --verbose, on why its JPEG is decoded here (and
  * when the output is written, encoded here too). */
-static void note_cpu_decode(Pipeline *p, Task *task, const char *why) {
-  if (p->spec->verbose && task->encoded.type == LHIO_FILE_JPEG &&
-      !task->item.note)
-    task->item.note =
-        g_strdup_printf("%s by libjpeg-turbo, not nvJPEG: %s",
-                        p->planar ? "decoded and encoded" : "decoded", why);
+static void note_cpu_decode(Pipeline *p, Task *task, const char *why)
+{
+  if (p->spec->verbose && task->encoded.type == LHIO_FILE_JPEG && !task->item.note)
+    task->item.note = g_strdup_printf("%s by libjpeg-turbo, not nvJPEG: %s",
+                                      p->planar ? "decoded and encoded" : "decoded", why);
 }
 
 /* Whether this thread decodes a JPEG that nvJPEG could take itself, and
@@ -336,7 +346,8 @@ static void note_cpu_decode(Pipeline *p, Task *task, const char *why) {
  * otherwise wait on a whole CPU decode to refill, and nvJPEG's host work
  * keeps its cores.  An answer takes a slot: give it back with
  * cpu_share_done. */
-static const char *cpu_share_take(Pipeline *p) {
+static const char *cpu_share_take(Pipeline *p)
+{
   if (p->cpu_while_starting && !g_atomic_int_get(&p->gpu_started)) {
     g_atomic_int_add(&p->cpu_sharing, 1);
     return "nvJPEG was still starting (--decoder auto)";
@@ -357,7 +368,8 @@ static const char *cpu_share_take(Pipeline *p) {
   return "the GPU had enough JPEGs waiting (--decoder auto)";
 }
 
-static void cpu_share_done(Pipeline *p) {
+static void cpu_share_done(Pipeline *p)
+{
   g_atomic_int_add(&p->cpu_sharing, -1);
 }
 
@@ -365,29 +377,25 @@ static void cpu_share_done(Pipeline *p) {
  * nvJPEG can take this one, reads its bytes and headers only and answers
  * DECODE_ON_GPU.  A JPEG the GPU gave back (cpu_only) is decoded from the
  * bytes already read. */
-static int decode(Pipeline *p, Task *task) {
+static int decode(Pipeline *p, Task *task)
+{
   const LhpPipelineSpec *spec = p->spec;
   LhpItem *item = &task->item;
   if (!task->encoded.data && !g_atomic_int_get(&p->gpu_jpeg))
-    return lhio_read(item->path, spec->read_mode, spec->max_pixels,
-                     &item->image);
+    return lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
   int status = LH_OK;
-  bool shared =
-      false; /* a JPEG for nvJPEG decoded here instead (cpu_share_take) */
+  bool shared = false; /* a JPEG for nvJPEG decoded here instead (cpu_share_take) */
   if (!task->encoded.data) {
     status = lhio_load(item->path, &task->encoded);
-    if (status == LH_OK && task->encoded.type == LHIO_FILE_JPEG &&
-        !task->cpu_only) {
+    if (status == LH_OK && task->encoded.type == LHIO_FILE_JPEG && !task->cpu_only) {
       /* The headers refuse what lhio_read would refuse from them, with
        * the same message. */
-      status = lhio_jpeg_probe(item->path, &task->encoded, spec->max_pixels,
-                               &task->jpeg);
+      status = lhio_jpeg_probe(item->path, &task->encoded, spec->max_pixels, &task->jpeg);
       const char *refusal = task->jpeg.gpu_refusal;
       LhFormat planar_format;
       if (status == LH_OK && p->planar && !refusal)
         lhio_gpu_jpeg_planar_format(&task->jpeg, &planar_format, &refusal);
-      const char *share =
-          status == LH_OK && !refusal ? cpu_share_take(p) : NULL;
+      const char *share = status == LH_OK && !refusal ? cpu_share_take(p) : NULL;
       if (status == LH_OK && !refusal && !share) {
         g_atomic_int_inc(&p->gpu_waiting);
         return DECODE_ON_GPU;
@@ -401,8 +409,8 @@ static int decode(Pipeline *p, Task *task) {
     }
   }
   if (status == LH_OK)
-    status = lhio_read_memory(item->path, &task->encoded, spec->read_mode,
-                              spec->max_pixels, &item->image);
+    status = lhio_read_memory(item->path, &task->encoded, spec->read_mode, spec->max_pixels,
+                              &item->image);
   if (shared)
     cpu_share_done(p);
   lhio_encoded_clear(&task->encoded);
@@ -410,10 +418,10 @@ static int decode(Pipeline *p, Task *task) {
 }
 
 /* Whether the run is asked to stop: a signal it catches, or its caller. */
-static bool stop_asked(const Pipeline *p) {
+static bool stop_asked(const Pipeline *p)
+{
   const LhpPipelineSpec *spec = p->spec;
-  return (spec->catch_signals && stop_signal) ||
-         (spec->stop && g_atomic_int_get(spec->stop));
+  return (spec->catch_signals && stop_signal) || (spec->stop && g_atomic_int_get(spec->stop));
 }
 
 /* Whether the image a decoding thread has just decoded is analysed there,
@@ -423,10 +431,11 @@ static bool stop_asked(const Pipeline *p) {
  * contexts' copies wait on the driver, which nvJPEG's set-up holds (on an
  * H200, 128 frames took 0.2-0.36 s to analyse then, 0.02-0.07 s after),
  * and the images decoded meanwhile would wait in turn. */
-static bool analyse_here(Pipeline *p) {
+static bool analyse_here(Pipeline *p)
+{
   const LhpContextsWanted *wanted = &p->spec->contexts;
-  if (wanted->backend != LH_BACKEND_AUTO || wanted->device_ids ||
-      !p->spec->analyze || p->spec->device_step)
+  if (wanted->backend != LH_BACKEND_AUTO || wanted->device_ids || !p->spec->analyze ||
+      p->spec->device_step)
     return false;
   if (p->early_cpu && !g_atomic_int_get(&p->contexts_opened))
     return true;
@@ -437,7 +446,8 @@ static bool analyse_here(Pipeline *p) {
 /* Analyses the task's image on this thread with one of the run's CPU
  * contexts (one thread each: the other cores decode); false when no
  * context can be had, and the image goes to the analysis threads. */
-static bool analyse_on_cpu(Pipeline *p, Task *task) {
+static bool analyse_on_cpu(Pipeline *p, Task *task)
+{
   LhContext *context = g_async_queue_try_pop(p->cpu_contexts);
   if (!context) {
     if (lh_context_new(LH_BACKEND_CPU, &context) < 0)
@@ -445,8 +455,7 @@ static bool analyse_on_cpu(Pipeline *p, Task *task) {
     lh_context_set_threads(context, 1);
   }
   LhpItem *item = &task->item;
-  int status =
-      lh_analyze(context, &item->image.frame, p->spec->analyze, &item->stats);
+  int status = lh_analyze(context, &item->image.frame, p->spec->analyze, &item->stats);
   item->backend = LH_BACKEND_CPU;
   if (status < 0)
     lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
@@ -455,14 +464,16 @@ static bool analyse_on_cpu(Pipeline *p, Task *task) {
 }
 
 /* Ends the task's count in others_waiting, if it has one. */
-static void other_decoded(Pipeline *p, Task *task) {
+static void other_decoded(Pipeline *p, Task *task)
+{
   if (task->other_waiting) {
     task->other_waiting = false;
     g_atomic_int_add(&p->others_waiting, -1);
   }
 }
 
-static void pool_task(gpointer data, gpointer user_data) {
+static void pool_task(gpointer data, gpointer user_data)
+{
   Task *task = data;
   Pipeline *p = user_data;
   const LhpPipelineSpec *spec = p->spec;
@@ -497,8 +508,7 @@ static void pool_task(gpointer data, gpointer user_data) {
     /* Sized from its headers; the context's thread decodes it. */
     item->width = task->jpeg.width;
     item->height = task->jpeg.height;
-    g_async_queue_push(
-        g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue, task);
+    g_async_queue_push(g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue, task);
     return;
   }
   item->width = item->image.frame.width;
@@ -515,20 +525,23 @@ static void pool_task(gpointer data, gpointer user_data) {
 }
 
 /* Whether a task from the device queue is a JPEG still to be decoded. */
-static bool is_for_nvjpeg(const Task *task) {
+static bool is_for_nvjpeg(const Task *task)
+{
   return task->encoded.data && !task->cpu_only;
 }
 
 /* Sends a JPEG back to the pool, to be decoded on the CPU from the bytes
  * already read; it comes back to a context thread as any decoded image. */
-static void requeue_on_cpu(Pipeline *p, Task *task, const char *why) {
+static void requeue_on_cpu(Pipeline *p, Task *task, const char *why)
+{
   note_cpu_decode(p, task, why);
   task->cpu_only = true;
   g_thread_pool_push(p->pool, task, NULL);
 }
 
 /* Sends a JPEG that the GPU did not decode back to the pool. */
-static void send_to_cpu(Pipeline *p, Task *task, const char *why) {
+static void send_to_cpu(Pipeline *p, Task *task, const char *why)
+{
   g_mutex_lock(&p->lock);
   p->gpu_fallback++;
   g_mutex_unlock(&p->lock);
@@ -539,8 +552,8 @@ static void send_to_cpu(Pipeline *p, Task *task, const char *why) {
  * then a GRAY8 frame there (or with planar, a GRAY8, I420, Y42B or Y444
  * frame of the file's sampling), and takes out of the batch those it could
  * not decode (they go to the CPU).  Returns the batch's new size. */
-static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
-                         int n) {
+static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
+{
   LhioGpuJpegJob jobs[MAX_BATCH_TASKS];
   int of_job[MAX_BATCH_TASKS];
   int n_jobs = 0;
@@ -558,8 +571,7 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
   int decoded = !decoder    ? -1
                 : p->planar ? lhio_gpu_jpeg_decode_planar(decoder, jobs, n_jobs)
                             : lhio_gpu_jpeg_decode_luma(decoder, jobs, n_jobs);
-  const char *failure =
-      decoder ? lh_last_error() : "nvJPEG could not be started on this device";
+  const char *failure = decoder ? lh_last_error() : "nvJPEG could not be started on this device";
   guint hardware = 0, hybrid = 0;
   bool keep[MAX_BATCH_TASKS];
   for (int i = 0; i < n; i++)
@@ -573,8 +585,8 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
     }
     LhioImage *image = &task->item.image;
     LhFrame *frame = &image->frame;
-    lh_frame_init(frame, jobs[j].format, LH_MEMORY_CUDA, task->jpeg.width,
-                  task->jpeg.height, jobs[j].luma, jobs[j].pitch);
+    lh_frame_init(frame, jobs[j].format, LH_MEMORY_CUDA, task->jpeg.width, task->jpeg.height,
+                  jobs[j].luma, jobs[j].pitch);
     if (jobs[j].format != LH_FORMAT_GRAY8) {
       frame->planes[1] = jobs[j].chroma[0];
       frame->planes[2] = jobs[j].chroma[1];
@@ -608,8 +620,8 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
  * device_step, on the decoder's stream).  One it cannot encode is decoded,
  * changed and encoded again on the CPU, from the file's bytes, and leaves
  * the batch.  Returns the batch's new size. */
-static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
-                         int n) {
+static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
+{
   if (!p->planar || !decoder)
     return n;
   gint64 start = g_get_monotonic_time();
@@ -622,8 +634,7 @@ static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
       batch[kept++] = task;
       continue;
     }
-    if (lhio_gpu_jpeg_encode(decoder, &item->image.frame,
-                             p->spec->gpu_jpeg_quality,
+    if (lhio_gpu_jpeg_encode(decoder, &item->image.frame, p->spec->gpu_jpeg_quality,
                              &item->output) == LH_OK) {
       encoded++;
       batch[kept++] = task;
@@ -648,14 +659,13 @@ static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch,
 
 /* Analyses the batch in one call; when that fails, frame by frame, so that
  * only the frames at fault fail. */
-static void analyse(Pipeline *p, LhContext *context, Task **batch, int n,
-                    LhStats *stats) {
+static void analyse(Pipeline *p, LhContext *context, Task **batch, int n, LhStats *stats)
+{
   const LhOptions *options = p->spec->analyze;
   LhFrame frames[MAX_BATCH_TASKS];
   for (int i = 0; i < n; i++)
     frames[i] = batch[i]->item.image.frame;
-  int batch_status =
-      lh_analyze_batch(context, frames, (size_t)n, options, stats);
+  int batch_status = lh_analyze_batch(context, frames, (size_t)n, options, stats);
   LhBackend batch_backend = lh_context_last_backend(context);
   for (int i = 0; i < n; i++) {
     LhpItem *item = &batch[i]->item;
@@ -678,7 +688,8 @@ static void analyse(Pipeline *p, LhContext *context, Task **batch, int n,
 /* A context's nvJPEG decoder, made and set up for the run's batches on a
  * thread of its own (the handles' and the batch's set-up take most of a
  * second), on the context's device. */
-static gpointer decoder_start(gpointer data) {
+static gpointer decoder_start(gpointer data)
+{
   ContextThread *self = data;
   Pipeline *p = self->pipeline;
   gint64 start = g_get_monotonic_time();
@@ -699,10 +710,10 @@ static gpointer decoder_start(gpointer data) {
 
 /* Starts the context's decoder on a thread of its own, or, when no thread
  * can be had, on this one. */
-static void decoder_begin(ContextThread *self) {
+static void decoder_begin(ContextThread *self)
+{
   g_atomic_int_inc(&self->pipeline->decoders_starting);
-  self->decoder_starter =
-      g_thread_try_new("lumahist-nvjpeg", decoder_start, self, NULL);
+  self->decoder_starter = g_thread_try_new("lumahist-nvjpeg", decoder_start, self, NULL);
   if (!self->decoder_starter)
     decoder_start(self);
 }
@@ -710,13 +721,13 @@ static void decoder_begin(ContextThread *self) {
 /* Waits for the context's decoder to start, and has the context follow its
  * stream; a decoder that could not start is said once for the run, and the
  * context's JPEGs go to the CPU. */
-static void decoder_install(ContextThread *self, LhContext *context) {
+static void decoder_install(ContextThread *self, LhContext *context)
+{
   Pipeline *p = self->pipeline;
   if (self->decoder_starter)
     g_thread_join(self->decoder_starter);
   self->decoder_starter = NULL;
-  if (self->decoder &&
-      lh_context_set_stream(context, self->decode_stream) < 0) {
+  if (self->decoder && lh_context_set_stream(context, self->decode_stream) < 0) {
     self->decoder_error = g_strdup(lh_last_error());
     lhp_gpu_jpeg_close(context, self->decoder, self->decode_stream);
     self->decoder = NULL;
@@ -739,7 +750,8 @@ static void decoder_install(ContextThread *self, LhContext *context) {
 /* The next task of either queue: waits on the first, looks at the second
  * every 10 ms.  An end of work in the second is another thread's: it is
  * left there. */
-static Task *pop_either(GAsyncQueue *first, GAsyncQueue *second) {
+static Task *pop_either(GAsyncQueue *first, GAsyncQueue *second)
+{
   for (;;) {
     Task *task = g_async_queue_timeout_pop(first, 10000);
     if (task)
@@ -755,7 +767,8 @@ static Task *pop_either(GAsyncQueue *first, GAsyncQueue *second) {
 /* A context that does not decode passes the JPEGs for nvJPEG it was given
  * (queued before the split was known) to those that do; returns the
  * batch's new size. */
-static int pass_on_jpegs(Pipeline *p, Task **batch, int n) {
+static int pass_on_jpegs(Pipeline *p, Task **batch, int n)
+{
   int kept = 0;
   for (int i = 0; i < n; i++) {
     if (is_for_nvjpeg(batch[i]))
@@ -767,7 +780,8 @@ static int pass_on_jpegs(Pipeline *p, Task **batch, int n) {
 }
 
 /* Whether any task of the batch is a JPEG still to be decoded. */
-static bool has_jpeg_for_nvjpeg(Task *const *batch, int n) {
+static bool has_jpeg_for_nvjpeg(Task *const *batch, int n)
+{
   for (int i = 0; i < n; i++)
     if (is_for_nvjpeg(batch[i]))
       return true;
@@ -776,12 +790,13 @@ static bool has_jpeg_for_nvjpeg(Task *const *batch, int n) {
 
 /* The queue a context thread takes its tasks from: with split, a context
  * that decodes takes the JPEGs for nvJPEG, the others the decoded images. */
-static GAsyncQueue *queue_of(Pipeline *p, const ContextThread *self) {
-  return self->decodes && g_atomic_int_get(&p->split) ? p->jpeg_queue
-                                                      : p->device_queue;
+static GAsyncQueue *queue_of(Pipeline *p, const ContextThread *self)
+{
+  return self->decodes && g_atomic_int_get(&p->split) ? p->jpeg_queue : p->device_queue;
 }
 
-static gpointer context_thread(gpointer data) {
+static gpointer context_thread(gpointer data)
+{
   ContextThread *self = data;
   Pipeline *p = self->pipeline;
   const LhpPipelineSpec *spec = p->spec;
@@ -793,8 +808,7 @@ static gpointer context_thread(gpointer data) {
   /* Without a path named as a JPEG, the decoder starts when the first JPEG
    * comes (by its content), not for a run of PNGs. */
   bool decoder_begun = false;
-  if (self->decodes && g_atomic_int_get(&p->gpu_jpeg) && !device_error &&
-      p->jpeg_named) {
+  if (self->decodes && g_atomic_int_get(&p->gpu_jpeg) && !device_error && p->jpeg_named) {
     decoder_begin(self);
     decoder_begun = true;
   }
@@ -805,8 +819,7 @@ static gpointer context_thread(gpointer data) {
   Task *batch[MAX_BATCH_TASKS];
   bool ending = false;
   while (!ending) {
-    Task *task = self->drains_both ? pop_either(queue, p->device_queue)
-                                   : g_async_queue_pop(queue);
+    Task *task = self->drains_both ? pop_either(queue, p->device_queue) : g_async_queue_pop(queue);
     if (task == &end_of_work)
       break;
     int n = 0;
@@ -818,11 +831,9 @@ static gpointer context_thread(gpointer data) {
      * images decoded on the CPU come along without counting. */
     bool fill = self->decodes && g_atomic_int_get(&p->gpu_jpeg) != 0;
     int undecoded = is_for_nvjpeg(task);
-    while (
-        (fill ? undecoded < p->batch_frames && n < MAX_BATCH_TASKS
-              : n < p->batch_frames) &&
-        (task = fill ? g_async_queue_timeout_pop(queue, GPU_DECODE_FILL_WAIT_US)
-                     : g_async_queue_try_pop(queue))) {
+    while ((fill ? undecoded < p->batch_frames && n < MAX_BATCH_TASKS : n < p->batch_frames) &&
+           (task = fill ? g_async_queue_timeout_pop(queue, GPU_DECODE_FILL_WAIT_US)
+                        : g_async_queue_try_pop(queue))) {
       if (task == &end_of_work) {
         ending = true;
         break;
@@ -844,8 +855,7 @@ static gpointer context_thread(gpointer data) {
       decoder_begin(self);
       decoder_begun = true;
     }
-    if (self->decoder_starter &&
-        (jpegs || g_atomic_int_get(&self->decoder_started)))
+    if (self->decoder_starter && (jpegs || g_atomic_int_get(&self->decoder_started)))
       decoder_install(self, context);
     LhioGpuJpeg *decoder = self->decoder;
     void *decode_stream = self->decode_stream;
@@ -911,16 +921,17 @@ static gpointer context_thread(gpointer data) {
  * images written back (planar, gpu_jpeg_quality), on CUDA, unless --decoder
  * cpu, where libnvjpeg is found.  Until the contexts are
  * open, CUDA is the bet of every backend but the CPU's. */
-static bool gpu_jpeg_for(const LhpPipelineSpec *spec, LhBackend backend) {
-  bool wanted =
-      spec->read_mode == LHIO_READ_LUMA ||
-      (spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0);
-  return spec->decoder != LHP_DECODER_CPU && wanted &&
-         backend != LH_BACKEND_CPU && lhp_gpu_jpeg_usable(NULL);
+static bool gpu_jpeg_for(const LhpPipelineSpec *spec, LhBackend backend)
+{
+  bool wanted = spec->read_mode == LHIO_READ_LUMA ||
+                (spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0);
+  return spec->decoder != LHP_DECODER_CPU && wanted && backend != LH_BACKEND_CPU &&
+         lhp_gpu_jpeg_usable(NULL);
 }
 
 /* Frames per lh_analyze_batch call on a backend. */
-static int batch_frames_for(const LhpPipelineSpec *spec, LhBackend backend) {
+static int batch_frames_for(const LhpPipelineSpec *spec, LhBackend backend)
+{
   int frames = spec->batch_frames;
   if (frames <= 0)
     frames = backend != LH_BACKEND_CUDA    ? 1
@@ -932,8 +943,8 @@ static int batch_frames_for(const LhpPipelineSpec *spec, LhBackend backend) {
 /* JPEGs left waiting for nvJPEG before the decoding threads of --decoder
  * auto decode their own (Pipeline.gpu_share_limit): a batch per context,
  * the next while one decodes. */
-static int gpu_share_limit_for(const LhpPipelineSpec *spec, LhBackend backend,
-                               int contexts) {
+static int gpu_share_limit_for(const LhpPipelineSpec *spec, LhBackend backend, int contexts)
+{
   /* Not for images written back: sharing them was slower, measured on an
    * H200 with 16 cores (equalize of 200 and 1000 JPEGs: 1.99 and 2.67 s
    * shared, 1.67 and 2.41 s all on nvJPEG); the CPU's decoding and encoding
@@ -951,8 +962,8 @@ static int gpu_share_limit_for(const LhpPipelineSpec *spec, LhBackend backend,
  * a batch is on the GPU, and ready to be taken): a tighter bound left the
  * decoding threads idle, the bound reached by images that waited for the
  * analysis. */
-static guint holding_for(const LhpPipelineSpec *spec, int jobs,
-                         LhBackend backend, int contexts) {
+static guint holding_for(const LhpPipelineSpec *spec, int jobs, LhBackend backend, int contexts)
+{
   int shared = gpu_share_limit_for(spec, backend, contexts);
   return (guint)(2 * jobs + contexts * batch_frames_for(spec, backend) +
                  (shared > 0 ? 2 * shared + 4 * jobs : 0));
@@ -961,13 +972,12 @@ static guint holding_for(const LhpPipelineSpec *spec, int jobs,
 /* Until the contexts are open, --backend auto may end up on CUDA or on the
  * CPU: the smaller of the two bounds holds until then, so that either run
  * keeps to its own.  *most is the larger, for sizing. */
-static guint holding_before_open(const LhpPipelineSpec *spec, int jobs,
-                                 guint *most) {
+static guint holding_before_open(const LhpPipelineSpec *spec, int jobs, guint *most)
+{
   const LhpContextsWanted *wanted = &spec->contexts;
-  guint cuda = holding_for(spec, jobs, LH_BACKEND_CUDA,
-                           lhp_contexts_count(wanted, LH_BACKEND_CUDA));
-  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU,
-                          lhp_contexts_count(wanted, LH_BACKEND_CPU));
+  guint cuda =
+      holding_for(spec, jobs, LH_BACKEND_CUDA, lhp_contexts_count(wanted, LH_BACKEND_CUDA));
+  guint cpu = holding_for(spec, jobs, LH_BACKEND_CPU, lhp_contexts_count(wanted, LH_BACKEND_CPU));
   if (wanted->device_ids || wanted->backend == LH_BACKEND_CUDA)
     cpu = cuda;
   else if (wanted->backend == LH_BACKEND_CPU)
@@ -978,7 +988,8 @@ static guint holding_before_open(const LhpPipelineSpec *spec, int jobs,
 
 /* After the contexts failed: hands back whatever reaches the device queue
  * until the end. */
-static void cancel_until_end(Pipeline *p) {
+static void cancel_until_end(Pipeline *p)
+{
   Task *task;
   while ((task = g_async_queue_pop(p->device_queue)) != &end_of_work)
     send_cancelled(p, task);
@@ -992,7 +1003,8 @@ static void cancel_until_end(Pipeline *p) {
  * device current before its first call (lhp_device_use).  When the contexts
  * cannot be opened, or a thread cannot be started, the run is abandoned: its
  * tasks come back cancelled and the main thread reports nothing more. */
-static gpointer opener_thread(gpointer data) {
+static gpointer opener_thread(gpointer data)
+{
   Pipeline *p = data;
   const LhpPipelineSpec *spec = p->spec;
   p->n_threads = 1;
@@ -1003,8 +1015,7 @@ static gpointer opener_thread(gpointer data) {
    * so that a run that cannot have them says so as before. */
   LhpContextsWanted wanted = spec->contexts;
   wanted.report = &spec->report;
-  if (p->n_paths == 0 && !wanted.device_ids &&
-      wanted.backend == LH_BACKEND_AUTO)
+  if (p->n_paths == 0 && !wanted.device_ids && wanted.backend == LH_BACKEND_AUTO)
     wanted.backend = LH_BACKEND_CPU;
   bool opened = lhp_contexts_open(p->contexts, &wanted);
   p->open_s = seconds_since(p->start_us);
@@ -1018,9 +1029,8 @@ static gpointer opener_thread(gpointer data) {
     for (int i = 0; i < n; i++)
       devices += first_of_device(p->contexts, i);
     bool split = g_atomic_int_get(&p->gpu_jpeg) && !p->planar && n > devices;
-    g_atomic_int_set(
-        &p->gpu_share_limit,
-        gpu_share_limit_for(spec, p->contexts->backend, split ? devices : n));
+    g_atomic_int_set(&p->gpu_share_limit,
+                     gpu_share_limit_for(spec, p->contexts->backend, split ? devices : n));
     p->per_context = g_new0(guint, n);
     /* Before the analysis threads start (pinned-pool.c says why).  Images
      * in flight: about two a decoding thread (one decoding, one waiting for
@@ -1030,32 +1040,27 @@ static gpointer opener_thread(gpointer data) {
     if (p->contexts->backend == LH_BACKEND_CUDA) {
       gint64 start = g_get_monotonic_time();
       guint in_flight = (guint)(2 * p->jobs + n);
-      lhp_pinned_pool_enable(p->pinned, p->contexts->contexts[0],
-                             p->contexts->device_ids[0],
+      lhp_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
                              in_flight < p->n_paths ? in_flight : p->n_paths);
       p->pin_s = seconds_since(start);
     }
     p->threads = g_new0(GThread *, n);
     p->selves = g_new(ContextThread, n);
     for (int i = 0; i < n; i++)
-      p->selves[i] =
-          (ContextThread){.pipeline = p,
-                          .index = i,
-                          .decodes = !split || first_of_device(p->contexts, i)};
+      p->selves[i] = (ContextThread){
+          .pipeline = p, .index = i, .decodes = !split || first_of_device(p->contexts, i)};
     g_atomic_int_set(&p->split, split);
     /* Threads can be refused (a ulimit, an address space already reserved
      * by the CUDA driver): that ends the run with a message, not an abort. */
     GError *error = NULL;
     while (!error && p->n_threads < n) {
       p->threads[p->n_threads] =
-          g_thread_try_new("lumahist-analysis", context_thread,
-                           &p->selves[p->n_threads], &error);
+          g_thread_try_new("lumahist-analysis", context_thread, &p->selves[p->n_threads], &error);
       if (p->threads[p->n_threads])
         p->n_threads++;
     }
     if (error) {
-      lhp_say(&spec->report, NULL, "cannot start the worker threads: %s",
-              error->message);
+      lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", error->message);
       g_error_free(error);
       g_atomic_int_set(&p->abandoned, 1);
       /* A context that would take the CPU's images may be missing: this
@@ -1079,31 +1084,31 @@ static gpointer opener_thread(gpointer data) {
  * index, decoder and backend, then the seconds from the run's start at each
  * Moment, -1 for one it did not reach (an image decoded and analysed on a
  * decoding thread is never taken by a context). */
-static FILE *trace_open(const LhpPipelineSpec *spec) {
+static FILE *trace_open(const LhpPipelineSpec *spec)
+{
   const char *path = getenv("LUMAHIST_TRACE");
   if (!path || !*path)
     return NULL;
   FILE *trace = fopen(path, "w");
   if (!trace)
-    lhp_say(&spec->report, path, "cannot write the trace (LUMAHIST_TRACE): %s",
-            g_strerror(errno));
+    lhp_say(&spec->report, path, "cannot write the trace (LUMAHIST_TRACE): %s", g_strerror(errno));
   return trace;
 }
 
-static void trace_task(FILE *trace, const Pipeline *p, Task *task) {
+static void trace_task(FILE *trace, const Pipeline *p, Task *task)
+{
   task->moments[MOMENT_EMITTED] = g_get_monotonic_time();
-  fprintf(trace, "%u %s %s", task->item.index,
-          lhio_decoder_name(task->item.decoder),
+  fprintf(trace, "%u %s %s", task->item.index, lhio_decoder_name(task->item.decoder),
           lh_backend_name(task->item.backend));
   for (int k = 0; k < N_MOMENTS; k++)
     fprintf(trace, " %.4f",
-            task->moments[k] ? (double)(task->moments[k] - p->start_us) / 1e6
-                             : -1.0);
+            task->moments[k] ? (double)(task->moments[k] - p->start_us) / 1e6 : -1.0);
   fputc('\n', trace);
 }
 
 /* Whether a path is named as a JPEG. */
-static bool is_jpeg_name(const char *path) {
+static bool is_jpeg_name(const char *path)
+{
   static const char *const suffixes[] = {".jpg", ".jpeg", ".jpe", ".jfif"};
   const size_t length = strlen(path);
   for (size_t k = 0; k < G_N_ELEMENTS(suffixes); k++) {
@@ -1115,21 +1120,24 @@ static bool is_jpeg_name(const char *path) {
 }
 
 /* Whether any path is named as a JPEG. */
-static bool any_jpeg_name(const GPtrArray *paths) {
+static bool any_jpeg_name(const GPtrArray *paths)
+{
   for (guint i = 0; i < paths->len; i++)
     if (is_jpeg_name(g_ptr_array_index(paths, i)))
       return true;
   return false;
 }
 
-static gpointer prepare_thread(gpointer data) {
+static gpointer prepare_thread(gpointer data)
+{
   Pipeline *p = data;
   lhp_gpu_jpeg_prepare(p->spec->contexts.device_ids);
   return NULL;
 }
 
-void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
-                      const GPtrArray *paths, LhpPipelineResult *result) {
+void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const GPtrArray *paths,
+                      LhpPipelineResult *result)
+{
   gint64 start = g_get_monotonic_time();
   memset(result, 0, sizeof *result);
   memset(contexts, 0, sizeof *contexts);
@@ -1147,8 +1155,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
   p.jobs = jobs;
   p.n_paths = paths->len;
   p.gpu_jpeg =
-      gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA
-                                                   : spec->contexts.backend);
+      gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA : spec->contexts.backend);
   p.planar = spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0;
   /* nvJPEG's calls take about two cores' host work at the engines' rate
    * (1.2 ms of CPU per image at 1800 images/s on an H100); one more thread
@@ -1156,9 +1163,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
   p.cpu_share_slots = jobs > 4 ? jobs - 3 : 1;
   p.jpeg_named = any_jpeg_name(paths);
   if (p.gpu_jpeg)
-    p.gpu_share_limit = gpu_share_limit_for(
-        spec, LH_BACKEND_CUDA,
-        lhp_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
+    p.gpu_share_limit = gpu_share_limit_for(spec, LH_BACKEND_CUDA,
+                                            lhp_contexts_count(&spec->contexts, LH_BACKEND_CUDA));
   /* Not for images written back, as gpu_share_limit_for says: on an H200
    * with 16 cores, equalize of 200 JPEGs took 1.75 s with the CPU taking
    * them while nvJPEG started, 1.66 s without. */
@@ -1174,8 +1180,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
   guint holding = holding_before_open(spec, jobs, &most);
   guint window = 8 * holding;
   p.early_cpu = p.cpu_while_starting && paths->len > 8 * holding;
-  guint slots =
-      8 * most; /* of pending: the widest window either backend can have */
+  guint slots = 8 * most; /* of pending: the widest window either backend can have */
   Task **pending = g_new0(Task *, slots);
   guint n = paths->len, next_dispatch = 0, next_emit = 0;
 
@@ -1195,15 +1200,13 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
     preparer = g_thread_try_new("lumahist-nvjpeg", prepare_thread, &p, NULL);
   /* The opener next, so that CUDA starts as early as it can. */
   GError *thread_error = NULL;
-  GThread *opener =
-      g_thread_try_new("lumahist-analysis", opener_thread, &p, &thread_error);
+  GThread *opener = g_thread_try_new("lumahist-analysis", opener_thread, &p, &thread_error);
   if (opener)
     p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, &thread_error);
   if (p.pool)
     g_thread_pool_set_sort_function(p.pool, task_order, NULL);
   if (thread_error) {
-    lhp_say(&spec->report, NULL, "cannot start the worker threads: %s",
-            thread_error->message);
+    lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", thread_error->message);
     g_clear_error(&thread_error);
     g_atomic_int_set(&p.abandoned, 1);
   }
@@ -1221,13 +1224,10 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
   }
 
   bool stopping = is_abandoned(&p);
-  bool cut =
-      stopping; /* a cancelled task was reached: nothing after it is emitted */
+  bool cut = stopping; /* a cancelled task was reached: nothing after it is emitted */
   result->not_started = stopping;
-  while (!settled || next_emit < next_dispatch ||
-         (!stopping && next_dispatch < n)) {
-    while (!stopping && next_dispatch < n &&
-           next_dispatch - next_emit < window &&
+  while (!settled || next_emit < next_dispatch || (!stopping && next_dispatch < n)) {
+    while (!stopping && next_dispatch < n && next_dispatch - next_emit < window &&
            next_dispatch - (guint)g_atomic_int_get(&p.released) < holding) {
       Task *task = g_new0(Task, 1);
       task->item.index = next_dispatch;
@@ -1243,8 +1243,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
       task->last_stretch = n - next_dispatch <= holding;
       if (task->last_stretch) {
         task->file_bytes = file_bytes(task->item.path);
-        task->for_gpu_decoder =
-            g_atomic_int_get(&p.gpu_jpeg) && is_jpeg_name(task->item.path);
+        task->for_gpu_decoder = g_atomic_int_get(&p.gpu_jpeg) && is_jpeg_name(task->item.path);
       }
       g_thread_pool_push(p.pool, task, NULL);
       next_dispatch++;
@@ -1253,8 +1252,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
     if (task == &contexts_settled) {
       task = NULL;
       settled = true;
-      if (!is_abandoned(&p) && spec->ready &&
-          !spec->ready(contexts, spec->data))
+      if (!is_abandoned(&p) && spec->ready && !spec->ready(contexts, spec->data))
         g_atomic_int_set(&p.abandoned, 1);
       if (is_abandoned(&p)) {
         result->not_started = stopping = cut = true;
@@ -1303,8 +1301,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
 
   /* Settled: n_threads is the opener's and the threads it started. */
   for (int i = 0; opener && i < p.n_threads; i++)
-    g_async_queue_push(p.selves ? queue_of(&p, &p.selves[i]) : p.device_queue,
-                       &end_of_work);
+    g_async_queue_push(p.selves ? queue_of(&p, &p.selves[i]) : p.device_queue, &end_of_work);
   if (opener)
     g_thread_join(opener);
   for (int i = 1; i < p.n_threads; i++)
@@ -1314,8 +1311,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
   /* Handles made without the preparer (a JPEG by content alone) are kept,
    * as they were. */
   if (holds_gpu_jpeg)
-    lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg &&
-                        !spec->process_ends_after);
+    lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg && !spec->process_ends_after);
   if (p.pool)
     g_thread_pool_free(p.pool, FALSE, TRUE);
   if (spec->catch_signals) {
@@ -1342,14 +1338,14 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
   result->gpu_encode_wall_s = p.gpu_encode_wall_s;
   struct rusage usage_after;
   getrusage(RUSAGE_SELF, &usage_after);
-  result->cpu_user_s = timeval_seconds(&usage_after.ru_utime) -
-                       timeval_seconds(&usage_before.ru_utime);
-  result->cpu_system_s = timeval_seconds(&usage_after.ru_stime) -
-                         timeval_seconds(&usage_before.ru_stime);
+  result->cpu_user_s =
+      timeval_seconds(&usage_after.ru_utime) - timeval_seconds(&usage_before.ru_utime);
+  result->cpu_system_s =
+      timeval_seconds(&usage_after.ru_stime) - timeval_seconds(&usage_before.ru_stime);
   /* Every task is freed: the pool holds no image. */
   result->pinned_bytes = lhp_pinned_pool_bytes(p.pinned);
-  result->past_pinned = lhp_pinned_pool_past(
-      p.pinned, &result->past_pinned_bytes, &result->pinned_wait_s);
+  result->past_pinned =
+      lhp_pinned_pool_past(p.pinned, &result->past_pinned_bytes, &result->pinned_wait_s);
   result->pinned_s = p.pin_s;
   lhp_pinned_pool_free(p.pinned);
   g_free(pending);
@@ -1368,7 +1364,8 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts,
 }
 
 /* Is context i the first of its device (in the order of the contexts)? */
-static bool first_of_device(const LhpContexts *contexts, int i) {
+static bool first_of_device(const LhpContexts *contexts, int i)
+{
   for (int j = 0; j < i; j++)
     if (contexts->device_ids[j] == contexts->device_ids[i])
       return false;
@@ -1380,7 +1377,8 @@ static bool first_of_device(const LhpContexts *contexts, int i) {
  * their copies into pinned memory and their waits.  The CPU has none.  The
  * kernels are the GPU's work; the frames' copies go over the host link (PCIe)
  * at its rate, so they are given apart, with that rate. */
-static void print_device_time(const LhpContexts *contexts, double wall) {
+static void print_device_time(const LhpContexts *contexts, double wall)
+{
   if (contexts->backend != LH_BACKEND_CUDA)
     return;
   LhDeviceTime sum = {0};
@@ -1392,8 +1390,7 @@ static void print_device_time(const LhpContexts *contexts, double wall) {
     if (!lhp_device_use(contexts->device_ids[i], &error))
       g_free(error);
     if (lh_context_device_time(contexts->contexts[i], &time) < 0) {
-      fprintf(stderr,
-              "lumahist: timing: GPU time (CUDA events): not measured: %s\n",
+      fprintf(stderr, "lumahist: timing: GPU time (CUDA events): not measured: %s\n",
               lh_last_error());
       return;
     }
@@ -1407,11 +1404,9 @@ static void print_device_time(const LhpContexts *contexts, double wall) {
     return;
   char over[64];
   if (devices > 1)
-    snprintf(over, sizeof over, "%d contexts on %d devices", contexts->n,
-             devices);
+    snprintf(over, sizeof over, "%d contexts on %d devices", contexts->n, devices);
   else
-    snprintf(over, sizeof over, "%d context%s", contexts->n,
-             contexts->n > 1 ? "s" : "");
+    snprintf(over, sizeof over, "%d context%s", contexts->n, contexts->n > 1 ? "s" : "");
   /* Microseconds: the kernels of a 4K frame take tens of them.  Streams of
    * one device overlap: their sum may count a moment twice.  Shares are of
    * the wall time of each device. */
@@ -1422,36 +1417,33 @@ static void print_device_time(const LhpContexts *contexts, double wall) {
           "frame copies %.6f s = %.3f %% (%.3f GB at %.1f GB/s), in %llu "
           "call%s, summed over %s "
           "(an upper bound of the busy share when contexts overlap)\n",
-          sum.compute_s, sum.compute_s * per_device, sum.transfer_s,
-          sum.transfer_s * per_device, (double)sum.transfer_bytes / 1e9,
-          sum.transfer_s > 0 ? (double)sum.transfer_bytes / 1e9 / sum.transfer_s
-                             : 0.0,
+          sum.compute_s, sum.compute_s * per_device, sum.transfer_s, sum.transfer_s * per_device,
+          (double)sum.transfer_bytes / 1e9,
+          sum.transfer_s > 0 ? (double)sum.transfer_bytes / 1e9 / sum.transfer_s : 0.0,
           (unsigned long long)sum.calls, sum.calls == 1 ? "" : "s", over);
 }
 
-void lhp_pipeline_print_timing(const LhpPipelineResult *r,
-                               const LhpContexts *contexts) {
+void lhp_pipeline_print_timing(const LhpPipelineResult *r, const LhpContexts *contexts)
+{
   double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
   fprintf(stderr,
           "lumahist: timing: %u images in %.3f s wall (%.1f images/s); "
           "decoding %.3f s, "
           "finishing %.3f s (summed over threads)\n",
-          r->done + r->failed, r->wall_s, (r->done + r->failed) / wall,
-          r->decode_s, r->finish_s);
+          r->done + r->failed, r->wall_s, (r->done + r->failed) / wall, r->decode_s, r->finish_s);
   /* Part of the wall time, but not of the decoding's, which went on meanwhile.
    */
   fprintf(stderr,
           "lumahist: timing: %d %s context%s opened in %.3f s, while decoding "
           "went on\n",
-          contexts->n, lh_backend_name(contexts->backend),
-          contexts->n > 1 ? "s" : "", r->open_s);
+          contexts->n, lh_backend_name(contexts->backend), contexts->n > 1 ? "s" : "", r->open_s);
   /* The contexts' threads hold the GPU work: the calls return when it is
    * done, so their time bounds the GPU's busy time from above. */
   fprintf(stderr,
           "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f "
           "%% of wall\n",
-          lh_backend_name(contexts->backend), r->device_s, contexts->n,
-          contexts->n > 1 ? "s" : "", 100.0 * r->device_s / wall / contexts->n);
+          lh_backend_name(contexts->backend), r->device_s, contexts->n, contexts->n > 1 ? "s" : "",
+          100.0 * r->device_s / wall / contexts->n);
   print_device_time(contexts, wall);
   /* The images decoded there went to the device and back without staging. */
   if (contexts->backend == LH_BACKEND_CUDA)
@@ -1461,8 +1453,8 @@ void lhp_pipeline_print_timing(const LhpPipelineResult *r,
             "%.3f s; decoding threads waited %.3f s for room in it; %zu images "
             "(%.1f MB) past "
             "it, in pageable memory\n",
-            (double)r->pinned_bytes / 1e6, r->pinned_s, r->pinned_wait_s,
-            r->past_pinned, (double)r->past_pinned_bytes / 1e6);
+            (double)r->pinned_bytes / 1e6, r->pinned_s, r->pinned_wait_s, r->past_pinned,
+            (double)r->past_pinned_bytes / 1e6);
   guint on_gpu = r->gpu_hardware + r->gpu_hybrid;
   if (on_gpu + r->gpu_fallback + r->gpu_shared > 0)
     fprintf(stderr,
@@ -1473,17 +1465,15 @@ void lhp_pipeline_print_timing(const LhpPipelineResult *r,
             "(GPU time, CUDA events; %.3f s in the calls; decoders started in "
             "%.3f s); %u JPEGs "
             "decoded on the CPU beside it\n",
-            on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback,
-            r->gpu_decode_s, contexts->n, r->gpu_decode_wall_s, r->gpu_open_s,
-            r->gpu_shared);
+            on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s, contexts->n,
+            r->gpu_decode_wall_s, r->gpu_open_s, r->gpu_shared);
   if (r->gpu_encoded + r->gpu_encode_fallback > 0)
     fprintf(stderr,
             "lumahist: timing: GPU encoding (nvJPEG): %u JPEGs in %.3f s in "
             "the calls over %d "
             "contexts; %u decoded on the GPU but not encoded there, done again "
             "on the CPU\n",
-            r->gpu_encoded, r->gpu_encode_wall_s, contexts->n,
-            r->gpu_encode_fallback);
+            r->gpu_encoded, r->gpu_encode_wall_s, contexts->n, r->gpu_encode_fallback);
   guint handled = r->done + r->failed;
   fprintf(stderr,
           "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f "
