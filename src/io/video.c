@@ -52,6 +52,7 @@ struct LhioVideo {
   GMutex lock; /* the fields below that GStreamer's threads set */
   bool linked;
   int video_streams; /* in the last stream collection; -1 none seen */
+  bool drained;      /* decodebin3 has read its whole input */
   char *decoder;
   char *missing; /* a missing decoder's description */
   /* Timestamps of the keyframes that entered the decoder (parsers flag
@@ -145,6 +146,24 @@ static gint select_stream(GstElement *decodebin, GstStreamCollection *collection
   v->video_streams = videos;
   g_mutex_unlock(&v->lock);
   return stream == first_video ? 1 : 0;
+}
+
+/* decodebin3's "about-to-finish": every input has reached its end, so no
+ * later stream collection can bring a video stream.  An audio-only file is
+ * told by this, not by the error or the end it usually causes: its streams
+ * are deselected (select_stream), so they leave the multiqueue by pads that
+ * are never exposed, and the demuxer learns so ("not-linked", an error on
+ * the bus) only from a push after the multiqueue's thread tried one.  A
+ * short file is often read to its end before that: the demuxer ends
+ * quietly, decodebin3 drops the end on the unexposed pad, and the bus says
+ * nothing more: no error, no EOS, no frame, until the timeout. */
+static void input_drained(GstElement *decodebin, gpointer data)
+{
+  (void)decodebin;
+  LhioVideo *v = data;
+  g_mutex_lock(&v->lock);
+  v->drained = true;
+  g_mutex_unlock(&v->lock);
 }
 
 /* The video decoder inside decodebin3, by its klass. */
@@ -396,8 +415,10 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
   gst_caps_unref(caps);
   gst_bin_add_many(GST_BIN(v->pipeline), source, v->decodebin, v->sink, NULL);
   gst_element_link(source, v->decodebin);
-  if (regular)
+  if (regular) {
     g_signal_connect(v->decodebin, "select-stream", G_CALLBACK(select_stream), v);
+    g_signal_connect(v->decodebin, "about-to-finish", G_CALLBACK(input_drained), v);
+  }
   g_signal_connect(v->decodebin, "pad-added", G_CALLBACK(pad_added), v);
   g_signal_connect(v->decodebin, "deep-element-added", G_CALLBACK(element_added), v);
   v->bus = gst_element_get_bus(v->pipeline);
@@ -561,6 +582,15 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
         }
         g_free(missing);
         return check_complete(v);
+      }
+      /* Read to its end with no video stream in it: nothing will come
+       * (input_drained says why the bus may stay silent). */
+      g_mutex_lock(&v->lock);
+      bool drained_without_video = v->drained && v->video_streams == 0 && !v->linked;
+      g_mutex_unlock(&v->lock);
+      if (drained_without_video) {
+        set_error(v, "no video stream");
+        return fail_now(v, LH_ERROR_CORRUPT);
       }
       waited += PULL_SLICE_NS;
       if (waited >= limit) {

@@ -94,7 +94,8 @@ def known_frames():
 def clips(tmp_path_factory):
     """known.y4m (raw, every pixel known), clip.mp4 (H.264 by libx264, 30
     frames with B-frames), ten.mkv (10-bit FFV1, lossless), cut.mkv (x264enc's
-    Matroska cut in half), junk.mp4 (not a video)."""
+    Matroska cut in half), audio.mkv (no video stream), audio-short.mkv (0.2 s
+    of audio, no video stream), junk.mp4 (not a video)."""
     video_build_or_skip()
     for tool in ("ffmpeg", "gst-launch-1.0"):
         if not shutil.which(tool):
@@ -122,6 +123,10 @@ def clips(tmp_path_factory):
     made["cut"] = top / "cut.mkv"
     made["cut"].write_bytes(data[:len(data) // 2])
     os.unlink(good)
+    made["audio"] = top / "audio.mkv"
+    ffmpeg("-f", "lavfi", "-i", "sine=duration=1", "-c:a", "libvorbis", made["audio"])
+    made["audio-short"] = top / "audio-short.mkv"
+    ffmpeg("-f", "lavfi", "-i", "sine=duration=0.2", "-c:a", "libvorbis", made["audio-short"])
     made["junk"] = top / "junk.mp4"
     made["junk"].write_bytes(b"this is not a video at all" * 10)
     return made
@@ -332,12 +337,11 @@ def test_a_cut_video_gives_its_frames_its_summary_then_the_error(clips, tmp_path
     assert seen == want[:-1]
 
 
-def test_a_video_that_cannot_be_read(clips, tmp_path):
-    """A file named as a video that GStreamer cannot read: the tool's line, no
-    records, and the next file.  (An audio-only file is left to tests/video:
-    in a process that has read videos before, lhio_video_open sometimes waits
-    the whole video_timeout on one instead of saying "no video stream", the
-    tool too, given the same file 30 times.)"""
+def test_videos_that_cannot_be_read(clips, tmp_path):
+    """Files named as videos that give no frame: one without a video stream,
+    one that GStreamer cannot read.  The tool's lines, no records, and the
+    next file."""
+    shutil.copy(clips["audio"], tmp_path / "audio.mkv")
     shutil.copy(clips["junk"], tmp_path / "junk.mp4")
     cv2.imwrite(str(tmp_path / "z.png"), noise(np.random.default_rng(4), 12, 19))
     code, want, err = tool_run("--backend", "cpu", "--decoder", "cpu", tmp_path)
@@ -345,12 +349,33 @@ def test_a_video_that_cannot_be_read(clips, tmp_path):
         got = dicts(lumahist.stats_files(tmp_path, backend="cpu"))
     assert got == want
     assert [os.path.basename(r["path"]) for r in got] == ["z.png"]
-    messages = [str(w.message) for w in caught]
-    assert len(messages) == 1 and code == 1
-    assert messages[0].startswith(str(tmp_path / "junk.mp4") + ": not a video file"), messages
-    assert f"lumahist: {messages[0]}" in err.splitlines()
-    with pytest.raises(lumahist.Error, match="junk.mp4: not a video file"):
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2 and code == 1
+    assert messages[0].startswith(str(tmp_path / "audio.mkv") + ": no video stream"), messages
+    assert messages[1].startswith(str(tmp_path / "junk.mp4") + ": not a video file"), messages
+    for message in messages:
+        assert f"lumahist: {message}" in err.splitlines()
+    with pytest.raises(lumahist.Error, match="audio.mkv: no video stream"):
         list(lumahist.stats_files(tmp_path, backend="cpu", errors="raise"))
+
+
+def test_audio_only_files_after_a_video_each_say_no_video_stream(clips, tmp_path):
+    """Many short audio-only files after a video, in one process: each one
+    warns "no video stream" at once.  decodebin3 often reads such a file to
+    its end before the not-linked error that used to tell it, and then its bus
+    stays silent: most of these waited the whole video_timeout before
+    src/io/video.c listened for the end of its input (input_drained)."""
+    shutil.copy(clips["known"], tmp_path / "a.y4m")
+    names = [f"b{i:02d}.mkv" for i in range(12)]
+    for name in names:
+        shutil.copy(clips["audio-short"], tmp_path / name)
+    with pytest.warns(RuntimeWarning) as caught:
+        got = dicts(lumahist.stats_files(tmp_path, backend="cpu", video_timeout=2))
+    assert [r["frame"] for r in got if "frame" in r] == list(range(len(clips["frames"])))
+    assert {os.path.basename(r["path"]) for r in got} == {"a.y4m"}
+    messages = sorted(str(w.message) for w in caught)
+    want = [str(tmp_path / name) + ": no video stream" for name in names]
+    assert [m[:len(w)] for m, w in zip(messages, want)] == want, messages
 
 
 # --------------------------------------------------------------------------
