@@ -292,7 +292,12 @@ const char *lhp_signal_name(int signal_number);
 typedef struct LhpPinnedPool LhpPinnedPool;
 
 LhpPinnedPool *lhp_pinned_pool_new(void);
-void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device, guint in_flight);
+/* wait_for_room: a decoding thread that finds no room waits a while for
+ * some (the images in the arena are on their way to the device) before it
+ * takes pageable memory; not where images stay for a finish step on those
+ * same threads. */
+void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device, guint in_flight,
+                            bool wait_for_room);
 /* The pool that the calling thread's decoders take pixels from (NULL:
  * none, malloc). */
 void lhp_pinned_pool_use(LhpPinnedPool *pool);

@@ -62,8 +62,9 @@ struct LhpPinnedPool {
   double seen_squares;
   /* Images given malloc's memory after it was enabled: no piece free. */
   size_t past, past_bytes;
-  GCond freed;     /* a piece was given back */
-  double waited_s; /* by decoding threads for a piece, summed */
+  bool wait_for_room; /* lhp_pinned_pool_enable's */
+  GCond freed;        /* a piece was given back */
+  double waited_s;    /* by decoding threads for a piece, summed */
 };
 
 /* The live pools, for release to find a buffer's (registry_lock first,
@@ -104,7 +105,8 @@ static size_t round_up(size_t bytes, size_t step)
   return (bytes + step - 1) / step * step;
 }
 
-void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device, guint in_flight)
+void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device, guint in_flight,
+                            bool wait_for_room)
 {
   g_mutex_lock(&pool->lock);
   /* The size-weighted mean: a large image stays in flight longer (its
@@ -137,6 +139,7 @@ void lhp_pinned_pool_enable(LhpPinnedPool *pool, LhContext *context, int device,
   pool->device = device;
   pool->arena = arena;
   pool->arena_bytes = bytes;
+  pool->wait_for_room = wait_for_room;
   pool->first = g_new0(PinnedBuffer, 1);
   pool->first->data = arena;
   pool->first->capacity = bytes;
@@ -201,14 +204,14 @@ static void *pinned_alloc(size_t bytes, void *unused)
   g_mutex_lock(&pool->lock);
   if (pool->arena) {
     b = take_piece(pool, bytes);
-    if (!b && bytes <= pool->arena_bytes) {
+    if (!b && pool->wait_for_room && bytes <= pool->arena_bytes) {
       /* The images in the arena are on their way to the device, whose
        * threads free them soon: waiting for one costs less than pageable
        * memory, whose copies are staged on an analysis thread (on an H100
        * host, PNGs past the arena slowed the analysis threads and nvJPEG's
-       * batches 3-6 times over).  Not for ever: a run's images held for
-       * their turn (a finish step on these threads) could wait on this
-       * one. */
+       * batches 3-6 times over).  Not for ever, and not in a run whose
+       * images stay for a finish step on these same threads (equalize's
+       * encoding): this thread could be holding one up. */
       gint64 start = g_get_monotonic_time();
       gint64 deadline = start + ARENA_WAIT_US;
       while (!b && g_cond_wait_until(&pool->freed, &pool->lock, deadline))

@@ -1041,7 +1041,8 @@ static gpointer opener_thread(gpointer data)
       gint64 start = g_get_monotonic_time();
       guint in_flight = (guint)(2 * p->jobs + n);
       lhp_pinned_pool_enable(p->pinned, p->contexts->contexts[0], p->contexts->device_ids[0],
-                             in_flight < p->n_paths ? in_flight : p->n_paths);
+                             in_flight < p->n_paths ? in_flight : p->n_paths,
+                             spec->finish_step == NULL);
       p->pin_s = seconds_since(start);
     }
     p->threads = g_new0(GThread *, n);

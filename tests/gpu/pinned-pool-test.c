@@ -4,9 +4,9 @@
  * neighbours hold an image of both sizes; everything freed, the whole arena
  * is one piece again), a decoding thread waiting for a piece that another
  * thread frees, pageable memory after the wait or for an image larger than
- * the arena, and seeded random sizes, taken and freed in random order,
- * never overlapping.  Exits 77 when no CUDA device is usable (page-locking
- * needs one). */
+ * the arena (at once for a pool that does not wait), and seeded random sizes, taken and freed in
+ * random order, never overlapping.  Exits 77 when no CUDA device is usable (page-locking needs
+ * one). */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -208,7 +208,7 @@ int main(void)
   }
   LhpPinnedPool *pool = lhp_pinned_pool_new();
   lhp_pinned_pool_use(pool);
-  lhp_pinned_pool_enable(pool, context, 0, IMAGES);
+  lhp_pinned_pool_enable(pool, context, 0, IMAGES, true);
   if (!check(lhp_pinned_pool_bytes(pool) == ARENA, "arena of %zu bytes, expected %zu",
              lhp_pinned_pool_bytes(pool), ARENA)) {
     lhp_pinned_pool_free(pool);
@@ -221,6 +221,22 @@ int main(void)
     random_sizes(pool, seed);
   lhp_pinned_pool_use(NULL);
   lhp_pinned_pool_free(pool);
+
+  /* A pool that does not wait (a run with a finish step): a full arena
+   * gives pageable memory at once. */
+  LhpPinnedPool *no_wait = lhp_pinned_pool_new();
+  lhp_pinned_pool_use(no_wait);
+  lhp_pinned_pool_enable(no_wait, context, 0, IMAGES, false);
+  void *full = lhio_pixels_alloc(ARENA);
+  void *more = lhio_pixels_alloc(IMAGE_GUESS);
+  double waited;
+  size_t past_now = past(no_wait, &waited);
+  check(full != NULL && more != NULL && past_now == 1 && waited < 0.01,
+        "without waiting: %zu past, waited %.3f s", past_now, waited);
+  lhio_pixels_release(more);
+  lhio_pixels_release(full);
+  lhp_pinned_pool_use(NULL);
+  lhp_pinned_pool_free(no_wait);
   lh_context_free(context);
   printf("%d checks, %d failures\n", n_checks, n_failures);
   return n_failures ? 1 : 0;
