@@ -96,8 +96,7 @@ typedef struct {
   /* It takes the JPEGs for nvJPEG (and makes a decoder).  With split, only
    * the first context of each device does, from jpeg_queue. */
   bool decodes;
-  bool drains_both; /* split, but the run is abandoned: it takes from both
-                       queues */
+  bool drains_both; /* split, but the run is abandoned: it takes from both queues */
   GThread *decoder_starter;
   gint decoder_started; /* atomic: the starter has finished */
   LhioGpuJpeg *decoder; /* NULL: none, or not yet installed */
@@ -169,16 +168,14 @@ struct Pipeline {
   guint gpu_hardware, gpu_hybrid, gpu_fallback;
   guint gpu_encoded, gpu_encode_fallback;
   double gpu_encode_wall_s;
-  gint gpu_shared; /* JPEGs --decoder auto decoded on the CPU beside the GPU
-                      (atomic) */
+  gint gpu_shared; /* JPEGs --decoder auto decoded on the CPU beside the GPU (atomic) */
   double gpu_decode_s, gpu_decode_wall_s, gpu_open_s;
   bool gpu_jpeg_warned; /* a context could not start nvJPEG: said once */
   guint *per_context;
   /* Set by the opener before it pushes contexts_settled, read after. */
   int batch_frames;
   double open_s;
-  int n_threads;     /* threads that take from the device queue, the opener's
-                        included */
+  int n_threads;     /* threads that take from the device queue, the opener's included */
   GThread **threads; /* [0] unused: the opener's own is joined by the main thread */
   ContextThread *selves;
 };
@@ -741,8 +738,7 @@ static void decoder_install(ContextThread *self, LhContext *context)
   g_mutex_unlock(&p->lock);
   if (say)
     lhp_say(&p->spec->report, NULL,
-            "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on "
-            "the CPU",
+            "nvJPEG cannot decode on CUDA device %d (%s): JPEGs are decoded on the CPU",
             p->contexts->device_ids[self->index], self->decoder_error);
   g_clear_pointer(&self->decoder_error, g_free);
 }
@@ -1237,14 +1233,15 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       lh_stats_init(&task->item.stats);
       task->stage = STAGE_DECODE;
       task->moments[MOMENT_DISPATCHED] = g_get_monotonic_time();
-      if (p.gpu_share_limit > 0 && !is_jpeg_name(task->item.path)) {
+      const bool jpeg_name = is_jpeg_name(task->item.path);
+      if (p.gpu_share_limit > 0 && !jpeg_name) {
         task->other_waiting = true;
         g_atomic_int_inc(&p.others_waiting);
       }
       task->last_stretch = n - next_dispatch <= holding;
       if (task->last_stretch) {
         task->file_bytes = file_bytes(task->item.path);
-        task->for_gpu_decoder = g_atomic_int_get(&p.gpu_jpeg) && is_jpeg_name(task->item.path);
+        task->for_gpu_decoder = jpeg_name && g_atomic_int_get(&p.gpu_jpeg);
       }
       g_thread_pool_push(p.pool, task, NULL);
       next_dispatch++;
@@ -1413,10 +1410,8 @@ static void print_device_time(const LhpContexts *contexts, double wall)
    * the wall time of each device. */
   double per_device = 100.0 / wall / devices;
   fprintf(stderr,
-          "lumahist: timing: GPU time (CUDA events): kernels %.6f s = %.3f %% "
-          "of wall, "
-          "frame copies %.6f s = %.3f %% (%.3f GB at %.1f GB/s), in %llu "
-          "call%s, summed over %s "
+          "lumahist: timing: GPU time (CUDA events): kernels %.6f s = %.3f %% of wall, "
+          "frame copies %.6f s = %.3f %% (%.3f GB at %.1f GB/s), in %llu call%s, summed over %s "
           "(an upper bound of the busy share when contexts overlap)\n",
           sum.compute_s, sum.compute_s * per_device, sum.transfer_s, sum.transfer_s * per_device,
           (double)sum.transfer_bytes / 1e9,
@@ -1428,57 +1423,43 @@ void lhp_pipeline_print_timing(const LhpPipelineResult *r, const LhpContexts *co
 {
   double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
   fprintf(stderr,
-          "lumahist: timing: %u images in %.3f s wall (%.1f images/s); "
-          "decoding %.3f s, "
+          "lumahist: timing: %u images in %.3f s wall (%.1f images/s); decoding %.3f s, "
           "finishing %.3f s (summed over threads)\n",
           r->done + r->failed, r->wall_s, (r->done + r->failed) / wall, r->decode_s, r->finish_s);
-  /* Part of the wall time, but not of the decoding's, which went on meanwhile.
-   */
-  fprintf(stderr,
-          "lumahist: timing: %d %s context%s opened in %.3f s, while decoding "
-          "went on\n",
+  /* Part of the wall time, but not of the decoding's, which went on meanwhile. */
+  fprintf(stderr, "lumahist: timing: %d %s context%s opened in %.3f s, while decoding went on\n",
           contexts->n, lh_backend_name(contexts->backend), contexts->n > 1 ? "s" : "", r->open_s);
   /* The contexts' threads hold the GPU work: the calls return when it is
    * done, so their time bounds the GPU's busy time from above. */
-  fprintf(stderr,
-          "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f "
-          "%% of wall\n",
+  fprintf(stderr, "lumahist: timing: analysis on %s: %.3f s over %d context%s = %.2f %% of wall\n",
           lh_backend_name(contexts->backend), r->device_s, contexts->n, contexts->n > 1 ? "s" : "",
           100.0 * r->device_s / wall / contexts->n);
   print_device_time(contexts, wall);
   /* The images decoded there went to the device and back without staging. */
   if (contexts->backend == LH_BACKEND_CUDA)
     fprintf(stderr,
-            "lumahist: timing: pixels decoded into %.1f MB of page-locked "
-            "memory, locked in "
-            "%.3f s; decoding threads waited %.3f s for room in it; %zu images "
-            "(%.1f MB) past "
+            "lumahist: timing: pixels decoded into %.1f MB of page-locked memory, locked in "
+            "%.3f s; decoding threads waited %.3f s for room in it; %zu images (%.1f MB) past "
             "it, in pageable memory\n",
             (double)r->pinned_bytes / 1e6, r->pinned_s, r->pinned_wait_s, r->past_pinned,
             (double)r->past_pinned_bytes / 1e6);
   guint on_gpu = r->gpu_hardware + r->gpu_hybrid;
   if (on_gpu + r->gpu_fallback + r->gpu_shared > 0)
     fprintf(stderr,
-            "lumahist: timing: GPU decoding (nvJPEG): %u images (%u on the "
-            "hardware decoder, %u on "
-            "the GPU hybrid decoder, %u fell back to the CPU) in %.3f s over "
-            "%d contexts "
-            "(GPU time, CUDA events; %.3f s in the calls; decoders started in "
-            "%.3f s); %u JPEGs "
+            "lumahist: timing: GPU decoding (nvJPEG): %u images (%u on the hardware decoder, %u on "
+            "the GPU hybrid decoder, %u fell back to the CPU) in %.3f s over %d contexts "
+            "(GPU time, CUDA events; %.3f s in the calls; decoders started in %.3f s); %u JPEGs "
             "decoded on the CPU beside it\n",
             on_gpu, r->gpu_hardware, r->gpu_hybrid, r->gpu_fallback, r->gpu_decode_s, contexts->n,
             r->gpu_decode_wall_s, r->gpu_open_s, r->gpu_shared);
   if (r->gpu_encoded + r->gpu_encode_fallback > 0)
     fprintf(stderr,
-            "lumahist: timing: GPU encoding (nvJPEG): %u JPEGs in %.3f s in "
-            "the calls over %d "
-            "contexts; %u decoded on the GPU but not encoded there, done again "
-            "on the CPU\n",
+            "lumahist: timing: GPU encoding (nvJPEG): %u JPEGs in %.3f s in the calls over %d "
+            "contexts; %u decoded on the GPU but not encoded there, done again on the CPU\n",
             r->gpu_encoded, r->gpu_encode_wall_s, contexts->n, r->gpu_encode_fallback);
   guint handled = r->done + r->failed;
   fprintf(stderr,
-          "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f "
-          "ms per image\n",
+          "lumahist: timing: host CPU time: %.3f s user + %.3f s system = %.3f ms per image\n",
           r->cpu_user_s, r->cpu_system_s,
           handled ? 1e3 * (r->cpu_user_s + r->cpu_system_s) / handled : 0.0);
   /* Per device, over its streams, in the order of first appearance. */
