@@ -16,7 +16,6 @@
 
 #include <glib.h>
 
-#include "io/lhio-video.h"
 #include "module.h"
 #include "pipeline/lhp-video.h"
 #include "pipeline/lhp.h"
@@ -64,13 +63,10 @@ typedef struct {
   LhpVideoOptions video;
   bool matrix_given; /* matrix= / range= given: they override a video's colorimetry */
   bool range_given;
-  /* The run's thread only: the paths, where the images among them are
-   * (image_at[i]: item i's place in paths), the next video to run, and its
-   * frame loop. */
+  /* The run's thread only: the paths, the videos' places among the
+   * images, and the videos' frame loop. */
   GPtrArray *paths;
-  GArray *image_at;
-  GArray *video_at;
-  guint next_video;
+  LhpVideoPlaces places;
   LhpVideoStats *videos;
   LhpReport report;
   /* Under lock. */
@@ -204,15 +200,12 @@ static bool on_summary(const LhpVideoSummary *summary, void *data)
   return queue_entry(data, entry);
 }
 
-/* Runs the videos before place `position` among the paths (all of them:
+/* Runs the videos before the pipeline's image number image (all of them:
  * G_MAXUINT); false once the iterator is gone. */
-static bool run_videos_before(Run *run, guint position)
+static bool run_videos_before(Run *run, guint image)
 {
-  while (run->next_video < run->video_at->len &&
-         g_array_index(run->video_at, guint, run->next_video) < position) {
-    const char *path =
-        g_ptr_array_index(run->paths, g_array_index(run->video_at, guint, run->next_video));
-    run->next_video++;
+  const char *path;
+  while ((path = lhp_video_places_next(&run->places, image))) {
     if (!run->videos) {
       LhpVideoJob job = {
           .video = &run->video,
@@ -246,7 +239,7 @@ static bool run_videos_before(Run *run, guint position)
 static bool on_emit(LhpItem *item, void *data)
 {
   Run *run = data;
-  if (!run_videos_before(run, g_array_index(run->image_at, guint, item->index)))
+  if (!run_videos_before(run, item->index))
     return false;
   Entry *entry = entry_new(ENTRY_RECORD, item->path, NULL, 0);
   /* The entry takes the statistics and their histogram. */
@@ -263,7 +256,7 @@ static bool on_emit(LhpItem *item, void *data)
 static bool on_failed(LhpItem *item, void *data)
 {
   Run *run = data;
-  if (!run_videos_before(run, g_array_index(run->image_at, guint, item->index)))
+  if (!run_videos_before(run, item->index))
     return false;
   return queue_entry(run, entry_new(ENTRY_FAILURE, item->path,
                                     item->reason ? item->reason : lh_status_name(item->status),
@@ -285,15 +278,7 @@ static gpointer run_thread(gpointer data)
    * tool runs them (a path is one when its content or name says so). */
   GPtrArray *images = g_ptr_array_new();
   run->paths = paths;
-  run->image_at = g_array_new(FALSE, FALSE, sizeof(guint));
-  run->video_at = g_array_new(FALSE, FALSE, sizeof(guint));
-  for (guint i = 0; i < paths->len; i++) {
-    char *path = g_ptr_array_index(paths, i);
-    bool video = lhio_path_is_video(path);
-    g_array_append_val(video ? run->video_at : run->image_at, i);
-    if (!video)
-      g_ptr_array_add(images, path);
-  }
+  lhp_video_places_split(&run->places, paths, true, images);
   bool going = true; /* the iterator is still there */
   for (guint i = 0; i < walk_said->len; i++) {
     Entry *entry = g_ptr_array_index(walk_said, i);
@@ -336,8 +321,7 @@ static gpointer run_thread(gpointer data)
   g_ptr_array_free(images, TRUE);
   g_ptr_array_free(paths, TRUE);
   run->paths = NULL;
-  g_array_free(run->image_at, TRUE);
-  g_array_free(run->video_at, TRUE);
+  lhp_video_places_clear(&run->places);
   g_mutex_lock(&run->lock);
   run->finished = true;
   run->not_started = result.not_started;

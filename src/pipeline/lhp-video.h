@@ -201,6 +201,33 @@ void lhp_video_stats_set_stop(LhpVideoStats *stats, volatile sig_atomic_t *stop)
 void lhp_video_stats_free(LhpVideoStats *stats);
 
 /* ------------------------------------------------------------------------ */
+/* Videos in their place among a run's images (video-places.c)              */
+
+/* A run's paths split into the images the batch pipeline takes and the
+ * videos, which each front end runs between the pipeline's images (as its
+ * records come out) so that every record stays in input order. */
+typedef struct {
+  const GPtrArray *paths;
+  GArray *image_at; /* of guint: each image's place in paths */
+  GArray *video_at; /* of guint: each video's place in paths, in order */
+  guint next;       /* the next video to run */
+} LhpVideoPlaces;
+
+/* Splits paths (which must outlive places): each that lhio_path_is_video
+ * takes for a video when find_videos is true, every other one appended to
+ * images (not a copy). */
+void lhp_video_places_split(LhpVideoPlaces *places, const GPtrArray *paths, bool find_videos,
+                            GPtrArray *images);
+/* Whether a video comes before the pipeline's image number image (its
+ * index among the images; G_MAXUINT: the end) and is not yet taken. */
+bool lhp_video_places_due(const LhpVideoPlaces *places, guint image);
+/* That video, taken; NULL when none. */
+const char *lhp_video_places_next(LhpVideoPlaces *places, guint image);
+/* How many videos the paths hold (0 before the split). */
+guint lhp_video_places_videos(const LhpVideoPlaces *places);
+void lhp_video_places_clear(LhpVideoPlaces *places);
+
+/* ------------------------------------------------------------------------ */
 /* JSON pieces, as every record writes them (json.c)                         */
 
 /* A string, UTF-8: a byte that is not part of valid UTF-8 as U+FFFD. */

@@ -407,11 +407,9 @@ typedef struct {
   LhBackend backend;
   LhtDataset *dataset;
   LhtReport *report;
-  /* Videos, run in input order between the pipeline's images (videos.c). */
+  /* Videos, run in input order between the pipeline's images. */
   const GPtrArray *images; /* what the pipeline runs: the paths that are not videos */
-  GArray *image_at;        /* of guint: each image's place in paths */
-  GArray *video_at;        /* of guint: each video's place in paths, in order */
-  guint next_video;
+  LhpVideoPlaces places;
   guint videos_failed;
   LhtVideoStats *video;
   LhtProgress *progress;
@@ -445,9 +443,9 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
   sink_open(&run->sink, run->fd, run->out_name);
   run->writer = lht_writer_new_video(run->sink.stream, run->job->format, run->job->options,
                                      run->job->with_histogram, run->paths,
-                                     run->video_at && run->video_at->len > 0);
+                                     lhp_video_places_videos(&run->places) > 0);
   sink_commit(&run->sink);
-  if (run->video_at && run->video_at->len > 0) {
+  if (lhp_video_places_videos(&run->places) > 0) {
     LhtVideoJob video_job = {
         .args = run->job->video,
         .options = run->job->options,
@@ -471,33 +469,15 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
   return true;
 }
 
-/* Splits run->paths into the pipeline's images and the videos. */
-static void split_videos(StatsRun *run, GPtrArray *images)
+/* Runs the videos that come before the pipeline's image number image;
+ * false when the records cannot be written or a signal came. */
+static bool run_videos_before(StatsRun *run, guint image)
 {
-  run->image_at = g_array_new(FALSE, FALSE, sizeof(guint));
-  run->video_at = g_array_new(FALSE, FALSE, sizeof(guint));
-  for (guint i = 0; i < run->paths->len; i++) {
-    const char *path = g_ptr_array_index(run->paths, i);
-    bool video = run->job->video && lhio_path_is_video(path);
-    g_array_append_val(video ? run->video_at : run->image_at, i);
-    if (!video)
-      g_ptr_array_add(images, (gpointer)path);
-  }
-  run->images = images;
-}
-
-/* Runs the videos that come before position in the list of paths; false
- * when the records cannot be written or a signal came. */
-static bool run_videos_before(StatsRun *run, guint position)
-{
-  while (run->next_video < run->video_at->len &&
-         g_array_index(run->video_at, guint, run->next_video) < position) {
+  while (lhp_video_places_due(&run->places, image)) {
     volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
     if (*stop || run->sink.failed)
       return false;
-    const char *path =
-        g_ptr_array_index(run->paths, g_array_index(run->video_at, guint, run->next_video));
-    run->next_video++;
+    const char *path = lhp_video_places_next(&run->places, image);
     bool ok = lht_video_stats_file(run->video, path);
     if (!ok && !*stop)
       run->videos_failed++;
@@ -509,7 +489,7 @@ static bool run_videos_before(StatsRun *run, guint position)
 static bool emit_record(LhpItem *item, void *data)
 {
   StatsRun *run = data;
-  if (run->video && !run_videos_before(run, g_array_index(run->image_at, guint, item->index)))
+  if (run->video && !run_videos_before(run, item->index))
     return false;
   LhtRecord record = {
       .path = item->path,
@@ -623,7 +603,8 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   }
   run.paths = paths;
   GPtrArray *images = g_ptr_array_new();
-  split_videos(&run, images);
+  lhp_video_places_split(&run.places, paths, run.job->video != NULL, images);
+  run.images = images;
 
   if (status == LHT_EXIT_OK) {
     LhtProgress *progress = lht_progress_new(paths->len, args->progress, args->quiet);
@@ -656,10 +637,8 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
         /* The videos after the last image, with the signals still caught. */
         volatile sig_atomic_t *stop = lht_video_signals_catch();
         lht_video_stats_set_stop(run.video, stop);
-        while (run.next_video < run.video_at->len && !*stop && !sink->failed) {
-          const char *path =
-              g_ptr_array_index(paths, g_array_index(run.video_at, guint, run.next_video));
-          run.next_video++;
+        const char *path;
+        while (!*stop && !sink->failed && (path = lhp_video_places_next(&run.places, G_MAXUINT))) {
           bool video_ok = lht_video_stats_file(run.video, path);
           if (!video_ok && !*stop)
             run.videos_failed++;
@@ -682,7 +661,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       sink_commit(sink);
       if (interrupted) {
         lht_error(NULL, "stopped by %s: %u records written%s%s%s", lhp_signal_name(result.signal),
-                  result.done + run.next_video - run.videos_failed, args->output ? " to " : "",
+                  result.done + run.places.next - run.videos_failed, args->output ? " to " : "",
                   args->output ? args->output : "",
                   args->output ? "; run again with --skip-existing to go on" : "");
         status = 128 + result.signal;
@@ -713,10 +692,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     g_hash_table_destroy(done);
   g_free(resume.mismatch);
   g_ptr_array_free(images, TRUE);
-  if (run.image_at)
-    g_array_free(run.image_at, TRUE);
-  if (run.video_at)
-    g_array_free(run.video_at, TRUE);
+  lhp_video_places_clear(&run.places);
   lht_video_stats_free(run.video);
   g_ptr_array_free(paths, TRUE);
   lht_dataset_free(run.dataset);
