@@ -303,6 +303,18 @@ static inline __m128i select16(__m128i mask, __m128i yes, __m128i no)
   return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
 }
 
+/* Paeth's predictor of each 16-bit lane: of a (left), b (up) and c (up
+ * left), the nearest to p = a + b - c, ties to a, then b, then c. */
+static inline __m128i paeth_nearest(__m128i a, __m128i b, __m128i c)
+{
+  /* |p - a| = |b - c|, |p - b| = |a - c|, |p - c| = |a - c + b - c| */
+  __m128i b_c = _mm_sub_epi16(b, c), a_c = _mm_sub_epi16(a, c);
+  __m128i pa = abs16(b_c), pb = abs16(a_c), pc = abs16(_mm_add_epi16(a_c, b_c));
+  __m128i smallest = _mm_min_epi16(_mm_min_epi16(pa, pb), pc);
+  __m128i nearest = select16(_mm_cmpeq_epi16(pb, smallest), b, c);
+  return select16(_mm_cmpeq_epi16(pa, smallest), a, nearest);
+}
+
 /* always_inline with a constant bpp: the loads and stores become plain moves. */
 static inline __attribute__((always_inline)) void
 unfilter_paeth_sse2(uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_t n, size_t bpp)
@@ -312,14 +324,7 @@ unfilter_paeth_sse2(uint8_t *out, const uint8_t *raw, const uint8_t *prev, size_
   for (size_t i = 0; i < n; i += bpp) {
     __m128i b = load_pixel(prev + i, bpp);
     __m128i x = load_pixel(raw + i, bpp);
-    /* p = a + b - c; |p - a| = |b - c|, |p - b| = |a - c|, |p - c| = |a - c + b - c| */
-    __m128i b_c = _mm_sub_epi16(b, c), a_c = _mm_sub_epi16(a, c);
-    __m128i pa = abs16(b_c), pb = abs16(a_c), pc = abs16(_mm_add_epi16(a_c, b_c));
-    __m128i smallest = _mm_min_epi16(_mm_min_epi16(pa, pb), pc);
-    /* Ties go to a, then b, then c. */
-    __m128i nearest = select16(_mm_cmpeq_epi16(pb, smallest), b, c);
-    nearest = select16(_mm_cmpeq_epi16(pa, smallest), a, nearest);
-    a = _mm_and_si128(_mm_add_epi16(nearest, x), low_byte);
+    a = _mm_and_si128(_mm_add_epi16(paeth_nearest(a, b, c), x), low_byte);
     c = b;
     store_pixel(out + i, a, bpp);
   }
@@ -344,12 +349,7 @@ unfilter_paeth_pair_sse2(uint8_t *out0, uint8_t *out1, const uint8_t *raw0, cons
     uint64_t x1 = i > 0 ? load_bytes(raw1 + i - bpp, bpp) : 0;
     __m128i x = _mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)(x0 | x1 << 32)), zero);
     __m128i b = _mm_unpacklo_epi64(_mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)p), zero), a);
-    __m128i b_c = _mm_sub_epi16(b, c), a_c = _mm_sub_epi16(a, c);
-    __m128i pa = abs16(b_c), pb = abs16(a_c), pc = abs16(_mm_add_epi16(a_c, b_c));
-    __m128i smallest = _mm_min_epi16(_mm_min_epi16(pa, pb), pc);
-    __m128i nearest = select16(_mm_cmpeq_epi16(pb, smallest), b, c);
-    nearest = select16(_mm_cmpeq_epi16(pa, smallest), a, nearest);
-    a = _mm_and_si128(_mm_add_epi16(nearest, x), low_byte);
+    a = _mm_and_si128(_mm_add_epi16(paeth_nearest(a, b, c), x), low_byte);
     c = b;
     uint64_t both = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(a, a));
     uint32_t pixel0 = (uint32_t)both, pixel1 = (uint32_t)(both >> 32);
