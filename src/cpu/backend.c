@@ -217,9 +217,32 @@ static void histogram_band(int band, void *data)
   int height = h->job->frame.height;
   uint64_t *histogram =
       band == 0 || h->narrow ? h->job->histogram : h->histograms + (size_t)band * h->bins;
+  /* Each band zeroes what it counts into, on its own thread: zeroed one
+   * after another on the calling thread, 16 bands' 65536 counters (1 MiB)
+   * or 4096 bins (512 KiB), with the bins then added up there, took 10 to
+   * 30 % of a 4K frame's time on 16 cores. */
+  if (h->narrow)
+    memset(h->narrow[band].counters, 0, 65536);
+  else
+    memset(histogram, 0, h->bins * sizeof *histogram);
   histogram_rows(h->job, lhi_band_start(band, h->bands, height),
                  lhi_band_start(band + 1, h->bands, height), histogram,
                  h->narrow ? &h->narrow[band] : NULL);
+}
+
+/* Each thread adds the bins of a range, part of bands, of every band's
+ * histogram into the job's (band 0's). */
+static void add_band_histograms(int part, void *data)
+{
+  HistogramBands *h = data;
+  const size_t first = h->bins * (size_t)part / (size_t)h->bands,
+               end = h->bins * (size_t)(part + 1) / (size_t)h->bands;
+  uint64_t *histogram = h->job->histogram;
+  for (int band = 1; band < h->bands; band++) {
+    const uint64_t *other = h->histograms + (size_t)band * h->bins;
+    for (size_t v = first; v < end; v++)
+      histogram[v] += other[v];
+  }
 }
 
 /* Each thread adds every band's 8-bit counters and carries of a range of
@@ -239,8 +262,9 @@ static size_t carries_room(const LhFrame *frame, int bands, int band)
   return (size_t)frame->width * (size_t)rows / 256 + 1;
 }
 
-/* Each band's 65536 8-bit counters (zeroed) and room for its carries, in
- * one allocation after the bands' LhiNarrow; NULL without memory. */
+/* Each band's 65536 8-bit counters (zeroed by the band: histogram_band)
+ * and room for its carries, in one allocation after the bands' LhiNarrow;
+ * NULL without memory. */
 static LhiNarrow *narrow_new(const LhFrame *frame, int bands)
 {
   size_t carries = 0;
@@ -251,7 +275,6 @@ static LhiNarrow *narrow_new(const LhFrame *frame, int bands)
   if (!narrow)
     return NULL;
   uint8_t *memory = (uint8_t *)narrow + head;
-  memset(memory, 0, counters);
   uint16_t *carry = (uint16_t *)(memory + counters);
   for (int band = 0; band < bands; band++) {
     narrow[band].counters = memory + (size_t)band * 65536;
@@ -281,10 +304,8 @@ static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums 
     const uint64_t pixels = (uint64_t)frame->width * (uint64_t)frame->height;
     if (pixels < LHI_BLOCK_SUMS_MAX_COUNT)
       h.narrow = narrow_new(frame, h.bands);
-    if (!h.narrow) {
-      memset(job->histogram, 0, bins * sizeof *job->histogram);
+    if (!h.narrow)
       h.bands = 1; /* the general loop, on one thread */
-    }
     lhi_pool_run(pool, h.bands, histogram_band, &h);
     const bool narrow = h.narrow != NULL;
     if (narrow)
@@ -292,16 +313,20 @@ static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums 
     free(h.narrow);
     return narrow;
   }
-  memset(job->histogram, 0, bins * sizeof *job->histogram);
   if (h.bands > 1) {
-    h.histograms = calloc((size_t)h.bands * bins, sizeof *h.histograms);
+    h.histograms = malloc((size_t)h.bands * bins * sizeof *h.histograms);
     if (!h.histograms)
       h.bands = 1; /* no memory for the bands' histograms: one thread */
   }
   lhi_pool_run(pool, h.bands, histogram_band, &h);
-  for (int band = 1; band < h.bands; band++)
-    for (size_t v = 0; v < bins; v++)
-      job->histogram[v] += h.histograms[(size_t)band * bins + v];
+  /* Up to 1024 bins added up here: on 16 cores, 10-bit frames took 5-10 %
+   * longer with the threads woken again to add their ranges */
+  if (h.bands > 1 && bins > 1024)
+    lhi_pool_run(pool, h.bands, add_band_histograms, &h);
+  else
+    for (int band = 1; band < h.bands; band++)
+      for (size_t v = 0; v < bins; v++)
+        job->histogram[v] += h.histograms[(size_t)band * bins + v];
   free(h.histograms);
   return false;
 }

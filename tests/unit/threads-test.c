@@ -12,10 +12,13 @@
 #include "lumahist.h"
 #include "test-check.h"
 
-static const LhFormat formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_GRAY16, LH_FORMAT_RGB,
-                                   LH_FORMAT_BGRA,  LH_FORMAT_I420,   LH_FORMAT_NV12,
-                                   LH_FORMAT_P010,  LH_FORMAT_RGB16,  LH_FORMAT_GRAY16_BE,
-                                   LH_FORMAT_P016,  LH_FORMAT_BGRA16};
+/* 12-bit ones: more than 1024 bins, the bands' histograms added up by
+ * every thread, each a range of bins. */
+static const LhFormat formats[] = {LH_FORMAT_GRAY8,      LH_FORMAT_GRAY16,    LH_FORMAT_RGB,
+                                   LH_FORMAT_BGRA,       LH_FORMAT_I420,      LH_FORMAT_NV12,
+                                   LH_FORMAT_P010,       LH_FORMAT_P012,      LH_FORMAT_Y444_12LE,
+                                   LH_FORMAT_RGB16,      LH_FORMAT_GRAY16_BE, LH_FORMAT_P016,
+                                   LH_FORMAT_BGRA16};
 /* 1x1 and 5x3: fewer rows than threads; the others past the size where a
  * frame is split (64 Ki pixels a band), with uneven bands. */
 static const int sizes[][2] = {{1, 1}, {5, 3}, {333, 97}, {1021, 767}, {1920, 1081}};
