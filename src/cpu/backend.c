@@ -202,6 +202,16 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
   FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
 }
 
+/* Histograms of more than this many bins are zeroed by each band on its
+ * thread and added up by all the threads, each a range of bins: zeroed one
+ * after another on the calling thread, 16 bands' 65536 counters (1 MiB) or
+ * 4096 bins (512 KiB), with the bins then added up there, took 10 to 30 %
+ * of a 4K frame's time on 16 cores.  Up to it the calling thread zeroes
+ * and adds, as before: 15 bands' 1024 bins are a few microseconds of
+ * adding, about what waking the threads again costs (and of three runs
+ * on 16 cores, two had 10-bit frames slower the other way, one faster). */
+#define BANDS_SHARE_MIN_BINS 1024
+
 typedef struct {
   const LhiJob *job;
   int bands;
@@ -217,13 +227,9 @@ static void histogram_band(int band, void *data)
   int height = h->job->frame.height;
   uint64_t *histogram =
       band == 0 || h->narrow ? h->job->histogram : h->histograms + (size_t)band * h->bins;
-  /* Each band zeroes what it counts into, on its own thread: zeroed one
-   * after another on the calling thread, 16 bands' 65536 counters (1 MiB)
-   * or 4096 bins (512 KiB), with the bins then added up there, took 10 to
-   * 30 % of a 4K frame's time on 16 cores. */
   if (h->narrow)
     memset(h->narrow[band].counters, 0, 65536);
-  else
+  else if (h->bins > BANDS_SHARE_MIN_BINS)
     memset(histogram, 0, h->bins * sizeof *histogram);
   histogram_rows(h->job, lhi_band_start(band, h->bands, height),
                  lhi_band_start(band + 1, h->bands, height), histogram,
@@ -231,7 +237,7 @@ static void histogram_band(int band, void *data)
 }
 
 /* Each thread adds the bins of a range, part of bands, of every band's
- * histogram into the job's (band 0's). */
+ * histogram into the job's (band 0's): more than BANDS_SHARE_MIN_BINS. */
 static void add_band_histograms(int part, void *data)
 {
   HistogramBands *h = data;
@@ -313,15 +319,17 @@ static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums 
     free(h.narrow);
     return narrow;
   }
+  const bool shared = bins > BANDS_SHARE_MIN_BINS;
+  if (!shared)
+    memset(job->histogram, 0, bins * sizeof *job->histogram);
   if (h.bands > 1) {
-    h.histograms = malloc((size_t)h.bands * bins * sizeof *h.histograms);
+    h.histograms = shared ? malloc((size_t)h.bands * bins * sizeof *h.histograms)
+                          : calloc((size_t)h.bands * bins, sizeof *h.histograms);
     if (!h.histograms)
       h.bands = 1; /* no memory for the bands' histograms: one thread */
   }
   lhi_pool_run(pool, h.bands, histogram_band, &h);
-  /* Up to 1024 bins added up here: 15 bands' 1024 bins are a few
-   * microseconds of adding, about what waking the threads again costs */
-  if (h.bands > 1 && bins > 1024)
+  if (h.bands > 1 && shared)
     lhi_pool_run(pool, h.bands, add_band_histograms, &h);
   else
     for (int band = 1; band < h.bands; band++)
