@@ -11,9 +11,9 @@
  * run).  So the pool registers one arena, once, on the thread that opens the
  * contexts, before any analysis runs, sized for the images in flight at the
  * size-weighted mean size of those decoded so far; buffers are cut from it
- * best fit, and joined again when freed.  Until the pool is enabled, on the CPU, and past the
- * arena, pixels come from malloc.  Any thread may take or give back a
- * buffer; release also takes what malloc gave.
+ * best fit, and joined again when freed.  Until the pool is enabled, on
+ * the CPU, and past the arena, pixels come from malloc.  Any thread may
+ * take or give back a buffer; release also takes what malloc gave.
  *
  * lhio has one pixel allocator for the process, and runs may overlap (two
  * Python iterators, or a run and lumahist.stats_file on another thread): the
