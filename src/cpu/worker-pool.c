@@ -9,10 +9,17 @@
  * as a 4K frame's band on 16 cores takes to count; so a worker that has
  * done its parts watches for the next call for a while (POOL_SPIN_NS)
  * before it sleeps, and the caller watches for the last part the same way,
- * and calls that follow each other closely start at once. */
+ * and calls that follow each other closely start at once.
+ *
+ * Parts are taken and counted done by atomic operations, not under the
+ * pool's lock: with the lock, the 15 workers of a 16-core call that all saw
+ * it at once queued on one mutex, each loser sleeping in the kernel until
+ * the one before let go, twice a part (to take it and to count it done).
+ * The lock now only guards sleeping and waking. */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,22 +39,30 @@ typedef struct {
 } Worker;
 
 struct LhiPool {
-  int threads; /* wanted, the caller's included */
-  int started; /* worker threads running */
+  int threads; /* wanted, the caller's included (atomic: set_threads may change it) */
+  int started; /* worker threads running (the caller's own) */
   Worker workers[LHI_MAX_THREADS - 1];
+  /* The call in progress: task, arg and n_parts are written by the caller
+   * before it publishes the call in `next`, and stay as they are until
+   * every part is done. */
+  void (*task)(int part, void *arg);
+  void *arg;
+  int n_parts; /* atomic: read by workers that may be late to the call */
+  /* The call's generation (high 32 bits) and its next part to take (low
+   * 32, PARTS_CLOSED while the call is set up): a part is taken by one
+   * compare-and-swap that also checks the call is still the one the thread
+   * saw, so a worker late to a call can never take a part of the next one
+   * with the last one's task. */
+  uint64_t next;
+  int parts_done; /* atomic: the call's parts counted */
+  bool stopping;  /* atomic */
+  /* Sleeping and waking: the lock, the workers' condition (a new call or
+   * stopping) and the caller's (the last part done). */
   pthread_mutex_t lock;
   pthread_cond_t work_posted;
   pthread_cond_t work_done;
-  /* The call in progress: parts [0, n) of task, handed out in order. */
-  void (*task)(int part, void *arg);
-  void *arg;
-  int n_parts;
-  int next_part;
-  /* Written under the lock, also read without it (atomically) while a
-   * thread waits for them to change. */
-  int parts_done;
-  unsigned generation; /* bumped for each call, so that a worker joins each once */
-  bool stopping;
+  int sleeping_workers; /* under the lock */
+  bool caller_sleeping; /* under the lock */
 };
 
 static int64_t now_ns(void)
@@ -64,6 +79,14 @@ static inline void cpu_relax(void)
 #elif defined(__aarch64__)
   __asm__ __volatile__("yield");
 #endif
+}
+
+/* The part index of `next` while the caller sets a call up. */
+#define PARTS_CLOSED 0xffffffffu
+
+static unsigned generation_of(uint64_t next)
+{
+  return (unsigned)(next >> 32);
 }
 
 /* Waits up to POOL_SPIN_NS, without the lock, until done(pool) holds;
@@ -85,7 +108,7 @@ static bool spin_until(const LhiPool *pool, bool (*done)(const LhiPool *pool, un
 
 static bool call_posted(const LhiPool *pool, unsigned seen)
 {
-  return __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) != seen ||
+  return generation_of(__atomic_load_n(&pool->next, __ATOMIC_ACQUIRE)) != seen ||
          __atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE);
 }
 
@@ -121,17 +144,40 @@ int lhi_pool_new(int threads, LhiPool **out)
   return LH_OK;
 }
 
-/* Takes parts until none is left; with the lock held on entry and exit. */
-static void take_parts(LhiPool *pool)
+/* Takes the parts of call `generation` until none is left (or the call is
+ * over: every part taken by others and done). */
+static void take_parts(LhiPool *pool, unsigned generation)
 {
-  while (pool->next_part < pool->n_parts) {
-    int part = pool->next_part++;
-    pthread_mutex_unlock(&pool->lock);
+  uint64_t next = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if (generation_of(next) != generation)
+      return;
+    if ((uint32_t)next == PARTS_CLOSED) { /* the caller is setting this call up */
+      cpu_relax();
+      next = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
+      continue;
+    }
+    /* n_parts may already be the next call's, if this one ended since
+     * `next` was read; but the caller closed `next` before it wrote them
+     * (lhi_pool_run), so the compare-and-swap below then fails. */
+    const int n_parts = __atomic_load_n(&pool->n_parts, __ATOMIC_ACQUIRE);
+    const int part = (int)(uint32_t)next;
+    if (part >= n_parts)
+      return;
+    if (!__atomic_compare_exchange_n(&pool->next, &next, next + 1, true, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+      continue; /* next now holds what another thread left */
+    /* The call cannot end, nor task change, while this part is not done. */
     pool->task(part, pool->arg);
-    pthread_mutex_lock(&pool->lock);
-    __atomic_store_n(&pool->parts_done, pool->parts_done + 1, __ATOMIC_RELEASE);
-    if (pool->parts_done == pool->n_parts)
-      pthread_cond_broadcast(&pool->work_done);
+    if (__atomic_add_fetch(&pool->parts_done, 1, __ATOMIC_ACQ_REL) == n_parts) {
+      /* The last part: wake the caller if it went to sleep. */
+      pthread_mutex_lock(&pool->lock);
+      if (pool->caller_sleeping)
+        pthread_cond_signal(&pool->work_done);
+      pthread_mutex_unlock(&pool->lock);
+      return;
+    }
+    next = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
   }
 }
 
@@ -140,23 +186,22 @@ static void *worker_main(void *data)
   Worker *self = data;
   LhiPool *pool = self->pool;
   unsigned seen = 0;
-  pthread_mutex_lock(&pool->lock);
   for (;;) {
-    if (!pool->stopping && pool->generation == seen) {
-      pthread_mutex_unlock(&pool->lock);
-      spin_until(pool, call_posted, seen);
+    if (!spin_until(pool, call_posted, seen)) {
       pthread_mutex_lock(&pool->lock);
+      pool->sleeping_workers++;
+      while (!call_posted(pool, seen))
+        pthread_cond_wait(&pool->work_posted, &pool->lock);
+      pool->sleeping_workers--;
+      pthread_mutex_unlock(&pool->lock);
     }
-    while (!pool->stopping && pool->generation == seen)
-      pthread_cond_wait(&pool->work_posted, &pool->lock);
-    if (pool->stopping)
+    if (__atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE))
       break;
-    seen = pool->generation;
+    seen = generation_of(__atomic_load_n(&pool->next, __ATOMIC_ACQUIRE));
     /* A pool set to fewer threads keeps its extra workers idle. */
-    if (self->index < pool->threads - 1)
-      take_parts(pool);
+    if (self->index < __atomic_load_n(&pool->threads, __ATOMIC_RELAXED) - 1)
+      take_parts(pool, seen);
   }
-  pthread_mutex_unlock(&pool->lock);
   return NULL;
 }
 
@@ -164,7 +209,7 @@ static void *worker_main(void *data)
  * threads), the caller does the rest of the work. */
 static void start_workers(LhiPool *pool)
 {
-  int wanted = pool->threads - 1;
+  int wanted = __atomic_load_n(&pool->threads, __ATOMIC_RELAXED) - 1;
   while (pool->started < wanted) {
     Worker *worker = &pool->workers[pool->started];
     worker->pool = pool;
@@ -173,53 +218,63 @@ static void start_workers(LhiPool *pool)
       break;
     pool->started++;
   }
-  if (pool->started < wanted)
-    pool->threads = pool->started + 1; /* do not try again at every call */
+  if (pool->started < wanted) /* do not try again at every call */
+    __atomic_store_n(&pool->threads, pool->started + 1, __ATOMIC_RELAXED);
 }
 
 void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg), void *arg)
 {
   if (n_parts <= 0)
     return;
-  if (!pool || pool->threads <= 1 || n_parts == 1) {
+  if (!pool || __atomic_load_n(&pool->threads, __ATOMIC_RELAXED) <= 1 || n_parts == 1) {
     for (int part = 0; part < n_parts; part++)
       task(part, arg);
     return;
   }
-  pthread_mutex_lock(&pool->lock);
   start_workers(pool);
+  /* A new generation, closed while the call is set up: a worker still in
+   * the last call (it saw its last parts taken) may read the n_parts
+   * written below, and must then find `next` changed, or it would take a
+   * part of this call as one of that (n_parts is written with release, so
+   * that whoever reads it sees `next` closed). */
+  const unsigned generation = generation_of(__atomic_load_n(&pool->next, __ATOMIC_RELAXED)) + 1;
+  __atomic_store_n(&pool->next, (uint64_t)generation << 32 | PARTS_CLOSED, __ATOMIC_RELAXED);
   pool->task = task;
   pool->arg = arg;
-  pool->n_parts = n_parts;
-  pool->next_part = 0;
-  pool->parts_done = 0;
-  __atomic_store_n(&pool->generation, pool->generation + 1, __ATOMIC_RELEASE);
-  pthread_cond_broadcast(&pool->work_posted);
-  take_parts(pool);
-  if (pool->parts_done < pool->n_parts) {
-    /* The last parts are being counted by workers: watch for them. */
-    pthread_mutex_unlock(&pool->lock);
-    spin_until(pool, parts_all_done, (unsigned)n_parts);
-    pthread_mutex_lock(&pool->lock);
-  }
-  while (pool->parts_done < pool->n_parts)
-    pthread_cond_wait(&pool->work_done, &pool->lock);
-  pool->task = NULL;
+  __atomic_store_n(&pool->parts_done, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool->n_parts, n_parts, __ATOMIC_RELEASE);
+  /* Open it: part 0 next. */
+  __atomic_store_n(&pool->next, (uint64_t)generation << 32, __ATOMIC_RELEASE);
+  pthread_mutex_lock(&pool->lock);
+  if (pool->sleeping_workers > 0)
+    pthread_cond_broadcast(&pool->work_posted);
   pthread_mutex_unlock(&pool->lock);
+  take_parts(pool, generation);
+  /* The last parts may be being counted by workers: watch for them, then
+   * sleep until the last one wakes us. */
+  if (!spin_until(pool, parts_all_done, (unsigned)n_parts)) {
+    pthread_mutex_lock(&pool->lock);
+    pool->caller_sleeping = true;
+    while (!parts_all_done(pool, (unsigned)n_parts))
+      pthread_cond_wait(&pool->work_done, &pool->lock);
+    pool->caller_sleeping = false;
+    pthread_mutex_unlock(&pool->lock);
+  }
+  pool->task = NULL;
 }
 
 int lhi_pool_threads(const LhiPool *pool)
 {
-  return pool ? pool->threads : 1;
+  return pool ? __atomic_load_n(&pool->threads, __ATOMIC_RELAXED) : 1;
 }
 
 void lhi_pool_set_threads(LhiPool *pool, int threads)
 {
   /* More threads start at the next call; fewer take effect at once, the
    * extra workers only idle. */
-  pthread_mutex_lock(&pool->lock);
-  pool->threads = threads < 1 ? 1 : threads > LHI_MAX_THREADS ? LHI_MAX_THREADS : threads;
-  pthread_mutex_unlock(&pool->lock);
+  __atomic_store_n(&pool->threads,
+                   threads < 1 ? 1 : threads > LHI_MAX_THREADS ? LHI_MAX_THREADS : threads,
+                   __ATOMIC_RELAXED);
 }
 
 void lhi_pool_free(LhiPool *pool)

@@ -1,0 +1,128 @@
+/* pool-test.c: the CPU backend's worker pool (cpu/worker-pool.c) under
+ * stress: every part of every call run exactly once, by the pool's threads
+ * and the caller, with the results of all of them seen by the caller when
+ * the call returns; calls back to back (workers still watching for the
+ * next), calls after a pause (workers asleep), parts of very different
+ * lengths (late workers), one part, more parts than threads, and the
+ * number of threads changed between calls. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lh-private.h"
+
+#define MAX_PARTS 300
+
+typedef struct {
+  unsigned call;               /* this call's number, to tell calls apart */
+  unsigned done[MAX_PARTS];    /* call number once the part ran */
+  unsigned repeated;           /* atomic: parts that ran twice in one call */
+  unsigned long long payload[MAX_PARTS]; /* written by the part, read by the caller */
+  int spin_part;               /* this part works much longer than the others (-1 none,
+                                  -2: every part short) */
+} Call;
+
+/* The part's length: one long part (spin_part), else a few hundred steps,
+ * or a few (spin_part -2: every part short). */
+static int part_rounds(int part, const Call *c)
+{
+  if (c->spin_part == -2)
+    return 1 + part % 3;
+  return part == c->spin_part ? 200000 : 200 + part % 7 * 50;
+}
+
+static void run_part(int part, void *arg)
+{
+  Call *c = arg;
+  if (__atomic_exchange_n(&c->done[part], c->call, __ATOMIC_RELAXED) == c->call)
+    __atomic_add_fetch(&c->repeated, 1, __ATOMIC_RELAXED);
+  /* Some work whose result the caller checks, longer for one part. */
+  unsigned long long x = (unsigned long long)part * 0x9E3779B97F4A7C15ull ^ c->call;
+  for (int i = 0; i < part_rounds(part, c); i++)
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+  c->payload[part] = x;
+}
+
+static unsigned long long expected_payload(int part, const Call *c)
+{
+  unsigned long long x = (unsigned long long)part * 0x9E3779B97F4A7C15ull ^ c->call;
+  for (int i = 0; i < part_rounds(part, c); i++)
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+  return x;
+}
+
+static void pause_us(long us)
+{
+  struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+  nanosleep(&t, NULL);
+}
+
+int main(void)
+{
+  LhiPool *pool;
+  if (lhi_pool_new(8, &pool) < 0) {
+    fprintf(stderr, "lhi_pool_new: %s\n", lh_last_error());
+    return 1;
+  }
+  static Call c;
+  memset(&c, 0, sizeof c);
+  int failures = 0, calls = 0;
+  unsigned long long seed = 12345;
+  for (int round = 0; round < 3000; round++) {
+    seed = seed * 6364136223846793005ull + 1;
+    const unsigned r = (unsigned)(seed >> 33);
+    /* Threads: mostly 8, at times fewer or more (more start workers). */
+    if (round % 97 == 0)
+      lhi_pool_set_threads(pool, 1 + (int)(r % 12));
+    const int n_parts = r % 5 == 0 ? 1 : 1 + (int)(r % MAX_PARTS);
+    c.call = (unsigned)round + 1;
+    c.repeated = 0;
+    c.spin_part = r % 3 == 0 ? (int)(r / 7 % (unsigned)n_parts) : -1;
+    lhi_pool_run(pool, n_parts, run_part, &c);
+    calls++;
+    int missing = 0, wrong = 0;
+    for (int p = 0; p < n_parts; p++) {
+      missing += c.done[p] != c.call;
+      wrong += c.payload[p] != expected_payload(p, &c);
+    }
+    if (missing || wrong || c.repeated) {
+      failures++;
+      fprintf(stderr,
+              "FAIL: call %d (%d parts, %d threads): %d parts not run, %d results not seen, "
+              "%u run twice\n",
+              round, n_parts, lhi_pool_threads(pool), missing, wrong, c.repeated);
+      if (failures > 10)
+        break;
+    }
+    /* Now and then a pause longer than the workers watch for the next call
+     * (POOL_SPIN_NS, 0.1 ms): they go to sleep and must be woken. */
+    if (r % 11 == 0)
+      pause_us(150 + r % 300);
+  }
+  /* Calls back to back of tiny parts, few then many: a worker that has
+   * just done the last part of one call looks for another part while the
+   * caller sets up the next, larger one. */
+  lhi_pool_set_threads(pool, 8);
+  for (int round = 0; round < 20000 && failures <= 10; round++) {
+    const int n_parts = round % 2 ? 2 + round % 5 : 100 + round % 50;
+    c.call = 100000u + (unsigned)round;
+    c.repeated = 0;
+    c.spin_part = -2; /* every part short */
+    lhi_pool_run(pool, n_parts, run_part, &c);
+    calls++;
+    int missing = 0, wrong = 0;
+    for (int p = 0; p < n_parts; p++) {
+      missing += c.done[p] != c.call;
+      wrong += c.payload[p] != expected_payload(p, &c);
+    }
+    if (missing || wrong || c.repeated) {
+      failures++;
+      fprintf(stderr, "FAIL: back-to-back call %d (%d parts): %d not run, %d not seen, %u twice\n",
+              round, n_parts, missing, wrong, c.repeated);
+    }
+  }
+  lhi_pool_free(pool);
+  printf("pool: %d calls, %d failures\n", calls, failures);
+  return failures ? 1 : 0;
+}
