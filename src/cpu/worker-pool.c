@@ -11,18 +11,25 @@
  * before it sleeps, and the caller watches for the last part the same way,
  * and calls that follow each other closely start at once.
  *
- * Parts are taken and counted done by atomic operations, not under the
- * pool's lock: with the lock, the 15 workers of a 16-core call that all saw
- * it at once queued on one mutex, each loser sleeping in the kernel until
- * the one before let go, twice a part (to take it and to count it done).
- * The lock now only guards sleeping and waking. */
+ * Parts are taken and counted done by atomic operations, not under a
+ * lock: with one, the 15 workers of a 16-core call that all saw it at once
+ * queued on one mutex, each loser sleeping in the kernel until the one
+ * before let go, twice a part (to take it and to count it done).  Sleeping
+ * threads wait on a futex (Linux), which wakes them all at once with no
+ * lock to take again: a condition variable's waiters each retake its mutex
+ * on waking, one after another. */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
 
 #include "lh-private.h"
 
@@ -54,16 +61,47 @@ struct LhiPool {
    * saw, so a worker late to a call can never take a part of the next one
    * with the last one's task. */
   uint64_t next;
-  int parts_done; /* atomic: the call's parts counted */
-  bool stopping;  /* atomic */
-  /* Sleeping and waking: the lock, the workers' condition (a new call or
-   * stopping) and the caller's (the last part done). */
-  pthread_mutex_t lock;
-  pthread_cond_t work_posted;
-  pthread_cond_t work_done;
-  int sleeping_workers; /* under the lock */
-  bool caller_sleeping; /* under the lock */
+  /* Atomic, and the words sleeping threads wait on: the generation last
+   * published or stopping (posted), the call's parts counted (parts_done). */
+  unsigned posted;
+  int parts_done;
+  bool stopping;           /* atomic */
+  int sleeping_workers;    /* atomic: workers asleep or about to be */
+  int caller_sleeping;     /* atomic */
+#ifndef __linux__
+  pthread_mutex_t lock;    /* elsewhere: a condition variable for both words */
+  pthread_cond_t changed;
+#endif
 };
+
+/* Sleeps while *word holds value; may also return for nothing (the caller
+ * looks again). */
+static void sleep_while(LhiPool *pool, const void *word, int value)
+{
+#ifdef __linux__
+  (void)pool;
+  syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
+#else
+  pthread_mutex_lock(&pool->lock);
+  if (__atomic_load_n((const int *)word, __ATOMIC_SEQ_CST) == value)
+    pthread_cond_wait(&pool->changed, &pool->lock);
+  pthread_mutex_unlock(&pool->lock);
+#endif
+}
+
+/* Wakes every thread sleeping on word, after it changed. */
+static void wake_all(LhiPool *pool, const void *word)
+{
+#ifdef __linux__
+  (void)pool;
+  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+#else
+  (void)word;
+  pthread_mutex_lock(&pool->lock);
+  pthread_cond_broadcast(&pool->changed);
+  pthread_mutex_unlock(&pool->lock);
+#endif
+}
 
 static int64_t now_ns(void)
 {
@@ -89,7 +127,7 @@ static unsigned generation_of(uint64_t next)
   return (unsigned)(next >> 32);
 }
 
-/* Waits up to POOL_SPIN_NS, without the lock, until done(pool) holds;
+/* Waits up to POOL_SPIN_NS, awake, until done(pool) holds;
  * true if it did. */
 static bool spin_until(const LhiPool *pool, bool (*done)(const LhiPool *pool, unsigned value),
                        unsigned value)
@@ -137,9 +175,10 @@ int lhi_pool_new(int threads, LhiPool **out)
   if (!pool)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for a worker pool");
   pool->threads = threads < 1 ? 1 : threads > LHI_MAX_THREADS ? LHI_MAX_THREADS : threads;
+#ifndef __linux__
   pthread_mutex_init(&pool->lock, NULL);
-  pthread_cond_init(&pool->work_posted, NULL);
-  pthread_cond_init(&pool->work_done, NULL);
+  pthread_cond_init(&pool->changed, NULL);
+#endif
   *out = pool;
   return LH_OK;
 }
@@ -169,12 +208,10 @@ static void take_parts(LhiPool *pool, unsigned generation)
       continue; /* next now holds what another thread left */
     /* The call cannot end, nor task change, while this part is not done. */
     pool->task(part, pool->arg);
-    if (__atomic_add_fetch(&pool->parts_done, 1, __ATOMIC_ACQ_REL) == n_parts) {
+    if (__atomic_add_fetch(&pool->parts_done, 1, __ATOMIC_SEQ_CST) == n_parts) {
       /* The last part: wake the caller if it went to sleep. */
-      pthread_mutex_lock(&pool->lock);
-      if (pool->caller_sleeping)
-        pthread_cond_signal(&pool->work_done);
-      pthread_mutex_unlock(&pool->lock);
+      if (__atomic_load_n(&pool->caller_sleeping, __ATOMIC_SEQ_CST))
+        wake_all(pool, &pool->parts_done);
       return;
     }
     next = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
@@ -188,12 +225,13 @@ static void *worker_main(void *data)
   unsigned seen = 0;
   for (;;) {
     if (!spin_until(pool, call_posted, seen)) {
-      pthread_mutex_lock(&pool->lock);
-      pool->sleeping_workers++;
+      /* Counted first, so that a call posted from now on wakes this
+       * thread; one posted already changed `posted`, and the futex then
+       * does not sleep. */
+      __atomic_add_fetch(&pool->sleeping_workers, 1, __ATOMIC_SEQ_CST);
       while (!call_posted(pool, seen))
-        pthread_cond_wait(&pool->work_posted, &pool->lock);
-      pool->sleeping_workers--;
-      pthread_mutex_unlock(&pool->lock);
+        sleep_while(pool, &pool->posted, (int)seen);
+      __atomic_sub_fetch(&pool->sleeping_workers, 1, __ATOMIC_SEQ_CST);
     }
     if (__atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE))
       break;
@@ -243,22 +281,23 @@ void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg),
   pool->arg = arg;
   __atomic_store_n(&pool->parts_done, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&pool->n_parts, n_parts, __ATOMIC_RELEASE);
-  /* Open it: part 0 next. */
+  /* Open it: part 0 next; then wake the workers that sleep. */
   __atomic_store_n(&pool->next, (uint64_t)generation << 32, __ATOMIC_RELEASE);
-  pthread_mutex_lock(&pool->lock);
-  if (pool->sleeping_workers > 0)
-    pthread_cond_broadcast(&pool->work_posted);
-  pthread_mutex_unlock(&pool->lock);
+  __atomic_store_n(&pool->posted, generation, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&pool->sleeping_workers, __ATOMIC_SEQ_CST) > 0)
+    wake_all(pool, &pool->posted);
   take_parts(pool, generation);
   /* The last parts may be being counted by workers: watch for them, then
    * sleep until the last one wakes us. */
   if (!spin_until(pool, parts_all_done, (unsigned)n_parts)) {
-    pthread_mutex_lock(&pool->lock);
-    pool->caller_sleeping = true;
-    while (!parts_all_done(pool, (unsigned)n_parts))
-      pthread_cond_wait(&pool->work_done, &pool->lock);
-    pool->caller_sleeping = false;
-    pthread_mutex_unlock(&pool->lock);
+    __atomic_store_n(&pool->caller_sleeping, 1, __ATOMIC_SEQ_CST);
+    for (;;) {
+      const int done = __atomic_load_n(&pool->parts_done, __ATOMIC_SEQ_CST);
+      if (done == n_parts)
+        break;
+      sleep_while(pool, &pool->parts_done, done);
+    }
+    __atomic_store_n(&pool->caller_sleeping, 0, __ATOMIC_RELAXED);
   }
   pool->task = NULL;
 }
@@ -281,15 +320,15 @@ void lhi_pool_free(LhiPool *pool)
 {
   if (!pool)
     return;
-  pthread_mutex_lock(&pool->lock);
-  __atomic_store_n(&pool->stopping, true, __ATOMIC_RELEASE);
-  pthread_cond_broadcast(&pool->work_posted);
-  pthread_mutex_unlock(&pool->lock);
+  __atomic_store_n(&pool->stopping, true, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch(&pool->posted, 1, __ATOMIC_SEQ_CST); /* so that sleepers wake */
+  wake_all(pool, &pool->posted);
   for (int i = 0; i < pool->started; i++)
     pthread_join(pool->workers[i].thread, NULL);
-  pthread_cond_destroy(&pool->work_posted);
-  pthread_cond_destroy(&pool->work_done);
+#ifndef __linux__
+  pthread_cond_destroy(&pool->changed);
   pthread_mutex_destroy(&pool->lock);
+#endif
   free(pool);
 }
 
