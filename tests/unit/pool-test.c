@@ -5,6 +5,7 @@
  * next), calls after a pause (workers asleep), parts of very different
  * lengths (late workers), one part, more parts than threads, and the
  * number of threads changed between calls. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,24 +33,44 @@ static int part_rounds(int part, const Call *c)
   return part == c->spin_part ? 200000 : 200 + part % 7 * 50;
 }
 
-static void run_part(int part, void *arg)
-{
-  Call *c = arg;
-  if (__atomic_exchange_n(&c->done[part], c->call, __ATOMIC_RELAXED) == c->call)
-    __atomic_add_fetch(&c->repeated, 1, __ATOMIC_RELAXED);
-  /* Some work whose result the caller checks, longer for one part. */
-  unsigned long long x = (unsigned long long)part * 0x9E3779B97F4A7C15ull ^ c->call;
-  for (int i = 0; i < part_rounds(part, c); i++)
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-  c->payload[part] = x;
-}
-
-static unsigned long long expected_payload(int part, const Call *c)
+/* Some work whose result the caller checks, longer for one part. */
+static unsigned long long payload_of(int part, const Call *c)
 {
   unsigned long long x = (unsigned long long)part * 0x9E3779B97F4A7C15ull ^ c->call;
   for (int i = 0; i < part_rounds(part, c); i++)
     x = x * 6364136223846793005ull + 1442695040888963407ull;
   return x;
+}
+
+static void run_part(int part, void *arg)
+{
+  Call *c = arg;
+  if (__atomic_exchange_n(&c->done[part], c->call, __ATOMIC_RELAXED) == c->call)
+    __atomic_add_fetch(&c->repeated, 1, __ATOMIC_RELAXED);
+  c->payload[part] = payload_of(part, c);
+}
+
+/* Runs call `number` of n_parts parts; false (and a line) if a part did
+ * not run, ran twice, or its result was not seen when the call returned. */
+static bool run_call(LhiPool *pool, Call *c, unsigned number, int n_parts, int spin_part,
+                     const char *what)
+{
+  c->call = number;
+  c->repeated = 0;
+  c->spin_part = spin_part;
+  lhi_pool_run(pool, n_parts, run_part, c);
+  int missing = 0, wrong = 0;
+  for (int p = 0; p < n_parts; p++) {
+    missing += c->done[p] != c->call;
+    wrong += c->payload[p] != payload_of(p, c);
+  }
+  if (!missing && !wrong && !c->repeated)
+    return true;
+  fprintf(stderr,
+          "FAIL: %s call %u (%d parts, %d threads): %d parts not run, %d results not seen, "
+          "%u run twice\n",
+          what, number, n_parts, lhi_pool_threads(pool), missing, wrong, c->repeated);
+  return false;
 }
 
 static void pause_us(long us)
@@ -76,25 +97,11 @@ int main(void)
     if (round % 97 == 0)
       lhi_pool_set_threads(pool, 1 + (int)(r % 12));
     const int n_parts = r % 5 == 0 ? 1 : 1 + (int)(r % MAX_PARTS);
-    c.call = (unsigned)round + 1;
-    c.repeated = 0;
-    c.spin_part = r % 3 == 0 ? (int)(r / 7 % (unsigned)n_parts) : -1;
-    lhi_pool_run(pool, n_parts, run_part, &c);
     calls++;
-    int missing = 0, wrong = 0;
-    for (int p = 0; p < n_parts; p++) {
-      missing += c.done[p] != c.call;
-      wrong += c.payload[p] != expected_payload(p, &c);
-    }
-    if (missing || wrong || c.repeated) {
-      failures++;
-      fprintf(stderr,
-              "FAIL: call %d (%d parts, %d threads): %d parts not run, %d results not seen, "
-              "%u run twice\n",
-              round, n_parts, lhi_pool_threads(pool), missing, wrong, c.repeated);
-      if (failures > 10)
-        break;
-    }
+    if (!run_call(pool, &c, (unsigned)round + 1, n_parts,
+                  r % 3 == 0 ? (int)(r / 7 % (unsigned)n_parts) : -1, "mixed") &&
+        ++failures > 10)
+      break;
     /* Now and then a pause longer than the workers watch for the next call
      * (POOL_SPIN_NS, 0.1 ms): they go to sleep and must be woken. */
     if (r % 11 == 0)
@@ -106,21 +113,9 @@ int main(void)
   lhi_pool_set_threads(pool, 8);
   for (int round = 0; round < 20000 && failures <= 10; round++) {
     const int n_parts = round % 2 ? 2 + round % 5 : 100 + round % 50;
-    c.call = 100000u + (unsigned)round;
-    c.repeated = 0;
-    c.spin_part = -2; /* every part short */
-    lhi_pool_run(pool, n_parts, run_part, &c);
     calls++;
-    int missing = 0, wrong = 0;
-    for (int p = 0; p < n_parts; p++) {
-      missing += c.done[p] != c.call;
-      wrong += c.payload[p] != expected_payload(p, &c);
-    }
-    if (missing || wrong || c.repeated) {
+    if (!run_call(pool, &c, 100000u + (unsigned)round, n_parts, -2, "back-to-back"))
       failures++;
-      fprintf(stderr, "FAIL: back-to-back call %d (%d parts): %d not run, %d not seen, %u twice\n",
-              round, n_parts, missing, wrong, c.repeated);
-    }
   }
   lhi_pool_free(pool);
   printf("pool: %d calls, %d failures\n", calls, failures);
