@@ -65,11 +65,11 @@ struct LhiPool {
    * published or stopping (posted), the call's parts counted (parts_done). */
   unsigned posted;
   int parts_done;
-  bool stopping;           /* atomic */
-  int sleeping_workers;    /* atomic: workers asleep or about to be */
-  int caller_sleeping;     /* atomic */
+  bool stopping;        /* atomic */
+  int sleeping_workers; /* atomic: workers asleep or about to be */
+  int caller_sleeping;  /* atomic */
 #ifndef __linux__
-  pthread_mutex_t lock;    /* elsewhere: a condition variable for both words */
+  pthread_mutex_t lock; /* elsewhere: a condition variable for both words */
   pthread_cond_t changed;
 #endif
 };
@@ -311,9 +311,8 @@ void lhi_pool_set_threads(LhiPool *pool, int threads)
 {
   /* More threads start at the next call; fewer take effect at once, the
    * extra workers only idle. */
-  __atomic_store_n(&pool->threads,
-                   threads < 1 ? 1 : threads > LHI_MAX_THREADS ? LHI_MAX_THREADS : threads,
-                   __ATOMIC_RELAXED);
+  const int n = threads < 1 ? 1 : threads > LHI_MAX_THREADS ? LHI_MAX_THREADS : threads;
+  __atomic_store_n(&pool->threads, n, __ATOMIC_RELAXED);
 }
 
 void lhi_pool_free(LhiPool *pool)

@@ -16,12 +16,12 @@
 #define MAX_PARTS 300
 
 typedef struct {
-  unsigned call;               /* this call's number, to tell calls apart */
-  unsigned done[MAX_PARTS];    /* call number once the part ran */
-  unsigned repeated;           /* atomic: parts that ran twice in one call */
+  unsigned call;                         /* this call's number, to tell calls apart */
+  unsigned done[MAX_PARTS];              /* call number once the part ran */
+  unsigned repeated;                     /* atomic: parts that ran twice in one call */
   unsigned long long payload[MAX_PARTS]; /* written by the part, read by the caller */
-  int spin_part;               /* this part works much longer than the others (-1 none,
-                                  -2: every part short) */
+  int spin_part;                         /* this part works much longer than the others (-1 none,
+                                            -2: every part short) */
 } Call;
 
 /* The part's length: one long part (spin_part), else a few hundred steps,
