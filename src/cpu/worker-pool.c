@@ -155,6 +155,12 @@ static bool parts_all_done(const LhiPool *pool, unsigned n_parts)
   return __atomic_load_n(&pool->parts_done, __ATOMIC_ACQUIRE) == (int)n_parts;
 }
 
+/* A thread count within 1 .. LHI_MAX_THREADS. */
+static int clamped_threads(long threads)
+{
+  return threads < 1 ? 1 : threads > LHI_MAX_THREADS ? LHI_MAX_THREADS : (int)threads;
+}
+
 int lhi_cpu_count(void)
 {
   /* The cores this process may run on (taskset, a container's cpuset),
@@ -165,7 +171,7 @@ int lhi_cpu_count(void)
   if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= 1)
     n = CPU_COUNT(&allowed);
 #endif
-  return n >= 1 && n <= LHI_MAX_THREADS ? (int)n : n > LHI_MAX_THREADS ? LHI_MAX_THREADS : 1;
+  return clamped_threads(n);
 }
 
 int lhi_pool_new(int threads, LhiPool **out)
@@ -174,7 +180,7 @@ int lhi_pool_new(int threads, LhiPool **out)
   LhiPool *pool = calloc(1, sizeof *pool);
   if (!pool)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for a worker pool");
-  pool->threads = threads < 1 ? 1 : threads > LHI_MAX_THREADS ? LHI_MAX_THREADS : threads;
+  pool->threads = clamped_threads(threads);
 #ifndef __linux__
   pthread_mutex_init(&pool->lock, NULL);
   pthread_cond_init(&pool->changed, NULL);
@@ -311,8 +317,7 @@ void lhi_pool_set_threads(LhiPool *pool, int threads)
 {
   /* More threads start at the next call; fewer take effect at once, the
    * extra workers only idle. */
-  const int n = threads < 1 ? 1 : threads > LHI_MAX_THREADS ? LHI_MAX_THREADS : threads;
-  __atomic_store_n(&pool->threads, n, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool->threads, clamped_threads(threads), __ATOMIC_RELAXED);
 }
 
 void lhi_pool_free(LhiPool *pool)
