@@ -496,7 +496,7 @@ void lhi_cpu_copy_chroma(LhiPool *pool, const LhiEqualizeJob *job)
     return;
   ChromaCopy c = {.job = job, .n_planes = info->n_planes};
   lhi_chroma_shape(&job->in, &c.row_bytes, &c.rows);
-  c.bands = lhi_band_count(pool, (int)c.row_bytes, c.rows);
+  c.bands = lhi_part_count(pool, (int)c.row_bytes, c.rows);
   lhi_pool_run(pool, c.bands, copy_chroma_band, &c);
 }
 
@@ -551,26 +551,28 @@ static void count_luma(const LhiEqualizeJob *job, int y0, int y1, uint16_t *luma
   lhi_count8_end(&count);
 }
 
-/* A global or LUT equalization split in row bands: each band has its rows'
- * luma buffers and, while counting, a histogram of its own. */
+/* A global or LUT equalization split in parts of rows, a few a thread:
+ * each thread has its luma buffers and, while counting, a histogram of its
+ * own. */
 typedef struct {
   const LhiEqualizeJob *job;
-  int bands;
+  int bands; /* the parts */
+  int slots; /* the threads (lhi_pool_run_slots) */
   size_t bins;
-  uint16_t *luma;       /* bands x 2 rows: old and new luma */
-  uint64_t *histograms; /* bands x bins */
+  uint16_t *luma;       /* slots x 2 rows: old and new luma */
+  uint64_t *histograms; /* slots x bins */
   const uint16_t *lut;
   const uint32_t *gains;
 } EqualizeBands;
 
-static void count_band(int band, void *data)
+static void count_band(int band, int slot, void *data)
 {
   EqualizeBands *e = data;
   const int height = e->job->in.height;
   count_luma(e->job, lhi_band_start(band, e->bands, height),
              lhi_band_start(band + 1, e->bands, height),
-             e->luma + (size_t)band * 2 * (size_t)e->job->in.width,
-             e->histograms + (size_t)band * e->bins);
+             e->luma + (size_t)slot * 2 * (size_t)e->job->in.width,
+             e->histograms + (size_t)slot * e->bins);
 }
 
 /* 8-bit R'G'B' with a gain per luma value: each sample scaled by the gain of
@@ -598,7 +600,7 @@ static void write_row_rgb8_gains(const LhiEqualizeJob *job, int y, const uint8_t
   }
 }
 
-static void apply_band(int band, void *data)
+static void apply_band(int band, int slot, void *data)
 {
   EqualizeBands *e = data;
   const int width = e->job->in.width, height = e->job->in.height;
@@ -616,7 +618,7 @@ static void apply_band(int band, void *data)
     }
     return;
   }
-  uint16_t *luma = e->luma + (size_t)band * 2 * (size_t)width;
+  uint16_t *luma = e->luma + (size_t)slot * 2 * (size_t)width;
   uint16_t *new_luma = luma + width;
   if (e->gains) {
     /* 8-bit R'G'B': the luma row vectorized, then a gain per pixel. */
@@ -649,28 +651,28 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
 
   const size_t n_bins = (size_t)1 << job->bit_depth;
   const int width = job->in.width, height = job->in.height;
-  EqualizeBands e = {
-      .job = job, .bands = lhi_band_count(cpu ? cpu->pool : NULL, width, height), .bins = n_bins};
+  LhiPool *pool = cpu ? cpu->pool : NULL;
+  EqualizeBands e = {.job = job, .bands = lhi_part_count(pool, width, height), .bins = n_bins};
+  e.slots = e.bands > 1 ? lhi_pool_threads(pool) : 1;
   uint16_t *lut = malloc(n_bins * sizeof *lut);
-  e.luma = malloc((size_t)e.bands * 2 * (size_t)width * sizeof *e.luma);
+  e.luma = malloc((size_t)e.slots * 2 * (size_t)width * sizeof *e.luma);
   if (job->kind == LHI_EQUALIZE_GLOBAL)
-    e.histograms = calloc((size_t)e.bands * n_bins, sizeof *e.histograms);
+    e.histograms = calloc((size_t)e.slots * n_bins, sizeof *e.histograms);
   int status = LH_OK;
   if (!lut || !e.luma || (job->kind == LHI_EQUALIZE_GLOBAL && !e.histograms)) {
     status =
         lhi_error(LH_ERROR_NO_MEMORY, "out of memory for equalizing a %dx%d frame", width, height);
     goto done;
   }
-  LhiPool *pool = cpu ? cpu->pool : NULL;
 
   if (job->kind == LHI_EQUALIZE_LUT) {
     memcpy(lut, job->lut, n_bins * sizeof *lut);
   } else {
-    lhi_pool_run(pool, e.bands, count_band, &e);
-    uint64_t *histogram = e.histograms; /* band 0's, with the others added */
-    for (int band = 1; band < e.bands; band++)
+    lhi_pool_run_slots(pool, e.bands, e.slots, count_band, &e);
+    uint64_t *histogram = e.histograms; /* slot 0's, with the others added */
+    for (int slot = 1; slot < e.slots; slot++)
       for (size_t v = 0; v < n_bins; v++)
-        histogram[v] += e.histograms[(size_t)band * n_bins + v];
+        histogram[v] += e.histograms[(size_t)slot * n_bins + v];
     lhi_build_lut(histogram, job->bit_depth, job->black, job->white, lut);
     if (job->temporal) {
       LhiTemporalKey key = {&lhi_cpu_backend, job->kind, width, height, job->bit_depth, 0, 0};
@@ -695,7 +697,7 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
   /* The chroma first, from in's Y before it is rewritten (in place too). */
   if (job->scale_chroma && (status = lhi_cpu_scale_chroma(pool, job, NULL, lut)) < 0)
     goto done;
-  lhi_pool_run(pool, e.bands, apply_band, &e);
+  lhi_pool_run_slots(pool, e.bands, e.slots, apply_band, &e);
   if (!job->scale_chroma)
     lhi_cpu_copy_chroma(pool, job);
 

@@ -337,6 +337,12 @@ void lhi_pool_set_threads(LhiPool *pool, int threads);
  * one thread, runs them in order on the caller.  Parts must not depend on
  * each other's order. */
 void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg), void *arg);
+/* The same, with the slot of the thread that runs each part, in [0,
+ * n_slots): parts may keep per-thread state (a histogram to add to) while
+ * there are many more parts than threads.  Threads beyond n_slots take no
+ * part of the call. */
+void lhi_pool_run_slots(LhiPool *pool, int n_parts, int n_slots,
+                        void (*task)(int part, int slot, void *arg), void *arg);
 
 /* The CPU backend's state: its pool. */
 typedef struct {
@@ -347,6 +353,11 @@ typedef struct {
  * for a frame too small to be worth splitting; band b is rows
  * [lhi_band_start(b), lhi_band_start(b + 1)). */
 int lhi_band_count(const LhiPool *pool, int width, int height);
+/* Row parts of a frame for lhi_pool_run_slots: a few a thread (or fewer,
+ * for a small frame), so that threads that come late to a call leave
+ * their share to the others; one for a pool of one thread.  Part p is rows
+ * [lhi_band_start(p), lhi_band_start(p + 1)). */
+int lhi_part_count(const LhiPool *pool, int width, int height);
 int lhi_band_start(int band, int bands, int height);
 
 /* The 8-bit luma of a row of width pixels of 3 or 4 bytes, with w[i] the

@@ -202,53 +202,84 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
   FOR_EACH_LUMA_IN(frame, job, y0, y1, histogram[key]++);
 }
 
-/* Histograms of more than this many bins are zeroed by each band on its
- * thread and added up by all the threads, each a range of bins: zeroed one
- * after another on the calling thread, 16 bands' 65536 counters (1 MiB) or
- * 4096 bins (512 KiB), with the bins then added up there, took 10 to 30 %
- * of a 4K frame's time on 16 cores.  Up to it the calling thread zeroes
- * and adds, as before: 15 bands' 1024 bins are a few microseconds of
- * adding, about what waking the threads again costs (and of three runs
- * on 16 cores, two had 10-bit frames slower the other way, one faster). */
+/* Each thread zeroes its own histogram (histogram_part).  Histograms of
+ * more than this many bins are then added up by all the threads, each a
+ * range of bins: zeroed one after another on the calling thread, 16
+ * bands' 65536 counters (1 MiB) or 4096 bins (512 KiB), with the bins then
+ * added up there, took 10 to 30 % of a 4K frame's time on 16 cores.  Up
+ * to it the calling thread adds: 15 threads' 1024 bins are a few
+ * microseconds of adding, about what waking the threads again costs (and
+ * of three runs on 16 cores, two had 10-bit frames slower the other way,
+ * one faster). */
 #define BANDS_SHARE_MIN_BINS 1024
 
 typedef struct {
   const LhiJob *job;
-  int bands;
+  int bands; /* 16-bit keys: one a thread; others: parts of rows, a few a thread */
+  int slots; /* threads that count (lhi_pool_run_slots) */
   size_t bins;
-  uint64_t *histograms; /* bands x bins; band 0 is the job's own */
-  LhiNarrow *narrow;    /* 16-bit keys: each band's counters and carries, and no histograms */
-  LhiBlockSums *blocks; /* 16-bit keys: the sums kept as the counters are added in */
+  uint64_t *histograms;       /* slots x bins, added into the job's; NULL: one slot, the job's */
+  bool used[LHI_MAX_THREADS]; /* whether the slot counted (its histogram zeroed) */
+  LhiNarrow *narrow;          /* 16-bit keys: each band's counters and carries, and no histograms */
+  LhiBlockSums *blocks;       /* 16-bit keys: the sums kept as the counters are added in */
 } HistogramBands;
 
-static void histogram_band(int band, void *data)
+static uint64_t *slot_histogram(const HistogramBands *h, int slot)
+{
+  return h->histograms ? h->histograms + (size_t)slot * h->bins : h->job->histogram;
+}
+
+/* 16-bit keys: band `band` into its own 8-bit counters. */
+static void narrow_band(int band, void *data)
 {
   HistogramBands *h = data;
   int height = h->job->frame.height;
-  uint64_t *histogram =
-      band == 0 || h->narrow ? h->job->histogram : h->histograms + (size_t)band * h->bins;
-  if (h->narrow)
-    memset(h->narrow[band].counters, 0, 65536);
-  else if (h->bins > BANDS_SHARE_MIN_BINS)
-    memset(histogram, 0, h->bins * sizeof *histogram);
+  memset(h->narrow[band].counters, 0, 65536);
   histogram_rows(h->job, lhi_band_start(band, h->bands, height),
-                 lhi_band_start(band + 1, h->bands, height), histogram,
-                 h->narrow ? &h->narrow[band] : NULL);
+                 lhi_band_start(band + 1, h->bands, height), h->job->histogram, &h->narrow[band]);
 }
 
-/* Each thread adds the bins of a range, part of bands, of every band's
- * histogram into the job's (band 0's): more than BANDS_SHARE_MIN_BINS. */
-static void add_band_histograms(int part, void *data)
+/* The rows of `part` into the histogram of the thread that takes it,
+ * zeroed by its first part. */
+static void histogram_part(int part, int slot, void *data)
 {
   HistogramBands *h = data;
-  const size_t first = h->bins * (size_t)part / (size_t)h->bands,
-               end = h->bins * (size_t)(part + 1) / (size_t)h->bands;
-  uint64_t *histogram = h->job->histogram;
-  for (int band = 1; band < h->bands; band++) {
-    const uint64_t *other = h->histograms + (size_t)band * h->bins;
-    for (size_t v = first; v < end; v++)
-      histogram[v] += other[v];
+  int height = h->job->frame.height;
+  uint64_t *histogram = slot_histogram(h, slot);
+  if (!h->used[slot]) {
+    memset(histogram, 0, h->bins * sizeof *histogram);
+    h->used[slot] = true;
   }
+  histogram_rows(h->job, lhi_band_start(part, h->bands, height),
+                 lhi_band_start(part + 1, h->bands, height), histogram, NULL);
+}
+
+/* Sets bins [first, end) of the job's histogram to the sums of the slots
+ * that counted (at least one: there is a part). */
+static void add_slot_histograms(const HistogramBands *h, size_t first, size_t end)
+{
+  uint64_t *histogram = h->job->histogram;
+  bool first_slot = true;
+  for (int slot = 0; slot < h->slots; slot++) {
+    if (!h->used[slot])
+      continue;
+    const uint64_t *counted = slot_histogram(h, slot);
+    if (first_slot)
+      memcpy(histogram + first, counted + first, (end - first) * sizeof *histogram);
+    else
+      for (size_t v = first; v < end; v++)
+        histogram[v] += counted[v];
+    first_slot = false;
+  }
+}
+
+/* add_slot_histograms by every thread, each a range of bins: more than
+ * BANDS_SHARE_MIN_BINS. */
+static void add_slot_histograms_part(int part, void *data)
+{
+  const HistogramBands *h = data;
+  add_slot_histograms(h, h->bins * (size_t)part / (size_t)h->slots,
+                      h->bins * (size_t)(part + 1) / (size_t)h->slots);
 }
 
 /* Each thread adds every band's 8-bit counters and carries of a range of
@@ -299,42 +330,40 @@ static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums 
   const size_t bins = (size_t)1 << job->bit_depth;
   /* state NULL: the calling thread alone */
   LhiPool *pool = state ? state->pool : NULL;
-  HistogramBands h = {job,   lhi_band_count(pool, frame->width, frame->height), bins, NULL, NULL,
-                      blocks};
+  HistogramBands h = {.job = job, .bins = bins, .blocks = blocks};
   if (job->bit_depth == 16 && counts_keys(lhi_format_info(frame->format))) {
     /* 16-bit keys: every band's own 8-bit counters (64 KiB) and carries,
      * added into the bins by all the threads at the end, which write each
      * bin whole: no band has 65536 64-bit bins to zero and add up, and the
      * bins need no zeroing.  (A frame of 2^32 pixels or more, whose sums
      * the blocks cannot take: the general loop.) */
+    h.bands = lhi_band_count(pool, frame->width, frame->height);
     const uint64_t pixels = (uint64_t)frame->width * (uint64_t)frame->height;
     if (pixels < LHI_BLOCK_SUMS_MAX_COUNT)
       h.narrow = narrow_new(frame, h.bands);
-    if (!h.narrow)
-      h.bands = 1; /* the general loop, on one thread */
-    lhi_pool_run(pool, h.bands, histogram_band, &h);
-    const bool narrow = h.narrow != NULL;
-    if (narrow)
-      lhi_pool_run(pool, h.bands, add_narrow_band, &h);
+    if (!h.narrow) { /* the general loop, on one thread */
+      h.bands = h.slots = 1;
+      lhi_pool_run_slots(pool, 1, 1, histogram_part, &h);
+      return false;
+    }
+    lhi_pool_run(pool, h.bands, narrow_band, &h);
+    lhi_pool_run(pool, h.bands, add_narrow_band, &h);
     free(h.narrow);
-    return narrow;
+    return true;
   }
-  const bool shared = bins > BANDS_SHARE_MIN_BINS;
-  if (!shared)
-    memset(job->histogram, 0, bins * sizeof *job->histogram);
-  if (h.bands > 1) {
-    h.histograms = shared ? malloc((size_t)h.bands * bins * sizeof *h.histograms)
-                          : calloc((size_t)h.bands * bins, sizeof *h.histograms);
-    if (!h.histograms)
-      h.bands = 1; /* no memory for the bands' histograms: one thread */
-  }
-  lhi_pool_run(pool, h.bands, histogram_band, &h);
-  if (h.bands > 1 && shared)
-    lhi_pool_run(pool, h.bands, add_band_histograms, &h);
-  else
-    for (int band = 1; band < h.bands; band++)
-      for (size_t v = 0; v < bins; v++)
-        job->histogram[v] += h.histograms[(size_t)band * bins + v];
+  /* Parts of rows, a few a thread, each counted into the histogram of the
+   * thread that takes it. */
+  h.bands = lhi_part_count(pool, frame->width, frame->height);
+  h.slots = h.bands > 1 ? lhi_pool_threads(pool) : 1;
+  if (h.slots > 1 && !(h.histograms = malloc((size_t)h.slots * bins * sizeof *h.histograms)))
+    h.slots = 1; /* no memory for the threads' histograms: one thread */
+  lhi_pool_run_slots(pool, h.bands, h.slots, histogram_part, &h);
+  /* The threads' histograms added up: wide ones by all the threads, each
+   * a range of bins; up to BANDS_SHARE_MIN_BINS by this one. */
+  if (h.histograms && bins > BANDS_SHARE_MIN_BINS)
+    lhi_pool_run(pool, h.slots, add_slot_histograms_part, &h);
+  else if (h.histograms)
+    add_slot_histograms(&h, 0, bins);
   free(h.histograms);
   return false;
 }

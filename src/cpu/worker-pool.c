@@ -49,12 +49,13 @@ struct LhiPool {
   int threads; /* wanted, the caller's included (atomic: set_threads may change it) */
   int started; /* worker threads running (the caller's own) */
   Worker workers[LHI_MAX_THREADS - 1];
-  /* The call in progress: task, arg and n_parts are written by the caller
-   * before it publishes the call in `next`, and stay as they are until
-   * every part is done. */
-  void (*task)(int part, void *arg);
+  /* The call in progress: task, arg, n_parts and n_slots are written by
+   * the caller before it publishes the call in `next`, and stay as they
+   * are until every part is done. */
+  void (*task)(int part, int slot, void *arg);
   void *arg;
   int n_parts; /* atomic: read by workers that may be late to the call */
+  int n_slots; /* atomic: threads (the caller is slot 0, worker i slot i + 1) that may take parts */
   /* The call's generation (high 32 bits) and its next part to take (low
    * 32, PARTS_CLOSED while the call is set up): a part is taken by one
    * compare-and-swap that also checks the call is still the one the thread
@@ -189,9 +190,9 @@ int lhi_pool_new(int threads, LhiPool **out)
   return LH_OK;
 }
 
-/* Takes the parts of call `generation` until none is left (or the call is
- * over: every part taken by others and done). */
-static void take_parts(LhiPool *pool, unsigned generation)
+/* Takes the parts of call `generation` on thread `slot` until none is
+ * left (or the call is over: every part taken by others and done). */
+static void take_parts(LhiPool *pool, unsigned generation, int slot)
 {
   uint64_t next = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
   for (;;) {
@@ -202,18 +203,19 @@ static void take_parts(LhiPool *pool, unsigned generation)
       next = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
       continue;
     }
-    /* n_parts may already be the next call's, if this one ended since
-     * `next` was read; but the caller closed `next` before it wrote them
-     * (lhi_pool_run), so the compare-and-swap below then fails. */
+    /* n_parts and n_slots may already be the next call's, if this one
+     * ended since `next` was read; but the caller closed `next` before it
+     * wrote them (lhi_pool_run_slots), so the compare-and-swap below then
+     * fails, and a slot turned away had no part of this call left. */
     const int n_parts = __atomic_load_n(&pool->n_parts, __ATOMIC_ACQUIRE);
     const int part = (int)(uint32_t)next;
-    if (part >= n_parts)
+    if (part >= n_parts || slot >= __atomic_load_n(&pool->n_slots, __ATOMIC_ACQUIRE))
       return;
     if (!__atomic_compare_exchange_n(&pool->next, &next, next + 1, true, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
       continue; /* next now holds what another thread left */
     /* The call cannot end, nor task change, while this part is not done. */
-    pool->task(part, pool->arg);
+    pool->task(part, slot, pool->arg);
     if (__atomic_add_fetch(&pool->parts_done, 1, __ATOMIC_SEQ_CST) == n_parts) {
       /* The last part: wake the caller if it went to sleep. */
       if (__atomic_load_n(&pool->caller_sleeping, __ATOMIC_SEQ_CST))
@@ -242,9 +244,9 @@ static void *worker_main(void *data)
     if (__atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE))
       break;
     seen = generation_of(__atomic_load_n(&pool->next, __ATOMIC_ACQUIRE));
-    /* A pool set to fewer threads keeps its extra workers idle. */
-    if (self->index < __atomic_load_n(&pool->threads, __ATOMIC_RELAXED) - 1)
-      take_parts(pool, seen);
+    /* A pool set to fewer threads keeps its extra workers idle (the
+     * call's n_slots). */
+    take_parts(pool, seen, self->index + 1);
   }
   return NULL;
 }
@@ -266,13 +268,17 @@ static void start_workers(LhiPool *pool)
     __atomic_store_n(&pool->threads, pool->started + 1, __ATOMIC_RELAXED);
 }
 
-void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg), void *arg)
+void lhi_pool_run_slots(LhiPool *pool, int n_parts, int n_slots,
+                        void (*task)(int part, int slot, void *arg), void *arg)
 {
   if (n_parts <= 0)
     return;
-  if (!pool || __atomic_load_n(&pool->threads, __ATOMIC_RELAXED) <= 1 || n_parts == 1) {
+  const int threads = lhi_pool_threads(pool);
+  if (n_slots > threads)
+    n_slots = threads;
+  if (n_slots <= 1 || n_parts == 1) {
     for (int part = 0; part < n_parts; part++)
-      task(part, arg);
+      task(part, 0, arg);
     return;
   }
   start_workers(pool);
@@ -286,13 +292,14 @@ void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg),
   pool->task = task;
   pool->arg = arg;
   __atomic_store_n(&pool->parts_done, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool->n_slots, n_slots, __ATOMIC_RELEASE);
   __atomic_store_n(&pool->n_parts, n_parts, __ATOMIC_RELEASE);
   /* Open it: part 0 next; then wake the workers that sleep. */
   __atomic_store_n(&pool->next, (uint64_t)generation << 32, __ATOMIC_RELEASE);
   __atomic_store_n(&pool->posted, generation, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&pool->sleeping_workers, __ATOMIC_SEQ_CST) > 0)
     wake_all(pool, &pool->posted);
-  take_parts(pool, generation);
+  take_parts(pool, generation, 0);
   /* The last parts may be being counted by workers: watch for them, then
    * sleep until the last one wakes us. */
   if (!spin_until(pool, parts_all_done, (unsigned)n_parts)) {
@@ -306,6 +313,25 @@ void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg),
     __atomic_store_n(&pool->caller_sleeping, 0, __ATOMIC_RELAXED);
   }
   pool->task = NULL;
+}
+
+/* lhi_pool_run's task, called as a slot task. */
+typedef struct {
+  void (*task)(int part, void *arg);
+  void *arg;
+} PartTask;
+
+static void run_part_task(int part, int slot, void *data)
+{
+  (void)slot;
+  const PartTask *t = data;
+  t->task(part, t->arg);
+}
+
+void lhi_pool_run(LhiPool *pool, int n_parts, void (*task)(int part, void *arg), void *arg)
+{
+  PartTask t = {task, arg};
+  lhi_pool_run_slots(pool, n_parts, LHI_MAX_THREADS, run_part_task, &t);
 }
 
 int lhi_pool_threads(const LhiPool *pool)
@@ -348,6 +374,26 @@ int lhi_band_count(const LhiPool *pool, int width, int height)
   if (bands > height)
     bands = height;
   return bands >= 1 ? bands : 1;
+}
+
+/* Parts a thread may take of a frame split for load balance: a thread that
+ * wakes late (tens of microseconds on a busy or virtual machine, as long as
+ * a 4K band takes on 16 cores) leaves its parts to the others, where with
+ * one band a thread the call would wait for it. */
+#define PARTS_PER_THREAD 4
+
+int lhi_part_count(const LhiPool *pool, int width, int height)
+{
+  int threads = lhi_pool_threads(pool);
+  if (threads <= 1)
+    return 1;
+  int64_t by_size = (int64_t)width * height / MIN_PIXELS_PER_BAND;
+  int64_t parts = (int64_t)threads * PARTS_PER_THREAD;
+  if (parts > by_size)
+    parts = by_size;
+  if (parts > height)
+    parts = height;
+  return parts >= 1 ? (int)parts : 1;
 }
 
 int lhi_band_start(int band, int bands, int height)

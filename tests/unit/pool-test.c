@@ -4,7 +4,8 @@
  * the call returns; calls back to back (workers still watching for the
  * next), calls after a pause (workers asleep), parts of very different
  * lengths (late workers), one part, more parts than threads, and the
- * number of threads changed between calls. */
+ * number of threads changed between calls; and calls whose parts learn
+ * their thread's slot: one thread a slot, within the call's slots. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,51 @@ static bool run_call(LhiPool *pool, Call *c, unsigned number, int n_parts, int s
   return false;
 }
 
+/* Slot calls (lhi_pool_run_slots): each slot is one thread's, so no two
+ * parts with the same slot run at once, and every slot is below both the
+ * call's n_slots and the pool's threads. */
+typedef struct {
+  Call *call;
+  int n_slots;
+  int busy[LHI_MAX_THREADS]; /* atomic: the slot's part is running */
+  unsigned shared;           /* atomic: parts that found their slot busy */
+  unsigned out_of_range;     /* atomic: parts given a slot beyond the call's */
+} SlotCall;
+
+static void run_slot_part(int part, int slot, void *arg)
+{
+  SlotCall *s = arg;
+  if (slot < 0 || slot >= s->n_slots) {
+    __atomic_add_fetch(&s->out_of_range, 1, __ATOMIC_RELAXED);
+  } else if (__atomic_exchange_n(&s->busy[slot], 1, __ATOMIC_ACQ_REL)) {
+    __atomic_add_fetch(&s->shared, 1, __ATOMIC_RELAXED);
+  }
+  run_part(part, s->call);
+  if (slot >= 0 && slot < s->n_slots)
+    __atomic_store_n(&s->busy[slot], 0, __ATOMIC_RELEASE);
+}
+
+static bool run_slot_call(LhiPool *pool, Call *c, unsigned number, int n_parts, int n_slots)
+{
+  SlotCall s = {.call = c,
+                .n_slots = n_slots < lhi_pool_threads(pool) ? n_slots : lhi_pool_threads(pool)};
+  c->call = number;
+  c->repeated = 0;
+  c->spin_part = -1;
+  lhi_pool_run_slots(pool, n_parts, n_slots, run_slot_part, &s);
+  int missing = 0;
+  for (int p = 0; p < n_parts; p++)
+    missing += c->done[p] != c->call || c->payload[p] != payload_of(p, c);
+  if (!missing && !c->repeated && !s.shared && !s.out_of_range)
+    return true;
+  fprintf(stderr,
+          "FAIL: slots call %u (%d parts, %d slots, %d threads): %d parts not run or not seen, "
+          "%u run twice, %u on a busy slot, %u on a slot out of range\n",
+          number, n_parts, n_slots, lhi_pool_threads(pool), missing, c->repeated, s.shared,
+          s.out_of_range);
+  return false;
+}
+
 static void pause_us(long us)
 {
   struct timespec t = {us / 1000000, (us % 1000000) * 1000};
@@ -116,6 +162,20 @@ int main(void)
     calls++;
     if (!run_call(pool, &c, 100000u + (unsigned)round, n_parts, -2, "back-to-back"))
       failures++;
+  }
+  /* Slot calls: as many slots as threads, fewer (threads beyond take no
+   * part), more (clamped to the threads); at times asleep. */
+  for (int round = 0; round < 3000 && failures <= 10; round++) {
+    seed = seed * 6364136223846793005ull + 1;
+    const unsigned r = (unsigned)(seed >> 33);
+    if (round % 101 == 0)
+      lhi_pool_set_threads(pool, 1 + (int)(r % 12));
+    calls++;
+    if (!run_slot_call(pool, &c, 200000u + (unsigned)round, 1 + (int)(r % 64),
+                       1 + (int)(r / 64 % 14)))
+      failures++;
+    if (r % 13 == 0)
+      pause_us(150 + r % 300);
   }
   lhi_pool_free(pool);
   printf("pool: %d calls, %d failures\n", calls, failures);
