@@ -4,6 +4,9 @@
  * by CLOCK_MONOTONIC, median of --runs runs after a warm-up, and the ratio.
  * Then the analysis of each packed or deep R'G'B' format against NV12 of the
  * same size, in the same run (issue 18's target: at most 1.2x NV12).
+ * Beside each format, "read only": the same threads only reading the bytes
+ * that its analysis reads (the Y plane; every byte of R'G'B'), threads
+ * already awake, as a floor for the analysis where memory bounds it.
  * --scaling instead: 4K NV12 and RGB analysis, RGBX analysis and NV12
  * equalization and CLAHE on 1, 2, 4, 8 ... threads and on every core, with
  * the speed-up over one thread and its share of the ideal.
@@ -11,6 +14,7 @@
  *   cpu-threads-bench [--runs N] [--threads N] [--scaling]
  *   (default 15 runs; threads: the cores this process may run on) */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,6 +73,81 @@ static double time_operation(LhContext *ctx, Operation op, const LhFrame *frame,
   double median = ms[runs / 2];
   free(ms);
   lh_stats_clear(&stats);
+  return median;
+}
+
+/* The read floor: threads that spin until a run starts, each then sums the
+ * 64-bit words of its slice of the bytes, and count themselves done. */
+typedef struct {
+  const uint64_t *words;
+  size_t n_words;
+  int threads;
+  int generation; /* atomic: run r starts when it becomes r + 1; -1 stops */
+  int done;       /* atomic: threads done with the current run */
+  uint64_t sink[64][8];
+} ReadFloor;
+
+typedef struct {
+  ReadFloor *floor;
+  int index;
+} ReadThread;
+
+static void read_slice(ReadFloor *r, int index)
+{
+  const size_t first = r->n_words * (size_t)index / (size_t)r->threads,
+               end = r->n_words * (size_t)(index + 1) / (size_t)r->threads;
+  uint64_t sum = 0;
+  for (size_t i = first; i < end; i++)
+    sum += r->words[i];
+  r->sink[index % 64][0] += sum; /* so that the reads are not left out */
+  __atomic_add_fetch(&r->done, 1, __ATOMIC_ACQ_REL);
+}
+
+static void *read_thread(void *data)
+{
+  ReadThread *t = data;
+  for (int seen = 0;;) {
+    int generation;
+    while ((generation = __atomic_load_n(&t->floor->generation, __ATOMIC_ACQUIRE)) == seen)
+      ;
+    if (generation < 0)
+      return NULL;
+    seen = generation;
+    read_slice(t->floor, t->index);
+  }
+}
+
+/* Median milliseconds to read bytes (a multiple of 8) on threads threads. */
+static double read_floor_ms(const uint8_t *bytes, size_t n, int threads, int runs)
+{
+  ReadFloor r = {(const uint64_t *)bytes, n / 8, threads, 0, 0, {{0}}};
+  ReadThread t[256];
+  pthread_t id[256];
+  int started = 0;
+  for (int i = 1; i < threads && i < 256; i++) {
+    t[i] = (ReadThread){&r, i};
+    if (pthread_create(&id[i], NULL, read_thread, &t[i]) != 0)
+      break;
+    started++;
+  }
+  r.threads = started + 1;
+  double *ms = malloc((size_t)runs * sizeof *ms);
+  for (int run = -1; run < runs; run++) {
+    double start = now();
+    __atomic_store_n(&r.done, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&r.generation, run + 2, __ATOMIC_RELEASE);
+    read_slice(&r, 0);
+    while (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) < r.threads)
+      ;
+    if (run >= 0)
+      ms[run] = (now() - start) * 1e3;
+  }
+  __atomic_store_n(&r.generation, -1, __ATOMIC_RELEASE);
+  for (int i = 1; i <= started; i++)
+    pthread_join(id[i], NULL);
+  qsort(ms, (size_t)runs, sizeof *ms, compare_doubles);
+  double median = ms[runs / 2];
+  free(ms);
   return median;
 }
 
@@ -210,6 +289,12 @@ int main(int argc, char **argv)
       printf("%-6s %-10s %8.2f ms %7.2f ms %7.2fx\n", lh_format_name(formats[f]),
              operation_names[op], one, all, one / all);
     }
+    /* What analysis reads: NV12's Y plane, every byte of RGB. */
+    const size_t read = formats[f] == LH_FORMAT_NV12 ? (size_t)WIDTH * HEIGHT : size;
+    const double one = read_floor_ms(in_pixels, read & ~(size_t)7, 1, runs);
+    const double all = read_floor_ms(in_pixels, read & ~(size_t)7, threads, runs);
+    printf("%-6s %-10s %8.2f ms %7.2f ms %7.2fx  (%.1f MB, threads awake)\n",
+           lh_format_name(formats[f]), "read only", one, all, one / all, (double)read / 1e6);
     free(in_pixels);
     free(out_pixels);
   }
