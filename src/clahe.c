@@ -79,15 +79,17 @@ void lhi_clahe_tile_lut(uint32_t *histogram, int bit_depth, const LhiClaheGrid *
 }
 
 /* A CLAHE frame's work, split for the CPU backend's threads: luma and the
- * interpolation by row bands, tile histograms and LUTs by tiles.  Each
- * part writes only its own rows, tiles or buffers. */
+ * interpolation by parts of rows (a few a thread), tile histograms and
+ * LUTs by tiles.  Each part writes only its own rows, tiles or the buffer
+ * of the thread that runs it. */
 typedef struct {
   const LhiEqualizeJob *job;
   const LhiClaheGrid *grid;
   size_t bins;
-  int bands;
+  int bands;          /* the parts of rows */
+  int slots;          /* the threads (lhi_pool_run_slots) */
   uint16_t *luma;     /* the whole frame's */
-  uint16_t *new_luma; /* a row per band */
+  uint16_t *new_luma; /* a row per thread */
   uint32_t *histograms;
   uint16_t *luts;
   const int *source_x;
@@ -129,13 +131,13 @@ static void tile_lut(int tile, void *data)
 }
 
 /* Bilinear interpolation between the four nearest tile centres. */
-static void interpolate_band(int band, void *data)
+static void interpolate_band(int band, int slot, void *data)
 {
   Clahe *c = data;
   const LhiClaheGrid *grid = c->grid;
   const int width = c->job->in.width, height = c->job->in.height;
   const size_t bins = c->bins;
-  uint16_t *new_luma = c->new_luma + (size_t)band * (size_t)width;
+  uint16_t *new_luma = c->new_luma + (size_t)slot * (size_t)width;
   for (int y = lhi_band_start(band, c->bands, height);
        y < lhi_band_start(band + 1, c->bands, height); y++) {
     uint32_t ty0, ty1, wy;
@@ -162,10 +164,11 @@ int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job)
   const size_t n_tiles = (size_t)grid->tiles_x * (size_t)grid->tiles_y;
   const int ext_w = grid->tiles_x * grid->tile_w;
   LhiPool *pool = state ? state->pool : NULL;
-  Clahe c = {.job = job, .grid = grid, .bins = bins, .bands = lhi_band_count(pool, width, height)};
+  Clahe c = {.job = job, .grid = grid, .bins = bins, .bands = lhi_part_count(pool, width, height)};
+  c.slots = c.bands > 1 ? lhi_pool_threads(pool) : 1;
 
   c.luma = malloc((size_t)width * (size_t)height * sizeof *c.luma);
-  c.new_luma = malloc((size_t)c.bands * (size_t)width * sizeof *c.new_luma);
+  c.new_luma = malloc((size_t)c.slots * (size_t)width * sizeof *c.new_luma);
   c.histograms = calloc(n_tiles * bins, sizeof *c.histograms);
   c.luts = malloc(n_tiles * bins * sizeof *c.luts);
   int *source_x = malloc((size_t)ext_w * sizeof *source_x);
@@ -203,7 +206,7 @@ int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job)
   for (int x = 0; x < width; x++)
     lhi_clahe_axis((uint32_t)x, (uint32_t)grid->tile_w, (uint32_t)grid->tiles_x, grid->recip_x,
                    &axis_x[3 * x], &axis_x[3 * x + 1], &axis_x[3 * x + 2]);
-  lhi_pool_run(pool, c.bands, interpolate_band, &c);
+  lhi_pool_run_slots(pool, c.bands, c.slots, interpolate_band, &c);
   /* The chroma from the old luma kept in c.luma and the new in out's Y. */
   if (job->scale_chroma)
     status = lhi_cpu_scale_chroma(pool, job, c.luma, NULL);

@@ -411,7 +411,7 @@ int lhi_cpu_overlay(void *state, const LhiOverlayJob *job)
   o.y1 = panel->y + panel->height < frame->height ? panel->y + panel->height : frame->height;
   if (o.x1 <= o.x0 || o.y1 <= o.y0)
     return LH_OK;
-  o.bands = lhi_band_count(pool, o.x1 - o.x0, o.y1 - o.y0);
+  o.bands = lhi_part_count(pool, o.x1 - o.x0, o.y1 - o.y0);
   lhi_pool_run(pool, o.bands, draw_luma_band, &o);
   if (o.info->is_yuv)
     lhi_pool_run(pool, o.bands, draw_chroma_band, &o);

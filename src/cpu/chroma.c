@@ -10,10 +10,11 @@ typedef struct {
   const LhiEqualizeJob *job;
   const uint16_t *old_luma; /* NULL: in's Y plane */
   const uint16_t *lut;      /* NULL: out's Y plane holds the new luma */
-  int bands;
-  int rows;       /* chroma rows */
-  size_t samples; /* chroma samples of a row */
-  uint32_t *sums; /* bands x 2 x samples: old and new sums of each footprint */
+  int bands;                /* parts of the chroma rows, a few a thread */
+  int slots;                /* the threads (lhi_pool_run_slots) */
+  int rows;                 /* chroma rows */
+  size_t samples;           /* chroma samples of a row */
+  uint32_t *sums;           /* slots x 2 x samples: old and new sums of each footprint */
 } ChromaPass;
 
 static void add_luma_row(const ChromaPass *c, int y, int x_shift, uint32_t *sum, uint32_t *sum_new)
@@ -36,12 +37,12 @@ static void add_luma_row(const ChromaPass *c, int y, int x_shift, uint32_t *sum,
   }
 }
 
-static void scale_band(int band, void *data)
+static void scale_band(int band, int slot, void *data)
 {
   ChromaPass *c = data;
   const LhiEqualizeJob *job = c->job;
   const LhiFormatInfo *info = lhi_format_info(job->in.format);
-  uint32_t *sum = c->sums + (size_t)band * 2 * c->samples, *sum_new = sum + c->samples;
+  uint32_t *sum = c->sums + (size_t)slot * 2 * c->samples, *sum_new = sum + c->samples;
   int plane[2];
   size_t offset[2], step[2];
   for (int k = 0; k < 2; k++)
@@ -74,12 +75,13 @@ int lhi_cpu_scale_chroma(LhiPool *pool, const LhiEqualizeJob *job, const uint16_
       (size_t)(((int64_t)job->in.width + (1 << info->chroma_x_shift) - 1) >> info->chroma_x_shift);
   c.rows =
       (int)(((int64_t)job->in.height + (1 << info->chroma_y_shift) - 1) >> info->chroma_y_shift);
-  c.bands = lhi_band_count(pool, job->in.width, c.rows);
-  c.sums = malloc((size_t)c.bands * 2 * c.samples * sizeof *c.sums);
+  c.bands = lhi_part_count(pool, job->in.width, c.rows);
+  c.slots = c.bands > 1 ? lhi_pool_threads(pool) : 1;
+  c.sums = malloc((size_t)c.slots * 2 * c.samples * sizeof *c.sums);
   if (!c.sums)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for the chroma of a %dx%d frame",
                      job->in.width, job->in.height);
-  lhi_pool_run(pool, c.bands, scale_band, &c);
+  lhi_pool_run_slots(pool, c.bands, c.slots, scale_band, &c);
   free(c.sums);
   return LH_OK;
 }

@@ -1,8 +1,8 @@
 /* cpu/difference.c: the frame difference on the CPU: the frame's rows split
- * into bands across the context's threads, each band's luma made into keys
+ * into parts across the context's threads, each part's luma made into keys
  * (cpu/luma-rows.c), compared with the previous frame's and kept in its
- * place.  The bands' sums are integers added after: the same on any number
- * of threads. */
+ * place.  The threads' sums are integers added after: the same on any
+ * number of threads. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +12,7 @@
 typedef struct {
   uint8_t *previous;
   size_t row_bytes;
-  /* a row of keys for each band whose frame rows are not keys already */
+  /* a row of keys for each thread, where the frame's rows are not keys already */
   uint8_t *scratch;
   size_t scratch_size;
 } CpuDifference;
@@ -33,13 +33,14 @@ typedef struct {
   const LhiDifferenceJob *job;
   const LhiFormatInfo *info;
   CpuDifference *data;
-  int bands;
-  bool direct; /* the frame's rows are the keys (8-bit samples, one a pixel) */
-  uint64_t sums[LHI_MAX_THREADS];
+  int bands;                      /* parts of rows, a few a thread */
+  int slots;                      /* the threads (lhi_pool_run_slots) */
+  bool direct;                    /* the frame's rows are the keys (8-bit samples, one a pixel) */
+  uint64_t sums[LHI_MAX_THREADS]; /* by thread */
 } DifferenceBands;
 
 /* Row y's keys: the frame's own row where its samples are the keys, else
- * the band's row `keys`, made from it. */
+ * the thread's row `keys`, made from it. */
 static const void *row_keys(const DifferenceBands *d, int y, void *keys)
 {
   const LhFrame *frame = &d->job->frame;
@@ -61,13 +62,13 @@ static const void *row_keys(const DifferenceBands *d, int y, void *keys)
   return keys;
 }
 
-static void difference_band(int band, void *arg)
+static void difference_band(int band, int slot, void *arg)
 {
   DifferenceBands *d = arg;
   const LhFrame *frame = &d->job->frame;
   CpuDifference *c = d->data;
   const int key_bytes = lhi_difference_key_bytes(d->info);
-  void *keys = d->direct ? NULL : c->scratch + (size_t)band * c->row_bytes;
+  void *keys = d->direct ? NULL : c->scratch + (size_t)slot * c->row_bytes;
   uint64_t sum = 0;
   for (int y = lhi_band_start(band, d->bands, frame->height),
            end = lhi_band_start(band + 1, d->bands, frame->height);
@@ -81,7 +82,7 @@ static void difference_band(int band, void *arg)
     else
       sum += lhi_difference_row_u16(row, (uint16_t *)(void *)previous, frame->width);
   }
-  d->sums[band] = sum;
+  d->sums[slot] += sum;
 }
 
 static CpuDifference *cpu_difference_new(const LhiDifferenceJob *job, const LhiFormatInfo *info)
@@ -119,23 +120,24 @@ int lhi_cpu_difference(void *state, LhDifference *difference, LhiDifferenceJob *
       .job = job,
       .info = info,
       .data = c,
-      .bands = lhi_band_count(pool, frame->width, frame->height),
+      .bands = lhi_part_count(pool, frame->width, frame->height),
       .direct = info->sample_bytes == 1 && info->pixel_bytes == 1,
   };
+  d.slots = d.bands > 1 ? lhi_pool_threads(pool) : 1;
   if (!d.direct) {
-    size_t need = (size_t)d.bands * c->row_bytes;
+    size_t need = (size_t)d.slots * c->row_bytes;
     if (need > c->scratch_size) {
       uint8_t *scratch = malloc(need);
       if (!scratch)
-        return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for %d rows of luma", d.bands);
+        return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for %d rows of luma", d.slots);
       free(c->scratch);
       c->scratch = scratch;
       c->scratch_size = need;
     }
   }
-  lhi_pool_run(pool, d.bands, difference_band, &d);
+  lhi_pool_run_slots(pool, d.bands, d.slots, difference_band, &d);
   job->sum = 0;
-  for (int band = 0; band < d.bands; band++)
-    job->sum += d.sums[band];
+  for (int slot = 0; slot < d.slots; slot++)
+    job->sum += d.sums[slot];
   return LH_OK;
 }

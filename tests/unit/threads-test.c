@@ -1,6 +1,7 @@
 /* threads-test.c: the CPU backend on 2, 3 and 8 threads against itself on
  * one (lh_context_set_threads): the same histogram, statistics and output
- * bytes of analysis, global equalization, CLAHE and overlays, for every format family,
+ * bytes of analysis, global equalization and CLAHE (chroma kept and scaled)
+ * and overlays, for every format family,
  * odd sizes (fewer rows than threads, bands of uneven height), padded rows
  * and the distributions of frame-gen.h.  A band counted twice, a row left
  * out or a race between bands changes some byte. */
@@ -35,7 +36,7 @@ static bool same_stats(const LhStats *a, const LhStats *b)
 /* The output of equalizing a fresh copy of the input (seeded alike) into a
  * fresh output buffer, as bytes to compare. */
 static int equalize_bytes(LhContext *ctx, LhFormat f, int w, int h, GenDistribution d,
-                          uint64_t seed, LhEqualizeMode mode, GenFrame *out)
+                          uint64_t seed, LhEqualizeMode mode, LhChromaRule chroma, GenFrame *out)
 {
   GenFrame in;
   if (gen_frame(&in, f, w, h, 0, 7, 0, d, seed) < 0 || gen_frame(out, f, w, h, 0, 7, 0, d, 99) < 0)
@@ -43,6 +44,7 @@ static int equalize_bytes(LhContext *ctx, LhFormat f, int w, int h, GenDistribut
   LhEqualizeOptions options;
   lh_equalize_options_init(&options);
   options.mode = mode;
+  options.chroma = chroma;
   options.tiles_x = 5;
   options.tiles_y = 3;
   int status = lh_equalize(ctx, &in.frame, &out->frame, &options);
@@ -89,26 +91,40 @@ static void test_format(LhContext *ctx, LhFormat f)
     lh_context_set_threads(ctx, 1);
     CHECK(lh_analyze(ctx, &g.frame, &options, &one) == LH_OK, "analyze %s %dx%d on 1 thread: %s",
           lh_format_name(f), w, h, lh_last_error());
-    GenFrame eq_one, clahe_one, overlay_one;
+    GenFrame eq_one[2], clahe_one[2], overlay_one;
     int overlay_status = overlay_bytes(ctx, f, w, h, d, seed, &overlay_one);
-    int eq_status = equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_GLOBAL, &eq_one);
-    int clahe_status = equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_CLAHE, &clahe_one);
+    /* Chroma kept, and scaled with the luma (YUV; the chroma pass splits
+     * its rows across the threads too). */
+    static const LhChromaRule rules[2] = {LH_CHROMA_KEEP, LH_CHROMA_SCALE};
+    int eq_status[2], clahe_status[2];
+    for (int r = 0; r < 2; r++) {
+      eq_status[r] =
+          equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_GLOBAL, rules[r], &eq_one[r]);
+      clahe_status[r] =
+          equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_CLAHE, rules[r], &clahe_one[r]);
+    }
     for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
       int threads = thread_counts[t];
       lh_context_set_threads(ctx, threads);
       CHECK(lh_analyze(ctx, &g.frame, &options, &many) == LH_OK && same_stats(&one, &many),
             "analyze %s %dx%d %s: %d threads differ from one", lh_format_name(f), w, h,
             gen_distribution_names[d], threads);
-      GenFrame eq, clahe;
-      CHECK(equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_GLOBAL, &eq) == eq_status &&
-                (eq_status < 0 || memcmp(eq.allocation, eq_one.allocation, eq.size) == 0),
-            "equalize %s %dx%d %s: %d threads differ from one", lh_format_name(f), w, h,
-            gen_distribution_names[d], threads);
-      CHECK(
-          equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_CLAHE, &clahe) == clahe_status &&
-              (clahe_status < 0 || memcmp(clahe.allocation, clahe_one.allocation, clahe.size) == 0),
-          "CLAHE %s %dx%d %s: %d threads differ from one", lh_format_name(f), w, h,
-          gen_distribution_names[d], threads);
+      for (int r = 0; r < 2; r++) {
+        GenFrame eq, clahe;
+        CHECK(equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_GLOBAL, rules[r], &eq) ==
+                      eq_status[r] &&
+                  (eq_status[r] < 0 || memcmp(eq.allocation, eq_one[r].allocation, eq.size) == 0),
+              "equalize %s %dx%d %s, chroma %s: %d threads differ from one", lh_format_name(f),
+              w, h, gen_distribution_names[d], r ? "scaled" : "kept", threads);
+        CHECK(equalize_bytes(ctx, f, w, h, d, seed, LH_EQUALIZE_CLAHE, rules[r], &clahe) ==
+                      clahe_status[r] &&
+                  (clahe_status[r] < 0 ||
+                   memcmp(clahe.allocation, clahe_one[r].allocation, clahe.size) == 0),
+              "CLAHE %s %dx%d %s, chroma %s: %d threads differ from one", lh_format_name(f), w,
+              h, gen_distribution_names[d], r ? "scaled" : "kept", threads);
+        gen_free(&eq);
+        gen_free(&clahe);
+      }
       GenFrame drawn;
       CHECK(overlay_bytes(ctx, f, w, h, d, seed, &drawn) == overlay_status &&
                 (overlay_status < 0 ||
@@ -116,12 +132,12 @@ static void test_format(LhContext *ctx, LhFormat f)
             "overlay %s %dx%d %s: %d threads differ from one", lh_format_name(f), w, h,
             gen_distribution_names[d], threads);
       gen_free(&drawn);
-      gen_free(&eq);
-      gen_free(&clahe);
     }
     gen_free(&overlay_one);
-    gen_free(&eq_one);
-    gen_free(&clahe_one);
+    for (int r = 0; r < 2; r++) {
+      gen_free(&eq_one[r]);
+      gen_free(&clahe_one[r]);
+    }
     lh_stats_clear(&one);
     lh_stats_clear(&many);
     gen_free(&g);
