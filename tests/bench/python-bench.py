@@ -268,7 +268,7 @@ def opencv_rows(runs):
     # 2000 rounds of pauses and yields): a call that follows on the same
     # cores waits for them (lumahist.stats right after an OpenCV call took
     # 0.25-0.35 ms more on an H200 host's 16 cores, none with that spin off;
-    # tests/bench/results/h200-session12-parts.txt).  A user who replaces
+    # tests/bench/results/gpu-hosts-session12-cpu-parts.txt).  A user who replaces
     # one call by the other meets neither pool's idle workers: so the blocks
     # again, each after a pause.
     cv_ms, cpu_ms = median_ms_in_blocks(
