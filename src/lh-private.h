@@ -349,14 +349,10 @@ typedef struct {
   LhiPool *pool;
 } LhiCpuState;
 
-/* Row bands of a frame of height rows for a pool: one per thread, or fewer
- * for a frame too small to be worth splitting; band b is rows
- * [lhi_band_start(b), lhi_band_start(b + 1)). */
-int lhi_band_count(const LhiPool *pool, int width, int height);
-/* Row parts of a frame for lhi_pool_run_slots: a few a thread (or fewer,
- * for a small frame), so that threads that come late to a call leave
- * their share to the others; one for a pool of one thread.  Part p is rows
- * [lhi_band_start(p), lhi_band_start(p + 1)). */
+/* Row parts of a frame for the pool: a few a thread (or fewer, for a small
+ * frame), so that threads that come late to a call leave their share to
+ * the others; one for a pool of one thread.  Part p of n is rows
+ * [lhi_band_start(p, n), lhi_band_start(p + 1, n)). */
 int lhi_part_count(const LhiPool *pool, int width, int height);
 int lhi_band_start(int band, int bands, int height);
 

@@ -215,12 +215,13 @@ static void histogram_rows(const LhiJob *job, int y0, int y1, uint64_t *histogra
 
 typedef struct {
   const LhiJob *job;
-  int bands; /* 16-bit keys: one a thread; others: parts of rows, a few a thread */
-  int slots; /* threads that count (lhi_pool_run_slots) */
+  int bands;    /* parts of rows, a few a thread */
+  int slots;    /* threads that count (lhi_pool_run_slots) */
+  int n_narrow; /* 16-bit keys: the slots that counted, first in narrow (add_narrow_part) */
   size_t bins;
   uint64_t *histograms;       /* slots x bins, added into the job's; NULL: one slot, the job's */
   bool used[LHI_MAX_THREADS]; /* whether the slot counted (its histogram zeroed) */
-  LhiNarrow *narrow;          /* 16-bit keys: each band's counters and carries, and no histograms */
+  LhiNarrow *narrow;          /* 16-bit keys: each slot's counters and carries, and no histograms */
   LhiBlockSums *blocks;       /* 16-bit keys: the sums kept as the counters are added in */
 } HistogramBands;
 
@@ -229,14 +230,19 @@ static uint64_t *slot_histogram(const HistogramBands *h, int slot)
   return h->histograms ? h->histograms + (size_t)slot * h->bins : h->job->histogram;
 }
 
-/* 16-bit keys: band `band` into its own 8-bit counters. */
-static void narrow_band(int band, void *data)
+/* 16-bit keys: the rows of `part` into the 8-bit counters of the thread
+ * that takes it, zeroed by its first part (its carries go on from where
+ * its last part left them). */
+static void narrow_part(int part, int slot, void *data)
 {
   HistogramBands *h = data;
   int height = h->job->frame.height;
-  memset(h->narrow[band].counters, 0, 65536);
-  histogram_rows(h->job, lhi_band_start(band, h->bands, height),
-                 lhi_band_start(band + 1, h->bands, height), h->job->histogram, &h->narrow[band]);
+  if (!h->used[slot]) {
+    memset(h->narrow[slot].counters, 0, 65536);
+    h->used[slot] = true;
+  }
+  histogram_rows(h->job, lhi_band_start(part, h->bands, height),
+                 lhi_band_start(part + 1, h->bands, height), h->job->histogram, &h->narrow[slot]);
 }
 
 /* The rows of `part` into the histogram of the thread that takes it,
@@ -284,40 +290,31 @@ static void add_slot_histograms_part(int part, void *data)
 
 /* Each thread adds every band's 8-bit counters and carries of a range of
  * blocks of bins, and keeps their sums. */
-static void add_narrow_band(int band, void *data)
+static void add_narrow_part(int part, void *data)
 {
   HistogramBands *h = data;
-  lhi_count16_add_narrow(h->job->histogram, h->narrow, h->bands, LHI_BLOCKS * band / h->bands,
-                         LHI_BLOCKS * (band + 1) / h->bands, h->blocks);
+  lhi_count16_add_narrow(h->job->histogram, h->narrow, h->n_narrow, LHI_BLOCKS * part / h->slots,
+                         LHI_BLOCKS * (part + 1) / h->slots, h->blocks);
 }
 
-/* Room for a band's carries: an 8-bit counter wraps once in 256 keys. */
-static size_t carries_room(const LhFrame *frame, int bands, int band)
+/* Each slot's 65536 8-bit counters (zeroed by its first part: narrow_part)
+ * and room for its carries, in one allocation after the slots' LhiNarrow;
+ * NULL without memory.  A slot may take every part, so each has room for
+ * the whole frame's carries (an 8-bit counter wraps once in 256 keys):
+ * memory only reserved, written as counters wrap. */
+static LhiNarrow *narrow_new(const LhFrame *frame, int slots)
 {
-  const int rows =
-      lhi_band_start(band + 1, bands, frame->height) - lhi_band_start(band, bands, frame->height);
-  return (size_t)frame->width * (size_t)rows / 256 + 1;
-}
-
-/* Each band's 65536 8-bit counters (zeroed by the band: histogram_band)
- * and room for its carries, in one allocation after the bands' LhiNarrow;
- * NULL without memory. */
-static LhiNarrow *narrow_new(const LhFrame *frame, int bands)
-{
-  size_t carries = 0;
-  for (int band = 0; band < bands; band++)
-    carries += carries_room(frame, bands, band);
-  const size_t head = (size_t)bands * sizeof(LhiNarrow), counters = (size_t)bands * 65536;
-  LhiNarrow *narrow = malloc(head + counters + carries * sizeof(uint16_t));
+  const size_t room = (size_t)frame->width * (size_t)frame->height / 256 + 1;
+  const size_t head = (size_t)slots * sizeof(LhiNarrow), counters = (size_t)slots * 65536;
+  LhiNarrow *narrow = malloc(head + counters + (size_t)slots * room * sizeof(uint16_t));
   if (!narrow)
     return NULL;
   uint8_t *memory = (uint8_t *)narrow + head;
   uint16_t *carry = (uint16_t *)(memory + counters);
-  for (int band = 0; band < bands; band++) {
-    narrow[band].counters = memory + (size_t)band * 65536;
-    narrow[band].carries = carry;
-    narrow[band].n_carries = 0;
-    carry += carries_room(frame, bands, band);
+  for (int slot = 0; slot < slots; slot++) {
+    narrow[slot].counters = memory + (size_t)slot * 65536;
+    narrow[slot].carries = carry + (size_t)slot * room;
+    narrow[slot].n_carries = 0;
   }
   return narrow;
 }
@@ -331,30 +328,33 @@ static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums 
   /* state NULL: the calling thread alone */
   LhiPool *pool = state ? state->pool : NULL;
   HistogramBands h = {.job = job, .bins = bins, .blocks = blocks};
+  /* Parts of rows, a few a thread, each counted into the counters of the
+   * thread that takes it. */
+  h.bands = lhi_part_count(pool, frame->width, frame->height);
+  h.slots = h.bands > 1 ? lhi_pool_threads(pool) : 1;
   if (job->bit_depth == 16 && counts_keys(lhi_format_info(frame->format))) {
-    /* 16-bit keys: every band's own 8-bit counters (64 KiB) and carries,
+    /* 16-bit keys: every thread's own 8-bit counters (64 KiB) and carries,
      * added into the bins by all the threads at the end, which write each
-     * bin whole: no band has 65536 64-bit bins to zero and add up, and the
-     * bins need no zeroing.  (A frame of 2^32 pixels or more, whose sums
-     * the blocks cannot take: the general loop.) */
-    h.bands = lhi_band_count(pool, frame->width, frame->height);
+     * bin whole: no thread has 65536 64-bit bins to zero and add up, and
+     * the bins need no zeroing.  (A frame of 2^32 pixels or more, whose
+     * sums the blocks cannot take: the general loop.) */
     const uint64_t pixels = (uint64_t)frame->width * (uint64_t)frame->height;
     if (pixels < LHI_BLOCK_SUMS_MAX_COUNT)
-      h.narrow = narrow_new(frame, h.bands);
+      h.narrow = narrow_new(frame, h.slots);
     if (!h.narrow) { /* the general loop, on one thread */
       h.bands = h.slots = 1;
       lhi_pool_run_slots(pool, 1, 1, histogram_part, &h);
       return false;
     }
-    lhi_pool_run(pool, h.bands, narrow_band, &h);
-    lhi_pool_run(pool, h.bands, add_narrow_band, &h);
+    lhi_pool_run_slots(pool, h.bands, h.slots, narrow_part, &h);
+    /* The slots that counted first, for lhi_count16_add_narrow. */
+    for (int slot = 0; slot < h.slots; slot++)
+      if (h.used[slot])
+        h.narrow[h.n_narrow++] = h.narrow[slot];
+    lhi_pool_run(pool, h.slots, add_narrow_part, &h);
     free(h.narrow);
     return true;
   }
-  /* Parts of rows, a few a thread, each counted into the histogram of the
-   * thread that takes it. */
-  h.bands = lhi_part_count(pool, frame->width, frame->height);
-  h.slots = h.bands > 1 ? lhi_pool_threads(pool) : 1;
   if (h.slots > 1 && !(h.histograms = malloc((size_t)h.slots * bins * sizeof *h.histograms)))
     h.slots = 1; /* no memory for the threads' histograms: one thread */
   lhi_pool_run_slots(pool, h.bands, h.slots, histogram_part, &h);

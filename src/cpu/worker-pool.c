@@ -362,24 +362,14 @@ void lhi_pool_free(LhiPool *pool)
   free(pool);
 }
 
-/* Below this many pixels a frame is one band: the threads' hand-off costs
- * more than they save (about 10 us against 0.1 ms of counting). */
-#define MIN_PIXELS_PER_BAND (64 * 1024)
-
-int lhi_band_count(const LhiPool *pool, int width, int height)
-{
-  int threads = lhi_pool_threads(pool);
-  int64_t by_size = (int64_t)width * height / MIN_PIXELS_PER_BAND;
-  int bands = by_size < threads ? (int)by_size : threads;
-  if (bands > height)
-    bands = height;
-  return bands >= 1 ? bands : 1;
-}
-
-/* Parts a thread may take of a frame split for load balance: a thread that
- * wakes late (tens of microseconds on a busy or virtual machine, as long as
- * a 4K band takes on 16 cores) leaves its parts to the others, where with
- * one band a thread the call would wait for it. */
+/* Below this many pixels a part is not worth its own hand-off (about 10
+ * us against 0.1 ms of counting): a smaller frame is fewer parts, one
+ * below it. */
+#define MIN_PIXELS_PER_PART (64 * 1024)
+/* Parts a thread may take of a frame: a thread that wakes late (tens of
+ * microseconds on a busy or virtual machine, as long as a 4K band takes on
+ * 16 cores) leaves its parts to the others, where with one band a thread
+ * the call would wait for it. */
 #define PARTS_PER_THREAD 4
 
 int lhi_part_count(const LhiPool *pool, int width, int height)
@@ -387,7 +377,7 @@ int lhi_part_count(const LhiPool *pool, int width, int height)
   int threads = lhi_pool_threads(pool);
   if (threads <= 1)
     return 1;
-  int64_t by_size = (int64_t)width * height / MIN_PIXELS_PER_BAND;
+  int64_t by_size = (int64_t)width * height / MIN_PIXELS_PER_PART;
   int64_t parts = (int64_t)threads * PARTS_PER_THREAD;
   if (parts > by_size)
     parts = by_size;

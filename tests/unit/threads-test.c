@@ -2,9 +2,9 @@
  * one (lh_context_set_threads): the same histogram, statistics and output
  * bytes of analysis, global equalization and CLAHE (chroma kept and scaled)
  * and overlays, for every format family,
- * odd sizes (fewer rows than threads, bands of uneven height), padded rows
- * and the distributions of frame-gen.h.  A band counted twice, a row left
- * out or a race between bands changes some byte. */
+ * odd sizes (fewer rows than threads, parts of uneven height), padded rows
+ * and the distributions of frame-gen.h.  A part counted twice, a row left
+ * out or a race between threads changes some byte. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +13,7 @@
 #include "lumahist.h"
 #include "test-check.h"
 
-/* 12-bit ones: more than 1024 bins, the bands' histograms added up by
+/* 12-bit ones: more than 1024 bins, the threads' histograms added up by
  * every thread, each a range of bins. */
 static const LhFormat formats[] = {LH_FORMAT_GRAY8,      LH_FORMAT_GRAY16,    LH_FORMAT_RGB,
                                    LH_FORMAT_BGRA,       LH_FORMAT_I420,      LH_FORMAT_NV12,
@@ -21,7 +21,7 @@ static const LhFormat formats[] = {LH_FORMAT_GRAY8,      LH_FORMAT_GRAY16,    LH
                                    LH_FORMAT_RGB16,      LH_FORMAT_GRAY16_BE, LH_FORMAT_P016,
                                    LH_FORMAT_BGRA16};
 /* 1x1 and 5x3: fewer rows than threads; the others past the size where a
- * frame is split (64 Ki pixels a band), with uneven bands. */
+ * frame is split (64 Ki pixels a part), with uneven parts. */
 static const int sizes[][2] = {{1, 1}, {5, 3}, {333, 97}, {1021, 767}, {1920, 1081}};
 static const int thread_counts[] = {2, 3, 8};
 
