@@ -165,7 +165,7 @@ int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job)
   const int ext_w = grid->tiles_x * grid->tile_w;
   LhiPool *pool = state ? state->pool : NULL;
   Clahe c = {.job = job, .grid = grid, .bins = bins, .bands = lhi_part_count(pool, width, height)};
-  c.slots = c.bands > 1 ? lhi_pool_threads(pool) : 1;
+  c.slots = lhi_slot_count(pool, c.bands);
 
   c.luma = malloc((size_t)width * (size_t)height * sizeof *c.luma);
   c.new_luma = malloc((size_t)c.slots * (size_t)width * sizeof *c.new_luma);

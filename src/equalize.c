@@ -653,7 +653,7 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
   const int width = job->in.width, height = job->in.height;
   LhiPool *pool = cpu ? cpu->pool : NULL;
   EqualizeBands e = {.job = job, .bands = lhi_part_count(pool, width, height), .bins = n_bins};
-  e.slots = e.bands > 1 ? lhi_pool_threads(pool) : 1;
+  e.slots = lhi_slot_count(pool, e.bands);
   uint16_t *lut = malloc(n_bins * sizeof *lut);
   e.luma = malloc((size_t)e.slots * 2 * (size_t)width * sizeof *e.luma);
   if (job->kind == LHI_EQUALIZE_GLOBAL)

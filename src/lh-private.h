@@ -354,6 +354,9 @@ typedef struct {
  * the others; one for a pool of one thread.  Part p of n is rows
  * [lhi_band_start(p, n), lhi_band_start(p + 1, n)). */
 int lhi_part_count(const LhiPool *pool, int width, int height);
+/* The slots a call of n_parts parts may use, for the per-thread buffers of
+ * lhi_pool_run_slots: the pool's threads, or one for a single part. */
+int lhi_slot_count(const LhiPool *pool, int n_parts);
 int lhi_band_start(int band, int bands, int height);
 
 /* The 8-bit luma of a row of width pixels of 3 or 4 bytes, with w[i] the

@@ -331,7 +331,7 @@ static bool histogram_frame(LhiCpuState *state, const LhiJob *job, LhiBlockSums 
   /* Parts of rows, a few a thread, each counted into the counters of the
    * thread that takes it. */
   h.bands = lhi_part_count(pool, frame->width, frame->height);
-  h.slots = h.bands > 1 ? lhi_pool_threads(pool) : 1;
+  h.slots = lhi_slot_count(pool, h.bands);
   if (job->bit_depth == 16 && counts_keys(lhi_format_info(frame->format))) {
     /* 16-bit keys: every thread's own 8-bit counters (64 KiB) and carries,
      * added into the bins by all the threads at the end, which write each

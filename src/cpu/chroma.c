@@ -76,7 +76,7 @@ int lhi_cpu_scale_chroma(LhiPool *pool, const LhiEqualizeJob *job, const uint16_
   c.rows =
       (int)(((int64_t)job->in.height + (1 << info->chroma_y_shift) - 1) >> info->chroma_y_shift);
   c.bands = lhi_part_count(pool, job->in.width, c.rows);
-  c.slots = c.bands > 1 ? lhi_pool_threads(pool) : 1;
+  c.slots = lhi_slot_count(pool, c.bands);
   c.sums = malloc((size_t)c.slots * 2 * c.samples * sizeof *c.sums);
   if (!c.sums)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for the chroma of a %dx%d frame",

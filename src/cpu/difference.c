@@ -123,7 +123,7 @@ int lhi_cpu_difference(void *state, LhDifference *difference, LhiDifferenceJob *
       .bands = lhi_part_count(pool, frame->width, frame->height),
       .direct = info->sample_bytes == 1 && info->pixel_bytes == 1,
   };
-  d.slots = d.bands > 1 ? lhi_pool_threads(pool) : 1;
+  d.slots = lhi_slot_count(pool, d.bands);
   if (!d.direct) {
     size_t need = (size_t)d.slots * c->row_bytes;
     if (need > c->scratch_size) {

@@ -386,6 +386,11 @@ int lhi_part_count(const LhiPool *pool, int width, int height)
   return parts >= 1 ? (int)parts : 1;
 }
 
+int lhi_slot_count(const LhiPool *pool, int n_parts)
+{
+  return n_parts > 1 ? lhi_pool_threads(pool) : 1;
+}
+
 int lhi_band_start(int band, int bands, int height)
 {
   return (int)((int64_t)height * band / bands);
