@@ -151,6 +151,13 @@ static double read_floor_ms(const uint8_t *bytes, size_t n, int threads, int run
   return median;
 }
 
+/* The bytes of a frame of size bytes that its analysis reads: NV12's Y
+ * plane, every byte of the others here (whole frames of one plane). */
+static size_t analysis_bytes(LhFormat format, size_t size)
+{
+  return format == LH_FORMAT_NV12 ? (size_t)WIDTH * HEIGHT : size;
+}
+
 /* A smooth gradient with noise, as a photograph's histogram is. */
 static void fill(uint8_t *p, size_t n)
 {
@@ -289,8 +296,7 @@ int main(int argc, char **argv)
       printf("%-6s %-10s %8.2f ms %7.2f ms %7.2fx\n", lh_format_name(formats[f]),
              operation_names[op], one, all, one / all);
     }
-    /* What analysis reads: NV12's Y plane, every byte of RGB. */
-    const size_t read = formats[f] == LH_FORMAT_NV12 ? (size_t)WIDTH * HEIGHT : size;
+    const size_t read = analysis_bytes(formats[f], size);
     const double one = read_floor_ms(in_pixels, read & ~(size_t)7, 1, runs);
     const double all = read_floor_ms(in_pixels, read & ~(size_t)7, threads, runs);
     printf("%-6s %-10s %8.2f ms %7.2f ms %7.2fx  (%.1f MB, threads awake)\n",
@@ -325,7 +331,7 @@ int main(int argc, char **argv)
       nv12_one = one;
       nv12_all = all;
     }
-    const size_t read = against[f] == LH_FORMAT_NV12 ? (size_t)WIDTH * HEIGHT : size;
+    const size_t read = analysis_bytes(against[f], size);
     const double read_one = read_floor_ms(pixels, read & ~(size_t)7, 1, runs);
     const double read_all = read_floor_ms(pixels, read & ~(size_t)7, threads, runs);
     printf("%-11s %7.2f ms %7.2fx %7.2f ms %7.2fx %9.2f ms %7.2fx %7.2f ms %7.2fx\n",
