@@ -176,6 +176,7 @@ typedef struct {
 
 /* ------------------------------------------------------------------------ */
 /* Equalization and overlay jobs (equalize.c, clahe.c, temporal.c, overlay.c) */
+/* and their CPU implementations (cpu/equalize.c, cpu/clahe.c, cpu/overlay.c) */
 
 typedef enum {
   LHI_EQUALIZE_GLOBAL,
@@ -479,10 +480,11 @@ int lhi_cpu_difference(void *state, LhDifference *difference, LhiDifferenceJob *
 int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job);
 int lhi_cpu_overlay(void *state, const LhiOverlayJob *job);
 
-/* Host helpers of the CPU equalization that clahe.c shares: the luma of
- * row y of in, and row y of out from old and new luma.  gains: NULL, or for
- * 8-bit R'G'B' where every luma v becomes the same new value, the colour
- * gain of each v (lhi_gain), looked up instead of divided for each pixel. */
+/* Host helpers of the CPU equalization (cpu/equalize.c) that cpu/clahe.c
+ * shares: the luma of row y of in, and row y of out from old and new luma.
+ * gains: NULL, or for 8-bit R'G'B' where every luma v becomes the same new
+ * value, the colour gain of each v (lhi_gain), looked up instead of divided
+ * for each pixel. */
 void lhi_cpu_luma_row(const LhiEqualizeJob *job, int y, uint16_t *luma);
 void lhi_cpu_write_row(const LhiEqualizeJob *job, int y, const uint16_t *luma,
                        const uint16_t *new_luma, const uint32_t *gains);
