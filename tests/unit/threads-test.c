@@ -1,10 +1,10 @@
 /* threads-test.c: the CPU backend on 2, 3 and 8 threads against itself on
  * one (lh_context_set_threads): the same histogram, statistics and output
  * bytes of analysis, global equalization and CLAHE (chroma kept and scaled)
- * and overlays, for every format family,
- * odd sizes (fewer rows than threads, parts of uneven height), padded rows
- * and the distributions of frame-gen.h.  A part counted twice, a row left
- * out or a race between threads changes some byte. */
+ * and overlays, for every format family, odd sizes (fewer rows than
+ * threads, parts of uneven height), padded rows and the distributions of
+ * frame-gen.h.  A part counted twice, a row left out or a race between
+ * threads changes some byte. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
