@@ -37,9 +37,11 @@ void lhp_say(const LhpReport *report, const char *path, const char *format, ...)
  * recursively with the entries of each folder in sorted byte order.  Says
  * each path that cannot be read and goes on; returns false if there was
  * any.  A link back up the tree is said and skipped, which is not a
- * failure. */
-bool lhp_walk(char *const *args, int n_args, bool videos, const LhpReport *report,
-              GPtrArray *paths);
+ * failure.  leave_out (NULL: none) is a folder not descended when it lies
+ * below an argument: the folder a command writes its outputs to, so that
+ * one run's outputs are not the next run's inputs. */
+bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
+              const LhpReport *report, GPtrArray *paths);
 
 /* The message of the library's last error without a leading "PATH: ", which
  * a line that names the file writes already; the status name when there is

@@ -22,6 +22,8 @@ typedef struct {
 typedef struct {
   bool videos; /* folders give their video files too */
   const LhpReport *report;
+  bool leaves_out;   /* a folder below an argument is not descended: */
+  FolderId left_out; /* the rewriting commands' output folder */
 } Walk;
 
 static int compare_names(const void *a, const void *b)
@@ -78,7 +80,9 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
         ok = false;
       }
     } else if (S_ISDIR(entry.st_mode)) {
-      ok = walk_folder(walk, path, &entry, ancestors, paths) && ok;
+      if (!(walk->leaves_out && walk->left_out.dev == entry.st_dev &&
+            walk->left_out.ino == entry.st_ino))
+        ok = walk_folder(walk, path, &entry, ancestors, paths) && ok;
     } else if (S_ISREG(entry.st_mode) &&
                (lhio_is_image_name(path) || (walk->videos && lhio_is_video_name(path)))) {
       g_ptr_array_add(paths, path);
@@ -91,9 +95,15 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
   return ok;
 }
 
-bool lhp_walk(char *const *args, int n_args, bool videos, const LhpReport *report, GPtrArray *paths)
+bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
+              const LhpReport *report, GPtrArray *paths)
 {
-  const Walk walk = {videos, report};
+  Walk walk = {.videos = videos, .report = report};
+  struct stat left_out;
+  if (leave_out && stat(leave_out, &left_out) == 0 && S_ISDIR(left_out.st_mode)) {
+    walk.leaves_out = true;
+    walk.left_out = (FolderId){left_out.st_dev, left_out.st_ino};
+  }
   bool ok = true;
   GArray *ancestors = g_array_new(FALSE, FALSE, sizeof(FolderId));
   for (int i = 0; i < n_args; i++) {

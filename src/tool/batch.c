@@ -172,12 +172,12 @@ static const char *relative_path(const char *name, bool is_folder, const char *p
 bool lht_batch_collect(const LhtBatchArgs *args, char *const *names, int n_names, GPtrArray *paths)
 {
   if (!args->shard_count)
-    return lht_walk(names, n_names, paths);
+    return lht_walk(names, n_names, NULL, paths);
   bool ok = true;
   GPtrArray *found = g_ptr_array_new();
   for (int i = 0; i < n_names; i++) {
     g_ptr_array_set_size(found, 0);
-    ok = lht_walk(&names[i], 1, found) && ok;
+    ok = lht_walk(&names[i], 1, NULL, found) && ok;
     struct stat info;
     bool is_folder = stat(names[i], &info) == 0 && S_ISDIR(info.st_mode);
     for (guint j = 0; j < found->len; j++) {

@@ -384,11 +384,13 @@ int lht_equalize_main(int argc, char **argv)
             "16-bit images too), in the same format and bit depth.  Colour images keep\n"
             "their chroma: each pixel's R'G'B' is scaled by new/old luma.");
   g_option_context_set_description(
-      option_context, "PATHs are PNG or JPEG files, video files, or folders searched recursively;\n"
-                      "a file found in a folder keeps its path below it under DIR.  A video is\n"
-                      "written back in its container and codec (--codec, --crf), its audio and\n"
-                      "subtitles copied, the equalization smoothed over --temporal-window frames.\n"
-                      "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+      option_context,
+      "PATHs are PNG or JPEG files, video files, or folders searched recursively;\n"
+      "a file found in a folder keeps its path below it under DIR (a folder's\n"
+      "search leaves DIR out).  A video is written back in its container and codec\n"
+      "(--codec, --crf), its audio and subtitles copied, the equalization smoothed\n"
+      "over --temporal-window frames.\n"
+      "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, common, NULL);
   lht_encode_options_add(option_context, &args.encode);
   g_option_context_add_main_entries(option_context, args.clahe ? clahe_entries : global_entries,

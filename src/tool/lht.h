@@ -54,8 +54,9 @@ const char *lht_reason(int status, const char *path);
 
 /* Appends to paths (newly allocated strings) the files named by args, as
  * lhp_walk (src/pipeline/walk.c) finds them, its messages on stderr
- * (lht_error); false if a path could not be read. */
-bool lht_walk(char *const *args, int n_args, GPtrArray *paths);
+ * (lht_error), leaving out the folder leave_out (NULL: none) below them;
+ * false if a path could not be read. */
+bool lht_walk(char *const *args, int n_args, const char *leave_out, GPtrArray *paths);
 /* Whether folders give their video files (lhio_is_video_name) as well, for
  * the commands that read videos; off unless set. */
 void lht_walk_include_videos(bool include);
@@ -110,9 +111,10 @@ typedef struct {
   GHashTable *input_ids; /* "dev:ino" of every input -> its path */
 } LhtPlan;
 
-/* Expands args (as lht_walk) into *plan.  An input whose output would be an
- * input file, or the output of an earlier input, is reported and left out;
- * returns false if anything was. */
+/* Expands args (as lht_walk) into *plan, out_dir left out of the folders
+ * below them.  An input whose output would be an input file, or the output
+ * of an earlier input, is reported and left out; returns false if anything
+ * was. */
 bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPlan *plan);
 /* Whether path names (through any link) one of the plan's inputs. */
 bool lht_plan_holds_input(const LhtPlan *plan, const char *path);

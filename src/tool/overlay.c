@@ -216,11 +216,12 @@ int lht_overlay_main(int argc, char **argv)
       "lines at the median (green) and the percentiles (amber), and blue / red bands when\n"
       "pixels clip at black / white, in the same format and bit depth.");
   g_option_context_set_description(
-      option_context, "PATHs are PNG or JPEG files, video files, or folders searched recursively;\n"
-                      "a file found in a folder keeps its path below it under DIR.  A video is\n"
-                      "written back in its container and codec (--codec, --crf), its audio and\n"
-                      "subtitles copied.\n"
-                      "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+      option_context,
+      "PATHs are PNG or JPEG files, video files, or folders searched recursively;\n"
+      "a file found in a folder keeps its path below it under DIR (a folder's\n"
+      "search leaves DIR out).  A video is written back in its container and codec\n"
+      "(--codec, --crf), its audio and subtitles copied.\n"
+      "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, entries, NULL);
   lht_encode_options_add(option_context, &args.encode);
   LhtBatchArgs batch;

@@ -45,7 +45,7 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
   GPtrArray *wanted = g_ptr_array_new_with_free_func(g_free);
   for (int i = 0; i < n_args; i++) {
     GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
-    ok = lht_walk(&args[i], 1, paths) && ok;
+    ok = lht_walk(&args[i], 1, out_dir, paths) && ok;
     bool folder = g_file_test(args[i], G_FILE_TEST_IS_DIR);
     for (guint k = 0; k < paths->len; k++) {
       const char *path = g_ptr_array_index(paths, k);

@@ -141,6 +141,31 @@ def test_never_overwrites(root, inputs):
     check(code == 2 and "--out" in err, f"no --out: exit {code}: {err}")
 
 
+def test_out_inside_the_folder(root, inputs):
+    """--out below the folder walked: a second run (or a link to --out) must
+    not take the first run's outputs for inputs, nor nest outputs in it."""
+    folder = os.path.join(root, "photos")
+    shutil.copytree(inputs, folder)
+    names = relative_images(folder)
+    out = os.path.join(folder, "equalized")
+    os.symlink("equalized", os.path.join(folder, "link-to-out"))
+    for run in (1, 2):
+        code, err = lumahist("equalize", folder, "--out", out, "--backend", "cpu")
+        check(code == 0, f"--out inside the folder, run {run}: exit {code}: {err}")
+        check(relative_images(out) == names,
+              f"run {run}: outputs {relative_images(out)} are not the inputs' {names}")
+    for name in ("camera-gray.png", "sub/cat-chelsea.png"):
+        if name in names:
+            src = read(os.path.join(folder, name))
+            got = read(os.path.join(out, name))
+            if src.ndim == 2:
+                check(np.array_equal(got, cv2.equalizeHist(src)),
+                      f"{name}: the second run did not equalize the input")
+    # the folder named itself is walked: its files would all be outputs of themselves
+    code, err = lumahist("overlay", out, "--out", out)
+    check(code == 1 and "not overwritten" in err, f"overlay of --out into itself: exit {code}: {err}")
+
+
 def test_luts(root, inputs):
     one = os.path.join(inputs, "camera-gray.png")
     lut = os.path.join(root, "camera.lut")
@@ -270,6 +295,7 @@ def main():
         test_equalize(root, inputs)
         test_clahe(root, inputs)
         test_never_overwrites(root, inputs)
+        test_out_inside_the_folder(root, inputs)
         test_luts(root, inputs)
         test_global(root)
         test_quality(root)
