@@ -270,6 +270,24 @@ def lut_from_histogram(histogram, *, range="full"):
                           dtype=_np.uint16).copy()
 
 
+def _check_overlay_out(image, out):
+    """overlay's out=, before the image is copied into it: an array of the
+    image's shape and element type that can be written, as the C calls hold
+    equalize's and clahe's out= to (a copy would convert other types)."""
+    if not hasattr(image, "dtype"):
+        image = _np.asarray(image)
+    shape, dtype = getattr(out, "shape", None), getattr(out, "dtype", None)
+    if shape is None or dtype is None:
+        raise InvalidArgumentError("out: not an array (a NumPy, CuPy or PyTorch array)", -1)
+    if tuple(shape) != tuple(image.shape) or dtype != image.dtype:
+        raise InvalidArgumentError(
+            f"out: {tuple(shape)} {dtype} and the image's {tuple(image.shape)} {image.dtype} "
+            "differ in shape or element type", -1)
+    flags = getattr(out, "flags", None)
+    if flags is not None and getattr(flags, "writeable", True) is False:
+        raise InvalidArgumentError("out: a read-only array", -1)
+
+
 def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=True, clipping=True,
             clip_warning=0.005, percentiles=(5, 95), matrix="bt601", range="full",
             backend="auto", bit_depth=None, format=None, width=None):
@@ -281,6 +299,8 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
     in place)."""
     result = _output_for(image, out)
     if result is not image:
+        if out is not None:
+            _check_overlay_out(image, out)
         result[...] = image
     _lumahist.overlay(result, percentiles=percentiles,
                       rect=tuple(rect) if rect is not None else (0, 0, 0, 0),

@@ -266,6 +266,26 @@ def test_bad_options_and_outputs_raise():
         lumahist.apply_lut(image, np.zeros(10, np.uint16))
 
 
+@pytest.mark.parametrize("function", ["equalize", "clahe", "overlay"])
+@pytest.mark.parametrize("out", ["read-only", "wider", "shorter", "uint16", "float32", "a list"])
+def test_an_out_that_cannot_take_the_image_raises(function, out):
+    """Every rewriting function holds out= to the image's shape and element
+    type, writable: overlay, which copies the image into out first, used to
+    convert a uint16 out silently and let NumPy's own errors through."""
+    image = photo(10, 12, 1, channels=3)
+    outs = {"read-only": np.zeros_like(image), "wider": np.zeros((10, 13, 3), np.uint8),
+            "shorter": np.zeros((9, 12, 3), np.uint8), "uint16": np.zeros(image.shape, np.uint16),
+            "float32": np.zeros(image.shape, np.float32), "a list": [[0] * 12] * 10}
+    target = outs[out]
+    if out == "read-only":
+        target.flags.writeable = False
+    before = np.array(target, copy=True)
+    with pytest.raises(lumahist.InvalidArgumentError) as caught:
+        getattr(lumahist, function)(image, out=target)
+    assert caught.value.status == -1 and "out" in str(caught.value)
+    assert np.array_equal(np.asarray(target), before), "out was written before the refusal"
+
+
 def test_no_device_is_an_exception():
     try:
         lumahist.stats(photo(8, 8, 1), backend="cuda")
