@@ -174,8 +174,10 @@ static int open_input(const char *path, FILE **file)
 }
 
 /* Reads the first bytes of file and says what it is, refusing what is not
- * an image; leaves file at its start. */
-static int sniff_input(const char *path, FILE *file, LhioFileType *type)
+ * an image.  Leaves file at its start or, where it cannot go back (a pipe),
+ * puts the bytes it read in *ahead (empty on entry; NULL: the file must
+ * seek), for read_whole to read the rest after them. */
+static int sniff_input(const char *path, FILE *file, LhioFileType *type, LhioEncoded *ahead)
 {
   uint8_t head[8];
   size_t n = fread(head, 1, sizeof head, file);
@@ -189,8 +191,15 @@ static int sniff_input(const char *path, FILE *file, LhioFileType *type)
       return lhio_fail(LH_ERROR_CORRUPT, path, "truncated file");
     return lhio_fail(LH_ERROR_UNSUPPORTED, path, "not a PNG or JPEG file");
   }
-  if (fseek(file, 0, SEEK_SET) != 0)
+  if (fseek(file, 0, SEEK_SET) == 0)
+    return LH_OK;
+  if (errno != ESPIPE || !ahead)
     return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  ahead->data = malloc(n);
+  if (!ahead->data)
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %zu bytes", n);
+  memcpy(ahead->data, head, n);
+  ahead->size = n;
   return LH_OK;
 }
 
@@ -225,8 +234,9 @@ static int check_read_arguments(const char *path, LhioReadMode mode, LhioImage *
 /* Bytes read at a time from a file whose size is not known ahead (a pipe). */
 #define LOAD_CHUNK ((size_t)1 << 20)
 
-/* Reads file from where it is to its end into encoded (empty on entry): a
- * regular file in one read of its size, anything else as it grows. */
+/* Reads file from where it is to its end into encoded, after the bytes it
+ * may hold already (sniff_input's of a pipe): a regular file in one read of
+ * its size, anything else as it grows. */
 static int read_whole(const char *path, FILE *file, LhioEncoded *encoded)
 {
   struct stat info;
@@ -266,18 +276,20 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
   if (status < 0)
     return status;
   LhioFileType type;
-  status = sniff_input(path, file, &type);
-  if (status == LH_OK && type == LHIO_FILE_PNG) {
+  LhioEncoded encoded = {0};
+  status = sniff_input(path, file, &type, &encoded);
+  if (status == LH_OK && (type == LHIO_FILE_PNG || encoded.size > 0)) {
     /* A PNG is read whole first: the fast path for the common ones
-     * (png-fast.c) inflates all its IDAT data in one call. */
-    LhioEncoded encoded = {.type = type};
+     * (png-fast.c) inflates all its IDAT data in one call.  So is a pipe,
+     * whose first bytes are read already. */
+    encoded.type = type;
     status = read_whole(path, file, &encoded);
     if (status == LH_OK)
       status = lhio_read_memory(path, &encoded, mode, max_pixels, image);
-    lhio_encoded_clear(&encoded);
   } else if (status == LH_OK) {
     status = decode_input(path, file, NULL, type, mode, max_pixels, image);
   }
+  lhio_encoded_clear(&encoded);
   fclose(file);
   return status;
 }
@@ -293,7 +305,7 @@ int lhio_load(const char *path, LhioEncoded *encoded)
   int status = open_input(path, &file);
   if (status < 0)
     return status;
-  status = sniff_input(path, file, &encoded->type);
+  status = sniff_input(path, file, &encoded->type, encoded);
   if (status == LH_OK)
     status = read_whole(path, file, encoded);
   fclose(file);
@@ -325,7 +337,7 @@ int lhio_read_memory(const char *path, const LhioEncoded *encoded, LhioReadMode 
   if (!file)
     return lhio_fail(LH_ERROR_NO_MEMORY, path, "%s", strerror(errno));
   LhioFileType type;
-  status = sniff_input(path, file, &type);
+  status = sniff_input(path, file, &type, NULL);
   if (status == LH_OK)
     status = decode_input(path, file, encoded, type, mode, max_pixels, image);
   fclose(file);

@@ -363,10 +363,23 @@ def group_special(tool, corpus, tmp, sanitized):
     rc, out, err = run(stats_argv(tool, fifo, good), timeout=30)
     check(rc == 1 and out.count("\n") == 1, f"a FIFO without a writer: exit {rc}, {out!r}")
     check_one_line_each(err, {fifo: ["empty"]}, "FIFO")
-    # A pipe with a writer is read in full (lumahist stats /dev/stdin).
+    # Standard input is read in full (lumahist stats /dev/stdin), redirected
+    # from a file or a pipe, which cannot seek back after its first bytes.
     with open(good, "rb") as f:
         rc, out, err = run(stats_argv(tool, "--no-histogram", "/dev/stdin"), stdin=f)
-    check(rc == 0 and '"width":13' in out, f"a PNG on a pipe: exit {rc}, {out!r} {err!r}")
+    check(rc == 0 and '"width":13' in out, f"a PNG on standard input: exit {rc}, {out!r} {err!r}")
+    jpeg = os.path.join(corpus, "jpeg", "420.jpg")
+    with open(jpeg, "rb") as f:
+        jpeg_bytes = f.read()
+    for name, data, width in (("PNG", png(13, 7), 13), ("JPEG", jpeg_bytes, 24)):
+        rc, out, err = run(stats_argv(tool, "--no-histogram", "/dev/stdin"), input=data)
+        check(rc == 0 and f'"width":{width},' in out and not err,
+              f"a {name} on a pipe: exit {rc}, {out!r} {err!r}")
+    for data, reason in ((jpeg_bytes[:40], "truncated"), (b"GIF89a", "not a png or jpeg"),
+                         (b"", "empty")):
+        rc, out, err = run(stats_argv(tool, "/dev/stdin"), input=data)
+        check(rc == 1 and not out, f"{data[:8]!r} on a pipe: exit {rc}, {out!r}")
+        check_one_line_each(err, {"/dev/stdin": [reason]}, f"{reason} on a pipe")
     # A FIFO in a folder is not a file to read: the walk passes it by.
     folder = os.path.join(tmp, "with-fifo")
     os.makedirs(folder)
