@@ -32,9 +32,10 @@ void lhp_say(const LhpReport *report, const char *path, const char *format, ...)
     G_GNUC_PRINTF(3, 4);
 
 /* Appends to paths (newly allocated strings) the files named by args (walk.c):
- * a file as it is, a folder by its image files (.png, .jpg, .jpeg in any
- * case; with videos, its video files too, lhio_is_video_name) found
- * recursively with the entries of each folder in sorted byte order.  Says
+ * a file as it is ("-" as /dev/stdin), a folder by its image files (.png,
+ * .jpg, .jpeg in any case; with videos, its video files too,
+ * lhio_is_video_name) found recursively with the entries of each folder in
+ * sorted byte order.  Says
  * each path that cannot be read and goes on; returns false if there was
  * any.  A link back up the tree is said and skipped, which is not a
  * failure.  leave_out (NULL: none) is a folder not descended when it lies

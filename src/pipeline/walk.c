@@ -108,7 +108,10 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
   GArray *ancestors = g_array_new(FALSE, FALSE, sizeof(FolderId));
   for (int i = 0; i < n_args; i++) {
     struct stat info;
-    if (stat(args[i], &info) != 0) {
+    if (strcmp(args[i], "-") == 0) {
+      /* The usual name of standard input, as `lumahist merge` reads it. */
+      g_ptr_array_add(paths, g_strdup("/dev/stdin"));
+    } else if (stat(args[i], &info) != 0) {
       lhp_say(report, args[i], "%s", g_strerror(errno));
       ok = false;
     } else if (S_ISDIR(info.st_mode)) {

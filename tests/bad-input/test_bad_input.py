@@ -375,6 +375,9 @@ def group_special(tool, corpus, tmp, sanitized):
         rc, out, err = run(stats_argv(tool, "--no-histogram", "/dev/stdin"), input=data)
         check(rc == 0 and f'"width":{width},' in out and not err,
               f"a {name} on a pipe: exit {rc}, {out!r} {err!r}")
+    rc, out, err = run(stats_argv(tool, "--no-histogram", "-"), input=jpeg_bytes)
+    check(rc == 0 and '"path":"/dev/stdin","width":24,' in out and not err,
+          f"'-' for standard input: exit {rc}, {out!r} {err!r}")
     for data, reason in ((jpeg_bytes[:40], "truncated"), (b"GIF89a", "not a png or jpeg"),
                          (b"", "empty")):
         rc, out, err = run(stats_argv(tool, "/dev/stdin"), input=data)
