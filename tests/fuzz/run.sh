@@ -118,8 +118,10 @@ flock -u 9
 seeds=$here/corpus/$target
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# libFuzzer's own exit status for a crash or a timeout is 77, which meson
+# reports as a skip: a finding must fail the test.
 common=(-timeout=10 -rss_limit_mb=2048 -max_total_time="$seconds" -print_final_stats=1
-        -artifact_prefix="$build/artifacts/$target-")
+        -error_exitcode=1 -timeout_exitcode=1 -artifact_prefix="$build/artifacts/$target-")
 if $short; then
   work=$(mktemp -d "$build/short-$target.XXXXXX")
   trap 'rm -rf "$work"' EXIT
