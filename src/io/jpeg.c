@@ -469,6 +469,15 @@ static int write_jpeg(JpegWrite *state, const char *path, const LhioImage *image
       cinfo->comp_info[c].h_samp_factor = 1;
       cinfo->comp_info[c].v_samp_factor = 1;
     }
+    /* One interleaved scan holds at most C_MAX_BLOCKS_IN_MCU blocks an MCU:
+     * a finer luma sampling (3x3 and up with two chroma components, which a
+     * file of one component a scan can have) goes out the same way. */
+    static const jpeg_scan_info one_component_a_scan[3] = {
+        {1, {0}, 0, 63, 0, 0}, {1, {1}, 0, 63, 0, 0}, {1, {2}, 0, 63, 0, 0}};
+    if (image->jpeg_h_samp * image->jpeg_v_samp + cinfo->num_components - 1 > C_MAX_BLOCKS_IN_MCU) {
+      cinfo->scan_info = one_component_a_scan;
+      cinfo->num_scans = cinfo->num_components;
+    }
   }
   jpeg_start_compress(cinfo, TRUE);
   const uint8_t *pixels = frame->planes[0];

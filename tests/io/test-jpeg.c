@@ -189,7 +189,8 @@ static void test_gray(const char *dir, uint64_t *seed)
  * the pixels come back close, and re-encoding what was read keeps it. */
 static void test_colour(const char *dir, uint64_t *seed)
 {
-  static const int samplings[][2] = {{2, 2}, {2, 1}, {1, 1}, {1, 2}};
+  /* 3x3 and up: more than the 10 blocks an MCU of one interleaved scan. */
+  static const int samplings[][2] = {{2, 2}, {2, 1}, {1, 1}, {1, 2}, {4, 2}, {3, 3}, {4, 4}};
   const int w = 203, h = 149;
   uint8_t *src = make_photo(w, h, 3, seed);
   for (size_t s = 0; s < sizeof samplings / sizeof samplings[0]; s++) {
