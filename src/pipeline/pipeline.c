@@ -1013,6 +1013,9 @@ static gpointer opener_thread(gpointer data)
   wanted.report = &spec->report;
   if (p->n_paths == 0 && !wanted.device_ids && wanted.backend == LH_BACKEND_AUTO)
     wanted.backend = LH_BACKEND_CPU;
+  /* CPU contexts, one a decoding thread: no more than those (p->jobs). */
+  if (wanted.cpu_workers > p->jobs)
+    wanted.cpu_workers = p->jobs;
   bool opened = lhp_contexts_open(p->contexts, &wanted);
   p->open_s = seconds_since(p->start_us);
   if (opened) {
@@ -1148,7 +1151,12 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       .start_us = start,
   };
   g_mutex_init(&p.lock);
+  /* No more decoding threads than files: each file is one task at a time,
+   * and a single image on a machine of many cores starts one thread, not
+   * one a core. */
   int jobs = spec->jobs > 0 ? spec->jobs : 1;
+  if (paths->len > 0 && (guint)jobs > paths->len)
+    jobs = (int)paths->len;
   p.jobs = jobs;
   p.n_paths = paths->len;
   p.gpu_jpeg =

@@ -601,6 +601,11 @@ def check_options(tmp):
     _, recs, _ = run_jsonl("--backend", "cpu", "--no-histogram", "-p", "", rgb)
     check(recs and recs[0]["percentiles"] == {}, "empty --percentiles")
 
+    # No more decoding threads than files: one image with --jobs 100000 is
+    # one thread, not a refusal of the system's (it was, and exit 1).
+    rc, recs, err = run_jsonl("--backend", "cpu", "--no-histogram", "--jobs", "100000", rgb)
+    check(len(recs) == 1 and not err, f"--jobs 100000, one image: {len(recs)} records, {err!r}")
+
     # --max-pixels: B.png has 851 pixels, Z.PNG 15.
     rc, recs, err = run_jsonl("--max-pixels", "100", rgb, small, expect=1)
     check([r["path"] for r in recs] == [small] and err.startswith(f"lumahist: {rgb}: ") and
