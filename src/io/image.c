@@ -134,6 +134,7 @@ void lhio_image_clear(LhioImage *image)
     return;
   lhio_pixels_release(image->pixels);
   free(image->alpha);
+  free(image->metadata);
   memset(image, 0, sizeof *image);
 }
 

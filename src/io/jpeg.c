@@ -160,6 +160,8 @@ static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint6
    * struct never created is still safe to destroy, as it is zeroed. */
   jpeg_create_decompress(cinfo);
   jpeg_stdio_src(cinfo, state->error.file);
+  if (mode == LHIO_READ_FULL)
+    lhio_jpeg_save_markers(cinfo);
   jpeg_read_header(cinfo, TRUE);
   unsigned width = cinfo->image_width, height = cinfo->image_height;
   int size_status = check_size(path, width, height, max_pixels);
@@ -212,6 +214,8 @@ static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint6
                      cinfo->num_components);
   }
 
+  if (mode == LHIO_READ_FULL && lhio_jpeg_keep_saved_markers(cinfo, image) < 0)
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for the file's metadata");
   jpeg_start_decompress(cinfo);
   const bool from_cmyk = cinfo->out_color_space == JCS_CMYK;
   size_t row_bytes = (size_t)width * (from_cmyk ? 3 : cinfo->output_components);
@@ -249,6 +253,12 @@ int lhio_jpeg_read(FILE *file, const char *path, LhioReadMode mode, uint64_t max
   init_error(&state->error, file);
   state->cinfo.err = &state->error.pub;
   int status = read_jpeg(state, path, mode, max_pixels, image);
+  if (status < 0) {
+    /* A failed read leaves no allocation behind, metadata kept included. */
+    free(image->metadata);
+    image->metadata = NULL;
+    image->metadata_size = 0;
+  }
   jpeg_destroy_decompress(&state->cinfo);
   lhio_pixels_release(state->pixels);
   free(state->cmyk);
@@ -480,6 +490,7 @@ static int write_jpeg(JpegWrite *state, const char *path, const LhioImage *image
     }
   }
   jpeg_start_compress(cinfo, TRUE);
+  lhio_jpeg_write_metadata(cinfo, image);
   const uint8_t *pixels = frame->planes[0];
   while (cinfo->next_scanline < cinfo->image_height) {
     JSAMPROW rows[ROWS_PER_CALL];

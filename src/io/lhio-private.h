@@ -42,6 +42,15 @@ int lhio_png_fast_read(const uint8_t *data, size_t size, uint64_t max_pixels, Lh
 
 /* Writers check first whether they can write the image at all, so that
  * nothing is created for an image they refuse. */
+/* A JPEG's metadata (jpeg-metadata.c): libjpeg asked to keep the segments
+ * before jpeg_read_header, those it kept put in image->metadata after it;
+ * the image's written after jpeg_start_compress. */
+struct jpeg_decompress_struct;
+struct jpeg_compress_struct;
+void lhio_jpeg_save_markers(struct jpeg_decompress_struct *cinfo);
+int lhio_jpeg_keep_saved_markers(struct jpeg_decompress_struct *cinfo, LhioImage *image);
+void lhio_jpeg_write_metadata(struct jpeg_compress_struct *cinfo, const LhioImage *image);
+
 int lhio_png_check(const char *path, const LhioImage *image);
 int lhio_jpeg_check(const char *path, const LhioImage *image);
 

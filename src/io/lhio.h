@@ -57,6 +57,12 @@ typedef struct {
   /* "CMYK" or "YCCK": a JPEG of that colour space, whose pixels were
    * converted to R'G'B' (frame RGB) as Pillow converts them; else NULL. */
   const char *converted_from;
+  /* A JPEG read in full: its metadata, written back into a JPEG made from
+   * the image (jpeg-metadata.c): the APP1 (Exif, XMP), APP2 (ICC profile,
+   * but not a converted CMYK file's), APP13 (IPTC) and COM segments in
+   * file order, each whole (0xFF, marker, length, data).  NULL: none. */
+  uint8_t *metadata;
+  size_t metadata_size;
 } LhioImage;
 
 /* zlib's level for PNG when none is asked for: 1, as OpenCV's imwrite.  On
@@ -125,6 +131,14 @@ typedef struct {
  * markers) with the same messages. */
 int lhio_jpeg_probe(const char *path, const LhioEncoded *encoded, uint64_t max_pixels,
                     LhioJpegInfo *info);
+
+/* Appends to image->metadata those of encoded (a JPEG's bytes, as
+ * lhio_load reads them), as lhio_read keeps them for a JPEG read in full.
+ * Bytes that are not a JPEG's give none. */
+int lhio_jpeg_metadata_from_bytes(const LhioEncoded *encoded, LhioImage *image);
+/* Puts image->metadata into encoded (a JPEG, as nvJPEG encodes one) after
+ * its SOI and JFIF APP0, where lhio_write would have written them. */
+int lhio_jpeg_insert_metadata(LhioEncoded *encoded, const LhioImage *image);
 
 /* Writes image to path as its type says, through a temporary file in the
  * same folder renamed over path when complete; never leaves a partial file. */

@@ -596,6 +596,14 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
     image->source_channels = task->jpeg.components;
     image->jpeg_h_samp = task->jpeg.h_samp;
     image->jpeg_v_samp = task->jpeg.v_samp;
+    /* Written back with what nvJPEG encodes (encode_on_gpu).  Out of
+     * memory for them, the image goes to the CPU, which says so. */
+    if (p->planar && lhio_jpeg_metadata_from_bytes(&task->encoded, image) < 0) {
+      lhio_image_clear(image);
+      keep[of_job[j]] = false;
+      send_to_cpu(p, task, "no memory for the file's metadata");
+      continue;
+    }
     hardware += jobs[j].decoder == LHIO_DECODER_NVJPEG_HARDWARE;
     hybrid += jobs[j].decoder == LHIO_DECODER_NVJPEG_GPU;
   }
@@ -632,13 +640,15 @@ static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
       continue;
     }
     if (lhio_gpu_jpeg_encode(decoder, &item->image.frame, p->spec->gpu_jpeg_quality,
-                             &item->output) == LH_OK) {
+                             &item->output) == LH_OK &&
+        lhio_jpeg_insert_metadata(&item->output, &item->image) == LH_OK) {
       encoded++;
       batch[kept++] = task;
       continue;
     }
     /* The frame was the decoder's memory: the CPU starts from the bytes. */
     char *why = g_strdup(lh_last_error());
+    lhio_encoded_clear(&item->output);
     lhio_image_clear(&item->image);
     item->decoder = LHIO_DECODER_NONE;
     fallback++;

@@ -13,7 +13,9 @@ and files nvJPEG is not given) and, for each command, runs
 
 - the same exit status and the same outputs, each a JPEG that OpenCV
   decodes, of the input's size and component count, and for YCbCr inputs
-  the input's luma sampling factors (so its chroma subsampling);
+  the input's luma sampling factors (so its chroma subsampling), and its
+  metadata (Exif, ICC profile, IPTC, comments, XMP; not a CMYK file's
+  profile);
 - every JPEG was either encoded by nvJPEG (counted by --timing's "GPU
   encoding" line) or named by --verbose with the reason it was done on the
   CPU: the two add up to the JPEGs, and nvJPEG encoded some; those of
@@ -211,7 +213,7 @@ def gpu_usable(jpeg, tmp):
     return err[len(NO_GPU_PREFIX):].strip()
 
 
-def check_command(command, variants, tmp, read_header):
+def check_command(command, variants, tmp, jpeg):
     gpu_out = os.path.join(tmp, f"{command}-gpu")
     cpu_out = os.path.join(tmp, f"{command}-cpu")
     rc_gpu, _, err_gpu = run(command, "--decoder", "gpu", "--verbose", "--timing", "--out",
@@ -247,9 +249,15 @@ def check_command(command, variants, tmp, read_header):
         if not (os.path.exists(out_gpu) and os.path.exists(out_cpu)):
             continue
         with open(source, "rb") as s, open(out_gpu, "rb") as g:
-            h_in, h_out = read_header(s.read()), read_header(g.read())
+            data_in, data_out = s.read(), g.read()
+        h_in, h_out = jpeg.read_header(data_in), jpeg.read_header(data_out)
         check((h_out.width, h_out.height) == (h_in.width, h_in.height),
               f"{command} {f}: {h_out.width}x{h_out.height}, input {h_in.width}x{h_in.height}")
+        # The file's metadata, whichever encoder wrote it (not a CMYK file's profile).
+        want = jpeg.metadata_segments(data_in, converted=len(h_in.components) == 4)
+        got = jpeg.metadata_segments(data_out)
+        check(got == want, f"{command} {f}: metadata segments {[(hex(c), len(b)) for c, b in got]}"
+                           f", the input's {[(hex(c), len(b)) for c, b in want]}")
         if f in noted:
             # Decoded, changed and encoded on the CPU in both runs: the same file.
             with open(out_gpu, "rb") as g, open(out_cpu, "rb") as c:
@@ -352,7 +360,7 @@ def main():
                                         f"{p.stderr}"):
             return 1
         for command in ("equalize", "clahe", "overlay"):
-            check_command(command, variants, tmp, variants_module.read_header)
+            check_command(command, variants, tmp, variants_module)
         check_quality(jpegs[0], tmp)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

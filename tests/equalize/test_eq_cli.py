@@ -7,6 +7,7 @@ overwritten, LUT files, --global, and the exit statuses.
 usage: test_eq_cli.py LUMAHIST SAMPLES_DIR
 Exit 77 (skip) when OpenCV, numpy or Pillow for Python is missing."""
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -166,6 +167,54 @@ def test_out_inside_the_folder(root, inputs):
     check(code == 1 and "not overwritten" in err, f"overlay of --out into itself: exit {code}: {err}")
 
 
+def jpeg_helpers():
+    """tests/io/make-jpeg-variants.py, which knows JPEG segments."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "io",
+                        "make-jpeg-variants.py")
+    spec = importlib.util.spec_from_file_location("make_jpeg_variants", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_metadata_kept(root):
+    """A JPEG's Exif (a phone's orientation among it), ICC profile, IPTC,
+    comments and XMP are in what equalize, clahe and overlay write; a
+    converted CMYK file's ICC profile (of its inks) is not."""
+    jpeg = jpeg_helpers()
+    folder = os.path.join(root, "metadata")
+    os.makedirs(folder)
+    with open(os.path.join(SAMPLES, "sky-high-key.jpg"), "rb") as f:
+        photo = f.read()
+    with open(os.path.join(folder, "phone.jpg"), "wb") as f:
+        f.write(jpeg.with_metadata(photo))
+    cmyk = Image.open(os.path.join(SAMPLES, "rocket-pad-dusk.jpg")).convert("CMYK")
+    exif = Image.Exif()
+    exif[0x0112] = 8
+    cmyk.save(os.path.join(folder, "print.jpg"), quality=90, exif=exif.tobytes(),
+              icc_profile=b"a CMYK profile, not really")
+    for command in ("equalize", "clahe", "overlay"):
+        out = os.path.join(root, f"metadata-{command}")
+        code, err = lumahist(command, folder, "--out", out)
+        check(code == 0, f"{command} of JPEGs with metadata: exit {code}: {err}")
+        for name, converted in (("phone.jpg", False), ("print.jpg", True)):
+            with open(os.path.join(folder, name), "rb") as f:
+                want = jpeg.metadata_segments(f.read(), converted)
+            path = os.path.join(out, name)
+            got = None
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    got = jpeg.metadata_segments(f.read())
+            check(got == want, f"{command} {name}: metadata segments "
+                               f"{[(hex(c), len(b)) for c, b in got or []]}, expected "
+                               f"{[(hex(c), len(b)) for c, b in want]}")
+        if os.path.exists(os.path.join(out, "phone.jpg")):
+            check(Image.open(os.path.join(out, "phone.jpg")).getexif().get(0x0112) == 6,
+                  f"{command}: the orientation did not reach Pillow")
+    check(any(code == 0xE2 for code, _ in jpeg.metadata_segments(
+        open(os.path.join(folder, "print.jpg"), "rb").read())), "the CMYK test file has no ICC")
+
+
 def test_luts(root, inputs):
     one = os.path.join(inputs, "camera-gray.png")
     lut = os.path.join(root, "camera.lut")
@@ -296,6 +345,7 @@ def main():
         test_clahe(root, inputs)
         test_never_overwrites(root, inputs)
         test_out_inside_the_folder(root, inputs)
+        test_metadata_kept(root)
         test_luts(root, inputs)
         test_global(root)
         test_quality(root)

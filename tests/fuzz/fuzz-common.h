@@ -41,7 +41,7 @@ static inline void fuzz_check_failure(int status, const char *path, LhioImage *i
   size_t n = strlen(path);
   FUZZ_ASSERT(strncmp(message, path, n) == 0 && strncmp(message + n, ": ", 2) == 0 &&
               message[n + 2] != '\0');
-  FUZZ_ASSERT(image->pixels == NULL && image->alpha == NULL);
+  FUZZ_ASSERT(image->pixels == NULL && image->alpha == NULL && image->metadata == NULL);
   lhio_image_clear(image);
 }
 

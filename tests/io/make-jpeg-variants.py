@@ -21,6 +21,9 @@ Each variant goes into its own folder under OUT_DIR, named for it:
   flat        constant black, white and mid-gray frames (clamping at 0 and 255)
   samples     the JPEGs of samples/, copied
   corpus      the valid JPEGs of tests/fuzz/corpus/jpeg, copied
+  metadata    photographs with the segments a camera or an editor writes
+              (METADATA: Exif with an orientation, an ICC profile, IPTC, a
+              comment, XMP), which lumahist carries into what it writes
   cpu-fallback JPEGs that nvJPEG is not to be given (CMYK, arithmetic-coded,
               RGB-coded, 12-bit, cut short): the tool decodes them with
               libjpeg-turbo
@@ -58,6 +61,52 @@ CORPUS_GPU = ["411.jpg", "420.jpg", "422.jpg", "444.jpg", "dct-float.jpg", "exif
 CORPUS_CPU = ["arithmetic.jpg", "cmyk.jpg", "rgb-coded.jpg"]
 
 SOF_MARKERS = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+# Metadata segments (marker, body) as a camera or an editor writes them:
+# Exif (big-endian TIFF, one entry: orientation 6, a quarter turn), an ICC
+# profile's first APP2, IPTC, a comment, XMP.  lumahist writes them back
+# (APP1, APP2, APP13, COM), but not the profile of a CMYK file it converted.
+METADATA = [
+    (0xE1, b"Exif\0\0MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0"),
+    (0xE2, b"ICC_PROFILE\0\x01\x01not really a profile"),
+    (0xED, b"Photoshop 3.0\x008BIM\x04\x04\0\0\0\0\0\0"),
+    (0xFE, b"a comment"),
+    (0xE1, b"http://ns.adobe.com/xap/1.0/\0<x:xmpmeta/>"),
+]
+METADATA_MARKERS = {0xE1, 0xE2, 0xED, 0xFE}
+
+
+def metadata_segments(data, converted=False):
+    """The APP1, APP2, APP13 and COM segments before a JPEG's first scan, as
+    (marker, body) in file order: what lumahist carries into what it writes
+    from the file (converted: a CMYK file's, whose ICC profile it leaves)."""
+    found = []
+    i = 2
+    while i + 4 <= len(data) and data[i] == 0xFF:
+        code = data[i + 1]
+        if code == 0xFF:
+            i += 1
+            continue
+        if code == 0xDA:
+            break
+        length = (data[i + 2] << 8) | data[i + 3]
+        body = data[i + 4:i + 2 + length]
+        if code in METADATA_MARKERS and not (
+                converted and code == 0xE2 and body.startswith(b"ICC_PROFILE\0")):
+            found.append((code, body))
+        i += 2 + length
+    return found
+
+
+def with_metadata(data, segments=METADATA):
+    """The JPEG data with segments put after its SOI and its JFIF APP0."""
+    cut = 2
+    if data[2:4] == b"\xff\xe0":
+        cut = 4 + ((data[4] << 8) | data[5])
+    added = b"".join(bytes((0xFF, code, (len(body) + 2) >> 8, (len(body) + 2) & 0xFF)) + body
+                     for code, body in segments)
+    return data[:cut] + added + data[cut:]
 
 
 # --------------------------------------------------------------------------
@@ -355,6 +404,14 @@ def main():
         for name in sorted(os.listdir(args.samples)):
             if name.lower().endswith((".jpg", ".jpeg")):
                 w.copy("samples", os.path.join(args.samples, name))
+    for stem, photo in list(photos.items())[:2]:
+        for sampling in ("420", "444"):
+            data = w.encode(f"metadata {stem}", photo, 90, sampling)
+            if data:
+                w.copy("metadata", None, f"{stem}-{sampling}.jpg", with_metadata(data))
+        data = w.encode(f"metadata {stem} gray", gray_of(photo), 90)
+        if data:
+            w.copy("metadata", None, f"{stem}-gray.jpg", with_metadata(data))
 
     if os.path.isdir(args.corpus):
         for name in CORPUS_GPU:

@@ -1,6 +1,7 @@
 /* test-jpeg.c: lhio's JPEG reader and writer: gray and colour round trips,
  * sampling factors kept, the luma-only decode equal to libjpeg's own Y,
- * RGB-coded, CMYK and YCCK files (converted to R'G'B'), truncation, quality and channel orders. */
+ * RGB-coded, CMYK and YCCK files (converted to R'G'B'), metadata kept, truncation, quality and
+ * channel orders. */
 #include "io-test.h"
 
 #include <math.h>
@@ -102,8 +103,25 @@ static uint8_t *decode_lib(const char *path, J_COLOR_SPACE out_space, int *w, in
 
 /* Encodes with plain libjpeg: for files lhio does not write (CMYK, YCCK,
  * RGB-coded, progressive). */
+/* Metadata segments a camera or an editor writes, in this order: Exif
+ * (orientation 6: viewers turn the pixels a quarter), an ICC profile's
+ * first APP2, IPTC, a comment, then XMP. */
+static const struct {
+  int marker;
+  const char *data;
+  unsigned size;
+} test_metadata[] = {
+    {JPEG_APP0 + 1, "Exif\0\0MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0", 32},
+    {JPEG_APP0 + 2, "ICC_PROFILE\0\x01\x01not really a profile", 34},
+    {JPEG_APP0 + 13, "Photoshop 3.0\08BIM\x04\x04\0\0\0\0\0\0", 26},
+    {JPEG_COM, "a comment", 9},
+    {JPEG_APP0 + 1, "http://ns.adobe.com/xap/1.0/\0<x:xmpmeta/>", 41},
+};
+#define N_TEST_METADATA (sizeof test_metadata / sizeof test_metadata[0])
+
 static void encode_lib(const char *path, const uint8_t *pixels, int w, int h, J_COLOR_SPACE in,
-                       int comps, J_COLOR_SPACE coded, bool progressive, int hs, int vs)
+                       int comps, J_COLOR_SPACE coded, bool progressive, int hs, int vs,
+                       bool metadata)
 {
   struct jpeg_compress_struct c;
   struct jpeg_error_mgr err;
@@ -129,6 +147,9 @@ static void encode_lib(const char *path, const uint8_t *pixels, int w, int h, J_
   if (progressive)
     jpeg_simple_progression(&c);
   jpeg_start_compress(&c, TRUE);
+  for (size_t k = 0; metadata && k < N_TEST_METADATA; k++)
+    jpeg_write_marker(&c, test_metadata[k].marker, (const JOCTET *)test_metadata[k].data,
+                      test_metadata[k].size);
   while (c.next_scanline < c.image_height) {
     JSAMPROW r = (JSAMPROW)(pixels + (size_t)c.next_scanline * w * comps);
     jpeg_write_scanlines(&c, &r, 1);
@@ -267,7 +288,7 @@ static void test_luma_only(const char *dir, uint64_t *seed)
     uint8_t *src = make_photo(w, h, 3, seed);
     const char *path = test_path(dir, "luma.jpg");
     encode_lib(path, src, w, h, JCS_RGB, 3, JCS_YCbCr, cases[k].progressive, cases[k].hs,
-               cases[k].vs);
+               cases[k].vs, false);
     int yw, yh, comps;
     uint8_t *ycc = decode_lib(path, JCS_YCbCr, &yw, &yh, &comps);
 
@@ -304,7 +325,7 @@ static void test_rgb_coded(const char *dir, uint64_t *seed)
   const int w = 40, h = 30;
   uint8_t *src = make_photo(w, h, 3, seed);
   const char *path = test_path(dir, "rgb-coded.jpg");
-  encode_lib(path, src, w, h, JCS_RGB, 3, JCS_RGB, false, 0, 0);
+  encode_lib(path, src, w, h, JCS_RGB, 3, JCS_RGB, false, 0, 0, false);
   LhioImage img;
   CHECK_STATUS(lhio_read(path, LHIO_READ_LUMA, 0, &img), LH_OK, "RGB-coded JPEG");
   CHECK(img.frame.format == LH_FORMAT_RGB && !img.luma_only,
@@ -324,7 +345,7 @@ static void test_cmyk(const char *dir, uint64_t *seed)
   } cases[] = {{JCS_CMYK, "CMYK"}, {JCS_YCCK, "YCCK"}};
   for (size_t k = 0; k < 2; k++) {
     const char *path = test_path(dir, k ? "ycck.jpg" : "cmyk.jpg");
-    encode_lib(path, src, w, h, JCS_CMYK, 4, cases[k].coded, false, 0, 0);
+    encode_lib(path, src, w, h, JCS_CMYK, 4, cases[k].coded, false, 0, 0, false);
     JpegHeader hd;
     read_header(path, &hd);
     CHECK(hd.space == cases[k].coded, "test file for %s is coded as %d", cases[k].name, hd.space);
@@ -333,13 +354,14 @@ static void test_cmyk(const char *dir, uint64_t *seed)
      * against Pillow's conversion. */
     int dw, dh, comps;
     uint8_t *cmyk = decode_lib(path, JCS_CMYK, &dw, &dh, &comps);
-    CHECK(dw == w && dh == h && comps == 4, "%s decoded by libjpeg as %dx%d x%d", cases[k].name,
-          dw, dh, comps);
+    CHECK(dw == w && dh == h && comps == 4, "%s decoded by libjpeg as %dx%d x%d", cases[k].name, dw,
+          dh, comps);
     for (int mode = LHIO_READ_FULL; mode <= LHIO_READ_LUMA; mode++) {
       LhioImage img;
       CHECK_STATUS(lhio_read(path, mode, 0, &img), LH_OK, cases[k].name);
       CHECK(img.frame.format == LH_FORMAT_RGB && img.frame.width == w && img.frame.height == h &&
-                !img.luma_only && img.converted_from && strcmp(img.converted_from, cases[k].name) == 0,
+                !img.luma_only && img.converted_from &&
+                strcmp(img.converted_from, cases[k].name) == 0,
             "%s read as %s %dx%d, converted from %s", cases[k].name,
             lh_format_name(img.frame.format), img.frame.width, img.frame.height,
             img.converted_from ? img.converted_from : "nothing");
@@ -359,13 +381,110 @@ static void test_cmyk(const char *dir, uint64_t *seed)
   free(src);
 }
 
+/* The segments of the metadata whose first `count` entries of test_metadata
+ * are set in keep (bit k), as lhio keeps them: whole, in file order. */
+static size_t expected_metadata(unsigned keep, uint8_t *out)
+{
+  size_t n = 0;
+  for (size_t k = 0; k < N_TEST_METADATA; k++) {
+    if (!(keep >> k & 1))
+      continue;
+    unsigned length = test_metadata[k].size + 2;
+    out[n++] = 0xFF;
+    out[n++] = (uint8_t)test_metadata[k].marker;
+    out[n++] = (uint8_t)(length >> 8);
+    out[n++] = (uint8_t)length;
+    memcpy(out + n, test_metadata[k].data, test_metadata[k].size);
+    n += test_metadata[k].size;
+  }
+  return n;
+}
+
+static void check_metadata(const LhioImage *img, unsigned keep, const char *what)
+{
+  uint8_t want[1024];
+  size_t n = expected_metadata(keep, want);
+  CHECK(img->metadata_size == n && (n == 0 || memcmp(img->metadata, want, n) == 0),
+        "%s: %zu bytes of metadata, %zu expected (or other bytes)", what, img->metadata_size, n);
+}
+
+/* A JPEG's Exif, ICC profile, IPTC, comments and XMP are kept when it is
+ * read in full and written back after the header of a JPEG made from it,
+ * by lhio_write (the CPU) and by lhio_jpeg_insert_metadata into bytes
+ * another encoder made (nvJPEG); not the ICC profile of a CMYK file
+ * converted to R'G'B'. */
+static void test_metadata_kept(const char *dir, uint64_t *seed)
+{
+  const unsigned all = (1u << N_TEST_METADATA) - 1, no_icc = all & ~2u;
+  const int w = 40, h = 24;
+  uint8_t *src = make_photo(w, h, 4, seed);
+  const char *path = test_path(dir, "metadata.jpg");
+  encode_lib(path, src, w, h, JCS_RGB, 3, JCS_YCbCr, false, 2, 2, true);
+
+  LhioImage img, luma, back;
+  CHECK_STATUS(lhio_read(path, LHIO_READ_FULL, 0, &img), LH_OK, "metadata: read");
+  check_metadata(&img, all, "read in full");
+  CHECK_STATUS(lhio_read(path, LHIO_READ_LUMA, 0, &luma), LH_OK, "metadata: luma");
+  check_metadata(&luma, 0, "luma only (statistics need none)");
+  lhio_image_clear(&luma);
+
+  /* lhio_write: the same segments back, the pixels decoded as before. */
+  const char *again = test_path(dir, "metadata-again.jpg");
+  CHECK_STATUS(lhio_write(again, &img, NULL), LH_OK, "metadata: write");
+  CHECK_STATUS(lhio_read(again, LHIO_READ_FULL, 0, &back), LH_OK, "metadata: read again");
+  check_metadata(&back, all, "written by lhio_write");
+  lhio_image_clear(&back);
+
+  /* The GPU path's: the file's bytes give the same segments, and put into
+   * a JPEG without any (lhio_write of an image without metadata) they read
+   * back as they were, with the same pixels. */
+  LhioEncoded bytes;
+  CHECK_STATUS(lhio_load(path, &bytes), LH_OK, "metadata: load");
+  LhioImage from_bytes = {0};
+  CHECK_STATUS(lhio_jpeg_metadata_from_bytes(&bytes, &from_bytes), LH_OK, "metadata: from bytes");
+  check_metadata(&from_bytes, all, "read from the bytes");
+  lhio_encoded_clear(&bytes);
+  uint8_t *metadata = img.metadata;
+  size_t metadata_size = img.metadata_size;
+  img.metadata = NULL;
+  img.metadata_size = 0;
+  const char *bare = test_path(dir, "metadata-bare.jpg");
+  CHECK_STATUS(lhio_write(bare, &img, NULL), LH_OK, "metadata: bare write");
+  img.metadata = metadata;
+  img.metadata_size = metadata_size;
+  CHECK_STATUS(lhio_load(bare, &bytes), LH_OK, "metadata: load bare");
+  CHECK_STATUS(lhio_jpeg_insert_metadata(&bytes, &from_bytes), LH_OK, "metadata: insert");
+  const char *joined = test_path(dir, "metadata-joined.jpg");
+  test_write_file(joined, bytes.data, bytes.size);
+  lhio_encoded_clear(&bytes);
+  LhioImage plain;
+  CHECK_STATUS(lhio_read(bare, LHIO_READ_FULL, 0, &plain), LH_OK, "metadata: read bare");
+  check_metadata(&plain, 0, "written without");
+  CHECK_STATUS(lhio_read(joined, LHIO_READ_FULL, 0, &back), LH_OK, "metadata: read joined");
+  check_metadata(&back, all, "inserted into another encoder's bytes");
+  CHECK(plain.pixels && back.pixels && memcmp(plain.pixels, back.pixels, (size_t)w * h * 3) == 0,
+        "metadata inserted: the pixels decode otherwise");
+  lhio_image_clear(&plain);
+  lhio_image_clear(&back);
+  lhio_image_clear(&from_bytes);
+  lhio_image_clear(&img);
+
+  /* A CMYK file's profile is of its inks, not of the R'G'B' written. */
+  const char *cmyk = test_path(dir, "metadata-cmyk.jpg");
+  encode_lib(cmyk, src, w, h, JCS_CMYK, 4, JCS_CMYK, false, 0, 0, true);
+  CHECK_STATUS(lhio_read(cmyk, LHIO_READ_FULL, 0, &img), LH_OK, "metadata: CMYK");
+  check_metadata(&img, no_icc, "CMYK converted");
+  lhio_image_clear(&img);
+  free(src);
+}
+
 static void test_truncated(const char *dir, uint64_t *seed)
 {
   const int w = 120, h = 90;
   uint8_t *src = make_photo(w, h, 3, seed);
   for (int progressive = 0; progressive <= 1; progressive++) {
     const char *whole = test_path(dir, "whole.jpg");
-    encode_lib(whole, src, w, h, JCS_RGB, 3, JCS_YCbCr, progressive, 2, 2);
+    encode_lib(whole, src, w, h, JCS_RGB, 3, JCS_YCbCr, progressive, 2, 2, false);
     size_t size = 0;
     uint8_t *data = test_read_file(whole, &size);
     size_t cuts[] = {2, 3, 100, size / 3, size / 2, size - 2, size - 1};
@@ -464,6 +583,7 @@ int main(void)
   test_luma_only(dir, &seed);
   test_rgb_coded(dir, &seed);
   test_cmyk(dir, &seed);
+  test_metadata_kept(dir, &seed);
   test_truncated(dir, &seed);
   test_quality(dir, &seed);
   test_channel_orders(dir, &seed);
