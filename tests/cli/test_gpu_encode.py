@@ -160,14 +160,20 @@ def luma_table_sum(data):
     return None
 
 
+# The pixels as stored, as lumahist works on them: OpenCV would otherwise
+# turn an image by its Exif orientation (the metadata variant's is 6), and
+# CLAHE's tiles and the overlay's panel with it.
+STORED = cv2.IMREAD_IGNORE_ORIENTATION
+
+
 def luma(path):
-    return cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+    return cv2.imread(path, cv2.IMREAD_GRAYSCALE | STORED)
 
 
 def chroma(path):
     """Cr and Cb (0..255, full-range BT.601 as JPEG's) of a colour JPEG as
     OpenCV decodes it."""
-    image = cv2.imread(path, cv2.IMREAD_COLOR)
+    image = cv2.imread(path, cv2.IMREAD_COLOR | STORED)
     return None if image is None else cv2.cvtColor(image, cv2.COLOR_BGR2YCrCb)[..., 1:]
 
 
