@@ -211,6 +211,10 @@ static int decode_input(const char *path, FILE *file, const LhioEncoded *encoded
 {
   int status = type == LHIO_FILE_PNG ? lhio_png_read(file, encoded, path, mode, max_pixels, image)
                                      : lhio_jpeg_read(file, path, mode, max_pixels, image);
+  /* A PNG's metadata come from its bytes (a JPEG's, libjpeg keeps). */
+  if (status == LH_OK && type == LHIO_FILE_PNG && encoded && mode == LHIO_READ_FULL &&
+      lhio_png_metadata_from_bytes(encoded->data, encoded->size, image) < 0)
+    status = lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for the file's metadata");
   if (status < 0) {
     lhio_image_clear(image);
   } else {

@@ -79,6 +79,8 @@ int lhio_jpeg_keep_saved_markers(struct jpeg_decompress_struct *cinfo, LhioImage
 
 void lhio_jpeg_write_metadata(struct jpeg_compress_struct *cinfo, const LhioImage *image)
 {
+  if (image->type != LHIO_FILE_JPEG)
+    return; /* another type's metadata, which a JPEG cannot hold */
   const uint8_t *at = image->metadata, *end = at ? at + image->metadata_size : NULL;
   while (at && end - at >= 4) {
     size_t length = (size_t)at[2] << 8 | at[3];

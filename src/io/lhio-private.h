@@ -51,6 +51,13 @@ void lhio_jpeg_save_markers(struct jpeg_decompress_struct *cinfo);
 int lhio_jpeg_keep_saved_markers(struct jpeg_decompress_struct *cinfo, LhioImage *image);
 void lhio_jpeg_write_metadata(struct jpeg_compress_struct *cinfo, const LhioImage *image);
 
+/* A PNG's metadata (png-metadata.c): its carried chunks put in
+ * image->metadata from the file's bytes; the image's written after
+ * png_write_info. */
+struct png_struct_def;
+int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *image);
+void lhio_png_write_metadata(struct png_struct_def *png, const LhioImage *image);
+
 int lhio_png_check(const char *path, const LhioImage *image);
 int lhio_jpeg_check(const char *path, const LhioImage *image);
 

@@ -57,10 +57,12 @@ typedef struct {
   /* "CMYK" or "YCCK": a JPEG of that colour space, whose pixels were
    * converted to R'G'B' (frame RGB) as Pillow converts them; else NULL. */
   const char *converted_from;
-  /* A JPEG read in full: its metadata, written back into a JPEG made from
-   * the image (jpeg-metadata.c): the APP1 (Exif, XMP), APP2 (ICC profile,
-   * but not a converted CMYK file's), APP13 (IPTC) and COM segments in
-   * file order, each whole (0xFF, marker, length, data).  NULL: none. */
+  /* An image read in full: its file's metadata, written back into a file
+   * of the same type made from the image.  A JPEG's APP1 (Exif, XMP), APP2
+   * (ICC profile, but not a converted CMYK file's), APP13 (IPTC) and COM
+   * segments, each whole (0xFF, marker, length, data; jpeg-metadata.c); a
+   * PNG's colour, density, text and Exif chunks, each whole (length, type,
+   * data, CRC; png-metadata.c); in file order.  NULL: none. */
   uint8_t *metadata;
   size_t metadata_size;
 } LhioImage;

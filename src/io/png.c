@@ -456,6 +456,8 @@ static int write_png(PngState *state, const char *path, const LhioImage *image,
     png_set_sBIT(png, info, &sig);
   }
   png_write_info(png, info);
+  if (image->type == LHIO_FILE_PNG)
+    lhio_png_write_metadata(png, image);
   if (shift) {
     png_color_8 sig = {.red = depth, .green = depth, .blue = depth, .gray = depth, .alpha = 16};
     png_set_shift(png, &sig);

@@ -17,7 +17,7 @@ import tempfile
 try:
     import cv2
     import numpy as np
-    from PIL import Image, JpegImagePlugin
+    from PIL import Image, JpegImagePlugin, PngImagePlugin
 except ImportError as e:
     print(f"SKIP: {e} (install python3-opencv python3-numpy python3-pil)")
     sys.exit(77)
@@ -215,6 +215,32 @@ def test_metadata_kept(root):
         open(os.path.join(folder, "print.jpg"), "rb").read())), "the CMYK test file has no ICC")
 
 
+def test_png_metadata_kept(root):
+    """A PNG's ICC profile, density, text (XMP among it) and Exif are in what
+    equalize, clahe and overlay write."""
+    folder = os.path.join(root, "png-metadata")
+    os.makedirs(folder)
+    profile = Image.open(os.path.join(SAMPLES, "rocket-pad-dusk.jpg")).info["icc_profile"]
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    text = PngImagePlugin.PngInfo()
+    text.add_text("Title", "a scan")
+    text.add_itxt("XML:com.adobe.xmp", "<x:xmpmeta/>")
+    Image.open(os.path.join(SAMPLES, "cat-chelsea.png")).save(
+        os.path.join(folder, "scan.png"), pnginfo=text, dpi=(300, 300), exif=exif.tobytes(),
+        icc_profile=profile)
+    want = Image.open(os.path.join(folder, "scan.png")).info
+    check(set(want) >= {"Title", "XML:com.adobe.xmp", "dpi", "exif", "icc_profile"},
+          f"the PNG test file lacks some metadata: {sorted(want)}")
+    for command in ("equalize", "clahe", "overlay"):
+        out = os.path.join(root, f"png-metadata-{command}")
+        code, err = lumahist(command, folder, "--out", out)
+        check(code == 0 and not err, f"{command} of a PNG with metadata: exit {code}: {err}")
+        path = os.path.join(out, "scan.png")
+        got = Image.open(path).info if os.path.exists(path) else {}
+        check(got == want, f"{command}: metadata {sorted(got)}, the input's {sorted(want)}")
+
+
 def test_luts(root, inputs):
     one = os.path.join(inputs, "camera-gray.png")
     lut = os.path.join(root, "camera.lut")
@@ -346,6 +372,7 @@ def main():
         test_never_overwrites(root, inputs)
         test_out_inside_the_folder(root, inputs)
         test_metadata_kept(root)
+        test_png_metadata_kept(root)
         test_luts(root, inputs)
         test_global(root)
         test_quality(root)

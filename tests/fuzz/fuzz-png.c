@@ -40,6 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   image.type = LHIO_FILE_PNG;
   fuzz_check_image(&image);
   fuzz_analyze_image(&image);
+  /* Its carried chunks, as lhio_read keeps them, go into what is written:
+   * whatever they hold, the file written must read back. */
+  FUZZ_ASSERT(lhio_png_metadata_from_bytes(data, size, &image) == LH_OK);
 
   /* Lossless at every zlib level (one chosen by the input's size): what lhio
    * writes, lhio reads back sample for sample. */

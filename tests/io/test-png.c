@@ -436,6 +436,88 @@ static void test_compression(const char *dir, uint64_t *seed)
   lhio_image_clear(&img);
 }
 
+/* A chunk (length, type, data, CRC) appended to out at *n. */
+static void put_chunk(uint8_t *out, size_t *n, const char *type, const void *data, uint32_t size)
+{
+  test_put_be32(out + *n, size);
+  memcpy(out + *n + 4, type, 4);
+  memcpy(out + *n + 8, data, size);
+  test_put_be32(out + *n + 8 + size, test_crc32(out + *n + 4, 4 + (size_t)size));
+  *n += 12 + (size_t)size;
+}
+
+/* A PNG's colour, density, text and Exif chunks are kept when it is read in
+ * full and written into the PNG made from it (a palette image's too, written
+ * as R'G'B'); tIME, the time of a change that this is not, is left out. */
+static void test_metadata_kept(const char *dir, uint64_t *seed)
+{
+  static const uint8_t gama[4] = {0, 0, 0xB1, 0x8F}; /* 1 / 2.2 */
+  static const uint8_t chrm[32] = {
+      0, 0, 0x7A, 0x26, 0, 0, 0x80, 0x84, 0, 0, 0xFA, 0,    0, 0, 0x80, 0xE8,
+      0, 0, 0x75, 0x30, 0, 0, 0xEA, 0x60, 0, 0, 0x3A, 0x98, 0, 0, 0x17, 0x70}; /* sRGB's */
+  static const uint8_t phys[9] = {0, 0, 0x2E, 0x23, 0, 0, 0x2E, 0x23, 1};      /* 300 dpi */
+  static const char text[] = "Title\0a scan";
+  static const char itxt[] = "XML:com.adobe.xmp\0\0\0\0\0<x:xmpmeta/>";
+  static const uint8_t exif[26] = {'M', 'M', 0, 42, 0, 0, 0, 8, 0, 1, 1, 0x12, 0, 3,
+                                   0,   0,   0, 1,  0, 6, 0, 0, 0, 0, 0, 0}; /* orientation 6 */
+  static const uint8_t time[7] = {0x07, 0xEA, 11, 27, 12, 0, 0};
+  uint8_t added[256], want[256];
+  size_t n_added = 0, n_want = 0;
+  put_chunk(added, &n_added, "gAMA", gama, sizeof gama);
+  put_chunk(added, &n_added, "cHRM", chrm, sizeof chrm);
+  put_chunk(added, &n_added, "pHYs", phys, sizeof phys);
+  put_chunk(added, &n_added, "tIME", time, sizeof time);
+  put_chunk(added, &n_added, "tEXt", text, sizeof text - 1);
+  put_chunk(added, &n_added, "iTXt", itxt, sizeof itxt - 1);
+  put_chunk(added, &n_added, "eXIf", exif, sizeof exif);
+  /* What is kept: all but tIME, in the same order. */
+  const size_t time_at = 12 + sizeof gama + 12 + sizeof chrm + 12 + sizeof phys;
+  memcpy(want, added, time_at);
+  n_want = n_added - (12 + sizeof time);
+  memcpy(want + time_at, added + time_at + 12 + sizeof time, n_want - time_at);
+
+  static const int types[] = {PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_PALETTE, PNG_COLOR_TYPE_GRAY};
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    char what[64];
+    snprintf(what, sizeof what, "metadata of a type %d PNG", types[t]);
+    RawPng src;
+    make_raw(&src, types[t], 8, false, PNG_INTERLACE_NONE, 19, 11, seed);
+    const char *plain = test_path(dir, "metadata-plain.png");
+    const char *path = test_path(dir, "metadata.png");
+    const char *out = test_path(dir, "metadata-out.png");
+    raw_png_write(plain, &src);
+    free(src.samples);
+    /* The chunks after IHDR (8 + 25 bytes), where a camera or an editor puts them. */
+    size_t size = 0;
+    uint8_t *bytes = test_read_file(plain, &size);
+    uint8_t *with = malloc(size + n_added);
+    memcpy(with, bytes, 33);
+    memcpy(with + 33, added, n_added);
+    memcpy(with + 33 + n_added, bytes + 33, size - 33);
+    test_write_file(path, with, size + n_added);
+    free(bytes);
+    free(with);
+
+    LhioImage img, luma, back;
+    CHECK_STATUS(lhio_read(path, LHIO_READ_FULL, 0, &img), LH_OK, what);
+    CHECK(img.metadata_size == n_want && memcmp(img.metadata, want, n_want) == 0,
+          "%s: %zu bytes of metadata read, %zu expected (or other bytes)", what, img.metadata_size,
+          n_want);
+    CHECK_STATUS(lhio_read(path, LHIO_READ_LUMA, 0, &luma), LH_OK, what);
+    CHECK(luma.metadata_size == 0, "%s: %zu bytes of metadata for statistics", what,
+          luma.metadata_size);
+    lhio_image_clear(&luma);
+    CHECK_STATUS(lhio_write(out, &img, NULL), LH_OK, what);
+    CHECK_STATUS(lhio_read(out, LHIO_READ_FULL, 0, &back), LH_OK, what);
+    CHECK(back.metadata_size == n_want && memcmp(back.metadata, want, n_want) == 0,
+          "%s: %zu bytes of metadata written back, %zu expected (or other bytes)", what,
+          back.metadata_size, n_want);
+    CHECK(same_images(&img, &back), "%s: the pixels changed on the way", what);
+    lhio_image_clear(&back);
+    lhio_image_clear(&img);
+  }
+}
+
 int main(void)
 {
   char *dir = test_make_dir();
@@ -463,6 +545,7 @@ int main(void)
   test_layouts(dir, &seed);
   test_sbit(dir, &seed);
   test_compression(dir, &seed);
+  test_metadata_kept(dir, &seed);
   CHECK(test_count_entries(dir) >= 0, "scratch folder vanished");
   test_remove_dir(dir);
   return test_result("test-png");
