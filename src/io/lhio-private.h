@@ -58,6 +58,11 @@ struct png_struct_def;
 int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *image);
 void lhio_png_write_metadata(struct png_struct_def *png, const LhioImage *image);
 
+/* Writes a rotation of quarter_turns (1 to 3, clockwise) into the video
+ * track's header of the MP4 or QuickTime file at path, where its matrix is
+ * still the identity (mp4-rotation.c); other values do nothing. */
+int lhio_mp4_set_rotation(const char *path, int quarter_turns);
+
 int lhio_png_check(const char *path, const LhioImage *image);
 int lhio_jpeg_check(const char *path, const LhioImage *image);
 

@@ -74,7 +74,8 @@ typedef struct {
   char *missing;     /* a missing plugin's description */
   GString *left_out; /* streams the muxer does not take */
   uint64_t frames;
-  uint64_t packets; /* into the muxer, from every stream */
+  uint64_t packets;  /* into the muxer, from every stream */
+  int quarter_turns; /* the video's rotation, clockwise (its image-orientation tag) */
   char encoder[64];
   char decoder[64];
 
@@ -647,6 +648,40 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     gst_caps_unref(made);
 }
 
+/* The video's rotation from a tag list (qtdemux gives its track header's
+ * matrix as the image-orientation tag), kept for mp4-rotation.c. */
+static void note_orientation(Rewrite *r, const GstTagList *tags)
+{
+  GstVideoOrientationMethod method;
+  if (!gst_video_orientation_from_tag((GstTagList *)tags, &method))
+    return;
+  int turns = method == GST_VIDEO_ORIENTATION_90R   ? 1
+              : method == GST_VIDEO_ORIENTATION_180 ? 2
+              : method == GST_VIDEO_ORIENTATION_90L ? 3
+                                                    : 0;
+  g_mutex_lock(&r->lock);
+  r->quarter_turns = turns;
+  g_mutex_unlock(&r->lock);
+}
+
+static GstPadProbeReturn orientation_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_TAG) {
+    GstTagList *tags;
+    gst_event_parse_tag(event, &tags);
+    note_orientation(data, tags);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+static gboolean orientation_sticky(GstPad *pad, GstEvent **event, gpointer data)
+{
+  GstPadProbeInfo info = {.type = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, .data = *event};
+  orientation_probe(pad, &info, data);
+  return TRUE;
+}
+
 static void stream_found(GstElement *parsebin, GstPad *pad, gpointer data)
 {
   Rewrite *r = data;
@@ -659,10 +694,14 @@ static void stream_found(GstElement *parsebin, GstPad *pad, gpointer data)
   if (video)
     r->video_linked = true;
   g_mutex_unlock(&r->lock);
-  if (video)
+  if (video) {
+    /* Its tags: those the pad holds already, and any that come later. */
+    gst_pad_sticky_events_foreach(pad, orientation_sticky, r);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, orientation_probe, r, NULL);
     link_video(r, pad, caps);
-  else
+  } else {
     link_copied(r, pad, caps);
+  }
   gst_caps_unref(caps);
 }
 
@@ -870,6 +909,11 @@ int lhio_video_rewrite(const char *input, const char *output,
       status = run(&r, result);
     }
   }
+  /* GStreamer 1.22's mp4mux and qtmux write no rotation: put it in. */
+  const char *muxer_name = result->muxer;
+  if (status == LH_OK && r.quarter_turns &&
+      (strcmp(muxer_name, "mp4mux") == 0 || strcmp(muxer_name, "qtmux") == 0))
+    status = lhio_mp4_set_rotation(temp, r.quarter_turns);
   g_strlcpy(result->encoder, r.encoder, sizeof result->encoder);
   g_strlcpy(result->decoder, r.decoder, sizeof result->decoder);
   result->frames = r.frames;

@@ -392,6 +392,8 @@ def group_containers(tmp):
               f"{name}: a wrong reference fits as well as the right one")
         print(f"{name}: {err.strip()}")
 
+    check_rotation_kept(tmp)
+
     # Subtitles: mov_text in mp4 copied packet for packet (but for the empty
     # one FFmpeg puts at 0 before the first cue); SRT in Matroska, which
     # matroskamux does not take as matroskademux gives it, left out with a line.
@@ -496,6 +498,55 @@ def group_containers(tmp):
             rate = int(probe(os.path.join(out_dir, "rich.mp4"), "-show_entries",
                              "stream=bit_rate")["streams"][0]["bit_rate"]) / 1000
             check(0.7 * kbps < rate < 1.3 * kbps, f"--bitrate {kbps}: {rate:.0f} kbit/s")
+
+
+def rotation_of(path):
+    """The display rotation ffprobe reads from the video track, or None."""
+    streams = probe(path, "-select_streams", "v", "-show_entries",
+                    "stream_side_data=rotation")["streams"]
+    for data in streams[0].get("side_data_list", []) if streams else []:
+        if "rotation" in data:
+            return int(data["rotation"])
+    return None
+
+
+def rotated(clip, degrees, path):
+    """A copy of clip whose track header says to turn it (a phone's portrait
+    clip): -display_rotation (FFmpeg 6 and later), else the rotate tag."""
+    newer = subprocess.run(["ffmpeg", "-v", "error", "-y", "-display_rotation", str(degrees),
+                            "-i", clip, "-c", "copy", path], capture_output=True)
+    if newer.returncode != 0:
+        ffmpeg("-i", clip, "-c", "copy", "-metadata:s:v:0", f"rotate={degrees}", path)
+    return path
+
+
+def check_rotation_kept(tmp):
+    """A video's rotation (a phone's portrait clip) is in the file written
+    back, MP4 and QuickTime, for each quarter turn; GStreamer 1.22's mp4mux
+    and qtmux write none (mp4-rotation.c puts it in), and a clip with none
+    stays without."""
+    rng = np.random.default_rng(5)
+    frames = drifting_frames(rng, 6, 36, 52)
+    base = make_clip(tmp, "upright.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+                     audio=False)
+    clips = [base]
+    for degrees in (90, 180, 270):
+        for container in ("mp4", "mov"):
+            path = rotated(base, degrees, os.path.join(tmp, f"turned-{degrees}.{container}"))
+            if rotation_of(path) is None:
+                print(f"note: this FFmpeg wrote no rotation into {path}; left out")
+                continue
+            clips.append(path)
+    out_dir = os.path.join(tmp, "out-rotation")
+    code, _, err = run("equalize", "-o", out_dir, *clips)
+    check(code == 0, f"rotated clips: exit {code}: {err}")
+    for clip in clips:
+        output = os.path.join(out_dir, os.path.basename(clip))
+        if check(os.path.exists(output), f"{clip}: no output"):
+            check(rotation_of(output) == rotation_of(clip),
+                  f"{os.path.basename(clip)}: rotation {rotation_of(output)} written, the "
+                  f"input's {rotation_of(clip)}")
+    print(f"rotation kept in {len(clips) - 1} turned clips")
 
 
 def no_leftovers(out_dir, what):
