@@ -124,11 +124,14 @@ int lhio_mp4_set_rotation(const char *path, int quarter_turns)
   /* The top-level boxes, read a header at a time, up to moov. */
   for (off_t at = 0; status == LH_OK && end - at >= 8;) {
     uint8_t head[16];
-    if (pread(fd, head, sizeof head, at) < 8) {
+    const ssize_t got = pread(fd, head, sizeof head, at);
+    if (got < 8) {
       status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
       break;
     }
     uint64_t length = be32(head);
+    if (length == 1 && got < 16)
+      break;
     if (length == 1)
       length = (uint64_t)be32(head + 8) << 32 | be32(head + 12);
     else if (length == 0)
