@@ -16,6 +16,13 @@
 /* Sets the thread's message to "<path>: <reason>" and returns status. */
 int lhio_fail(int status, const char *path, const char *format, ...) LHIO_PRINTF(3, 4);
 
+/* The big-endian 32-bit number at p, as PNG chunks and MP4 boxes store
+ * their lengths. */
+static inline uint32_t lhio_be32(const uint8_t *p)
+{
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 /* Creates "<dir>/.<name>.<unique>.tmp" beside path (image.c), open for
  * writing, to be renamed over path once complete: its name starts with a dot
  * and ends in .tmp, so that a folder scan does not pick it up. */

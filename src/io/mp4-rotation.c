@@ -13,11 +13,6 @@
 
 #include "lhio-private.h"
 
-static uint32_t be32(const uint8_t *p)
-{
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static void put_be32(uint8_t *p, uint32_t v)
 {
   p[0] = (uint8_t)(v >> 24);
@@ -33,12 +28,12 @@ static bool box_at(const uint8_t *data, size_t at, size_t end, const uint8_t **t
 {
   if (end - at < 8)
     return false;
-  uint64_t length = be32(data + at);
+  uint64_t length = lhio_be32(data + at);
   size_t header = 8;
   if (length == 1) {
     if (end - at < 16)
       return false;
-    length = (uint64_t)be32(data + at + 8) << 32 | be32(data + at + 12);
+    length = (uint64_t)lhio_be32(data + at + 8) << 32 | lhio_be32(data + at + 12);
     header = 16;
   } else if (length == 0) {
     length = end - at;
@@ -73,7 +68,7 @@ static bool rotate_in_moov(uint8_t *moov, size_t size, int quarter_turns)
 {
   const uint8_t *type;
   size_t payload, box_size;
-  const size_t first = be32(moov) == 1 ? 16 : 8; /* after moov's own header */
+  const size_t first = lhio_be32(moov) == 1 ? 16 : 8; /* after moov's own header */
   for (size_t at = first; box_at(moov, at, size, &type, &payload, &box_size); at += box_size) {
     if (memcmp(type, "trak", 4) != 0)
       continue;
@@ -91,9 +86,9 @@ static bool rotate_in_moov(uint8_t *moov, size_t size, int quarter_turns)
       return false;
     static const uint32_t identity[9] = {0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000};
     for (int k = 0; k < 9; k++)
-      if (be32(moov + matrix + 4 * k) != identity[k])
+      if (lhio_be32(moov + matrix + 4 * k) != identity[k])
         return false; /* the muxer wrote one: it stays */
-    const uint32_t width = be32(moov + matrix + 36), height = be32(moov + matrix + 40);
+    const uint32_t width = lhio_be32(moov + matrix + 36), height = lhio_be32(moov + matrix + 40);
     /* a, b, c, d in 16.16 (-1 as 0xFFFF0000), then the translation that
      * brings the turned picture back to the origin. */
     const uint32_t one = 0x10000, minus_one = 0xFFFF0000u;
@@ -129,11 +124,11 @@ int lhio_mp4_set_rotation(const char *path, int quarter_turns)
       status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
       break;
     }
-    uint64_t length = be32(head);
+    uint64_t length = lhio_be32(head);
     if (length == 1 && got < 16)
       break;
     if (length == 1)
-      length = (uint64_t)be32(head + 8) << 32 | be32(head + 12);
+      length = (uint64_t)lhio_be32(head + 8) << 32 | lhio_be32(head + 12);
     else if (length == 0)
       length = (uint64_t)(end - at);
     if (length < 8 || length > (uint64_t)(end - at))

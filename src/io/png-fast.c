@@ -49,11 +49,6 @@ typedef struct {
   size_t idat_count, idat_bytes;
 } PngChunks;
 
-static uint32_t be32(const uint8_t *p)
-{
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static bool is_letter(uint8_t c)
 {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
@@ -62,13 +57,13 @@ static bool is_letter(uint8_t c)
 /* A chunk's CRC covers its type and data. */
 static bool crc_matches(const uint8_t *chunk, uint32_t length)
 {
-  return libdeflate_crc32(0, chunk + 4, 4 + (size_t)length) == be32(chunk + 8 + length);
+  return libdeflate_crc32(0, chunk + 4, 4 + (size_t)length) == lhio_be32(chunk + 8 + length);
 }
 
 static bool parse_ihdr(const uint8_t *data, PngChunks *png)
 {
-  png->width = be32(data);
-  png->height = be32(data + 4);
+  png->width = lhio_be32(data);
+  png->height = lhio_be32(data + 4);
   png->depth = data[8];
   png->color_type = data[9];
   /* compression 0, filter method 0, no interlacing */
@@ -128,7 +123,7 @@ static bool walk_chunks(const uint8_t *data, size_t size, PngChunks *png)
     if (size - pos < 12)
       return false;
     const uint8_t *chunk = data + pos;
-    uint32_t length = be32(chunk);
+    uint32_t length = lhio_be32(chunk);
     const uint8_t *type = chunk + 4;
     if (length > PNG_UINT_31 || size - pos - 12 < length)
       return false;
@@ -171,13 +166,13 @@ static const uint8_t *gather_idat(const PngChunks *png, uint8_t **gathered)
   *gathered = NULL;
   const uint8_t *chunk = png->first_idat;
   if (png->idat_count == 1)
-    return crc_matches(chunk, be32(chunk)) ? chunk + 8 : NULL;
+    return crc_matches(chunk, lhio_be32(chunk)) ? chunk + 8 : NULL;
   uint8_t *stream = malloc(png->idat_bytes ? png->idat_bytes : 1);
   if (!stream)
     return NULL;
   size_t filled = 0;
   for (size_t i = 0; i < png->idat_count; i++) {
-    uint32_t length = be32(chunk);
+    uint32_t length = lhio_be32(chunk);
     if (!crc_matches(chunk, length)) {
       free(stream);
       return NULL;

@@ -20,11 +20,6 @@
 static const char carried_types[][5] = {"iCCP", "sRGB", "gAMA", "cHRM", "cICP",
                                         "pHYs", "tEXt", "zTXt", "iTXt", "eXIf"};
 
-static uint32_t read_be32(const uint8_t *p)
-{
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static bool carried(const uint8_t *type)
 {
   for (size_t k = 0; k < sizeof carried_types / sizeof carried_types[0]; k++)
@@ -40,7 +35,7 @@ int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *im
     return LH_OK;
   size_t at = 8;
   while (size - at >= 12) {
-    const uint32_t length = read_be32(data + at);
+    const uint32_t length = lhio_be32(data + at);
     if (length > size - at - 12)
       break; /* cut short: what came before is kept */
     const uint8_t *type = data + at + 4;
@@ -64,7 +59,7 @@ void lhio_png_write_metadata(struct png_struct_def *png, const LhioImage *image)
 {
   const uint8_t *at = image->metadata, *end = at ? at + image->metadata_size : NULL;
   while (at && end - at >= 12) {
-    const uint32_t length = read_be32(at);
+    const uint32_t length = lhio_be32(at);
     if (length > (size_t)(end - at) - 12)
       break;
     png_write_chunk(png, at + 4, at + 8, length);

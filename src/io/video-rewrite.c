@@ -664,21 +664,24 @@ static void note_orientation(Rewrite *r, const GstTagList *tags)
   g_mutex_unlock(&r->lock);
 }
 
+static void note_orientation_event(Rewrite *r, GstEvent *event)
+{
+  if (GST_EVENT_TYPE(event) != GST_EVENT_TAG)
+    return;
+  GstTagList *tags;
+  gst_event_parse_tag(event, &tags);
+  note_orientation(r, tags);
+}
+
 static GstPadProbeReturn orientation_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
-  GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-  if (GST_EVENT_TYPE(event) == GST_EVENT_TAG) {
-    GstTagList *tags;
-    gst_event_parse_tag(event, &tags);
-    note_orientation(data, tags);
-  }
+  note_orientation_event(data, GST_PAD_PROBE_INFO_EVENT(info));
   return GST_PAD_PROBE_OK;
 }
 
 static gboolean orientation_sticky(GstPad *pad, GstEvent **event, gpointer data)
 {
-  GstPadProbeInfo info = {.type = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, .data = *event};
-  orientation_probe(pad, &info, data);
+  note_orientation_event(data, *event);
   return TRUE;
 }
 
