@@ -1129,6 +1129,40 @@ static bool is_jpeg_name(const char *path)
   return false;
 }
 
+/* --decoder auto leaves nvJPEG out of a run whose JPEGs the decoding
+ * threads get through in less time than nvJPEG takes to start: the run
+ * would wait for it, not use it.  On an H100 host with 16 cores, one to 64
+ * JPEGs of 1080p-4K took 1.18-1.49 s to analyse with nvJPEG (its handles
+ * are made at 0.6 s, after the CUDA context) and 0.38-0.65 s without;
+ * equalized, 1.47-1.77 s against 0.39-1.09 s
+ * (tests/bench/results/h100-session14-small-runs.txt). */
+#define NVJPEG_START_S 1.0
+/* Bytes of JPEG files a decoding thread gets through a second: luma alone
+ * for statistics (13.2 ms a thread for the bench folder's 351 KB mean, on
+ * the same host), and decoded, changed and encoded again for the rewriting
+ * commands (about 100 images/s on 16 threads: 2.2 MB/s a thread). */
+#define CPU_JPEG_LUMA_BYTES_PER_S 26.6e6
+#define CPU_JPEG_REWRITE_BYTES_PER_S 2.2e6
+
+/* Whether the JPEGs among paths (by name) hold more bytes than jobs
+ * decoding threads get through while nvJPEG starts; *megabytes: those
+ * counted before the answer came. */
+static bool jpegs_outlast_nvjpeg_start(const LhpPipelineSpec *spec, const GPtrArray *paths,
+                                       int jobs, double *megabytes)
+{
+  const double per_thread =
+      spec->read_mode == LHIO_READ_LUMA ? CPU_JPEG_LUMA_BYTES_PER_S : CPU_JPEG_REWRITE_BYTES_PER_S;
+  const double enough = per_thread * jobs * NVJPEG_START_S;
+  double bytes = 0;
+  for (guint i = 0; i < paths->len && bytes <= enough; i++) {
+    const char *path = g_ptr_array_index(paths, i);
+    if (is_jpeg_name(path))
+      bytes += (double)file_bytes(path);
+  }
+  *megabytes = bytes / 1e6;
+  return bytes > enough;
+}
+
 /* Whether any path is named as a JPEG. */
 static bool any_jpeg_name(const GPtrArray *paths)
 {
@@ -1171,6 +1205,16 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   p.n_paths = paths->len;
   p.gpu_jpeg =
       gpu_jpeg_for(spec, spec->contexts.device_ids ? LH_BACKEND_CUDA : spec->contexts.backend);
+  double jpeg_megabytes = 0;
+  if (p.gpu_jpeg && spec->decoder == LHP_DECODER_AUTO &&
+      !jpegs_outlast_nvjpeg_start(spec, paths, jobs, &jpeg_megabytes)) {
+    p.gpu_jpeg = 0;
+    if (spec->verbose && any_jpeg_name(paths))
+      lhp_say(&spec->report, NULL,
+              "JPEGs decoded on the CPU: their %.1f MB take %d decoding thread%s less time than "
+              "nvJPEG takes to start (--decoder gpu uses it anyway)",
+              jpeg_megabytes, jobs, jobs > 1 ? "s" : "");
+  }
   p.planar = spec->read_mode == LHIO_READ_FULL && spec->gpu_jpeg_quality > 0;
   /* nvJPEG's calls take about two cores' host work at the engines' rate
    * (1.2 ms of CPU per image at 1800 images/s on an H100); one more thread

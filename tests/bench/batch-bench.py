@@ -547,7 +547,7 @@ def time_stats(lumahist, folder, paths, jobs, row, runs, scratch, single=True):
             print(f"  --decoder gpu row left out: "
                   f"{why or f'its record of one JPEG names {decoder}, not nvjpeg-*'}")
         decoder, why = probe_decoder(lumahist, jpeg_paths[0], "auto")
-        print(f"  --decoder auto (the default) decodes a JPEG here with {decoder}" if decoder
+        print(f"  --decoder auto (the default) decodes one JPEG alone here with {decoder}" if decoder
               else f"  --decoder auto: {why}")
 
     def all_cores(decoder):
