@@ -59,6 +59,7 @@ its panel), and keep alpha and the spare bits of packed words.  A shape,
 element type, size or stride that does not fit the format raises
 InvalidArgumentError, and no array is read or written outside its elements.
 """
+import operator as _operator
 import os as _os
 
 import numpy as _np
@@ -69,6 +70,7 @@ __all__ = [
     "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError",
     "CudaError", "Stats", "DatasetStats", "VideoFrame", "VideoSummary", "stats", "equalize", "clahe", "apply_lut",
     "lut_from_histogram", "overlay", "merge", "device_time", "Temporal", "stats_files",
+    "StatsFilesIterator",
     "FORMATS", "__version__",
 ]
 
@@ -199,8 +201,30 @@ def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99)
     less so far), "cuda" or "cpu"; the result's backend says where it went.
     """
     # Positional, in the extension's order: no keywords to match there.
-    return _stats(image, matrix, range, percentiles, _NO_ROI if roi is None else tuple(roi),
+    return _stats(image, matrix, range, percentiles, _NO_ROI if roi is None else _roi(roi),
                   backend, bit_depth or 0, format, width or 0)
+
+
+def _roi(roi):
+    """roi as the library takes it, or InvalidArgumentError: the library
+    reads a zero width or height as no ROI, which roi=None alone means."""
+    try:
+        x, y, w, h = (_operator.index(v) for v in roi)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"roi {roi!r}: (x, y, w, h), four integers", -1) from None
+    if min(x, y) < 0 or min(w, h) < 1 or max(x + w, y + h) > 2**31 - 1:
+        raise InvalidArgumentError(
+            f"roi {roi!r}: x, y >= 0 and w, h >= 1, within 2^31 - 1 pixels", -1)
+    return (x, y, w, h)
+
+
+def _temporal_capsule(temporal):
+    if temporal is None:
+        return None
+    if not isinstance(temporal, Temporal):
+        raise InvalidArgumentError(
+            f"temporal: a lumahist.Temporal expected, not {type(temporal).__name__}", -1)
+    return temporal._capsule
 
 
 def _output_for(image, out):
@@ -230,7 +254,7 @@ def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", b
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="global", matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
-                      temporal=temporal._capsule if temporal is not None else None,
+                      temporal=_temporal_capsule(temporal),
                       width=width or 0, chroma=chroma)
     return result
 
@@ -245,7 +269,7 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
     _lumahist.rewrite(image, result, mode="clahe", tiles_x=int(tiles[0]), tiles_y=int(tiles[1]),
                       clip_limit=float(clip), matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
-                      temporal=temporal._capsule if temporal is not None else None,
+                      temporal=_temporal_capsule(temporal),
                       width=width or 0, chroma=chroma)
     return result
 
@@ -412,23 +436,31 @@ _lumahist.set_result_types(Stats, DatasetStats, VideoFrame, VideoSummary)
 def merge(records, *, percentiles=None):
     """The dataset statistics of many images from their histograms (histograms are
     additive): records are Stats or the tool's jsonl records as dicts, of one
-    bit depth, matrix and range.  percentiles: the records' own when not given."""
+    bit depth, matrix and range.  percentiles: the records' own when not given.
+    As `lumahist merge`: dataset records and video frames are skipped (a
+    video's summary holds its frames' counts), and a path met again is counted
+    once."""
     total = None
     images = 0
     first = None
+    seen = set()
     for record in records:
         if isinstance(record, Stats):
+            if isinstance(record, (VideoFrame, DatasetStats)):
+                continue
             fields = {"bit_depth": record.bit_depth, "matrix": record.matrix,
                       "range": record.range, "percentiles": record.percentiles}
             counts = record.histogram
+            path = getattr(record, "path", None)
         else:
-            if record.get("dataset"):
+            if record.get("dataset") or "frame" in record:
                 continue
             fields = record
             counts = _np.asarray(record.get("histogram") or [], dtype=_np.uint64)
+            path = record.get("path")
             if counts.size == 0:
                 raise InvalidArgumentError(
-                    f"{record.get('path')}: a record without its histogram cannot be merged", -1)
+                    f"{path}: a record without its histogram cannot be merged", -1)
         key = (fields["bit_depth"], fields["matrix"], fields["range"])
         if first is None:
             first = key
@@ -439,6 +471,10 @@ def merge(records, *, percentiles=None):
             raise InvalidArgumentError(f"records of {key} and {first} do not add up", -1)
         if counts.size != total.size:
             raise InvalidArgumentError("histograms of different sizes", -1)
+        if path is not None:
+            if path in seen:
+                continue
+            seen.add(path)
         total += counts
         images += 1
     if first is None:
@@ -463,6 +499,9 @@ class Temporal:
     def reset(self):
         """Forgets every frame: the next one starts a new window."""
         _lumahist.temporal_reset(self._capsule)
+
+
+StatsFilesIterator = _lumahist.StatsFilesIterator
 
 
 def stats_files(paths, *, jobs=None, matrix=None, range=None,
@@ -503,6 +542,8 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     such as KeyboardInterrupt in the loop) stops it."""
     if errors not in ("warn", "raise"):
         raise InvalidArgumentError("errors: warn or raise", -1)
+    if max_pixels is not None and max_pixels < 0:
+        raise InvalidArgumentError(f"max_pixels {max_pixels}: must not be negative", -1)
     if isinstance(paths, (str, bytes, _os.PathLike)):
         paths = [paths]
     listed = None if percentiles is None else [float(p) for p in percentiles]

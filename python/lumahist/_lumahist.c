@@ -230,13 +230,33 @@ typedef struct {
   bool on_device;  /* a CUDA array (__cuda_array_interface__), read in place */
   bool has_stream; /* its producer named a stream that the work is queued on */
   void *stream;    /* that cudaStream_t (1: the legacy default stream, 2: per-thread) */
+  char *begin;     /* the bytes the array's elements span: [begin, end) */
+  char *end;
+  void *copy; /* an overlapped input's own copy (free) */
 } ArrayFrame;
+
+/* The bytes an array's elements span, whatever the signs of its strides. */
+static void view_extent(const ArrayView *a, ArrayFrame *frame)
+{
+  Py_ssize_t low = 0, high = a->itemsize;
+  for (int i = 0; i < a->ndim && i < 3; i++) {
+    Py_ssize_t reach = (a->shape[i] - 1) * a->strides[i];
+    if (reach < 0)
+      low += reach;
+    else
+      high += reach;
+  }
+  frame->begin = (char *)a->data + low;
+  frame->end = (char *)a->data + high;
+}
 
 static void array_frame_release(ArrayFrame *a)
 {
   if (a->held)
     PyBuffer_Release(&a->view);
   a->held = false;
+  free(a->copy);
+  a->copy = NULL;
 }
 
 /* Device arrays: the backend is CUDA unless the caller chose; the work goes
@@ -645,6 +665,7 @@ static int device_frame_get(ArrayFrame *a, PyObject *interface, const char *form
     return -1;
   if (frame_from_view(&view, LH_MEMORY_CUDA, format_name, width, bit_depth, what, &a->frame) < 0)
     return -1;
+  view_extent(&view, a);
   a->on_device = true;
   /* Version 3: the producer's stream, on which the work is queued (None or
    * absent: the data is ready now). */
@@ -685,14 +706,48 @@ static int array_frame_get(ArrayFrame *a, PyObject *object, const char *format_n
   const Py_buffer *v = &a->view;
   ArrayView view = {.data = v->buf, .ndim = v->ndim};
   view_type_from_buffer(v, &view);
-  for (int i = 0; i < v->ndim && i < 3; i++) {
-    view.shape[i] = v->shape[i];
-    view.strides[i] = v->strides[i];
+  /* A buffer may give no strides (ctypes arrays do): it is then in C
+   * order, each row following the last. */
+  Py_ssize_t c_stride = v->itemsize;
+  for (int i = v->ndim - 1; i >= 0; i--) {
+    if (i < 3) {
+      view.shape[i] = v->shape[i];
+      view.strides[i] = v->strides ? v->strides[i] : c_stride;
+    }
+    c_stride *= v->shape[i];
   }
   if (frame_from_view(&view, LH_MEMORY_HOST, format_name, width, bit_depth, what, &a->frame) < 0) {
     array_frame_release(a);
     return -1;
   }
+  view_extent(&view, a);
+  return 0;
+}
+
+/* The library rewrites in place only where out is the input itself: an out
+ * that overlaps the input otherwise would have its samples read after
+ * they were written.  Such an input on the host is read from a copy of its
+ * bytes (as NumPy does for overlapping operands); on the device it is
+ * refused.  0, or -1 with the exception set. */
+static int input_apart_from(ArrayFrame *in, const ArrayFrame *out)
+{
+  bool overlap = in->begin < out->end && out->begin < in->end;
+  bool same =
+      in->frame.planes[0] == out->frame.planes[0] && in->frame.strides[0] == out->frame.strides[0];
+  if (!overlap || same)
+    return 0;
+  if (in->on_device)
+    return raise_invalid("out: overlaps the image without being it; give the image itself (in "
+                         "place) or an array apart from it"),
+           -1;
+  size_t size = (size_t)(in->end - in->begin);
+  in->copy = malloc(size ? size : 1);
+  if (!in->copy)
+    return PyErr_NoMemory(), -1;
+  memcpy(in->copy, in->begin, size);
+  for (int i = 0; i < 3; i++)
+    if (in->frame.planes[i])
+      in->frame.planes[i] = (char *)in->copy + ((char *)in->frame.planes[i] - in->begin);
   return 0;
 }
 
@@ -951,6 +1006,11 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
   if (array_frame_get(&dst, out, format_name, frame_width, bit_depth, true, "out") < 0) {
     array_frame_release(&in);
+    return NULL;
+  }
+  if (input_apart_from(&in, &dst) < 0) {
+    array_frame_release(&in);
+    array_frame_release(&dst);
     return NULL;
   }
   const uint16_t *table = NULL;

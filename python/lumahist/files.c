@@ -358,10 +358,13 @@ static void iterator_close(FilesIterator *self)
   g_atomic_int_set(&run->stop, 1);
   g_cond_broadcast(&run->changed);
   g_mutex_unlock(&run->lock);
-  PyThreadState *released = PyEval_SaveThread();
-  g_thread_join(self->thread);
-  PyEval_RestoreThread(released);
+  /* Taken while the GIL is held: another thread's close() (or the end of
+   * its loop) may run while this one waits, and only one may join. */
+  GThread *thread = self->thread;
   self->thread = NULL;
+  PyThreadState *released = PyEval_SaveThread();
+  g_thread_join(thread);
+  PyEval_RestoreThread(released);
 }
 
 static void iterator_dealloc(FilesIterator *self)
@@ -556,7 +559,14 @@ static PyTypeObject FilesIteratorType = {
 
 int files_add_type(PyObject *module)
 {
-  return PyType_Ready(&FilesIteratorType);
+  if (PyType_Ready(&FilesIteratorType) < 0)
+    return -1;
+  Py_INCREF(&FilesIteratorType);
+  if (PyModule_AddObject(module, "StatsFilesIterator", (PyObject *)&FilesIteratorType) < 0) {
+    Py_DECREF(&FilesIteratorType);
+    return -1;
+  }
+  return 0;
 }
 
 /* The paths as bytes (os.fsencode), NULL-terminated; NULL with the

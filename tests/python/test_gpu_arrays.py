@@ -133,6 +133,19 @@ def test_cupy_slices_whose_chroma_lies_outside_are_refused():
     assert lumahist.stats(device[:, :80], format="NV12").width == 80
 
 
+def test_cupy_out_overlapping_the_image_is_refused():
+    """On the device an out that overlaps the image without being it is
+    refused (a host array is read from a copy); out=image works in place."""
+    cupy = cupy_or_skip()
+    host = photo(48, 52, 6)
+    device = cupy.asarray(host)
+    with pytest.raises(lumahist.InvalidArgumentError, match="overlaps"):
+        lumahist.equalize(device[0:40], out=device[5:45])
+    assert np.array_equal(cupy.asnumpy(device), host), "written before the refusal"
+    lumahist.equalize(device, out=device)
+    assert np.array_equal(cupy.asnumpy(device), lumahist.equalize(host, backend="cpu"))
+
+
 def test_cupy_results_and_the_timed_c_call_copy_no_frame():
     """A device array's result is the NumPy one field for field, and the C
     call alone that python-bench.py compares it with (analyze_times) runs on

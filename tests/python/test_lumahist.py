@@ -286,6 +286,52 @@ def test_an_out_that_cannot_take_the_image_raises(function, out):
     assert np.array_equal(np.asarray(target), before), "out was written before the refusal"
 
 
+@pytest.mark.parametrize("function", ["equalize", "apply_lut", "clahe"])
+@pytest.mark.parametrize("shift", [(5, 0), (-3, 0), (0, 4), (0, 0)])
+def test_an_out_overlapping_the_image(function, shift):
+    """An out that shares memory with the image without being it reads the
+    image as it was (as NumPy does): rows already written were read again."""
+    base = photo(48, 52, 4)
+    rows, cols = shift
+    image_at = (slice(max(0, -rows), 40 + max(0, -rows)), slice(max(0, -cols), 44 + max(0, -cols)))
+    out_at = (slice(max(0, rows), 40 + max(0, rows)), slice(max(0, cols), 44 + max(0, cols)))
+    arguments = (np.arange(255, -1, -1, dtype=np.uint16),) if function == "apply_lut" else ()
+    want = getattr(lumahist, function)(base[image_at].copy(), *arguments, backend="cpu")
+    work = base.copy()
+    getattr(lumahist, function)(work[image_at], *arguments, out=work[out_at], backend="cpu")
+    assert np.array_equal(work[out_at], want)
+
+
+def test_buffers_without_strides():
+    """ctypes arrays give the buffer protocol no strides (C order): they
+    were read through a NULL pointer."""
+    ctypes = pytest.importorskip("ctypes")
+    for element, dtype in ((ctypes.c_uint8, np.uint8), (ctypes.c_uint16, np.uint16)):
+        image = photo(7, 9, 5, dtype=dtype)
+        buffer = ((element * 9) * 7)()
+        np.frombuffer(buffer, dtype=dtype).reshape(7, 9)[:] = image
+        assert np.array_equal(lumahist.stats(buffer).histogram, lumahist.stats(image).histogram)
+        out = ((element * 9) * 7)()
+        lumahist.equalize(buffer, out=out)
+        assert np.array_equal(np.frombuffer(out, dtype=dtype).reshape(7, 9),
+                              lumahist.equalize(image))
+
+
+@pytest.mark.parametrize("roi", [(8, 8, 0, 8), (5, 5, 3, 0), (0, 0, 0, 0), (-1, 0, 2, 2),
+                                 (0, 0, 2**40, 4), (1, 2, 3), "abcd", (1.5, 0, 2, 2)])
+def test_a_roi_of_no_pixels_or_not_four_integers_raises(roi):
+    """A zero width or height gave the whole frame's statistics (the
+    library's no-ROI), where the tool refuses --roi 8,8,0,8."""
+    with pytest.raises(lumahist.InvalidArgumentError, match="roi"):
+        lumahist.stats(photo(16, 16, 2), roi=roi)
+
+
+def test_temporal_must_be_a_temporal():
+    for function in (lumahist.equalize, lumahist.clahe):
+        with pytest.raises(lumahist.InvalidArgumentError, match="Temporal"):
+            function(photo(16, 16, 2), temporal=object())
+
+
 def test_no_device_is_an_exception():
     try:
         lumahist.stats(photo(8, 8, 1), backend="cuda")

@@ -175,7 +175,10 @@ def test_bad_arguments(folder):
         lumahist.stats_files(folder, matrix="bt999")
     with pytest.raises(lumahist.InvalidArgumentError):
         lumahist.stats_files(folder, jobs=-1)
+    with pytest.raises(lumahist.InvalidArgumentError, match="max_pixels"):
+        lumahist.stats_files(folder, max_pixels=-1)
     assert list(lumahist.stats_files([])) == []
+    assert isinstance(lumahist.stats_files([]), lumahist.StatsFilesIterator)
 
 
 def analysis_threads():
@@ -202,6 +205,28 @@ def test_breaking_out_stops_the_run_and_another_runs(folder):
     # Nothing left running, and a whole run still gives every record.
     assert analysis_threads() == before
     assert dicts(lumahist.stats_files(folder, jobs=4, backend="cpu", decoder="cpu")) == want
+
+
+def test_closing_from_several_threads_at_once(folder):
+    """close() from four threads together: one joins the run's thread (each
+    joined it before, the same GThread freed again)."""
+    before = analysis_threads()
+    for _ in range(20):
+        iterator = lumahist.stats_files(folder, jobs=1, backend="cpu", decoder="cpu")
+        next(iterator)
+        barrier = threading.Barrier(4)
+
+        def close():
+            barrier.wait()
+            iterator.close()
+
+        threads = [threading.Thread(target=close) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert list(iterator) == []
+    assert analysis_threads() == before
 
 
 def test_runs_at_the_same_time(folder, with_bad):

@@ -189,6 +189,21 @@ def test_mixed_folder_records_are_the_tools(mixed, jobs):
             assert isinstance(records[k - 1], lumahist.VideoFrame) and records[k - 1].path == r.path
 
 
+def test_merge_of_images_and_videos_is_the_tools(mixed):
+    """merge sums a video's summary, not its frames too, and a path given
+    twice once, as `lumahist merge` does over the same records."""
+    eight_bit = [mixed / name for name in ("a.png", "b.y4m", "c.jpg", "sub/d.mp4", "sub/e.png")]
+    records = list(lumahist.stats_files(eight_bit, backend="cpu", decoder="cpu", range="full"))
+    lines = "".join(json.dumps(r.to_dict()) + "\n" for r in records)
+    merged = subprocess.run([LUMAHIST, "merge", "-"], input=(lines + lines).encode(),
+                            capture_output=True, check=True).stdout
+    want = json.loads(merged)
+    assert want["images"] == 5
+    assert lumahist.merge(records).to_dict() == want
+    assert lumahist.merge(records + records).to_dict() == want
+    assert lumahist.merge([r.to_dict() for r in records] * 2).to_dict() == want
+
+
 def test_frames_and_summary_from_known_pixels(clips):
     """The raw clip's records against numpy, not only against the tool."""
     frames = clips["frames"]
