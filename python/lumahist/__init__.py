@@ -533,7 +533,8 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     bad value raises InvalidArgumentError).  A file that cannot be read: a
     RuntimeWarning saying its path and why, and it is left out
     (errors="warn"), or the lumahist.Error raised in its place, the records
-    before it having come (errors="raise"); a video that fails part way (cut,
+    before it having come (errors="raise"; a path that does not exist is
+    found by the walk, before any file is read, and raises first); a video that fails part way (cut,
     damaged, stuck) first gives the records of the frames decoded before the
     damage and its summary, complete False with the error.  decoder="gpu"
     where nvJPEG cannot be used raises UnsupportedError.  The run goes on in
