@@ -89,8 +89,7 @@ static bool save_lut(const char *path, const uint16_t *lut, int bit_depth)
   for (size_t v = 0; v < n; v++)
     g_string_append_printf(text, "%u%c", lut[v], v % 16 == 15 || v + 1 == n ? '\n' : ' ');
   GError *error = NULL;
-  /* g_file_set_contents writes a temporary file and renames it. */
-  bool ok = g_file_set_contents(path, text->str, (gssize)text->len, &error);
+  bool ok = lht_save_file(path, text->str, text->len, &error);
   if (!ok) {
     lht_error(path, "cannot save the LUT: %s", error->message);
     g_error_free(error);

@@ -45,6 +45,11 @@ void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
   "a %s JPEG: written as a YCbCr JPEG of its R'G'B' (converted as Pillow does); "                 \
   "CMYK is not written back"
 
+/* Writes data to path whole (save-file.c): a regular file (or one a link
+ * names) through a temporary file and a rename; a device, a FIFO or the
+ * like written through as it is, never replaced by a file. */
+bool lht_save_file(const char *path, const char *data, size_t size, GError **error);
+
 /* The message of the library's last error without a leading "PATH: ", which
  * lht_error() already writes; the status name when there is no message. */
 const char *lht_reason(int status, const char *path);

@@ -532,8 +532,7 @@ bool lht_report_write(LhtReport *r, const char *filename)
   g_string_append(out, "</body>\n</html>\n");
 
   GError *error = NULL;
-  bool ok = g_file_set_contents_full(filename, out->str, (gssize)out->len,
-                                     G_FILE_SET_CONTENTS_CONSISTENT, 0666, &error);
+  bool ok = lht_save_file(filename, out->str, out->len, &error);
   if (!ok) {
     lht_error(filename, "%s", error->message);
     g_error_free(error);

@@ -504,6 +504,54 @@ def in_tiny_mount(shell_command, options):
     return None
 
 
+def files_written_whole(tool, corpus, tmp):
+    """--report and --save-lut into what is not a regular file: a FIFO gets
+    the file through it, a link to /dev/full stays a link (the write fails,
+    exit 1), a link to a regular file replaces that file and stays a link.
+    Each was replaced by a regular file before (with exit 0 for /dev/full)."""
+    import threading
+    where = os.path.join(tmp, "whole")
+    os.makedirs(where)
+    image = os.path.join(corpus, "png")
+    full_link = os.path.join(where, "full")
+    os.symlink("/dev/full", full_link)
+    target = os.path.join(where, "target.txt")
+    with open(target, "w") as f:
+        f.write("old")
+    file_link = os.path.join(where, "link.txt")
+    os.symlink("target.txt", file_link)
+    fifo = os.path.join(where, "fifo")
+    os.mkfifo(fifo)
+    runs = [("--report", stats_argv(tool, "--quiet", "--report", "{}", image), "<!DOCTYPE html>")]
+    if "equalize" in rewrite_commands(tool):
+        runs.append(("--save-lut", rewrite_argv(tool, "equalize", "--quiet", "--save-lut", "{}",
+                                                "--out", os.path.join(where, "eq"),
+                                                os.path.join(image, "gray8.png")),
+                     "lumahist-lut"))
+    for option, argv, opening in runs:
+        def at(path):
+            return [path if a == "{}" else a for a in argv]
+        rc, _, err = run(at(full_link))
+        check(rc == 1 and "no space left on device" in err.lower() and os.path.islink(full_link),
+              f"{option} to a link to /dev/full: exit {rc}, {err!r}, "
+              f"still a link: {os.path.islink(full_link)}")
+        read = []
+        reader = threading.Thread(target=lambda: read.append(open(fifo).read()), daemon=True)
+        reader.start()
+        rc, _, err = run(at(fifo))
+        reader.join(TIMEOUT)
+        check(rc == 0 and read and read[0].startswith(opening) and
+              stat.S_ISFIFO(os.lstat(fifo).st_mode),
+              f"{option} to a FIFO: exit {rc}, {err!r}, read {len(read[0]) if read else None} "
+              f"bytes, still a FIFO: {stat.S_ISFIFO(os.lstat(fifo).st_mode)}")
+        rc, _, err = run(at(file_link))
+        with open(target) as f:
+            check(rc == 0 and os.path.islink(file_link) and f.read().startswith(opening),
+                  f"{option} to a link to a file: exit {rc}, {err!r}, "
+                  f"still a link: {os.path.islink(file_link)}")
+        print(f"{option}: through a FIFO, a link to /dev/full and a link to a file, none replaced")
+
+
 def group_outputs(tool, corpus, tmp, sanitized):
     # Records to a full device: a clear error and exit 1.
     with open("/dev/full", "w") as full:
@@ -513,6 +561,7 @@ def group_outputs(tool, corpus, tmp, sanitized):
     check(p.returncode == 1 and "no space left on device" in err.lower() and
           err.count("\n") == 1, f"stats > /dev/full: exit {p.returncode} {err!r}")
     print("stats > /dev/full: one line, exit 1")
+    files_written_whole(tool, corpus, tmp)
 
     commands = rewrite_commands(tool)
     if not commands:
