@@ -326,8 +326,13 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
   }
   g_hash_table_add(r->done, g_strdup(record->path));
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
-  if (r->dataset)
-    lht_dataset_add(r->dataset, record->bit_depth, histogram);
+  if (r->dataset) {
+    LhMatrix matrix = LH_MATRIX_BT601;
+    LhRange range = LH_RANGE_FULL;
+    lh_matrix_from_name(record->matrix, &matrix);
+    lh_range_from_name(record->range, &range);
+    lht_dataset_add(r->dataset, record->path, record->bit_depth, matrix, range, histogram);
+  }
   if (r->report)
     lht_report_add(r->report, record->path, record->width, record->height, record->bit_depth,
                    histogram);
@@ -503,7 +508,8 @@ static bool emit_record(LhpItem *item, void *data)
   lht_writer_record(run->writer, &record);
   bool ok = sink_commit(&run->sink);
   if (run->dataset)
-    lht_dataset_add(run->dataset, item->stats.bit_depth, item->stats.histogram);
+    lht_dataset_add(run->dataset, item->path, item->stats.bit_depth, item->stats.matrix,
+                    item->stats.range, item->stats.histogram);
   if (run->report)
     lht_report_add(run->report, item->path, record.width, record.height, item->stats.bit_depth,
                    item->stats.histogram);
@@ -667,7 +673,8 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
         status = 128 + result.signal;
       } else if (!sink->failed && !result.stopped) {
         if (run.dataset) {
-          if (!lht_dataset_write(run.dataset, sink->stream, job->format, job->options))
+          if (!lht_dataset_write(run.dataset, sink->stream, job->format, job->options) ||
+              lht_dataset_refused(run.dataset) > 0)
             ok = false;
           sink_commit(sink);
         }

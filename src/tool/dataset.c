@@ -18,6 +18,12 @@
 struct LhtDataset {
   guint64 *histograms[17]; /* by bit depth, 2^depth bins; NULL when none */
   guint64 images[17];
+  /* The luma of the first image summed, which every other one must share:
+   * a video's matrix and range are its stream's, an image's the options'. */
+  bool have_luma;
+  LhMatrix matrix;
+  LhRange range;
+  guint64 refused;
 };
 
 LhtDataset *lht_dataset_new(void)
@@ -34,10 +40,24 @@ void lht_dataset_free(LhtDataset *d)
   g_free(d);
 }
 
-void lht_dataset_add(LhtDataset *d, int bit_depth, const uint64_t *histogram)
+bool lht_dataset_add(LhtDataset *d, const char *path, int bit_depth, LhMatrix matrix, LhRange range,
+                     const uint64_t *histogram)
 {
   if (bit_depth < 8 || bit_depth > 16)
-    return;
+    return false;
+  if (!d->have_luma) {
+    d->have_luma = true;
+    d->matrix = matrix;
+    d->range = range;
+  } else if (matrix != d->matrix || range != d->range) {
+    lht_error(path,
+              "--matrix %s --range %s, the dataset's first image %s %s: histograms of different "
+              "luma cannot be summed (give --matrix and --range)",
+              lh_matrix_name(matrix), lh_range_name(range), lh_matrix_name(d->matrix),
+              lh_range_name(d->range));
+    d->refused++;
+    return false;
+  }
   size_t bins = (size_t)1 << bit_depth;
   if (!d->histograms[bit_depth])
     d->histograms[bit_depth] = g_new0(guint64, bins);
@@ -45,6 +65,12 @@ void lht_dataset_add(LhtDataset *d, int bit_depth, const uint64_t *histogram)
   for (size_t i = 0; i < bins; i++)
     sum[i] += histogram[i];
   d->images[bit_depth]++;
+  return true;
+}
+
+guint64 lht_dataset_refused(const LhtDataset *d)
+{
+  return d->refused;
 }
 
 guint64 lht_dataset_images(const LhtDataset *d)
@@ -112,9 +138,15 @@ static void write_table(FILE *out, const LhStats *s, guint64 images, const LhOpt
   fputc('\n', out);
 }
 
-bool lht_dataset_write(const LhtDataset *d, FILE *out, LhtFormat format, const LhOptions *options)
+bool lht_dataset_write(const LhtDataset *d, FILE *out, LhtFormat format, const LhOptions *given)
 {
   static const guint64 no_counts[256];
+  LhOptions luma = *given;
+  const LhOptions *options = &luma;
+  if (d->have_luma) {
+    luma.matrix = d->matrix;
+    luma.range = d->range;
+  }
   bool any = lht_dataset_images(d) > 0;
   bool ok = true;
   LhStats stats;

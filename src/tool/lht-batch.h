@@ -178,11 +178,18 @@ typedef struct LhtDataset LhtDataset;
 
 LhtDataset *lht_dataset_new(void);
 void lht_dataset_free(LhtDataset *dataset);
-/* Adds one image's histogram of 2^bit_depth bins. */
-void lht_dataset_add(LhtDataset *dataset, int bit_depth, const uint64_t *histogram);
+/* Adds one image's (or video's) histogram of 2^bit_depth bins, whose luma
+ * must be the first one's: false, reported on stderr (path: why) and
+ * counted, when its matrix or range differ, as `merge` refuses such a
+ * record. */
+bool lht_dataset_add(LhtDataset *dataset, const char *path, int bit_depth, LhMatrix matrix,
+                     LhRange range, const uint64_t *histogram);
 guint64 lht_dataset_images(const LhtDataset *dataset);
+/* The images lht_dataset_add() refused. */
+guint64 lht_dataset_refused(const LhtDataset *dataset);
 /* Writes the dataset record of each bit depth present (one of 8 bits with no
- * image when there is none), in jsonl or as a table line; false if
+ * image when there is none), in jsonl or as a table line, in the luma of the
+ * images summed (options' matrix and range when there is none); false if
  * lh_stats_from_histogram() failed (reported). */
 bool lht_dataset_write(const LhtDataset *dataset, FILE *out, LhtFormat format,
                        const LhOptions *options);

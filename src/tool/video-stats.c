@@ -145,7 +145,8 @@ static bool write_summary(const LhpVideoSummary *summary, void *data)
     lhp_video_summary_write(job->stream, summary, job->with_histogram);
   bool going = job->commit(job->commit_data);
   if (job->dataset)
-    lht_dataset_add(job->dataset, summary->bit_depth, summary->histogram);
+    lht_dataset_add(job->dataset, summary->path, summary->bit_depth, summary->matrix,
+                    summary->range, summary->histogram);
   if (job->report) {
     lht_report_add(job->report, summary->path, summary->width, summary->height, summary->bit_depth,
                    summary->histogram);

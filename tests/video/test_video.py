@@ -501,6 +501,25 @@ def group_batch(tmp):
     code, out, err = run("merge", full)
     total = [r for r in records(out) if r.get("dataset")]
     check(code in (0, 1) and total, f"merge: {err}")
+    # --dataset sums as merge does: in the luma of the first record summed (a
+    # video's is its stream's), refusing records of another luma in the same
+    # words, exit 1; the options' range alone labelled it, and summed the rest.
+    for named in (["b.y4m"], ["a.png", "b.y4m"],
+                  ["--range", "full", "a.png", "b.y4m"]):
+        argv = [n if n.startswith("-") or n in ("full", "limited") else os.path.join(folder, n)
+                for n in named]
+        code, out, err = run("stats", "--dataset", *argv)
+        lines = out.splitlines()
+        kept = os.path.join(tmp, "kept.jsonl")
+        with open(kept, "w") as f:
+            f.write("".join(line + "\n" for line in lines[:-1]))
+        merge_code, merged, merge_err = run("merge", kept)
+        refused = "histograms of different luma cannot be summed"
+        check(lines and merged.splitlines() == lines[-1:] and code == merge_code and
+              (refused in err) == (refused in merge_err),
+              f"--dataset {named}: exit {code} {err!r}, merge exit {merge_code} {merge_err!r}, "
+              f"dataset {lines[-1][:120] if lines else None} against {merged[:120]}")
+    check(code == 0 and '"range":"full"' in lines[-1], f"--dataset --range full: {err}")
 
 
 def group_gpu(tmp):
