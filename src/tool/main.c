@@ -70,7 +70,8 @@ int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const ch
     return LHT_EXIT_USAGE;
   }
   if (help) {
-    char *text = g_option_context_get_help(context, TRUE, NULL);
+    /* Every group: the video options are in groups of their own. */
+    char *text = g_option_context_get_help(context, FALSE, NULL);
     fputs(text, stdout);
     g_free(text);
     return LHT_EXIT_OK;

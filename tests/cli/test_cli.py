@@ -695,6 +695,16 @@ def check_errors(tmp):
     for option in ("--format", "--percentiles", "--matrix", "--range", "--backend", "--roi",
                    "--percentile-method", "--no-histogram", "--max-pixels"):
         check(option in out, f"stats --help does not describe {option}")
+    # Every option a command takes is in its --help, the video options (a
+    # group of their own, where the build reads video) too: GOption's main
+    # group alone was written.
+    for command, options in (("stats", ("--every", "--fps", "--video-timeout", "--video-memory")),
+                             ("equalize", ("--codec", "--crf", "--bitrate", "--temporal-window"))):
+        for option in options:
+            taken = subprocess.run([LUMAHIST, command, option + "=1", "--help"],
+                                   capture_output=True).returncode == 0
+            rc, out, _ = run(command, "--help", expect=0)
+            check(not taken or option in out, f"{command} takes {option}; its --help does not say so")
     rc, out, err = run("--version", expect=0)
     check(re.fullmatch(r"lumahist \d+\.\d+\.\d+\n", out) is not None, f"--version: {out!r}")
 
