@@ -141,8 +141,9 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
   }
   const double thresholds[] = {args->dark_below, args->bright_above, args->low_contrast_below};
   for (size_t i = 0; i < G_N_ELEMENTS(thresholds); i++)
-    if (!isfinite(thresholds[i]))
-      return usage(command, "a report threshold must be a number (in [0, 1])");
+    if (!(thresholds[i] >= 0 && thresholds[i] <= 1))
+      return usage(command, "a report threshold (--dark-below, --bright-above, "
+                            "--low-contrast-below) must be a number in [0, 1]");
   args->thresholds =
       (LhtThresholds){args->dark_below, args->bright_above, args->low_contrast_below};
   return true;

@@ -22,7 +22,7 @@ typedef struct {
   char *matrix;
   char *range;
   char *tiles;
-  double clip;
+  char *clip;
   LhtEncodeArgs encode;
   gint64 max_pixels;
   gboolean global;
@@ -40,6 +40,7 @@ static void equalize_args_clear(EqualizeArgs *args)
   g_free(args->range);
   g_free(args->encode.png_compression);
   g_free(args->tiles);
+  g_free(args->clip);
   g_free(args->save_lut);
   g_free(args->apply_lut);
   g_strfreev(args->paths);
@@ -318,8 +319,9 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
     return usage_error(args, "--tiles '%s': expected COLSxROWS, each 1 .. %d", args->tiles,
                        LH_CLAHE_MAX_TILES),
            false;
-  if (args->clip >= 0)
-    options->clip_limit = args->clip;
+  if (args->clip && !lht_parse_number(args->clip, 0, G_MAXDOUBLE, &options->clip_limit))
+    return usage_error(args, "--clip '%s': expected a number >= 0 (0: no limit)", args->clip),
+           false;
   char *why = NULL;
   if (!lht_encode_options_parse(&args->encode, &run->rewrite, &why)) {
     usage_error(args, "%s", why);
@@ -339,7 +341,7 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
 
 int lht_equalize_main(int argc, char **argv)
 {
-  EqualizeArgs args = {.clahe = strcmp(argv[0], "clahe") == 0, .clip = -1};
+  EqualizeArgs args = {.clahe = strcmp(argv[0], "clahe") == 0};
   GOptionEntry common[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &args.out_dir,
        "Folder for the results (made if missing); never an input's own file", "DIR"},
@@ -368,7 +370,7 @@ int lht_equalize_main(int argc, char **argv)
   GOptionEntry clahe_entries[] = {
       {"tiles", 't', 0, G_OPTION_ARG_STRING, &args.tiles,
        "Tile grid COLSxROWS, each 1..64 (default 8x8)", "GRID"},
-      {"clip", 'c', 0, G_OPTION_ARG_DOUBLE, &args.clip,
+      {"clip", 'c', 0, G_OPTION_ARG_STRING, &args.clip,
        "Clip limit as OpenCV's createCLAHE (default 40; 0: no limit)", "LIMIT"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };

@@ -36,6 +36,11 @@ int lht_merge_main(int argc, char **argv); /* merge.c */
  * pointer to `command --help`). */
 int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const char *command);
 
+/* A number option given as text (GOption's doubles cannot say whether the
+ * option was given at all): true when text is a whole finite number in
+ * [low, high], stored in *value. */
+bool lht_parse_number(const char *text, double low, double high, double *value);
+
 /* "lumahist: PATH: REASON" on stderr, one line; a NULL path leaves it out. */
 void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
@@ -134,9 +139,11 @@ typedef struct {
 /* --quality and --png-compression, the options of every command that writes
  * images, as given. */
 typedef struct {
-  gint quality;
+  gint quality; /* LHT_QUALITY_NOT_GIVEN unless given */
   char *png_compression;
 } LhtEncodeArgs;
+
+#define LHT_QUALITY_NOT_GIVEN G_MININT
 
 /* Adds them to context's main options. */
 void lht_encode_options_add(GOptionContext *context, LhtEncodeArgs *args);

@@ -1,5 +1,6 @@
 /* main.c: the entry of the lumahist command-line tool; it hands the command
  * line to one subcommand from a table and reports errors the same way for all. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,16 @@ int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const ch
     return LHT_EXIT_OK;
   }
   return -1;
+}
+
+bool lht_parse_number(const char *text, double low, double high, double *value)
+{
+  char *end;
+  double parsed = g_ascii_strtod(text, &end);
+  if (end == text || *end != '\0' || !isfinite(parsed) || parsed < low || parsed > high)
+    return false;
+  *value = parsed;
+  return true;
 }
 
 static char *commands_description(void)

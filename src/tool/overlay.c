@@ -21,8 +21,8 @@ typedef struct {
   char *rect;
   char *scale;
   char *percentiles;
-  double opacity;
-  double clip_warning;
+  char *opacity;
+  char *clip_warning;
   gboolean no_markers;
   gboolean no_clipping;
   LhtEncodeArgs encode;
@@ -41,6 +41,8 @@ static void overlay_args_clear(OverlayArgs *args)
   g_free(args->rect);
   g_free(args->scale);
   g_free(args->percentiles);
+  g_free(args->opacity);
+  g_free(args->clip_warning);
   g_strfreev(args->paths);
 }
 
@@ -153,12 +155,10 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
     overlay->scale = LH_OVERLAY_LINEAR;
   else if (args->scale)
     return usage_error("unknown --scale '%s' (expected log or linear)", args->scale);
-  if (args->opacity >= 0)
-    overlay->opacity = args->opacity;
-  if (!(overlay->opacity <= 1.0))
-    return usage_error("--opacity %g is not in [0, 1]", args->opacity);
-  if (args->clip_warning >= 0)
-    overlay->clip_warning = args->clip_warning;
+  if (args->opacity && !lht_parse_number(args->opacity, 0, 1, &overlay->opacity))
+    return usage_error("--opacity '%s' is not a number in [0, 1]", args->opacity);
+  if (args->clip_warning && !lht_parse_number(args->clip_warning, 0, 1, &overlay->clip_warning))
+    return usage_error("--clip-warning '%s' is not a fraction in [0, 1]", args->clip_warning);
   overlay->markers = !args->no_markers;
   overlay->clipping = !args->no_clipping;
   char *why = NULL;
@@ -176,7 +176,7 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
 
 int lht_overlay_main(int argc, char **argv)
 {
-  OverlayArgs args = {.opacity = -1, .clip_warning = -1};
+  OverlayArgs args = {0};
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &args.out_dir,
        "Folder for the results (made if missing); never an input's own file", "DIR"},
@@ -184,7 +184,7 @@ int lht_overlay_main(int argc, char **argv)
        "The panel, in pixels (default: bottom-left, a third of the width, a quarter of the "
        "height)",
        "X,Y,W,H"},
-      {"opacity", 0, 0, G_OPTION_ARG_DOUBLE, &args.opacity,
+      {"opacity", 0, 0, G_OPTION_ARG_STRING, &args.opacity,
        "Opacity of the bars and markers, 0..1 (default 0.8)", "A"},
       {"scale", 0, 0, G_OPTION_ARG_STRING, &args.scale,
        "Bar heights: log (default, log(1 + count)) or linear", "SCALE"},
@@ -194,7 +194,7 @@ int lht_overlay_main(int argc, char **argv)
        NULL},
       {"no-clipping", 0, 0, G_OPTION_ARG_NONE, &args.no_clipping,
        "No clipping bands or illegal-range shading", NULL},
-      {"clip-warning", 0, 0, G_OPTION_ARG_DOUBLE, &args.clip_warning,
+      {"clip-warning", 0, 0, G_OPTION_ARG_STRING, &args.clip_warning,
        "Fraction of pixels at one end that lights its band (default 0.005)", "F"},
       {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args.matrix,
        "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},

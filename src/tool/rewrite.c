@@ -110,6 +110,7 @@ void lht_plan_clear(LhtPlan *plan)
 
 void lht_encode_options_add(GOptionContext *context, LhtEncodeArgs *args)
 {
+  args->quality = LHT_QUALITY_NOT_GIVEN;
   GOptionEntry entries[] = {
       {"quality", 'q', 0, G_OPTION_ARG_INT, &args->quality, "JPEG quality 1..100 (default 95)",
        "N"},
@@ -125,11 +126,14 @@ void lht_encode_options_add(GOptionContext *context, LhtEncodeArgs *args)
 
 bool lht_encode_options_parse(const LhtEncodeArgs *args, LhtRewriteOptions *options, char **why)
 {
-  if (args->quality < 0 || args->quality > 100) {
-    *why = g_strdup_printf("--quality %d is not in 1 .. 100", args->quality);
-    return false;
+  options->jpeg_quality = 0; /* lhio's default */
+  if (args->quality != LHT_QUALITY_NOT_GIVEN) {
+    if (args->quality < 1 || args->quality > 100) {
+      *why = g_strdup_printf("--quality %d is not in 1 .. 100", args->quality);
+      return false;
+    }
+    options->jpeg_quality = args->quality;
   }
-  options->jpeg_quality = args->quality;
   options->png_compression = 0; /* lhio's default */
   if (args->png_compression) {
     guint64 level;

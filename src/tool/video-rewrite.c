@@ -15,7 +15,7 @@
 void lht_video_out_args_init(LhtVideoOutArgs *args)
 {
   memset(args, 0, sizeof *args);
-  args->crf = -1;
+  args->crf = G_MININT; /* not given: lhio's default (any crf < 0) */
   args->temporal_window = LHT_VIDEO_TEMPORAL_WINDOW;
   args->cut_threshold = LHP_VIDEO_CUT_THRESHOLD;
   args->timeout_s = LHP_VIDEO_DEFAULT_TIMEOUT_S;
@@ -58,7 +58,7 @@ void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, b
 bool lht_video_out_args_check(const LhtVideoOutArgs *args, const char *command)
 {
   const char *problem = NULL;
-  if (args->crf < -1 || args->crf > LHIO_VIDEO_MAX_CRF)
+  if (args->crf != G_MININT && (args->crf < 0 || args->crf > LHIO_VIDEO_MAX_CRF))
     problem = "--crf must be in 0 .. 51";
   else if (args->bitrate_kbps < 0 || args->bitrate_kbps > 2000000)
     problem = "--bitrate must be in 1 .. 2000000 kbit/s";

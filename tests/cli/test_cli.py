@@ -685,6 +685,26 @@ def check_errors(tmp):
                  ["--no-such-option"]):
         rc, out, err = run(*args, expect=2)
         check(out == "" and err.strip() != "", f"usage error {args}: {out!r} {err!r}")
+    # Values outside an option's range are usage errors, not its default
+    # (--clip -1 gave --clip 40's output, --quality 0 quality 95).
+    out_dir = os.path.join(tmp, "never")
+    for args in (["clahe", "--clip", "-1"], ["clahe", "--clip", "nan"], ["clahe", "--clip", "inf"],
+                 ["clahe", "--clip", "4x"], ["overlay", "--opacity", "-0.1"],
+                 ["overlay", "--opacity", "nan"], ["overlay", "--clip-warning", "-1"],
+                 ["overlay", "--clip-warning", "2"], ["equalize", "--quality", "0"],
+                 ["equalize", "--quality", "-1"], ["equalize", "--crf", "-1"],
+                 ["stats", "--dark-below", "2"],
+                 ["stats", "--bright-above", "-0.5"], ["stats", "--low-contrast-below", "nan"]):
+        command = args[0]
+        extra = [] if command == "stats" else ["--out", out_dir]
+        rc, out, err = run(*args, *extra, os.path.join(top, "1-good.png"), expect=2)
+        check(out == "" and err.count("\n") == 2 and args[1] in err,
+              f"usage error {args}: {out!r} {err!r}")
+    check(not os.path.exists(out_dir), "a usage error wrote images")
+    for args in (["clahe", "--clip", "0"], ["clahe", "--clip", "2.5"],
+                 ["overlay", "--opacity", "0"], ["equalize", "--quality", "1"]):
+        rc, out, err = run(*args, "--quiet", "--out", out_dir, os.path.join(top, "1-good.png"),
+                           expect=0)
 
     for args in (["--help"], ["-h"], ["stats", "--help"], ["stats", "-h"]):
         rc, out, err = run(*args, expect=0)
