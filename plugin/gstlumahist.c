@@ -23,8 +23,13 @@
  * #GstLumahist:cut-threshold) or a flush restarts the window.  With
  * #GstLumahist:overlay, a graph of the histogram, with markers at the median
  * and percentiles and bands where pixels clip, is drawn on the frame in any
- * mode.  The statistics (messages, meta, overlay) are always those of the
- * frame as it came in, before equalization.
+ * mode, in colour (inside its panel, the chroma of YUV frames changes too).
+ * The LUTs of the temporal window take #GstLumahist:temporal-window × tiles
+ * × 2^bit-depth × 2 bytes (tiles: 1, or #GstLumahist:tiles-x ×
+ * #GstLumahist:tiles-y for CLAHE).  The statistics (messages, meta, overlay)
+ * are always those of the frame as it came in, before equalization.  Gaps and
+ * buffers without bytes carry no picture: they go on untouched, without a
+ * message or a meta.
  *
  * Input is raw video in system memory or, when the plugin was built with
  * GStreamer's CUDA library, in CUDA memory (`video/x-raw(memory:CUDAMemory)`,
@@ -207,6 +212,9 @@ enum {
 #define DEFAULT_OVERLAY_MARKERS TRUE
 #define DEFAULT_OVERLAY_CLIPPING TRUE
 #define DEFAULT_CLIP_WARNING 0.005
+/* The sides of an overlay panel that lh_overlay() draws. */
+#define OVERLAY_MIN_SIDE 3
+#define OVERLAY_MAX_SIDE 65536
 
 /* The page-locked pool offered upstream starts with this many frames; the
  * upstream element raises it to what it holds at once. */
@@ -812,11 +820,14 @@ static GstFlowReturn gst_lumahist_prepare_output_buffer(GstBaseTransform *trans,
 static gboolean gst_lumahist_prepare_cuda(GstLumahist *self, GstBuffer *buffer, GstMapFlags *flags,
                                           LhMemory *memory, void **stream)
 {
-  GstMemory *mem = gst_buffer_peek_memory(buffer, 0);
+  GstMemory *mem;
   GstCudaMemory *cmem;
 
   if (!self->cuda_caps || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
-      gst_buffer_n_memory(buffer) != 1 || !gst_is_cuda_memory(mem))
+      gst_buffer_n_memory(buffer) != 1)
+    return TRUE;
+  mem = gst_buffer_peek_memory(buffer, 0);
+  if (!gst_is_cuda_memory(mem))
     return TRUE;
 
   cmem = GST_CUDA_MEMORY_CAST(mem);
@@ -877,6 +888,28 @@ static gboolean gst_lumahist_map(GstLumahist *self, GstBuffer *buffer, GstMapFla
   if (stream)
     *stream = its_stream;
   return TRUE;
+}
+
+/* The error for equalization out of memory.  What grows out of bounds is the
+ * LUTs of the temporal window: an entry of 2 bytes per code value, tile and
+ * frame of the window (16-bit CLAHE over 64 x 64 tiles and 256 frames asks
+ * for 137 GB), so the message names the properties to lower. */
+static void gst_lumahist_post_no_memory(GstLumahist *self, const LhEqualizeOptions *equalize,
+                                        int status)
+{
+  gboolean clahe = equalize->mode == LH_EQUALIZE_CLAHE;
+  guint64 tiles = clahe ? (guint64)equalize->tiles_x * (guint64)equalize->tiles_y : 1;
+  guint64 window = equalize->temporal ? self->temporal_window_made : 1;
+  int bit_depth = lh_format_bit_depth(self->lh_format);
+  guint64 bytes = window * tiles * ((guint64)1 << bit_depth) * 2;
+
+  GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                    ("Not enough memory to equalize a frame: lower temporal-window%s.",
+                     clahe ? ", tiles-x or tiles-y" : ""),
+                    ("%s: %s; the LUTs take temporal-window %" G_GUINT64_FORMAT
+                     " x %" G_GUINT64_FORMAT
+                     " tiles x 2^%d code values x 2 bytes = %" G_GUINT64_FORMAT " bytes",
+                     lh_status_name(status), lh_last_error(), window, tiles, bit_depth, bytes));
 }
 
 /* Runs the library on a buffer: analysis (into self->stats), then
@@ -951,6 +984,8 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
     gst_lumahist_set_active_backend(self, lh_backend_name(lh_context_last_backend(self->lh)));
   if (status == LH_ERROR_UNSUPPORTED)
     goto unsupported;
+  if (status == LH_ERROR_NO_MEMORY && work->equalize)
+    goto no_memory_to_equalize;
   if (status < 0)
     goto failed;
   return GST_FLOW_OK;
@@ -968,6 +1003,9 @@ unsupported:
                     ("The %s backend of this lumahist build cannot %s frames.",
                      lh_backend_name(lh_context_backend(self->lh)), what),
                     ("%s", lh_last_error()));
+  return GST_FLOW_ERROR;
+no_memory_to_equalize:
+  gst_lumahist_post_no_memory(self, &work->equalize_options, status);
   return GST_FLOW_ERROR;
 failed:
   GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not %s a frame.", what),
@@ -1113,9 +1151,34 @@ static GstMessage *gst_lumahist_message_new(GstLumahist *self, GstBuffer *buffer
   return gst_message_new_element(GST_OBJECT(self), s);
 }
 
-static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
+#ifdef HAVE_GST_CUDA
+/* Copies source's frame into buffer through host mappings: slow, but only
+ * for a frame of the rewrite pool whose rewriting was turned off between
+ * gst_lumahist_pooled_output and transform_ip. */
+static gboolean gst_lumahist_copy_frame(GstLumahist *self, GstBuffer *source, GstBuffer *buffer)
 {
-  GstLumahist *self = GST_LUMAHIST(trans);
+  GstVideoFrame in_vframe, out_vframe;
+  gboolean copied;
+
+  if (!gst_video_frame_map(&in_vframe, &self->info, source, GST_MAP_READ))
+    return FALSE;
+  if (!gst_video_frame_map(&out_vframe, &self->info, buffer, GST_MAP_WRITE)) {
+    gst_video_frame_unmap(&in_vframe);
+    return FALSE;
+  }
+  copied = gst_video_frame_copy(&out_vframe, &in_vframe);
+  gst_video_frame_unmap(&out_vframe);
+  gst_video_frame_unmap(&in_vframe);
+  return copied;
+}
+#endif
+
+/* transform_ip for a buffer whose frame is in source when source is not NULL
+ * (a buffer of the rewrite pool, gst_lumahist_pooled_output), else in the
+ * buffer itself. */
+static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *source,
+                                                  GstBuffer *buffer)
+{
   GstLumahistWork work;
   GstLumahistMode mode;
   GstLumahistMatrix matrix;
@@ -1126,8 +1189,9 @@ static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffe
   guint64 frame;
   GstFlowReturn ret;
 
-  /* A gap carries no picture to measure. */
-  if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_GAP))
+  /* A gap carries no picture to measure, nor does a buffer without bytes
+   * (a source's empty buffer between frames): both go on untouched. */
+  if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_GAP) || gst_buffer_get_size(buffer) == 0)
     return GST_FLOW_OK;
 
   memset(&work, 0, sizeof work);
@@ -1158,8 +1222,25 @@ static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffe
 
   frame = self->frame_count++;
   want_message = post_messages && frame % interval == 0;
+  /* The mode and the overlay may change from another thread after the base
+   * class read the passthrough they set and made the buffer writable, or not.
+   * A frame it passed on as it came, which others may hold (a tee), is not
+   * rewritten: the change takes effect from the next frame. */
+  if (!gst_buffer_is_writable(buffer)) {
+    mode = GST_LUMAHIST_MODE_ANALYZE;
+    work.overlay = FALSE;
+  }
   work.analyze = want_message || attach_meta || work.overlay;
   work.equalize = mode != GST_LUMAHIST_MODE_ANALYZE;
+#ifdef HAVE_GST_CUDA
+  /* A frame of the rewrite pool that is no longer rewritten still needs its
+   * picture. */
+  if (source && !work.equalize && !work.overlay) {
+    if (!gst_lumahist_copy_frame(self, source, buffer))
+      goto copy_failed;
+    source = NULL;
+  }
+#endif
   /* An unreported frame without a meta that is not rewritten needs no work. */
   if (!work.analyze && !work.equalize)
     return GST_FLOW_OK;
@@ -1181,15 +1262,7 @@ static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffe
   work.overlay_options.matrix = work.options.matrix;
   work.overlay_options.range = work.options.range;
 
-#ifdef HAVE_GST_CUDA
-  {
-    GstBuffer *source = g_steal_pointer(&self->rewrite_source);
-    ret = gst_lumahist_process(self, source, buffer, &work);
-    gst_clear_buffer(&source);
-  }
-#else
-  ret = gst_lumahist_process(self, NULL, buffer, &work);
-#endif
+  ret = gst_lumahist_process(self, source, buffer, &work);
   if (ret != GST_FLOW_OK)
     return ret;
 
@@ -1199,6 +1272,30 @@ static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffe
   if (attach_meta && gst_buffer_is_writable(buffer))
     gst_buffer_add_lumahist_meta(buffer, self->analysed_on, frame, &self->stats);
   return GST_FLOW_OK;
+
+  /* ERRORS */
+#ifdef HAVE_GST_CUDA
+copy_failed:
+  GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not copy a video frame."),
+                    ("buffer %" GST_PTR_FORMAT " into %" GST_PTR_FORMAT, source, buffer));
+  return GST_FLOW_ERROR;
+#endif
+}
+
+static GstFlowReturn gst_lumahist_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
+{
+  GstLumahist *self = GST_LUMAHIST(trans);
+  GstFlowReturn ret;
+
+#ifdef HAVE_GST_CUDA
+  /* Taken whatever happens to the frame, so that it never stays for the next. */
+  GstBuffer *source = g_steal_pointer(&self->rewrite_source);
+  ret = gst_lumahist_transform_frame(self, source, buffer);
+  gst_clear_buffer(&source);
+#else
+  ret = gst_lumahist_transform_frame(self, NULL, buffer);
+#endif
+  return ret;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1219,6 +1316,19 @@ static void gst_lumahist_set_percentiles(GstLumahist *self, const gchar *list)
   memcpy(self->options.percentiles, parsed.percentiles, sizeof parsed.percentiles);
   g_free(self->percentiles);
   self->percentiles = g_strdup(list);
+}
+
+/* A side of the overlay panel: 0 (the default placement) or 3 .. 65536, the
+ * param spec's maximum.  Set while playing, a panel too small to draw would
+ * fail every frame after it: refused, the previous side stays. */
+static void gst_lumahist_set_overlay_side(gint *side, GParamSpec *pspec, gint value)
+{
+  if (value > 0 && value < OVERLAY_MIN_SIDE) {
+    g_warning("lumahist: ignoring %s %d: 0 (the default placement) or at least %d",
+              g_param_spec_get_name(pspec), value, OVERLAY_MIN_SIDE);
+    return;
+  }
+  *side = value;
 }
 
 /* Analysis alone passes frames on as they are; equalization and the overlay
@@ -1304,10 +1414,10 @@ static void gst_lumahist_set_property(GObject *object, guint prop_id, const GVal
     self->overlay_rect.y = g_value_get_int(value);
     break;
   case PROP_OVERLAY_WIDTH:
-    self->overlay_rect.width = g_value_get_int(value);
+    gst_lumahist_set_overlay_side(&self->overlay_rect.width, pspec, g_value_get_int(value));
     break;
   case PROP_OVERLAY_HEIGHT:
-    self->overlay_rect.height = g_value_get_int(value);
+    gst_lumahist_set_overlay_side(&self->overlay_rect.height, pspec, g_value_get_int(value));
     break;
   case PROP_OVERLAY_OPACITY:
     self->overlay_opacity = g_value_get_double(value);
@@ -1532,7 +1642,7 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   properties[PROP_TEMPORAL_WINDOW] = g_param_spec_uint(
       "temporal-window", "Temporal window",
       "Equalize with the mean LUT of the last N frames, so that video does not flicker (1: "
-      "each frame on its own)",
+      "each frame on its own); the window takes N x tiles x 2^bit-depth x 2 bytes",
       1, LH_TEMPORAL_MAX_WINDOW, DEFAULT_TEMPORAL_WINDOW, rw);
   properties[PROP_CUT_THRESHOLD] = g_param_spec_double(
       "cut-threshold", "Cut threshold",
@@ -1547,14 +1657,14 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
       "overlay-y", "Overlay y", "Top edge of the histogram panel in pixels", 0, G_MAXINT, 0, rw);
   properties[PROP_OVERLAY_WIDTH] = g_param_spec_int(
       "overlay-width", "Overlay width",
-      "Width of the histogram panel in pixels, at least 3 (0: the default placement, "
+      "Width of the histogram panel in pixels, 3 .. 65536 (0: the default placement, "
       "bottom left, a third of the width)",
-      0, G_MAXINT, 0, rw);
+      0, OVERLAY_MAX_SIDE, 0, rw);
   properties[PROP_OVERLAY_HEIGHT] = g_param_spec_int(
       "overlay-height", "Overlay height",
-      "Height of the histogram panel in pixels, at least 3 (0: the default placement, a "
+      "Height of the histogram panel in pixels, 3 .. 65536 (0: the default placement, a "
       "quarter of the height)",
-      0, G_MAXINT, 0, rw);
+      0, OVERLAY_MAX_SIDE, 0, rw);
   properties[PROP_OVERLAY_OPACITY] =
       g_param_spec_double("overlay-opacity", "Overlay opacity",
                           "Opacity of the bars and markers (the panel gets 5/8 of it)", 0.0, 1.0,

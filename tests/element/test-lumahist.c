@@ -381,6 +381,12 @@ GST_START_TEST(test_unsupported_format_refused)
   fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 7, 0)),
                          GST_FLOW_NOT_NEGOTIATED);
   assert_no_lumahist_message(bus);
+
+  /* Alternate fields (one field a buffer) are not frames: not accepted. */
+  caps = gst_caps_from_string("video/x-raw(format:Interlaced),format=GRAY8,width=16,height=16,"
+                              "interlace-mode=alternate");
+  fail_if(gst_pad_peer_query_accept_caps(h->srcpad, caps));
+  gst_caps_unref(caps);
   harness_free(h, bus);
 }
 GST_END_TEST;
@@ -1062,6 +1068,226 @@ GST_START_TEST(test_mode_change_while_playing)
 }
 GST_END_TEST;
 
+/* What test_mode_change_over_tee shares with its probes and its thread. */
+typedef struct {
+  GstElement *lumahist;
+  GstBuffer *reference; /* the frame as videotestsrc made it (gradient: the same each time) */
+  gint stop;
+  guint changed;  /* frames of the other branch not as they were made */
+  guint received; /* frames of the other branch */
+} TeeRace;
+
+static GstPadProbeReturn keep_reference(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  TeeRace *race = data;
+
+  if (!race->reference)
+    race->reference = gst_buffer_copy_deep(GST_PAD_PROBE_INFO_BUFFER(info));
+  return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn compare_with_reference(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  TeeRace *race = data;
+
+  race->received++;
+  if (!same_bytes(GST_PAD_PROBE_INFO_BUFFER(info), race->reference))
+    race->changed++;
+  return GST_PAD_PROBE_OK;
+}
+
+static gpointer toggle_mode_and_overlay(gpointer data)
+{
+  TeeRace *race = data;
+
+  for (guint i = 0; !g_atomic_int_get(&race->stop); i++) {
+    if (i % 4 < 2)
+      g_object_set(race->lumahist, "mode", i % 2 /* equalize, analyze */, NULL);
+    else
+      g_object_set(race->lumahist, "overlay", i % 2 == 0, NULL);
+  }
+  return NULL;
+}
+
+/* mode and overlay set from another thread while frames come through a tee,
+ * which makes them read-only: the base class may pass a frame through, not
+ * made writable, and the element then see the new value.  Such a frame is
+ * analysed, not rewritten: no critical on mapping it, no error, and the
+ * other branch gets every frame as it was made.  (Before the fix, a
+ * "write map requested on non-writable buffer" critical, then the error
+ * "Could not map a video frame", within a few thousand frames.) */
+GST_START_TEST(test_mode_change_over_tee)
+{
+  GstElement *pipeline =
+      gst_parse_launch("videotestsrc num-buffers=20000 pattern=gradient ! "
+                       "video/x-raw,format=GRAY8,width=64,height=48,framerate=25/1 ! tee name=t "
+                       "t. ! queue ! fakesink name=other sync=false "
+                       "t. ! lumahist name=l backend=cpu post-messages=false attach-meta=false ! "
+                       "fakesink sync=false",
+                       NULL);
+  TeeRace race = {NULL, NULL, 0, 0, 0};
+  GstElement *tee, *other;
+  GstPad *pad;
+  GstBus *bus;
+  GstMessage *message;
+  GThread *thread;
+
+  fail_unless(pipeline != NULL);
+  race.lumahist = gst_bin_get_by_name(GST_BIN(pipeline), "l");
+  tee = gst_bin_get_by_name(GST_BIN(pipeline), "t");
+  other = gst_bin_get_by_name(GST_BIN(pipeline), "other");
+  pad = gst_element_get_static_pad(tee, "sink");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, keep_reference, &race, NULL);
+  gst_object_unref(pad);
+  pad = gst_element_get_static_pad(other, "sink");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, compare_with_reference, &race, NULL);
+  gst_object_unref(pad);
+
+  thread = g_thread_new("toggle", toggle_mode_and_overlay, &race);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  bus = gst_element_get_bus(pipeline);
+  message = gst_bus_timed_pop_filtered(bus, 50 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  g_atomic_int_set(&race.stop, 1);
+  g_thread_join(thread);
+  fail_unless(message != NULL, "timeout");
+  if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) {
+    GError *error = NULL;
+    gst_message_parse_error(message, &error, NULL);
+    fail("error: %s", error->message);
+  }
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int(race.received, 20000);
+  fail_unless_equals_int(race.changed, 0);
+
+  gst_message_unref(message);
+  gst_object_unref(bus);
+  gst_buffer_unref(race.reference);
+  gst_object_unref(other);
+  gst_object_unref(tee);
+  gst_object_unref(race.lumahist);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+/* A buffer without memory between two frames (an application's
+ * gst_buffer_new(), as a gap without the flag): it goes on untouched, gets
+ * no message and no meta, and is not counted as a frame; in every mode. */
+GST_START_TEST(test_empty_buffer)
+{
+  const gchar *caps_string = "video/x-raw,format=GRAY8,width=16,height=16,framerate=25/1";
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+
+  for (guint i = 0; i < 3; i++) {
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1, "mode", i == 1 ? 1 /* equalize */ : 0,
+                                "overlay", i == 2, NULL);
+    GstBuffer *empty = gst_buffer_new();
+    GstBuffer *out;
+    GstMessage *message;
+
+    GST_INFO("mode %s", i == 0 ? "analyze" : i == 1 ? "equalize" : "overlay");
+    gst_harness_set_src_caps_str(h, caps_string);
+    fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 60, 0)), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+    GST_BUFFER_PTS(empty) = 40 * GST_MSECOND;
+    fail_unless_equals_int(gst_harness_push(h, empty), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless_equals_uint64(gst_buffer_get_size(out), 0);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), 40 * GST_MSECOND);
+    fail_unless(gst_buffer_get_lumahist_meta(out) == NULL);
+    gst_buffer_unref(out);
+    fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 61, 80 * GST_MSECOND)),
+                           GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+
+    /* Frames 0 and 1: the two pictures, nothing for the empty buffer. */
+    for (guint64 frame = 0; frame < 2; frame++) {
+      message = pop_lumahist_message(bus);
+      fail_unless_equals_uint64(get_uint64(gst_message_get_structure(message), "frame"), frame);
+      fail_unless_equals_uint64(get_uint64(gst_message_get_structure(message), "timestamp"),
+                                frame * 80 * GST_MSECOND);
+      gst_message_unref(message);
+    }
+    assert_no_lumahist_message(bus);
+    message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    fail_unless(message == NULL, "error %" GST_PTR_FORMAT, message);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
+/* overlay-width and overlay-height take 0 (the default placement) or 3 ..
+ * 65536, the sides lh_overlay() draws: a side of 1 or 2, set while playing,
+ * is refused with a warning and the previous one stays (it used to be taken
+ * and fail every frame after it), and one above 65536 is out of the param
+ * spec's range.  A panel off the frame draws nothing and fails nothing. */
+GST_START_TEST(test_overlay_size_property)
+{
+  const gchar *caps_string = "video/x-raw,format=GRAY8,width=32,height=24,framerate=25/1";
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "overlay", TRUE, "overlay-width", 20,
+                              "overlay-height", 10, "post-messages", FALSE, NULL);
+  GParamSpecInt *spec;
+  GstBuffer *in, *out, *expected;
+  LhOverlayOptions overlay;
+  LhStats stats;
+  gint width, height;
+
+  spec = G_PARAM_SPEC_INT(
+      g_object_class_find_property(G_OBJECT_GET_CLASS(h->element), "overlay-width"));
+  fail_unless_equals_int(spec->minimum, 0);
+  fail_unless_equals_int(spec->maximum, 65536);
+  spec = G_PARAM_SPEC_INT(
+      g_object_class_find_property(G_OBJECT_GET_CLASS(h->element), "overlay-height"));
+  fail_unless_equals_int(spec->minimum, 0);
+  fail_unless_equals_int(spec->maximum, 65536);
+
+  gst_harness_set_src_caps_str(h, caps_string);
+  fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 70, 0)), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+
+  /* While playing: refused, and the next frame gets the 20x10 panel. */
+  ASSERT_WARNING(g_object_set(h->element, "overlay-width", 2, NULL));
+  ASSERT_WARNING(g_object_set(h->element, "overlay-height", 1, NULL));
+  ASSERT_WARNING(g_object_set(h->element, "overlay-width", 65537, NULL));
+  g_object_get(h->element, "overlay-width", &width, "overlay-height", &height, NULL);
+  fail_unless_equals_int(width, 20);
+  fail_unless_equals_int(height, 10);
+  in = lhc_random_frame(&info, 71, 40 * GST_MSECOND);
+  lhc_library_stats(in, &info, LH_MATRIX_BT601, LH_RANGE_FULL, "1,5,50,95,99", &stats);
+  lh_overlay_options_init(&overlay);
+  overlay.rect = (LhRect){0, 0, 20, 10};
+  overlay.matrix = LH_MATRIX_BT601;
+  overlay.range = LH_RANGE_FULL;
+  expected = lhc_library_output(in, &info, NULL, &overlay, &stats);
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  out = gst_harness_pull(h);
+  fail_unless(same_bytes(out, expected), "not the 20x10 panel");
+  gst_buffer_unref(out);
+  gst_buffer_unref(expected);
+  lh_stats_clear(&stats);
+
+  /* 0 and the largest sides are taken; the largest panel at the far corner
+   * lies off the frame and draws nothing. */
+  g_object_set(h->element, "overlay-width", 0, "overlay-height", 0, NULL);
+  g_object_set(h->element, "overlay-x", G_MAXINT, "overlay-y", G_MAXINT, "overlay-width", 65536,
+               "overlay-height", 65536, NULL);
+  g_object_get(h->element, "overlay-width", &width, "overlay-height", &height, NULL);
+  fail_unless_equals_int(width, 65536);
+  fail_unless_equals_int(height, 65536);
+  in = lhc_random_frame(&info, 72, 80 * GST_MSECOND);
+  expected = gst_buffer_copy_deep(in);
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  out = gst_harness_pull(h);
+  fail_unless(same_bytes(out, expected), "a panel off the frame drew");
+  gst_buffer_unref(out);
+  gst_buffer_unref(expected);
+  fail_unless(gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) == NULL);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
 /* Runs a pipeline to EOS; returns the number of lumahist messages and counts
  * warnings.  Each message's frame index must follow the previous. */
 static guint run_to_eos(GstElement *pipeline, guint *warnings, gchar **backend_in_messages)
@@ -1395,6 +1621,9 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_temporal_window);
   tcase_add_test(tc, test_overlay);
   tcase_add_test(tc, test_mode_change_while_playing);
+  tcase_add_test(tc, test_mode_change_over_tee);
+  tcase_add_test(tc, test_empty_buffer);
+  tcase_add_test(tc, test_overlay_size_property);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_backend_auto);
   tcase_add_test(tc, test_backend_auto_per_frame);
