@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lhio-private.h"
+#include "lhio-video.h"
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 static const uint8_t jpeg_magic[3] = {0xff, 0xd8, 0xff};
@@ -190,6 +191,14 @@ static int sniff_input(const char *path, FILE *file, LhioFileType *type, LhioEnc
       return lhio_fail(LH_ERROR_CORRUPT, path, "empty file");
     if (is_magic_prefix(head, n))
       return lhio_fail(LH_ERROR_CORRUPT, path, "truncated file");
+    /* A video comes here only where it could not be looked at before being
+     * read: on a pipe, which its demuxer could not seek in either. */
+    uint8_t more[LHIO_VIDEO_SNIFF_BYTES];
+    memcpy(more, head, n);
+    size_t m = n + fread(more + n, 1, sizeof more - n, file);
+    if (lhio_sniff_video(more, m))
+      return lhio_fail(LH_ERROR_UNSUPPORTED, path,
+                       "a video: videos are read from files, not from a pipe or standard input");
     return lhio_fail(LH_ERROR_UNSUPPORTED, path, "not a PNG or JPEG file");
   }
   if (fseek(file, 0, SEEK_SET) == 0)

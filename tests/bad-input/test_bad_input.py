@@ -378,8 +378,10 @@ def group_special(tool, corpus, tmp, sanitized):
     rc, out, err = run(stats_argv(tool, "--no-histogram", "-"), input=jpeg_bytes)
     check(rc == 0 and '"path":"/dev/stdin","width":24,' in out and not err,
           f"'-' for standard input: exit {rc}, {out!r} {err!r}")
+    # A video on a pipe is said to be one (it was "not a PNG or JPEG file").
+    y4m = b"YUV4MPEG2 W4 H2 F25:1 C444\nFRAME\n" + bytes(24)
     for data, reason in ((jpeg_bytes[:40], "truncated"), (b"GIF89a", "not a png or jpeg"),
-                         (b"", "empty")):
+                         (b"", "empty"), (y4m, "a video: videos are read from files")):
         rc, out, err = run(stats_argv(tool, "/dev/stdin"), input=data)
         check(rc == 1 and not out, f"{data[:8]!r} on a pipe: exit {rc}, {out!r}")
         check_one_line_each(err, {"/dev/stdin": [reason]}, f"{reason} on a pipe")
