@@ -274,6 +274,20 @@ typedef struct {
   bool incomplete; /* the last line is incomplete */
 } Resume;
 
+/* The pixels an image's record counts: those of roi inside the image (the
+ * whole image without one), as the library clips it. */
+static guint64 pixels_analysed(const LhtParsedRecord *record, const LhRect *roi)
+{
+  gint64 x0 = 0, y0 = 0, x1 = record->width, y1 = record->height;
+  if (roi->width > 0 && roi->height > 0) {
+    x0 = MAX(x0, roi->x);
+    y0 = MAX(y0, roi->y);
+    x1 = MIN(x1, (gint64)roi->x + roi->width);
+    y1 = MIN(y1, (gint64)roi->y + roi->height);
+  }
+  return x1 > x0 && y1 > y0 ? (guint64)((x1 - x0) * (y1 - y0)) : 0;
+}
+
 static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
 {
   Resume *r = data;
@@ -300,6 +314,12 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
     r->mismatch = g_strdup_printf("line %" G_GUINT64_FORMAT " was written with --matrix %s "
                                   "--range %s",
                                   line, record->matrix, record->range);
+    return false;
+  }
+  if (!video && record->count != pixels_analysed(record, &options->roi)) {
+    r->mismatch = g_strdup_printf("line %" G_GUINT64_FORMAT " counts %" G_GUINT64_FORMAT
+                                  " pixels of its %dx%d image: written with another --roi",
+                                  line, record->count, record->width, record->height);
     return false;
   }
   if (g_hash_table_size(r->done) == 0) {

@@ -213,6 +213,7 @@ typedef struct {
   GArray *histogram;          /* of guint64; empty when the record has none */
   double clipped_low;
   double clipped_high;
+  guint64 count; /* pixels analysed */
   /* A video frame's record: what the report draws of it. */
   guint64 frame;
   double pts;

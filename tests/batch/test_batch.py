@@ -686,12 +686,26 @@ def group_resume(tmp):
     # A file made with other options is not continued, and is left as it was.
     with open(out, "rb") as f:
         before = f.read()
-    for extra in (["-p", "50"], ["--range", "limited"], ["--no-histogram"]):
+    for extra in (["-p", "50"], ["--range", "limited"], ["--no-histogram"],
+                  ["--roi", "0,0,640,479"]):
         proc = run("stats", "--output", out, "--skip-existing", *extra, folder)
         check(proc.returncode == 1 and b"cannot be continued" in proc.stderr,
               f"resume with {extra}: {proc.returncode} {text(proc.stderr)!r}")
     with open(out, "rb") as f:
         check(f.read() == before, "a refused resume changed the file")
+    # Records of a --roi are continued with that --roi only (the count of
+    # each record shows it).
+    roi_out = os.path.join(tmp, "roi.jsonl")
+    roi_full = run("stats", "--roi", "10,20,30,40", folder)
+    with open(roi_out, "wb") as f:
+        f.write(b"".join(roi_full.stdout.splitlines(keepends=True)[:4]))
+    proc = run("stats", "--output", roi_out, "--skip-existing", folder)
+    check(proc.returncode == 1 and b"another --roi" in proc.stderr,
+          f"resume of --roi records without it: {proc.returncode} {text(proc.stderr)!r}")
+    proc = run("stats", "--output", roi_out, "--skip-existing", "--roi", "10,20,30,40", folder)
+    with open(roi_out, "rb") as f:
+        check(proc.returncode == 0 and f.read() == roi_full.stdout,
+              f"resume with the same --roi: {proc.returncode} {text(proc.stderr)!r}")
     proc = run("stats", "--skip-existing", folder)
     check(proc.returncode == 2, "--skip-existing without --output accepted")
     proc = run("stats", "--skip-existing", "-o", out, "-f", "csv", folder)
