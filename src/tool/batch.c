@@ -234,6 +234,10 @@ static bool sink_commit(Sink *sink)
   fflush(sink->stream);
   const char *at = sink->buffer->str;
   size_t left = sink->buffer->len;
+  /* A full disk takes part of a write: the file is cut back to the records
+   * before it (where it can seek: not a pipe), so that it ends with a whole
+   * record, as after a signal. */
+  off_t before = left > 0 && !sink->failed ? lseek(sink->fd, 0, SEEK_END) : -1;
   while (left > 0 && !sink->failed) {
     ssize_t n = write(sink->fd, at, left);
     if (n < 0 && errno == EINTR)
@@ -241,6 +245,9 @@ static bool sink_commit(Sink *sink)
     if (n <= 0) {
       lht_error(sink->name, "cannot write the records: %s", g_strerror(n < 0 ? errno : EIO));
       sink->failed = true;
+      if (at != sink->buffer->str && before >= 0 && ftruncate(sink->fd, before) != 0)
+        lht_error(sink->name, "cannot cut off the part of a record written: %s",
+                  g_strerror(errno));
       break;
     }
     at += n;

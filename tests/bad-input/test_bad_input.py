@@ -506,6 +506,29 @@ def in_tiny_mount(shell_command, options):
     return None
 
 
+def records_on_a_full_disk(tool, tmp):
+    """stats -o FILE on a disk that fills up: exit 1, one line, and FILE ends
+    with a whole record (the part of the one that did not fit was left)."""
+    many = os.path.join(tmp, "many")
+    os.makedirs(many)
+    for k in range(60):  # about 2.4 KB a record: 140 KB, more than the 64 KiB mount
+        with open(os.path.join(many, f"{k:02d}.png"), "wb") as f:
+            f.write(png(13 + k, 7))
+    argv = " ".join(stats_argv(tool, "--quiet", "-o", '"$MNT/records.jsonl"', many))
+    result = in_tiny_mount(f'{argv}; echo "rc=$?"; wc -c < "$MNT/records.jsonl"; '
+                           f'tail -c 1 "$MNT/records.jsonl" | od -An -c', "size=64k")
+    if result is None:
+        print("note: cannot mount a tmpfs here: records on a full disk not tested")
+        return
+    _, out, err = result
+    lines = out.split("\n")
+    check(lines[0] == "rc=1" and err.count("\n") == 1 and "no space left" in err.lower(),
+          f"stats -o on a full disk: {out!r} {err!r}")
+    check(int(lines[1]) > 0 and lines[2].strip() == "\\n",
+          f"stats -o on a full disk: the file ends inside a record ({lines[1:3]})")
+    print("stats -o on a full disk: exit 1, one line, the file ends with a whole record")
+
+
 def files_written_whole(tool, corpus, tmp):
     """--report and --save-lut into what is not a regular file: a FIFO gets
     the file through it, a link to /dev/full stays a link (the write fails,
@@ -564,6 +587,7 @@ def group_outputs(tool, corpus, tmp, sanitized):
           err.count("\n") == 1, f"stats > /dev/full: exit {p.returncode} {err!r}")
     print("stats > /dev/full: one line, exit 1")
     files_written_whole(tool, corpus, tmp)
+    records_on_a_full_disk(tool, tmp)
 
     commands = rewrite_commands(tool)
     if not commands:
