@@ -246,8 +246,7 @@ static bool sink_commit(Sink *sink)
       lht_error(sink->name, "cannot write the records: %s", g_strerror(n < 0 ? errno : EIO));
       sink->failed = true;
       if (at != sink->buffer->str && before >= 0 && ftruncate(sink->fd, before) != 0)
-        lht_error(sink->name, "cannot cut off the part of a record written: %s",
-                  g_strerror(errno));
+        lht_error(sink->name, "cannot cut off the part of a record written: %s", g_strerror(errno));
       break;
     }
     at += n;
