@@ -11,6 +11,7 @@
  * R'G'B'), so the pixels are the decoder's own, as FFmpeg's are for
  * signalstats; only packed YUV (YUY2, v210, ...) is converted. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -41,6 +42,18 @@
 /* What NVDEC decoders give in CUDA memory and the library reads there. */
 #define CUDA_FORMATS "{ NV12, P010_10LE }"
 
+/* What went into one decoder, counted on its sink pad. */
+typedef struct {
+  LhioVideo *video;
+  GstElement *decoder; /* held (a ref) */
+  GstPad *sink;        /* its sink pad, held, and the probe there */
+  gulong probe;
+  uint64_t frames_in; /* buffers into it */
+  /* Timestamps of the keyframes that entered it (parsers flag them;
+   * decoders' output frames do not say), until they come out. */
+  GHashTable *keyframes;
+} DecoderInput;
+
 struct LhioVideo {
   char *path;
   LhioVideoOptions options;
@@ -55,12 +68,12 @@ struct LhioVideo {
   bool drained;      /* decodebin3 has read its whole input */
   char *decoder;
   char *missing; /* a missing decoder's description */
-  /* Timestamps of the keyframes that entered the decoder (parsers flag
-   * them; decoders' output frames do not say), until they come out. */
-  GHashTable *keyframes;
-  bool decoder_seen;
-  uint64_t frames_in;    /* buffers into the decoder */
+  /* Every picture decoder plugged (decodebin, for a pipe, decodes every
+   * stream), and the one whose frames reach the appsink, once linked. */
+  GPtrArray *decoders; /* of DecoderInput */
+  DecoderInput *video_decoder;
   bool transport_stream; /* tsdemux reads it: its end is looked at (ts-end.c) */
+  bool avi;              /* avidemux reads it: its header is (avi_cut_before) */
 
   bool started;
   uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
@@ -166,79 +179,134 @@ static void input_drained(GstElement *decodebin, gpointer data)
   g_mutex_unlock(&v->lock);
 }
 
-/* The video decoder inside decodebin3, by its klass. */
-static char *find_decoder_name(GstElement *bin)
-{
-  char *name = NULL;
-  GstIterator *it = gst_bin_iterate_recurse(GST_BIN(bin));
-  GValue item = G_VALUE_INIT;
-  while (!name && gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
-    GstElement *e = g_value_get_object(&item);
-    GstElementFactory *factory = gst_element_get_factory(e);
-    const char *klass =
-        factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
-    if (klass && strstr(klass, "Decoder") && strstr(klass, "Video"))
-      name = g_strdup(GST_OBJECT_NAME(factory));
-    g_value_reset(&item);
-  }
-  g_value_unset(&item);
-  gst_iterator_free(it);
-  return name;
-}
-
-static bool is_video_decoder(GstElement *element)
+/* A decoder of pictures, by its klass: "Codec/Decoder/Video" (avdec_h264,
+ * nvh264dec, ...), and "Codec/Decoder/Image" (jpegdec, pngdec), which
+ * decode MJPEG and PNG video streams, frame by frame.  Which stream it
+ * decodes is told by where its frames go (find_video_decoder). */
+static bool is_picture_decoder(GstElement *element)
 {
   GstElementFactory *factory = gst_element_get_factory(element);
   const char *klass =
       factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
-  return klass && strstr(klass, "Decoder") && strstr(klass, "Video");
+  return klass && strstr(klass, "Decoder") && (strstr(klass, "Video") || strstr(klass, "Image"));
 }
 
-static GstPadProbeReturn note_keyframe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
-  LhioVideo *v = data;
+  (void)pad;
+  DecoderInput *input = data;
+  LhioVideo *v = input->video;
   GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
   g_mutex_lock(&v->lock);
-  v->frames_in++;
-  g_mutex_unlock(&v->lock);
-  if (buffer && GST_BUFFER_PTS_IS_VALID(buffer) &&
+  input->frames_in++;
+  /* Another stream's keyframes would never be taken out. */
+  bool ours = !v->video_decoder || v->video_decoder == input;
+  if (ours && buffer && GST_BUFFER_PTS_IS_VALID(buffer) &&
       !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT)) {
     gint64 *pts = g_new(gint64, 1);
     *pts = (gint64)GST_BUFFER_PTS(buffer);
-    g_mutex_lock(&v->lock);
-    g_hash_table_add(v->keyframes, pts);
-    g_mutex_unlock(&v->lock);
+    g_hash_table_add(input->keyframes, pts);
   }
+  g_mutex_unlock(&v->lock);
   return GST_PAD_PROBE_OK;
 }
 
-static bool is_transport_stream_demuxer(GstElement *element)
+static void free_decoder_input(gpointer data)
 {
-  GstElementFactory *factory = gst_element_get_factory(element);
-  return factory && strcmp(GST_OBJECT_NAME(factory), "tsdemux") == 0;
+  DecoderInput *input = data;
+  /* A stuck pipeline outlives the LhioVideo (lhio_video_close). */
+  gst_pad_remove_probe(input->sink, input->probe);
+  gst_object_unref(input->sink);
+  gst_object_unref(input->decoder);
+  g_hash_table_destroy(input->keyframes);
+  g_free(input);
 }
 
-/* Each video decoder decodebin3 plugs gets a probe on its input; a
- * transport stream's demuxer is noted. */
+static bool is_made_by(GstElement *element, const char *factory_name)
+{
+  GstElementFactory *factory = gst_element_get_factory(element);
+  return factory && strcmp(GST_OBJECT_NAME(factory), factory_name) == 0;
+}
+
+/* Each picture decoder decodebin3 plugs gets a probe on its input; the
+ * demuxers of transport streams and AVI are noted. */
 static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer data)
 {
   LhioVideo *v = data;
-  if (is_transport_stream_demuxer(element)) {
+  if (is_made_by(element, "tsdemux") || is_made_by(element, "avidemux")) {
     g_mutex_lock(&v->lock);
-    v->transport_stream = true;
+    if (is_made_by(element, "tsdemux"))
+      v->transport_stream = true;
+    else
+      v->avi = true;
     g_mutex_unlock(&v->lock);
     return;
   }
-  if (!is_video_decoder(element))
+  if (!is_picture_decoder(element))
     return;
   GstPad *pad = gst_element_get_static_pad(element, "sink");
-  if (pad) {
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, note_keyframe, v, NULL);
-    gst_object_unref(pad);
-  }
+  if (!pad)
+    return;
+  DecoderInput *input = g_new0(DecoderInput, 1);
+  input->video = v;
+  input->decoder = gst_object_ref(element);
+  input->keyframes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  input->sink = pad;
+  input->probe =
+      gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_decoder_input, input, NULL);
   g_mutex_lock(&v->lock);
-  v->decoder_seen = true;
+  g_ptr_array_add(v->decoders, input);
   g_mutex_unlock(&v->lock);
+}
+
+static DecoderInput *decoder_input_of(LhioVideo *v, GstElement *element)
+{
+  for (guint i = 0; element && i < v->decoders->len; i++) {
+    DecoderInput *input = g_ptr_array_index(v->decoders, i);
+    if (input->decoder == element)
+      return input;
+  }
+  return NULL;
+}
+
+/* The decoder whose frames leave decodebin by pad, found upstream through
+ * ghost pads and the elements between (a queue, a capsfilter); NULL when
+ * the stream is not decoded (raw video).  The outermost decoder is found
+ * first, so a decoding bin (vp9alphadecodebin) is counted, not the
+ * decoders inside it. */
+static DecoderInput *find_video_decoder(LhioVideo *v, GstPad *pad)
+{
+  DecoderInput *found = NULL;
+  GstPad *at = gst_object_ref(pad);
+  for (int steps = 0; at && !found && steps < 32; steps++) {
+    GstElement *element = gst_pad_get_parent_element(at);
+    g_mutex_lock(&v->lock);
+    found = decoder_input_of(v, element);
+    g_mutex_unlock(&v->lock);
+    if (element)
+      gst_object_unref(element);
+    GstPad *next = NULL;
+    if (found) {
+      /* done */
+    } else if (GST_IS_GHOST_PAD(at)) {
+      next = gst_ghost_pad_get_target(GST_GHOST_PAD(at));
+    } else if (GST_PAD_IS_SRC(at)) {
+      /* The sink pad this source pad's data come from, then its peer. */
+      GstIterator *it = gst_pad_iterate_internal_links(at);
+      GValue item = G_VALUE_INIT;
+      if (it && gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
+        next = gst_pad_get_peer(g_value_get_object(&item));
+        g_value_unset(&item);
+      }
+      if (it)
+        gst_iterator_free(it);
+    }
+    gst_object_unref(at);
+    at = next;
+  }
+  if (at)
+    gst_object_unref(at);
+  return found;
 }
 
 static bool caps_offer_cuda(GstCaps *caps)
@@ -268,6 +336,10 @@ static void pad_added(GstElement *decodebin, GstPad *pad, gpointer data)
   g_mutex_unlock(&v->lock);
   if (!take)
     return;
+  DecoderInput *decoder = find_video_decoder(v, pad);
+  g_mutex_lock(&v->lock);
+  v->video_decoder = decoder;
+  g_mutex_unlock(&v->lock);
 
   /* CUDA memory goes straight to the appsink: videoconvert would download it. */
   GstElement *target = v->sink;
@@ -378,7 +450,7 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
   if (!(v->options.timeout_s > 0))
     v->options.timeout_s = DEFAULT_TIMEOUT_S;
   v->video_streams = -1;
-  v->keyframes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  v->decoders = g_ptr_array_new_with_free_func(free_decoder_input);
 #ifdef HAVE_GST_CUDA
   if (v->options.allow_cuda && !gst_cuda_load_library())
     v->options.allow_cuda = false;
@@ -489,9 +561,10 @@ static void note_decoder(LhioVideo *v)
   g_mutex_unlock(&v->lock);
   if (known)
     return;
-  char *name = find_decoder_name(v->decodebin);
   g_mutex_lock(&v->lock);
-  v->decoder = name ? name : g_strdup("");
+  GstElementFactory *factory =
+      v->video_decoder ? gst_element_get_factory(v->video_decoder->decoder) : NULL;
+  v->decoder = g_strdup(factory ? GST_OBJECT_NAME(factory) : "");
   g_mutex_unlock(&v->lock);
 }
 
@@ -500,19 +573,118 @@ static int fail_now(LhioVideo *v, int status)
   return lhio_fail(status, v->path, "%s", v->error);
 }
 
+/* An AVI file is a RIFF chunk ("AVI "), followed by more ("AVIX") in an
+ * OpenDML file of over 1 GiB; muxers write their sizes when they finish. */
+#define AVI_HEAD_BYTES (1 << 20)
+#define AVI_MAX_RIFFS 4096
+
+static bool read_at(FILE *file, long offset, void *buffer, size_t size)
+{
+  return fseek(file, offset, SEEK_SET) == 0 && fread(buffer, 1, size, file) == size;
+}
+
+/* The end of the first video stream as the header of an AVI file states it
+ * (its strh's dwLength frames of dwScale/dwRate seconds, the frame_period),
+ * in seconds, when the file is shorter than its RIFF chunks say; else NAN.  avidemux cannot
+ * be asked: when the index at the end is cut off it scans the chunks there
+ * are and takes their duration for the stream's, so that the frames before
+ * a cut come out as if the file were whole.  Both are asked for, a cut and
+ * the stated length, so that a writer's wrong sizes or counts alone do not
+ * make a whole file cut. */
+static double avi_cut_before(const char *path, double *frame_period)
+{
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return NAN;
+  double stated_end = NAN;
+  bool cut = false;
+  uint8_t header[12];
+  struct stat info;
+  if (fstat(fileno(file), &info) != 0 || !read_at(file, 0, header, sizeof header) ||
+      memcmp(header, "RIFF", 4) != 0 || memcmp(header + 8, "AVI ", 4) != 0) {
+    fclose(file);
+    return NAN;
+  }
+  uint64_t offset = 0;
+  for (int i = 0; i < AVI_MAX_RIFFS && offset + sizeof header <= (uint64_t)info.st_size; i++) {
+    if (!read_at(file, (long)offset, header, sizeof header) || memcmp(header, "RIFF", 4) != 0)
+      break; /* bytes after the last one: junk, not a cut */
+    uint32_t size = GST_READ_UINT32_LE(header + 4);
+    /* A writer that never came back to its sizes leaves them 0 (or all
+     * ones): nothing is stated. */
+    if (size == 0 || size == UINT32_MAX)
+      break;
+    uint64_t end = offset + 8 + size;
+    if (end > (uint64_t)info.st_size) {
+      cut = true;
+      break;
+    }
+    offset = end + (size & 1);
+  }
+  if (!cut) {
+    fclose(file);
+    return NAN;
+  }
+  /* The header list (hdrl) holds a stream list (strl) for each stream,
+   * its strh first. */
+  size_t head_size = (size_t)MIN((uint64_t)info.st_size, AVI_HEAD_BYTES);
+  uint8_t *head = g_malloc(head_size);
+  if (read_at(file, 0, head, head_size)) {
+    size_t at = 12;
+    size_t hdrl_end = 0;
+    while (at + 12 <= head_size) {
+      uint32_t size = GST_READ_UINT32_LE(head + at + 4);
+      bool list = memcmp(head + at, "LIST", 4) == 0;
+      if (list && memcmp(head + at + 8, "hdrl", 4) == 0) {
+        hdrl_end = (size_t)MIN((uint64_t)at + 8 + size, head_size);
+        at += 12;
+        break;
+      }
+      if (list && memcmp(head + at + 8, "movi", 4) == 0)
+        break;
+      at += 8 + (size_t)size + (size & 1);
+    }
+    while (at + 8 <= hdrl_end && isnan(stated_end)) {
+      uint32_t size = GST_READ_UINT32_LE(head + at + 4);
+      if (memcmp(head + at, "LIST", 4) == 0 && memcmp(head + at + 8, "strl", 4) == 0) {
+        /* The list's chunks are entered: its strh is next. */
+        at += 12;
+        continue;
+      }
+      if (memcmp(head + at, "strh", 4) == 0 && size >= 36 && at + 8 + 36 <= hdrl_end &&
+          memcmp(head + at + 8, "vids", 4) == 0) {
+        const uint8_t *strh = head + at + 8;
+        uint32_t scale = GST_READ_UINT32_LE(strh + 20), rate = GST_READ_UINT32_LE(strh + 24);
+        uint32_t length = GST_READ_UINT32_LE(strh + 32);
+        if (scale > 0 && rate > 0 && length > 0) {
+          *frame_period = (double)scale / rate;
+          stated_end = length * *frame_period;
+        }
+        break;
+      }
+      at += 8 + (size_t)size + (size & 1);
+    }
+  }
+  g_free(head);
+  fclose(file);
+  return stated_end;
+}
+
 /* At the end of the stream: whether it was whole.  Decoders hide damage
  * (they conceal it and go on), and demuxers end a cut file quietly, so the
  * frames are counted: those that entered the decoder against those that
- * came out, and the last frame's end against the stream's duration.  A
+ * came out, and the last frame's end against the stream's duration (an
+ * AVI's as its header states it, when the file is cut: avi_cut_before).  A
  * transport stream states no duration: its last bytes are read instead
  * (ts-end.c), first, as a cut is also what leaves its last frame
  * undecodable. */
 static int check_complete(LhioVideo *v)
 {
   g_mutex_lock(&v->lock);
-  uint64_t frames_in = v->frames_in;
-  bool counted = v->decoder_seen;
+  uint64_t frames_in = v->video_decoder ? v->video_decoder->frames_in : 0;
+  bool counted = v->video_decoder != NULL;
   bool transport_stream = v->transport_stream;
+  bool avi = v->avi;
   g_mutex_unlock(&v->lock);
   char why[160];
   if (transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) {
@@ -533,6 +705,15 @@ static int check_complete(LhioVideo *v)
     gst_object_unref(pad);
   double expected = known ? (double)duration / GST_SECOND : NAN;
   double slack = MAX(0.5, 3 * v->frame_time);
+  double frame_period = 0;
+  double avi_end = avi ? avi_cut_before(v->path, &frame_period) : NAN;
+  if (isfinite(avi_end) && !(expected >= avi_end)) {
+    /* The header counts the frames: those there are end where it says
+     * (a cut in the index after them leaves them all), one less where the
+     * last chunk was an empty one (a dropped frame). */
+    expected = avi_end;
+    slack = 1.5 * frame_period;
+  }
   if (isfinite(expected) && v->end_time > 0 && v->end_time < expected - slack) {
     set_error(v, "the file is truncated: its frames end at %.3f s of %.3f s", v->end_time,
               expected);
@@ -659,9 +840,9 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
    * (or a timestamp) nobody said. */
   f->keyframe = -1;
   g_mutex_lock(&v->lock);
-  if (v->decoder_seen && GST_BUFFER_PTS_IS_VALID(buffer)) {
+  if (v->video_decoder && GST_BUFFER_PTS_IS_VALID(buffer)) {
     gint64 key = (gint64)GST_BUFFER_PTS(buffer);
-    f->keyframe = g_hash_table_remove(v->keyframes, &key) ? 1 : 0;
+    f->keyframe = g_hash_table_remove(v->video_decoder->keyframes, &key) ? 1 : 0;
   }
   g_mutex_unlock(&v->lock);
   f->warned = v->warned || GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_CORRUPTED);
@@ -799,8 +980,8 @@ void lhio_video_close(LhioVideo *v)
     gst_object_unref(v->cuda_context);
 #endif
   g_free(v->host_p010);
-  if (v->keyframes)
-    g_hash_table_destroy(v->keyframes);
+  if (v->decoders)
+    g_ptr_array_unref(v->decoders);
   g_free(v->decoder);
   g_free(v->missing);
   g_free(v->error);

@@ -2,7 +2,8 @@
 """test_video.py: `lumahist stats` on video files, run as a user runs it.
 
 Usage: test_video.py LUMAHIST SAMPLES_DIR GROUP
-GROUP: frames, signalstats, bad, batch, audio, gpu (see GROUPS at the end).
+GROUP: frames, signalstats, bad, batch, audio, pictures, avi, gpu (see GROUPS at
+the end).
 
 Clips are made here: raw YUV4MPEG2 files written by this script from numpy
 arrays (so every pixel is known: the reference is numpy), and H.264 files
@@ -455,6 +456,143 @@ def group_bad(tmp):
           f"stuck pipe: the frames before are kept ({len(kept)} of 10), the summary marked")
 
 
+def ffmpeg_encoders_missing(*names):
+    """The names of FFmpeg's encoders among names that this ffmpeg lacks."""
+    listed = subprocess.run(["ffmpeg", "-hide_banner", "-encoders"], capture_output=True,
+                            text=True).stdout.split()
+    return [name for name in names if name not in listed]
+
+
+def gst_elements_missing(*names):
+    return [name for name in names
+            if subprocess.run(["gst-inspect-1.0", "--exists", name]).returncode != 0]
+
+
+def summary_says(path, words=None, frames=None):
+    """Checks the run on path: whole (words None) or failed saying words,
+    with frames decoded; returns the summary."""
+    code, out, err = run("stats", "--no-histogram", path)
+    recs = records(out)
+    s = summary_of(recs)
+    name = os.path.basename(path)
+    if words is None:
+        check(code == 0 and err == "" and s and s["complete"],
+              f"{name} (whole): exit {code}, {err!r}, complete {s and s['complete']}")
+    else:
+        check(code == 1 and words in err and s and not s["complete"] and words in s["error"],
+              f"{name}: exit {code}, {err!r}, summary {s and (s['complete'], s.get('error'))}")
+    if s and frames is not None:
+        check(s["frames"] == frames == len(frames_of(recs)),
+              f"{name}: {s['frames']} frames, {frames} expected")
+    return s
+
+
+def group_pictures(tmp):
+    """Video streams of pictures (MJPEG, PNG) are decoded by GStreamer's image
+    decoders (jpegdec, pngdec: klass "Codec/Decoder/Image"): they are named
+    in the records and counted like video decoders, so frames they drop are
+    told as damage.  Only the decoder of the stream read is counted:
+    decodebin, which reads a pipe, decodes every video stream."""
+    missing = ffmpeg_encoders_missing("mjpeg", "png")
+    if missing:
+        print(f"SKIP: this ffmpeg lacks the encoders {', '.join(missing)}")
+        sys.exit(77)
+    source = ["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10:d=1"]
+    mjpeg_avi = os.path.join(tmp, "mjpeg.avi")
+    ffmpeg(*source, "-c:v", "mjpeg", mjpeg_avi)
+    clips = [mjpeg_avi]
+    for name, codec in (("mjpeg.mov", "mjpeg"), ("png.mov", "png")):
+        clips.append(os.path.join(tmp, name))
+        ffmpeg(*source, "-c:v", codec, clips[-1])
+    for path in clips:
+        code, out, err = run("stats", "--no-histogram", path)
+        recs = records(out)
+        s = summary_of(recs)
+        decoders = {r["decoder"] for r in frames_of(recs)}
+        name = os.path.basename(path)
+        check(code == 0 and s and s["complete"] and s["frames"] == 10,
+              f"{name}: exit {code}, {err!r}")
+        check(len(decoders) == 1 and "" not in decoders and s and s["decoder"] in decoders,
+              f"{name}: decoders {decoders}, summary's {s and s['decoder']!r}")
+        check(all(r["keyframe"] is True for r in frames_of(recs)),
+              f"{name}: every picture is a keyframe")
+    # Four frames' entropy-coded data overwritten: the decoder drops them.
+    data = bytearray(open(mjpeg_avi, "rb").read())
+    scans = [i for i in range(len(data) - 1) if data[i:i + 2] == b"\xff\xda"]
+    for start in scans[2:6]:
+        for k in range(start + 40, min(start + 400, len(data)), 3):
+            data[k] = 0xFF if k % 2 else 0
+    damaged = os.path.join(tmp, "mjpeg-damaged.avi")
+    open(damaged, "wb").write(data)
+    s = summary_says(damaged, "the stream is damaged: 4 of its 10 frames", frames=6)
+    check(s and s["decoder"] != "", f"{os.path.basename(damaged)}: decoder named")
+    # Two MJPEG streams through a pipe: decodebin decodes both, one is read.
+    two = os.path.join(tmp, "two-streams.mkv")
+    ffmpeg(*source, "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:d=1", "-map", "0",
+           "-map", "1", "-c:v", "mjpeg", two)
+    fifo = os.path.join(tmp, "two-streams-pipe.mkv")
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat '{two}' > '{fifo}'"])
+    try:
+        summary_says(fifo, frames=10)
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def group_avi(tmp):
+    """A cut AVI: avidemux scans the chunks there are when the index at the
+    end is cut off, and takes their duration for the stream's, so the header's
+    frame count is read (src/io/video.c, avi_cut_before).  Whole files, and
+    ones cut only in their index, are complete: FFmpeg's (MPEG-4 with
+    B-frames, variable frame rate, H.264 with audio), avimux's, and one
+    written to a pipe, whose header states no sizes."""
+    missing = ffmpeg_encoders_missing("mpeg4", "libx264", "pcm_s16le")
+    missing += gst_elements_missing("x264enc", "jpegenc", "avimux")
+    if missing:
+        print(f"SKIP: no encoder or muxer {', '.join(missing)} (build-aux/install-deps.sh)")
+        sys.exit(77)
+    source = ["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:d=4"]
+    made = {
+        "mpeg4-bframes.avi": ["-c:v", "mpeg4", "-bf", "2"],
+        # Half a second without frames after frame 40: empty chunks fill it.
+        "mpeg4-vfr.avi": ["-vf", "setpts='N/25/TB+if(gt(N,40),0.5/TB,0)'", "-fps_mode", "vfr",
+                          "-c:v", "mpeg4", "-bf", "2"],
+        "h264-audio.avi": ["-f", "lavfi", "-i", "sine=d=4", "-c:v", "libx264", "-c:a",
+                           "pcm_s16le", "-shortest"],
+    }
+    paths = []
+    for name, args in made.items():
+        paths.append(os.path.join(tmp, name))
+        ffmpeg(*source, *args, paths[-1])
+    for name, encoder in (("avimux-h264.avi", ["x264enc", "key-int-max=10"]),
+                          ("avimux-mjpeg.avi", ["jpegenc"])):
+        paths.append(os.path.join(tmp, name))
+        gst_launch("videotestsrc", "num-buffers=100", "!",
+                   "video/x-raw,width=64,height=48,framerate=25/1", "!", *encoder, "!",
+                   "avimux", "!", "filesink", f"location={paths[-1]}")
+    piped = os.path.join(tmp, "ffmpeg-pipe.avi")
+    with open(piped, "wb") as out:
+        subprocess.run(["ffmpeg", "-v", "error", *source, "-c:v", "mpeg4", "-f", "avi", "pipe:1"],
+                       stdout=out, check=True)
+    for path in paths + [piped]:
+        summary_says(path, frames=100)
+    for path in paths:
+        data = open(path, "rb").read()
+        stem = os.path.splitext(path)[0]
+        # Cut in its index (idx1, at the end), after every frame: all there.
+        in_index = stem + "-cut-in-index.avi"
+        open(in_index, "wb").write(data[:data.rindex(b"idx1") + 20])
+        summary_says(in_index, frames=100)
+        for fraction in (0.5, 0.8):
+            cut = f"{stem}-cut-{fraction}.avi"
+            open(cut, "wb").write(data[:int(len(data) * fraction)])
+            s = summary_says(cut, "the file is truncated")
+            stated = "of 4.480 s" if "vfr" in path else "of 4.000 s"
+            check(s and stated in s.get("error", "") and 0 < s["frames"] < 100,
+                  f"{os.path.basename(cut)}: {s and (s['frames'], s.get('error'))}")
+
+
 def group_batch(tmp):
     folder = os.path.join(tmp, "mixed")
     os.makedirs(os.path.join(folder, "sub"))
@@ -615,6 +753,8 @@ GROUPS = {
     "bad": group_bad,
     "batch": group_batch,
     "audio": group_audio_only,
+    "pictures": group_pictures,
+    "avi": group_avi,
 }
 
 
