@@ -243,6 +243,25 @@ static void track_span(GArray *spans, bool *open, bool flagged, const LhpFrameFi
 /* ------------------------------------------------------------------------ */
 /* Analysis                                                                  */
 
+/* The part of a video frame (whose luma is a plane of its own: GRAY8,
+ * GRAY16, P010, as lhio gives them) that roi takes, so that its diff is of
+ * the pixels its statistics are; the frame itself without a roi, and for
+ * R'G'B' (no diff). */
+static LhFrame frame_in_roi(const LhFrame *frame, const LhRect *roi)
+{
+  LhFrame part = *frame;
+  bool luma_plane = frame->format == LH_FORMAT_GRAY8 || frame->format == LH_FORMAT_GRAY16 ||
+                    frame->format == LH_FORMAT_P010;
+  if (roi->width <= 0 || roi->height <= 0 || !luma_plane)
+    return part;
+  size_t sample = frame->format == LH_FORMAT_GRAY8 ? 1 : 2;
+  part.planes[0] =
+      (uint8_t *)frame->planes[0] + (size_t)roi->y * frame->strides[0] + (size_t)roi->x * sample;
+  part.width = roi->width;
+  part.height = roi->height;
+  return part;
+}
+
 /* The frame's statistics, and its diff (the mean absolute difference of its
  * luma to the previous record's frame, FFmpeg's YDIF: NAN for the first, after
  * a change of size, or for R'G'B' frames, which have no luma plane), both by
@@ -260,7 +279,8 @@ static int analyze_on(LhpVideoStats *v, LhContext *context, const LhFrame *frame
   v->analysed_on[v->backend]++;
   if (!v->difference && (status = lh_difference_new(&v->difference)) < 0)
     return status;
-  status = lh_difference_push(context, v->difference, frame, diff);
+  LhFrame part = frame_in_roi(frame, &options->roi);
+  status = lh_difference_push(context, v->difference, &part, diff);
   /* R'G'B': no diff, and the next frame's is NAN too (the state restarts). */
   return status == LH_ERROR_UNSUPPORTED ? LH_OK : status;
 }

@@ -185,6 +185,20 @@ def group_frames(tmp):
         means = [float(f.mean()) for f in frames]
         check(abs(s["frame_stats"]["mean"]["mean"] - np.mean(means)) < 1e-9, "mean of means")
 
+    # --roi: the statistics and the diff are of the rectangle's pixels (the
+    # diff was the whole frame's), and so is what is frozen.
+    code, out, err = run("stats", "--no-histogram", "--roi", "3,5,7,9", clip)
+    fr = frames_of(records(out))
+    check(code == 0 and len(fr) == len(frames), f"--roi: exit {code}: {err}")
+    for i, rec in enumerate(fr):
+        part = frames[i][5:14, 3:10].astype(int)
+        check(rec["count"] == 63 and abs(rec["mean"] - part.mean()) < 1e-9, f"--roi frame {i}")
+        want_diff = None if i == 0 else float(
+            np.abs(part - frames[i - 1][5:14, 3:10].astype(int)).mean())
+        check(want_diff is None and rec["diff"] is None or
+              want_diff is not None and abs(rec["diff"] - want_diff) < 1e-9,
+              f"--roi frame {i}: diff {rec['diff']} != {want_diff}")
+
     # Sampling and cutting.
     code, out, _ = run("stats", "--no-histogram", "--every", "4", clip)
     check([r["frame"] for r in frames_of(records(out))] == [0, 4, 8, 12],
