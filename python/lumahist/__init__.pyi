@@ -102,6 +102,11 @@ def overlay(image: Any, *, out: Any = ..., rect: Optional[Tuple[int, int, int, i
 
 class DatasetStats(Stats):
     images: int
+    # Many images: no one size, nor one backend (None, as the tool's dataset
+    # record leaves them out).
+    width: None  # type: ignore[assignment]
+    height: None  # type: ignore[assignment]
+    backend: None  # type: ignore[assignment]
 
 def merge(records: Any, *, percentiles: Optional[Sequence[float]] = ...) -> DatasetStats: ...
 def device_time() -> Optional[Dict[str, float]]: ...
