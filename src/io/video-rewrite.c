@@ -24,10 +24,14 @@
  * The decoder and the encoder are chosen by rank among the installed ones,
  * with a preference list per codec for the encoder (NVENC's first where it is
  * registered, which nvcodec only does where a GPU can encode, then x264enc,
- * x265enc, vp8enc, vp9enc, ...); any other codec gets the best-ranked encoder
- * that outputs it (avenc_* from gst-libav).  The muxer is the usual one of
- * the container GStreamer's typefinder finds in the input file, else one
- * whose output caps are those.  A stream the muxer does not take is left out
+ * x265enc, vp8enc, vp9enc, ..., jpegenc and pngenc); any other codec gets the
+ * best-ranked encoder that outputs it (avenc_* from gst-libav).  MJPEG and
+ * PNG video come out of parsebin as image/jpeg and image/png, and GStreamer
+ * files their decoders and encoders (jpegdec, pngdec, jpegenc, pngenc) as
+ * image ones: the first stream of either kind is the video, and elements of
+ * both kinds are looked for.  The muxer is the usual one of the container
+ * GStreamer's typefinder finds in the input file, else one whose output caps
+ * are those.  A stream the muxer does not take is left out
  * and the result says which.  The file is written to a temporary name beside
  * the output and renamed only after the muxer's end of stream, so a failure
  * or a stop leaves nothing. */
@@ -57,10 +61,18 @@
  * target bitrate (256 kbit/s by default): lifted out of the way. */
 #define VPX_RATE_CEILING 200000000
 
-/* The decoded formats the probe changes as they come. */
+/* The decoded formats the probe changes as they come.  The R'G'B' ones and
+ * GRAY16_BE are pngdec's: PNG video goes to the library as pngdec gives it
+ * and to pngenc the same, with no trip through YUV to spoil its losslessness
+ * (its frames are then equalized as PNG images are, each R'G'B' sample
+ * scaled by its luma's gain). */
 #define CHANGE_FORMATS                                                                             \
   "{ I420, Y42B, Y444, Y41B, NV12, NV16, NV24, GRAY8, I420_10LE, I420_12LE, I422_10LE, "           \
-  "I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, GRAY16_LE, P010_10LE }"
+  "I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, GRAY16_LE, P010_10LE, RGB, BGR, RGBA, BGRA, "       \
+  "RGBx, BGRx, GRAY16_BE }"
+/* The JPEG quality of images written back (lhio.h's jpeg_quality 0), which
+ * MJPEG video gets at the default CRF. */
+#define JPEG_DEFAULT_QUALITY 95
 
 typedef struct {
   const char *input;
@@ -131,6 +143,13 @@ static bool lh_format_of(GstVideoFormat format, LhFormat *out)
       {GST_VIDEO_FORMAT_Y444_16LE, LH_FORMAT_Y444_16LE},
       {GST_VIDEO_FORMAT_GRAY16_LE, LH_FORMAT_GRAY16},
       {GST_VIDEO_FORMAT_P010_10LE, LH_FORMAT_P010},
+      {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},
+      {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
+      {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA},
+      {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
+      {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},
+      {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
+      {GST_VIDEO_FORMAT_GRAY16_BE, LH_FORMAT_GRAY16_BE},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
     if (table[i].gst == format) {
@@ -234,6 +253,11 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
 /* ------------------------------------------------------------------------ */
 /* Choosing the elements                                                     */
 
+/* Elements of moving pictures: video ones, and the image ones that GStreamer
+ * files MJPEG's and PNG's under (gst_element_factory_list_is_type takes any
+ * of the media types it is given). */
+#define PICTURE_MEDIA (GST_ELEMENT_FACTORY_TYPE_MEDIA_VIDEO | GST_ELEMENT_FACTORY_TYPE_MEDIA_IMAGE)
+
 /* The best-ranked factory of type whose pads on side take caps: all of them
  * when whole (a decoder for the stream: vp9alphadecodebin takes only VP9
  * with codec-alpha), else some. */
@@ -293,6 +317,8 @@ static GstElement *make_encoder(GstCaps *codec_in, const char *asked, char **why
       {"video/x-vp8", {"vp8enc"}},
       {"video/x-vp9", {"vp9enc"}},
       {"video/x-av1", {"nvav1enc", "svtav1enc", "av1enc", "rav1enc"}},
+      {"image/jpeg", {"jpegenc"}},
+      {"image/png", {"pngenc"}},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(preferred); i++) {
     if (strcmp(preferred[i].codec, codec) != 0)
@@ -304,8 +330,8 @@ static GstElement *make_encoder(GstCaps *codec_in, const char *asked, char **why
     }
   }
   GstCaps *caps = gst_caps_ref(codec_in);
-  GstElementFactory *factory =
-      best_factory(GST_ELEMENT_FACTORY_TYPE_VIDEO_ENCODER, caps, GST_PAD_SRC, GST_RANK_NONE, false);
+  GstElementFactory *factory = best_factory(GST_ELEMENT_FACTORY_TYPE_ENCODER | PICTURE_MEDIA, caps,
+                                            GST_PAD_SRC, GST_RANK_NONE, false);
   gst_caps_unref(caps);
   if (!factory) {
     char *text = gst_caps_to_string(codec_in);
@@ -325,10 +351,26 @@ static bool has_property(GstElement *element, const char *name)
   return g_object_class_find_property(G_OBJECT_GET_CLASS(element), name) != NULL;
 }
 
+/* jpegenc's quality for a CRF.  jpegenc scales libjpeg's tables by
+ * 200 - 2q percent for a quality q of 50 and up, by 5000 / q below
+ * (jpeg_set_quality); that scale is made to double every 6 steps of CRF, as
+ * x264's quantizer step does, from JPEG_DEFAULT_QUALITY at the default CRF:
+ * 12 -> 98, 18 -> 95, 24 -> 90, 30 -> 80, 36 -> 60, 42 -> 31, 51 -> 11.  CRF 0
+ * asks for lossless, which baseline JPEG does not have: its best, 100. */
+static int jpeg_quality_of_crf(int crf)
+{
+  if (crf == 0)
+    return 100;
+  double scale = (200 - 2 * JPEG_DEFAULT_QUALITY) * pow(2.0, (crf - LHIO_VIDEO_DEFAULT_CRF) / 6.0);
+  double quality = scale <= 100 ? (200 - scale) / 2 : 5000 / scale;
+  return CLAMP((int)lround(quality), 1, 100);
+}
+
 /* Sets the encoder's rate control: a mean bitrate when kbps > 0, else
  * constant quality from crf (x264's scale: 0 lossless, 51 worst).  Each
- * encoder family has its own knobs. */
-static void set_quality(GstElement *encoder, int crf, int kbps)
+ * encoder family has its own knobs.  False for a bitrate asked of an encoder
+ * that has no rate control at all (jpegenc, pngenc: one picture at a time). */
+static bool set_quality(GstElement *encoder, int crf, int kbps)
 {
   GstElementFactory *factory = gst_element_get_factory(encoder);
   const char *name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
@@ -389,7 +431,21 @@ static void set_quality(GstElement *encoder, int crf, int kbps)
       snprintf(text, sizeof text, "%g", q);
       gst_util_set_object_arg(G_OBJECT(encoder), "quantizer", text);
     }
+  } else if (strcmp(name, "jpegenc") == 0) {
+    if (kbps > 0)
+      return false;
+    /* libjpeg's accurate DCT, as images are written with (its default):
+     * jpegenc's own default, ifast, is the coarser of the two at high
+     * quality, and lost more at 100 than at 95. */
+    gst_util_set_object_arg(G_OBJECT(encoder), "idct-method", "islow");
+    g_object_set(encoder, "quality", jpeg_quality_of_crf(crf), NULL);
+  } else if (strcmp(name, "pngenc") == 0) {
+    /* Lossless whatever the CRF: its compression level (zlib's effort) is
+     * left at its default. */
+    if (kbps > 0)
+      return false;
   }
+  return true;
 }
 
 /* The muxer whose output is the container typefinding gives the input:
@@ -550,8 +606,7 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
   if (!gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
     /* A decoder that takes the stream whole; caps not yet fixed (MPEG-TS
      * before its first packet) are met by one that takes some of them. */
-    GstElementFactoryListType type =
-        GST_ELEMENT_FACTORY_TYPE_DECODER | GST_ELEMENT_FACTORY_TYPE_MEDIA_VIDEO;
+    GstElementFactoryListType type = GST_ELEMENT_FACTORY_TYPE_DECODER | PICTURE_MEDIA;
     GstElementFactory *factory = best_factory(type, caps, GST_PAD_SINK, GST_RANK_MARGINAL, true);
     if (!factory && !gst_caps_is_fixed(caps))
       factory = best_factory(type, caps, GST_PAD_SINK, GST_RANK_MARGINAL, false);
@@ -563,6 +618,11 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
       return;
     }
     decoder = gst_element_factory_create(factory, NULL);
+    /* jpegdec's default IDCT (ifast) is libjpeg's coarse one: its frames
+     * were a code value or two off FFmpeg's, which equalization's stretch
+     * multiplies. */
+    if (strcmp(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)), "jpegdec") == 0)
+      gst_util_set_object_arg(G_OBJECT(decoder), "idct-method", "islow");
     gst_object_unref(factory);
   }
   /* Raw video (YUV4MPEG2) is written raw, unless --codec asks otherwise. */
@@ -583,9 +643,17 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
       gst_caps_unref(codec);
       return;
     }
-    set_quality(encoder, r->options->crf, r->options->bitrate_kbps);
     GstElementFactory *encoder_factory = gst_element_get_factory(encoder);
     encoder_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(encoder_factory));
+    if (!set_quality(encoder, r->options->crf, r->options->bitrate_kbps)) {
+      fail(r, "--bitrate: %s has no rate control (each frame is a picture of its own); use --crf",
+           encoder_name);
+      gst_object_unref(encoder);
+      if (decoder)
+        gst_object_unref(decoder);
+      gst_caps_unref(codec);
+      return;
+    }
     /* What the encoder makes, for its parser and the muxer's pad: the
      * input's codec, or with --codec the encoder's own. */
     for (const GList *t = gst_element_factory_get_static_pad_templates(encoder_factory); t;
@@ -604,9 +672,16 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
         break;
       }
     }
-    GstElementFactory *parser_factory = made ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made,
-                                                            GST_PAD_SINK, GST_RANK_MARGINAL, false)
-                                             : NULL;
+    /* An image encoder (jpegenc, pngenc) gives whole pictures, one a buffer,
+     * with nothing for a parser to add; and GStreamer 1.22's pngparse takes
+     * their durations away, so qtmux wrote the last frame with none, which
+     * readers leave out (11 of 12 frames came back). */
+    bool pictures =
+        made && g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(made, 0)), "image/");
+    GstElementFactory *parser_factory = made && !pictures
+                                            ? best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, made,
+                                                           GST_PAD_SINK, GST_RANK_MARGINAL, false)
+                                            : NULL;
     parser = parser_factory ? gst_element_factory_create(parser_factory, NULL) : NULL;
     if (parser_factory)
       gst_object_unref(parser_factory);
@@ -693,7 +768,9 @@ static void stream_found(GstElement *parsebin, GstPad *pad, gpointer data)
     caps = gst_pad_query_caps(pad, NULL);
   const char *name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
   g_mutex_lock(&r->lock);
-  bool video = g_str_has_prefix(name, "video/") && !r->video_linked;
+  /* MJPEG and PNG video are image/jpeg and image/png streams. */
+  bool pictures = g_str_has_prefix(name, "video/") || g_str_has_prefix(name, "image/");
+  bool video = pictures && !r->video_linked;
   if (video)
     r->video_linked = true;
   g_mutex_unlock(&r->lock);

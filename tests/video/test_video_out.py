@@ -2,7 +2,7 @@
 """test_video_out.py: `lumahist equalize`, `clahe` and `overlay` writing videos.
 
 Usage: test_video_out.py LUMAHIST GROUP
-GROUP: equalize, containers, bad, gpu (see GROUPS at the end).
+GROUP: equalize, containers, bad, pictures, gpu (see GROUPS at the end).
 
 Clips are made here from numpy frames (YUV4MPEG2 written by this script,
 then H.264 by FFmpeg's lossless libx264, with a sine tone in AAC), so every
@@ -87,11 +87,12 @@ def make_clip(tmp, name, frames, codec_args, audio=True, fps="25:1"):
     return path
 
 
-def decoded_planes(path, w, h):
-    """Every frame's Y, U, V as FFmpeg decodes the first video stream."""
+def decoded_planes(path, w, h, pix_fmt="yuv420p"):
+    """Every frame's Y, U, V as FFmpeg decodes the first video stream (full
+    range JPEG's as they are with pix_fmt yuvj420p, not scaled to 16 .. 235)."""
     raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-vsync", "passthrough",
                           "-f", "rawvideo",
-                          "-pix_fmt", "yuv420p", "-"], check=True, capture_output=True).stdout
+                          "-pix_fmt", pix_fmt, "-"], check=True, capture_output=True).stdout
     cw, ch = (w + 1) // 2, (h + 1) // 2
     size = w * h + 2 * cw * ch
     data = np.frombuffer(raw, np.uint8)
@@ -549,6 +550,136 @@ def check_rotation_kept(tmp):
     print(f"rotation kept in {len(clips) - 1} turned clips")
 
 
+def rgb_frames_of(path, w, h):
+    """Every frame of path's first video stream as R'G'B' (h, w, 3), as
+    FFmpeg decodes it."""
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-vsync",
+                          "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                         check=True, capture_output=True).stdout
+    data = np.frombuffer(raw, np.uint8)
+    return [f.reshape(h, w, 3) for f in data.reshape(-1, h * w * 3)]
+
+
+def group_pictures(tmp):
+    """MJPEG (AVI, QuickTime) and PNG (QuickTime) video: parsebin gives them
+    as image/jpeg and image/png, decoded by jpegdec and pngdec and encoded
+    again by jpegenc (its quality from --crf) and pngenc (lossless)."""
+    for element in ("jpegdec", "jpegenc", "pngdec", "pngenc", "avimux", "qtmux"):
+        if subprocess.run(["gst-inspect-1.0", element], capture_output=True).returncode != 0:
+            print(f"SKIP: GStreamer's {element} is not installed (gstreamer1.0-plugins-good)")
+            return 77
+    rng = np.random.default_rng(2024)
+    h, w = 48, 64
+    frames = drifting_frames(rng, 12, h, w)
+
+    # MJPEG, full range as JPEG is: the luma equals the equalization of the
+    # decoded input within jpegenc's loss at quality 95.
+    for name, audio in (("mjpeg.avi", False), ("mjpeg.mov", True)):
+        clip = make_clip(tmp, name, frames, ["-c:v", "mjpeg", "-q:v", "2", "-pix_fmt", "yuvj420p"],
+                         audio=audio)
+        out_dir = os.path.join(tmp, "out-" + name)
+        code, _, err = run("equalize", "-v", "-o", out_dir, clip)
+        output = os.path.join(out_dir, name)
+        if not check(code == 0 and os.path.exists(output), f"{name}: exit {code}: {err}"):
+            continue
+        check("jpegdec -> jpegenc" in err, f"{name}: not jpegdec -> jpegenc: {err}")
+        fmt_in, _, _ = stream_info(clip)
+        fmt, video, audio_streams = stream_info(output)
+        check(fmt == fmt_in, f"{name}: container {fmt} != {fmt_in}")
+        check(len(video) == 1 and video[0]["codec_name"] == "mjpeg", f"{name}: video {video}")
+        check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size")
+        check(video[0]["r_frame_rate"] == "25/1", f"{name}: frame rate {video[0]['r_frame_rate']}")
+        pts_out, pts_in = video_pts(output), video_pts(clip)
+        check(len(pts_out) == len(frames) and (name.endswith(".avi") or pts_out == pts_in),
+              f"{name}: pts {pts_out} != {pts_in}")
+        if audio:
+            check(len(audio_streams) == 1 and audio_kept(output, clip),
+                  f"{name}: the audio packets changed")
+        decoded = [p[0] for p in decoded_planes(clip, w, h, "yuvj420p")]
+        got = [p[0] for p in decoded_planes(output, w, h, "yuvj420p")]
+
+        def error(reference):
+            """Mean absolute luma error, and mean error of the frame means."""
+            pixels = max(float(np.abs(g.astype(int) - r).mean()) for g, r in zip(got, reference))
+            means = max(abs(float(g.mean()) - float(r.mean())) for g, r in zip(got, reference))
+            return pixels, means
+        right = error(reference_equalized(decoded, 8))
+        wrong_range = error(reference_equalized(decoded, 8, limited=True))
+        print(f"{name}: luma error (pixels, means) {right}; limited range {wrong_range}")
+        check(len(got) == len(frames) and right[0] < 2.5 and right[1] < 0.5,
+              f"{name}: luma off the reference by {right} (pixels, means)")
+        check(right[1] < wrong_range[1], f"{name}: a wrong reference fits as well as the right one")
+
+    clip = os.path.join(tmp, "mjpeg.mov")
+    # --crf 0 is jpegenc's quality 100; with libjpeg's accurate DCT both ways
+    # the luma is within rounding of the reference (jpegdec's and jpegenc's
+    # default fast DCT were 1.7 code values off).
+    out_dir = os.path.join(tmp, "out-crf0")
+    code, _, err = run("equalize", "--crf", "0", "-o", out_dir, clip)
+    if check(code == 0, f"--crf 0: exit {code}: {err}"):
+        got = [p[0] for p in decoded_planes(os.path.join(out_dir, "mjpeg.mov"), w, h, "yuvj420p")]
+        want = reference_equalized([p[0] for p in decoded_planes(clip, w, h, "yuvj420p")], 8)
+        worst = max(float(np.abs(g.astype(int) - r).mean()) for g, r in zip(got, want))
+        check(len(got) == len(want) and worst < 0.5, f"--crf 0: luma off the reference by {worst}")
+    # --crf maps to jpegenc's quality (README): 42 is quality 31, coarser.
+    out_dir = os.path.join(tmp, "out-crf42")
+    code, _, err = run("equalize", "--crf", "42", "-o", out_dir, clip)
+    if check(code == 0, f"--crf 42: exit {code}: {err}"):
+        coarse = os.path.getsize(os.path.join(out_dir, "mjpeg.mov"))
+        fine = os.path.getsize(os.path.join(tmp, "out-mjpeg.mov", "mjpeg.mov"))
+        check(coarse < fine * 0.8, f"--crf 42: {coarse} bytes, the default {fine}")
+    # No rate control in jpegenc: --bitrate is refused, and nothing is left.
+    out_dir = os.path.join(tmp, "out-bitrate")
+    code, _, err = run("equalize", "--bitrate", "500", "-o", out_dir, clip)
+    check(code == 1 and "jpegenc has no rate control" in err, f"--bitrate: exit {code}: {err}")
+    no_leftovers(out_dir, "--bitrate")
+    # --codec still picks another encoder.
+    out_dir = os.path.join(tmp, "out-x264")
+    code, _, err = run("equalize", "--codec", "x264enc", "-o", out_dir, clip)
+    if check(code == 0, f"--codec x264enc: exit {code}: {err}"):
+        _, video, _ = stream_info(os.path.join(out_dir, "mjpeg.mov"))
+        check(video and video[0]["codec_name"] == "h264", f"--codec x264enc: video {video}")
+    # CLAHE and overlay write MJPEG too.
+    for command in ("clahe", "overlay"):
+        out_dir = os.path.join(tmp, "out-" + command)
+        code, _, err = run(command, "-o", out_dir, os.path.join(tmp, "mjpeg.avi"))
+        output = os.path.join(out_dir, "mjpeg.avi")
+        if check(code == 0 and os.path.exists(output), f"{command}: exit {code}: {err}"):
+            check(len(video_pts(output)) == len(frames), f"{command}: frames")
+            check(stream_info(output)[1][0]["codec_name"] == "mjpeg", f"{command}: not MJPEG")
+
+    # PNG video of colour frames: written by pngenc from pngdec's R'G'B' as it
+    # came, so each frame equals `lumahist equalize` of that frame as a PNG
+    # image, bit for bit (same matrix, each frame on its own).
+    colour = [np.stack([y, np.clip(y.astype(int) + 30, 0, 255).astype(np.uint8),
+                        (255 - y) // 2], axis=2) for y in frames]
+    clip = os.path.join(tmp, "png.mov")
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
+                    f"{w}x{h}", "-r", "25", "-i", "-", "-c:v", "png", clip],
+                   input=b"".join(f.tobytes() for f in colour), check=True)
+    png_dir, png_out = os.path.join(tmp, "png-frames"), os.path.join(tmp, "png-frames-eq")
+    os.makedirs(png_dir)
+    ffmpeg("-i", clip, os.path.join(png_dir, "%03d.png"))
+    code, _, err = run("equalize", "--matrix", "bt709", "-o", png_out, png_dir)
+    check(code == 0, f"equalize on the PNG frames: exit {code}: {err}")
+    want = [rgb_frames_of(path, w, h)[0] for path in sorted(glob.glob(os.path.join(png_out, "*")))]
+    out_dir = os.path.join(tmp, "out-png")
+    code, _, err = run("equalize", "-v", "--temporal-window", "1", "--matrix", "bt709", "-o",
+                       out_dir, clip)
+    output = os.path.join(out_dir, "png.mov")
+    if check(code == 0 and os.path.exists(output), f"png.mov: exit {code}: {err}"):
+        check("pngdec -> pngenc" in err, f"png.mov: not pngdec -> pngenc: {err}")
+        _, video, _ = stream_info(output)
+        check(video and video[0]["codec_name"] == "png", f"png.mov: video {video}")
+        check(video_pts(output) == video_pts(clip), "png.mov: the timestamps changed")
+        got = rgb_frames_of(output, w, h)
+        check(len(got) == len(want) == len(frames), f"png.mov: {len(got)} frames, {len(want)} in")
+        bad = [i for i, (g, r) in enumerate(zip(got, want)) if not np.array_equal(g, r)]
+        check(not bad, f"png.mov: frames {bad} differ from `lumahist equalize` on their PNGs")
+        check(not any(np.array_equal(g, c) for g, c in zip(got, colour)),
+              "png.mov: frames came out unchanged")
+
+
 def no_leftovers(out_dir, what):
     left = [p for p in glob.glob(os.path.join(out_dir, "**", "*"), recursive=True)
             + glob.glob(os.path.join(out_dir, "**", ".*"), recursive=True) if os.path.isfile(p)]
@@ -683,7 +814,7 @@ def group_gpu(tmp):
 
 
 GROUPS = {"equalize": group_equalize, "containers": group_containers, "bad": group_bad,
-          "gpu": group_gpu}
+          "pictures": group_pictures, "gpu": group_gpu}
 
 
 def main():
