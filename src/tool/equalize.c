@@ -154,7 +154,6 @@ typedef struct {
   LhEqualizeOptions options;
   const uint16_t *lut; /* one LUT for every image (--global, --apply-lut) */
   int lut_depth;
-  const char *save_lut;      /* the LUT of the one image, to be saved */
   LhtRewriteOptions rewrite; /* how the outputs are encoded */
   /* Videos: the stream's colorimetry unless --matrix / --range, and the
    * temporal window (NULL with --temporal-window 1). */
@@ -201,25 +200,6 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
       return false;
     }
     status = lh_apply_lut_chroma(context, frame, frame, run->lut, options.matrix, options.chroma);
-  } else if (run->save_lut) {
-    /* The LUT lh_equalize would make, kept: the same image either way. */
-    LhStats stats;
-    lh_stats_init(&stats);
-    uint16_t *lut = NULL;
-    status = image_histogram(context, frame, run->options.matrix, &stats);
-    if (status >= 0) {
-      lut = malloc(stats.n_bins * sizeof *lut);
-      status =
-          lut ? lh_lut_from_histogram(stats.histogram, stats.bit_depth, run->options.range, lut)
-              : lh_set_error(LH_ERROR_NO_MEMORY, "out of memory for a LUT");
-    }
-    if (status >= 0)
-      status = lh_apply_lut_chroma(context, frame, frame, lut, options.matrix, options.chroma);
-    bool saved = status < 0 || save_lut(run->save_lut, lut, stats.bit_depth);
-    free(lut);
-    lh_stats_clear(&stats);
-    if (!saved)
-      return false;
   } else {
     status = lh_equalize(context, frame, frame, &options);
   }
@@ -441,10 +421,12 @@ int lht_equalize_main(int argc, char **argv)
     equalize_args_clear(&args);
     return code;
   }
-  if (args.save_lut && lht_plan_holds_input(&plan, args.save_lut)) {
+  if (args.save_lut &&
+      (lht_plan_holds_input(&plan, args.save_lut) || lht_plan_holds_output(&plan, args.save_lut))) {
     lht_plan_clear(&plan);
-    int code =
-        usage_error(&args, "--save-lut %s is an input; it is never overwritten", args.save_lut);
+    int code = usage_error(
+        &args, "--save-lut %s is an input or an output image; give it a path of its own",
+        args.save_lut);
     lht_batch_args_clear(&batch);
     equalize_args_clear(&args);
     return code;
@@ -453,7 +435,10 @@ int lht_equalize_main(int argc, char **argv)
   /* --global reads every input for its histogram before the batch, on a
    * context of its own.  Otherwise the batch opens its contexts while it
    * decodes (and says which backend with --verbose). */
-  if (args.global) {
+  /* --save-lut of one image is --global over that image: its LUT is made
+   * and saved before the batch, whether or not its output is skipped. */
+  bool one_lut = args.global || args.save_lut;
+  if (one_lut) {
     run.context = lht_context_open(wanted, false);
     if (!run.context) {
       lht_plan_clear(&plan);
@@ -484,16 +469,17 @@ int lht_equalize_main(int argc, char **argv)
     lut = load_lut(args.apply_lut, &run.lut_depth);
     if (!lut)
       ok = false;
-  } else if (args.global) {
+  } else if (one_lut) {
     lut = global_lut(&run, &plan, rewrite.max_pixels, failed, &run.lut_depth);
-    if (lut && args.save_lut && !save_lut(args.save_lut, lut, run.lut_depth))
+    /* --out is made if missing, before a LUT saved into it. */
+    if (lut && args.save_lut &&
+        (g_mkdir_with_parents(args.out_dir, 0777) != 0 ||
+         !save_lut(args.save_lut, lut, run.lut_depth)))
       ok = false;
-  } else if (args.save_lut) {
-    run.save_lut = args.save_lut;
   }
   run.lut = lut;
 
-  bool can_run = lut || (!args.apply_lut && !args.global);
+  bool can_run = lut || (!args.apply_lut && !one_lut);
   /* Decoding and writing on --jobs threads, the equalization on the contexts'. */
   status = LHT_EXIT_OK;
   for (guint i = 0; i < plan.inputs->len; i++)

@@ -128,6 +128,9 @@ typedef struct {
 bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPlan *plan);
 /* Whether path names (through any link) one of the plan's inputs. */
 bool lht_plan_holds_input(const LhtPlan *plan, const char *path);
+/* Whether path names one of the plan's outputs (by name, or through any link
+ * to one that exists). */
+bool lht_plan_holds_output(const LhtPlan *plan, const char *path);
 void lht_plan_clear(LhtPlan *plan);
 
 typedef struct {

@@ -263,6 +263,22 @@ def test_luts(root, inputs):
     code, err = lumahist("equalize", one, "--out", os.path.join(root, "c"), "--save-lut", one)
     check(code == 2 and digest(one) == digest(os.path.join(SAMPLES, "camera-gray.png")),
           f"--save-lut onto an input: exit {code}")
+    # Onto its own output: refused (the output silently replaced the LUT).
+    out_e = os.path.join(root, "e")
+    code, err = lumahist("equalize", one, "--out", out_e, "--save-lut",
+                         os.path.join(out_e, ".", "camera-gray.png"))
+    check(code == 2 and not os.path.exists(out_e), f"--save-lut onto the output: exit {code} {err}")
+    # Into --out when it is still missing (made first), and again with
+    # --skip-existing when the image's output exists: the LUT is saved both
+    # times (the second run wrote none, the first failed).
+    inside = os.path.join(root, "f", "camera.lut")
+    code, err = lumahist("equalize", one, "--out", os.path.join(root, "f"), "--save-lut", inside)
+    check(code == 0 and os.path.exists(inside), f"--save-lut into a new --out: exit {code} {err}")
+    os.unlink(inside)
+    code, err = lumahist("equalize", one, "--out", os.path.join(root, "f"), "--skip-existing",
+                         "--save-lut", inside)
+    check(code == 0 and os.path.exists(inside) and open(inside).read() == open(lut).read(),
+          f"--save-lut with --skip-existing: exit {code} {err}")
     bad = os.path.join(root, "bad.lut")
     with open(bad, "w") as f:
         f.write("lumahist-lut 1 bit_depth 8\n1 2 3\n")
