@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lht-batch.h"
 #include "lht.h"
 
 struct LhtWriter {
@@ -82,10 +83,27 @@ bool lht_format_from_name(const char *name, LhtFormat *format)
   return false;
 }
 
-/* Columns a path takes in a terminal: characters of valid UTF-8, else bytes. */
+/* A path as the table shows it: as the records write it (U+FFFD for each
+ * byte that is not UTF-8), a control character, which would break the row,
+ * as '?'. */
+static char *table_path(const char *path)
+{
+  char *shown = lht_path_as_written(path);
+  for (char *c = shown; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '?';
+  return shown;
+}
+
+/* Columns a table path (valid UTF-8) takes in a terminal: two for a wide
+ * character (CJK), none for a combining one. */
 static int display_width(const char *text)
 {
-  size_t n = g_utf8_validate(text, -1, NULL) ? (size_t)g_utf8_strlen(text, -1) : strlen(text);
+  size_t n = 0;
+  for (const char *c = text; *c; c = g_utf8_next_char(c)) {
+    gunichar u = g_utf8_get_char(c);
+    n += g_unichar_iszerowidth(u) ? 0 : g_unichar_iswide(u) ? 2 : 1;
+  }
   return n > INT_MAX ? INT_MAX : (int)n;
 }
 
@@ -146,7 +164,9 @@ LhtWriter *lht_writer_new_video(FILE *out, LhtFormat format, const LhOptions *op
   } else if (format == LHT_FORMAT_TABLE) {
     w->path_width = 4;
     for (guint i = 0; paths && i < paths->len; i++) {
-      int n = display_width(g_ptr_array_index(paths, i));
+      char *shown = table_path(g_ptr_array_index(paths, i));
+      int n = display_width(shown);
+      g_free(shown);
       if (n > w->path_width)
         w->path_width = n;
     }
@@ -324,11 +344,7 @@ static void write_table(LhtWriter *w, const LhtRecord *r)
 {
   FILE *out = w->out;
   const LhStats *s = r->stats;
-  /* A control character in a name would break the row: show it as '?'. */
-  char *path = g_strdup(r->path);
-  for (char *c = path; *c; c++)
-    if ((unsigned char)*c < 0x20 || *c == 0x7f)
-      *c = '?';
+  char *path = table_path(r->path);
   char size[32];
   snprintf(size, sizeof size, "%dx%d", r->width, r->height);
   int pad = w->path_width - display_width(path);

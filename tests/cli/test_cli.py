@@ -28,6 +28,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import zlib
 from fractions import Fraction
 
@@ -540,6 +541,27 @@ def check_formats(tmp):
                 str(rec["min"]), str(rec["median"]), str(rec["max"])]
         want += [str(rec["percentiles"][k]) for k in ("5", "50", "95")]
         check(cells == want, f"{what}: cells {cells}, expected {want}")
+
+    # Names of wide (CJK), combining and non-UTF-8 characters: the columns
+    # still line up in a terminal (wide characters take two), and a byte
+    # that is not UTF-8 is shown as the records write it (it was written raw).
+    names = os.path.join(tmp, "table-names")
+    os.makedirs(names)
+    size = f"{records[0]['width']}x{records[0]['height']}"
+    for name in (b"plain.png", "名前.png".encode(), "e\u0301.png".encode(), b"\xff.png"):
+        shutil.copy(records[0]["path"], os.path.join(names.encode(), name))
+    proc = subprocess.run([LUMAHIST, "stats", "--format", "table", "--backend", "cpu",
+                           "--decoder", "cpu", names], capture_output=True)
+    rows = proc.stdout.decode("utf-8", "strict").splitlines()
+
+    def columns(text):
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else
+                   0 if unicodedata.combining(c) else 1 for c in text)
+
+    # Where each row's size column ends, in terminal columns.
+    ends = {columns(row[:row.index(size) + len(size)]) for row in rows[1:] if size in row}
+    check(proc.returncode == 0 and len(rows) == 5 and "\ufffd.png" in rows[-1] and
+          len(ends) == 1, f"table of unusual names: {rows}")
 
 
 def check_options(tmp):
