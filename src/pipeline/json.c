@@ -33,7 +33,11 @@ void lhp_json_string(FILE *out, const char *text)
   const char *end;
   while (!g_utf8_validate(text, (gssize)left, &end)) {
     json_escaped_run(out, text, (size_t)(end - text));
-    fputs("\\ufffd", out);
+    /* A byte that is not UTF-8 (always 0x80 or above) as the lone low
+     * surrogate U+DC80 + its value less 0x80, as Python's surrogateescape
+     * decodes a file name: os.fsencode(json.loads(...)) gives the name's
+     * bytes back, and two names that differ there stay two. */
+    fprintf(out, "\\u%04x", 0xdc00 + (unsigned char)*end);
     left -= (size_t)(end - text) + 1;
     text = end + 1;
   }

@@ -230,7 +230,8 @@ void lhp_video_places_clear(LhpVideoPlaces *places);
 /* ------------------------------------------------------------------------ */
 /* JSON pieces, as every record writes them (json.c)                         */
 
-/* A string, UTF-8: a byte that is not part of valid UTF-8 as U+FFFD. */
+/* A string, UTF-8: a byte that is not part of valid UTF-8 as the escape of
+ * a lone low surrogate, \udc80 to \udcff (Python's surrogateescape). */
 void lhp_json_string(FILE *out, const char *text);
 /* "%.17g", which reads back to the same double; null when not finite. */
 void lhp_json_number(FILE *out, double value);

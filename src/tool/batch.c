@@ -623,11 +623,10 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     if (done) {
       GPtrArray *remaining = g_ptr_array_new_with_free_func(g_free);
       for (guint i = 0; i < paths->len; i++) {
+        /* Records give back the path's bytes, those that are not UTF-8 too. */
         const char *path = g_ptr_array_index(paths, i);
-        char *written = lht_path_as_written(path);
-        if (!g_hash_table_contains(done, written))
+        if (!g_hash_table_contains(done, path))
           g_ptr_array_add(remaining, g_strdup(path));
-        g_free(written);
       }
       run.skipped = paths->len - remaining->len;
       g_ptr_array_free(paths, TRUE);

@@ -251,9 +251,10 @@ typedef bool (*LhtRecordFunc)(const LhtParsedRecord *record, guint64 line_number
 bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data,
                       off_t *complete_end);
 
-/* path with each byte that is not part of valid UTF-8 replaced by U+FFFD,
- * as record writers write it; to be freed. */
-char *lht_path_as_written(const char *path);
+/* path as a page or a table shows it: each byte that is not part of valid
+ * UTF-8 replaced by U+FFFD (records keep those bytes: json.c); to be
+ * freed. */
+char *lht_path_shown(const char *path);
 
 /* ------------------------------------------------------------------------ */
 /* The HTML report (report.c)                                                */

@@ -47,7 +47,8 @@
  * "99.9").  Integers are exact; other numbers are printed with "%.17g", which
  * reads back to the same double; a non-finite number is written null in jsonl
  * and left empty in csv.  JSON strings are UTF-8: a path byte that is not part
- * of valid UTF-8 is written as U+FFFD.  CSV quotes a field holding a comma, a
+ * of valid UTF-8 is written as the escape of a lone low surrogate, \udc80 to
+ * \udcff (Python's surrogateescape), so that the record keeps the name.  CSV quotes a field holding a comma, a
  * double quote, a line break or outer spaces, doubling its quotes (RFC 4180),
  * and ends lines with "\n".  The table shows path, size, mean, std, min, median,
  * max and the asked percentiles in aligned columns, for people to read.
@@ -83,12 +84,11 @@ bool lht_format_from_name(const char *name, LhtFormat *format)
   return false;
 }
 
-/* A path as the table shows it: as the records write it (U+FFFD for each
- * byte that is not UTF-8), a control character, which would break the row,
- * as '?'. */
+/* A path as the table shows it: U+FFFD for each byte that is not UTF-8, a
+ * control character, which would break the row, as '?'. */
 static char *table_path(const char *path)
 {
-  char *shown = lht_path_as_written(path);
+  char *shown = lht_path_shown(path);
   for (char *c = shown; *c; c++)
     if ((unsigned char)*c < 0x20 || *c == 0x7f)
       *c = '?';

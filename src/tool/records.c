@@ -126,6 +126,11 @@ static bool read_string(Cursor *c, GString *out)
         if (!read_hex4(c, &low) || low < 0xdc00 || low > 0xdfff)
           return fail(c, "bad surrogate pair");
         u = 0x10000 + ((u - 0xd800) << 10) + (low - 0xdc00);
+      } else if (u >= 0xdc80 && u <= 0xdcff) {
+        /* A byte of a file name that is not UTF-8, as json.c writes it. */
+        if (out)
+          g_string_append_c(out, (char)(u - 0xdc00));
+        continue;
       } else if (u >= 0xdc00 && u < 0xe000) {
         return fail(c, "lone surrogate");
       }
@@ -673,7 +678,7 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
   return ok;
 }
 
-char *lht_path_as_written(const char *path)
+char *lht_path_shown(const char *path)
 {
   GString *out = g_string_new(NULL);
   size_t left = strlen(path);

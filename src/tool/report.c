@@ -103,7 +103,7 @@ void lht_report_add(LhtReport *r, const char *path, int width, int height, int b
     return;
   }
   Entry e = {
-      .path = lht_path_as_written(path),
+      .path = lht_path_shown(path),
       .width = width,
       .height = height,
       .bit_depth = bit_depth,

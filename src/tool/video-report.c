@@ -119,7 +119,7 @@ void lht_video_report_begin(LhtVideoReport *r, const char *path)
 {
   section_free(r->open);
   Section *s = g_new0(Section, 1);
-  s->path = lht_path_as_written(path);
+  s->path = lht_path_shown(path);
   s->samples = g_array_new(FALSE, FALSE, sizeof(Sample));
   s->thumbs = g_ptr_array_new_with_free_func(thumb_free);
   s->thumb_step = 1;

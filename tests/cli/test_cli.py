@@ -483,14 +483,29 @@ def check_formats(tmp):
     check(err.startswith("lumahist: using the ") and err.count("\n") == 1,
           f"--verbose does not say which backend: {err!r}")
 
-    # JSON is UTF-8: a name that is not comes out with U+FFFD for the bad byte.
+    # JSON is UTF-8: a byte of a name that is not is written as Python's
+    # surrogateescape writes it (\udce9 for 0xe9), so the record keeps the
+    # name (it was U+FFFD, and two such names were one): os.fsencode gives
+    # it back, merge counts both, --skip-existing does the one not done.
     odd = os.path.join(tmp, "names")
     os.makedirs(odd)
-    shutil.copy(os.path.join(top, "Z.PNG"), os.fsdecode(os.path.join(os.fsencode(odd),
-                                                                     b"caf\xe9.png")))
-    _, recs, _ = run_jsonl("--no-histogram", odd)
-    check([r["path"] for r in recs] == [os.path.join(odd, "caf\ufffd.png")],
-          f"a non-UTF-8 name in jsonl: {recs}")
+    for name in (b"caf\xe9.png", b"caf\xe8.png"):
+        shutil.copy(os.path.join(top, "Z.PNG"), os.fsdecode(os.path.join(os.fsencode(odd), name)))
+    _, recs, _ = run_jsonl(odd)
+    check([os.fsencode(r["path"]) for r in recs] ==
+          [os.path.join(os.fsencode(odd), n) for n in (b"caf\xe8.png", b"caf\xe9.png")],
+          f"non-UTF-8 names in jsonl: {[r['path'] for r in recs]}")
+    kept = os.path.join(tmp, "names.jsonl")
+    with open(kept, "w") as f:
+        f.write(json.dumps(recs[0]) + "\n")
+    merged = subprocess.run([LUMAHIST, "merge", kept, "-"], input=json.dumps(recs[1]).encode(),
+                            capture_output=True)
+    check(merged.returncode == 0 and json.loads(merged.stdout)["images"] == 2,
+          f"merge of two non-UTF-8 names: {merged.stdout[:80]!r} {merged.stderr!r}")
+    rc, _, err = run("stats", "--quiet", "-o", kept, "--skip-existing", odd, expect=0)
+    with open(kept) as f:
+        check([json.loads(line)["path"] for line in f] == [r["path"] for r in recs],
+              f"--skip-existing over non-UTF-8 names: {err}")
 
     # csv: a header, then one row per image agreeing with jsonl.
     _, out, _ = run("stats", "--format", "csv", "--backend", "cpu", "--percentiles", PERCENTILES,

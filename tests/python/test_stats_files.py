@@ -164,6 +164,23 @@ def test_missing_paths(folder, tmp_path):
         list(lumahist.stats_files([missing], errors="raise"))
 
 
+def test_names_that_are_not_utf8_are_the_tools(tmp_path):
+    """A name's bytes that are not UTF-8: the record's path is the name as
+    os.fsdecode gives it (surrogateescape), in to_dict() and in the tool's
+    jsonl alike (the tool wrote U+FFFD), and two such names stay two."""
+    top = os.fsencode(tmp_path)
+    image = noise(np.random.default_rng(5), 9, 11)
+    for name in (b"caf\xe9.png", b"caf\xe8.png"):
+        # (cv2.imwrite crashes on such a name.)
+        with open(os.path.join(top, name), "wb") as f:
+            f.write(cv2.imencode(".png", image)[1].tobytes())
+    got = dicts(lumahist.stats_files(tmp_path, backend="cpu", decoder="cpu"))
+    assert got == tool_records([tmp_path])
+    assert [os.fsencode(r["path"]) for r in got] == [os.path.join(top, b"caf\xe8.png"),
+                                                     os.path.join(top, b"caf\xe9.png")]
+    assert lumahist.merge(got).images == 2
+
+
 def test_bad_arguments(folder):
     with pytest.raises(lumahist.InvalidArgumentError):
         lumahist.stats_files(folder, errors="ignore")
