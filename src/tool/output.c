@@ -48,10 +48,11 @@
  * reads back to the same double; a non-finite number is written null in jsonl
  * and left empty in csv.  JSON strings are UTF-8: a path byte that is not part
  * of valid UTF-8 is written as the escape of a lone low surrogate, \udc80 to
- * \udcff (Python's surrogateescape), so that the record keeps the name.  CSV quotes a field holding a comma, a
- * double quote, a line break or outer spaces, doubling its quotes (RFC 4180),
- * and ends lines with "\n".  The table shows path, size, mean, std, min, median,
- * max and the asked percentiles in aligned columns, for people to read.
+ * \udcff (Python's surrogateescape), so that the record keeps the name.  CSV
+ * quotes a field holding a comma, a double quote, a line break or outer
+ * spaces, doubling its quotes (RFC 4180), and ends lines with "\n".  The table
+ * shows path, size, mean, std, min, median, max and the asked percentiles in
+ * aligned columns, for people to read.
  */
 #include <inttypes.h>
 #include <limits.h>
