@@ -126,7 +126,9 @@ LhiLumaWeights lhi_luma_weights(LhMatrix matrix, int bit_depth);
  * that both backends give the same bits; doubles are made on the host. */
 typedef struct {
   uint64_t count;
-  uint64_t sum;
+  /* Σ v h(v) in 128 bits: a histogram summed over many frames (2^48 pixels
+   * of 16-bit luma) passes 2^64. */
+  unsigned __int128 sum;
   unsigned __int128 sum_squares;
   uint32_t min;
   uint32_t max;

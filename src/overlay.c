@@ -173,6 +173,10 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
   if (!stats->histogram || stats->bit_depth < 8 || stats->bit_depth > 16 ||
       stats->n_bins != ((size_t)1 << stats->bit_depth))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "stats hold no histogram of 2^bit_depth bins");
+  /* The markers are read from percentile_value[0 .. n_percentiles). */
+  if (stats->n_percentiles < 0 || stats->n_percentiles > LH_MAX_PERCENTILES)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "stats hold %d percentiles, not 0 .. %d",
+                     stats->n_percentiles, LH_MAX_PERCENTILES);
   if (!(options->opacity >= 0.0 && options->opacity <= 1.0))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "overlay opacity %g is not in [0, 1]",
                      options->opacity);

@@ -56,12 +56,12 @@ void lhi_moments_from_histogram(const uint64_t *histogram, int bit_depth, LhRang
     last--;
   moments->min = first;
   moments->max = last;
-  uint64_t count = 0, sum = 0;
-  unsigned __int128 sum_squares = 0;
+  uint64_t count = 0;
+  unsigned __int128 sum = 0, sum_squares = 0;
   for (uint32_t v = first; v <= last; v++) {
     const uint64_t h = histogram[v];
     count += h;
-    sum += h * v;
+    sum += (unsigned __int128)h * v;
     sum_squares += (unsigned __int128)h * ((uint64_t)v * v);
   }
   moments->count = count;
@@ -147,13 +147,13 @@ void lhi_moments_from_blocks(const uint64_t *histogram, const LhiBlockSums *bloc
   moments->max = last;
   /* With v = base + j: Σ h v = base Σ h + Σ h j and Σ h v² = base² Σ h +
    * 2 base Σ h j + Σ h j², the same integers as lhi_moments_from_histogram's
-   * sums (the sum modulo 2^64 as there, the squares exact in 128 bits). */
-  uint64_t count = 0, sum = 0;
-  unsigned __int128 sum_squares = 0;
+   * sums (exact in 128 bits). */
+  uint64_t count = 0;
+  unsigned __int128 sum = 0, sum_squares = 0;
   for (int b = first_block; b <= last_block; b++) {
     const uint64_t base = (uint64_t)b * LHI_BLOCK_BINS, h = blocks->count[b];
     count += h;
-    sum += base * h + blocks->sum[b];
+    sum += (unsigned __int128)base * h + blocks->sum[b];
     sum_squares += (unsigned __int128)(base * base) * h +
                    (unsigned __int128)(2 * base) * blocks->sum[b] + blocks->sum_squares[b];
   }
@@ -203,7 +203,7 @@ static double variance(const LhiMoments *m)
   double n = (double)m->count;
   if (m->count < ((uint64_t)1 << 47)) {
     unsigned __int128 a = m->sum_squares * m->count;
-    unsigned __int128 b = (unsigned __int128)m->sum * m->sum;
+    unsigned __int128 b = m->sum * m->sum;
     return a > b ? (double)(a - b) / (n * n) : 0.0;
   }
   long double mean = (long double)m->sum / n;

@@ -562,6 +562,15 @@ static void test_equalize_misuse(LhContext *ctx)
   EXPECT(lh_overlay(ctx, NULL, &s, &oo), LH_ERROR_INVALID_ARGUMENT, "overlay NULL frame");
   EXPECT(lh_overlay(ctx, &in, NULL, &oo), LH_ERROR_INVALID_ARGUMENT, "overlay NULL stats");
   EXPECT(lh_overlay(ctx, &in, &s, NULL), LH_OK, "overlay with default options");
+  /* Markers are read from percentile_value[0 .. n_percentiles): a count past
+   * the array was read beyond the struct. */
+  int kept_percentiles = s.n_percentiles;
+  int counts[] = {-1, LH_MAX_PERCENTILES + 1, 100000};
+  for (size_t i = 0; i < 3; i++) {
+    s.n_percentiles = counts[i];
+    EXPECT(lh_overlay(ctx, &in, &s, NULL), LH_ERROR_INVALID_ARGUMENT, "overlay n_percentiles");
+  }
+  s.n_percentiles = kept_percentiles;
   double opacities[] = {NAN, -0.1, 1.1};
   for (size_t i = 0; i < 3; i++) {
     oo.opacity = opacities[i];

@@ -566,6 +566,25 @@ static void test_from_histogram(LhContext *ctx)
   gen_free(&a);
   gen_free(&b);
   gen_free(&both);
+
+  /* Histograms summed over many frames: Σ v h(v) passes 2^64 at 2^48 pixels
+   * of 16-bit luma, and wrapped (a mean of 8191.5 for half black, half
+   * white; 3 for 2^62 white pixels). */
+  uint64_t *huge = calloc(65536, sizeof *huge);
+  LhStats big;
+  lh_stats_init(&big);
+  huge[0] = huge[65535] = (uint64_t)1 << 50;
+  CHECK(lh_stats_from_histogram(huge, 16, NULL, &big) == LH_OK, "huge histogram");
+  CHECK(big.mean == 32767.5 && big.stddev == 32767.5 && big.mean_norm == 0.5,
+        "2^51 pixels, half black: mean %g stddev %g mean_norm %g", big.mean, big.stddev,
+        big.mean_norm);
+  huge[0] = 0;
+  huge[65535] = (uint64_t)1 << 62;
+  CHECK(lh_stats_from_histogram(huge, 16, NULL, &big) == LH_OK && big.mean == 65535 &&
+            big.stddev == 0,
+        "2^62 white pixels: mean %g stddev %g", big.mean, big.stddev);
+  lh_stats_clear(&big);
+  free(huge);
 }
 
 static void test_bad_arguments(LhContext *ctx)
