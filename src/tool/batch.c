@@ -139,11 +139,8 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
       return false;
     }
   }
-  const double thresholds[] = {args->dark_below, args->bright_above, args->low_contrast_below};
-  for (size_t i = 0; i < G_N_ELEMENTS(thresholds); i++)
-    if (!(thresholds[i] >= 0 && thresholds[i] <= 1))
-      return usage(command, "a report threshold (--dark-below, --bright-above, "
-                            "--low-contrast-below) must be a number in [0, 1]");
+  if (!lht_thresholds_valid(args->dark_below, args->bright_above, args->low_contrast_below))
+    return usage(command, LHT_THRESHOLDS_RULE);
   args->thresholds =
       (LhtThresholds){args->dark_below, args->bright_above, args->low_contrast_below};
   return true;
@@ -633,6 +630,16 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       paths = remaining;
     }
   }
+  /* What the run writes must not be what it reads: the records (-o) or the
+   * page written over an input image would destroy it. */
+  const char *writes[] = {args->output, args->report};
+  const char *option[] = {"--output", "--report"};
+  for (int i = 0; i < 2 && status == LHT_EXIT_OK; i++)
+    if (writes[i] && lht_is_one_of(writes[i], paths)) {
+      usage(command, "%s %s is one of the inputs, which are never overwritten", option[i],
+            writes[i]);
+      status = LHT_EXIT_USAGE;
+    }
   run.paths = paths;
   GPtrArray *images = g_ptr_array_new();
   lhp_video_places_split(&run.places, paths, run.job->video != NULL, images);

@@ -31,6 +31,13 @@ typedef struct {
   double low_contrast_below; /* low contrast: P95 - P5 below this */
 } LhtThresholds;
 
+/* Whether each threshold is a number in [0, 1] (report.c); the rule as the
+ * usage error says it. */
+bool lht_thresholds_valid(double dark_below, double bright_above, double low_contrast_below);
+#define LHT_THRESHOLDS_RULE                                                                        \
+  "a report threshold (--dark-below, --bright-above, --low-contrast-below) must be a number in "   \
+  "[0, 1]"
+
 /* ------------------------------------------------------------------------ */
 /* Options of batch runs (batch.c)                                           */
 

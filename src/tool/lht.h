@@ -54,6 +54,9 @@ void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
  * names) through a temporary file and a rename; a device, a FIFO or the
  * like written through as it is, never replaced by a file. */
 bool lht_save_file(const char *path, const char *data, size_t size, GError **error);
+/* Whether path is one of files (paths), through any link: a regular file
+ * that exists and is the same file as one of them (save-file.c). */
+bool lht_is_one_of(const char *path, const GPtrArray *files);
 
 /* The message of the library's last error without a leading "PATH: ", which
  * lht_error() already writes; the status name when there is no message. */

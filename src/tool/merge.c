@@ -263,6 +263,24 @@ int lht_merge_main(int argc, char **argv)
     if (status == LHT_EXIT_USAGE)
       fputs("Try 'lumahist merge --help'.\n", stderr);
   }
+  if (status < 0 &&
+      !lht_thresholds_valid(args.dark_below, args.bright_above, args.low_contrast_below)) {
+    lht_error(NULL, LHT_THRESHOLDS_RULE);
+    fputs("Try 'lumahist merge --help'.\n", stderr);
+    status = LHT_EXIT_USAGE;
+  }
+  if (status < 0 && args.report) {
+    GPtrArray *files = g_ptr_array_new();
+    for (int i = 0; args.files[i]; i++)
+      g_ptr_array_add(files, args.files[i]);
+    if (lht_is_one_of(args.report, files)) {
+      lht_error(NULL, "--report %s is one of the records files, which are never overwritten",
+                args.report);
+      fputs("Try 'lumahist merge --help'.\n", stderr);
+      status = LHT_EXIT_USAGE;
+    }
+    g_ptr_array_free(files, TRUE);
+  }
   if (status >= 0) {
     g_free(args.format);
     g_free(args.percentiles);

@@ -134,10 +134,25 @@ void lht_report_add(LhtReport *r, const char *path, int width, int height, int b
       e.flags |= FLAG_DARK;
     if (e.median > r->thresholds.bright_above)
       e.flags |= FLAG_BRIGHT;
-    if (e.p[P95] - e.p[P5] < r->thresholds.low_contrast_below)
+    /* From the code values: the difference of two normalized values is not
+     * always the normalized difference ((65 - 14) / 255 is 0.2; 65 / 255 -
+     * 14 / 255 is less), and the flag is for a span below the threshold. */
+    uint32_t black_to_white = r->options.range == LH_RANGE_LIMITED ? (235u - 16u) << (bit_depth - 8)
+                                                                   : (1u << bit_depth) - 1;
+    double span = (double)(s->percentile_value[P95] - s->percentile_value[P5]) / black_to_white;
+    if (span < r->thresholds.low_contrast_below)
       e.flags |= FLAG_LOW_CONTRAST;
   }
   g_array_append_val(r->entries, e);
+}
+
+bool lht_thresholds_valid(double dark_below, double bright_above, double low_contrast_below)
+{
+  const double thresholds[] = {dark_below, bright_above, low_contrast_below};
+  for (size_t i = 0; i < G_N_ELEMENTS(thresholds); i++)
+    if (!(thresholds[i] >= 0 && thresholds[i] <= 1))
+      return false;
+  return true;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -62,3 +62,19 @@ bool lht_save_file(const char *path, const char *data, size_t size, GError **err
   free(resolved);
   return ok;
 }
+
+bool lht_is_one_of(const char *path, const GPtrArray *files)
+{
+  /* Only a regular file that exists can be one of them (a file not there
+   * yet is no input; /dev/stdout is written through, not replaced). */
+  struct stat target;
+  if (stat(path, &target) != 0 || !S_ISREG(target.st_mode))
+    return false;
+  for (guint i = 0; i < files->len; i++) {
+    struct stat file;
+    if (stat(g_ptr_array_index(files, i), &file) == 0 && file.st_dev == target.st_dev &&
+        file.st_ino == target.st_ino)
+      return true;
+  }
+  return false;
+}

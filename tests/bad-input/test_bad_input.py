@@ -506,6 +506,37 @@ def in_tiny_mount(shell_command, options):
     return None
 
 
+def never_onto_an_input(tool, tmp):
+    """stats -o and --report naming one of the inputs, and merge --report
+    naming its records file: a usage error (exit 2), the input unchanged
+    (the records or the page replaced the image, exit 0)."""
+    folder = os.path.join(tmp, "onto")
+    os.makedirs(folder)
+    image = os.path.join(folder, "a.png")
+    with open(image, "wb") as f:
+        f.write(png(13, 7))
+    os.symlink(os.path.join("onto", "a.png"), os.path.join(tmp, "link-to-a.png"))
+    before = digest_tree(folder)
+    for argv in (stats_argv(tool, "--quiet", "-o", image, folder),
+                 stats_argv(tool, "--quiet", "--report", image, folder),
+                 stats_argv(tool, "--quiet", "--report", os.path.join(tmp, "link-to-a.png"),
+                            folder)):
+        rc, out, err = run(argv)
+        check(rc == 2 and "never overwritten" in err and digest_tree(folder) == before,
+              f"{argv[2:]}: exit {rc} {err!r}")
+    records = os.path.join(tmp, "onto.jsonl")
+    rc, out, err = run(stats_argv(tool, "--quiet", "-o", records, folder))
+    with open(records, "rb") as f:
+        kept = f.read()
+    rc, out, err = run([tool, "merge", "--report", records, records])
+    with open(records, "rb") as f:
+        check(rc == 2 and f.read() == kept, f"merge --report onto its records: exit {rc} {err!r}")
+    rc, out, err = run([tool, "merge", "--report", os.path.join(tmp, "m.html"),
+                        "--dark-below", "3", records])
+    check(rc == 2 and "[0, 1]" in err, f"merge --dark-below 3: exit {rc} {err!r}")
+    print("stats -o, --report and merge --report onto an input: refused, nothing changed")
+
+
 def records_on_a_full_disk(tool, tmp):
     """stats -o FILE on a disk that fills up: exit 1, one line, and FILE ends
     with a whole record (the part of the one that did not fit was left)."""
@@ -588,6 +619,7 @@ def group_outputs(tool, corpus, tmp, sanitized):
     print("stats > /dev/full: one line, exit 1")
     files_written_whole(tool, corpus, tmp)
     records_on_a_full_disk(tool, tmp)
+    never_onto_an_input(tool, tmp)
 
     commands = rewrite_commands(tool)
     if not commands:

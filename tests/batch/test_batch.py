@@ -884,6 +884,21 @@ def group_report(tmp):
     run("stats", "--report", strict, "--dark-below", "0", "--bright-above", "1",
         "--low-contrast-below", "0", folder)
 
+    # The low-contrast flag is for P95 - P5 below the threshold, from the
+    # code values: 65 - 14 = 51 codes is 0.2 exactly, and 65/255 - 14/255
+    # is less (it was flagged at --low-contrast-below 0.2).
+    edge = os.path.join(tmp, "edge")
+    os.makedirs(edge)
+    Image.fromarray(np.array([14] * 50 + [65] * 50, np.uint8).reshape(10, 10)).save(
+        os.path.join(edge, "span.png"))
+    for threshold, flagged in (("0.2", False), ("0.2001", True)):
+        page = os.path.join(tmp, f"edge-{threshold}.html")
+        proc = run("stats", "--quiet", "--report", page, "--low-contrast-below", threshold, edge)
+        data = open(page, encoding="utf-8").read().split("const DATA=[", 1)[-1]
+        row = json.loads(data.split("\n", 2)[1].rstrip(","))
+        check(proc.returncode == 0 and bool(row[-2] & 4) == flagged,
+              f"P95 - P5 = 0.2 at --low-contrast-below {threshold}: flags {row[-2]} ({row})")
+
     browser = find_chromium()
     if not browser:
         skip("the report was checked as text; rendering needs Chromium (Debian 'chromium')")
