@@ -6,7 +6,8 @@
  * /dev/stdout, a FIFO a viewer reads, /dev/full in a test.  Renaming over
  * those would replace the device node or the link with a file (and, run as
  * root, /dev/stdout itself), so they are written through instead; a link to
- * a regular file replaces the file it points to and keeps the link. */
+ * a regular file replaces the file it points to and keeps the link.  What
+ * the tool writes is never one of its inputs (lht_is_one_of). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
