@@ -271,7 +271,8 @@ LH_API void lh_stats_clear(LhStats *stats);
 LH_API double lh_normalize(double value, int bit_depth, LhRange range);
 
 /* Statistics and percentiles from a histogram alone (e.g. a sum of the
- * histograms of many frames; histograms are additive). */
+ * histograms of many frames; histograms are additive).  Its counts must sum
+ * to at most 2^64 - 1 (LH_ERROR_INVALID_ARGUMENT past that). */
 LH_API int lh_stats_from_histogram(const uint64_t *histogram, int bit_depth,
                                    const LhOptions *options, LhStats *stats);
 

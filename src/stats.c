@@ -321,6 +321,13 @@ LH_API int lh_stats_from_histogram(const uint64_t *histogram, int bit_depth,
   int status = lhi_options_validate(options);
   if (status < 0)
     return status;
+  /* The pixel count and the ranks are 64-bit: counts that sum past 2^64
+   * would wrap them quietly. */
+  uint64_t total = 0;
+  for (size_t v = 0; v < ((size_t)1 << bit_depth); v++)
+    if (__builtin_add_overflow(total, histogram[v], &total))
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                       "the histogram's counts sum past 2^64 - 1 pixels");
   status = lhi_stats_reserve(stats, bit_depth);
   if (status < 0)
     return status;

@@ -329,6 +329,15 @@ static void test_stats(LhContext *ctx)
   LhStats s;
   lh_stats_init(&s);
   EXPECT(lh_stats_from_histogram(NULL, 8, NULL, &s), LH_ERROR_INVALID_ARGUMENT, "NULL hist");
+  {
+    /* Counts that sum past 2^64 wrapped the pixel count and the ranks. */
+    uint64_t wide[256] = {0};
+    wide[10] = wide[200] = (uint64_t)1 << 63;
+    EXPECT(lh_stats_from_histogram(wide, 8, NULL, &s), LH_ERROR_INVALID_ARGUMENT,
+           "counts past 2^64");
+    wide[200] = ((uint64_t)1 << 63) - 1;
+    EXPECT(lh_stats_from_histogram(wide, 8, NULL, &s), LH_OK, "counts of 2^64 - 1");
+  }
   EXPECT(lh_stats_from_histogram(histogram, 8, NULL, NULL), LH_ERROR_INVALID_ARGUMENT,
          "NULL stats");
   EXPECT(lh_stats_from_histogram(histogram, 7, NULL, &s), LH_ERROR_INVALID_ARGUMENT, "depth 7");
