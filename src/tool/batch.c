@@ -277,18 +277,13 @@ typedef struct {
   bool incomplete; /* the last line is incomplete */
 } Resume;
 
-/* The pixels an image's record counts: those of roi inside the image (the
- * whole image without one), as the library clips it. */
+/* The pixels an image's record counts: roi's (the library refuses one that
+ * does not lie inside the image), or the whole image's without one. */
 static guint64 pixels_analysed(const LhtParsedRecord *record, const LhRect *roi)
 {
-  gint64 x0 = 0, y0 = 0, x1 = record->width, y1 = record->height;
-  if (roi->width > 0 && roi->height > 0) {
-    x0 = MAX(x0, roi->x);
-    y0 = MAX(y0, roi->y);
-    x1 = MIN(x1, (gint64)roi->x + roi->width);
-    y1 = MIN(y1, (gint64)roi->y + roi->height);
-  }
-  return x1 > x0 && y1 > y0 ? (guint64)((x1 - x0) * (y1 - y0)) : 0;
+  if (roi->width > 0 && roi->height > 0)
+    return (guint64)roi->width * (guint64)roi->height;
+  return (guint64)record->width * (guint64)record->height;
 }
 
 static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
@@ -350,13 +345,8 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
   }
   g_hash_table_add(r->done, g_strdup(record->path));
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
-  if (r->dataset) {
-    LhMatrix matrix = LH_MATRIX_BT601;
-    LhRange range = LH_RANGE_FULL;
-    lh_matrix_from_name(record->matrix, &matrix);
-    lh_range_from_name(record->range, &range);
-    lht_dataset_add(r->dataset, record->path, record->bit_depth, matrix, range, histogram);
-  }
+  if (r->dataset)
+    lht_dataset_add_record(r->dataset, record);
   if (r->report)
     lht_report_add(r->report, record->path, record->width, record->height, record->bit_depth,
                    histogram);

@@ -68,6 +68,16 @@ bool lht_dataset_add(LhtDataset *d, const char *path, int bit_depth, LhMatrix ma
   return true;
 }
 
+bool lht_dataset_add_record(LhtDataset *d, const LhtParsedRecord *record)
+{
+  LhMatrix matrix = LH_MATRIX_BT601;
+  LhRange range = LH_RANGE_FULL;
+  lh_matrix_from_name(record->matrix, &matrix);
+  lh_range_from_name(record->range, &range);
+  return lht_dataset_add(d, record->path, record->bit_depth, matrix, range,
+                         (const uint64_t *)(void *)record->histogram->data);
+}
+
 guint64 lht_dataset_refused(const LhtDataset *d)
 {
   return d->refused;

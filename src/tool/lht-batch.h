@@ -239,6 +239,10 @@ typedef struct {
   GArray *frozen; /* of LhpVideoSpan */
 } LhtParsedRecord;
 
+/* lht_dataset_add() of a record read back (merge, --skip-existing): its
+ * matrix and range by their names (dataset.c). */
+bool lht_dataset_add_record(LhtDataset *dataset, const LhtParsedRecord *record);
+
 void lht_parsed_record_init(LhtParsedRecord *record);
 void lht_parsed_record_clear(LhtParsedRecord *record);
 

@@ -158,11 +158,7 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
   }
   g_hash_table_add(m->seen, g_strdup(record->path));
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
-  LhMatrix matrix = LH_MATRIX_BT601;
-  LhRange range = LH_RANGE_FULL;
-  lh_matrix_from_name(record->matrix, &matrix);
-  lh_range_from_name(record->range, &range);
-  lht_dataset_add(m->dataset, record->path, record->bit_depth, matrix, range, histogram);
+  lht_dataset_add_record(m->dataset, record);
   if (m->args->report)
     lht_report_add(report_of(m, m->matrix, m->range), record->path, record->width, record->height,
                    record->bit_depth, histogram);

@@ -102,19 +102,14 @@ bool lht_plan_holds_output(const LhtPlan *plan, const char *path)
   /* Outputs may not exist yet: compared by name, made absolute and without
    * "." and ".."; then, for one that exists, by identity (a link to it). */
   char *name = g_canonicalize_filename(path, NULL);
-  char *id = file_id(path);
   bool held = false;
   for (guint i = 0; !held && i < plan->outputs->len; i++) {
-    const char *output = g_ptr_array_index(plan->outputs, i);
-    char *output_name = g_canonicalize_filename(output, NULL);
-    char *output_id = id ? file_id(output) : NULL;
-    held = strcmp(name, output_name) == 0 || (output_id && strcmp(id, output_id) == 0);
+    char *output_name = g_canonicalize_filename(g_ptr_array_index(plan->outputs, i), NULL);
+    held = strcmp(name, output_name) == 0;
     g_free(output_name);
-    g_free(output_id);
   }
   g_free(name);
-  g_free(id);
-  return held;
+  return held || lht_is_one_of(path, plan->outputs);
 }
 
 void lht_plan_clear(LhtPlan *plan)
