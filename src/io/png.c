@@ -268,6 +268,21 @@ typedef struct {
   bool filler; /* a 4th byte to drop */
 } PngLayout;
 
+/* Whether every value of an 8-bit gray frame is one of a low depth's levels:
+ * a multiple of 255 / (2^depth - 1), which divides 255 for 1, 2 and 4 bits. */
+static bool on_levels(const LhFrame *frame, int depth)
+{
+  unsigned step = 255u / ((1u << depth) - 1);
+  size_t stride = frame->strides[0] ? frame->strides[0] : (size_t)frame->width;
+  for (int y = 0; y < frame->height; y++) {
+    const uint8_t *row = (const uint8_t *)frame->planes[0] + (size_t)y * stride;
+    for (int x = 0; x < frame->width; x++)
+      if (row[x] % step != 0)
+        return false;
+  }
+  return true;
+}
+
 static int png_layout(const char *path, const LhioImage *image, PngLayout *layout)
 {
   const LhFrame *frame = &image->frame;
@@ -326,11 +341,14 @@ static int png_layout(const char *path, const LhioImage *image, PngLayout *layou
   if (image->alpha && layout->channels != 1)
     return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path,
                      "a separate alpha plane goes only with a gray frame");
-  /* Gray read from a 1, 2 or 4-bit file goes back at that depth. */
+  /* Gray read from a 1, 2 or 4-bit file goes back at that depth while its
+   * values are still that depth's levels; equalized or drawn on, they fall
+   * between them, and 8 bits keep them apart. */
   if (layout->color_type == PNG_COLOR_TYPE_GRAY && layout->bit_depth == 8 &&
       !image->source_palette &&
       (image->source_bit_depth == 1 || image->source_bit_depth == 2 ||
-       image->source_bit_depth == 4))
+       image->source_bit_depth == 4) &&
+      on_levels(frame, image->source_bit_depth))
     layout->bit_depth = image->source_bit_depth;
   return LH_OK;
 }

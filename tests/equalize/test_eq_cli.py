@@ -199,7 +199,7 @@ def test_metadata_kept(root):
         check(code == 0, f"{command} of JPEGs with metadata: exit {code}: {err}")
         for name, converted in (("phone.jpg", False), ("print.jpg", True)):
             with open(os.path.join(folder, name), "rb") as f:
-                want = jpeg.metadata_segments(f.read(), converted)
+                want = jpeg.carried_segments(f.read(), converted)
             path = os.path.join(out, name)
             got = None
             if os.path.exists(path):
@@ -367,6 +367,72 @@ def test_overlay(root, inputs):
     check(code == 2, f"overlay --opacity 2: exit {code}")
 
 
+def write_low_bit_png(path, levels, depth):
+    """A gray PNG of depth 1, 2 or 4 bits (which Pillow and OpenCV do not
+    write) holding levels, an array of values 0 .. 2^depth - 1."""
+    import struct
+    import zlib
+    height, width = levels.shape
+    per_byte = 8 // depth
+    rows = b""
+    for row in levels:
+        packed = bytearray((width + per_byte - 1) // per_byte)
+        for x, v in enumerate(row):
+            packed[x // per_byte] |= int(v) << (8 - depth * (x % per_byte + 1))
+        rows += b"\0" + bytes(packed)
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data)))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" +
+                chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 0, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def png_bit_depth(path):
+    with open(path, "rb") as f:
+        return f.read(25)[24]
+
+
+def test_low_bit_png(root):
+    """A 1, 2 or 4-bit gray PNG comes back at its depth while its values are
+    still its levels, else at 8 bits: equalized levels fall between the
+    4-bit ones, and rounded back to them two became one; an overlay on a
+    bilevel scan was rounded away."""
+    folder = os.path.join(root, "low-bit")
+    os.makedirs(folder)
+    rng = np.random.default_rng(18)
+    four = np.minimum(rng.poisson(4, (48, 61)), 15)
+    write_low_bit_png(os.path.join(folder, "four.png"), four, 4)
+    one = (rng.random((40, 333)) < 0.9).astype(np.uint8)
+    write_low_bit_png(os.path.join(folder, "one.png"), one, 1)
+    check(np.array_equal(read(os.path.join(folder, "four.png")), (four * 17).astype(np.uint8)),
+          "the 4-bit test file does not read back")
+    out = os.path.join(root, "low-bit-eq")
+    code, err = lumahist("equalize", folder, "--out", out)
+    check(code == 0, f"equalize of low-bit PNGs: exit {code}: {err}")
+    got = os.path.join(out, "four.png")
+    if os.path.exists(got):
+        want = cv2.equalizeHist((four * 17).astype(np.uint8))
+        check(png_bit_depth(got) == 8 and np.array_equal(read(got), want),
+              f"4-bit equalized: depth {png_bit_depth(got)}, "
+              f"{int(np.count_nonzero(read(got) != want))} pixels off equalizeHist")
+    got = os.path.join(out, "one.png")
+    if os.path.exists(got):
+        # two levels equalize to 0 and 255, still the 1-bit ones
+        check(png_bit_depth(got) == 1 and np.array_equal(read(got), one * 255),
+              f"1-bit equalized: depth {png_bit_depth(got)}")
+    out = os.path.join(root, "low-bit-overlay")
+    code, err = lumahist("overlay", os.path.join(folder, "one.png"), "--out", out)
+    got = os.path.join(out, "one.png")
+    check(code == 0 and os.path.exists(got), f"overlay of a 1-bit PNG: exit {code}: {err}")
+    if os.path.exists(got):
+        changed = np.count_nonzero(read(got) != one * 255)
+        check(png_bit_depth(got) == 8 and changed > 1000,
+              f"1-bit overlay: depth {png_bit_depth(got)}, {changed} pixels drawn")
+
+
 def test_bad_file(root):
     folder = os.path.join(root, "mixed")
     os.makedirs(folder)
@@ -389,6 +455,7 @@ def main():
         test_out_inside_the_folder(root, inputs)
         test_metadata_kept(root)
         test_png_metadata_kept(root)
+        test_low_bit_png(root)
         test_luts(root, inputs)
         test_global(root)
         test_quality(root)
