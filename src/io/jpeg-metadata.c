@@ -25,17 +25,19 @@
 /* ICC profiles are carried in APP2 segments that begin with this. */
 static const char icc_tag[] = "ICC_PROFILE";
 
-/* Whether a segment is metadata to carry: APP1 (Exif, XMP), APP2 (ICC),
- * APP13 (IPTC) and COM.  JFIF's APP0 and Adobe's APP14 describe the coding,
- * which the writer sets itself.  An ICC profile describes the colours as
- * they were stored: not those of a CMYK file converted to R'G'B'. */
+/* Whether a segment is metadata to carry: APP1 (Exif, XMP), APP2's ICC
+ * profile, APP13 (IPTC) and COM.  JFIF's APP0 and Adobe's APP14 describe the
+ * coding, which the writer sets itself.  The other APP2 segments describe
+ * what came after the image in the file: MPF indexes a phone's depth map or
+ * HDR gain map by byte offsets, FlashPix's extensions its data.  Neither is
+ * written, and an index carried over would point into the new image's own
+ * data.  An ICC profile describes the colours as they were stored: not those
+ * of a CMYK file converted to R'G'B'. */
 static bool carried(int marker, const uint8_t *data, size_t size, bool converted)
 {
-  if (marker == JPEG_APP0 + 2 && converted && size >= sizeof icc_tag &&
-      memcmp(data, icc_tag, sizeof icc_tag) == 0)
-    return false;
-  return marker == JPEG_APP0 + 1 || marker == JPEG_APP0 + 2 || marker == JPEG_APP0 + 13 ||
-         marker == JPEG_COM;
+  if (marker == JPEG_APP0 + 2)
+    return !converted && size >= sizeof icc_tag && memcmp(data, icc_tag, sizeof icc_tag) == 0;
+  return marker == JPEG_APP0 + 1 || marker == JPEG_APP0 + 13 || marker == JPEG_COM;
 }
 
 /* Appends one segment (data of at most 65533 bytes) to the image's. */

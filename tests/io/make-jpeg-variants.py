@@ -65,22 +65,27 @@ SOF_MARKERS = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD,
 
 # Metadata segments (marker, body) as a camera or an editor writes them:
 # Exif (big-endian TIFF, one entry: orientation 6, a quarter turn), an ICC
-# profile's first APP2, IPTC, a comment, XMP.  lumahist writes them back
-# (APP1, APP2, APP13, COM), but not the profile of a CMYK file it converted.
+# profile's first APP2, IPTC, a comment, XMP, and a phone's MPF index of the
+# images stored after the first (little-endian TIFF: two images, the second
+# at an offset).  lumahist writes back APP1, the ICC profile, APP13 and COM,
+# but not the profile of a CMYK file it converted, nor the MPF index (it
+# writes no second image, and the offsets would point into its own data).
 METADATA = [
     (0xE1, b"Exif\0\0MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0"),
     (0xE2, b"ICC_PROFILE\0\x01\x01not really a profile"),
     (0xED, b"Photoshop 3.0\x008BIM\x04\x04\0\0\0\0\0\0"),
     (0xFE, b"a comment"),
     (0xE1, b"http://ns.adobe.com/xap/1.0/\0<x:xmpmeta/>"),
+    (0xE2, b"MPF\0II*\0\x08\0\0\0\x03\0\0\xb0\x07\0\x04\0\0\x000100"
+           b"\x01\xb0\x04\0\x01\0\0\0\x02\0\0\0\x02\xb0\x07\0\x20\0\0\0\x32\0\0\0"
+           b"\0\0\0\0" + bytes(32)),
 ]
 METADATA_MARKERS = {0xE1, 0xE2, 0xED, 0xFE}
 
 
-def metadata_segments(data, converted=False):
+def metadata_segments(data):
     """The APP1, APP2, APP13 and COM segments before a JPEG's first scan, as
-    (marker, body) in file order: what lumahist carries into what it writes
-    from the file (converted: a CMYK file's, whose ICC profile it leaves)."""
+    (marker, body) in file order."""
     found = []
     i = 2
     while i + 4 <= len(data) and data[i] == 0xFF:
@@ -91,12 +96,18 @@ def metadata_segments(data, converted=False):
         if code == 0xDA:
             break
         length = (data[i + 2] << 8) | data[i + 3]
-        body = data[i + 4:i + 2 + length]
-        if code in METADATA_MARKERS and not (
-                converted and code == 0xE2 and body.startswith(b"ICC_PROFILE\0")):
-            found.append((code, body))
+        if code in METADATA_MARKERS:
+            found.append((code, data[i + 4:i + 2 + length]))
         i += 2 + length
     return found
+
+
+def carried_segments(data, converted=False):
+    """Those of metadata_segments that lumahist carries into what it writes
+    from the file: all but the APP2 segments other than the ICC profile, and
+    a converted CMYK file's ICC profile."""
+    return [(code, body) for code, body in metadata_segments(data)
+            if code != 0xE2 or (body.startswith(b"ICC_PROFILE\0") and not converted)]
 
 
 def with_metadata(data, segments=METADATA):
