@@ -413,12 +413,14 @@ typedef struct {
   uint32_t swap_bytes; /* RGB10: as LhkImage.swap_bytes */
   int frame_width;
   int frame_height;
-  int panel_x; /* may lie partly outside the frame */
+  int panel_x; /* in the frame as stored; may lie partly outside it */
   int panel_y;
   int panel_width;
   int panel_height;
-  const uint16_t *bar_heights; /* device, panel_width - 2 */
-  const uint8_t *column_flags; /* device, panel_width - 2 */
+  int orientation; /* how the frame is shown (lhi_overlay_ink_turned) */
+  /* device, a column for each pixel across the panel as shown, less 2 */
+  const uint16_t *bar_heights;
+  const uint8_t *column_flags;
   LhiInk inks[LHI_INK_COUNT];
 } LhkOverlay;
 

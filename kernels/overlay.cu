@@ -40,8 +40,8 @@ struct LhkOverlayArea {
 
 __device__ __forceinline__ const LhiInk &lhk_ink_at(const LhkOverlay &o, int x, int y)
 {
-  return o.inks[lhi_overlay_ink(o.panel_width, o.panel_height, o.bar_heights, o.column_flags,
-                                x - o.panel_x, y - o.panel_y)];
+  return o.inks[lhi_overlay_ink_turned(o.orientation, o.panel_x, o.panel_y, o.panel_width,
+                                       o.panel_height, o.bar_heights, o.column_flags, x, y)];
 }
 
 __global__ void lhk_overlay_luma_kernel(LhkOverlay o, LhkOverlayArea a, int pixel_bytes,

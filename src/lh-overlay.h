@@ -65,6 +65,45 @@ LHI_HOST_DEVICE int lhi_overlay_ink(int width, int height, const uint16_t *bar_h
   return LHI_INK_BACKGROUND;
 }
 
+/* The ink under pixel (x, y) of a frame as it is stored, of a panel that
+ * takes columns [left, left + across) and rows [top, top + down) there and
+ * is to read upright in the frame as it is shown: turned by the Exif
+ * orientation (1 or 0: as stored; 2: mirrored left to right; 3: half a turn;
+ * 4: mirrored top to bottom; 5: transposed; 6: a quarter turn clockwise; 7:
+ * transposed the other way; 8: a quarter turn counterclockwise).  From 5 on,
+ * the panel as shown is down pixels wide and across high. */
+LHI_HOST_DEVICE int lhi_overlay_ink_turned(int orientation, int left, int top, int across, int down,
+                                           const uint16_t *bar_heights, const uint8_t *column_flags,
+                                           int x, int y)
+{
+  const int ox = x - left, oy = y - top;
+  switch (orientation) {
+  case 2:
+    return lhi_overlay_ink(across, down, bar_heights, column_flags, across - 1 - ox, oy);
+  case 3:
+    return lhi_overlay_ink(across, down, bar_heights, column_flags, across - 1 - ox, down - 1 - oy);
+  case 4:
+    return lhi_overlay_ink(across, down, bar_heights, column_flags, ox, down - 1 - oy);
+  case 5:
+    return lhi_overlay_ink(down, across, bar_heights, column_flags, oy, ox);
+  case 6:
+    return lhi_overlay_ink(down, across, bar_heights, column_flags, down - 1 - oy, ox);
+  case 7:
+    return lhi_overlay_ink(down, across, bar_heights, column_flags, down - 1 - oy, across - 1 - ox);
+  case 8:
+    return lhi_overlay_ink(down, across, bar_heights, column_flags, oy, across - 1 - ox);
+  default:
+    return lhi_overlay_ink(across, down, bar_heights, column_flags, ox, oy);
+  }
+}
+
+/* The columns of bars of such a panel: the pixels across it as shown, less
+ * the border's two. */
+LHI_HOST_DEVICE int lhi_overlay_columns(int orientation, int across, int down)
+{
+  return (orientation >= 5 ? down : across) - 2;
+}
+
 /* sample * (256 - alpha) + colour * alpha, over 256, rounded half up. */
 LHI_HOST_DEVICE uint32_t lhi_blend(uint32_t sample, uint32_t colour, uint32_t alpha)
 {

@@ -208,9 +208,11 @@ typedef struct {
  * part inside is drawn. */
 typedef struct {
   LhFrame frame;
-  int sample_depth;            /* significant bits of a sample (P010: 10, at the top) */
-  LhRect panel;                /* width, height >= 3 */
-  const uint16_t *bar_heights; /* host, panel.width - 2 columns */
+  int sample_depth; /* significant bits of a sample (P010: 10, at the top) */
+  LhRect panel;     /* in the frame as stored; width, height >= 3 */
+  int orientation;  /* how the frame is shown (lhi_overlay_ink_turned), 0 .. 8 */
+  /* host, a column for each pixel across the panel as shown, less 2 */
+  const uint16_t *bar_heights;
   const uint8_t *column_flags; /* host, LHI_COLUMN_* of each column */
   LhiInk inks[LHI_INK_COUNT];
 } LhiOverlayJob;

@@ -581,7 +581,8 @@ typedef enum {
 } LhOverlayScale;
 
 typedef struct {
-  LhRect rect;          /* the panel; zero width or height: the default placement */
+  LhRect rect;          /* the panel, in the frame as shown (orientation); zero width or
+                           height: the default placement */
   double opacity;       /* 0 .. 1, of the bars and markers; the panel is 5/8 of it */
   LhOverlayScale scale; /* default LOG */
   int markers;          /* non-zero: a line at the median and at each percentile of stats */
@@ -590,12 +591,19 @@ typedef struct {
   double clip_warning;  /* fraction of pixels clipped at one end that lights its band */
   LhMatrix matrix;      /* the colours' Y'CbCr for gray and YUV frames */
   LhRange range;
+  /* How the frame is shown, as an Exif orientation (a JPEG's or a phone
+   * video's rotation): 0 or 1, as stored; 2 mirrored left to right; 3 half
+   * a turn; 4 mirrored top to bottom; 5 transposed; 6 a quarter turn
+   * clockwise; 7 transposed the other way; 8 a quarter turn
+   * counterclockwise.  The panel is placed and drawn so that it reads
+   * upright, bottom-left, in the frame turned so. */
+  int orientation;
 } LhOverlayOptions;
 
 /* Defaults: the default placement (bottom-left, a third of the width, a
  * quarter of the height, 2 % margins, at least 64 x 32 where the frame is as
  * large), opacity 0.8, log scale, markers and clipping bands on, clip warning
- * 0.005, BT.601, full range. */
+ * 0.005, BT.601, full range, orientation 0 (as stored). */
 LH_API void lh_overlay_options_init(LhOverlayOptions *options);
 
 /* Draws the histogram of stats (usually of this frame) into frame, in its

@@ -155,6 +155,31 @@ static void default_panel(int width, int height, LhRect *panel)
   *panel = (LhRect){margin_x, height - margin_y - h, w, h};
 }
 
+/* Where a panel placed in the frame as shown (turned by orientation) lies in
+ * the frame as stored, width x height. */
+static LhRect stored_panel(const LhRect *shown, int orientation, int width, int height)
+{
+  const int x = shown->x, y = shown->y, w = shown->width, h = shown->height;
+  switch (orientation) {
+  case 2:
+    return (LhRect){width - x - w, y, w, h};
+  case 3:
+    return (LhRect){width - x - w, height - y - h, w, h};
+  case 4:
+    return (LhRect){x, height - y - h, w, h};
+  case 5:
+    return (LhRect){y, x, h, w};
+  case 6:
+    return (LhRect){y, height - x - w, h, w};
+  case 7:
+    return (LhRect){width - y - h, height - x - w, h, w};
+  case 8:
+    return (LhRect){width - y - h, x, h, w};
+  default:
+    return *shown;
+  }
+}
+
 static int sample_depth(const LhFrame *frame)
 {
   return lhi_frame_luma_depth(frame);
@@ -185,6 +210,9 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
   if ((unsigned)options->matrix > LH_MATRIX_BT2020 ||
       (options->range != LH_RANGE_FULL && options->range != LH_RANGE_LIMITED))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown overlay matrix or range");
+  if (options->orientation < 0 || options->orientation > 8)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "overlay orientation %d is not in 0 .. 8",
+                     options->orientation);
   if (!(options->clip_warning >= 0.0))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "overlay clip warning %g is negative",
                      options->clip_warning);
@@ -197,13 +225,18 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
       return status;
   }
 
-  LhRect panel = options->rect;
-  if (panel.width == 0 || panel.height == 0)
-    default_panel(frame->width, frame->height, &panel);
-  else if (panel.width < 3 || panel.height < 3 || panel.width > 65536 || panel.height > 65536)
+  /* The panel is laid out in the frame as shown, and drawn where that lies
+   * in the frame as stored. */
+  const bool across_turned = options->orientation >= 5;
+  LhRect shown = options->rect;
+  if (shown.width == 0 || shown.height == 0)
+    default_panel(across_turned ? frame->height : frame->width,
+                  across_turned ? frame->width : frame->height, &shown);
+  else if (shown.width < 3 || shown.height < 3 || shown.width > 65536 || shown.height > 65536)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
-                     "overlay panel %dx%d: each side must be in 3 .. 65536", panel.width,
-                     panel.height);
+                     "overlay panel %dx%d: each side must be in 3 .. 65536", shown.width,
+                     shown.height);
+  LhRect panel = stored_panel(&shown, options->orientation, frame->width, frame->height);
   /* Nothing to draw on a frame too small for a panel, or off the frame. */
   if (panel.width < 3 || panel.height < 3 || panel.x >= frame->width || panel.y >= frame->height ||
       (int64_t)panel.x + panel.width <= 0 || (int64_t)panel.y + panel.height <= 0)
@@ -214,7 +247,7 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
     return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot draw overlays",
                      route.backend->name);
 
-  int inner_w = panel.width - 2, inner_h = panel.height - 2;
+  int inner_w = shown.width - 2, inner_h = shown.height - 2;
   uint16_t *heights = malloc((size_t)inner_w * sizeof *heights);
   uint8_t *flags = malloc((size_t)inner_w);
   uint64_t *peaks = malloc((size_t)inner_w * sizeof *peaks);
@@ -230,6 +263,7 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
       .frame = *frame,
       .sample_depth = sample_depth(frame),
       .panel = panel,
+      .orientation = options->orientation,
       .bar_heights = heights,
       .column_flags = flags,
   };

@@ -81,9 +81,9 @@ static void draw_luma_band(int band, void *data)
        y < o->y0 + lhi_band_start(band + 1, o->bands, rows); y++) {
     uint8_t *row = (uint8_t *)frame->planes[0] + (size_t)y * frame->strides[0];
     for (int x = o->x0; x < o->x1; x++) {
-      const LhiInk *ink =
-          &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
-                                     job->column_flags, x - panel->x, y - panel->y)];
+      const LhiInk *ink = &job->inks[lhi_overlay_ink_turned(
+          job->orientation, panel->x, panel->y, panel->width, panel->height, job->bar_heights,
+          job->column_flags, x, y)];
       if (info->chroma == LHI_CHROMA_V210) {
         blend_v210(row + (size_t)(x / 6) * LHI_V210_GROUP_BYTES, lhi_v210_y_field(x % 6), ink->y,
                    ink->alpha);
@@ -120,9 +120,9 @@ static void draw_chroma_band(int band, void *data)
   for (int cy = first + lhi_band_start(band, o->bands, rows);
        cy < first + lhi_band_start(band + 1, o->bands, rows); cy++) {
     for (int cx = (o->x0 + sub_x - 1) >> xs; cx << xs < o->x1; cx++) {
-      const LhiInk *ink = &job->inks[lhi_overlay_ink(panel->width, panel->height, job->bar_heights,
-                                                     job->column_flags, (cx << xs) - panel->x,
-                                                     (cy << ys) - panel->y)];
+      const LhiInk *ink = &job->inks[lhi_overlay_ink_turned(
+          job->orientation, panel->x, panel->y, panel->width, panel->height, job->bar_heights,
+          job->column_flags, cx << xs, cy << ys)];
       uint8_t *cb, *cr;
       switch (info->chroma) {
       case LHI_CHROMA_V210: {

@@ -536,7 +536,8 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
                           cudaStream_t stream)
 {
   const LhiFormatInfo *info = lhi_format_info(frame->format);
-  const size_t columns = (size_t)job->panel.width - 2;
+  const size_t columns =
+      (size_t)lhi_overlay_columns(job->orientation, job->panel.width, job->panel.height);
   const size_t heights_bytes = lhi_cuda_align_up(columns * sizeof(uint16_t), 16);
   int status = lhi_cuda_device_reserve(&e->columns, heights_bytes + columns, false, stream);
   if (status < 0)
@@ -574,6 +575,7 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
   o.panel_y = job->panel.y;
   o.panel_width = job->panel.width;
   o.panel_height = job->panel.height;
+  o.orientation = job->orientation;
   o.bar_heights = (const uint16_t *)device_columns;
   o.column_flags = device_columns + heights_bytes;
   memcpy(o.inks, job->inks, sizeof o.inks);

@@ -602,11 +602,14 @@ static void test_overlays(void)
       oo.scale = variant == 1 ? LH_OVERLAY_LINEAR : LH_OVERLAY_LOG;
       if (variant == 2)
         oo.rect = (LhRect){-7, 21, 60, 50};
+      /* every orientation on every layout, the subsampled ones among them */
+      oo.orientation = (int)((f * 3 + (size_t)variant) % 9);
       OverlayTwins t;
       overlay_twins(&g, &stats, &oo, &t);
       for (int i = 0; i < 3; i++)
-        CHECK(memcmp(t.got[i], t.want.allocation, t.want.size) == 0, "overlay %s variant %d, %s",
-              lh_format_name(format), variant, overlay_twin_names[i]);
+        CHECK(memcmp(t.got[i], t.want.allocation, t.want.size) == 0,
+              "overlay %s variant %d orientation %d, %s", lh_format_name(format), variant,
+              oo.orientation, overlay_twin_names[i]);
       overlay_twins_free(&t);
       lh_stats_clear(&stats);
       gen_free(&g);

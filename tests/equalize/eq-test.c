@@ -807,6 +807,109 @@ static void test_overlays(const char *dump)
   gen_free(&g);
 }
 
+/* Where pixel (x, y) of a frame stored w pixels wide and h high is shown
+ * under Exif orientation o (the inverse of lhi_overlay_ink_turned's map). */
+static void shown_at(int o, int w, int h, int x, int y, int *sx, int *sy)
+{
+  switch (o) {
+  case 2:
+    *sx = w - 1 - x, *sy = y;
+    break;
+  case 3:
+    *sx = w - 1 - x, *sy = h - 1 - y;
+    break;
+  case 4:
+    *sx = x, *sy = h - 1 - y;
+    break;
+  case 5:
+    *sx = y, *sy = x;
+    break;
+  case 6:
+    *sx = h - 1 - y, *sy = x;
+    break;
+  case 7:
+    *sx = h - 1 - y, *sy = w - 1 - x;
+    break;
+  case 8:
+    *sx = y, *sy = w - 1 - x;
+    break;
+  default:
+    *sx = x, *sy = y;
+  }
+}
+
+/* An overlay on a frame stored turned, with its orientation, is the
+ * overlay on the upright frame, turned: for every orientation, panel (the
+ * default, partly off the frame, one wider than the frame is high) and
+ * packed format, the stored frame is made from the upright one, both are
+ * drawn on, and every pixel is compared where it is shown. */
+static void test_overlays_turned(void)
+{
+  static const LhFormat formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB, LH_FORMAT_GRAY16,
+                                     LH_FORMAT_BGRA};
+  static const LhRect rects[] = {{0, 0, 0, 0}, {-5, 7, 40, 30}, {3, 50, 90, 9}};
+  const int width = 97, height = 61; /* upright */
+  for (size_t f = 0; f < sizeof formats / sizeof *formats; f++)
+    for (int o = 1; o <= 8; o++)
+      for (size_t r = 0; r < sizeof rects / sizeof *rects; r++) {
+        const LhFormat format = formats[f];
+        const int pb = gen_pixel_bytes(format);
+        const int w = o >= 5 ? height : width, h = o >= 5 ? width : height; /* stored */
+        GenFrame up, turned;
+        gen_frame(&up, format, width, height, 0, 3, 0, GEN_PHOTO, 900 + (uint64_t)o);
+        gen_frame(&turned, format, w, h, 0, 5, 0, GEN_UNIFORM, 1);
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++) {
+            int sx, sy;
+            shown_at(o, w, h, x, y, &sx, &sy);
+            memcpy((uint8_t *)turned.frame.planes[0] + (size_t)y * turned.frame.strides[0] +
+                       (size_t)x * pb,
+                   (uint8_t *)up.frame.planes[0] + (size_t)sy * up.frame.strides[0] +
+                       (size_t)sx * pb,
+                   (size_t)pb);
+          }
+        LhStats stats;
+        lh_stats_init(&stats);
+        CHECK(lh_analyze(cpu, &up.frame, NULL, &stats) == 0, "%s", lh_last_error());
+        LhOverlayOptions oo;
+        lh_overlay_options_init(&oo);
+        oo.rect = rects[r];
+        CHECK(lh_overlay(cpu, &up.frame, &stats, &oo) == 0, "%s", lh_last_error());
+        oo.orientation = o;
+        CHECK(lh_overlay(cpu, &turned.frame, &stats, &oo) == 0, "%s", lh_last_error());
+        int bad = 0;
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++) {
+            int sx, sy;
+            shown_at(o, w, h, x, y, &sx, &sy);
+            if (memcmp((uint8_t *)turned.frame.planes[0] + (size_t)y * turned.frame.strides[0] +
+                           (size_t)x * pb,
+                       (uint8_t *)up.frame.planes[0] + (size_t)sy * up.frame.strides[0] +
+                           (size_t)sx * pb,
+                       (size_t)pb) != 0)
+              bad++;
+          }
+        CHECK(bad == 0, "overlay %s orientation %d rect %zu: %d pixels differ from the upright's",
+              lh_format_name(format), o, r, bad);
+        lh_stats_clear(&stats);
+        gen_free(&up);
+        gen_free(&turned);
+      }
+  LhOverlayOptions oo;
+  lh_overlay_options_init(&oo);
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_GRAY8, 40, 30, 0, 0, 0, GEN_PHOTO, 5);
+  LhStats stats;
+  lh_stats_init(&stats);
+  lh_analyze(cpu, &g.frame, NULL, &stats);
+  oo.orientation = 9;
+  CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == LH_ERROR_INVALID_ARGUMENT, "orientation 9");
+  oo.orientation = -1;
+  CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == LH_ERROR_INVALID_ARGUMENT, "orientation -1");
+  lh_stats_clear(&stats);
+  gen_free(&g);
+}
+
 /* Overlays on YUV of any subsampling and layout, against the same picture
  * in 4:4:4 planar of the same depth: Y drawn alike, and each chroma sample
  * (cx, cy) as the 4:4:4 one at its top-left luma pixel (cx << xs, cy << ys),
@@ -1330,6 +1433,7 @@ int main(int argc, char **argv)
     test_chroma_scale();
     test_chroma_rule_edges();
     test_overlays_yuv();
+    test_overlays_turned();
   }
   test_overlays(dump);
   lh_context_free(cpu);
