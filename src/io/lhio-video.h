@@ -124,10 +124,13 @@ void lhio_video_close(LhioVideo *video);
 /* Changes one decoded frame (host memory; the format GStreamer decoded,
  * matrix and range from its colorimetry) from in into out: out is in (the
  * frame changed in place), or with fills_output a frame of the same format
- * and size, elsewhere, to be written whole.  0 or a negative status with the
- * message set (lh_set_error), which ends the rewrite. */
+ * and size, elsewhere, to be written whole.  orientation: how a player turns
+ * the frames (the stream's image-orientation tag: a phone's portrait clip),
+ * as an Exif orientation (LhOverlayOptions.orientation); 1 when not turned.
+ * 0 or a negative status with the message set (lh_set_error), which ends the
+ * rewrite. */
 typedef int (*LhioVideoChange)(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range,
-                               void *data);
+                               int orientation, void *data);
 
 /* Quality: the encoders' constant-quality scale, as x264's CRF (0 lossless
  * where the encoder has it, 51 worst). */

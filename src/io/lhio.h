@@ -142,6 +142,11 @@ int lhio_jpeg_metadata_from_bytes(const LhioEncoded *encoded, LhioImage *image);
  * its SOI and JFIF APP0, where lhio_write would have written them. */
 int lhio_jpeg_insert_metadata(LhioEncoded *encoded, const LhioImage *image);
 
+/* The Exif orientation of an image read in full (its metadata's Exif: 1 to
+ * 8, as LhOverlayOptions.orientation takes it), or 1 when it has none
+ * (exif-orientation.c). */
+int lhio_image_orientation(const LhioImage *image);
+
 /* Writes image to path as its type says, through a temporary file in the
  * same folder renamed over path when complete; never leaves a partial file. */
 int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions *options);

@@ -88,6 +88,7 @@ typedef struct {
   uint64_t frames;
   uint64_t packets;  /* into the muxer, from every stream */
   int quarter_turns; /* the video's rotation, clockwise (its image-orientation tag) */
+  int orientation;   /* the same tag as an Exif orientation, flips included (1: none) */
   char encoder[64];
   char decoder[64];
 
@@ -227,8 +228,11 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
     describe(r, &source, &frame);
   else
     frame = out;
+  g_mutex_lock(&r->lock);
+  const int orientation = r->orientation ? r->orientation : 1;
+  g_mutex_unlock(&r->lock);
   int status = r->options->change(&frame, &out, lhio_colorimetry_matrix(&r->info),
-                                  lhio_colorimetry_range(&r->info), r->options->data);
+                                  lhio_colorimetry_range(&r->info), orientation, r->options->data);
   gst_video_frame_unmap(&target);
   if (apart) {
     gst_video_frame_unmap(&source);
@@ -723,8 +727,33 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     gst_caps_unref(made);
 }
 
+/* The Exif orientation of each of GStreamer's (the image-orientation tag's
+ * "rotate-90" is Exif's 6, "flip-rotate-0" its 2, ...). */
+static int exif_orientation_of(GstVideoOrientationMethod method)
+{
+  switch (method) {
+  case GST_VIDEO_ORIENTATION_HORIZ:
+    return 2;
+  case GST_VIDEO_ORIENTATION_180:
+    return 3;
+  case GST_VIDEO_ORIENTATION_VERT:
+    return 4;
+  case GST_VIDEO_ORIENTATION_UL_LR:
+    return 5;
+  case GST_VIDEO_ORIENTATION_90R:
+    return 6;
+  case GST_VIDEO_ORIENTATION_UR_LL:
+    return 7;
+  case GST_VIDEO_ORIENTATION_90L:
+    return 8;
+  default:
+    return 1;
+  }
+}
+
 /* The video's rotation from a tag list (qtdemux gives its track header's
- * matrix as the image-orientation tag), kept for mp4-rotation.c. */
+ * matrix as the image-orientation tag), kept for mp4-rotation.c and for
+ * what is drawn on the frames. */
 static void note_orientation(Rewrite *r, const GstTagList *tags)
 {
   GstVideoOrientationMethod method;
@@ -736,6 +765,7 @@ static void note_orientation(Rewrite *r, const GstTagList *tags)
                                                     : 0;
   g_mutex_lock(&r->lock);
   r->quarter_turns = turns;
+  r->orientation = exif_orientation_of(method);
   g_mutex_unlock(&r->lock);
 }
 

@@ -222,8 +222,9 @@ static int begin_video(LhContext *context, void *data)
 /* A video frame: its luma equalized (only Y changes), the LUT averaged
  * over the temporal window. */
 static int equalize_video_frame(LhContext *context, const LhFrame *in, LhFrame *out,
-                                LhMatrix matrix, LhRange range, void *data)
+                                LhMatrix matrix, LhRange range, int orientation, void *data)
 {
+  (void)orientation; /* every pixel alike */
   EqualizeRun *run = data;
   LhEqualizeOptions options = run->options;
   if (!run->matrix_given)
@@ -326,9 +327,11 @@ int lht_equalize_main(int argc, char **argv)
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &args.out_dir,
        "Folder for the results (made if missing); never an input's own file", "DIR"},
       {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args.matrix,
-       "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},
+       "R'G'B' to luma matrix: bt601 (default; a video's: its stream's), bt709 or bt2020",
+       "MATRIX"},
       {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
-       "Output range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
+       "Output range: full (default; a video's: its stream's) or limited (16-235 for 8 bits)",
+       "RANGE"},
       {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
        "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,

@@ -102,7 +102,7 @@ typedef struct {
   /* One frame, host memory, in into out (LhioVideoChange); 0 or a negative
    * status with the library's message set. */
   int (*change)(LhContext *context, const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range,
-                void *data);
+                int orientation, void *data);
   bool fills_output; /* change writes all of out when it is not in */
   void *data;
 } LhtVideoChange;

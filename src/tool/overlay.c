@@ -94,9 +94,12 @@ static bool overlay_image(LhioImage *image, const char *path, void *data)
   LhContext *context = lhp_worker_context(NULL);
   LhStats stats;
   lh_stats_init(&stats);
+  /* Drawn to read upright where a viewer turns the image by its Exif. */
+  LhOverlayOptions overlay = run->overlay;
+  overlay.orientation = lhio_image_orientation(image);
   int status = lh_analyze(context, &image->frame, &run->analysis, &stats);
   if (status >= 0)
-    status = lh_overlay(context, &image->frame, &stats, &run->overlay);
+    status = lh_overlay(context, &image->frame, &stats, &overlay);
   lh_stats_clear(&stats);
   if (status < 0) {
     lht_error(path, "%s", lht_reason(status, path));
@@ -105,14 +108,16 @@ static bool overlay_image(LhioImage *image, const char *path, void *data)
   return true;
 }
 
-/* A video frame: the graph of its own histogram drawn on it. */
+/* A video frame: the graph of its own histogram drawn on it, upright as a
+ * player turns the frame. */
 static int overlay_video_frame(LhContext *context, const LhFrame *in, LhFrame *frame,
-                               LhMatrix matrix, LhRange range, void *data)
+                               LhMatrix matrix, LhRange range, int orientation, void *data)
 {
   (void)in; /* the same frame: drawn on in place */
   OverlayRun *run = data;
   LhOptions analysis = run->analysis;
   LhOverlayOptions overlay = run->overlay;
+  overlay.orientation = orientation;
   if (!run->matrix_given)
     analysis.matrix = overlay.matrix = matrix;
   if (!run->range_given)
@@ -197,9 +202,12 @@ int lht_overlay_main(int argc, char **argv)
       {"clip-warning", 0, 0, G_OPTION_ARG_STRING, &args.clip_warning,
        "Fraction of pixels at one end that lights its band (default 0.005)", "F"},
       {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args.matrix,
-       "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},
+       "R'G'B' to luma matrix: bt601 (default; a video's: its stream's), bt709 or bt2020",
+       "MATRIX"},
       {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
-       "Code value range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
+       "Code value range: full (default; a video's: its stream's) or limited (16-235 for 8 "
+       "bits)",
+       "RANGE"},
       {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
        "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,

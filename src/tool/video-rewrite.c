@@ -91,10 +91,12 @@ typedef struct {
 
 /* On the pipeline's streaming thread, the only one that uses the context
  * and the progress while a video is rewritten. */
-static int change_frame(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range, void *data)
+static int change_frame(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range,
+                        int orientation, void *data)
 {
   FrameRun *run = data;
-  int status = run->change->change(run->context, in, out, matrix, range, run->change->data);
+  int status =
+      run->change->change(run->context, in, out, matrix, range, orientation, run->change->data);
   char note[64];
   snprintf(note, sizeof note, "frame %" G_GUINT64_FORMAT, run->frame++);
   lht_progress_note(run->progress, note);

@@ -433,6 +433,49 @@ def test_low_bit_png(root):
               f"1-bit overlay: depth {png_bit_depth(got)}, {changed} pixels drawn")
 
 
+def test_overlay_orientation(root):
+    """A photograph stored turned, with an Exif orientation, gets the panel
+    that the upright photograph gets, where a viewer shows it: bottom-left,
+    bars upright (it was drawn in the stored pixels, so upside down or on
+    its side once turned).  PNG, so that pixels compare exactly; a JPEG's
+    panel is looked for in its corner."""
+    folder = os.path.join(root, "turned")
+    os.makedirs(folder)
+    upright = Image.open(os.path.join(SAMPLES, "cat-chelsea.png")).convert("RGB")
+    upright = upright.crop((0, 0, 301, 200))  # odd, and not square
+    turn = {2: Image.FLIP_LEFT_RIGHT, 3: Image.ROTATE_180, 4: Image.FLIP_TOP_BOTTOM,
+            5: Image.TRANSPOSE, 6: Image.ROTATE_90, 7: Image.TRANSVERSE, 8: Image.ROTATE_270}
+    for o in range(1, 9):
+        exif = Image.Exif()
+        exif[0x0112] = o
+        stored = upright.transpose(turn[o]) if o in turn else upright
+        stored.save(os.path.join(folder, f"o{o}.png"), exif=exif.tobytes())
+        stored.save(os.path.join(folder, f"o{o}.jpg"), exif=exif.tobytes(), quality=95)
+    out = os.path.join(root, "turned-out")
+    code, err = lumahist("overlay", folder, "--out", out, "--backend", "cpu")
+    check(code == 0, f"overlay of turned photographs: exit {code}: {err}")
+    from PIL import ImageOps
+    want = np.asarray(Image.open(os.path.join(out, "o1.png")))
+    before = np.asarray(upright)
+    for o in range(1, 9):
+        path = os.path.join(out, f"o{o}.png")
+        if not os.path.exists(path):
+            continue
+        got = np.asarray(ImageOps.exif_transpose(Image.open(path)))
+        check(got.shape == want.shape and np.array_equal(got, want),
+              f"orientation {o}: the panel as shown differs from the upright photograph's in "
+              f"{int(np.count_nonzero(np.any(got != want, axis=-1))) if got.shape == want.shape else got.shape} pixels")
+        jpeg_in = ImageOps.exif_transpose(Image.open(os.path.join(folder, f"o{o}.jpg")))
+        jpeg_out = ImageOps.exif_transpose(Image.open(os.path.join(out, f"o{o}.jpg")))
+        drawn = np.abs(np.asarray(jpeg_out.convert("L"), int) -
+                       np.asarray(jpeg_in.convert("L"), int)) > 24
+        rows, cols = np.nonzero(drawn)
+        check(rows.size > 0 and rows.min() > before.shape[0] // 2 and
+              cols.max() < before.shape[1] // 2,
+              f"orientation {o}: the JPEG's panel is not bottom-left as shown "
+              f"(rows {rows.min() if rows.size else None}.., cols ..{cols.max() if cols.size else None})")
+
+
 def test_bad_file(root):
     folder = os.path.join(root, "mixed")
     os.makedirs(folder)
@@ -461,6 +504,7 @@ def main():
         test_quality(root)
         test_png_compression(root)
         test_overlay(root, inputs)
+        test_overlay_orientation(root)
         test_bad_file(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)

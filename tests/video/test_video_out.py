@@ -548,6 +548,43 @@ def check_rotation_kept(tmp):
                   f"{os.path.basename(clip)}: rotation {rotation_of(output)} written, the "
                   f"input's {rotation_of(clip)}")
     print(f"rotation kept in {len(clips) - 1} turned clips")
+    flat = [np.full((96, 160), 128, np.uint8) for _ in range(3)]
+    upright = make_clip(tmp, "flat-upright.mp4", flat,
+                        ["-c:v", "libx264", "-pix_fmt", "yuv420p"], audio=False)
+    turned = [upright] + [path for path in (
+        rotated(upright, degrees, os.path.join(tmp, f"flat-{degrees}.mp4"))
+        for degrees in (90, 180, 270)) if rotation_of(path) is not None]
+    check_overlay_upright(tmp, turned, 96, 160)
+
+
+def shown_gray_frame(path, w, h):
+    """The first frame of path as a player shows it (FFmpeg turns it by the
+    track's rotation): gray, (h, w) as shown."""
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-frames:v", "1",
+                          "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                         check=True, capture_output=True).stdout
+    return np.frombuffer(raw, np.uint8)[:w * h].reshape(h, w).astype(int)
+
+
+def check_overlay_upright(tmp, clips, h, w):
+    """overlay on a phone's turned clip draws the panel bottom-left and
+    upright as a player shows the clip (it was drawn in the stored frame:
+    on its side once turned)."""
+    out_dir = os.path.join(tmp, "out-rotation-overlay")
+    code, _, err = run("overlay", "-o", out_dir, *clips)
+    check(code == 0, f"overlay of rotated clips: exit {code}: {err}")
+    for clip in clips:
+        output = os.path.join(out_dir, os.path.basename(clip))
+        if not check(os.path.exists(output), f"overlay {clip}: no output"):
+            continue
+        turned = rotation_of(clip) is not None and abs(rotation_of(clip)) % 180 == 90
+        sw, sh = (h, w) if turned else (w, h)
+        drawn = np.abs(shown_gray_frame(output, sw, sh) - shown_gray_frame(clip, sw, sh)) > 24
+        rows, cols = np.nonzero(drawn)
+        inside = np.mean((rows >= sh // 2) & (cols < 3 * sw // 4)) if rows.size else 0
+        check(rows.size > 0.05 * sw * sh and inside > 0.99,
+              f"overlay {os.path.basename(clip)} (rotation {rotation_of(clip)}): "
+              f"{rows.size} pixels drawn, {inside:.0%} of them bottom-left as shown")
 
 
 def rgb_frames_of(path, w, h):
