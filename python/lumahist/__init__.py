@@ -314,13 +314,16 @@ def _check_overlay_out(image, out):
 
 def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=True, clipping=True,
             clip_warning=0.005, percentiles=(5, 95), matrix="bt601", range="full",
-            backend="auto", bit_depth=None, format=None, width=None):
+            backend="auto", bit_depth=None, format=None, width=None, orientation=1):
     """The image with its luma histogram drawn on it (the tool's overlay): a panel
     at rect (x, y, w, h; default placement as the tool's), log or linear counts,
     lines at the median and percentiles, clipping bands: the tool's `overlay`
     with the same options gives the same pixels; YUV frames get it at their own
-    chroma subsampling.  Returns out (a new array unless given; out=image draws
-    in place)."""
+    chroma subsampling.  orientation: how the image is shown, as an Exif
+    orientation (1 as stored, 6 turned a quarter clockwise, ...; the tool takes
+    a file's own): the panel and rect are placed in the image as shown and drawn
+    to read upright there.  Returns out (a new array unless given; out=image
+    draws in place)."""
     result = _output_for(image, out)
     if result is not image:
         if out is not None:
@@ -331,7 +334,7 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
                       opacity=float(opacity), scale=scale, markers=bool(markers),
                       clipping=bool(clipping), clip_warning=float(clip_warning), matrix=matrix,
                       range=range, backend=backend, bit_depth=bit_depth or 0, format=format,
-                      width=width or 0)
+                      width=width or 0, orientation=int(orientation))
     return result
 
 

@@ -98,7 +98,7 @@ def overlay(image: Any, *, out: Any = ..., rect: Optional[Tuple[int, int, int, i
             clip_warning: float = ..., percentiles: Optional[Sequence[float]] = ...,
             matrix: str = ..., range: str = ..., backend: str = ...,
             bit_depth: Optional[int] = ..., format: Optional[str] = ...,
-            width: Optional[int] = ...) -> Any: ...
+            width: Optional[int] = ..., orientation: int = ...) -> Any: ...
 
 class DatasetStats(Stats):
     images: int

@@ -1133,18 +1133,21 @@ static PyObject *py_from_histogram(PyObject *self, PyObject *args, PyObject *kwa
  * histogram into it, in place. */
 static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {"image",   "percentiles", "rect",         "opacity", "scale",
-                             "markers", "clipping",    "clip_warning", "matrix",  "range",
-                             "backend", "bit_depth",   "format",       "width",   NULL};
+  static char *keywords[] = {"image",  "percentiles", "rect",        "opacity",
+                             "scale",  "markers",     "clipping",    "clip_warning",
+                             "matrix", "range",       "backend",     "bit_depth",
+                             "format", "width",       "orientation", NULL};
   PyObject *image, *percentiles = Py_None;
   const char *scale = "log", *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
              *format_name = NULL;
   int rect[4] = {0, 0, 0, 0}, markers = 1, clipping = 1, bit_depth = 0, frame_width = 0;
+  int orientation = 1;
   double opacity = 0.8, clip_warning = 0.005;
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|$O(iiii)dsppdsssizi", keywords, &image, &percentiles, &rect[0], &rect[1],
-          &rect[2], &rect[3], &opacity, &scale, &markers, &clipping, &clip_warning, &matrix_name,
-          &range_name, &backend_name, &bit_depth, &format_name, &frame_width))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O(iiii)dsppdsssizii", keywords, &image,
+                                   &percentiles, &rect[0], &rect[1], &rect[2], &rect[3], &opacity,
+                                   &scale, &markers, &clipping, &clip_warning, &matrix_name,
+                                   &range_name, &backend_name, &bit_depth, &format_name,
+                                   &frame_width, &orientation))
     return NULL;
   LhOptions options;
   LhOverlayOptions overlay;
@@ -1163,6 +1166,7 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   overlay.clip_warning = clip_warning;
   overlay.matrix = options.matrix;
   overlay.range = options.range;
+  overlay.orientation = orientation;
   LhStats stats;
   lh_stats_init(&stats);
   int width, height;
@@ -1333,7 +1337,7 @@ static PyMethodDef methods[] = {
      "from_histogram(histogram, *, matrix, range, percentiles) -> DatasetStats"},
     {"overlay", (PyCFunction)(void (*)(void))py_overlay, METH_VARARGS | METH_KEYWORDS,
      "overlay(image, *, percentiles, rect, opacity, scale, markers, clipping, clip_warning, "
-     "matrix, range, backend, bit_depth, format, width)"},
+     "matrix, range, backend, bit_depth, format, width, orientation)"},
     {"temporal_new", py_temporal_new, METH_VARARGS, "temporal_new(window, cut_threshold)"},
     {"temporal_reset", py_temporal_reset, METH_O, "temporal_reset(capsule)"},
     {"set_errors", py_set_errors, METH_O, "set_errors((Error, by -status ...))"},

@@ -395,6 +395,31 @@ def test_overlay_is_the_tools(tmp_path, channels):
     assert np.array_equal(ours, tools)
 
 
+@pytest.mark.parametrize("orientation", [3, 6, 8])
+def test_overlay_orientation_is_the_tools(tmp_path, orientation):
+    """A PNG with an Exif orientation: the tool draws the panel upright as
+    shown; orientation= gives the same pixels, and the panel turned back
+    is the upright image's."""
+    from PIL import Image
+    image = photo(120, 190, 12)
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    path = str(tmp_path / "in.png")
+    Image.fromarray(image).save(path, exif=exif.tobytes())
+    subprocess.run([LUMAHIST, "overlay", "--quiet", "--backend", "cpu", "--out",
+                    str(tmp_path / "out"), path], check=True, capture_output=True)
+    tools = cv2.imread(str(tmp_path / "out" / "in.png"), cv2.IMREAD_UNCHANGED)
+    ours = lumahist.overlay(image, backend="cpu", orientation=orientation)
+    assert np.array_equal(ours, tools)
+    # as shown: 6 is a quarter turn clockwise (np.rot90 turns the other way)
+    turns = {3: 2, 6: -1, 8: 1}[orientation]
+    assert np.array_equal(np.rot90(ours, turns),
+                          lumahist.overlay(np.ascontiguousarray(np.rot90(image, turns)),
+                                           backend="cpu"))
+    with pytest.raises(lumahist.Error):
+        lumahist.overlay(image, orientation=9)
+
+
 def test_merge_is_the_tools_dataset_record(tmp_path):
     folder = tmp_path / "set"
     folder.mkdir()
