@@ -182,11 +182,21 @@ def differences(a, b):
     return float(d.mean()), float(np.percentile(d, 99)), int(d.max()), float((d > 16).mean())
 
 
-def overlay_mask(shape):
+def overlay_mask(shape, orientation):
     """True outside the overlay's default panel (as src/overlay.c places it:
     bottom-left, a third of the width and a quarter of the height, at least
-    64x32, 2 % in from the sides) with a margin of 16 pixels, the largest
-    MCU, around it: the encoding spreads the panel's edges that far."""
+    64x32, 2 % in from the sides, in the image as a viewer turns it by its
+    Exif orientation) with a margin of 16 pixels, the largest MCU, around it:
+    the encoding spreads the panel's edges that far.  shape: as stored."""
+    shown = shape[::-1] if orientation >= 5 else shape
+    mask = upright_overlay_mask(shown)
+    # the stored pixels under each shown one (the inverse of the viewer's turn)
+    return {2: np.fliplr, 3: lambda m: np.rot90(m, 2), 4: np.flipud, 5: np.transpose,
+            6: lambda m: np.rot90(m, 1), 7: lambda m: np.rot90(m.T, 2),
+            8: lambda m: np.rot90(m, -1)}.get(orientation, lambda m: m)(mask)
+
+
+def upright_overlay_mask(shape):
     height, width = shape
     margin_x, margin_y = (width * 2 + 50) // 100, (height * 2 + 50) // 100
     w, h = width // 3, height // 4
@@ -283,7 +293,8 @@ def check_command(command, variants, tmp, jpeg):
                      f"{command} {f}: OpenCV cannot read the GPU output back"):
             continue
         ref = reference(command, y_in)
-        mask = overlay_mask(y_in.shape) if command == "overlay" else np.ones(y_in.shape, bool)
+        mask = (overlay_mask(y_in.shape, jpeg.exif_orientation(data_in)) if command == "overlay"
+                else np.ones(y_in.shape, bool))
         if not mask.any():
             continue
         mean, p99, top, _ = differences(y_gpu[mask], ref[mask])

@@ -110,6 +110,23 @@ def carried_segments(data, converted=False):
             if code != 0xE2 or (body.startswith(b"ICC_PROFILE\0") and not converted)]
 
 
+def exif_orientation(data):
+    """The Exif orientation (tag 0x0112 of the first directory) of a JPEG's
+    APP1 Exif segment; 1 when it has none."""
+    for code, body in metadata_segments(data):
+        if code != 0xE1 or not body.startswith(b"Exif\0\0"):
+            continue
+        tiff = body[6:]
+        order = "big" if tiff[:2] == b"MM" else "little"
+        u16 = lambda at: int.from_bytes(tiff[at:at + 2], order)  # noqa: E731
+        directory = int.from_bytes(tiff[4:8], order)
+        for i in range(u16(directory)):
+            entry = directory + 2 + 12 * i
+            if u16(entry) == 0x0112 and u16(entry + 2) == 3:
+                return u16(entry + 8)
+    return 1
+
+
 def with_metadata(data, segments=METADATA):
     """The JPEG data with segments put after its SOI and its JFIF APP0."""
     cut = 2
