@@ -17,6 +17,7 @@
 
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
+#include <gst/pbutils/descriptions.h>
 #include <gst/pbutils/missing-plugins.h>
 #include <gst/video/video.h>
 
@@ -67,7 +68,8 @@ struct LhioVideo {
   int video_streams; /* in the last stream collection; -1 none seen */
   bool drained;      /* decodebin3 has read its whole input */
   char *decoder;
-  char *missing; /* a missing decoder's description */
+  char *missing;      /* a missing plugin's description, for the video or the container */
+  bool missing_other; /* a decoder for a stream of another kind (audio, subtitles) is missing */
   /* Every picture decoder plugged (decodebin, for a pipe, decodes every
    * stream), and the one whose frames reach the appsink, once linked. */
   GPtrArray *decoders; /* of DecoderInput */
@@ -373,6 +375,35 @@ static GstCaps *sink_caps(bool cuda)
   return caps;
 }
 
+/* A missing plugin, from its message: kept to be told when it is for the
+ * video or the container (or unknown), only noted when it is a decoder for
+ * a stream of another kind, which the video does not need: an audio
+ * decoder's name in "no GStreamer decoder is installed for its video"
+ * would send the user after the wrong plugin. */
+static void note_missing_plugin(LhioVideo *v, GstMessage *m)
+{
+  const GstStructure *s = gst_message_get_structure(m);
+  GstCaps *caps = NULL;
+  GstPbUtilsCapsDescriptionFlags flags = 0;
+  if (g_strcmp0(gst_structure_get_string(s, "type"), "decoder") == 0 &&
+      gst_structure_get(s, "detail", GST_TYPE_CAPS, &caps, NULL) && caps) {
+    flags = gst_pb_utils_get_caps_description_flags(caps);
+    gst_caps_unref(caps);
+  }
+  const GstPbUtilsCapsDescriptionFlags video = GST_PBUTILS_CAPS_DESCRIPTION_FLAG_CONTAINER |
+                                               GST_PBUTILS_CAPS_DESCRIPTION_FLAG_VIDEO |
+                                               GST_PBUTILS_CAPS_DESCRIPTION_FLAG_IMAGE;
+  bool other_stream = flags != 0 && !(flags & video);
+  char *description = gst_missing_plugin_message_get_description(m);
+  g_mutex_lock(&v->lock);
+  if (other_stream)
+    v->missing_other = true;
+  else if (!v->missing)
+    v->missing = g_strdup(description);
+  g_mutex_unlock(&v->lock);
+  g_free(description);
+}
+
 /* Reads what the bus holds: errors, warnings, missing decoders, the end. */
 static void drain_bus(LhioVideo *v)
 {
@@ -406,14 +437,8 @@ static void drain_bus(LhioVideo *v)
       v->ended = true;
       break;
     case GST_MESSAGE_ELEMENT:
-      if (gst_is_missing_plugin_message(m)) {
-        char *description = gst_missing_plugin_message_get_description(m);
-        g_mutex_lock(&v->lock);
-        if (!v->missing)
-          v->missing = g_strdup(description);
-        g_mutex_unlock(&v->lock);
-        g_free(description);
-      }
+      if (gst_is_missing_plugin_message(m))
+        note_missing_plugin(v, m);
       break;
     default:
       break;
@@ -722,6 +747,29 @@ static int check_complete(LhioVideo *v)
   return 0;
 }
 
+/* When the file's streams tell why no frame came, that becomes the error
+ * (replacing what the pipeline said, "not-linked" and the like): no
+ * installed decoder for its video, or no video stream.  The missing decoder
+ * is asked first: parsebin leaves a stream that no installed decoder takes
+ * out of its stream collection, so a video with audio beside it leaves a
+ * collection of audio alone, as an audio-only file does.  A missing decoder
+ * for audio alone, with no collection at all, is an audio-only file too. */
+static bool take_no_video_reason(LhioVideo *v)
+{
+  char *reason = NULL;
+  g_mutex_lock(&v->lock);
+  if (v->missing)
+    reason = g_strdup_printf("no GStreamer decoder is installed for its video (%s)", v->missing);
+  else if (!v->linked && (v->video_streams == 0 || (v->video_streams < 0 && v->missing_other)))
+    reason = g_strdup("no video stream");
+  g_mutex_unlock(&v->lock);
+  if (!reason)
+    return false;
+  g_free(v->error);
+  v->error = reason;
+  return true;
+}
+
 int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
 {
   release_frame(v);
@@ -735,43 +783,34 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
     if (v->error) {
       if (sample)
         gst_sample_unref(sample);
-      g_mutex_lock(&v->lock);
-      bool no_video = v->video_streams == 0;
-      g_mutex_unlock(&v->lock);
-      if (no_video) {
-        g_free(v->error);
-        v->error = g_strdup("no video stream");
-      }
+      take_no_video_reason(v);
       return fail_now(v, LH_ERROR_CORRUPT);
     }
     if (!sample) {
       if (gst_app_sink_is_eos(GST_APP_SINK(v->sink)) || v->ended) {
         g_mutex_lock(&v->lock);
         bool linked = v->linked;
-        int videos = v->video_streams;
-        char *missing = g_strdup(v->missing);
         g_mutex_unlock(&v->lock);
         if (!linked || (v->index == 0 && !v->started)) {
-          if (missing)
-            set_error(v, "no GStreamer decoder is installed for its video (%s)", missing);
-          else if (videos == 0 || !linked)
-            set_error(v, "no video stream");
-          else
-            set_error(v, "no frame could be decoded");
-          g_free(missing);
+          if (!take_no_video_reason(v))
+            set_error(v, linked ? "no frame could be decoded" : "no video stream");
           return fail_now(v, LH_ERROR_CORRUPT);
         }
-        g_free(missing);
         return check_complete(v);
       }
       /* Read to its end with no video stream in it: nothing will come
-       * (input_drained says why the bus may stay silent). */
+       * (input_drained says why the bus may stay silent).  The bus is read
+       * again first: a missing decoder's message, posted before the input
+       * drained, may have come since the last look. */
       g_mutex_lock(&v->lock);
-      bool drained_without_video = v->drained && v->video_streams == 0 && !v->linked;
+      bool drained_without_video = v->drained && v->video_streams <= 0 && !v->linked;
       g_mutex_unlock(&v->lock);
       if (drained_without_video) {
-        set_error(v, "no video stream");
-        return fail_now(v, LH_ERROR_CORRUPT);
+        drain_bus(v);
+        if (take_no_video_reason(v))
+          return fail_now(v, LH_ERROR_CORRUPT);
+        if (v->error)
+          continue;
       }
       waited += PULL_SLICE_NS;
       if (waited >= limit) {

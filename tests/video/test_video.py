@@ -443,6 +443,36 @@ def group_bad(tmp):
     code, _, err = run("stats", good, env=env)
     check(code == 1 and "no GStreamer decoder" in err and len(err.strip().splitlines()) == 1,
           f"no decoder: exit {code}, {err!r}")
+    # The same video with audio beside it: parsebin leaves the stream that no
+    # decoder takes out of its stream collection, which holds the audio
+    # alone, as an audio-only file's does; the message still names the codec.
+    no_audio_decoder = dict(os.environ,
+                            GST_PLUGIN_FEATURE_RANK="vorbisdec:NONE,avdec_vorbis:NONE")
+    for ext, audio_codec in ((".mov", "pcm_s16le"), (".mkv", "libvorbis")):
+        both = os.path.join(tmp, f"with-audio{ext}")
+        ffmpeg("-i", good, "-f", "lavfi", "-i", "sine=duration=4", "-map", "0:v", "-map", "1:a",
+               "-c:v", "copy", "-c:a", audio_codec, "-shortest", both)
+        code, out, err = run("stats", "--no-histogram", both, env=env)
+        want = f"lumahist: {both}: no GStreamer decoder is installed for its video (H.264 ("
+        check(code == 1 and err.startswith(want) and err.rstrip().endswith(" decoder)") and
+              len(err.strip().splitlines()) == 1 and records(out) == [],
+              f"no decoder, with audio ({ext}): exit {code}, {err!r}")
+        if audio_codec == "libvorbis":
+            # The audio's decoder missing instead: the video is read whole.
+            code, out, err = run("stats", "--no-histogram", both, env=no_audio_decoder)
+            s = summary_of(records(out))
+            check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 100,
+                  f"no audio decoder, with video: exit {code}, {err!r}")
+    # An audio-only file whose decoder is missing has no video stream: the
+    # audio decoder is not named as the video's.
+    aac = os.path.join(tmp, "audio-only.mp4")
+    ffmpeg("-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", aac)
+    no_aac_decoder = dict(os.environ, GST_PLUGIN_FEATURE_RANK="avdec_aac:NONE,"
+                          "avdec_aac_fixed:NONE,faad:NONE,fdkaacdec:NONE")
+    for path, no_decoder in ((audio, no_audio_decoder), (aac, no_aac_decoder)):
+        code, _, err = run("stats", "--no-histogram", path, env=no_decoder)
+        check(code == 1 and err == f"lumahist: {path}: no video stream\n",
+              f"{os.path.basename(path)}, no audio decoder: exit {code}, {err!r}")
     # A stuck source (a pipe that stops writing) is given up after the timeout.
     fifo = os.path.join(tmp, "stuck.mkv")
     os.mkfifo(fifo)
