@@ -9,11 +9,14 @@
  * (length, type, data, CRC), and are written after the header, before the
  * image data.  Chunks that describe the file's own coding (PLTE, tRNS,
  * bKGD, sBIT, hIST, sPLT: a palette image is written as R'G'B') are not
- * carried, nor tIME, the time of a change this is not. */
+ * carried, nor tIME, the time of a change this is not, nor a chunk whose
+ * CRC is wrong: libpng drops such a chunk on reading, and written again with
+ * a CRC of its own it would pass for sound. */
 #include <stdlib.h>
 #include <string.h>
 
 #include <png.h>
+#include <zlib.h>
 
 #include "lhio-private.h"
 
@@ -26,6 +29,14 @@ static bool carried(const uint8_t *type)
     if (memcmp(type, carried_types[k], 4) == 0)
       return true;
   return false;
+}
+
+/* Whether a whole chunk (length, type, data, CRC) has the CRC of its type
+ * and data. */
+static bool crc_matches(const uint8_t *chunk, uint32_t length)
+{
+  uLong crc = crc32(0L, chunk + 4, 4 + length);
+  return crc == lhio_be32(chunk + 8 + length);
 }
 
 int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *image)
@@ -42,7 +53,7 @@ int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *im
     if (memcmp(type, "IEND", 4) == 0)
       break;
     const size_t whole = 12 + (size_t)length;
-    if (carried(type)) {
+    if (carried(type) && crc_matches(data + at, length)) {
       uint8_t *grown = realloc(image->metadata, image->metadata_size + whole);
       if (!grown)
         return LH_ERROR_NO_MEMORY;

@@ -239,6 +239,24 @@ def test_png_metadata_kept(root):
         path = os.path.join(out, "scan.png")
         got = Image.open(path).info if os.path.exists(path) else {}
         check(got == want, f"{command}: metadata {sorted(got)}, the input's {sorted(want)}")
+    # A text chunk whose CRC is wrong (libpng drops it on reading) is not
+    # written back with a good CRC of its own.
+    import struct
+    import zlib
+    with open(os.path.join(folder, "scan.png"), "rb") as f:
+        data = f.read()
+    body = b"Damaged\0a damaged chunk"
+    bad = (struct.pack(">I", len(body)) + b"tEXt" + body +
+           struct.pack(">I", zlib.crc32(b"tEXt" + body) ^ 1))
+    cut = 8 + 25  # after the signature and IHDR
+    with open(os.path.join(folder, "scan.png"), "wb") as f:
+        f.write(data[:cut] + bad + data[cut:])
+    out = os.path.join(root, "png-metadata-bad-crc")
+    code, err = lumahist("equalize", folder, "--out", out)
+    path = os.path.join(out, "scan.png")
+    written = open(path, "rb").read() if os.path.exists(path) else b""
+    check(code == 0 and b"Damaged" not in written and b"XML:com.adobe.xmp" in written,
+          f"a chunk with a bad CRC: exit {code}: {err}; carried: {b'Damaged' in written}")
 
 
 def test_luts(root, inputs):
