@@ -256,7 +256,9 @@ typedef bool (*LhtRecordFunc)(const LhtParsedRecord *record, guint64 line_number
 
 /* Reads every line of in (named name in messages) and calls func for each
  * record.  A malformed line is reported as "NAME:LINE: reason" and makes the
- * result false, and reading goes on.  *complete_end, when not NULL, is the
+ * result false, and reading goes on; without complete_end, a file whose
+ * first ten lines are all malformed is given up, in one more line.
+ * *complete_end, when not NULL, is the
  * offset after the last line that ends with '\n' (a last line without one,
  * the remains of an interrupted write, is not read then). */
 bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data,

@@ -302,7 +302,13 @@ int lht_merge_main(int argc, char **argv)
               m.duplicates, m.duplicates == 1 ? "" : "s");
 
   LhOptions options;
-  if (merge_options(&m, &args, &options)) {
+  if (!ok && !m.have_first) {
+    /* Nothing read, and something could not be: a dataset of no image
+     * would stand for inputs that were never counted (an empty input, read
+     * whole, still gives one). */
+    lh_options_init(&options);
+    lht_error(NULL, "no record was read: no dataset record written");
+  } else if (merge_options(&m, &args, &options)) {
     if (!lht_dataset_write(m.dataset, stdout, format, &options))
       ok = false;
   } else {

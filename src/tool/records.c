@@ -630,6 +630,10 @@ bool lht_record_parse(const char *line, size_t length, LhtParsedRecord *r, char 
   return true;
 }
 
+/* Malformed lines, with no record before them, after which a file read for
+ * merge is given up as not records at all. */
+#define BAD_LINES_AT_MOST 10
+
 bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data,
                       off_t *complete_end)
 {
@@ -638,10 +642,19 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
   size_t capacity = 0;
   ssize_t n;
   off_t offset = 0;
-  guint64 line_number = 0;
+  guint64 line_number = 0, records = 0, bad_lines = 0;
   LhtParsedRecord record;
   lht_parsed_record_init(&record);
   while ((n = getline(&line, &capacity, in)) > 0) {
+    /* A file that is no records at all (an image given by mistake) gets a
+     * line, not one for each of its thousand lines; a resumed file is read
+     * to its end, since what follows decides where it is cut. */
+    if (!complete_end && records == 0 && bad_lines == BAD_LINES_AT_MOST) {
+      lht_error(name, "not lumahist records: none of its first %d lines is one; the rest is "
+                      "not read",
+                BAD_LINES_AT_MOST);
+      break;
+    }
     line_number++;
     bool terminated = line[n - 1] == '\n';
     if (!terminated && complete_end)
@@ -653,6 +666,7 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
     if (c < line + length) {
       char *error = NULL;
       if (lht_record_parse(line, length, &record, &error)) {
+        records++;
         if (!func(&record, line_number, offset, data)) {
           offset += n;
           break;
@@ -662,6 +676,7 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
         lht_error(where, "%s", error);
         g_free(where);
         g_free(error);
+        bad_lines++;
         ok = false;
       }
     }

@@ -528,6 +528,14 @@ def group_shard(tmp):
           f"merge of a broken line: {proc.returncode} {text(proc.stderr)!r}")
     proc = run("merge", os.path.join(tmp, "missing.jsonl"))
     check(proc.returncode == 1, "merge of a missing file succeeded")
+    check(proc.stdout.strip() == b"", f"merge of a missing file wrote {proc.stdout[:80]!r}")
+    # An image given for records: one line for the file, not one per line
+    # of it, and no dataset record of no image.
+    proc = run("merge", os.path.join(SAMPLES, "cat-chelsea.png"))
+    check(proc.returncode == 1 and proc.stdout.strip() == b"" and
+          len(proc.stderr.splitlines()) <= 12 and b"not lumahist records" in proc.stderr,
+          f"merge of an image: exit {proc.returncode}, {len(proc.stderr.splitlines())} lines "
+          f"on stderr, {proc.stdout[:80]!r} on stdout")
     no_hist = run("stats", "--no-histogram", folder + "/a").stdout
     proc = run("merge", single_file(tmp, no_hist))
     check(proc.returncode == 1 and b"without a histogram" in proc.stderr,
