@@ -201,8 +201,8 @@ typedef struct {
    * reason is said (report) instead. */
   bool (*failed)(LhpItem *item, void *data);
   void *data;
-  /* SIGINT and SIGTERM stop the run (the tool); false leaves the process's
-   * handlers alone (the Python module, whose Ctrl-C is its own). */
+  /* SIGINT, SIGTERM and SIGHUP stop the run (the tool); false leaves the
+   * process's handlers alone (the Python module, whose Ctrl-C is its own). */
   bool catch_signals;
   /* May be NULL; once *stop is set (from any thread) the run stops as at a
    * signal: what is under way is finished, nothing more is emitted. */
@@ -219,9 +219,9 @@ typedef struct {
 } LhpPipelineSpec;
 
 typedef struct {
-  guint done;       /* items emitted */
+  guint done;       /* items emit took (returned true for) */
   guint failed;     /* items reported as failed */
-  int signal;       /* the SIGINT / SIGTERM that stopped the run; 0 if none */
+  int signal;       /* the SIGINT / SIGTERM / SIGHUP that stopped the run; 0 if none */
   bool stopped;     /* emit or failed asked to stop, or *spec->stop was set */
   bool not_started; /* the contexts could not be opened, a thread could not be
                        started, or ready refused: reported, and nothing was
@@ -258,8 +258,9 @@ typedef struct {
  * the pixels of at most 2 x jobs + contexts x batch images in memory (results
  * waiting for their turn keep only their statistics).  Failures are said
  * (spec->report) as they come to the front, once the contexts are open.
- * With catch_signals, SIGINT and SIGTERM stop the dispatching; what is under
- * way is finished and emitted, then the run returns with result->signal set.
+ * With catch_signals, SIGINT, SIGTERM and SIGHUP stop the dispatching; what
+ * is under way is finished and emitted, then the run returns with
+ * result->signal set.
  * Runs may go on at the same time in one process (each with its threads,
  * contexts and page-locked arena).  JPEGs for nvJPEG: each context starts
  * its decoder on a thread of its own; a statistics run (LHIO_READ_LUMA)
@@ -277,7 +278,22 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
  * (a video's frames) to stop between steps too. */
 volatile sig_atomic_t *lhp_pipeline_stop_flag(void);
 
-/* "SIGINT" or "SIGTERM" for result->signal, for the message of a stopped run. */
+/* The signals that stop a run (catch_signals): SIGINT, SIGTERM and SIGHUP,
+ * caught into the flag lhp_pipeline_stop_flag() returns (reset to 0), each
+ * once: the second one ends the process at once.  lhp_pipeline_run catches
+ * them itself; a front end catches them so for its work after a run (the
+ * videos after the last image). */
+#define LHP_STOP_SIGNALS 3
+typedef struct {
+  struct sigaction old[LHP_STOP_SIGNALS];
+} LhpStopSignals;
+
+void lhp_stop_signals_catch(LhpStopSignals *saved);
+/* Puts back the handlers saved by lhp_stop_signals_catch. */
+void lhp_stop_signals_release(const LhpStopSignals *saved);
+
+/* "SIGINT", "SIGTERM" or "SIGHUP" for result->signal, for the message of a
+ * stopped run. */
 const char *lhp_signal_name(int signal_number);
 
 /* Page-locked buffers for decoded pixels (pinned-pool.c), a pool a run.

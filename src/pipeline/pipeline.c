@@ -209,9 +209,40 @@ volatile sig_atomic_t *lhp_pipeline_stop_flag(void)
   return &stop_signal;
 }
 
+/* SIGHUP too: a closed terminal or a dropped ssh session ends a run as
+ * Ctrl-C does, not at once with temporary files left behind. */
+static const int stop_signals[LHP_STOP_SIGNALS] = {SIGINT, SIGTERM, SIGHUP};
+
+void lhp_stop_signals_catch(LhpStopSignals *saved)
+{
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  stop_signal = 0;
+  for (int i = 0; i < LHP_STOP_SIGNALS; i++)
+    sigaction(stop_signals[i], &action, &saved->old[i]);
+}
+
+void lhp_stop_signals_release(const LhpStopSignals *saved)
+{
+  for (int i = 0; i < LHP_STOP_SIGNALS; i++)
+    sigaction(stop_signals[i], &saved->old[i], NULL);
+}
+
 const char *lhp_signal_name(int signal_number)
 {
-  return signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
+  switch (signal_number) {
+  case SIGINT:
+    return "SIGINT";
+  case SIGTERM:
+    return "SIGTERM";
+  case SIGHUP:
+    return "SIGHUP";
+  default:
+    return "a signal";
+  }
 }
 
 void lhp_item_fail(LhpItem *item, int status, const char *format, ...)
@@ -1271,16 +1302,9 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   }
   bool settled = opener == NULL;
 
-  struct sigaction action, old_int, old_term;
-  if (spec->catch_signals) {
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_stop_signal;
-    action.sa_flags = SA_RESTART | SA_RESETHAND;
-    sigemptyset(&action.sa_mask);
-    stop_signal = 0;
-    sigaction(SIGINT, &action, &old_int);
-    sigaction(SIGTERM, &action, &old_term);
-  }
+  LhpStopSignals old_handlers;
+  if (spec->catch_signals)
+    lhp_stop_signals_catch(&old_handlers);
 
   bool stopping = is_abandoned(&p);
   bool cut = stopping; /* a cancelled task was reached: nothing after it is emitted */
@@ -1343,9 +1367,11 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       } else {
         if (task->item.note)
           lhp_say(&spec->report, task->item.path, "%s", task->item.note);
-        if (!spec->emit(&task->item, spec->data))
+        /* An item emit refused was not written: not done. */
+        if (spec->emit(&task->item, spec->data))
+          result->done++;
+        else
           result->stopped = stopping = true;
-        result->done++;
       }
       task_free(task);
       next_emit++;
@@ -1375,8 +1401,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   if (p.pool)
     g_thread_pool_free(p.pool, FALSE, TRUE);
   if (spec->catch_signals) {
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    lhp_stop_signals_release(&old_handlers);
     result->signal = stop_signal;
   }
 

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -411,6 +412,44 @@ static bool resume_trim(const Resume *r, int fd, bool verbose)
 }
 
 /* ------------------------------------------------------------------------ */
+/* One writer a records file                                                 */
+
+/* What a second run writing the same --output is told: the records of two
+ * runs would mix (each seeks to the end of the other's), and a truncation
+ * would cut the first's. */
+static void refuse_second_writer(const char *name)
+{
+  lht_error(name, "another lumahist run is writing it (the file is locked); not touched: give "
+                  "each run its own --output");
+}
+
+/* Locks the records file open on fd for this run, so that a second run that
+ * names it is refused (refuse_second_writer) instead of writing over it.  A
+ * FIFO or a device is written through, unlocked, as is a file on a file
+ * system without locks.  False after the refusal. */
+static bool lock_records(int fd, const char *name)
+{
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
+    return true;
+  int locked;
+  while ((locked = flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR)
+    continue;
+  if (locked != 0 && errno == EWOULDBLOCK) {
+    refuse_second_writer(name);
+    return false;
+  }
+  return true;
+}
+
+/* Whether fd is a regular file (one that is emptied, trimmed and locked). */
+static bool is_regular(int fd)
+{
+  struct stat info;
+  return fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+}
+
+/* ------------------------------------------------------------------------ */
 /* lumahist stats                                                            */
 
 typedef struct {
@@ -429,7 +468,11 @@ typedef struct {
   /* Videos, run in input order between the pipeline's images. */
   const GPtrArray *images; /* what the pipeline runs: the paths that are not videos */
   LhpVideoPlaces places;
+  guint videos_done; /* with their summary record written */
   guint videos_failed;
+  /* A video was stopped before its summary: nothing after it is written, so
+   * that its frames' records stay last, where --skip-existing drops them. */
+  bool video_cut;
   LhtVideoStats *video;
   LhtProgress *progress;
 } StatsRun;
@@ -448,12 +491,26 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
   const LhtBatchArgs *args = run->args;
   run->backend = contexts->backend;
   if (run->fd < 0) {
-    int flags = O_RDWR | O_CREAT | O_CLOEXEC | (args->skip_existing ? O_APPEND : O_TRUNC);
+    /* Not there when the run started (or not a regular file).  With
+     * --skip-existing a file made since is another run's: its records were
+     * not read. */
+    int flags = O_RDWR | O_CREAT | O_CLOEXEC | (args->skip_existing ? O_APPEND | O_EXCL : 0);
     run->fd = open(args->output, flags, 0666);
+    if (run->fd < 0 && errno == EEXIST && args->skip_existing) {
+      refuse_second_writer(args->output);
+      return false;
+    }
     if (run->fd < 0) {
       lht_error(args->output, "%s", g_strerror(errno));
       return false;
     }
+    if (!lock_records(run->fd, args->output))
+      return false;
+  }
+  /* Emptied only once it is this run's (locked), never before. */
+  if (args->output && !args->skip_existing && is_regular(run->fd) && ftruncate(run->fd, 0) != 0) {
+    lht_error(args->output, "%s", g_strerror(errno));
+    return false;
   }
   if (run->resume && !resume_trim(run->resume, run->fd, run->job->verbose))
     return false;
@@ -488,6 +545,24 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
   return true;
 }
 
+/* Runs one video; false when a signal stopped it before its summary. */
+static bool run_video(StatsRun *run, const char *path)
+{
+  volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
+  bool ok = lht_video_stats_file(run->video, path);
+  if (!ok && *stop) {
+    /* Neither done nor failed: done again by --skip-existing. */
+    run->video_cut = true;
+    return false;
+  }
+  if (ok)
+    run->videos_done++;
+  else
+    run->videos_failed++;
+  lht_progress_count(run->progress, !ok);
+  return true;
+}
+
 /* Runs the videos that come before the pipeline's image number image;
  * false when the records cannot be written or a signal came. */
 static bool run_videos_before(StatsRun *run, guint image)
@@ -496,11 +571,8 @@ static bool run_videos_before(StatsRun *run, guint image)
     volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
     if (*stop || run->sink.failed)
       return false;
-    const char *path = lhp_video_places_next(&run->places, image);
-    bool ok = lht_video_stats_file(run->video, path);
-    if (!ok && !*stop)
-      run->videos_failed++;
-    lht_progress_count(run->progress, !ok);
+    if (!run_video(run, lhp_video_places_next(&run->places, image)))
+      return false;
   }
   return !run->sink.failed;
 }
@@ -508,7 +580,7 @@ static bool run_videos_before(StatsRun *run, guint image)
 static bool emit_record(LhpItem *item, void *data)
 {
   StatsRun *run = data;
-  if (run->video && !run_videos_before(run, item->index))
+  if (run->video_cut || (run->video && !run_videos_before(run, item->index)))
     return false;
   LhtRecord record = {
       .path = item->path,
@@ -587,21 +659,36 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       .video_offset = -1,
       .keep = -1,
   };
-  if (args->skip_existing) {
-    /* Read now, since the files to do depend on it, but not changed before
-     * the run starts (stats_ready). */
-    done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    resume.done = done;
-    run.fd = open(args->output, O_RDWR | O_APPEND | O_CLOEXEC);
+  /* A records file there already is locked now, before any work, so that a
+   * second run naming it is refused at once; it is emptied or trimmed only
+   * once the run starts (stats_ready), and one not there is made then. */
+  struct stat output_info;
+  if (args->output && (args->skip_existing ||
+                       (stat(args->output, &output_info) == 0 && S_ISREG(output_info.st_mode)))) {
+    run.fd = open(args->output, O_RDWR | O_CLOEXEC | (args->skip_existing ? O_APPEND : 0));
     if (run.fd >= 0) {
-      run.resume = &resume;
-      if (!resume_read(&resume, run.fd))
+      if (!lock_records(run.fd, args->output))
         status = LHT_EXIT_FAILURE;
     } else if (errno != ENOENT) {
       lht_error(args->output, "%s", g_strerror(errno));
       status = LHT_EXIT_FAILURE;
     }
   }
+  if (args->skip_existing) {
+    /* Read now, since the files to do depend on it, but not changed before
+     * the run starts (stats_ready). */
+    done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    resume.done = done;
+    if (run.fd >= 0 && status == LHT_EXIT_OK) {
+      run.resume = &resume;
+      if (!resume_read(&resume, run.fd))
+        status = LHT_EXIT_FAILURE;
+    }
+  }
+  /* The page is written at the end: a folder it cannot be written into is
+   * said now, before the run, as an --output that cannot be opened is. */
+  if (args->report && status == LHT_EXIT_OK && !lht_save_file_possible(args->report))
+    status = LHT_EXIT_FAILURE;
 
   GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
   bool ok = true;
@@ -663,17 +750,16 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     } else {
       Sink *sink = &run.sink;
       if (run.video && !result.signal && !result.stopped && !sink->failed) {
-        /* The videos after the last image, with the signals still caught. */
-        volatile sig_atomic_t *stop = lht_video_signals_catch();
-        lht_video_stats_set_stop(run.video, stop);
+        /* The videos after the last image, with the signals caught again
+         * into the flag the videos read. */
+        LhpStopSignals old_handlers;
+        lhp_stop_signals_catch(&old_handlers);
+        volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
         const char *path;
-        while (!*stop && !sink->failed && (path = lhp_video_places_next(&run.places, G_MAXUINT))) {
-          bool video_ok = lht_video_stats_file(run.video, path);
-          if (!video_ok && !*stop)
-            run.videos_failed++;
-          lht_progress_count(progress, !video_ok);
-        }
-        lht_video_signals_release();
+        while (!*stop && !sink->failed && (path = lhp_video_places_next(&run.places, G_MAXUINT)))
+          if (!run_video(&run, path))
+            break;
+        lhp_stop_signals_release(&old_handlers);
         result.signal = *stop;
       }
       if (run.videos_failed)
@@ -689,9 +775,13 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
         sink->failed = true;
       sink_commit(sink);
       if (interrupted) {
-        lht_error(NULL, "stopped by %s: %u records written%s%s%s", lhp_signal_name(result.signal),
-                  result.done + run.places.next - run.videos_failed, args->output ? " to " : "",
-                  args->output ? args->output : "",
+        /* Files whose records are all written: a video stopped before its
+         * summary is not one (--skip-existing does it again), nor a file
+         * that failed. */
+        guint files = result.done + run.videos_done;
+        lht_error(NULL, "stopped by %s: the records of %u file%s written%s%s%s",
+                  lhp_signal_name(result.signal), files, files == 1 ? "" : "s",
+                  args->output ? " to " : "", args->output ? args->output : "",
                   args->output ? "; run again with --skip-existing to go on" : "");
         status = 128 + result.signal;
       } else if (!sink->failed && !result.stopped) {

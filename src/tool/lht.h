@@ -32,8 +32,8 @@ int lht_merge_main(int argc, char **argv); /* merge.c */
 
 /* Parses the options of context (adding -h/--help), and writes the help
  * itself so that it reads the same in every locale.  Returns -1 to go on, or
- * the exit status: 0 after the help, 2 after a usage error (reported with a
- * pointer to `command --help`). */
+ * the exit status: 0 after the help (1 when stdout could not take it), 2
+ * after a usage error (reported with a pointer to `command --help`). */
 int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const char *command);
 
 /* A number option given as text (GOption's doubles cannot say whether the
@@ -54,6 +54,13 @@ void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
  * names) through a temporary file and a rename; a device, a FIFO or the
  * like written through as it is, never replaced by a file. */
 bool lht_save_file(const char *path, const char *data, size_t size, GError **error);
+/* Whether lht_save_file(path) can be done, checked before a run rather than
+ * found at its end: a regular file (or none) whose folder takes a file; a
+ * device or a FIFO, written through, passes.  False after saying why. */
+bool lht_save_file_possible(const char *path);
+/* Whether a file can be made in folder (one is made and removed); false with
+ * the errno in *error. */
+bool lht_folder_writable(const char *folder, int *error);
 /* Whether path is one of files (paths), through any link: a regular file
  * that exists and is the same file as one of them (save-file.c). */
 bool lht_is_one_of(const char *path, const GPtrArray *files);

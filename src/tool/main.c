@@ -1,5 +1,6 @@
 /* main.c: the entry of the lumahist command-line tool; it hands the command
  * line to one subcommand from a table and reports errors the same way for all. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +45,21 @@ const char *lht_reason(int status, const char *path)
   return lhp_reason(status, path);
 }
 
+/* Writes text (the help, the version) to stdout: a full disk, /dev/full or
+ * a closed stdout is a failure (exit 1), as it is for the records. */
+static int write_stdout(const char *text, const char *what)
+{
+  errno = 0;
+  fputs(text, stdout);
+  int failed = errno; /* of a write fputs made: a later fflush may not say it again */
+  if (fflush(stdout) == 0 && !ferror(stdout))
+    return LHT_EXIT_OK;
+  if (errno)
+    failed = errno;
+  lht_error("stdout", "cannot write the %s: %s", what, g_strerror(failed ? failed : EIO));
+  return LHT_EXIT_FAILURE;
+}
+
 static const LhtCommand *find_command(const char *name)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
@@ -73,9 +89,9 @@ int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const ch
   if (help) {
     /* Every group: the video options are in groups of their own. */
     char *text = g_option_context_get_help(context, FALSE, NULL);
-    fputs(text, stdout);
+    int status = write_stdout(text, "help");
     g_free(text);
-    return LHT_EXIT_OK;
+    return status;
   }
   return -1;
 }
@@ -121,8 +137,9 @@ static int run_top_level(int argc, char **argv)
   if (status >= 0) {
     /* The help was shown or a usage error reported: nothing more to do. */
   } else if (show_version) {
-    printf("lumahist %s\n", lh_version());
-    status = LHT_EXIT_OK;
+    char *version = g_strdup_printf("lumahist %s\n", lh_version());
+    status = write_stdout(version, "version");
+    g_free(version);
   } else if (argc > 1) {
     lht_error(NULL, "unknown command '%s'", argv[1]);
     fputs("Try 'lumahist --help'.\n", stderr);

@@ -5,7 +5,9 @@
  * progress.  With nvJPEG, JPEGs are decoded, changed and encoded on the GPU
  * and the pool only writes the bytes (pipeline.c).  Each output is written
  * to a temporary file renamed into place (lhio_write, lhio_write_encoded),
- * so an interrupted run leaves whole outputs only. */
+ * so an interrupted run leaves whole outputs only.  An --out that cannot be
+ * written is said once before any image is read, and a disk that fills up
+ * (or turns read-only) stops the run. */
 #include <errno.h>
 #include <string.h>
 
@@ -21,7 +23,37 @@ typedef struct {
   void *data;
   guint skipped; /* inputs whose output exists (--skip-existing) */
   bool say_skipped;
+  /* The errno of a write that stops the run (out_failure): every later output
+   * would fail the same way (atomic; also the pipeline's stop flag). */
+  gint out_failed;
+  gint not_tried; /* outputs left unwritten after it (atomic) */
 } RewriteRun;
+
+/* The errno in an output's write failure when it is one that every later
+ * output would meet too: no room or quota left, a read-only file system.
+ * lhio's reason holds strerror's words for it. */
+static int out_failure(const char *reason)
+{
+  static const int stopping[] = {ENOSPC, EDQUOT, EROFS};
+  for (size_t i = 0; i < G_N_ELEMENTS(stopping); i++)
+    if (strstr(reason, strerror(stopping[i])))
+      return stopping[i];
+  return 0;
+}
+
+/* Whether the outputs can go into out_dir: made if missing, and a file made
+ * and removed in it, so that an --out that is a file, read-only or not ours
+ * is one line before any image is read, not one per image after each. */
+static bool out_dir_usable(const char *out_dir)
+{
+  int error = 0;
+  if (g_mkdir_with_parents(out_dir, 0777) != 0)
+    error = errno;
+  else if (lht_folder_writable(out_dir, &error))
+    return true;
+  lht_error(out_dir, "cannot write the outputs into it: %s; no input was read", g_strerror(error));
+  return false;
+}
 
 /* Once the contexts are open, after what they have to say. */
 static bool say_ready(const LhpContexts *contexts, void *data)
@@ -45,6 +77,13 @@ static bool change_step(LhContext *context, LhpItem *item, void *data)
 static bool write_step(LhpItem *item, void *data)
 {
   RewriteRun *run = data;
+  if (g_atomic_int_get(&run->out_failed)) {
+    /* Not tried: the run is stopping, and says why once at its end. */
+    g_atomic_int_inc(&run->not_tried);
+    lhio_encoded_clear(&item->output);
+    item->status = LH_ERROR_IO;
+    return false;
+  }
   const char *output = g_ptr_array_index(run->plan->outputs, run->plan_index[item->index]);
   char *folder = g_path_get_dirname(output);
   int made = g_mkdir_with_parents(folder, 0777);
@@ -66,7 +105,11 @@ static bool write_step(LhpItem *item, void *data)
                                  : lhio_write(output, &item->image, &write_options);
   lhio_encoded_clear(&item->output);
   if (status < 0) {
-    lhp_item_fail(item, status, "writing %s: %s", output, lht_reason(status, output));
+    const char *reason = lht_reason(status, output);
+    int stopping = out_failure(reason);
+    if (stopping)
+      g_atomic_int_compare_and_exchange(&run->out_failed, 0, stopping);
+    lhp_item_fail(item, status, "writing %s: %s", output, reason);
     return false;
   }
   if (item->image.converted_from) {
@@ -137,6 +180,11 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     plan_index[inputs->len] = i;
     g_ptr_array_add(inputs, g_ptr_array_index(plan->inputs, i));
   }
+  if (inputs->len > 0 && !out_dir_usable(out_dir)) {
+    g_ptr_array_free(inputs, TRUE);
+    g_free(plan_index);
+    return LHT_EXIT_FAILURE;
+  }
 
   RewriteRun run = {
       .plan = plan,
@@ -166,6 +214,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       .data = &run,
       .report = lht_progress_report(progress),
       .catch_signals = true,
+      .stop = &run.out_failed,
       .process_ends_after = true,
   };
   LhpContexts contexts;
@@ -179,10 +228,19 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     lht_progress_finish(progress, result.done, result.failed, result.signal != 0);
     if (args->timing)
       lhp_pipeline_print_timing(&result, &contexts);
+    /* After a disk that failed: those it stopped, and those it left unwritten. */
+    int out_failed = g_atomic_int_get(&run.out_failed);
+    guint not_done =
+        inputs->len - result.done - result.failed + (guint)g_atomic_int_get(&run.not_tried);
     if (result.signal) {
       lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
                 lhp_signal_name(result.signal), result.done);
       status = 128 + result.signal;
+    } else if (out_failed && not_done > 0) {
+      lht_error(out_dir,
+                "stopped: %s; %u outputs written, %u inputs not done (run again with "
+                "--skip-existing once it can take them)",
+                g_strerror(out_failed), result.done, not_done);
     }
   }
   g_free(result.per_context);

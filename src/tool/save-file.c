@@ -7,48 +7,124 @@
  * those would replace the device node or the link with a file (and, run as
  * root, /dev/stdout itself), so they are written through instead; a link to
  * a regular file replaces the file it points to and keeps the link.  What
- * the tool writes is never one of its inputs (lht_is_one_of). */
+ * the tool writes is never one of its inputs (lht_is_one_of).  Messages name
+ * the path the user gave, never the temporary file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "lht.h"
 
-static bool write_through(const char *path, const char *data, size_t size, GError **error)
+static bool set_errno_error(GError **error, int code)
 {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int saved = errno;
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s", g_strerror(saved));
-    return false;
+  g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(code), "%s", g_strerror(code));
+  return false;
+}
+
+bool lht_folder_writable(const char *folder, int *error)
+{
+  char *probe = g_build_filename(folder, ".lumahist-probe-XXXXXX", NULL);
+  int fd = g_mkstemp_full(probe, O_RDWR | O_CLOEXEC, 0600);
+  *error = errno;
+  if (fd >= 0) {
+    close(fd);
+    g_unlink(probe);
   }
+  g_free(probe);
+  return fd >= 0;
+}
+
+bool lht_save_file_possible(const char *path)
+{
+  struct stat target;
+  if (stat(path, &target) == 0) {
+    if (S_ISDIR(target.st_mode)) {
+      lht_error(path, "is a folder");
+      return false;
+    }
+    if (!S_ISREG(target.st_mode))
+      return true; /* written through */
+  }
+  char *resolved = realpath(path, NULL);
+  char *folder = g_path_get_dirname(resolved ? resolved : path);
+  int error;
+  bool ok = lht_folder_writable(folder, &error);
+  if (!ok)
+    lht_error(path, "cannot be written in %s: %s", folder, g_strerror(error));
+  g_free(folder);
+  free(resolved);
+  return ok;
+}
+
+/* Writes all of data to fd; 0 or the errno of the failure. */
+static int write_all(int fd, const char *data, size_t size)
+{
   size_t done = 0;
   while (done < size) {
     ssize_t n = write(fd, data + done, size - done);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0) {
-      int saved = n < 0 ? errno : ENOSPC;
-      g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s", g_strerror(saved));
-      close(fd);
-      return false;
-    }
+    if (n <= 0)
+      return n < 0 ? errno : ENOSPC;
     done += (size_t)n;
   }
-  if (close(fd) < 0 && errno != EINTR) {
-    int saved = errno;
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s", g_strerror(saved));
-    return false;
+  return 0;
+}
+
+static bool write_through(const char *path, const char *data, size_t size, GError **error)
+{
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return set_errno_error(error, errno);
+  int failed = write_all(fd, data, size);
+  if (failed) {
+    close(fd);
+    return set_errno_error(error, failed);
   }
+  if (close(fd) < 0 && errno != EINTR)
+    return set_errno_error(error, errno);
   return true;
+}
+
+/* A regular file (or none yet): written to a hidden file beside it, synced
+ * when it replaces one (as g_file_set_contents's CONSISTENT), and renamed
+ * over it. */
+static bool replace_file(const char *path, const char *data, size_t size, bool replacing,
+                         GError **error)
+{
+  char *folder = g_path_get_dirname(path);
+  char *name = g_path_get_basename(path);
+  char *temp = g_strdup_printf("%s/.%s.XXXXXX", folder, name);
+  g_free(folder);
+  g_free(name);
+  int failed = 0;
+  int fd = g_mkstemp_full(temp, O_WRONLY | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    failed = errno;
+  } else {
+    failed = write_all(fd, data, size);
+    if (!failed && replacing && fsync(fd) != 0 && errno != EINVAL)
+      failed = errno;
+    if (close(fd) != 0 && !failed && errno != EINTR)
+      failed = errno;
+    if (!failed && rename(temp, path) != 0)
+      failed = errno;
+    if (failed)
+      g_unlink(temp);
+  }
+  g_free(temp);
+  return failed ? set_errno_error(error, failed) : true;
 }
 
 bool lht_save_file(const char *path, const char *data, size_t size, GError **error)
 {
   struct stat target;
-  if (stat(path, &target) == 0) {
+  bool exists = stat(path, &target) == 0;
+  if (exists) {
     if (S_ISDIR(target.st_mode)) {
       g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "is a folder");
       return false;
@@ -58,8 +134,7 @@ bool lht_save_file(const char *path, const char *data, size_t size, GError **err
   }
   /* A link (or a chain of them) to a regular file: that file is replaced. */
   char *resolved = realpath(path, NULL);
-  bool ok = g_file_set_contents_full(resolved ? resolved : path, data, (gssize)size,
-                                     G_FILE_SET_CONTENTS_CONSISTENT, 0666, error);
+  bool ok = replace_file(resolved ? resolved : path, data, size, exists, error);
   free(resolved);
   return ok;
 }

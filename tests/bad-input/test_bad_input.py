@@ -12,7 +12,10 @@ GROUP is one of:
   rewrite    the same bad folder through equalize/clahe/overlay --out: no output
              and no temporary file for a bad input, inputs never overwritten
              (also with --out the input folder)
-  outputs    read-only and full output folders, stdout on /dev/full
+  outputs    read-only, full and unusable output folders (said once, before
+             any input is read; a full disk stops the run), --report into a
+             missing folder (said before the run), stdout on /dev/full (the
+             records, --help and --version)
 CORPUS is tests/fuzz/corpus (valid tiny PNGs and JPEGs).  --decoder is passed
 to every `lumahist stats` run and to equalize, clahe and overlay.  With
 --decoder gpu the bad files must be reported exactly as
@@ -608,6 +611,61 @@ def files_written_whole(tool, corpus, tmp):
         print(f"{option}: through a FIFO, a link to /dev/full and a link to a file, none replaced")
 
 
+def unusable_outputs(tool, commands, inputs, tmp):
+    """--out a regular file or below one, for every command that writes
+    images: one line naming it, exit 1, no input read (one line per input
+    after each was decoded and processed, before)."""
+    blocker = os.path.join(tmp, "a-file")
+    with open(blocker, "w") as f:
+        f.write("not a folder")
+    for command in commands:
+        for out_dir in (blocker, os.path.join(blocker, "sub")):
+            rc, _, err = run(rewrite_argv(tool, command, "--quiet", "--out", out_dir, inputs))
+            check(rc == 1 and error_lines(err) == [error_lines(err)[0]] and
+                  err.startswith(f"lumahist: {out_dir}: cannot write the outputs into it: ") and
+                  "not a directory" in err.lower(),
+                  f"{command} --out {out_dir}: exit {rc}, {err!r}")
+    with open(blocker) as f:
+        check(f.read() == "not a folder", "an --out that is a file was changed")
+    print("equalize, clahe, overlay --out a file: one line, exit 1")
+
+
+def report_folder_missing(tool, corpus, tmp):
+    """stats --report into a folder that is not there: said before the run
+    (no record written, exit 1), naming the path given; merge --report (no
+    check first) names it too, not the temporary file beside it."""
+    page = os.path.join(tmp, "no-such-folder", "x.html")
+    rc, out, err = run(stats_argv(tool, "--quiet", "--report", page, os.path.join(corpus, "png")))
+    check(rc == 1 and out == "" and error_lines(err) == [error_lines(err)[0]] and
+          err.startswith(f"lumahist: {page}: ") and "no such file or directory" in err.lower() and
+          "x.html." not in err,
+          f"stats --report into a missing folder: exit {rc}, {len(out)} bytes of records, {err!r}")
+    records = os.path.join(tmp, "for-merge.jsonl")
+    rc, out, err = run(stats_argv(tool, "--quiet", "-o", records, os.path.join(corpus, "png")))
+    rc, out, err = run([tool, "merge", "--report", page, records])
+    check(rc == 1 and err.startswith(f"lumahist: {page}: ") and "x.html." not in err,
+          f"merge --report into a missing folder: exit {rc}, {err!r}")
+    print("--report into a missing folder: said at start-up, naming the path given")
+
+
+def help_on_a_full_stdout(tool):
+    """--help and --version whose stdout fails: exit 1 and a line, as the
+    records (exit 0 and nothing said, before)."""
+    for argv in (["--help"], ["--version"], ["stats", "--help"], ["merge", "--help"]) + \
+            tuple([c, "--help"] for c in rewrite_commands(tool)):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([tool] + argv, stdout=full, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT)
+        err = p.stderr.decode()
+        check(p.returncode == 1 and "no space left on device" in err.lower() and
+              err.count("\n") == 1, f"{argv} > /dev/full: exit {p.returncode} {err!r}")
+    p = subprocess.run(["sh", "-c", 'exec "$0" --version >&-', tool], stderr=subprocess.PIPE,
+                       timeout=TIMEOUT)
+    check(p.returncode == 1 and b"cannot write the version" in p.stderr,
+          f"--version with stdout closed: exit {p.returncode} {p.stderr!r}")
+    print("--help and --version > /dev/full, --version >&-: one line, exit 1")
+
+
 def group_outputs(tool, corpus, tmp, sanitized):
     # Records to a full device: a clear error and exit 1.
     with open("/dev/full", "w") as full:
@@ -617,9 +675,11 @@ def group_outputs(tool, corpus, tmp, sanitized):
     check(p.returncode == 1 and "no space left on device" in err.lower() and
           err.count("\n") == 1, f"stats > /dev/full: exit {p.returncode} {err!r}")
     print("stats > /dev/full: one line, exit 1")
+    help_on_a_full_stdout(tool)
     files_written_whole(tool, corpus, tmp)
     records_on_a_full_disk(tool, tmp)
     never_onto_an_input(tool, tmp)
+    report_folder_missing(tool, corpus, tmp)
 
     commands = rewrite_commands(tool)
     if not commands:
@@ -633,9 +693,17 @@ def group_outputs(tool, corpus, tmp, sanitized):
     big = os.path.join(inputs, "b-noise.png")
     with open(big, "wb") as f:
         f.write(noise_png(160, 160))  # ~77 KB raw: larger than the 64 KiB tmpfs
+    # Small ones after the big one: they would fit again once its partial
+    # file is gone, but a disk that filled up stops the run.
+    after = []
+    for k in range(4):
+        after.append(os.path.join(inputs, f"c-small{k}.png"))
+        with open(after[-1], "wb") as f:
+            f.write(png(13, 7 + k))
     before = digest_tree(inputs)
     command = commands[0]
     tested = False
+    unusable_outputs(tool, commands, inputs, tmp)
 
     if os.geteuid() != 0:
         ro = os.path.join(tmp, "read-only")
@@ -643,10 +711,9 @@ def group_outputs(tool, corpus, tmp, sanitized):
         os.chmod(ro, 0o555)
         rc, out, err = run(rewrite_argv(tool, command, "--out", ro, small, big))
         check(rc == 1 and os.listdir(ro) == [], f"read-only folder: exit {rc}, {os.listdir(ro)}")
-        check_one_line_each(err, {small: ["permission denied"], big: ["permission denied"]},
-                            "read-only folder")
+        check_one_line_each(err, {ro: ["permission denied"]}, "read-only folder")
         os.chmod(ro, 0o755)
-        print(f"{command} into a folder of mode 555: refused, nothing written")
+        print(f"{command} into a folder of mode 555: refused once, nothing written")
         tested = True
 
     def quote(s):
@@ -654,9 +721,10 @@ def group_outputs(tool, corpus, tmp, sanitized):
 
     def in_mount(out_dir, options):
         """(exit status, files made, stderr) of the command writing into a tmpfs."""
-        argv = " ".join(quote(a) for a in rewrite_argv(tool, command))
-        result = in_tiny_mount(f"{argv} --out {out_dir} {quote(small)} "
-                               f"{quote(big)}; echo \"rc=$?\"; find \"$MNT\" -type f", options)
+        argv = " ".join(quote(a) for a in rewrite_argv(tool, command, "--jobs", "1"))
+        names = " ".join(quote(a) for a in [small, big] + after)
+        result = in_tiny_mount(f"{argv} --out {out_dir} {names}; echo \"rc=$?\"; "
+                               f"find \"$MNT\" -type f", options)
         if result is None:
             return None
         _, out, err = result
@@ -670,13 +738,23 @@ def group_outputs(tool, corpus, tmp, sanitized):
     else:
         status, files, err = result
         check(status == "rc=1" and files == [], f"read-only mount: {status}, files {files}")
-        check_one_line_each(err, {small: ["read-only file system"],
-                                  big: ["read-only file system"]}, "read-only mount")
+        # One line for the folder, before any input is read (one per input
+        # after all were decoded, before).
+        lines = error_lines(err)
+        check(len(lines) == 1 and "read-only file system" in lines[0].lower() and
+              "cannot write the outputs into it" in lines[0],
+              f"read-only mount: {lines}")
         status, files, err = in_mount('"$MNT/out"', "size=64k")
         check(status == "rc=1", f"full folder: {status}")
-        check(files == ["a-small.png"], f"full folder: files {files} (a partial file?)")
-        check_one_line_each(err, {big: ["no space left on device"]}, "full folder")
-        print(f"{command} into read-only and full (64 KiB) tmpfs mounts: refused, no partial file")
+        check(files == ["a-small.png"],
+              f"full folder: files {files} (a partial file, or the run went on after the disk "
+              f"filled up?)")
+        check_one_line_each(err, {big: ["no space left on device"]}, "full folder",
+                            allowed_extra=["out: stopped: No space left on device; 1 outputs "
+                                           "written, 4 inputs not done"])
+        check("inputs not done" in err, f"full folder: the stop is not said: {err!r}")
+        print(f"{command} into read-only and full (64 KiB) tmpfs mounts: refused, no partial "
+              "file, the run stopped at the full disk")
         tested = True
     check(digest_tree(inputs) == before, "the inputs changed")
     return 0 if tested else 77

@@ -674,6 +674,9 @@ def group_resume(tmp):
     check(full.returncode == 0 and full_dataset.returncode == 0, "full runs failed")
     check_resume(tmp, folder, signal.SIGINT, [], full.stdout, "SIGINT")
     check_resume(tmp, folder, signal.SIGTERM, ["--dataset"], full_dataset.stdout, "SIGTERM")
+    # A closed terminal or a dropped ssh session: as SIGTERM, not a death
+    # that leaves the run's files as they were at that instant.
+    check_resume(tmp, folder, signal.SIGHUP, [], full.stdout, "SIGHUP")
     check_resume(tmp, folder, signal.SIGKILL, [], full.stdout, "SIGKILL")
 
     # An incomplete last line (power cut) is dropped, a dataset record redone.
@@ -745,6 +748,23 @@ def group_resume(tmp):
         check(name.endswith(".jpg") and not name.startswith("."), f"equalize: stray {name}")
         with open(os.path.join(cut, name), "rb") as a, open(os.path.join(whole, name), "rb") as b:
             check(a.read() == b.read(), f"equalize SIGINT: {name} is not whole")
+    # SIGHUP: the same, with exit status 129.
+    hup = os.path.join(tmp, "eq-hup")
+    proc = subprocess.Popen([LUMAHIST, "equalize", "--decoder", "cpu", "--jobs", "1", "--out", hup,
+                             eq_in],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.time() + 20
+    while time.time() < end and proc.poll() is None and \
+            len([f for f in os.listdir(hup) if f.endswith(".jpg")] if os.path.isdir(hup) else []) < 3:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGHUP)
+    _, stderr = proc.communicate(timeout=60)
+    check(proc.returncode == 129 and b"stopped by SIGHUP" in stderr,
+          f"equalize SIGHUP: status {proc.returncode} {text(stderr)!r}")
+    hup_names = sorted(os.listdir(hup)) if os.path.isdir(hup) else []
+    check(0 < len(hup_names) < 40 and
+          all(n.endswith(".jpg") and not n.startswith(".") for n in hup_names),
+          f"equalize SIGHUP: outputs {hup_names}")
     keep = os.path.join(cut, names[0])
     with open(keep, "wb") as f:
         f.write(b"mine")
@@ -1381,6 +1401,180 @@ def group_report_video(tmp):
             shutil.copy(shot, keep.replace(".png", "-video.png"))
 
 
+# --------------------------------------------------------------------------
+# One writer a records file
+
+LOCKED = b"another lumahist run is writing it"
+
+
+def group_writers(tmp):
+    """A second `stats -o FILE` while a first writes FILE is refused before
+    any work (one line naming FILE, exit 1), with --skip-existing too, and
+    the first's records come out whole and right.  Before the lock, the
+    second emptied the file under the first (or, with --skip-existing, both
+    redid every file) and both exited 0 with their records mixed."""
+    folder = big_folder(tmp, "big", 60, (1024, 768), ["png-rgb", "jpeg-colour", "png-gray16"])
+    full = run("stats", "--jobs", "2", folder)
+    check(full.returncode == 0, f"full run: {text(full.stderr)}")
+    for extra in ([], ["--skip-existing"], ["--skip-existing", "--dataset"]):
+        out = os.path.join(tmp, f"shared{len(extra)}.jsonl")
+        first = subprocess.Popen([LUMAHIST, "stats", "--decoder", "cpu", "--jobs", "1",
+                                  "--output", out, folder],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        started = wait_for_lines(out, 3, first) and first.poll() is None
+        second = run("stats", "--jobs", "1", "--output", out, *extra, folder, timeout=60)
+        _, first_err = first.communicate(timeout=120)
+        label = "a second run" + (" with " + " ".join(extra) if extra else "")
+        if not check(started, f"{label}: the first run ended before the second began"):
+            continue
+        err_lines = text(second.stderr).splitlines()
+        check(second.returncode == 1 and len(err_lines) == 1 and LOCKED in second.stderr and
+              out.encode() in second.stderr,
+              f"{label}: exit {second.returncode}, {text(second.stderr)!r}")
+        with open(out, "rb") as f:
+            data = f.read()
+        check(first.returncode == 0 and data == full.stdout,
+              f"{label}: the first run (exit {first.returncode}, {text(first_err)!r}) wrote "
+              f"{len(data.splitlines())} lines, not those of a run alone")
+
+    # Four shards started together into one file: one writes it, the others
+    # are refused (or find it done and write theirs in turn); every line is
+    # a whole record of a run that exited 0.
+    tiny = os.path.join(tmp, "tiny")
+    os.makedirs(tiny)
+    rng = np.random.default_rng(5)
+    for i in range(400):
+        Image.fromarray(rng.integers(0, 256, (8, 8), dtype=np.uint8)).save(
+            os.path.join(tiny, f"{i:04d}.png"), compress_level=1)
+    out = os.path.join(tmp, "four.jsonl")
+    procs = [subprocess.Popen([LUMAHIST, "stats", "--quiet", "--decoder", "cpu", "--jobs", "1",
+                               "--shard", f"{i}/4", "-o", out, tiny],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(4)]
+    results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    for i, (status, err) in enumerate(results):
+        check(status == 0 or (status == 1 and LOCKED in err),
+              f"shard {i}/4: exit {status} {text(err)!r}")
+    with open(out, "rb") as f:
+        lines = f.read().splitlines()
+    shards = {}
+    for i in range(4):
+        shards[i] = run("stats", "--quiet", "--shard", f"{i}/4", tiny).stdout.splitlines()
+    owners = [i for i, (status, _) in enumerate(results) if status == 0]
+    check(any(lines == shards[i] for i in owners),
+          f"four shards into one file: {len(lines)} lines, not those of one of shards {owners}")
+    print(f"writers: second runs against a first; four shards into one file, {owners} exit 0")
+
+
+# --------------------------------------------------------------------------
+# A video stopped by a signal
+
+def y4m_frames(n, w=64, h=48, seed=1):
+    """n frames of a 4:2:0 YUV4MPEG2 clip, each with its FRAME header."""
+    rng = np.random.default_rng(seed)
+    return [b"FRAME\n" + rng.integers(0, 256, (h, w), dtype=np.uint8).tobytes() +
+            bytes([128]) * (w * h // 2) for _ in range(n)]
+
+
+def y4m_header(w=64, h=48):
+    return f"YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C420\n".encode()
+
+
+def interrupt_video(tmp, names, video, sig, label):
+    """Runs stats -o over names (cwd tmp) with video a FIFO fed frame by
+    frame, sends sig once the video's frames are coming, and checks what the
+    run says and leaves, then that --skip-existing finishes it as one run."""
+    frames = y4m_frames(40)
+    whole = os.path.join(tmp, "whole")
+    os.makedirs(whole, exist_ok=True)
+    # The reference: the same files, the video a regular file.
+    for name in names:
+        if name != video:
+            shutil.copy(os.path.join(tmp, name), os.path.join(whole, name))
+    with open(os.path.join(whole, video), "wb") as f:
+        f.write(y4m_header() + b"".join(frames))
+    full = run("stats", "--jobs", "1", *names, cwd=whole)
+    if not check(full.returncode == 0, f"{label}: full run: {text(full.stderr)}"):
+        return
+    images_before = names.index(video)
+    fifo = os.path.join(tmp, video)
+    if os.path.exists(fifo):
+        os.remove(fifo)
+    os.mkfifo(fifo)
+    out = os.path.join(tmp, f"video-{label}.jsonl")
+    proc = subprocess.Popen([LUMAHIST, "stats", "--decoder", "cpu", "--jobs", "1", "-o", out,
+                             *names],
+                            cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    feed = open(fifo, "wb")
+    try:
+        feed.write(y4m_header() + b"".join(frames[:10]))
+        feed.flush()
+        # A decoder may hold a frame or two back: 5 of the 10 are enough.
+        coming = wait_for_lines(out, images_before + 5, proc)
+        proc.send_signal(sig)
+        time.sleep(0.3)
+        # One more frame ends the wait for it; the run stops after it.
+        for frame in frames[10:]:
+            feed.write(frame)
+            feed.flush()
+    except BrokenPipeError:
+        pass
+    finally:
+        try:
+            feed.close()
+        except BrokenPipeError:
+            pass
+    _, stderr = proc.communicate(timeout=60)
+    if not check(coming, f"{label}: the video's frames did not come: {text(stderr)!r}"):
+        return
+    check(proc.returncode == 128 + sig, f"{label}: exit {proc.returncode}: {text(stderr)!r}")
+    # The files whose records are complete: the images before the video.
+    said = f"stopped by {label}: the records of {images_before} files written to {out}"
+    check(said.encode() in stderr, f"{label}: said {text(stderr)!r}, not {said!r}")
+    with open(out, "rb") as f:
+        got = records(f.read())
+    paths = [r.get("path") for r in got]
+    tail = paths[images_before:]
+    check(paths[:images_before] == names[:images_before] and tail and
+          all(p == video for p in tail) and not any(r.get("summary") for r in got),
+          f"{label}: the records are of {paths}: the images before the video, then the "
+          f"video's frames without their summary, expected")
+    # Resumed: the video (now whole) and what follows it, as one run writes them.
+    os.remove(fifo)
+    shutil.copy(os.path.join(whole, video), fifo)
+    resumed = run("stats", "--jobs", "1", "-o", out, "--skip-existing", *names, cwd=tmp)
+    with open(out, "rb") as f:
+        check(resumed.returncode == 0 and f.read() == full.stdout,
+              f"{label}: resumed ({resumed.returncode}, {text(resumed.stderr)!r}), the file "
+              f"is not that of one run")
+
+
+def group_interrupt_video(tmp):
+    probe = os.path.join(tmp, "probe.y4m")
+    with open(probe, "wb") as f:
+        f.write(y4m_header() + b"".join(y4m_frames(2)))
+    proc = run("stats", "--quiet", probe)
+    if proc.returncode != 0 or b'"summary":true' not in proc.stdout:
+        skip(f"stats cannot read a YUV4MPEG2 clip here (GStreamer's y4mdec): "
+             f"{text(proc.stderr)!r}")
+    rng = np.random.default_rng(9)
+    names = []
+    for name in ("a0.png", "a1.png", "a2.png", "c0.png", "c1.png", "c2.png", "c3.png"):
+        Image.fromarray(rng.integers(0, 256, (40, 60), dtype=np.uint8)).save(
+            os.path.join(tmp, name))
+        names.append(name)
+    # Between images: stopped inside the pipeline's emit; nothing after it
+    # may be written (its frames would stay inside the file, not at its end
+    # where --skip-existing drops them), and the images queued after it are
+    # not counted.
+    interrupt_video(tmp, names[:3] + ["b.y4m"] + names[3:], "b.y4m", signal.SIGINT, "SIGINT")
+    # After the last image: the signals are caught again for it; SIGHUP as
+    # SIGTERM.
+    interrupt_video(tmp, names[:3] + ["z.y4m"], "z.y4m", signal.SIGHUP, "SIGHUP")
+
+
 GROUPS = {
     "pipeline": group_pipeline,
     "progress": group_progress,
@@ -1390,6 +1584,8 @@ GROUPS = {
     "devices": group_devices,
     "report": group_report,
     "report-video": group_report_video,
+    "writers": group_writers,
+    "interrupt-video": group_interrupt_video,
 }
 
 
