@@ -196,8 +196,6 @@ LhpVideoStats *lhp_video_stats_new(const LhpVideoJob *job);
  * decoded are kept)"); status may be NULL. */
 LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *stats, const char *path, int *status,
                                      char **failure);
-/* Where the stop signal is read from from now on. */
-void lhp_video_stats_set_stop(LhpVideoStats *stats, volatile sig_atomic_t *stop);
 void lhp_video_stats_free(LhpVideoStats *stats);
 
 /* ------------------------------------------------------------------------ */

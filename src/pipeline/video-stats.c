@@ -547,8 +547,3 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
   }
   return stopped ? LHP_VIDEO_STOPPED : LHP_VIDEO_DONE;
 }
-
-void lhp_video_stats_set_stop(LhpVideoStats *v, volatile sig_atomic_t *stop)
-{
-  v->job.stop = stop;
-}

@@ -61,13 +61,6 @@ LhtVideoStats *lht_video_stats_new(const LhtVideoJob *job);
  * frames before the damage keep their records, the summary says so). */
 bool lht_video_stats_file(LhtVideoStats *stats, const char *path);
 void lht_video_stats_free(LhtVideoStats *stats);
-/* Where the stop signal is read from from now on. */
-void lht_video_stats_set_stop(LhtVideoStats *stats, volatile sig_atomic_t *stop);
-
-/* SIGINT and SIGTERM, outside a pipeline run: caught into the flag that
- * lht_video_signals_catch() returns until lht_video_signals_release(). */
-volatile sig_atomic_t *lht_video_signals_catch(void);
-void lht_video_signals_release(void);
 
 /* ------------------------------------------------------------------------ */
 /* Videos written back by equalize, clahe and overlay (video-rewrite.c)      */

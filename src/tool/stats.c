@@ -198,7 +198,7 @@ int lht_stats_main(int argc, char **argv)
   g_option_context_set_description(
       option_context,
       "Exit status: 0 all files done, 1 some file failed, 2 usage error,\n"
-      "128 + N stopped by signal N (SIGINT, SIGTERM): resume with --skip-existing.");
+      "128 + N stopped by signal N (SIGINT, SIGTERM, SIGHUP): resume with --skip-existing.");
   g_option_context_add_main_entries(option_context, entries, NULL);
   LhtBatchArgs batch;
   lht_batch_args_init(&batch, LHT_BATCH_STATS);

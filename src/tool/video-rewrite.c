@@ -137,7 +137,9 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   }
   LhtProgress *progress = lht_progress_new(pending->len, batch->progress, batch->quiet);
   run.progress = progress;
-  volatile sig_atomic_t *stop = lht_video_signals_catch();
+  LhpStopSignals old_handlers;
+  lhp_stop_signals_catch(&old_handlers);
+  volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
   LhioVideoRewriteOptions options = {
       .codec = args->codec,
       .crf = args->crf,
@@ -199,7 +201,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     lht_progress_count(progress, !(ok && status >= 0));
   }
   lht_progress_note(progress, NULL);
-  lht_video_signals_release();
+  lhp_stop_signals_release(&old_handlers);
   int signal_number = *stop;
   /* Each video was counted as it ended (lht_progress_count). */
   lht_progress_finish(progress, 0, 0, signal_number != 0);

@@ -185,11 +185,6 @@ void lht_video_stats_free(LhtVideoStats *v)
   g_free(v);
 }
 
-void lht_video_stats_set_stop(LhtVideoStats *v, volatile sig_atomic_t *stop)
-{
-  lhp_video_stats_set_stop(v->loop, stop);
-}
-
 bool lht_video_stats_file(LhtVideoStats *v, const char *path)
 {
   if (v->job.report)
@@ -202,35 +197,4 @@ bool lht_video_stats_file(LhtVideoStats *v, const char *path)
     lht_error(path, "%s", failure);
   g_free(failure);
   return outcome == LHP_VIDEO_DONE;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Signals                                                                   */
-
-static volatile sig_atomic_t video_stop_signal;
-static struct sigaction old_int, old_term;
-
-static void on_video_stop(int signal_number)
-{
-  video_stop_signal = signal_number;
-}
-
-volatile sig_atomic_t *lht_video_signals_catch(void)
-{
-  struct sigaction action;
-  memset(&action, 0, sizeof action);
-  action.sa_handler = on_video_stop;
-  /* As the pipeline's: a second Ctrl-C ends at once. */
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  video_stop_signal = 0;
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-  return &video_stop_signal;
-}
-
-void lht_video_signals_release(void)
-{
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
 }

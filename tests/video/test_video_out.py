@@ -785,21 +785,23 @@ def group_bad(tmp):
     check(code == 1 and os.path.exists(os.path.join(out_dir, "z-good.mp4")),
           f"bad folder: exit {code}, {os.listdir(out_dir) if os.path.isdir(out_dir) else None}")
 
-    # Ctrl-C in the middle: exit 130, no output, no temporary file.
+    # Ctrl-C in the middle: exit 130, no output, no temporary file; SIGHUP
+    # (a closed terminal) as SIGTERM: 129, and no temporary file either.
     big = make_clip(tmp, "big.mp4", drifting_frames(rng, 150, 480, 640),
                     ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"])
-    out_dir = os.path.join(tmp, "out-int")
-    proc = subprocess.Popen([LUMAHIST, "equalize", "--crf", "0", "-o", out_dir, big],
-                            stderr=subprocess.PIPE)
-    time.sleep(1.0)
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        check(proc.returncode == 130 and b"stopped by SIGINT" in err,
-              f"SIGINT: exit {proc.returncode}: {err!r}")
-        no_leftovers(out_dir, "SIGINT")
-    else:
-        print("note: big.mp4 was done within a second; SIGINT not tried")
+    for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGHUP, "SIGHUP")):
+        out_dir = os.path.join(tmp, f"out-{name}")
+        proc = subprocess.Popen([LUMAHIST, "equalize", "--crf", "0", "-o", out_dir, big],
+                                stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        if proc.poll() is None:
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+            check(proc.returncode == 128 + sig and f"stopped by {name}".encode() in err,
+                  f"{name}: exit {proc.returncode}: {err!r}")
+            no_leftovers(out_dir, name)
+        else:
+            print(f"note: big.mp4 was done within a second; {name} not tried")
 
 
 def gst_raw(path, out):
