@@ -435,6 +435,13 @@ int lht_equalize_main(int argc, char **argv)
     return code;
   }
 
+  if (plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir)) {
+    lht_plan_clear(&plan);
+    lht_batch_args_clear(&batch);
+    equalize_args_clear(&args);
+    return LHT_EXIT_FAILURE;
+  }
+
   /* --global reads every input for its histogram before the batch, on a
    * context of its own.  Otherwise the batch opens its contexts while it
    * decodes (and says which backend with --verbose). */

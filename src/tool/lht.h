@@ -142,6 +142,11 @@ bool lht_plan_holds_input(const LhtPlan *plan, const char *path);
  * to one that exists). */
 bool lht_plan_holds_output(const LhtPlan *plan, const char *path);
 void lht_plan_clear(LhtPlan *plan);
+/* Whether the outputs can go into out_dir: made if missing, and a file made
+ * and removed in it, so that an --out that is a file, read-only or not ours
+ * is one line (said here) before any input is read, not one per input after
+ * each (rewrite.c). */
+bool lht_out_dir_usable(const char *out_dir);
 
 typedef struct {
   int jpeg_quality;    /* 0: lhio's default */

@@ -269,12 +269,13 @@ int lht_overlay_main(int argc, char **argv)
     images += !is_video[i];
   }
   /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
-  status = LHT_EXIT_OK;
-  if (images)
+  const bool out_usable = plan.inputs->len == 0 || lht_out_dir_usable(args.out_dir);
+  status = out_usable ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
+  if (out_usable && images)
     status = lht_batch_rewrite(&batch, &plan, args.out_dir, is_video, &rewrite, overlay_image, &run,
                                wanted, args.verbose);
   /* Then the videos, one after the other. */
-  if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {
+  if (out_usable && (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE)) {
     LhtVideoChange change = {.change = overlay_video_frame, .data = &run};
     int video_status = lht_video_rewrite_plan(&plan, is_video, NULL, &batch, args.out_dir, &video,
                                               wanted, args.verbose, &change);

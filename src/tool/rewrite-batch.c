@@ -5,8 +5,7 @@
  * progress.  With nvJPEG, JPEGs are decoded, changed and encoded on the GPU
  * and the pool only writes the bytes (pipeline.c).  Each output is written
  * to a temporary file renamed into place (lhio_write, lhio_write_encoded),
- * so an interrupted run leaves whole outputs only.  An --out that cannot be
- * written is said once before any image is read, and a disk that fills up
+ * so an interrupted run leaves whole outputs only.  A disk that fills up
  * (or turns read-only) stops the run. */
 #include <errno.h>
 #include <string.h>
@@ -39,20 +38,6 @@ static int out_failure(const char *reason)
     if (strstr(reason, strerror(stopping[i])))
       return stopping[i];
   return 0;
-}
-
-/* Whether the outputs can go into out_dir: made if missing, and a file made
- * and removed in it, so that an --out that is a file, read-only or not ours
- * is one line before any image is read, not one per image after each. */
-static bool out_dir_usable(const char *out_dir)
-{
-  int error = 0;
-  if (g_mkdir_with_parents(out_dir, 0777) != 0)
-    error = errno;
-  else if (lht_folder_writable(out_dir, &error))
-    return true;
-  lht_error(out_dir, "cannot write the outputs into it: %s; no input was read", g_strerror(error));
-  return false;
 }
 
 /* Once the contexts are open, after what they have to say. */
@@ -180,12 +165,6 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     plan_index[inputs->len] = i;
     g_ptr_array_add(inputs, g_ptr_array_index(plan->inputs, i));
   }
-  if (inputs->len > 0 && !out_dir_usable(out_dir)) {
-    g_ptr_array_free(inputs, TRUE);
-    g_free(plan_index);
-    return LHT_EXIT_FAILURE;
-  }
-
   RewriteRun run = {
       .plan = plan,
       .plan_index = plan_index,

@@ -34,6 +34,17 @@ static const char *below_folder(const char *folder, const char *path)
   return *rest ? rest : NULL;
 }
 
+bool lht_out_dir_usable(const char *out_dir)
+{
+  int error = 0;
+  if (g_mkdir_with_parents(out_dir, 0777) != 0)
+    error = errno;
+  else if (lht_folder_writable(out_dir, &error))
+    return true;
+  lht_error(out_dir, "cannot write the outputs into it: %s; no input was read", g_strerror(error));
+  return false;
+}
+
 bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPlan *plan)
 {
   plan->inputs = g_ptr_array_new_with_free_func(g_free);

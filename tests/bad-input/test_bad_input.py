@@ -618,13 +618,22 @@ def unusable_outputs(tool, commands, inputs, tmp):
     blocker = os.path.join(tmp, "a-file")
     with open(blocker, "w") as f:
         f.write("not a folder")
-    for command in commands:
+    # A video alone (YUV4MPEG2: no encoder needed to make it), which the
+    # image batch never sees: written after it, each with its own line.
+    video = os.path.join(tmp, "clip.y4m")
+    with open(video, "wb") as f:
+        f.write(b"YUV4MPEG2 W16 H8 F25:1 Ip A1:1 C420jpeg\n" +
+                b"".join(b"FRAME\n" + bytes([k * 9] * 192) for k in range(3)))
+    runs = [(command, [inputs]) for command in commands]
+    # --global reads every image for its histogram before any is written.
+    runs += [("equalize", ["--global", inputs]), ("equalize", [video]), ("overlay", [video])]
+    for command, rest in runs:
         for out_dir in (blocker, os.path.join(blocker, "sub")):
-            rc, _, err = run(rewrite_argv(tool, command, "--quiet", "--out", out_dir, inputs))
+            rc, _, err = run(rewrite_argv(tool, command, "--quiet", "--out", out_dir, *rest))
             check(rc == 1 and error_lines(err) == [error_lines(err)[0]] and
                   err.startswith(f"lumahist: {out_dir}: cannot write the outputs into it: ") and
                   "not a directory" in err.lower(),
-                  f"{command} --out {out_dir}: exit {rc}, {err!r}")
+                  f"{command} {rest[:-1]} --out {out_dir}: exit {rc}, {err!r}")
     with open(blocker) as f:
         check(f.read() == "not a folder", "an --out that is a file was changed")
     print("equalize, clahe, overlay --out a file: one line, exit 1")
