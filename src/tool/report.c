@@ -308,7 +308,9 @@ static void append_band(GString *out, const double *low, const double *high, int
 
 /* The images sorted by median, left to right; at each, bands from P1 to P99,
  * P5 to P95 and P25 to P75, and the median.  Above BAND_COLUMNS images, each
- * column averages a run of neighbours. */
+ * column is a run of neighbours: its bands reach the lowest low edge and the
+ * highest high edge among them (an average drew edges no image has and hid
+ * the clipped ones), its median is theirs averaged. */
 static void append_band_chart(LhtReport *r, GString *out)
 {
   const double width = 1024, height = 260;
@@ -345,8 +347,13 @@ static void append_band_chart(LhtReport *r, GString *out)
         const Entry *e = &g_array_index(r->entries, Entry, order[i]);
         const double values[7] = {e->p[P1],  e->p[P99], e->p[P5], e->p[P95],
                                   e->p[P25], e->p[P75], e->median};
-        for (int k = 0; k < 7; k++)
-          v[k][c] += (isfinite(values[k]) ? values[k] : 0) / (to - from);
+        for (int k = 0; k < 7; k++) {
+          const double value = isfinite(values[k]) ? values[k] : 0;
+          if (k == 6)
+            v[k][c] += value / (to - from);
+          else if (i == from || (k % 2 == 0 ? value < v[k][c] : value > v[k][c]))
+            v[k][c] = value; /* even k: a low edge, odd: a high one */
+        }
       }
     }
     for (int k = 0; k < 7; k++)
@@ -529,8 +536,10 @@ bool lht_report_write(LhtReport *r, const char *filename)
   append_dataset_chart(r, out);
   g_string_append(out, "</section>\n<section><h2>Percentile bands over the images</h2>\n"
                        "<p class=\"note\">Each image, sorted by its median (orange line): P1"
-                       "&ndash;P99 (light), P5&ndash;P95 and P25&ndash;P75 (dark) bands. Dashed: "
-                       "the dark and bright thresholds.</p>\n");
+                       "&ndash;P99 (light), P5&ndash;P95 and P25&ndash;P75 (dark) bands; past "
+                       "600 images, each column spans a run of neighbours, from their lowest "
+                       "to their highest edges, at their mean median. Dashed: the dark and "
+                       "bright thresholds.</p>\n");
   append_band_chart(r, out);
   g_string_append(out, "</section>\n<section><h2>Images</h2>\n<div class=\"controls\">"
                        "<label><input type=\"checkbox\" id=\"flagged\"> flagged only</label>"

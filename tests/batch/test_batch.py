@@ -878,6 +878,37 @@ def chromium(browser, tmp, *args):
                           env=dict(os.environ, HOME=tmp))
 
 
+def report_band_extremes(tmp):
+    """Past 600 images a column of the band chart spans a run of images: its
+    light band reaches their lowest P1 (it averaged them: with every other
+    image clipped at black, P1 0, no column went below 0.225)."""
+    folder = os.path.join(tmp, "alternate")
+    os.makedirs(folder)
+    for name, low in (("clipped.png", 0), ("clean.png", 115)):
+        a = np.full((10, 10), 128, np.uint8)
+        a[0, :5] = low
+        Image.fromarray(a).save(os.path.join(folder, name))
+    proc = run("stats", folder)
+    two = {json.loads(line)["path"].rsplit("/", 1)[1]: json.loads(line)
+           for line in text(proc.stdout).split("\n") if line}
+    records = os.path.join(tmp, "alternate.jsonl")
+    with open(records, "w") as f:
+        for i in range(1200):
+            record = dict(two["clipped.png" if i % 2 == 0 else "clean.png"], path=f"i{i:04d}.png")
+            f.write(json.dumps(record) + "\n")
+    page = os.path.join(tmp, "alternate.html")
+    proc = run("merge", "--report", page, records)
+    html = open(page, encoding="utf-8").read() if os.path.exists(page) else ""
+    chart = html[html.find('id="band-chart"'):]
+    light = re.search(r'<path fill="#c9d7ef" d="([^"]*)"', chart)
+    points = [tuple(map(float, p.split())) for p in re.split("[MLZ]", light.group(1))
+              if p.strip()] if light else []
+    low_edge = [y for _, y in points[len(points) // 2:]]  # drawn back from the right
+    check(proc.returncode == 0 and low_edge and max(low_edge) == 260.0,
+          f"1200 images, every other one clipped at black: the light band's lowest point "
+          f"{1 - max(low_edge) / 260 if low_edge else None}, not 0")
+
+
 def group_report(tmp):
     folder = os.path.join(tmp, "images")
     rng = np.random.default_rng(21)
@@ -902,6 +933,8 @@ def group_report(tmp):
         check(needle not in html, f"the report refers to something outside it: {needle}")
     check("Content-Security-Policy" in html and "default-src 'none'" in html,
           "the report does not forbid fetching")
+
+    report_band_extremes(tmp)
 
     # merge draws the same page from the records.
     merged = os.path.join(tmp, "merged.html")
