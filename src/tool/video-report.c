@@ -42,6 +42,7 @@ typedef struct {
 
 typedef struct {
   double pts;
+  uint64_t frame; /* of those analysed, from 0 */
   int width, height;
   guint8 *pixels; /* 8-bit gray, tightly packed */
 } Thumb;
@@ -176,16 +177,24 @@ static Thumb *thumb_new(const LhtLumaPlane *luma, int bit_depth, double pts)
   return t;
 }
 
-/* Keeps every thumb_step-th frame; at 2 x THUMBNAILS kept, drops every other
- * and doubles the step, so that whatever the length (unknown until the end)
- * between THUMBNAILS and 2 x THUMBNAILS evenly spaced frames are held. */
+/* Candidates held for a video's thumbnails while it is read: between HELD
+ * and 2 x HELD evenly spaced frames, enough for the THUMBNAILS chosen at its
+ * end to lie within 1/(2 HELD) of its length from where they are meant to. */
+#define THUMB_CANDIDATES (4 * LHT_VIDEO_REPORT_THUMBNAILS)
+
+/* Keeps every thumb_step-th frame; at 2 x THUMB_CANDIDATES kept, drops every
+ * other and doubles the step, so that whatever the length (unknown until the
+ * end) between THUMB_CANDIDATES and twice as many evenly spaced frames are
+ * held. */
 static void keep_thumbnail(Section *s, const LhtLumaPlane *luma, int bit_depth, double pts)
 {
   uint64_t index = s->seen++;
   if (index % s->thumb_step != 0 || !luma || !luma->plane)
     return;
-  g_ptr_array_add(s->thumbs, thumb_new(luma, bit_depth, pts));
-  if (s->thumbs->len >= 2 * LHT_VIDEO_REPORT_THUMBNAILS) {
+  Thumb *thumb = thumb_new(luma, bit_depth, pts);
+  thumb->frame = index;
+  g_ptr_array_add(s->thumbs, thumb);
+  if (s->thumbs->len >= 2 * THUMB_CANDIDATES) {
     /* The even-numbered ones to the front, in order; the odd ones to the
      * back, where shrinking the array frees them. */
     for (guint i = 1, kept = 1; i < s->thumbs->len; i++) {
@@ -335,12 +344,33 @@ static GArray *copy_array(const void *data, guint n, guint size)
   return a;
 }
 
+/* Keeps THUMBNAILS of the candidates: those nearest to frames evenly spaced
+ * from the first analysed to the last (a rounded index into the held ones
+ * gave gaps of one and two steps, and none near the end). */
+static void choose_thumbnails(Section *s)
+{
+  const guint held = s->thumbs->len, shown = LHT_VIDEO_REPORT_THUMBNAILS;
+  if (held <= shown)
+    return;
+  const double last = (double)(s->seen - 1);
+  for (guint i = 0; i < shown; i++) {
+    const double frame = last * i / (shown - 1);
+    guint k = (guint)MIN(floor(frame / (double)s->thumb_step + 0.5), (double)(held - 1));
+    /* k >= i, and it grows with i: position k is never taken again. */
+    gpointer t = s->thumbs->pdata[i];
+    s->thumbs->pdata[i] = s->thumbs->pdata[k];
+    s->thumbs->pdata[k] = t;
+  }
+  g_ptr_array_set_size(s->thumbs, shown);
+}
+
 void lht_video_report_end(LhtVideoReport *r, const LhtVideoSummary *summary)
 {
   Section *s = r->open;
   if (!s)
     return;
   r->open = NULL;
+  choose_thumbnails(s);
   s->summary = *summary;
   s->decoder = g_strdup(summary->decoder ? summary->decoder : "");
   s->error = g_strdup(summary->error);
@@ -631,12 +661,11 @@ static void append_section(const Section *s, guint number, GString *out)
     g_string_append(out, "</p>\n");
   }
 
-  /* Thumbnails: THUMBNAILS of those held, evenly spaced. */
-  guint held = s->thumbs->len, shown = MIN(held, (guint)LHT_VIDEO_REPORT_THUMBNAILS);
+  /* Thumbnails: those chosen at the video's end (choose_thumbnails). */
+  guint shown = s->thumbs->len;
   if (shown) {
     g_string_append(out, "<div class=\"thumbs\">");
-    for (guint i = 0; i < shown; i++) {
-      guint k = shown > 1 ? (guint)(((guint64)i * (held - 1) + (shown - 1) / 2) / (shown - 1)) : 0;
+    for (guint k = 0; k < shown; k++) {
       const Thumb *t = g_ptr_array_index(s->thumbs, k);
       char *png = thumb_png_base64(t);
       if (!png)
@@ -645,7 +674,7 @@ static void append_section(const Section *s, guint number, GString *out)
       if (isfinite(t->pts))
         g_snprintf(when, sizeof when, "%.2f s", t->pts);
       else
-        g_snprintf(when, sizeof when, "frame %u", k);
+        g_snprintf(when, sizeof when, "frame %" G_GUINT64_FORMAT, t->frame);
       g_string_append_printf(out,
                              "<figure><img class=\"thumb\" width=\"%d\" height=\"%d\" "
                              "alt=\"luma at %s\" src=\"data:image/png;base64,%s\">"

@@ -1305,6 +1305,17 @@ def group_report_video(tmp):
         check(times and times[0] <= rec["start"] + 0.05 and
               times[-1] >= rec["start"] + rec["duration"] * 0.8,
               f"{name}: thumbnails {times} do not span {rec['start']} + {rec['duration']} s")
+        # Evenly spaced from the first frame to the last, each within 1/64 of
+        # the length (chosen at the end from 32 to 64 held: a rounded index
+        # into 8 to 15 gave gaps of one and two steps).
+        pts = [r["pts"] for r in recs if os.path.basename(r["path"]) == name and
+               "frame" in r and not r.get("summary")]
+        last = max(pts) if pts else None
+        if last is not None and len(times) == 8:
+            targets = [times[0] + (last - times[0]) * i / 7 for i in range(8)]
+            off = max(abs(t - w) for t, w in zip(times, targets))
+            check(off <= (last - times[0]) / 64 + 1e-6,
+                  f"{name}: thumbnails at {times}, not near {[round(w, 2) for w in targets]}")
         for src, t in zip(sec["thumbs"], times):
             try:
                 img = Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1])))
