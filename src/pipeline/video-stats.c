@@ -204,7 +204,11 @@ static double flicker(LhpVideoStats *v, double pts, double mean)
   guint keep_from = 0;
   for (guint i = 0; i < v->window->len; i++) {
     double t = g_array_index(v->window, TimedMean, i).pts;
-    bool old = isfinite(pts) && isfinite(t) ? t <= pts - LHP_VIDEO_FLICKER_WINDOW_S
+    /* The window is (pts - 1 s, pts]: a frame exactly a second older is out.
+     * pts are whole nanoseconds in seconds, so half a nanosecond decides
+     * what the subtraction's rounding would (1.16 - 1.0 < 0.16 kept the
+     * frame at 0.16 s, a window of 26 frames at 25 frames/s). */
+    bool old = isfinite(pts) && isfinite(t) ? t <= pts - LHP_VIDEO_FLICKER_WINDOW_S + 0.5e-9
                                             : v->window->len - i > 25;
     if (old)
       keep_from = i + 1;

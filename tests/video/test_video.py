@@ -185,6 +185,20 @@ def group_frames(tmp):
         means = [float(f.mean()) for f in frames]
         check(abs(s["frame_stats"]["mean"]["mean"] - np.mean(means)) < 1e-9, "mean of means")
 
+    # flicker: the standard deviation of the means of the frames whose pts
+    # lie in (pts - 1 s, pts]: at 25 frames/s the last 25 (a frame exactly a
+    # second older stayed in at some pts, by the subtraction's rounding).
+    longer = [np.full((8, 16), 40 + (k * 37) % 150, np.uint8) for k in range(60)]
+    long_clip = os.path.join(tmp, "flicker.y4m")
+    write_y4m(long_clip, longer)
+    code, out, err = run("stats", "--no-histogram", long_clip)
+    fr = frames_of(records(out))
+    check(code == 0 and len(fr) == len(longer), f"flicker.y4m: exit {code}: {err}")
+    means = [float(f.mean()) for f in longer]
+    wrong = [i for i, rec in enumerate(fr)
+             if abs(rec["flicker"] - float(np.std(means[max(0, i - 24):i + 1]))) > 1e-9]
+    check(not wrong, f"flicker.y4m: flicker not over the last second at frames {wrong}")
+
     # --roi: the statistics and the diff are of the rectangle's pixels (the
     # diff was the whole frame's), and so is what is frozen.
     code, out, err = run("stats", "--no-histogram", "--roi", "3,5,7,9", clip)
