@@ -496,8 +496,10 @@ bool lht_report_write(LhtReport *r, const char *filename)
     flagged += f != 0;
   }
   /* Videos are rows of the images' table too, by their summed histograms. */
-  const char *what =
-      r->videos && lht_video_report_count(r->videos) ? "images and videos" : "images";
+  const guint videos = r->videos ? lht_video_report_count(r->videos) : 0;
+  const char *what = videos == 0   ? (n == 1 ? "image" : "images")
+                     : videos == n ? (n == 1 ? "video" : "videos")
+                                   : "images and videos";
   GString *out = g_string_sized_new(4096 + (gsize)n * 240);
   g_string_append(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "

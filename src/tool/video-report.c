@@ -617,9 +617,9 @@ static void plot_spans(GString *out, const Plot *p, const GArray *spans, bool ti
     g_string_append_printf(out,
                            "<rect class=\"%s\" x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"%.0f\" "
                            "fill=\"%s\"><title>%s %.3f&ndash;%.3f s (%" G_GUINT64_FORMAT
-                           " frames)</title></rect>\n",
+                           " frame%s)</title></rect>\n",
                            class_name, x0, MAX(x1 - x0, 1.0), p->height, fill, what, span->start,
-                           span->end, span->frames);
+                           span->end, span->frames, span->frames == 1 ? "" : "s");
   }
 }
 

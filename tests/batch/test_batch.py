@@ -935,6 +935,10 @@ def group_report(tmp):
           "the report does not forbid fetching")
 
     report_band_extremes(tmp)
+    one = os.path.join(tmp, "one.html")
+    run("stats", "--report", one, os.path.join(folder, "dark.jpg"))
+    check("<title>lumahist report: 1 image</title>" in open(one, encoding="utf-8").read(),
+          "a report of one image does not say '1 image'")
 
     # merge draws the same page from the records.
     merged = os.path.join(tmp, "merged.html")
@@ -1293,8 +1297,8 @@ def group_report_video(tmp):
         check(sec["cuts"] == len(rec["cuts"]),
               f"{name}: {sec['cuts']} cut markers, {len(rec['cuts'])} cuts")
         titles = ["".join(t) for t in sec["black"]]
-        want = [f"black {s['start']:.3f}\u2013{s['end']:.3f} s ({s['frames']} frames)"
-                for s in rec["black"]]
+        want = [f"black {s['start']:.3f}\u2013{s['end']:.3f} s ({s['frames']} frame"
+                f"{'' if s['frames'] == 1 else 's'})" for s in rec["black"]]
         check(titles == want, f"{name}: black spans drawn {titles}, recorded {want}")
         # Thumbnails: 8, in time order, PNGs that decode; those in the black
         # span black (Y 16), the others not.
