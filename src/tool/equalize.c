@@ -18,26 +18,20 @@
 typedef struct {
   bool clahe;
   char *out_dir;
-  char *backend;
-  char *matrix;
-  char *range;
   char *tiles;
   char *clip;
   LhtEncodeArgs encode;
-  gint64 max_pixels;
   gboolean global;
   char *save_lut;
   char *apply_lut;
-  gboolean verbose;
+  LhtLumaArgs luma;
   char **paths;
 } EqualizeArgs;
 
 static void equalize_args_clear(EqualizeArgs *args)
 {
   g_free(args->out_dir);
-  g_free(args->backend);
-  g_free(args->matrix);
-  g_free(args->range);
+  lht_luma_args_clear(&args->luma);
   g_free(args->encode.png_compression);
   g_free(args->tiles);
   g_free(args->clip);
@@ -288,14 +282,14 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
   options->mode = args->clahe ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
   if (!args->out_dir)
     return usage_error(args, "--out DIR is required: inputs are never overwritten"), false;
-  if (args->matrix && lh_matrix_from_name(args->matrix, &options->matrix) < 0)
-    return usage_error(args, "--matrix: %s", lh_last_error()), false;
-  if (args->range && lh_range_from_name(args->range, &options->range) < 0)
-    return usage_error(args, "--range: %s", lh_last_error()), false;
-  run->matrix_given = args->matrix != NULL;
-  run->range_given = args->range != NULL;
-  if (args->backend && lh_backend_from_name(args->backend, backend) < 0)
-    return usage_error(args, "--backend: %s", lh_last_error()), false;
+  char *why = lht_luma_args_check(&args->luma, &options->matrix, &options->range, backend);
+  if (why) {
+    usage_error(args, "%s", why);
+    g_free(why);
+    return false;
+  }
+  run->matrix_given = args->luma.matrix != NULL;
+  run->range_given = args->luma.range != NULL;
   if (args->tiles && !parse_tiles(args->tiles, &options->tiles_x, &options->tiles_y))
     return usage_error(args, "--tiles '%s': expected COLSxROWS, each 1 .. %d", args->tiles,
                        LH_CLAHE_MAX_TILES),
@@ -303,14 +297,11 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
   if (args->clip && !lht_parse_number(args->clip, 0, G_MAXDOUBLE, &options->clip_limit))
     return usage_error(args, "--clip '%s': expected a number >= 0 (0: no limit)", args->clip),
            false;
-  char *why = NULL;
   if (!lht_encode_options_parse(&args->encode, &run->rewrite, &why)) {
     usage_error(args, "%s", why);
     g_free(why);
     return false;
   }
-  if (args->max_pixels < 0)
-    return usage_error(args, "--max-pixels must not be negative (0: the default limit)"), false;
   if (args->global && args->apply_lut)
     return usage_error(args, "--global and --apply-lut do not go together"), false;
   if (args->save_lut && args->apply_lut)
@@ -326,18 +317,6 @@ int lht_equalize_main(int argc, char **argv)
   GOptionEntry common[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &args.out_dir,
        "Folder for the results (made if missing); never an input's own file", "DIR"},
-      {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args.matrix,
-       "R'G'B' to luma matrix: bt601 (default; a video's: its stream's), bt709 or bt2020",
-       "MATRIX"},
-      {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
-       "Output range: full (default; a video's: its stream's) or limited (16-235 for 8 bits)",
-       "RANGE"},
-      {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
-       "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
-      {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
-       "Refuse images with more pixels than N (default 2^28)", "N"},
-      {"verbose", 'v', 0, G_OPTION_ARG_NONE, &args.verbose,
-       "Say on stderr which backend is used and why", NULL},
       {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args.paths, NULL, "PATH…"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
@@ -376,6 +355,7 @@ int lht_equalize_main(int argc, char **argv)
       "over --temporal-window frames.\n"
       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, common, NULL);
+  lht_luma_args_add(option_context, &args.luma);
   lht_encode_options_add(option_context, &args.encode);
   g_option_context_add_main_entries(option_context, args.clahe ? clahe_entries : global_entries,
                                     NULL);
@@ -435,11 +415,15 @@ int lht_equalize_main(int argc, char **argv)
     return code;
   }
 
-  if (plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir)) {
+  int refused = lht_batch_rewrite_refuses(&batch, wanted);
+  if (refused < 0 && plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir))
+    refused = LHT_EXIT_FAILURE;
+  if (refused >= 0) {
     lht_plan_clear(&plan);
     lht_batch_args_clear(&batch);
+    lht_video_out_args_clear(&video);
     equalize_args_clear(&args);
-    return LHT_EXIT_FAILURE;
+    return refused;
   }
 
   /* --global reads every input for its histogram before the batch, on a
@@ -459,7 +443,7 @@ int lht_equalize_main(int argc, char **argv)
   }
 
   LhtRewriteOptions rewrite = run.rewrite;
-  rewrite.max_pixels = (uint64_t)args.max_pixels;
+  rewrite.max_pixels = (uint64_t)args.luma.max_pixels;
   bool *failed = g_new0(bool, plan.inputs->len + 1);
   bool *is_video = g_new0(bool, plan.inputs->len + 1);
   bool *not_image = g_new0(bool, plan.inputs->len + 1);
@@ -496,7 +480,7 @@ int lht_equalize_main(int argc, char **argv)
     not_image[i] = failed[i] || is_video[i];
   if (can_run && images)
     status = lht_batch_rewrite(&batch, &plan, args.out_dir, not_image, &rewrite, equalize_image,
-                               &run, wanted, args.verbose);
+                               &run, wanted, args.luma.verbose);
   /* Then the videos, one after the other, each with every thread of the
    * encoder and the CPU backend's pool. */
   if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {
@@ -505,7 +489,7 @@ int lht_equalize_main(int argc, char **argv)
     LhtVideoChange change = {
         .begin = begin_video, .change = equalize_video_frame, .fills_output = true, .data = &run};
     int video_status = lht_video_rewrite_plan(&plan, is_video, failed, &batch, args.out_dir, &video,
-                                              wanted, args.verbose, &change);
+                                              wanted, args.luma.verbose, &change);
     if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))
       status = video_status;
   }

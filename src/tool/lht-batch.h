@@ -162,6 +162,10 @@ LhContext *lht_context_open(LhBackend wanted, bool verbose);
 /* ------------------------------------------------------------------------ */
 /* Subcommands that write an image per input (rewrite-batch.c)               */
 
+/* The exit status of what --devices or --decoder gpu refuse with backend
+ * (said on stderr), before anything is read or made; -1 when they go. */
+int lht_batch_rewrite_refuses(const LhtBatchArgs *args, LhBackend backend);
+
 /* Runs change over the inputs of plan (lht_plan_outputs() into out_dir) on
  * the pipeline: decoding and writing on the pool, change on the analysis
  * threads, where lhp_worker_context() gives it the thread's context.  Leaves

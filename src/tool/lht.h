@@ -36,6 +36,24 @@ int lht_merge_main(int argc, char **argv); /* merge.c */
  * after a usage error (reported with a pointer to `command --help`). */
 int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const char *command);
 
+/* The options of every command that reads images (luma-options.c). */
+typedef struct {
+  char *matrix; /* NULL: the default, or a video's own */
+  char *range;
+  char *backend;
+  gint64 max_pixels;
+  gboolean verbose;
+} LhtLumaArgs;
+
+/* Adds --matrix, --range, --backend, --max-pixels and --verbose to the
+ * context's main options, stored into args. */
+void lht_luma_args_add(GOptionContext *context, LhtLumaArgs *args);
+/* Reads what was given into *matrix, *range and *backend (each left as it
+ * is when not given); NULL, or the usage error's text (to be freed). */
+char *lht_luma_args_check(const LhtLumaArgs *args, LhMatrix *matrix, LhRange *range,
+                          LhBackend *backend);
+void lht_luma_args_clear(LhtLumaArgs *args);
+
 /* A number option given as text (GOption's doubles cannot say whether the
  * option was given at all): true when text is a whole finite number in
  * [low, high], stored in *value. */

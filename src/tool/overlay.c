@@ -15,9 +15,6 @@
 
 typedef struct {
   char *out_dir;
-  char *backend;
-  char *matrix;
-  char *range;
   char *rect;
   char *scale;
   char *percentiles;
@@ -26,17 +23,14 @@ typedef struct {
   gboolean no_markers;
   gboolean no_clipping;
   LhtEncodeArgs encode;
-  gint64 max_pixels;
-  gboolean verbose;
+  LhtLumaArgs luma;
   char **paths;
 } OverlayArgs;
 
 static void overlay_args_clear(OverlayArgs *args)
 {
   g_free(args->out_dir);
-  g_free(args->backend);
-  g_free(args->matrix);
-  g_free(args->range);
+  lht_luma_args_clear(&args->luma);
   g_free(args->encode.png_compression);
   g_free(args->rect);
   g_free(args->scale);
@@ -139,16 +133,16 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
   lh_overlay_options_init(overlay);
   if (!args->out_dir)
     return usage_error("--out DIR is required: inputs are never overwritten");
-  if (args->matrix && lh_matrix_from_name(args->matrix, &analysis->matrix) < 0)
-    return usage_error("--matrix: %s", lh_last_error());
-  if (args->range && lh_range_from_name(args->range, &analysis->range) < 0)
-    return usage_error("--range: %s", lh_last_error());
+  char *why = lht_luma_args_check(&args->luma, &analysis->matrix, &analysis->range, backend);
+  if (why) {
+    usage_error("%s", why);
+    g_free(why);
+    return false;
+  }
   overlay->matrix = analysis->matrix;
   overlay->range = analysis->range;
-  run->matrix_given = args->matrix != NULL;
-  run->range_given = args->range != NULL;
-  if (args->backend && lh_backend_from_name(args->backend, backend) < 0)
-    return usage_error("--backend: %s", lh_last_error());
+  run->matrix_given = args->luma.matrix != NULL;
+  run->range_given = args->luma.range != NULL;
   if (lh_options_set_percentiles(analysis,
                                  args->percentiles ? args->percentiles : DEFAULT_MARKERS) < 0)
     return usage_error("--percentiles: %s", lh_last_error());
@@ -166,14 +160,11 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
     return usage_error("--clip-warning '%s' is not a fraction in [0, 1]", args->clip_warning);
   overlay->markers = !args->no_markers;
   overlay->clipping = !args->no_clipping;
-  char *why = NULL;
   if (!lht_encode_options_parse(&args->encode, &run->rewrite, &why)) {
     usage_error("%s", why);
     g_free(why);
     return false;
   }
-  if (args->max_pixels < 0)
-    return usage_error("--max-pixels must not be negative (0: the default limit)");
   if (!args->paths || !args->paths[0])
     return usage_error("no PATH given");
   return true;
@@ -201,19 +192,6 @@ int lht_overlay_main(int argc, char **argv)
        "No clipping bands or illegal-range shading", NULL},
       {"clip-warning", 0, 0, G_OPTION_ARG_STRING, &args.clip_warning,
        "Fraction of pixels at one end that lights its band (default 0.005)", "F"},
-      {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args.matrix,
-       "R'G'B' to luma matrix: bt601 (default; a video's: its stream's), bt709 or bt2020",
-       "MATRIX"},
-      {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
-       "Code value range: full (default; a video's: its stream's) or limited (16-235 for 8 "
-       "bits)",
-       "RANGE"},
-      {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
-       "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
-      {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
-       "Refuse images with more pixels than N (default 2^28)", "N"},
-      {"verbose", 'v', 0, G_OPTION_ARG_NONE, &args.verbose,
-       "Say on stderr which backend is used and why", NULL},
       {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args.paths, NULL, "PATH…"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
@@ -231,6 +209,7 @@ int lht_overlay_main(int argc, char **argv)
       "(--codec, --crf), its audio and subtitles copied.\n"
       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, entries, NULL);
+  lht_luma_args_add(option_context, &args.luma);
   lht_encode_options_add(option_context, &args.encode);
   LhtBatchArgs batch;
   lht_batch_args_init(&batch, LHT_BATCH_OUTPUTS);
@@ -261,7 +240,7 @@ int lht_overlay_main(int argc, char **argv)
   LhtPlan plan = {0};
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
   LhtRewriteOptions rewrite = run.rewrite;
-  rewrite.max_pixels = (uint64_t)args.max_pixels;
+  rewrite.max_pixels = (uint64_t)args.luma.max_pixels;
   bool *is_video = g_new0(bool, plan.inputs->len + 1);
   guint images = 0;
   for (guint i = 0; i < plan.inputs->len; i++) {
@@ -269,16 +248,20 @@ int lht_overlay_main(int argc, char **argv)
     images += !is_video[i];
   }
   /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
-  const bool out_usable = plan.inputs->len == 0 || lht_out_dir_usable(args.out_dir);
-  status = out_usable ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
+  status = lht_batch_rewrite_refuses(&batch, wanted);
+  if (status < 0 && plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir))
+    status = LHT_EXIT_FAILURE;
+  const bool out_usable = status < 0;
+  if (out_usable)
+    status = LHT_EXIT_OK;
   if (out_usable && images)
     status = lht_batch_rewrite(&batch, &plan, args.out_dir, is_video, &rewrite, overlay_image, &run,
-                               wanted, args.verbose);
+                               wanted, args.luma.verbose);
   /* Then the videos, one after the other. */
   if (out_usable && (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE)) {
     LhtVideoChange change = {.change = overlay_video_frame, .data = &run};
     int video_status = lht_video_rewrite_plan(&plan, is_video, NULL, &batch, args.out_dir, &video,
-                                              wanted, args.verbose, &change);
+                                              wanted, args.luma.verbose, &change);
     if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))
       status = video_status;
   }

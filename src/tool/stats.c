@@ -17,14 +17,10 @@
 typedef struct {
   char *format;
   char *percentiles;
-  char *matrix;
-  char *range;
-  char *backend;
   char *percentile_method;
   char *roi;
   gboolean no_histogram;
-  gint64 max_pixels;
-  gboolean verbose;
+  LhtLumaArgs luma;
   char **paths;
 } StatsArgs;
 
@@ -32,9 +28,7 @@ static void stats_args_clear(StatsArgs *args)
 {
   g_free(args->format);
   g_free(args->percentiles);
-  g_free(args->matrix);
-  g_free(args->range);
-  g_free(args->backend);
+  lht_luma_args_clear(&args->luma);
   g_free(args->percentile_method);
   g_free(args->roi);
   g_strfreev(args->paths);
@@ -123,16 +117,10 @@ static bool check_args(const StatsArgs *args, LhOptions *options, LhtFormat *for
     return false;
   }
   drop_repeated_percentiles(options);
-  if (args->matrix && lh_matrix_from_name(args->matrix, &options->matrix) < 0) {
-    usage_error("--matrix: %s", lh_last_error());
-    return false;
-  }
-  if (args->range && lh_range_from_name(args->range, &options->range) < 0) {
-    usage_error("--range: %s", lh_last_error());
-    return false;
-  }
-  if (args->backend && lh_backend_from_name(args->backend, backend) < 0) {
-    usage_error("--backend: %s", lh_last_error());
+  char *why = lht_luma_args_check(&args->luma, &options->matrix, &options->range, backend);
+  if (why) {
+    usage_error("%s", why);
+    g_free(why);
     return false;
   }
   if (args->percentile_method &&
@@ -143,10 +131,6 @@ static bool check_args(const StatsArgs *args, LhOptions *options, LhtFormat *for
   }
   if (args->roi && !parse_roi(args->roi, &options->roi)) {
     usage_error("--roi '%s': expected X,Y,W,H, non-negative integers with W, H >= 1", args->roi);
-    return false;
-  }
-  if (args->max_pixels < 0) {
-    usage_error("--max-pixels must not be negative (0: the default limit)");
     return false;
   }
   if (!args->paths || !args->paths[0]) {
@@ -166,22 +150,12 @@ int lht_stats_main(int argc, char **argv)
        "Percentiles to report, comma-separated numbers in [0, 100] (default " DEFAULT_PERCENTILES
        ")",
        "LIST"},
-      {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args.matrix,
-       "R'G'B' to luma matrix: bt601 (default), bt709 or bt2020", "MATRIX"},
-      {"range", 'r', 0, G_OPTION_ARG_STRING, &args.range,
-       "Code value range: full (default) or limited (16-235 for 8 bits)", "RANGE"},
-      {"backend", 'b', 0, G_OPTION_ARG_STRING, &args.backend,
-       "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
       {"percentile-method", 0, 0, G_OPTION_ARG_STRING, &args.percentile_method,
        "auto (default), hist (cumulative histogram) or sort; all give the same values", "METHOD"},
       {"roi", 0, 0, G_OPTION_ARG_STRING, &args.roi,
        "Analyse only this rectangle of each image, in pixels", "X,Y,W,H"},
       {"no-histogram", 0, 0, G_OPTION_ARG_NONE, &args.no_histogram,
        "Leave the histogram out of each record", NULL},
-      {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args.max_pixels,
-       "Refuse images with more pixels than N (default 2^28)", "N"},
-      {"verbose", 'v', 0, G_OPTION_ARG_NONE, &args.verbose,
-       "Say on stderr which backend is used and why", NULL},
       {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args.paths, NULL, "PATH…"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
@@ -200,6 +174,7 @@ int lht_stats_main(int argc, char **argv)
       "Exit status: 0 all files done, 1 some file failed, 2 usage error,\n"
       "128 + N stopped by signal N (SIGINT, SIGTERM, SIGHUP): resume with --skip-existing.");
   g_option_context_add_main_entries(option_context, entries, NULL);
+  lht_luma_args_add(option_context, &args.luma);
   LhtBatchArgs batch;
   lht_batch_args_init(&batch, LHT_BATCH_STATS);
   lht_batch_add_options(option_context, &batch);
@@ -235,11 +210,11 @@ int lht_stats_main(int argc, char **argv)
       .format = format,
       .with_histogram = !args.no_histogram,
       .backend = wanted,
-      .max_pixels = (uint64_t)args.max_pixels,
-      .verbose = args.verbose,
+      .max_pixels = (uint64_t)args.luma.max_pixels,
+      .verbose = args.luma.verbose,
       .video = &video,
-      .matrix_given = args.matrix != NULL,
-      .range_given = args.range != NULL,
+      .matrix_given = args.luma.matrix != NULL,
+      .range_given = args.luma.range != NULL,
   };
   lht_walk_include_videos(true);
   status = lht_batch_stats(&batch, &job);
