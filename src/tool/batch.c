@@ -411,6 +411,26 @@ static bool resume_trim(const Resume *r, int fd, bool verbose)
   return true;
 }
 
+int lht_batch_backend_refuses(const LhtBatchArgs *args, LhBackend backend, const char *command)
+{
+  if (args->device_ids && backend == LH_BACKEND_CPU) {
+    usage(command, "--devices and --backend cpu do not go together");
+    return LHT_EXIT_USAGE;
+  }
+  if (args->decoder == LHP_DECODER_GPU) {
+    const char *why = NULL;
+    if (backend == LH_BACKEND_CPU) {
+      usage(command, "--decoder gpu needs the CUDA backend, not --backend cpu");
+      return LHT_EXIT_USAGE;
+    }
+    if (!lhp_gpu_jpeg_usable(&why)) {
+      lht_error(NULL, "--decoder gpu: %s", why);
+      return LHT_EXIT_FAILURE;
+    }
+  }
+  return -1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* One writer a records file                                                 */
 
@@ -617,24 +637,11 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     usage(command, "--dataset writes a jsonl record or a table line, not CSV");
     return LHT_EXIT_USAGE;
   }
-  if (args->device_ids && job->backend == LH_BACKEND_CPU) {
-    usage(command, "--devices and --backend cpu do not go together");
-    return LHT_EXIT_USAGE;
-  }
-  LhBackend backend = job->backend;
-  if (args->decoder == LHP_DECODER_GPU) {
-    const char *why = NULL;
-    if (backend == LH_BACKEND_CPU) {
-      usage(command, "--decoder gpu needs the CUDA backend, not --backend cpu");
-      return LHT_EXIT_USAGE;
-    }
-    if (!lhp_gpu_jpeg_usable(&why)) {
-      lht_error(NULL, "--decoder gpu: %s", why);
-      return LHT_EXIT_FAILURE;
-    }
-    /* The GPU was asked for: no quiet fall back to the CPU backend. */
-    backend = LH_BACKEND_CUDA;
-  }
+  int refused = lht_batch_backend_refuses(args, job->backend, command);
+  if (refused >= 0)
+    return refused;
+  /* --decoder gpu: no quiet fall back to the CPU backend. */
+  LhBackend backend = args->decoder == LHP_DECODER_GPU ? LH_BACKEND_CUDA : job->backend;
 
   int jobs = lht_batch_jobs(args);
   StatsRun run = {

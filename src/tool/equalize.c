@@ -415,7 +415,7 @@ int lht_equalize_main(int argc, char **argv)
     return code;
   }
 
-  int refused = lht_batch_rewrite_refuses(&batch, wanted);
+  int refused = lht_batch_backend_refuses(&batch, wanted, command);
   if (refused < 0 && plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir))
     refused = LHT_EXIT_FAILURE;
   if (refused >= 0) {

@@ -83,6 +83,11 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args);
  * to `command --help`) and returns false when something is wrong. */
 bool lht_batch_args_check(LhtBatchArgs *args, const char *command);
 
+/* The exit status of what --devices or --decoder gpu refuse with backend
+ * (said on stderr, a usage error with a pointer to `command --help`), before
+ * anything is read or made; -1 when they go. */
+int lht_batch_backend_refuses(const LhtBatchArgs *args, LhBackend backend, const char *command);
+
 /* The number of decoding threads: --jobs, or the cores. */
 int lht_batch_jobs(const LhtBatchArgs *args);
 
@@ -162,11 +167,8 @@ LhContext *lht_context_open(LhBackend wanted, bool verbose);
 /* ------------------------------------------------------------------------ */
 /* Subcommands that write an image per input (rewrite-batch.c)               */
 
-/* The exit status of what --devices or --decoder gpu refuse with backend
- * (said on stderr), before anything is read or made; -1 when they go. */
-int lht_batch_rewrite_refuses(const LhtBatchArgs *args, LhBackend backend);
-
-/* Runs change over the inputs of plan (lht_plan_outputs() into out_dir) on
+/* Runs change over the inputs of plan (lht_plan_outputs() into out_dir),
+ * once lht_batch_backend_refuses has let args and backend go, on
  * the pipeline: decoding and writing on the pool, change on the analysis
  * threads, where lhp_worker_context() gives it the thread's context.  Leaves
  * out the inputs marked in leave_out (may be NULL), those of other shards

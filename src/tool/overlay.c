@@ -248,7 +248,7 @@ int lht_overlay_main(int argc, char **argv)
     images += !is_video[i];
   }
   /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
-  status = lht_batch_rewrite_refuses(&batch, wanted);
+  status = lht_batch_backend_refuses(&batch, wanted, "lumahist overlay");
   if (status < 0 && plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir))
     status = LHT_EXIT_FAILURE;
   const bool out_usable = status < 0;

@@ -40,26 +40,6 @@ static int out_failure(const char *reason)
   return 0;
 }
 
-int lht_batch_rewrite_refuses(const LhtBatchArgs *args, LhBackend backend)
-{
-  if (args->device_ids && backend == LH_BACKEND_CPU) {
-    lht_error(NULL, "--devices and --backend cpu do not go together");
-    return LHT_EXIT_USAGE;
-  }
-  if (args->decoder == LHP_DECODER_GPU) {
-    const char *why = NULL;
-    if (backend == LH_BACKEND_CPU) {
-      lht_error(NULL, "--decoder gpu needs the CUDA backend, not --backend cpu");
-      return LHT_EXIT_USAGE;
-    }
-    if (!lhp_gpu_jpeg_usable(&why)) {
-      lht_error(NULL, "--decoder gpu: %s", why);
-      return LHT_EXIT_FAILURE;
-    }
-  }
-  return -1;
-}
-
 /* Once the contexts are open, after what they have to say. */
 static bool say_ready(const LhpContexts *contexts, void *data)
 {
@@ -150,10 +130,8 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
                       const bool *leave_out, const LhtRewriteOptions *options,
                       LhtRewriteFunc change, void *data, LhBackend backend, bool verbose)
 {
-  int refused = lht_batch_rewrite_refuses(args, backend);
-  if (refused >= 0)
-    return refused;
-  /* --decoder gpu: no quiet fall back to the CPU backend. */
+  /* --decoder gpu (lht_batch_backend_refuses took it): no quiet fall back to
+   * the CPU backend. */
   if (args->decoder == LHP_DECODER_GPU)
     backend = LH_BACKEND_CUDA;
   int jobs = lht_batch_jobs(args);
