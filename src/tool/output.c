@@ -117,7 +117,7 @@ static const char *const csv_video_columns =
     ",frame,pts,duration,keyframe,diff,cut_distance,scene_cut,black,frozen,out_of_legal,flicker,"
     "signalstats_low,signalstats_high,decode_warning";
 
-enum { TABLE_SIZE_WIDTH = 11, TABLE_REAL_WIDTH = 9, TABLE_CODE_WIDTH = 6 };
+enum { TABLE_SIZE_WIDTH = 11, TABLE_REAL_WIDTH = 9, TABLE_CODE_WIDTH = 6, TABLE_FRAME_WIDTH = 8 };
 
 static void write_table_header(LhtWriter *w)
 {
@@ -166,7 +166,8 @@ LhtWriter *lht_writer_new_video(FILE *out, LhtFormat format, const LhOptions *op
     w->path_width = 4;
     for (guint i = 0; paths && i < paths->len; i++) {
       char *shown = table_path(g_ptr_array_index(paths, i));
-      int n = display_width(shown);
+      /* A video's frames: " #FRAME" after the path (up to a million). */
+      int n = display_width(shown) + (with_video ? TABLE_FRAME_WIDTH : 0);
       g_free(shown);
       if (n > w->path_width)
         w->path_width = n;
@@ -346,6 +347,12 @@ static void write_table(LhtWriter *w, const LhtRecord *r)
   FILE *out = w->out;
   const LhStats *s = r->stats;
   char *path = table_path(r->path);
+  if (r->video) {
+    /* Its frames told apart by their number, as the records' "frame". */
+    char *numbered = g_strdup_printf("%s #%" PRIu64, path, r->video->frame);
+    g_free(path);
+    path = numbered;
+  }
   char size[32];
   snprintf(size, sizeof size, "%dx%d", r->width, r->height);
   int pad = w->path_width - display_width(path);

@@ -185,6 +185,13 @@ def group_frames(tmp):
         means = [float(f.mean()) for f in frames]
         check(abs(s["frame_stats"]["mean"]["mean"] - np.mean(means)) < 1e-9, "mean of means")
 
+    # The table: a row a frame, told apart by its number after the path.
+    code, out, err = run("stats", "--format", "table", clip)
+    rows = out.splitlines()[1:]
+    check(code == 0 and [r.split()[1] if len(r.split()) > 1 else None for r in rows] ==
+          [f"#{i}" for i in range(len(frames))],
+          f"--format table: rows {[r[:30] for r in rows[:3]]}")
+
     # flicker: the standard deviation of the means of the frames whose pts
     # lie in (pts - 1 s, pts]: at 25 frames/s the last 25 (a frame exactly a
     # second older stayed in at some pts, by the subtraction's rounding).
