@@ -141,8 +141,8 @@ void lht_encode_options_add(GOptionContext *context, LhtEncodeArgs *args)
       {"quality", 'q', 0, G_OPTION_ARG_INT, &args->quality, "JPEG quality 1..100 (default 95)",
        "N"},
       {"png-compression", 0, 0, G_OPTION_ARG_STRING, &args->png_compression,
-       "PNG compression, zlib's level 0 (none) .. 9 (smallest, slowest); default 1, as "
-       "OpenCV's imwrite",
+       "PNG compression, zlib's level 0 (none) .. 9 (smallest, slowest); default: as "
+       "OpenCV's imwrite (level 1, SUB filter, RLE)",
        "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
