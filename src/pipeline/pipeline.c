@@ -147,7 +147,14 @@ struct Pipeline {
   gint others_waiting;
   int cpu_share_slots; /* at most this many */
   double pin_s;        /* page-locking the pool's arena, by the opener */
-  GThreadPool *pool;
+  /* The pool: threads of the run's own, joined at its end, taking tasks from
+   * pool_queue in task_order.  Not a GThreadPool, whose threads GLib keeps
+   * idle for the next pool of the process once it is freed: a fork()ed child
+   * inherits their count without the threads, and hands its first run's work
+   * to none (Python's multiprocessing, PyTorch's DataLoader workers). */
+  GAsyncQueue *pool_queue;
+  GThread **pool_threads;
+  int n_pool_threads;
   GAsyncQueue *device_queue;
   /* stats decoding on the GPU with two or more contexts a device (split,
    * atomic, set once the contexts are open): the JPEGs for nvJPEG go to
@@ -182,7 +189,7 @@ struct Pipeline {
 
 static bool first_of_device(const LhpContexts *contexts, int i);
 
-/* Pushed once per context thread to end it. */
+/* Pushed once per context thread, and once per pool thread, to end it. */
 static Task end_of_work;
 /* Pushed by the opener on the done queue once the contexts are open, or
  * could not be. */
@@ -500,10 +507,8 @@ static void other_decoded(Pipeline *p, Task *task)
   }
 }
 
-static void pool_task(gpointer data, gpointer user_data)
+static void pool_task(Pipeline *p, Task *task)
 {
-  Task *task = data;
-  Pipeline *p = user_data;
   const LhpPipelineSpec *spec = p->spec;
   LhpItem *item = &task->item;
   /* The pool's threads are this run's alone: its pixels come from its arena. */
@@ -558,13 +563,55 @@ static bool is_for_nvjpeg(const Task *task)
   return task->encoded.data && !task->cpu_only;
 }
 
+static gpointer pool_thread(gpointer data)
+{
+  Pipeline *p = data;
+  Task *task;
+  while ((task = g_async_queue_pop(p->pool_queue)) != &end_of_work)
+    pool_task(p, task);
+  return NULL;
+}
+
+static void pool_push(Pipeline *p, Task *task)
+{
+  g_async_queue_push_sorted(p->pool_queue, task, task_order, NULL);
+}
+
+/* Starts the pool's jobs threads; *error set when one cannot be started
+ * (pool_end ends those that were). */
+static void pool_start(Pipeline *p, int jobs, GError **error)
+{
+  p->pool_queue = g_async_queue_new();
+  p->pool_threads = g_new0(GThread *, jobs);
+  while (p->n_pool_threads < jobs) {
+    GThread *thread = g_thread_try_new("lumahist-decode", pool_thread, p, error);
+    if (!thread)
+      return;
+    p->pool_threads[p->n_pool_threads++] = thread;
+  }
+}
+
+/* Ends the pool's threads once the tasks pushed before are done, and joins
+ * them: none is left when the run returns. */
+static void pool_end(Pipeline *p)
+{
+  /* Pushed unsorted: after every task. */
+  for (int i = 0; i < p->n_pool_threads; i++)
+    g_async_queue_push(p->pool_queue, &end_of_work);
+  for (int i = 0; i < p->n_pool_threads; i++)
+    g_thread_join(p->pool_threads[i]);
+  g_free(p->pool_threads);
+  if (p->pool_queue)
+    g_async_queue_unref(p->pool_queue);
+}
+
 /* Sends a JPEG back to the pool, to be decoded on the CPU from the bytes
  * already read; it comes back to a context thread as any decoded image. */
 static void requeue_on_cpu(Pipeline *p, Task *task, const char *why)
 {
   note_cpu_decode(p, task, why);
   task->cpu_only = true;
-  g_thread_pool_push(p->pool, task, NULL);
+  pool_push(p, task);
 }
 
 /* Sends a JPEG that the GPU did not decode back to the pool. */
@@ -932,7 +979,7 @@ static gpointer context_thread(gpointer data)
     for (int i = 0; i < n; i++) {
       if (spec->finish_step && batch[i]->item.status == 0) {
         batch[i]->stage = STAGE_FINISH;
-        g_thread_pool_push(p->pool, batch[i], NULL);
+        pool_push(p, batch[i]);
       } else {
         send_done(p, batch[i]);
       }
@@ -1292,9 +1339,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   GError *thread_error = NULL;
   GThread *opener = g_thread_try_new("lumahist-analysis", opener_thread, &p, &thread_error);
   if (opener)
-    p.pool = g_thread_pool_new(pool_task, &p, jobs, TRUE, &thread_error);
-  if (p.pool)
-    g_thread_pool_set_sort_function(p.pool, task_order, NULL);
+    pool_start(&p, jobs, &thread_error);
   if (thread_error) {
     lhp_say(&spec->report, NULL, "cannot start the worker threads: %s", thread_error->message);
     g_clear_error(&thread_error);
@@ -1329,7 +1374,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
         task->file_bytes = file_bytes(task->item.path);
         task->for_gpu_decoder = jpeg_name && g_atomic_int_get(&p.gpu_jpeg);
       }
-      g_thread_pool_push(p.pool, task, NULL);
+      pool_push(&p, task);
       next_dispatch++;
     }
     Task *task = g_async_queue_timeout_pop(p.done_queue, G_USEC_PER_SEC / 10);
@@ -1398,8 +1443,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
    * as they were. */
   if (holds_gpu_jpeg)
     lhp_gpu_jpeg_let_go(preparer && !spec->keep_gpu_jpeg && !spec->process_ends_after);
-  if (p.pool)
-    g_thread_pool_free(p.pool, FALSE, TRUE);
+  pool_end(&p);
   if (spec->catch_signals) {
     lhp_stop_signals_release(&old_handlers);
     result->signal = stop_signal;
