@@ -492,7 +492,16 @@ class Temporal:
     """Temporal smoothing for video (the element's temporal-window): pass it as
     temporal= to equalize or clahe for each frame of one stream, in order; the
     LUT applied is the mean of the last `window` frames' LUTs, restarted at a
-    scene cut (histogram distance above cut_threshold; 1: never)."""
+    scene cut (histogram distance above cut_threshold; 1: never).
+
+    Threads may share one: the calls that use it, and reset(), take turns (a
+    lock), so its state is never corrupted; it smooths the frames in the
+    order the calls come, so one stream's frames still belong to one thread,
+    in order.  It cannot be copied or pickled (copy.copy, copy.deepcopy,
+    pickle, passing it to a multiprocessing worker raise TypeError): its
+    window is one stream's, and a copy would either share it or silently
+    start over; make a new Temporal(window, cut_threshold) for another stream
+    or process."""
 
     def __init__(self, window=8, cut_threshold=0.4):
         self._capsule = _lumahist.temporal_new(int(window), float(cut_threshold))
@@ -502,6 +511,12 @@ class Temporal:
     def reset(self):
         """Forgets every frame: the next one starts a new window."""
         _lumahist.temporal_reset(self._capsule)
+
+    def __reduce_ex__(self, protocol):
+        # copy.copy, copy.deepcopy and pickle all come here.
+        raise TypeError("a lumahist.Temporal cannot be copied or pickled: it holds one stream's "
+                        "window of frames; make a new lumahist.Temporal(window, cut_threshold) "
+                        "for another stream or process")
 
 
 StatsFilesIterator = _lumahist.StatsFilesIterator
@@ -543,7 +558,11 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     where nvJPEG cannot be used raises UnsupportedError.  The run goes on in
     threads of its own, a few dozen records ahead of the loop at most;
     closing the iterator (close(), break, garbage collection, an exception
-    such as KeyboardInterrupt in the loop) stops it."""
+    such as KeyboardInterrupt in the loop) stops it, within a tenth of a
+    second while a video gives no frame.  It runs in a fork()ed child
+    (multiprocessing's fork start method, DataLoader workers; a video there
+    stalls until video_timeout if the parent read one in the last half
+    second); an iterator made before the fork raises RuntimeError there."""
     if errors not in ("warn", "raise"):
         raise InvalidArgumentError("errors: warn or raise", -1)
     if max_pixels is not None and max_pixels < 0:

@@ -112,6 +112,8 @@ def merge(records: Any, *, percentiles: Optional[Sequence[float]] = ...) -> Data
 def device_time() -> Optional[Dict[str, float]]: ...
 
 class Temporal:
+    # Shared by threads, its calls run one at a time (a lock); copy.copy,
+    # copy.deepcopy and pickle raise TypeError.
     window: int
     cut_threshold: float
     def __init__(self, window: int = ..., cut_threshold: float = ...) -> None: ...

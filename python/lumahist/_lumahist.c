@@ -19,8 +19,17 @@
 #include "module.h"
 #include "stats-object.h"
 
-/* The capsule that holds an LhTemporal (lumahist.Temporal). */
+/* The capsule that holds a TemporalBox (lumahist.Temporal). */
 #define TEMPORAL_CAPSULE "lumahist.LhTemporal"
+
+/* A Temporal's state and its lock: equalize and clahe run with the GIL
+ * released, and two threads passing one Temporal would otherwise update its
+ * window at once (or free it, on a frame of another size, under the other's
+ * feet).  Held around each call that uses it and around reset(). */
+typedef struct {
+  LhTemporal *temporal;
+  pthread_mutex_t lock;
+} TemporalBox;
 
 /* Names looked up at every call, made once (interned): the attribute of
  * CUDA arrays and the keys of its dict. */
@@ -992,12 +1001,14 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
   options.tiles_x = tiles_x;
   options.tiles_y = tiles_y;
   options.clip_limit = clip_limit;
+  TemporalBox *box = NULL;
   if (temporal != Py_None) {
-    options.temporal = PyCapsule_GetPointer(temporal, TEMPORAL_CAPSULE);
-    if (!options.temporal) {
+    box = PyCapsule_GetPointer(temporal, TEMPORAL_CAPSULE);
+    if (!box) {
       PyErr_Clear();
       return raise_invalid("temporal: a lumahist.Temporal expected");
     }
+    options.temporal = box->temporal;
   }
 
   ArrayFrame in, dst, lut;
@@ -1043,11 +1054,16 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
   int status;
   stream_begin(context, &in);
   PyThreadState *released = PyEval_SaveThread();
+  /* Taken without the GIL: a thread waiting here lets the others run. */
+  if (box)
+    pthread_mutex_lock(&box->lock);
   if (lut_mode)
     status =
         lh_apply_lut_chroma(context, &in.frame, &dst.frame, table, options.matrix, options.chroma);
   else
     status = lh_equalize(context, &in.frame, &dst.frame, &options);
+  if (box)
+    pthread_mutex_unlock(&box->lock);
   PyEval_RestoreThread(released);
   stream_end(context, &in);
   array_frame_release(&in);
@@ -1260,7 +1276,10 @@ static PyObject *py_analyze_times(PyObject *self, PyObject *args)
 
 static void temporal_destroy(PyObject *capsule)
 {
-  lh_temporal_free(PyCapsule_GetPointer(capsule, TEMPORAL_CAPSULE));
+  TemporalBox *box = PyCapsule_GetPointer(capsule, TEMPORAL_CAPSULE);
+  lh_temporal_free(box->temporal);
+  pthread_mutex_destroy(&box->lock);
+  PyMem_RawFree(box);
 }
 
 static PyObject *py_temporal_new(PyObject *self, PyObject *args)
@@ -1273,18 +1292,33 @@ static PyObject *py_temporal_new(PyObject *self, PyObject *args)
   int status = lh_temporal_new(window, cut_threshold, &temporal);
   if (status < 0)
     return raise_status(status);
-  PyObject *capsule = PyCapsule_New(temporal, TEMPORAL_CAPSULE, temporal_destroy);
-  if (!capsule)
+  TemporalBox *box = PyMem_RawMalloc(sizeof *box);
+  if (!box) {
     lh_temporal_free(temporal);
+    return PyErr_NoMemory();
+  }
+  box->temporal = temporal;
+  pthread_mutex_init(&box->lock, NULL);
+  PyObject *capsule = PyCapsule_New(box, TEMPORAL_CAPSULE, temporal_destroy);
+  if (!capsule) {
+    lh_temporal_free(temporal);
+    pthread_mutex_destroy(&box->lock);
+    PyMem_RawFree(box);
+  }
   return capsule;
 }
 
 static PyObject *py_temporal_reset(PyObject *self, PyObject *capsule)
 {
-  LhTemporal *temporal = PyCapsule_GetPointer(capsule, TEMPORAL_CAPSULE);
-  if (!temporal)
+  TemporalBox *box = PyCapsule_GetPointer(capsule, TEMPORAL_CAPSULE);
+  if (!box)
     return NULL;
-  lh_temporal_reset(temporal);
+  /* After a call under way on another thread, without the GIL meanwhile. */
+  PyThreadState *released = PyEval_SaveThread();
+  pthread_mutex_lock(&box->lock);
+  lh_temporal_reset(box->temporal);
+  pthread_mutex_unlock(&box->lock);
+  PyEval_RestoreThread(released);
   Py_RETURN_NONE;
 }
 

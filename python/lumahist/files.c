@@ -13,6 +13,7 @@
  * thread: nothing is left running. */
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -86,6 +87,7 @@ typedef struct {
 typedef struct {
   PyObject_HEAD Run *run;
   GThread *thread;
+  pid_t pid; /* the process whose thread runs it: a fork()ed child has none */
   bool raise_errors;
   bool done; /* exhausted, raised or closed: StopIteration from now on */
 } FilesIterator;
@@ -207,6 +209,13 @@ static bool run_videos_before(Run *run, guint image)
   const char *path;
   while ((path = lhp_video_places_next(&run->places, image))) {
     if (!run->videos) {
+      /* GStreamer's streaming threads come from GLib's thread pools, whose
+       * idle threads wait 15 s for the next task of the process: a fork()ed
+       * child inherits their count without them, and its videos wait for
+       * threads that never come.  With none kept, only a fork within half a
+       * second of a video still does (GStreamer's task pool keeps its own
+       * threads that long). */
+      g_thread_pool_set_max_unused_threads(0);
       LhpVideoJob job = {
           .video = &run->video,
           .options = &run->options,
@@ -217,6 +226,8 @@ static bool run_videos_before(Run *run, guint image)
           .frame = on_frame,
           .summary = on_summary,
           .data = run,
+          /* Also ends the wait for a video's frame (one opening or stuck). */
+          .stop = &run->stop,
       };
       run->videos = lhp_video_stats_new(&job);
     }
@@ -352,6 +363,12 @@ static void iterator_close(FilesIterator *self)
   self->done = true;
   if (!self->thread)
     return;
+  if (self->pid != getpid()) {
+    /* A fork()ed child's copy: the run's thread is the parent's, and its
+     * lock may have been held at the fork.  Left as it is. */
+    self->thread = NULL;
+    return;
+  }
   Run *run = self->run;
   g_mutex_lock(&run->lock);
   run->closing = true;
@@ -370,7 +387,10 @@ static void iterator_close(FilesIterator *self)
 static void iterator_dealloc(FilesIterator *self)
 {
   iterator_close(self);
-  run_free(self->run);
+  /* A fork()ed child's copy is left (iterator_close), a leak of the
+   * parent's memory rather than a lock that may never be let go. */
+  if (self->pid == getpid())
+    run_free(self->run);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -474,6 +494,14 @@ static Entry *next_entry(Run *run, bool *finished, GPtrArray **messages)
 
 static PyObject *iterator_next(FilesIterator *self)
 {
+  if (!self->done && self->pid != getpid()) {
+    /* Nothing in this process would ever feed it. */
+    iterator_close(self);
+    PyErr_SetString(PyExc_RuntimeError,
+                    "a lumahist.stats_files iterator cannot be used in another process than the "
+                    "one that made it (a fork()ed child): call stats_files in the child");
+    return NULL;
+  }
   Run *run = self->run;
   while (!self->done) {
     bool finished = false;
@@ -681,6 +709,7 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   }
   iterator->run = run;
   iterator->thread = NULL;
+  iterator->pid = getpid();
   iterator->raise_errors = raise_errors != 0;
   iterator->done = false;
   GError *error = NULL;

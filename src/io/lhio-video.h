@@ -69,7 +69,15 @@ typedef struct {
   bool allow_cuda;  /* frames may come in CUDA memory (NVDEC decoders) */
   double start_s;   /* frames before this presentation time are decoded and dropped */
   double timeout_s; /* no frame and no end for this long: a stuck pipeline; 0: 30 s */
+  /* May be NULL; once non-zero (set from any thread or a signal handler),
+   * lhio_video_next() stops waiting for a frame within a tenth of a second
+   * and returns LHIO_VIDEO_STOPPED. */
+  volatile sig_atomic_t *stop;
 } LhioVideoOptions;
+
+/* lhio_video_next()'s return when options->stop ended its wait: no failure
+ * (the file was neither read to its end nor found damaged). */
+#define LHIO_VIDEO_STOPPED 2
 
 /* One decoded frame, valid until the next lhio_video_next() or close. */
 typedef struct {
@@ -92,7 +100,8 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
 
 /* The next frame into *frame: 1, or 0 at the end of the stream, or a negative
  * status for a failure (the stream is damaged, no decoder, no video stream,
- * stuck), after which only lhio_video_close() may be called. */
+ * stuck), or LHIO_VIDEO_STOPPED (options->stop), after the last two of which
+ * only lhio_video_close() may be called. */
 int lhio_video_next(LhioVideo *video, LhioVideoFrame *frame);
 
 /* The luma plane of the current frame in host memory (a CUDA frame's is

@@ -778,6 +778,13 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
   gint64 waited = 0;
   const gint64 limit = (gint64)(v->options.timeout_s * GST_SECOND);
   for (;;) {
+    if (v->options.stop && *v->options.stop) {
+      /* After a slice without a frame, a thread of the pipeline may be
+       * blocked (a read from a pipe): lhio_video_close() does not wait. */
+      if (waited > 0)
+        v->stuck = true;
+      return LHIO_VIDEO_STOPPED;
+    }
     GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(v->sink), PULL_SLICE_NS);
     drain_bus(v);
     if (v->error) {

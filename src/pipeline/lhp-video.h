@@ -175,7 +175,9 @@ typedef struct {
    * not); false stops as frame's does. */
   bool (*summary)(const LhpVideoSummary *summary, void *data);
   void *data;
-  /* May be NULL; non-zero stops between frames (the signal that asked). */
+  /* May be NULL; non-zero stops between frames, and ends a wait for one (a
+   * file opening or stuck) within a tenth of a second: the signal that
+   * asked, or a run's own flag (lumahist.stats_files closed). */
   volatile sig_atomic_t *stop;
 } LhpVideoJob;
 

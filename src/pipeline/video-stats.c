@@ -454,6 +454,8 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
       .allow_cuda = args->cuda_memory && job->backend != LH_BACKEND_CPU,
       .start_s = args->start_s,
       .timeout_s = args->timeout_s,
+      /* A stop ends the wait for a frame too (a file opening or stuck). */
+      .stop = job->stop,
   };
   LhioVideo *video = NULL;
   int status = lhio_video_open(path, &video_options, &video);
@@ -476,6 +478,10 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
     }
     LhioVideoFrame f;
     status = lhio_video_next(video, &f);
+    if (status == LHIO_VIDEO_STOPPED) {
+      stopped = true;
+      break;
+    }
     if (status == 0)
       break;
     if (status < 0) {
