@@ -194,6 +194,8 @@ def test_a_video_in_a_forked_child_after_the_parent_read_one(images):
         import lumahist
         paths = [{ball!r}] + {images!r}
         want = [r.to_dict(histogram=False) for r in lumahist.stats_files(paths, backend="cpu")]
+        if any(str(r.get("decoder", "")).startswith("nv") for r in want):
+            sys.exit(5)  # NVDEC decoded it: CUDA, made in the parent, is no use in a child
         time.sleep(1)
         pid = os.fork()
         if pid == 0:
@@ -214,6 +216,9 @@ def test_a_video_in_a_forked_child_after_the_parent_read_one(images):
             time.sleep(0.05)
         sys.exit(code)
     """)
+    if status == 5:
+        pytest.skip("the video is decoded by NVDEC here, with CUDA, which a forked child "
+                    "cannot use after its parent did: no CPU H.264 decoder to try")
     assert status == 0, output
 
 
