@@ -48,8 +48,9 @@ fi
 
 sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cflags="-std=gnu11 -g -O1 $sanitize -D_GNU_SOURCE -I$top/src -I$top/src/io"
-cflags="$cflags $(pkg-config --cflags libpng libjpeg 2>/dev/null || true)"
-libs="$(pkg-config --libs libpng libjpeg 2>/dev/null || echo -lpng -ljpeg) -lm -lpthread"
+# zlib: png-metadata.c checks the CRCs of the chunks it carries.
+cflags="$cflags $(pkg-config --cflags libpng libjpeg zlib 2>/dev/null || true)"
+libs="$(pkg-config --libs libpng libjpeg zlib 2>/dev/null || echo -lpng -ljpeg -lz) -lm -lpthread"
 # The PNG fast path (png-fast.c) is fuzzed with the rest when libdeflate is there.
 png_fast=false
 if pkg-config --exists libdeflate 2>/dev/null; then
