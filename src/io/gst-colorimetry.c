@@ -37,6 +37,18 @@ LhMatrix lhio_colorimetry_matrix(const GstVideoInfo *info)
   return GST_VIDEO_INFO_HEIGHT(info) > 576 ? LH_MATRIX_BT709 : LH_MATRIX_BT601;
 }
 
+bool lhio_caps_state_full_range(const GstCaps *caps)
+{
+  /* gst_video_info_from_caps() replaces a YUV colorimetry whose matrix is
+   * unknown ("1:0:0:0", a full-range H.264 stream without matrix) by the
+   * default for the size, range included: the caps' own range wins. */
+  const char *colorimetry =
+      gst_structure_get_string(gst_caps_get_structure(caps, 0), "colorimetry");
+  GstVideoColorimetry stated;
+  return colorimetry && gst_video_colorimetry_from_string(&stated, colorimetry) &&
+         stated.range == GST_VIDEO_COLOR_RANGE_0_255;
+}
+
 LhRange lhio_colorimetry_range(const GstVideoInfo *info)
 {
   switch (info->colorimetry.range) {

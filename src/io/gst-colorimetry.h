@@ -4,11 +4,16 @@
 #ifndef LHIO_GST_COLORIMETRY_H
 #define LHIO_GST_COLORIMETRY_H
 
+#include <stdbool.h>
+
 #include <gst/video/video.h>
 
 #include "lumahist.h"
 
 LhMatrix lhio_colorimetry_matrix(const GstVideoInfo *info);
 LhRange lhio_colorimetry_range(const GstVideoInfo *info);
+/* Whether caps state full range, whatever gst_video_info_from_caps() makes
+ * of them (it takes a YUV stream of no stated matrix for limited range). */
+bool lhio_caps_state_full_range(const GstCaps *caps);
 
 #endif /* LHIO_GST_COLORIMETRY_H */

@@ -79,6 +79,7 @@ typedef struct {
   const LhioVideoRewriteOptions *options;
   GstElement *pipeline;
   GstElement *muxer;
+  GstElement *encode_filter; /* before the encoder: the colorimetry it is to tag */
 
   GMutex lock; /* the fields below, set by GStreamer's threads */
   bool video_linked;
@@ -95,6 +96,7 @@ typedef struct {
   /* The probe's own (one streaming thread). */
   GstCaps *caps;
   GstVideoInfo info;
+  LhRange range; /* of the decoded frames */
   LhFormat format;
 } Rewrite;
 
@@ -215,6 +217,21 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
       gst_caps_replace(&r->caps, NULL);
       return GST_PAD_PROBE_DROP;
     }
+    r->range = lhio_colorimetry_range(&r->info);
+    if (lhio_caps_state_full_range(caps) && r->range != LH_RANGE_FULL) {
+      /* Full range of no stated matrix (H.264 yuvj420p): GStreamer's video
+       * info, and so the encoder, took it for limited.  Changed as full
+       * range, and the encoder told so, with the matrix that info gave. */
+      r->range = LH_RANGE_FULL;
+      GstVideoColorimetry stated = r->info.colorimetry;
+      stated.range = GST_VIDEO_COLOR_RANGE_0_255;
+      char *text = gst_video_colorimetry_to_string(&stated);
+      GstCaps *tagged =
+          gst_caps_new_simple("video/x-raw", "colorimetry", G_TYPE_STRING, text, NULL);
+      g_object_set(r->encode_filter, "caps", tagged, NULL);
+      gst_caps_unref(tagged);
+      g_free(text);
+    }
   }
   gst_caps_unref(caps);
 
@@ -251,8 +268,8 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
   g_mutex_lock(&r->lock);
   const int orientation = r->orientation ? r->orientation : 1;
   g_mutex_unlock(&r->lock);
-  int status = r->options->change(&frame, &out, lhio_colorimetry_matrix(&r->info),
-                                  lhio_colorimetry_range(&r->info), orientation, r->options->data);
+  int status = r->options->change(&frame, &out, lhio_colorimetry_matrix(&r->info), r->range,
+                                  orientation, r->options->data);
   gst_video_frame_unmap(&target);
   if (apart) {
     gst_video_frame_unmap(&source);
@@ -739,12 +756,13 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
   GstElement *convert_in = gst_element_factory_make("videoconvert", NULL);
   GstElement *filter = gst_element_factory_make("capsfilter", NULL);
   GstElement *convert_out = gst_element_factory_make("videoconvert", NULL);
+  r->encode_filter = gst_element_factory_make("capsfilter", NULL);
   GstElement *queue_out = muxer_queue();
   GstCaps *change_caps = gst_caps_from_string("video/x-raw, format=(string)" CHANGE_FORMATS);
   g_object_set(filter, "caps", change_caps, NULL);
   gst_caps_unref(change_caps);
-  GstElement *chain[] = {queue_in,    decoder, convert_in, filter,
-                         convert_out, encoder, parser,     queue_out};
+  GstElement *chain[] = {queue_in,         decoder, convert_in, filter,   convert_out,
+                         r->encode_filter, encoder, parser,     queue_out};
   bool ok = add_to_pipeline(r, chain, G_N_ELEMENTS(chain));
   GstPad *filter_src = gst_element_get_static_pad(filter, "src");
   gst_pad_add_probe(filter_src, GST_PAD_PROBE_TYPE_BUFFER, change_frame, r, NULL);

@@ -395,6 +395,7 @@ def group_containers(tmp):
 
     check_rotation_kept(tmp)
     check_encoder_quirks(tmp, rng)
+    check_full_range_kept(tmp, rng)
 
     # Subtitles: mov_text in mp4 copied packet for packet (but for the empty
     # one FFmpeg puts at 0 before the first cue); SRT in Matroska, which
@@ -604,6 +605,28 @@ def check_encoder_quirks(tmp, rng):
         check(not ok or frames_in(output) == len(frames), f"av1 --crf {crf}: frames lost")
     check(None not in sizes.values() and sizes["45"] < sizes["10"] * 0.7,
           f"av1: --crf 10 gives {sizes['10']} bytes, 45 gives {sizes['45']}")
+
+
+def check_full_range_kept(tmp, rng):
+    """A full-range H.264 stream that states no matrix (yuvj420p, as phones
+    and webcams write): equalized over 0..255, as stats reads it, and tagged
+    full range (it was taken for limited: 16..235, tagged so)."""
+    frames = drifting_frames(rng, 8, 48, 64)
+    clip = make_clip(tmp, "full.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuvj420p"],
+                     audio=False)
+    out_dir = os.path.join(tmp, "out-full")
+    code, _, err = run("equalize", "--crf", "0", "-o", out_dir, clip)
+    output = os.path.join(out_dir, "full.mp4")
+    if not check(code == 0 and os.path.exists(output), f"full.mp4: exit {code}: {err}"):
+        return
+    tagged = probe(output, "-select_streams", "v", "-show_entries",
+                   "stream=color_range")["streams"][0].get("color_range")
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", output, "-vf", "extractplanes=y", "-f",
+                          "rawvideo", "-pix_fmt", "gray", "-"], capture_output=True).stdout
+    luma = np.frombuffer(raw, np.uint8)
+    check(tagged == "pc" and luma.size and luma.min() <= 4 and luma.max() >= 251,
+          f"full.mp4: written tagged {tagged!r}, luma {luma.min() if luma.size else None}.."
+          f"{luma.max() if luma.size else None}")
 
 
 def shown_gray_frame(path, w, h):
