@@ -25,11 +25,30 @@ cv2 = pytest.importorskip("cv2")
 CHILD_LIMIT_S = 60
 
 
+# What the scripts of the fork tests call: wait_for(pid, seconds), the
+# child's exit status, or None once it ran past seconds (then killed).
+WAIT_FOR_CHILD = """
+import os, time
+def wait_for(pid, seconds):
+    deadline = time.monotonic() + seconds
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.05)
+"""
+
+
 def run_python(code, limit=CHILD_LIMIT_S):
-    """Runs code in a new interpreter with this one's path: (exit status,
-    output); -9 where it ran past limit and was killed."""
+    """Runs code in a new interpreter with this one's path, wait_for()
+    defined: (exit status, output); -9 where it ran past limit and was
+    killed."""
     try:
-        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+        proc = subprocess.run([sys.executable, "-c", WAIT_FOR_CHILD + textwrap.dedent(code)],
                               capture_output=True, timeout=limit, check=False)
     except subprocess.TimeoutExpired as expired:
         return -9, (expired.stdout or b"").decode() + (expired.stderr or b"").decode()
@@ -152,18 +171,10 @@ def test_stats_files_in_forked_children_after_the_parent_ran_it(images):
             if pid == 0:
                 got = [r.mean for r in lumahist.stats_files(paths, jobs=2, backend="cpu")]
                 os._exit(0 if got == want else 3)
-            deadline = time.monotonic() + 20
-            while True:
-                done, code = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    code = os.waitstatus_to_exitcode(code)
-                    break
-                if time.monotonic() > deadline:
-                    os.kill(pid, 9)
-                    os.waitpid(pid, 0)
-                    print("fork", attempt, ": the child's stats_files hung")
-                    sys.exit(1)
-                time.sleep(0.05)
+            code = wait_for(pid, 20)
+            if code is None:
+                print("fork", attempt, ": the child's stats_files hung")
+                sys.exit(1)
             if code != 0:
                 print("fork", attempt, ": the child's records differ", code)
                 sys.exit(1)
@@ -202,18 +213,10 @@ def test_a_video_in_a_forked_child_after_the_parent_read_one(images):
             got = [r.to_dict(histogram=False)
                    for r in lumahist.stats_files(paths, backend="cpu", video_timeout=8)]
             os._exit(0 if got == want else 3)
-        deadline = time.monotonic() + 30
-        while True:
-            done, code = os.waitpid(pid, os.WNOHANG)
-            if done:
-                code = os.waitstatus_to_exitcode(code)
-                break
-            if time.monotonic() > deadline:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                print("the child's run hung")
-                sys.exit(1)
-            time.sleep(0.05)
+        code = wait_for(pid, 30)
+        if code is None:
+            print("the child's run hung")
+            sys.exit(1)
         sys.exit(code)
     """)
     if status == 5:
@@ -244,18 +247,10 @@ def test_an_iterator_carried_into_a_forked_child_raises(images):
             iterator.close()
             del iterator
             os._exit(code)
-        deadline = time.monotonic() + 20
-        while True:
-            done, code = os.waitpid(pid, os.WNOHANG)
-            if done:
-                code = os.waitstatus_to_exitcode(code)
-                break
-            if time.monotonic() > deadline:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                print("the child waited on the parent's iterator")
-                sys.exit(1)
-            time.sleep(0.05)
+        code = wait_for(pid, 20)
+        if code is None:
+            print("the child waited on the parent's iterator")
+            sys.exit(1)
         # The parent's goes on as if nothing happened.
         rest = list(iterator)
         print("child", code, "parent", len(rest))
