@@ -249,52 +249,6 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(LUMAHIST_CAPS));
 
-static const struct {
-  GstVideoFormat video;
-  LhFormat lh;
-} format_map[] = {
-    {GST_VIDEO_FORMAT_GRAY8, LH_FORMAT_GRAY8},
-    {GST_VIDEO_FORMAT_GRAY16_LE, LH_FORMAT_GRAY16},
-    {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},
-    {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
-    {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA},
-    {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
-    {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},
-    {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
-    {GST_VIDEO_FORMAT_RGBA64_LE, LH_FORMAT_RGBA16},
-    {GST_VIDEO_FORMAT_I420, LH_FORMAT_I420},
-    {GST_VIDEO_FORMAT_NV12, LH_FORMAT_NV12},
-    {GST_VIDEO_FORMAT_P010_10LE, LH_FORMAT_P010},
-    /* LUMAHIST_YUV_FORMATS */
-    {GST_VIDEO_FORMAT_YV12, LH_FORMAT_YV12},
-    {GST_VIDEO_FORMAT_NV21, LH_FORMAT_NV21},
-    {GST_VIDEO_FORMAT_Y42B, LH_FORMAT_Y42B},
-    {GST_VIDEO_FORMAT_Y444, LH_FORMAT_Y444},
-    {GST_VIDEO_FORMAT_NV16, LH_FORMAT_NV16},
-    {GST_VIDEO_FORMAT_NV24, LH_FORMAT_NV24},
-    {GST_VIDEO_FORMAT_Y41B, LH_FORMAT_Y41B},
-    {GST_VIDEO_FORMAT_YUY2, LH_FORMAT_YUY2},
-    {GST_VIDEO_FORMAT_YVYU, LH_FORMAT_YVYU},
-    {GST_VIDEO_FORMAT_UYVY, LH_FORMAT_UYVY},
-    {GST_VIDEO_FORMAT_VYUY, LH_FORMAT_VYUY},
-    {GST_VIDEO_FORMAT_v210, LH_FORMAT_V210},
-    {GST_VIDEO_FORMAT_GRAY16_BE, LH_FORMAT_GRAY16_BE},
-    {GST_VIDEO_FORMAT_I420_10LE, LH_FORMAT_I420_10LE},
-    {GST_VIDEO_FORMAT_I420_12LE, LH_FORMAT_I420_12LE},
-    {GST_VIDEO_FORMAT_I422_10LE, LH_FORMAT_I422_10LE},
-    {GST_VIDEO_FORMAT_I422_12LE, LH_FORMAT_I422_12LE},
-    {GST_VIDEO_FORMAT_Y444_10LE, LH_FORMAT_Y444_10LE},
-    {GST_VIDEO_FORMAT_Y444_12LE, LH_FORMAT_Y444_12LE},
-    {GST_VIDEO_FORMAT_Y444_16LE, LH_FORMAT_Y444_16LE},
-    {GST_VIDEO_FORMAT_P012_LE, LH_FORMAT_P012},
-    {GST_VIDEO_FORMAT_P016_LE, LH_FORMAT_P016},
-    /* R'G'B' 10 and 16 bits */
-    {GST_VIDEO_FORMAT_RGB10A2_LE, LH_FORMAT_RGB10A2_LE},
-    {GST_VIDEO_FORMAT_BGR10A2_LE, LH_FORMAT_BGR10A2_LE},
-    {GST_VIDEO_FORMAT_r210, LH_FORMAT_R210},
-    {GST_VIDEO_FORMAT_BGRA64_LE, LH_FORMAT_BGRA16},
-};
-
 #define gst_lumahist_parent_class parent_class
 G_DEFINE_TYPE(GstLumahist, gst_lumahist, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE(lumahist, "lumahist", GST_RANK_NONE, GST_TYPE_LUMAHIST);
@@ -413,17 +367,6 @@ static LhBackend lh_backend_of(GstLumahistBackend backend)
 
 /* ------------------------------------------------------------------------ */
 /* Caps                                                                      */
-
-static gboolean lh_format_of(GstVideoFormat video, LhFormat *format)
-{
-  for (gsize i = 0; i < G_N_ELEMENTS(format_map); i++) {
-    if (format_map[i].video == video) {
-      *format = format_map[i].lh;
-      return TRUE;
-    }
-  }
-  return FALSE;
-}
 
 /* ------------------------------------------------------------------------ */
 /* The library context and the CUDA context it lives in                    */
@@ -737,7 +680,7 @@ static gboolean gst_lumahist_set_caps(GstBaseTransform *trans, GstCaps *incaps, 
 
   if (!gst_video_info_from_caps(&info, incaps))
     goto invalid_caps;
-  if (!lh_format_of(GST_VIDEO_INFO_FORMAT(&info), &format))
+  if (!lhio_gst_format(GST_VIDEO_INFO_FORMAT(&info), &format))
     goto unsupported_format;
 
   self->info = info;

@@ -10,10 +10,14 @@
 
 #include "lumahist.h"
 
+/* The library's format of a GStreamer one (every format the element takes);
+ * false for the others. */
+bool lhio_gst_format(GstVideoFormat video, LhFormat *format);
 LhMatrix lhio_colorimetry_matrix(const GstVideoInfo *info);
 LhRange lhio_colorimetry_range(const GstVideoInfo *info);
-/* Whether caps state full range, whatever gst_video_info_from_caps() makes
- * of them (it takes a YUV stream of no stated matrix for limited range). */
-bool lhio_caps_state_full_range(const GstCaps *caps);
+/* The range caps state, whatever gst_video_info_from_caps() made of them
+ * into info (it takes a YUV stream of no stated matrix for limited range);
+ * lhio_colorimetry_range(info) where they state none. */
+LhRange lhio_caps_range(const GstCaps *caps, const GstVideoInfo *info);
 
 #endif /* LHIO_GST_COLORIMETRY_H */

@@ -123,45 +123,6 @@ static void fail(Rewrite *r, const char *format, ...)
 /* ------------------------------------------------------------------------ */
 /* The change of each frame                                                  */
 
-static bool lh_format_of(GstVideoFormat format, LhFormat *out)
-{
-  static const struct {
-    GstVideoFormat gst;
-    LhFormat lh;
-  } table[] = {
-      {GST_VIDEO_FORMAT_I420, LH_FORMAT_I420},
-      {GST_VIDEO_FORMAT_Y42B, LH_FORMAT_Y42B},
-      {GST_VIDEO_FORMAT_Y444, LH_FORMAT_Y444},
-      {GST_VIDEO_FORMAT_Y41B, LH_FORMAT_Y41B},
-      {GST_VIDEO_FORMAT_NV12, LH_FORMAT_NV12},
-      {GST_VIDEO_FORMAT_NV16, LH_FORMAT_NV16},
-      {GST_VIDEO_FORMAT_NV24, LH_FORMAT_NV24},
-      {GST_VIDEO_FORMAT_GRAY8, LH_FORMAT_GRAY8},
-      {GST_VIDEO_FORMAT_I420_10LE, LH_FORMAT_I420_10LE},
-      {GST_VIDEO_FORMAT_I420_12LE, LH_FORMAT_I420_12LE},
-      {GST_VIDEO_FORMAT_I422_10LE, LH_FORMAT_I422_10LE},
-      {GST_VIDEO_FORMAT_I422_12LE, LH_FORMAT_I422_12LE},
-      {GST_VIDEO_FORMAT_Y444_10LE, LH_FORMAT_Y444_10LE},
-      {GST_VIDEO_FORMAT_Y444_12LE, LH_FORMAT_Y444_12LE},
-      {GST_VIDEO_FORMAT_Y444_16LE, LH_FORMAT_Y444_16LE},
-      {GST_VIDEO_FORMAT_GRAY16_LE, LH_FORMAT_GRAY16},
-      {GST_VIDEO_FORMAT_P010_10LE, LH_FORMAT_P010},
-      {GST_VIDEO_FORMAT_RGB, LH_FORMAT_RGB},
-      {GST_VIDEO_FORMAT_BGR, LH_FORMAT_BGR},
-      {GST_VIDEO_FORMAT_RGBA, LH_FORMAT_RGBA},
-      {GST_VIDEO_FORMAT_BGRA, LH_FORMAT_BGRA},
-      {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},
-      {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
-      {GST_VIDEO_FORMAT_GRAY16_BE, LH_FORMAT_GRAY16_BE},
-  };
-  for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
-    if (table[i].gst == format) {
-      *out = table[i].lh;
-      return true;
-    }
-  return false;
-}
-
 /* A changed frame on its way to the muxer without a presentation time: the
  * muxer cannot place it (GStreamer 1.22's mpeg4videoparse drops
  * avenc_mpeg4's: matroskamux kept 1 frame of 50 and the run said nothing;
@@ -209,7 +170,7 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
   if (!r->caps || !gst_caps_is_equal(caps, r->caps)) {
     gst_caps_replace(&r->caps, caps);
     if (!gst_video_info_from_caps(&r->info, caps) ||
-        !lh_format_of(GST_VIDEO_INFO_FORMAT(&r->info), &r->format)) {
+        !lhio_gst_format(GST_VIDEO_INFO_FORMAT(&r->info), &r->format)) {
       char *text = gst_caps_to_string(caps);
       fail(r, "decoded frames the library does not write: %s", text);
       g_free(text);
@@ -217,12 +178,11 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
       gst_caps_replace(&r->caps, NULL);
       return GST_PAD_PROBE_DROP;
     }
-    r->range = lhio_colorimetry_range(&r->info);
-    if (lhio_caps_state_full_range(caps) && r->range != LH_RANGE_FULL) {
+    r->range = lhio_caps_range(caps, &r->info);
+    if (r->range == LH_RANGE_FULL && lhio_colorimetry_range(&r->info) != LH_RANGE_FULL) {
       /* Full range of no stated matrix (H.264 yuvj420p): GStreamer's video
        * info, and so the encoder, took it for limited.  Changed as full
        * range, and the encoder told so, with the matrix that info gave. */
-      r->range = LH_RANGE_FULL;
       GstVideoColorimetry stated = r->info.colorimetry;
       stated.range = GST_VIDEO_COLOR_RANGE_0_255;
       char *text = gst_video_colorimetry_to_string(&stated);

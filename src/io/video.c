@@ -898,16 +898,7 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
     v->frame_time = isfinite(f->duration) ? f->duration : 0;
   }
   f->matrix = lhio_colorimetry_matrix(&v->info);
-  f->range = lhio_colorimetry_range(&v->info);
-  /* gst_video_info_from_caps() replaces a YUV colorimetry whose matrix is
-   * unknown ("1:0:0:0", a full-range H.264 stream without matrix) by the
-   * default for the size, range included: the caps' own range wins. */
-  const char *colorimetry =
-      gst_structure_get_string(gst_caps_get_structure(caps, 0), "colorimetry");
-  GstVideoColorimetry stated;
-  if (colorimetry && gst_video_colorimetry_from_string(&stated, colorimetry) &&
-      stated.range != GST_VIDEO_COLOR_RANGE_UNKNOWN)
-    f->range = stated.range == GST_VIDEO_COLOR_RANGE_0_255 ? LH_RANGE_FULL : LH_RANGE_LIMITED;
+  f->range = lhio_caps_range(caps, &v->info);
   f->format = gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&v->info));
   return 1;
 }
