@@ -1,6 +1,7 @@
-/* gst-colorimetry.c: the library's format of a GStreamer video format, and
- * the matrix and range a stream's colorimetry implies: one rule for the
- * element (plugin/gstlumahist.c) and the tool's video sources (video.c,
+/* gst-colorimetry.c: the library's format of a GStreamer video format, the
+ * matrix and range a stream's colorimetry implies, and the Exif orientation
+ * of its image-orientation tag: one rule for the element
+ * (plugin/gstlumahist.c) and the tool's video sources (video.c,
  * video-rewrite.c), both of which compile it. */
 #include "gst-colorimetry.h"
 
@@ -117,5 +118,27 @@ LhRange lhio_colorimetry_range(const GstVideoInfo *info)
     return LH_RANGE_LIMITED;
   default:
     return GST_VIDEO_INFO_IS_YUV(info) ? LH_RANGE_LIMITED : LH_RANGE_FULL;
+  }
+}
+
+int lhio_gst_exif_orientation(GstVideoOrientationMethod method)
+{
+  switch (method) {
+  case GST_VIDEO_ORIENTATION_HORIZ:
+    return 2;
+  case GST_VIDEO_ORIENTATION_180:
+    return 3;
+  case GST_VIDEO_ORIENTATION_VERT:
+    return 4;
+  case GST_VIDEO_ORIENTATION_UL_LR:
+    return 5;
+  case GST_VIDEO_ORIENTATION_90R:
+    return 6;
+  case GST_VIDEO_ORIENTATION_UR_LL:
+    return 7;
+  case GST_VIDEO_ORIENTATION_90L:
+    return 8;
+  default:
+    return 1;
   }
 }

@@ -743,30 +743,6 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     gst_caps_unref(made);
 }
 
-/* The Exif orientation of each of GStreamer's (the image-orientation tag's
- * "rotate-90" is Exif's 6, "flip-rotate-0" its 2, ...). */
-static int exif_orientation_of(GstVideoOrientationMethod method)
-{
-  switch (method) {
-  case GST_VIDEO_ORIENTATION_HORIZ:
-    return 2;
-  case GST_VIDEO_ORIENTATION_180:
-    return 3;
-  case GST_VIDEO_ORIENTATION_VERT:
-    return 4;
-  case GST_VIDEO_ORIENTATION_UL_LR:
-    return 5;
-  case GST_VIDEO_ORIENTATION_90R:
-    return 6;
-  case GST_VIDEO_ORIENTATION_UR_LL:
-    return 7;
-  case GST_VIDEO_ORIENTATION_90L:
-    return 8;
-  default:
-    return 1;
-  }
-}
-
 /* The video's rotation from a tag list (qtdemux gives its track header's
  * matrix as the image-orientation tag), kept for mp4-rotation.c and for
  * what is drawn on the frames. */
@@ -781,7 +757,7 @@ static void note_orientation(Rewrite *r, const GstTagList *tags)
                                                     : 0;
   g_mutex_lock(&r->lock);
   r->quarter_turns = turns;
-  r->orientation = exif_orientation_of(method);
+  r->orientation = lhio_gst_exif_orientation(method);
   g_mutex_unlock(&r->lock);
 }
 
