@@ -23,7 +23,8 @@
  * #GstLumahist:cut-threshold) or a flush restarts the window.  With
  * #GstLumahist:overlay, a graph of the histogram, with markers at the median
  * and percentiles and bands where pixels clip, is drawn on the frame in any
- * mode, in colour (inside its panel, the chroma of YUV frames changes too).
+ * mode, in colour (inside its panel, the chroma of YUV frames changes too),
+ * upright in the picture as #GstLumahist:overlay-direction will show it.
  * The LUTs of the temporal window take #GstLumahist:temporal-window × tiles
  * × 2^bit-depth × 2 bytes (tiles: 1, or #GstLumahist:tiles-x ×
  * #GstLumahist:tiles-y for CLAHE).  The statistics (messages, meta, overlay)
@@ -185,6 +186,7 @@ enum {
   PROP_OVERLAY_MARKERS,
   PROP_OVERLAY_CLIPPING,
   PROP_CLIP_WARNING,
+  PROP_OVERLAY_DIRECTION,
   N_PROPERTIES
 };
 
@@ -212,6 +214,7 @@ enum {
 #define DEFAULT_OVERLAY_MARKERS TRUE
 #define DEFAULT_OVERLAY_CLIPPING TRUE
 #define DEFAULT_CLIP_WARNING 0.005
+#define DEFAULT_OVERLAY_DIRECTION GST_VIDEO_ORIENTATION_IDENTITY
 /* The sides of an overlay panel that lh_overlay() draws. */
 #define OVERLAY_MIN_SIDE 3
 #define OVERLAY_MAX_SIDE 65536
@@ -627,6 +630,13 @@ static gboolean gst_lumahist_pooled_output(GstLumahist *self, GstBuffer *input, 
 }
 #endif
 
+static void gst_lumahist_forget_tags(GstLumahist *self)
+{
+  self->tag_direction_global = GST_VIDEO_ORIENTATION_IDENTITY;
+  self->tag_direction_stream = GST_VIDEO_ORIENTATION_IDENTITY;
+  self->has_tag_direction_stream = FALSE;
+}
+
 static gboolean gst_lumahist_start(GstBaseTransform *trans)
 {
   GstLumahist *self = GST_LUMAHIST(trans);
@@ -668,6 +678,8 @@ static gboolean gst_lumahist_stop(GstBaseTransform *trans)
 #ifdef HAVE_GST_CUDA
   gst_clear_object(&self->cuda_ctx);
 #endif
+  gst_lumahist_forget_tags(self);
+  g_clear_pointer(&self->stream_id, g_free);
   gst_lumahist_set_active_backend(self, "none");
   return TRUE;
 }
@@ -711,9 +723,44 @@ unsupported_format:
   return FALSE;
 }
 
+/* The image-orientation tags, taken as videoflip video-direction=auto takes
+ * them, so that a panel drawn here stands upright after such a videoflip. */
+static void gst_lumahist_note_tags(GstLumahist *self, GstEvent *event)
+{
+  GstTagList *tags;
+  GstVideoOrientationMethod method;
+  gboolean found;
+
+  gst_event_parse_tag(event, &tags);
+  found = gst_video_orientation_from_tag(tags, &method);
+  if (found && method == GST_VIDEO_ORIENTATION_CUSTOM)
+    return;
+  /* A tag list without the tag: upright, for its scope. */
+  if (!found)
+    method = GST_VIDEO_ORIENTATION_IDENTITY;
+  if (gst_tag_list_get_scope(tags) == GST_TAG_SCOPE_STREAM) {
+    self->tag_direction_stream = method;
+    self->has_tag_direction_stream = found;
+  } else {
+    self->tag_direction_global = method;
+  }
+}
+
 static gboolean gst_lumahist_sink_event(GstBaseTransform *trans, GstEvent *event)
 {
   GstLumahist *self = GST_LUMAHIST(trans);
+  const gchar *stream_id;
+
+  if (GST_EVENT_TYPE(event) == GST_EVENT_TAG)
+    gst_lumahist_note_tags(self, event);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START) {
+    gst_event_parse_stream_start(event, &stream_id);
+    if (g_strcmp0(stream_id, self->stream_id) != 0) {
+      gst_lumahist_forget_tags(self);
+      g_free(self->stream_id);
+      self->stream_id = g_strdup(stream_id);
+    }
+  }
 
   /* After a flush (a seek), the next frame is frame 0 and gets a message,
    * and equalization does not smooth across the jump. */
@@ -1126,6 +1173,7 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
   GstLumahistMode mode;
   GstLumahistMatrix matrix;
   GstLumahistRange range;
+  GstVideoOrientationMethod direction;
   gboolean post_messages, post_histogram, attach_meta, want_message;
   guint interval, window;
   gdouble cut_threshold;
@@ -1161,7 +1209,12 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
   work.overlay_options.markers = self->overlay_markers;
   work.overlay_options.clipping = self->overlay_clipping;
   work.overlay_options.clip_warning = self->clip_warning;
+  direction = self->overlay_direction;
   GST_OBJECT_UNLOCK(self);
+  if (direction == GST_VIDEO_ORIENTATION_AUTO)
+    direction =
+        self->has_tag_direction_stream ? self->tag_direction_stream : self->tag_direction_global;
+  work.overlay_options.orientation = lhio_gst_exif_orientation(direction);
 
   frame = self->frame_count++;
   want_message = post_messages && frame % interval == 0;
@@ -1377,6 +1430,12 @@ static void gst_lumahist_set_property(GObject *object, guint prop_id, const GVal
   case PROP_CLIP_WARNING:
     self->clip_warning = g_value_get_double(value);
     break;
+  case PROP_OVERLAY_DIRECTION:
+    if (g_value_get_enum(value) == GST_VIDEO_ORIENTATION_CUSTOM)
+      g_warning("lumahist: ignoring overlay-direction custom: the panel needs a turn or a flip");
+    else
+      self->overlay_direction = g_value_get_enum(value);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -1481,6 +1540,9 @@ static void gst_lumahist_get_property(GObject *object, guint prop_id, GValue *va
   case PROP_CLIP_WARNING:
     g_value_set_double(value, self->clip_warning);
     break;
+  case PROP_OVERLAY_DIRECTION:
+    g_value_set_enum(value, self->overlay_direction);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
     break;
@@ -1499,6 +1561,7 @@ static void gst_lumahist_finalize(GObject *object)
   gst_clear_object(&self->cuda_ctx);
 #endif
   g_free(self->percentiles);
+  g_free(self->stream_id);
   G_OBJECT_CLASS(parent_class)->finalize(object);
 }
 
@@ -1626,6 +1689,12 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
       "clip-warning", "Clip warning",
       "Fraction of pixels clipped at one end that lights the overlay's band there", 0.0, 1.0,
       DEFAULT_CLIP_WARNING, rw);
+  properties[PROP_OVERLAY_DIRECTION] = g_param_spec_enum(
+      "overlay-direction", "Overlay direction",
+      "How the frames will be shown, as videoflip's video-direction turns them: the panel is "
+      "placed and drawn upright in the picture so turned (auto: by the stream's "
+      "image-orientation tag, for a videoflip video-direction=auto after this element)",
+      GST_TYPE_VIDEO_ORIENTATION_METHOD, DEFAULT_OVERLAY_DIRECTION, rw);
   g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
 
   gst_element_class_set_static_metadata(
@@ -1690,6 +1759,7 @@ static void gst_lumahist_init(GstLumahist *self)
   self->overlay_markers = DEFAULT_OVERLAY_MARKERS;
   self->overlay_clipping = DEFAULT_OVERLAY_CLIPPING;
   self->clip_warning = DEFAULT_CLIP_WARNING;
+  self->overlay_direction = DEFAULT_OVERLAY_DIRECTION;
   self->active_backend = "none";
   lh_options_init(&self->options);
   self->options.percentile_method = DEFAULT_PERCENTILE_METHOD;

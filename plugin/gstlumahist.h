@@ -78,6 +78,7 @@ struct _GstLumahist {
   gboolean overlay_markers;
   gboolean overlay_clipping;
   gdouble clip_warning;
+  GstVideoOrientationMethod overlay_direction;
 
   /* Streaming state, touched only by the streaming and state-change threads. */
   LhContext *lh;
@@ -90,6 +91,13 @@ struct _GstLumahist {
   LhMatrix caps_matrix;
   LhRange caps_range;
   guint64 frame_count;
+  /* The stream's image-orientation tags, for overlay-direction=auto: a stream
+   * tag wins over a global one, and a new stream forgets both (as videoflip
+   * video-direction=auto takes them). */
+  GstVideoOrientationMethod tag_direction_global;
+  GstVideoOrientationMethod tag_direction_stream;
+  gboolean has_tag_direction_stream;
+  gchar *stream_id;
   LhStats stats;
   LhBackend analysed_on; /* the backend that made stats (auto chooses per frame) */
   /* LUT smoothing across frames, made for these two settings */

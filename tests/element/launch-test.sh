@@ -49,3 +49,30 @@ if [ $status -ne 0 ] || [ "$count" -ne $frames ] ||
   exit 1
 fi
 echo "ok: YUY2 1280x720 CLAHE, $count messages"
+
+# A phone's portrait clip (stored on its side, tagged rotate-90) shown by
+# videoflip video-direction=auto: with overlay-direction=auto the panel
+# stands bottom left in the picture as shown.  Shown 90x160 GRAY8, rows of
+# 92 bytes; the panel's shade differs from the flat grey around it.
+raw=$(mktemp)
+trap 'rm -f "$out" "$raw"' EXIT
+"$launch" -q videotestsrc num-buffers=1 pattern=solid-color foreground-color=0xff808080 \
+  ! video/x-raw,format=GRAY8,width=160,height=90 \
+  ! taginject tags="image-orientation=rotate-90" \
+  ! lumahist overlay=true overlay-direction=auto post-messages=false \
+  ! videoflip video-direction=auto ! filesink location="$raw" >"$out" 2>&1
+status=$?
+pixel() { od -An -tu1 -j $(($1 * 92 + $2)) -N1 "$raw" | tr -d ' '; }
+size=$(wc -c <"$raw")
+if [ $status -ne 0 ] || [ "$size" -ne $((92 * 160)) ]; then
+  cat "$out"
+  echo "FAIL: turned overlay: status $status, $size bytes for a 90x160 GRAY8 frame"
+  exit 1
+fi
+grey=$(pixel 80 80)
+if [ "$(pixel 140 20)" = "$grey" ] || [ "$(pixel 20 20)" != "$grey" ]; then
+  echo "FAIL: turned overlay: bottom left $(pixel 140 20), top left $(pixel 20 20), grey $grey:" \
+    "the panel is not bottom left as shown"
+  exit 1
+fi
+echo "ok: overlay-direction=auto before videoflip video-direction=auto"

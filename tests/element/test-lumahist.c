@@ -1216,6 +1216,95 @@ GST_START_TEST(test_empty_buffer)
 }
 GST_END_TEST;
 
+/* A tag list of image-orientation value (NULL: another tag only) in scope. */
+static GstEvent *orientation_tag(const gchar *value, GstTagScope scope)
+{
+  GstTagList *tags = value ? gst_tag_list_new(GST_TAG_IMAGE_ORIENTATION, value, NULL)
+                           : gst_tag_list_new(GST_TAG_TITLE, "clip", NULL);
+  gst_tag_list_set_scope(tags, scope);
+  return gst_event_new_tag(tags);
+}
+
+/* overlay-direction turns the panel as videoflip's video-direction turns the
+ * picture; auto follows the image-orientation tags as videoflip
+ * video-direction=auto does (a stream tag over a global one, a stream tag
+ * list without it gives the global one back, a new stream forgets both), so
+ * that after such a videoflip the panel stands upright, bottom left. */
+GST_START_TEST(test_overlay_direction)
+{
+  static const struct {
+    GstVideoOrientationMethod direction;
+    const gchar *global_tag, *stream_tag; /* "": a list without the tag */
+    gboolean new_stream;                  /* a stream-start after the tags */
+    gint orientation;                     /* Exif's, the library's */
+  } cases[] = {
+      {GST_VIDEO_ORIENTATION_IDENTITY, NULL, "rotate-90", FALSE, 1},
+      {GST_VIDEO_ORIENTATION_90R, NULL, NULL, FALSE, 6},
+      {GST_VIDEO_ORIENTATION_UR_LL, NULL, "rotate-180", FALSE, 7},
+      {GST_VIDEO_ORIENTATION_AUTO, NULL, NULL, FALSE, 1},
+      {GST_VIDEO_ORIENTATION_AUTO, NULL, "rotate-90", FALSE, 6},
+      {GST_VIDEO_ORIENTATION_AUTO, NULL, "rotate-270", FALSE, 8},
+      {GST_VIDEO_ORIENTATION_AUTO, "flip-rotate-0", NULL, FALSE, 2},
+      {GST_VIDEO_ORIENTATION_AUTO, "rotate-180", "flip-rotate-270", FALSE, 5},
+      {GST_VIDEO_ORIENTATION_AUTO, "rotate-180", "", FALSE, 3},
+      {GST_VIDEO_ORIENTATION_AUTO, "rotate-180", "rotate-90", TRUE, 1},
+  };
+  const gchar *caps_string = "video/x-raw,format=I420,width=90,height=60,framerate=25/1";
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+  GstBuffer *in = lhc_random_frame(&info, 77, 0);
+  GstBuffer *upright;
+  LhOverlayOptions overlay;
+  LhStats stats;
+
+  lhc_library_stats(in, &info, LH_MATRIX_BT601, LH_RANGE_LIMITED, "1,5,50,95,99", &stats);
+  lh_overlay_options_init(&overlay);
+  overlay.matrix = LH_MATRIX_BT601;
+  overlay.range = LH_RANGE_LIMITED;
+  upright = lhc_library_output(in, &info, NULL, &overlay, &stats);
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1, "overlay", TRUE, "matrix", 1,
+                                "overlay-direction", cases[i].direction, NULL);
+    GstBuffer *out, *expected;
+
+    GST_INFO("case %u", i);
+    gst_harness_set_src_caps_str(h, caps_string);
+    if (cases[i].global_tag)
+      gst_harness_push_event(h, orientation_tag(cases[i].global_tag, GST_TAG_SCOPE_GLOBAL));
+    if (cases[i].stream_tag)
+      gst_harness_push_event(h, orientation_tag(*cases[i].stream_tag ? cases[i].stream_tag : NULL,
+                                                GST_TAG_SCOPE_STREAM));
+    if (cases[i].new_stream)
+      gst_harness_push_event(h, gst_event_new_stream_start("the next clip"));
+    overlay.orientation = cases[i].orientation;
+    expected = lhc_library_output(in, &info, NULL, &overlay, &stats);
+    fail_unless(cases[i].orientation == 1 || !same_bytes(expected, upright),
+                "case %u: the turned panel is the upright one: the test proves nothing", i);
+    fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(same_bytes(out, expected), "case %u: not the panel of Exif orientation %d", i,
+                cases[i].orientation);
+    gst_buffer_unref(out);
+    gst_buffer_unref(expected);
+    harness_free(h, bus);
+  }
+
+  /* custom is no turn: refused, the direction stays. */
+  {
+    GstElement *element = gst_element_factory_make("lumahist", NULL);
+    GstVideoOrientationMethod direction;
+    g_object_set(element, "overlay-direction", GST_VIDEO_ORIENTATION_90L, NULL);
+    ASSERT_WARNING(g_object_set(element, "overlay-direction", GST_VIDEO_ORIENTATION_CUSTOM, NULL));
+    g_object_get(element, "overlay-direction", &direction, NULL);
+    fail_unless_equals_int(direction, GST_VIDEO_ORIENTATION_90L);
+    gst_object_unref(element);
+  }
+  gst_buffer_unref(upright);
+  lh_stats_clear(&stats);
+  gst_buffer_unref(in);
+}
+GST_END_TEST;
+
 /* overlay-width and overlay-height take 0 (the default placement) or 3 ..
  * 65536, the sides lh_overlay() draws: a side of 1 or 2, set while playing,
  * is refused with a warning and the previous one stays (it used to be taken
@@ -1624,6 +1713,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_mode_change_over_tee);
   tcase_add_test(tc, test_empty_buffer);
   tcase_add_test(tc, test_overlay_size_property);
+  tcase_add_test(tc, test_overlay_direction);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_backend_auto);
   tcase_add_test(tc, test_backend_auto_per_frame);
