@@ -11,7 +11,9 @@
  * bKGD, sBIT, hIST, sPLT: a palette image is written as R'G'B') are not
  * carried, nor tIME, the time of a change this is not, nor a chunk whose
  * CRC is wrong: libpng drops such a chunk on reading, and written again with
- * a CRC of its own it would pass for sound. */
+ * a CRC of its own it would pass for sound.  An animation's control chunk
+ * (APNG's acTL) is not carried either, only its frame count noted: the
+ * frames after the first are not read, and a still image is written. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,8 @@ int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *im
     if (memcmp(type, "IEND", 4) == 0)
       break;
     const size_t whole = 12 + (size_t)length;
+    if (memcmp(type, "acTL", 4) == 0 && length == 8 && crc_matches(data + at, length))
+      image->png_frames = lhio_be32(data + at + 8);
     if (carried(type) && crc_matches(data + at, length)) {
       uint8_t *grown = realloc(image->metadata, image->metadata_size + whole);
       if (!grown)

@@ -67,6 +67,10 @@ void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
 #define LHT_CONVERTED_NOTE                                                                         \
   "a %s JPEG: written as a YCbCr JPEG of its R'G'B' (converted as Pillow does); "                 \
   "CMYK is not written back"
+/* ... and of an animated PNG (APNG), whose output is a still PNG. */
+#define LHT_ANIMATION_NOTE                                                                         \
+  "an animated PNG of %u frames: written as a still PNG of its default image (the one viewers "    \
+  "without animation show)"
 
 /* Writes data to path whole (save-file.c): a regular file (or one a link
  * names) through a temporary file and a rename; a device, a FIFO or the

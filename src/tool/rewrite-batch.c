@@ -59,6 +59,17 @@ static bool change_step(LhContext *context, LhpItem *item, void *data)
   return false;
 }
 
+/* Adds text (taken) to the item's note: after --verbose's note on the
+ * decoder, if any, on one line. */
+static void add_note(LhpItem *item, char *text)
+{
+  char *note = item->note ? g_strdup_printf("%s; %s", item->note, text) : text;
+  if (note != text)
+    g_free(text);
+  g_free(item->note);
+  item->note = note;
+}
+
 static bool write_step(LhpItem *item, void *data)
 {
   RewriteRun *run = data;
@@ -97,15 +108,10 @@ static bool write_step(LhpItem *item, void *data)
     lhp_item_fail(item, status, "writing %s: %s", output, reason);
     return false;
   }
-  if (item->image.converted_from) {
-    /* After --verbose's note on the decoder, if any: one line. */
-    char *converted = g_strdup_printf(LHT_CONVERTED_NOTE, item->image.converted_from);
-    char *note = item->note ? g_strdup_printf("%s; %s", item->note, converted) : converted;
-    if (note != converted)
-      g_free(converted);
-    g_free(item->note);
-    item->note = note;
-  }
+  if (item->image.converted_from)
+    add_note(item, g_strdup_printf(LHT_CONVERTED_NOTE, item->image.converted_from));
+  if (item->image.png_frames > 1)
+    add_note(item, g_strdup_printf(LHT_ANIMATION_NOTE, item->image.png_frames));
   /* The pixels are not needed while the item waits for its turn. */
   lhio_image_clear(&item->image);
   return true;

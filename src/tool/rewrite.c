@@ -206,8 +206,11 @@ bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *
     if (status < 0) {
       lht_error(input, "writing %s: %s", output, lht_reason(status, output));
       ok = false;
-    } else if (image.converted_from) {
-      lht_error(input, LHT_CONVERTED_NOTE, image.converted_from);
+    } else {
+      if (image.converted_from)
+        lht_error(input, LHT_CONVERTED_NOTE, image.converted_from);
+      if (image.png_frames > 1)
+        lht_error(input, LHT_ANIMATION_NOTE, image.png_frames);
     }
   }
   lhio_image_clear(&image);

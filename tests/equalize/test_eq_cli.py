@@ -259,6 +259,38 @@ def test_png_metadata_kept(root):
           f"a chunk with a bad CRC: exit {code}: {err}; carried: {b'Damaged' in written}")
 
 
+def test_animated_png(root):
+    """An animated PNG (APNG) is written as a still PNG of its default image,
+    equalized as that image alone is, and the tool says so for that file
+    only, in both the batch and the --global path; the run goes on, exit 0."""
+    folder = os.path.join(root, "apng")
+    os.makedirs(folder)
+    rng = np.random.default_rng(41)
+    frames = [Image.fromarray(rng.integers(0, 256, (40, 60, 3), dtype=np.uint8)) for _ in range(3)]
+    frames[0].save(os.path.join(folder, "anim.png"), save_all=True, append_images=frames[1:],
+                   duration=100, loop=0)
+    frames[0].save(os.path.join(folder, "still.png"))
+    check(Image.open(os.path.join(folder, "anim.png")).n_frames == 3, "the APNG has no frames")
+    for extra in ((), ("--global",)):
+        out = os.path.join(root, "apng-out" + "".join(extra))
+        code, err = lumahist("equalize", folder, "--out", out, *extra)
+        lines = err.splitlines()
+        check(code == 0 and len(lines) == 1 and
+              lines[0].startswith(f"lumahist: {os.path.join(folder, 'anim.png')}: an animated PNG "
+                                  "of 3 frames: written as a still PNG"),
+              f"equalize {extra} of an APNG: exit {code}: {err!r}")
+        anim, still = (os.path.join(out, n) for n in ("anim.png", "still.png"))
+        if os.path.exists(anim) and os.path.exists(still):
+            written = open(anim, "rb").read()
+            check(b"acTL" not in written and b"fcTL" not in written and
+                  Image.open(anim).n_frames == 1, f"equalize {extra}: the output is still animated")
+            if not extra:
+                check(np.array_equal(read(anim), read(still)),
+                      "the APNG's output is not its default image equalized")
+        else:
+            check(False, f"equalize {extra}: missing outputs in {sorted(os.listdir(out))}")
+
+
 def test_luts(root, inputs):
     one = os.path.join(inputs, "camera-gray.png")
     lut = os.path.join(root, "camera.lut")
@@ -543,6 +575,7 @@ def main():
         test_metadata_kept(root)
         test_png_metadata_kept(root)
         test_low_bit_png(root)
+        test_animated_png(root)
         test_luts(root, inputs)
         test_global(root)
         test_quality(root)
