@@ -235,6 +235,8 @@ void lhp_video_places_clear(LhpVideoPlaces *places);
 void lhp_json_string(FILE *out, const char *text);
 /* "%.17g", which reads back to the same double; null when not finite. */
 void lhp_json_number(FILE *out, double value);
+/* counts in decimal, separator between them (a histogram's bins). */
+void lhp_write_counts(FILE *out, const uint64_t *counts, size_t n, char separator);
 /* The key of percentile p: the shortest "%.Ng" that reads back as p ("1",
  * "99.9"), without an exponent unless p needs one (below 1e-4). */
 void lhp_percentile_key(char *key, size_t size, double p);

@@ -128,8 +128,7 @@ static void write_jsonl(FILE *out, const LhStats *s, guint64 images, const LhOpt
     lhp_json_number(out, s->percentile_norm[i]);
   }
   fputs("},\"histogram\":[", out);
-  for (size_t i = 0; i < s->n_bins; i++)
-    fprintf(out, "%s%" PRIu64, i ? "," : "", s->histogram[i]);
+  lhp_write_counts(out, s->histogram, s->n_bins, ',');
   fputs("]}\n", out);
 }
 

@@ -259,8 +259,7 @@ static void write_jsonl(LhtWriter *w, const LhtRecord *r)
   }
   if (w->with_histogram) {
     fputs(",\"histogram\":[", out);
-    for (size_t i = 0; i < s->n_bins; i++)
-      fprintf(out, "%s%" PRIu64, i ? "," : "", s->histogram[i]);
+    lhp_write_counts(out, s->histogram, s->n_bins, ',');
     fputc(']', out);
   }
   fputs("}\n", out);
@@ -333,8 +332,7 @@ static void write_csv(LhtWriter *w, const LhtRecord *r)
   }
   if (w->with_histogram) {
     fputc(',', out);
-    for (size_t i = 0; i < s->n_bins; i++)
-      fprintf(out, "%s%" PRIu64, i ? " " : "", s->histogram[i]);
+    lhp_write_counts(out, s->histogram, s->n_bins, ' ');
   }
   fputc('\n', out);
 }
