@@ -62,6 +62,12 @@ trap 'rm -f "$out" "$raw"' EXIT
   ! lumahist overlay=true overlay-direction=auto post-messages=false \
   ! videoflip video-direction=auto ! filesink location="$raw" >"$out" 2>&1
 status=$?
+if grep -qE 'no element "(taginject|videoflip)"' "$out"; then
+  # GStreamer without gst-plugins-good's debugutils or videofilter (a GPU
+  # host's private GStreamer): the GstHarness test (element) covers the tags.
+  echo "skipped: overlay-direction=auto before videoflip: $(grep -o 'no element "[a-z]*"' "$out")"
+  exit 0
+fi
 pixel() { od -An -tu1 -j $(($1 * 92 + $2)) -N1 "$raw" | tr -d ' '; }
 size=$(wc -c <"$raw")
 if [ $status -ne 0 ] || [ "$size" -ne $((92 * 160)) ]; then
