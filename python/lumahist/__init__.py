@@ -274,13 +274,34 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
     return result
 
 
+def _exactly_as(values, dtype, name, item, expected):
+    """values as a contiguous array of dtype, or InvalidArgumentError where
+    the conversion would change one of them: a negative, fractional or too
+    large value would wrap or be cut into another, which the library could
+    not tell from one meant."""
+    given = _np.asarray(values)
+    try:
+        with _np.errstate(invalid="ignore"):
+            converted = _np.ascontiguousarray(given, dtype=dtype)
+    except (OverflowError, TypeError, ValueError) as error:
+        raise InvalidArgumentError(f"{name}: {error}", -1) from None
+    if given.dtype != converted.dtype:
+        changed = _np.flatnonzero(converted.ravel() != given.ravel())
+        if changed.size:
+            i = int(changed[0])
+            value = given.ravel()[i:i + 1].tolist()[0]
+            raise InvalidArgumentError(f"{name}: {item} {i} is {value!r}, not {expected}", -1)
+    return converted
+
+
 def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth=None,
               format=None, width=None, chroma="keep"):
     """Maps the luma through lut: 2^bit_depth uint16 entries, bit_depth the
     luma's (the format's own: 1024 entries for P010 or v210); chroma as for
-    equalize."""
+    equalize.  A lut of another type must hold uint16 values (a negative,
+    fractional or larger entry raises InvalidArgumentError)."""
     result = _output_for(image, out)
-    table = _np.ascontiguousarray(lut, dtype=_np.uint16)
+    table = _exactly_as(lut, _np.uint16, "lut", "entry", "a uint16 value (0 .. 65535)")
     _lumahist.rewrite(image, result, mode="lut", lut=table, matrix=matrix, backend=backend,
                       bit_depth=bit_depth or 0, format=format, width=width or 0, chroma=chroma)
     return result

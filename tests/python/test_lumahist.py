@@ -203,6 +203,23 @@ def test_apply_lut_of_the_histogram_is_equalize():
     assert np.array_equal(lumahist.apply_lut(image, lut), lumahist.equalize(image))
 
 
+@pytest.mark.parametrize("lut", [
+    np.arange(256, dtype=np.int64) + 65536,  # would wrap to 0 .. 255 and pass
+    np.arange(256, dtype=np.int64) - 1,      # -1 would wrap to 65535
+    np.arange(256) + 0.5,                    # would be cut to 0 .. 255
+    np.full(256, np.nan),
+], ids=["above-uint16", "negative", "fractional", "nan"])
+def test_apply_lut_refuses_entries_that_are_not_uint16(lut):
+    """A LUT of another type is taken only where its entries are uint16
+    values: converting would give other entries, which the library cannot
+    see (a wrapped entry may even be a valid one)."""
+    with pytest.raises(lumahist.InvalidArgumentError, match="lut: entry"):
+        lumahist.apply_lut(photo(8, 8, 1), lut, backend="cpu")
+    image = photo(8, 8, 2)
+    assert np.array_equal(lumahist.apply_lut(image, (255 - np.arange(256)).astype(np.float32)),
+                          255 - image)
+
+
 def test_views_and_strides():
     big = photo(300, 400, 5)
     rows = big[::3]  # every third row: a larger row stride
