@@ -309,8 +309,10 @@ def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth
 
 def lut_from_histogram(histogram, *, range="full"):
     """The global equalization LUT of a histogram of 2^8 .. 2^16 counts (e.g. summed
-    over many images), as a uint16 NumPy array."""
-    counts = _np.ascontiguousarray(histogram, dtype=_np.uint64)
+    over many images), as a uint16 NumPy array.  Counts of another type must be
+    whole and not negative (a normalized histogram raises InvalidArgumentError)."""
+    counts = _exactly_as(histogram, _np.uint64, "histogram", "count",
+                         "a count (an integer in 0 .. 2^64 - 1)")
     return _np.frombuffer(_lumahist.lut_from_histogram(counts.tobytes(), range=range),
                           dtype=_np.uint16).copy()
 

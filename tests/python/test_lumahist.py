@@ -220,6 +220,18 @@ def test_apply_lut_refuses_entries_that_are_not_uint16(lut):
                           255 - image)
 
 
+@pytest.mark.parametrize("histogram", [
+    np.full(256, -1, np.int64),      # would wrap to 2^64 - 1 a bin
+    np.full(256, 1 / 256),           # a normalized histogram would be cut to 0
+], ids=["negative", "fractional"])
+def test_lut_from_histogram_refuses_counts_that_are_not_counts(histogram):
+    with pytest.raises(lumahist.InvalidArgumentError, match="histogram: count"):
+        lumahist.lut_from_histogram(histogram)
+    counts = lumahist.stats(photo(40, 50, 3), backend="cpu").histogram
+    assert np.array_equal(lumahist.lut_from_histogram(counts.astype(np.float32)),
+                          lumahist.lut_from_histogram(counts))
+
+
 def test_views_and_strides():
     big = photo(300, 400, 5)
     rows = big[::3]  # every third row: a larger row stride
