@@ -56,6 +56,13 @@ LH_API int lh_lut_from_histogram(const uint64_t *histogram, int bit_depth, LhRan
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "bit depth %d is not in 8 .. 16", bit_depth);
   if (range != LH_RANGE_FULL && range != LH_RANGE_LIMITED)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown range %d", (int)range);
+  /* lhi_build_lut's 64-bit total would wrap, as lh_stats_from_histogram's
+   * pixel count would. */
+  uint64_t total = 0;
+  for (size_t v = 0; v < ((size_t)1 << bit_depth); v++)
+    if (__builtin_add_overflow(total, histogram[v], &total))
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                       "the histogram's counts sum past 2^64 - 1 pixels");
   uint32_t black, white;
   lhi_range_limits(bit_depth, range, &black, &white);
   lhi_build_lut(histogram, bit_depth, black, white, lut);

@@ -486,7 +486,8 @@ LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
  *   lut[v] = black + min(white - black, rint((float)(h[f+1] + .. + h[v]) * s))  for v > f
  * (rint: to nearest, ties to even; equalizeHist's LUT for 8 bits, full range).
  * When one bin holds every count (or none does) the LUT is the identity, as
- * equalizeHist leaves a constant image as it is.  lut has 2^bit_depth entries. */
+ * equalizeHist leaves a constant image as it is.  lut has 2^bit_depth entries.
+ * The counts must sum to at most 2^64 - 1 (LH_ERROR_INVALID_ARGUMENT past that). */
 LH_API int lh_lut_from_histogram(const uint64_t *histogram, int bit_depth, LhRange range,
                                  uint16_t *lut);
 

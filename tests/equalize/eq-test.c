@@ -141,6 +141,14 @@ static void test_lut_by_hand(void)
   CHECK(lut[0] == 0 && lut[77] == 77 && lut[255] == 255, "constant: %u", lut[77]);
   CHECK(lh_lut_from_histogram(h, 7, LH_RANGE_FULL, lut) == LH_ERROR_INVALID_ARGUMENT, "depth 7");
   CHECK(lh_lut_from_histogram(NULL, 8, LH_RANGE_FULL, lut) == LH_ERROR_INVALID_ARGUMENT, "NULL");
+  /* Counts that sum past 2^64 wrapped the total (here to 0: the identity). */
+  memset(h, 0, sizeof h);
+  h[10] = h[200] = (uint64_t)1 << 63;
+  CHECK(lh_lut_from_histogram(h, 8, LH_RANGE_FULL, lut) == LH_ERROR_INVALID_ARGUMENT,
+        "counts past 2^64: lut[200] = %u", lut[200]);
+  h[200] = ((uint64_t)1 << 63) - 1;
+  CHECK(lh_lut_from_histogram(h, 8, LH_RANGE_FULL, lut) == 0 && lut[200] == 255,
+        "counts of 2^64 - 1: %s", lh_last_error());
 }
 
 static void test_lut_random(void)
