@@ -265,8 +265,9 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
     """Contrast-limited adaptive equalization as cv2.createCLAHE(clip, tiles) (within
     1 of OpenCV at 8 bits).  tiles: (x, y).  Only luma changes, as for equalize
     (chroma as there)."""
+    tiles_x, tiles_y = _tiles(tiles)
     result = _output_for(image, out)
-    _lumahist.rewrite(image, result, mode="clahe", tiles_x=int(tiles[0]), tiles_y=int(tiles[1]),
+    _lumahist.rewrite(image, result, mode="clahe", tiles_x=tiles_x, tiles_y=tiles_y,
                       clip_limit=float(clip), matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
                       temporal=_temporal_capsule(temporal),
@@ -292,6 +293,19 @@ def _exactly_as(values, dtype, name, item, expected):
             value = given.ravel()[i:i + 1].tolist()[0]
             raise InvalidArgumentError(f"{name}: {item} {i} is {value!r}, not {expected}", -1)
     return converted
+
+
+def _tiles(tiles):
+    """clahe's (x, y) grid, or InvalidArgumentError: int() would take 1.5 as 1
+    and the text "88" as (8, 8)."""
+    try:
+        x, y = (_operator.index(v) for v in tiles)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"tiles {tiles!r}: (x, y), two integers", -1) from None
+    if not (-2**31 <= min(x, y) and max(x, y) < 2**31):
+        # The library's words for a grid past LH_CLAHE_MAX_TILES, which a C int cannot carry.
+        raise InvalidArgumentError(f"CLAHE grid {x}x{y}: each side must be in 1 .. 64", -1)
+    return x, y
 
 
 def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth=None,

@@ -142,6 +142,17 @@ def test_clahe_within_one_of_opencv():
         assert np.abs(ours - theirs).max() <= 1
 
 
+@pytest.mark.parametrize("tiles", [(1.5, 2), (8, 8, 8), (8,), 8, "88", None, (2**40, 2)],
+                         ids=["fraction", "three", "one", "int", "text", "none", "huge"])
+def test_clahe_tiles_must_be_two_integers(tiles):
+    """tiles=(1.5, 2) ran a 1x2 grid and "88" an 8x8 one without a word."""
+    image = photo(16, 16, 1)
+    with pytest.raises(lumahist.InvalidArgumentError, match="tiles|grid"):
+        lumahist.clahe(image, tiles=tiles, backend="cpu")
+    assert np.array_equal(lumahist.clahe(image, tiles=(np.int64(3), np.uint8(2)), backend="cpu"),
+                          lumahist.clahe(image, tiles=[3, 2], backend="cpu"))
+
+
 def scaled_chroma(c, old_sum, new_sum):
     """lumahist.h's LH_CHROMA_SCALE for chroma samples c whose footprints' luma
     sums go from old_sum to new_sum, in plain integer NumPy."""
