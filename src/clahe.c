@@ -12,7 +12,8 @@ int lhi_clahe_grid(int width, int height, int bit_depth, int tiles_x, int tiles_
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "CLAHE grid %dx%d: each side must be in 1 .. %d",
                      tiles_x, tiles_y, LH_CLAHE_MAX_TILES);
   if (!isfinite(clip_limit))
-    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "CLAHE clip limit %g is not a number", clip_limit);
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "CLAHE clip limit %g is not finite (0 or below: no clipping)", clip_limit);
   if (width >= LHI_CLAHE_MAX_SIDE || height >= LHI_CLAHE_MAX_SIDE)
     return lhi_error(LH_ERROR_TOO_LARGE, "CLAHE takes sides below 2^30, not %dx%d", width, height);
   /* OpenCV extends both sides by (tiles - side % tiles) as soon as either

@@ -1296,6 +1296,11 @@ static void test_arguments(void)
   o.tiles_x = 8;
   o.clip_limit = NAN;
   CHECK(lh_equalize(cpu, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "NaN clip");
+  /* inf was refused as "not a number" */
+  o.clip_limit = INFINITY;
+  CHECK(lh_equalize(cpu, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "inf is not finite"),
+        "inf clip: %s", lh_last_error());
   o.clip_limit = 40;
   o.mode = (LhEqualizeMode)7;
   CHECK(lh_equalize(cpu, &a.frame, &a.frame, &o) == LH_ERROR_INVALID_ARGUMENT, "mode 7");
