@@ -469,7 +469,8 @@ LH_API void lh_equalize_options_init(LhEqualizeOptions *options);
  * bottom by reflection (BORDER_REFLECT_101) to tiles_x * ceil and the tiles
  * are of that size, both ways as soon as either side does not divide (as
  * OpenCV does); each tile's histogram is clipped at
- * max(1, (int)(clip_limit * tile_pixels / bins)), the excess spread evenly,
+ * max(1, (int)(clip_limit * tile_pixels / bins)) (no clipping from 2^31 up,
+ * where OpenCV's int conversion overflows), the excess spread evenly,
  * the remainder one count every max(1, bins / remainder) bins from bin 0;
  * tile LUT[v] = black + min(white - black, rint((float)cdf(v) * s)) with
  * s = (float)(white - black) / (float)tile_pixels (IEEE single, as OpenCV);

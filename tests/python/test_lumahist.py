@@ -142,6 +142,17 @@ def test_clahe_within_one_of_opencv():
         assert np.abs(ours - theirs).max() <= 1
 
 
+def test_clahe_clip_past_an_int_is_no_limit():
+    """README: a clip limit of 2^31 counts or more (where OpenCV's int
+    conversion overflows) is no limit, not OpenCV's clip at 1 count."""
+    image = photo(48, 64, 4)
+    area = (64 // 8) * (48 // 8)
+    ours = lumahist.clahe(image, clip=2**31 * 256 / area, backend="cpu")
+    assert np.array_equal(ours, lumahist.clahe(image, clip=0, backend="cpu"))
+    below = lumahist.clahe(image, clip=(2**31 - 1) * 256 / area / 2, backend="cpu")
+    assert np.array_equal(below, ours)
+
+
 @pytest.mark.parametrize("tiles", [(1.5, 2), (8, 8, 8), (8,), 8, "88", None, (2**40, 2)],
                          ids=["fraction", "three", "one", "int", "text", "none", "huge"])
 def test_clahe_tiles_must_be_two_integers(tiles):
