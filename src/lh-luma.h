@@ -14,9 +14,10 @@
 
 /* Two rules, one per luma depth.
  *
- * 8-bit luma: 14 fractional bits, as OpenCV's cvtColor(RGB2GRAY) uses: with
- * them BT.601 luma of 8-bit input equals OpenCV's gray conversion exactly.
- * The weights sum to 2^14 so that white stays white.
+ * 8-bit luma: 14 fractional bits.  OpenCV 4.6's cvtColor(RGB2GRAY) of 8-bit
+ * input takes 15 (9798, 19235, 3735) and so differs by one where BT.601 luma
+ * lies within 2^-7 of a half (0.26 % of the 8-bit cube; README).  The
+ * weights sum to 2^14 so that white stays white.
  *
  * Luma of more than 8 bits (16-bit and 10-bit R'G'B'): correctly rounded.
  * 14-bit weights put some 14 % of the pixels of a 16-bit photograph one code
