@@ -331,7 +331,7 @@ int lht_equalize_main(int argc, char **argv)
   };
   GOptionEntry clahe_entries[] = {
       {"tiles", 't', 0, G_OPTION_ARG_STRING, &args.tiles,
-       "Tile grid COLSxROWS, each 1..64 (default 8x8)", "GRID"},
+       "Tile grid COLSxROWS, each 1..64, or N for NxN (default 8x8)", "GRID"},
       {"clip", 'c', 0, G_OPTION_ARG_STRING, &args.clip,
        "Clip limit as OpenCV's createCLAHE (default 40; 0: no limit)", "LIMIT"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
