@@ -371,7 +371,7 @@ void lhi_luma_row4_u8(const uint8_t *px, int width, const uint32_t *w, uint8_t *
 void lhi_luma_row_u8(const uint8_t *px, int width, int pixel_bytes, const uint32_t *w,
                      uint8_t *luma);
 /* The weight of each byte of an 8-bit R'G'B' format's pixel (w[4]; 0 for
- * alpha or padding). */
+ * alpha or padding; all 0 for any other format). */
 void lhi_byte_weights(LhFormat format, LhiLumaWeights weights, uint32_t *w);
 
 /* 8-bit rows counted into 64-bit bins through eight interleaved 32-bit

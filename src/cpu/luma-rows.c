@@ -295,6 +295,9 @@ void lhi_byte_weights(LhFormat format, LhiLumaWeights weights, uint32_t *w)
 {
   const LhiFormatInfo *info = lhi_format_info(format);
   w[0] = w[1] = w[2] = w[3] = 0;
+  /* Gray and YUV have no R'G'B' byte (r, g, b are -1): no weight to place. */
+  if (info->r < 0 || info->sample_bytes != 1)
+    return;
   w[info->r] = weights.kr;
   w[info->g] = weights.kg;
   w[info->b] = weights.kb;

@@ -156,6 +156,20 @@ static void test_byte_weights(void)
             w[0], w[1], w[2], w[3]);
     }
   }
+  /* Global equalization of gray and YUV frames asks too (cpu/equalize.c):
+   * their r, g, b of -1 must not place weights before w. */
+  static const LhFormat others[] = {LH_FORMAT_GRAY8, LH_FORMAT_I420,   LH_FORMAT_NV12,
+                                    LH_FORMAT_YUY2,  LH_FORMAT_GRAY16, LH_FORMAT_RGB16};
+  const LhiLumaWeights lw = lhi_luma_weights(LH_MATRIX_BT601, 8);
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+    uint32_t guarded[6] = {0xdeadbeef, 1, 1, 1, 1, 0xdeadbeef};
+    lhi_byte_weights(others[i], lw, guarded + 1);
+    CHECK(guarded[0] == 0xdeadbeef && guarded[5] == 0xdeadbeef,
+          "%s: byte weights written outside w", lh_format_name(others[i]));
+    CHECK(guarded[1] == 0 && guarded[2] == 0 && guarded[3] == 0 && guarded[4] == 0,
+          "%s: byte weights %u %u %u %u, not 0", lh_format_name(others[i]), guarded[1], guarded[2],
+          guarded[3], guarded[4]);
+  }
 }
 
 /* lhi_count8_row and lhi_count8_row_step2 against plain counting. */
