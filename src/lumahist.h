@@ -267,7 +267,8 @@ typedef struct {
 LH_API void lh_stats_init(LhStats *stats);
 LH_API void lh_stats_clear(LhStats *stats);
 
-/* Code value -> [0, 1] for a bit depth and range. */
+/* Code value -> [0, 1] for a bit depth and range; NAN for a bit depth
+ * outside 1 .. 16 (8 .. 16 for limited range) or an unknown range. */
 LH_API double lh_normalize(double value, int bit_depth, LhRange range);
 
 /* Statistics and percentiles from a histogram alone (e.g. a sum of the

@@ -190,7 +190,9 @@ void lhi_values_from_blocks(const uint64_t *histogram, const LhiBlockSums *block
 
 LH_API double lh_normalize(double value, int bit_depth, LhRange range)
 {
-  if (bit_depth < 1 || bit_depth > 16)
+  /* Limited range is defined from 8 bits up (16 << (bit_depth - 8)). */
+  if (bit_depth < 1 || bit_depth > 16 || (range != LH_RANGE_FULL && range != LH_RANGE_LIMITED) ||
+      (range == LH_RANGE_LIMITED && bit_depth < 8))
     return NAN;
   uint32_t black, white;
   lhi_range_limits(bit_depth, range, &black, &white);

@@ -324,6 +324,11 @@ static void test_stats(LhContext *ctx)
   CHECK(zeroed.histogram == NULL && zeroed.n_bins == 0, "a cleared struct is not empty");
   CHECK(isnan(lh_normalize(1, 0, LH_RANGE_FULL)) && isnan(lh_normalize(1, 17, LH_RANGE_FULL)),
         "lh_normalize at depths 0 and 17");
+  /* Limited range has no black below 8 bits (16 << (bit_depth - 8)). */
+  CHECK(isnan(lh_normalize(1, 4, LH_RANGE_LIMITED)) && isnan(lh_normalize(1, 8, (LhRange)7)),
+        "lh_normalize of limited range at 4 bits, or of an unknown range");
+  CHECK(lh_normalize(3, 2, LH_RANGE_FULL) == 1.0 && lh_normalize(16, 8, LH_RANGE_LIMITED) == 0.0,
+        "lh_normalize at 2 bits full range, 8 bits limited");
 
   uint64_t histogram[65536] = {0};
   LhStats s;
