@@ -311,7 +311,13 @@ typedef struct LhContext LhContext;
  * bits either way.  A stream with state (a temporal window, a frame
  * difference) stays on the side where its state is, and starts on the side
  * the measures chose.  lh_context_last_backend() tells where each call
- * went. */
+ * went.
+ *
+ * One call at a time may use a context: its CPU threads, device buffers
+ * and measures serve one call, and two threads that call into the same
+ * context at once (lh_analyze, lh_equalize, ...) can crash it.  Give each
+ * thread its own context, or hold a lock around the calls; different
+ * contexts may be used at once. */
 LH_API int lh_context_new(LhBackend backend, LhContext **context);
 LH_API void lh_context_free(LhContext *context);
 
