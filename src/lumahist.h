@@ -162,8 +162,15 @@ typedef struct {
 } LhFrame;
 
 /* Fills *frame for one contiguous buffer holding all planes with the given
- * row stride of the first plane (0: tightly packed).  Chroma planes follow the
- * Y plane as GStreamer lays them out with that stride. */
+ * row stride of the first plane (0: tightly packed).  The chroma planes
+ * follow the Y plane's height rows one after the other, each of
+ * ceil(height / 2^subsampling) rows at the Y stride scaled as the row is
+ * (ceil(stride / 2^subsampling), twice that for the pairs of NV24; the Y
+ * stride itself for NV12, NV21, NV16 and P01x), or a whole chroma row where
+ * that is more.  This is not always GStreamer's layout: GstVideoInfo rounds
+ * chroma strides up to 4 bytes and starts the chroma of 4:2:0 formats after
+ * an even number of Y rows (I420 66x48, 63x47; NV12 63x47), so for its
+ * buffers set planes[] and strides[] from its offsets and strides. */
 LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int width, int height,
                          void *data, size_t stride);
 
