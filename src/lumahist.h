@@ -324,7 +324,8 @@ typedef struct LhContext LhContext;
  * and measures serve one call, and two threads that call into the same
  * context at once (lh_analyze, lh_equalize, ...) can crash it.  Give each
  * thread its own context, or hold a lock around the calls; different
- * contexts may be used at once. */
+ * contexts may be used at once.  A fork()ed child may go on using and then
+ * free a CPU context of its parent: it starts CPU threads of its own. */
 LH_API int lh_context_new(LhBackend backend, LhContext **context);
 LH_API void lh_context_free(LhContext *context);
 

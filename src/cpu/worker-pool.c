@@ -48,6 +48,8 @@ typedef struct {
 struct LhiPool {
   int threads; /* wanted, the caller's included (atomic: set_threads may change it) */
   int started; /* worker threads running (the caller's own) */
+  /* The process the workers run in: a fork()ed child has none of them. */
+  pid_t workers_pid;
   Worker workers[LHI_MAX_THREADS - 1];
   /* The call in progress: task, arg, n_parts and n_slots are written by
    * the caller before it publishes the call in `next`, and stay as they
@@ -255,6 +257,14 @@ static void *worker_main(void *data)
  * threads), the caller does the rest of the work. */
 static void start_workers(LhiPool *pool)
 {
+  /* A fork()ed child has the pool but not its threads: it starts its own
+   * (the parent's sleepers counted none of them). */
+  const pid_t pid = getpid();
+  if (pool->workers_pid != pid) {
+    pool->started = 0;
+    __atomic_store_n(&pool->sleeping_workers, 0, __ATOMIC_RELAXED);
+    pool->workers_pid = pid;
+  }
   int wanted = __atomic_load_n(&pool->threads, __ATOMIC_RELAXED) - 1;
   while (pool->started < wanted) {
     Worker *worker = &pool->workers[pool->started];
@@ -353,7 +363,9 @@ void lhi_pool_free(LhiPool *pool)
   __atomic_store_n(&pool->stopping, true, __ATOMIC_SEQ_CST);
   __atomic_add_fetch(&pool->posted, 1, __ATOMIC_SEQ_CST); /* so that sleepers wake */
   wake_all(pool, &pool->posted);
-  for (int i = 0; i < pool->started; i++)
+  /* A fork()ed child's started workers are its parent's threads: none to join. */
+  const int started = pool->workers_pid == getpid() ? pool->started : 0;
+  for (int i = 0; i < started; i++)
     pthread_join(pool->workers[i].thread, NULL);
 #ifndef __linux__
   pthread_cond_destroy(&pool->changed);

@@ -4,13 +4,17 @@
  * the call returns; calls back to back (workers still watching for the
  * next), calls after a pause (workers asleep), parts of very different
  * lengths (late workers), one part, more parts than threads, and the
- * number of threads changed between calls; and calls whose parts learn
- * their thread's slot: one thread a slot, within the call's slots. */
+ * number of threads changed between calls; calls whose parts learn
+ * their thread's slot: one thread a slot, within the call's slots; and a
+ * fork()ed child's calls and free of the pool it inherited. */
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lh-private.h"
 
@@ -125,6 +129,55 @@ static void pause_us(long us)
   nanosleep(&t, NULL);
 }
 
+/* This process's threads (Linux's /proc); 0 where that cannot be read. */
+static int process_threads(void)
+{
+  DIR *tasks = opendir("/proc/self/task");
+  if (!tasks)
+    return 0;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(tasks));)
+    n += e->d_name[0] != '.';
+  closedir(tasks);
+  return n;
+}
+
+/* A child fork()ed after the pool's workers started has the pool but not
+ * its threads: its calls run on workers of its own, it frees the pool (no
+ * join of its parent's threads), and the parent's pool goes on.  False
+ * (and a line) if not. */
+static bool fork_test(LhiPool *pool, Call *c)
+{
+  lhi_pool_set_threads(pool, 4);
+  if (!run_call(pool, c, 300000u, 64, -1, "before fork"))
+    return false;
+  fflush(NULL);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "fork failed: the fork case is not run\n");
+    return true;
+  }
+  if (pid == 0) {
+    alarm(60); /* a hang is a failure, not a stuck suite */
+    bool ok = true;
+    for (unsigned round = 0; round < 50 && ok; round++)
+      ok = run_call(pool, c, 300001u + round, 64, round % 2 ? 10 : -1, "forked child");
+    const int threads = process_threads();
+    lhi_pool_free(pool);
+    if (threads != 0 && threads < 4)
+      fprintf(stderr, "FAIL: the forked child ran its calls on %d thread(s), not 4\n", threads);
+    _exit(ok && (threads == 0 || threads >= 4) ? 0 : 1);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "FAIL: the forked child %s %d\n",
+            WIFSIGNALED(status) ? "died of signal" : "exited with",
+            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    return false;
+  }
+  return run_call(pool, c, 300100u, 64, -1, "parent after fork");
+}
+
 int main(void)
 {
   LhiPool *pool;
@@ -177,6 +230,9 @@ int main(void)
     if (r % 13 == 0)
       pause_us(150 + r % 300);
   }
+  calls++;
+  if (!fork_test(pool, &c))
+    failures++;
   lhi_pool_free(pool);
   printf("pool: %d calls, %d failures\n", calls, failures);
   return failures ? 1 : 0;
