@@ -546,7 +546,8 @@ LH_API int lh_temporal_query(LhTemporal *temporal, int *frames, uint64_t *cuts);
 /* The scene-cut measure: the total variation distance (1/2) sum |p - q| of
  * the two histograms folded to 32 equal bins and normalized, p_k =
  * floor(count_k * 2^20 / N) (0 when N is 0), in [0, 1] with steps of
- * 2^-21.  Histograms of 2^bit_depth bins, 8 <= bit_depth <= 16. */
+ * 2^-21.  Histograms of 2^bit_depth bins, 8 <= bit_depth <= 16; NAN for a
+ * NULL histogram or another bit depth. */
 LH_API double lh_histogram_distance(const uint64_t *a, const uint64_t *b, int bit_depth);
 
 /* ------------------------------------------------------------------------ */

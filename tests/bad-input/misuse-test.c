@@ -329,6 +329,12 @@ static void test_stats(LhContext *ctx)
         "lh_normalize of limited range at 4 bits, or of an unknown range");
   CHECK(lh_normalize(3, 2, LH_RANGE_FULL) == 1.0 && lh_normalize(16, 8, LH_RANGE_LIMITED) == 0.0,
         "lh_normalize at 2 bits full range, 8 bits limited");
+  {
+    uint64_t one[256] = {1};
+    CHECK(isnan(lh_histogram_distance(NULL, one, 8)) && isnan(lh_histogram_distance(one, one, 7)) &&
+              lh_histogram_distance(one, one, 8) == 0.0,
+          "lh_histogram_distance of NULL, at 7 bits, of equal histograms");
+  }
 
   uint64_t histogram[65536] = {0};
   LhStats s;
