@@ -37,6 +37,19 @@ def cli_record(path, *extra):
     return json.loads(out)
 
 
+def test_the_extension_exports_none_of_the_librarys_functions():
+    """The module holds a static copy of the library; its lh_* functions stay
+    inside it, so that an application that also loads liblumahist.so (or
+    another module's copy) gets each its own."""
+    import ctypes
+    from lumahist import _lumahist
+    extension = ctypes.CDLL(_lumahist.__file__)
+    assert hasattr(extension, "PyInit__lumahist")
+    exported = [name for name in ("lh_version", "lh_context_new", "lh_analyze", "lh_last_error")
+                if hasattr(extension, name)]
+    assert not exported
+
+
 @pytest.mark.parametrize("kind", ["gray8", "rgb8", "gray16", "rgba8"])
 def test_stats_equal_the_tools_records(tmp_path, kind):
     if kind == "gray8":
