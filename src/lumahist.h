@@ -463,7 +463,8 @@ typedef struct {
   LhEqualizeMode mode;
   LhMatrix matrix; /* luma of R'G'B' input */
   LhRange range;   /* the output spans the range's black .. white (full: 0 .. 2^bits - 1) */
-  int tiles_x;     /* CLAHE grid, 1 .. LH_CLAHE_MAX_TILES each way */
+  int tiles_x;     /* CLAHE grid, 1 .. LH_CLAHE_MAX_TILES each way; the call takes about
+                      tiles_x * tiles_y * 2^bit_depth * 6 bytes (1.5 GiB: 16 bits, 64x64) */
   int tiles_y;
   double clip_limit;    /* CLAHE: createCLAHE's clipLimit; <= 0 no clipping */
   LhTemporal *temporal; /* NULL: each frame on its own */
