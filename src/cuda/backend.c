@@ -71,6 +71,13 @@ static int cuda_open(void **state)
   *state = NULL;
   int count = 0;
   cudaError_t error = cudaGetDeviceCount(&count);
+  /* Without the driver at all, the runtime says its version is too old
+   * ("CUDA driver version is insufficient"), which sends users looking for a
+   * driver update on a machine that has no GPU. */
+  int driver = 0;
+  if (error != cudaSuccess && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+    return lhi_error(LH_ERROR_NO_DEVICE,
+                     "no usable CUDA device: no NVIDIA driver is installed (libcuda.so.1)");
   if (error != cudaSuccess)
     return lhi_error(LH_ERROR_NO_DEVICE, "no usable CUDA device: %s", cudaGetErrorString(error));
   if (count == 0)
