@@ -49,10 +49,14 @@ void lhp_json_string(FILE *out, const char *text)
   fputc('"', out);
 }
 
+/* Numbers and keys are written and read in the C locale, whatever the
+ * program's LC_NUMERIC: a Python program that set its users' locale gave
+ * "mean":12,5, which is not JSON, and "12,5" keys. */
 void lhp_json_number(FILE *out, double value)
 {
+  char text[G_ASCII_DTOSTR_BUF_SIZE];
   if (isfinite(value))
-    fprintf(out, "%.17g", value);
+    fputs(g_ascii_formatd(text, sizeof text, "%.17g", value), out);
   else
     fputs("null", out);
 }
@@ -89,8 +93,10 @@ void lhp_percentile_key(char *key, size_t size, double p)
   /* Records are matched by their keys (merge, --skip-existing): every
    * writer takes them from here. */
   for (int digits = 1; digits <= 17; digits++) {
-    snprintf(key, size, "%.*g", digits, p);
-    if (strtod(key, NULL) == p && (!strchr(key, 'e') || (p != 0 && p < 1e-4)))
+    char format[8];
+    snprintf(format, sizeof format, "%%.%dg", digits);
+    g_ascii_formatd(key, (int)size, format, p);
+    if (g_ascii_strtod(key, NULL) == p && (!strchr(key, 'e') || (p != 0 && p < 1e-4)))
       return;
   }
 }

@@ -8,8 +8,10 @@ from GStreamer's x264enc.  Without ffmpeg, gst-launch-1.0 or GStreamer in
 this build the tests that need them skip, saying why; the GPU test skips
 without a CUDA device or NVDEC (LUMAHIST_EXPECT_NVDEC=1 makes that a
 failure)."""
+import contextlib
 import gc
 import json
+import locale
 import math
 import os
 import pickle
@@ -318,6 +320,44 @@ def test_matrix_and_range_given_or_from_the_stream(clips):
     given = list(lumahist.stats_files(clip, backend="cpu", range="full", matrix="bt709"))
     assert {r.range for r in given} == {"full"}
     assert dicts(given) == tool_records([clip], "--range", "full", "--matrix", "bt709")
+
+
+# --------------------------------------------------------------------------
+# The program's locale: a Python program that calls
+# locale.setlocale(locale.LC_ALL, "") runs the pipeline in the user's.
+
+@contextlib.contextmanager
+def user_locale(category, names, wanted, why):
+    """Runs the block with category set to the first of names that this host
+    has and that wanted(localeconv) accepts, then puts the old one back;
+    skips where none is (tests/run.sh does not generate locales)."""
+    old = locale.setlocale(category)
+    for name in names:
+        try:
+            locale.setlocale(category, name)
+        except locale.Error:
+            continue
+        if wanted(locale.localeconv()):
+            break
+        locale.setlocale(category, old)
+    else:
+        pytest.skip(f"no locale {why} on this host: needs one of {', '.join(names)} "
+                    "(Debian: the locales package, then localedef or locale-gen)")
+    try:
+        yield
+    finally:
+        locale.setlocale(category, old)
+
+
+def test_a_decimal_comma_locale_gives_the_tools_summary(clips):
+    # The summary record is written in C and read back by json.loads: written
+    # with the locale's decimal comma, it was not JSON ("mean":12,5).
+    clip = clips["known"]
+    want = tool_records([clip], "--percentiles", "1,12.5,99.5")
+    with user_locale(locale.LC_NUMERIC, ["de_DE.UTF-8", "fr_FR.UTF-8", "de_DE", "fr_FR"],
+                     lambda conv: conv["decimal_point"] == ",", "with a decimal comma"):
+        got = dicts(lumahist.stats_files(clip, backend="cpu", percentiles=(1, 12.5, 99.5)))
+    assert got == want
 
 
 # --------------------------------------------------------------------------
