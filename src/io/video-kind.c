@@ -2,7 +2,6 @@
  * their name as a hint), in every build, with or without GStreamer. */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include "lhio-video.h"
@@ -66,6 +65,19 @@ bool lhio_sniff_video(const uint8_t *head, size_t n)
          at(head, n, 0, (const char *)asf, sizeof asf) || at(head, n, 0, "OggS", 4);
 }
 
+/* ASCII case only: strcasecmp follows the locale (a Python program may have
+ * set its user's), and in a Turkish one "AVI" is not "avi". */
+static bool ascii_equal_ignoring_case(const char *a, const char *b)
+{
+  for (; *a && *b; a++, b++) {
+    char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+    char cb = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
+    if (ca != cb)
+      return false;
+  }
+  return *a == *b;
+}
+
 bool lhio_is_video_name(const char *path)
 {
   static const char *const extensions[] = {
@@ -79,7 +91,7 @@ bool lhio_is_video_name(const char *path)
   if (!dot || strchr(dot, '/'))
     return false;
   for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++)
-    if (strcasecmp(dot, extensions[i]) == 0)
+    if (ascii_equal_ignoring_case(dot, extensions[i]))
       return true;
   return false;
 }

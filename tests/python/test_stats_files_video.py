@@ -360,6 +360,19 @@ def test_a_decimal_comma_locale_gives_the_tools_summary(clips):
     assert got == want
 
 
+def test_a_turkish_locale_finds_the_same_videos_in_a_folder(clips, tmp_path):
+    # Extensions were compared with strcasecmp, which in a Turkish LC_CTYPE
+    # does not take "I" for "i": CLIP.AVI and TAPE.IVF were left out.
+    for name in ("CLIP.AVI", "TAPE.IVF", "clip.avi", "Movie.Mkv"):
+        shutil.copy(clips["known"], tmp_path / name)
+    want = files_of(tool_records([tmp_path]))
+    assert len(want) == 4, want
+    with user_locale(locale.LC_CTYPE, ["tr_TR.UTF-8", "tr_TR.ISO-8859-9", "tr_TR"],
+                     lambda conv: True, "for Turkish"):
+        got = files_of(dicts(lumahist.stats_files(tmp_path, backend="cpu")))
+    assert got == want
+
+
 # --------------------------------------------------------------------------
 # Videos that fail
 
