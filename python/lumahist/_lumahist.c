@@ -82,11 +82,21 @@ PyObject *raise_status(int status)
 
 PyObject *raise_message(int status, const char *message)
 {
+  PyObject *text = PyUnicode_FromString(message);
+  if (!text)
+    return NULL;
+  raise_message_object(status, text);
+  Py_DECREF(text);
+  return NULL;
+}
+
+PyObject *raise_message_object(int status, PyObject *message)
+{
   int index = -status;
   PyObject *cls = index >= 1 && index <= 8 && error_classes[index] ? error_classes[index]
                   : error_classes[0]                               ? error_classes[0]
                                                                    : PyExc_RuntimeError;
-  PyObject *args = Py_BuildValue("(si)", message, status);
+  PyObject *args = Py_BuildValue("(Oi)", message, status);
   if (args) {
     PyErr_SetObject(cls, args);
     Py_DECREF(args);

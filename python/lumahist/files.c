@@ -402,11 +402,43 @@ static PyObject *iterator_close_method(FilesIterator *self, PyObject *unused)
 
 /* Warns of each message: 0, or -1 with the exception set (warnings as
  * errors). */
+/* A message that names a file, as a str: its name decoded as the record's
+ * path is (os.fsdecode), since the name's bytes need not be UTF-8. */
+static PyObject *message_of(const char *text)
+{
+  return PyUnicode_DecodeFSDefault(text);
+}
+
+/* A RuntimeWarning of text, from the caller's line (PyErr_WarnEx takes UTF-8
+ * only): 0, or -1 with the exception set. */
+static int warn_text(const char *text)
+{
+  static PyObject *warn;
+  if (!warn) {
+    PyObject *warnings = PyImport_ImportModule("warnings");
+    if (!warnings)
+      return -1;
+    warn = PyObject_GetAttrString(warnings, "warn");
+    Py_DECREF(warnings);
+    if (!warn)
+      return -1;
+  }
+  PyObject *message = message_of(text);
+  if (!message)
+    return -1;
+  PyObject *result = PyObject_CallFunction(warn, "OOi", message, PyExc_RuntimeWarning, 1);
+  Py_DECREF(message);
+  if (!result)
+    return -1;
+  Py_DECREF(result);
+  return 0;
+}
+
 static int warn_all(GPtrArray *messages)
 {
   int status = 0;
   for (guint i = 0; status == 0 && i < messages->len; i++)
-    status = PyErr_WarnEx(PyExc_RuntimeWarning, g_ptr_array_index(messages, i), 1);
+    status = warn_text(g_ptr_array_index(messages, i));
   return status;
 }
 
@@ -551,9 +583,13 @@ static PyObject *iterator_next(FilesIterator *self)
     } else {
       char *text = g_strdup_printf("%s: %s", entry->path, entry->reason);
       if (entry->kind == ENTRY_FAILURE && self->raise_errors) {
-        raise_message(entry->status, text);
+        PyObject *message = message_of(text);
+        if (message) {
+          raise_message_object(entry->status, message);
+          Py_DECREF(message);
+        }
         iterator_close(self);
-      } else if (PyErr_WarnEx(PyExc_RuntimeWarning, text, 1) < 0) {
+      } else if (warn_text(text) < 0) {
         iterator_close(self);
       } else {
         g_free(text);

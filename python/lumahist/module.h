@@ -13,6 +13,8 @@
  * library's last message, or with message; NULL, to be returned. */
 PyObject *raise_status(int status);
 PyObject *raise_message(int status, const char *message);
+/* The same with a str (a message that names a file as os.fsdecode does). */
+PyObject *raise_message_object(int status, PyObject *message);
 PyObject *raise_invalid(const char *message);
 
 /* matrix=, range= and backend= by name; 0, or -1 with the exception set. */

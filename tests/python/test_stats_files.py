@@ -181,6 +181,30 @@ def test_names_that_are_not_utf8_are_the_tools(tmp_path):
     assert lumahist.merge(got).images == 2
 
 
+def test_a_failing_file_whose_name_is_not_utf8_warns_or_raises_with_its_name(tmp_path):
+    """Its warning or error names it as its record would (os.fsdecode): the
+    message used to be decoded as UTF-8, and UnicodeDecodeError ended the
+    run at it, warnings or not."""
+    top = os.fsencode(tmp_path)
+    with open(os.path.join(top, b"bad\xe9.png"), "wb") as f:
+        f.write(b"not an image at all")
+    cv2.imwrite(str(tmp_path / "good.png"), noise(np.random.default_rng(6), 9, 11))
+    missing = os.path.join(top, b"gone\xe9.png")
+    want = tool_records([tmp_path])
+    assert len(want) == 1
+    with pytest.warns(RuntimeWarning) as caught:
+        got = dicts(lumahist.stats_files([missing, tmp_path], backend="cpu", decoder="cpu"))
+    assert got == want
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2
+    assert messages[0].startswith(os.fsdecode(missing) + ": ")
+    assert messages[1].startswith(os.fsdecode(os.path.join(top, b"bad\xe9.png")) + ": ")
+    for paths in ([missing], [tmp_path]):
+        with pytest.raises(lumahist.Error) as raised:
+            list(lumahist.stats_files(paths, backend="cpu", errors="raise"))
+        assert os.fsdecode(top) in str(raised.value)
+
+
 def test_bad_arguments(folder):
     with pytest.raises(lumahist.InvalidArgumentError):
         lumahist.stats_files(folder, errors="ignore")
