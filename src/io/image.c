@@ -2,6 +2,7 @@
  * and JPEG code, and writing through a temporary file renamed into place. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,7 +377,9 @@ static LhioFileType type_from_name(const char *path)
 /* Creates "<dir>/.<name>.<unique>.tmp" beside path.  open(O_EXCL) rather than
  * mkstemp() so that the mode is 0666 less the umask, as for any new file,
  * instead of mkstemp's 0600.  The name starts with a dot and does not end in
- * an image extension, so a concurrent folder scan does not pick it up. */
+ * an image extension, so a concurrent folder scan does not pick it up.  A
+ * name too long to take the rest within NAME_MAX is cut (at a UTF-8
+ * character), so that any name the output may have gets a temporary file. */
 int lhio_create_temp(const char *path, char **temp_path, FILE **file)
 {
   static unsigned counter;
@@ -385,6 +388,14 @@ int lhio_create_temp(const char *path, char **temp_path, FILE **file)
   const char *name = slash ? slash + 1 : path;
   if (*name == '\0')
     return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "not a file name");
+  /* The dots, "PID-COUNTER-NANOSECONDS" at their longest and ".tmp". */
+  enum { TEMP_AFFIXES = 2 + 20 + 1 + 10 + 1 + 16 + 4 };
+  int name_len = (int)strlen(name);
+  if (name_len > NAME_MAX - TEMP_AFFIXES) {
+    name_len = NAME_MAX - TEMP_AFFIXES;
+    while (name_len > 0 && ((unsigned char)name[name_len] & 0xc0) == 0x80)
+      name_len--;
+  }
 
   size_t size = strlen(path) + 64;
   char *temp = malloc(size);
@@ -394,8 +405,8 @@ int lhio_create_temp(const char *path, char **temp_path, FILE **file)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     unsigned unique = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
-    snprintf(temp, size, "%.*s.%s.%ld-%u-%lx.tmp", dir_len, path, name, (long)getpid(), unique,
-             (unsigned long)now.tv_nsec);
+    snprintf(temp, size, "%.*s.%.*s.%ld-%u-%lx.tmp", dir_len, path, name_len, name, (long)getpid(),
+             unique, (unsigned long)now.tv_nsec);
     int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
       if (errno == EEXIST)

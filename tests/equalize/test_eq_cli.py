@@ -564,6 +564,29 @@ def test_bad_file(root):
     check(os.path.exists(os.path.join(out, "camera-gray.png")), "the good file after a bad one")
 
 
+def test_long_names(root):
+    """Names as long as the file system takes (255 bytes: a long title in
+    CJK is 85 characters): each output is written under its name, through a
+    temporary file whose name had the whole name in it and was too long."""
+    folder = os.path.join(root, "long")
+    os.makedirs(folder)
+    longest = os.pathconf(folder, "PC_NAME_MAX")
+    names = ["x" * (longest - 4) + ".png", "写" * ((longest - 4) // 3) + ".jpg",
+             "y" * 200 + ".jpg"]
+    for name in names:
+        source = "camera-gray.png" if name.endswith(".png") else "fog-pier-gray.jpg"
+        shutil.copy(os.path.join(SAMPLES, source), os.path.join(folder, name))
+    for command in ("equalize", "overlay"):
+        out = os.path.join(root, "long-" + command)
+        code, err = lumahist(command, folder, "--out", out, "--backend", "cpu")
+        check(code == 0, f"{command} of names of {longest} bytes: exit {code}: {err}")
+        check(sorted(os.listdir(out)) == sorted(names),
+              f"{command} of long names: {[n[:8] for n in os.listdir(out)]} written")
+    got = read(os.path.join(root, "long-equalize", names[0]))
+    check(got is not None and np.array_equal(got, cv2.equalizeHist(
+        read(os.path.join(SAMPLES, "camera-gray.png")))), "a long-named PNG: not equalizeHist")
+
+
 def main():
     root = tempfile.mkdtemp(prefix="lh-eq-cli-")
     try:
@@ -583,6 +606,7 @@ def main():
         test_overlay(root, inputs)
         test_overlay_orientation(root)
         test_bad_file(root)
+        test_long_names(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if FAILURES:
