@@ -11,7 +11,9 @@
  * the path the user gave, never the temporary file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,13 +94,20 @@ static bool write_through(const char *path, const char *data, size_t size, GErro
 
 /* A regular file (or none yet): written to a hidden file beside it, synced
  * when it replaces one (as g_file_set_contents's CONSISTENT), and renamed
- * over it. */
+ * over it.  The hidden file's name holds as much of the name as NAME_MAX
+ * leaves room for (cut at a UTF-8 character). */
 static bool replace_file(const char *path, const char *data, size_t size, bool replacing,
                          GError **error)
 {
   char *folder = g_path_get_dirname(path);
   char *name = g_path_get_basename(path);
-  char *temp = g_strdup_printf("%s/.%s.XXXXXX", folder, name);
+  size_t name_len = strlen(name);
+  if (name_len > NAME_MAX - sizeof "..XXXXXX" + 1) {
+    name_len = NAME_MAX - sizeof "..XXXXXX" + 1;
+    while (name_len > 0 && ((unsigned char)name[name_len] & 0xc0) == 0x80)
+      name_len--;
+  }
+  char *temp = g_strdup_printf("%s/.%.*s.XXXXXX", folder, (int)name_len, name);
   g_free(folder);
   g_free(name);
   int failed = 0;

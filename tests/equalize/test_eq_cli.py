@@ -585,6 +585,12 @@ def test_long_names(root):
     got = read(os.path.join(root, "long-equalize", names[0]))
     check(got is not None and np.array_equal(got, cv2.equalizeHist(
         read(os.path.join(SAMPLES, "camera-gray.png")))), "a long-named PNG: not equalizeHist")
+    # --save-lut (and --report) replace their file through a temporary one too.
+    lut = os.path.join(root, "l" * (longest - 4) + ".lut")
+    code, err = lumahist("equalize", os.path.join(folder, names[0]), "--out",
+                         os.path.join(root, "long-lut"), "--save-lut", lut)
+    check(code == 0 and os.path.exists(lut), f"--save-lut to a name of {longest} bytes: "
+          f"exit {code}: {err}")
 
 
 def main():
