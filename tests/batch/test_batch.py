@@ -693,6 +693,20 @@ def group_resume(tmp):
     with open(out, "rb") as f:
         check(proc.returncode == 0 and f.read() == full_dataset.stdout,
               "a finished file resumed again changed")
+    # The folder named otherwise (./big, its absolute path, big/x/..): the
+    # same files, not new ones appended (which merge then counted twice).
+    relative = os.path.relpath(folder, tmp)
+    for spelling in ("./" + relative, os.path.abspath(folder),
+                     os.path.join(relative, "x", "..")):
+        os.makedirs(os.path.join(folder, "x"), exist_ok=True)
+        with open(out, "wb") as f:
+            f.write(full_dataset.stdout)
+        proc = run("stats", "--output", out, "--skip-existing", "--dataset", spelling, cwd=tmp)
+        with open(out, "rb") as f:
+            check(proc.returncode == 0 and f.read() == full_dataset.stdout,
+                  f"a finished file resumed as {spelling}: {proc.returncode} "
+                  f"{text(proc.stderr)!r}")
+        os.rmdir(os.path.join(folder, "x"))
 
     # A file made with other options is not continued, and is left as it was.
     with open(out, "rb") as f:
