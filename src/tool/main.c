@@ -25,19 +25,40 @@ static const LhtCommand commands[] = {
      lht_merge_main},
 };
 
+/* Text of a message line, whose file names may hold any byte but '/' and
+ * NUL: a control character (a newline, an escape sequence a terminal would
+ * act on) is written as \n, \t or \xHH, so that a file gets one line. */
+static void put_line_text(const char *text)
+{
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c == '\n')
+      fputs("\\n", stderr);
+    else if (*c == '\t')
+      fputs("\\t", stderr);
+    else if (*c < 0x20 || *c == 0x7f)
+      fprintf(stderr, "\\x%02x", *c);
+    else
+      fputc(*c, stderr);
+  }
+}
+
 void lht_error(const char *path, const char *format, ...)
 {
   va_list args;
+  va_start(args, format);
+  char *message = g_strdup_vprintf(format, args);
+  va_end(args);
   /* Batch runs report from several threads: one whole line at a time. */
   flockfile(stderr);
   fputs("lumahist: ", stderr);
-  if (path)
-    fprintf(stderr, "%s: ", path);
-  va_start(args, format);
-  vfprintf(stderr, format, args);
-  va_end(args);
+  if (path) {
+    put_line_text(path);
+    fputs(": ", stderr);
+  }
+  put_line_text(message);
   fputc('\n', stderr);
   funlockfile(stderr);
+  g_free(message);
 }
 
 const char *lht_reason(int status, const char *path)

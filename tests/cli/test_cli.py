@@ -703,6 +703,20 @@ def check_errors(tmp):
           err.count("\n") == 1 and err.startswith(f"lumahist: {looped}/in/up: "),
           f"a folder loop: {[r['path'] for r in recs]} {err!r}")
 
+    # A name with a newline, a tab or a terminal's escape sequence: still one
+    # line a file, and nothing the terminal would act on (as \n, \t, \x1b).
+    odd = os.path.join(tmp, "odd-names")
+    os.makedirs(odd)
+    names = {"new\nline.png": "new\\nline.png", "tab\there.jpg": "tab\\there.jpg",
+             "\x1b[2Jred.png": "\\x1b[2Jred.png"}
+    for name in names:
+        open(os.path.join(odd, name), "wb").write(b"not an image")
+    rc, recs, err = run_jsonl(odd, expect=1)
+    lines = err.splitlines()
+    check(sorted(lines) == sorted(f"lumahist: {odd}/{shown}: not a PNG or JPEG file"
+                                  for shown in names.values()),
+          f"names with control characters: {err!r}")
+
     # A file named explicitly is tried whatever its name.
     named = os.path.join(top, "sub", "image.data")
     shutil.copy(os.path.join(top, "1-good.png"), named)
