@@ -10,6 +10,7 @@
  * library reads directly (most planar YUV of 8 to 16 bits, gray, packed
  * R'G'B'), so the pixels are the decoder's own, as FFmpeg's are for
  * signalstats; only packed YUV (YUY2, v210, ...) is converted. */
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -135,10 +136,18 @@ static void set_error(LhioVideo *v, const char *format, ...)
 {
   if (v->error)
     return;
+  /* Its numbers in the C locale, whatever the program's (a Python program
+   * may have set its user's): "2.000 s", not "2,000 s", in an English line. */
+  locale_t c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+  locale_t previous = c_numeric ? uselocale(c_numeric) : (locale_t)0;
   va_list args;
   va_start(args, format);
   v->error = g_strdup_vprintf(format, args);
   va_end(args);
+  if (c_numeric) {
+    uselocale(previous);
+    freelocale(c_numeric);
+  }
 }
 
 /* decodebin3 asks for each stream whether to expose it: the first video

@@ -351,13 +351,20 @@ def user_locale(category, names, wanted, why):
 
 def test_a_decimal_comma_locale_gives_the_tools_summary(clips):
     # The summary record is written in C and read back by json.loads: written
-    # with the locale's decimal comma, it was not JSON ("mean":12,5).
+    # with the locale's decimal comma, it was not JSON ("mean":12,5).  A cut
+    # file's error said "its frames end at 2,000 s of 4,000 s", in English.
     clip = clips["known"]
     want = tool_records([clip], "--percentiles", "1,12.5,99.5")
+    want_cut = tool_records([clips["cut"]])
+    assert "2.000 s" in want_cut[-1]["error"]
     with user_locale(locale.LC_NUMERIC, ["de_DE.UTF-8", "fr_FR.UTF-8", "de_DE", "fr_FR"],
                      lambda conv: conv["decimal_point"] == ",", "with a decimal comma"):
         got = dicts(lumahist.stats_files(clip, backend="cpu", percentiles=(1, 12.5, 99.5)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got_cut = dicts(lumahist.stats_files(clips["cut"], backend="cpu"))
     assert got == want
+    assert got_cut == want_cut
 
 
 def test_a_turkish_locale_finds_the_same_videos_in_a_folder(clips, tmp_path):
