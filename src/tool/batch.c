@@ -522,8 +522,13 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
   if (run->fd < 0) {
     /* Not there when the run started (or not a regular file).  With
      * --skip-existing a file made since is another run's: its records were
-     * not read. */
-    int flags = O_RDWR | O_CREAT | O_CLOEXEC | (args->skip_existing ? O_APPEND | O_EXCL : 0);
+     * not read.  A FIFO or a device (/dev/stdout on a pipe) is opened for
+     * writing only: read and write, the run was a FIFO's reader itself, and
+     * once its reader left (head) it waited forever on a full pipe. */
+    struct stat info;
+    bool special = stat(args->output, &info) == 0 && !S_ISREG(info.st_mode);
+    int flags = (special ? O_WRONLY : O_RDWR) | O_CREAT | O_CLOEXEC |
+                (args->skip_existing ? O_APPEND | O_EXCL : 0);
     run->fd = open(args->output, flags, 0666);
     if (run->fd < 0 && errno == EEXIST && args->skip_existing) {
       refuse_second_writer(args->output);

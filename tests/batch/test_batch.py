@@ -1527,6 +1527,29 @@ def group_writers(tmp):
     owners = [i for i, (status, _) in enumerate(results) if status == 0]
     check(any(lines == shards[i] for i in owners),
           f"four shards into one file: {len(lines)} lines, not those of one of shards {owners}")
+
+    # --output a FIFO, or /dev/stdout a pipe, whose reader leaves early (head):
+    # the run ends as `stats | head` does.  It was opened for reading and
+    # writing, its own reader, and waited forever once the pipe was full.
+    fifo = os.path.join(tmp, "records.fifo")
+    os.mkfifo(fifo)
+    for target in (fifo, "/dev/stdout"):
+        proc = subprocess.Popen([LUMAHIST, "stats", "--quiet", "--decoder", "cpu", "-o", target,
+                                 tiny], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        reader = open(fifo, "rb") if target == fifo else proc.stdout
+        first = reader.read(100)
+        reader.close()
+        try:
+            status = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            status = proc.wait()
+            fail(f"-o {target} read by a reader that left: still running after 30 s")
+        proc.stderr.close()
+        if target == fifo:
+            proc.stdout.close()
+        check(first.startswith(b'{"path":') and status in (-signal.SIGPIPE, 1),
+              f"-o {target} read by a reader that left: exit {status}, read {first[:20]!r}")
     print(f"writers: second runs against a first; four shards into one file, {owners} exit 0")
 
 
