@@ -647,6 +647,15 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
     usage(command, "--skip-existing reads back jsonl records only");
     return LHT_EXIT_USAGE;
   }
+  /* A FIFO or a device holds no records to keep: reading them back waited
+   * forever on a FIFO. */
+  struct stat output_kind;
+  if (args->skip_existing && stat(args->output, &output_kind) == 0 &&
+      (S_ISFIFO(output_kind.st_mode) || S_ISCHR(output_kind.st_mode))) {
+    usage(command, "--skip-existing needs --output to be a file (the records to keep), not a "
+                   "FIFO or a device");
+    return LHT_EXIT_USAGE;
+  }
   if (args->dataset && job->format == LHT_FORMAT_CSV) {
     usage(command, "--dataset writes a jsonl record or a table line, not CSV");
     return LHT_EXIT_USAGE;

@@ -735,6 +735,16 @@ def group_resume(tmp):
     check(proc.returncode == 2, "--skip-existing without --output accepted")
     proc = run("stats", "--skip-existing", "-o", out, "-f", "csv", folder)
     check(proc.returncode == 2, "--skip-existing with csv accepted")
+    # A FIFO holds no records to keep: refused, where it waited forever.
+    fifo = os.path.join(tmp, "resume.fifo")
+    os.mkfifo(fifo)
+    for target in (fifo, "/dev/null"):
+        try:
+            proc = run("stats", "--skip-existing", "-o", target, folder, timeout=30)
+            check(proc.returncode == 2 and b"FIFO or a device" in proc.stderr,
+                  f"--skip-existing -o {target}: {proc.returncode} {text(proc.stderr)!r}")
+        except subprocess.TimeoutExpired:
+            fail(f"--skip-existing -o {target}: still running after 30 s")
 
     # equalize: interrupted, no partial or temporary file; resumed, the same
     # files as one run; an existing output is left alone.  On the CPU's
