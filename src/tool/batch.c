@@ -636,6 +636,21 @@ static bool emit_record(LhpItem *item, void *data)
   return ok;
 }
 
+/* Whether two paths name one file: the same name (made absolute, without
+ * "." and ".."), or one regular file that exists under both (a link; a
+ * terminal may well be both /dev/stdout and /dev/stderr). */
+static bool same_file(const char *a, const char *b)
+{
+  char *name_a = g_canonicalize_filename(a, NULL);
+  char *name_b = g_canonicalize_filename(b, NULL);
+  bool same = strcmp(name_a, name_b) == 0;
+  g_free(name_a);
+  g_free(name_b);
+  struct stat info_a, info_b;
+  return same || (stat(a, &info_a) == 0 && stat(b, &info_b) == 0 && S_ISREG(info_a.st_mode) &&
+                  info_a.st_dev == info_b.st_dev && info_a.st_ino == info_b.st_ino);
+}
+
 int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
 {
   const char *command = "lumahist stats";
@@ -658,6 +673,11 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   }
   if (args->dataset && job->format == LHT_FORMAT_CSV) {
     usage(command, "--dataset writes a jsonl record or a table line, not CSV");
+    return LHT_EXIT_USAGE;
+  }
+  if (args->output && args->report && same_file(args->output, args->report)) {
+    usage(command, "--report %s is the --output file: give the page a path of its own",
+          args->report);
     return LHT_EXIT_USAGE;
   }
   int refused = lht_batch_backend_refuses(args, job->backend, command);

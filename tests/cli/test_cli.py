@@ -752,6 +752,21 @@ def check_errors(tmp):
         check(out == "" and err.count("\n") == 2 and args[1] in err,
               f"usage error {args}: {out!r} {err!r}")
     check(not os.path.exists(out_dir), "a usage error wrote images")
+    # --output and --report naming one file (so, or through a link): the page
+    # replaced the records, exit 0.
+    both = os.path.join(tmp, "both.out")
+    os.symlink("both.out", os.path.join(tmp, "both-link"))
+    for report in (both, os.path.join(tmp, ".", "both.out"), os.path.join(tmp, "both-link")):
+        for existing in (False, True) if report != os.path.join(tmp, "both-link") else (True,):
+            if existing:
+                open(both, "w").write("kept\n")
+            rc, out, err = run("stats", "-o", both, "--report", report,
+                               os.path.join(top, "1-good.png"), expect=2)
+            kept = open(both).read() if os.path.exists(both) else None
+            check("--report" in err and kept == ("kept\n" if existing else None),
+                  f"-o and --report {report} one file: {kept!r} {err!r}")
+            if os.path.exists(both):
+                os.unlink(both)
     for args in (["clahe", "--clip", "0"], ["clahe", "--clip", "2.5"],
                  ["overlay", "--opacity", "0"], ["equalize", "--quality", "1"]):
         rc, out, err = run(*args, "--quiet", "--out", out_dir, os.path.join(top, "1-good.png"),
