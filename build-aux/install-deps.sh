@@ -24,6 +24,8 @@ packages=(
   python3-venv python3-mesonpy patchelf
   clang libclang-rt-dev valgrind util-linux
   parallel
+  # the locale tests (a program that set a decimal-comma or a Turkish locale)
+  locales
 )
 # The report test renders the page in headless Chromium.  Debian packages it;
 # Ubuntu's "chromium" only installs a snap, which containers cannot run, so
@@ -40,14 +42,26 @@ for p in "${packages[@]}"; do
     *) missing+=("$p") ;;
   esac
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The locales the tests set (de_DE: a decimal comma; tr_TR: "I" is not
+# "i" in lower case), made where missing.
+locales_missing=()
+for l in de_DE tr_TR; do
+  locale -a 2>/dev/null | grep -qix "$l.utf-\?8" || locales_missing+=("$l")
+done
+[ ${#missing[@]} -eq 0 ] && [ ${#locales_missing[@]} -eq 0 ] && exit 0
 
-echo "install-deps: installing ${missing[*]}"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "install-deps: need root or sudo for apt-get" >&2; exit 1; }
   sudo=sudo
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+for l in "${locales_missing[@]}"; do
+  echo "install-deps: making the $l.UTF-8 locale"
+  $sudo localedef -i "$l" -f UTF-8 "$l.UTF-8"
+done
