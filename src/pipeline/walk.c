@@ -1,6 +1,6 @@
 /* walk.c: turns the paths of a command line (or of lumahist.stats_files)
  * into the list of image files to process, descending folders recursively in
- * a stable (sorted) order. */
+ * a stable (sorted) order, hidden entries left out. */
 #include <dirent.h>
 #include <errno.h>
 #include <string.h>
@@ -53,7 +53,11 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
   struct dirent *entry_name;
   errno = 0;
   while ((entry_name = readdir(dir))) {
-    if (strcmp(entry_name->d_name, ".") != 0 && strcmp(entry_name->d_name, "..") != 0)
+    /* Hidden files and folders are not the folder's pictures: macOS's "._"
+     * files beside each one copied from a Mac (not images, each a failure),
+     * thumbnail caches (.thumbnails), .git, the temporary files of a run
+     * writing here.  A shell's glob leaves them out likewise. */
+    if (entry_name->d_name[0] != '.')
       g_ptr_array_add(names, g_strdup(entry_name->d_name));
     errno = 0;
   }
@@ -115,7 +119,11 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
       lhp_say(report, args[i], "%s", g_strerror(errno));
       ok = false;
     } else if (S_ISDIR(info.st_mode)) {
+      guint before = paths->len;
       ok = walk_folder(&walk, args[i], &info, ancestors, paths) && ok;
+      /* Not a failure, but a run that does nothing says why. */
+      if (paths->len == before)
+        lhp_say(report, args[i], "no PNG, JPEG%s files in it", videos ? " or video" : "");
     } else {
       /* A file named on the command line is always tried, whatever its name. */
       g_ptr_array_add(paths, g_strdup(args[i]));

@@ -418,6 +418,8 @@ def walk_order(top):
     found = []
     for name in sorted(os.listdir(os.fsencode(top))):
         path = os.path.join(top, os.fsdecode(name))
+        if name.startswith(b"."):
+            continue  # hidden: left out of folders
         if os.path.isdir(path):
             found += walk_order(path)
         elif os.path.isfile(path) and re.search(r"\.(png|jpe?g)$", path, re.IGNORECASE):
@@ -579,6 +581,35 @@ def check_formats(tmp):
           len(ends) == 1, f"table of unusual names: {rows}")
 
 
+def check_hidden(tmp, jpeg):
+    """Hidden files and folders are left out of a folder (a Mac's ._ files,
+    which are no images, failed every folder copied from a Mac; a thumbnail
+    cache's pictures counted among the folder's); named, they are read.  A
+    folder with nothing to read says so, exit 0."""
+    top = os.path.join(tmp, "from-a-mac")
+    os.makedirs(os.path.join(top, ".thumbnails"))
+    os.makedirs(os.path.join(top, "sub"))
+    shutil.copy(jpeg, os.path.join(top, "IMG.JPG"))
+    with open(os.path.join(top, "._IMG.JPG"), "wb") as f:
+        f.write(b"\0\5\26\7\0\2\0\0Mac OS X        " + bytes(64))
+    shutil.copy(jpeg, os.path.join(top, ".thumbnails", "IMG.jpg"))
+    shutil.copy(jpeg, os.path.join(top, "sub", ".hidden.jpg"))
+    rc, recs, err = run_jsonl("--backend", "cpu", top)
+    check(rc == 0 and not err and [r["path"] for r in recs] == [os.path.join(top, "IMG.JPG")],
+          f"a folder with hidden entries: exit {rc}, {[r['path'] for r in recs]}, {err!r}")
+    hidden = os.path.join(top, "sub", ".hidden.jpg")
+    rc, recs, err = run_jsonl("--backend", "cpu", hidden)
+    check(rc == 0 and len(recs) == 1 and recs[0]["path"] == hidden,
+          f"a hidden file named: exit {rc}, {len(recs)} records, {err!r}")
+    empty = os.path.join(tmp, "nothing-here")
+    os.makedirs(empty)
+    with open(os.path.join(empty, "notes.txt"), "w") as f:
+        f.write("no pictures\n")
+    rc, recs, err = run_jsonl("--backend", "cpu", empty)
+    check(rc == 0 and not recs and err == f"lumahist: {empty}: no PNG, JPEG or video files in it\n",
+          f"a folder with no images: exit {rc}, {len(recs)} records, {err!r}")
+
+
 def check_options(tmp):
     """--matrix, --range, --roi, --no-histogram, --percentile-method, --max-pixels, --backend."""
     top, samples = make_set(tmp)
@@ -586,6 +617,7 @@ def check_options(tmp):
     rgb16 = os.path.join(top, "rgb16.png")
     deep = os.path.join(top, "deep16.png")
     jpeg = os.path.join(top, "colour.JPG")
+    check_hidden(tmp, jpeg)
 
     for matrix in MATRICES:
         for path in (rgb, rgb16, jpeg):
