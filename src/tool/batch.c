@@ -654,6 +654,10 @@ static bool same_file(const char *a, const char *b)
 int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
 {
   const char *command = "lumahist stats";
+  /* "-" names standard output, as it names standard input among the paths
+   * (a file named "-" in the current folder was written). */
+  if (args->output && strcmp(args->output, "-") == 0)
+    g_clear_pointer(&args->output, g_free);
   if (args->skip_existing && !args->output) {
     usage(command, "--skip-existing needs --output FILE (the records to keep)");
     return LHT_EXIT_USAGE;

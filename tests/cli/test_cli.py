@@ -601,6 +601,13 @@ def check_hidden(tmp, jpeg):
     rc, recs, err = run_jsonl("--backend", "cpu", hidden)
     check(rc == 0 and len(recs) == 1 and recs[0]["path"] == hidden,
           f"a hidden file named: exit {rc}, {len(recs)} records, {err!r}")
+    # -o - is standard output, not a file named "-".
+    proc = subprocess.run([os.path.abspath(LUMAHIST), "stats", "--backend", "cpu", "-o", "-", jpeg],
+                          cwd=tmp, capture_output=True)
+    check(proc.returncode == 0 and proc.stdout.count(b"\n") == 1 and
+          not os.path.exists(os.path.join(tmp, "-")),
+          f"-o -: exit {proc.returncode}, {proc.stdout[:80]!r}, a file '-': "
+          f"{os.path.exists(os.path.join(tmp, '-'))}")
     empty = os.path.join(tmp, "nothing-here")
     os.makedirs(empty)
     with open(os.path.join(empty, "notes.txt"), "w") as f:
