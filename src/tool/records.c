@@ -660,12 +660,19 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
     if (!terminated && complete_end)
       break;
     size_t length = (size_t)n - (terminated ? 1 : 0);
-    const char *c = line;
-    while (c < line + length && g_ascii_isspace(*c))
+    /* A byte-order mark that an editor (Windows' Notepad) put before the
+     * first record: invisible there, it is no part of JSON. */
+    const char *text = line;
+    if (line_number == 1 && length >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {
+      text += 3;
+      length -= 3;
+    }
+    const char *c = text;
+    while (c < text + length && g_ascii_isspace(*c))
       c++;
-    if (c < line + length) {
+    if (c < text + length) {
       char *error = NULL;
-      if (lht_record_parse(line, length, &record, &error)) {
+      if (lht_record_parse(text, length, &record, &error)) {
         records++;
         if (!func(&record, line_number, offset, data)) {
           offset += n;

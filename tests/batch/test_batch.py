@@ -519,6 +519,15 @@ def group_shard(tmp):
     check(table.returncode == 0 and text(table.stdout).startswith("dataset ("),
           f"merge --format table: {text(table.stdout)!r}")
 
+    # A shard saved again by an editor that starts files with a byte-order
+    # mark (invisible there) merges as it was.
+    bom = os.path.join(tmp, "bom.jsonl")
+    with open(bom, "wb") as f:
+        f.write(b"\xef\xbb\xbf" + open(shard_files[0], "rb").read())
+    proc = run("merge", bom, shard_files[1], shard_files[2])
+    check(proc.returncode == 0 and text(proc.stdout).splitlines() == dataset_lines,
+          f"merge of a shard with a byte-order mark: {proc.returncode} {text(proc.stderr)!r}")
+
     broken = os.path.join(tmp, "broken.jsonl")
     with open(broken, "w") as f:
         f.write(open(shard_files[0]).readline())
