@@ -527,6 +527,14 @@ static gboolean gst_lumahist_propose_allocation(GstBaseTransform *trans, GstQuer
       GST_BASE_TRANSFORM_CLASS(parent_class)->propose_allocation(trans, decide_query, query);
   GstCaps *caps = NULL;
   gboolean need_pool = FALSE;
+  guint crop_index;
+
+  /* The element measures and rewrites the whole frame it is given: upstream
+   * that left the cropping to downstream (a crop meta, which the base class
+   * copies from downstream's answer) would have it measure the uncropped
+   * picture.  Upstream crops instead. */
+  while (gst_query_find_allocation_meta(query, GST_VIDEO_CROP_META_API_TYPE, &crop_index))
+    gst_query_remove_nth_allocation_meta(query, crop_index);
 
   gst_query_parse_allocation(query, &caps, &need_pool);
   if (!self->pins_on || !caps || !self->lh || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||

@@ -1305,6 +1305,39 @@ GST_START_TEST(test_overlay_direction)
 }
 GST_END_TEST;
 
+/* Upstream asks whether it may leave cropping to downstream (videocrop, and
+ * decoders with padded frames, attach a GstVideoCropMeta then).  The element
+ * analyses and rewrites the whole frame it is given, so it must not pass on
+ * downstream's yes (fakevideosink's, a display sink's): with it, `videocrop
+ * ! lumahist ! fakevideosink` measured the uncropped picture, count and all. */
+GST_START_TEST(test_crop_meta_not_proposed)
+{
+  const gchar *caps_string = "video/x-raw,format=I420,width=64,height=48,framerate=25/1";
+
+  for (guint mode = 0; mode < 2; mode++) {
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1, "mode", mode /* analyze, equalize */, NULL);
+    GstCaps *caps = gst_caps_from_string(caps_string);
+    GstQuery *query;
+
+    GST_INFO("mode %s", mode ? "equalize" : "analyze");
+    gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, NULL);
+    gst_harness_add_propose_allocation_meta(h, GST_VIDEO_CROP_META_API_TYPE, NULL);
+    gst_harness_set_src_caps(h, gst_caps_ref(caps));
+    query = gst_query_new_allocation(caps, TRUE);
+    fail_unless(gst_pad_peer_query(h->srcpad, query));
+    /* Downstream's answer came through... */
+    fail_unless(gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL));
+    /* ...without the crop meta. */
+    fail_if(gst_query_find_allocation_meta(query, GST_VIDEO_CROP_META_API_TYPE, NULL),
+            "the crop meta was proposed upstream in mode %u", mode);
+    gst_query_unref(query);
+    gst_caps_unref(caps);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
 /* overlay-width and overlay-height take 0 (the default placement) or 3 ..
  * 65536, the sides lh_overlay() draws: a side of 1 or 2, set while playing,
  * is refused with a warning and the previous one stays (it used to be taken
@@ -1712,6 +1745,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_mode_change_while_playing);
   tcase_add_test(tc, test_mode_change_over_tee);
   tcase_add_test(tc, test_empty_buffer);
+  tcase_add_test(tc, test_crop_meta_not_proposed);
   tcase_add_test(tc, test_overlay_size_property);
   tcase_add_test(tc, test_overlay_direction);
   tcase_add_test(tc, test_state_cycles);
