@@ -29,8 +29,9 @@
  * × 2^bit-depth × 2 bytes (tiles: 1, or #GstLumahist:tiles-x ×
  * #GstLumahist:tiles-y for CLAHE).  The statistics (messages, meta, overlay)
  * are always those of the frame as it came in, before equalization.  Gaps and
- * buffers without bytes carry no picture: they go on untouched, without a
- * message or a meta.
+ * buffers without bytes go on without a message or a meta and do not count
+ * as frames; a gap that holds a picture (videorate marks the frames it
+ * repeats so) is still equalized and overlaid like the frames around it.
  *
  * Input is raw video in system memory or, when the plugin was built with
  * GStreamer's CUDA library, in CUDA memory (`video/x-raw(memory:CUDAMemory)`,
@@ -572,6 +573,21 @@ static gboolean gst_lumahist_propose_allocation(GstBaseTransform *trans, GstQuer
   return TRUE;
 }
 
+/* Whether a buffer has a frame to measure or rewrite: not one without bytes
+ * (a source's empty buffer between frames), nor a gap too small to hold the
+ * frame.  A gap that holds it, as the frames that videorate repeats do, is
+ * rewritten like the frames around it. */
+static gboolean gst_lumahist_holds_picture(GstLumahist *self, GstBuffer *buffer)
+{
+  gsize size = gst_buffer_get_size(buffer);
+
+  if (size == 0)
+    return FALSE;
+  if (!GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_GAP))
+    return TRUE;
+  return gst_buffer_get_video_meta(buffer) != NULL || size >= GST_VIDEO_INFO_SIZE(&self->info);
+}
+
 #ifdef HAVE_GST_CUDA
 static void gst_lumahist_clear_rewrite_pool(GstLumahist *self)
 {
@@ -583,9 +599,9 @@ static void gst_lumahist_clear_rewrite_pool(GstLumahist *self)
 }
 
 /* Whether equalization can write this buffer's frame into another: the
- * element rewrites frames, this one has a picture (not a gap, which
- * transform_ip leaves alone), and the library runs on CUDA in the buffer's
- * own CUDA context. */
+ * element rewrites frames, this one has a picture (gst_lumahist_holds_picture,
+ * as transform_ip asks), and the library runs on CUDA in the buffer's own
+ * CUDA context. */
 static gboolean gst_lumahist_rewrites_from(GstLumahist *self, GstBuffer *input)
 {
   GstMemory *mem;
@@ -594,7 +610,7 @@ static gboolean gst_lumahist_rewrites_from(GstLumahist *self, GstBuffer *input)
   GST_OBJECT_LOCK(self);
   mode = self->mode;
   GST_OBJECT_UNLOCK(self);
-  if (mode == GST_LUMAHIST_MODE_ANALYZE || GST_BUFFER_FLAG_IS_SET(input, GST_BUFFER_FLAG_GAP) ||
+  if (mode == GST_LUMAHIST_MODE_ANALYZE || !gst_lumahist_holds_picture(self, input) ||
       !self->cuda_caps || !self->lh || lh_context_backend(self->lh) != LH_BACKEND_CUDA ||
       gst_buffer_n_memory(input) != 1)
     return FALSE;
@@ -1187,10 +1203,10 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
   gdouble cut_threshold;
   guint64 frame;
   GstFlowReturn ret;
+  gboolean gap = GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_GAP);
 
-  /* A gap carries no picture to measure, nor does a buffer without bytes
-   * (a source's empty buffer between frames): both go on untouched. */
-  if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_GAP) || gst_buffer_get_size(buffer) == 0)
+  /* A buffer without a picture goes on untouched. */
+  if (!gst_lumahist_holds_picture(self, buffer))
     return GST_FLOW_OK;
 
   memset(&work, 0, sizeof work);
@@ -1224,7 +1240,14 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
         self->has_tag_direction_stream ? self->tag_direction_stream : self->tag_direction_global;
   work.overlay_options.orientation = lhio_gst_exif_orientation(direction);
 
-  frame = self->frame_count++;
+  /* A gap with a picture is only rewritten: it is not a frame of its own. */
+  if (gap) {
+    post_messages = FALSE;
+    attach_meta = FALSE;
+    frame = self->frame_count;
+  } else {
+    frame = self->frame_count++;
+  }
   want_message = post_messages && frame % interval == 0;
   /* The mode and the overlay may change from another thread after the base
    * class read the passthrough they set and made the buffer writable, or not.

@@ -674,6 +674,84 @@ GST_START_TEST(test_no_messages)
 }
 GST_END_TEST;
 
+/* videorate marks the frames it repeats with the GAP flag, and they hold the
+ * whole picture.  Equalized or overlaid, they must come out rewritten as the
+ * frames around them do (they came out as they went in: `videorate !
+ * lumahist mode=equalize` flickered between equalized and raw frames), still
+ * without a message or a meta, and without counting as frames.  A gap too
+ * small to hold a picture goes on untouched. */
+GST_START_TEST(test_gap_with_picture_rewritten)
+{
+  const gchar *caps_string =
+      "video/x-raw,format=I420,width=64,height=48,framerate=25/1,colorimetry=bt709";
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+
+  for (guint overlay_on = 0; overlay_on < 2; overlay_on++) {
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1, "mode", overlay_on ? 0 : 1 /* equalize */,
+                                "overlay", overlay_on, "matrix", 2, "range", 1, NULL);
+    GstBuffer *repeat = lhc_low_contrast_frame(&info, 7000 + overlay_on, 40 * GST_MSECOND);
+    GstBuffer *tiny = gst_buffer_new_wrapped(g_memdup2("\x55", 1), 1);
+    GstBuffer *out, *expected;
+    LhEqualizeOptions equalize;
+    LhOverlayOptions overlay;
+    LhStats stats;
+    GstMessage *message;
+
+    GST_INFO("%s", overlay_on ? "overlay" : "equalize");
+    lhc_library_stats(repeat, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &stats);
+    lh_equalize_options_init(&equalize);
+    equalize.mode = LH_EQUALIZE_GLOBAL;
+    equalize.matrix = LH_MATRIX_BT709;
+    equalize.range = LH_RANGE_FULL;
+    lh_overlay_options_init(&overlay);
+    overlay.matrix = LH_MATRIX_BT709;
+    overlay.range = LH_RANGE_FULL;
+    expected = lhc_library_output(repeat, &info, overlay_on ? NULL : &equalize,
+                                  overlay_on ? &overlay : NULL, overlay_on ? &stats : NULL);
+    fail_if(same_bytes(expected, repeat), "the rewrite changes nothing");
+
+    gst_harness_set_src_caps_str(h, caps_string);
+    fail_unless_equals_int(gst_harness_push(h, lhc_random_frame(&info, 7100, 0)), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+    gst_message_unref(pop_lumahist_message(bus));
+
+    GST_BUFFER_FLAG_SET(repeat, GST_BUFFER_FLAG_GAP);
+    fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(repeat)), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(same_bytes(out, expected), "%s: the repeated frame was not rewritten",
+                overlay_on ? "overlay" : "equalize");
+    fail_unless(GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_GAP));
+    fail_unless(gst_buffer_get_lumahist_meta(out) == NULL);
+    gst_buffer_unref(out);
+    assert_no_lumahist_message(bus);
+
+    GST_BUFFER_FLAG_SET(tiny, GST_BUFFER_FLAG_GAP);
+    GST_BUFFER_PTS(tiny) = 80 * GST_MSECOND;
+    fail_unless_equals_int(gst_harness_push(h, tiny), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless_equals_uint64(gst_buffer_get_size(out), 1);
+    gst_buffer_unref(out);
+    assert_no_lumahist_message(bus);
+
+    /* The next picture is frame 1: the gaps did not count. */
+    fail_unless_equals_int(
+        gst_harness_push(h, lhc_random_frame(&info, 7200, 120 * GST_MSECOND)), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h));
+    message = pop_lumahist_message(bus);
+    fail_unless_equals_uint64(get_uint64(gst_message_get_structure(message), "frame"), 1);
+    gst_message_unref(message);
+    message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    fail_unless(message == NULL, "error %" GST_PTR_FORMAT, message);
+
+    lh_stats_clear(&stats);
+    gst_buffer_unref(expected);
+    gst_buffer_unref(repeat);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST(test_resolution_change)
 {
   const gchar *caps_strings[] = {
@@ -1735,6 +1813,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_timestamps);
   tcase_add_test(tc, test_message_interval);
   tcase_add_test(tc, test_no_messages);
+  tcase_add_test(tc, test_gap_with_picture_rewritten);
   tcase_add_test(tc, test_resolution_change);
   tcase_add_test(tc, test_flush);
   tcase_add_test(tc, test_percentiles_property);
