@@ -28,10 +28,10 @@
  * The LUTs of the temporal window take #GstLumahist:temporal-window × tiles
  * × 2^bit-depth × 2 bytes (tiles: 1, or #GstLumahist:tiles-x ×
  * #GstLumahist:tiles-y for CLAHE).  The statistics (messages, meta, overlay)
- * are always those of the frame as it came in, before equalization.  Gaps and
- * buffers without bytes go on without a message or a meta and do not count
- * as frames; a gap that holds a picture (videorate marks the frames it
- * repeats so) is still equalized and overlaid like the frames around it.
+ * are always those of the frame as it came in, before equalization.  A gap
+ * that holds a picture (videorate marks the frames it repeats so) is a frame
+ * like the others; a gap too small for one and a buffer without bytes carry
+ * no picture: they go on untouched, without a message or a meta.
  *
  * Input is raw video in system memory or, when the plugin was built with
  * GStreamer's CUDA library, in CUDA memory (`video/x-raw(memory:CUDAMemory)`,
@@ -575,8 +575,9 @@ static gboolean gst_lumahist_propose_allocation(GstBaseTransform *trans, GstQuer
 
 /* Whether a buffer has a frame to measure or rewrite: not one without bytes
  * (a source's empty buffer between frames), nor a gap too small to hold the
- * frame.  A gap that holds it, as the frames that videorate repeats do, is
- * rewritten like the frames around it. */
+ * frame.  A gap that holds it, as the frames that videorate repeats do, is a
+ * frame of the stream as shown: measured, rewritten and counted like the
+ * frames around it. */
 static gboolean gst_lumahist_holds_picture(GstLumahist *self, GstBuffer *buffer)
 {
   gsize size = gst_buffer_get_size(buffer);
@@ -1203,7 +1204,6 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
   gdouble cut_threshold;
   guint64 frame;
   GstFlowReturn ret;
-  gboolean gap = GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_GAP);
 
   /* A buffer without a picture goes on untouched. */
   if (!gst_lumahist_holds_picture(self, buffer))
@@ -1240,14 +1240,7 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
         self->has_tag_direction_stream ? self->tag_direction_stream : self->tag_direction_global;
   work.overlay_options.orientation = lhio_gst_exif_orientation(direction);
 
-  /* A gap with a picture is only rewritten: it is not a frame of its own. */
-  if (gap) {
-    post_messages = FALSE;
-    attach_meta = FALSE;
-    frame = self->frame_count;
-  } else {
-    frame = self->frame_count++;
-  }
+  frame = self->frame_count++;
   want_message = post_messages && frame % interval == 0;
   /* The mode and the overlay may change from another thread after the base
    * class read the passthrough they set and made the buffer writable, or not.

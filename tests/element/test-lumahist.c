@@ -663,9 +663,11 @@ GST_START_TEST(test_no_messages)
   gst_buffer_unref(gst_harness_pull(h));
   assert_no_lumahist_message(bus);
 
-  /* A gap buffer has no picture: no message, no failure. */
+  /* A gap too small for a picture (a source's filler): no message, no
+   * failure.  (One that holds a picture is a frame: test_gap_with_picture_is_a_frame.) */
   g_object_set(h->element, "post-messages", TRUE, NULL);
-  gap = lhc_random_frame(&info, 2, 40 * GST_MSECOND);
+  gap = gst_buffer_new_wrapped(g_memdup2("\x55\x55", 2), 2);
+  GST_BUFFER_PTS(gap) = 40 * GST_MSECOND;
   GST_BUFFER_FLAG_SET(gap, GST_BUFFER_FLAG_GAP);
   fail_unless_equals_int(gst_harness_push(h, gap), GST_FLOW_OK);
   gst_buffer_unref(gst_harness_pull(h));
@@ -675,12 +677,12 @@ GST_START_TEST(test_no_messages)
 GST_END_TEST;
 
 /* videorate marks the frames it repeats with the GAP flag, and they hold the
- * whole picture.  Equalized or overlaid, they must come out rewritten as the
- * frames around them do (they came out as they went in: `videorate !
- * lumahist mode=equalize` flickered between equalized and raw frames), still
- * without a message or a meta, and without counting as frames.  A gap too
- * small to hold a picture goes on untouched. */
-GST_START_TEST(test_gap_with_picture_rewritten)
+ * whole picture: frames of the stream as shown.  Equalized or overlaid, they
+ * must come out rewritten as the frames around them do (they came out as
+ * they went in: `videorate ! lumahist mode=equalize` flickered between
+ * equalized and raw frames), with their message and meta, counted.  A gap
+ * too small to hold a picture goes on untouched and does not count. */
+GST_START_TEST(test_gap_with_picture_is_a_frame)
 {
   const gchar *caps_string =
       "video/x-raw,format=I420,width=64,height=48,framerate=25/1,colorimetry=bt709";
@@ -722,9 +724,12 @@ GST_START_TEST(test_gap_with_picture_rewritten)
     fail_unless(same_bytes(out, expected), "%s: the repeated frame was not rewritten",
                 overlay_on ? "overlay" : "equalize");
     fail_unless(GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_GAP));
-    fail_unless(gst_buffer_get_lumahist_meta(out) == NULL);
+    fail_unless(gst_buffer_get_lumahist_meta(out) != NULL, "the repeated frame has no meta");
     gst_buffer_unref(out);
-    assert_no_lumahist_message(bus);
+    message = pop_lumahist_message(bus);
+    fail_unless_equals_uint64(get_uint64(gst_message_get_structure(message), "frame"), 1);
+    check_message_stats(gst_message_get_structure(message), &stats, TRUE);
+    gst_message_unref(message);
 
     GST_BUFFER_FLAG_SET(tiny, GST_BUFFER_FLAG_GAP);
     GST_BUFFER_PTS(tiny) = 80 * GST_MSECOND;
@@ -734,12 +739,12 @@ GST_START_TEST(test_gap_with_picture_rewritten)
     gst_buffer_unref(out);
     assert_no_lumahist_message(bus);
 
-    /* The next picture is frame 1: the gaps did not count. */
+    /* The next picture is frame 2: the tiny gap did not count. */
     fail_unless_equals_int(
         gst_harness_push(h, lhc_random_frame(&info, 7200, 120 * GST_MSECOND)), GST_FLOW_OK);
     gst_buffer_unref(gst_harness_pull(h));
     message = pop_lumahist_message(bus);
-    fail_unless_equals_uint64(get_uint64(gst_message_get_structure(message), "frame"), 1);
+    fail_unless_equals_uint64(get_uint64(gst_message_get_structure(message), "frame"), 2);
     gst_message_unref(message);
     message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
     fail_unless(message == NULL, "error %" GST_PTR_FORMAT, message);
@@ -1813,7 +1818,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_timestamps);
   tcase_add_test(tc, test_message_interval);
   tcase_add_test(tc, test_no_messages);
-  tcase_add_test(tc, test_gap_with_picture_rewritten);
+  tcase_add_test(tc, test_gap_with_picture_is_a_frame);
   tcase_add_test(tc, test_resolution_change);
   tcase_add_test(tc, test_flush);
   tcase_add_test(tc, test_percentiles_property);
