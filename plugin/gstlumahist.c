@@ -1682,9 +1682,15 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   properties[PROP_OVERLAY] = g_param_spec_boolean(
       "overlay", "Overlay", "Draw the luma histogram on the frames", DEFAULT_OVERLAY, rw);
   properties[PROP_OVERLAY_X] = g_param_spec_int(
-      "overlay-x", "Overlay x", "Left edge of the histogram panel in pixels", 0, G_MAXINT, 0, rw);
+      "overlay-x", "Overlay x",
+      "Left edge of the histogram panel in pixels, once overlay-width and overlay-height are "
+      "both set (until then the default placement)",
+      0, G_MAXINT, 0, rw);
   properties[PROP_OVERLAY_Y] = g_param_spec_int(
-      "overlay-y", "Overlay y", "Top edge of the histogram panel in pixels", 0, G_MAXINT, 0, rw);
+      "overlay-y", "Overlay y",
+      "Top edge of the histogram panel in pixels, once overlay-width and overlay-height are both "
+      "set (until then the default placement)",
+      0, G_MAXINT, 0, rw);
   properties[PROP_OVERLAY_WIDTH] = g_param_spec_int(
       "overlay-width", "Overlay width",
       "Width of the histogram panel in pixels, 3 .. 65536 (0: the default placement, "
