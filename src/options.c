@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,11 +29,18 @@ static int parse_percentiles(const char *list, double *values, int *count)
     char *end;
     errno = 0;
     double p = strtod(cursor, &end);
-    if (end == cursor || errno != 0 || !isfinite(p) || p < 0.0 || p > 100.0 ||
+    /* Spaces around an item are the writer's ("5, 95" and "5 ,95" alike);
+     * strtod's hexadecimal ("0x10") is no percentile anyone means. */
+    bool number = end != cursor;
+    bool hexadecimal = memchr(cursor, 'x', (size_t)(end - cursor)) != NULL ||
+                       memchr(cursor, 'X', (size_t)(end - cursor)) != NULL;
+    while (*end == ' ' || *end == '\t')
+      end++;
+    if (!number || errno != 0 || hexadecimal || !isfinite(p) || p < 0.0 || p > 100.0 ||
         (*end != ',' && *end != '\0'))
       return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                        "percentile list \"%s\": each item must be a number in [0, 100]", list);
-    values[n++] = p;
+    values[n++] = p + 0.0; /* -0 is 0 (and its key "0", not "-0") */
     cursor = *end == ',' ? end + 1 : end;
     if (*end == ',' && *cursor == '\0')
       return lhi_error(LH_ERROR_INVALID_ARGUMENT, "percentile list \"%s\" ends with a comma", list);

@@ -241,13 +241,18 @@ static void test_options(LhContext *ctx)
   EXPECT(lh_options_set_percentiles(NULL, "1"), LH_ERROR_INVALID_ARGUMENT, "options NULL");
   EXPECT(lh_options_set_percentiles(&o, NULL), LH_ERROR_INVALID_ARGUMENT, "list NULL");
   EXPECT(lh_options_set_percentiles(&o, "10,20"), LH_OK, "a good list");
-  const char *bad[] = {"101", "-0.5", "100.0000001", "nan", "inf", "-inf",   "1,,2",
-                       "1,",  ",1",   "1;2",         "5x",  "1e3", "50 , 60"};
+  const char *bad[] = {"101", "-0.5", "100.0000001", "nan", "inf", "-inf", "1,,2",
+                       "1,",  ",1",   "1;2",         "5x",  "1e3", "0x10", "1, ,2"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     EXPECT(lh_options_set_percentiles(&o, bad[i]), LH_ERROR_INVALID_ARGUMENT, bad[i]);
     CHECK(o.n_percentiles == 2 && o.percentiles[0] == 10 && o.percentiles[1] == 20,
           "\"%s\" changed the options", bad[i]);
   }
+  /* Spaces around items are taken; -0 is 0. */
+  EXPECT(lh_options_set_percentiles(&o, " 5 ,95 , -0"), LH_OK, "spaces around items");
+  CHECK(o.n_percentiles == 3 && o.percentiles[0] == 5 && o.percentiles[1] == 95 &&
+            o.percentiles[2] == 0 && !signbit(o.percentiles[2]),
+        "\" 5 ,95 , -0\": %d percentiles", o.n_percentiles);
   char many[LH_MAX_PERCENTILES * 4 + 8] = "";
   for (int i = 0; i <= LH_MAX_PERCENTILES; i++)
     strcat(many, i ? ",1" : "1");
