@@ -763,14 +763,15 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       paths = remaining;
     }
   }
-  /* What the run writes must not be what it reads: the records (-o) or the
-   * page written over an input image would destroy it. */
-  const char *writes[] = {args->output, args->report};
-  const char *option[] = {"--output", "--report"};
+  /* What the run writes must not be what it reads: the records (-o, or
+   * standard output redirected: stats photos >> photos/x.png) or the page
+   * written over an input image would destroy it. */
+  const char *writes[] = {args->output ? args->output : "/dev/stdout", args->report};
+  const char *option[] = {args->output ? "--output " : "standard output", "--report "};
   for (int i = 0; i < 2 && status == LHT_EXIT_OK; i++)
     if (writes[i] && lht_is_one_of(writes[i], paths)) {
-      usage(command, "%s %s is one of the inputs, which are never overwritten", option[i],
-            writes[i]);
+      usage(command, "%s%s is one of the inputs, which are never overwritten", option[i],
+            args->output || i > 0 ? writes[i] : "");
       status = LHT_EXIT_USAGE;
     }
   run.paths = paths;

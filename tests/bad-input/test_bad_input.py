@@ -511,9 +511,10 @@ def in_tiny_mount(shell_command, options):
 
 
 def never_onto_an_input(tool, tmp):
-    """stats -o and --report naming one of the inputs, and merge --report
-    naming its records file: a usage error (exit 2), the input unchanged
-    (the records or the page replaced the image, exit 0)."""
+    """stats -o and --report naming one of the inputs (or its standard output
+    redirected onto one), and merge --report naming its records file: a
+    usage error (exit 2), the input unchanged (the records or the page
+    replaced the image, exit 0)."""
     folder = os.path.join(tmp, "onto")
     os.makedirs(folder)
     image = os.path.join(folder, "a.png")
@@ -528,6 +529,12 @@ def never_onto_an_input(tool, tmp):
         rc, out, err = run(argv)
         check(rc == 2 and "never overwritten" in err and digest_tree(folder) == before,
               f"{argv[2:]}: exit {rc} {err!r}")
+    # Standard output redirected onto an input (stats photos >> photos/a.png).
+    with open(image, "ab") as redirected:
+        p = subprocess.run(stats_argv(tool, "--quiet", folder), stdout=redirected,
+                           stderr=subprocess.PIPE, timeout=TIMEOUT)
+    check(p.returncode == 2 and b"standard output is one of the inputs" in p.stderr and
+          digest_tree(folder) == before, f"stats >> an input: exit {p.returncode} {p.stderr!r}")
     records = os.path.join(tmp, "onto.jsonl")
     rc, out, err = run(stats_argv(tool, "--quiet", "-o", records, folder))
     with open(records, "rb") as f:
@@ -538,7 +545,7 @@ def never_onto_an_input(tool, tmp):
     rc, out, err = run([tool, "merge", "--report", os.path.join(tmp, "m.html"),
                         "--dark-below", "3", records])
     check(rc == 2 and "[0, 1]" in err, f"merge --dark-below 3: exit {rc} {err!r}")
-    print("stats -o, --report and merge --report onto an input: refused, nothing changed")
+    print("stats -o, --report, >> and merge --report onto an input: refused, nothing changed")
 
 
 def records_on_a_full_disk(tool, tmp):
