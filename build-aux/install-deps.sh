@@ -19,6 +19,8 @@ packages=(
   libgstreamer-plugins-bad1.0-dev ffmpeg
   python3 python3-numpy python3-pil libjpeg-turbo-progs python3-dev python3-pytest
   python3-opencv
+  # the stubs checked against the module (tests/python/test_typing.py)
+  python3-mypy
   # the README's pip install line, tested as written: a venv, meson-python
   # (and patchelf, which it runs on the installed libraries)
   python3-venv python3-mesonpy patchelf

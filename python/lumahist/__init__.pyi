@@ -1,4 +1,4 @@
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -64,16 +64,27 @@ class VideoFrame(Stats):
     decode_warning: bool
 
 class VideoSummary(Stats):
-    frames: int
-    duration: Optional[float]
-    start: Optional[float]
-    complete: bool
-    error: Optional[str]
-    frame_stats: Dict[str, Dict[str, Optional[float]]]
-    cuts: List[Optional[float]]
-    black: List[Dict[str, Any]]
-    frozen: List[Dict[str, Any]]
-    decode_warnings: int
+    # Read-only: properties over the summary record.
+    @property
+    def frames(self) -> int: ...
+    @property
+    def duration(self) -> Optional[float]: ...
+    @property
+    def start(self) -> Optional[float]: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def error(self) -> Optional[str]: ...
+    @property
+    def frame_stats(self) -> Dict[str, Dict[str, Optional[float]]]: ...
+    @property
+    def cuts(self) -> List[Optional[float]]: ...
+    @property
+    def black(self) -> List[Dict[str, Any]]: ...
+    @property
+    def frozen(self) -> List[Dict[str, Any]]: ...
+    @property
+    def decode_warnings(self) -> int: ...
 
 def stats(image: Any, *, matrix: str = ..., range: str = ...,
           percentiles: Optional[Sequence[float]] = ...,
@@ -119,6 +130,7 @@ class Temporal:
     def __init__(self, window: int = ..., cut_threshold: float = ...) -> None: ...
     def reset(self) -> None: ...
 
+@final
 class StatsFilesIterator(Iterator[Union[Stats, VideoFrame, VideoSummary]]):
     def __next__(self) -> Union[Stats, VideoFrame, VideoSummary]: ...
     def close(self) -> None: ...
