@@ -8,7 +8,7 @@ FORMATS: Tuple[str, ...]
 
 class Error(Exception):
     status: int
-    def __init__(self, message: str, status: int = ...) -> None: ...
+    def __init__(self, message: str, status: int = -1) -> None: ...
 
 class InvalidArgumentError(Error, ValueError): ...
 class UnsupportedError(Error): ...
@@ -45,7 +45,7 @@ class Stats:
     percentiles_norm: Dict[float, float]
     histogram: npt.NDArray[np.uint64]
     summary: bool
-    def to_dict(self, histogram: bool = ...) -> Dict[str, Any]: ...
+    def to_dict(self, histogram: bool = True) -> Dict[str, Any]: ...
 
 class VideoFrame(Stats):
     frame: int
@@ -86,30 +86,31 @@ class VideoSummary(Stats):
     @property
     def decode_warnings(self) -> int: ...
 
-def stats(image: Any, *, matrix: str = ..., range: str = ...,
-          percentiles: Optional[Sequence[float]] = ...,
-          roi: Optional[Tuple[int, int, int, int]] = ..., backend: str = ...,
-          bit_depth: Optional[int] = ..., format: Optional[str] = ...,
-          width: Optional[int] = ...) -> Stats: ...
-def equalize(image: Any, *, out: Any = ..., matrix: str = ..., range: str = ...,
-             backend: str = ..., bit_depth: Optional[int] = ...,
-             format: Optional[str] = ..., temporal: Optional["Temporal"] = ...,
-             width: Optional[int] = ..., chroma: str = ...) -> Any: ...
-def clahe(image: Any, *, tiles: Tuple[int, int] = ..., clip: float = ..., out: Any = ...,
-          matrix: str = ..., range: str = ..., backend: str = ...,
-          bit_depth: Optional[int] = ..., format: Optional[str] = ...,
-          temporal: Optional["Temporal"] = ..., width: Optional[int] = ...,
-          chroma: str = ...) -> Any: ...
-def apply_lut(image: Any, lut: Any, *, out: Any = ..., matrix: str = ..., backend: str = ...,
-              bit_depth: Optional[int] = ..., format: Optional[str] = ...,
-              width: Optional[int] = ..., chroma: str = ...) -> Any: ...
-def lut_from_histogram(histogram: Any, *, range: str = ...) -> npt.NDArray[np.uint16]: ...
-def overlay(image: Any, *, out: Any = ..., rect: Optional[Tuple[int, int, int, int]] = ...,
-            opacity: float = ..., scale: str = ..., markers: bool = ..., clipping: bool = ...,
-            clip_warning: float = ..., percentiles: Optional[Sequence[float]] = ...,
-            matrix: str = ..., range: str = ..., backend: str = ...,
-            bit_depth: Optional[int] = ..., format: Optional[str] = ...,
-            width: Optional[int] = ..., orientation: int = ...) -> Any: ...
+def stats(image: Any, *, matrix: str = "bt601", range: str = "full",
+          percentiles: Optional[Sequence[float]] = (1, 5, 50, 95, 99),
+          roi: Optional[Tuple[int, int, int, int]] = None, backend: str = "auto",
+          bit_depth: Optional[int] = None, format: Optional[str] = None,
+          width: Optional[int] = None) -> Stats: ...
+def equalize(image: Any, *, out: Any = None, matrix: str = "bt601", range: str = "full",
+             backend: str = "auto", bit_depth: Optional[int] = None,
+             format: Optional[str] = None, temporal: Optional["Temporal"] = None,
+             width: Optional[int] = None, chroma: str = "keep") -> Any: ...
+def clahe(image: Any, *, tiles: Tuple[int, int] = (8, 8), clip: float = 40.0, out: Any = None,
+          matrix: str = "bt601", range: str = "full", backend: str = "auto",
+          bit_depth: Optional[int] = None, format: Optional[str] = None,
+          temporal: Optional["Temporal"] = None, width: Optional[int] = None,
+          chroma: str = "keep") -> Any: ...
+def apply_lut(image: Any, lut: Any, *, out: Any = None, matrix: str = "bt601",
+              backend: str = "auto", bit_depth: Optional[int] = None,
+              format: Optional[str] = None, width: Optional[int] = None,
+              chroma: str = "keep") -> Any: ...
+def lut_from_histogram(histogram: Any, *, range: str = "full") -> npt.NDArray[np.uint16]: ...
+def overlay(image: Any, *, out: Any = None, rect: Optional[Tuple[int, int, int, int]] = None,
+            opacity: float = 0.8, scale: str = "log", markers: bool = True, clipping: bool = True,
+            clip_warning: float = 0.005, percentiles: Optional[Sequence[float]] = (5, 95),
+            matrix: str = "bt601", range: str = "full", backend: str = "auto",
+            bit_depth: Optional[int] = None, format: Optional[str] = None,
+            width: Optional[int] = None, orientation: int = 1) -> Any: ...
 
 class DatasetStats(Stats):
     images: int
@@ -119,7 +120,7 @@ class DatasetStats(Stats):
     height: None  # type: ignore[assignment]
     backend: None  # type: ignore[assignment]
 
-def merge(records: Any, *, percentiles: Optional[Sequence[float]] = ...) -> DatasetStats: ...
+def merge(records: Any, *, percentiles: Optional[Sequence[float]] = None) -> DatasetStats: ...
 def device_time() -> Optional[Dict[str, float]]: ...
 
 class Temporal:
@@ -127,7 +128,7 @@ class Temporal:
     # copy.deepcopy and pickle raise TypeError.
     window: int
     cut_threshold: float
-    def __init__(self, window: int = ..., cut_threshold: float = ...) -> None: ...
+    def __init__(self, window: int = 8, cut_threshold: float = 0.4) -> None: ...
     def reset(self) -> None: ...
 
 @final
@@ -135,9 +136,10 @@ class StatsFilesIterator(Iterator[Union[Stats, VideoFrame, VideoSummary]]):
     def __next__(self) -> Union[Stats, VideoFrame, VideoSummary]: ...
     def close(self) -> None: ...
 
-def stats_files(paths: Any, *, jobs: Optional[int] = ..., matrix: Optional[str] = ...,
-                range: Optional[str] = ..., percentiles: Optional[Sequence[float]] = ...,
-                backend: str = ..., max_pixels: Optional[int] = ..., errors: str = ...,
-                decoder: str = ..., every: int = ..., fps: Optional[float] = ...,
-                start: float = ..., duration: Optional[float] = ..., cut_threshold: float = ...,
-                video_timeout: float = ..., video_memory: str = ...) -> StatsFilesIterator: ...
+def stats_files(paths: Any, *, jobs: Optional[int] = None, matrix: Optional[str] = None,
+                range: Optional[str] = None,
+                percentiles: Optional[Sequence[float]] = (1, 5, 50, 95, 99),
+                backend: str = "auto", max_pixels: Optional[int] = None, errors: str = "warn",
+                decoder: str = "auto", every: int = 1, fps: Optional[float] = None,
+                start: float = 0.0, duration: Optional[float] = None, cut_threshold: float = 0.4,
+                video_timeout: float = 30.0, video_memory: str = "cuda") -> StatsFilesIterator: ...

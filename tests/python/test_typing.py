@@ -27,3 +27,68 @@ def test_stubtest_finds_the_stubs_true(tmp_path):
     run = subprocess.run([sys.executable, "-m", "mypy.stubtest", "lumahist"], cwd=tmp_path,
                          env=dict(os.environ, PYTHONPATH=package), capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def stub_tree():
+    import ast
+    with open(os.path.join(os.path.dirname(lumahist.__file__), "__init__.pyi")) as f:
+        return ast.parse(f.read())
+
+
+def stub_parameters(function):
+    """(name, kind, default) of a stub's def: default as its literal, or
+    Ellipsis where the stub leaves it out (`= ...`), or None without one."""
+    import ast
+    a = function.args
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + a.defaults
+    kinds = (["POSITIONAL_ONLY"] * len(a.posonlyargs) + ["POSITIONAL_OR_KEYWORD"] * len(a.args))
+    listed = list(zip(positional, kinds, defaults))
+    listed += [(x, "KEYWORD_ONLY", d) for x, d in zip(a.kwonlyargs, a.kw_defaults)]
+    return [(x.arg, kind, None if d is None else ast.literal_eval(d)) for x, kind, d in listed]
+
+
+def test_the_stubs_write_the_defaults_that_run():
+    """help() and the runtime have stats(..., matrix='bt601', ...); the stubs,
+    which IDEs show, have the same defaults written out (not `= ...`), and
+    the same names, order and keyword-only markers, for every function and
+    method, so that neither can change without the other."""
+    import ast
+    import inspect
+    tree = stub_tree()
+    stubbed = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            stubbed[node.name] = (getattr(lumahist, node.name), node)
+        elif isinstance(node, ast.ClassDef):
+            for member in node.body:
+                if (isinstance(member, ast.FunctionDef) and not member.decorator_list
+                        and member.name in vars(getattr(lumahist, node.name))
+                        and member.name != "__next__"):
+                    stubbed[node.name + "." + member.name] = (
+                        getattr(getattr(lumahist, node.name), member.name), member)
+    assert {"stats", "stats_files", "Stats.to_dict", "Temporal.__init__"} <= set(stubbed)
+    for name, (runtime, stub) in stubbed.items():
+        parameters = stub_parameters(stub)
+        if parameters and parameters[0][0] == "self":
+            parameters = parameters[1:]
+        try:
+            signature = inspect.signature(runtime)
+        except ValueError:  # a C method without a text signature: close()
+            continue
+        actual = [(p.name, p.kind.name, None if p.default is p.empty else p.default)
+                  for p in signature.parameters.values() if p.name != "self"]
+        assert parameters == actual, name
+
+
+def test_the_stubs_name_what_the_module_exports():
+    import ast
+    names = set()
+    for node in stub_tree().body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign):
+            names.add(node.target.id)
+    assert names == set(lumahist.__all__)
+    assert set(lumahist.__all__) == {n for n in dir(lumahist) if not n.startswith("_")} | {
+        "__version__"}
