@@ -92,3 +92,42 @@ def test_the_stubs_name_what_the_module_exports():
     assert names == set(lumahist.__all__)
     assert set(lumahist.__all__) == {n for n in dir(lumahist) if not n.startswith("_")} | {
         "__version__"}
+
+
+def readme_python_blocks():
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    blocks, block = [], None
+    with open(readme) as f:
+        for line in f:
+            if block is None and line.strip() == "```python":
+                block = []
+            elif block is not None and line.strip() == "```":
+                blocks.append("".join(block))
+                block = None
+            elif block is not None:
+                block.append(line)
+    return blocks
+
+
+# What README's examples take as given.
+README_PRELUDE = """import numpy
+import lumahist
+yuy2_bytes = numpy.zeros(720 * 1280 * 2, numpy.uint8)
+"""
+
+
+def test_the_readme_examples_type_check(tmp_path):
+    """README's Python examples, as written, pass mypy against the stubs: a
+    user who copies one into a typed program gets no error."""
+    mypy_or_skip()
+    blocks = readme_python_blocks()
+    assert len(blocks) >= 2
+    package = os.path.dirname(os.path.dirname(os.path.abspath(lumahist.__file__)))
+    for i, block in enumerate(blocks):
+        program = tmp_path / f"readme_{i}.py"
+        program.write_text(README_PRELUDE + block)
+        run = subprocess.run([sys.executable, "-m", "mypy", "--ignore-missing-imports",
+                              "--cache-dir", str(tmp_path / "cache"), str(program)],
+                             cwd=tmp_path, env=dict(os.environ, MYPYPATH=package),
+                             capture_output=True, text=True)
+        assert run.returncode == 0, block + run.stdout + run.stderr
