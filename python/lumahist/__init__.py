@@ -199,6 +199,11 @@ def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99)
     roi: (x, y, w, h).  backend: "auto" (CUDA when usable; a NumPy array,
     in pageable memory, then goes to the CPU or the GPU, whichever has cost
     less so far), "cuda" or "cpu"; the result's backend says where it went.
+    matrix: the R'G'B' to luma weights, "bt601", "bt709" or "bt2020" (YUV's
+    luma is its Y); range: "full" or "limited" (16..235 at 8 bits, scaled
+    to the depth), how code values are read: the *_norm values and
+    below_legal and above_legal follow it.  percentiles: the p (0 .. 100)
+    of the percentiles and percentiles_norm dicts.
     """
     # Positional, in the extension's order: no keywords to match there.
     return _stats(image, matrix, range, percentiles, _NO_ROI if roi is None else _roi(roi),
@@ -249,8 +254,10 @@ def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", b
     on 8-bit gray); colour keeps its hue, YUV its chroma bytes (chroma="scale":
     8-bit planar and semi-planar YUV get the colour rule in Y'CbCr, Cb and Cr
     scaled about 128 with their luma, lumahist.h's LH_CHROMA_SCALE).  Returns
-    out, a new array unless given (out=image equalizes in place); image, format
-    and width as for stats."""
+    out, a new array unless given (out=image equalizes in place); image,
+    format, width, bit_depth, matrix and backend as for stats; range:
+    "limited" keeps the result in 16..235 (scaled to the depth).  temporal: a
+    Temporal, for the frames of one video in order."""
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="global", matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
@@ -264,7 +271,8 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
           chroma="keep"):
     """Contrast-limited adaptive equalization as cv2.createCLAHE(clip, tiles) (within
     1 of OpenCV at 8 bits).  tiles: (x, y).  Only luma changes, as for equalize
-    (chroma as there)."""
+    (chroma as there); image, out, format, width, bit_depth, matrix, range,
+    backend and temporal as there."""
     tiles_x, tiles_y = _tiles(tiles)
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="clahe", tiles_x=tiles_x, tiles_y=tiles_y,
@@ -313,7 +321,8 @@ def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth
     """Maps the luma through lut: 2^bit_depth uint16 entries, bit_depth the
     luma's (the format's own: 1024 entries for P010 or v210); chroma as for
     equalize.  A lut of another type must hold uint16 values (a negative,
-    fractional or larger entry raises InvalidArgumentError)."""
+    fractional or larger entry raises InvalidArgumentError).  image, out,
+    format, width, bit_depth, matrix and backend as for equalize."""
     result = _output_for(image, out)
     table = _exactly_as(lut, _np.uint16, "lut", "entry", "a uint16 value (0 .. 65535)")
     _lumahist.rewrite(image, result, mode="lut", lut=table, matrix=matrix, backend=backend,
@@ -324,7 +333,8 @@ def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth
 def lut_from_histogram(histogram, *, range="full"):
     """The global equalization LUT of a histogram of 2^8 .. 2^16 counts (e.g. summed
     over many images), as a uint16 NumPy array.  Counts of another type must be
-    whole and not negative (a normalized histogram raises InvalidArgumentError)."""
+    whole and not negative (a normalized histogram raises InvalidArgumentError).
+    range: "limited" maps into 16..235 (scaled to the depth), as equalize's."""
     counts = _exactly_as(histogram, _np.uint64, "histogram", "count",
                          "a count (an integer in 0 .. 2^64 - 1)")
     return _np.frombuffer(_lumahist.lut_from_histogram(counts.tobytes(), range=range),
@@ -359,8 +369,12 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
     chroma subsampling.  orientation: how the image is shown, as an Exif
     orientation (1 as stored, 6 turned a quarter clockwise, ...; the tool takes
     a file's own): the panel and rect are placed in the image as shown and drawn
-    to read upright there.  Returns out (a new array unless given; out=image
-    draws in place)."""
+    to read upright there.  opacity: the panel's alpha, 0 .. 1; scale: "log"
+    or "linear"; markers: the median's and percentiles' lines; clipping: the
+    bands at black and white (and the limited-range shading), lit where at
+    least clip_warning of the pixels are there; image, format, width,
+    bit_depth, matrix, range and backend as for stats.  Returns out (a new
+    array unless given; out=image draws in place)."""
     result = _output_for(image, out)
     if result is not image:
         if out is not None:
@@ -579,8 +593,10 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     (--backend cpu --decoder cpu gives the numbers that backend="cpu",
     decoder="cpu" gives).  matrix and range: the tool's --matrix and
     --range (default bt601 and full; a video's come from its stream unless
-    given).  Videos: every (one decoded frame in N), fps (at most F frames a
-    second of stream time; None: all), start and duration (seconds of stream
+    given); percentiles: as for stats; max_pixels: the tool's --max-pixels,
+    an image of more pixels (by its header) is refused before it is decoded
+    (None or 0: 2^28).  Videos: every (one decoded frame in N), fps (at
+    most F frames a second of stream time; None: all), start and duration (seconds of stream
     time; duration None: to the end), cut_threshold (the histogram distance
     of a scene cut), video_timeout (seconds without a frame before a file is
     given up), as the tool's --every, --fps, --start, --duration,

@@ -131,3 +131,17 @@ def test_the_readme_examples_type_check(tmp_path):
                              cwd=tmp_path, env=dict(os.environ, MYPYPATH=package),
                              capture_output=True, text=True)
         assert run.returncode == 0, block + run.stdout + run.stderr
+
+
+def test_help_names_every_parameter():
+    """help(lumahist.stats) and the rest say what each keyword takes: each
+    function's docstring names every one of its parameters."""
+    import inspect
+    import re
+    for name in lumahist.__all__:
+        function = getattr(lumahist, name)
+        if not inspect.isfunction(function):
+            continue
+        assert function.__doc__, name
+        for parameter in inspect.signature(function).parameters:
+            assert re.search(r"\b%s\b" % parameter, function.__doc__), (name, parameter)
