@@ -555,7 +555,9 @@ class Temporal:
     or process."""
 
     def __init__(self, window=8, cut_threshold=0.4):
-        self._capsule = _lumahist.temporal_new(int(window), float(cut_threshold))
+        # index(), not int(): int() took a window of 2.5 as 2 and "8" as 8.
+        window, cut_threshold = _operator.index(window), float(cut_threshold)
+        self._capsule = _lumahist.temporal_new(window, cut_threshold)
         self.window = window
         self.cut_threshold = cut_threshold
 

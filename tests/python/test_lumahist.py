@@ -542,3 +542,14 @@ def test_temporal_smooths_equalized_video():
                           alone[3])
     with pytest.raises(lumahist.InvalidArgumentError):
         lumahist.Temporal(window=0)
+
+
+@pytest.mark.parametrize("window", [2.5, "8"])
+def test_a_temporal_window_is_an_integer(window):
+    """int() took a window of 2.5 as 2 frames (and "8" as 8) while .window
+    said 2.5; a window is a whole number of frames, as the element's."""
+    with pytest.raises(TypeError):
+        lumahist.Temporal(window=window)
+    temporal = lumahist.Temporal(np.int64(3), 1)
+    assert (temporal.window, temporal.cut_threshold) == (3, 1.0)
+    assert type(temporal.window) is int and type(temporal.cut_threshold) is float
