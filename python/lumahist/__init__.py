@@ -385,7 +385,7 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
                       opacity=float(opacity), scale=scale, markers=bool(markers),
                       clipping=bool(clipping), clip_warning=float(clip_warning), matrix=matrix,
                       range=range, backend=backend, bit_depth=bit_depth or 0, format=format,
-                      width=width or 0, orientation=int(orientation))
+                      width=width or 0, orientation=orientation)
     return result
 
 

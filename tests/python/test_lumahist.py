@@ -485,6 +485,17 @@ def test_overlay_orientation_is_the_tools(tmp_path, orientation):
         lumahist.overlay(image, orientation=9)
 
 
+@pytest.mark.parametrize("orientation", [6.9, "6"])
+def test_an_overlay_orientation_is_an_integer(orientation):
+    """int() read orientation=6.9 as 6 (and "6" as 6), where rect= and
+    width= refuse what is not an integer."""
+    with pytest.raises(TypeError):
+        lumahist.overlay(photo(40, 60, 3), orientation=orientation)
+    image = photo(40, 60, 3)
+    assert np.array_equal(lumahist.overlay(image, orientation=np.int64(6)),
+                          lumahist.overlay(image, orientation=6))
+
+
 def test_merge_is_the_tools_dataset_record(tmp_path):
     folder = tmp_path / "set"
     folder.mkdir()
