@@ -81,7 +81,13 @@ FORMATS = _lumahist.format_names()
 
 
 class Error(Exception):
-    """A failure of the lumahist library: .status is its LhStatus (negative)."""
+    """A failure of the lumahist library: .status is its LhStatus (negative).
+
+    The subclasses below name the library's first five statuses.  A file that
+    stats_files cannot read raises an Error that is also an OSError (status
+    -6, LH_ERROR_IO); one that is not a valid image, or has more pixels than
+    max_pixels, an Error that is also a ValueError (-7 LH_ERROR_CORRUPT, -8
+    LH_ERROR_TOO_LARGE)."""
 
     def __init__(self, message, status=-1):
         super().__init__(message)

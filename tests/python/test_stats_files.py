@@ -164,6 +164,20 @@ def test_missing_paths(folder, tmp_path):
         list(lumahist.stats_files([missing], errors="raise"))
 
 
+def test_a_file_that_fails_raises_the_documented_error(folder, tmp_path):
+    """lumahist.Error's docstring and README: a file that cannot be read is
+    an Error and an OSError (-6); a broken one or one above max_pixels an
+    Error and a ValueError (-7, -8)."""
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes((folder / "gray.jpg").read_bytes()[:300])
+    for path, options, also, status in ((tmp_path / "missing.png", {}, OSError, -6),
+                                        (broken, {}, ValueError, -7),
+                                        (folder / "gray.jpg", {"max_pixels": 4}, ValueError, -8)):
+        with pytest.raises(lumahist.Error) as raised:
+            list(lumahist.stats_files([path], errors="raise", **options))
+        assert isinstance(raised.value, also) and raised.value.status == status, path
+
+
 def test_names_that_are_not_utf8_are_the_tools(tmp_path):
     """A name's bytes that are not UTF-8: the record's path is the name as
     os.fsdecode gives it (surrogateescape), in to_dict() and in the tool's
