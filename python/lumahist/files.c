@@ -606,6 +606,7 @@ static PyObject *iterator_next(FilesIterator *self)
 
 static PyMethodDef iterator_methods[] = {
     {"close", (PyCFunction)iterator_close_method, METH_NOARGS,
+     "close($self, /)\n--\n\n"
      "Stops the run (what is under way is finished and dropped) and waits for its threads."},
     {NULL, NULL, 0, NULL},
 };
