@@ -1,4 +1,5 @@
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, final
+from typing import (Any, Dict, Iterator, List, Optional, Sequence, SupportsIndex, Tuple, Union,
+                    final)
 
 import numpy as np
 import numpy.typing as npt
@@ -88,29 +89,29 @@ class VideoSummary(Stats):
 
 def stats(image: Any, *, matrix: str = "bt601", range: str = "full",
           percentiles: Optional[Sequence[float]] = (1, 5, 50, 95, 99),
-          roi: Optional[Tuple[int, int, int, int]] = None, backend: str = "auto",
-          bit_depth: Optional[int] = None, format: Optional[str] = None,
-          width: Optional[int] = None) -> Stats: ...
+          roi: Optional[Sequence[SupportsIndex]] = None, backend: str = "auto",
+          bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+          width: Optional[SupportsIndex] = None) -> Stats: ...
 def equalize(image: Any, *, out: Any = None, matrix: str = "bt601", range: str = "full",
-             backend: str = "auto", bit_depth: Optional[int] = None,
+             backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
              format: Optional[str] = None, temporal: Optional["Temporal"] = None,
-             width: Optional[int] = None, chroma: str = "keep") -> Any: ...
-def clahe(image: Any, *, tiles: Tuple[int, int] = (8, 8), clip: float = 40.0, out: Any = None,
-          matrix: str = "bt601", range: str = "full", backend: str = "auto",
-          bit_depth: Optional[int] = None, format: Optional[str] = None,
-          temporal: Optional["Temporal"] = None, width: Optional[int] = None,
+             width: Optional[SupportsIndex] = None, chroma: str = "keep") -> Any: ...
+def clahe(image: Any, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0,
+          out: Any = None, matrix: str = "bt601", range: str = "full", backend: str = "auto",
+          bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+          temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
           chroma: str = "keep") -> Any: ...
 def apply_lut(image: Any, lut: Any, *, out: Any = None, matrix: str = "bt601",
-              backend: str = "auto", bit_depth: Optional[int] = None,
-              format: Optional[str] = None, width: Optional[int] = None,
+              backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+              format: Optional[str] = None, width: Optional[SupportsIndex] = None,
               chroma: str = "keep") -> Any: ...
 def lut_from_histogram(histogram: Any, *, range: str = "full") -> npt.NDArray[np.uint16]: ...
-def overlay(image: Any, *, out: Any = None, rect: Optional[Tuple[int, int, int, int]] = None,
+def overlay(image: Any, *, out: Any = None, rect: Optional[Sequence[SupportsIndex]] = None,
             opacity: float = 0.8, scale: str = "log", markers: bool = True, clipping: bool = True,
             clip_warning: float = 0.005, percentiles: Optional[Sequence[float]] = (5, 95),
             matrix: str = "bt601", range: str = "full", backend: str = "auto",
-            bit_depth: Optional[int] = None, format: Optional[str] = None,
-            width: Optional[int] = None, orientation: int = 1) -> Any: ...
+            bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+            width: Optional[SupportsIndex] = None, orientation: SupportsIndex = 1) -> Any: ...
 
 class DatasetStats(Stats):
     images: int
@@ -128,7 +129,7 @@ class Temporal:
     # copy.deepcopy and pickle raise TypeError.
     window: int
     cut_threshold: float
-    def __init__(self, window: int = 8, cut_threshold: float = 0.4) -> None: ...
+    def __init__(self, window: SupportsIndex = 8, cut_threshold: float = 0.4) -> None: ...
     def reset(self) -> None: ...
 
 @final

@@ -144,3 +144,32 @@ def test_help_names_every_parameter():
         assert function.__doc__, name
         for parameter in inspect.signature(function).parameters:
             assert re.search(r"\b%s\b" % parameter, function.__doc__), (name, parameter)
+
+
+# Calls the module takes (its tests make them: tiles=[3, 2], NumPy integers
+# for tiles and orientation), which the stubs must take too.
+ACCEPTED_CALLS = """import numpy as np
+import lumahist
+image = np.zeros((16, 24), np.uint16)
+lumahist.clahe(image, tiles=[3, 2], backend="cpu")
+lumahist.clahe(image, tiles=(np.int64(3), np.uint8(2)), backend="cpu")
+lumahist.stats(image, roi=[0, 0, 4, 4], bit_depth=np.int64(10), backend="cpu")
+lumahist.overlay(image, rect=[0, 0, 12, 8], orientation=np.int64(6), backend="cpu")
+lumahist.stats(np.zeros((6, 8), np.uint8), format="NV12", width=np.int32(7), backend="cpu")
+lumahist.Temporal(np.int64(3))
+"""
+
+
+def test_what_runs_type_checks(tmp_path):
+    """Integers as the module reads them (operator.index: NumPy's too) and
+    sequences where it takes a list: mypy refused tiles=[3, 2] and
+    orientation=np.int64(6), which run."""
+    mypy_or_skip()
+    program = tmp_path / "accepted.py"
+    program.write_text(ACCEPTED_CALLS)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(lumahist.__file__)))
+    exec(compile(ACCEPTED_CALLS, str(program), "exec"), {})
+    run = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"),
+                          str(program)], cwd=tmp_path, env=dict(os.environ, MYPYPATH=package),
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
