@@ -1,5 +1,5 @@
-from typing import (Any, Dict, Iterator, List, Optional, Sequence, SupportsIndex, Tuple, Union,
-                    final)
+from typing import (Any, Dict, Iterable, Iterator, List, Optional, Sequence, SupportsIndex, Tuple,
+                    Union, final)
 
 import numpy as np
 import numpy.typing as npt
@@ -88,7 +88,7 @@ class VideoSummary(Stats):
     def decode_warnings(self) -> int: ...
 
 def stats(image: Any, *, matrix: str = "bt601", range: str = "full",
-          percentiles: Optional[Sequence[float]] = (1, 5, 50, 95, 99),
+          percentiles: Optional[Iterable[float]] = (1, 5, 50, 95, 99),
           roi: Optional[Sequence[SupportsIndex]] = None, backend: str = "auto",
           bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
           width: Optional[SupportsIndex] = None) -> Stats: ...
@@ -108,7 +108,7 @@ def apply_lut(image: Any, lut: Any, *, out: Any = None, matrix: str = "bt601",
 def lut_from_histogram(histogram: Any, *, range: str = "full") -> npt.NDArray[np.uint16]: ...
 def overlay(image: Any, *, out: Any = None, rect: Optional[Sequence[SupportsIndex]] = None,
             opacity: float = 0.8, scale: str = "log", markers: bool = True, clipping: bool = True,
-            clip_warning: float = 0.005, percentiles: Optional[Sequence[float]] = (5, 95),
+            clip_warning: float = 0.005, percentiles: Optional[Iterable[float]] = (5, 95),
             matrix: str = "bt601", range: str = "full", backend: str = "auto",
             bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
             width: Optional[SupportsIndex] = None, orientation: SupportsIndex = 1) -> Any: ...
@@ -121,7 +121,7 @@ class DatasetStats(Stats):
     height: None  # type: ignore[assignment]
     backend: None  # type: ignore[assignment]
 
-def merge(records: Any, *, percentiles: Optional[Sequence[float]] = None) -> DatasetStats: ...
+def merge(records: Any, *, percentiles: Optional[Iterable[float]] = None) -> DatasetStats: ...
 def device_time() -> Optional[Dict[str, float]]: ...
 
 class Temporal:
@@ -139,7 +139,7 @@ class StatsFilesIterator(Iterator[Union[Stats, VideoFrame, VideoSummary]]):
 
 def stats_files(paths: Any, *, jobs: Optional[int] = None, matrix: Optional[str] = None,
                 range: Optional[str] = None,
-                percentiles: Optional[Sequence[float]] = (1, 5, 50, 95, 99),
+                percentiles: Optional[Iterable[float]] = (1, 5, 50, 95, 99),
                 backend: str = "auto", max_pixels: Optional[int] = None, errors: str = "warn",
                 decoder: str = "auto", every: int = 1, fps: Optional[float] = None,
                 start: float = 0.0, duration: Optional[float] = None, cut_threshold: float = 0.4,

@@ -147,7 +147,8 @@ def test_help_names_every_parameter():
 
 
 # Calls the module takes (its tests make them: tiles=[3, 2], NumPy integers
-# for tiles and orientation), which the stubs must take too.
+# for tiles and orientation; percentiles from any iterable, a NumPy array's
+# too), which the stubs must take too.
 ACCEPTED_CALLS = """import numpy as np
 import lumahist
 image = np.zeros((16, 24), np.uint16)
@@ -157,6 +158,9 @@ lumahist.stats(image, roi=[0, 0, 4, 4], bit_depth=np.int64(10), backend="cpu")
 lumahist.overlay(image, rect=[0, 0, 12, 8], orientation=np.int64(6), backend="cpu")
 lumahist.stats(np.zeros((6, 8), np.uint8), format="NV12", width=np.int32(7), backend="cpu")
 lumahist.Temporal(np.int64(3))
+s = lumahist.stats(image, percentiles=np.linspace(1, 99, 9), backend="cpu")
+lumahist.overlay(image, percentiles=np.array([5, 95]), backend="cpu")
+lumahist.merge([s], percentiles=(p for p in (50, 90)))
 """
 
 
