@@ -519,8 +519,9 @@ def merge(records, *, percentiles=None):
             counts = _np.asarray(record.get("histogram") or [], dtype=_np.uint64)
             path = record.get("path")
             if counts.size == 0:
+                named = f"{path}: a" if path is not None else "A"
                 raise InvalidArgumentError(
-                    f"{path}: a record without its histogram cannot be merged", -1)
+                    f"{named} record without its histogram cannot be merged", -1)
         key = (fields["bit_depth"], fields["matrix"], fields["range"])
         if first is None:
             first = key

@@ -496,6 +496,17 @@ def test_an_overlay_orientation_is_an_integer(orientation):
                           lumahist.overlay(image, orientation=6))
 
 
+def test_merge_names_a_record_without_histogram_by_its_path():
+    """The message began "None: " for a record of an array (no path)."""
+    record = lumahist.stats(photo(8, 8, 1)).to_dict(histogram=False)
+    with pytest.raises(lumahist.InvalidArgumentError,
+                       match="^A record without its histogram cannot be merged$"):
+        lumahist.merge([record])
+    with pytest.raises(lumahist.InvalidArgumentError,
+                       match="^a.png: a record without its histogram"):
+        lumahist.merge([dict(record, path="a.png")])
+
+
 def test_merge_is_the_tools_dataset_record(tmp_path):
     folder = tmp_path / "set"
     folder.mkdir()
