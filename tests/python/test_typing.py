@@ -111,7 +111,7 @@ def readme_python_blocks():
 # What README's examples take as given.
 README_PRELUDE = """import numpy
 import lumahist
-yuy2_bytes = numpy.zeros(720 * 1280 * 2, numpy.uint8)
+yuy2_bytes = bytes(720 * 1280 * 2)
 """
 
 
