@@ -177,3 +177,20 @@ def test_what_runs_type_checks(tmp_path):
                           str(program)], cwd=tmp_path, env=dict(os.environ, MYPYPATH=package),
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_readme_examples_run(tmp_path, monkeypatch):
+    """README's Python examples, as written, on a photo of samples/ and a
+    folder of them (clip.mp4, absent here, is a warning and left out)."""
+    import shutil
+    import warnings
+    pytest.importorskip("cv2")
+    samples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples")
+    shutil.copy(os.path.join(samples, "rocket-pad-dusk.jpg"), tmp_path / "photo.jpg")
+    (tmp_path / "shots").mkdir()
+    shutil.copy(os.path.join(samples, "fog-pier-gray.jpg"), tmp_path / "shots")
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "clip.mp4", RuntimeWarning)
+        for block in readme_python_blocks():
+            exec(compile(README_PRELUDE + block, "README.md", "exec"), {})
