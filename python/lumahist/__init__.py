@@ -401,6 +401,8 @@ class DatasetStats(Stats):
     height and backend are None."""
 
     def to_dict(self, histogram=True):
+        """The tool's dataset record, its fields in its order: path None,
+        dataset True and images, and no width, height or backend."""
         record = {"path": None, "dataset": True, "images": self.images}
         record.update(super().to_dict(histogram))
         for key in ("width", "height", "backend"):

@@ -194,3 +194,19 @@ def test_the_readme_examples_run(tmp_path, monkeypatch):
         warnings.filterwarnings("ignore", "clip.mp4", RuntimeWarning)
         for block in readme_python_blocks():
             exec(compile(README_PRELUDE + block, "README.md", "exec"), {})
+
+
+def test_help_describes_every_class_and_method():
+    """Each public class, method and property has a docstring of its own
+    (DatasetStats.to_dict showed Stats', "without path and decoder for an
+    array", where the dataset record has path None)."""
+    import inspect
+    for name in lumahist.__all__:
+        cls = getattr(lumahist, name)
+        if not isinstance(cls, type):
+            continue
+        assert cls.__doc__, name
+        for member, value in vars(cls).items():
+            if not member.startswith("_") and (inspect.isroutine(value)
+                                               or isinstance(value, property)):
+                assert value.__doc__, name + "." + member
