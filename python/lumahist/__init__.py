@@ -633,7 +633,9 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
         raise InvalidArgumentError(f"max_pixels {max_pixels}: must not be negative", -1)
     if isinstance(paths, (str, bytes, _os.PathLike)):
         paths = [paths]
-    listed = None if percentiles is None else [float(p) for p in percentiles]
+    listed = percentiles
+    if percentiles is not None and not isinstance(percentiles, (str, bytes, bytearray)):
+        listed = [float(p) for p in percentiles]  # (text: refused by the extension, as stats')
     return _lumahist.stats_files([_os.fspath(p) for p in paths], jobs=jobs or 0, matrix=matrix,
                                  range=range, percentiles=listed, backend=backend,
                                  max_pixels=max_pixels or 0, decoder=decoder,

@@ -793,6 +793,9 @@ int percentiles_from(PyObject *object, LhOptions *options)
   options->n_percentiles = 0;
   if (object == Py_None)
     return 0;
+  /* Text iterates as characters: "59" would be 5 and 9, silently. */
+  if (PyUnicode_Check(object) || PyBytes_Check(object) || PyByteArray_Check(object))
+    return raise_invalid("percentiles: numbers, such as (5, 95), not text"), -1;
   PyObject *iterator = PyObject_GetIter(object);
   if (!iterator)
     return -1;

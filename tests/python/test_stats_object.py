@@ -149,6 +149,22 @@ def test_refused_percentile_lists_carry_the_librarys_message(given, message):
     assert caught.value.status == -1
 
 
+@pytest.mark.parametrize("text", ["59", b"59", bytearray(b"5")])
+def test_percentiles_given_as_text_raise(text, tmp_path):
+    """percentiles="59" iterated as the characters: percentiles 5 and 9,
+    without a word (and "5,95" a ValueError from float(","))."""
+    image = photo(6, 6, 8)
+    path = str(tmp_path / "a.png")
+    import cv2
+    cv2.imwrite(path, image)
+    for call in (lambda: lumahist.stats(image, percentiles=text),
+                 lambda: lumahist.overlay(image, percentiles=text),
+                 lambda: lumahist.merge([lumahist.stats(image)], percentiles=text),
+                 lambda: list(lumahist.stats_files(path, percentiles=text, errors="raise"))):
+        with pytest.raises(lumahist.InvalidArgumentError, match="not text"):
+            call()
+
+
 def test_percentiles_that_are_not_numbers():
     with pytest.raises(TypeError):
         lumahist.stats(photo(6, 6, 8), percentiles=5)
