@@ -324,7 +324,8 @@ def _tiles(tiles):
 
 def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth=None,
               format=None, width=None, chroma="keep"):
-    """Maps the luma through lut: 2^bit_depth uint16 entries, bit_depth the
+    """Maps the luma through lut: 2^bit_depth uint16 entries, each at most
+    2^bit_depth - 1 (a larger one raises InvalidArgumentError), bit_depth the
     luma's (the format's own: 1024 entries for P010 or v210); chroma as for
     equalize.  A lut of another type must hold uint16 values (a negative,
     fractional or larger entry raises InvalidArgumentError).  image, out,
