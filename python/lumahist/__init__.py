@@ -622,8 +622,9 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     damage and its summary, complete False with the error.  decoder="gpu"
     where nvJPEG cannot be used raises UnsupportedError.  The run goes on in
     threads of its own, a few dozen records ahead of the loop at most;
-    closing the iterator (close(), break, garbage collection, an exception
-    such as KeyboardInterrupt in the loop) stops it, within a tenth of a
+    closing the iterator (close(), garbage collection; break or an exception
+    such as KeyboardInterrupt in a loop that holds it alone) stops it: one
+    kept in a variable runs on after break until closed; within a tenth of a
     second while a video gives no frame.  It runs in a fork()ed child
     (multiprocessing's fork start method, DataLoader workers; a video there
     stalls until video_timeout if the parent read one in the last half
