@@ -29,7 +29,7 @@ and any case, are taken too), each held as:
   I420 YV12 NV12 NV21 Y42B      the whole buffer, as 2-D rows of the Y plane's
   Y444 NV16 NV24 Y41B (uint8),  width and stride: Y, then chroma, as the
   P010 P012 P016 I420_10LE      library's lh_frame_init lays them out at that
-  I420_12LE I422_10LE           stride (GStreamer's layout; uint16,
+  I420_12LE I422_10LE           stride (not always GStreamer's: lumahist.h; uint16,
   I422_12LE Y444_10LE           little-endian, for the deeper formats).  The
   Y444_12LE Y444_16LE           rows are those the buffer (lh_frame_buffer_size)
                                 fills: H + ceil(H/2) for 4:2:0 (OpenCV's
