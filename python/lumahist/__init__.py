@@ -7,8 +7,9 @@ of the lumahist library and command-line tool.
     print(s.median, s.percentiles[99], s.histogram.sum())
     out = lumahist.equalize(image)               # a new array; out= to write in place
 
-Arrays are read in place through the buffer protocol (NumPy, Pillow's
-arrays, anything bytes-like with a shape), and CUDA arrays (CuPy, PyTorch)
+Arrays are read in place through the buffer protocol (NumPy, anything
+bytes-like with a shape), Pillow's images as np.asarray(image) gives them
+(modes L, RGB, RGBA, I;16; others raise), and CUDA arrays (CuPy, PyTorch)
 through __cuda_array_interface__, on the GPU where they are, on the stream
 their producer names, never copied to the host.  Each row's samples must be
 packed; rows may be padded (views of a larger array).  OpenCV's arrays are
@@ -192,6 +193,31 @@ _NO_ROI = (0, 0, 0, 0)
 _stats = _lumahist.stats
 
 
+# Pillow's modes whose pixels are one of the layouts read here, as NumPy
+# holds them: 8-bit gray, RGB and RGBA, 16-bit gray (little- or big-endian).
+_PILLOW_MODES = ("L", "RGB", "RGBA", "I;16", "I;16L", "I;16B")
+
+
+def _readable(image):
+    """image as the extension reads it: a Pillow image, which describes its
+    pixels by __array_interface__ but has no buffer, as a NumPy array of them
+    (its other modes refused: a palette's indices, CMYK's inks or gray and
+    alpha would be read as some other layout); anything else as it is."""
+    if not hasattr(image, "__array_interface__") or isinstance(image, _np.ndarray):
+        return image
+    try:
+        memoryview(image)
+        return image
+    except TypeError:
+        pass
+    mode = getattr(image, "mode", None)
+    if isinstance(mode, str) and mode not in _PILLOW_MODES:
+        raise InvalidArgumentError(
+            f"a Pillow image of mode {mode!r}: convert it to 'L', 'RGB', 'RGBA' or 'I;16' "
+            "first (image.convert('RGB'))", -1)
+    return _np.asarray(image)
+
+
 def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99), roi=None,
           backend="auto", bit_depth=None, format=None, width=None):
     """Histogram, statistics and exact (nearest-rank) percentiles of an image's luma.
@@ -212,7 +238,7 @@ def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99)
     of the percentiles and percentiles_norm dicts.
     """
     # Positional, in the extension's order: no keywords to match there.
-    return _stats(image, matrix, range, percentiles, _NO_ROI if roi is None else _roi(roi),
+    return _stats(_readable(image), matrix, range, percentiles, _NO_ROI if roi is None else _roi(roi),
                   backend, bit_depth or 0, format, width or 0)
 
 
@@ -264,6 +290,7 @@ def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", b
     format, width, bit_depth, matrix and backend as for stats; range:
     "limited" keeps the result in 16..235 (scaled to the depth).  temporal: a
     Temporal, for the frames of one video in order."""
+    image = _readable(image)
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="global", matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
@@ -280,6 +307,7 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
     (chroma as there); image, out, format, width, bit_depth, matrix, range,
     backend and temporal as there."""
     tiles_x, tiles_y = _tiles(tiles)
+    image = _readable(image)
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="clahe", tiles_x=tiles_x, tiles_y=tiles_y,
                       clip_limit=float(clip), matrix=matrix, range=range, backend=backend,
@@ -330,6 +358,7 @@ def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth
     equalize.  A lut of another type must hold uint16 values (a negative,
     fractional or larger entry raises InvalidArgumentError).  image, out,
     format, width, bit_depth, matrix and backend as for equalize."""
+    image = _readable(image)
     result = _output_for(image, out)
     table = _exactly_as(lut, _np.uint16, "lut", "entry", "a uint16 value (0 .. 65535)")
     _lumahist.rewrite(image, result, mode="lut", lut=table, matrix=matrix, backend=backend,
@@ -382,6 +411,7 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
     least clip_warning of the pixels are there; image, format, width,
     bit_depth, matrix, range and backend as for stats.  Returns out (a new
     array unless given; out=image draws in place)."""
+    image = _readable(image)
     result = _output_for(image, out)
     if result is not image:
         if out is not None:

@@ -37,6 +37,32 @@ def cli_record(path, *extra):
     return json.loads(out)
 
 
+def test_pillow_images_are_read_as_their_arrays():
+    """A Pillow image (an __array_interface__, no buffer) is read as
+    np.asarray(image) is, by stats and the rewriting functions; a mode whose
+    pixels are no layout read here (a palette, CMYK, gray and alpha,
+    bilevel) is refused rather than read as another layout."""
+    Image = pytest.importorskip("PIL.Image")
+    rgb = photo(37, 53, 21, channels=3)
+    images = {"RGB": Image.fromarray(rgb), "L": Image.fromarray(rgb[..., 1]),
+              "RGBA": Image.fromarray(np.dstack([rgb, rgb[..., :1]])),
+              "I;16": Image.fromarray(photo(37, 53, 22, dtype=np.uint16))}
+    for mode, image in images.items():
+        assert image.mode == mode
+        array = np.asarray(image)
+        assert lumahist.stats(image, backend="cpu").to_dict() == \
+            lumahist.stats(array, backend="cpu").to_dict(), mode
+        assert np.array_equal(lumahist.equalize(image, backend="cpu"),
+                              lumahist.equalize(array, backend="cpu")), mode
+        assert np.array_equal(lumahist.overlay(image, backend="cpu"),
+                              lumahist.overlay(array, backend="cpu")), mode
+    for mode in ("P", "CMYK", "LA", "1"):
+        with pytest.raises(lumahist.InvalidArgumentError, match=f"mode '{mode}'"):
+            lumahist.stats(images["RGB"].convert(mode))
+        with pytest.raises(lumahist.InvalidArgumentError, match=f"mode '{mode}'"):
+            lumahist.equalize(images["RGB"].convert(mode))
+
+
 def test_the_extension_exports_none_of_the_librarys_functions():
     """The module holds a static copy of the library; its lh_* functions stay
     inside it, so that an application that also loads liblumahist.so (or
