@@ -161,6 +161,21 @@ LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time)
   return status;
 }
 
+int lhi_context_enter(LhContext *context)
+{
+  if (context && __atomic_exchange_n(&context->busy, 1, __ATOMIC_ACQUIRE))
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "the context is in use by another thread's call: a context serves one call "
+                     "at a time (give each thread its own, or hold a lock around the calls)");
+  return LH_OK;
+}
+
+void lhi_context_leave(LhContext *context)
+{
+  if (context)
+    __atomic_store_n(&context->busy, 0, __ATOMIC_RELEASE);
+}
+
 /* Everything a backend needs for one frame, from the caller's frame (valid:
  * lh_analyze_batch checks every frame before it routes them) and options. */
 static int prepare_job(const LhiRoute *route, const LhFrame *frame, const LhOptions *options,
@@ -204,8 +219,8 @@ static int name_frame(int status, size_t i, size_t n)
   return status;
 }
 
-LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
-                            const LhOptions *options, LhStats *stats)
+static int analyze_batch_call(LhContext *context, const LhFrame *frames, size_t n,
+                              const LhOptions *options, LhStats *stats)
 {
   if (!context || (n > 0 && (!frames || !stats)))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, frames or stats is NULL");
@@ -243,6 +258,17 @@ LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
     status = lhi_stats_finish(&stats[i], jobs[i].bit_depth, options->matrix, options->range,
                               options, &jobs[i].moments, jobs[i].values);
   free(jobs);
+  return status;
+}
+
+LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
+                            const LhOptions *options, LhStats *stats)
+{
+  int status = lhi_context_enter(context);
+  if (status < 0)
+    return status;
+  status = analyze_batch_call(context, frames, n, options, stats);
+  lhi_context_leave(context);
   return status;
 }
 

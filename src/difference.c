@@ -53,8 +53,8 @@ static bool same_key(const LhiDifferenceKey *a, const LhiDifferenceKey *b)
          a->height == b->height && a->bit_depth == b->bit_depth;
 }
 
-LH_API int lh_difference_push(LhContext *context, LhDifference *difference, const LhFrame *frame,
-                              double *mean_abs)
+static int difference_push_call(LhContext *context, LhDifference *difference, const LhFrame *frame,
+                                double *mean_abs)
 {
   if (mean_abs)
     *mean_abs = NAN;
@@ -100,4 +100,15 @@ LH_API int lh_difference_push(LhContext *context, LhDifference *difference, cons
   if (job.compare)
     *mean_abs = (double)job.sum / ((double)frame->width * (double)frame->height);
   return LH_OK;
+}
+
+LH_API int lh_difference_push(LhContext *context, LhDifference *difference, const LhFrame *frame,
+                              double *mean_abs)
+{
+  int status = lhi_context_enter(context);
+  if (status < 0)
+    return status;
+  status = difference_push_call(context, difference, frame, mean_abs);
+  lhi_context_leave(context);
+  return status;
 }

@@ -189,8 +189,8 @@ static int run_job(LhContext *context, LhiEqualizeJob *job)
   return status;
 }
 
-LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
-                       const LhEqualizeOptions *options)
+static int equalize_call(LhContext *context, const LhFrame *in, LhFrame *out,
+                         const LhEqualizeOptions *options)
 {
   if (!context || !in || !out)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, input or output frame is NULL");
@@ -229,14 +229,25 @@ LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
   return run_job(context, &job);
 }
 
+LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
+                       const LhEqualizeOptions *options)
+{
+  int status = lhi_context_enter(context);
+  if (status < 0)
+    return status;
+  status = equalize_call(context, in, out, options);
+  lhi_context_leave(context);
+  return status;
+}
+
 LH_API int lh_apply_lut(LhContext *context, const LhFrame *in, LhFrame *out, const uint16_t *lut,
                         LhMatrix matrix)
 {
   return lh_apply_lut_chroma(context, in, out, lut, matrix, LH_CHROMA_KEEP);
 }
 
-LH_API int lh_apply_lut_chroma(LhContext *context, const LhFrame *in, LhFrame *out,
-                               const uint16_t *lut, LhMatrix matrix, LhChromaRule chroma)
+static int apply_lut_call(LhContext *context, const LhFrame *in, LhFrame *out, const uint16_t *lut,
+                          LhMatrix matrix, LhChromaRule chroma)
 {
   if (!context || !in || !out || !lut)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, frame or LUT is NULL");
@@ -262,4 +273,15 @@ LH_API int lh_apply_lut_chroma(LhContext *context, const LhFrame *in, LhFrame *o
                        lut[v], job.bit_depth, max_value);
   job.white = max_value;
   return run_job(context, &job);
+}
+
+LH_API int lh_apply_lut_chroma(LhContext *context, const LhFrame *in, LhFrame *out,
+                               const uint16_t *lut, LhMatrix matrix, LhChromaRule chroma)
+{
+  int status = lhi_context_enter(context);
+  if (status < 0)
+    return status;
+  status = apply_lut_call(context, in, out, lut, matrix, chroma);
+  lhi_context_leave(context);
+  return status;
 }

@@ -631,7 +631,16 @@ struct LhContext {
   LhiChooser chooser;
   LhBackend last_backend; /* lh_context_last_backend */
   char note[256];
+  int busy; /* a call on frames is under way (atomic): lhi_context_enter */
 };
+
+/* A context serves one call on frames at a time: a second thread's call
+ * while one runs (on the same context) is refused with
+ * LH_ERROR_INVALID_ARGUMENT, where it used to crash the worker pool or the
+ * backend's state.  LH_OK for a NULL context, which the call then refuses.
+ * Each LH_OK is followed by lhi_context_leave(). */
+int lhi_context_enter(LhContext *context);
+void lhi_context_leave(LhContext *context);
 
 /* Where one call on frames runs. */
 typedef struct {

@@ -321,11 +321,13 @@ typedef struct LhContext LhContext;
  * went.
  *
  * One call at a time may use a context: its CPU threads, device buffers
- * and measures serve one call, and two threads that call into the same
- * context at once (lh_analyze, lh_equalize, ...) can crash it.  Give each
- * thread its own context, or hold a lock around the calls; different
- * contexts may be used at once.  A fork()ed child may go on using and then
- * free a CPU context of its parent: it starts CPU threads of its own. */
+ * and measures serve one call.  A call on frames (lh_analyze[_batch],
+ * lh_equalize, lh_apply_lut[_chroma], lh_overlay, lh_difference_push) made
+ * while another thread's runs on the same context is refused with
+ * LH_ERROR_INVALID_ARGUMENT ("in use").  Give each thread its own context,
+ * or hold a lock around the calls; different contexts may be used at once.
+ * A fork()ed child may go on using and then free a CPU context of its
+ * parent: it starts CPU threads of its own. */
 LH_API int lh_context_new(LhBackend backend, LhContext **context);
 LH_API void lh_context_free(LhContext *context);
 

@@ -185,8 +185,8 @@ static int sample_depth(const LhFrame *frame)
   return lhi_frame_luma_depth(frame);
 }
 
-LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
-                      const LhOverlayOptions *options)
+static int overlay_call(LhContext *context, LhFrame *frame, const LhStats *stats,
+                        const LhOverlayOptions *options)
 {
   if (!context || !frame || !stats)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, frame or stats is NULL");
@@ -274,5 +274,16 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
   lhi_route_end(context, &route, status, 1);
   free(heights);
   free(flags);
+  return status;
+}
+
+LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
+                      const LhOverlayOptions *options)
+{
+  int status = lhi_context_enter(context);
+  if (status < 0)
+    return status;
+  status = overlay_call(context, frame, stats, options);
+  lhi_context_leave(context);
   return status;
 }

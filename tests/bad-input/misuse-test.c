@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../unit/test-check.h"
 #include "../unit/test-formats.h"
@@ -739,6 +740,83 @@ static int test_no_device(void)
   return failures ? 1 : 0;
 }
 
+/* A long call in one thread (a batch of many frames, all one buffer). */
+typedef struct {
+  LhContext *context;
+  LhFrame *frames;
+  LhStats *stats;
+  size_t n;
+  volatile int started;
+  int status;
+} LongCall;
+
+static void *run_long_call(void *data)
+{
+  LongCall *call = data;
+  __atomic_store_n(&call->started, 1, __ATOMIC_RELEASE);
+  call->status = lh_analyze_batch(call->context, call->frames, call->n, NULL, call->stats);
+  return NULL;
+}
+
+/* Two threads in one context: the second call while the first runs is
+ * refused, "in use", and the first's numbers stay right (they crashed the
+ * worker pool); once it is over the context serves the other thread. */
+static void test_one_call_at_a_time(void)
+{
+  enum { W = 1920, H = 1080, N = 1000 };
+  LhContext *c = NULL;
+  EXPECT(lh_context_new(LH_BACKEND_CPU, &c), LH_OK, "a CPU context");
+  uint8_t *pixels = malloc((size_t)W * H);
+  LhFrame *frames = calloc(N, sizeof *frames);
+  LhStats *stats = calloc(N, sizeof *stats);
+  if (!c || !pixels || !frames || !stats) {
+    CHECK(false, "no memory for the test");
+    free(pixels), free(frames), free(stats), lh_context_free(c);
+    return;
+  }
+  for (size_t i = 0; i < (size_t)W * H; i++)
+    pixels[i] = (uint8_t)(i * 2654435761u >> 24);
+  for (int i = 0; i < N; i++) {
+    lh_frame_init(&frames[i], LH_FORMAT_GRAY8, LH_MEMORY_HOST, W, H, pixels, 0);
+    lh_stats_init(&stats[i]);
+  }
+  LongCall call = {.context = c, .frames = frames, .stats = stats, .n = N};
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, run_long_call, &call) == 0, "a thread");
+  while (!__atomic_load_n(&call.started, __ATOMIC_ACQUIRE))
+    ;
+  struct timespec pause = {0, 20 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  LhStats mine;
+  lh_stats_init(&mine);
+  LhFrame small;
+  uint8_t four[4] = {1, 2, 3, 4};
+  lh_frame_init(&small, LH_FORMAT_GRAY8, LH_MEMORY_HOST, 2, 2, four, 0);
+  int refused = lh_analyze(c, &small, NULL, &mine);
+  /* The batch's statistics are finished after all its frames are counted. */
+  bool still_running = __atomic_load_n(&stats[N - 1].count, __ATOMIC_ACQUIRE) == 0;
+  pthread_join(thread, NULL);
+  if (still_running)
+    CHECK(refused == LH_ERROR_INVALID_ARGUMENT && strstr(lh_last_error(), "in use"),
+          "a call while another thread's runs: status %d (%s)", refused, lh_last_error());
+  else
+    printf("note: the long call ended within 20 ms: the refusal was not tested\n");
+  CHECK(call.status == LH_OK, "the long call failed: %d", call.status);
+  for (int i = 0; i < N; i++)
+    CHECK(stats[i].count == (uint64_t)W * H && stats[i].median == stats[0].median,
+          "frame %d of the long call: count %llu", i, (unsigned long long)stats[i].count);
+  EXPECT(lh_analyze(c, &small, NULL, &mine), LH_OK, "the context after the long call");
+  CHECK(mine.count == 4 && mine.median == 2, "after: count %llu median %u",
+        (unsigned long long)mine.count, mine.median);
+  for (int i = 0; i < N; i++)
+    lh_stats_clear(&stats[i]);
+  lh_stats_clear(&mine);
+  free(stats);
+  free(frames);
+  free(pixels);
+  lh_context_free(c);
+}
+
 int main(int argc, char **argv)
 {
   if (argc > 1 && strcmp(argv[1], "--no-device") == 0)
@@ -757,6 +835,7 @@ int main(int argc, char **argv)
   test_equalize_misuse(ctx);
   test_thread_local_message();
   test_percentiles_in_a_comma_locale();
+  test_one_call_at_a_time();
   lh_context_free(ctx);
   if (failures) {
     fprintf(stderr, "%d failure(s)\n", failures);
