@@ -621,9 +621,9 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
                 cut_threshold=0.4, video_timeout=30.0, video_memory="cuda"):
     """Stats of image and video files and folders, on the command-line tool's
     batch pipeline: folders walked as `lumahist stats` walks them
-    (recursively, each folder's entries in sorted byte order; its .png, .jpg
-    and .jpeg files and its video files), images decoded on `jobs` threads
-    (default: the cores) and analysed in batches, on a GPU when backend
+    (recursively, each folder's entries in sorted byte order, hidden ones
+    left out; its .png, .jpg and .jpeg files and its video files), images
+    decoded on `jobs` threads (None or 0: one per core) and analysed in batches, on a GPU when backend
     allows it, with JPEGs decoded there by nvJPEG where it can be loaded
     (decoder="auto" or "gpu"; "cpu": libjpeg-turbo).  Returns an iterator of
     records in the order of the files, the tool's: a Stats for each image,

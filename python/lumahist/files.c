@@ -678,7 +678,7 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
                                    &video.cut_threshold, &video.timeout_s, &video.memory))
     return NULL;
   if (jobs < 0)
-    return raise_invalid("jobs: 1 or more (None: one per core)");
+    return raise_invalid("jobs: 1 or more (None or 0: one per core, as the tool's --jobs 0)");
   /* The tool's checks and words, with the keywords' names. */
   const char *option, *rule;
   if (!lhp_video_options_check(&video, &option, &rule)) {
