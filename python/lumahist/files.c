@@ -400,8 +400,6 @@ static PyObject *iterator_close_method(FilesIterator *self, PyObject *unused)
   Py_RETURN_NONE;
 }
 
-/* Warns of each message: 0, or -1 with the exception set (warnings as
- * errors). */
 /* A message that names a file, as a str: its name decoded as the record's
  * path is (os.fsdecode), since the name's bytes need not be UTF-8. */
 static PyObject *message_of(const char *text)
@@ -434,6 +432,8 @@ static int warn_text(const char *text)
   return 0;
 }
 
+/* Warns of each message: 0, or -1 with the exception set (warnings as
+ * errors). */
 static int warn_all(GPtrArray *messages)
 {
   int status = 0;
