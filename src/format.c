@@ -366,13 +366,13 @@ LhiLumaWeights lhi_luma_weights(LhMatrix matrix, int bit_depth)
     return (LhiLumaWeights){
         .kr = kr, .kg = LHI_LUMA_EXACT_ONE - kr - kb, .kb = kb, .one = LHI_LUMA_EXACT_ONE};
   }
-  uint32_t kr = LHI_BT601_KR, kb = LHI_BT601_KB;
+  uint32_t kr = LHI_BT601_KR, kg = LHI_BT601_KG;
   if (matrix == LH_MATRIX_BT709) {
     kr = LHI_BT709_KR;
-    kb = LHI_BT709_KB;
+    kg = LHI_BT709_KG;
   } else if (matrix == LH_MATRIX_BT2020) {
     kr = LHI_BT2020_KR;
-    kb = LHI_BT2020_KB;
+    kg = LHI_BT2020_KG;
   }
-  return (LhiLumaWeights){.kr = kr, .kg = LHI_LUMA_ONE - kr - kb, .kb = kb, .one = LHI_LUMA_ONE};
+  return (LhiLumaWeights){.kr = kr, .kg = kg, .kb = LHI_LUMA_ONE - kr - kg, .one = LHI_LUMA_ONE};
 }

@@ -115,7 +115,7 @@ int lhi_frame_validate(const LhFrame *frame);
  * a zero-sized roi leaves the frame whole. */
 int lhi_frame_crop(const LhFrame *frame, const LhRect *roi, LhFrame *cropped);
 
-/* The weights of a matrix for luma of bit_depth bits (lh-luma.h: the 14-bit
+/* The weights of a matrix for luma of bit_depth bits (lh-luma.h: the 15-bit
  * rule at 8 bits, the exact one above). */
 LhiLumaWeights lhi_luma_weights(LhMatrix matrix, int bit_depth);
 

@@ -53,7 +53,7 @@ __attribute__((always_inline)) static inline void prefetch_ahead(const uint8_t *
     _mm_prefetch((const char *)block + LUMA_PREFETCH_BYTES + 64, _MM_HINT_T0);
 }
 
-/* Every weight is below 2^15 (they sum to 2^14), so pmaddwd's signed
+/* Every weight is below 2^15 (they sum to 2^15), so pmaddwd's signed
  * 16-bit products of samples (< 2^8) and weights are exact, and so are the
  * 32-bit sums. */
 

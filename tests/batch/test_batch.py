@@ -151,7 +151,7 @@ def walk_order(folder):
     return out
 
 
-RGB_WEIGHTS = (4899, 16384 - 4899 - 1868, 1868)  # BT.601 Kr, Kg, Kb in 14-bit fixed point
+RGB_WEIGHTS = (9798, 19235, 32768 - 9798 - 19235)  # BT.601 Kr, Kg, Kb in 15-bit fixed point
 
 
 def reference_histogram(path):
@@ -170,7 +170,7 @@ def reference_histogram(path):
             return np.bincount(np.asarray(img).ravel(), minlength=256), 8
         c = np.asarray(img.convert("RGB")).astype(np.int64)
         kr, kg, kb = RGB_WEIGHTS
-        y = (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + (1 << 13)) >> 14
+        y = (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + (1 << 14)) >> 15
         return np.bincount(y.ravel(), minlength=256), 8
 
 

@@ -31,8 +31,8 @@ static int compare_names(const void *a, const void *b)
 /* The histogram and mean of what a read gave: luma of RGB, or Y as it is. */
 static double histogram(const LhioImage *img, uint64_t bins[256])
 {
-  static const LhiLumaWeights bt601 = {LHI_BT601_KR, LHI_LUMA_ONE - LHI_BT601_KR - LHI_BT601_KB,
-                                       LHI_BT601_KB, LHI_LUMA_ONE};
+  static const LhiLumaWeights bt601 = {LHI_BT601_KR, LHI_BT601_KG,
+                                       LHI_LUMA_ONE - LHI_BT601_KR - LHI_BT601_KG, LHI_LUMA_ONE};
   memset(bins, 0, 256 * sizeof *bins);
   const LhFrame *f = &img->frame;
   uint64_t sum = 0;

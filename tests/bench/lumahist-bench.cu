@@ -338,7 +338,7 @@ static LhkImage lhk_image(const Image8 &im, int i, const uint32_t weights[3])
 }
 
 /* BT.601 in the order R, G, B (lh-luma.h). */
-static const uint32_t bt601_rgb[3] = {4899, 16384 - 4899 - 1868, 1868};
+static const uint32_t bt601_rgb[3] = {9798, 19235, 32768 - 9798 - 19235};
 
 struct HistBuffers {
   unsigned long long *hist; /* ours: 64-bit counts */

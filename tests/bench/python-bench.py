@@ -240,9 +240,10 @@ def opencv_rows(runs):
         gray = cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY)
         return cv2.calcHist([gray], [0], None, [256], [0, 256])
 
-    # The same work: our luma is BT.601 in 14-bit fixed point, rounded half up.
+    # The same work: our luma is BT.601 in 15-bit fixed point (OpenCV's
+    # weights), rounded half up.
     wide = frame.astype(np.int64)
-    exact = (4899 * wide[..., 0] + 9617 * wide[..., 1] + 1868 * wide[..., 2] + 8192) >> 14
+    exact = (9798 * wide[..., 0] + 19235 * wide[..., 1] + 3735 * wide[..., 2] + 16384) >> 15
     ours = lumahist.stats(frame, backend="cpu")
     assert np.array_equal(ours.histogram, np.bincount(exact.ravel(), minlength=256)), "wrong luma"
     differ = int((cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) != exact).sum())

@@ -102,15 +102,17 @@ def run_jsonl(*args, expect=0):
 # The independent reference
 
 def weights(matrix, one):
+    """Kr and Kg rounded, Kb the rest (OpenCV's 15-bit BT.601 weights)."""
     kr_f, kb_f = MATRICES[matrix]
-    kr, kb = round(kr_f * one), round(kb_f * one)
-    return kr, one - kr - kb, kb
+    kr, kg = round(kr_f * one), round((1 - kr_f - kb_f) * one)
+    return kr, kg, one - kr - kg
 
 
 def luma(rgb, matrix, bit_depth=8):
-    """8 bits: 14-bit weights; deeper: the decimal weights in units of 10^-4,
-    so that the integer sum is exactly 10^4 Y and the rounding is exact."""
-    one = 1 << 14 if bit_depth == 8 else 10000
+    """8 bits: 15-bit weights (OpenCV's); deeper: the decimal weights in units
+    of 10^-4, so that the integer sum is exactly 10^4 Y and the rounding is
+    exact."""
+    one = 1 << 15 if bit_depth == 8 else 10000
     kr, kg, kb = weights(matrix, one)
     c = rgb.astype(np.int64)
     return (kr * c[..., 0] + kg * c[..., 1] + kb * c[..., 2] + one // 2) // one

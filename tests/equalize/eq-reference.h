@@ -103,9 +103,12 @@ static inline uint32_t ref_luma(const LhFrame *f, int x, int y, LhMatrix m)
       return v / 64;
     return v > top ? top : v;
   }
-  const int64_t one = depth > 8 ? 10000 : 16384;
-  int64_t kr = llround(ref_kr[m] * (double)one), kb = llround(ref_kb[m] * (double)one);
-  int64_t kg = one - kr - kb;
+  /* 8 bits: 15-bit weights, Kr and Kg rounded, Kb the rest (OpenCV's);
+   * deeper: the decimal coefficients exactly. */
+  const int64_t one = depth > 8 ? 10000 : 32768;
+  int64_t kr = llround(ref_kr[m] * (double)one);
+  int64_t kg = llround((1.0 - ref_kr[m] - ref_kb[m]) * (double)one);
+  int64_t kb = one - kr - kg;
   int64_t num =
       kr * ref_get(p + ri * sb, sb) + kg * ref_get(p + sb, sb) + kb * ref_get(p + bi * sb, sb);
   uint32_t v = (uint32_t)((num + one / 2) / one);

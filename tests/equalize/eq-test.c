@@ -676,7 +676,7 @@ static const OverlayCase overlay_cases[] = {
      LH_OVERLAY_LOG,
      LH_RANGE_LIMITED,
      0.6,
-     0x64c17462},
+     0x79f9ebd8},
     {LH_FORMAT_GRAY16,
      240,
      120,

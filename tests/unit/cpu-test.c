@@ -64,12 +64,14 @@ static uint32_t reference_luma(const LhFrame *f, int x, int y, LhMatrix m, int d
   default:
     break;
   }
-  /* 8-bit luma: 14-bit fixed-point weights rounded from the matrix, green
-   * the remainder.  Deeper luma: the decimal coefficients exactly (units of
-   * 10^-4), Y' = floor(Kr R + Kg G + Kb B + 1/2) with no rounding error. */
-  const int64_t one = depth > 8 ? 10000 : 16384;
-  int64_t kr = llround(matrix_kr[m] * (double)one), kb = llround(matrix_kb[m] * (double)one);
-  int64_t kg = one - kr - kb;
+  /* 8-bit luma: 15-bit fixed-point weights, red and green rounded from the
+   * matrix, blue the remainder (OpenCV's).  Deeper luma: the decimal
+   * coefficients exactly (units of 10^-4), Y' = floor(Kr R + Kg G + Kb B +
+   * 1/2) with no rounding error. */
+  const int64_t one = depth > 8 ? 10000 : 32768;
+  int64_t kr = llround(matrix_kr[m] * (double)one);
+  int64_t kg = llround((1.0 - matrix_kr[m] - matrix_kb[m]) * (double)one);
+  int64_t kb = one - kr - kg;
   int64_t r = sample_at(p + ri * sb, sb), g = sample_at(p + sb, sb), b = sample_at(p + bi * sb, sb);
   int64_t num = kr * r + kg * g + kb * b;
   uint32_t v = (uint32_t)((num + one / 2) / one); /* half up: num >= 0 */

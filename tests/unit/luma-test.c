@@ -3,7 +3,7 @@
  * exactly (the matrix's decimal coefficients, no rounding error), checked
  * densely over the 16-bit cube against an exact integer reference and
  * against the float64 formula (which may only differ at exact ties, where its
- * own rounding error decides); 8-bit luma keeps OpenCV's 14-bit weights. */
+ * own rounding error decides); 8-bit luma keeps OpenCV's 15-bit weights. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ typedef struct {
   uint64_t checked;
   uint64_t ties;         /* exact value k + 1/2 */
   uint64_t float64_off;  /* float64's floor(Y + 0.5) differs from the exact value */
-  uint64_t fourteen_off; /* the 14-bit weights differ from the exact value */
+  uint64_t fourteen_off; /* the 8-bit rule's weights differ from the exact value */
 } Counts;
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
@@ -70,13 +70,19 @@ static void test_matrix(LhMatrix m)
   CHECK(w.kr == (uint32_t)llround(matrix_kr[m] * 1e4) &&
             w.kb == (uint32_t)llround(matrix_kb[m] * 1e4),
         "%s: exact weights %u, %u, %u", matrix_names[m], w.kr, w.kg, w.kb);
-  /* Every depth above 8 takes the exact rule; 8 bits the 14-bit one. */
+  /* Every depth above 8 takes the exact rule; 8 bits the 15-bit one:
+   * Kr and Kg rounded, Kb the rest, as OpenCV's cvtColor (BT.601). */
   for (int depth = 9; depth <= 16; depth++)
     CHECK(lhi_luma_weights(m, depth).one == 10000, "%s depth %d: not exact", matrix_names[m],
           depth);
-  CHECK(w14.one == 16384 && w14.kr == (uint32_t)llround(matrix_kr[m] * 16384) &&
-            w14.kb == (uint32_t)llround(matrix_kb[m] * 16384) && w14.kr + w14.kg + w14.kb == 16384,
+  const double kg = 1.0 - matrix_kr[m] - matrix_kb[m];
+  CHECK(w14.one == 32768 && w14.kr == (uint32_t)llround(matrix_kr[m] * 32768) &&
+            w14.kg == (uint32_t)llround(kg * 32768) && w14.kr + w14.kg + w14.kb == 32768,
         "%s: 8-bit weights %u, %u, %u", matrix_names[m], w14.kr, w14.kg, w14.kb);
+  if (m == LH_MATRIX_BT601)
+    CHECK(w14.kr == 9798 && w14.kg == 19235 && w14.kb == 3735,
+          "bt601: 8-bit weights %u, %u, %u, not OpenCV's 9798, 19235, 3735", w14.kr, w14.kg,
+          w14.kb);
 
   Counts c = {0};
   /* Every gray level is itself, and the corners of the cube. */
@@ -95,7 +101,7 @@ static void test_matrix(LhMatrix m)
     check_pixel(m, w, w14, 65535 - next16() % 256, 65535 - next16() % 256, 65535 - next16() % 256,
                 &c);
   printf("%s: %llu pixels exact; %llu exact ties (float64 off on %llu of them, all ties); "
-         "14-bit weights off on %.2f %%\n",
+         "the 8-bit rule's weights off on %.2f %%\n",
          matrix_names[m], (unsigned long long)c.checked, (unsigned long long)c.ties,
          (unsigned long long)c.float64_off, 100.0 * (double)c.fourteen_off / (double)c.checked);
 }
@@ -104,7 +110,7 @@ static void test_matrix(LhMatrix m)
 static void test_no_overflow(void)
 {
   CHECK(10000ull * 65535 + 5000 < (1ull << 32), "exact sums overflow 32 bits");
-  CHECK(16384ull * 65535 + 8192 < (1ull << 32), "14-bit sums overflow 32 bits");
+  CHECK(32768ull * 65535 + 16384 < (1ull << 32), "15-bit sums overflow 32 bits");
 }
 
 int main(void)
