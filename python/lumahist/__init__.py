@@ -531,8 +531,8 @@ def merge(records, *, percentiles=None):
     additive): records are Stats or the tool's jsonl records as dicts, of one
     bit depth, matrix and range.  percentiles: the records' own when not given.
     As `lumahist merge`: dataset records and video frames are skipped (a
-    video's summary holds its frames' counts), and a path met again is counted
-    once."""
+    video's summary holds its frames' counts), and a path met again (however
+    spelled: ./a.png is a.png) is counted once."""
     total = None
     images = 0
     first = None
@@ -566,6 +566,8 @@ def merge(records, *, percentiles=None):
         if counts.size != total.size:
             raise InvalidArgumentError("histograms of different sizes", -1)
         if path is not None:
+            # Named as the tool matches them: ./photos/a.png is photos/a.png.
+            path = _os.path.abspath(path)
             if path in seen:
                 continue
             seen.add(path)

@@ -267,7 +267,7 @@ static void sink_close(Sink *sink)
 typedef struct {
   const LhtStatsJob *job;
   const char *name;
-  GHashTable *done; /* paths as written, made absolute (done_key) */
+  GHashTable *done; /* paths as written, made absolute (lht_record_path_key) */
   LhtDataset *dataset;
   LhtReport *report;
   off_t dataset_offset; /* where the trailing dataset records start; -1 none */
@@ -285,15 +285,6 @@ static guint64 pixels_analysed(const LhtParsedRecord *record, const LhRect *roi)
   if (roi->width > 0 && roi->height > 0)
     return (guint64)roi->width * (guint64)roi->height;
   return (guint64)record->width * (guint64)record->height;
-}
-
-/* A path as the files already done are known by: absolute and without "."
- * and "..", so that a run resumed on ./photos or /data/photos rather than
- * photos takes the same files for done (the bytes of the path only: a link
- * is not followed). */
-static char *done_key(const char *path)
-{
-  return g_canonicalize_filename(path, NULL);
 }
 
 static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
@@ -353,7 +344,7 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
     r->mismatch = g_strdup("--dataset and --report need the histograms of its records");
     return false;
   }
-  g_hash_table_add(r->done, done_key(record->path));
+  g_hash_table_add(r->done, lht_record_path_key(record->path));
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
   if (r->dataset)
     lht_dataset_add_record(r->dataset, record);
@@ -753,7 +744,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       for (guint i = 0; i < paths->len; i++) {
         /* Records give back the path's bytes, those that are not UTF-8 too. */
         const char *path = g_ptr_array_index(paths, i);
-        char *key = done_key(path);
+        char *key = lht_record_path_key(path);
         if (!g_hash_table_contains(done, key))
           g_ptr_array_add(remaining, g_strdup(path));
         g_free(key);

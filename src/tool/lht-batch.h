@@ -252,6 +252,12 @@ bool lht_dataset_add_record(LhtDataset *dataset, const LhtParsedRecord *record);
 void lht_parsed_record_init(LhtParsedRecord *record);
 void lht_parsed_record_clear(LhtParsedRecord *record);
 
+/* The path of a record as records are matched by it (--skip-existing, merge):
+ * absolute and without "." and "..", so that ./photos/a.png, photos/a.png
+ * and /data/photos/a.png (run in /data) are one file (the bytes of the path
+ * only: a link is not followed); to be freed. */
+char *lht_record_path_key(const char *path);
+
 /* Parses one line (without its '\n'); false with *error set (to be freed). */
 bool lht_record_parse(const char *line, size_t length, LhtParsedRecord *record, char **error);
 

@@ -24,7 +24,7 @@ typedef struct {
   const char *name; /* the file being read */
   LhtDataset *dataset;
   LhtReport *report;
-  GHashTable *seen; /* paths */
+  GHashTable *seen; /* paths, as lht_record_path_key() makes them */
   guint64 duplicates;
   bool have_first;
   char matrix[16];
@@ -146,17 +146,16 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
   g_free(where);
   /* A video is drawn once, as it is summed: not when its summary is refused
    * or repeats one already read. */
-  bool duplicate = !bad && g_hash_table_contains(m->seen, record->path);
+  char *key = lht_record_path_key(record->path);
+  bool duplicate = !bad && g_hash_table_contains(m->seen, key);
   report_video_end(m, record->video_summary && !bad && !duplicate ? record : NULL);
-  if (bad) {
-    m->failed = true;
+  if (bad || duplicate) {
+    g_free(key);
+    m->failed = m->failed || bad;
+    m->duplicates += duplicate;
     return true;
   }
-  if (duplicate) {
-    m->duplicates++;
-    return true;
-  }
-  g_hash_table_add(m->seen, g_strdup(record->path));
+  g_hash_table_add(m->seen, key);
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
   lht_dataset_add_record(m->dataset, record);
   if (m->args->report)
@@ -240,7 +239,8 @@ int lht_merge_main(int argc, char **argv)
       "Reads the jsonl records of `lumahist stats` runs (e.g. one per --shard; '-' is stdin)\n"
       "and writes the dataset record: every image's histogram summed, with its statistics and\n"
       "percentiles, the same as `lumahist stats --dataset` over all the images at once.\n"
-      "Dataset records among the inputs are skipped; an image found twice counts once.");
+      "Dataset records among the inputs are skipped; an image found twice (however its path is "
+      "spelled) counts once.");
   g_option_context_set_description(
       context, "Exit status: 0 all records merged, 1 some input failed, 2 usage error.");
   g_option_context_add_main_entries(context, entries, NULL);

@@ -595,6 +595,11 @@ static void reset_record(LhtParsedRecord *r)
   g_array_set_size(r->frozen, 0);
 }
 
+char *lht_record_path_key(const char *path)
+{
+  return g_canonicalize_filename(path, NULL);
+}
+
 bool lht_record_parse(const char *line, size_t length, LhtParsedRecord *r, char **error)
 {
   reset_record(r);

@@ -519,6 +519,22 @@ def group_shard(tmp):
     check(table.returncode == 0 and text(table.stdout).startswith("dataset ("),
           f"merge --format table: {text(table.stdout)!r}")
 
+    # The same images named another way (a run on ./photos or by an absolute
+    # path): counted once, as --skip-existing takes them for done.
+    respelled = os.path.join(tmp, "respelled.jsonl")
+    with open(shard_files[0]) as f, open(respelled, "w") as out:
+        for line in f:
+            record = json.loads(line)
+            if record.get("path"):
+                head, tail = os.path.split(record["path"])
+                record["path"] = os.path.join(head, ".", "x", "..", tail)
+            out.write(json.dumps(record) + "\n")
+    proc = run("merge", shard_files[0], respelled, shard_files[1], shard_files[2])
+    check(proc.returncode == 0 and text(proc.stdout).splitlines() == dataset_lines and
+          b"counted once" in proc.stderr,
+          f"merge of records naming the same images another way: {proc.returncode} "
+          f"{text(proc.stderr)!r}")
+
     # A shard saved again by an editor that starts files with a byte-order
     # mark (invisible there) merges as it was.
     bom = os.path.join(tmp, "bom.jsonl")

@@ -558,6 +558,10 @@ def test_merge_is_the_tools_dataset_record(tmp_path):
     assert dataset["dataset"] is True and dataset["images"] == 5
     from_records = lumahist.merge(records)
     assert from_records.to_dict() == dataset
+    # The same images named another way count once, as in `lumahist merge`.
+    respelled = [dict(r, path=os.path.join(os.path.dirname(r["path"]), ".", "x", "..",
+                                           os.path.basename(r["path"]))) for r in records]
+    assert lumahist.merge(records + respelled).to_dict() == dataset
     from_arrays = lumahist.merge([lumahist.stats(i, percentiles=(1, 50, 99)) for i in images])
     assert from_arrays.to_dict() == dataset
     with pytest.raises(lumahist.InvalidArgumentError):
