@@ -374,6 +374,17 @@ static LhioFileType type_from_name(const char *path)
   return LHIO_FILE_UNKNOWN;
 }
 
+size_t lhio_name_prefix(const char *name, size_t room)
+{
+  size_t n = strlen(name);
+  if (n <= room)
+    return n;
+  n = room;
+  while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+    n--;
+  return n;
+}
+
 /* Creates "<dir>/.<name>.<unique>.tmp" beside path.  open(O_EXCL) rather than
  * mkstemp() so that the mode is 0666 less the umask, as for any new file,
  * instead of mkstemp's 0600.  The name starts with a dot and does not end in
@@ -390,12 +401,7 @@ int lhio_create_temp(const char *path, char **temp_path, FILE **file)
     return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "not a file name");
   /* The dots, "PID-COUNTER-NANOSECONDS" at their longest and ".tmp". */
   enum { TEMP_AFFIXES = 2 + 20 + 1 + 10 + 1 + 16 + 4 };
-  int name_len = (int)strlen(name);
-  if (name_len > NAME_MAX - TEMP_AFFIXES) {
-    name_len = NAME_MAX - TEMP_AFFIXES;
-    while (name_len > 0 && ((unsigned char)name[name_len] & 0xc0) == 0x80)
-      name_len--;
-  }
+  int name_len = (int)lhio_name_prefix(name, NAME_MAX - TEMP_AFFIXES);
 
   size_t size = strlen(path) + 64;
   char *temp = malloc(size);

@@ -88,6 +88,11 @@ typedef struct {
 /* Which kind of file by its first bytes (not its name). */
 LhioFileType lhio_sniff(const uint8_t *head, size_t n);
 
+/* The length of name's longest prefix of at most room bytes that does not
+ * cut a UTF-8 character: as much of a file name as a temporary file's name
+ * beside it has room for within NAME_MAX. */
+size_t lhio_name_prefix(const char *name, size_t room);
+
 /* Whether a path's extension is one the tool reads (.png, .jpg, .jpeg, any case). */
 bool lhio_is_image_name(const char *path);
 

@@ -101,12 +101,8 @@ static bool replace_file(const char *path, const char *data, size_t size, bool r
 {
   char *folder = g_path_get_dirname(path);
   char *name = g_path_get_basename(path);
-  size_t name_len = strlen(name);
-  if (name_len > NAME_MAX - sizeof "..XXXXXX" + 1) {
-    name_len = NAME_MAX - sizeof "..XXXXXX" + 1;
-    while (name_len > 0 && ((unsigned char)name[name_len] & 0xc0) == 0x80)
-      name_len--;
-  }
+  /* The two dots and mkstemp's six characters. */
+  size_t name_len = lhio_name_prefix(name, NAME_MAX - 8);
   char *temp = g_strdup_printf("%s/.%.*s.XXXXXX", folder, (int)name_len, name);
   g_free(folder);
   g_free(name);
