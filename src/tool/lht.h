@@ -63,14 +63,10 @@ bool lht_parse_number(const char *text, double low, double high, double *value);
 void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 /* What equalize, clahe and overlay say (on standard error, the run going on)
- * of a CMYK or YCCK JPEG, whose output is an ordinary colour JPEG. */
-#define LHT_CONVERTED_NOTE                                                                         \
-  "a %s JPEG: written as a YCbCr JPEG of its R'G'B' (converted as Pillow does); "                 \
-  "CMYK is not written back"
-/* ... and of an animated PNG (APNG), whose output is a still PNG. */
-#define LHT_ANIMATION_NOTE                                                                         \
-  "an animated PNG of %u frames: written as a still PNG of its default image (the one viewers "    \
-  "without animation show)"
+ * of an image whose output is not the kind of file it was (rewrite.c): a CMYK
+ * or YCCK JPEG, written as an ordinary colour JPEG, or an animated PNG,
+ * written as a still one; NULL for any other image; to be freed. */
+char *lht_written_note(const LhioImage *image);
 
 /* Writes data to path whole (save-file.c): a regular file (or one a link
  * names) through a temporary file and a rename; a device, a FIFO or the

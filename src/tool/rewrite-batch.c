@@ -108,10 +108,9 @@ static bool write_step(LhpItem *item, void *data)
     lhp_item_fail(item, status, "writing %s: %s", output, reason);
     return false;
   }
-  if (item->image.converted_from)
-    add_note(item, g_strdup_printf(LHT_CONVERTED_NOTE, item->image.converted_from));
-  if (item->image.png_frames > 1)
-    add_note(item, g_strdup_printf(LHT_ANIMATION_NOTE, item->image.png_frames));
+  char *written = lht_written_note(&item->image);
+  if (written)
+    add_note(item, written);
   /* The pixels are not needed while the item waits for its turn. */
   lhio_image_clear(&item->image);
   return true;

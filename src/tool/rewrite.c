@@ -173,6 +173,19 @@ bool lht_encode_options_parse(const LhtEncodeArgs *args, LhtRewriteOptions *opti
   return true;
 }
 
+char *lht_written_note(const LhioImage *image)
+{
+  if (image->converted_from)
+    return g_strdup_printf("a %s JPEG: written as a YCbCr JPEG of its R'G'B' (converted as "
+                           "Pillow does); CMYK is not written back",
+                           image->converted_from);
+  if (image->png_frames > 1)
+    return g_strdup_printf("an animated PNG of %u frames: written as a still PNG of its default "
+                           "image (the one viewers without animation show)",
+                           image->png_frames);
+  return NULL;
+}
+
 bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *options,
                      LhtRewriteFunc change, void *data)
 {
@@ -207,10 +220,10 @@ bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *
       lht_error(input, "writing %s: %s", output, lht_reason(status, output));
       ok = false;
     } else {
-      if (image.converted_from)
-        lht_error(input, LHT_CONVERTED_NOTE, image.converted_from);
-      if (image.png_frames > 1)
-        lht_error(input, LHT_ANIMATION_NOTE, image.png_frames);
+      char *note = lht_written_note(&image);
+      if (note)
+        lht_error(input, "%s", note);
+      g_free(note);
     }
   }
   lhio_image_clear(&image);
