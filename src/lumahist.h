@@ -34,7 +34,7 @@ typedef enum {
   LH_ERROR_CUDA = -5,             /* a CUDA call failed; the message says which */
   LH_ERROR_IO = -6,               /* a file could not be read or written */
   LH_ERROR_CORRUPT = -7,          /* a file is not a valid image */
-  LH_ERROR_TOO_LARGE = -8,        /* dimensions above the configured pixel limit */
+  LH_ERROR_TOO_LARGE = -8         /* dimensions above the configured pixel limit */
 } LhStatus;
 
 /* The message of the last failed call on this thread ("" if none). */
@@ -145,7 +145,7 @@ typedef enum {
    * context uses its own stream; on a stream given with
    * lh_context_set_stream the work is queued there, and the caller orders
    * what reads the frame after it. */
-  LH_MEMORY_CUDA,
+  LH_MEMORY_CUDA
 } LhMemory;
 
 /* A frame: format, size and where each plane is.  Strides are in bytes and
@@ -183,23 +183,20 @@ LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_
 
 /* The R'G'B' -> Y' matrix (ignored for gray and YUV input). */
 typedef enum {
-  LH_MATRIX_BT601,  /* Kr 0.299, Kb 0.114: JPEG/JFIF, OpenCV, Pillow */
-  LH_MATRIX_BT709,  /* Kr 0.2126, Kb 0.0722: HD video */
-  LH_MATRIX_BT2020, /* Kr 0.2627, Kb 0.0593: UHD video */
+  LH_MATRIX_BT601, /* Kr 0.299, Kb 0.114: JPEG/JFIF, OpenCV, Pillow */
+  LH_MATRIX_BT709, /* Kr 0.2126, Kb 0.0722: HD video */
+  LH_MATRIX_BT2020 /* Kr 0.2627, Kb 0.0593: UHD video */
 } LhMatrix;
 
 /* How code values are to be read: full range, or limited ("video", 16-235
  * for 8 bits, scaled by 2^(bits-8) above). */
-typedef enum {
-  LH_RANGE_FULL,
-  LH_RANGE_LIMITED,
-} LhRange;
+typedef enum { LH_RANGE_FULL, LH_RANGE_LIMITED } LhRange;
 
 /* How percentiles are found; both methods are exact and give equal values. */
 typedef enum {
   LH_PERCENTILE_AUTO,      /* the faster of the two for this backend and size */
   LH_PERCENTILE_HISTOGRAM, /* from the cumulative histogram */
-  LH_PERCENTILE_SORT,      /* by sorting the luma values (GPU radix sort) */
+  LH_PERCENTILE_SORT       /* by sorting the luma values (GPU radix sort) */
 } LhPercentileMethod;
 
 LH_API const char *lh_matrix_name(LhMatrix matrix);           /* "bt601", ... */
@@ -291,7 +288,7 @@ typedef enum {
   LH_BACKEND_AUTO, /* CUDA when a device is usable, else the CPU; with CUDA,
                       each host frame in pageable memory where it costs less */
   LH_BACKEND_CPU,
-  LH_BACKEND_CUDA,
+  LH_BACKEND_CUDA
 } LhBackend;
 
 LH_API const char *lh_backend_name(LhBackend backend); /* "auto", "cpu", "cuda" */
@@ -445,7 +442,7 @@ LH_API int lh_analyze_batch(LhContext *context, const LhFrame *frames, size_t n,
 
 typedef enum {
   LH_EQUALIZE_GLOBAL, /* one LUT from the frame's luma histogram */
-  LH_EQUALIZE_CLAHE,  /* contrast-limited adaptive, a LUT per tile, bilinear between them */
+  LH_EQUALIZE_CLAHE   /* contrast-limited adaptive, a LUT per tile, bilinear between them */
 } LhEqualizeMode;
 
 /* Video: LUTs (in CLAHE mode, every tile's LUT) averaged over the last
@@ -455,8 +452,8 @@ typedef struct LhTemporal LhTemporal;
 
 /* What equalization does to the chroma of YUV frames. */
 typedef enum {
-  LH_CHROMA_KEEP,  /* as it came (copied when out is another frame): the default */
-  LH_CHROMA_SCALE, /* scaled with the luma's gain, the R'G'B' rule in Y'CbCr (above) */
+  LH_CHROMA_KEEP, /* as it came (copied when out is another frame): the default */
+  LH_CHROMA_SCALE /* scaled with the luma's gain, the R'G'B' rule in Y'CbCr (above) */
 } LhChromaRule;
 
 #define LH_CLAHE_MAX_TILES 64
@@ -598,7 +595,7 @@ LH_API int lh_difference_push(LhContext *context, LhDifference *difference, cons
 
 typedef enum {
   LH_OVERLAY_LINEAR, /* bar heights proportional to counts */
-  LH_OVERLAY_LOG,    /* to log(1 + count) */
+  LH_OVERLAY_LOG     /* to log(1 + count) */
 } LhOverlayScale;
 
 typedef struct {
