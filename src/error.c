@@ -66,7 +66,13 @@ LH_API const char *lh_status_name(int status)
   }
 }
 
+/* The version string from the header's numbers, so that the two agree. */
+#define STRINGIFY_TOKEN(token) #token
+#define STRINGIFY(macro) STRINGIFY_TOKEN(macro)
+#define VERSION_STRING                                                                             \
+  STRINGIFY(LH_VERSION_MAJOR) "." STRINGIFY(LH_VERSION_MINOR) "." STRINGIFY(LH_VERSION_MICRO)
+
 LH_API const char *lh_version(void)
 {
-  return LH_VERSION_STRING;
+  return VERSION_STRING;
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lumahist-version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,7 +53,9 @@ LH_API int lh_set_error(int status, const char *format, ...)
 /* A constant name for a status, e.g. "invalid-argument". */
 LH_API const char *lh_status_name(int status);
 
-/* The library version, "MAJOR.MINOR.PATCH". */
+/* The version of the library running, "MAJOR.MINOR.MICRO": the
+ * LH_VERSION_* numbers of the headers it was built with (lumahist-version.h),
+ * which may be newer than those an application was compiled against. */
 LH_API const char *lh_version(void);
 
 /* ------------------------------------------------------------------------ */

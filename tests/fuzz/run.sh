@@ -47,7 +47,8 @@ if [ -z "$clang" ]; then
 fi
 
 sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cflags="-std=gnu11 -g -O1 $sanitize -D_GNU_SOURCE -I$top/src -I$top/src/io"
+# $build/include: lumahist-version.h, which meson makes (below).
+cflags="-std=gnu11 -g -O1 $sanitize -D_GNU_SOURCE -I$top/src -I$build/include -I$top/src/io"
 # zlib: png-metadata.c checks the CRCs of the chunks it carries.
 cflags="$cflags $(pkg-config --cflags libpng libjpeg zlib 2>/dev/null || true)"
 libs="$(pkg-config --libs libpng libjpeg zlib 2>/dev/null || echo -lpng -ljpeg -lz) -lm -lpthread"
@@ -90,17 +91,23 @@ stale=false
 if [ ! -f "$stamp" ]; then
   stale=true
 else
-  for f in "${sources[@]}" "$top"/src/*.h "$top"/src/io/*.h "$0"; do
+  for f in "${sources[@]}" "$top"/src/*.h "$top"/src/io/*.h "$top/src/lumahist-version.h.in" \
+    "$top/meson.build" "$0"; do
     [ "$f" -nt "$stamp" ] && stale=true && break
   done
 fi
 if $stale; then
   rm -f "$build"/obj/*.o "$stamp"
+  # lumahist-version.h, as src/meson.build makes it from meson.build's version.
   version=$(sed -n "s/^ *version: *'\([^']*\)'.*/\1/p" "$top/meson.build" | head -1)
+  IFS=. read -r major minor micro <<<"$version"
+  mkdir -p "$build/include"
+  sed -e "s/@LH_VERSION_MAJOR@/$major/" -e "s/@LH_VERSION_MINOR@/$minor/" \
+    -e "s/@LH_VERSION_MICRO@/$micro/" "$top/src/lumahist-version.h.in" \
+    >"$build/include/lumahist-version.h"
   for f in "${sources[@]}"; do
     obj=$build/obj/$(basename "$(dirname "$f")")-$(basename "$f" .c).o
-    "$clang" $cflags -fsanitize=fuzzer-no-link -DLH_BUILDING_LIBRARY \
-      -DLH_VERSION_STRING="\"$version\"" -c "$f" -o "$obj" &
+    "$clang" $cflags -fsanitize=fuzzer-no-link -DLH_BUILDING_LIBRARY -c "$f" -o "$obj" &
   done
   wait
   for f in "${sources[@]}"; do

@@ -2,24 +2,54 @@
 # pkg-config-link-test.sh: an application built as the README says, with the
 # C compiler and `pkg-config --cflags --libs lumahist` alone (and with
 # --static too for a static library), against this build's uninstalled
-# lumahist.pc, must compile, link and run.  SKIP (77) without pkg-config.
-# Usage: pkg-config-link-test.sh BUILD_ROOT SOURCE shared|static SANITIZE CC...
+# lumahist.pc, must compile, link and run.  With --installed MESON, against
+# the lumahist.pc and headers that `meson install` puts in a temporary
+# DESTDIR instead, so that a header the installation leaves out fails.  SKIP
+# (77) without pkg-config.
+# Usage: pkg-config-link-test.sh [--installed MESON] BUILD_ROOT SOURCE shared|static SANITIZE CC...
 set -u
+meson=
+if [ "$1" = --installed ]; then
+  meson=$2
+  shift 2
+fi
 build=$1 source=$2 kind=$3 sanitize=$4
 shift 4
 if ! command -v pkg-config >/dev/null 2>&1; then
   echo "SKIP: pkg-config not found"
   exit 77
 fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
 export PKG_CONFIG_PATH="$build/meson-uninstalled"
+libdir="$build/src"
+prefix_moved=
+if [ -n "$meson" ]; then
+  # The library, its headers and lumahist.pc (and the rest of the runtime).
+  if ! "$meson" install -C "$build" --no-rebuild --destdir "$out/dest" --tags devel,runtime \
+    >"$out/install.log" 2>&1; then
+    echo "FAIL: meson install into a DESTDIR:"
+    cat "$out/install.log"
+    exit 1
+  fi
+  pc=$(find "$out/dest" -name lumahist.pc | head -n 1)
+  if [ -z "$pc" ]; then
+    echo "FAIL: meson install put no lumahist.pc in its DESTDIR"
+    exit 1
+  fi
+  PKG_CONFIG_PATH=$(dirname "$pc")
+  # The .pc names the prefix it was made for; the files are under DESTDIR.
+  prefix_moved="--define-variable=prefix=$out/dest$(sed -n 's/^prefix=//p' "$pc")"
+  libdir=$(pkg-config "$prefix_moved" --variable=libdir lumahist)
+fi
 # A sanitized library needs its runtime in the program too.
 extra=
 [ "$sanitize" != none ] && extra="-fsanitize=$sanitize"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 # The README's flags; a static library also with --static.
 for static in "" $([ "$kind" = static ] && echo --static); do
-  if ! cflags=$(pkg-config --cflags lumahist) || ! libs=$(pkg-config --libs ${static:+"$static"} lumahist); then
+  # shellcheck disable=SC2086 # an empty option is no word
+  if ! cflags=$(pkg-config $prefix_moved --cflags lumahist) ||
+    ! libs=$(pkg-config $prefix_moved --libs ${static:+"$static"} lumahist); then
     echo "FAIL: pkg-config knows no lumahist in $PKG_CONFIG_PATH"
     exit 1
   fi
@@ -30,5 +60,5 @@ for static in "" $([ "$kind" = static ] && echo --static); do
     echo "FAIL: a program does not build with pkg-config --libs $static lumahist's flags"
     exit 1
   fi
-  LD_LIBRARY_PATH="$build/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/embed" || exit 1
+  LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/embed" || exit 1
 done
