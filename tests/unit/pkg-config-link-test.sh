@@ -4,15 +4,22 @@
 # --static too for a static library), against this build's uninstalled
 # lumahist.pc, must compile, link and run.  With --installed MESON, against
 # the lumahist.pc and headers that `meson install` puts in a temporary
-# DESTDIR instead, so that a header the installation leaves out fails.  SKIP
-# (77) without pkg-config.
-# Usage: pkg-config-link-test.sh [--installed MESON] BUILD_ROOT SOURCE shared|static SANITIZE CC...
+# DESTDIR instead, so that a header the installation leaves out fails.  With
+# --nvcc, CC is nvcc, which a CUDA application builds and links with: the
+# source is compiled as CUDA C++, and linked with the flags of both --libs and
+# --static --libs whatever the library, so that a flag nvcc refuses fails.
+# SKIP (77) without pkg-config.
+# Usage: pkg-config-link-test.sh [--installed MESON] [--nvcc] BUILD_ROOT SOURCE shared|static SANITIZE CC...
 set -u
 meson=
-if [ "$1" = --installed ]; then
-  meson=$2
-  shift 2
-fi
+nvcc=false
+while :; do
+  case "$1" in
+    --installed) meson=$2; shift 2 ;;
+    --nvcc) nvcc=true; shift ;;
+    *) break ;;
+  esac
+done
 build=$1 source=$2 kind=$3 sanitize=$4
 shift 4
 if ! command -v pkg-config >/dev/null 2>&1; then
@@ -46,18 +53,29 @@ fi
 extra=
 [ "$sanitize" != none ] && extra="-fsanitize=$sanitize"
 # The README's flags; a static library also with --static.
-for static in "" $([ "$kind" = static ] && echo --static); do
+static_flags=$([ "$kind" = static ] && echo --static)
+language_flags="-std=c99 -Wall -Wextra -pedantic -Werror"
+if $nvcc; then
+  static_flags=--static
+  language_flags="-x cu"
+  # nvcc gives the host compiler its options by -Xcompiler.
+  extra=${extra:+-Xcompiler=$extra}
+fi
+# shellcheck disable=SC2086 # an empty option is no word
+if ! cflags=$(pkg-config $prefix_moved --cflags lumahist); then
+  echo "FAIL: pkg-config knows no lumahist in $PKG_CONFIG_PATH"
+  exit 1
+fi
+for static in "" $static_flags; do
   # shellcheck disable=SC2086 # an empty option is no word
-  if ! cflags=$(pkg-config $prefix_moved --cflags lumahist) ||
-    ! libs=$(pkg-config $prefix_moved --libs ${static:+"$static"} lumahist); then
+  if ! libs=$(pkg-config $prefix_moved --libs ${static:+"$static"} lumahist); then
     echo "FAIL: pkg-config knows no lumahist in $PKG_CONFIG_PATH"
     exit 1
   fi
-  echo "$* -std=c99 $cflags $source $libs $extra"
+  echo "$* $language_flags $cflags $source $libs $extra"
   # shellcheck disable=SC2086 # the flags are words, as pkg-config gives them
-  if ! "$@" -std=c99 -Wall -Wextra -pedantic -Werror $cflags "$source" $libs $extra -o "$out/embed"
-  then
-    echo "FAIL: a program does not build with pkg-config --libs $static lumahist's flags"
+  if ! "$@" $language_flags $cflags "$source" $libs $extra -o "$out/embed"; then
+    echo "FAIL: a program does not build with pkg-config --cflags and --libs $static lumahist's flags"
     exit 1
   fi
   LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/embed" || exit 1
