@@ -146,6 +146,48 @@ _FIELDS = ("bit_depth", "matrix", "range", "backend", "count", "mean", "stddev",
            "stddev_norm", "min_norm", "max_norm", "median_norm")
 
 
+_NO_DEFAULT = object()
+
+
+class _AssignedField:
+    """A field of the results that the package sets, not the library: its
+    value lives in the instance's __dict__ (assigned, pickled and copied as
+    a plain attribute's), else the class's default.  A descriptor rather
+    than a plain class attribute so that help() shows its doc (pydoc shows
+    the docs of data descriptors alone), as it does the library's fields."""
+
+    def __init__(self, doc, default=_NO_DEFAULT):
+        self.__doc__ = doc
+        self._default = default
+
+    def __set_name__(self, owner, name):
+        self._name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        try:
+            return instance.__dict__[self._name]
+        except KeyError:
+            if self._default is _NO_DEFAULT:
+                raise AttributeError(f"'{type(instance).__name__}' object has no attribute "
+                                     f"'{self._name}'") from None
+            return self._default
+
+    def __set__(self, instance, value):
+        instance.__dict__[self._name] = value
+
+    def __delete__(self, instance):
+        try:
+            del instance.__dict__[self._name]
+        except KeyError:
+            raise AttributeError(f"'{type(instance).__name__}' object has no attribute "
+                                 f"'{self._name}'") from None
+
+
+_SUMMARY_DOC = "Whether this is a video's summary record: True on VideoSummary, else False."
+
+
 class Stats(_lumahist.StatsBase):
     """The statistics of one image, as the tool's records have them.
 
@@ -160,7 +202,7 @@ class Stats(_lumahist.StatsBase):
     summary is False (True on a video's summary record, VideoSummary).
     """
 
-    summary = False
+    summary = _AssignedField(_SUMMARY_DOC, False)
 
     def to_dict(self, histogram=True):
         """The fields of the tool's jsonl record, in its order: all of them for a
@@ -431,6 +473,9 @@ class DatasetStats(Stats):
     (`lumahist stats --dataset`, `lumahist merge`).  images: how many; width,
     height and backend are None."""
 
+    images = _AssignedField("How many images were summed, a video counting as one (its "
+                            "summary's histogram); a path met twice counts once.")
+
     def to_dict(self, histogram=True):
         """The tool's dataset record, its fields in its order: path None,
         dataset True and images, and no width, height or backend."""
@@ -493,7 +538,7 @@ class VideoSummary(Stats):
     last was analysed; decoder the GStreamer element), and the summary's own
     fields (README, "Video files")."""
 
-    summary = True
+    summary = _AssignedField(_SUMMARY_DOC, True)
     frames = _summary_field("frames", "Frames analysed.")
     duration = _summary_field("duration", "Seconds from the first frame's pts to the last one's end.")
     start = _summary_field("start", "The first analysed frame's pts, seconds.")

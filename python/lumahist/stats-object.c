@@ -4,9 +4,11 @@
  * most of what a call on a small frame or on the GPU cost beyond the
  * library's: here a field becomes a Python object only when it is read.
  *
- * The fields are non-data descriptors, as plain attributes were before:
- * assigning one stores the value in the instance's __dict__, where it
- * hides the descriptor, and an instance pickles and copies. */
+ * The fields behave as the plain attributes they were: assigning one
+ * stores the value in the instance's __dict__, where it hides the library's
+ * value, and an instance pickles and copies.  They are data descriptors
+ * that look in that __dict__ first, not non-data ones that Python looks
+ * past: pydoc shows the docstrings of data descriptors alone. */
 #include "stats-object.h"
 
 #include <math.h>
@@ -62,48 +64,99 @@ typedef enum {
 
 #define FIELD_FIRST_OF_FRAME FIELD_FRAME
 
-static const char *const field_names[FIELD_TOTAL] = {
-    "width",
-    "height",
-    "bit_depth",
-    "matrix",
-    "range",
-    "backend",
-    "count",
-    "mean",
-    "stddev",
-    "min",
-    "max",
-    "median",
-    "clipped_low",
-    "clipped_high",
-    "below_legal",
-    "above_legal",
-    "mean_norm",
-    "stddev_norm",
-    "min_norm",
-    "max_norm",
-    "median_norm",
-    "percentiles",
-    "percentiles_norm",
-    "histogram",
-    "path",
-    "decoder",
-    "converted_from",
-    "frame",
-    "pts",
-    "duration",
-    "keyframe",
-    "diff",
-    "cut_distance",
-    "scene_cut",
-    "black",
-    "frozen",
-    "out_of_legal",
-    "flicker",
-    "signalstats_low",
-    "signalstats_high",
-    "decode_warning",
+/* Each field's name and what help() says of it: its meaning, unit and
+ * range as README's "Fields of a record" and "Video files" define them. */
+static const struct {
+  const char *name;
+  const char *doc;
+} fields[FIELD_TOTAL] = {
+    [FIELD_WIDTH] = {"width", "The image's (or frame's) width in pixels; None for DatasetStats."},
+    [FIELD_HEIGHT] = {"height",
+                      "The image's (or frame's) height in pixels; None for DatasetStats."},
+    [FIELD_BIT_DEPTH] = {"bit_depth",
+                         "Significant bits of the luma code values, 8 .. 16 (the format's: 10 "
+                         "for P010, 16 for a 16-bit PNG); the histogram has 2^bit_depth bins."},
+    [FIELD_MATRIX] = {"matrix", "The R'G'B' to luma weights used: 'bt601', 'bt709' or 'bt2020' "
+                                "(gray and YUV luma is the sample itself)."},
+    [FIELD_RANGE] = {"range",
+                     "How code values were read: 'full', or 'limited' (black 16 and white 235 at "
+                     "8 bits, times 2^(bit_depth - 8)); the *_norm values and below_legal and "
+                     "above_legal follow it."},
+    [FIELD_BACKEND] = {"backend", "Where it was analysed: 'cpu' or 'cuda'; None for DatasetStats."},
+    [FIELD_COUNT] = {"count", "Pixels analysed."},
+    [FIELD_MEAN] = {"mean", "Mean luma, in code values (0 .. 2^bit_depth - 1)."},
+    [FIELD_STDDEV] = {"stddev", "Population standard deviation of the luma, in code values."},
+    [FIELD_MIN] = {"min", "Lowest luma code value."},
+    [FIELD_MAX] = {"max", "Highest luma code value."},
+    [FIELD_MEDIAN] = {"median", "Median luma code value: the nearest-rank P(50), the smallest "
+                                "value v with count(<= v) >= ceil(count / 2)."},
+    [FIELD_CLIPPED_LOW] = {"clipped_low", "Fraction (0 .. 1) of the pixels at code value 0."},
+    [FIELD_CLIPPED_HIGH] = {"clipped_high",
+                            "Fraction (0 .. 1) of the pixels at code value 2^bit_depth - 1."},
+    [FIELD_BELOW_LEGAL] = {"below_legal",
+                           "Limited range: fraction (0 .. 1) of the pixels below black (16 at 8 "
+                           "bits, scaled to the depth); 0 for full range."},
+    [FIELD_ABOVE_LEGAL] = {"above_legal",
+                           "Limited range: fraction (0 .. 1) of the pixels above white (235 at 8 "
+                           "bits, scaled to the depth); 0 for full range."},
+    [FIELD_MEAN_NORM] = {"mean_norm", "mean mapped to the declared range: black 0, white 1 "
+                                      "(limited-range values outside it fall outside 0 .. 1)."},
+    [FIELD_STDDEV_NORM] = {"stddev_norm",
+                           "stddev in units of the declared range (white - black is 1)."},
+    [FIELD_MIN_NORM] = {"min_norm", "min mapped to the declared range, as mean_norm."},
+    [FIELD_MAX_NORM] = {"max_norm", "max mapped to the declared range, as mean_norm."},
+    [FIELD_MEDIAN_NORM] = {"median_norm", "median mapped to the declared range, as mean_norm."},
+    [FIELD_PERCENTILES] = {"percentiles",
+                           "{p: code value}: the nearest-rank percentile P(p) of the luma for "
+                           "each p asked for (0 .. 100), in the order asked; P(0) is min."},
+    [FIELD_PERCENTILES_NORM] = {"percentiles_norm",
+                                "{p: value}: each percentile mapped to the declared range, as "
+                                "mean_norm."},
+    [FIELD_HISTOGRAM] = {"histogram", "The luma histogram: a read-only NumPy array of "
+                                      "2^bit_depth uint64 counts, one per code value."},
+    [FIELD_PATH] = {"path", "The file's path (stats_files); None for an array."},
+    [FIELD_DECODER] = {"decoder",
+                       "What decoded the file: 'libjpeg-turbo', 'libpng', 'nvjpeg-hardware' or "
+                       "'nvjpeg-gpu' for an image, the GStreamer element for a video ('' for "
+                       "raw video); None for an array."},
+    [FIELD_CONVERTED_FROM] = {"converted_from",
+                              "'CMYK' or 'YCCK' for a JPEG whose pixels were converted from that "
+                              "colour space to R'G'B'; None otherwise."},
+    [FIELD_FRAME] = {"frame", "The frame's index among the decoded frames from start on."},
+    [FIELD_PTS] = {"pts", "The frame's presentation time, seconds, as GStreamer gives it; None "
+                          "when unknown."},
+    [FIELD_DURATION] = {"duration", "The frame's duration, seconds; None when unknown."},
+    [FIELD_KEYFRAME] = {"keyframe", "Whether the decoder's input was a sync point, as the parser "
+                                    "flagged it; None when there is no decoder."},
+    [FIELD_DIFF] = {"diff",
+                    "Mean absolute difference of the luma with the previous record's frame, in "
+                    "code values (FFmpeg's YDIF); None for the first and for R'G'B' frames."},
+    [FIELD_CUT_DISTANCE] = {"cut_distance",
+                            "Histogram distance to the previous record's frame (total variation "
+                            "distance of the histograms folded to 32 bins), 0 .. 1; None for "
+                            "the first."},
+    [FIELD_SCENE_CUT] = {"scene_cut", "Whether cut_distance is above cut_threshold."},
+    [FIELD_BLACK] = {"black",
+                     "Whether at least 98 % of the pixels are at or below black + 10 % of "
+                     "(white - black) of the declared range (FFmpeg blackdetect's defaults)."},
+    [FIELD_FROZEN] = {"frozen", "Whether diff is at most 0.1 % of the code range "
+                                "(2^bit_depth - 1; FFmpeg freezedetect's default noise)."},
+    [FIELD_OUT_OF_LEGAL] = {"out_of_legal",
+                            "Fraction (0 .. 1) of the pixels below 16 or above 235 (times "
+                            "2^(bit_depth - 8)), whatever the declared range."},
+    [FIELD_FLICKER] = {"flicker",
+                       "Standard deviation of the frame means (mean) over the last second of "
+                       "stream time, the frames with pts in (pts - 1 s, pts] (the last 25 "
+                       "frames without timestamps), in code values."},
+    [FIELD_SIGNALSTATS_LOW] = {"signalstats_low",
+                               "FFmpeg signalstats' YLOW: the smallest code value v with "
+                               "count(<= v) >= lrint(count * 10 / 100)."},
+    [FIELD_SIGNALSTATS_HIGH] = {"signalstats_high",
+                                "FFmpeg signalstats' YHIGH: the smallest code value v with "
+                                "count(<= v) >= lrint(count * 90 / 100)."},
+    [FIELD_DECODE_WARNING] = {"decode_warning",
+                              "Whether the decoder flagged the frame corrupted or warned before "
+                              "it."},
 };
 
 static PyTypeObject stats_base_type;
@@ -302,39 +355,100 @@ static PyObject *field_value(StatsObject *s, Field field)
 
 typedef struct {
   PyObject_HEAD Field field;
+  PyObject *name; /* interned: the key of the instance's __dict__ */
 } FieldObject;
+
+/* The StatsObject a field is read from or written to, or NULL with the
+ * exception set. */
+static StatsObject *field_owner(PyObject *self, PyObject *object)
+{
+  Field field = ((FieldObject *)self)->field;
+  if (!PyObject_TypeCheck(object, &stats_base_type)) {
+    PyErr_Format(PyExc_TypeError, "the field %s belongs to lumahist.Stats objects, not to %s",
+                 fields[field].name, Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  return (StatsObject *)object;
+}
 
 static PyObject *field_get(PyObject *self, PyObject *object, PyObject *type)
 {
   (void)type;
   if (!object)
     return Py_NewRef(self); /* read on the class */
-  Field field = ((FieldObject *)self)->field;
-  if (!PyObject_TypeCheck(object, &stats_base_type)) {
-    PyErr_Format(PyExc_TypeError, "the field %s belongs to lumahist.Stats objects, not to %s",
-                 field_names[field], Py_TYPE(object)->tp_name);
+  const FieldObject *descriptor = (const FieldObject *)self;
+  StatsObject *s = field_owner(self, object);
+  if (!s)
     return NULL;
+  if (s->dict) {
+    PyObject *assigned = PyDict_GetItemWithError(s->dict, descriptor->name);
+    if (assigned)
+      return Py_NewRef(assigned);
+    if (PyErr_Occurred())
+      return NULL;
   }
-  if (field >= FIELD_FIRST_OF_FRAME && !((StatsObject *)object)->video_frame) {
+  if (descriptor->field >= FIELD_FIRST_OF_FRAME && !s->video_frame) {
     PyErr_Format(PyExc_AttributeError, "%s has no video frame's %s", Py_TYPE(object)->tp_name,
-                 field_names[field]);
+                 fields[descriptor->field].name);
     return NULL;
   }
-  return field_value((StatsObject *)object, field);
+  return field_value(s, descriptor->field);
+}
+
+/* Assignment and del, as on a plain attribute: in the instance's __dict__
+ * (del of a field never assigned raises AttributeError, as it did). */
+static int field_set(PyObject *self, PyObject *object, PyObject *value)
+{
+  const FieldObject *descriptor = (const FieldObject *)self;
+  StatsObject *s = field_owner(self, object);
+  if (!s)
+    return -1;
+  if (value) {
+    if (!s->dict && !(s->dict = PyDict_New()))
+      return -1;
+    return PyDict_SetItem(s->dict, descriptor->name, value);
+  }
+  int found = s->dict ? PyDict_Contains(s->dict, descriptor->name) : 0;
+  if (found > 0)
+    return PyDict_DelItem(s->dict, descriptor->name);
+  if (found == 0)
+    PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%U'",
+                 Py_TYPE(object)->tp_name, descriptor->name);
+  return -1;
 }
 
 static PyObject *field_repr(PyObject *self)
 {
   return PyUnicode_FromFormat("<field '%s' of lumahist.Stats>",
-                              field_names[((FieldObject *)self)->field]);
+                              fields[((FieldObject *)self)->field].name);
 }
+
+static PyObject *field_doc(PyObject *self, void *unused)
+{
+  (void)unused;
+  return PyUnicode_FromString(fields[((FieldObject *)self)->field].doc);
+}
+
+static void field_dealloc(PyObject *self)
+{
+  Py_XDECREF(((FieldObject *)self)->name);
+  PyObject_Free(self);
+}
+
+static PyGetSetDef field_getset[] = {
+    {"__doc__", field_doc, NULL, "what the field is", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 static PyTypeObject field_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "lumahist._lumahist.StatsField",
     .tp_basicsize = sizeof(FieldObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A field of lumahist.Stats, read from the library's result.",
+    .tp_dealloc = field_dealloc,
+    .tp_getset = field_getset,
     .tp_descr_get = field_get,
+    .tp_descr_set = field_set,
     .tp_repr = field_repr,
 };
 
@@ -350,6 +464,7 @@ static int stats_traverse(PyObject *self, visitproc visit, void *arg)
   Py_VISIT(s->histogram);
   Py_VISIT(s->percentiles);
   Py_VISIT(s->percentiles_norm);
+  Py_VISIT(s->dict);
   return 0;
 }
 
@@ -362,6 +477,7 @@ static int stats_clear(PyObject *self)
   Py_CLEAR(s->histogram);
   Py_CLEAR(s->percentiles);
   Py_CLEAR(s->percentiles_norm);
+  Py_CLEAR(s->dict);
   return 0;
 }
 
@@ -582,6 +698,13 @@ static PyMethodDef stats_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The base type holds the instance's __dict__ (the subclasses add none),
+ * so that the fields find assigned values without a private API. */
+static PyGetSetDef stats_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyTypeObject stats_base_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "lumahist._lumahist.StatsBase",
     .tp_basicsize = sizeof(StatsObject),
@@ -591,6 +714,8 @@ static PyTypeObject stats_base_type = {
     .tp_traverse = stats_traverse,
     .tp_clear = stats_clear,
     .tp_methods = stats_methods,
+    .tp_getset = stats_getset,
+    .tp_dictoffset = offsetof(StatsObject, dict),
     /* No tp_new: instances come from the module's calls alone. */
 };
 
@@ -603,7 +728,12 @@ static int add_fields(PyTypeObject *cls, Field first, Field end)
     if (!field)
       return -1;
     field->field = f;
-    int status = PyDict_SetItemString(cls->tp_dict, field_names[f], (PyObject *)field);
+    field->name = PyUnicode_InternFromString(fields[f].name);
+    if (!field->name) {
+      Py_DECREF(field);
+      return -1;
+    }
+    int status = PyDict_SetItemString(cls->tp_dict, fields[f].name, (PyObject *)field);
     Py_DECREF(field);
     if (status < 0)
       return -1;

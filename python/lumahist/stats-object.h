@@ -46,6 +46,7 @@ typedef struct {
   PyObject *histogram;         /* made when first read (NULL till then) */
   PyObject *percentiles;       /* likewise */
   PyObject *percentiles_norm;  /* likewise */
+  PyObject *dict;              /* the instance's __dict__: assigned values (NULL: none yet) */
 } StatsObject;
 
 /* Readies the base type and adds it to module as StatsBase: 0, or -1 with

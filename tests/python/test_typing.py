@@ -210,3 +210,62 @@ def test_help_describes_every_class_and_method():
             if not member.startswith("_") and (inspect.isroutine(value)
                                                or isinstance(value, property)):
                 assert value.__doc__, name + "." + member
+
+
+def result_of(kind, tmp_path):
+    """A result of each class the module's calls return, with every field
+    its kind has (an image file's path and decoder; a video's frame and
+    summary, skipped where this lumahist reads no videos)."""
+    import warnings
+    import numpy as np
+    image = np.arange(48 * 64, dtype=np.uint32).reshape(48, 64).astype(np.uint8)
+    if kind == "Stats":
+        return lumahist.stats(image, backend="cpu")
+    if kind == "Stats of a file":
+        path = tmp_path / "gray.png"
+        assert pytest.importorskip("cv2").imwrite(str(path), image)
+        return next(iter(lumahist.stats_files([str(path)], backend="cpu", errors="raise")))
+    if kind == "DatasetStats":
+        return lumahist.merge([lumahist.stats(image, backend="cpu")])
+    # A raw YUV4MPEG2 clip: GStreamer reads it without a decoder.
+    path = tmp_path / "clip.y4m"
+    with open(path, "wb") as f:
+        f.write(b"YUV4MPEG2 W64 H48 F25:1 Ip A1:1 C444\n")
+        for i in range(3):
+            f.write(b"FRAME\n" + (image + i).tobytes() + bytes([128]) * (2 * image.size))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        records = list(lumahist.stats_files([str(path)], backend="cpu"))
+    wanted = [r for r in records if type(r).__name__ == kind]
+    if not wanted:
+        pytest.skip("this lumahist reads no videos (built without GStreamer)")
+    return wanted[0]
+
+
+@pytest.mark.parametrize("kind", ["Stats", "Stats of a file", "DatasetStats", "VideoFrame",
+                                  "VideoSummary"])
+def test_help_describes_every_field(kind, tmp_path):
+    """help(lumahist.Stats) (pydoc) says what each field of a result is: each
+    key of its to_dict() record and each public attribute of its class has
+    a docstring of its own (not its type's, as a plain class attribute or
+    an undocumented descriptor has), and pydoc's text of the class shows
+    it.  A key that is no attribute (the dataset record's "dataset": True)
+    is named by to_dict's own doc instead."""
+    import inspect
+    import pydoc
+    result = result_of(kind, tmp_path)
+    cls = type(result)
+    text = pydoc.render_doc(cls, renderer=pydoc.plaintext)
+    names = set(result.to_dict())
+    names |= {n for n in dir(cls) if not n.startswith("_")
+              and not inspect.isroutine(inspect.getattr_static(cls, n))}
+    assert {"mean", "histogram", "percentiles", "summary"} <= names
+    for name in sorted(names):
+        if not hasattr(result, name):
+            assert name in cls.to_dict.__doc__, (kind, name)
+            continue
+        descriptor = inspect.getattr_static(cls, name, None)
+        doc = inspect.getdoc(descriptor) if descriptor is not None else None
+        assert doc and doc != inspect.getdoc(type(descriptor)), (kind, name)
+        for line in doc.splitlines():
+            assert line.strip() in text, (kind, name, line)
