@@ -1,5 +1,5 @@
-from typing import (Any, Dict, Iterable, Iterator, List, Optional, Sequence, SupportsIndex, Tuple,
-                    Union, final)
+from typing import (Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence,
+                    SupportsIndex, Tuple, Union, final)
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +46,11 @@ class Stats:
     percentiles_norm: Dict[float, float]
     histogram: npt.NDArray[np.uint64]
     summary: bool
+    # Results come from the module's calls alone: Stats() raises TypeError
+    # ("cannot create 'Stats' instances"), and so does a subclass's call.
+    # An argument of the bottom type that none may be given (typing.Never,
+    # spelled NoReturn for Python 3.9) makes mypy refuse every call.
+    def __init__(self, _not_constructible: NoReturn, /) -> None: ...
     def to_dict(self, histogram: bool = True) -> Dict[str, Any]: ...
 
 class VideoFrame(Stats):
@@ -134,6 +139,8 @@ class Temporal:
 
 @final
 class StatsFilesIterator(Iterator[Union[Stats, VideoFrame, VideoSummary]]):
+    # Made by stats_files alone, as Stats (its call raises TypeError).
+    def __init__(self, _not_constructible: NoReturn, /) -> None: ...
     def __next__(self) -> Union[Stats, VideoFrame, VideoSummary]: ...
     def close(self) -> None: ...
 

@@ -269,3 +269,33 @@ def test_help_describes_every_field(kind, tmp_path):
         assert doc and doc != inspect.getdoc(type(descriptor)), (kind, name)
         for line in doc.splitlines():
             assert line.strip() in text, (kind, name, line)
+
+
+# Each of these raises TypeError ("cannot create 'Stats' instances"): results
+# come from the module's calls alone.
+UNCONSTRUCTIBLE_CALLS = [
+    "lumahist.Stats()", "lumahist.DatasetStats()", "lumahist.VideoFrame()",
+    "lumahist.VideoSummary()", "lumahist.StatsFilesIterator()",
+    "lumahist.Stats(lumahist.stats(memoryview(b'\\0').cast('B', (1, 1))))"]
+
+
+def test_results_cannot_be_constructed_and_mypy_says_so(tmp_path):
+    """The result types raise TypeError when called, and mypy refuses those
+    calls (the stubs let lumahist.Stats() be written), while the same
+    program's uses of the types pass."""
+    mypy_or_skip()
+    for call in UNCONSTRUCTIBLE_CALLS:
+        with pytest.raises(TypeError):
+            eval(call, {"lumahist": lumahist})
+    program = tmp_path / "construct.py"
+    uses = ["import lumahist", "def mean(s: lumahist.Stats) -> float:",
+            "    return s.mean if isinstance(s, lumahist.Stats) else 0.0"]
+    program.write_text("\n".join(uses + UNCONSTRUCTIBLE_CALLS) + "\n")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(lumahist.__file__)))
+    run = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"),
+                          str(program)], cwd=tmp_path, env=dict(os.environ, MYPYPATH=package),
+                         capture_output=True, text=True)
+    refused = {int(line.split(":")[1]) for line in run.stdout.splitlines()
+               if line.startswith(program.name + ":") and ": error:" in line}
+    assert refused == set(range(len(uses) + 1, len(uses) + len(UNCONSTRUCTIBLE_CALLS) + 1)), (
+        run.stdout + run.stderr)
