@@ -69,7 +69,8 @@ from . import _lumahist
 
 __all__ = [
     "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError",
-    "CudaError", "Stats", "DatasetStats", "VideoFrame", "VideoSummary", "stats", "equalize", "clahe", "apply_lut",
+    "CudaError", "FileIOError", "CorruptFileError", "TooLargeError", "Stats", "DatasetStats",
+    "VideoFrame", "VideoSummary", "stats", "equalize", "clahe", "apply_lut",
     "lut_from_histogram", "overlay", "merge", "device_time", "Temporal", "stats_files",
     "StatsFilesIterator",
     "FORMATS", "__version__",
@@ -84,11 +85,11 @@ FORMATS = _lumahist.format_names()
 class Error(Exception):
     """A failure of the lumahist library: .status is its LhStatus (negative).
 
-    The subclasses below name the library's first five statuses.  A file that
-    stats_files cannot read raises an Error that is also an OSError (status
-    -6, LH_ERROR_IO); one that is not a valid image, or has more pixels than
-    max_pixels, an Error that is also a ValueError (-7 LH_ERROR_CORRUPT, -8
-    LH_ERROR_TOO_LARGE)."""
+    The subclasses below name the library's statuses.  A file that
+    stats_files cannot read raises FileIOError, also an OSError (status -6,
+    LH_ERROR_IO); one that is not a valid image, CorruptFileError, or has
+    more pixels than max_pixels, TooLargeError, both also ValueErrors (-7
+    LH_ERROR_CORRUPT, -8 LH_ERROR_TOO_LARGE)."""
 
     def __init__(self, message, status=-1):
         super().__init__(message)
@@ -115,20 +116,27 @@ class CudaError(Error):
     """A CUDA call failed (LH_ERROR_CUDA)."""
 
 
-class _IOError(Error, OSError):
-    pass
+class FileIOError(Error, OSError):
+    """A file could not be read (LH_ERROR_IO): stats_files on a path that does
+    not exist, or a file it cannot open or read."""
 
 
-class _CorruptError(Error, ValueError):
-    pass
+class CorruptFileError(Error, ValueError):
+    """A file that is not a valid image or video: cut, damaged, or not what it
+    seems (LH_ERROR_CORRUPT)."""
 
 
-class _TooLargeError(Error, ValueError):
-    pass
+class TooLargeError(Error, ValueError):
+    """More pixels than allowed (LH_ERROR_TOO_LARGE): an image above
+    stats_files' max_pixels (by its header, before it is decoded), or a frame
+    above the library's limits."""
 
+
+# Their names before they were public: a pickled error names its class so.
+_IOError, _CorruptError, _TooLargeError = FileIOError, CorruptFileError, TooLargeError
 
 _lumahist.set_errors((Error, InvalidArgumentError, UnsupportedError, OutOfMemoryError,
-                      NoDeviceError, CudaError, _IOError, _CorruptError, _TooLargeError))
+                      NoDeviceError, CudaError, FileIOError, CorruptFileError, TooLargeError))
 
 
 def _percentile_key(p):

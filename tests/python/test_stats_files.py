@@ -165,17 +165,27 @@ def test_missing_paths(folder, tmp_path):
 
 
 def test_a_file_that_fails_raises_the_documented_error(folder, tmp_path):
-    """lumahist.Error's docstring and README: a file that cannot be read is
-    an Error and an OSError (-6); a broken one or one above max_pixels an
-    Error and a ValueError (-7, -8)."""
+    """lumahist.Error's docstring and README: a file that cannot be read is a
+    FileIOError, an Error and an OSError (-6); a broken one a
+    CorruptFileError, one above max_pixels a TooLargeError, each an Error
+    and a ValueError (-7, -8): each caught by its public name, which is
+    also the private name it had (a pickled error names its class)."""
+    import pickle
     broken = tmp_path / "broken.jpg"
     broken.write_bytes((folder / "gray.jpg").read_bytes()[:300])
-    for path, options, also, status in ((tmp_path / "missing.png", {}, OSError, -6),
-                                        (broken, {}, ValueError, -7),
-                                        (folder / "gray.jpg", {"max_pixels": 4}, ValueError, -8)):
-        with pytest.raises(lumahist.Error) as raised:
+    for path, options, public, old, also, status in (
+            (tmp_path / "missing.png", {}, "FileIOError", "_IOError", OSError, -6),
+            (broken, {}, "CorruptFileError", "_CorruptError", ValueError, -7),
+            (folder / "gray.jpg", {"max_pixels": 4}, "TooLargeError", "_TooLargeError",
+             ValueError, -8)):
+        cls = getattr(lumahist, public)
+        assert public in lumahist.__all__ and getattr(lumahist, old) is cls
+        with pytest.raises(cls) as raised:
             list(lumahist.stats_files([path], errors="raise", **options))
-        assert isinstance(raised.value, also) and raised.value.status == status, path
+        error = raised.value
+        assert isinstance(error, lumahist.Error) and isinstance(error, also), path
+        assert error.status == status, path
+        assert type(pickle.loads(pickle.dumps(error))) is cls
 
 
 def test_names_that_are_not_utf8_are_the_tools(tmp_path):
