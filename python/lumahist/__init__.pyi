@@ -1,5 +1,6 @@
-from typing import (Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence,
-                    SupportsIndex, Tuple, Union, final)
+from typing import (Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Protocol, Sequence,
+                    SupportsIndex, Tuple, TypeVar, Union, final, overload,
+                    type_check_only)
 
 import numpy as np
 import numpy.typing as npt
@@ -100,26 +101,136 @@ def stats(image: Any, *, matrix: str = "bt601", range: str = "full",
           roi: Optional[Sequence[SupportsIndex]] = None, backend: str = "auto",
           bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
           width: Optional[SupportsIndex] = None) -> Stats: ...
-def equalize(image: Any, *, out: Any = None, matrix: str = "bt601", range: str = "full",
+# What equalize, clahe, apply_lut and overlay return (the package's
+# _output_for): out when given; else a NumPy array's copy, of its element
+# type; a CUDA array's (__cuda_array_interface__: CuPy's copy(), PyTorch's
+# clone()), of its type; and for anything else the extension reads (a
+# buffer, a Pillow image) a NumPy array.  An out that is no NumPy or CUDA
+# array (a memoryview) is returned too, typed Any (overlay refuses one).
+_ScalarT = TypeVar("_ScalarT", bound=np.generic)
+
+@type_check_only
+class _CudaArray(Protocol):
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]: ...
+
+_CudaArrayT = TypeVar("_CudaArrayT", bound=_CudaArray)
+_OutArrayT = TypeVar("_OutArrayT", bound=Union[npt.NDArray[Any], _CudaArray])
+
+@overload
+def equalize(image: npt.NDArray[_ScalarT], *, out: None = None, matrix: str = "bt601",
+             range: str = "full", backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+             format: Optional[str] = None, temporal: Optional["Temporal"] = None,
+             width: Optional[SupportsIndex] = None,
+             chroma: str = "keep") -> npt.NDArray[_ScalarT]: ...
+@overload
+def equalize(image: _CudaArrayT, *, out: None = None, matrix: str = "bt601", range: str = "full",
+             backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+             format: Optional[str] = None, temporal: Optional["Temporal"] = None,
+             width: Optional[SupportsIndex] = None, chroma: str = "keep") -> _CudaArrayT: ...
+@overload
+def equalize(image: Any, *, out: None = None, matrix: str = "bt601", range: str = "full",
+             backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+             format: Optional[str] = None, temporal: Optional["Temporal"] = None,
+             width: Optional[SupportsIndex] = None, chroma: str = "keep") -> npt.NDArray[Any]: ...
+@overload
+def equalize(image: Any, *, out: _OutArrayT, matrix: str = "bt601", range: str = "full",
+             backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+             format: Optional[str] = None, temporal: Optional["Temporal"] = None,
+             width: Optional[SupportsIndex] = None, chroma: str = "keep") -> _OutArrayT: ...
+@overload
+def equalize(image: Any, *, out: Any, matrix: str = "bt601", range: str = "full",
              backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
              format: Optional[str] = None, temporal: Optional["Temporal"] = None,
              width: Optional[SupportsIndex] = None, chroma: str = "keep") -> Any: ...
+@overload
+def clahe(image: npt.NDArray[_ScalarT], *, tiles: Sequence[SupportsIndex] = (8, 8),
+          clip: float = 40.0, out: None = None, matrix: str = "bt601", range: str = "full",
+          backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+          format: Optional[str] = None, temporal: Optional["Temporal"] = None,
+          width: Optional[SupportsIndex] = None, chroma: str = "keep") -> npt.NDArray[_ScalarT]: ...
+@overload
+def clahe(image: _CudaArrayT, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0,
+          out: None = None, matrix: str = "bt601", range: str = "full", backend: str = "auto",
+          bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+          temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
+          chroma: str = "keep") -> _CudaArrayT: ...
+@overload
 def clahe(image: Any, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0,
-          out: Any = None, matrix: str = "bt601", range: str = "full", backend: str = "auto",
+          out: None = None, matrix: str = "bt601", range: str = "full", backend: str = "auto",
+          bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+          temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
+          chroma: str = "keep") -> npt.NDArray[Any]: ...
+@overload
+def clahe(image: Any, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0,
+          out: _OutArrayT, matrix: str = "bt601", range: str = "full", backend: str = "auto",
+          bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+          temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
+          chroma: str = "keep") -> _OutArrayT: ...
+@overload
+def clahe(image: Any, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0, out: Any,
+          matrix: str = "bt601", range: str = "full", backend: str = "auto",
           bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
           temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
           chroma: str = "keep") -> Any: ...
-def apply_lut(image: Any, lut: Any, *, out: Any = None, matrix: str = "bt601",
+@overload
+def apply_lut(image: npt.NDArray[_ScalarT], lut: Any, *, out: None = None, matrix: str = "bt601",
               backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
               format: Optional[str] = None, width: Optional[SupportsIndex] = None,
-              chroma: str = "keep") -> Any: ...
+              chroma: str = "keep") -> npt.NDArray[_ScalarT]: ...
+@overload
+def apply_lut(image: _CudaArrayT, lut: Any, *, out: None = None, matrix: str = "bt601",
+              backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+              format: Optional[str] = None, width: Optional[SupportsIndex] = None,
+              chroma: str = "keep") -> _CudaArrayT: ...
+@overload
+def apply_lut(image: Any, lut: Any, *, out: None = None, matrix: str = "bt601",
+              backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+              format: Optional[str] = None, width: Optional[SupportsIndex] = None,
+              chroma: str = "keep") -> npt.NDArray[Any]: ...
+@overload
+def apply_lut(image: Any, lut: Any, *, out: _OutArrayT, matrix: str = "bt601",
+              backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
+              format: Optional[str] = None, width: Optional[SupportsIndex] = None,
+              chroma: str = "keep") -> _OutArrayT: ...
+@overload
+def apply_lut(image: Any, lut: Any, *, out: Any, matrix: str = "bt601", backend: str = "auto",
+              bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+              width: Optional[SupportsIndex] = None, chroma: str = "keep") -> Any: ...
 def lut_from_histogram(histogram: Any, *, range: str = "full") -> npt.NDArray[np.uint16]: ...
-def overlay(image: Any, *, out: Any = None, rect: Optional[Sequence[SupportsIndex]] = None,
+@overload
+def overlay(image: npt.NDArray[_ScalarT], *, out: None = None,
+            rect: Optional[Sequence[SupportsIndex]] = None, opacity: float = 0.8,
+            scale: str = "log", markers: bool = True, clipping: bool = True,
+            clip_warning: float = 0.005, percentiles: Optional[Iterable[float]] = (5, 95),
+            matrix: str = "bt601", range: str = "full", backend: str = "auto",
+            bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+            width: Optional[SupportsIndex] = None,
+            orientation: SupportsIndex = 1) -> npt.NDArray[_ScalarT]: ...
+@overload
+def overlay(image: _CudaArrayT, *, out: None = None, rect: Optional[Sequence[SupportsIndex]] = None,
             opacity: float = 0.8, scale: str = "log", markers: bool = True, clipping: bool = True,
             clip_warning: float = 0.005, percentiles: Optional[Iterable[float]] = (5, 95),
             matrix: str = "bt601", range: str = "full", backend: str = "auto",
             bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
-            width: Optional[SupportsIndex] = None, orientation: SupportsIndex = 1) -> Any: ...
+            width: Optional[SupportsIndex] = None,
+            orientation: SupportsIndex = 1) -> _CudaArrayT: ...
+@overload
+def overlay(image: Any, *, out: None = None, rect: Optional[Sequence[SupportsIndex]] = None,
+            opacity: float = 0.8, scale: str = "log", markers: bool = True, clipping: bool = True,
+            clip_warning: float = 0.005, percentiles: Optional[Iterable[float]] = (5, 95),
+            matrix: str = "bt601", range: str = "full", backend: str = "auto",
+            bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+            width: Optional[SupportsIndex] = None,
+            orientation: SupportsIndex = 1) -> npt.NDArray[Any]: ...
+@overload
+def overlay(image: Any, *, out: _OutArrayT, rect: Optional[Sequence[SupportsIndex]] = None,
+            opacity: float = 0.8, scale: str = "log", markers: bool = True, clipping: bool = True,
+            clip_warning: float = 0.005, percentiles: Optional[Iterable[float]] = (5, 95),
+            matrix: str = "bt601", range: str = "full", backend: str = "auto",
+            bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
+            width: Optional[SupportsIndex] = None,
+            orientation: SupportsIndex = 1) -> _OutArrayT: ...
 
 class DatasetStats(Stats):
     images: int

@@ -66,6 +66,7 @@ def test_torch_tensors_on_their_stream():
         out = lumahist.clahe(tensor)
     stream.synchronize()
     assert np.array_equal(got.histogram, lumahist.stats(host, backend="cpu").histogram)
+    assert isinstance(out, torch.Tensor) and out.is_cuda  # the stubs: the image's type
     assert np.array_equal(out.cpu().numpy(), lumahist.clahe(host, backend="cpu"))
 
 

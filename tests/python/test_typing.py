@@ -59,25 +59,30 @@ def test_the_stubs_write_the_defaults_that_run():
     stubbed = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            stubbed[node.name] = (getattr(lumahist, node.name), node)
+            # Each of an overloaded function's signatures (equalize's:
+            # by the image and out given) lists the runtime's parameters.
+            overloads = stubbed.get(node.name, (None, []))[1]
+            stubbed[node.name] = (getattr(lumahist, node.name), overloads + [node])
         elif isinstance(node, ast.ClassDef):
             for member in node.body:
                 if (isinstance(member, ast.FunctionDef) and not member.decorator_list
                         and member.name in vars(getattr(lumahist, node.name))
                         and member.name != "__next__"):
                     stubbed[node.name + "." + member.name] = (
-                        getattr(getattr(lumahist, node.name), member.name), member)
+                        getattr(getattr(lumahist, node.name), member.name), [member])
     assert {"stats", "stats_files", "Stats.to_dict", "Temporal.__init__",
             "StatsFilesIterator.close"} <= set(stubbed)
-    for name, (runtime, stub) in stubbed.items():
-        parameters = stub_parameters(stub)
-        if parameters and parameters[0][0] == "self":
-            parameters = parameters[1:]
+    assert len(stubbed["equalize"][1]) > 1
+    for name, (runtime, stubs) in stubbed.items():
         # (a C method needs a text signature, "close($self, /)\n--\n\n...")
         actual = [(p.name, p.kind.name, None if p.default is p.empty else p.default)
                   for p in inspect.signature(runtime).parameters.values()
                   if p.name != "self"]
-        assert parameters == actual, name
+        for stub in stubs:
+            parameters = stub_parameters(stub)
+            if parameters and parameters[0][0] == "self":
+                parameters = parameters[1:]
+            assert parameters == actual, (name, stub.lineno)
 
 
 def test_the_stubs_name_what_the_module_exports():
@@ -88,6 +93,8 @@ def test_the_stubs_name_what_the_module_exports():
             names.add(node.name)
         elif isinstance(node, ast.AnnAssign):
             names.add(node.target.id)
+    # (less the stubs' own helpers: _CudaArray, a protocol that types alone)
+    names = {n for n in names if not n.startswith("_") or n.startswith("__")}
     assert names == set(lumahist.__all__)
     assert set(lumahist.__all__) == {n for n in dir(lumahist) if not n.startswith("_")} | {
         "__version__"}
@@ -299,3 +306,74 @@ def test_results_cannot_be_constructed_and_mypy_says_so(tmp_path):
                if line.startswith(program.name + ":") and ": error:" in line}
     assert refused == set(range(len(uses) + 1, len(uses) + len(UNCONSTRUCTIBLE_CALLS) + 1)), (
         run.stdout + run.stderr)
+
+
+# What equalize, clahe, apply_lut and overlay return, as the stubs type it:
+# a NumPy array of the image's element type, a CUDA array of the image's
+# type, a NumPy array for another buffer, out itself when given (Any for an
+# out that is no array of either kind).
+RETURN_TYPES = """from typing import Any, Dict
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import assert_type
+import lumahist
+
+
+class DeviceArray:  # as CuPy's and PyTorch's arrays are typed
+    __cuda_array_interface__: Dict[str, Any]
+
+
+def check(gray: npt.NDArray[np.uint8], deep: npt.NDArray[np.uint16], device: DeviceArray,
+          buffer: memoryview, lut: npt.NDArray[np.uint16]) -> None:
+"""
+for _call in ("lumahist.equalize({})", "lumahist.clahe({})", "lumahist.overlay({})",
+              "lumahist.apply_lut({}, lut)"):
+    for _arguments, _type in (("gray", "npt.NDArray[np.uint8]"), ("deep", "npt.NDArray[np.uint16]"),
+                              ("device", "DeviceArray"), ("buffer", "npt.NDArray[Any]"),
+                              ("gray, out=deep", "npt.NDArray[np.uint16]"),
+                              ("device, out=device", "DeviceArray"),
+                              ("buffer, out=buffer", "Any")):
+        _image, _, _out = _arguments.partition(", ")
+        _written = _call.format(_image)
+        if _out:
+            _written = _written[:-1] + ", " + _out + ")"
+        # overlay's out must be an array (its check reads shape and dtype).
+        _refused = "overlay" in _call and _out == "out=buffer"
+        RETURN_TYPES += (f"    {_written}  # type: ignore[call-overload]\n" if _refused
+                         else f"    assert_type({_written}, {_type})\n")
+
+
+def test_rewrites_return_what_the_stubs_say(tmp_path):
+    """The stubs type the rewrites' results (they said Any): mypy checks each
+    case's type (and refuses overlay's out= of no array, which raises), and
+    the calls on host arrays return those types here."""
+    import numpy as np
+    mypy_or_skip()
+    program = tmp_path / "returns.py"
+    program.write_text(RETURN_TYPES)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(lumahist.__file__)))
+    run = subprocess.run([sys.executable, "-m", "mypy", "--warn-unused-ignores", "--cache-dir",
+                          str(tmp_path / "cache"), str(program)], cwd=tmp_path,
+                         env=dict(os.environ, MYPYPATH=package), capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    gray = np.arange(64 * 48, dtype=np.uint32).reshape(48, 64).astype(np.uint8)
+    deep = gray.astype(np.uint16) << 2
+    buffer = memoryview(gray.tobytes()).cast("B", gray.shape)
+    identity = np.arange(256, dtype=np.uint16)
+    rewrites = [lumahist.equalize, lumahist.clahe, lumahist.overlay,
+                lambda image, **kw: lumahist.apply_lut(image, identity, **kw)]
+    for rewrite in rewrites:
+        for image, dtype in ((gray, np.uint8), (deep, np.uint16), (buffer, np.uint8)):
+            bit_depth = 10 if image is deep else None
+            if rewrite is rewrites[3] and image is deep:
+                continue  # its LUT has 2^10 entries
+            got = rewrite(image, bit_depth=bit_depth, backend="cpu")
+            assert type(got) is np.ndarray and got.dtype == dtype
+        out = np.empty_like(gray)
+        assert rewrite(gray, out=out, backend="cpu") is out
+        writable = memoryview(bytearray(gray.tobytes())).cast("B", gray.shape)
+        if rewrite is lumahist.overlay:
+            with pytest.raises(lumahist.InvalidArgumentError):
+                rewrite(buffer, out=writable, backend="cpu")
+        else:
+            assert rewrite(buffer, out=writable, backend="cpu") is writable
