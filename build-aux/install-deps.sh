@@ -28,6 +28,8 @@ packages=(
   parallel
   # the locale tests (a program that set a decimal-comma or a Turkish locale)
   locales
+  # the man page test renders it
+  groff-base
 )
 # The report test renders the page in headless Chromium.  Debian packages it;
 # Ubuntu's "chromium" only installs a snap, which containers cannot run, so

@@ -11,7 +11,8 @@ the Python module imports.
 Usage: staged-install-test.py --build BUILD --source SOURCE --meson MESON
        --version VERSION --prefix P --bindir D --libdir D --includedir D
        --library shared|static|both [--tool LUMAHIST] [--plugin]
-       [--python PYTHON --python-dir D [--python-dir-unsearched]] [--cc CC...]
+       [--python PYTHON --python-dir D [--python-dir-unsearched]]
+       [--man PATH] [--cc CC...]
 (directories absolute, as this build installs to them without the stage).
 """
 import argparse
@@ -83,6 +84,8 @@ def expected_paths(args, ext_suffix):
     if args.python:
         for name in ("__init__.py", "__init__.pyi", "py.typed", "_lumahist" + ext_suffix):
             want[f"{args.python_dir}/lumahist/{name}"] = None
+    if args.man:
+        want[args.man] = None
     return want
 
 
@@ -260,14 +263,14 @@ def check_python(args, stage, lib_env):
 def main():
     parser = argparse.ArgumentParser()
     for name in ("build", "source", "meson", "version", "prefix", "bindir", "libdir",
-                 "includedir", "library", "tool", "python", "python-dir"):
+                 "includedir", "library", "tool", "python", "python-dir", "man"):
         parser.add_argument("--" + name)
     parser.add_argument("--sanitize", default="none")
     parser.add_argument("--plugin", action="store_true")
     parser.add_argument("--python-dir-unsearched", action="store_true")
     parser.add_argument("--cc", nargs=argparse.REMAINDER, default=[])
     args = parser.parse_args()
-    for name in ("prefix", "bindir", "libdir", "includedir", "python_dir"):
+    for name in ("prefix", "bindir", "libdir", "includedir", "python_dir", "man"):
         if getattr(args, name):
             setattr(args, name, os.path.normpath(getattr(args, name)))
 
