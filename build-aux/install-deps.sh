@@ -28,8 +28,9 @@ packages=(
   parallel
   # the locale tests (a program that set a decimal-comma or a Turkish locale)
   locales
-  # the man page test renders it
-  groff-base
+  # the man page test renders it (groff); the bash completion is installed to
+  # bash-completion's folder (its pkg-config), whose loader the install test runs
+  groff-base bash-completion
 )
 # The report test renders the page in headless Chromium.  Debian packages it;
 # Ubuntu's "chromium" only installs a snap, which containers cannot run, so

@@ -6,13 +6,13 @@ RUNPATH points into the build or source tree, and that the installed pieces work
 from the stage as a packager's own test runs them (LD_LIBRARY_PATH, GST_PLUGIN_PATH,
 PYTHONPATH pointing into it): the tool gives the build tree's records, gst-inspect
 finds the element, a program builds from the installed header and lumahist.pc, and
-the Python module imports.
+the Python module imports, and bash-completion loads the completion.
 
 Usage: staged-install-test.py --build BUILD --source SOURCE --meson MESON
        --version VERSION --prefix P --bindir D --libdir D --includedir D
        --library shared|static|both [--tool LUMAHIST] [--plugin]
        [--python PYTHON --python-dir D [--python-dir-unsearched]]
-       [--man PATH] [--cc CC...]
+       [--man PATH] [--bash-completion PATH] [--cc CC...]
 (directories absolute, as this build installs to them without the stage).
 """
 import argparse
@@ -84,8 +84,9 @@ def expected_paths(args, ext_suffix):
     if args.python:
         for name in ("__init__.py", "__init__.pyi", "py.typed", "_lumahist" + ext_suffix):
             want[f"{args.python_dir}/lumahist/{name}"] = None
-    if args.man:
-        want[args.man] = None
+    for path in (args.man, args.bash_completion):
+        if path:
+            want[path] = None
     return want
 
 
@@ -232,6 +233,31 @@ def check_plugin(args, stage, work, lib_env):
         print(f"gst-inspect-1.0 finds the element in {os.path.dirname(where)}")
 
 
+def check_bash_completion(args, stage):
+    """bash-completion's loader finds the completion by the command's name in
+    the folder it was installed to, given as one of XDG_DATA_DIRS (as
+    /usr/local/share is by default, and /usr/share is bash-completion's own)."""
+    loader = "/usr/share/bash-completion/bash_completion"
+    folder = os.path.dirname(args.bash_completion)
+    if not folder.endswith("/bash-completion/completions") or \
+            not folder.startswith(args.prefix.rstrip("/") + "/"):
+        fail(f"the completion is installed to {folder}, not a .../bash-completion/completions "
+             f"under {args.prefix} that bash-completion reads")
+        return
+    if not os.path.isfile(loader) or not shutil.which("bash"):
+        print(f"{loader} not found (Debian: bash-completion): its loader is not tried")
+        return
+    data_dir = staged(stage, os.path.dirname(os.path.dirname(folder)))
+    env = with_env(XDG_DATA_DIRS=data_dir, BASH_COMPLETION_USER_DIR=os.path.join(stage, "none"))
+    code, out, err = run(["bash", "--norc", "--noprofile", "-c",
+                          f"source {loader}; __load_completion lumahist && complete -p lumahist"],
+                         env=env)
+    if code != 0 or "-F" not in out:
+        fail(f"bash-completion does not load the completion from {data_dir}: {out}{err}")
+    else:
+        print(f"bash-completion loads it: {out.strip()}")
+
+
 def check_python(args, stage, lib_env):
     python_dir = staged(stage, args.python_dir)
     env = dict(lib_env, PYTHONPATH=python_dir)
@@ -263,14 +289,16 @@ def check_python(args, stage, lib_env):
 def main():
     parser = argparse.ArgumentParser()
     for name in ("build", "source", "meson", "version", "prefix", "bindir", "libdir",
-                 "includedir", "library", "tool", "python", "python-dir", "man"):
+                 "includedir", "library", "tool", "python", "python-dir", "man",
+                 "bash-completion"):
         parser.add_argument("--" + name)
     parser.add_argument("--sanitize", default="none")
     parser.add_argument("--plugin", action="store_true")
     parser.add_argument("--python-dir-unsearched", action="store_true")
     parser.add_argument("--cc", nargs=argparse.REMAINDER, default=[])
     args = parser.parse_args()
-    for name in ("prefix", "bindir", "libdir", "includedir", "python_dir", "man"):
+    for name in ("prefix", "bindir", "libdir", "includedir", "python_dir", "man",
+                 "bash_completion"):
         if getattr(args, name):
             setattr(args, name, os.path.normpath(getattr(args, name)))
 
@@ -301,6 +329,8 @@ def main():
             check_plugin(args, stage, work, lib_env)
         if args.python:
             check_python(args, stage, lib_env)
+        if args.bash_completion:
+            check_bash_completion(args, stage)
 
     if FAILURES:
         print(f"{len(FAILURES)} failures")
