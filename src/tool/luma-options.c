@@ -10,13 +10,14 @@ void lht_luma_args_add(GOptionContext *context, LhtLumaArgs *args)
   const GOptionEntry entries[] = {
       {"matrix", 'm', 0, G_OPTION_ARG_STRING, &args->matrix,
        "R'G'B' to luma matrix: bt601 (default; a video's: its stream's), bt709 or bt2020",
-       "MATRIX"},
+       "bt601|bt709|bt2020"},
       {"range", 'r', 0, G_OPTION_ARG_STRING, &args->range,
        "Code value range: full (default; a video's: its stream's) or limited (16-235 for 8 "
        "bits)",
-       "RANGE"},
+       "full|limited"},
       {"backend", 'b', 0, G_OPTION_ARG_STRING, &args->backend,
-       "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda", "BACKEND"},
+       "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda",
+       "auto|cpu|cuda"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args->max_pixels,
        "Refuse images with more pixels than N (default 2^28)", "N"},
       {"verbose", 'v', 0, G_OPTION_ARG_NONE, &args->verbose,

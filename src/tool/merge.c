@@ -217,7 +217,7 @@ int lht_merge_main(int argc, char **argv)
   };
   GOptionEntry entries[] = {
       {"format", 'f', 0, G_OPTION_ARG_STRING, &args.format,
-       "jsonl (the dataset record, the default) or table", "FORMAT"},
+       "jsonl (the dataset record, the default) or table", "jsonl|table"},
       {"percentiles", 'p', 0, G_OPTION_ARG_STRING, &args.percentiles,
        "Percentiles of the dataset (default: those of the records)", "LIST"},
       {"report", 0, 0, G_OPTION_ARG_FILENAME, &args.report,

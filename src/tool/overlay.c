@@ -183,7 +183,7 @@ int lht_overlay_main(int argc, char **argv)
       {"opacity", 0, 0, G_OPTION_ARG_STRING, &args.opacity,
        "Opacity of the bars and markers, 0..1 (default 0.8)", "A"},
       {"scale", 0, 0, G_OPTION_ARG_STRING, &args.scale,
-       "Bar heights: log (default, log(1 + count)) or linear", "SCALE"},
+       "Bar heights: log (default, log(1 + count)) or linear", "log|linear"},
       {"percentiles", 'p', 0, G_OPTION_ARG_STRING, &args.percentiles,
        "Percentiles to mark besides the median (default " DEFAULT_MARKERS ")", "LIST"},
       {"no-markers", 0, 0, G_OPTION_ARG_NONE, &args.no_markers, "No median and percentile lines",

@@ -145,13 +145,15 @@ int lht_stats_main(int argc, char **argv)
   StatsArgs args = {0};
   GOptionEntry entries[] = {
       {"format", 'f', 0, G_OPTION_ARG_STRING, &args.format,
-       "Output format: jsonl (one JSON object per line, the default), csv or table", "FORMAT"},
+       "Output format: jsonl (one JSON object per line, the default), csv or table",
+       "jsonl|csv|table"},
       {"percentiles", 'p', 0, G_OPTION_ARG_STRING, &args.percentiles,
        "Percentiles to report, comma-separated numbers in [0, 100] (default " DEFAULT_PERCENTILES
        ")",
        "LIST"},
       {"percentile-method", 0, 0, G_OPTION_ARG_STRING, &args.percentile_method,
-       "auto (default), hist (cumulative histogram) or sort; all give the same values", "METHOD"},
+       "auto (default), hist (cumulative histogram) or sort; all give the same values",
+       "auto|hist|sort"},
       {"roi", 0, 0, G_OPTION_ARG_STRING, &args.roi,
        "Analyse only this rectangle of each image, in pixels", "X,Y,W,H"},
       {"no-histogram", 0, 0, G_OPTION_ARG_NONE, &args.no_histogram,

@@ -13,6 +13,13 @@ import subprocess
 import sys
 
 FAILURES = []
+# The options that take one of a few words: their placeholders list them, so
+# that the completion offers them.
+WORD_OPTIONS = {"stats": ["--format", "--matrix", "--range", "--backend", "--percentile-method",
+                          "--decoder", "--video-memory"],
+                "equalize": ["--matrix", "--range", "--backend", "--decoder"],
+                "overlay": ["--scale"],
+                "merge": ["--format"]}
 OPTION = re.compile(r"^\s+(?:-(\w), )?--([\w-]+)(?:=(\S+))?\s{2,}\S")
 
 
@@ -80,8 +87,13 @@ def main():
            [n for s, l, _ in top_options for n in ([f"-{s}"] if s else []) + [f"--{l}"]])
 
     checked = 0
+    missing = os.path.join(source, "no-such-file")
     for command in commands:
         options = options_of(help_of(command))
+        worded = {f"--{l}" for _, l, arg in options if arg and "|" in arg}
+        for name in WORD_OPTIONS.get(command, []):
+            if name not in worded:
+                fail(f"lumahist {command} --help lists no values for {name}")
         expect(f"lumahist {command} --", completion.offers(["lumahist", command, "--"]),
                [f"--{l}" for _, l, _ in options])
         expect(f"lumahist {command} samples --",
@@ -91,6 +103,15 @@ def main():
             if not arg or "|" not in arg:
                 continue
             choices = arg.split("|")
+            # Each value offered is one the tool takes: not a usage error (2),
+            # whatever else it says of a missing file (1).
+            out_dir = ["--out", missing] if any(l == "out" for _, l, _ in options) else []
+            for choice in choices:
+                taken = subprocess.run([tool, command, *out_dir, f"--{long}={choice}", missing],
+                                       capture_output=True, text=True)
+                if taken.returncode == 2:
+                    fail(f"lumahist {command} --{long}={choice}, as --help lists it: "
+                         f"{taken.stderr.strip()}")
             for name in ([f"-{short}"] if short else []) + [f"--{long}"]:
                 expect(f"lumahist {command} {name} ",
                        completion.offers(["lumahist", command, "samples", name, ""]), choices)
