@@ -308,6 +308,9 @@ def main():
                               "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"])
         ext_suffix = out.strip()
 
+    if not args.meson:
+        print("SKIP: no meson on PATH to install with")
+        return 77
     with tempfile.TemporaryDirectory() as work:
         stage = os.path.join(work, "stage")
         code, out, err = run([args.meson, "install", "-C", args.build, "--no-rebuild",
