@@ -75,6 +75,7 @@ def expected_paths(args, ext_suffix):
     if args.library in ("static", "both"):
         want[f"{args.libdir}/liblumahist.a"] = None
     want[f"{args.includedir}/lumahist.h"] = None
+    want[f"{args.includedir}/lumahist-version.h"] = None
     want[f"{args.libdir}/pkgconfig/lumahist.pc"] = None
     if args.tool:
         want[f"{args.bindir}/lumahist"] = None
