@@ -169,8 +169,14 @@ static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint6
     return size_status;
 
   image->source_bit_depth = 8;
-  image->jpeg_h_samp = cinfo->comp_info[0].h_samp_factor;
-  image->jpeg_v_samp = cinfo->comp_info[0].v_samp_factor;
+  /* Cb's and Cr's too: a file may sample them unlike each other (Cb 1x1
+   * and Cr 2x1 beside a 2x2 Y), and written back only as the usual layouts
+   * its chroma would lose or gain resolution. */
+  const int kept_components = cinfo->jpeg_color_space == JCS_YCbCr ? 3 : 1;
+  for (int c = 0; c < kept_components && c < cinfo->num_components; c++) {
+    image->jpeg_h_samp[c] = cinfo->comp_info[c].h_samp_factor;
+    image->jpeg_v_samp[c] = cinfo->comp_info[c].v_samp_factor;
+  }
   LhFormat format;
   switch (cinfo->jpeg_color_space) {
   case JCS_GRAYSCALE:
@@ -439,7 +445,35 @@ int lhio_jpeg_check(const char *path, const LhioImage *image)
 
 static bool valid_sampling(int factor)
 {
-  return factor >= 1 && factor <= 4;
+  return factor >= 1 && factor <= MAX_SAMP_FACTOR;
+}
+
+/* Gives a colour output the source's sampling factors, Y's and, where
+ * known, Cb's and Cr's (else 1x1: full-size chroma blocks), so that a
+ * decoded and re-encoded photo keeps its subsampling (2x2 Y for 4:2:0,
+ * 2x1 for 4:2:2, 1x1 for 4:4:4, and any other layout its decoder took). */
+static void keep_sampling(struct jpeg_compress_struct *cinfo, const LhioImage *image)
+{
+  if (cinfo->jpeg_color_space != JCS_YCbCr || !valid_sampling(image->jpeg_h_samp[0]) ||
+      !valid_sampling(image->jpeg_v_samp[0]))
+    return;
+  int blocks_in_mcu = 0;
+  for (int c = 0; c < cinfo->num_components; c++) {
+    int h = image->jpeg_h_samp[c], v = image->jpeg_v_samp[c];
+    bool known = valid_sampling(h) && valid_sampling(v);
+    cinfo->comp_info[c].h_samp_factor = known ? h : 1;
+    cinfo->comp_info[c].v_samp_factor = known ? v : 1;
+    blocks_in_mcu += cinfo->comp_info[c].h_samp_factor * cinfo->comp_info[c].v_samp_factor;
+  }
+  /* One interleaved scan holds at most C_MAX_BLOCKS_IN_MCU blocks an MCU:
+   * finer sampling (a 3x3 Y and two chroma components, which a file of one
+   * component a scan can have) goes out the same way. */
+  static const jpeg_scan_info one_component_a_scan[3] = {
+      {1, {0}, 0, 63, 0, 0}, {1, {1}, 0, 63, 0, 0}, {1, {2}, 0, 63, 0, 0}};
+  if (blocks_in_mcu > C_MAX_BLOCKS_IN_MCU) {
+    cinfo->scan_info = one_component_a_scan;
+    cinfo->num_scans = cinfo->num_components;
+  }
 }
 
 typedef struct {
@@ -468,27 +502,7 @@ static int write_jpeg(JpegWrite *state, const char *path, const LhioImage *image
   cinfo->in_color_space = space;
   jpeg_set_defaults(cinfo);
   jpeg_set_quality(cinfo, quality, TRUE);
-  /* Colour goes out as YCbCr with the luma sampling factors the source had
-   * (2x2 for 4:2:0, 2x1 for 4:2:2, 1x1 for 4:4:4) and full-size chroma
-   * blocks, so a decoded and re-encoded photo keeps its subsampling. */
-  if (cinfo->jpeg_color_space == JCS_YCbCr && valid_sampling(image->jpeg_h_samp) &&
-      valid_sampling(image->jpeg_v_samp)) {
-    cinfo->comp_info[0].h_samp_factor = image->jpeg_h_samp;
-    cinfo->comp_info[0].v_samp_factor = image->jpeg_v_samp;
-    for (int c = 1; c < cinfo->num_components; c++) {
-      cinfo->comp_info[c].h_samp_factor = 1;
-      cinfo->comp_info[c].v_samp_factor = 1;
-    }
-    /* One interleaved scan holds at most C_MAX_BLOCKS_IN_MCU blocks an MCU:
-     * a finer luma sampling (3x3 and up with two chroma components, which a
-     * file of one component a scan can have) goes out the same way. */
-    static const jpeg_scan_info one_component_a_scan[3] = {
-        {1, {0}, 0, 63, 0, 0}, {1, {1}, 0, 63, 0, 0}, {1, {2}, 0, 63, 0, 0}};
-    if (image->jpeg_h_samp * image->jpeg_v_samp + cinfo->num_components - 1 > C_MAX_BLOCKS_IN_MCU) {
-      cinfo->scan_info = one_component_a_scan;
-      cinfo->num_scans = cinfo->num_components;
-    }
-  }
+  keep_sampling(cinfo, image);
   jpeg_start_compress(cinfo, TRUE);
   lhio_jpeg_write_metadata(cinfo, image);
   const uint8_t *pixels = frame->planes[0];

@@ -52,7 +52,10 @@ typedef struct {
   bool source_palette;      /* PNG palette image (expanded on reading) */
   bool source_interlaced;   /* PNG Adam7 */
   bool luma_only;           /* a colour JPEG read with LHIO_READ_LUMA: frame is GRAY8 */
-  int jpeg_h_samp, jpeg_v_samp; /* JPEG luma sampling factors (chroma subsampling) */
+  /* A JPEG's sampling factors, Y's then (Y'CbCr files only) Cb's and Cr's,
+   * so that its chroma subsampling, however odd, is written back; 0: not
+   * known (a fresh image's 4:2:0, or chroma 1x1 beside a known Y). */
+  int jpeg_h_samp[3], jpeg_v_samp[3];
   LhioDecoder decoder;          /* what decoded it */
   /* "CMYK" or "YCCK": a JPEG of that colour space, whose pixels were
    * converted to R'G'B' (frame RGB) as Pillow converts them; else NULL. */

@@ -672,8 +672,8 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
     image->luma_only = !p->planar && task->jpeg.components > 1;
     image->source_bit_depth = 8;
     image->source_channels = task->jpeg.components;
-    image->jpeg_h_samp = task->jpeg.h_samp;
-    image->jpeg_v_samp = task->jpeg.v_samp;
+    image->jpeg_h_samp[0] = task->jpeg.h_samp;
+    image->jpeg_v_samp[0] = task->jpeg.v_samp;
     /* Written back with what nvJPEG encodes (encode_on_gpu).  Out of
      * memory for them, the image goes to the CPU, which says so. */
     if (p->planar && lhio_jpeg_metadata_from_bytes(&task->encoded, image) < 0) {

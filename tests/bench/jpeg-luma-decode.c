@@ -124,8 +124,8 @@ int main(int argc, char **argv)
       fprintf(stderr, "skipped: %s\n", lh_last_error());
       continue;
     }
-    int w = probe.frame.width, h = probe.frame.height, hs = probe.jpeg_h_samp,
-        vs = probe.jpeg_v_samp;
+    int w = probe.frame.width, h = probe.frame.height, hs = probe.jpeg_h_samp[0],
+        vs = probe.jpeg_v_samp[0];
     bool colour = probe.luma_only;
     lhio_image_clear(&probe);
     if (!colour) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """test_eq_cli.py: `lumahist equalize`, `clahe` and `overlay` on the
 photographs of samples/: outputs in the same format, bit depth and JPEG
-sampling under --out, values against OpenCV and numpy, inputs never
+sampling under --out (every component's factors, odd chroma layouts made
+by cjpeg included), values against OpenCV and numpy, inputs never
 overwritten, LUT files, --global, and the exit statuses.
 
 usage: test_eq_cli.py LUMAHIST SAMPLES_DIR
@@ -366,6 +367,68 @@ def test_quality(root):
     check(sizes[0] < sizes[1], f"--quality 30 gives {sizes[0]} bytes, 95 gives {sizes[1]}")
 
 
+def jpeg_components(path):
+    """Each component's (id, h, v) sampling factors, as the file's SOF has them."""
+    return [tuple(layer[:3]) for layer in Image.open(path).layer]
+
+
+def test_odd_chroma_sampling(root):
+    """JPEGs whose Cb and Cr are sampled unlike each other (or finer than Y),
+    none of the usual 4:2:0, 4:2:2, 4:4:4 layouts: each command writes every
+    component's sampling factors back as the input had them, and equalize's
+    luma is the input's luma equalized."""
+    cjpeg = shutil.which("cjpeg")
+    if not cjpeg:
+        check(False, "odd chroma sampling: needs cjpeg (libjpeg-turbo-progs) to make the inputs")
+        return
+    folder = os.path.join(root, "odd-sampling")
+    os.makedirs(folder)
+    photo = read(os.path.join(SAMPLES, "rocket-pad-dusk.jpg"))[:149, :203]
+    # Low contrast, so that equalization moves every level a long way.
+    dull = (70 + photo.astype(np.float32) * 0.35).astype(np.uint8)
+    ppm = os.path.join(root, "odd-sampling.ppm")
+    cv2.imwrite(ppm, dull)
+    layouts = ["2x2,1x1,2x1", "2x2,2x1,1x2", "1x1,2x2,1x1", "2x1,1x1,2x1"]
+    layout_of = {}
+    for layout in layouts:
+        name = "y-cb-cr-" + layout.replace(",", "-") + ".jpg"
+        with open(os.path.join(folder, name), "wb") as f:
+            r = subprocess.run([cjpeg, "-sample", layout, "-quality", "95", ppm], stdout=f,
+                               stderr=subprocess.PIPE, text=True)
+        check(r.returncode == 0, f"cjpeg -sample {layout}: {r.stderr}")
+        layout_of[name] = layout
+    for command, extra in (("equalize", []), ("clahe", ["--tiles", "4x4"]),
+                           ("overlay", ["--rect", "10,20,100,50"])):
+        out = os.path.join(root, "odd-sampling-" + command)
+        code, err = lumahist(command, folder, "--out", out, "--backend", "cpu", *extra)
+        check(code == 0, f"{command} of odd chroma samplings: exit {code}: {err}")
+        for name in layout_of:
+            src, dst = os.path.join(folder, name), os.path.join(out, name)
+            if not os.path.exists(dst):
+                check(False, f"{command} {name}: no output")
+                continue
+            check(jpeg_components(dst) == jpeg_components(src),
+                  f"{command} {name}: components (id, h, v) {jpeg_components(src)} became "
+                  f"{jpeg_components(dst)}")
+            if command != "equalize":
+                continue
+            luma = cv2.cvtColor(read(src), cv2.COLOR_BGR2GRAY)
+            got = cv2.imread(dst, cv2.IMREAD_GRAYSCALE).astype(np.int64)
+            want = cv2.equalizeHist(luma).astype(np.int64)
+            moved = float(np.abs(got - luma).mean())
+            check(moved > 20, f"equalize {name}: luma moved by {moved:.1f} on average only")
+            # Where Y is coarser than a chroma component (1x1 beside a 2x2
+            # Cb), the encoder averages the equalized luma over each Y
+            # sample's 2x2 pixels, and this dull picture's steep LUT makes
+            # that average far from the LUT of the average: compared where
+            # Y has every pixel.  Re-encoding at quality 95 costs about a
+            # code value; equalization moves the dull luma by tens.
+            if layout_of[name].startswith("1x1,"):
+                continue
+            off = float(np.abs(got - want).mean())
+            check(off < 2.0, f"equalize {name}: luma off equalizeHist by {off:.2f} on average")
+
+
 def png_row_filters(path):
     """The filter byte of each row of a non-interlaced PNG."""
     import struct
@@ -608,6 +671,7 @@ def main():
         test_luts(root, inputs)
         test_global(root)
         test_quality(root)
+        test_odd_chroma_sampling(root)
         test_png_compression(root)
         test_overlay(root, inputs)
         test_overlay_orientation(root)
