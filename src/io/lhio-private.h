@@ -4,6 +4,7 @@
 #define LHIO_PRIVATE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "lhio.h"
 
@@ -21,6 +22,15 @@ int lhio_fail(int status, const char *path, const char *format, ...) LHIO_PRINTF
 static inline uint32_t lhio_be32(const uint8_t *p)
 {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Stores v at p big-endian, as MP4 boxes hold their numbers. */
+static inline void lhio_put_be32(uint8_t *p, uint32_t v)
+{
+  p[0] = (uint8_t)(v >> 24);
+  p[1] = (uint8_t)(v >> 16);
+  p[2] = (uint8_t)(v >> 8);
+  p[3] = (uint8_t)v;
 }
 
 /* Creates "<dir>/.<name>.<unique>.tmp" beside path (image.c), open for
@@ -64,6 +74,34 @@ void lhio_jpeg_write_metadata(struct jpeg_compress_struct *cinfo, const LhioImag
 struct png_struct_def;
 int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *image);
 void lhio_png_write_metadata(struct png_struct_def *png, const LhioImage *image);
+
+/* The boxes of an MP4 or QuickTime file (mp4-boxes.c).  The box at
+ * data[at] within end: its type, where its payload starts and its whole
+ * size; false when it does not fit. */
+bool lhio_mp4_box_at(const uint8_t *data, size_t at, size_t end, const uint8_t **type,
+                     size_t *payload, size_t *size);
+/* The first box of type wanted among the boxes in [from, end): where its
+ * payload starts and where it ends. */
+bool lhio_mp4_child(const uint8_t *data, size_t from, size_t end, const char *wanted,
+                    size_t *payload, size_t *child_end);
+
+/* A file's top-level moov box, read whole. */
+typedef struct {
+  uint8_t *data; /* the box, its header included; NULL: the file has none */
+  size_t size;
+  size_t children;  /* where its first child starts in data */
+  off_t at;         /* its offset in the file */
+  size_t tail;      /* the bytes after it */
+  bool media_after; /* they hold media data (mdat, moof): moov cannot grow */
+} LhioMp4Moov;
+
+/* Reads the moov box of the open file (none, or above 64 MB: data NULL). */
+int lhio_mp4_read_moov(int fd, const char *path, LhioMp4Moov *moov);
+/* Writes data (size bytes) in place of the moov read, moving what follows
+ * it where the size changed (refused when media data follows). */
+int lhio_mp4_write_moov(int fd, const char *path, const LhioMp4Moov *moov, const uint8_t *data,
+                        size_t size);
+void lhio_mp4_moov_clear(LhioMp4Moov *moov);
 
 /* Writes a rotation of quarter_turns (1 to 3, clockwise) into the video
  * track's header of the MP4 or QuickTime file at path, where its matrix is
