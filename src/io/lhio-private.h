@@ -108,6 +108,16 @@ void lhio_mp4_moov_clear(LhioMp4Moov *moov);
  * still the identity (mp4-rotation.c); other values do nothing. */
 int lhio_mp4_set_rotation(const char *path, int quarter_turns);
 
+/* Gives the movie, track and media headers of output (an MP4 or QuickTime
+ * file qtmux or mp4mux wrote from input) input's creation time, in place
+ * of the time of the run (mp4-creation-time.c). */
+int lhio_mp4_keep_creation_time(const char *input, const char *output);
+
+/* Copies input's chapters (a Nero chpl box in its moov's udta) into the
+ * moov of output, an MP4 or QuickTime file qtmux or mp4mux wrote from it
+ * (mp4-chapters.c). */
+int lhio_mp4_keep_chapters(const char *input, const char *output);
+
 int lhio_png_check(const char *path, const LhioImage *image);
 int lhio_jpeg_check(const char *path, const LhioImage *image);
 

@@ -761,24 +761,44 @@ static void note_orientation(Rewrite *r, const GstTagList *tags)
   g_mutex_unlock(&r->lock);
 }
 
-static void note_orientation_event(Rewrite *r, GstEvent *event)
+/* The container's creation time (matroskademux gives DateUTC as the
+ * datetime tag) for muxers that write one and take it (matroskamux and
+ * webmmux: creation-time; unset, they write the time of the run).  Set
+ * before the muxer writes its header: tags come before the first frame. */
+static void note_creation_time(Rewrite *r, const GstTagList *tags)
+{
+  GstDateTime *when = NULL;
+  if (gst_tag_list_get_scope(tags) != GST_TAG_SCOPE_GLOBAL ||
+      !has_property(r->muxer, "creation-time") ||
+      !gst_tag_list_get_date_time(tags, GST_TAG_DATE_TIME, &when))
+    return;
+  GDateTime *utc = gst_date_time_has_second(when) ? gst_date_time_to_g_date_time(when) : NULL;
+  if (utc)
+    g_object_set(r->muxer, "creation-time", utc, NULL);
+  if (utc)
+    g_date_time_unref(utc);
+  gst_date_time_unref(when);
+}
+
+static void note_tags_event(Rewrite *r, GstEvent *event)
 {
   if (GST_EVENT_TYPE(event) != GST_EVENT_TAG)
     return;
   GstTagList *tags;
   gst_event_parse_tag(event, &tags);
   note_orientation(r, tags);
+  note_creation_time(r, tags);
 }
 
-static GstPadProbeReturn orientation_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+static GstPadProbeReturn tags_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
-  note_orientation_event(data, GST_PAD_PROBE_INFO_EVENT(info));
+  note_tags_event(data, GST_PAD_PROBE_INFO_EVENT(info));
   return GST_PAD_PROBE_OK;
 }
 
-static gboolean orientation_sticky(GstPad *pad, GstEvent **event, gpointer data)
+static gboolean tags_sticky(GstPad *pad, GstEvent **event, gpointer data)
 {
-  note_orientation_event(data, *event);
+  note_tags_event(data, *event);
   return TRUE;
 }
 
@@ -798,8 +818,8 @@ static void stream_found(GstElement *parsebin, GstPad *pad, gpointer data)
   g_mutex_unlock(&r->lock);
   if (video) {
     /* Its tags: those the pad holds already, and any that come later. */
-    gst_pad_sticky_events_foreach(pad, orientation_sticky, r);
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, orientation_probe, r, NULL);
+    gst_pad_sticky_events_foreach(pad, tags_sticky, r);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, tags_probe, r, NULL);
     link_video(r, pad, caps);
   } else {
     link_copied(r, pad, caps);
@@ -1011,11 +1031,16 @@ int lhio_video_rewrite(const char *input, const char *output,
       status = run(&r, result);
     }
   }
-  /* GStreamer 1.22's mp4mux and qtmux write no rotation: put it in. */
+  /* GStreamer 1.22's mp4mux and qtmux write no rotation, stamp the file
+   * with the run's time and write no chapters: the input's are put in. */
   const char *muxer_name = result->muxer;
-  if (status == LH_OK && r.quarter_turns &&
-      (strcmp(muxer_name, "mp4mux") == 0 || strcmp(muxer_name, "qtmux") == 0))
+  const bool quicktime = strcmp(muxer_name, "mp4mux") == 0 || strcmp(muxer_name, "qtmux") == 0;
+  if (status == LH_OK && quicktime && r.quarter_turns)
     status = lhio_mp4_set_rotation(temp, r.quarter_turns);
+  if (status == LH_OK && quicktime)
+    status = lhio_mp4_keep_creation_time(input, temp);
+  if (status == LH_OK && quicktime)
+    status = lhio_mp4_keep_chapters(input, temp);
   g_strlcpy(result->encoder, r.encoder, sizeof result->encoder);
   g_strlcpy(result->decoder, r.decoder, sizeof result->decoder);
   result->frames = r.frames;

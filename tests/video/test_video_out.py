@@ -394,6 +394,7 @@ def group_containers(tmp):
         print(f"{name}: {err.strip()}")
 
     check_rotation_kept(tmp)
+    check_movie_facts_kept(tmp)
     check_encoder_quirks(tmp, rng)
     check_full_range_kept(tmp, rng)
 
@@ -557,6 +558,69 @@ def check_rotation_kept(tmp):
         rotated(upright, degrees, os.path.join(tmp, f"flat-{degrees}.mp4"))
         for degrees in (90, 180, 270)) if rotation_of(path) is not None]
     check_overlay_upright(tmp, turned, 96, 160)
+
+
+def movie_facts(path):
+    """What ffprobe reads of a file's creation time and chapters: the
+    container's creation_time, each stream's, and each chapter's start, end
+    and title."""
+    info = probe(path, "-show_entries",
+                 "format_tags=creation_time:stream_tags=creation_time:chapter=start_time,"
+                 "end_time:chapter_tags=title")
+    return {"creation_time": info.get("format", {}).get("tags", {}).get("creation_time"),
+            "streams": [s.get("tags", {}).get("creation_time") for s in info["streams"]],
+            "chapters": [(round(float(c["start_time"]), 3), round(float(c["end_time"]), 3),
+                          c.get("tags", {}).get("title")) for c in info.get("chapters", [])]}
+
+
+def check_movie_facts_kept(tmp):
+    """A clip's creation time and chapters are in the file written back:
+    GStreamer 1.22's qtmux and mp4mux stamp the time of the run into the
+    movie, track and media headers and write no chapters
+    (mp4-creation-time.c and mp4-chapters.c put the input's in); matroskamux
+    is given the input's DateUTC (its creation-time) and writes chapters
+    itself.  A QuickTime file without a creation time stays without."""
+    rng = np.random.default_rng(11)
+    frames = drifting_frames(rng, 12, 36, 52)
+    meta = os.path.join(tmp, "chapters.ffmeta")
+    with open(meta, "w") as f:
+        f.write(";FFMETADATA1\n"
+                "[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=200\ntitle=Opening shot\n"
+                "[CHAPTER]\nTIMEBASE=1/1000\nSTART=200\nEND=480\ntitle=The rest\n")
+    base = make_clip(tmp, "facts-base.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    when = "2019-05-04T03:02:01.000000Z"
+    clips = []
+    for name in ("facts.mp4", "facts.mov", "facts.mkv"):
+        clip = os.path.join(tmp, name)
+        ffmpeg("-i", base, "-i", meta, "-map", "0", "-map_metadata", "1", "-map_chapters", "1",
+               "-c", "copy", "-metadata", "creation_time=" + when, clip)
+        clips.append(clip)
+    undated = os.path.join(tmp, "undated.mov")
+    ffmpeg("-i", base, "-map", "0", "-c", "copy", undated)
+    clips.append(undated)
+    out_dir = os.path.join(tmp, "out-facts")
+    code, _, err = run("equalize", "-o", out_dir, *clips)
+    check(code == 0, f"clips with chapters and a creation time: exit {code}: {err}")
+    for clip in clips:
+        name = os.path.basename(clip)
+        output = os.path.join(out_dir, name)
+        if not check(os.path.exists(output), f"{name}: no output"):
+            continue
+        want, got = movie_facts(clip), movie_facts(output)
+        if name != "undated.mov":
+            check(want["creation_time"] == when and len(want["chapters"]) == 2,
+                  f"{name}: FFmpeg made {want}")
+        check(got["creation_time"] == want["creation_time"],
+              f"{name}: creation time {got['creation_time']}, the input's "
+              f"{want['creation_time']}")
+        if not name.endswith(".mkv"):
+            check(all(t == want["creation_time"] for t in got["streams"]),
+                  f"{name}: the streams' creation times {got['streams']}, the input's "
+                  f"{want['creation_time']}")
+        check(got["chapters"] == want["chapters"],
+              f"{name}: chapters {got['chapters']}, the input's {want['chapters']}")
+        check(frames_in(output) == len(frames) and audio_kept(output, clip),
+              f"{name}: frames or audio lost with the chapters put in")
 
 
 def frames_in(path):
