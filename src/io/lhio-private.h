@@ -118,6 +118,11 @@ int lhio_mp4_keep_creation_time(const char *input, const char *output);
  * (mp4-chapters.c). */
 int lhio_mp4_keep_chapters(const char *input, const char *output);
 
+/* Turns the tag values of the Matroska or WebM file at path, which
+ * matroskamux wrote quoted and escaped as GStreamer serializes strings
+ * ("My\ clip"), back into their text, in place (mkv-tags.c). */
+int lhio_mkv_unquote_tags(const char *path);
+
 int lhio_png_check(const char *path, const LhioImage *image);
 int lhio_jpeg_check(const char *path, const LhioImage *image);
 

@@ -1041,6 +1041,10 @@ int lhio_video_rewrite(const char *input, const char *output,
     status = lhio_mp4_keep_creation_time(input, temp);
   if (status == LH_OK && quicktime)
     status = lhio_mp4_keep_chapters(input, temp);
+  /* matroskamux writes tag values as GStreamer serializes them. */
+  if (status == LH_OK &&
+      (strcmp(muxer_name, "matroskamux") == 0 || strcmp(muxer_name, "webmmux") == 0))
+    status = lhio_mkv_unquote_tags(temp);
   g_strlcpy(result->encoder, r.encoder, sizeof result->encoder);
   g_strlcpy(result->decoder, r.decoder, sizeof result->decoder);
   result->frames = r.frames;

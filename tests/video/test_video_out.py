@@ -561,25 +561,29 @@ def check_rotation_kept(tmp):
 
 
 def movie_facts(path):
-    """What ffprobe reads of a file's creation time and chapters: the
-    container's creation_time, each stream's, and each chapter's start, end
-    and title."""
+    """What ffprobe reads of a file's creation time, title, comment and
+    chapters: the container's creation_time, each stream's, and each
+    chapter's start, end and title."""
     info = probe(path, "-show_entries",
-                 "format_tags=creation_time:stream_tags=creation_time:chapter=start_time,"
+                 "format_tags:stream_tags=creation_time:chapter=start_time,"
                  "end_time:chapter_tags=title")
-    return {"creation_time": info.get("format", {}).get("tags", {}).get("creation_time"),
+    tags = {k.lower(): v for k, v in info.get("format", {}).get("tags", {}).items()}
+    return {"creation_time": tags.get("creation_time"),
+            "title": tags.get("title"), "comment": tags.get("comment", tags.get("comments")),
             "streams": [s.get("tags", {}).get("creation_time") for s in info["streams"]],
             "chapters": [(round(float(c["start_time"]), 3), round(float(c["end_time"]), 3),
                           c.get("tags", {}).get("title")) for c in info.get("chapters", [])]}
 
 
 def check_movie_facts_kept(tmp):
-    """A clip's creation time and chapters are in the file written back:
-    GStreamer 1.22's qtmux and mp4mux stamp the time of the run into the
-    movie, track and media headers and write no chapters
+    """A clip's creation time, chapters, title and comment are in the file
+    written back: GStreamer 1.22's qtmux and mp4mux stamp the time of the run
+    into the movie, track and media headers and write no chapters
     (mp4-creation-time.c and mp4-chapters.c put the input's in); matroskamux
     is given the input's DateUTC (its creation-time) and writes chapters
-    itself.  A QuickTime file without a creation time stays without."""
+    itself, but writes tag values quoted and escaped as GStreamer serializes
+    them ("Caf\\303\\251\\ at..."; mkv-tags.c turns them back).  A
+    QuickTime file without a creation time stays without."""
     rng = np.random.default_rng(11)
     frames = drifting_frames(rng, 12, 36, 52)
     meta = os.path.join(tmp, "chapters.ffmeta")
@@ -589,11 +593,13 @@ def check_movie_facts_kept(tmp):
                 "[CHAPTER]\nTIMEBASE=1/1000\nSTART=200\nEND=480\ntitle=The rest\n")
     base = make_clip(tmp, "facts-base.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
     when = "2019-05-04T03:02:01.000000Z"
+    title, comment = 'Café at the "old" pier', "two  spaces, a\\backslash"
     clips = []
     for name in ("facts.mp4", "facts.mov", "facts.mkv"):
         clip = os.path.join(tmp, name)
         ffmpeg("-i", base, "-i", meta, "-map", "0", "-map_metadata", "1", "-map_chapters", "1",
-               "-c", "copy", "-metadata", "creation_time=" + when, clip)
+               "-c", "copy", "-metadata", "creation_time=" + when, "-metadata", "title=" + title,
+               "-metadata", "comment=" + comment, clip)
         clips.append(clip)
     undated = os.path.join(tmp, "undated.mov")
     ffmpeg("-i", base, "-map", "0", "-c", "copy", undated)
@@ -608,8 +614,12 @@ def check_movie_facts_kept(tmp):
             continue
         want, got = movie_facts(clip), movie_facts(output)
         if name != "undated.mov":
-            check(want["creation_time"] == when and len(want["chapters"]) == 2,
+            check(want["creation_time"] == when and len(want["chapters"]) == 2 and
+                  want["title"] == title and want["comment"] == comment,
                   f"{name}: FFmpeg made {want}")
+            check(got["title"] == title and got["comment"] == comment,
+                  f"{name}: title {got['title']!r} and comment {got['comment']!r}, the input's "
+                  f"{title!r} and {comment!r}")
         check(got["creation_time"] == want["creation_time"],
               f"{name}: creation time {got['creation_time']}, the input's "
               f"{want['creation_time']}")
