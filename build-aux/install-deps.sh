@@ -13,7 +13,7 @@ packages=(
   # video files in the tool: decoders (libav: H.264, HEVC, FFV1...), x264enc,
   # y4mdec, the CUDA library's headers; ffmpeg/ffprobe as the tests' reference
   # (and its libx265, libvpx, libopus make their clips); video out: x265enc,
-  # mpegtsmux (bad), vp8enc/vp9enc, y4menc, matroskamux, avimux (good),
+  # mpegtsmux and mpeg2enc (bad), vp8enc/vp9enc, y4menc, matroskamux, avimux (good),
   # avenc_* (libav)
   gstreamer1.0-libav gstreamer1.0-plugins-ugly gstreamer1.0-plugins-bad
   libgstreamer-plugins-bad1.0-dev ffmpeg

@@ -24,8 +24,10 @@
  * The decoder and the encoder are chosen by rank among the installed ones,
  * with a preference list per codec for the encoder (NVENC's first where it is
  * registered, which nvcodec only does where a GPU can encode, then x264enc,
- * x265enc, vp8enc, vp9enc, ..., jpegenc and pngenc); any other codec gets the
- * best-ranked encoder that outputs it (avenc_* from gst-libav).  MJPEG and
+ * x265enc, vp8enc, vp9enc, ..., jpegenc and pngenc, and mpeg2enc for MPEG-1
+ * and MPEG-2); any other codec gets the best-ranked encoder that outputs it
+ * (avenc_* from gst-libav).  The stream's size and frame rate are checked
+ * against what the encoder takes before a frame reaches it.  MJPEG and
  * PNG video come out of parsebin as image/jpeg and image/png, and GStreamer
  * files their decoders and encoders (jpegdec, pngdec, jpegenc, pngenc) as
  * image ones: the first stream of either kind is the video, and elements of
@@ -73,6 +75,10 @@
 /* The JPEG quality of images written back (lhio.h's jpeg_quality 0), which
  * MJPEG video gets at the default CRF. */
 #define JPEG_DEFAULT_QUALITY 95
+/* mpeg2enc's largest bitrate (kbit/s) and decoder buffer (kB): a buffer
+ * that holds fewer than 4 frames at the bitrate makes it end the process. */
+#define MPEG2ENC_MAX_KBPS 40000
+#define MPEG2ENC_MAX_BUFFER_KB 4000
 
 typedef struct {
   const char *input;
@@ -80,6 +86,7 @@ typedef struct {
   GstElement *pipeline;
   GstElement *muxer;
   GstElement *encode_filter; /* before the encoder: the colorimetry it is to tag */
+  GstElement *encoder_element; /* NULL for raw video */
 
   GMutex lock; /* the fields below, set by GStreamer's threads */
   bool video_linked;
@@ -291,6 +298,26 @@ static GstCaps *codec_caps(GstCaps *caps)
   return gst_caps_new_full(codec, NULL);
 }
 
+/* 1 or 2 for MPEG-1 or MPEG-2 video caps, -1 for caps that say "one of
+ * the two" (an MPEG-TS stream before its first packet), else 0. */
+static int mpeg12_version(GstCaps *caps)
+{
+  const GstStructure *s = gst_caps_get_structure(caps, 0);
+  const GValue *version = gst_structure_get_value(s, "mpegversion");
+  if (!gst_structure_has_name(s, "video/mpeg") || !version)
+    return 0;
+  if (G_VALUE_HOLDS_INT(version)) {
+    const int v = g_value_get_int(version);
+    return v == 1 || v == 2 ? v : 0;
+  }
+  GValue one_or_two = G_VALUE_INIT;
+  g_value_init(&one_or_two, GST_TYPE_INT_RANGE);
+  gst_value_set_int_range(&one_or_two, 1, 2);
+  const bool within = gst_value_is_subset(version, &one_or_two);
+  g_value_unset(&one_or_two);
+  return within ? -1 : 0;
+}
+
 /* The encoder for a codec (codec_caps()); NULL if none. */
 static GstElement *make_encoder(GstCaps *codec_in, const char *asked, char **why)
 {
@@ -321,6 +348,16 @@ static GstElement *make_encoder(GstCaps *codec_in, const char *asked, char **why
       {"image/jpeg", {"jpegenc"}},
       {"image/png", {"pngenc"}},
   };
+  /* MPEG-1 and MPEG-2 video: gst-libav 1.22's avenc_mpeg1video and
+   * avenc_mpeg2video refuse every frame rate (FFmpeg 5.1 takes the rate
+   * from the time base, which gst-libav sets to nanoseconds: "MPEG-1/2
+   * does not support 1000000000/1 fps"), and the best-ranked of the two is
+   * the MPEG-1 one; mjpegtools' mpeg2enc writes both. */
+  if (mpeg12_version(codec_in)) {
+    GstElement *encoder = gst_element_factory_make("mpeg2enc", NULL);
+    if (encoder)
+      return encoder;
+  }
   for (size_t i = 0; i < G_N_ELEMENTS(preferred); i++) {
     if (strcmp(preferred[i].codec, codec) != 0)
       continue;
@@ -367,11 +404,19 @@ static int jpeg_quality_of_crf(int crf)
   return CLAMP((int)lround(quality), 1, 100);
 }
 
+/* FFmpeg's qscale (1 best .. 31) for a CRF: doubling every 6 steps of CRF,
+ * 18 -> 2. */
+static double qscale_of_crf(int crf)
+{
+  return CLAMP(pow(2.0, (crf - 12) / 6.0), 1.0, 31.0);
+}
+
 /* Sets the encoder's rate control: a mean bitrate when kbps > 0, else
  * constant quality from crf (x264's scale: 0 lossless, 51 worst).  Each
- * encoder family has its own knobs.  False for a bitrate asked of an encoder
- * that has no rate control at all (jpegenc, pngenc: one picture at a time). */
-static bool set_quality(GstElement *encoder, int crf, int kbps)
+ * encoder family has its own knobs.  NULL, or why a bitrate cannot be asked
+ * of the encoder (jpegenc and pngenc have no rate control at all: one
+ * picture at a time). */
+static char *set_quality(GstElement *encoder, int crf, int kbps)
 {
   GstElementFactory *factory = gst_element_get_factory(encoder);
   const char *name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
@@ -441,15 +486,24 @@ static bool set_quality(GstElement *encoder, int crf, int kbps)
       snprintf(text, sizeof text, "%d", kbps * 1000);
       gst_util_set_object_arg(G_OBJECT(encoder), "bitrate", text);
     } else if (kbps <= 0 && has_property(encoder, "quantizer")) {
-      /* FFmpeg's qscale (1 best .. 31): doubling every 6 steps of CRF, 18 -> 2. */
-      double q = CLAMP(pow(2.0, (crf - 12) / 6.0), 1.0, 31.0);
       gst_util_set_object_arg(G_OBJECT(encoder), "pass", "quant");
-      snprintf(text, sizeof text, "%g", q);
+      snprintf(text, sizeof text, "%g", qscale_of_crf(crf));
       gst_util_set_object_arg(G_OBJECT(encoder), "quantizer", text);
     }
+  } else if (strcmp(name, "mpeg2enc") == 0) {
+    if (kbps > MPEG2ENC_MAX_KBPS)
+      return g_strdup_printf("%s writes at most %d kbit/s", name, MPEG2ENC_MAX_KBPS);
+    /* Its largest decoder buffer, so that its rate control takes any rate:
+     * one holding fewer than 4 frames ends the process. */
+    if (kbps > 0)
+      g_object_set(encoder, "bitrate", kbps, "bufsize", MPEG2ENC_MAX_BUFFER_KB, NULL);
+    else
+      g_object_set(encoder, "quantisation", (int)lround(qscale_of_crf(crf)), NULL);
   } else if (strcmp(name, "jpegenc") == 0) {
     if (kbps > 0)
-      return false;
+      return g_strdup_printf("%s has no rate control (each frame is a picture of its own); use "
+                             "--crf",
+                             name);
     /* libjpeg's accurate DCT, as images are written with (its default):
      * jpegenc's own default, ifast, is the coarser of the two at high
      * quality, and lost more at 100 than at 95. */
@@ -459,9 +513,119 @@ static bool set_quality(GstElement *encoder, int crf, int kbps)
     /* Lossless whatever the CRF: its compression level (zlib's effort) is
      * left at its default. */
     if (kbps > 0)
-      return false;
+      return g_strdup_printf("%s has no rate control (each frame is a picture of its own); use "
+                             "--crf",
+                             name);
   }
-  return true;
+  return NULL;
+}
+
+/* mpeg2enc writes MPEG-1 unless told (format 0, "Generic MPEG-1"): an
+ * MPEG-2 input goes out as MPEG-2 ("Generic MPEG-2").  Its level checks are
+ * off: mjpegtools ends the process where one fails (a 1080p picture is
+ * above MPEG-2's Main Level), and the file is written at the input's size
+ * whatever level that takes. */
+static void set_mpeg2enc_format(GstElement *encoder, GstCaps *codec)
+{
+  g_object_set(encoder, "constraints", FALSE, NULL);
+  if (mpeg12_version(codec) == 2)
+    gst_util_set_object_arg(G_OBJECT(encoder), "format", "3");
+  else if (mpeg12_version(codec) == 1)
+    gst_util_set_object_arg(G_OBJECT(encoder), "format", "0");
+}
+
+/* A frame rate for a message: 25, 30000/1001, or variable (0/1). */
+static char *rate_text(const GValue *rate)
+{
+  if (!GST_VALUE_HOLDS_FRACTION(rate))
+    return gst_value_serialize(rate);
+  const int n = gst_value_get_fraction_numerator(rate);
+  const int d = gst_value_get_fraction_denominator(rate);
+  return n == 0   ? g_strdup("variable (0/1)")
+         : d == 1 ? g_strdup_printf("%d", n)
+                  : g_strdup_printf("%d/%d", n, d);
+}
+
+/* The rates of an encoder template's framerate field, for a message. */
+static char *rates_text(const GValue *rates)
+{
+  if (!GST_VALUE_HOLDS_LIST(rates))
+    return rate_text(rates);
+  GString *text = g_string_new(NULL);
+  for (guint i = 0; i < gst_value_list_get_size(rates); i++) {
+    char *one = rate_text(gst_value_list_get_value(rates, i));
+    g_string_append_printf(text, "%s%s", i ? ", " : "", one);
+    g_free(one);
+  }
+  return g_string_free(text, FALSE);
+}
+
+/* Whether the encoder takes the decoded frames' rate and size, looked at
+ * before they reach it.  MPEG-1 and MPEG-2 have a short list of frame
+ * rates, and their encoders refused the others with no more than
+ * "Internal data stream error"; mpeg2enc (mjpegtools) ends the whole
+ * process on a picture size it cannot write. */
+static bool encoder_takes(Rewrite *r, GstCaps *caps)
+{
+  GstElement *encoder = r->encoder_element;
+  if (!encoder)
+    return true;
+  const char *name =
+      gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(gst_element_get_factory(encoder)));
+  const GstStructure *s = gst_caps_get_structure(caps, 0);
+  int width = 0, height = 0;
+  if (strcmp(name, "mpeg2enc") == 0 && gst_structure_get_int(s, "width", &width) &&
+      gst_structure_get_int(s, "height", &height) &&
+      (width % 2 || height % 2 || width % 4096 == 0 || height % 4096 == 0)) {
+    fail(r,
+         "%s cannot write %dx%d pictures (its sides must be even and not multiples of 4096): "
+         "give another --codec",
+         name, width, height);
+    return false;
+  }
+  const GValue *rate = gst_structure_get_value(s, "framerate");
+  if (!rate)
+    return true;
+  GstPad *sink = gst_element_get_static_pad(encoder, "sink");
+  GstCaps *templ = gst_pad_get_pad_template_caps(sink);
+  gst_object_unref(sink);
+  bool takes = false;
+  const GValue *allowed = NULL;
+  for (guint i = 0; i < gst_caps_get_size(templ) && !takes; i++) {
+    const GValue *rates = gst_structure_get_value(gst_caps_get_structure(templ, i), "framerate");
+    takes = !rates || gst_value_intersect(NULL, rates, rate);
+    allowed = rates ? rates : allowed;
+  }
+  if (!takes) {
+    char *have = rate_text(rate), *list = rates_text(allowed);
+    fail(r, "its frame rate, %s, is not one %s takes (%s): give another --codec", have, name, list);
+    g_free(have);
+    g_free(list);
+  }
+  gst_caps_unref(templ);
+  return takes;
+}
+
+/* The video stream's caps once fixed, at its first packet (before it, an
+ * MPEG-TS stream says only "MPEG-1 or MPEG-2", and no size or rate), before
+ * the decoder has them: mpeg2enc is told which MPEG to write, and a rate or
+ * size the encoder does not take is said (a rate it does not take failed
+ * the decoder's negotiation, "Internal data stream error"). */
+static GstPadProbeReturn check_stream_caps(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  Rewrite *r = data;
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS)
+    return GST_PAD_PROBE_OK;
+  GstCaps *caps;
+  gst_event_parse_caps(event, &caps);
+  GstElement *encoder = r->encoder_element;
+  if (encoder &&
+      strcmp(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(gst_element_get_factory(encoder))),
+             "mpeg2enc") == 0)
+    set_mpeg2enc_format(encoder, caps);
+  return encoder_takes(r, caps) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
 }
 
 /* The muxer whose output is the container typefinding gives the input:
@@ -661,9 +825,12 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     }
     GstElementFactory *encoder_factory = gst_element_get_factory(encoder);
     encoder_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(encoder_factory));
-    if (!set_quality(encoder, r->options->crf, r->options->bitrate_kbps)) {
-      fail(r, "--bitrate: %s has no rate control (each frame is a picture of its own); use --crf",
-           encoder_name);
+    if (strcmp(encoder_name, "mpeg2enc") == 0)
+      set_mpeg2enc_format(encoder, codec);
+    char *refusal = set_quality(encoder, r->options->crf, r->options->bitrate_kbps);
+    if (refusal) {
+      fail(r, "--bitrate: %s", refusal);
+      g_free(refusal);
       gst_object_unref(encoder);
       if (decoder)
         gst_object_unref(decoder);
@@ -724,6 +891,8 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
   GstElement *chain[] = {queue_in,         decoder, convert_in, filter,   convert_out,
                          r->encode_filter, encoder, parser,     queue_out};
   bool ok = add_to_pipeline(r, chain, G_N_ELEMENTS(chain));
+  r->encoder_element = encoder;
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, check_stream_caps, r, NULL);
   GstPad *filter_src = gst_element_get_static_pad(filter, "src");
   gst_pad_add_probe(filter_src, GST_PAD_PROBE_TYPE_BUFFER, change_frame, r, NULL);
   gst_object_unref(filter_src);

@@ -324,6 +324,7 @@ def group_containers(tmp):
          "matroska,webm"),
         ("mpeg4.avi", ["-c:v", "mpeg4", "-q:v", "2"], "mpeg4", "avi"),
         ("h264.ts", ["-c:v", "libx264", "-bf", "0", "-pix_fmt", "yuv420p"], "h264", "mpegts"),
+        ("mpeg2.ts", ["-c:v", "mpeg2video", "-q:v", "2"], "mpeg2video", "mpegts"),
     ]
     for name, codec_args, codec, fmt in cases:
         audio = not name.endswith(".webm")
@@ -395,6 +396,7 @@ def group_containers(tmp):
 
     check_rotation_kept(tmp)
     check_movie_facts_kept(tmp)
+    check_mpeg12(tmp, rng)
     check_encoder_quirks(tmp, rng)
     check_full_range_kept(tmp, rng)
 
@@ -631,6 +633,56 @@ def check_movie_facts_kept(tmp):
               f"{name}: chapters {got['chapters']}, the input's {want['chapters']}")
         check(frames_in(output) == len(frames) and audio_kept(output, clip),
               f"{name}: frames or audio lost with the chapters put in")
+
+
+def check_mpeg12(tmp, rng):
+    """MPEG-1 and MPEG-2 video are written back as they came, by mpeg2enc:
+    gst-libav 1.22's avenc_mpeg1video and avenc_mpeg2video refuse every frame
+    rate ("Internal data stream error"), and MPEG-2 went to the MPEG-1 one.
+    A frame rate MPEG-1/2 has not, or a picture size mpeg2enc cannot write
+    (mjpegtools would end the process), is one clear line for that file, and
+    the run goes on."""
+    if subprocess.run(["gst-inspect-1.0", "mpeg2enc"], capture_output=True).returncode != 0:
+        print("note: no mpeg2enc (gstreamer1.0-plugins-bad) here: MPEG-1/2 not checked")
+        return
+    h, w = 36, 52
+    frames = drifting_frames(rng, 12, h, w)
+    clips = [make_clip(tmp, name, frames, ["-c:v", codec, "-q:v", "2"], audio=False)
+             for name, codec in (("mpeg1.mpg", "mpeg1video"), ("mpeg2.mpg", "mpeg2video"))]
+    out_dir = os.path.join(tmp, "out-mpeg12")
+    code, _, err = run("equalize", "-o", out_dir, *clips)
+    check(code == 0, f"MPEG-1/2 program streams: exit {code}: {err}")
+    for clip in clips:
+        name = os.path.basename(clip)
+        output = os.path.join(out_dir, name)
+        if not check(os.path.exists(output), f"{name}: no output"):
+            continue
+        _, video_in, _ = stream_info(clip)
+        _, video_out, _ = stream_info(output)
+        check([(v["codec_name"], v["width"], v["height"]) for v in video_out] ==
+              [(v["codec_name"], v["width"], v["height"]) for v in video_in],
+              f"{name}: video {video_out}, the input's {video_in}")
+        check(frames_in(output) == len(frames), f"{name}: {frames_in(output)} frames")
+        got = [p[0] for p in decoded_planes(output, w, h)]
+        want = reference_equalized([p[0] for p in decoded_planes(clip, w, h)], 8, limited=True)
+        worst = max(float(np.abs(g.astype(int) - r).mean()) for g, r in zip(got, want))
+        check(len(got) == len(want) and worst < 5.0,
+              f"{name}: luma off the reference by {worst:.2f} a pixel")
+    good = clips[1]
+    slow = make_clip(tmp, "slow.ts", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-r", "15"],
+                     audio=False, fps="15:1")
+    odd = make_clip(tmp, "odd.ts", [f[:, :-1] for f in frames],
+                    ["-c:v", "libx264", "-pix_fmt", "yuv444p"], audio=False)
+    out_dir = os.path.join(tmp, "out-mpeg2enc")
+    code, _, err = run("equalize", "--codec", "mpeg2enc", "-o", out_dir, slow, odd, good)
+    check(code == 1 and "slow.ts: its frame rate, 15, is not one mpeg2enc takes (24000/1001, 24, "
+          "25, 30000/1001, 30, 50, 60000/1001)" in err and
+          "odd.ts: mpeg2enc cannot write 51x36 pictures" in err,
+          f"--codec mpeg2enc of a 15 fps and a 51x36 clip: exit {code}: {err}")
+    check(not os.path.exists(os.path.join(out_dir, "slow.ts")) and
+          not os.path.exists(os.path.join(out_dir, "odd.ts")) and
+          os.path.exists(os.path.join(out_dir, "mpeg2.mpg")),
+          f"--codec mpeg2enc: outputs {sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []}")
 
 
 def frames_in(path):
