@@ -191,10 +191,4 @@ bool lht_encode_options_parse(const LhtEncodeArgs *args, LhtRewriteOptions *opti
  * returns false then. */
 typedef bool (*LhtRewriteFunc)(LhioImage *image, const char *path, void *data);
 
-/* Reads input `index` of the plan in full, changes it and writes it to its
- * output in the input's format and bit depth (through a temporary file
- * renamed into place); false, reported, on failure. */
-bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *options,
-                     LhtRewriteFunc change, void *data);
-
 #endif /* LHT_H */

@@ -1,6 +1,7 @@
 /* rewrite.c: what the subcommands that write images (equalize, clahe,
  * overlay) share: where each output goes, the refusal to overwrite an input,
- * and reading, changing and writing one image. */
+ * their encoding options and what is said of an image written otherwise
+ * than it was read. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -184,48 +185,4 @@ char *lht_written_note(const LhioImage *image)
                            "image (the one viewers without animation show)",
                            image->png_frames);
   return NULL;
-}
-
-bool lht_rewrite_one(const LhtPlan *plan, guint index, const LhtRewriteOptions *options,
-                     LhtRewriteFunc change, void *data)
-{
-  const char *input = g_ptr_array_index(plan->inputs, index);
-  const char *output = g_ptr_array_index(plan->outputs, index);
-  LhioImage image;
-  memset(&image, 0, sizeof image);
-  int status = lhio_read(input, LHIO_READ_FULL, options->max_pixels, &image);
-  if (status < 0) {
-    lht_error(input, "%s", lht_reason(status, input));
-    return false;
-  }
-  bool ok = change(&image, input, data);
-  if (ok) {
-    char *folder = g_path_get_dirname(output);
-    if (g_mkdir_with_parents(folder, 0777) != 0) {
-      lht_error(input, "cannot make the folder %s: %s", folder, g_strerror(errno));
-      ok = false;
-    }
-    g_free(folder);
-  }
-  /* Checked again at the last moment: a file may have been linked since. */
-  if (ok && lht_plan_holds_input(plan, output)) {
-    lht_error(input, "its output %s is an input; not overwritten", output);
-    ok = false;
-  }
-  if (ok) {
-    LhioWriteOptions write_options = {.jpeg_quality = options->jpeg_quality,
-                                      .png_compression = options->png_compression};
-    status = lhio_write(output, &image, &write_options);
-    if (status < 0) {
-      lht_error(input, "writing %s: %s", output, lht_reason(status, output));
-      ok = false;
-    } else {
-      char *note = lht_written_note(&image);
-      if (note)
-        lht_error(input, "%s", note);
-      g_free(note);
-    }
-  }
-  lhio_image_clear(&image);
-  return ok;
 }
