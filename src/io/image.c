@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#endif
 
 #include "lhio-private.h"
 #include "lhio-video.h"
@@ -156,14 +161,97 @@ const char *lhio_decoder_name(LhioDecoder decoder)
   }
 }
 
-/* Opens path for reading.  Opened without blocking: a FIFO with no writer
- * would block open() for ever; this way it reads as empty.  Reads block
- * again as usual, so a pipe with a writer (/dev/stdin) is read in full. */
-static int open_input(const char *path, FILE **file)
+/* The bytes that tell a PNG from a JPEG (and from anything else). */
+#define SNIFF_BYTES 8
+
+/* How long a named FIFO waits for a writer (lhio_set_fifo_wait). */
+static double fifo_wait_s = LHIO_DEFAULT_FIFO_WAIT_S;
+
+void lhio_set_fifo_wait(double seconds)
+{
+  fifo_wait_s = seconds > 0 ? seconds : 0;
+}
+
+/* Whether fd is a named FIFO (mkfifo), whose writer may open it after it was
+ * opened to read.  An anonymous pipe (a shell's |, /dev/stdin, <(...)) had
+ * its writer from its start: no writer there means its end. */
+static bool is_named_fifo(int fd)
+{
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISFIFO(info.st_mode))
+    return false;
+#ifdef __linux__
+  struct statfs fs;
+  return fstatfs(fd, &fs) == 0 && fs.f_type != PIPEFS_MAGIC;
+#else
+  return false; /* no way to tell: read as before, to its end */
+#endif
+}
+
+static double seconds_now(void)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+/* Milliseconds between two looks for a writer that opened the FIFO and has
+ * written nothing yet: poll() wakes for bytes, not for an open. */
+#define FIFO_LOOK_MS 100
+
+/* Waits, as `cat` does, until a writer opens the named FIFO fd (opened to
+ * read without blocking), or fifo_wait_s (0: no limit) passes.  A read that
+ * cannot block tells: 0 while no writer has it open, EAGAIN once one has
+ * and has written nothing yet, else the first bytes, which go to *first.
+ * A writer that came and went without writing (POLLHUP; Linux only says it
+ * when one came) leaves the FIFO empty. */
+static int wait_for_writer(const char *path, int fd, LhioEncoded *first)
+{
+  uint8_t head[SNIFF_BYTES];
+  double start = seconds_now();
+  for (;;) {
+    ssize_t n = read(fd, head, sizeof head);
+    if (n > 0) {
+      first->data = malloc((size_t)n);
+      if (!first->data)
+        return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %zd bytes", n);
+      memcpy(first->data, head, (size_t)n);
+      first->size = (size_t)n;
+      return LH_OK;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return LH_OK; /* a writer: reads block for its bytes from now on */
+    if (n < 0 && errno != EINTR)
+      return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    double waited = seconds_now() - start;
+    if (n == 0 && fifo_wait_s > 0 && waited >= fifo_wait_s)
+      return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened in %g s", fifo_wait_s);
+    int timeout = FIFO_LOOK_MS;
+    if (fifo_wait_s > 0 && (fifo_wait_s - waited) * 1000 < timeout)
+      timeout = (int)((fifo_wait_s - waited) * 1000) + 1;
+    struct pollfd look = {.fd = fd, .events = POLLIN};
+    if (poll(&look, 1, timeout) > 0 && !(look.revents & POLLIN) &&
+        (look.revents & (POLLHUP | POLLERR)))
+      return LH_OK; /* it reads as empty */
+  }
+}
+
+/* Opens path for reading, without blocking: a FIFO with no writer would
+ * block open() for ever.  A named FIFO then waits for its writer
+ * (wait_for_writer); its first bytes, read meanwhile, go to *first (empty
+ * on entry).  Reads block again as usual, so a pipe is read in full. */
+static int open_input(const char *path, FILE **file, LhioEncoded *first)
 {
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (is_named_fifo(fd)) {
+    int status = wait_for_writer(path, fd, first);
+    if (status < 0) {
+      close(fd);
+      return status;
+    }
+  }
   int flags = fcntl(fd, F_GETFL);
   *file = NULL;
   if (flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
@@ -171,6 +259,7 @@ static int open_input(const char *path, FILE **file)
   if (!*file) {
     int err = errno;
     close(fd);
+    lhio_encoded_clear(first);
     return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
   }
   return LH_OK;
@@ -178,12 +267,16 @@ static int open_input(const char *path, FILE **file)
 
 /* Reads the first bytes of file and says what it is, refusing what is not
  * an image.  Leaves file at its start or, where it cannot go back (a pipe),
- * puts the bytes it read in *ahead (empty on entry; NULL: the file must
- * seek), for read_whole to read the rest after them. */
+ * puts the bytes it read in *ahead (NULL: the file must seek), for
+ * read_whole to read the rest after them.  *ahead may hold the first bytes
+ * already (open_input's of a FIFO), at most SNIFF_BYTES. */
 static int sniff_input(const char *path, FILE *file, LhioFileType *type, LhioEncoded *ahead)
 {
-  uint8_t head[8];
-  size_t n = fread(head, 1, sizeof head, file);
+  uint8_t head[SNIFF_BYTES];
+  size_t before = ahead ? ahead->size : 0;
+  if (before)
+    memcpy(head, ahead->data, before);
+  size_t n = before + fread(head + before, 1, sizeof head - before, file);
   if (n < sizeof head && ferror(file))
     return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
   *type = lhio_sniff(head, n);
@@ -202,14 +295,15 @@ static int sniff_input(const char *path, FILE *file, LhioFileType *type, LhioEnc
                        "a video: videos are read from files, not from a pipe or standard input");
     return lhio_fail(LH_ERROR_UNSUPPORTED, path, "not a PNG or JPEG file");
   }
-  if (fseek(file, 0, SEEK_SET) == 0)
+  if (before == 0 && fseek(file, 0, SEEK_SET) == 0)
     return LH_OK;
-  if (errno != ESPIPE || !ahead)
+  if (before == 0 && (errno != ESPIPE || !ahead))
     return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  ahead->data = malloc(n);
-  if (!ahead->data)
+  uint8_t *grown = realloc(ahead->data, n);
+  if (!grown)
     return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %zu bytes", n);
-  memcpy(ahead->data, head, n);
+  memcpy(grown, head, n);
+  ahead->data = grown;
   ahead->size = n;
   return LH_OK;
 }
@@ -287,11 +381,11 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
   if (max_pixels == 0)
     max_pixels = LHIO_DEFAULT_MAX_PIXELS;
   FILE *file;
-  status = open_input(path, &file);
+  LhioEncoded encoded = {0};
+  status = open_input(path, &file, &encoded);
   if (status < 0)
     return status;
   LhioFileType type;
-  LhioEncoded encoded = {0};
   status = sniff_input(path, file, &type, &encoded);
   if (status == LH_OK && (type == LHIO_FILE_PNG || encoded.size > 0)) {
     /* A PNG is read whole first: the fast path for the common ones
@@ -317,7 +411,7 @@ int lhio_load(const char *path, LhioEncoded *encoded)
   if (!path)
     return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: path is NULL");
   FILE *file;
-  int status = open_input(path, &file);
+  int status = open_input(path, &file, encoded);
   if (status < 0)
     return status;
   status = sniff_input(path, file, &encoded->type, encoded);

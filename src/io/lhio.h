@@ -103,7 +103,19 @@ bool lhio_is_image_name(const char *path);
  * LH_ERROR_TOO_LARGE before any pixel buffer is allocated. */
 #define LHIO_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
 
+/* Reads an image file.  A named FIFO (mkfifo) waits for a program to open
+ * it for writing, as `cat FIFO` does, for up to the time
+ * lhio_set_fifo_wait() sets; then it is refused.  A writer that has it open
+ * is waited for as long as it takes, as on any pipe. */
 int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image);
+
+/* How long a named FIFO waits for a writer unless set otherwise: a program
+ * started a moment later (`lumahist stats FIFO & cat a.png > FIFO`) comes in
+ * time, and a FIFO that none will write to does not hold a run for ever. */
+#define LHIO_DEFAULT_FIFO_WAIT_S 30.0
+/* Sets that time for every later read (0: no limit).  Set before reading,
+ * not while reads run. */
+void lhio_set_fifo_wait(double seconds);
 
 /* A whole file in memory, for decoders that take bytes (nvJPEG). */
 typedef struct {

@@ -42,14 +42,16 @@ typedef struct {
   char *range;
   char *backend;
   gint64 max_pixels;
+  char *fifo_wait; /* seconds, as given; NULL: lhio's default */
   gboolean verbose;
 } LhtLumaArgs;
 
-/* Adds --matrix, --range, --backend, --max-pixels and --verbose to the
- * context's main options, stored into args. */
+/* Adds --matrix, --range, --backend, --max-pixels, --fifo-wait and --verbose
+ * to the context's main options, stored into args. */
 void lht_luma_args_add(GOptionContext *context, LhtLumaArgs *args);
 /* Reads what was given into *matrix, *range and *backend (each left as it
- * is when not given); NULL, or the usage error's text (to be freed). */
+ * is when not given) and sets lhio's FIFO wait; NULL, or the usage error's
+ * text (to be freed). */
 char *lht_luma_args_check(const LhtLumaArgs *args, LhMatrix *matrix, LhRange *range,
                           LhBackend *backend);
 void lht_luma_args_clear(LhtLumaArgs *args);

@@ -1,6 +1,7 @@
 /* luma-options.c: the options of every command that reads images (stats,
  * equalize, clahe, overlay): how luma is read from the pixels, where it is
- * worked, how large an image may be, and whether the tool says why. */
+ * worked, how large an image may be, how long a FIFO waits for its writer,
+ * and whether the tool says why. */
 #include <glib.h>
 
 #include "lht.h"
@@ -20,6 +21,10 @@ void lht_luma_args_add(GOptionContext *context, LhtLumaArgs *args)
        "auto|cpu|cuda"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args->max_pixels,
        "Refuse images with more pixels than N (default 2^28)", "N"},
+      {"fifo-wait", 0, 0, G_OPTION_ARG_STRING, &args->fifo_wait,
+       "Seconds a FIFO named as input waits for a program to open it for writing "
+       "(default 30; 0: no limit, as cat waits)",
+       "S"},
       {"verbose", 'v', 0, G_OPTION_ARG_NONE, &args->verbose,
        "Say on stderr which backend is used and why", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -39,6 +44,12 @@ char *lht_luma_args_check(const LhtLumaArgs *args, LhMatrix *matrix, LhRange *ra
     return g_strdup_printf("--backend: %s", lh_last_error());
   if (args->max_pixels < 0)
     return g_strdup("--max-pixels must not be negative (0: the default limit)");
+  double fifo_wait = LHIO_DEFAULT_FIFO_WAIT_S;
+  if (args->fifo_wait && !lht_parse_number(args->fifo_wait, 0, G_MAXDOUBLE, &fifo_wait))
+    return g_strdup_printf("--fifo-wait '%s': expected seconds >= 0 (0: no limit)",
+                           args->fifo_wait);
+  /* Before any input is read; every read of the run waits as long. */
+  lhio_set_fifo_wait(fifo_wait);
   return NULL;
 }
 
@@ -47,4 +58,5 @@ void lht_luma_args_clear(LhtLumaArgs *args)
   g_free(args->matrix);
   g_free(args->range);
   g_free(args->backend);
+  g_free(args->fifo_wait);
 }

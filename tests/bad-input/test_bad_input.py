@@ -8,7 +8,8 @@ GROUP is one of:
              exit 1, every good file still processed, no hang (under
              valgrind too when the build is not sanitized and valgrind is there)
   limits     --max-pixels: refused above the limit before any allocation
-  special    a FIFO, /proc/self/mem and unreadable files named on the command line
+  special    a FIFO (its writer late, silent or missing), /proc/self/mem and
+             unreadable files named on the command line
   rewrite    the same bad folder through equalize/clahe/overlay --out: no output
              and no temporary file for a bad input, inputs never overwritten
              (also with --out the input folder)
@@ -35,6 +36,8 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import zlib
 
 TIMEOUT = 60
@@ -357,16 +360,80 @@ def group_limits(tool, corpus, tmp, sanitized):
           f"1e10 pixels at the default limit under 512 MiB: {err!r}")
 
 
+def timed_run(argv, **kwargs):
+    start = time.monotonic()
+    rc, out, err = run(argv, **kwargs)
+    return rc, out, err, time.monotonic() - start
+
+
+def check_fifo_writers(tool, tmp, good):
+    """A FIFO named as input waits for its writer as `cat FIFO` does (it read
+    as empty when the writer came a moment after the run started), and one
+    that no writer opens is given up after --fifo-wait, the run going on."""
+    with open(good, "rb") as f:
+        image = f.read()
+
+    def fifo_with_writer(name, opens_after, writes_after=None):
+        """A new FIFO; a thread opens it after opens_after s, then writes the
+        image writes_after s later (None: closes it without writing)."""
+        path = os.path.join(tmp, name)
+        os.mkfifo(path)
+
+        def write():
+            time.sleep(opens_after)
+            with open(path, "wb") as w:
+                if writes_after is not None:
+                    time.sleep(writes_after)
+                    w.write(image)
+        threading.Thread(target=write, daemon=True).start()
+        return path
+
+    # The writer opens it a second after the run started.
+    fifo = fifo_with_writer("late.png", 1.0, 0.0)
+    rc, out, err, _ = timed_run(stats_argv(tool, "--no-histogram", fifo, good))
+    check(rc == 0 and out.count('"width":13,') == 2 and not err,
+          f"a FIFO whose writer opens it after 1 s: exit {rc}, {out!r}, {err!r}")
+    # The same through equalize (its images are read on the batch pipeline).
+    fifo = fifo_with_writer("late-equalize.png", 1.0, 0.0)
+    out_dir = os.path.join(tmp, "fifo-equalized")
+    rc, out, err, _ = timed_run(rewrite_argv(tool, "equalize", "--out", out_dir, fifo))
+    check(rc == 0 and not err and os.path.isfile(os.path.join(out_dir, "late-equalize.png")),
+          f"equalize of a FIFO whose writer opens it after 1 s: exit {rc}, {err!r}, "
+          f"{sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else None}")
+    # A writer that has it open is waited for past --fifo-wait, as on a pipe.
+    fifo = fifo_with_writer("slow.png", 0.2, 2.0)
+    rc, out, err, _ = timed_run(stats_argv(tool, "--fifo-wait", "1", "--no-histogram", fifo))
+    check(rc == 0 and '"width":13,' in out and not err,
+          f"a FIFO whose writer writes 2 s after opening it, --fifo-wait 1: exit {rc}, {err!r}")
+    # One that opens it and closes it without writing: empty, at once.
+    fifo = fifo_with_writer("closed.png", 0.5)
+    rc, out, err, took = timed_run(stats_argv(tool, fifo, good))
+    check(rc == 1 and out.count("\n") == 1 and took < 10,
+          f"a FIFO whose writer writes nothing: exit {rc} after {took:.1f} s, {out!r}")
+    check_one_line_each(err, {fifo: ["empty"]}, "FIFO written nothing")
+    # One that no writer opens must not block the run forever.
+    fifo = os.path.join(tmp, "fifo.png")
+    os.mkfifo(fifo)
+    rc, out, err, took = timed_run(stats_argv(tool, "--fifo-wait", "1", fifo, good), timeout=30)
+    check(rc == 1 and out.count("\n") == 1 and 1 <= took < 10,
+          f"a FIFO without a writer, --fifo-wait 1: exit {rc} after {took:.1f} s, {out!r}")
+    check_one_line_each(err, {fifo: ["no writer opened in 1 s"]}, "FIFO without a writer")
+    # A pipe whose writer left before the run is empty at once: it gets no
+    # later writer, unlike a FIFO.
+    read_end, write_end = os.pipe()
+    os.close(write_end)
+    rc, out, err, took = timed_run(stats_argv(tool, "-"), stdin=read_end)
+    os.close(read_end)
+    check(rc == 1 and not out and took < 10,
+          f"a pipe without its writer: exit {rc} after {took:.1f} s, {out!r}")
+    check_one_line_each(err, {"/dev/stdin": ["empty"]}, "pipe without its writer")
+
+
 def group_special(tool, corpus, tmp, sanitized):
     good = os.path.join(tmp, "good.png")
     with open(good, "wb") as f:
         f.write(png(13, 7))
-    # A FIFO no one writes to must not block the run forever.
-    fifo = os.path.join(tmp, "fifo.png")
-    os.mkfifo(fifo)
-    rc, out, err = run(stats_argv(tool, fifo, good), timeout=30)
-    check(rc == 1 and out.count("\n") == 1, f"a FIFO without a writer: exit {rc}, {out!r}")
-    check_one_line_each(err, {fifo: ["empty"]}, "FIFO")
+    check_fifo_writers(tool, tmp, good)
     # Standard input is read in full (lumahist stats /dev/stdin), redirected
     # from a file or a pipe, which cannot seek back after its first bytes.
     with open(good, "rb") as f:
@@ -576,7 +643,6 @@ def files_written_whole(tool, corpus, tmp):
     the file through it, a link to /dev/full stays a link (the write fails,
     exit 1), a link to a regular file replaces that file and stays a link.
     Each was replaced by a regular file before (with exit 0 for /dev/full)."""
-    import threading
     where = os.path.join(tmp, "whole")
     os.makedirs(where)
     image = os.path.join(corpus, "png")
