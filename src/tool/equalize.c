@@ -280,8 +280,9 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
   LhEqualizeOptions *options = &run->options;
   lh_equalize_options_init(options);
   options->mode = args->clahe ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
-  if (!args->out_dir)
-    return usage_error(args, "--out DIR is required: inputs are never overwritten"), false;
+  const char *refusal = lht_out_dir_refusal(args->out_dir);
+  if (refusal)
+    return usage_error(args, "%s", refusal), false;
   char *why = lht_luma_args_check(&args->luma, &options->matrix, &options->range, backend);
   if (why) {
     usage_error(args, "%s", why);
@@ -350,7 +351,9 @@ int lht_equalize_main(int argc, char **argv)
       option_context,
       "PATHs are PNG or JPEG files, video files, or folders searched recursively;\n"
       "a file found in a folder keeps its path below it under DIR (a folder's\n"
-      "search leaves DIR out).  A video is written back in its container and codec\n"
+      "search leaves DIR out).  '-' is an image on standard input, written as\n"
+      "DIR/stdin.png or DIR/stdin.jpg as it is (so is a pipe or FIFO whose name is\n"
+      "not an image's).  A video is written back in its container and codec\n"
       "(--codec, --crf), its audio and subtitles copied, the equalization smoothed\n"
       "over --temporal-window frames.\n"
       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");

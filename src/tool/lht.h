@@ -144,11 +144,14 @@ bool lht_writer_finish(LhtWriter *writer);
 
 /* Each input and the output it is written to: OUT_DIR/NAME for a file
  * named on the command line, OUT_DIR/RELATIVE/PATH for a file found in a
- * folder named on it. */
+ * folder named on it.  An image read from standard input, a pipe or a FIFO
+ * not named as an image ("-", /dev/fd/63) is named by its content as well:
+ * OUT_DIR/stdin.png or OUT_DIR/stdin.jpg (lht_plan_output). */
 typedef struct {
   GPtrArray *inputs;
-  GPtrArray *outputs;
-  GHashTable *input_ids; /* "dev:ino" of every input -> its path */
+  GPtrArray *outputs;       /* without that extension */
+  GArray *named_by_content; /* gboolean for each output */
+  GHashTable *input_ids;    /* "dev:ino" of every input -> its path */
 } LhtPlan;
 
 /* Expands args (as lht_walk) into *plan, out_dir left out of the folders
@@ -156,12 +159,18 @@ typedef struct {
  * of an earlier input, is reported and left out; returns false if anything
  * was. */
 bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPlan *plan);
+/* The file output `index` is written to, for an image of that type. */
+char *lht_plan_output(const LhtPlan *plan, guint index, LhioFileType type);
+/* Whether output `index` takes the extension of its image's type. */
+bool lht_plan_named_by_content(const LhtPlan *plan, guint index);
 /* Whether path names (through any link) one of the plan's inputs. */
 bool lht_plan_holds_input(const LhtPlan *plan, const char *path);
 /* Whether path names one of the plan's outputs (by name, or through any link
  * to one that exists). */
 bool lht_plan_holds_output(const LhtPlan *plan, const char *path);
 void lht_plan_clear(LhtPlan *plan);
+/* Why --out cannot be out_dir (missing, or "-"), or NULL. */
+const char *lht_out_dir_refusal(const char *out_dir);
 /* Whether the outputs can go into out_dir: made if missing, and a file made
  * and removed in it, so that an --out that is a file, read-only or not ours
  * is one line (said here) before any input is read, not one per input after

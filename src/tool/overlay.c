@@ -131,8 +131,9 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
   LhOverlayOptions *overlay = &run->overlay;
   lh_options_init(analysis);
   lh_overlay_options_init(overlay);
-  if (!args->out_dir)
-    return usage_error("--out DIR is required: inputs are never overwritten");
+  const char *refusal = lht_out_dir_refusal(args->out_dir);
+  if (refusal)
+    return usage_error("%s", refusal);
   char *why = lht_luma_args_check(&args->luma, &analysis->matrix, &analysis->range, backend);
   if (why) {
     usage_error("%s", why);
@@ -205,7 +206,9 @@ int lht_overlay_main(int argc, char **argv)
       option_context,
       "PATHs are PNG or JPEG files, video files, or folders searched recursively;\n"
       "a file found in a folder keeps its path below it under DIR (a folder's\n"
-      "search leaves DIR out).  A video is written back in its container and codec\n"
+      "search leaves DIR out).  '-' is an image on standard input, written as\n"
+      "DIR/stdin.png or DIR/stdin.jpg as it is (so is a pipe or FIFO whose name is\n"
+      "not an image's).  A video is written back in its container and codec\n"
       "(--codec, --crf), its audio and subtitles copied.\n"
       "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
   g_option_context_add_main_entries(option_context, entries, NULL);

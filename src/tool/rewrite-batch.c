@@ -70,17 +70,10 @@ static void add_note(LhpItem *item, char *text)
   item->note = note;
 }
 
-static bool write_step(LhpItem *item, void *data)
+/* Writes the item's image (or nvJPEG's bytes) to output; false after
+ * lhp_item_fail. */
+static bool write_output(RewriteRun *run, LhpItem *item, const char *output)
 {
-  RewriteRun *run = data;
-  if (g_atomic_int_get(&run->out_failed)) {
-    /* Not tried: the run is stopping, and says why once at its end. */
-    g_atomic_int_inc(&run->not_tried);
-    lhio_encoded_clear(&item->output);
-    item->status = LH_ERROR_IO;
-    return false;
-  }
-  const char *output = g_ptr_array_index(run->plan->outputs, run->plan_index[item->index]);
   char *folder = g_path_get_dirname(output);
   int made = g_mkdir_with_parents(folder, 0777);
   int error = errno;
@@ -96,7 +89,6 @@ static bool write_step(LhpItem *item, void *data)
   }
   LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality,
                                     .png_compression = run->options->png_compression};
-  /* Encoded by nvJPEG already, or to be encoded here. */
   int status = item->output.data ? lhio_write_encoded(output, &item->output)
                                  : lhio_write(output, &item->image, &write_options);
   lhio_encoded_clear(&item->output);
@@ -108,6 +100,26 @@ static bool write_step(LhpItem *item, void *data)
     lhp_item_fail(item, status, "writing %s: %s", output, reason);
     return false;
   }
+  return true;
+}
+
+static bool write_step(LhpItem *item, void *data)
+{
+  RewriteRun *run = data;
+  if (g_atomic_int_get(&run->out_failed)) {
+    /* Not tried: the run is stopping, and says why once at its end. */
+    g_atomic_int_inc(&run->not_tried);
+    lhio_encoded_clear(&item->output);
+    item->status = LH_ERROR_IO;
+    return false;
+  }
+  /* Encoded by nvJPEG already, or to be encoded here as it was read. */
+  LhioFileType type = item->output.data ? item->output.type : item->image.type;
+  char *output = lht_plan_output(run->plan, run->plan_index[item->index], type);
+  bool ok = write_output(run, item, output);
+  g_free(output);
+  if (!ok)
+    return false;
   char *written = lht_written_note(&item->image);
   if (written)
     add_note(item, written);
@@ -150,7 +162,8 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     if (args->shard_count &&
         lht_shard_of(lht_output_shard_key(out_dir, output), args->shard_count) != args->shard_index)
       continue;
-    if (args->skip_existing && lht_output_exists(output)) {
+    /* An image from a pipe is read again: what it holds is not known. */
+    if (args->skip_existing && !lht_plan_named_by_content(plan, i) && lht_output_exists(output)) {
       skipped++;
       continue;
     }

@@ -9,6 +9,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "io/lhio-video.h"
 #include "io/lhio.h"
 #include "lht.h"
 
@@ -35,6 +36,47 @@ static const char *below_folder(const char *folder, const char *path)
   return *rest ? rest : NULL;
 }
 
+const char *lht_out_dir_refusal(const char *out_dir)
+{
+  if (!out_dir)
+    return "--out DIR is required: inputs are never overwritten";
+  /* "-" is standard output to `stats -o -`: a folder of that name made
+   * here was a surprise. */
+  if (strcmp(out_dir, "-") == 0)
+    return "--out -: the images are written into a folder, not to standard output "
+           "(./- names a folder '-')";
+  return NULL;
+}
+
+/* Whether the output of path is named by what path holds: standard input,
+ * a pipe, a FIFO or a device has no name of its own to give it ("-" would
+ * write OUT/stdin), unless it is named as an image or a video. */
+static bool named_by_content(const char *path)
+{
+  if (lhio_is_image_name(path) || lhio_is_video_name(path))
+    return false;
+  struct stat info;
+  return strcmp(path, "/dev/stdin") == 0 || (stat(path, &info) == 0 && !S_ISREG(info.st_mode));
+}
+
+static const char *extension_of(LhioFileType type)
+{
+  return type == LHIO_FILE_JPEG ? ".jpg" : ".png";
+}
+
+bool lht_plan_named_by_content(const LhtPlan *plan, guint index)
+{
+  return g_array_index(plan->named_by_content, gboolean, index);
+}
+
+char *lht_plan_output(const LhtPlan *plan, guint index, LhioFileType type)
+{
+  const char *output = g_ptr_array_index(plan->outputs, index);
+  if (!lht_plan_named_by_content(plan, index))
+    return g_strdup(output);
+  return g_strconcat(output, extension_of(type), NULL);
+}
+
 bool lht_out_dir_usable(const char *out_dir)
 {
   int error = 0;
@@ -50,6 +92,7 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
 {
   plan->inputs = g_ptr_array_new_with_free_func(g_free);
   plan->outputs = g_ptr_array_new_with_free_func(g_free);
+  plan->named_by_content = g_array_new(FALSE, FALSE, sizeof(gboolean));
   plan->input_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   bool ok = true;
 
@@ -92,6 +135,8 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
       g_hash_table_insert(taken, (gpointer)output, (gpointer)input);
       g_ptr_array_add(plan->inputs, g_strdup(input));
       g_ptr_array_add(plan->outputs, g_strdup(output));
+      gboolean by_content = named_by_content(input);
+      g_array_append_val(plan->named_by_content, by_content);
     }
     g_free(id);
   }
@@ -114,14 +159,21 @@ bool lht_plan_holds_output(const LhtPlan *plan, const char *path)
   /* Outputs may not exist yet: compared by name, made absolute and without
    * "." and ".."; then, for one that exists, by identity (a link to it). */
   char *name = g_canonicalize_filename(path, NULL);
+  GPtrArray *outputs = g_ptr_array_new_with_free_func(g_free);
+  static const LhioFileType types[] = {LHIO_FILE_PNG, LHIO_FILE_JPEG};
+  for (guint i = 0; i < plan->outputs->len; i++)
+    for (size_t t = 0; t < (lht_plan_named_by_content(plan, i) ? G_N_ELEMENTS(types) : 1); t++)
+      g_ptr_array_add(outputs, lht_plan_output(plan, i, types[t]));
   bool held = false;
-  for (guint i = 0; !held && i < plan->outputs->len; i++) {
-    char *output_name = g_canonicalize_filename(g_ptr_array_index(plan->outputs, i), NULL);
+  for (guint i = 0; !held && i < outputs->len; i++) {
+    char *output_name = g_canonicalize_filename(g_ptr_array_index(outputs, i), NULL);
     held = strcmp(name, output_name) == 0;
     g_free(output_name);
   }
   g_free(name);
-  return held || lht_is_one_of(path, plan->outputs);
+  held = held || lht_is_one_of(path, outputs);
+  g_ptr_array_free(outputs, TRUE);
+  return held;
 }
 
 void lht_plan_clear(LhtPlan *plan)
@@ -130,6 +182,8 @@ void lht_plan_clear(LhtPlan *plan)
     g_ptr_array_free(plan->inputs, TRUE);
   if (plan->outputs)
     g_ptr_array_free(plan->outputs, TRUE);
+  if (plan->named_by_content)
+    g_array_free(plan->named_by_content, TRUE);
   if (plan->input_ids)
     g_hash_table_destroy(plan->input_ids);
   memset(plan, 0, sizeof *plan);

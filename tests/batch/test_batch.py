@@ -2,7 +2,8 @@
 """test_batch.py: checks the batch machinery of the lumahist tool: the threaded
 pipeline (order, failures, bounded memory), progress output, --shard and
 `merge` (under GNU parallel too), resuming interrupted runs, --devices and the
-HTML report (rendered in headless Chromium), of images and of videos.
+HTML report (rendered in headless Chromium), of images and of videos, and
+the names of the files equalize, clahe and overlay write.
 
 Usage: test_batch.py LUMAHIST SAMPLES_DIR GROUP
 GROUP is one of the names in GROUPS at the end.
@@ -1695,6 +1696,67 @@ def group_interrupt_video(tmp):
     interrupt_video(tmp, names[:3] + ["z.y4m"], "z.y4m", signal.SIGHUP, "SIGHUP")
 
 
+def image_kind(path):
+    with open(path, "rb") as f:
+        head = f.read(8)
+    return "png" if head == b"\x89PNG\r\n\x1a\n" else "jpeg" if head[:2] == b"\xff\xd8" else None
+
+
+def outputs_from_pipes(tmp):
+    """An image that comes through standard input or a pipe is written under
+    its name plus the extension of what it held: OUT/stdin.png, OUT/stdin.jpg
+    (it was OUT/stdin, which no viewer opens), OUT/63.jpg for /dev/fd/63."""
+    png = os.path.join(SAMPLES, "camera-gray.png")
+    jpeg = os.path.join(SAMPLES, "fog-pier-gray.jpg")
+    for command in ("equalize", "clahe", "overlay"):
+        for source, kind, name in ((png, "png", "stdin.png"), (jpeg, "jpeg", "stdin.jpg")):
+            out = os.path.join(tmp, f"{command}-{kind}-pipe")
+            with open(source, "rb") as f:
+                proc = run(command, "--out", out, "-", input=f.read())
+            made = sorted(os.listdir(out)) if os.path.isdir(out) else None
+            check(proc.returncode == 0 and made == [name] and
+                  image_kind(os.path.join(out, name)) == kind,
+                  f"{command} of a {kind} on a pipe: exit {proc.returncode}, wrote {made}, "
+                  f"{text(proc.stderr)!r}")
+        # Standard input redirected from a file: named alike.
+        out = os.path.join(tmp, f"{command}-redirected")
+        with open(jpeg, "rb") as f:
+            proc = run(command, "--out", out, "-", stdin=f)
+        made = sorted(os.listdir(out)) if os.path.isdir(out) else None
+        check(proc.returncode == 0 and made == ["stdin.jpg"],
+              f"{command} - < a JPEG: exit {proc.returncode}, wrote {made}")
+    # A pipe named otherwise (bash's <(...)): its name and the extension.
+    out = os.path.join(tmp, "process-substitution")
+    proc = subprocess.run(["bash", "-c", 'exec "$0" equalize --out "$1" <(cat "$2")', LUMAHIST,
+                           out, png], capture_output=True)
+    made = os.listdir(out) if os.path.isdir(out) else []
+    check(proc.returncode == 0 and len(made) == 1 and re.fullmatch(r"\d+\.png", made[0]),
+          f"equalize <(cat a.png): exit {proc.returncode}, wrote {made}, {text(proc.stderr)!r}")
+    # --skip-existing does not skip what a pipe brings: it may be another image.
+    out = os.path.join(tmp, "equalize-png-pipe")
+    first = os.path.join(out, "stdin.png")
+    before = os.path.getmtime(first) if os.path.exists(first) else None
+    with open(jpeg, "rb") as f:
+        proc = run("equalize", "--skip-existing", "--out", out, "-", input=f.read())
+    check(proc.returncode == 0 and sorted(os.listdir(out)) == ["stdin.jpg", "stdin.png"] and
+          os.path.getmtime(first) == before,
+          f"equalize --skip-existing of a JPEG on a pipe: exit {proc.returncode}, "
+          f"{sorted(os.listdir(out))}")
+    # --out - is refused: images go into a folder ("-" is stdout to stats -o).
+    proc = run("equalize", "--out", "-", png, cwd=tmp)
+    check(proc.returncode == 2 and b"--out -" in proc.stderr and
+          not os.path.exists(os.path.join(tmp, "-")),
+          f"equalize --out -: exit {proc.returncode}, {text(proc.stderr)!r}, a folder '-': "
+          f"{os.path.exists(os.path.join(tmp, '-'))}")
+    for command in ("equalize", "clahe", "overlay"):
+        proc = run(command, "--help")
+        check(b"DIR/stdin.png" in proc.stdout, f"{command} --help does not say where '-' goes")
+
+
+def group_outputs(tmp):
+    outputs_from_pipes(tmp)
+
+
 GROUPS = {
     "pipeline": group_pipeline,
     "progress": group_progress,
@@ -1706,6 +1768,7 @@ GROUPS = {
     "report-video": group_report_video,
     "writers": group_writers,
     "interrupt-video": group_interrupt_video,
+    "outputs": group_outputs,
 }
 
 
