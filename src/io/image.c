@@ -529,16 +529,29 @@ int lhio_create_temp(const char *path, char **temp_path, FILE **file)
   free(temp);
   return lhio_fail(LH_ERROR_IO, path, "cannot create a temporary file: too many name clashes");
 }
+int lhio_place_temp(const char *temp, const char *path, LhioPlaceFunc place, void *data)
+{
+  int status = LH_OK;
+  if (place)
+    status = place(temp, path, data);
+  else if (rename(temp, path) != 0)
+    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+  if (status < 0)
+    unlink(temp);
+  return status;
+}
+
 /* Closes a temporary output written with lhio_create_temp() and, when all
- * went well (status LH_OK), renames it into place; otherwise removes it, so
- * that a failure leaves no partial file.  Returns the final status. */
-static int finish_temp(const char *path, char *temp, FILE *file, int status)
+ * went well (status LH_OK), puts it in place; otherwise removes it, so that
+ * a failure leaves no partial file.  Returns the final status. */
+static int finish_temp(const char *path, char *temp, FILE *file, int status,
+                       const LhioWriteOptions *options)
 {
   if (fclose(file) != 0 && status == LH_OK)
     status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (status == LH_OK && rename(temp, path) != 0)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (status < 0)
+  if (status == LH_OK)
+    status = lhio_place_temp(temp, path, options->place, options->place_data);
+  else
     unlink(temp);
   free(temp);
   return status;
@@ -586,11 +599,15 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
     status = lhio_jpeg_write(file, path, image, options);
   if (status == LH_OK && (fflush(file) != 0 || ferror(file)))
     status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  return finish_temp(path, temp, file, status);
+  return finish_temp(path, temp, file, status, options);
 }
 
-int lhio_write_encoded(const char *path, const LhioEncoded *encoded)
+int lhio_write_encoded(const char *path, const LhioEncoded *encoded,
+                       const LhioWriteOptions *options)
 {
+  LhioWriteOptions defaults = {0};
+  if (!options)
+    options = &defaults;
   if (!path || !encoded || !encoded->data || encoded->size == 0)
     return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_write_encoded: %s",
                         path ? "no bytes to write" : "path is NULL");
@@ -602,5 +619,5 @@ int lhio_write_encoded(const char *path, const LhioEncoded *encoded)
   if (fwrite(encoded->data, 1, encoded->size, file) != encoded->size || fflush(file) != 0 ||
       ferror(file))
     status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  return finish_temp(path, temp, file, status);
+  return finish_temp(path, temp, file, status, options);
 }

@@ -37,6 +37,9 @@ static inline void lhio_put_be32(uint8_t *p, uint32_t v)
  * writing, to be renamed over path once complete: its name starts with a dot
  * and ends in .tmp, so that a folder scan does not pick it up. */
 int lhio_create_temp(const char *path, char **temp_path, FILE **file);
+/* Puts the complete temporary file temp in place at path: place (NULL:
+ * rename); removes temp if that fails (image.c). */
+int lhio_place_temp(const char *temp, const char *path, LhioPlaceFunc place, void *data);
 
 /* Readers get an open file positioned at its start and a zeroed image; on
  * failure they free what they allocated and leave the image zeroed.  The PNG

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lhio.h"
 #include "lumahist.h"
 
 #ifdef __cplusplus
@@ -156,6 +157,8 @@ typedef struct {
   LhioVideoChange change;
   bool fills_output; /* change writes every sample of out (lh_equalize does) */
   void *data;
+  LhioPlaceFunc place; /* puts the finished file in place (NULL: rename), as */
+  void *place_data;    /* LhioWriteOptions.place */
 } LhioVideoRewriteOptions;
 
 typedef struct {

@@ -81,11 +81,20 @@ typedef struct {
 /* png_compression for zlib's level 0: stored, not compressed. */
 #define LHIO_PNG_UNCOMPRESSED (-1)
 
+/* Puts a complete temporary file, beside path, into place at path: LH_OK,
+ * or a negative status with the message set (lh_set_error), and the
+ * temporary file is then removed.  A program writing many outputs at once
+ * checks there, under its own lock, that path is not a file it has written
+ * already (src/tool/written.c). */
+typedef int (*LhioPlaceFunc)(const char *temp, const char *path, void *data);
+
 /* A zeroed struct asks for the defaults. */
 typedef struct {
   int jpeg_quality;    /* 1..100; 0 = 95 */
   int png_compression; /* zlib level 1..9 or LHIO_PNG_UNCOMPRESSED;
                           0 = LHIO_DEFAULT_PNG_COMPRESSION */
+  LhioPlaceFunc place; /* NULL: rename(temp, path) */
+  void *place_data;
 } LhioWriteOptions;
 
 /* Which kind of file by its first bytes (not its name). */
@@ -176,8 +185,10 @@ int lhio_image_orientation(const LhioImage *image);
 int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions *options);
 
 /* Writes a file already encoded (by nvJPEG on the GPU) to path, through a
- * temporary file renamed over it as lhio_write does. */
-int lhio_write_encoded(const char *path, const LhioEncoded *encoded);
+ * temporary file put in place as lhio_write does; of options (NULL: the
+ * defaults) only the place. */
+int lhio_write_encoded(const char *path, const LhioEncoded *encoded,
+                       const LhioWriteOptions *options);
 
 void lhio_image_clear(LhioImage *image);
 

@@ -1227,9 +1227,9 @@ int lhio_video_rewrite(const char *input, const char *output,
   char cut[160];
   if (status == LH_OK && transport_stream && lhio_ts_file_cut(input, cut, sizeof cut))
     status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
-  if (status == LH_OK && rename(temp, output) != 0)
-    status = lhio_fail(LH_ERROR_IO, output, "%s", strerror(errno));
-  if (status < 0)
+  if (status == LH_OK)
+    status = lhio_place_temp(temp, output, options->place, options->place_data);
+  else
     unlink(temp);
   free(temp);
   return status;

@@ -142,6 +142,29 @@ bool lht_writer_finish(LhtWriter *writer);
 /* ------------------------------------------------------------------------ */
 /* Commands that write images: equalize, clahe, overlay (rewrite.c)          */
 
+/* The files a run has put in place (written.c).  Thread-safe. */
+typedef struct LhtWritten LhtWritten;
+LhtWritten *lht_written_new(void);
+void lht_written_free(LhtWritten *written);
+
+/* One output to put in place: LhioWriteOptions.place_data (and
+ * LhioVideoRewriteOptions') for lht_written_place. */
+typedef struct {
+  LhtWritten *written;
+  const char *input; /* whose output it is, as messages name it */
+  char *first;       /* when refused: the input the file was written for, */
+  char *first_path;  /* and the name it was written under (lht_placing_clear) */
+} LhtPlacing;
+
+/* An LhioPlaceFunc (data: an LhtPlacing): refuses, with placing->first
+ * set, to put temp in place at path when path is a file this run has put in
+ * place already (under another name, or the same); else renames temp to
+ * path and remembers the file. */
+int lht_written_place(const char *temp, const char *path, void *data);
+/* What is said of the input of a refused placing of output (g_free it). */
+char *lht_placing_refusal(const LhtPlacing *placing, const char *output);
+void lht_placing_clear(LhtPlacing *placing);
+
 /* Each input and the output it is written to: OUT_DIR/NAME for a file
  * named on the command line, OUT_DIR/RELATIVE/PATH for a file found in a
  * folder named on it.  An image read from standard input, a pipe or a FIFO
@@ -152,6 +175,7 @@ typedef struct {
   GPtrArray *outputs;       /* without that extension */
   GArray *named_by_content; /* gboolean for each output */
   GHashTable *input_ids;    /* "dev:ino" of every input -> its path */
+  LhtWritten *written;      /* the outputs put in place so far */
 } LhtPlan;
 
 /* Expands args (as lht_walk) into *plan, out_dir left out of the folders

@@ -5,8 +5,9 @@
  * progress.  With nvJPEG, JPEGs are decoded, changed and encoded on the GPU
  * and the pool only writes the bytes (pipeline.c).  Each output is written
  * to a temporary file renamed into place (lhio_write, lhio_write_encoded),
- * so an interrupted run leaves whole outputs only.  A disk that fills up
- * (or turns read-only) stops the run. */
+ * so an interrupted run leaves whole outputs only, and never over an output
+ * of the same run (written.c).  A disk that fills up (or turns read-only)
+ * stops the run. */
 #include <errno.h>
 #include <string.h>
 
@@ -87,11 +88,21 @@ static bool write_output(RewriteRun *run, LhpItem *item, const char *output)
     lhp_item_fail(item, LH_ERROR_IO, "its output %s is an input; not overwritten", output);
     return false;
   }
+  LhtPlacing placing = {.written = run->plan->written, .input = item->path};
   LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality,
-                                    .png_compression = run->options->png_compression};
-  int status = item->output.data ? lhio_write_encoded(output, &item->output)
+                                    .png_compression = run->options->png_compression,
+                                    .place = lht_written_place,
+                                    .place_data = &placing};
+  int status = item->output.data ? lhio_write_encoded(output, &item->output, &write_options)
                                  : lhio_write(output, &item->image, &write_options);
   lhio_encoded_clear(&item->output);
+  if (placing.first) {
+    char *why = lht_placing_refusal(&placing, output);
+    lhp_item_fail(item, LH_ERROR_IO, "%s", why);
+    g_free(why);
+    lht_placing_clear(&placing);
+    return false;
+  }
   if (status < 0) {
     const char *reason = lht_reason(status, output);
     int stopping = out_failure(reason);

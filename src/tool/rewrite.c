@@ -93,6 +93,7 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
   plan->inputs = g_ptr_array_new_with_free_func(g_free);
   plan->outputs = g_ptr_array_new_with_free_func(g_free);
   plan->named_by_content = g_array_new(FALSE, FALSE, sizeof(gboolean));
+  plan->written = lht_written_new();
   plan->input_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   bool ok = true;
 
@@ -184,6 +185,7 @@ void lht_plan_clear(LhtPlan *plan)
     g_ptr_array_free(plan->outputs, TRUE);
   if (plan->named_by_content)
     g_array_free(plan->named_by_content, TRUE);
+  lht_written_free(plan->written);
   if (plan->input_ids)
     g_hash_table_destroy(plan->input_ids);
   memset(plan, 0, sizeof *plan);

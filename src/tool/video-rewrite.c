@@ -174,14 +174,24 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     int status = ok && change->begin ? change->begin(run.context, change->data) : LH_OK;
     LhioVideoRewriteResult result;
     memset(&result, 0, sizeof result);
+    LhtPlacing placing = {.written = plan->written, .input = input};
+    options.place = lht_written_place;
+    options.place_data = &placing;
     if (ok && status >= 0)
       status = lhio_video_rewrite(input, output, &options, &result);
-    if (ok && status < 0 && !*stop) {
+    if (ok && placing.first) {
+      char *why = lht_placing_refusal(&placing, output);
+      lht_progress_clear(progress);
+      lht_error(input, "%s", why);
+      g_free(why);
+      ok = false;
+    } else if (ok && status < 0 && !*stop) {
       lht_progress_clear(progress);
       /* The message already names the file. */
       lht_error(NULL, "%s", lh_last_error());
       ok = false;
     }
+    lht_placing_clear(&placing);
     if (ok && status >= 0 && result.left_out) {
       lht_progress_clear(progress);
       lht_error(input, "written without its stream %s", result.left_out);

@@ -1753,8 +1753,117 @@ def outputs_from_pipes(tmp):
         check(b"DIR/stdin.png" in proc.stdout, f"{command} --help does not say where '-' goes")
 
 
+def file_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def leftover_temporaries(folder):
+    return [os.path.join(d, f) for d, _, files in os.walk(folder) for f in files
+            if f.startswith(".")]
+
+
+def one_file_two_names(tmp):
+    """Two inputs whose outputs are one file under two names: the second to
+    be put in place is refused with one line (exit 1), the first output is
+    kept whole and the other inputs are written.  A case-insensitive file
+    system (A.png, a.png) cannot be mounted here (no casefold in the kernel,
+    no vfat; fuse2fs ignores casefold), so a folder link under --out and
+    standard input beside a file of its output's name make the clash."""
+    rng = np.random.default_rng(7)
+    photos = photographs()
+    top = os.path.join(tmp, "clash-in")
+    n = 12
+    for i in range(n):
+        for folder in ("", "sub"):
+            make_image(os.path.join(top, folder, f"{i:02d}.png"), photos[i % len(photos)],
+                       (96, 64), "png-rgb", rng)
+    make_image(os.path.join(top, "zz-alone.png"), photos[0], (96, 64), "png-gray", rng)
+    # What each input gives alone, to know which one an output is.
+    alone = {}
+    for i in range(n):
+        for folder in ("", "sub"):
+            name = os.path.join(folder, f"{i:02d}.png")
+            out = os.path.join(tmp, "clash-alone", folder or "top")
+            proc = run("equalize", "--out", out, os.path.join(top, name))
+            check(proc.returncode == 0, f"equalize {name}: {text(proc.stderr)}")
+            alone[name] = file_bytes(os.path.join(out, f"{i:02d}.png"))
+    for jobs in ("1", "4"):
+        out = os.path.join(tmp, f"clash-out-{jobs}")
+        os.makedirs(out)
+        os.symlink(".", os.path.join(out, "sub"))  # OUT/sub/NAME is OUT/NAME
+        proc = run("equalize", "--jobs", jobs, "--out", out, top)
+        lines = text(proc.stderr).splitlines()
+        refused = [line for line in lines if "in this run" in line]
+        check(proc.returncode == 1 and len(refused) == n and len(lines) == n,
+              f"--jobs {jobs}, a folder link under --out: exit {proc.returncode}, "
+              f"{len(refused)} refusals of {n}: {lines[:3]}")
+        for i in range(n):
+            name = f"{i:02d}.png"
+            got = file_bytes(os.path.join(out, name))
+            kept = [k for k in (name, os.path.join("sub", name)) if alone[k] == got]
+            said = [line for line in refused if f"/{name}: its output" in line]
+            # The one refused is the one not kept; on one thread, the later
+            # in walk order (the folder's own files come before sub/).
+            refused_input = os.path.join(top, "sub" if kept == [name] else "", name)
+            check(len(kept) == 1 and (jobs != "1" or kept == [name]) and len(said) == 1 and
+                  said[0].startswith(f"lumahist: {refused_input}: its output {out}/"),
+                  f"--jobs {jobs}: {name} holds the output of {kept or 'neither input'}; "
+                  f"said: {said}")
+        check(os.path.isfile(os.path.join(out, "zz-alone.png")),
+              f"--jobs {jobs}: the input with no clash was not written")
+        check(not leftover_temporaries(out), f"--jobs {jobs}: {leftover_temporaries(out)} left")
+    # Videos are put in place the same way, after the images.
+    videos = os.path.join(tmp, "clash-videos")
+    for folder, seed in (("", 1), ("sub", 2)):
+        os.makedirs(os.path.join(videos, folder), exist_ok=True)
+        with open(os.path.join(videos, folder, "clip.y4m"), "wb") as f:
+            f.write(y4m_header() + b"".join(y4m_frames(3, seed=seed)))
+    probe = run("equalize", "--out", os.path.join(tmp, "clash-video-probe"),
+                os.path.join(videos, "clip.y4m"))
+    if probe.returncode != 0:
+        print(f"note: no video clash checked: equalize of a y4m clip fails here "
+              f"({text(probe.stderr).strip()})")
+    else:
+        out = os.path.join(tmp, "clash-video-out")
+        os.makedirs(out)
+        os.symlink(".", os.path.join(out, "sub"))
+        proc = run("equalize", "--out", out, videos)
+        check(proc.returncode == 1 and
+              text(proc.stderr).startswith(f"lumahist: {videos}/sub/clip.y4m: its output ") and
+              text(proc.stderr).count("\n") == 1 and
+              file_bytes(os.path.join(out, "clip.y4m")) ==
+              file_bytes(os.path.join(tmp, "clash-video-probe", "clip.y4m")),
+              f"two videos, one output: exit {proc.returncode}, {text(proc.stderr)!r}")
+    # Standard input beside a file named as its output (stdin.png).
+    out = os.path.join(tmp, "clash-stdin")
+    named = os.path.join(tmp, "stdin.png")
+    shutil.copy(os.path.join(top, "00.png"), named)
+    proc = run("equalize", "--jobs", "1", "--out", out, named, "-", os.path.join(top, "01.png"),
+               input=file_bytes(os.path.join(top, "sub", "00.png")))
+    check(proc.returncode == 1 and
+          text(proc.stderr) == f"lumahist: /dev/stdin: its output {out}/stdin.png is also that of "
+                                f"{named}, written before it; not replaced\n" and
+          file_bytes(os.path.join(out, "stdin.png")) == alone["00.png"] and
+          os.path.isfile(os.path.join(out, "01.png")),
+          f"stdin.png and -: exit {proc.returncode}, {text(proc.stderr)!r}")
+    # One name twice, and two folders' files in one --out: refused before
+    # any input is read, as they were.
+    other = os.path.join(tmp, "clash-other")
+    shutil.copytree(os.path.join(top, "sub"), other)
+    for args, clashes, what in (
+            ([os.path.join(top, "00.png"), os.path.join(top, ".", "00.png")], 1,
+             "one file named twice"),
+            ([os.path.join(top, "sub"), other], n, "two folders into one --out")):
+        out = os.path.join(tmp, "clash-planned-" + what.replace(" ", "-"))
+        proc = run("equalize", "--out", out, *args)
+        check(proc.returncode == 1 and text(proc.stderr).count("is also that of") == clashes,
+              f"{what}: exit {proc.returncode}, {text(proc.stderr)[:300]!r}")
+
+
 def group_outputs(tmp):
     outputs_from_pipes(tmp)
+    one_file_two_names(tmp)
 
 
 GROUPS = {

@@ -111,7 +111,7 @@ static void test_write_encoded(void)
   for (size_t i = 0; i < sizeof bytes; i++)
     bytes[i] = (uint8_t)test_rand(&seed);
   LhioEncoded encoded = {.type = LHIO_FILE_JPEG, .data = bytes, .size = sizeof bytes};
-  CHECK_STATUS(lhio_write_encoded(path, &encoded), LH_OK, "lhio_write_encoded");
+  CHECK_STATUS(lhio_write_encoded(path, &encoded, NULL), LH_OK, "lhio_write_encoded");
   size_t size = 0;
   uint8_t *back = test_read_file(path, &size);
   CHECK(back && size == sizeof bytes && memcmp(back, bytes, size) == 0,
@@ -119,7 +119,7 @@ static void test_write_encoded(void)
   free(back);
   /* Over an existing file: replaced whole. */
   encoded.size = 7;
-  CHECK_STATUS(lhio_write_encoded(path, &encoded), LH_OK, "lhio_write_encoded again");
+  CHECK_STATUS(lhio_write_encoded(path, &encoded, NULL), LH_OK, "lhio_write_encoded again");
   back = test_read_file(path, &size);
   CHECK(back && size == 7 && memcmp(back, bytes, 7) == 0, "not replaced (%zu bytes)", size);
   free(back);
@@ -127,9 +127,9 @@ static void test_write_encoded(void)
         test_count_entries(dir));
   /* Nothing to write, or nowhere to write it: refused, nothing left. */
   LhioEncoded empty = {.type = LHIO_FILE_JPEG};
-  CHECK(lhio_write_encoded(test_path(dir, "empty.jpg"), &empty) == LH_ERROR_INVALID_ARGUMENT,
+  CHECK(lhio_write_encoded(test_path(dir, "empty.jpg"), &empty, NULL) == LH_ERROR_INVALID_ARGUMENT,
         "empty bytes accepted");
-  CHECK(lhio_write_encoded(test_path(dir, "missing/x.jpg"), &encoded) == LH_ERROR_IO,
+  CHECK(lhio_write_encoded(test_path(dir, "missing/x.jpg"), &encoded, NULL) == LH_ERROR_IO,
         "a missing folder: %s", lh_last_error());
   CHECK(test_count_entries(dir) == 1, "%d entries after refusals", test_count_entries(dir));
   test_remove_dir(dir);
