@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <glib.h>
 
@@ -227,6 +228,14 @@ static int equalize_video_frame(LhContext *context, const LhFrame *in, LhFrame *
     options.range = range;
   options.temporal = run->temporal;
   return lh_equalize(context, in, out, &options);
+}
+
+/* Whether path can be read a second time: a regular file (standard input
+ * redirected from one too), not a pipe, whose bytes the first read took. */
+static bool can_read_again(const char *path)
+{
+  struct stat info;
+  return stat(path, &info) != 0 || S_ISREG(info.st_mode);
 }
 
 /* --global: the sum of the luma histograms of every input and its LUT.
@@ -457,6 +466,10 @@ int lht_equalize_main(int argc, char **argv)
     if (is_video[i] && (args.global || args.apply_lut || args.save_lut)) {
       /* One LUT for a whole video would undo what equalizing it is for. */
       lht_error(path, "a video; --global, --save-lut and --apply-lut take images only");
+      failed[i] = true;
+    } else if (one_lut && !can_read_again(path)) {
+      lht_error(path, "a pipe or FIFO is read once; --global and --save-lut read each input "
+                      "twice (for the LUT, then to equalize): save it to a file first");
       failed[i] = true;
     }
     images += !is_video[i];

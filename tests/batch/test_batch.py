@@ -1748,6 +1748,23 @@ def outputs_from_pipes(tmp):
           not os.path.exists(os.path.join(tmp, "-")),
           f"equalize --out -: exit {proc.returncode}, {text(proc.stderr)!r}, a folder '-': "
           f"{os.path.exists(os.path.join(tmp, '-'))}")
+    # --global and --save-lut read each input twice: a pipe is refused (its
+    # second read found it empty), a file on standard input is not.
+    for option in (["--global"], ["--save-lut", os.path.join(tmp, "pipe.lut")]):
+        out = os.path.join(tmp, "one-lut-" + option[0].strip("-"))
+        extra = [png] if option == ["--global"] else []
+        with open(jpeg, "rb") as f:
+            proc = run("equalize", *option, "--out", out, "-", *extra, input=f.read())
+        made = sorted(os.listdir(out)) if os.path.isdir(out) else []
+        check(proc.returncode == 1 and
+              text(proc.stderr).startswith("lumahist: /dev/stdin: a pipe or FIFO is read once") and
+              made == [os.path.basename(p) for p in extra],
+              f"equalize {option[0]} of a pipe: exit {proc.returncode}, wrote {made}, "
+              f"{text(proc.stderr)!r}")
+        with open(jpeg, "rb") as f:
+            proc = run("equalize", *option, "--out", out + "-file", "-", *extra, stdin=f)
+        check(proc.returncode == 0 and "stdin.jpg" in os.listdir(out + "-file"),
+              f"equalize {option[0]} - < a JPEG: exit {proc.returncode}, {text(proc.stderr)!r}")
     for command in ("equalize", "clahe", "overlay"):
         proc = run(command, "--help")
         check(b"DIR/stdin.png" in proc.stdout, f"{command} --help does not say where '-' goes")
