@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,12 +165,15 @@ const char *lhio_decoder_name(LhioDecoder decoder)
 /* The bytes that tell a PNG from a JPEG (and from anything else). */
 #define SNIFF_BYTES 8
 
-/* How long a named FIFO waits for a writer (lhio_set_fifo_wait). */
+/* How long a named FIFO waits for a writer, and what ends the wait sooner
+ * (lhio_set_fifo_wait). */
 static double fifo_wait_s = LHIO_DEFAULT_FIFO_WAIT_S;
+static volatile sig_atomic_t *fifo_wait_stop;
 
-void lhio_set_fifo_wait(double seconds)
+void lhio_set_fifo_wait(double seconds, volatile sig_atomic_t *stop)
 {
   fifo_wait_s = seconds > 0 ? seconds : 0;
+  fifo_wait_stop = stop;
 }
 
 /* Whether fd is a named FIFO (mkfifo), whose writer may open it after it was
@@ -196,7 +200,8 @@ static double seconds_now(void)
 }
 
 /* Milliseconds between two looks for a writer that opened the FIFO and has
- * written nothing yet: poll() wakes for bytes, not for an open. */
+ * written nothing yet (poll() wakes for bytes, not for an open), or for a
+ * stop. */
 #define FIFO_LOOK_MS 100
 
 /* Waits, as `cat` does, until a writer opens the named FIFO fd (opened to
@@ -221,11 +226,15 @@ static int wait_for_writer(const char *path, int fd, LhioEncoded *first)
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return LH_OK; /* a writer: reads block for its bytes from now on */
-    if (n < 0 && errno != EINTR)
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
       return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
     double waited = seconds_now() - start;
-    if (n == 0 && fifo_wait_s > 0 && waited >= fifo_wait_s)
+    if (fifo_wait_s > 0 && waited >= fifo_wait_s)
       return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened in %g s", fifo_wait_s);
+    if (fifo_wait_stop && *fifo_wait_stop)
+      return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened before the run was stopped");
     int timeout = FIFO_LOOK_MS;
     if (fifo_wait_s > 0 && (fifo_wait_s - waited) * 1000 < timeout)
       timeout = (int)((fifo_wait_s - waited) * 1000) + 1;

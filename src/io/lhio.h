@@ -4,6 +4,7 @@
 #ifndef LHIO_H
 #define LHIO_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -122,9 +123,10 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
  * started a moment later (`lumahist stats FIFO & cat a.png > FIFO`) comes in
  * time, and a FIFO that none will write to does not hold a run for ever. */
 #define LHIO_DEFAULT_FIFO_WAIT_S 30.0
-/* Sets that time for every later read (0: no limit).  Set before reading,
- * not while reads run. */
-void lhio_set_fifo_wait(double seconds);
+/* Sets that time for every later read (0: no limit), and a flag that ends
+ * the wait sooner once non-zero (a caught signal's; NULL: none).  Set
+ * before reading, not while reads run. */
+void lhio_set_fifo_wait(double seconds, volatile sig_atomic_t *stop);
 
 /* A whole file in memory, for decoders that take bytes (nvJPEG). */
 typedef struct {

@@ -48,8 +48,9 @@ char *lht_luma_args_check(const LhtLumaArgs *args, LhMatrix *matrix, LhRange *ra
   if (args->fifo_wait && !lht_parse_number(args->fifo_wait, 0, G_MAXDOUBLE, &fifo_wait))
     return g_strdup_printf("--fifo-wait '%s': expected seconds >= 0 (0: no limit)",
                            args->fifo_wait);
-  /* Before any input is read; every read of the run waits as long. */
-  lhio_set_fifo_wait(fifo_wait);
+  /* Before any input is read; every read of the run waits as long, unless
+   * the run is stopped (Ctrl-C waited out the whole wait). */
+  lhio_set_fifo_wait(fifo_wait, lhp_pipeline_stop_flag());
   return NULL;
 }
 

@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import struct
 import subprocess
@@ -418,6 +419,21 @@ def check_fifo_writers(tool, tmp, good):
     check(rc == 1 and out.count("\n") == 1 and 1 <= took < 10,
           f"a FIFO without a writer, --fifo-wait 1: exit {rc} after {took:.1f} s, {out!r}")
     check_one_line_each(err, {fifo: ["no writer opened in 1 s"]}, "FIFO without a writer")
+    # Ctrl-C while it waits ends the run at once, not after the wait.
+    proc = subprocess.Popen(stats_argv(tool, fifo, good), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    took = time.monotonic() - start
+    check(proc.returncode == 130 and took < 5 and b"stopped" in err,
+          f"SIGINT while a FIFO waits for its writer: exit {proc.returncode} after {took:.1f} s, "
+          f"{err!r}")
     # A pipe whose writer left before the run is empty at once: it gets no
     # later writer, unlike a FIFO.
     read_end, write_end = os.pipe()
