@@ -387,55 +387,46 @@ int lht_equalize_main(int argc, char **argv)
     return status;
   }
 
+  /* Every way out after the options were parsed goes through done:, which
+   * frees what was made so far. */
   EqualizeRun run = {0};
+  LhtPlan plan = {0};
+  bool *failed = NULL, *is_video = NULL, *not_image = NULL;
+  uint16_t *lut = NULL;
   LhBackend wanted = LH_BACKEND_AUTO;
   if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, command) ||
       !lht_video_out_args_check(&video, command)) {
-    lht_batch_args_clear(&batch);
-    lht_video_out_args_clear(&video);
-    equalize_args_clear(&args);
-    return LHT_EXIT_USAGE;
+    status = LHT_EXIT_USAGE;
+    goto done;
   }
   if (video.temporal_window > 1 &&
       lh_temporal_new(video.temporal_window, video.cut_threshold, &run.temporal) < 0) {
     lht_error(NULL, "temporal smoothing: %s", lh_last_error());
-    lht_batch_args_clear(&batch);
-    lht_video_out_args_clear(&video);
-    equalize_args_clear(&args);
-    return LHT_EXIT_FAILURE;
+    status = LHT_EXIT_FAILURE;
+    goto done;
   }
 
   /* Folders give their videos too: each is written back as a video. */
   lht_walk_include_videos(true);
-  LhtPlan plan = {0};
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
   if (args.save_lut && !args.global && plan.inputs->len != 1) {
-    lht_plan_clear(&plan);
-    int code = usage_error(&args, "--save-lut without --global takes one input image");
-    lht_batch_args_clear(&batch);
-    equalize_args_clear(&args);
-    return code;
+    status = usage_error(&args, "--save-lut without --global takes one input image");
+    goto done;
   }
   if (args.save_lut &&
       (lht_plan_holds_input(&plan, args.save_lut) || lht_plan_holds_output(&plan, args.save_lut))) {
-    lht_plan_clear(&plan);
-    int code = usage_error(
-        &args, "--save-lut %s is an input or an output image; give it a path of its own",
-        args.save_lut);
-    lht_batch_args_clear(&batch);
-    equalize_args_clear(&args);
-    return code;
+    status = usage_error(&args,
+                         "--save-lut %s is an input or an output image; give it a path of its own",
+                         args.save_lut);
+    goto done;
   }
 
   int refused = lht_batch_backend_refuses(&batch, wanted, command);
   if (refused < 0 && plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir))
     refused = LHT_EXIT_FAILURE;
   if (refused >= 0) {
-    lht_plan_clear(&plan);
-    lht_batch_args_clear(&batch);
-    lht_video_out_args_clear(&video);
-    equalize_args_clear(&args);
-    return refused;
+    status = refused;
+    goto done;
   }
 
   /* --global reads every input for its histogram before the batch, on a
@@ -447,18 +438,16 @@ int lht_equalize_main(int argc, char **argv)
   if (one_lut) {
     run.context = lht_context_open(wanted, false);
     if (!run.context) {
-      lht_plan_clear(&plan);
-      lht_batch_args_clear(&batch);
-      equalize_args_clear(&args);
-      return LHT_EXIT_FAILURE;
+      status = LHT_EXIT_FAILURE;
+      goto done;
     }
   }
 
   LhtRewriteOptions rewrite = run.rewrite;
   rewrite.max_pixels = (uint64_t)args.luma.max_pixels;
-  bool *failed = g_new0(bool, plan.inputs->len + 1);
-  bool *is_video = g_new0(bool, plan.inputs->len + 1);
-  bool *not_image = g_new0(bool, plan.inputs->len + 1);
+  failed = g_new0(bool, plan.inputs->len + 1);
+  is_video = g_new0(bool, plan.inputs->len + 1);
+  not_image = g_new0(bool, plan.inputs->len + 1);
   guint images = 0;
   for (guint i = 0; i < plan.inputs->len; i++) {
     const char *path = g_ptr_array_index(plan.inputs, i);
@@ -474,7 +463,6 @@ int lht_equalize_main(int argc, char **argv)
     }
     images += !is_video[i];
   }
-  uint16_t *lut = NULL;
   if (args.apply_lut) {
     lut = load_lut(args.apply_lut, &run.lut_depth);
     if (!lut)
@@ -515,6 +503,7 @@ int lht_equalize_main(int argc, char **argv)
   if (status == LHT_EXIT_OK && !ok)
     status = LHT_EXIT_FAILURE;
 
+done:
   lht_batch_args_clear(&batch);
   lht_video_out_args_clear(&video);
   lh_temporal_free(run.temporal);
