@@ -57,7 +57,11 @@ static_flags=$([ "$kind" = static ] && echo --static)
 language_flags="-std=c99 -Wall -Wextra -pedantic -Werror"
 if $nvcc; then
   static_flags=--static
-  language_flags="-x cu"
+  # Compiled as CUDA by its name: "-x cu" would also take the libraries that
+  # follow it (a CUDA build's .pc names libcudart_static.a) for CUDA source.
+  language_flags=
+  cp "$source" "$out/embed.cu"
+  source=$out/embed.cu
   # nvcc gives the host compiler its options by -Xcompiler.
   extra=${extra:+-Xcompiler=$extra}
 fi
