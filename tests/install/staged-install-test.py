@@ -60,6 +60,10 @@ def installed_paths(stage):
         for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
             full = os.path.join(root, name)
             path = "/" + os.path.relpath(full, stage)
+            # Newer meson byte-compiles the module's sources as it installs
+            # them (python.bytecompile); what it compiles is not ours to list.
+            if os.path.basename(root) == "__pycache__" and name.endswith(".pyc"):
+                continue
             paths[path] = os.readlink(full) if os.path.islink(full) else None
     return paths
 
