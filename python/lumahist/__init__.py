@@ -673,7 +673,7 @@ StatsFilesIterator = _lumahist.StatsFilesIterator
 def stats_files(paths, *, jobs=None, matrix=None, range=None,
                 percentiles=(1, 5, 50, 95, 99), backend="auto", max_pixels=None,
                 errors="warn", decoder="auto", every=1, fps=None, start=0.0, duration=None,
-                cut_threshold=0.4, video_timeout=30.0, video_memory="cuda"):
+                cut_threshold=0.4, video_timeout=30.0, video_memory="cuda", fifo_wait=30.0):
     """Stats of image and video files and folders, on the command-line tool's
     batch pipeline: folders walked as `lumahist stats` walks them
     (recursively, each folder's entries in sorted byte order, hidden ones
@@ -692,7 +692,9 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     --range (default bt601 and full; a video's come from its stream unless
     given); percentiles: as for stats; max_pixels: the tool's --max-pixels,
     an image of more pixels (by its header) is refused before it is decoded
-    (None or 0: 2^28).  Videos: every (one decoded frame in N), fps (at
+    (None or 0: 2^28); fifo_wait: the tool's --fifo-wait, how many seconds
+    a named FIFO waits for a program to open it for writing before it fails
+    (FileIOError, "a FIFO no writer opened in S s"; 0: no limit).  Videos: every (one decoded frame in N), fps (at
     most F frames a second of stream time; None: all), start and duration (seconds of stream
     time; duration None: to the end), cut_threshold (the histogram distance
     of a scene cut), video_timeout (seconds without a frame before a file is
@@ -710,7 +712,7 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     closing the iterator (close(), garbage collection; break or an exception
     such as KeyboardInterrupt in a loop that holds it alone) stops it: one
     kept in a variable runs on after break until closed; within a tenth of a
-    second while a video gives no frame.  It runs in a fork()ed child
+    second while a video gives no frame or a FIFO waits for its writer.  It runs in a fork()ed child
     (multiprocessing's fork start method, DataLoader workers; a video there
     stalls until video_timeout if the parent read one in the last half
     second); an iterator made before the fork raises RuntimeError there."""
@@ -730,4 +732,5 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
                                  fps=0.0 if fps is None else float(fps), start=float(start),
                                  duration=0.0 if duration is None else float(duration),
                                  cut_threshold=float(cut_threshold),
-                                 video_timeout=float(video_timeout), video_memory=video_memory)
+                                 video_timeout=float(video_timeout), video_memory=video_memory,
+                                 fifo_wait=float(fifo_wait))

@@ -11,6 +11,7 @@
  * released, and looks at Python's signals (Ctrl-C) while it waits.  Closing
  * it (break, garbage collection, an exception) stops the run and joins its
  * thread: nothing is left running. */
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@ typedef struct {
   int jobs;
   uint64_t max_pixels;
   LhpVideoOptions video;
+  LhioFifoWait fifo_wait; /* its stop is the run's: closing ends a wait */
   bool matrix_given; /* matrix= / range= given: they override a video's colorimetry */
   bool range_given;
   /* The run's thread only: the paths, the videos' places among the
@@ -310,6 +312,7 @@ static gpointer run_thread(gpointer data)
         .read_mode = LHIO_READ_LUMA,
         .decoder = run->decoder,
         .max_pixels = run->max_pixels,
+        .fifo_wait = &run->fifo_wait,
         .analyze = &run->options,
         .ready = on_ready,
         .emit = on_emit,
@@ -663,22 +666,25 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   static char *keywords[] = {
       "paths",      "jobs",          "matrix",        "range",        "percentiles", "backend",
       "max_pixels", "decoder",       "raise_errors",  "every",        "fps",         "start",
-      "duration",   "cut_threshold", "video_timeout", "video_memory", NULL};
+      "duration",   "cut_threshold", "video_timeout", "video_memory", "fifo_wait",   NULL};
   PyObject *paths, *percentiles = Py_None;
   int jobs = 0, raise_errors = 0;
   const char *matrix_name = NULL, *range_name = NULL, *backend_name = "auto";
   const char *decoder_name = "auto";
   unsigned long long max_pixels = 0;
+  double fifo_wait = LHIO_DEFAULT_FIFO_WAIT_S;
   LhpVideoOptions video;
   lhp_video_options_init(&video);
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$izzOsKspiddddds", keywords, &paths, &jobs,
-                                   &matrix_name, &range_name, &percentiles, &backend_name,
-                                   &max_pixels, &decoder_name, &raise_errors, &video.every,
-                                   &video.fps, &video.start_s, &video.duration_s,
-                                   &video.cut_threshold, &video.timeout_s, &video.memory))
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "O|$izzOsKspidddddsd", keywords, &paths, &jobs, &matrix_name, &range_name,
+          &percentiles, &backend_name, &max_pixels, &decoder_name, &raise_errors, &video.every,
+          &video.fps, &video.start_s, &video.duration_s, &video.cut_threshold, &video.timeout_s,
+          &video.memory, &fifo_wait))
     return NULL;
   if (jobs < 0)
     return raise_invalid("jobs: 1 or more (None or 0: one per core, as the tool's --jobs 0)");
+  if (!(fifo_wait >= 0) || !isfinite(fifo_wait))
+    return raise_invalid("fifo_wait: seconds >= 0 (0: no limit), as the tool's --fifo-wait");
   /* The tool's checks and words, with the keywords' names. */
   const char *option, *rule;
   if (!lhp_video_options_check(&video, &option, &rule)) {
@@ -728,6 +734,7 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   run->decoder = decoder;
   run->jobs = jobs > 0 ? jobs : (int)g_get_num_processors();
   run->max_pixels = max_pixels;
+  run->fifo_wait = (LhioFifoWait){.seconds = fifo_wait, .stop = &run->stop};
   run->video = video;
   run->video.memory = NULL; /* a Python string's: checked, cuda_memory says it */
   run->matrix_given = matrix_name != NULL;

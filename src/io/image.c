@@ -167,13 +167,12 @@ const char *lhio_decoder_name(LhioDecoder decoder)
 
 /* How long a named FIFO waits for a writer, and what ends the wait sooner
  * (lhio_set_fifo_wait). */
-static double fifo_wait_s = LHIO_DEFAULT_FIFO_WAIT_S;
-static volatile sig_atomic_t *fifo_wait_stop;
+static LhioFifoWait process_fifo_wait = {LHIO_DEFAULT_FIFO_WAIT_S, NULL};
 
 void lhio_set_fifo_wait(double seconds, volatile sig_atomic_t *stop)
 {
-  fifo_wait_s = seconds > 0 ? seconds : 0;
-  fifo_wait_stop = stop;
+  process_fifo_wait.seconds = seconds > 0 ? seconds : 0;
+  process_fifo_wait.stop = stop;
 }
 
 /* Whether fd is a named FIFO (mkfifo), whose writer may open it after it was
@@ -205,13 +204,15 @@ static double seconds_now(void)
 #define FIFO_LOOK_MS 100
 
 /* Waits, as `cat` does, until a writer opens the named FIFO fd (opened to
- * read without blocking), or fifo_wait_s (0: no limit) passes.  A read that
+ * read without blocking), or wait->seconds (0: no limit) pass, or
+ * wait->stop is set.  A read that
  * cannot block tells: 0 while no writer has it open, EAGAIN once one has
  * and has written nothing yet, else the first bytes, which go to *first.
  * A writer that came and went without writing (POLLHUP; Linux only says it
  * when one came) leaves the FIFO empty. */
-static int wait_for_writer(const char *path, int fd, LhioEncoded *first)
+static int wait_for_writer(const char *path, int fd, const LhioFifoWait *wait, LhioEncoded *first)
 {
+  double limit = wait->seconds;
   uint8_t head[SNIFF_BYTES];
   double start = seconds_now();
   for (;;) {
@@ -231,13 +232,13 @@ static int wait_for_writer(const char *path, int fd, LhioEncoded *first)
     if (n < 0)
       return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
     double waited = seconds_now() - start;
-    if (fifo_wait_s > 0 && waited >= fifo_wait_s)
-      return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened in %g s", fifo_wait_s);
-    if (fifo_wait_stop && *fifo_wait_stop)
+    if (limit > 0 && waited >= limit)
+      return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened in %g s", limit);
+    if (wait->stop && *wait->stop)
       return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened before the run was stopped");
     int timeout = FIFO_LOOK_MS;
-    if (fifo_wait_s > 0 && (fifo_wait_s - waited) * 1000 < timeout)
-      timeout = (int)((fifo_wait_s - waited) * 1000) + 1;
+    if (limit > 0 && (limit - waited) * 1000 < timeout)
+      timeout = (int)((limit - waited) * 1000) + 1;
     struct pollfd look = {.fd = fd, .events = POLLIN};
     if (poll(&look, 1, timeout) > 0 && !(look.revents & POLLIN) &&
         (look.revents & (POLLHUP | POLLERR)))
@@ -247,15 +248,16 @@ static int wait_for_writer(const char *path, int fd, LhioEncoded *first)
 
 /* Opens path for reading, without blocking: a FIFO with no writer would
  * block open() for ever.  A named FIFO then waits for its writer
- * (wait_for_writer); its first bytes, read meanwhile, go to *first (empty
- * on entry).  Reads block again as usual, so a pipe is read in full. */
-static int open_input(const char *path, FILE **file, LhioEncoded *first)
+ * (wait_for_writer; wait NULL: the process's); its first bytes, read
+ * meanwhile, go to *first (empty on entry).  Reads block again as usual,
+ * so a pipe is read in full. */
+static int open_input(const char *path, const LhioFifoWait *wait, FILE **file, LhioEncoded *first)
 {
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
   if (is_named_fifo(fd)) {
-    int status = wait_for_writer(path, fd, first);
+    int status = wait_for_writer(path, fd, wait ? wait : &process_fifo_wait, first);
     if (status < 0) {
       close(fd);
       return status;
@@ -384,6 +386,12 @@ static int read_whole(const char *path, FILE *file, LhioEncoded *encoded)
 
 int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image)
 {
+  return lhio_read_waiting(path, mode, max_pixels, NULL, image);
+}
+
+int lhio_read_waiting(const char *path, LhioReadMode mode, uint64_t max_pixels,
+                      const LhioFifoWait *wait, LhioImage *image)
+{
   int status = check_read_arguments(path, mode, image);
   if (status < 0)
     return status;
@@ -391,7 +399,7 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
     max_pixels = LHIO_DEFAULT_MAX_PIXELS;
   FILE *file;
   LhioEncoded encoded = {0};
-  status = open_input(path, &file, &encoded);
+  status = open_input(path, wait, &file, &encoded);
   if (status < 0)
     return status;
   LhioFileType type;
@@ -414,13 +422,18 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
 
 int lhio_load(const char *path, LhioEncoded *encoded)
 {
+  return lhio_load_waiting(path, NULL, encoded);
+}
+
+int lhio_load_waiting(const char *path, const LhioFifoWait *wait, LhioEncoded *encoded)
+{
   if (!encoded)
     return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: encoded is NULL");
   memset(encoded, 0, sizeof *encoded);
   if (!path)
     return lh_set_error(LH_ERROR_INVALID_ARGUMENT, "lhio_load: path is NULL");
   FILE *file;
-  int status = open_input(path, &file, encoded);
+  int status = open_input(path, wait, &file, encoded);
   if (status < 0)
     return status;
   status = sniff_input(path, file, &encoded->type, encoded);

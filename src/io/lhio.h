@@ -128,6 +128,14 @@ int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImag
  * before reading, not while reads run. */
 void lhio_set_fifo_wait(double seconds, volatile sig_atomic_t *stop);
 
+/* One caller's FIFO wait, for reads that must not share the process's:
+ * runs of the Python module at the same time, each with its own time and
+ * its own stop (closing its iterator). */
+typedef struct {
+  double seconds;                    /* 0: no limit */
+  const volatile sig_atomic_t *stop; /* non-zero ends the wait; NULL: none */
+} LhioFifoWait;
+
 /* A whole file in memory, for decoders that take bytes (nvJPEG). */
 typedef struct {
   LhioFileType type;
@@ -140,6 +148,12 @@ typedef struct {
  * same messages.  Special files are read as lhio_read reads them. */
 int lhio_load(const char *path, LhioEncoded *encoded);
 void lhio_encoded_clear(LhioEncoded *encoded);
+
+/* lhio_read and lhio_load with a FIFO wait of the caller's (NULL:
+ * lhio_set_fifo_wait's). */
+int lhio_read_waiting(const char *path, LhioReadMode mode, uint64_t max_pixels,
+                      const LhioFifoWait *wait, LhioImage *image);
+int lhio_load_waiting(const char *path, const LhioFifoWait *wait, LhioEncoded *encoded);
 
 /* lhio_read on bytes already in memory (from lhio_load); path names them in
  * messages. */

@@ -179,6 +179,8 @@ typedef struct {
                                  LHP_DECODER_CPU; 0: decoded on the CPU */
   bool verbose;               /* item notes are printed */
   uint64_t max_pixels;        /* lhio_read's limit */
+  const LhioFifoWait *fifo_wait; /* how long a named FIFO waits for its writer;
+                                    NULL: lhio_set_fifo_wait's */
   const LhOptions *analyze;   /* non-NULL: each image is analysed into item->stats,
                                  in batches of up to batch_frames per context */
   int batch_frames;           /* 0: the default for the backend */

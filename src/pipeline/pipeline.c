@@ -417,11 +417,12 @@ static int decode(Pipeline *p, Task *task)
   const LhpPipelineSpec *spec = p->spec;
   LhpItem *item = &task->item;
   if (!task->encoded.data && !g_atomic_int_get(&p->gpu_jpeg))
-    return lhio_read(item->path, spec->read_mode, spec->max_pixels, &item->image);
+    return lhio_read_waiting(item->path, spec->read_mode, spec->max_pixels, spec->fifo_wait,
+                             &item->image);
   int status = LH_OK;
   bool shared = false; /* a JPEG for nvJPEG decoded here instead (cpu_share_take) */
   if (!task->encoded.data) {
-    status = lhio_load(item->path, &task->encoded);
+    status = lhio_load_waiting(item->path, spec->fifo_wait, &task->encoded);
     if (status == LH_OK && task->encoded.type == LHIO_FILE_JPEG && !task->cpu_only) {
       /* The headers refuse what lhio_read would refuse from them, with
        * the same message. */

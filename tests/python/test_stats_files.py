@@ -336,6 +336,83 @@ def test_keyboard_interrupt_while_waiting(tmp_path):
     assert len(dicts(lumahist.stats_files(tmp_path, jobs=2, backend="cpu"))) == 4
 
 
+# --------------------------------------------------------------------------
+# A named FIFO waits for its writer (fifo_wait, the tool's --fifo-wait)
+
+def write_later(path, data, delay):
+    """Opens the FIFO for writing after delay seconds and writes data: a
+    program that comes a moment after the read began."""
+    def write():
+        time.sleep(delay)
+        with open(path, "wb") as fifo:
+            fifo.write(data)
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_fifo_no_writer_opens_fails_after_fifo_wait(folder, tmp_path):
+    """The FileIOError of a file that cannot be read, after fifo_wait and not
+    the default 30 s; with errors="warn" the files after it still come."""
+    fifo = tmp_path / "never.png"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    with pytest.raises(lumahist.FileIOError, match="a FIFO no writer opened in 1 s") as raised:
+        list(lumahist.stats_files([fifo], errors="raise", fifo_wait=1))
+    took = time.monotonic() - start
+    assert 0.9 < took < 10, took
+    assert str(fifo) in str(raised.value) and raised.value.status == -6
+    with pytest.warns(RuntimeWarning, match="never.png: a FIFO no writer opened in 0.5 s"):
+        got = dicts(lumahist.stats_files([fifo, folder / "gray.jpg"], fifo_wait=0.5,
+                                         backend="cpu", decoder="cpu"))
+    assert got == tool_records([folder / "gray.jpg"])
+
+
+def test_a_fifo_whose_writer_comes_late_is_read(folder, tmp_path):
+    """A writer 1.5 s late, within fifo_wait (and with no limit at all): the
+    image's record, the one the file itself gives."""
+    image = folder / "gray.jpg"
+    want = dicts(lumahist.stats_files([image], backend="cpu", decoder="cpu"))
+    for wait in (5, 0):
+        fifo = tmp_path / f"late-{wait}.jpg"
+        os.mkfifo(fifo)
+        writer = write_later(fifo, image.read_bytes(), 1.5)
+        got = dicts(lumahist.stats_files([fifo], errors="raise", fifo_wait=wait,
+                                         backend="cpu", decoder="cpu"))
+        writer.join(10)
+        assert [{**r, "path": None} for r in got] == [{**r, "path": None} for r in want]
+        assert got[0]["path"] == str(fifo)
+
+
+def test_close_while_a_fifo_waits_returns_at_once(tmp_path):
+    """close(), or the last reference dropped, ends the wait for a writer:
+    it joined the run's thread, which waited the whole fifo_wait (no limit:
+    for ever)."""
+    fifo = tmp_path / "waiting.png"
+    os.mkfifo(fifo)
+    before = analysis_threads()
+    for wait in (25, 0):
+        iterator = lumahist.stats_files([fifo], fifo_wait=wait, backend="cpu")
+        time.sleep(0.5)
+        start = time.monotonic()
+        iterator.close()
+        assert time.monotonic() - start < 2
+        assert list(iterator) == []
+        iterator = lumahist.stats_files([fifo], fifo_wait=wait, backend="cpu")
+        time.sleep(0.5)
+        start = time.monotonic()
+        del iterator
+        gc.collect()
+        assert time.monotonic() - start < 2
+    assert analysis_threads() == before
+
+
+def test_bad_fifo_wait(folder):
+    for bad in (-1, float("nan"), float("inf")):
+        with pytest.raises(lumahist.InvalidArgumentError, match="fifo_wait"):
+            lumahist.stats_files(folder, fifo_wait=bad)
+
+
 def nvjpeg_or_skip(folder):
     """Skips, saying why, where decoder="gpu" cannot run; with
     LUMAHIST_EXPECT_NVJPEG=1 that is a failure."""
