@@ -352,11 +352,15 @@ static GstElement *make_encoder(GstCaps *codec_in, const char *asked, char **why
    * avenc_mpeg2video refuse every frame rate (FFmpeg 5.1 takes the rate
    * from the time base, which gst-libav sets to nanoseconds: "MPEG-1/2
    * does not support 1000000000/1 fps"), and the best-ranked of the two is
-   * the MPEG-1 one; mjpegtools' mpeg2enc writes both. */
+   * the MPEG-1 one; mjpegtools' mpeg2enc writes both.  Without it, what
+   * is left fails every file with an "Internal data stream error": one
+   * line that says what to install instead. */
   if (mpeg12_version(codec_in)) {
     GstElement *encoder = gst_element_factory_make("mpeg2enc", NULL);
-    if (encoder)
-      return encoder;
+    if (!encoder)
+      *why = g_strdup("writing MPEG-1/2 video needs GStreamer's mpeg2enc (Debian: "
+                      "gstreamer1.0-plugins-bad)");
+    return encoder;
   }
   for (size_t i = 0; i < G_N_ELEMENTS(preferred); i++) {
     if (strcmp(preferred[i].codec, codec) != 0)

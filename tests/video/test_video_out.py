@@ -683,6 +683,56 @@ def check_mpeg12(tmp, rng):
     # mjpegtools ended the process on the odd clip: mpeg2.mpg was never
     # done, and the odd clip's hidden temporary file stayed.
     check(written == ["mpeg2.mpg"], f"--codec mpeg2enc: the folder holds {written}")
+    check_mpeg12_without_mpeg2enc(tmp, clips, slow)
+
+
+def without_plugin(tmp, element):
+    """An environment whose GStreamer has every plugin of the system's but
+    the one of element: its plugin folder, the file of that plugin left
+    out, as a folder of links (GST_PLUGIN_SYSTEM_PATH_1_0, no
+    GST_PLUGIN_PATH), with a registry of its own (GST_REGISTRY_1_0), so the
+    user's is not rewritten.  None, saying why, where the file is not known."""
+    info = subprocess.run(["gst-inspect-1.0", element], capture_output=True, text=True).stdout
+    files = [line.split(None, 1)[1].strip() for line in info.splitlines()
+             if line.strip().startswith("Filename") and len(line.split(None, 1)) == 2]
+    if not files or not os.path.isfile(files[0]):
+        print(f"note: the plugin file of {element} is not known: not checked without it")
+        return None
+    plugins, left_out = os.path.split(files[0])
+    folder = os.path.join(tmp, f"plugins-without-{element}")
+    os.makedirs(folder)
+    for name in os.listdir(plugins):
+        if name != left_out:
+            os.symlink(os.path.join(plugins, name), os.path.join(folder, name))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GST_PLUGIN_PATH", "GST_PLUGIN_PATH_1_0", "GST_PLUGIN_SYSTEM_PATH",
+                        "GST_REGISTRY")}
+    env.update(GST_PLUGIN_SYSTEM_PATH_1_0=folder,
+               GST_REGISTRY_1_0=os.path.join(tmp, f"registry-without-{element}.bin"))
+    return env
+
+
+def check_mpeg12_without_mpeg2enc(tmp, clips, other):
+    """Without mpeg2enc, an MPEG-1/2 video is one line that says what to
+    install (it went to gst-libav's avenc_mpeg*video, which failed every
+    frame rate with "Internal data stream error"), and the other files are
+    written."""
+    env = without_plugin(tmp, "mpeg2enc")
+    if env is None:
+        return
+    hidden = subprocess.run(["gst-inspect-1.0", "mpeg2enc"], capture_output=True, env=env)
+    if not check(hidden.returncode != 0, "mpeg2enc is still found with its plugin left out"):
+        return
+    out_dir = os.path.join(tmp, "out-no-mpeg2enc")
+    code, _, err = run("equalize", "-o", out_dir, *clips, other, env=env)
+    lines = err.strip().splitlines()
+    need = "writing MPEG-1/2 video needs GStreamer's mpeg2enc (Debian: gstreamer1.0-plugins-bad)"
+    check(code == 1 and len(lines) == len(clips) and
+          all(os.path.basename(c) in line and need in line for c, line in zip(clips, lines)),
+          f"MPEG-1/2 without mpeg2enc: exit {code}: {err!r}")
+    written = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
+    check(written == [os.path.basename(other)],
+          f"without mpeg2enc: the folder holds {written}, not {os.path.basename(other)} alone")
 
 
 def frames_in(path):
