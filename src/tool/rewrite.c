@@ -119,13 +119,21 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
     g_ptr_array_free(paths, TRUE);
   }
 
+  /* An output named by its content is OUTPUT.png or OUTPUT.jpg, never
+   * OUTPUT: it is known apart from the others (an extensionless file
+   * 'stdin' beside '-' goes to OUT/stdin, '-' to OUT/stdin.png).  Which of
+   * the two it is, the image tells: the write step refuses it where it is
+   * an input or an output written before (rewrite-batch.c). */
   GHashTable *taken = g_hash_table_new(g_str_hash, g_str_equal);
+  GHashTable *taken_by_content = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint k = 0; k < found->len; k++) {
     const char *input = g_ptr_array_index(found, k);
     const char *output = g_ptr_array_index(wanted, k);
-    char *id = file_id(output);
+    gboolean by_content = named_by_content(input);
+    GHashTable *names = by_content ? taken_by_content : taken;
+    char *id = by_content ? NULL : file_id(output);
     const char *victim = id ? g_hash_table_lookup(plan->input_ids, id) : NULL;
-    const char *first = g_hash_table_lookup(taken, output);
+    const char *first = g_hash_table_lookup(names, output);
     if (victim) {
       lht_error(input, "its output %s is the input %s; not overwritten, skipped", output, victim);
       ok = false;
@@ -133,15 +141,15 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
       lht_error(input, "its output %s is also that of %s; skipped", output, first);
       ok = false;
     } else {
-      g_hash_table_insert(taken, (gpointer)output, (gpointer)input);
+      g_hash_table_insert(names, (gpointer)output, (gpointer)input);
       g_ptr_array_add(plan->inputs, g_strdup(input));
       g_ptr_array_add(plan->outputs, g_strdup(output));
-      gboolean by_content = named_by_content(input);
       g_array_append_val(plan->named_by_content, by_content);
     }
     g_free(id);
   }
   g_hash_table_destroy(taken);
+  g_hash_table_destroy(taken_by_content);
   g_ptr_array_free(found, TRUE);
   g_ptr_array_free(wanted, TRUE);
   return ok;

@@ -1742,6 +1742,34 @@ def outputs_from_pipes(tmp):
           os.path.getmtime(first) == before,
           f"equalize --skip-existing of a JPEG on a pipe: exit {proc.returncode}, "
           f"{sorted(os.listdir(out))}")
+    # A file named 'stdin' (no extension) goes to OUT/stdin, '-' to
+    # OUT/stdin.png or .jpg: no clash, and both are written (the planning
+    # took '-' for OUT/stdin and refused the second).  An input OUT/stdin is
+    # not the output of '-' either: only itself is refused.
+    folder = os.path.join(tmp, "named-stdin")
+    os.makedirs(folder)
+    named = os.path.join(folder, "stdin")
+    shutil.copy(png, named)
+    for command in ("equalize", "clahe", "overlay"):
+        out = os.path.join(tmp, f"{command}-named-stdin")
+        with open(jpeg, "rb") as f:
+            proc = run(command, "--out", out, named, "-", input=f.read())
+        made = sorted(os.listdir(out)) if os.path.isdir(out) else []
+        check(proc.returncode == 0 and made == ["stdin", "stdin.jpg"] and
+              image_kind(os.path.join(out, "stdin")) == "png" and
+              image_kind(os.path.join(out, "stdin.jpg")) == "jpeg",
+              f"{command} of a file 'stdin' and '-': exit {proc.returncode}, wrote {made}, "
+              f"{text(proc.stderr)!r}")
+    inside = os.path.join(folder, "stdin")
+    with open(jpeg, "rb") as f:
+        proc = run("equalize", "--out", folder, inside, "-", input=f.read())
+    check(proc.returncode == 1 and
+          text(proc.stderr) == f"lumahist: {inside}: its output {inside} is the input {inside}; "
+                               f"not overwritten, skipped\n" and
+          file_bytes(inside) == file_bytes(png) and
+          sorted(os.listdir(folder)) == ["stdin", "stdin.jpg"],
+          f"equalize --out DIR DIR/stdin -: exit {proc.returncode}, "
+          f"{sorted(os.listdir(folder))}, {text(proc.stderr)!r}")
     # --out - is refused: images go into a folder ("-" is stdout to stats -o).
     proc = run("equalize", "--out", "-", png, cwd=tmp)
     check(proc.returncode == 2 and b"--out -" in proc.stderr and
