@@ -34,6 +34,15 @@ _lumahist_values()
   esac
 }
 
+# _lumahist_paths -f|-d: fills COMPREPLY with the files (-f) or folders (-d)
+# whose names start with $cur, one a line of compgen's, so that a name with
+# spaces or glob characters stays one word ($(...) split and expanded it).
+_lumahist_paths()
+{
+  compopt -o filenames 2>/dev/null
+  mapfile -t COMPREPLY < <(compgen "$1" -- "$cur")
+}
+
 _lumahist()
 {
   local cur=${COMP_WORDS[COMP_CWORD]} prev= command= i
@@ -74,8 +83,7 @@ _lumahist()
     return 0
   fi
   # PATHs: files and folders.
-  compopt -o filenames 2>/dev/null
-  COMPREPLY=($(compgen -f -- "$cur"))
+  _lumahist_paths -f
 }
 
 complete -F _lumahist lumahist
@@ -108,9 +116,9 @@ def value_case(option):
     if option.choices():
         return f"COMPREPLY=($(compgen -W '{quote_words(option.choices())}' -- \"$cur\"))"
     if option.arg == "DIR":
-        return "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\"))"
+        return "_lumahist_paths -d"
     if option.arg.startswith("FILE"):
-        return "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))"
+        return "_lumahist_paths -f"
     return None
 
 

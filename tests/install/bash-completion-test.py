@@ -5,12 +5,13 @@ asks it what it offers, as bash does on TAB (COMP_WORDS, COMP_CWORD): the comman
 of `lumahist --help` after `lumahist `, each command's options of its --help after
 `lumahist COMMAND --`, the values that a placeholder lists (--decoder=auto|cpu|gpu)
 after the option and after `--option=`, folders for DIR, files for PATHs, nothing
-for a number.  The help is read here with its own patterns, not the generator's.
+for a number; a name with a space or a glob character is offered whole.  The help is read here with its own patterns, not the generator's.
 """
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 FAILURES = []
 # The options that take one of a few words: their placeholders list them, so
@@ -67,6 +68,24 @@ def expect(what, got, want):
     missing, extra = sorted(set(want) - got), sorted(got - set(want))
     if missing or extra:
         fail(f"{what}: misses {missing}, offers {extra} besides")
+
+
+def check_odd_names(script):
+    """Names bash must not split at spaces nor expand as globs: each one word."""
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("my shot.png", "[x].png", "x.png"):
+            open(os.path.join(folder, name), "wb").close()
+        os.mkdir(os.path.join(folder, "my photos"))
+        completion = Completion(script, folder)
+        expect("lumahist stats my (a space in names)",
+               completion.offers(["lumahist", "stats", "my"]), ["my shot.png", "my photos"])
+        expect("lumahist stats [ (a glob in a name)",
+               completion.offers(["lumahist", "stats", "["]), ["[x].png"])
+        expect("lumahist equalize --out my (a folder with a space)",
+               completion.offers(["lumahist", "equalize", "--out", "my"]), ["my photos"])
+        expect("lumahist equalize --save-lut my (a file with a space)",
+               completion.offers(["lumahist", "equalize", "--save-lut", "my"]),
+               ["my shot.png", "my photos"])
 
 
 def main():
@@ -133,6 +152,7 @@ def main():
             ["lumahist", command, "samples/sky"]), ["samples/sky-high-key.jpg"])
     if checked == 0:
         fail("no option of any command lists its values")
+    check_odd_names(script)
 
     if FAILURES:
         print(f"{len(FAILURES)} failures")
