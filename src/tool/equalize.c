@@ -365,7 +365,8 @@ int lht_equalize_main(int argc, char **argv)
       "not an image's).  A video is written back in its container and codec\n"
       "(--codec, --crf), its audio and subtitles copied, the equalization smoothed\n"
       "over --temporal-window frames.\n"
-      "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+      "Exit status: 0 all files done, 1 some file failed, 2 usage error,\n"
+      "128 + N stopped by signal N (SIGINT, SIGTERM, SIGHUP): resume with --skip-existing.");
   g_option_context_add_main_entries(option_context, common, NULL);
   lht_luma_args_add(option_context, &args.luma);
   lht_encode_options_add(option_context, &args.encode);

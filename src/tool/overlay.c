@@ -210,7 +210,8 @@ int lht_overlay_main(int argc, char **argv)
       "DIR/stdin.png or DIR/stdin.jpg as it is (so is a pipe or FIFO whose name is\n"
       "not an image's).  A video is written back in its container and codec\n"
       "(--codec, --crf), its audio and subtitles copied.\n"
-      "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+      "Exit status: 0 all files done, 1 some file failed, 2 usage error,\n"
+      "128 + N stopped by signal N (SIGINT, SIGTERM, SIGHUP): resume with --skip-existing.");
   g_option_context_add_main_entries(option_context, entries, NULL);
   lht_luma_args_add(option_context, &args.luma);
   lht_encode_options_add(option_context, &args.encode);
