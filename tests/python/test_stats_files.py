@@ -246,9 +246,18 @@ def test_bad_arguments(folder):
     assert isinstance(lumahist.stats_files([]), lumahist.StatsFilesIterator)
 
 
+def thread_name(task):
+    """A thread's name, or "" for one that ended after /proc listed it."""
+    try:
+        with open(f"/proc/self/task/{task}/comm") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
 def analysis_threads():
     return sum(1 for t in os.listdir("/proc/self/task")
-               if open(f"/proc/self/task/{t}/comm").read().startswith("lumahist-"))
+               if thread_name(t).startswith("lumahist-"))
 
 
 def test_breaking_out_stops_the_run_and_another_runs(folder):
