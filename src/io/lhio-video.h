@@ -35,6 +35,12 @@ bool lhio_sniff_video(const uint8_t *head, size_t n);
  * for besides images. */
 bool lhio_is_video_name(const char *path);
 
+/* The file name extension of the container whose head this is (".mp4",
+ * ".mov", ".mkv", ".webm", ".ts", ".avi", ...), for an output that has no
+ * name of its own (a video on standard input); "" when head is no video
+ * lhio_sniff_video() knows. */
+const char *lhio_video_extension(const uint8_t *head, size_t n);
+
 /* Whether path is a video to be decoded by lhio_video_open(): its content
  * says so, or its name does and its content is not a PNG or JPEG.  A file
  * that cannot be read is not one (its reader reports why). */

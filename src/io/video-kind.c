@@ -49,20 +49,51 @@ static bool is_transport_stream(const uint8_t *head, size_t n)
   return false;
 }
 
-bool lhio_sniff_video(const uint8_t *head, size_t n)
+const char *lhio_video_extension(const uint8_t *head, size_t n)
 {
   static const uint8_t ebml[] = {0x1a, 0x45, 0xdf, 0xa3};
   static const uint8_t mpeg_ps[] = {0x00, 0x00, 0x01, 0xba};
   static const uint8_t mxf[] = {0x06, 0x0e, 0x2b, 0x34};
   static const uint8_t asf[] = {0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11};
   if (!head)
-    return false;
-  return is_iso_video(head, n) || at(head, n, 0, (const char *)ebml, sizeof ebml) ||
-         is_transport_stream(head, n) || (at(head, n, 0, "RIFF", 4) && at(head, n, 8, "AVI ", 4)) ||
-         at(head, n, 0, "YUV4MPEG2", 9) || at(head, n, 0, (const char *)mpeg_ps, sizeof mpeg_ps) ||
-         at(head, n, 0, "FLV\x01", 4) || at(head, n, 0, "DKIF", 4) ||
-         at(head, n, 0, (const char *)mxf, sizeof mxf) ||
-         at(head, n, 0, (const char *)asf, sizeof asf) || at(head, n, 0, "OggS", 4);
+    return "";
+  if (is_iso_video(head, n)) {
+    /* QuickTime's brand, or an old QuickTime file with no ftyp at all. */
+    if (!at(head, n, 4, "ftyp", 4) || at(head, n, 8, "qt  ", 4))
+      return ".mov";
+    return at(head, n, 8, "3g", 2) ? ".3gp" : ".mp4";
+  }
+  if (at(head, n, 0, (const char *)ebml, sizeof ebml)) {
+    /* The EBML header's DocType comes within its first few dozen bytes. */
+    for (size_t i = 0; i + 4 <= n && i < 64; i++)
+      if (memcmp(head + i, "webm", 4) == 0)
+        return ".webm";
+    return ".mkv";
+  }
+  if (is_transport_stream(head, n))
+    return n > 188 && head[0] == 0x47 && head[188] == 0x47 ? ".ts" : ".m2ts";
+  if (at(head, n, 0, "RIFF", 4) && at(head, n, 8, "AVI ", 4))
+    return ".avi";
+  if (at(head, n, 0, "YUV4MPEG2", 9))
+    return ".y4m";
+  if (at(head, n, 0, (const char *)mpeg_ps, sizeof mpeg_ps))
+    return ".mpg";
+  if (at(head, n, 0, "FLV\x01", 4))
+    return ".flv";
+  if (at(head, n, 0, "DKIF", 4))
+    return ".ivf";
+  if (at(head, n, 0, (const char *)mxf, sizeof mxf))
+    return ".mxf";
+  if (at(head, n, 0, (const char *)asf, sizeof asf))
+    return ".asf";
+  if (at(head, n, 0, "OggS", 4))
+    return ".ogv";
+  return "";
+}
+
+bool lhio_sniff_video(const uint8_t *head, size_t n)
+{
+  return lhio_video_extension(head, n)[0] != '\0';
 }
 
 /* ASCII case only: strcasecmp follows the locale (a Python program may have

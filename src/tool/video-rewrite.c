@@ -5,6 +5,7 @@
  * the images, with --codec, --crf and, for equalization, temporal smoothing. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,25 @@ static int change_frame(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRang
   return status;
 }
 
+/* The output of the plan's input i: its planned name, and where the input
+ * has no name of its own (a video redirected to standard input) the
+ * extension of its container, which the output keeps: OUT/stdin.mkv. */
+static char *video_output(const LhtPlan *plan, guint i)
+{
+  const char *output = g_ptr_array_index(plan->outputs, i);
+  if (!lht_plan_named_by_content(plan, i))
+    return g_strdup(output);
+  uint8_t head[LHIO_VIDEO_SNIFF_BYTES];
+  size_t n = 0;
+  /* A file redirected to standard input opens again at its start. */
+  FILE *file = fopen(g_ptr_array_index(plan->inputs, i), "rb");
+  if (file) {
+    n = fread(head, 1, sizeof head, file);
+    fclose(file);
+  }
+  return g_strconcat(output, lhio_video_extension(head, n), NULL);
+}
+
 int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool *leave_out,
                            const LhtBatchArgs *batch, const char *out_dir,
                            const LhtVideoOutArgs *args, LhBackend backend, bool verbose,
@@ -117,7 +137,8 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     if (batch->shard_count && lht_shard_of(lht_output_shard_key(out_dir, output),
                                            batch->shard_count) != batch->shard_index)
       continue;
-    if (batch->skip_existing && lht_output_exists(output)) {
+    /* Another video may come through standard input: it is never skipped. */
+    if (batch->skip_existing && !lht_plan_named_by_content(plan, i) && lht_output_exists(output)) {
       skipped++;
       continue;
     }
@@ -154,7 +175,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   for (guint k = 0; k < pending->len && !*stop; k++) {
     guint i = g_array_index(pending, guint, k);
     const char *input = g_ptr_array_index(plan->inputs, i);
-    const char *output = g_ptr_array_index(plan->outputs, i);
+    char *output = video_output(plan, i);
     run.frame = 0;
     char *folder = g_path_get_dirname(output);
     int made = g_mkdir_with_parents(folder, 0777);
@@ -202,6 +223,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       lht_error(input, "%" G_GUINT64_FORMAT " frames: %s -> %s into %s", result.frames,
                 result.decoder[0] ? result.decoder : "raw", result.encoder, result.muxer);
     }
+    g_free(output);
     if (*stop)
       break;
     if (ok && status >= 0)

@@ -313,6 +313,22 @@ def group_equalize(tmp):
           f"--global on a video: {code}: {err}")
 
 
+def check_from_standard_input(tmp, clip, name, fmt):
+    """A video redirected to standard input (- < clip) is written as
+    OUT/stdin with its container's extension, not as OUT/stdin."""
+    out_dir = os.path.join(tmp, "stdin-" + name)
+    with open(clip, "rb") as f:
+        proc = subprocess.run([LUMAHIST, "equalize", "--out", out_dir, "-"], stdin=f,
+                              capture_output=True, timeout=180)
+    written = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
+    want = "stdin" + os.path.splitext(name)[1]
+    if check(proc.returncode == 0 and written == [want],
+             f"- < {name}: exit {proc.returncode}, wrote {written}, not [{want!r}]: "
+             f"{proc.stderr.decode('utf-8', 'replace')}"):
+        got_fmt = stream_info(os.path.join(out_dir, want))[0]
+        check(got_fmt == fmt, f"- < {name}: container {got_fmt} != {fmt}")
+
+
 def group_containers(tmp):
     rng = np.random.default_rng(77)
     h, w = 36, 52
@@ -348,6 +364,7 @@ def group_containers(tmp):
             continue
         got_fmt, video, audio_streams = stream_info(output)
         check(got_fmt == fmt, f"{name}: container {got_fmt} != {fmt}")
+        check_from_standard_input(tmp, clip, name, fmt)
         check(len(video) == 1 and video[0]["codec_name"] == codec, f"{name}: video {video}")
         check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size")
         pts_out, pts_in = np.array(video_pts(output)), np.array(video_pts(clip))
