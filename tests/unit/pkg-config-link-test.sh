@@ -62,8 +62,14 @@ if $nvcc; then
   language_flags=
   cp "$source" "$out/embed.cu"
   source=$out/embed.cu
-  # nvcc gives the host compiler its options by -Xcompiler.
-  extra=${extra:+-Xcompiler=$extra}
+  # nvcc gives the host compiler its options by -Xcompiler, and splits its
+  # value at commas: -fsanitize=address,undefined goes as one per sanitizer.
+  extra=
+  if [ "$sanitize" != none ]; then
+    for one in $(echo "$sanitize" | tr , ' '); do
+      extra="$extra -Xcompiler=-fsanitize=$one"
+    done
+  fi
 fi
 # shellcheck disable=SC2086 # an empty option is no word
 if ! cflags=$(pkg-config $prefix_moved --cflags lumahist); then
