@@ -520,7 +520,17 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
   g_object_set(v->sink, "caps", caps, "sync", FALSE, "max-buffers", 4, "drop", FALSE, NULL);
   gst_caps_unref(caps);
   gst_bin_add_many(GST_BIN(v->pipeline), source, v->decodebin, v->sink, NULL);
-  gst_element_link(source, v->decodebin);
+  /* A pipe or FIFO through a queue: decodebin's type finding would first
+   * start filesrc to pull, which opens the FIFO, finds it cannot, closes it
+   * and opens it again to push; a writer that came between the two opens
+   * was left with no reader (SIGPIPE), and the second open waited for ever. */
+  GstElement *pipe_queue = regular ? NULL : gst_element_factory_make("queue", NULL);
+  if (pipe_queue) {
+    gst_bin_add(GST_BIN(v->pipeline), pipe_queue);
+    gst_element_link_many(source, pipe_queue, v->decodebin, NULL);
+  } else {
+    gst_element_link(source, v->decodebin);
+  }
   if (regular) {
     g_signal_connect(v->decodebin, "select-stream", G_CALLBACK(select_stream), v);
     g_signal_connect(v->decodebin, "about-to-finish", G_CALLBACK(input_drained), v);
