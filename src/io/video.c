@@ -1,6 +1,7 @@
 /* video.c: video files decoded by GStreamer into lumahist frames:
- * filesrc ! decodebin3 ! [videoconvert !] appsink, the first video stream
- * only, frames pulled one at a time by the caller's thread.
+ * filesrc ! decodebin3 ! [videoconvert !] appsink (fdsrc ! queue ! decodebin
+ * for a pipe or FIFO), the first video stream only, frames pulled one at a
+ * time by the caller's thread.
  *
  * decodebin3 picks the decoder by rank, so NVDEC's (nvh264dec, nvh265dec,
  * nvav1dec, ...) where a GPU is usable; their pads offer CUDA memory, and
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
@@ -470,6 +472,11 @@ static void release_frame(LhioVideo *v)
   v->cuda = false;
 }
 
+static void close_pipe_fd(gpointer fd_plus_one)
+{
+  close(GPOINTER_TO_INT(fd_plus_one) - 1);
+}
+
 int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **out)
 {
   *out = NULL;
@@ -492,13 +499,31 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
   v->options.allow_cuda = false;
 #endif
 
+  struct stat info;
+  bool got_info = stat(path, &info) == 0;
+  bool regular = got_info && S_ISREG(info.st_mode);
+  /* A pipe or FIFO is opened here and given to fdsrc.  filesrc's open()
+   * of a FIFO blocks until a writer comes, inside the state change, where
+   * neither the FIFO wait's limit nor a stop could end it.  And decodebin's
+   * type finding would start filesrc twice (to pull: it opens the FIFO,
+   * finds it cannot, closes it; then to push: it opens it again), leaving a
+   * writer that came between the two opens with no reader (SIGPIPE). */
+  int pipe_fd = -1;
+  if (got_info && S_ISFIFO(info.st_mode)) {
+    int status = lhio_open_pipe_unread(path, NULL, &pipe_fd);
+    if (status < 0) {
+      lhio_video_close(v);
+      return status;
+    }
+  }
   v->pipeline = gst_pipeline_new(NULL);
-  GstElement *source = gst_element_factory_make("filesrc", NULL);
+  if (pipe_fd >= 0) /* closed with the pipeline, once its source has stopped */
+    g_object_set_data_full(G_OBJECT(v->pipeline), "lumahist-pipe-fd", GINT_TO_POINTER(pipe_fd + 1),
+                           close_pipe_fd);
+  GstElement *source = gst_element_factory_make(pipe_fd >= 0 ? "fdsrc" : "filesrc", NULL);
   /* decodebin3 of GStreamer 1.22 stops at once on a source that cannot be
    * read ahead (a pipe: "not-linked" from its type finding); decodebin,
    * which exposes every stream, reads those. */
-  struct stat info;
-  bool regular = stat(path, &info) == 0 && S_ISREG(info.st_mode);
   v->decodebin = gst_element_factory_make(regular ? "decodebin3" : "decodebin", NULL);
   v->sink = gst_element_factory_make("appsink", NULL);
   if (!source || !v->decodebin || !v->sink) {
@@ -511,19 +536,21 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
     v->decodebin = v->sink = NULL;
     lhio_video_close(v);
     return lhio_fail(LH_ERROR_UNSUPPORTED, path,
-                     "GStreamer lacks filesrc, decodebin3 or appsink "
-                     "(gstreamer1.0-plugins-base)");
+                     "GStreamer lacks %s, decodebin3 or appsink "
+                     "(gstreamer1.0-plugins-base)",
+                     pipe_fd >= 0 ? "fdsrc" : "filesrc");
   }
-  g_object_set(source, "location", path, NULL);
+  if (pipe_fd >= 0)
+    g_object_set(source, "fd", pipe_fd, NULL);
+  else
+    g_object_set(source, "location", path, NULL);
   GstCaps *caps = sink_caps(v->options.allow_cuda);
   /* A few frames ahead keep the decoder busy while the caller analyses. */
   g_object_set(v->sink, "caps", caps, "sync", FALSE, "max-buffers", 4, "drop", FALSE, NULL);
   gst_caps_unref(caps);
   gst_bin_add_many(GST_BIN(v->pipeline), source, v->decodebin, v->sink, NULL);
-  /* A pipe or FIFO through a queue: decodebin's type finding would first
-   * start filesrc to pull, which opens the FIFO, finds it cannot, closes it
-   * and opens it again to push; a writer that came between the two opens
-   * was left with no reader (SIGPIPE), and the second open waited for ever. */
+  /* What is not a regular file goes through a queue: decodebin's type
+   * finding then takes it pushed, and the source starts once. */
   GstElement *pipe_queue = regular ? NULL : gst_element_factory_make("queue", NULL);
   if (pipe_queue) {
     gst_bin_add(GST_BIN(v->pipeline), pipe_queue);

@@ -519,6 +519,49 @@ def group_bad(tmp):
     # The demuxer holds the last block until the next one begins.
     check(len(kept) >= 8 and summary_of(recs) and not summary_of(recs)["complete"],
           f"stuck pipe: the frames before are kept ({len(kept)} of 10), the summary marked")
+    check_video_fifo_waits(tmp, raw)
+
+
+def check_video_fifo_waits(tmp, video):
+    """A FIFO named as a video waits for its writer as an image's does: a
+    late writer is read, one that never comes is given up after --fifo-wait
+    and the run goes on, and Ctrl-C ends the wait (GStreamer's filesrc
+    blocked in open() for ever, deaf to both)."""
+    good = os.path.join(tmp, "good.y4m")
+    write_y4m(good, random_frames(np.random.default_rng(2), 3, 16, 16))
+    late = os.path.join(tmp, "late.mkv")
+    os.mkfifo(late)
+    writer = subprocess.Popen(["sh", "-c", f"sleep 1; cat '{video}' > '{late}'"])
+    try:
+        code, out, err = run("stats", "--no-histogram", late, timeout=60)
+    finally:
+        writer.kill()
+        writer.wait()
+    s = summary_of(records(out), late)
+    check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 10,
+          f"a video FIFO whose writer comes after 1 s: exit {code}, {err!r}, {s}")
+    silent = os.path.join(tmp, "silent.mkv")
+    os.mkfifo(silent)
+    start = time.monotonic()
+    code, out, err = run("stats", "--no-histogram", "--fifo-wait", "1", silent, good, timeout=60)
+    took = time.monotonic() - start
+    check(code == 1 and err == f"lumahist: {silent}: a FIFO nothing was written to in 1 s\n"
+          and summary_of(records(out), good) and 1 <= took < 15,
+          f"a video FIFO without a writer, --fifo-wait 1: exit {code} after {took:.1f} s, "
+          f"{err!r}")
+    proc = subprocess.Popen([LUMAHIST, "stats", silent], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    took = time.monotonic() - start
+    check(proc.returncode == 130 and took < 5,
+          f"SIGINT while a video FIFO waits: exit {proc.returncode} after {took:.1f} s, {err!r}")
 
 
 def ffmpeg_encoders_missing(*names):
