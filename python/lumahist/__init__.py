@@ -693,8 +693,9 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     given); percentiles: as for stats; max_pixels: the tool's --max-pixels,
     an image of more pixels (by its header) is refused before it is decoded
     (None or 0: 2^28); fifo_wait: the tool's --fifo-wait, how many seconds
-    a named FIFO waits for a program to open it for writing before it fails
-    (FileIOError, "a FIFO no writer opened in S s"; 0: no limit).  Videos: every (one decoded frame in N), fps (at
+    a named FIFO (an image's or a video's) waits for a program to open it
+    for writing before it fails (FileIOError, "a FIFO no writer opened in S
+    s"; 0: no limit).  Videos: every (one decoded frame in N), fps (at
     most F frames a second of stream time; None: all), start and duration (seconds of stream
     time; duration None: to the end), cut_threshold (the histogram distance
     of a scene cut), video_timeout (seconds without a frame before a file is

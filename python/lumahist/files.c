@@ -230,6 +230,7 @@ static bool run_videos_before(Run *run, guint image)
           .data = run,
           /* Also ends the wait for a video's frame (one opening or stuck). */
           .stop = &run->stop,
+          .fifo_wait = &run->fifo_wait,
       };
       run->videos = lhp_video_stats_new(&job);
     }

@@ -175,10 +175,15 @@ void lhio_set_fifo_wait(double seconds, volatile sig_atomic_t *stop)
   process_fifo_wait.stop = stop;
 }
 
+const LhioFifoWait *lhio_fifo_wait_or_process(const LhioFifoWait *wait)
+{
+  return wait ? wait : &process_fifo_wait;
+}
+
 /* Whether fd is a named FIFO (mkfifo), whose writer may open it after it was
  * opened to read.  An anonymous pipe (a shell's |, /dev/stdin, <(...)) had
  * its writer from its start: no writer there means its end. */
-static bool is_named_fifo(int fd)
+bool lhio_is_named_fifo(int fd)
 {
   struct stat info;
   if (fstat(fd, &info) != 0 || !S_ISFIFO(info.st_mode))
@@ -246,53 +251,6 @@ static int wait_for_writer(const char *path, int fd, const LhioFifoWait *wait, L
   }
 }
 
-/* Waits until the writer of the named FIFO fd (opened to read without
- * blocking) has written its first bytes, which are left in the FIFO, or has
- * come and gone (POLLHUP: it reads as empty), or wait->seconds (0: no
- * limit) pass, or wait->stop is set.  Unlike wait_for_writer it cannot tell
- * a writer that has written nothing yet from none, so the time counts to
- * the first bytes. */
-static int wait_for_bytes(const char *path, int fd, const LhioFifoWait *wait)
-{
-  double limit = wait->seconds;
-  double start = seconds_now();
-  for (;;) {
-    int timeout = FIFO_LOOK_MS;
-    double waited = seconds_now() - start;
-    if (limit > 0 && (limit - waited) * 1000 < timeout)
-      timeout = (int)((limit - waited) * 1000) + 1;
-    struct pollfd look = {.fd = fd, .events = POLLIN};
-    int n = poll(&look, 1, timeout);
-    if (n > 0)
-      return LH_OK;
-    if (n < 0 && errno != EINTR)
-      return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-    if (limit > 0 && seconds_now() - start >= limit)
-      return lhio_fail(LH_ERROR_IO, path, "a FIFO nothing was written to in %g s", limit);
-    if (wait->stop && *wait->stop)
-      return lhio_fail(LH_ERROR_IO, path,
-                       "a FIFO nothing was written to before the run was stopped");
-  }
-}
-
-int lhio_open_pipe_unread(const char *path, const LhioFifoWait *wait, int *fd)
-{
-  *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (*fd < 0)
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  int status = LH_OK;
-  if (is_named_fifo(*fd))
-    status = wait_for_bytes(path, *fd, wait ? wait : &process_fifo_wait);
-  int flags = fcntl(*fd, F_GETFL);
-  if (status == LH_OK && (flags < 0 || fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK) != 0))
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (status != LH_OK) {
-    close(*fd);
-    *fd = -1;
-  }
-  return status;
-}
-
 /* Opens path for reading, without blocking: a FIFO with no writer would
  * block open() for ever.  A named FIFO then waits for its writer
  * (wait_for_writer; wait NULL: the process's); its first bytes, read
@@ -303,8 +261,8 @@ static int open_input(const char *path, const LhioFifoWait *wait, FILE **file, L
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
-  if (is_named_fifo(fd)) {
-    int status = wait_for_writer(path, fd, wait ? wait : &process_fifo_wait, first);
+  if (lhio_is_named_fifo(fd)) {
+    int status = wait_for_writer(path, fd, lhio_fifo_wait_or_process(wait), first);
     if (status < 0) {
       close(fd);
       return status;

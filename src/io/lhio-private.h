@@ -41,12 +41,11 @@ int lhio_create_temp(const char *path, char **temp_path, FILE **file);
  * rename); removes temp if that fails (image.c). */
 int lhio_place_temp(const char *temp, const char *path, LhioPlaceFunc place, void *data);
 
-/* Opens the pipe or FIFO path to read, for a reader that takes a
- * descriptor (a demuxer's source) and reads it from its first byte: open()
- * does not block, and a named FIFO then waits, as lhio_read does (wait
- * NULL: lhio_set_fifo_wait's), for its writer's first bytes, which are left
- * to be read.  The descriptor blocks again on return; -1 on failure. */
-int lhio_open_pipe_unread(const char *path, const LhioFifoWait *wait, int *fd);
+/* Whether fd is a named FIFO (mkfifo), whose writer may come after its
+ * reader: an anonymous pipe had its writer from its start. */
+bool lhio_is_named_fifo(int fd);
+/* wait, or lhio_set_fifo_wait's when NULL. */
+const LhioFifoWait *lhio_fifo_wait_or_process(const LhioFifoWait *wait);
 
 /* Readers get an open file positioned at its start and a zeroed image; on
  * failure they free what they allocated and leave the image zeroed.  The PNG

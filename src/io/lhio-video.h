@@ -80,6 +80,9 @@ typedef struct {
    * lhio_video_next() stops waiting for a frame within a tenth of a second
    * and returns LHIO_VIDEO_STOPPED. */
   volatile sig_atomic_t *stop;
+  /* How long a named FIFO waits for its writer's first bytes (NULL:
+   * lhio_set_fifo_wait's). */
+  const LhioFifoWait *fifo_wait;
 } LhioVideoOptions;
 
 /* lhio_video_next()'s return when options->stop ended its wait: no failure

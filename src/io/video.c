@@ -11,6 +11,8 @@
  * library reads directly (most planar YUV of 8 to 16 bits, gray, packed
  * R'G'B'), so the pixels are the decoder's own, as FFmpeg's are for
  * signalstats; only packed YUV (YUY2, v210, ...) is converted. */
+#include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -477,6 +479,137 @@ static void close_pipe_fd(gpointer fd_plus_one)
   close(GPOINTER_TO_INT(fd_plus_one) - 1);
 }
 
+/* A blocking open() of a named FIFO on a thread of its own: it returns once
+ * a program has the FIFO open for writing, and reads nothing, so the
+ * demuxer gets every byte.  Freed by whichever of the two lets go last. */
+typedef struct {
+  char *path;
+  gint refs;
+  GMutex lock;
+  GCond opened;
+  bool done;
+  bool abandoned; /* the opener gave up and left: the thread closes its fd */
+  int fd;
+  int error;
+} FifoOpen;
+
+static void fifo_open_unref(FifoOpen *o)
+{
+  if (!g_atomic_int_dec_and_test(&o->refs))
+    return;
+  g_mutex_clear(&o->lock);
+  g_cond_clear(&o->opened);
+  g_free(o->path);
+  g_free(o);
+}
+
+static gpointer open_fifo_blocking(gpointer data)
+{
+  FifoOpen *o = data;
+  int fd = open(o->path, O_RDONLY | O_CLOEXEC);
+  int error = errno;
+  g_mutex_lock(&o->lock);
+  if (o->abandoned && fd >= 0)
+    close(fd);
+  o->fd = fd;
+  o->error = error;
+  o->done = true;
+  g_cond_signal(&o->opened);
+  g_mutex_unlock(&o->lock);
+  fifo_open_unref(o);
+  return NULL;
+}
+
+/* Waits, as an image's read does (lhio_read), until a program opens the
+ * named FIFO path for writing, or the FIFO wait's time passes, or its stop
+ * is set; *fd is then the FIFO open to read, nothing read from it.  The
+ * caller holds the FIFO open to read without blocking meanwhile: a reader
+ * all along, so that a writer's open does not block and, when the wait
+ * gives up, an open to write ends the thread's open. */
+static int wait_for_fifo_writer(const char *path, const LhioFifoWait *wait, int *fd)
+{
+  FifoOpen *o = g_new0(FifoOpen, 1);
+  o->path = g_strdup(path);
+  o->refs = 2;
+  o->fd = -1;
+  g_mutex_init(&o->lock);
+  g_cond_init(&o->opened);
+  GThread *thread = g_thread_try_new("lumahist-fifo-open", open_fifo_blocking, o, NULL);
+  if (!thread) {
+    o->refs = 1;
+    fifo_open_unref(o);
+    return lhio_fail(LH_ERROR_NO_MEMORY, path, "no thread to wait for the FIFO's writer");
+  }
+  bool timed_out = false, stopped = false;
+  gint64 start = g_get_monotonic_time();
+  gint64 limit = (gint64)(wait->seconds * G_USEC_PER_SEC);
+  g_mutex_lock(&o->lock);
+  while (!o->done && !timed_out && !stopped) {
+    gint64 now = g_get_monotonic_time();
+    if (limit > 0 && now - start >= limit)
+      timed_out = true;
+    else if (wait->stop && *wait->stop)
+      stopped = true;
+    else
+      g_cond_wait_until(&o->opened, &o->lock,
+                        now +
+                            MIN(G_USEC_PER_SEC / 10, limit > 0 ? start + limit - now : G_MAXINT64));
+  }
+  g_mutex_unlock(&o->lock);
+  if (timed_out || stopped) {
+    int waker = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (waker >= 0) {
+      g_thread_join(thread);
+      close(waker);
+      if (o->fd >= 0)
+        close(o->fd);
+    } else {
+      /* Not to be opened for writing (its mode): the thread stays until a
+       * writer comes, and closes what it opened then. */
+      g_mutex_lock(&o->lock);
+      o->abandoned = true;
+      if (o->done && o->fd >= 0)
+        close(o->fd);
+      g_mutex_unlock(&o->lock);
+      g_thread_unref(thread);
+    }
+    fifo_open_unref(o);
+    if (stopped)
+      return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened before the run was stopped");
+    return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened in %g s", wait->seconds);
+  }
+  g_thread_join(thread);
+  *fd = o->fd;
+  int error = o->error;
+  fifo_open_unref(o);
+  return *fd >= 0 ? LH_OK : lhio_fail(LH_ERROR_IO, path, "%s", g_strerror(error));
+}
+
+/* Opens the pipe or FIFO path to read for fdsrc, which reads it from its
+ * first byte: a named FIFO waits for its writer (wait_for_fifo_writer; the
+ * options' FIFO wait, else lhio_set_fifo_wait's); an anonymous pipe (a
+ * shell's |, /dev/stdin) had its writer from its start. */
+static int open_pipe(const char *path, const LhioFifoWait *wait, int *fd)
+{
+  *fd = -1;
+  int keeper = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (keeper < 0)
+    return lhio_fail(LH_ERROR_IO, path, "%s", g_strerror(errno));
+  if (lhio_is_named_fifo(keeper)) {
+    int status = wait_for_fifo_writer(path, lhio_fifo_wait_or_process(wait), fd);
+    close(keeper);
+    return status;
+  }
+  int flags = fcntl(keeper, F_GETFL);
+  if (flags < 0 || fcntl(keeper, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    int error = errno;
+    close(keeper);
+    return lhio_fail(LH_ERROR_IO, path, "%s", g_strerror(error));
+  }
+  *fd = keeper;
+  return LH_OK;
+}
+
 int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **out)
 {
   *out = NULL;
@@ -510,7 +643,7 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
    * writer that came between the two opens with no reader (SIGPIPE). */
   int pipe_fd = -1;
   if (got_info && S_ISFIFO(info.st_mode)) {
-    int status = lhio_open_pipe_unread(path, NULL, &pipe_fd);
+    int status = open_pipe(path, v->options.fifo_wait, &pipe_fd);
     if (status < 0) {
       lhio_video_close(v);
       return status;

@@ -179,6 +179,8 @@ typedef struct {
    * file opening or stuck) within a tenth of a second: the signal that
    * asked, or a run's own flag (lumahist.stats_files closed). */
   volatile sig_atomic_t *stop;
+  /* How long a named FIFO waits for its writer (NULL: lhio_set_fifo_wait's). */
+  const LhioFifoWait *fifo_wait;
 } LhpVideoJob;
 
 typedef enum {

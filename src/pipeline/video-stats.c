@@ -456,6 +456,7 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
       .timeout_s = args->timeout_s,
       /* A stop ends the wait for a frame too (a file opening or stuck). */
       .stop = job->stop,
+      .fifo_wait = job->fifo_wait,
   };
   LhioVideo *video = NULL;
   int status = lhio_video_open(path, &video_options, &video);

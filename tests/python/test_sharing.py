@@ -324,3 +324,22 @@ def test_a_silent_video_still_times_out_with_its_reason(silent_video):
     with pytest.warns(RuntimeWarning, match="no frame for 1 s"):
         assert list(lumahist.stats_files([silent_video], video_timeout=1)) == []
     assert 0.9 < time.monotonic() - start < 10
+
+
+def test_a_video_fifo_no_writer_opens_keeps_to_fifo_wait(tmp_path):
+    """A FIFO named as a video waits for its writer as long as the run's
+    fifo_wait says, not the process's 30 s, and close() ends the wait (GStreamer's
+    filesrc blocked in open() for ever, whatever either said)."""
+    video_or_skip()
+    fifo = tmp_path / "never.mkv"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    with pytest.raises(lumahist.FileIOError, match="never.mkv: a FIFO no writer opened in 1 s"):
+        list(lumahist.stats_files([fifo], errors="raise", fifo_wait=1))
+    assert 0.9 < time.monotonic() - start < 10
+    iterator = lumahist.stats_files([fifo], fifo_wait=0)
+    time.sleep(0.5)
+    start = time.monotonic()
+    iterator.close()
+    assert time.monotonic() - start < 2
+    assert list(iterator) == []

@@ -526,7 +526,8 @@ def check_video_fifo_waits(tmp, video):
     """A FIFO named as a video waits for its writer as an image's does: a
     late writer is read, one that never comes is given up after --fifo-wait
     and the run goes on, and Ctrl-C ends the wait (GStreamer's filesrc
-    blocked in open() for ever, deaf to both)."""
+    blocked in open() for ever, deaf to both).  A writer that opens it and
+    writes nothing is a stalled video (--video-timeout), as before."""
     good = os.path.join(tmp, "good.y4m")
     write_y4m(good, random_frames(np.random.default_rng(2), 3, 16, 16))
     late = os.path.join(tmp, "late.mkv")
@@ -545,7 +546,7 @@ def check_video_fifo_waits(tmp, video):
     start = time.monotonic()
     code, out, err = run("stats", "--no-histogram", "--fifo-wait", "1", silent, good, timeout=60)
     took = time.monotonic() - start
-    check(code == 1 and err == f"lumahist: {silent}: a FIFO nothing was written to in 1 s\n"
+    check(code == 1 and err == f"lumahist: {silent}: a FIFO no writer opened in 1 s\n"
           and summary_of(records(out), good) and 1 <= took < 15,
           f"a video FIFO without a writer, --fifo-wait 1: exit {code} after {took:.1f} s, "
           f"{err!r}")
