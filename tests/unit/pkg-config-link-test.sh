@@ -58,7 +58,7 @@ language_flags="-std=c99 -Wall -Wextra -pedantic -Werror"
 if $nvcc; then
   static_flags=--static
   # Compiled as CUDA by its name: "-x cu" would also take the libraries that
-  # follow it (a CUDA build's .pc names libcudart_static.a) for CUDA source.
+  # follow it (static archives, libcudart_static.a) for CUDA source.
   language_flags=
   cp "$source" "$out/embed.cu"
   source=$out/embed.cu
@@ -82,6 +82,16 @@ for static in "" $static_flags; do
     echo "FAIL: pkg-config knows no lumahist in $PKG_CONFIG_PATH"
     exit 1
   fi
+  # One CUDA runtime: the shared and the static one together would give a
+  # static link two copies of its state.
+  case " $libs " in
+    *" -lcudart "*)
+      case " $libs " in
+        *" -lcudart_static "*)
+          echo "FAIL: pkg-config --libs $static lumahist names two CUDA runtimes: $libs"
+          exit 1 ;;
+      esac ;;
+  esac
   echo "$* $language_flags $cflags $source $libs $extra"
   # shellcheck disable=SC2086 # the flags are words, as pkg-config gives them
   if ! "$@" $language_flags $cflags "$source" $libs $extra -o "$out/embed"; then
