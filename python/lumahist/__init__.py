@@ -118,7 +118,25 @@ class CudaError(Error):
 
 class FileIOError(Error, OSError):
     """A file could not be read (LH_ERROR_IO): stats_files on a path that does
-    not exist, or a file it cannot open or read."""
+    not exist, or a file it cannot open or read.  When a system call said
+    why, .errno, .strerror and .filename are set as an OSError's (errno.ENOENT
+    for a missing file, errno.EACCES for a forbidden one); otherwise (a FIFO
+    no writer opened, a read cut short) they are None.  str() is the
+    library's message, as for every Error."""
+
+    def __init__(self, message="", status=-6, errno=None, filename=None):
+        super().__init__(message, status)
+        if errno:
+            self.errno = errno
+            self.strerror = _os.strerror(errno)
+        if filename is not None:
+            self.filename = filename
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.status, self.errno, self.filename), self.__dict__)
 
 
 class CorruptFileError(Error, ValueError):

@@ -90,6 +90,22 @@ PyObject *raise_message(int status, const char *message)
   return NULL;
 }
 
+PyObject *raise_file_error(int status, PyObject *message, int os_error, const char *path)
+{
+  if (status != LH_ERROR_IO || os_error == 0 || !error_classes[-LH_ERROR_IO])
+    return raise_message_object(status, message);
+  PyObject *filename = PyUnicode_DecodeFSDefault(path);
+  if (!filename)
+    return NULL;
+  PyObject *args = Py_BuildValue("(OiiO)", message, status, os_error, filename);
+  Py_DECREF(filename);
+  if (args) {
+    PyErr_SetObject(error_classes[-LH_ERROR_IO], args);
+    Py_DECREF(args);
+  }
+  return NULL;
+}
+
 PyObject *raise_message_object(int status, PyObject *message)
 {
   int index = -status;

@@ -42,6 +42,7 @@ typedef struct {
   char *path;
   char *reason; /* FAILURE, NOTE */
   int status;   /* FAILURE */
+  int os_error; /* FAILURE, NOTE: the errno of a system call's failure; 0 none */
   LhStats stats;
   int width, height;
   LhBackend backend;
@@ -148,7 +149,9 @@ static void say_of_run(const char *path, const char *message, void *data)
 /* The walk's, kept until it is known whether they were failures. */
 static void say_of_walk(const char *path, const char *message, void *data)
 {
-  g_ptr_array_add(data, entry_new(ENTRY_NOTE, path, message, LH_ERROR_IO));
+  Entry *entry = entry_new(ENTRY_NOTE, path, message, LH_ERROR_IO);
+  entry->os_error = lhp_said_os_error();
+  g_ptr_array_add(data, entry);
 }
 
 static bool on_ready(const LhpContexts *contexts, void *data)
@@ -272,9 +275,11 @@ static bool on_failed(LhpItem *item, void *data)
   Run *run = data;
   if (!run_videos_before(run, item->index))
     return false;
-  return queue_entry(run, entry_new(ENTRY_FAILURE, item->path,
-                                    item->reason ? item->reason : lh_status_name(item->status),
-                                    item->status));
+  Entry *entry =
+      entry_new(ENTRY_FAILURE, item->path,
+                item->reason ? item->reason : lh_status_name(item->status), item->status);
+  entry->os_error = item->os_error;
+  return queue_entry(run, entry);
 }
 
 static gpointer run_thread(gpointer data)
@@ -589,7 +594,7 @@ static PyObject *iterator_next(FilesIterator *self)
       if (entry->kind == ENTRY_FAILURE && self->raise_errors) {
         PyObject *message = message_of(text);
         if (message) {
-          raise_message_object(entry->status, message);
+          raise_file_error(entry->status, message, entry->os_error, entry->path);
           Py_DECREF(message);
         }
         iterator_close(self);

@@ -15,6 +15,10 @@ PyObject *raise_status(int status);
 PyObject *raise_message(int status, const char *message);
 /* The same with a str (a message that names a file as os.fsdecode does). */
 PyObject *raise_message_object(int status, PyObject *message);
+/* The same for a file's failure: an I/O one from a system call (os_error,
+ * its errno; 0 none) also carries errno, strerror and filename (path, in
+ * the file system's encoding), as an OSError does. */
+PyObject *raise_file_error(int status, PyObject *message, int os_error, const char *path);
 PyObject *raise_invalid(const char *message);
 
 /* matrix=, range= and backend= by name; 0, or -1 with the exception set. */

@@ -23,6 +23,12 @@
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 static const uint8_t jpeg_magic[3] = {0xff, 0xd8, 0xff};
 
+/* The errno of this thread's last failure, when it was a system call's
+ * (lhio_fail_os), and that failure's message: lhio_last_os_error() answers
+ * for the library's last error only while it is still this one. */
+static _Thread_local int last_os_error;
+static _Thread_local char last_os_message[640];
+
 int lhio_fail(int status, const char *path, const char *format, ...)
 {
   char reason[512];
@@ -30,7 +36,23 @@ int lhio_fail(int status, const char *path, const char *format, ...)
   va_start(args, format);
   vsnprintf(reason, sizeof reason, format, args);
   va_end(args);
+  last_os_error = 0;
   return lh_set_error(status, "%s: %s", path ? path : "(null)", reason);
+}
+
+int lhio_fail_os(int error, const char *path)
+{
+  int status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(error));
+  const char *message = lh_last_error();
+  last_os_error = error;
+  snprintf(last_os_message, sizeof last_os_message, "%s", message ? message : "");
+  return status;
+}
+
+int lhio_last_os_error(void)
+{
+  const char *message = lh_last_error();
+  return last_os_error && message && strcmp(message, last_os_message) == 0 ? last_os_error : 0;
 }
 
 LhioFileType lhio_sniff(const uint8_t *head, size_t n)
@@ -235,7 +257,7 @@ static int wait_for_writer(const char *path, int fd, const LhioFifoWait *wait, L
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+      return lhio_fail_os(errno, path);
     double waited = seconds_now() - start;
     if (limit > 0 && waited >= limit)
       return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened in %g s", limit);
@@ -260,7 +282,7 @@ static int open_input(const char *path, const LhioFifoWait *wait, FILE **file, L
 {
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    return lhio_fail_os(errno, path);
   if (lhio_is_named_fifo(fd)) {
     int status = wait_for_writer(path, fd, lhio_fifo_wait_or_process(wait), first);
     if (status < 0) {
@@ -276,7 +298,7 @@ static int open_input(const char *path, const LhioFifoWait *wait, FILE **file, L
     int err = errno;
     close(fd);
     lhio_encoded_clear(first);
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(err));
+    return lhio_fail_os(err, path);
   }
   return LH_OK;
 }
@@ -294,7 +316,7 @@ static int sniff_input(const char *path, FILE *file, LhioFileType *type, LhioEnc
     memcpy(head, ahead->data, before);
   size_t n = before + fread(head + before, 1, sizeof head - before, file);
   if (n < sizeof head && ferror(file))
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    return lhio_fail_os(errno, path);
   *type = lhio_sniff(head, n);
   if (*type == LHIO_FILE_UNKNOWN) {
     if (n == 0)
@@ -314,7 +336,7 @@ static int sniff_input(const char *path, FILE *file, LhioFileType *type, LhioEnc
   if (before == 0 && fseek(file, 0, SEEK_SET) == 0)
     return LH_OK;
   if (before == 0 && (errno != ESPIPE || !ahead))
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    return lhio_fail_os(errno, path);
   uint8_t *grown = realloc(ahead->data, n);
   if (!grown)
     return lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for %zu bytes", n);
@@ -378,7 +400,7 @@ static int read_whole(const char *path, FILE *file, LhioEncoded *encoded)
     encoded->data = grown;
     encoded->size += fread(encoded->data + encoded->size, 1, capacity - encoded->size, file);
     if (ferror(file))
-      status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+      status = lhio_fail_os(errno, path);
     else if (encoded->size < capacity)
       break; /* end of file */
     else
@@ -562,7 +584,7 @@ int lhio_place_temp(const char *temp, const char *path, LhioPlaceFunc place, voi
   if (place)
     status = place(temp, path, data);
   else if (rename(temp, path) != 0)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    status = lhio_fail_os(errno, path);
   if (status < 0)
     unlink(temp);
   return status;
@@ -575,7 +597,7 @@ static int finish_temp(const char *path, char *temp, FILE *file, int status,
                        const LhioWriteOptions *options)
 {
   if (fclose(file) != 0 && status == LH_OK)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    status = lhio_fail_os(errno, path);
   if (status == LH_OK)
     status = lhio_place_temp(temp, path, options->place, options->place_data);
   else
@@ -625,7 +647,7 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
   else
     status = lhio_jpeg_write(file, path, image, options);
   if (status == LH_OK && (fflush(file) != 0 || ferror(file)))
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    status = lhio_fail_os(errno, path);
   return finish_temp(path, temp, file, status, options);
 }
 
@@ -645,6 +667,6 @@ int lhio_write_encoded(const char *path, const LhioEncoded *encoded,
     return status;
   if (fwrite(encoded->data, 1, encoded->size, file) != encoded->size || fflush(file) != 0 ||
       ferror(file))
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    status = lhio_fail_os(errno, path);
   return finish_temp(path, temp, file, status, options);
 }

@@ -16,6 +16,9 @@
 
 /* Sets the thread's message to "<path>: <reason>" and returns status. */
 int lhio_fail(int status, const char *path, const char *format, ...) LHIO_PRINTF(3, 4);
+/* lhio_fail(LH_ERROR_IO) with strerror(error) as the reason, remembered for
+ * lhio_last_os_error(). */
+int lhio_fail_os(int error, const char *path);
 
 /* The big-endian 32-bit number at p, as PNG chunks and MP4 boxes store
  * their lengths. */

@@ -119,6 +119,11 @@ bool lhio_is_image_name(const char *path);
  * is waited for as long as it takes, as on any pipe. */
 int lhio_read(const char *path, LhioReadMode mode, uint64_t max_pixels, LhioImage *image);
 
+/* The errno of the system call whose failure is the library's last error
+ * on this thread (lh_last_error(): a file missing, forbidden, unreadable),
+ * or 0 when that error was not one. */
+int lhio_last_os_error(void);
+
 /* How long a named FIFO waits for a writer unless set otherwise: a program
  * started a moment later (`lumahist stats FIFO & cat a.png > FIFO`) comes in
  * time, and a FIFO that none will write to does not hold a run for ever. */

@@ -175,7 +175,7 @@ int lhio_mkv_unquote_tags(const char *path)
 {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0)
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    return lhio_fail_os(errno, path);
   const off_t end = lseek(fd, 0, SEEK_END);
   int status = LH_OK;
   Header header;
@@ -199,12 +199,12 @@ int lhio_mkv_unquote_tags(const char *path)
       else if (pread(fd, tags, size, at) != (ssize_t)size)
         status = lhio_fail(LH_ERROR_IO, path, "%s", errno ? strerror(errno) : "short read");
       else if (unquote_tags(tags, size, out) && pwrite(fd, out, size, at) != (ssize_t)size)
-        status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+        status = lhio_fail_os(errno, path);
       free(tags);
       free(out);
     }
   }
   if (close(fd) != 0 && status == LH_OK)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    status = lhio_fail_os(errno, path);
   return status;
 }

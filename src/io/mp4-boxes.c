@@ -125,7 +125,7 @@ int lhio_mp4_write_moov(int fd, const char *path, const LhioMp4Moov *moov, const
   if (pwrite(fd, data, size, moov->at) != (ssize_t)size ||
       (tail && pwrite(fd, tail, moov->tail, moov->at + (off_t)size) != (ssize_t)moov->tail) ||
       (size < moov->size && ftruncate(fd, moov->at + (off_t)size + (off_t)moov->tail) != 0))
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    status = lhio_fail_os(errno, path);
   free(tail);
   return status;
 }

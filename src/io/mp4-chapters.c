@@ -80,7 +80,7 @@ int lhio_mp4_keep_chapters(const char *input, const char *output)
 {
   int fd = open(input, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return lhio_fail(LH_ERROR_IO, input, "%s", strerror(errno));
+    return lhio_fail_os(errno, input);
   LhioMp4Moov moov;
   int status = lhio_mp4_read_moov(fd, input, &moov);
   close(fd);
@@ -101,7 +101,7 @@ int lhio_mp4_keep_chapters(const char *input, const char *output)
   fd = open(output, O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     free(chpl);
-    return lhio_fail(LH_ERROR_IO, output, "%s", strerror(errno));
+    return lhio_fail_os(errno, output);
   }
   status = lhio_mp4_read_moov(fd, output, &moov);
   size_t ignored_at, ignored_size;
@@ -116,6 +116,6 @@ int lhio_mp4_keep_chapters(const char *input, const char *output)
   lhio_mp4_moov_clear(&moov);
   free(chpl);
   if (close(fd) != 0 && status == LH_OK)
-    status = lhio_fail(LH_ERROR_IO, output, "%s", strerror(errno));
+    status = lhio_fail_os(errno, output);
   return status;
 }

@@ -66,13 +66,13 @@ int lhio_mp4_set_rotation(const char *path, int quarter_turns)
     return LH_OK;
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0)
-    return lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    return lhio_fail_os(errno, path);
   LhioMp4Moov moov;
   int status = lhio_mp4_read_moov(fd, path, &moov);
   if (status == LH_OK && moov.data && rotate_in_moov(moov.data, moov.size, quarter_turns))
     status = lhio_mp4_write_moov(fd, path, &moov, moov.data, moov.size);
   lhio_mp4_moov_clear(&moov);
   if (close(fd) != 0 && status == LH_OK)
-    status = lhio_fail(LH_ERROR_IO, path, "%s", strerror(errno));
+    status = lhio_fail_os(errno, path);
   return status;
 }

@@ -1017,7 +1017,7 @@ static GstCaps *container_of(const char *input, int *status)
 {
   FILE *file = fopen(input, "rb");
   if (!file) {
-    *status = lhio_fail(LH_ERROR_IO, input, "%s", strerror(errno));
+    *status = lhio_fail_os(errno, input);
     return NULL;
   }
   guint8 *head = g_malloc(TYPEFIND_BYTES);

@@ -582,7 +582,7 @@ static int wait_for_fifo_writer(const char *path, const LhioFifoWait *wait, int 
   *fd = o->fd;
   int error = o->error;
   fifo_open_unref(o);
-  return *fd >= 0 ? LH_OK : lhio_fail(LH_ERROR_IO, path, "%s", g_strerror(error));
+  return *fd >= 0 ? LH_OK : lhio_fail_os(error, path);
 }
 
 /* Opens the pipe or FIFO path to read for fdsrc, which reads it from its
@@ -594,7 +594,7 @@ static int open_pipe(const char *path, const LhioFifoWait *wait, int *fd)
   *fd = -1;
   int keeper = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (keeper < 0)
-    return lhio_fail(LH_ERROR_IO, path, "%s", g_strerror(errno));
+    return lhio_fail_os(errno, path);
   if (lhio_is_named_fifo(keeper)) {
     int status = wait_for_fifo_writer(path, lhio_fifo_wait_or_process(wait), fd);
     close(keeper);
@@ -604,7 +604,7 @@ static int open_pipe(const char *path, const LhioFifoWait *wait, int *fd)
   if (flags < 0 || fcntl(keeper, F_SETFL, flags & ~O_NONBLOCK) != 0) {
     int error = errno;
     close(keeper);
-    return lhio_fail(LH_ERROR_IO, path, "%s", g_strerror(error));
+    return lhio_fail_os(error, path);
   }
   *fd = keeper;
   return LH_OK;

@@ -30,6 +30,10 @@ typedef struct {
 /* Says message (printf-style) through report, which may be NULL. */
 void lhp_say(const LhpReport *report, const char *path, const char *format, ...)
     G_GNUC_PRINTF(3, 4);
+/* Says strerror(error), a system call's failure on path; while report->say
+ * runs, lhp_said_os_error() gives error (0 during any other say). */
+void lhp_say_os_error(const LhpReport *report, const char *path, int error);
+int lhp_said_os_error(void);
 
 /* Appends to paths (newly allocated strings) the files named by args (walk.c):
  * a file as it is ("-" as /dev/stdin), a folder by its image files (.png,
@@ -153,6 +157,7 @@ typedef struct {
   int height;
   int status;                 /* 0, or the negative status of the failure */
   char *reason;               /* the failure, said as "PATH: reason" */
+  int os_error;               /* the failure's errno, when a system call's on the file; else 0 */
   int worker;                 /* the context (device) that analysed it; -1 none */
   LhBackend backend;          /* where it was analysed (AUTO: not analysed) */
   LhioDecoder decoder;        /* what decoded it (kept when its pixels are freed) */

@@ -534,6 +534,7 @@ static void pool_task(Pipeline *p, Task *task)
   task->moments[MOMENT_DECODED] = g_get_monotonic_time();
   other_decoded(p, task);
   if (status < 0) {
+    item->os_error = lhio_last_os_error();
     lhp_item_fail(item, status, "%s", lhp_reason(status, item->path));
     send_done(p, task);
     return;

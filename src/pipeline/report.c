@@ -18,6 +18,20 @@ void lhp_say(const LhpReport *report, const char *path, const char *format, ...)
   g_free(message);
 }
 
+static _Thread_local int said_os_error;
+
+void lhp_say_os_error(const LhpReport *report, const char *path, int error)
+{
+  said_os_error = error;
+  lhp_say(report, path, "%s", g_strerror(error));
+  said_os_error = 0;
+}
+
+int lhp_said_os_error(void)
+{
+  return said_os_error;
+}
+
 const char *lhp_reason(int status, const char *path)
 {
   const char *message = lh_last_error();

@@ -46,7 +46,7 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
 
   DIR *dir = opendir(folder);
   if (!dir) {
-    lhp_say(walk->report, folder, "%s", g_strerror(errno));
+    lhp_say_os_error(walk->report, folder, errno);
     return false;
   }
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -62,7 +62,7 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
     errno = 0;
   }
   if (errno != 0) {
-    lhp_say(walk->report, folder, "%s", g_strerror(errno));
+    lhp_say_os_error(walk->report, folder, errno);
     closedir(dir);
     g_ptr_array_free(names, TRUE);
     return false;
@@ -80,7 +80,7 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
       /* A dangling link is reported only if it would have been picked up. */
       if (lhio_is_image_name(path) || (walk->videos && lhio_is_video_name(path)) ||
           errno != ENOENT) {
-        lhp_say(walk->report, path, "%s", g_strerror(errno));
+        lhp_say_os_error(walk->report, path, errno);
         ok = false;
       }
     } else if (S_ISDIR(entry.st_mode)) {
@@ -116,7 +116,7 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
       /* The usual name of standard input, as `lumahist merge` reads it. */
       g_ptr_array_add(paths, g_strdup("/dev/stdin"));
     } else if (stat(args[i], &info) != 0) {
-      lhp_say(report, args[i], "%s", g_strerror(errno));
+      lhp_say_os_error(report, args[i], errno);
       ok = false;
     } else if (S_ISDIR(info.st_mode)) {
       guint before = paths->len;

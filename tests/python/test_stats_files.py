@@ -188,6 +188,33 @@ def test_a_file_that_fails_raises_the_documented_error(folder, tmp_path):
         assert type(pickle.loads(pickle.dumps(error))) is cls
 
 
+def test_a_file_the_system_refuses_carries_errno_and_filename(tmp_path):
+    """A FileIOError from a system call's failure carries errno, strerror
+    and filename as an OSError does, whether the walk found it (a missing
+    path) or the decoding thread (a read that fails, /proc/self/mem), and
+    keeps them through pickle; str() stays the library's message.  One
+    without a system call's reason (a FIFO that no writer opened) has
+    errno None."""
+    import errno
+    import pickle
+    missing = tmp_path / "missing.png"
+    for path, number in ((missing, errno.ENOENT), ("/proc/self/mem", errno.EIO)):
+        with pytest.raises(lumahist.FileIOError) as raised:
+            list(lumahist.stats_files([path], errors="raise", backend="cpu", decoder="cpu"))
+        error = raised.value
+        assert (error.errno, error.strerror, error.filename) == (number, os.strerror(number),
+                                                                 str(path))
+        assert str(error) == f"{path}: {os.strerror(number)}" and error.status == -6
+        back = pickle.loads(pickle.dumps(error))
+        assert (type(back), str(back), back.errno, back.filename, back.status) == (
+            lumahist.FileIOError, str(error), number, str(path), -6)
+    fifo = tmp_path / "never.png"
+    os.mkfifo(fifo)
+    with pytest.raises(lumahist.FileIOError) as raised:
+        list(lumahist.stats_files([fifo], errors="raise", fifo_wait=0.2))
+    assert raised.value.errno is None and "no writer opened" in str(raised.value)
+
+
 def test_names_that_are_not_utf8_are_the_tools(tmp_path):
     """A name's bytes that are not UTF-8: the record's path is the name as
     os.fsdecode gives it (surrogateescape), in to_dict() and in the tool's
