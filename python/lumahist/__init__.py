@@ -124,7 +124,7 @@ class FileIOError(Error, OSError):
     no writer opened, a read cut short) they are None.  str() is the
     library's message, as for every Error."""
 
-    def __init__(self, message="", status=-6, errno=None, filename=None):
+    def __init__(self, message, status=-6, errno=None, filename=None):
         super().__init__(message, status)
         if errno:
             self.errno = errno
