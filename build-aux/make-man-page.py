@@ -28,13 +28,17 @@ def escape(text):
     return text
 
 
+# Paragraphs of the top level's help that begin so have a section of their own.
+SECTIONS = (("Exit status:", "EXIT STATUS"), ("Environment:", "ENVIRONMENT"))
+
+
 def paragraphs(lines):
-    """A text block's paragraphs: its lines joined, with the line that starts
-    "Exit status:" (which the helps put under the last paragraph) and what
-    follows it in one of its own."""
+    """A text block's paragraphs: its lines joined, with each line that
+    starts one of SECTIONS' words (which the helps put under the last
+    paragraph) and what follows it in one of its own."""
     parts = [[]]
     for line in lines:
-        if line.startswith("Exit status:") and parts[-1]:
+        if line.startswith(tuple(word for word, _ in SECTIONS)) and parts[-1]:
             parts.append([])
         parts[-1].append(line.strip())
     return [" ".join(part) for part in parts if part]
@@ -59,13 +63,20 @@ def usage_lines(usage):
     return out
 
 
-def blocks(parsed):
-    """A help's text and option groups (its command list is COMMANDS's)."""
+def blocks(parsed, sections=None):
+    """A help's text and option groups (its command list is COMMANDS's).
+    With sections (a dict), the paragraphs that begin with a word of
+    SECTIONS go there instead, without it, by their section's title."""
     out = []
     for block in parsed.blocks:
         if block[0] == "text":
             for paragraph in paragraphs(block[1]):
-                out += [".PP", escape(paragraph)]
+                title = next((title for word, title in SECTIONS if paragraph.startswith(word)),
+                             None)
+                if title and sections is not None:
+                    sections[title] = paragraph.split(":", 1)[1].strip()
+                else:
+                    out += [".PP", escape(paragraph)]
         elif block[0] == "options":
             out += [".PP", f"\\fI{escape(block[1])}:\\fR", ".RS 4"]
             for option in block[2]:
@@ -90,13 +101,17 @@ def page(tool):
     out += usage_lines(top.usage)
     for _, _, parsed in tool.commands:
         out += usage_lines(parsed.usage)
-    out += [".SH DESCRIPTION"] + blocks(top)
+    sections = {}
+    out += [".SH DESCRIPTION"] + blocks(top, sections)
     out += [".SH COMMANDS"]
     for name, summary, _ in tool.commands:
         out += [".TP", f"\\fB{escape(name)}\\fR", escape(summary)]
     for name, summary, parsed in tool.commands:
         out += [f".SS \"lumahist {escape(name)}\"", escape(summary) + "."]
         out += blocks(parsed)
+    for _, title in SECTIONS:
+        if title in sections:
+            out += [f".SH {title}", escape(sections[title])]
     out += [
         ".SH SEE ALSO",
         ".BR gst\\-inspect\\-1.0 (1):",

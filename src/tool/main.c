@@ -133,7 +133,12 @@ static char *commands_description(void)
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
     g_string_append_printf(text, "  %-10s %s\n", commands[i].name, commands[i].summary);
   g_string_append(text, "\n'lumahist COMMAND --help' describes the options of a command.\n"
-                        "Exit status: 0 all files done, 1 some file failed, 2 usage error.");
+                        "Exit status: 0 all files done, 1 some file failed, 2 usage error.\n"
+                        "Environment: CUDA_VISIBLE_DEVICES, the GPUs that CUDA shows (--devices "
+                        "numbers them from 0); CUDA_HOME and CUDA_PATH, where libnvjpeg is looked "
+                        "for after the loader's path; GStreamer's own (GST_PLUGIN_PATH, GST_DEBUG) "
+                        "for video files; LUMAHIST_TRACE=FILE, a line of timings per image of a "
+                        "run written to FILE.");
   return g_string_free(text, FALSE);
 }
 

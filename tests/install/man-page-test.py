@@ -60,6 +60,20 @@ def main():
     if version not in rendered:
         fail(f"the page does not say '{version}'")
 
+    # The top level's exit status and environment have sections of their own,
+    # as man pages have them, with every variable the help names.
+    for word, title in (("Exit status:", "EXIT STATUS"), ("Environment:", "ENVIRONMENT")):
+        said = re.search(rf"^{word}(.*?)(?=^\S|\Z)", top, re.M | re.S)
+        section = re.search(rf"^{title}\n(.*?)(?=^\S|\Z)", rendered, re.M | re.S)
+        if not said or not section:
+            fail(f"'{word}' in lumahist --help: {bool(said)}; section {title}: {bool(section)}")
+        elif normalized(said.group(1)) != normalized(section.group(1)):
+            fail(f"section {title} says {normalized(section.group(1))!r}, the help "
+                 f"{normalized(said.group(1))!r}")
+    for variable in ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LUMAHIST_TRACE"):
+        if variable not in top:
+            fail(f"lumahist --help does not name {variable}")
+
     checked = 0
     for command in [""] + commands:
         if command not in sections:
