@@ -108,7 +108,8 @@ typedef struct {
  * not a video GStreamer reads, before any frame. */
 int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **video);
 
-/* The next frame into *frame: 1, or 0 at the end of the stream, or a negative
+/* The next frame into *frame: 1, or 0 at the end of the stream (the first
+ * call too, when every frame came before options->start_s), or a negative
  * status for a failure (the stream is damaged, no decoder, no video stream,
  * stuck), or LHIO_VIDEO_STOPPED (options->stop), after the last two of which
  * only lhio_video_close() may be called. */

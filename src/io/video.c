@@ -82,7 +82,6 @@ struct LhioVideo {
   bool transport_stream; /* tsdemux reads it: its end is looked at (ts-end.c) */
   bool avi;              /* avidemux reads it: its header is (avi_cut_before) */
 
-  bool started;
   uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
   double end_time;   /* of the last frame, seconds */
   double frame_time; /* the last frame's duration */
@@ -977,7 +976,10 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
         g_mutex_lock(&v->lock);
         bool linked = v->linked;
         g_mutex_unlock(&v->lock);
-        if (!linked || (v->index == 0 && !v->started)) {
+        /* Frames that all came before --start are no failure here: the
+         * caller, who has no frame, says so (and a cut file is still found
+         * cut, below). */
+        if (!linked || v->pulled == 0) {
           if (!take_no_video_reason(v))
             set_error(v, linked ? "no frame could be decoded" : "no video stream");
           return fail_now(v, LH_ERROR_CORRUPT);
@@ -1015,10 +1017,15 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
       /* Before the start: decoded and dropped.  A seek would be faster on a
        * long file, but some demuxers (y4mdec in 1.22) lose their way after
        * one, and a frame's statistics must not depend on the container. */
+      /* Its end still counts for check_complete: a cut file stays cut. */
+      GstClockTime length = GST_BUFFER_DURATION(buffer);
+      if (!GST_CLOCK_TIME_IS_VALID(length))
+        length = 0;
+      v->end_time = (double)(pts + length) / GST_SECOND;
+      v->frame_time = (double)length / GST_SECOND;
       gst_sample_unref(sample);
       continue;
     }
-    v->started = true;
     v->sample = sample;
     break;
   }

@@ -468,6 +468,7 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
   }
   double end_time = args->duration_s > 0 ? args->start_s + args->duration_s : INFINITY;
   double next_time = NAN;
+  double after_window = NAN; /* the pts of the first frame past --duration */
   char *error = NULL;
   bool stopped = false;
   LhStats stats;
@@ -489,8 +490,10 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
       error = g_strdup(lhp_reason(status, path));
       break;
     }
-    if (isfinite(f.pts) && f.pts >= end_time - 1e-9)
+    if (isfinite(f.pts) && f.pts >= end_time - 1e-9) {
+      after_window = f.pts;
       break;
+    }
     if (!sampled(args, &f, &next_time))
       continue;
     LhOptions options = *job->options;
@@ -526,6 +529,28 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
     }
   }
   lh_stats_clear(&stats);
+  if (!stopped && !error && v->frames == 0) {
+    /* Read to its end, or past the time asked, without a frame in that
+     * time: the file is whole, the time asked holds none of it. */
+    status = LH_ERROR_CORRUPT;
+    /* Numbers in the C locale (a Python program may have set its user's):
+     * "0.5 s", not "0,5 s", in an English line. */
+    char start[G_ASCII_DTOSTR_BUF_SIZE], end[G_ASCII_DTOSTR_BUF_SIZE];
+    char next[G_ASCII_DTOSTR_BUF_SIZE], length[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(start, sizeof start, "%g", args->start_s);
+    g_ascii_formatd(end, sizeof end, "%g", end_time);
+    g_ascii_formatd(next, sizeof next, "%.3f", after_window);
+    double duration = lhio_video_duration(video);
+    g_ascii_formatd(length, sizeof length, "%.3f", duration);
+    if (isfinite(after_window))
+      error = g_strdup_printf("no frame in the time asked, [%s s, %s s): the next is at %s s",
+                              start, end, next);
+    else if (isfinite(duration))
+      error = g_strdup_printf("no frame at or after %s s, the start asked: the video lasts %s s",
+                              start, length);
+    else
+      error = g_strdup_printf("no frame at or after %s s, the start asked", start);
+  }
   if (job->verbose && v->analysed_on[LH_BACKEND_CPU] && v->analysed_on[LH_BACKEND_CUDA])
     lhp_say(job->report, path,
             "%" PRIu64 " frames analysed on cuda, %" PRIu64 " on cpu (backend auto sends each "

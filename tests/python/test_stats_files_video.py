@@ -363,8 +363,14 @@ def test_a_decimal_comma_locale_gives_the_tools_summary(clips):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             got_cut = dicts(lumahist.stats_files(clips["cut"], backend="cpu"))
+        # A start past the end is said with its numbers in the C locale too.
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            dicts(lumahist.stats_files(clip, backend="cpu", start=100.5))
     assert got == want
     assert got_cut == want_cut
+    assert any("no frame at or after 100.5 s" in str(w.message) for w in said), \
+        [str(w.message) for w in said]
 
 
 def test_a_turkish_locale_finds_the_same_videos_in_a_folder(clips, tmp_path):

@@ -230,6 +230,17 @@ def group_frames(tmp):
     code, out, _ = run("stats", "--no-histogram", "--start", "0.2", "--duration", "0.2", clip)
     picked = [round(r["pts"], 6) for r in frames_of(records(out))]
     check(picked == [0.2, 0.24, 0.28, 0.32, 0.36], f"--start 0.2 --duration 0.2: pts {picked}")
+    # A time with no frame in it is said as such: past the end it was "no
+    # frame could be decoded" (a whole file taken for a damaged one), and
+    # between two frames nothing at all, not even a summary, with exit 0.
+    code, out, err = run("stats", "--start", "5", clip)
+    check(code == 1 and out == "" and
+          "no frame at or after 5 s, the start asked: the video lasts 0.600 s" in err,
+          f"--start past the end: exit {code}, {err.strip()!r}")
+    code, out, err = run("stats", "--start", "0.21", "--duration", "0.02", clip)
+    check(code == 1 and out == "" and
+          "no frame in the time asked, [0.21 s, 0.23 s): the next is at 0.240 s" in err,
+          f"--start 0.21 --duration 0.02: exit {code}, {err.strip()!r}")
     code, _, err = run("stats", "--every", "0", clip)
     check(code == 2 and "--every" in err, "--every 0 is a usage error")
 
