@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gst/base/gsttypefindhelper.h>
@@ -1015,6 +1016,17 @@ static void streams_complete(GstElement *parsebin, gpointer data)
 /* What typefinding says the file is; NULL with the message set. */
 static GstCaps *container_of(const char *input, int *status)
 {
+  /* The file is read twice (its head here, then the pipeline), and its
+   * boxes again after (rotation, chapters): a FIFO's writer would be gone
+   * for the second read, and opening one with no writer blocks where
+   * neither Ctrl-C nor --video-timeout reaches. */
+  struct stat st;
+  if (stat(input, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    *status = lhio_fail(LH_ERROR_UNSUPPORTED, input,
+                        "a video on a FIFO: videos are written back from files, not from a "
+                        "pipe or FIFO");
+    return NULL;
+  }
   FILE *file = fopen(input, "rb");
   if (!file) {
     *status = lhio_fail_os(errno, input);

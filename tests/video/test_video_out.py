@@ -1029,6 +1029,27 @@ def group_bad(tmp):
           f"no decoder: exit {code}, stderr {err!r}")
     no_leftovers(out_dir, "no decoder")
 
+    # A FIFO named as a video is refused in one line: the file is read
+    # twice (its head, then the pipeline), which a FIFO's writer does not
+    # do.  With no writer the first open blocked for good, past Ctrl-C and
+    # --video-timeout.
+    fifo = os.path.join(tmp, "fifo.mkv")
+    os.mkfifo(fifo)
+    out_dir = os.path.join(tmp, "out-fifo")
+    proc = subprocess.Popen([LUMAHIST, "equalize", "--video-timeout", "2", "-o", out_dir, fifo],
+                            stderr=subprocess.PIPE)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        err = b"(still waiting after 20 s) " + err
+    err = err.decode("utf-8", "replace")
+    check(proc.returncode == 1 and err.count("\n") == 1 and
+          "a video on a FIFO: videos are written back from files" in err,
+          f"equalize of a FIFO named fifo.mkv: exit {proc.returncode}, {err!r}")
+    no_leftovers(out_dir, "fifo.mkv")
+
     # --shard i/n splits the videos of a folder between runs, as images.
     shard_dir = os.path.join(tmp, "shards")
     os.makedirs(shard_dir)
