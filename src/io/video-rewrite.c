@@ -88,6 +88,7 @@ typedef struct {
   GstElement *muxer;
   GstElement *encode_filter; /* before the encoder: the colorimetry it is to tag */
   GstElement *encoder_element; /* NULL for raw video */
+  bool avi;                    /* its header states its frame count */
 
   GMutex lock; /* the fields below, set by GStreamer's threads */
   bool video_linked;
@@ -100,6 +101,9 @@ typedef struct {
   int orientation;   /* the same tag as an Exif orientation, flips included (1: none) */
   char encoder[64];
   char decoder[64];
+  double end_time;   /* of the packet into the muxer that ends last, any stream's, seconds */
+  double frame_time; /* the duration of the last video frame changed */
+  GstPad *video_pad; /* parsebin's, of the video stream: asked for its duration */
 
   /* The probe's own (one streaming thread). */
   GstCaps *caps;
@@ -164,6 +168,23 @@ static void describe(const Rewrite *r, GstVideoFrame *mapped, LhFrame *frame)
     frame->planes[p] = GST_VIDEO_FRAME_PLANE_DATA(mapped, p);
     frame->strides[p] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(mapped, p);
   }
+}
+
+/* The end of a packet (its time as the demuxer gives it: an encoder's
+ * output is offset) into r->end_time, when it ends later. */
+static void note_end(Rewrite *r, GstBuffer *buffer)
+{
+  GstClockTime at =
+      GST_BUFFER_PTS_IS_VALID(buffer) ? GST_BUFFER_PTS(buffer) : GST_BUFFER_DTS(buffer);
+  if (!GST_CLOCK_TIME_IS_VALID(at))
+    return;
+  if (GST_BUFFER_DURATION_IS_VALID(buffer))
+    at += GST_BUFFER_DURATION(buffer);
+  double end = (double)at / GST_SECOND;
+  g_mutex_lock(&r->lock);
+  if (end > r->end_time)
+    r->end_time = end;
+  g_mutex_unlock(&r->lock);
 }
 
 static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpointer data)
@@ -253,9 +274,13 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
     fail(r, "frame %" G_GUINT64_FORMAT ": %s", r->frames, lh_last_error());
     return GST_PAD_PROBE_DROP;
   }
+  GstBuffer *changed = GST_PAD_PROBE_INFO_BUFFER(info);
   g_mutex_lock(&r->lock);
   r->frames++;
+  if (GST_BUFFER_DURATION_IS_VALID(changed))
+    r->frame_time = (double)GST_BUFFER_DURATION(changed) / GST_SECOND;
   g_mutex_unlock(&r->lock);
+  note_end(r, changed);
   return GST_PAD_PROBE_OK;
 }
 
@@ -724,6 +749,14 @@ static GstPadProbeReturn count_packet(GstPad *pad, GstPadProbeInfo *info, gpoint
   return GST_PAD_PROBE_OK;
 }
 
+/* On a copied stream: every stream's end counts, as a whole file's audio
+ * may outlast its video. */
+static GstPadProbeReturn note_copied_end(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  note_end(data, GST_PAD_PROBE_INFO_BUFFER(info));
+  return GST_PAD_PROBE_OK;
+}
+
 /* Links src (of caps) to a pad the muxer gives for such a stream, counting
  * the packets that go in (the pipeline is not stuck while they come). */
 static bool link_to_muxer(Rewrite *r, GstElement *last, GstCaps *caps)
@@ -763,8 +796,10 @@ static void link_copied(Rewrite *r, GstPad *pad, GstCaps *caps)
   GstPad *sink = gst_element_get_static_pad(queue, "sink");
   bool linked = gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
   gst_object_unref(sink);
-  if (linked && link_to_muxer(r, queue, caps))
+  if (linked && link_to_muxer(r, queue, caps)) {
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, note_copied_end, r, NULL);
     return;
+  }
   GstElement *drop = gst_element_factory_make("fakesink", NULL);
   g_object_set(drop, "sync", FALSE, "async", FALSE, NULL);
   GstElement *end[] = {drop};
@@ -987,8 +1022,10 @@ static void stream_found(GstElement *parsebin, GstPad *pad, gpointer data)
   /* MJPEG and PNG video are image/jpeg and image/png streams. */
   bool pictures = g_str_has_prefix(name, "video/") || g_str_has_prefix(name, "image/");
   bool video = pictures && !r->video_linked;
-  if (video)
+  if (video) {
     r->video_linked = true;
+    r->video_pad = gst_object_ref(pad);
+  }
   g_mutex_unlock(&r->lock);
   if (video) {
     /* Its tags: those the pad holds already, and any that come later. */
@@ -1042,6 +1079,28 @@ static GstCaps *container_of(const char *input, int *status)
   return caps;
 }
 
+/* At the end of the stream: a cut file ends as if it were whole, so the
+ * end of its last packet, whichever stream's (audio may outlast the video
+ * in a whole file), is held against the file's duration, as lhio_video
+ * holds its last frame's for stats: NULL, or why the file is cut. */
+static char *ends_short(Rewrite *r)
+{
+  g_mutex_lock(&r->lock);
+  GstPad *pad = r->video_pad ? gst_object_ref(r->video_pad) : NULL;
+  double end_time = r->end_time, frame_time = r->frame_time;
+  g_mutex_unlock(&r->lock);
+  if (!pad)
+    return NULL;
+  gint64 duration = -1;
+  bool known = gst_pad_query_duration(pad, GST_FORMAT_TIME, &duration) && duration > 0;
+  gst_object_unref(pad);
+  char why[160];
+  if (lhio_video_ends_short(r->input, r->avi, known ? (double)duration / GST_SECOND : NAN,
+                            "streams", end_time, frame_time, why, sizeof why))
+    return g_strdup(why);
+  return NULL;
+}
+
 /* Runs the pipeline to its end; 0 or the status with the message set. */
 static int run(Rewrite *r, LhioVideoRewriteResult *result)
 {
@@ -1089,6 +1148,7 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
     switch (GST_MESSAGE_TYPE(m)) {
     case GST_MESSAGE_EOS:
       done = true;
+      error = ends_short(r);
       break;
     case GST_MESSAGE_ERROR: {
       GError *gerror = NULL;
@@ -1174,6 +1234,7 @@ int lhio_video_rewrite(const char *input, const char *output,
    * its last bytes say whether it was whole (ts-end.c). */
   bool transport_stream =
       gst_structure_has_name(gst_caps_get_structure(container, 0), "video/mpegts");
+  bool avi = gst_structure_has_name(gst_caps_get_structure(container, 0), "video/x-msvideo");
   gst_caps_unref(container);
 
   GstElementFactory *muxer_factory = gst_element_get_factory(muxer);
@@ -1188,7 +1249,7 @@ int lhio_video_rewrite(const char *input, const char *output,
   }
   fclose(file);
 
-  Rewrite r = {.input = input, .options = &settled, .muxer = muxer};
+  Rewrite r = {.input = input, .options = &settled, .muxer = muxer, .avi = avi};
   g_mutex_init(&r.lock);
   r.pipeline = gst_pipeline_new("lumahist-rewrite");
   GstElement *source = gst_element_factory_make("filesrc", NULL);
@@ -1235,6 +1296,8 @@ int lhio_video_rewrite(const char *input, const char *output,
   result->frames = r.frames;
   result->left_out = r.left_out ? g_string_free(r.left_out, FALSE) : NULL;
   gst_object_unref(r.pipeline);
+  if (r.video_pad)
+    gst_object_unref(r.video_pad);
   gst_caps_replace(&r.caps, NULL);
   g_free(r.error);
   g_free(r.missing);

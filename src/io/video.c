@@ -906,10 +906,21 @@ static int check_complete(LhioVideo *v)
   bool known = pad && gst_pad_peer_query_duration(pad, GST_FORMAT_TIME, &duration) && duration > 0;
   if (pad)
     gst_object_unref(pad);
-  double expected = known ? (double)duration / GST_SECOND : NAN;
-  double slack = MAX(0.5, 3 * v->frame_time);
+  if (lhio_video_ends_short(v->path, avi, known ? (double)duration / GST_SECOND : NAN, "frames",
+                            v->end_time, v->frame_time, why, sizeof why)) {
+    set_error(v, "%s", why);
+    return fail_now(v, LH_ERROR_CORRUPT);
+  }
+  return 0;
+}
+
+bool lhio_video_ends_short(const char *path, bool avi, double duration, const char *what,
+                           double end_time, double frame_time, char *why, size_t why_size)
+{
+  double expected = duration > 0 ? duration : NAN;
+  double slack = MAX(0.5, 3 * frame_time);
   double frame_period = 0;
-  double avi_end = avi ? avi_cut_before(v->path, &frame_period) : NAN;
+  double avi_end = avi ? avi_cut_before(path, &frame_period) : NAN;
   if (isfinite(avi_end) && !(expected >= avi_end)) {
     /* The header counts the frames: those there are end where it says
      * (a cut in the index after them leaves them all), one less where the
@@ -917,12 +928,15 @@ static int check_complete(LhioVideo *v)
     expected = avi_end;
     slack = 1.5 * frame_period;
   }
-  if (isfinite(expected) && v->end_time > 0 && v->end_time < expected - slack) {
-    set_error(v, "the file is truncated: its frames end at %.3f s of %.3f s", v->end_time,
-              expected);
-    return fail_now(v, LH_ERROR_CORRUPT);
-  }
-  return 0;
+  if (!(isfinite(expected) && end_time > 0 && end_time < expected - slack))
+    return false;
+  /* In the C locale, as set_error writes: "2.000 s" in an English line. */
+  char end_text[G_ASCII_DTOSTR_BUF_SIZE], expected_text[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd(end_text, sizeof end_text, "%.3f", end_time);
+  g_ascii_formatd(expected_text, sizeof expected_text, "%.3f", expected);
+  snprintf(why, why_size, "the file is truncated: its %s end at %s s of %s s", what, end_text,
+           expected_text);
+  return true;
 }
 
 /* When the file's streams tell why no frame came, that becomes the error

@@ -1004,6 +1004,16 @@ def group_bad(tmp):
     data_ts = open(whole_ts, "rb").read()
     with open(os.path.join(bad, "truncated.ts"), "wb") as f:
         f.write(data_ts[:len(data_ts) * 3 // 5 // 188 * 188 + 94])
+    # Cut Matroska ends quietly too: it was written short, with exit 0,
+    # where stats said "the file is truncated".
+    # (3 s: a cut is told from the duration beyond half a second.)
+    three_s = make_clip(tmp, "three-s.mp4", drifting_frames(rng, 75, h, w),
+                        ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    whole_mkv = os.path.join(tmp, "whole.mkv")
+    ffmpeg("-i", three_s, "-c", "copy", whole_mkv)
+    data_mkv = open(whole_mkv, "rb").read()
+    with open(os.path.join(bad, "truncated.mkv"), "wb") as f:
+        f.write(data_mkv[:len(data_mkv) // 2])
     with open(os.path.join(bad, "text.mkv"), "wb") as f:
         f.write(b"this is not a video at all\n" * 50)
     ffmpeg("-f", "lavfi", "-i", "sine=duration=0.5", "-c:a", "aac",
@@ -1017,9 +1027,18 @@ def group_bad(tmp):
               f"{name}: exit {code}, stderr {err!r}")
         if name == "audio-only.mp4":
             check("no video stream" in err, f"{name}: {err!r}")
-        if name == "truncated.ts":
+        if name in ("truncated.ts", "truncated.mkv"):
             check("the file is truncated" in err, f"{name}: {err!r}")
         no_leftovers(out_dir, name)
+
+    # A whole file whose audio outlasts its video is no cut one.
+    long_audio = os.path.join(tmp, "long-audio.mkv")
+    ffmpeg("-i", clip, "-f", "lavfi", "-i", "sine=duration=3", "-map", "0:v", "-map", "1:a",
+           "-c:v", "copy", "-c:a", "flac", long_audio)
+    out_dir = os.path.join(tmp, "out-long-audio")
+    code, _, err = run("equalize", "-o", out_dir, long_audio)
+    check(code == 0 and err == "" and os.path.exists(os.path.join(out_dir, "long-audio.mkv")),
+          f"long-audio.mkv (audio 3 s, video {len(frames) / 25} s): exit {code}, {err!r}")
 
     # No decoder for its codec (avdec_h264 ranked out of GStreamer's choice).
     env = dict(os.environ, GST_PLUGIN_FEATURE_RANK="avdec_h264:NONE,openh264dec:NONE")
