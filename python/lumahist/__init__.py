@@ -671,8 +671,21 @@ class Temporal:
         # index(), not int(): int() took a window of 2.5 as 2 and "8" as 8.
         window, cut_threshold = _operator.index(window), float(cut_threshold)
         self._capsule = _lumahist.temporal_new(window, cut_threshold)
-        self.window = window
-        self.cut_threshold = cut_threshold
+        self._window = window
+        self._cut_threshold = cut_threshold
+
+    # Read-only: the window and threshold are the capsule's, fixed when it was
+    # made; an assignable attribute took T.window = 1 and went on smoothing
+    # over the 8 frames it was made with.
+    @property
+    def window(self):
+        """How many frames' LUTs are averaged (fixed: make a new Temporal for another)."""
+        return self._window
+
+    @property
+    def cut_threshold(self):
+        """The histogram distance above which a frame restarts the window (fixed)."""
+        return self._cut_threshold
 
     def reset(self):
         """Forgets every frame: the next one starts a new window."""

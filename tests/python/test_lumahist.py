@@ -616,3 +616,15 @@ def test_a_temporal_window_is_an_integer(window):
     temporal = lumahist.Temporal(np.int64(3), 1)
     assert (temporal.window, temporal.cut_threshold) == (3, 1.0)
     assert type(temporal.window) is int and type(temporal.cut_threshold) is float
+
+
+def test_a_temporal_window_cannot_be_changed_after_it_is_made():
+    """T.window = 1 was taken and read back as 1 while the frames went on
+    being smoothed over the 8 the Temporal was made with (and cut_threshold
+    took 7, out of its range): both are read-only, fixed when it is made."""
+    temporal = lumahist.Temporal(window=8)
+    with pytest.raises(AttributeError):
+        temporal.window = 1
+    with pytest.raises(AttributeError):
+        temporal.cut_threshold = 7
+    assert (temporal.window, temporal.cut_threshold) == (8, 0.4)
