@@ -62,6 +62,7 @@ InvalidArgumentError, and no array is read or written outside its elements.
 """
 import operator as _operator
 import os as _os
+from collections.abc import Mapping as _Mapping
 
 import numpy as _np
 
@@ -616,22 +617,34 @@ def merge(records, *, percentiles=None):
                       "range": record.range, "percentiles": record.percentiles}
             counts = record.histogram
             path = getattr(record, "path", None)
-        else:
+        elif isinstance(record, _Mapping):
             if record.get("dataset") or "frame" in record:
                 continue
             fields = record
-            counts = _np.asarray(record.get("histogram") or [], dtype=_np.uint64)
             path = record.get("path")
+            named = f"{path}: a" if path is not None else "A"
+            # As the other checks of the module: a count that is negative or
+            # fractional would wrap into another, and a record without its
+            # depth, matrix or range raised KeyError.
+            counts = _exactly_as(record.get("histogram") or [], _np.uint64, "histogram", "count",
+                                 "a count (an integer in 0 .. 2^64 - 1)").ravel()
             if counts.size == 0:
-                named = f"{path}: a" if path is not None else "A"
                 raise InvalidArgumentError(
                     f"{named} record without its histogram cannot be merged", -1)
+            for name in ("bit_depth", "matrix", "range"):
+                if name not in record:
+                    raise InvalidArgumentError(
+                        f"{named} record without its {name} cannot be merged", -1)
+        else:
+            raise InvalidArgumentError(
+                "records: Stats objects or the tool's records as dicts, not "
+                f"{type(record).__name__}", -1)
         key = (fields["bit_depth"], fields["matrix"], fields["range"])
         if first is None:
             first = key
             total = _np.zeros(counts.size, dtype=_np.uint64)
             if percentiles is None:
-                percentiles = [float(p) for p in fields.get("percentiles", {})]
+                percentiles = [float(p) for p in fields.get("percentiles") or {}]
         elif key != first:
             raise InvalidArgumentError(f"records of {key} and {first} do not add up", -1)
         if counts.size != total.size:

@@ -544,6 +544,25 @@ def test_merge_names_a_record_without_histogram_by_its_path():
         lumahist.merge([dict(record, path="a.png")])
 
 
+@pytest.mark.parametrize("records, words", [
+    ([None], "^records: Stats objects or the tool's records as dicts, not NoneType$"),
+    (["a.jsonl"], "not str$"),
+    ([{"path": "a.png", "histogram": [1] * 256}],
+     "^a.png: a record without its bit_depth cannot be merged$"),
+    ([{"bit_depth": 8, "matrix": "bt601", "histogram": [1] * 256}],
+     "^A record without its range cannot be merged$"),
+    ([{"bit_depth": 8, "matrix": "bt601", "range": "full", "histogram": [-1] * 256}],
+     "^histogram: count 0 is -1, not a count"),
+])
+def test_merge_refuses_what_is_no_record_in_its_own_words(records, words):
+    """An item that is no record raised AttributeError ('NoneType' object
+    has no attribute 'get'), a record without its bit depth KeyError, and
+    negative counts wrapped into "counts sum past 2^64 - 1": every failure
+    is an InvalidArgumentError that says what is wrong."""
+    with pytest.raises(lumahist.InvalidArgumentError, match=words):
+        lumahist.merge(records)
+
+
 def test_merge_is_the_tools_dataset_record(tmp_path):
     folder = tmp_path / "set"
     folder.mkdir()
