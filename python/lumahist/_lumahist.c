@@ -490,12 +490,23 @@ static int frame_from_view(const ArrayView *a, LhMemory memory, const char *form
   /* Each row's samples packed; rows at any positive stride. */
   const Py_ssize_t row_bytes = columns * channels * a->itemsize;
   if ((a->ndim == 3 && a->strides[2] != a->itemsize) ||
-      a->strides[1] != (Py_ssize_t)(channels * a->itemsize) || a->strides[0] <= 0 ||
-      a->strides[0] < row_bytes) {
+      a->strides[1] != (Py_ssize_t)(channels * a->itemsize)) {
     snprintf(message, sizeof message,
              "%s: the samples of a row are not packed (strides %zd, %zd%s); pass a contiguous "
              "copy (numpy.ascontiguousarray)",
              what, a->strides[0], a->strides[1], a->ndim == 3 ? ", ..." : "");
+    return raise_invalid(message), -1;
+  }
+  /* Packed rows that go upwards (image[::-1]) or overlap (broadcast_to) were
+   * said to be rows whose samples are not packed. */
+  if (a->strides[0] < row_bytes) {
+    snprintf(message, sizeof message,
+             "%s: %s (row stride %zd, a row %zd bytes); pass a contiguous copy "
+             "(numpy.ascontiguousarray)",
+             what,
+             a->strides[0] < 0 ? "the rows go upwards in memory (a flipped view, image[::-1])"
+                               : "the rows overlap in memory",
+             a->strides[0], row_bytes);
     return raise_invalid(message), -1;
   }
 

@@ -350,6 +350,24 @@ def test_bad_arrays_raise(bad):
     assert caught.value.status == -1 and str(caught.value)
 
 
+@pytest.mark.parametrize("rows, words", [
+    (np.zeros((8, 8), np.uint8)[::-1], r"the rows go upwards in memory \(a flipped view"),
+    (np.zeros((8, 8, 3), np.uint8)[::-1], r"the rows go upwards in memory \(a flipped view"),
+    (np.broadcast_to(np.zeros((1, 8), np.uint8), (8, 8)), "the rows overlap in memory"),
+])
+def test_rows_of_packed_samples_in_a_bad_order_are_said_to_be_so(rows, words):
+    """A flipped view (image[::-1]) has each row's samples packed, yet was
+    refused as "the samples of a row are not packed": the message says what
+    is wrong with its rows, for the image and for out= alike."""
+    with pytest.raises(lumahist.InvalidArgumentError, match=words):
+        lumahist.stats(rows)
+    # (as_strided makes a view that overlaps itself and can be written)
+    out = (np.zeros(rows.shape, np.uint8)[::-1] if rows.strides[0] < 0 else
+           np.lib.stride_tricks.as_strided(np.zeros(rows.shape, np.uint8), strides=rows.strides))
+    with pytest.raises(lumahist.InvalidArgumentError, match="^out: " + words):
+        lumahist.equalize(np.zeros(rows.shape, np.uint8), out=out)
+
+
 def test_bad_options_and_outputs_raise():
     image = photo(10, 10, 1)
     with pytest.raises(lumahist.InvalidArgumentError):
