@@ -324,6 +324,21 @@ def _roi(roi):
     return (x, y, w, h)
 
 
+def _rect(rect):
+    """overlay's panel as the library takes it, or InvalidArgumentError: the
+    library reads a zero width or height as its default panel, which
+    rect=None alone means (the tool refuses such a --rect)."""
+    try:
+        x, y, w, h = (_operator.index(v) for v in rect)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"rect {rect!r}: (x, y, w, h), four integers", -1) from None
+    if not (3 <= min(w, h) and max(w, h) <= 65536 and -2**31 <= min(x, y) < 2**31
+            and max(x, y) < 2**31):
+        raise InvalidArgumentError(
+            f"rect {rect!r}: w, h in 3 .. 65536 and x, y within a C int", -1)
+    return (x, y, w, h)
+
+
 def _temporal_capsule(temporal):
     if temporal is None:
         return None
@@ -487,7 +502,7 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
             _check_overlay_out(image, out)
         result[...] = image
     _lumahist.overlay(result, percentiles=percentiles,
-                      rect=tuple(rect) if rect is not None else (0, 0, 0, 0),
+                      rect=_rect(rect) if rect is not None else (0, 0, 0, 0),
                       opacity=float(opacity), scale=scale, markers=bool(markers),
                       clipping=bool(clipping), clip_warning=float(clip_warning), matrix=matrix,
                       range=range, backend=backend, bit_depth=bit_depth or 0, format=format,

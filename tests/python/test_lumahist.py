@@ -540,6 +540,17 @@ def test_overlay_orientation_is_the_tools(tmp_path, orientation):
         lumahist.overlay(image, orientation=9)
 
 
+@pytest.mark.parametrize("rect", [(0, 0, 0, 0), (10, 10, 0, 40), (5, 5, 40, 2), (0, 0, 20),
+                                  (0, 0, 2**40, 20)])
+def test_an_overlay_rect_without_room_for_a_panel_is_refused(rect):
+    """A rect with a zero side drew the default panel, bottom-left, where
+    the tool refuses such a --rect (as roi= of a zero side is refused, not
+    read as the whole frame); three numbers or one past a C int raised a
+    TypeError or OverflowError of the C call's."""
+    with pytest.raises(lumahist.InvalidArgumentError, match=r"^rect \("):
+        lumahist.overlay(photo(40, 60, 3), rect=rect)
+
+
 @pytest.mark.parametrize("orientation", [6.9, "6"])
 def test_an_overlay_orientation_is_an_integer(orientation):
     """int() read orientation=6.9 as 6 (and "6" as 6), where rect= and
