@@ -213,8 +213,10 @@ static int overlay_call(LhContext *context, LhFrame *frame, const LhStats *stats
   if (options->orientation < 0 || options->orientation > 8)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "overlay orientation %d is not in 0 .. 8",
                      options->orientation);
+  /* NaN fails this too, and is no more negative than it is a fraction. */
   if (!(options->clip_warning >= 0.0))
-    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "overlay clip warning %g is negative",
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "overlay clip warning %g is not a fraction of the pixels (0 or more)",
                      options->clip_warning);
   int status = lhi_frame_validate(frame);
   if (status < 0)

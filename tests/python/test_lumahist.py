@@ -551,6 +551,15 @@ def test_an_overlay_rect_without_room_for_a_panel_is_refused(rect):
         lumahist.overlay(photo(40, 60, 3), rect=rect)
 
 
+@pytest.mark.parametrize("fraction", [-0.5, float("nan")])
+def test_an_overlay_clip_warning_that_is_no_fraction_is_said_to_be(fraction):
+    """clip_warning=nan was refused as "overlay clip warning nan is negative"."""
+    with pytest.raises(lumahist.InvalidArgumentError,
+                       match=f"^overlay clip warning {fraction:g} is not a fraction of the "
+                       r"pixels \(0 or more\)$"):
+        lumahist.overlay(photo(40, 60, 3), clip_warning=fraction)
+
+
 @pytest.mark.parametrize("orientation", [6.9, "6"])
 def test_an_overlay_orientation_is_an_integer(orientation):
     """int() read orientation=6.9 as 6 (and "6" as 6), where rect= and
