@@ -115,6 +115,11 @@ int lhio_mp4_write_moov(int fd, const char *path, const LhioMp4Moov *moov, const
                         size_t size);
 void lhio_mp4_moov_clear(LhioMp4Moov *moov);
 
+/* The duration in seconds that the first video track of the MP4 or
+ * QuickTime file at path states (its media header), NAN when it is none,
+ * states none or is not a regular file (mp4-track-duration.c). */
+double lhio_mp4_video_duration(const char *path);
+
 /* Writes a rotation of quarter_turns (1 to 3, clockwise) into the video
  * track's header of the MP4 or QuickTime file at path, where its matrix is
  * still the identity (mp4-rotation.c); other values do nothing. */

@@ -906,8 +906,14 @@ static int check_complete(LhioVideo *v)
   bool known = pad && gst_pad_peer_query_duration(pad, GST_FORMAT_TIME, &duration) && duration > 0;
   if (pad)
     gst_object_unref(pad);
-  if (lhio_video_ends_short(v->path, avi, known ? (double)duration / GST_SECOND : NAN, "frames",
-                            v->end_time, v->frame_time, why, sizeof why)) {
+  /* An MP4's duration is its longest track's; the frames are held against
+   * the video track's own, for a clip whose audio runs on after its video. */
+  double expected = known ? (double)duration / GST_SECOND : NAN;
+  double video_track = lhio_mp4_video_duration(v->path);
+  if (video_track > 0 && video_track < expected)
+    expected = video_track;
+  if (lhio_video_ends_short(v->path, avi, expected, "frames", v->end_time, v->frame_time, why,
+                            sizeof why)) {
     set_error(v, "%s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
   }

@@ -864,6 +864,30 @@ def group_audio_only(tmp):
     check(len(frames_of(recs, video)) == len(frames) and summary_of(recs, video) and
           summary_of(recs, video)["complete"] and {r["path"] for r in recs} == {video},
           "audio-only files: the video before them gives its frames and summary, they give none")
+    check_audio_outlasting_video(tmp)
+
+
+def check_audio_outlasting_video(tmp):
+    """An MP4 whose audio runs 2 s past its video is whole: the frames are
+    held against the video track's duration, not the container's (the
+    longest track's), which called it truncated; cut in half, it still is."""
+    whole = os.path.join(tmp, "long-audio.mp4")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=160x120:duration=4:rate=25", "-f", "lavfi",
+           "-i", "sine=duration=6", "-c:v", "libx264", "-c:a", "aac", "-movflags", "+faststart",
+           whole)
+    code, out, err = run("stats", "--no-histogram", whole)
+    s = summary_of(records(out), whole)
+    check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 100,
+          f"audio 2 s past the video: exit {code}, {err!r}, {s}")
+    cut = os.path.join(tmp, "long-audio-cut.mp4")
+    with open(whole, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2])
+    code, out, err = run("stats", "--no-histogram", cut)
+    s = summary_of(records(out), cut)
+    check(code == 1 and "the file is truncated" in err and "of 4.000 s" in err and s
+          and not s["complete"], f"the same cut in half: exit {code}, {err!r}")
 
 
 GROUPS = {

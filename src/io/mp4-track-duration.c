@@ -1,0 +1,64 @@
+/* mp4-track-duration.c: how long the video track of an MP4 or QuickTime file
+ * says it lasts.  The container's duration, which qtdemux reports, is its
+ * longest track's: a whole clip whose audio runs on after its video would
+ * look cut against it when only the video is decoded (lumahist stats). */
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lhio-private.h"
+
+/* The media header (mdhd) of moov's first video track: its duration in
+ * seconds, NAN when there is none or it states none (a fragmented file). */
+static double video_duration_in_moov(const uint8_t *moov, size_t size, size_t first)
+{
+  const uint8_t *type;
+  size_t payload, box_size;
+  for (size_t at = first; lhio_mp4_box_at(moov, at, size, &type, &payload, &box_size);
+       at += box_size) {
+    if (memcmp(type, "trak", 4) != 0)
+      continue;
+    const size_t trak_end = at + box_size;
+    size_t mdia, mdia_end, hdlr, hdlr_end, mdhd, mdhd_end;
+    if (!lhio_mp4_child(moov, payload, trak_end, "mdia", &mdia, &mdia_end) ||
+        !lhio_mp4_child(moov, mdia, mdia_end, "hdlr", &hdlr, &hdlr_end) || hdlr_end - hdlr < 12 ||
+        memcmp(moov + hdlr + 8, "vide", 4) != 0)
+      continue;
+    if (!lhio_mp4_child(moov, mdia, mdia_end, "mdhd", &mdhd, &mdhd_end))
+      return NAN;
+    /* Version and flags, then the two times (4 or 8 bytes each), the
+     * timescale (4) and the duration (4 or 8). */
+    const bool wide = moov[mdhd] == 1;
+    const size_t timescale_at = mdhd + 4 + (wide ? 16 : 8);
+    if (mdhd_end - mdhd < (timescale_at - mdhd) + 4 + (wide ? 8 : 4))
+      return NAN;
+    const uint32_t timescale = lhio_be32(moov + timescale_at);
+    uint64_t duration = lhio_be32(moov + timescale_at + 4);
+    if (wide)
+      duration = duration << 32 | lhio_be32(moov + timescale_at + 8);
+    if (timescale == 0 || duration == 0 || duration == UINT64_MAX ||
+        (!wide && duration == UINT32_MAX))
+      return NAN;
+    return (double)duration / timescale;
+  }
+  return NAN;
+}
+
+double lhio_mp4_video_duration(const char *path)
+{
+  struct stat info;
+  if (stat(path, &info) != 0 || !S_ISREG(info.st_mode))
+    return NAN; /* a pipe is read once, by the demuxer */
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return NAN;
+  LhioMp4Moov moov;
+  double duration = NAN;
+  if (lhio_mp4_read_moov(fd, path, &moov) == LH_OK && moov.data)
+    duration = video_duration_in_moov(moov.data, moov.size, moov.children);
+  lhio_mp4_moov_clear(&moov);
+  close(fd);
+  return duration;
+}
