@@ -97,6 +97,11 @@ bool lhio_mp4_box_at(const uint8_t *data, size_t at, size_t end, const uint8_t *
 bool lhio_mp4_child(const uint8_t *data, size_t from, size_t end, const char *wanted,
                     size_t *payload, size_t *child_end);
 
+/* The first video track (trak whose handler is vide) among moov's children
+ * from first: where its payload starts and ends, and its mdia box's. */
+bool lhio_mp4_video_trak(const uint8_t *moov, size_t size, size_t first, size_t *trak,
+                         size_t *trak_end, size_t *mdia, size_t *mdia_end);
+
 /* A file's top-level moov box, read whole. */
 typedef struct {
   uint8_t *data; /* the box, its header included; NULL: the file has none */

@@ -50,6 +50,26 @@ bool lhio_mp4_child(const uint8_t *data, size_t from, size_t end, const char *wa
   return false;
 }
 
+bool lhio_mp4_video_trak(const uint8_t *moov, size_t size, size_t first, size_t *trak,
+                         size_t *trak_end, size_t *mdia, size_t *mdia_end)
+{
+  const uint8_t *type;
+  size_t payload, box_size;
+  for (size_t at = first; lhio_mp4_box_at(moov, at, size, &type, &payload, &box_size);
+       at += box_size) {
+    size_t hdlr, hdlr_end;
+    if (memcmp(type, "trak", 4) == 0 &&
+        lhio_mp4_child(moov, payload, at + box_size, "mdia", mdia, mdia_end) &&
+        lhio_mp4_child(moov, *mdia, *mdia_end, "hdlr", &hdlr, &hdlr_end) && hdlr_end - hdlr >= 12 &&
+        memcmp(moov + hdlr + 8, "vide", 4) == 0) {
+      *trak = payload;
+      *trak_end = at + box_size;
+      return true;
+    }
+  }
+  return false;
+}
+
 /* The top-level box header at offset at of the file: its type and size;
  * false at the end or where it does not fit. */
 static bool file_box_at(int fd, off_t at, off_t end, uint8_t type[4], uint64_t *length)

@@ -18,20 +18,10 @@
  * was written. */
 static bool rotate_in_moov(uint8_t *moov, size_t size, int quarter_turns)
 {
-  const uint8_t *type;
-  size_t payload, box_size;
   const size_t first = lhio_be32(moov) == 1 ? 16 : 8; /* after moov's own header */
-  for (size_t at = first; lhio_mp4_box_at(moov, at, size, &type, &payload, &box_size);
-       at += box_size) {
-    if (memcmp(type, "trak", 4) != 0)
-      continue;
-    const size_t trak_end = at + box_size;
-    size_t mdia, mdia_end, hdlr, hdlr_end, tkhd, tkhd_end;
-    if (!lhio_mp4_child(moov, payload, trak_end, "mdia", &mdia, &mdia_end) ||
-        !lhio_mp4_child(moov, mdia, mdia_end, "hdlr", &hdlr, &hdlr_end) || hdlr_end - hdlr < 12 ||
-        memcmp(moov + hdlr + 8, "vide", 4) != 0)
-      continue;
-    if (!lhio_mp4_child(moov, payload, trak_end, "tkhd", &tkhd, &tkhd_end))
+  size_t trak, trak_end, mdia, mdia_end, tkhd, tkhd_end;
+  if (lhio_mp4_video_trak(moov, size, first, &trak, &trak_end, &mdia, &mdia_end)) {
+    if (!lhio_mp4_child(moov, trak, trak_end, "tkhd", &tkhd, &tkhd_end))
       return false;
     /* version and flags, the times and ids (20 or 32 bytes), 16 more. */
     const size_t matrix = tkhd + 4 + (moov[tkhd] == 1 ? 32 : 20) + 16;

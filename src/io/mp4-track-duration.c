@@ -14,18 +14,8 @@
  * seconds, NAN when there is none or it states none (a fragmented file). */
 static double video_duration_in_moov(const uint8_t *moov, size_t size, size_t first)
 {
-  const uint8_t *type;
-  size_t payload, box_size;
-  for (size_t at = first; lhio_mp4_box_at(moov, at, size, &type, &payload, &box_size);
-       at += box_size) {
-    if (memcmp(type, "trak", 4) != 0)
-      continue;
-    const size_t trak_end = at + box_size;
-    size_t mdia, mdia_end, hdlr, hdlr_end, mdhd, mdhd_end;
-    if (!lhio_mp4_child(moov, payload, trak_end, "mdia", &mdia, &mdia_end) ||
-        !lhio_mp4_child(moov, mdia, mdia_end, "hdlr", &hdlr, &hdlr_end) || hdlr_end - hdlr < 12 ||
-        memcmp(moov + hdlr + 8, "vide", 4) != 0)
-      continue;
+  size_t trak, trak_end, mdia, mdia_end, mdhd, mdhd_end;
+  if (lhio_mp4_video_trak(moov, size, first, &trak, &trak_end, &mdia, &mdia_end)) {
     if (!lhio_mp4_child(moov, mdia, mdia_end, "mdhd", &mdhd, &mdhd_end))
       return NAN;
     /* Version and flags, then the two times (4 or 8 bytes each), the
