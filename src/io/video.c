@@ -81,6 +81,7 @@ struct LhioVideo {
   DecoderInput *video_decoder;
   bool transport_stream; /* tsdemux reads it: its end is looked at (ts-end.c) */
   bool avi;              /* avidemux reads it: its header is (avi_cut_before) */
+  bool mp4;              /* qtdemux reads it: its video track's duration is */
 
   uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
   double end_time;   /* of the last frame, seconds */
@@ -243,16 +244,19 @@ static bool is_made_by(GstElement *element, const char *factory_name)
 }
 
 /* Each picture decoder decodebin3 plugs gets a probe on its input; the
- * demuxers of transport streams and AVI are noted. */
+ * demuxers of transport streams, AVI and MP4 are noted. */
 static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer data)
 {
   LhioVideo *v = data;
-  if (is_made_by(element, "tsdemux") || is_made_by(element, "avidemux")) {
+  if (is_made_by(element, "tsdemux") || is_made_by(element, "avidemux") ||
+      is_made_by(element, "qtdemux")) {
     g_mutex_lock(&v->lock);
     if (is_made_by(element, "tsdemux"))
       v->transport_stream = true;
-    else
+    else if (is_made_by(element, "avidemux"))
       v->avi = true;
+    else
+      v->mp4 = true;
     g_mutex_unlock(&v->lock);
     return;
   }
@@ -888,6 +892,7 @@ static int check_complete(LhioVideo *v)
   bool counted = v->video_decoder != NULL;
   bool transport_stream = v->transport_stream;
   bool avi = v->avi;
+  bool mp4 = v->mp4;
   g_mutex_unlock(&v->lock);
   char why[160];
   if (transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) {
@@ -909,7 +914,7 @@ static int check_complete(LhioVideo *v)
   /* An MP4's duration is its longest track's; the frames are held against
    * the video track's own, for a clip whose audio runs on after its video. */
   double expected = known ? (double)duration / GST_SECOND : NAN;
-  double video_track = lhio_mp4_video_duration(v->path);
+  double video_track = mp4 ? lhio_mp4_video_duration(v->path) : NAN;
   if (video_track > 0 && video_track < expected)
     expected = video_track;
   if (lhio_video_ends_short(v->path, avi, expected, "frames", v->end_time, v->frame_time, why,
