@@ -140,6 +140,35 @@ int lhio_mp4_keep_creation_time(const char *input, const char *output);
  * (mp4-chapters.c). */
 int lhio_mp4_keep_chapters(const char *input, const char *output);
 
+/* An EBML element's header (mkv-ebml.c), as Matroska and WebM files are
+ * made of: its ID (marker bits kept, as IDs are written), the width of its
+ * size field, the size of its data (UINT64_MAX: unknown) and the header's
+ * length. */
+typedef struct {
+  uint32_t id;
+  int size_width;
+  uint64_t size;
+  size_t length;
+} LhioEbmlHeader;
+
+/* The header of the element at data (available bytes); false when they do
+ * not hold one. */
+bool lhio_ebml_header(const uint8_t *data, size_t available, LhioEbmlHeader *header);
+/* The header of the element at offset at of the open file, before end. */
+bool lhio_ebml_header_at(int fd, off_t at, off_t end, LhioEbmlHeader *header);
+
+/* What a Matroska or WebM file states of its first video track's end
+ * (mkv-track-end.c). */
+typedef struct {
+  double video_end;  /* its DURATION tag (FFmpeg's, mkvmerge's), seconds; NAN: none */
+  bool other_tracks; /* tracks besides it (audio, subtitles) */
+  bool cut;          /* its segment's stated size runs past the file's end */
+} LhioMkvVideoEnd;
+
+/* Reads it from the file at path; false when that is no regular Matroska
+ * or WebM file with a video track. */
+bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end);
+
 /* Turns the tag values of the Matroska or WebM file at path, which
  * matroskamux wrote quoted and escaped as GStreamer serializes strings
  * ("My\ clip"), back into their text, in place (mkv-tags.c). */

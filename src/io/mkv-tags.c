@@ -30,50 +30,6 @@
 /* A Tags element larger than this is left as it is. */
 #define TAGS_LIMIT (16u << 20)
 
-/* An element's header: its ID (marker bits kept, as IDs are written), the
- * width of its size field, the size of its data (UINT64_MAX: unknown) and
- * the header's length. */
-typedef struct {
-  uint32_t id;
-  int size_width;
-  uint64_t size;
-  size_t length;
-} Header;
-
-/* The width of the variable-length integer whose first byte is first. */
-static int vint_width(uint8_t first)
-{
-  for (int width = 1; width <= 8; width++)
-    if (first & (0x80u >> (width - 1)))
-      return width;
-  return 0;
-}
-
-static bool parse_header(const uint8_t *data, size_t available, Header *header)
-{
-  if (available < 2)
-    return false;
-  const int id_width = vint_width(data[0]);
-  if (id_width == 0 || id_width > 4 || (size_t)id_width >= available)
-    return false;
-  header->id = 0;
-  for (int i = 0; i < id_width; i++)
-    header->id = header->id << 8 | data[i];
-  const uint8_t *size = data + id_width;
-  header->size_width = vint_width(size[0]);
-  if (header->size_width == 0 || (size_t)(id_width + header->size_width) > available)
-    return false;
-  uint64_t value = size[0] & (0xFFu >> header->size_width);
-  bool all_ones = value == (0xFFu >> header->size_width);
-  for (int i = 1; i < header->size_width; i++) {
-    value = value << 8 | size[i];
-    all_ones = all_ones && size[i] == 0xFF;
-  }
-  header->size = all_ones ? UINT64_MAX : value;
-  header->length = (size_t)(id_width + header->size_width);
-  return true;
-}
-
 /* Writes value as a size field of width bytes at out. */
 static void put_size(uint8_t *out, int width, uint64_t value)
 {
@@ -110,8 +66,8 @@ static size_t copy_unquoted(const uint8_t *data, size_t size, uint8_t *out)
 {
   size_t written = 0;
   for (size_t at = 0; at < size;) {
-    Header header;
-    if (!parse_header(data + at, size - at, &header) || header.size == UINT64_MAX ||
+    LhioEbmlHeader header;
+    if (!lhio_ebml_header(data + at, size - at, &header) || header.size == UINT64_MAX ||
         header.size > size - at - header.length)
       return SIZE_MAX;
     const uint8_t *payload = data + at + header.length;
@@ -144,8 +100,8 @@ static size_t copy_unquoted(const uint8_t *data, size_t size, uint8_t *out)
  * changed or it does not parse. */
 static bool unquote_tags(const uint8_t *tags, size_t size, uint8_t *out)
 {
-  Header header;
-  if (!parse_header(tags, size, &header) || header.size != size - header.length)
+  LhioEbmlHeader header;
+  if (!lhio_ebml_header(tags, size, &header) || header.size != size - header.length)
     return false;
   const size_t payload =
       copy_unquoted(tags + header.length, size - header.length, out + header.length);
@@ -163,14 +119,6 @@ static bool unquote_tags(const uint8_t *tags, size_t size, uint8_t *out)
   return true;
 }
 
-/* Reads the header of the element at offset at. */
-static bool header_at(int fd, off_t at, off_t end, Header *header)
-{
-  uint8_t bytes[12];
-  const ssize_t got = end - at > 0 ? pread(fd, bytes, sizeof bytes, at) : 0;
-  return got > 0 && parse_header(bytes, (size_t)got, header);
-}
-
 int lhio_mkv_unquote_tags(const char *path)
 {
   int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -178,17 +126,18 @@ int lhio_mkv_unquote_tags(const char *path)
     return lhio_fail_os(errno, path);
   const off_t end = lseek(fd, 0, SEEK_END);
   int status = LH_OK;
-  Header header;
+  LhioEbmlHeader header;
   off_t at = 0;
-  if (header_at(fd, at, end, &header) && header.id == ID_EBML && header.size != UINT64_MAX)
+  if (lhio_ebml_header_at(fd, at, end, &header) && header.id == ID_EBML &&
+      header.size != UINT64_MAX)
     at += (off_t)(header.length + header.size);
-  if (header_at(fd, at, end, &header) && header.id == ID_SEGMENT) {
+  if (lhio_ebml_header_at(fd, at, end, &header) && header.id == ID_SEGMENT) {
     const off_t segment_end =
         header.size == UINT64_MAX ? end : at + (off_t)(header.length + header.size);
     /* The segment's children, a header at a time (clusters are skipped). */
     for (at += (off_t)header.length;
-         status == LH_OK && header_at(fd, at, segment_end, &header) && header.size != UINT64_MAX &&
-         (off_t)header.size <= segment_end - at;
+         status == LH_OK && lhio_ebml_header_at(fd, at, segment_end, &header) &&
+         header.size != UINT64_MAX && (off_t)header.size <= segment_end - at;
          at += (off_t)(header.length + header.size)) {
       const size_t size = header.length + (size_t)header.size;
       if (header.id != ID_TAGS || size > TAGS_LIMIT)

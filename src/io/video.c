@@ -82,6 +82,7 @@ struct LhioVideo {
   bool transport_stream; /* tsdemux reads it: its end is looked at (ts-end.c) */
   bool avi;              /* avidemux reads it: its header is (avi_cut_before) */
   bool mp4;              /* qtdemux reads it: its video track's duration is */
+  bool matroska;         /* matroskademux reads it: what it says of its video's end is */
 
   uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
   double end_time;   /* of the last frame, seconds */
@@ -244,19 +245,21 @@ static bool is_made_by(GstElement *element, const char *factory_name)
 }
 
 /* Each picture decoder decodebin3 plugs gets a probe on its input; the
- * demuxers of transport streams, AVI and MP4 are noted. */
+ * demuxers of transport streams, AVI, MP4 and Matroska are noted. */
 static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer data)
 {
   LhioVideo *v = data;
   if (is_made_by(element, "tsdemux") || is_made_by(element, "avidemux") ||
-      is_made_by(element, "qtdemux")) {
+      is_made_by(element, "qtdemux") || is_made_by(element, "matroskademux")) {
     g_mutex_lock(&v->lock);
     if (is_made_by(element, "tsdemux"))
       v->transport_stream = true;
     else if (is_made_by(element, "avidemux"))
       v->avi = true;
-    else
+    else if (is_made_by(element, "qtdemux"))
       v->mp4 = true;
+    else
+      v->matroska = true;
     g_mutex_unlock(&v->lock);
     return;
   }
@@ -893,6 +896,7 @@ static int check_complete(LhioVideo *v)
   bool transport_stream = v->transport_stream;
   bool avi = v->avi;
   bool mp4 = v->mp4;
+  bool matroska = v->matroska;
   g_mutex_unlock(&v->lock);
   char why[160];
   if (transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) {
@@ -911,10 +915,20 @@ static int check_complete(LhioVideo *v)
   bool known = pad && gst_pad_peer_query_duration(pad, GST_FORMAT_TIME, &duration) && duration > 0;
   if (pad)
     gst_object_unref(pad);
-  /* An MP4's duration is its longest track's; the frames are held against
-   * the video track's own, for a clip whose audio runs on after its video. */
+  /* An MP4's or a Matroska file's duration is its longest track's; the
+   * frames are held against the video track's own, for a clip whose audio
+   * runs on after its video.  A Matroska file that states none (one
+   * matroskamux wrote) is held against its duration only when its segment
+   * is cut: with other tracks beside the video, the duration says nothing
+   * of the video's end (and a streamed file's is its last cluster's). */
   double expected = known ? (double)duration / GST_SECOND : NAN;
   double video_track = mp4 ? lhio_mp4_video_duration(v->path) : NAN;
+  LhioMkvVideoEnd mkv;
+  if (matroska && lhio_mkv_video_end(v->path, &mkv)) {
+    video_track = mkv.video_end;
+    if (!(video_track > 0) && mkv.other_tracks && !mkv.cut)
+      expected = NAN;
+  }
   if (video_track > 0 && video_track < expected)
     expected = video_track;
   if (lhio_video_ends_short(v->path, avi, expected, "frames", v->end_time, v->frame_time, why,

@@ -888,6 +888,48 @@ def check_audio_outlasting_video(tmp):
     s = summary_of(records(out), cut)
     check(code == 1 and "the file is truncated" in err and "of 4.000 s" in err and s
           and not s["complete"], f"the same cut in half: exit {code}, {err!r}")
+    check_matroska_audio_outlasting_video(tmp)
+
+
+def check_matroska_audio_outlasting_video(tmp):
+    """Matroska and WebM files whose audio runs on past their video are
+    whole too: FFmpeg tags each track with its DURATION, which the frames are
+    held against; matroskamux states none, and its file, with audio beside
+    the video, is held against its duration only where its segment is cut
+    (a streamed one states no size: never).  Each cut in half is truncated."""
+    sources = ["-f", "lavfi", "-i", "testsrc2=size=160x120:duration=4:rate=25", "-f", "lavfi",
+               "-i", "sine=duration=6"]
+    made = []
+    for name, codecs in (("long-audio.mkv", ["-c:v", "libx264", "-c:a", "libvorbis"]),
+                         ("long-audio.webm", ["-c:v", "libvpx", "-b:v", "200k", "-c:a",
+                                              "libvorbis"])):
+        made.append(os.path.join(tmp, name))
+        ffmpeg(*sources, *codecs, made[-1])
+    for name, options in (("long-audio-matroskamux.mkv", []),
+                          ("long-audio-streamed.mkv", ["streamable=true"])):
+        made.append(os.path.join(tmp, name))
+        gst_launch("matroskamux", *options, "name=mux", "!", "filesink", f"location={made[-1]}",
+                   "videotestsrc", "num-buffers=100", "!",
+                   "video/x-raw,width=160,height=120,framerate=25/1", "!", "x264enc", "!",
+                   "h264parse", "!", "mux.", "audiotestsrc", "num-buffers=280", "!",
+                   "audioconvert", "!", "vorbisenc", "!", "mux.")
+    for whole in made:
+        name = os.path.basename(whole)
+        code, out, err = run("stats", "--no-histogram", whole)
+        s = summary_of(records(out), whole)
+        check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 100,
+              f"{name}, audio 2 s past the video: exit {code}, {err!r}, {s}")
+        if "streamed" in name:
+            continue
+        cut = os.path.join(tmp, "cut-" + name)
+        with open(whole, "rb") as f:
+            data = f.read()
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 2])
+        code, out, err = run("stats", "--no-histogram", cut)
+        s = summary_of(records(out), cut)
+        check(code == 1 and "the file is truncated" in err and s and not s["complete"] and
+              0 < s["frames"] < 100, f"{name} cut in half: exit {code}, {err!r}")
 
 
 GROUPS = {

@@ -1,0 +1,48 @@
+/* mkv-ebml.c: the headers of the EBML elements a Matroska or WebM file is
+ * made of, read in memory or from the file, for what is read from such a
+ * file (mkv-track-end.c) and put into one matroskamux finished
+ * (mkv-tags.c). */
+#include <unistd.h>
+
+#include "lhio-private.h"
+
+/* The width of the variable-length integer whose first byte is first. */
+static int vint_width(uint8_t first)
+{
+  for (int width = 1; width <= 8; width++)
+    if (first & (0x80u >> (width - 1)))
+      return width;
+  return 0;
+}
+
+bool lhio_ebml_header(const uint8_t *data, size_t available, LhioEbmlHeader *header)
+{
+  if (available < 2)
+    return false;
+  const int id_width = vint_width(data[0]);
+  if (id_width == 0 || id_width > 4 || (size_t)id_width >= available)
+    return false;
+  header->id = 0;
+  for (int i = 0; i < id_width; i++)
+    header->id = header->id << 8 | data[i];
+  const uint8_t *size = data + id_width;
+  header->size_width = vint_width(size[0]);
+  if (header->size_width == 0 || (size_t)(id_width + header->size_width) > available)
+    return false;
+  uint64_t value = size[0] & (0xFFu >> header->size_width);
+  bool all_ones = value == (0xFFu >> header->size_width);
+  for (int i = 1; i < header->size_width; i++) {
+    value = value << 8 | size[i];
+    all_ones = all_ones && size[i] == 0xFF;
+  }
+  header->size = all_ones ? UINT64_MAX : value;
+  header->length = (size_t)(id_width + header->size_width);
+  return true;
+}
+
+bool lhio_ebml_header_at(int fd, off_t at, off_t end, LhioEbmlHeader *header)
+{
+  uint8_t bytes[12];
+  const ssize_t got = end - at > 0 ? pread(fd, bytes, sizeof bytes, at) : 0;
+  return got > 0 && lhio_ebml_header(bytes, (size_t)got, header);
+}
