@@ -169,6 +169,12 @@ typedef struct {
  * or WebM file with a video track. */
 bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end);
 
+/* Whether the YUV4MPEG2 file at path was cut inside a frame (y4m-end.c):
+ * 1, with the reason (a clause: "it ends 3614 bytes into a 4614-byte
+ * YUV4MPEG2 frame") in why; 0 when its frames are whole, or it cannot be
+ * told (a header this does not read, not a regular file). */
+int lhio_y4m_file_cut(const char *path, char *why, size_t why_size);
+
 /* Turns the tag values of the Matroska or WebM file at path, which
  * matroskamux wrote quoted and escaped as GStreamer serializes strings
  * ("My\ clip"), back into their text, in place (mkv-tags.c). */

@@ -83,6 +83,7 @@ struct LhioVideo {
   bool avi;              /* avidemux reads it: its header is (avi_cut_before) */
   bool mp4;              /* qtdemux reads it: its video track's duration is */
   bool matroska;         /* matroskademux reads it: what it says of its video's end is */
+  bool y4m;              /* y4mdec reads it: its frames are walked (y4m-end.c) */
 
   uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
   double end_time;   /* of the last frame, seconds */
@@ -245,12 +246,14 @@ static bool is_made_by(GstElement *element, const char *factory_name)
 }
 
 /* Each picture decoder decodebin3 plugs gets a probe on its input; the
- * demuxers of transport streams, AVI, MP4 and Matroska are noted. */
+ * demuxers of transport streams, AVI, MP4, Matroska and YUV4MPEG2 are
+ * noted. */
 static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer data)
 {
   LhioVideo *v = data;
   if (is_made_by(element, "tsdemux") || is_made_by(element, "avidemux") ||
-      is_made_by(element, "qtdemux") || is_made_by(element, "matroskademux")) {
+      is_made_by(element, "qtdemux") || is_made_by(element, "matroskademux") ||
+      is_made_by(element, "y4mdec")) {
     g_mutex_lock(&v->lock);
     if (is_made_by(element, "tsdemux"))
       v->transport_stream = true;
@@ -258,8 +261,10 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
       v->avi = true;
     else if (is_made_by(element, "qtdemux"))
       v->mp4 = true;
-    else
+    else if (is_made_by(element, "matroskademux"))
       v->matroska = true;
+    else
+      v->y4m = true;
     g_mutex_unlock(&v->lock);
     return;
   }
@@ -887,7 +892,8 @@ static double avi_cut_before(const char *path, double *frame_period)
  * AVI's as its header states it, when the file is cut: avi_cut_before).  A
  * transport stream states no duration: its last bytes are read instead
  * (ts-end.c), first, as a cut is also what leaves its last frame
- * undecodable. */
+ * undecodable; a YUV4MPEG2 file states none either, and its frames are
+ * walked (y4m-end.c). */
 static int check_complete(LhioVideo *v)
 {
   g_mutex_lock(&v->lock);
@@ -897,9 +903,11 @@ static int check_complete(LhioVideo *v)
   bool avi = v->avi;
   bool mp4 = v->mp4;
   bool matroska = v->matroska;
+  bool y4m = v->y4m;
   g_mutex_unlock(&v->lock);
   char why[160];
-  if (transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) {
+  if ((transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) ||
+      (y4m && lhio_y4m_file_cut(v->path, why, sizeof why))) {
     set_error(v, "the file is truncated: %s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
   }

@@ -454,6 +454,7 @@ def group_bad(tmp):
     open(junk, "wb").write(b"this is not a video at all" * 10)
     cases[junk] = "not a video file"
     cases.update(transport_streams(tmp, good))
+    cases.update(cut_y4m_files(tmp))
     for path, words in cases.items():
         out_file = os.path.join(tmp, "out.jsonl")
         code, out, err = run("stats", "--no-histogram", "-o", out_file, path)
@@ -531,6 +532,31 @@ def group_bad(tmp):
     check(len(kept) >= 8 and summary_of(recs) and not summary_of(recs)["complete"],
           f"stuck pipe: the frames before are kept ({len(kept)} of 10), the summary marked")
     check_video_fifo_waits(tmp, raw)
+
+
+def cut_y4m_files(tmp):
+    """YUV4MPEG2 files cut inside a frame's planes and inside a frame's
+    header: y4mdec drops the short last frame quietly and the file states no
+    duration, so the frames are walked from the header's frame size
+    (src/io/y4m-end.c).  The whole file, and one with junk after its last
+    frame, are complete; the cut ones are returned as cases that must say
+    "truncated"."""
+    whole = os.path.join(tmp, "whole.y4m")
+    write_y4m(whole, random_frames(np.random.default_rng(5), 10, 30, 40), chroma="420")
+    data = open(whole, "rb").read()
+    header = data.index(b"\n") + 1
+    frame = len(b"FRAME\n") + 30 * 40 * 3 // 2
+    junk = os.path.join(tmp, "junk-after.y4m")
+    open(junk, "wb").write(data + b"not a frame\n")
+    for path in (whole, junk):
+        summary_says(path, frames=10)
+    cases = {}
+    for name, size in (("cut-planes.y4m", len(data) - frame // 2),
+                       ("cut-frame-header.y4m", header + 4 * frame + 3)):
+        cut = os.path.join(tmp, name)
+        open(cut, "wb").write(data[:size])
+        cases[cut] = "truncated"
+    return cases
 
 
 def check_video_fifo_waits(tmp, video):
