@@ -731,7 +731,7 @@ StatsFilesIterator = _lumahist.StatsFilesIterator
 
 def stats_files(paths, *, jobs=None, matrix=None, range=None,
                 percentiles=(1, 5, 50, 95, 99), backend="auto", max_pixels=None,
-                errors="warn", decoder="auto", every=1, fps=None, start=0.0, duration=None,
+                errors="warn", decoder="auto", every=1, fps=None, start=None, duration=None,
                 cut_threshold=0.4, video_timeout=30.0, video_memory="cuda", fifo_wait=30.0):
     """Stats of image and video files and folders, on the command-line tool's
     batch pipeline: folders walked as `lumahist stats` walks them
@@ -756,7 +756,8 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     for writing before it fails (FileIOError, "a FIFO no writer opened in S
     s"; 0: no limit).  Videos: every (one decoded frame in N), fps (at
     most F frames a second of stream time; None: all), start and duration (seconds of stream
-    time; duration None: to the end), cut_threshold (the histogram distance
+    time; start None: from the first frame, which duration then counts from; duration None:
+    to the end), cut_threshold (the histogram distance
     of a scene cut), video_timeout (seconds without a frame before a file is
     given up), as the tool's --every, --fps, --start, --duration,
     --cut-threshold, --video-timeout and --video-memory, with its checks (a
@@ -789,7 +790,8 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
                                  range=range, percentiles=listed, backend=backend,
                                  max_pixels=max_pixels or 0, decoder=decoder,
                                  raise_errors=errors == "raise", every=every,
-                                 fps=0.0 if fps is None else float(fps), start=float(start),
+                                 fps=0.0 if fps is None else float(fps),
+                                 start=None if start is None else float(start),
                                  duration=0.0 if duration is None else float(duration),
                                  cut_threshold=float(cut_threshold),
                                  video_timeout=float(video_timeout), video_memory=video_memory,

@@ -268,6 +268,6 @@ def stats_files(paths: Any, *, jobs: Optional[int] = None, matrix: Optional[str]
                 percentiles: Optional[Iterable[float]] = (1, 5, 50, 95, 99),
                 backend: str = "auto", max_pixels: Optional[int] = None, errors: str = "warn",
                 decoder: str = "auto", every: int = 1, fps: Optional[float] = None,
-                start: float = 0.0, duration: Optional[float] = None, cut_threshold: float = 0.4,
-                video_timeout: float = 30.0, video_memory: str = "cuda",
+                start: Optional[float] = None, duration: Optional[float] = None,
+                cut_threshold: float = 0.4, video_timeout: float = 30.0, video_memory: str = "cuda",
                 fifo_wait: float = 30.0) -> StatsFilesIterator: ...

@@ -673,7 +673,7 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
       "paths",      "jobs",          "matrix",        "range",        "percentiles", "backend",
       "max_pixels", "decoder",       "raise_errors",  "every",        "fps",         "start",
       "duration",   "cut_threshold", "video_timeout", "video_memory", "fifo_wait",   NULL};
-  PyObject *paths, *percentiles = Py_None;
+  PyObject *paths, *percentiles = Py_None, *start = Py_None;
   int jobs = 0, raise_errors = 0;
   const char *matrix_name = NULL, *range_name = NULL, *backend_name = "auto";
   const char *decoder_name = "auto";
@@ -681,12 +681,19 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   double fifo_wait = LHIO_DEFAULT_FIFO_WAIT_S;
   LhpVideoOptions video;
   lhp_video_options_init(&video);
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|$izzOsKspidddddsd", keywords, &paths, &jobs, &matrix_name, &range_name,
-          &percentiles, &backend_name, &max_pixels, &decoder_name, &raise_errors, &video.every,
-          &video.fps, &video.start_s, &video.duration_s, &video.cut_threshold, &video.timeout_s,
-          &video.memory, &fifo_wait))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$izzOsKspidOdddsd", keywords, &paths, &jobs,
+                                   &matrix_name, &range_name, &percentiles, &backend_name,
+                                   &max_pixels, &decoder_name, &raise_errors, &video.every,
+                                   &video.fps, &start, &video.duration_s, &video.cut_threshold,
+                                   &video.timeout_s, &video.memory, &fifo_wait))
     return NULL;
+  /* None: the tool's --start not given, duration counts from the first frame. */
+  if (start != Py_None) {
+    video.start_s = PyFloat_AsDouble(start);
+    if (video.start_s == -1.0 && PyErr_Occurred())
+      return NULL;
+    video.start_given = true;
+  }
   if (jobs < 0)
     return raise_invalid("jobs: 1 or more (None or 0: one per core, as the tool's --jobs 0)");
   if (!(fifo_wait >= 0) || !isfinite(fifo_wait))

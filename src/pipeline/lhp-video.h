@@ -37,6 +37,7 @@ typedef struct {
   int every;         /* one decoded frame in N */
   double fps;        /* at most F frames a second; 0 all */
   double start_s;    /* frames from this presentation time on */
+  bool start_given;  /* start_s was asked for; else duration_s counts from the first frame */
   double duration_s; /* of stream time; 0 to the end */
   double timeout_s;  /* a file is given up when no frame comes for this long */
   double cut_threshold;

@@ -466,6 +466,10 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
       *failed_status = status;
     return LHP_VIDEO_FAILED;
   }
+  /* Without a start asked, the time asked begins at the first frame, not
+   * at 0: a stream's first pts may be anywhere (a transport stream's, one
+   * with B-frames in an MP4 whose edit list GStreamer does not apply). */
+  bool window_set = args->start_given || !(args->duration_s > 0);
   double end_time = args->duration_s > 0 ? args->start_s + args->duration_s : INFINITY;
   double next_time = NAN;
   double after_window = NAN; /* the pts of the first frame past --duration */
@@ -489,6 +493,10 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
     if (status < 0) {
       error = g_strdup(lhp_reason(status, path));
       break;
+    }
+    if (!window_set && isfinite(f.pts)) {
+      end_time = f.pts + args->duration_s;
+      window_set = true;
     }
     if (isfinite(f.pts) && f.pts >= end_time - 1e-9) {
       after_window = f.pts;

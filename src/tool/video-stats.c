@@ -19,6 +19,23 @@ void lht_video_args_init(LhtVideoArgs *args)
   lhp_video_options_init(&args->options);
 }
 
+/* --start, noted as given: without it --duration counts from the first
+ * frame.  Read as GOption reads a double. */
+static gboolean parse_start(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+  LhtVideoArgs *args = data;
+  char *end = NULL;
+  double start = g_ascii_strtod(value, &end);
+  if (!end || end == value || *end != '\0') {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "Cannot parse double value \u201c%s\u201d for %s", value, name);
+    return FALSE;
+  }
+  args->options.start_s = start;
+  args->options.start_given = true;
+  return TRUE;
+}
+
 void lht_video_add_options(GOptionContext *context, LhtVideoArgs *args)
 {
   GOptionEntry entries[] = {
@@ -26,10 +43,12 @@ void lht_video_add_options(GOptionContext *context, LhtVideoArgs *args)
        "Video: analyse one decoded frame in N (default 1: all)", "N"},
       {"fps", 0, 0, G_OPTION_ARG_DOUBLE, &args->options.fps,
        "Video: analyse at most F frames a second of stream time (default: all)", "F"},
-      {"start", 0, 0, G_OPTION_ARG_DOUBLE, &args->options.start_s,
-       "Video: begin at this presentation time, seconds", "SECONDS"},
+      {"start", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)parse_start,
+       "Video: begin at this presentation time, seconds (default: the first frame)", "SECONDS"},
       {"duration", 0, 0, G_OPTION_ARG_DOUBLE, &args->options.duration_s,
-       "Video: stop after this much stream time, seconds (default: to the end)", "SECONDS"},
+       "Video: stop after this much stream time, seconds, from --start or the first frame "
+       "(default: to the end)",
+       "SECONDS"},
       {"cut-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &args->options.cut_threshold,
        "Video: histogram distance above which a frame is a scene cut (default 0.4)", "D"},
       {"video-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &args->options.timeout_s,
@@ -41,7 +60,7 @@ void lht_video_add_options(GOptionContext *context, LhtVideoArgs *args)
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   GOptionGroup *group = g_option_group_new(
-      "video", "Options of video files:", "Show the options of video files", NULL, NULL);
+      "video", "Options of video files:", "Show the options of video files", args, NULL);
   g_option_group_add_entries(group, entries);
   g_option_context_add_group(context, group);
 }

@@ -313,6 +313,21 @@ def test_video_options_as_the_tools(clips, keywords, options, kept):
     assert any(r.scene_cut for r in got) == (threshold < 1)  # a distance is at most 1
 
 
+def test_duration_without_start_counts_from_the_first_frame(clips):
+    # clip.mp4 has B-frames: GStreamer, which applies no edit list, starts
+    # its pts at 0.08.  duration counted from 0 kept 3 frames of 0.2 s.
+    clip = clips["mp4"]
+    got = dicts(lumahist.stats_files(clip, backend="cpu", duration=0.2))
+    assert got == tool_records([clip], "--duration", "0.2")
+    pts = [r["pts"] for r in got if "frame" in r]
+    assert pts[0] > 0
+    assert [round(t - pts[0], 6) for t in pts] == [0, 0.04, 0.08, 0.12, 0.16]
+    # A start asked is where the time asked begins, as before.
+    got = dicts(lumahist.stats_files(clip, backend="cpu", start=0, duration=0.2))
+    assert got == tool_records([clip], "--start", "0", "--duration", "0.2")
+    assert all(r["pts"] < 0.2 for r in got if "frame" in r)
+
+
 def test_matrix_and_range_given_or_from_the_stream(clips):
     clip = clips["mp4"]
     stream = [r for r in lumahist.stats_files(clip, backend="cpu") if not r.summary]

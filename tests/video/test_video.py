@@ -241,6 +241,18 @@ def group_frames(tmp):
     check(code == 1 and out == "" and
           "no frame in the time asked, [0.21 s, 0.23 s): the next is at 0.240 s" in err,
           f"--start 0.21 --duration 0.02: exit {code}, {err.strip()!r}")
+    # Without --start, --duration counts from the first frame, wherever its
+    # pts is: it counted from 0, and a clip starting at 1 s gave no frame.
+    offset = os.path.join(tmp, "offset.mkv")
+    ffmpeg("-i", clip, "-c:v", "ffv1", "-output_ts_offset", "1", offset)
+    code, out, err = run("stats", "--no-histogram", "--duration", "0.2", offset)
+    picked = [round(r["pts"], 6) for r in frames_of(records(out))]
+    check(code == 0 and picked == [1.0, 1.04, 1.08, 1.12, 1.16],
+          f"--duration 0.2 from a first frame at 1 s: exit {code}, pts {picked}, {err.strip()!r}")
+    code, out, err = run("stats", "--start", "0", "--duration", "0.2", offset)
+    check(code == 1 and out == "" and
+          "no frame in the time asked, [0 s, 0.2 s): the next is at 1.000 s" in err,
+          f"--start 0 --duration 0.2 from a first frame at 1 s: exit {code}, {err.strip()!r}")
     code, _, err = run("stats", "--every", "0", clip)
     check(code == 2 and "--every" in err, "--every 0 is a usage error")
 
