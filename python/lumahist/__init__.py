@@ -158,6 +158,27 @@ _lumahist.set_errors((Error, InvalidArgumentError, UnsupportedError, OutOfMemory
                       NoDeviceError, CudaError, FileIOError, CorruptFileError, TooLargeError))
 
 
+def _out_of_range(name, value):
+    """The extension's InvalidArgumentError for an integer past what its
+    argument can hold (arguments.c), in the same words."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more digits than Python writes
+        text = ""
+    if not text or len(text) > 40:
+        text = "a number of more than 40 digits"
+    return InvalidArgumentError(f"{name}: {text} is out of range", -1)
+
+
+def _float(value, name):
+    """float(value), or InvalidArgumentError for an integer past any float:
+    a value out of the argument's range, not float()'s OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise _out_of_range(name, value) from None
+
+
 def _percentile_key(p):
     """The key of percentile p in records: the shortest %.Ng that reads back as p,
     as the command-line tool writes it."""
@@ -394,7 +415,7 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
     image = _readable(image)
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="clahe", tiles_x=tiles_x, tiles_y=tiles_y,
-                      clip_limit=float(clip), matrix=matrix, range=range, backend=backend,
+                      clip_limit=_float(clip, "clip"), matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
                       temporal=_temporal_capsule(temporal),
                       width=width or 0, chroma=chroma)
@@ -503,8 +524,9 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
         result[...] = image
     _lumahist.overlay(result, percentiles=percentiles,
                       rect=_rect(rect) if rect is not None else (0, 0, 0, 0),
-                      opacity=float(opacity), scale=scale, markers=bool(markers),
-                      clipping=bool(clipping), clip_warning=float(clip_warning), matrix=matrix,
+                      opacity=_float(opacity, "opacity"), scale=scale, markers=bool(markers),
+                      clipping=bool(clipping), clip_warning=_float(clip_warning, "clip_warning"),
+                      matrix=matrix,
                       range=range, backend=backend, bit_depth=bit_depth or 0, format=format,
                       width=width or 0, orientation=orientation)
     return result
@@ -697,7 +719,7 @@ class Temporal:
 
     def __init__(self, window=8, cut_threshold=0.4):
         # index(), not int(): int() took a window of 2.5 as 2 and "8" as 8.
-        window, cut_threshold = _operator.index(window), float(cut_threshold)
+        window, cut_threshold = _operator.index(window), _float(cut_threshold, "cut_threshold")
         self._capsule = _lumahist.temporal_new(window, cut_threshold)
         self._window = window
         self._cut_threshold = cut_threshold
@@ -781,18 +803,22 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
         raise InvalidArgumentError("errors: warn or raise", -1)
     if max_pixels is not None and max_pixels < 0:
         raise InvalidArgumentError(f"max_pixels {max_pixels}: must not be negative", -1)
+    if max_pixels is not None and max_pixels >= 2**64:
+        # The C call's unsigned 64 bits took 2^64 as 0, the default limit.
+        raise _out_of_range("max_pixels", max_pixels)
     if isinstance(paths, (str, bytes, _os.PathLike)):
         paths = [paths]
     listed = percentiles
     if percentiles is not None and not isinstance(percentiles, (str, bytes, bytearray)):
-        listed = [float(p) for p in percentiles]  # (text: refused by the extension, as stats')
+        # (text: refused by the extension, as stats')
+        listed = [_float(p, "percentiles") for p in percentiles]
     return _lumahist.stats_files([_os.fspath(p) for p in paths], jobs=jobs or 0, matrix=matrix,
                                  range=range, percentiles=listed, backend=backend,
                                  max_pixels=max_pixels or 0, decoder=decoder,
                                  raise_errors=errors == "raise", every=every,
-                                 fps=0.0 if fps is None else float(fps),
-                                 start=None if start is None else float(start),
-                                 duration=0.0 if duration is None else float(duration),
-                                 cut_threshold=float(cut_threshold),
-                                 video_timeout=float(video_timeout), video_memory=video_memory,
-                                 fifo_wait=float(fifo_wait))
+                                 fps=0.0 if fps is None else _float(fps, "fps"),
+                                 start=None if start is None else _float(start, "start"),
+                                 duration=0.0 if duration is None else _float(duration, "duration"),
+                                 cut_threshold=_float(cut_threshold, "cut_threshold"),
+                                 video_timeout=_float(video_timeout, "video_timeout"),
+                                 video_memory=video_memory, fifo_wait=_float(fifo_wait, "fifo_wait"))

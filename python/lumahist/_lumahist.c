@@ -832,6 +832,11 @@ int percentiles_from(PyObject *object, LhOptions *options)
   PyObject *item;
   while ((item = PyIter_Next(iterator))) {
     PyObject *number = PyNumber_Float(item);
+    /* An integer past any double: refused as a percentile out of [0, 100] is. */
+    if (!number && PyErr_ExceptionMatches(PyExc_OverflowError)) {
+      PyErr_Clear();
+      raise_out_of_range("percentiles", item);
+    }
     Py_DECREF(item);
     if (!number)
       break;
@@ -935,10 +940,11 @@ static PyObject *py_stats(PyObject *self, PyObject *args)
 {
   PyObject *image, *percentiles;
   const char *matrix_name, *range_name, *backend_name, *format_name;
-  int roi[4], bit_depth, frame_width;
-  if (!PyArg_ParseTuple(args, "OssO(iiii)sizi", &image, &matrix_name, &range_name, &percentiles,
-                        &roi[0], &roi[1], &roi[2], &roi[3], &backend_name, &bit_depth, &format_name,
-                        &frame_width))
+  int roi[4];
+  IntArgument bit_depth = {"bit_depth", 0}, frame_width = {"width", 0};
+  if (!PyArg_ParseTuple(args, "OssO(iiii)sO&zO&", &image, &matrix_name, &range_name, &percentiles,
+                        &roi[0], &roi[1], &roi[2], &roi[3], &backend_name, int_argument, &bit_depth,
+                        &format_name, int_argument, &frame_width))
     return NULL;
   LhOptions options;
   LhBackend backend;
@@ -948,7 +954,7 @@ static PyObject *py_stats(PyObject *self, PyObject *args)
   options.roi = (LhRect){roi[0], roi[1], roi[2], roi[3]};
   StatsObject *result = stats_object_new(STATS_IMAGE);
   if (result &&
-      analyze_array(image, format_name, frame_width, bit_depth, backend, &options, NULL,
+      analyze_array(image, format_name, frame_width.value, bit_depth.value, backend, &options, NULL,
                     &result->stats, &result->width, &result->height, &result->backend) < 0)
     Py_CLEAR(result);
   return (PyObject *)result;
@@ -1016,12 +1022,13 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
   PyObject *image, *out, *lut_object = Py_None, *temporal = Py_None;
   const char *mode = "global", *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
              *format_name = NULL, *chroma_name = "keep";
-  int tiles_x = 8, tiles_y = 8, bit_depth = 0, frame_width = 0;
+  int tiles_x = 8, tiles_y = 8;
+  IntArgument bit_depth = {"bit_depth", 0}, frame_width = {"width", 0};
   double clip_limit = 40.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsizOis", keywords, &image, &out, &mode,
-                                   &lut_object, &matrix_name, &range_name, &tiles_x, &tiles_y,
-                                   &clip_limit, &backend_name, &bit_depth, &format_name, &temporal,
-                                   &frame_width, &chroma_name))
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "OO|$sOssiidsO&zOO&s", keywords, &image, &out, &mode, &lut_object,
+          &matrix_name, &range_name, &tiles_x, &tiles_y, &clip_limit, &backend_name, int_argument,
+          &bit_depth, &format_name, &temporal, int_argument, &frame_width, &chroma_name))
     return NULL;
   LhEqualizeOptions options;
   lh_equalize_options_init(&options);
@@ -1053,9 +1060,11 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
 
   ArrayFrame in, dst, lut;
   memset(&lut, 0, sizeof lut);
-  if (array_frame_get(&in, image, format_name, frame_width, bit_depth, false, "image") < 0)
+  if (array_frame_get(&in, image, format_name, frame_width.value, bit_depth.value, false, "image") <
+      0)
     return NULL;
-  if (array_frame_get(&dst, out, format_name, frame_width, bit_depth, true, "out") < 0) {
+  if (array_frame_get(&dst, out, format_name, frame_width.value, bit_depth.value, true, "out") <
+      0) {
     array_frame_release(&in);
     return NULL;
   }
@@ -1196,14 +1205,15 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   PyObject *image, *percentiles = Py_None;
   const char *scale = "log", *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
              *format_name = NULL;
-  int rect[4] = {0, 0, 0, 0}, markers = 1, clipping = 1, bit_depth = 0, frame_width = 0;
-  int orientation = 1;
+  int rect[4] = {0, 0, 0, 0}, markers = 1, clipping = 1;
+  IntArgument bit_depth = {"bit_depth", 0}, frame_width = {"width", 0};
+  IntArgument orientation = {"orientation", 1};
   double opacity = 0.8, clip_warning = 0.005;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O(iiii)dsppdsssizii", keywords, &image,
-                                   &percentiles, &rect[0], &rect[1], &rect[2], &rect[3], &opacity,
-                                   &scale, &markers, &clipping, &clip_warning, &matrix_name,
-                                   &range_name, &backend_name, &bit_depth, &format_name,
-                                   &frame_width, &orientation))
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "O|$O(iiii)dsppdsssO&zO&O&", keywords, &image, &percentiles, &rect[0],
+          &rect[1], &rect[2], &rect[3], &opacity, &scale, &markers, &clipping, &clip_warning,
+          &matrix_name, &range_name, &backend_name, int_argument, &bit_depth, &format_name,
+          int_argument, &frame_width, int_argument, &orientation))
     return NULL;
   LhOptions options;
   LhOverlayOptions overlay;
@@ -1222,13 +1232,13 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   overlay.clip_warning = clip_warning;
   overlay.matrix = options.matrix;
   overlay.range = options.range;
-  overlay.orientation = orientation;
+  overlay.orientation = orientation.value;
   LhStats stats;
   lh_stats_init(&stats);
   int width, height;
   LhBackend used;
-  int status = analyze_array(image, format_name, frame_width, bit_depth, backend, &options,
-                             &overlay, &stats, &width, &height, &used);
+  int status = analyze_array(image, format_name, frame_width.value, bit_depth.value, backend,
+                             &options, &overlay, &stats, &width, &height, &used);
   lh_stats_clear(&stats);
   if (status < 0)
     return NULL;
@@ -1324,12 +1334,12 @@ static void temporal_destroy(PyObject *capsule)
 
 static PyObject *py_temporal_new(PyObject *self, PyObject *args)
 {
-  int window;
+  IntArgument window = {"window", 0};
   double cut_threshold;
-  if (!PyArg_ParseTuple(args, "id", &window, &cut_threshold))
+  if (!PyArg_ParseTuple(args, "O&d", int_argument, &window, &cut_threshold))
     return NULL;
   LhTemporal *temporal;
-  int status = lh_temporal_new(window, cut_threshold, &temporal);
+  int status = lh_temporal_new(window.value, cut_threshold, &temporal);
   if (status < 0)
     return raise_status(status);
   TemporalBox *box = PyMem_RawMalloc(sizeof *box);

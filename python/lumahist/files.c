@@ -674,19 +674,22 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
       "max_pixels", "decoder",       "raise_errors",  "every",        "fps",         "start",
       "duration",   "cut_threshold", "video_timeout", "video_memory", "fifo_wait",   NULL};
   PyObject *paths, *percentiles = Py_None, *start = Py_None;
-  int jobs = 0, raise_errors = 0;
+  int raise_errors = 0;
+  IntArgument jobs = {"jobs", 0}, every = {"every", 1};
   const char *matrix_name = NULL, *range_name = NULL, *backend_name = "auto";
   const char *decoder_name = "auto";
   unsigned long long max_pixels = 0;
   double fifo_wait = LHIO_DEFAULT_FIFO_WAIT_S;
   LhpVideoOptions video;
   lhp_video_options_init(&video);
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$izzOsKspidOdddsd", keywords, &paths, &jobs,
-                                   &matrix_name, &range_name, &percentiles, &backend_name,
-                                   &max_pixels, &decoder_name, &raise_errors, &video.every,
-                                   &video.fps, &start, &video.duration_s, &video.cut_threshold,
-                                   &video.timeout_s, &video.memory, &fifo_wait))
+  every.value = video.every;
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "O|$O&zzOsKspO&dOdddsd", keywords, &paths, int_argument, &jobs,
+          &matrix_name, &range_name, &percentiles, &backend_name, &max_pixels, &decoder_name,
+          &raise_errors, int_argument, &every, &video.fps, &start, &video.duration_s,
+          &video.cut_threshold, &video.timeout_s, &video.memory, &fifo_wait))
     return NULL;
+  video.every = every.value;
   /* None: the tool's --start not given, duration counts from the first frame. */
   if (start != Py_None) {
     video.start_s = PyFloat_AsDouble(start);
@@ -694,7 +697,7 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
       return NULL;
     video.start_given = true;
   }
-  if (jobs < 0)
+  if (jobs.value < 0)
     return raise_invalid("jobs: 1 or more (None or 0: one per core, as the tool's --jobs 0)");
   if (!(fifo_wait >= 0) || !isfinite(fifo_wait))
     return raise_invalid("fifo_wait: seconds >= 0 (0: no limit), as the tool's --fifo-wait");
@@ -745,7 +748,7 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   run->options = options;
   run->backend = backend;
   run->decoder = decoder;
-  run->jobs = jobs > 0 ? jobs : (int)g_get_num_processors();
+  run->jobs = jobs.value > 0 ? jobs.value : (int)g_get_num_processors();
   run->max_pixels = max_pixels;
   run->fifo_wait = (LhioFifoWait){.seconds = fifo_wait, .stop = &run->stop};
   run->video = video;

@@ -1,6 +1,7 @@
 /* module.h: what the files of the extension share: the library's failures
  * raised as the package's lumahist.Error subclasses, the options every call
- * parses, and the stats_files iterator (files.c). */
+ * parses, its whole-number arguments (arguments.c), and the stats_files
+ * iterator (files.c). */
 #ifndef LUMAHIST_MODULE_H
 #define LUMAHIST_MODULE_H
 
@@ -20,6 +21,18 @@ PyObject *raise_message_object(int status, PyObject *message);
  * the file system's encoding), as an OSError does. */
 PyObject *raise_file_error(int status, PyObject *message, int os_error, const char *path);
 PyObject *raise_invalid(const char *message);
+/* InvalidArgumentError: "name: number is out of range" (arguments.c). */
+PyObject *raise_out_of_range(const char *name, PyObject *number);
+
+/* A C int argument for PyArg_Parse's "O&" (int_argument, &argument): name
+ * set beforehand, for the message, and value to its default (left as it
+ * is when the argument is not given); an integer past a C int raises
+ * InvalidArgumentError, not OverflowError (arguments.c). */
+typedef struct {
+  const char *name;
+  int value;
+} IntArgument;
+int int_argument(PyObject *object, void *address);
 
 /* matrix=, range= and backend= by name; 0, or -1 with the exception set. */
 int parse_common(const char *matrix_name, const char *range_name, const char *backend_name,

@@ -685,3 +685,59 @@ def test_a_temporal_window_cannot_be_changed_after_it_is_made():
     with pytest.raises(AttributeError):
         temporal.cut_threshold = 7
     assert (temporal.window, temporal.cut_threshold) == (8, 0.4)
+
+
+_HUGE = 2**70
+_GRAY = np.zeros((16, 16), np.uint8)
+_GRAY16 = np.zeros((16, 16), np.uint16)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("bit_depth", lambda: lumahist.stats(_GRAY16, bit_depth=_HUGE)),
+    ("bit_depth", lambda: lumahist.stats(_GRAY16, bit_depth=-_HUGE)),
+    ("width", lambda: lumahist.stats(_GRAY, width=_HUGE)),
+    ("percentiles", lambda: lumahist.stats(_GRAY, percentiles=(10**400,))),
+    ("bit_depth", lambda: lumahist.equalize(_GRAY16, bit_depth=_HUGE)),
+    ("width", lambda: lumahist.clahe(_GRAY, width=_HUGE)),
+    ("clip", lambda: lumahist.clahe(_GRAY, clip=10**400)),
+    ("bit_depth", lambda: lumahist.apply_lut(_GRAY16, np.zeros(1024, np.uint16),
+                                             bit_depth=_HUGE)),
+    ("orientation", lambda: lumahist.overlay(_GRAY, orientation=_HUGE)),
+    ("bit_depth", lambda: lumahist.overlay(_GRAY16, bit_depth=_HUGE)),
+    ("opacity", lambda: lumahist.overlay(_GRAY, opacity=10**400)),
+    ("clip_warning", lambda: lumahist.overlay(_GRAY, clip_warning=10**400)),
+    ("percentiles", lambda: lumahist.overlay(_GRAY, percentiles=(10**400,))),
+    ("percentiles", lambda: lumahist.merge([lumahist.stats(_GRAY)], percentiles=(10**400,))),
+    ("window", lambda: lumahist.Temporal(_HUGE)),
+    ("cut_threshold", lambda: lumahist.Temporal(8, 10**400)),
+    ("jobs", lambda: lumahist.stats_files([SAMPLES], jobs=2**64)),
+    ("every", lambda: lumahist.stats_files([SAMPLES], every=2**64)),
+    ("max_pixels", lambda: lumahist.stats_files([SAMPLES], max_pixels=2**64)),
+    ("fps", lambda: lumahist.stats_files([SAMPLES], fps=10**400)),
+    ("start", lambda: lumahist.stats_files([SAMPLES], start=10**400)),
+    ("duration", lambda: lumahist.stats_files([SAMPLES], duration=10**400)),
+    ("cut_threshold", lambda: lumahist.stats_files([SAMPLES], cut_threshold=10**400)),
+    ("video_timeout", lambda: lumahist.stats_files([SAMPLES], video_timeout=10**400)),
+    ("fifo_wait", lambda: lumahist.stats_files([SAMPLES], fifo_wait=10**400)),
+    ("percentiles", lambda: lumahist.stats_files([SAMPLES], percentiles=(10**400,))),
+])
+def test_an_integer_past_its_argument_is_out_of_range_not_an_overflow(name, call):
+    """bit_depth=2**70, jobs=2**64, orientation=2**70, a percentile of
+    10**400, ... raised OverflowError from the C conversion (or float()),
+    where any other value out of range raises InvalidArgumentError; and
+    max_pixels=2**64 wrapped to 0, the default limit."""
+    with pytest.raises(lumahist.InvalidArgumentError,
+                       match=f"^{name}: (-?[0-9]+|a number of more than 40 digits) is out of "
+                       "range$"):
+        call()
+
+
+def test_an_integer_of_more_digits_than_python_writes_is_out_of_range_too():
+    """Such an integer has no text (repr raises ValueError past 4300 digits):
+    the message says so rather than failing to be made."""
+    with pytest.raises(lumahist.InvalidArgumentError,
+                       match="^bit_depth: a number of more than 40 digits is out of range$"):
+        lumahist.stats(_GRAY16, bit_depth=10**5000)
+    with pytest.raises(lumahist.InvalidArgumentError,
+                       match="^cut_threshold: a number of more than 40 digits is out of range$"):
+        lumahist.Temporal(8, 10**5000)
