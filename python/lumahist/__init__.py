@@ -513,7 +513,7 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
     to read upright there.  opacity: the panel's alpha, 0 .. 1; scale: "log"
     or "linear"; markers: the median's and percentiles' lines; clipping: the
     bands at black and white (and the limited-range shading), lit where at
-    least clip_warning of the pixels are there; image, format, width,
+    least clip_warning (a fraction, 0 .. 1) of the pixels are there; image, format, width,
     bit_depth, matrix, range and backend as for stats.  Returns out (a new
     array unless given; out=image draws in place)."""
     image = _readable(image)

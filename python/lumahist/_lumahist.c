@@ -1224,6 +1224,21 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
   if (strcmp(scale, "log") != 0 && strcmp(scale, "linear") != 0)
     return raise_invalid("scale: log or linear");
+  /* The library refuses a negative one; above 1, no band could ever light,
+   * and the tool (--clip-warning) and the element (clip-warning) refuse it. */
+  if (clip_warning > 1.0) {
+    /* Its shortest text: %g wrote 1.0000001 as 1, "not above 1". */
+    char *shown = PyOS_double_to_string(clip_warning, 'r', 0, 0, NULL);
+    if (!shown)
+      return NULL;
+    char message[160];
+    snprintf(message, sizeof message,
+             "overlay clip warning %s is not a fraction of the pixels (1 or less, as the tool's "
+             "--clip-warning)",
+             shown);
+    PyMem_Free(shown);
+    return raise_invalid(message);
+  }
   overlay.rect = (LhRect){rect[0], rect[1], rect[2], rect[3]};
   overlay.opacity = opacity;
   overlay.scale = strcmp(scale, "log") == 0 ? LH_OVERLAY_LOG : LH_OVERLAY_LINEAR;

@@ -560,6 +560,19 @@ def test_an_overlay_clip_warning_that_is_no_fraction_is_said_to_be(fraction):
         lumahist.overlay(photo(40, 60, 3), clip_warning=fraction)
 
 
+@pytest.mark.parametrize("fraction", [1.0000001, 2, 50, float("inf")])
+def test_an_overlay_clip_warning_above_one_is_refused_as_the_tool_refuses_it(fraction):
+    """clip_warning=2 (a percentage meant as a fraction) was taken, and no
+    band could ever light, where `lumahist overlay --clip-warning 2` and the
+    element's clip-warning refuse any value above 1."""
+    shown = repr(float(fraction)).removesuffix(".0")
+    with pytest.raises(lumahist.InvalidArgumentError,
+                       match=f"^overlay clip warning {shown} is not a fraction of the pixels "
+                       r"\(1 or less, as the tool's --clip-warning\)$"):
+        lumahist.overlay(photo(40, 60, 3), clip_warning=fraction)
+    lumahist.overlay(photo(40, 60, 3), clip_warning=1)
+
+
 @pytest.mark.parametrize("orientation", [6.9, "6"])
 def test_an_overlay_orientation_is_an_integer(orientation):
     """int() read orientation=6.9 as 6 (and "6" as 6), where rect= and
