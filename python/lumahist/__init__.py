@@ -408,14 +408,21 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
           backend="auto", bit_depth=None, format=None, temporal=None, width=None,
           chroma="keep"):
     """Contrast-limited adaptive equalization as cv2.createCLAHE(clip, tiles) (within
-    1 of OpenCV at 8 bits).  tiles: (x, y).  Only luma changes, as for equalize
-    (chroma as there); image, out, format, width, bit_depth, matrix, range,
-    backend and temporal as there."""
+    1 of OpenCV at 8 bits).  tiles: (x, y); clip: 0 or more (0: no clipping).  Only
+    luma changes, as for equalize (chroma as there); image, out, format, width,
+    bit_depth, matrix, range, backend and temporal as there."""
     tiles_x, tiles_y = _tiles(tiles)
+    clip_limit = _float(clip, "clip")
+    if clip_limit < 0:
+        # The library reads it as 0; the tool's --clip and the element's
+        # clip-limit refuse it.
+        raise InvalidArgumentError(
+            f"CLAHE clip limit {clip_limit!r} is negative: 0 or more (0: no clipping), as the "
+            "tool's --clip", -1)
     image = _readable(image)
     result = _output_for(image, out)
     _lumahist.rewrite(image, result, mode="clahe", tiles_x=tiles_x, tiles_y=tiles_y,
-                      clip_limit=_float(clip, "clip"), matrix=matrix, range=range, backend=backend,
+                      clip_limit=clip_limit, matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
                       temporal=_temporal_capsule(temporal),
                       width=width or 0, chroma=chroma)

@@ -573,6 +573,18 @@ def test_an_overlay_clip_warning_above_one_is_refused_as_the_tool_refuses_it(fra
     lumahist.overlay(photo(40, 60, 3), clip_warning=1)
 
 
+@pytest.mark.parametrize("clip", [-1, -0.5, -float("inf")])
+def test_a_negative_clahe_clip_is_refused_as_the_tool_refuses_it(clip):
+    """clahe(clip=-1) was taken as no clipping, where `lumahist clahe --clip
+    -1` and the element's clip-limit refuse a negative clip limit."""
+    with pytest.raises(lumahist.InvalidArgumentError,
+                       match=f"^CLAHE clip limit {float(clip)!r} is negative: 0 or more "
+                       r"\(0: no clipping\), as the tool's --clip$"):
+        lumahist.clahe(photo(40, 60, 3), clip=clip)
+    assert np.array_equal(lumahist.clahe(photo(40, 60, 3), clip=0),
+                          lumahist.clahe(photo(40, 60, 3), clip=0.0))
+
+
 @pytest.mark.parametrize("orientation", [6.9, "6"])
 def test_an_overlay_orientation_is_an_integer(orientation):
     """int() read orientation=6.9 as 6 (and "6" as 6), where rect= and
