@@ -313,7 +313,9 @@ def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99)
     """Histogram, statistics and exact (nearest-rank) percentiles of an image's luma.
 
     image: H x W (gray), H x W x 3 (RGB; format="BGR" for OpenCV) or H x W x 4,
-    uint8 or uint16 (bit_depth: significant bits of 16-bit gray or R'G'B');
+    uint8 or uint16 (bit_depth: significant bits of 16-bit gray or R'G'B', 8 ..
+    16; a luma above 2^bit_depth - 1 counts as 2^bit_depth - 1, the library's
+    rule: in the top bin, so in clipped_high and max);
     format= any of FORMATS, held as the module's docstring says: e.g. "NV12"
     or "I420" for an (H * 3 / 2) x W uint8 array of planes, "YUY2" for
     H x W x 2 uint8, "P010" for (H * 3 / 2) x W uint16.  width: the frame's

@@ -766,3 +766,30 @@ def test_an_integer_of_more_digits_than_python_writes_is_out_of_range_too():
     with pytest.raises(lumahist.InvalidArgumentError,
                        match="^cut_threshold: a number of more than 40 digits is out of range$"):
         lumahist.Temporal(8, 10**5000)
+
+
+@pytest.mark.parametrize("channels, fmt", [(None, None), (None, "GRAY16_BE"), (3, None)])
+def test_samples_above_bit_depth_count_as_its_top_code_value(channels, fmt):
+    """README: a luma above 2^bit_depth - 1 (a uint16 array of 4000s with
+    bit_depth=10) is taken as 2^bit_depth - 1, the library's rule (it counts
+    in the top bin): it shows as clipped_high and max, and the rewrites give
+    what they give for that code value."""
+    image = photo(40, 60, 31, channels=channels, dtype=np.uint16) >> 5  # 0 .. 2047
+    if fmt == "GRAY16_BE":
+        image = image.astype(">u2")
+    s = lumahist.stats(image, bit_depth=10, format=fmt, backend="cpu")
+    luma_in_range = lumahist.stats((image >> 1).astype(image.dtype), bit_depth=10, format=fmt,
+                                   backend="cpu")
+    assert s.max == 1023 and s.histogram.size == 1024 and int(s.histogram.sum()) == 40 * 60
+    assert s.clipped_high == int(s.histogram[1023]) / (40 * 60) > 0.2
+    assert luma_in_range.clipped_high < s.clipped_high
+    if channels is None:
+        clamped = np.minimum(image, 1023).astype(image.dtype)
+        assert s.to_dict() == lumahist.stats(clamped, bit_depth=10, format=fmt,
+                                             backend="cpu").to_dict()
+        for rewrite in (lumahist.equalize, lumahist.clahe):
+            assert np.array_equal(rewrite(image, bit_depth=10, format=fmt, backend="cpu"),
+                                  rewrite(clamped, bit_depth=10, format=fmt, backend="cpu"))
+        lut = np.arange(1024, dtype=np.uint16)[::-1].copy()
+        assert np.array_equal(lumahist.apply_lut(image, lut, bit_depth=10, format=fmt),
+                              lumahist.apply_lut(clamped, lut, bit_depth=10, format=fmt))
