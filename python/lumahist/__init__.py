@@ -248,6 +248,9 @@ class Stats(_lumahist.StatsBase):
     result when first asked for (the histogram and the percentiles once,
     then kept), so that a call makes no Python objects it is not asked for.
     summary is False (True on a video's summary record, VideoSummary).
+    Results compare by value: == is True for two of one class with the same
+    fields and histogram (a result and its pickled copy); they are mutable,
+    so not hashable.
     """
 
     summary = _AssignedField(_SUMMARY_DOC, False)
@@ -273,6 +276,18 @@ class Stats(_lumahist.StatsBase):
             record["histogram"] = (counts.tolist() if isinstance(counts, _np.ndarray)
                                    else [int(c) for c in counts])
         return record
+
+    def __eq__(self, other):
+        """Value equality: results of one class with the same record (to_dict():
+        the same fields, assigned ones included) and the same histogram, as a
+        result and its pickled copy are; not to other classes' objects."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return other is self or (self.to_dict(histogram=False) == other.to_dict(histogram=False)
+                                 and _np.array_equal(self.histogram, other.histogram))
+
+    # Its fields can be assigned: a hash would change with them.
+    __hash__ = None
 
     def __repr__(self):
         return (f"<lumahist.Stats {self.width}x{self.height} {self.bit_depth}-bit "

@@ -1,5 +1,5 @@
-from typing import (Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Protocol, Sequence,
-                    SupportsIndex, Tuple, TypeVar, Union, final, overload,
+from typing import (Any, ClassVar, Dict, Iterable, Iterator, List, NoReturn, Optional, Protocol,
+                    Sequence, SupportsIndex, Tuple, TypeVar, Union, final, overload,
                     type_check_only)
 
 import numpy as np
@@ -58,6 +58,9 @@ class Stats:
     # spelled NoReturn for Python 3.9) makes mypy refuse every call.
     def __init__(self, _not_constructible: NoReturn, /) -> None: ...
     def to_dict(self, histogram: bool = True) -> Dict[str, Any]: ...
+    # Value equality; mutable, so unhashable.
+    def __eq__(self, other: object) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
 class VideoFrame(Stats):
     frame: int

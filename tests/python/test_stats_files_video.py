@@ -523,6 +523,8 @@ def test_records_pickle_and_read_as_documented(clips):
         assert type(back) is type(r)
         assert back.to_dict() == r.to_dict()
         assert repr(back) == repr(r)
+        assert back == r  # by value, not identity
+    assert records[7] != records[8] and records[-1] != records[-2]
     frame = records[7]
     assert repr(frame).startswith("<lumahist.VideoFrame ")
     assert repr(records[-1]).startswith("<lumahist.VideoSummary ")

@@ -69,6 +69,42 @@ def test_dataset_and_file_results_pickle(tmp_path):
     same(record, pickle.loads(pickle.dumps(record)))
 
 
+def test_results_compare_by_value(tmp_path):
+    """lumahist.stats(a) == lumahist.stats(a) was False: results compared
+    by identity.  Two results of one class with the same fields and
+    histogram are equal, pickled and copied ones too; a field that differs
+    (assigned, or another histogram) makes them unequal; they are mutable,
+    so unhashable."""
+    image = photo(37, 53, 1)
+    s, t = (lumahist.stats(image, backend="cpu", percentiles=(1, 50, 99)) for _ in range(2))
+    assert s == t and not s != t and s is not t
+    for other in (pickle.loads(pickle.dumps(s)), copy.copy(s), copy.deepcopy(s)):
+        assert other == s and s == other
+    assert s != lumahist.stats(image, backend="cpu", percentiles=(1, 50))
+    assert s != lumahist.stats(image, backend="cpu", percentiles=(1, 50, 99), range="limited")
+    changed = image.copy()
+    changed[0, 0] ^= 1  # the same size, another histogram
+    assert s != lumahist.stats(changed, backend="cpu", percentiles=(1, 50, 99))
+    t.mean = -1.0
+    assert s != t and s != s.to_dict() and s != None  # noqa: E711
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(s)
+
+    merged = lumahist.merge([s, lumahist.stats(photo(16, 24, 2), backend="cpu")])
+    again = lumahist.merge([s, lumahist.stats(photo(16, 24, 2), backend="cpu")])
+    assert merged == again == pickle.loads(pickle.dumps(merged)) and merged != s
+    again.images = 5
+    assert merged != again
+    cv2 = pytest.importorskip("cv2")
+    path = str(tmp_path / "a.png")
+    cv2.imwrite(path, image)
+    (record,) = lumahist.stats_files([path], backend="cpu", percentiles=(1, 50, 99))
+    (record_again,) = lumahist.stats_files([path], backend="cpu", percentiles=(1, 50, 99))
+    assert record == record_again == pickle.loads(pickle.dumps(record))
+    # The same numbers from a file and from an array: not the same record.
+    assert record != s and record.to_dict(histogram=False) != s.to_dict(histogram=False)
+
+
 def test_fields_are_attributes():
     s = lumahist.stats(photo(12, 10, 4))
     assert s.histogram is s.histogram and s.percentiles is s.percentiles
