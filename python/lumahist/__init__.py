@@ -696,6 +696,16 @@ def merge(records, *, percentiles=None):
                 if name not in record:
                     raise InvalidArgumentError(
                         f"{named} record without its {name} cannot be merged", -1)
+            # As `lumahist merge` refuses it: 256 counts said to be 10-bit
+            # were summed as 8-bit ones, and the dataset said 8 bits.
+            try:
+                depth = _operator.index(record["bit_depth"])
+            except TypeError:
+                depth = None
+            if depth is None or not 8 <= depth <= 16 or counts.size != 1 << depth:
+                raise InvalidArgumentError(
+                    f"{named} record's histogram does not have 2^bit_depth counts "
+                    f"({counts.size} counts, bit_depth {record['bit_depth']!r})", -1)
         else:
             raise InvalidArgumentError(
                 "records: Stats objects or the tool's records as dicts, not "

@@ -616,6 +616,16 @@ def test_merge_names_a_record_without_histogram_by_its_path():
      "^A record without its range cannot be merged$"),
     ([{"bit_depth": 8, "matrix": "bt601", "range": "full", "histogram": [-1] * 256}],
      "^histogram: count 0 is -1, not a count"),
+    ([{"path": "a.png", "bit_depth": 10, "matrix": "bt601", "range": "full",
+       "histogram": [1] * 256}],
+     r"^a.png: a record's histogram does not have 2\^bit_depth counts \(256 counts, "
+     r"bit_depth 10\)$"),
+    ([{"bit_depth": 2**70, "matrix": "bt601", "range": "full", "histogram": [1] * 256}],
+     r"^A record's histogram does not have 2\^bit_depth counts \(256 counts, "
+     r"bit_depth 1180591620717411303424\)$"),
+    ([{"bit_depth": "8", "matrix": "bt601", "range": "full", "histogram": [1] * 256}],
+     r"^A record's histogram does not have 2\^bit_depth counts \(256 counts, "
+     r"bit_depth '8'\)$"),
 ])
 def test_merge_refuses_what_is_no_record_in_its_own_words(records, words):
     """An item that is no record raised AttributeError ('NoneType' object
