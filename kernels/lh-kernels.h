@@ -399,6 +399,7 @@ typedef struct {
   size_t strides[3];
   LhkPixel pixel;     /* of plane 0 (V210: Y and chroma fields, lhk_overlay_v210_kernel) */
   uint32_t shift;     /* P010: 6 */
+  uint32_t top;       /* 2^(significant bits) - 1: a sample above is blended as this */
   int rgb_index[3];   /* sample of R', G', B' in a pixel; -1: luma only */
   /* 0: none; 1: planar (Cb in plane cb_index, Cr in cr_index: I420, YV12,
    * ...); 2: pairs in plane 1 (Cb sample cb_index: NV12, NV21, P010, ...);

@@ -24,13 +24,14 @@ __device__ __forceinline__ void lhk_put(uint8_t *p, int bytes, uint32_t v)
 /* One sample blended; P010 keeps its 10 bits at the top, GRAY16_BE its
  * bytes the other way round.  A packed 4:2:2 byte is written by its own
  * thread: bytes are stored whole, so neighbours never clash. */
-__device__ __forceinline__ void lhk_blend_at(uint8_t *p, int bytes, uint32_t shift, uint32_t colour,
-                                             uint32_t alpha, bool big_endian = false)
+__device__ __forceinline__ void lhk_blend_at(uint8_t *p, int bytes, uint32_t shift, uint32_t top,
+                                             uint32_t colour, uint32_t alpha,
+                                             bool big_endian = false)
 {
   uint32_t s = lhk_get(p, bytes);
   if (big_endian)
     s = lhi_swap16(s);
-  const uint32_t v = lhi_blend(s >> shift, colour, alpha) << shift;
+  const uint32_t v = lhi_blend(lhi_clamp_sample(s >> shift, top), colour, alpha) << shift;
   lhk_put(p, bytes, big_endian ? lhi_swap16(v) : v);
 }
 
@@ -66,9 +67,11 @@ __global__ void lhk_overlay_luma_kernel(LhkOverlay o, LhkOverlayArea a, int pixe
       px[i] = (uint8_t)(word >> (8 * i));
   } else if (o.rgb_index[0] >= 0) {
     for (int c = 0; c < 3; c++)
-      lhk_blend_at(px + o.rgb_index[c] * sample_bytes, sample_bytes, 0, ink.rgb[c], ink.alpha);
+      lhk_blend_at(px + o.rgb_index[c] * sample_bytes, sample_bytes, 0, o.top, ink.rgb[c],
+                   ink.alpha);
   } else {
-    lhk_blend_at(px + o.luma_offset, sample_bytes, o.shift, ink.y, ink.alpha, o.big_endian != 0);
+    lhk_blend_at(px + o.luma_offset, sample_bytes, o.shift, o.top, ink.y, ink.alpha,
+                 o.big_endian != 0);
   }
 }
 
@@ -102,8 +105,8 @@ __global__ void lhk_overlay_chroma_kernel(LhkOverlay o, LhkOverlayArea a, int sa
     cr = (uint8_t *)o.planes[o.cr_index] + (size_t)cy * o.strides[o.cr_index] +
          (size_t)cx * sample_bytes;
   }
-  lhk_blend_at(cb, sample_bytes, o.shift, ink.cb, ink.alpha);
-  lhk_blend_at(cr, sample_bytes, o.shift, ink.cr, ink.alpha);
+  lhk_blend_at(cb, sample_bytes, o.shift, o.top, ink.cb, ink.alpha);
+  lhk_blend_at(cr, sample_bytes, o.shift, o.top, ink.cr, ink.alpha);
 }
 
 /* v210: one thread per group (and row) under the panel, since the fields of

@@ -25,14 +25,16 @@ static void store_sample(uint8_t *p, int bytes, uint32_t v)
 }
 
 /* Blends one sample: its significant bits above shift (P010: 6), in either
- * byte order. */
-static void blend_at(uint8_t *p, int bytes, int shift, bool big_endian, uint32_t colour,
-                     uint32_t alpha)
+ * byte order.  A sample above top (a 16-bit word of a frame said to have
+ * fewer bits) is blended as top, the value its analysis counted it as
+ * (lhi_clamp_sample), not as bits past the ink's scale. */
+static void blend_at(uint8_t *p, int bytes, int shift, bool big_endian, uint32_t top,
+                     uint32_t colour, uint32_t alpha)
 {
   uint32_t s = load_sample(p, bytes);
   if (big_endian)
     s = lhi_swap16(s);
-  uint32_t v = lhi_blend(s >> shift, colour, alpha) << shift;
+  uint32_t v = lhi_blend(lhi_clamp_sample(s >> shift, top), colour, alpha) << shift;
   store_sample(p, bytes, big_endian ? lhi_swap16(v) : v);
 }
 
@@ -76,6 +78,7 @@ static void draw_luma_band(int band, void *data)
   const LhiFormatInfo *info = o->info;
   const LhRect *panel = &job->panel;
   const int bytes = info->sample_bytes, shift = info->luma_shift;
+  const uint32_t top = (1u << job->sample_depth) - 1;
   const int rows = o->y1 - o->y0;
   for (int y = o->y0 + lhi_band_start(band, o->bands, rows);
        y < o->y0 + lhi_band_start(band + 1, o->bands, rows); y++) {
@@ -93,11 +96,11 @@ static void draw_luma_band(int band, void *data)
       if (lhi_format_is_packed10_rgb(info)) {
         blend_packed10(px, info, lhi_format_big_endian_words(frame->format), ink);
       } else if (info->r >= 0) {
-        blend_at(px + info->r * bytes, bytes, 0, false, ink->rgb[0], ink->alpha);
-        blend_at(px + info->g * bytes, bytes, 0, false, ink->rgb[1], ink->alpha);
-        blend_at(px + info->b * bytes, bytes, 0, false, ink->rgb[2], ink->alpha);
+        blend_at(px + info->r * bytes, bytes, 0, false, top, ink->rgb[0], ink->alpha);
+        blend_at(px + info->g * bytes, bytes, 0, false, top, ink->rgb[1], ink->alpha);
+        blend_at(px + info->b * bytes, bytes, 0, false, top, ink->rgb[2], ink->alpha);
       } else {
-        blend_at(px + info->luma_offset, bytes, shift, info->big_endian, ink->y, ink->alpha);
+        blend_at(px + info->luma_offset, bytes, shift, info->big_endian, top, ink->y, ink->alpha);
       }
     }
   }
@@ -112,6 +115,7 @@ static void draw_chroma_band(int band, void *data)
   const LhiFormatInfo *info = o->info;
   const LhRect *panel = &job->panel;
   const int bytes = info->sample_bytes, shift = info->luma_shift;
+  const uint32_t top = (1u << job->sample_depth) - 1;
   const int xs = info->chroma_x_shift, ys = info->chroma_y_shift;
   const int sub_x = 1 << xs, sub_y = 1 << ys;
   /* chroma rows cy with y0 <= cy * sub_y < y1, columns likewise */
@@ -153,8 +157,8 @@ static void draw_chroma_band(int band, void *data)
              (size_t)cy * frame->strides[info->cr_index] + (size_t)cx * (size_t)bytes;
         break;
       }
-      blend_at(cb, bytes, shift, false, ink->cb, ink->alpha);
-      blend_at(cr, bytes, shift, false, ink->cr, ink->alpha);
+      blend_at(cb, bytes, shift, false, top, ink->cb, ink->alpha);
+      blend_at(cr, bytes, shift, false, top, ink->cr, ink->alpha);
     }
   }
 }

@@ -555,6 +555,7 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
   }
   o.pixel = lhi_cuda_pixel_of(frame->format);
   o.shift = (uint32_t)info->luma_shift;
+  o.top = (1u << job->sample_depth) - 1;
   o.rgb_index[0] = info->r;
   o.rgb_index[1] = info->g;
   o.rgb_index[2] = info->b;

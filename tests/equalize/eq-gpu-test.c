@@ -574,12 +574,24 @@ static void test_temporal(void)
   }
 }
 
+/* Whether a format's samples are 16-bit words that may hold more than its
+ * depth (a malformed frame): those the overlay blends as 2^depth - 1. */
+static bool words_may_pass_depth(LhFormat format)
+{
+  return gen_sample_bytes(format) == 2 && !gen_is_packed10(format) && format != LH_FORMAT_P010 &&
+         format != LH_FORMAT_V210;
+}
+
+/* Variants: 0 full range, 1 limited and linear, 2 an odd size and a panel
+ * partly off the frame, 3 (16-bit words) samples past the depth. */
 static void test_overlays(void)
 {
   int seed = 0;
   for (size_t f = 0; f < sizeof all_formats / sizeof *all_formats; f++)
-    for (int variant = 0; variant < 3; variant++) {
+    for (int variant = 0; variant < 4; variant++) {
       LhFormat format = all_formats[f];
+      if (variant == 3 && !words_may_pass_depth(format))
+        continue;
       int w = variant == 2 ? 97 : 320, h = variant == 2 ? 61 : 181;
       size_t extra = gen_chroma_planes(format) == 1 && w % 2 ? 4 : 0;
       GenFrame g;
@@ -589,6 +601,9 @@ static void test_overlays(void)
                     ? 12
                     : 0,
                 extra + (size_t)variant, 0, GEN_PHOTO, 500 + (uint64_t)seed++);
+      if (variant == 3)
+        gen_words_past_depth(&g, g.frame.bit_depth ? g.frame.bit_depth : gen_format_depth(format),
+                             (uint64_t)seed);
       LhOptions ao;
       lh_options_init(&ao);
       ao.range = variant == 1 ? LH_RANGE_LIMITED : LH_RANGE_FULL;

@@ -1425,6 +1425,81 @@ static void test_packed10_as_rgba16(void)
       }
 }
 
+/* A frame of 16-bit words with samples above its depth (a GRAY16 frame said
+ * to be 10-bit, say) is analysed as if they were 2^depth - 1
+ * (lhi_clamp_sample); the overlay blends them as that value too, so that
+ * the panel drawn on it is the one drawn on the clamped frame, and the
+ * samples it does not cover stay as they came.  The overlay used to blend
+ * the raw words: 60000 in a 10-bit panel came out 12342 .. 30032. */
+static void test_overlays_past_depth(void)
+{
+  static const struct {
+    LhFormat format;
+    int depth; /* 0: the format's */
+  } cases[] = {
+      {LH_FORMAT_GRAY16, 10},   {LH_FORMAT_GRAY16, 12},   {LH_FORMAT_GRAY16_BE, 12},
+      {LH_FORMAT_RGB16, 12},    {LH_FORMAT_RGBA16, 10},   {LH_FORMAT_I420_10LE, 0},
+      {LH_FORMAT_Y444_12LE, 0}, {LH_FORMAT_I422_10LE, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const LhFormat format = cases[i].format;
+    const int depth = cases[i].depth ? cases[i].depth : gen_format_depth(format);
+    const int w = 71, h = 45;
+    GenFrame raw, clamped;
+    gen_frame(&raw, format, w, h, cases[i].depth, 6, 0, GEN_PHOTO, 700 + i);
+    gen_frame(&clamped, format, w, h, cases[i].depth, 6, 0, GEN_PHOTO, 700 + i);
+    gen_words_past_depth(&raw, depth, 31 + i);
+    gen_words_past_depth(&clamped, depth, 31 + i);
+    gen_words_clamp(&clamped, depth);
+    const uint32_t before = crc32_of(clamped.allocation, clamped.size);
+
+    LhOptions ao;
+    lh_options_init(&ao);
+    LhStats stats, stats_clamped;
+    lh_stats_init(&stats);
+    lh_stats_init(&stats_clamped);
+    CHECK(lh_analyze(cpu, &raw.frame, &ao, &stats) == 0 &&
+              lh_analyze(cpu, &clamped.frame, &ao, &stats_clamped) == 0,
+          "%s", lh_last_error());
+    /* (R'G'B': the luma of the words is what is clamped, README's Python
+     * section, not each word, so only the Y formats' histograms agree.) */
+    const bool rgb = format == LH_FORMAT_RGB16 || format == LH_FORMAT_RGBA16;
+    CHECK(rgb || (stats.n_bins == stats_clamped.n_bins &&
+                  memcmp(stats.histogram, stats_clamped.histogram,
+                         stats.n_bins * sizeof *stats.histogram) == 0),
+          "%s at %d bits: samples past the depth are not analysed as the top value (max %u, "
+          "clamped frame's %u)",
+          lh_format_name(format), depth, stats.max, stats_clamped.max);
+    LhOverlayOptions oo;
+    lh_overlay_options_init(&oo);
+    oo.rect = (LhRect){-4, 5, 60, 36};
+    CHECK(lh_overlay(cpu, &raw.frame, &stats, &oo) == 0 &&
+              lh_overlay(cpu, &clamped.frame, &stats, &oo) == 0,
+          "%s", lh_last_error());
+    CHECK(crc32_of(clamped.allocation, clamped.size) != before, "overlay %s drew nothing",
+          lh_format_name(format));
+    /* Outside the panel the raw words are kept: clamped now, they are the
+     * clamped frame's; inside, the panel must be the clamped frame's. */
+    size_t first_bad = SIZE_MAX;
+    uint32_t got = 0, want = 0;
+    for (size_t k = 0; k < gen_word_count(&raw) && first_bad == SIZE_MAX; k++) {
+      const uint32_t v = gen_word_get(&raw, k), top = (1u << depth) - 1;
+      got = v > top ? top : v;
+      want = gen_word_get(&clamped, k);
+      if (got != want)
+        first_bad = k;
+    }
+    CHECK(first_bad == SIZE_MAX,
+          "overlay %s at %d bits with samples past it: word %zu is %u (clamped), the clamped "
+          "frame's overlay has %u",
+          lh_format_name(format), depth, first_bad, got, want);
+    lh_stats_clear(&stats);
+    lh_stats_clear(&stats_clamped);
+    gen_free(&raw);
+    gen_free(&clamped);
+  }
+}
+
 int main(int argc, char **argv)
 {
   const char *dump = argc == 3 && strcmp(argv[1], "--dump") == 0 ? argv[2] : NULL;
@@ -1447,6 +1522,7 @@ int main(int argc, char **argv)
     test_chroma_rule_edges();
     test_overlays_yuv();
     test_overlays_turned();
+    test_overlays_past_depth();
   }
   test_overlays(dump);
   lh_context_free(cpu);

@@ -136,6 +136,49 @@ static inline int gen_frame(GenFrame *g, LhFormat f, int w, int h, int bit_depth
   return 0;
 }
 
+/* The 16-bit words of a frame's buffer (every plane, row padding too), in
+ * its byte order: word i of its lh_frame_buffer_size bytes from plane 0. */
+static inline uint32_t gen_word_get(const GenFrame *g, size_t i)
+{
+  const uint8_t *p = (const uint8_t *)g->frame.planes[0] + 2 * i;
+  return g->frame.format == LH_FORMAT_GRAY16_BE ? (uint32_t)p[0] << 8 | p[1]
+                                                : (uint32_t)p[1] << 8 | p[0];
+}
+
+static inline void gen_word_put(GenFrame *g, size_t i, uint32_t v)
+{
+  uint8_t *p = (uint8_t *)g->frame.planes[0] + 2 * i;
+  const int high = g->frame.format == LH_FORMAT_GRAY16_BE ? 0 : 1;
+  p[high] = (uint8_t)(v >> 8);
+  p[1 - high] = (uint8_t)v;
+}
+
+static inline size_t gen_word_count(const GenFrame *g)
+{
+  return lh_frame_buffer_size(g->frame.format, g->frame.width, g->frame.height,
+                              g->frame.strides[0]) /
+         2;
+}
+
+/* Samples a malformed frame of 16-bit words has: every third word set above
+ * 2^depth - 1 (and up to 65535), which the library takes as 2^depth - 1. */
+static inline void gen_words_past_depth(GenFrame *g, int depth, uint64_t seed)
+{
+  const uint32_t max_value = (1u << depth) - 1;
+  uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + 7;
+  for (size_t i = 0; i < gen_word_count(g); i += 3)
+    gen_word_put(g, i, max_value + 1 + (uint32_t)(gen_next(&rng) % (65535 - max_value)));
+}
+
+/* Every 16-bit word of the frame's buffer clamped to 2^depth - 1. */
+static inline void gen_words_clamp(GenFrame *g, int depth)
+{
+  const uint32_t max_value = (1u << depth) - 1;
+  for (size_t i = 0; i < gen_word_count(g); i++)
+    if (gen_word_get(g, i) > max_value)
+      gen_word_put(g, i, max_value);
+}
+
 static inline void gen_free(GenFrame *g)
 {
   free(g->allocation);
