@@ -161,9 +161,12 @@ static inline size_t gen_word_count(const GenFrame *g)
 }
 
 /* Samples a malformed frame of 16-bit words has: every third word set above
- * 2^depth - 1 (and up to 65535), which the library takes as 2^depth - 1. */
+ * 2^depth - 1 (and up to 65535), which the library takes as 2^depth - 1.
+ * A 16-bit frame has none: it is left as it is. */
 static inline void gen_words_past_depth(GenFrame *g, int depth, uint64_t seed)
 {
+  if (depth >= 16)
+    return;
   const uint32_t max_value = (1u << depth) - 1;
   uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + 7;
   for (size_t i = 0; i < gen_word_count(g); i += 3)
