@@ -79,10 +79,16 @@ def write_y4m(path, frames, fps="25:1", chroma="444", full_range=False):
             f.write(y.astype("<u2" if ten else np.uint8).tobytes())
             if chroma == "mono":
                 continue
-            cw, ch = (w, h) if chroma == "444" else ((w + 1) // 2, (h + 1) // 2)
+            cw, ch = chroma_size(chroma, w, h)
             mid = 512 if ten else 128
             plane = np.full((ch, cw), mid, dtype="<u2" if ten else np.uint8)
             f.write(plane.tobytes() * 2)
+
+
+def chroma_size(chroma, w, h):
+    """The width and height of each chroma plane of a YUV4MPEG2 C tag."""
+    return {"444": (w, h), "422": ((w + 1) // 2, h), "420": ((w + 1) // 2, (h + 1) // 2),
+            "411": ((w + 3) // 4, h)}[chroma]
 
 
 def ffmpeg(*args):
@@ -550,24 +556,30 @@ def cut_y4m_files(tmp):
     """YUV4MPEG2 files cut inside a frame's planes and inside a frame's
     header: y4mdec drops the short last frame quietly and the file states no
     duration, so the frames are walked from the header's frame size
-    (src/io/y4m-end.c).  The whole file, and one with junk after its last
-    frame, are complete; the cut ones are returned as cases that must say
-    "truncated"."""
-    whole = os.path.join(tmp, "whole.y4m")
-    write_y4m(whole, random_frames(np.random.default_rng(5), 10, 30, 40), chroma="420")
-    data = open(whole, "rb").read()
-    header = data.index(b"\n") + 1
-    frame = len(b"FRAME\n") + 30 * 40 * 3 // 2
-    junk = os.path.join(tmp, "junk-after.y4m")
-    open(junk, "wb").write(data + b"not a frame\n")
-    for path in (whole, junk):
-        summary_says(path, frames=10)
+    (src/io/y4m-end.c), in each chroma y4mdec reads (4:2:2 and 4:4:4 at an
+    odd size, so that a rounding of the chroma planes' size shows).  The
+    whole file, and one with junk after its last frame, are complete; the
+    cut ones are returned as cases that must say "truncated"."""
     cases = {}
-    for name, size in (("cut-planes.y4m", len(data) - frame // 2),
-                       ("cut-frame-header.y4m", header + 4 * frame + 3)):
-        cut = os.path.join(tmp, name)
-        open(cut, "wb").write(data[:size])
-        cases[cut] = "truncated"
+    for chroma, h, w, prefix in (("420", 30, 40, ""), ("422", 31, 41, "422-"),
+                                 ("444", 31, 41, "444-")):
+        whole = os.path.join(tmp, prefix + "whole.y4m")
+        write_y4m(whole, random_frames(np.random.default_rng(5), 10, h, w), chroma=chroma)
+        data = open(whole, "rb").read()
+        header = data.index(b"\n") + 1
+        cw, ch = chroma_size(chroma, w, h)
+        frame = len(b"FRAME\n") + w * h + 2 * cw * ch
+        check(len(data) == header + 10 * frame, f"{prefix}whole.y4m: {len(data)} bytes")
+        junk = os.path.join(tmp, prefix + "junk-after.y4m")
+        open(junk, "wb").write(data + b"not a frame\n")
+        for path in (whole, junk):
+            summary_says(path, frames=10)
+        for name, size in (("cut-planes.y4m", len(data) - frame // 2),
+                           ("cut-frame-header.y4m", header + 4 * frame + 3),
+                           ("cut-one-byte.y4m", len(data) - 1)):
+            cut = os.path.join(tmp, prefix + name)
+            open(cut, "wb").write(data[:size])
+            cases[cut] = "truncated"
     return cases
 
 
