@@ -646,6 +646,14 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
   struct stat info;
   bool got_info = stat(path, &info) == 0;
   bool regular = got_info && S_ISREG(info.st_mode);
+  /* y4mdec's own failure on such a file reads as damage; the header says
+   * what is wrong before the pipeline starts (a pipe's is read once, by
+   * y4mdec). */
+  char y4m_why[160];
+  if (regular && lhio_y4m_unreadable(path, y4m_why, sizeof y4m_why)) {
+    lhio_video_close(v);
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path, "%s", y4m_why);
+  }
   /* A pipe or FIFO is opened here and given to fdsrc.  filesrc's open()
    * of a FIFO blocks until a writer comes, inside the state change, where
    * neither the FIFO wait's limit nor a stop could end it.  And decodebin's

@@ -1,10 +1,14 @@
-/* y4m-end.c: tells whether a YUV4MPEG2 file was cut in the middle of a
- * frame.  Its header states the frame's size and shape (W, H and the C tag
- * of the chroma), and each frame is "FRAME", optional parameters, a newline
- * and its planes, so the frames are walked from the header on, a frame
- * header at a time; GStreamer's y4mdec drops a short last frame quietly, and
- * a file states no duration to hold the frames against.  Bytes after the
- * last whole frame that do not begin one are left alone: junk, not a cut. */
+/* y4m-end.c: what a YUV4MPEG2 file's header and frames tell before and
+ * after GStreamer's y4mdec reads it.  Its header states the frame's size and
+ * shape (W, H and the C tag of the chroma), and each frame is "FRAME",
+ * optional parameters, a newline and its planes, so the frames are walked
+ * from the header on, a frame header at a time, to tell whether the file
+ * was cut in the middle of one: y4mdec drops a short last frame quietly,
+ * and a file states no duration to hold the frames against.  Bytes after
+ * the last whole frame that do not begin one are left alone: junk, not a
+ * cut.  Before it is read, the header tells what y4mdec would fail on with
+ * a message that reads as damage ("Failed to parse YUV4MPEG header"): a
+ * colour space it does not read, and no frame at all. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,13 +69,19 @@ static uint64_t frame_bytes(uint64_t width, uint64_t height, const char *chroma,
   return (width * height + chroma_samples) * sample_bytes;
 }
 
-/* The frame size the header line (length bytes, without its newline)
- * states; 0 when it states none this reads. */
-static uint64_t stated_frame_bytes(const char *header, size_t length)
+/* What a stream header states of its frames. */
+typedef struct {
+  uint64_t width, height;
+  const char *chroma; /* the C tag's value, not terminated; "420" when there is none */
+  size_t chroma_length;
+  bool chroma_stated;
+} Y4mHeader;
+
+/* Reads the header line (length bytes, without its newline); false when
+ * it states no frame size this reads. */
+static bool parse_header(const char *header, size_t length, Y4mHeader *parsed)
 {
-  uint64_t width = 0, height = 0;
-  const char *chroma = "420";
-  size_t chroma_length = 3;
+  *parsed = (Y4mHeader){.chroma = "420", .chroma_length = 3};
   for (size_t at = sizeof MAGIC - 1; at < length;) {
     size_t end = at;
     while (end < length && header[end] != ' ')
@@ -80,19 +90,95 @@ static uint64_t stated_frame_bytes(const char *header, size_t length)
     if (end - at < sizeof token)
       memcpy(token, header + at, end - at);
     if (token[0] == 'W')
-      width = strtoull(token + 1, NULL, 10);
+      parsed->width = strtoull(token + 1, NULL, 10);
     else if (token[0] == 'H')
-      height = strtoull(token + 1, NULL, 10);
+      parsed->height = strtoull(token + 1, NULL, 10);
     else if (header[at] == 'C') {
-      chroma = header + at + 1;
-      chroma_length = end - at - 1;
+      parsed->chroma = header + at + 1;
+      parsed->chroma_length = end - at - 1;
+      parsed->chroma_stated = true;
     }
     at = end + 1;
   }
   /* A frame of more than 2^40 bytes is no frame a header states sensibly. */
-  if (width == 0 || height == 0 || width > (1u << 20) || height > (1u << 20))
+  return parsed->width > 0 && parsed->height > 0 && parsed->width <= (1u << 20) &&
+         parsed->height <= (1u << 20);
+}
+
+/* The frame size the header line (length bytes, without its newline)
+ * states; 0 when it states none this reads. */
+static uint64_t stated_frame_bytes(const char *header, size_t length)
+{
+  Y4mHeader parsed;
+  if (!parse_header(header, length, &parsed))
     return 0;
-  return frame_bytes(width, height, chroma, chroma_length);
+  return frame_bytes(parsed.width, parsed.height, parsed.chroma, parsed.chroma_length);
+}
+
+/* Whether GStreamer 1.22's y4mdec reads frames of this header right.  It
+ * takes the C tag's leading number alone (C0420 is C420): 420, 422 and 444
+ * are read as 8-bit I420, Y42B and Y444 whatever follows, any other fails
+ * the header ("Failed to parse YUV4MPEG header": C411, Cmono); a tag that
+ * states other frames (C420p10, C444alpha) fails at the first frame
+ * header, which is not where 8-bit planes would end ("Failed to parse
+ * YUV4MPEG frame").  A suffix this does not know (C420xyz) is left to
+ * y4mdec, which reads it. */
+static bool y4mdec_reads(const Y4mHeader *parsed)
+{
+  if (!parsed->chroma_stated)
+    return true;
+  char tag[32] = "";
+  if (parsed->chroma_length < sizeof tag)
+    memcpy(tag, parsed->chroma, parsed->chroma_length);
+  const unsigned long shape = strtoul(tag, NULL, 10);
+  if (shape != 420 && shape != 422 && shape != 444)
+    return false;
+  char eight_bit[4];
+  snprintf(eight_bit, sizeof eight_bit, "%lu", shape);
+  const uint64_t stated =
+      frame_bytes(parsed->width, parsed->height, parsed->chroma, parsed->chroma_length);
+  return stated == 0 || stated == frame_bytes(parsed->width, parsed->height, eight_bit, 3);
+}
+
+/* The file's header into buffer (HEADER_BYTES): the bytes read, 0 when it
+ * is no regular YUV4MPEG2 file; *size is the file's. */
+static size_t read_header(int fd, char *buffer, uint64_t *size)
+{
+  struct stat info;
+  ssize_t got;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
+      (got = pread(fd, buffer, HEADER_BYTES, 0)) < (ssize_t)(sizeof MAGIC - 1) ||
+      memcmp(buffer, MAGIC, sizeof MAGIC - 1) != 0)
+    return 0;
+  *size = (uint64_t)info.st_size;
+  return (size_t)got;
+}
+
+int lhio_y4m_unreadable(const char *path, char *why, size_t why_size)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  char buffer[HEADER_BYTES];
+  uint64_t size = 0;
+  const size_t got = read_header(fd, buffer, &size);
+  close(fd);
+  const char *newline = got ? memchr(buffer, '\n', got) : NULL;
+  Y4mHeader parsed;
+  if (!newline || !parse_header(buffer, (size_t)(newline - buffer), &parsed))
+    return 0;
+  if (!y4mdec_reads(&parsed)) {
+    snprintf(why, why_size,
+             "YUV4MPEG2 colour space C%.*s: GStreamer's y4mdec reads only 8-bit 4:2:0, 4:2:2 "
+             "and 4:4:4 (C420, C422, C444)",
+             (int)parsed.chroma_length, parsed.chroma);
+    return 1;
+  }
+  if ((uint64_t)(newline - buffer) + 1 == size) {
+    snprintf(why, why_size, "no frame: the YUV4MPEG2 file ends after its header");
+    return 1;
+  }
+  return 0;
 }
 
 int lhio_y4m_file_cut(const char *path, char *why, size_t why_size)
@@ -100,19 +186,16 @@ int lhio_y4m_file_cut(const char *path, char *why, size_t why_size)
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
-  struct stat info;
   char buffer[HEADER_BYTES];
   int cut = 0;
-  ssize_t got;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
-      (got = pread(fd, buffer, sizeof buffer, 0)) < (ssize_t)(sizeof MAGIC - 1) ||
-      memcmp(buffer, MAGIC, sizeof MAGIC - 1) != 0) {
+  uint64_t size = 0;
+  ssize_t got = (ssize_t)read_header(fd, buffer, &size);
+  if (got == 0) {
     close(fd);
     return 0;
   }
   const char *newline = memchr(buffer, '\n', (size_t)got);
   const uint64_t planes = newline ? stated_frame_bytes(buffer, (size_t)(newline - buffer)) : 0;
-  const uint64_t size = (uint64_t)info.st_size;
   uint64_t at = newline ? (uint64_t)(newline - buffer) + 1 : size;
   while (planes > 0 && at < size) {
     got = pread(fd, buffer, FRAME_HEADER_BYTES, (off_t)at);

@@ -473,6 +473,7 @@ def group_bad(tmp):
     cases[junk] = "not a video file"
     cases.update(transport_streams(tmp, good))
     cases.update(cut_y4m_files(tmp))
+    cases.update(unreadable_y4m_files(tmp))
     for path, words in cases.items():
         out_file = os.path.join(tmp, "out.jsonl")
         code, out, err = run("stats", "--no-histogram", "-o", out_file, path)
@@ -580,6 +581,28 @@ def cut_y4m_files(tmp):
             cut = os.path.join(tmp, prefix + name)
             open(cut, "wb").write(data[:size])
             cases[cut] = "truncated"
+    return cases
+
+
+def unreadable_y4m_files(tmp):
+    """YUV4MPEG2 files that GStreamer 1.22's y4mdec cannot read, as cases
+    whose one line says why rather than y4mdec's "Failed to parse YUV4MPEG
+    header" (or "frame"), which reads as damage: colour spaces it does not
+    read (it reads 8-bit 4:2:0, 4:2:2 and 4:4:4 only) and a header alone."""
+    cases = {}
+    for pix_fmt, tag in (("gray", "Cmono"), ("yuv411p", "C411"), ("yuv420p10le", "C420p10"),
+                         ("yuv422p10le", "C422p10"), ("yuva444p", "C444alpha")):
+        path = os.path.join(tmp, f"{pix_fmt}.y4m")
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x48:duration=0.2", "-strict", "-1",
+               "-pix_fmt", pix_fmt, path)
+        cases[path] = f"colour space {tag}: GStreamer's y4mdec reads only 8-bit 4:2:0, 4:2:2"
+    header_only = os.path.join(tmp, "header-only.y4m")
+    write_y4m(header_only, random_frames(np.random.default_rng(6), 1, 8, 8))
+    with open(header_only, "rb") as f:
+        header = f.readline()
+    with open(header_only, "wb") as f:
+        f.write(header)
+    cases[header_only] = "no frame: the YUV4MPEG2 file ends after its header"
     return cases
 
 
