@@ -163,6 +163,7 @@ typedef struct {
   double video_end;  /* its DURATION tag (FFmpeg's, mkvmerge's), seconds; NAN: none */
   bool other_tracks; /* tracks besides it (audio, subtitles) */
   bool cut;          /* its segment's stated size runs past the file's end */
+  double cut_at;     /* when cut: the last block's time before the cut, seconds; NAN: none */
 } LhioMkvVideoEnd;
 
 /* Reads it from the file at path; false when that is no regular Matroska

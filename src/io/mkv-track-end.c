@@ -4,7 +4,9 @@
  * against it when only the video is decoded (lumahist stats).  FFmpeg and
  * mkvmerge tag each track with its own (a DURATION SimpleTag whose Targets
  * name the track's UID); matroskamux does not, and then whether the segment
- * runs past the file's end is what tells a cut. */
+ * runs past the file's end is what tells a cut, and the time of the last
+ * block before it where that cut falls (after the video's frames, in the
+ * audio that runs on, or among them). */
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +18,13 @@
 
 #define ID_EBML 0x1A45DFA3u
 #define ID_SEGMENT 0x18538067u
+#define ID_INFO 0x1549A966u
+#define ID_TIMECODE_SCALE 0x2AD7B1u
+#define ID_CLUSTER 0x1F43B675u
+#define ID_CLUSTER_TIMECODE 0xE7u
+#define ID_SIMPLE_BLOCK 0xA3u
+#define ID_BLOCK_GROUP 0xA0u
+#define ID_BLOCK 0xA1u
 #define ID_TRACKS 0x1654AE6Bu
 #define ID_TRACK_ENTRY 0xAEu
 #define ID_TRACK_TYPE 0x83u
@@ -28,6 +37,10 @@
 #define ID_TAG_NAME 0x45A3u
 #define ID_TAG_STRING 0x4487u
 #define TRACK_TYPE_VIDEO 1
+/* Matroska's default: timecodes in milliseconds. */
+#define DEFAULT_TIMECODE_SCALE_NS 1000000u
+/* Blocks of a cut cluster looked at, at most, for the time it is cut at. */
+#define MAX_CLUSTER_BLOCKS 1000000
 /* Tracks or Tags elements larger than this are not read. */
 #define ELEMENT_LIMIT (16u << 20)
 
@@ -169,11 +182,63 @@ static uint8_t *read_element(int fd, off_t at, size_t size)
   return data;
 }
 
+/* The time of the last block whose header is in the file among those of
+ * the cluster at offset at (the one the file's end cuts), in seconds; NAN
+ * when there is no cluster there or no block in it.  A block's time is its
+ * cluster's Timecode plus its own signed 16-bit offset. */
+static double last_block_time(int fd, off_t at, off_t file_end, uint64_t timecode_scale)
+{
+  LhioEbmlHeader header;
+  if (!lhio_ebml_header_at(fd, at, file_end, &header) || header.id != ID_CLUSTER)
+    return NAN;
+  uint64_t cluster_time = 0;
+  double last = NAN;
+  off_t in = at + (off_t)header.length;
+  for (int blocks = 0; blocks < MAX_CLUSTER_BLOCKS &&
+                       lhio_ebml_header_at(fd, in, file_end, &header) && header.size != UINT64_MAX;
+       blocks++, in += (off_t)(header.length + header.size)) {
+    off_t block = in + (off_t)header.length;
+    if (header.id == ID_BLOCK_GROUP) {
+      /* Its Block, among its BlockDuration and references (matroskamux
+       * writes the duration first). */
+      const off_t group_end = block + (off_t)header.size;
+      const off_t readable_end = group_end < file_end ? group_end : file_end;
+      LhioEbmlHeader inner = {0};
+      for (int child = 0; child < 8 && lhio_ebml_header_at(fd, block, readable_end, &inner) &&
+                          inner.id != ID_BLOCK && inner.size != UINT64_MAX;
+           child++)
+        block += (off_t)(inner.length + inner.size);
+      if (inner.id != ID_BLOCK || block >= file_end)
+        continue;
+      block += (off_t)inner.length;
+    } else if (header.id != ID_SIMPLE_BLOCK && header.id != ID_CLUSTER_TIMECODE) {
+      continue;
+    }
+    uint8_t bytes[10];
+    const ssize_t got = pread(fd, bytes, sizeof bytes, block);
+    if (header.id == ID_CLUSTER_TIMECODE) {
+      if (got >= (ssize_t)header.size)
+        cluster_time = unsigned_value(bytes, header.size);
+      continue;
+    }
+    /* The track number (an EBML varint), then the offset. */
+    size_t number_length = 1;
+    while (got > 0 && number_length <= 8 && !(bytes[0] & (0x100 >> number_length)))
+      number_length++;
+    if (got <= 0 || number_length > 8 || (size_t)got < number_length + 2)
+      break;
+    const int16_t offset = (int16_t)(bytes[number_length] << 8 | bytes[number_length + 1]);
+    last = ((double)cluster_time + offset) * (double)timecode_scale / 1e9;
+  }
+  return last;
+}
+
 bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end)
 {
   end->video_end = NAN;
   end->other_tracks = false;
   end->cut = false;
+  end->cut_at = NAN;
   struct stat info;
   if (stat(path, &info) != 0 || !S_ISREG(info.st_mode))
     return false; /* a pipe is read once, by the demuxer */
@@ -187,6 +252,8 @@ bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end)
   uint8_t *tags = NULL;
   size_t tags_size = 0;
   uint64_t uid = 0;
+  uint64_t timecode_scale = DEFAULT_TIMECODE_SCALE_NS;
+  off_t last_cluster = -1;
   if (lhio_ebml_header_at(fd, at, file_end, &header) && header.id == ID_EBML &&
       header.size != UINT64_MAX)
     at += (off_t)(header.length + header.size);
@@ -212,7 +279,25 @@ bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end)
       } else if (header.id == ID_TAGS && !tags) {
         tags = read_element(fd, data_at, (size_t)header.size);
         tags_size = (size_t)header.size;
+      } else if (header.id == ID_INFO) {
+        uint8_t *info_data = read_element(fd, data_at, (size_t)header.size);
+        LhioEbmlHeader field;
+        const uint8_t *field_data;
+        for (size_t in = 0;
+             info_data && next_child(info_data, (size_t)header.size, &in, &field, &field_data);)
+          if (field.id == ID_TIMECODE_SCALE && unsigned_value(field_data, field.size) > 0)
+            timecode_scale = unsigned_value(field_data, field.size);
+        free(info_data);
+      } else if (header.id == ID_CLUSTER) {
+        last_cluster = at;
       }
+    }
+    /* The walk ends at the element the file's end cuts: the cluster the
+     * cut falls in, or the last whole one when it falls between two. */
+    if (end->cut) {
+      end->cut_at = last_block_time(fd, at, file_end, timecode_scale);
+      if (isnan(end->cut_at) && last_cluster >= 0)
+        end->cut_at = last_block_time(fd, last_cluster, file_end, timecode_scale);
     }
   }
   if (found && tags)

@@ -940,16 +940,28 @@ static int check_complete(LhioVideo *v)
   double expected = known ? (double)duration / GST_SECOND : NAN;
   double video_track = mp4 ? lhio_mp4_video_duration(v->path) : NAN;
   LhioMkvVideoEnd mkv;
+  bool mkv_untagged_cut = false;
   if (matroska && lhio_mkv_video_end(v->path, &mkv)) {
     video_track = mkv.video_end;
     if (!(video_track > 0) && mkv.other_tracks && !mkv.cut)
       expected = NAN;
+    mkv_untagged_cut = !(video_track > 0) && mkv.other_tracks && mkv.cut;
   }
   if (video_track > 0 && video_track < expected)
     expected = video_track;
   if (lhio_video_ends_short(v->path, avi, expected, "frames", v->end_time, v->frame_time, why,
                             sizeof why)) {
-    set_error(v, "%s", why);
+    /* Cut in a cluster that starts after the last frame's end: what is
+     * lost is the other tracks' (the audio running on), and "its frames end
+     * at 4.000 s of 6.502 s" would say the video's were.  Still cut: the
+     * file states no end of its video to tell that none of it followed. */
+    if (mkv_untagged_cut && mkv.cut_at > v->end_time + MAX(0.5, 3 * v->frame_time))
+      set_error(v,
+                "the file is truncated: it is cut at %.3f s of %.3f s, in its other tracks, "
+                "after its video's frames end at %.3f s",
+                mkv.cut_at, expected, v->end_time);
+    else
+      set_error(v, "%s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
   return 0;

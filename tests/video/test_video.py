@@ -1003,6 +1003,20 @@ def check_matroska_audio_outlasting_video(tmp):
         s = summary_of(records(out), cut)
         check(code == 1 and "the file is truncated" in err and s and not s["complete"] and
               0 < s["frames"] < 100, f"{name} cut in half: exit {code}, {err!r}")
+        if "matroskamux" not in name:
+            continue
+        # Cut in the audio after the video's last frame (its last 300 bytes,
+        # the cues and tags after them): still cut, as matroskamux states no
+        # end of the video, but the message no longer says the video's
+        # frames are short of 6.502 s.
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) - 300])
+        code, out, err = run("stats", "--no-histogram", cut)
+        s = summary_of(records(out), cut)
+        check(code == 1 and "the file is truncated: it is cut at 6." in err and
+              "in its other tracks, after its video's frames end at 4.000 s" in err and s and
+              not s["complete"] and s["frames"] == 100,
+              f"{name} cut after its video's frames: exit {code}, {err!r}")
 
 
 GROUPS = {
