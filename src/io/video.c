@@ -955,12 +955,18 @@ static int check_complete(LhioVideo *v)
      * lost is the other tracks' (the audio running on), and "its frames end
      * at 4.000 s of 6.502 s" would say the video's were.  Still cut: the
      * file states no end of its video to tell that none of it followed. */
-    if (mkv_untagged_cut && mkv.cut_at > v->end_time + MAX(0.5, 3 * v->frame_time))
+    if (mkv_untagged_cut && mkv.cut_at > v->end_time + MAX(0.5, 3 * v->frame_time)) {
+      /* In the C locale, as lhio_video_ends_short writes its times. */
+      char cut_text[G_ASCII_DTOSTR_BUF_SIZE], expected_text[G_ASCII_DTOSTR_BUF_SIZE],
+          end_text[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd(cut_text, sizeof cut_text, "%.3f", mkv.cut_at);
+      g_ascii_formatd(expected_text, sizeof expected_text, "%.3f", expected);
+      g_ascii_formatd(end_text, sizeof end_text, "%.3f", v->end_time);
       set_error(v,
-                "the file is truncated: it is cut at %.3f s of %.3f s, in its other tracks, "
-                "after its video's frames end at %.3f s",
-                mkv.cut_at, expected, v->end_time);
-    else
+                "the file is truncated: it is cut at %s s of %s s, in its other tracks, after "
+                "its video's frames end at %s s",
+                cut_text, expected_text, end_text);
+    } else
       set_error(v, "%s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
