@@ -39,6 +39,9 @@
 #define DEFAULT_TIMEOUT_S 30.0
 /* How long one wait for a sample lasts, between looks at the bus. */
 #define PULL_SLICE_NS (100 * GST_MSECOND)
+/* How long a file read to its end with a demuxer's warning and no stream
+ * exposed is given before it is taken to hold no frame. */
+#define NO_FRAMES_AFTER_WARNING_NS (2 * GST_SECOND)
 
 /* The system-memory formats whose luma is read without conversion. */
 #define SYSTEM_FORMATS                                                                             \
@@ -90,6 +93,7 @@ struct LhioVideo {
   double frame_time; /* the last frame's duration */
   bool ended;
   bool warned;
+  char *demux_warning; /* the first warning a demuxer posted (matroskademux's on no cluster) */
   bool stuck;  /* a thread of the pipeline may never return */
   char *error; /* the first failure */
   uint64_t index;
@@ -429,6 +433,16 @@ static void note_missing_plugin(LhioVideo *v, GstMessage *m)
 }
 
 /* Reads what the bus holds: errors, warnings, missing decoders, the end. */
+static bool is_demuxer(GstObject *source)
+{
+  if (!GST_IS_ELEMENT(source))
+    return false;
+  GstElementFactory *factory = gst_element_get_factory(GST_ELEMENT(source));
+  const char *klass =
+      factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
+  return klass && strstr(klass, "Demuxer");
+}
+
 static void drain_bus(LhioVideo *v)
 {
   GstMessage *m;
@@ -456,6 +470,12 @@ static void drain_bus(LhioVideo *v)
     }
     case GST_MESSAGE_WARNING:
       v->warned = true;
+      if (!v->demux_warning && is_demuxer(GST_MESSAGE_SRC(m))) {
+        GError *warning = NULL;
+        gst_message_parse_warning(m, &warning, NULL);
+        v->demux_warning = g_strdup(warning ? warning->message : "a demuxer's warning");
+        g_clear_error(&warning);
+      }
       break;
     case GST_MESSAGE_EOS:
       v->ended = true;
@@ -1073,6 +1093,19 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
         if (v->error)
           continue;
       }
+      /* Read to its end, a demuxer's warning, and after a while still no
+       * stream exposed: the demuxer found no frame to give (matroskademux on
+       * a file of headers alone warns, ends its pads, and decodebin3 drops
+       * the ends on pads it never exposed), as AVI and MP4 demuxers say by
+       * an error at once.  The wait lets a short file's stream come out. */
+      g_mutex_lock(&v->lock);
+      bool drained_without_frames = v->drained && !v->linked;
+      g_mutex_unlock(&v->lock);
+      if (drained_without_frames && v->pulled == 0 && v->demux_warning &&
+          waited >= NO_FRAMES_AFTER_WARNING_NS) {
+        set_error(v, "damaged or truncated file (%s)", v->demux_warning);
+        return fail_now(v, LH_ERROR_CORRUPT);
+      }
       waited += PULL_SLICE_NS;
       if (waited >= limit) {
         set_error(v, "no frame for %g s: the decoding pipeline is stuck", v->options.timeout_s);
@@ -1280,6 +1313,7 @@ void lhio_video_close(LhioVideo *v)
     g_ptr_array_unref(v->decoders);
   g_free(v->decoder);
   g_free(v->missing);
+  g_free(v->demux_warning);
   g_free(v->error);
   g_free(v->path);
   g_mutex_clear(&v->lock);

@@ -474,6 +474,13 @@ def group_bad(tmp):
     cases.update(transport_streams(tmp, good))
     cases.update(cut_y4m_files(tmp))
     cases.update(unreadable_y4m_files(tmp))
+    # Files of headers alone, no frame (a recorder stopped at once): the
+    # Matroska ones waited for the stall timeout (30 s) and said "stuck".
+    for ext in ("mkv", "webm", "mp4", "avi"):
+        empty = os.path.join(tmp, f"no-frames.{ext}")
+        codec = ["-c:v", "libvpx"] if ext == "webm" else ["-c:v", "mpeg4"]
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "0", *codec, empty)
+        cases[empty] = "damaged or truncated file ("
     for path, words in cases.items():
         out_file = os.path.join(tmp, "out.jsonl")
         code, out, err = run("stats", "--no-histogram", "-o", out_file, path)
