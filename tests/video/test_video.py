@@ -128,6 +128,15 @@ def nearest_rank(sorted_values, p):
     return int(sorted_values[max(rank, 1) - 1])
 
 
+def cut_in_half(whole, cut):
+    """Writes the first half of the file whole to cut, and returns cut."""
+    with open(whole, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2])
+    return cut
+
+
 def check_frame_stats(rec, y, where):
     values = np.sort(y.ravel())
     ok = check(rec["min"] == int(values[0]) and rec["max"] == int(values[-1]),
@@ -959,11 +968,7 @@ def check_audio_outlasting_video(tmp):
     s = summary_of(records(out), whole)
     check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 100,
           f"audio 2 s past the video: exit {code}, {err!r}, {s}")
-    cut = os.path.join(tmp, "long-audio-cut.mp4")
-    with open(whole, "rb") as f:
-        data = f.read()
-    with open(cut, "wb") as f:
-        f.write(data[:len(data) // 2])
+    cut = cut_in_half(whole, os.path.join(tmp, "long-audio-cut.mp4"))
     code, out, err = run("stats", "--no-histogram", cut)
     s = summary_of(records(out), cut)
     check(code == 1 and "the file is truncated" in err and "of 4.000 s" in err and s
@@ -1001,11 +1006,7 @@ def check_matroska_audio_outlasting_video(tmp):
               f"{name}, audio 2 s past the video: exit {code}, {err!r}, {s}")
         if "streamed" in name:
             continue
-        cut = os.path.join(tmp, "cut-" + name)
-        with open(whole, "rb") as f:
-            data = f.read()
-        with open(cut, "wb") as f:
-            f.write(data[:len(data) // 2])
+        cut = cut_in_half(whole, os.path.join(tmp, "cut-" + name))
         code, out, err = run("stats", "--no-histogram", cut)
         s = summary_of(records(out), cut)
         check(code == 1 and "the file is truncated" in err and s and not s["complete"] and
@@ -1016,6 +1017,8 @@ def check_matroska_audio_outlasting_video(tmp):
         # the cues and tags after them): still cut, as matroskamux states no
         # end of the video, but the message no longer says the video's
         # frames are short of 6.502 s.
+        with open(whole, "rb") as f:
+            data = f.read()
         with open(cut, "wb") as f:
             f.write(data[:len(data) - 300])
         code, out, err = run("stats", "--no-histogram", cut)
