@@ -1357,10 +1357,12 @@ static void gst_lumahist_update_passthrough(GstLumahist *self)
 {
   gboolean passthrough;
 
+  g_mutex_lock(&self->passthrough_lock);
   GST_OBJECT_LOCK(self);
   passthrough = self->mode == GST_LUMAHIST_MODE_ANALYZE && !self->overlay;
   GST_OBJECT_UNLOCK(self);
   gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), passthrough);
+  g_mutex_unlock(&self->passthrough_lock);
 }
 
 static void gst_lumahist_set_property(GObject *object, guint prop_id, const GValue *value,
@@ -1586,6 +1588,7 @@ static void gst_lumahist_finalize(GObject *object)
 #endif
   g_free(self->percentiles);
   g_free(self->stream_id);
+  g_mutex_clear(&self->passthrough_lock);
   G_OBJECT_CLASS(parent_class)->finalize(object);
 }
 
@@ -1767,6 +1770,7 @@ static void gst_lumahist_init(GstLumahist *self)
   GstBaseTransform *trans = GST_BASE_TRANSFORM(self);
 
   self->pins = gst_lumahist_pins_new(gst_lumahist_pins_enter, gst_lumahist_pins_leave, self);
+  g_mutex_init(&self->passthrough_lock);
   self->mode = DEFAULT_MODE;
   self->backend = DEFAULT_BACKEND;
   self->cuda_device_id = DEFAULT_CUDA_DEVICE_ID;

@@ -106,6 +106,10 @@ struct _GstLumahist {
   gdouble cut_threshold_made;
   /* system memory of upstream's pool, page-locked for the CUDA backend */
   GstLumahistPins *pins;
+  /* Held from reading mode and overlay to setting passthrough from them, so
+   * that of two threads setting them the last one's passthrough stays
+   * (the object lock cannot be: gst_base_transform_set_passthrough takes it). */
+  GMutex passthrough_lock;
 
 #ifdef HAVE_GST_CUDA
   /* The context shared with the pipeline (answers context queries), and the

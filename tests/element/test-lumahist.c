@@ -1252,6 +1252,64 @@ GST_START_TEST(test_mode_change_over_tee)
 }
 GST_END_TEST;
 
+/* Two threads setting `mode` at once, one to analyze and one to equalize,
+ * round after round: when both are done, passthrough must be what the mode
+ * that stayed says.  The element read the mode under its lock and set
+ * passthrough after letting go, so the thread that lost the race for the
+ * mode could set passthrough last: mode=equalize with passthrough on, and
+ * frames others also hold (a tee) analysed but never equalized.  The race
+ * is narrow: it takes many rounds to show (3 runs in 5 at 100000 rounds
+ * before the fix). */
+typedef struct {
+  GstElement *element;
+  gint mode;   /* what this thread sets */
+  gint *round; /* atomic: the round to play, 0 to stop */
+  gint *done;  /* atomic: the sets done, two a round */
+} ModeSetter;
+
+static gpointer set_mode_each_round(gpointer data)
+{
+  ModeSetter *setter = data;
+  for (gint played = -1;;) {
+    gint round;
+    while ((round = g_atomic_int_get(setter->round)) == played)
+      g_thread_yield(); /* both threads start a round together */
+    if (round == 0)
+      return NULL;
+    played = round;
+    g_object_set(setter->element, "mode", setter->mode, NULL);
+    g_atomic_int_inc(setter->done);
+  }
+}
+
+GST_START_TEST(test_mode_set_from_two_threads)
+{
+  GstElement *element = gst_element_factory_make("lumahist", NULL);
+  gint round = -1, done = 0, inconsistent = 0, mode;
+  ModeSetter setters[2] = {{element, 0, &round, &done}, {element, 1, &round, &done}};
+  GThread *threads[2];
+  const gint rounds = 300000;
+
+  fail_unless(element != NULL);
+  g_atomic_int_set(&round, -1);
+  for (int i = 0; i < 2; i++)
+    threads[i] = g_thread_new("mode-setter", set_mode_each_round, &setters[i]);
+  for (gint r = 1; r <= rounds; r++) {
+    g_atomic_int_set(&round, r);
+    while (g_atomic_int_get(&done) < 2 * r)
+      g_thread_yield();
+    g_object_get(element, "mode", &mode, NULL);
+    if (gst_base_transform_is_passthrough(GST_BASE_TRANSFORM(element)) != (mode == 0))
+      inconsistent++;
+  }
+  g_atomic_int_set(&round, 0);
+  for (int i = 0; i < 2; i++)
+    g_thread_join(threads[i]);
+  fail_unless_equals_int(inconsistent, 0);
+  gst_object_unref(element);
+}
+GST_END_TEST;
+
 /* A buffer without memory between two frames (an application's
  * gst_buffer_new(), as a gap without the flag): it goes on untouched, gets
  * no message and no meta, and is not counted as a frame; in every mode. */
@@ -1828,6 +1886,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_overlay);
   tcase_add_test(tc, test_mode_change_while_playing);
   tcase_add_test(tc, test_mode_change_over_tee);
+  tcase_add_test(tc, test_mode_set_from_two_threads);
   tcase_add_test(tc, test_empty_buffer);
   tcase_add_test(tc, test_crop_meta_not_proposed);
   tcase_add_test(tc, test_overlay_size_property);
