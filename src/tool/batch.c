@@ -209,6 +209,9 @@ typedef struct {
   GString *buffer;
   FILE *stream; /* writes into buffer */
   bool failed;
+  /* The progress bar, when the records go to a terminal: it is cleared
+   * before each write, or a record went on after the bar on its line. */
+  LhtProgress *bar;
 } Sink;
 
 static ssize_t sink_append(void *cookie, const char *data, size_t size)
@@ -236,6 +239,8 @@ static bool sink_commit(Sink *sink)
    * before it (where it can seek: not a pipe), so that it ends with a whole
    * record, as after a signal. */
   off_t before = left > 0 && !sink->failed ? lseek(sink->fd, 0, SEEK_END) : -1;
+  if (left > 0 && sink->bar)
+    lht_progress_clear(sink->bar);
   while (left > 0 && !sink->failed) {
     ssize_t n = write(sink->fd, at, left);
     if (n < 0 && errno == EINTR)
@@ -542,6 +547,7 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
   if (run->skipped && (run->job->verbose || args->progress) && !args->quiet)
     lht_error(args->output, "skipping %u files already done", run->skipped);
   sink_open(&run->sink, run->fd, run->out_name);
+  run->sink.bar = isatty(run->fd) ? run->progress : NULL;
   run->writer = lht_writer_new_video(run->sink.stream, run->job->format, run->job->options,
                                      run->job->with_histogram, run->paths,
                                      lhp_video_places_videos(&run->places) > 0);
@@ -813,6 +819,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       if (run.videos_failed)
         ok = false;
       bool interrupted = result.signal != 0;
+      sink->bar = NULL; /* freed by lht_progress_finish */
       lht_progress_finish(progress, result.done, result.failed, interrupted || result.stopped);
       if (args->timing)
         lhp_pipeline_print_timing(&result, &contexts);

@@ -376,14 +376,16 @@ def group_pipeline(tmp):
               f"40 images took {(many_kb - ten_kb) // 1024} MB more than 10: not bounded")
 
 
-def run_on_terminal(args):
-    """Runs lumahist with stderr on a pseudo-terminal; returns (status, stdout, terminal)."""
+def run_on_terminal(args, stdout_too=False):
+    """Runs lumahist with stderr (and stdout, if stdout_too) on a pseudo-terminal;
+    returns (status, stdout, terminal)."""
     if args and args[0] == "stats" and "--decoder" not in args:
         args = [args[0], "--decoder", "cpu", *args[1:]]  # as run() does
     master, slave = pty.openpty()
     # stdout to a file: records of 16-bit images would fill a pipe.
     stdout = tempfile.TemporaryFile()
-    proc = subprocess.Popen([LUMAHIST, *args], stdout=stdout, stderr=slave)
+    proc = subprocess.Popen([LUMAHIST, *args], stdout=slave if stdout_too else stdout,
+                            stderr=slave)
     os.close(slave)
     seen = b""
     while True:
@@ -427,6 +429,14 @@ def group_progress(tmp):
     check("12/12 images done" in seen, f"on a terminal: no final line: {seen!r}")
     status, out, seen = run_on_terminal(["stats", "--quiet", folder])
     check(status == 0 and seen == "", f"--quiet on a terminal: {seen!r}")
+    # Records on the terminal the bar is drawn on: each shows as a line of its
+    # own, the bar cleared before it (a record went on after the bar's text).
+    status, _, seen = run_on_terminal(["stats", "--jobs", "1", "--no-histogram", folder],
+                                      stdout_too=True)
+    shown = [line.split("\r")[-1] for line in seen.replace("\r\n", "\n").split("\n")]
+    records = [line for line in shown if "{" in line]
+    check(status == 0 and len(records) == 12 and all(line.startswith("{") for line in records),
+          f"records on a terminal mixed with the bar: {seen!r}")
     # An error line is not mixed into the bar: it starts a line of its own.
     with open(os.path.join(folder, "broken.png"), "w") as f:
         f.write("not a png")
