@@ -651,10 +651,12 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
   LhtParsedRecord record;
   lht_parsed_record_init(&record);
   while ((n = getline(&line, &capacity, in)) > 0) {
-    /* A file that is no records at all (an image given by mistake) gets a
-     * line, not one for each of its thousand lines; a resumed file is read
-     * to its end, since what follows decides where it is cut. */
-    if (!complete_end && records == 0 && bad_lines == BAD_LINES_AT_MOST) {
+    /* A file that is no records at all (an image given by mistake, a CSV
+     * output named for --skip-existing) gets a line, not one for each of
+     * its million lines.  A resumed file is otherwise read to its end,
+     * since what follows decides where it is cut, but one with a line that
+     * is not a record is refused whatever follows. */
+    if (records == 0 && bad_lines == BAD_LINES_AT_MOST) {
       lht_error(name, "not lumahist records: none of its first %d lines is one; the rest is "
                       "not read",
                 BAD_LINES_AT_MOST);
@@ -671,6 +673,16 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
     if (line_number == 1 && length >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {
       text += 3;
       length -= 3;
+    }
+    /* The header of the tool's own CSV: one line saying so, not ten that
+     * only say its lines are not JSON. */
+    static const char csv_header[] = "path,width,height,bit_depth,";
+    if (line_number == 1 && length >= sizeof csv_header - 1 &&
+        memcmp(text, csv_header, sizeof csv_header - 1) == 0) {
+      lht_error(name, "CSV records (--format csv): only JSON Lines records (--format jsonl) can "
+                      "be read back");
+      ok = false;
+      break;
     }
     const char *c = text;
     while (c < text + length && g_ascii_isspace(*c))

@@ -572,6 +572,11 @@ def group_shard(tmp):
           len(proc.stderr.splitlines()) <= 12 and b"not lumahist records" in proc.stderr,
           f"merge of an image: exit {proc.returncode}, {len(proc.stderr.splitlines())} lines "
           f"on stderr, {proc.stdout[:80]!r} on stdout")
+    # The tool's own CSV: one line saying merge reads jsonl, not ten.
+    proc = run("merge", single_file(tmp, run("stats", "--format", "csv", folder).stdout))
+    check(proc.returncode == 1 and proc.stdout.strip() == b"" and
+          len(proc.stderr.splitlines()) == 2 and b"CSV records" in proc.stderr,
+          f"merge of CSV records: exit {proc.returncode}, {text(proc.stderr)!r}")
     no_hist = run("stats", "--no-histogram", folder + "/a").stdout
     proc = run("merge", single_file(tmp, no_hist))
     check(proc.returncode == 1 and b"without a histogram" in proc.stderr,
@@ -754,6 +759,24 @@ def group_resume(tmp):
               f"resume with {extra}: {proc.returncode} {text(proc.stderr)!r}")
     with open(out, "rb") as f:
         check(f.read() == before, "a refused resume changed the file")
+    # A CSV output resumed (--skip-existing reads back jsonl only) gets one
+    # line saying so, not one per record; text of no record, ten at most.
+    csv_out = os.path.join(tmp, "resume.csv")
+    run("stats", "--format", "csv", "--output", csv_out, folder)
+    junk = os.path.join(tmp, "resume-junk.jsonl")
+    with open(junk, "w") as f:
+        f.write("not a record\n" * 40)
+    for name, most, needle in ((csv_out, 2, b"CSV records"), (junk, 12, b"not lumahist records")):
+        with open(name, "rb") as f:
+            before = f.read()
+        proc = run("stats", "--output", name, "--skip-existing", folder)
+        lines = proc.stderr.splitlines()
+        check(proc.returncode == 1 and len(lines) <= most and needle in proc.stderr and
+              b"cannot be continued" in proc.stderr,
+              f"resume of {name}: exit {proc.returncode}, {len(lines)} lines: "
+              f"{text(proc.stderr)[:300]!r}")
+        with open(name, "rb") as f:
+            check(f.read() == before, f"a refused resume changed {name}")
     # Records of a --roi are continued with that --roi only (the count of
     # each record shows it).
     roi_out = os.path.join(tmp, "roi.jsonl")
