@@ -29,7 +29,10 @@ typedef struct {
   bool have_first;
   char matrix[16];
   char range[16];
-  GPtrArray *keys; /* of the first image record */
+  /* The percentiles of the image records summed: the first's, then any
+   * another holds; keys_differ once two records' lists differ. */
+  GPtrArray *keys;
+  bool keys_differ;
   bool failed;
   /* The video whose frames' records are being read into the report's open
    * section, until its summary record ends it; NULL when none. */
@@ -114,6 +117,41 @@ static void report_video_end(Merge *m, const LhtParsedRecord *summary)
   g_clear_pointer(&m->video_path, g_free);
 }
 
+static bool has_key(const GPtrArray *keys, const char *key)
+{
+  for (guint i = 0; i < keys->len; i++)
+    if (strcmp(g_ptr_array_index(keys, i), key) == 0)
+      return true;
+  return false;
+}
+
+/* The record's percentiles into the dataset's: records of runs with other
+ * --percentiles make the list every percentile any of them holds, which
+ * merge_options puts in increasing order, so that the dataset record does
+ * not depend on the order the files are named in. */
+static void note_percentiles(Merge *m, const LhtParsedRecord *record)
+{
+  const GPtrArray *keys = record->percentile_keys;
+  const bool first = m->keys->len == 0 && !m->keys_differ;
+  if (!first && keys->len != m->keys->len)
+    m->keys_differ = true;
+  for (guint i = 0; i < keys->len; i++) {
+    const char *key = g_ptr_array_index(keys, i);
+    if (has_key(m->keys, key))
+      continue;
+    if (!first)
+      m->keys_differ = true;
+    g_ptr_array_add(m->keys, g_strdup(key));
+  }
+}
+
+static gint compare_percentile_keys(gconstpointer a, gconstpointer b)
+{
+  const double x = g_ascii_strtod(*(char *const *)a, NULL);
+  const double y = g_ascii_strtod(*(char *const *)b, NULL);
+  return (x > y) - (x < y);
+}
+
 static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
 {
   Merge *m = data;
@@ -134,8 +172,6 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
     m->have_first = true;
     g_strlcpy(m->matrix, record->matrix, sizeof m->matrix);
     g_strlcpy(m->range, record->range, sizeof m->range);
-    for (guint i = 0; i < record->percentile_keys->len; i++)
-      g_ptr_array_add(m->keys, g_strdup(g_ptr_array_index(record->percentile_keys, i)));
   } else if (strcmp(m->matrix, record->matrix) != 0 || strcmp(m->range, record->range) != 0) {
     lht_error(where,
               "written with --matrix %s --range %s, the first record with %s %s: "
@@ -156,6 +192,7 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
     return true;
   }
   g_hash_table_add(m->seen, key);
+  note_percentiles(m, record);
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
   lht_dataset_add_record(m->dataset, record);
   if (m->args->report)
@@ -198,6 +235,8 @@ static bool merge_options(const Merge *m, const MergeArgs *args, LhOptions *opti
     }
     return true;
   }
+  if (m->keys_differ)
+    g_ptr_array_sort(m->keys, compare_percentile_keys);
   GString *list = g_string_new(NULL);
   for (guint i = 0; i < m->keys->len; i++)
     g_string_append_printf(list, "%s%s", i ? "," : "", (char *)g_ptr_array_index(m->keys, i));
@@ -219,7 +258,10 @@ int lht_merge_main(int argc, char **argv)
       {"format", 'f', 0, G_OPTION_ARG_STRING, &args.format,
        "jsonl (the dataset record, the default) or table", "jsonl|table"},
       {"percentiles", 'p', 0, G_OPTION_ARG_STRING, &args.percentiles,
-       "Percentiles of the dataset (default: those of the records)", "LIST"},
+       "Percentiles of the dataset (default: those of the records; where they differ, every one "
+       "any "
+       "record holds)",
+       "LIST"},
       {"report", 0, 0, G_OPTION_ARG_FILENAME, &args.report,
        "Also write the HTML report of the images and videos in the records (videos: no "
        "thumbnails)",

@@ -526,6 +526,22 @@ def group_shard(tmp):
     check(text(again.stdout).splitlines() == dataset_lines,
           "merge with repeats and dataset records differs")
     check(b"counted once" in again.stderr, "merge: repeats not mentioned")
+    # Shards run with other --percentiles: every percentile any record holds,
+    # in increasing order, whatever the files' order (the first record's
+    # list was taken, so the record depended on it).
+    other_list = os.path.join(tmp, "shard1-other-percentiles.jsonl")
+    with open(other_list, "wb") as f:
+        f.write(run("stats", "--shard", "1/3", "-p", "99.9,25", folder).stdout)
+    union = ["0", "1", "5", "25", "50", "95", "99", "99.9", "100"]
+    for order in ((shard_files[0], other_list, shard_files[2]),
+                  (other_list, shard_files[2], shard_files[0])):
+        proc = run("merge", *order)
+        dataset = records(proc.stdout)[0] if proc.returncode == 0 else {}
+        check(list(dataset.get("percentiles", {})) == union and
+              dataset.get("histogram") == records(merged.stdout)[0]["histogram"],
+              f"merge of shards with other percentiles, in the order "
+              f"{[os.path.basename(f) for f in order]}: {proc.returncode} "
+              f"{list(dataset.get('percentiles', {}))}")
     table = run("merge", "--format", "table", *shard_files)
     check(table.returncode == 0 and text(table.stdout).startswith("dataset ("),
           f"merge --format table: {text(table.stdout)!r}")
