@@ -40,6 +40,18 @@ static bool carried(int marker, const uint8_t *data, size_t size, bool converted
   return marker == JPEG_APP0 + 1 || marker == JPEG_APP0 + 13 || marker == JPEG_COM;
 }
 
+/* JFIF's APP0: "JFIF\0", version (2 bytes), density unit, X and Y density
+ * (16-bit big-endian each), thumbnail size (2 bytes). */
+static const char jfif_tag[] = "JFIF";
+#define JFIF_DENSITY_AT 7 /* the unit's offset in the segment's data */
+#define JFIF_MIN_DATA 14
+
+static bool is_jfif(int marker, const uint8_t *data, size_t size)
+{
+  return marker == JPEG_APP0 && size >= JFIF_MIN_DATA &&
+         memcmp(data, jfif_tag, sizeof jfif_tag) == 0;
+}
+
 /* Appends one segment (data of at most 65533 bytes) to the image's. */
 static int append_segment(LhioImage *image, int marker, const uint8_t *data, size_t size)
 {
@@ -114,6 +126,12 @@ int lhio_jpeg_metadata_from_bytes(const LhioEncoded *encoded, LhioImage *image)
     size_t length = (size_t)at[2] << 8 | at[3];
     if (length < 2 || (size_t)(end - at) < 2 + length)
       break;
+    if (is_jfif(marker, at + 4, length - 2)) {
+      const uint8_t *density = at + 4 + JFIF_DENSITY_AT;
+      image->jfif_density_unit = density[0];
+      image->jfif_x_density = density[1] << 8 | density[2];
+      image->jfif_y_density = density[3] << 8 | density[4];
+    }
     if (carried(marker, at + 4, length - 2, converted) &&
         append_segment(image, marker, at + 4, length - 2) < 0)
       return LH_ERROR_NO_MEMORY;
@@ -124,19 +142,32 @@ int lhio_jpeg_metadata_from_bytes(const LhioEncoded *encoded, LhioImage *image)
 
 int lhio_jpeg_insert_metadata(LhioEncoded *encoded, const LhioImage *image)
 {
-  if (!image->metadata_size)
+  const bool density = image->jfif_x_density > 0 && image->jfif_y_density > 0;
+  if (!image->metadata_size && !density)
     return LH_OK;
-  const uint8_t *data = encoded->data;
+  uint8_t *data = encoded->data;
   if (encoded->size < 2 || data[0] != 0xFF || data[1] != MARKER_SOI)
     return lh_set_error(LH_ERROR_CORRUPT, "the encoder's output does not begin with a JPEG's SOI");
   /* After the SOI, and after a JFIF APP0 if the encoder wrote one: where a
-   * JPEG's Exif is looked for. */
+   * JPEG's Exif is looked for.  The encoder's JFIF states its own density
+   * (1:1, no unit): the input's replaces it. */
   size_t cut = 2;
   if (encoded->size >= 6 && data[2] == 0xFF && data[3] == JPEG_APP0) {
     size_t length = (size_t)data[4] << 8 | data[5];
-    if (encoded->size >= 4 + length)
+    if (encoded->size >= 4 + length) {
       cut = 4 + length;
+      if (density && length >= 2 && is_jfif(JPEG_APP0, data + 6, length - 2)) {
+        uint8_t *at = data + 6 + JFIF_DENSITY_AT;
+        at[0] = (uint8_t)image->jfif_density_unit;
+        at[1] = (uint8_t)(image->jfif_x_density >> 8);
+        at[2] = (uint8_t)(image->jfif_x_density & 0xFF);
+        at[3] = (uint8_t)(image->jfif_y_density >> 8);
+        at[4] = (uint8_t)(image->jfif_y_density & 0xFF);
+      }
+    }
   }
+  if (!image->metadata_size)
+    return LH_OK;
   uint8_t *joined = malloc(encoded->size + image->metadata_size);
   if (!joined)
     return lh_set_error(LH_ERROR_NO_MEMORY, "no memory for a JPEG of %zu bytes",

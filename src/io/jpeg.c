@@ -177,6 +177,11 @@ static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint6
     image->jpeg_h_samp[c] = cinfo->comp_info[c].h_samp_factor;
     image->jpeg_v_samp[c] = cinfo->comp_info[c].v_samp_factor;
   }
+  if (mode == LHIO_READ_FULL && cinfo->saw_JFIF_marker) {
+    image->jfif_density_unit = cinfo->density_unit;
+    image->jfif_x_density = cinfo->X_density;
+    image->jfif_y_density = cinfo->Y_density;
+  }
   LhFormat format;
   switch (cinfo->jpeg_color_space) {
   case JCS_GRAYSCALE:
@@ -503,6 +508,11 @@ static int write_jpeg(JpegWrite *state, const char *path, const LhioImage *image
   jpeg_set_defaults(cinfo);
   jpeg_set_quality(cinfo, quality, TRUE);
   keep_sampling(cinfo, image);
+  if (image->type == LHIO_FILE_JPEG && image->jfif_x_density > 0 && image->jfif_y_density > 0) {
+    cinfo->density_unit = (UINT8)image->jfif_density_unit;
+    cinfo->X_density = (UINT16)image->jfif_x_density;
+    cinfo->Y_density = (UINT16)image->jfif_y_density;
+  }
   jpeg_start_compress(cinfo, TRUE);
   lhio_jpeg_write_metadata(cinfo, image);
   const uint8_t *pixels = frame->planes[0];

@@ -57,6 +57,10 @@ typedef struct {
    * so that its chroma subsampling, however odd, is written back; 0: not
    * known (a fresh image's 4:2:0, or chroma 1x1 beside a known Y). */
   int jpeg_h_samp[3], jpeg_v_samp[3];
+  /* A JPEG's JFIF pixel density (unit 0: aspect ratio only, 1: per inch,
+   * 2: per cm), written back so that a 300 dpi print file does not come
+   * back unitless; x density 0: none stated, the writer's default (1:1). */
+  int jfif_density_unit, jfif_x_density, jfif_y_density;
   LhioDecoder decoder;          /* what decoded it */
   /* "CMYK" or "YCCK": a JPEG of that colour space, whose pixels were
    * converted to R'G'B' (frame RGB) as Pillow converts them; else NULL. */

@@ -215,6 +215,27 @@ def test_metadata_kept(root):
     check(any(code == 0xE2 for code, _ in jpeg.metadata_segments(
         open(os.path.join(folder, "print.jpg"), "rb").read())), "the CMYK test file has no ICC")
 
+    # JFIF's pixel density: a 300 x 240 dpi scan came back unitless at 1:1
+    # (libjpeg's default), as JFIF's APP0 is the writer's own.
+    dense = os.path.join(root, "density")
+    os.makedirs(dense)
+    Image.open(os.path.join(SAMPLES, "cat-chelsea.png")).convert("RGB").save(
+        os.path.join(dense, "scan.jpg"), quality=90, dpi=(300, 240))
+    Image.open(os.path.join(SAMPLES, "camera-gray.png")).save(
+        os.path.join(dense, "gray.jpg"), quality=90, dpi=(118, 59))
+    for command in ("equalize", "clahe", "overlay"):
+        out = os.path.join(root, f"density-{command}")
+        code, err = lumahist(command, dense, "--out", out)
+        check(code == 0, f"{command} of JPEGs with a density: exit {code}: {err}")
+        for name in ("scan.jpg", "gray.jpg"):
+            want = Image.open(os.path.join(dense, name)).info
+            path = os.path.join(out, name)
+            got = Image.open(path).info if os.path.exists(path) else {}
+            check((got.get("jfif_unit"), got.get("jfif_density")) ==
+                  (want["jfif_unit"], want["jfif_density"]),
+                  f"{command} {name}: JFIF density {got.get('jfif_unit')} "
+                  f"{got.get('jfif_density')}, expected {want['jfif_unit']} {want['jfif_density']}")
+
 
 def test_png_metadata_kept(root):
     """A PNG's ICC profile, density, text (XMP among it) and Exif are in what

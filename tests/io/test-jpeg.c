@@ -429,6 +429,56 @@ static void check_metadata(const LhioImage *img, unsigned keep, const char *what
         "%s: %zu bytes of metadata, %zu expected (or other bytes)", what, img->metadata_size, n);
 }
 
+/* A JPEG's JFIF density (a 300 x 240 dpi scan) is read and written back,
+ * by lhio_write (the CPU) and by lhio_jpeg_insert_metadata into the JFIF
+ * APP0 another encoder wrote (nvJPEG): both wrote their own 1:1 before. */
+static void check_density(const char *path, int unit, int x, int y, const char *what)
+{
+  LhioImage back;
+  CHECK_STATUS(lhio_read(path, LHIO_READ_FULL, 0, &back), LH_OK, what);
+  CHECK(back.jfif_density_unit == unit && back.jfif_x_density == x && back.jfif_y_density == y,
+        "%s: JFIF density %d %dx%d, expected %d %dx%d", what, back.jfif_density_unit,
+        back.jfif_x_density, back.jfif_y_density, unit, x, y);
+  lhio_image_clear(&back);
+}
+
+static void test_density_kept(const char *dir, uint64_t *seed)
+{
+  const int w = 24, h = 16;
+  uint8_t *src = make_photo(w, h, 4, seed);
+  const char *path = test_path(dir, "density.jpg");
+  encode_lib(path, src, w, h, JCS_RGB, 3, JCS_YCbCr, false, 2, 2, false);
+  check_density(path, 0, 1, 1, "libjpeg's default");
+
+  LhioImage img;
+  CHECK_STATUS(lhio_read(path, LHIO_READ_FULL, 0, &img), LH_OK, "density: read");
+  img.jfif_density_unit = 1;
+  img.jfif_x_density = 300;
+  img.jfif_y_density = 240;
+  const char *again = test_path(dir, "density-again.jpg");
+  CHECK_STATUS(lhio_write(again, &img, NULL), LH_OK, "density: write");
+  check_density(again, 1, 300, 240, "written by lhio_write");
+
+  LhioEncoded bytes;
+  CHECK_STATUS(lhio_load(again, &bytes), LH_OK, "density: load");
+  LhioImage from_bytes = {0};
+  CHECK_STATUS(lhio_jpeg_metadata_from_bytes(&bytes, &from_bytes), LH_OK, "density: from bytes");
+  CHECK(from_bytes.jfif_density_unit == 1 && from_bytes.jfif_x_density == 300 &&
+            from_bytes.jfif_y_density == 240,
+        "density from the bytes: %d %dx%d", from_bytes.jfif_density_unit, from_bytes.jfif_x_density,
+        from_bytes.jfif_y_density);
+  lhio_encoded_clear(&bytes);
+  CHECK_STATUS(lhio_load(path, &bytes), LH_OK, "density: load plain");
+  CHECK_STATUS(lhio_jpeg_insert_metadata(&bytes, &from_bytes), LH_OK, "density: insert");
+  const char *joined = test_path(dir, "density-joined.jpg");
+  test_write_file(joined, bytes.data, bytes.size);
+  lhio_encoded_clear(&bytes);
+  check_density(joined, 1, 300, 240, "inserted into another encoder's JFIF");
+  lhio_image_clear(&from_bytes);
+  lhio_image_clear(&img);
+  free(src);
+}
+
 /* A JPEG's Exif, ICC profile, IPTC, comments and XMP are kept when it is
  * read in full and written back after the header of a JPEG made from it,
  * by lhio_write (the CPU) and by lhio_jpeg_insert_metadata into bytes
@@ -605,6 +655,7 @@ int main(void)
   test_rgb_coded(dir, &seed);
   test_cmyk(dir, &seed);
   test_metadata_kept(dir, &seed);
+  test_density_kept(dir, &seed);
   test_truncated(dir, &seed);
   test_quality(dir, &seed);
   test_channel_orders(dir, &seed);
