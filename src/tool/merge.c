@@ -327,6 +327,16 @@ int lht_merge_main(int argc, char **argv)
     return status;
   }
 
+  /* The page is written at the end: a folder it cannot be written into is
+   * said now, before every shard is read, as stats --report says it. */
+  if (args.report && !lht_save_file_possible(args.report)) {
+    g_free(args.format);
+    g_free(args.percentiles);
+    g_free(args.report);
+    g_strfreev(args.files);
+    return LHT_EXIT_FAILURE;
+  }
+
   Merge m = {
       .args = &args,
       .dataset = lht_dataset_new(),

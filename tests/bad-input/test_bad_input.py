@@ -731,8 +731,8 @@ def unusable_outputs(tool, commands, inputs, tmp):
 
 def report_folder_missing(tool, corpus, tmp):
     """stats --report into a folder that is not there: said before the run
-    (no record written, exit 1), naming the path given; merge --report (no
-    check first) names it too, not the temporary file beside it."""
+    (no record written, exit 1), naming the path given; merge --report too
+    (it read every shard and wrote the dataset record first)."""
     page = os.path.join(tmp, "no-such-folder", "x.html")
     rc, out, err = run(stats_argv(tool, "--quiet", "--report", page, os.path.join(corpus, "png")))
     check(rc == 1 and out == "" and error_lines(err) == [error_lines(err)[0]] and
@@ -742,8 +742,10 @@ def report_folder_missing(tool, corpus, tmp):
     records = os.path.join(tmp, "for-merge.jsonl")
     rc, out, err = run(stats_argv(tool, "--quiet", "-o", records, os.path.join(corpus, "png")))
     rc, out, err = run([tool, "merge", "--report", page, records])
-    check(rc == 1 and err.startswith(f"lumahist: {page}: ") and "x.html." not in err,
-          f"merge --report into a missing folder: exit {rc}, {err!r}")
+    check(rc == 1 and out == "" and error_lines(err) == [error_lines(err)[0]] and
+          err.startswith(f"lumahist: {page}: ") and "x.html." not in err,
+          f"merge --report into a missing folder: exit {rc}, {len(out)} bytes of dataset "
+          f"record, {err!r}")
     print("--report into a missing folder: said at start-up, naming the path given")
 
 
