@@ -9,6 +9,9 @@
 #include "lht-batch.h"
 #include "lht-video-report.h"
 
+/* Records of another matrix or range each said, up to this many. */
+#define SAID_OTHER_LUMA 10
+
 typedef struct {
   char *format;
   char *percentiles;
@@ -33,6 +36,7 @@ typedef struct {
    * another holds; keys_differ once two records' lists differ. */
   GPtrArray *keys;
   bool keys_differ;
+  guint64 other_luma; /* records refused for another matrix or range */
   bool failed;
   /* The video whose frames' records are being read into the report's open
    * section, until its summary record ends it; NULL when none. */
@@ -173,10 +177,13 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
     g_strlcpy(m->matrix, record->matrix, sizeof m->matrix);
     g_strlcpy(m->range, record->range, sizeof m->range);
   } else if (strcmp(m->matrix, record->matrix) != 0 || strcmp(m->range, record->range) != 0) {
-    lht_error(where,
-              "written with --matrix %s --range %s, the first record with %s %s: "
-              "histograms of different luma cannot be summed",
-              record->matrix, record->range, m->matrix, m->range);
+    /* A shard run with other options has them on every record: its first
+     * few say so, the count says the rest. */
+    if (m->other_luma++ < SAID_OTHER_LUMA)
+      lht_error(where,
+                "written with --matrix %s --range %s, the first record with %s %s: "
+                "histograms of different luma cannot be summed",
+                record->matrix, record->range, m->matrix, m->range);
     bad = true;
   }
   g_free(where);
@@ -347,6 +354,11 @@ int lht_merge_main(int argc, char **argv)
   for (int i = 0; args.files[i]; i++)
     ok = read_file(&m, args.files[i]) && ok;
   ok = ok && !m.failed;
+  if (m.other_luma > SAID_OTHER_LUMA)
+    lht_error(NULL,
+              "%" G_GUINT64_FORMAT
+              " records of another matrix or range in all, not summed (the first %d said above)",
+              m.other_luma, SAID_OTHER_LUMA);
   if (m.duplicates)
     lht_error(NULL,
               "%" G_GUINT64_FORMAT " record%s of an image already read (the same path) "

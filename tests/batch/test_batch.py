@@ -542,6 +542,22 @@ def group_shard(tmp):
               f"merge of shards with other percentiles, in the order "
               f"{[os.path.basename(f) for f in order]}: {proc.returncode} "
               f"{list(dataset.get('percentiles', {}))}")
+    # A shard run with another --matrix: its first ten records say so, then
+    # one line counts them all (it printed a line for every record).
+    other_matrix = os.path.join(tmp, "shard1-bt709.jsonl")
+    with open(other_matrix, "wb") as f:
+        for _ in range(3):  # 3 x its records, past the ten said one by one
+            f.write(run("stats", "--shard", "1/3", "--matrix", "bt709", "-p",
+                        "0,1,5,50,95,99,99.9,100", folder).stdout)
+    refused = len(records(open(other_matrix, "rb").read()))
+    proc = run("merge", shard_files[0], other_matrix, shard_files[2])
+    lines = text(proc.stderr).splitlines()
+    check(proc.returncode == 1 and refused > 10 and len(lines) == 11 and
+          all("histograms of different luma cannot be summed" in line for line in lines[:10]) and
+          lines[10] == f"lumahist: {refused} records of another matrix or range in all, not "
+          "summed (the first 10 said above)",
+          f"merge of a shard of another matrix: exit {proc.returncode}, {len(lines)} lines, "
+          f"{lines[-1:]}")
     table = run("merge", "--format", "table", *shard_files)
     check(table.returncode == 0 and text(table.stdout).startswith("dataset ("),
           f"merge --format table: {text(table.stdout)!r}")
