@@ -36,7 +36,8 @@ typedef struct {
    * another holds; keys_differ once two records' lists differ. */
   GPtrArray *keys;
   bool keys_differ;
-  guint64 other_luma; /* records refused for another matrix or range */
+  guint64 other_luma;       /* records refused for another matrix or range */
+  guint64 datasets_skipped; /* dataset records of pixels read */
   bool failed;
   /* The video whose frames' records are being read into the report's open
    * section, until its summary record ends it; NULL when none. */
@@ -165,8 +166,12 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
       report_frame(m, record);
     return true;
   }
-  if (record->dataset)
-    return true; /* sums */
+  if (record->dataset) {
+    /* Sums of records, which are summed themselves; one of no pixel (an
+     * empty shard's) sums nothing either way. */
+    m->datasets_skipped += record->count > 0;
+    return true;
+  }
   char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
   bool bad = false;
   if (record->histogram->len == 0) {
@@ -366,7 +371,15 @@ int lht_merge_main(int argc, char **argv)
               m.duplicates, m.duplicates == 1 ? "" : "s");
 
   LhOptions options;
-  if (!ok && !m.have_first) {
+  if (!m.have_first && m.datasets_skipped > 0) {
+    /* Earlier merges' outputs: a dataset of no image would read as one. */
+    lh_options_init(&options);
+    lht_error(NULL,
+              "only dataset records were read (%" G_GUINT64_FORMAT "), which merge skips: it "
+              "sums the images' records (merge the shards' own files); no dataset record written",
+              m.datasets_skipped);
+    ok = false;
+  } else if (!ok && !m.have_first) {
     /* Nothing read, and something could not be: a dataset of no image
      * would stand for inputs that were never counted (an empty input, read
      * whole, still gives one). */

@@ -558,6 +558,16 @@ def group_shard(tmp):
           "summed (the first 10 said above)",
           f"merge of a shard of another matrix: exit {proc.returncode}, {len(lines)} lines, "
           f"{lines[-1:]}")
+    # Earlier merges' outputs alone: their dataset records are skipped, so
+    # nothing is summed; it wrote a dataset of 0 images, exit 0.
+    merged_file = single_file(tmp, merged.stdout)
+    proc = run("merge", merged_file, merged_file)
+    datasets = 2 * len(records(merged.stdout))  # one a bit depth, twice
+    check(proc.returncode == 1 and proc.stdout == b"" and
+          text(proc.stderr).startswith(f"lumahist: only dataset records were read ({datasets}), "
+                                       "which merge skips"),
+          f"merge of dataset records alone: exit {proc.returncode}, {text(proc.stdout)[:60]!r}, "
+          f"{text(proc.stderr)!r}")
     table = run("merge", "--format", "table", *shard_files)
     check(table.returncode == 0 and text(table.stdout).startswith("dataset ("),
           f"merge --format table: {text(table.stdout)!r}")
