@@ -837,8 +837,9 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
         raise InvalidArgumentError("errors: warn or raise", -1)
     if max_pixels is not None and max_pixels < 0:
         raise InvalidArgumentError(f"max_pixels {max_pixels}: must not be negative", -1)
-    if max_pixels is not None and max_pixels >= 2**64:
-        # The C call's unsigned 64 bits took 2^64 as 0, the default limit.
+    if max_pixels is not None and max_pixels >= 2**63:
+        # The tool's --max-pixels stops there (and the C call's unsigned 64
+        # bits took 2^64 as 0, the default limit).
         raise _out_of_range("max_pixels", max_pixels)
     if isinstance(paths, (str, bytes, _os.PathLike)):
         paths = [paths]

@@ -748,6 +748,7 @@ _GRAY16 = np.zeros((16, 16), np.uint16)
     ("jobs", lambda: lumahist.stats_files([SAMPLES], jobs=2**64)),
     ("every", lambda: lumahist.stats_files([SAMPLES], every=2**64)),
     ("max_pixels", lambda: lumahist.stats_files([SAMPLES], max_pixels=2**64)),
+    ("max_pixels", lambda: lumahist.stats_files([SAMPLES], max_pixels=2**63)),
     ("fps", lambda: lumahist.stats_files([SAMPLES], fps=10**400)),
     ("start", lambda: lumahist.stats_files([SAMPLES], start=10**400)),
     ("duration", lambda: lumahist.stats_files([SAMPLES], duration=10**400)),
