@@ -205,6 +205,22 @@ const LhioFifoWait *lhio_fifo_wait_or_process(const LhioFifoWait *wait)
 /* Whether fd is a named FIFO (mkfifo), whose writer may open it after it was
  * opened to read.  An anonymous pipe (a shell's |, /dev/stdin, <(...)) had
  * its writer from its start: no writer there means its end. */
+int lhio_open_regular(const char *path, off_t *size)
+{
+  /* O_NONBLOCK: a FIFO's open() to read would wait for a writer; a regular
+   * file's reads are the same with it. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return -1;
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    return -1;
+  }
+  *size = info.st_size;
+  return fd;
+}
+
 bool lhio_is_named_fifo(int fd)
 {
   struct stat info;

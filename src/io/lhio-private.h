@@ -47,6 +47,11 @@ int lhio_place_temp(const char *temp, const char *path, LhioPlaceFunc place, voi
 /* Whether fd is a named FIFO (mkfifo), whose writer may come after its
  * reader: an anonymous pipe had its writer from its start. */
 bool lhio_is_named_fifo(int fd);
+/* path opened to read, when it is a regular file (*size its size); else -1.
+ * Never waits: the readers of a video's end (its last bytes, its header,
+ * its index) reopen the path the demuxer read, and a FIFO's open() would
+ * wait for a writer that has gone. */
+int lhio_open_regular(const char *path, off_t *size);
 /* wait, or lhio_set_fifo_wait's when NULL. */
 const LhioFifoWait *lhio_fifo_wait_or_process(const LhioFifoWait *wait);
 

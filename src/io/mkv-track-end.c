@@ -7,11 +7,9 @@
  * runs past the file's end is what tells a cut, and the time of the last
  * block before it where that cut falls (after the video's frames, in the
  * audio that runs on, or among them). */
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lhio-private.h"
@@ -239,13 +237,10 @@ bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end)
   end->other_tracks = false;
   end->cut = false;
   end->cut_at = NAN;
-  struct stat info;
-  if (stat(path, &info) != 0 || !S_ISREG(info.st_mode))
-    return false; /* a pipe is read once, by the demuxer */
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  off_t file_end;
+  int fd = lhio_open_regular(path, &file_end);
   if (fd < 0)
-    return false;
-  const off_t file_end = info.st_size;
+    return false; /* a pipe is read once, by the demuxer */
   LhioEbmlHeader header;
   off_t at = 0;
   bool found = false;

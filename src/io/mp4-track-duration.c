@@ -2,10 +2,8 @@
  * says it lasts.  The container's duration, which qtdemux reports, is its
  * longest track's: a whole clip whose audio runs on after its video would
  * look cut against it when only the video is decoded (lumahist stats). */
-#include <fcntl.h>
 #include <math.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lhio-private.h"
@@ -38,12 +36,10 @@ static double video_duration_in_moov(const uint8_t *moov, size_t size, size_t fi
 
 double lhio_mp4_video_duration(const char *path)
 {
-  struct stat info;
-  if (stat(path, &info) != 0 || !S_ISREG(info.st_mode))
-    return NAN; /* a pipe is read once, by the demuxer */
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  off_t size;
+  int fd = lhio_open_regular(path, &size);
   if (fd < 0)
-    return NAN;
+    return NAN; /* a pipe is read once, by the demuxer */
   LhioMp4Moov moov;
   double duration = NAN;
   if (lhio_mp4_read_moov(fd, path, &moov) == LH_OK && moov.data)

@@ -18,13 +18,12 @@
  * packet, and a stream that lost bytes on the way is in step again later.
  * Bytes after the last packet that do not begin one are left alone: junk
  * some tools append, not a cut. */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "lhio-private.h"
 #include "lhio-video.h"
 
 #define SYNC_BYTE 0x47
@@ -167,15 +166,15 @@ int lhio_ts_end_cut(const uint8_t *tail, size_t n, char *why, size_t why_size)
 
 int lhio_ts_file_cut(const char *path, char *why, size_t why_size)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  off_t size;
+  int fd = lhio_open_regular(path, &size);
   if (fd < 0)
-    return 0;
-  struct stat info;
+    return 0; /* a pipe is read once, by the demuxer */
   int cut = 0;
-  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
-    size_t n = (size_t)info.st_size < LHIO_TS_END_BYTES ? (size_t)info.st_size : LHIO_TS_END_BYTES;
+  if (size > 0) {
+    size_t n = (size_t)size < LHIO_TS_END_BYTES ? (size_t)size : LHIO_TS_END_BYTES;
     uint8_t *tail = malloc(n);
-    if (tail && pread(fd, tail, n, info.st_size - (off_t)n) == (ssize_t)n)
+    if (tail && pread(fd, tail, n, size - (off_t)n) == (ssize_t)n)
       cut = lhio_ts_end_cut(tail, n, why, why_size);
     free(tail);
   }

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -551,13 +552,24 @@ static gpointer open_fifo_blocking(gpointer data)
   return NULL;
 }
 
+/* Whether a writer has had the FIFO that keeper reads open: bytes wait in
+ * it, or its writers have all gone (POLLHUP, which Linux reports only
+ * after one came). */
+static bool fifo_writer_has_been(int keeper)
+{
+  struct pollfd p = {.fd = keeper, .events = POLLIN};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
+}
+
 /* Waits, as an image's read does (lhio_read), until a program opens the
  * named FIFO path for writing, or the FIFO wait's time passes, or its stop
- * is set; *fd is then the FIFO open to read, nothing read from it.  The
- * caller holds the FIFO open to read without blocking meanwhile: a reader
- * all along, so that a writer's open does not block and, when the wait
- * gives up, an open to write ends the thread's open. */
-static int wait_for_fifo_writer(const char *path, const LhioFifoWait *wait, int *fd)
+ * is set; *fd is then the FIFO open to read, nothing read from it.  keeper
+ * holds the FIFO open to read without blocking meanwhile: a reader all
+ * along, so that a writer's open does not block and, when the wait gives
+ * up, an open to write ends the thread's open.  A writer quick enough to
+ * write all it had and close before the thread's open is told by keeper,
+ * which holds its bytes: *fd is keeper then. */
+static int wait_for_fifo_writer(const char *path, const LhioFifoWait *wait, int keeper, int *fd)
 {
   FifoOpen *o = g_new0(FifoOpen, 1);
   o->path = g_strdup(path);
@@ -571,23 +583,25 @@ static int wait_for_fifo_writer(const char *path, const LhioFifoWait *wait, int 
     fifo_open_unref(o);
     return lhio_fail(LH_ERROR_NO_MEMORY, path, "no thread to wait for the FIFO's writer");
   }
-  bool timed_out = false, stopped = false;
+  bool timed_out = false, stopped = false, came_and_went = false;
   gint64 start = g_get_monotonic_time();
   gint64 limit = (gint64)(wait->seconds * G_USEC_PER_SEC);
   g_mutex_lock(&o->lock);
-  while (!o->done && !timed_out && !stopped) {
+  while (!o->done && !timed_out && !stopped && !came_and_went) {
     gint64 now = g_get_monotonic_time();
     if (limit > 0 && now - start >= limit)
       timed_out = true;
     else if (wait->stop && *wait->stop)
       stopped = true;
+    else if (fifo_writer_has_been(keeper))
+      came_and_went = true;
     else
       g_cond_wait_until(&o->opened, &o->lock,
                         now +
                             MIN(G_USEC_PER_SEC / 10, limit > 0 ? start + limit - now : G_MAXINT64));
   }
   g_mutex_unlock(&o->lock);
-  if (timed_out || stopped) {
+  if (timed_out || stopped || came_and_went) {
     int waker = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (waker >= 0) {
       g_thread_join(thread);
@@ -605,6 +619,10 @@ static int wait_for_fifo_writer(const char *path, const LhioFifoWait *wait, int 
       g_thread_unref(thread);
     }
     fifo_open_unref(o);
+    if (came_and_went) {
+      *fd = keeper;
+      return LH_OK;
+    }
     if (stopped)
       return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened before the run was stopped");
     return lhio_fail(LH_ERROR_IO, path, "a FIFO no writer opened in %g s", wait->seconds);
@@ -627,14 +645,17 @@ static int open_pipe(const char *path, const LhioFifoWait *wait, int *fd)
   if (keeper < 0)
     return lhio_fail_os(errno, path);
   if (lhio_is_named_fifo(keeper)) {
-    int status = wait_for_fifo_writer(path, lhio_fifo_wait_or_process(wait), fd);
-    close(keeper);
-    return status;
+    int status = wait_for_fifo_writer(path, lhio_fifo_wait_or_process(wait), keeper, fd);
+    if (*fd != keeper) {
+      close(keeper);
+      return status;
+    }
   }
   int flags = fcntl(keeper, F_GETFL);
   if (flags < 0 || fcntl(keeper, F_SETFL, flags & ~O_NONBLOCK) != 0) {
     int error = errno;
     close(keeper);
+    *fd = -1;
     return lhio_fail_os(error, path);
   }
   *fd = keeper;
@@ -836,20 +857,24 @@ static bool read_at(FILE *file, long offset, void *buffer, size_t size)
  * make a whole file cut. */
 static double avi_cut_before(const char *path, double *frame_period)
 {
-  FILE *file = fopen(path, "rb");
-  if (!file)
-    return NAN;
+  off_t file_size;
+  int fd = lhio_open_regular(path, &file_size);
+  FILE *file = fd >= 0 ? fdopen(fd, "rb") : NULL;
+  if (!file) {
+    if (fd >= 0)
+      close(fd);
+    return NAN; /* a pipe is read once, by the demuxer */
+  }
   double stated_end = NAN;
   bool cut = false;
   uint8_t header[12];
-  struct stat info;
-  if (fstat(fileno(file), &info) != 0 || !read_at(file, 0, header, sizeof header) ||
-      memcmp(header, "RIFF", 4) != 0 || memcmp(header + 8, "AVI ", 4) != 0) {
+  if (!read_at(file, 0, header, sizeof header) || memcmp(header, "RIFF", 4) != 0 ||
+      memcmp(header + 8, "AVI ", 4) != 0) {
     fclose(file);
     return NAN;
   }
   uint64_t offset = 0;
-  for (int i = 0; i < AVI_MAX_RIFFS && offset + sizeof header <= (uint64_t)info.st_size; i++) {
+  for (int i = 0; i < AVI_MAX_RIFFS && offset + sizeof header <= (uint64_t)file_size; i++) {
     if (!read_at(file, (long)offset, header, sizeof header) || memcmp(header, "RIFF", 4) != 0)
       break; /* bytes after the last one: junk, not a cut */
     uint32_t size = GST_READ_UINT32_LE(header + 4);
@@ -858,7 +883,7 @@ static double avi_cut_before(const char *path, double *frame_period)
     if (size == 0 || size == UINT32_MAX)
       break;
     uint64_t end = offset + 8 + size;
-    if (end > (uint64_t)info.st_size) {
+    if (end > (uint64_t)file_size) {
       cut = true;
       break;
     }
@@ -870,7 +895,7 @@ static double avi_cut_before(const char *path, double *frame_period)
   }
   /* The header list (hdrl) holds a stream list (strl) for each stream,
    * its strh first. */
-  size_t head_size = (size_t)MIN((uint64_t)info.st_size, AVI_HEAD_BYTES);
+  size_t head_size = (size_t)MIN((uint64_t)file_size, AVI_HEAD_BYTES);
   uint8_t *head = g_malloc(head_size);
   if (read_at(file, 0, head, head_size)) {
     size_t at = 12;

@@ -9,11 +9,9 @@
  * cut.  Before it is read, the header tells what y4mdec would fail on with
  * a message that reads as damage ("Failed to parse YUV4MPEG header"): a
  * colour space it does not read, and no frame at all. */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lhio-private.h"
@@ -140,30 +138,34 @@ static bool y4mdec_reads(const Y4mHeader *parsed)
   return stated == 0 || stated == frame_bytes(parsed->width, parsed->height, eight_bit, 3);
 }
 
-/* The file's header into buffer (HEADER_BYTES): the bytes read, 0 when it
- * is no regular YUV4MPEG2 file; *size is the file's. */
-static size_t read_header(int fd, char *buffer, uint64_t *size)
+/* The file at path opened, its start read into buffer (HEADER_BYTES, *got
+ * bytes) and *size its size; -1 when it is no regular YUV4MPEG2 file. */
+static int open_header(const char *path, char *buffer, size_t *got, uint64_t *size)
 {
-  struct stat info;
-  ssize_t got;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
-      (got = pread(fd, buffer, HEADER_BYTES, 0)) < (ssize_t)(sizeof MAGIC - 1) ||
-      memcmp(buffer, MAGIC, sizeof MAGIC - 1) != 0)
-    return 0;
-  *size = (uint64_t)info.st_size;
-  return (size_t)got;
+  off_t file_size;
+  int fd = lhio_open_regular(path, &file_size);
+  if (fd < 0)
+    return -1;
+  const ssize_t n = pread(fd, buffer, HEADER_BYTES, 0);
+  if (n < (ssize_t)(sizeof MAGIC - 1) || memcmp(buffer, MAGIC, sizeof MAGIC - 1) != 0) {
+    close(fd);
+    return -1;
+  }
+  *got = (size_t)n;
+  *size = (uint64_t)file_size;
+  return fd;
 }
 
 int lhio_y4m_unreadable(const char *path, char *why, size_t why_size)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  char buffer[HEADER_BYTES];
+  size_t got;
+  uint64_t size;
+  int fd = open_header(path, buffer, &got, &size);
   if (fd < 0)
     return 0;
-  char buffer[HEADER_BYTES];
-  uint64_t size = 0;
-  const size_t got = read_header(fd, buffer, &size);
   close(fd);
-  const char *newline = got ? memchr(buffer, '\n', got) : NULL;
+  const char *newline = memchr(buffer, '\n', got);
   Y4mHeader parsed;
   if (!newline || !parse_header(buffer, (size_t)(newline - buffer), &parsed))
     return 0;
@@ -183,18 +185,15 @@ int lhio_y4m_unreadable(const char *path, char *why, size_t why_size)
 
 int lhio_y4m_file_cut(const char *path, char *why, size_t why_size)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
   char buffer[HEADER_BYTES];
+  size_t header_got;
+  uint64_t size;
+  int fd = open_header(path, buffer, &header_got, &size);
+  if (fd < 0)
+    return 0; /* a pipe is read once, by y4mdec */
   int cut = 0;
-  uint64_t size = 0;
-  ssize_t got = (ssize_t)read_header(fd, buffer, &size);
-  if (got == 0) {
-    close(fd);
-    return 0;
-  }
-  const char *newline = memchr(buffer, '\n', (size_t)got);
+  ssize_t got = (ssize_t)header_got;
+  const char *newline = memchr(buffer, '\n', header_got);
   const uint64_t planes = newline ? stated_frame_bytes(buffer, (size_t)(newline - buffer)) : 0;
   uint64_t at = newline ? (uint64_t)(newline - buffer) + 1 : size;
   while (planes > 0 && at < size) {

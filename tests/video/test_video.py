@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 try:
@@ -622,6 +623,21 @@ def unreadable_y4m_files(tmp):
     return cases
 
 
+def write_once_read(fifo, data):
+    """Writes data (less than a pipe holds) into fifo as soon as a reader has
+    it open, and closes it at once."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader yet
+            time.sleep(0.0005)
+            continue
+        os.write(fd, data)
+        os.close(fd)
+        return
+
+
 def check_video_fifo_waits(tmp, video):
     """A FIFO named as a video waits for its writer as an image's does: a
     late writer is read, one that never comes is given up after --fifo-wait
@@ -650,6 +666,33 @@ def check_video_fifo_waits(tmp, video):
           and summary_of(records(out), good) and 1 <= took < 15,
           f"a video FIFO without a writer, --fifo-wait 1: exit {code} after {took:.1f} s, "
           f"{err!r}")
+    # A writer quick enough to write all it has and close before lumahist's
+    # open of the FIFO returned left it waiting for a writer that had gone
+    # ("no writer opened in 30 s", the bytes in the FIFO unread); and the
+    # checks of a YUV4MPEG2's, a transport stream's and an AVI's end opened
+    # the FIFO again once it was read, and waited for ever.
+    # (10 frames: avidemux, reading a pipe, fails on an AVI of 3.)
+    for name, made in (("quick.y4m", None), ("quick.ts", ["-c:v", "mpeg4", "-f", "mpegts"]),
+                       ("quick.avi", ["-c:v", "mpeg4"])):
+        clip = good if made is None else os.path.join(tmp, "clip-" + name)
+        if made is not None:
+            ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "10",
+                   "-pix_fmt", "yuv420p", *made, clip)
+        with open(clip, "rb") as f:
+            data = f.read()
+        fifo = os.path.join(tmp, name)
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=write_once_read, args=(fifo, data))
+        writer.start()
+        try:
+            code, out, err = run("stats", "--no-histogram", "--fifo-wait", "10", fifo, timeout=40)
+        except subprocess.TimeoutExpired:
+            code, out, err = None, "", "timed out"
+        writer.join()
+        s = summary_of(records(out), fifo)
+        check(code == 0 and err == "" and s and s["complete"] and
+              s["frames"] == (3 if made is None else 10),
+              f"{name}, a FIFO written whole at once: exit {code}, {err!r}, {s}")
     proc = subprocess.Popen([LUMAHIST, "stats", silent], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     time.sleep(1)
