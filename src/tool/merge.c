@@ -134,9 +134,22 @@ static bool has_key(const GPtrArray *keys, const char *key)
  * --percentiles make the list every percentile any of them holds, which
  * merge_options puts in increasing order, so that the dataset record does
  * not depend on the order the files are named in. */
+static bool same_keys(const GPtrArray *a, const GPtrArray *b)
+{
+  if (a->len != b->len)
+    return false;
+  for (guint i = 0; i < a->len; i++)
+    if (strcmp(g_ptr_array_index(a, i), g_ptr_array_index(b, i)) != 0)
+      return false;
+  return true;
+}
+
 static void note_percentiles(Merge *m, const LhtParsedRecord *record)
 {
   const GPtrArray *keys = record->percentile_keys;
+  /* A run's records all have one list: one pass each, not a search a key. */
+  if (same_keys(keys, m->keys))
+    return;
   const bool first = m->keys->len == 0 && !m->keys_differ;
   if (!first && keys->len != m->keys->len)
     m->keys_differ = true;
