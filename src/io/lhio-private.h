@@ -182,9 +182,11 @@ bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end);
 int lhio_y4m_file_cut(const char *path, char *why, size_t why_size);
 
 /* Whether the YUV4MPEG2 file at path is one GStreamer's y4mdec would fail
- * on with a message that reads as damage (y4m-end.c): 1, with the reason
- * (a colour space it does not read, no frame at all) in why; 0 otherwise,
- * or when it cannot be told (not a regular YUV4MPEG2 file). */
+ * on with a message that reads as damage, or wait on until the timeout
+ * (y4m-end.c): LH_ERROR_UNSUPPORTED (a colour space it does not read, no
+ * frame at all) or LH_ERROR_CORRUPT (cut inside its first frame), with the
+ * reason in why; 0 otherwise, or when it cannot be told (not a regular
+ * YUV4MPEG2 file). */
 int lhio_y4m_unreadable(const char *path, char *why, size_t why_size);
 
 /* Turns the tag values of the Matroska or WebM file at path, which

@@ -691,9 +691,10 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
    * what is wrong before the pipeline starts (a pipe's is read once, by
    * y4mdec). */
   char y4m_why[160];
-  if (regular && lhio_y4m_unreadable(path, y4m_why, sizeof y4m_why)) {
+  const int y4m_status = regular ? lhio_y4m_unreadable(path, y4m_why, sizeof y4m_why) : 0;
+  if (y4m_status < 0) {
     lhio_video_close(v);
-    return lhio_fail(LH_ERROR_UNSUPPORTED, path, "%s", y4m_why);
+    return lhio_fail(y4m_status, path, "%s", y4m_why);
   }
   /* A pipe or FIFO is opened here and given to fdsrc.  filesrc's open()
    * of a FIFO blocks until a writer comes, inside the state change, where

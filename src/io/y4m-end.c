@@ -8,7 +8,9 @@
  * the last whole frame that do not begin one are left alone: junk, not a
  * cut.  Before it is read, the header tells what y4mdec would fail on with
  * a message that reads as damage ("Failed to parse YUV4MPEG header"): a
- * colour space it does not read, and no frame at all. */
+ * colour space it does not read, and no frame at all; and a file cut inside
+ * its first frame, on which the pipeline would wait for a frame until it
+ * timed out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,48 +158,18 @@ static int open_header(const char *path, char *buffer, size_t *got, uint64_t *si
   return fd;
 }
 
-int lhio_y4m_unreadable(const char *path, char *why, size_t why_size)
+/* Walks the frames of the file open on fd (its header's first header_got
+ * bytes in buffer, size bytes in all) from the first on, at most
+ * max_frames of them: 1, with why, when the file ends inside one of
+ * those; 0 when they are whole, or junk follows. */
+static int find_cut(int fd, char *buffer, size_t header_got, uint64_t size, uint64_t max_frames,
+                    char *why, size_t why_size)
 {
-  char buffer[HEADER_BYTES];
-  size_t got;
-  uint64_t size;
-  int fd = open_header(path, buffer, &got, &size);
-  if (fd < 0)
-    return 0;
-  close(fd);
-  const char *newline = memchr(buffer, '\n', got);
-  Y4mHeader parsed;
-  if (!newline || !parse_header(buffer, (size_t)(newline - buffer), &parsed))
-    return 0;
-  if (!y4mdec_reads(&parsed)) {
-    snprintf(why, why_size,
-             "YUV4MPEG2 colour space C%.*s: GStreamer's y4mdec reads only 8-bit 4:2:0, 4:2:2 "
-             "and 4:4:4 (C420, C422, C444)",
-             (int)parsed.chroma_length, parsed.chroma);
-    return 1;
-  }
-  if ((uint64_t)(newline - buffer) + 1 == size) {
-    snprintf(why, why_size, "no frame: the YUV4MPEG2 file ends after its header");
-    return 1;
-  }
-  return 0;
-}
-
-int lhio_y4m_file_cut(const char *path, char *why, size_t why_size)
-{
-  char buffer[HEADER_BYTES];
-  size_t header_got;
-  uint64_t size;
-  int fd = open_header(path, buffer, &header_got, &size);
-  if (fd < 0)
-    return 0; /* a pipe is read once, by y4mdec */
-  int cut = 0;
-  ssize_t got = (ssize_t)header_got;
   const char *newline = memchr(buffer, '\n', header_got);
   const uint64_t planes = newline ? stated_frame_bytes(buffer, (size_t)(newline - buffer)) : 0;
   uint64_t at = newline ? (uint64_t)(newline - buffer) + 1 : size;
-  while (planes > 0 && at < size) {
-    got = pread(fd, buffer, FRAME_HEADER_BYTES, (off_t)at);
+  for (uint64_t walked = 0; planes > 0 && at < size && walked < max_frames; walked++) {
+    const ssize_t got = pread(fd, buffer, FRAME_HEADER_BYTES, (off_t)at);
     if (got <= 0)
       break;
     const size_t available = (size_t)got;
@@ -213,11 +185,55 @@ int lhio_y4m_file_cut(const char *path, char *why, size_t why_size)
       snprintf(why, why_size, "it ends %llu bytes into a %llu-byte YUV4MPEG2 frame",
                (unsigned long long)(size - at),
                (unsigned long long)(newline ? frame : sizeof FRAME_MAGIC + planes));
-      cut = 1;
-      break;
+      return 1;
     }
     at += frame;
   }
+  return 0;
+}
+
+int lhio_y4m_unreadable(const char *path, char *why, size_t why_size)
+{
+  char buffer[HEADER_BYTES];
+  size_t got;
+  uint64_t size;
+  int fd = open_header(path, buffer, &got, &size);
+  if (fd < 0)
+    return 0;
+  const char *newline = memchr(buffer, '\n', got);
+  Y4mHeader parsed;
+  int status = 0;
+  char cut[96];
+  if (!newline || !parse_header(buffer, (size_t)(newline - buffer), &parsed)) {
+    status = 0;
+  } else if (!y4mdec_reads(&parsed)) {
+    snprintf(why, why_size,
+             "YUV4MPEG2 colour space C%.*s: GStreamer's y4mdec reads only 8-bit 4:2:0, 4:2:2 "
+             "and 4:4:4 (C420, C422, C444)",
+             (int)parsed.chroma_length, parsed.chroma);
+    status = LH_ERROR_UNSUPPORTED;
+  } else if ((uint64_t)(newline - buffer) + 1 == size) {
+    snprintf(why, why_size, "no frame: the YUV4MPEG2 file ends after its header");
+    status = LH_ERROR_UNSUPPORTED;
+  } else if (find_cut(fd, buffer, got, size, 1, cut, sizeof cut)) {
+    /* y4mdec then never states its caps, and the pipeline waits for a
+     * frame that will not come until --video-timeout. */
+    snprintf(why, why_size, "the file is truncated: %s, the first (no frame to decode)", cut);
+    status = LH_ERROR_CORRUPT;
+  }
+  close(fd);
+  return status;
+}
+
+int lhio_y4m_file_cut(const char *path, char *why, size_t why_size)
+{
+  char buffer[HEADER_BYTES];
+  size_t header_got;
+  uint64_t size;
+  int fd = open_header(path, buffer, &header_got, &size);
+  if (fd < 0)
+    return 0; /* a pipe is read once, by y4mdec */
+  const int cut = find_cut(fd, buffer, header_got, size, UINT64_MAX, why, why_size);
   close(fd);
   return cut;
 }

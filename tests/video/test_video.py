@@ -577,7 +577,8 @@ def cut_y4m_files(tmp):
     (src/io/y4m-end.c), in each chroma y4mdec reads (4:2:2 and 4:4:4 at an
     odd size, so that a rounding of the chroma planes' size shows).  The
     whole file, and one with junk after its last frame, are complete; the
-    cut ones are returned as cases that must say "truncated"."""
+    cut ones are returned as cases that must say "truncated" (those cut in
+    their first frame, which leave no frame, at once and with no record)."""
     cases = {}
     for chroma, h, w, prefix in (("420", 30, 40, ""), ("422", 31, 41, "422-"),
                                  ("444", 31, 41, "444-")):
@@ -598,6 +599,14 @@ def cut_y4m_files(tmp):
             cut = os.path.join(tmp, prefix + name)
             open(cut, "wb").write(data[:size])
             cases[cut] = "truncated"
+        # Cut inside the first frame: y4mdec never stated its caps, and the
+        # run waited for a frame until --video-timeout, then said "stuck".
+        for name, size in (("cut-first-planes.y4m", header + frame // 2),
+                           ("cut-first-header.y4m", header + 3)):
+            cut = os.path.join(tmp, prefix + name)
+            open(cut, "wb").write(data[:size])
+            cases[cut] = "the file is truncated: it ends %d bytes into a %d-byte YUV4MPEG2 " \
+                "frame, the first (no frame to decode)" % (size - header, frame)
     return cases
 
 
