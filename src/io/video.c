@@ -40,9 +40,14 @@
 #define DEFAULT_TIMEOUT_S 30.0
 /* How long one wait for a sample lasts, between looks at the bus. */
 #define PULL_SLICE_NS (100 * GST_MSECOND)
-/* How long a file read to its end with a demuxer's warning and no stream
- * exposed is given before it is taken to hold no frame. */
+/* How long a file read to its end with no stream exposed is given before it
+ * is taken to hold no frame: with a demuxer's warning, and without one (a
+ * file cut before its first whole frame, whose demuxer ends quietly).  A
+ * whole file's stream is exposed as soon as its first frame leaves the
+ * multiqueue for a decoder, before it is decoded: the wait covers only
+ * that hand-over, on a busy machine. */
 #define NO_FRAMES_AFTER_WARNING_NS (2 * GST_SECOND)
+#define NO_FRAMES_AFTER_DRAIN_NS (5 * GST_SECOND)
 
 /* The system-memory formats whose luma is read without conversion. */
 #define SYSTEM_FORMATS                                                                             \
@@ -457,7 +462,8 @@ static void drain_bus(LhioVideo *v)
       g_mutex_unlock(&v->lock);
       if (missing)
         set_error(v, "no GStreamer decoder is installed for its video (%s)", missing);
-      else if (error && error->domain == GST_STREAM_ERROR && error->code == GST_STREAM_ERROR_DEMUX)
+      else if (error && error->domain == GST_STREAM_ERROR &&
+               (error->code == GST_STREAM_ERROR_DEMUX || error->code == GST_STREAM_ERROR_DECODE))
         set_error(v, "damaged or truncated file (%s)", error->message);
       else if (error && error->domain == GST_STREAM_ERROR &&
                (error->code == GST_STREAM_ERROR_TYPE_NOT_FOUND ||
@@ -1119,17 +1125,22 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
         if (v->error)
           continue;
       }
-      /* Read to its end, a demuxer's warning, and after a while still no
-       * stream exposed: the demuxer found no frame to give (matroskademux on
-       * a file of headers alone warns, ends its pads, and decodebin3 drops
-       * the ends on pads it never exposed), as AVI and MP4 demuxers say by
-       * an error at once.  The wait lets a short file's stream come out. */
+      /* Read to its end and after a while still no stream exposed: the
+       * demuxer found no frame to give, and decodebin3 drops the ends of
+       * its streams on pads it never exposed (GStreamer 1.22), so the sink
+       * would wait for ever.  matroskademux on a file of headers alone
+       * warns; a Matroska, WebM, MP4 or AVI file cut inside its first frame
+       * ends quietly.  AVI and MP4 demuxers say most such files are broken
+       * by an error at once.  The wait lets a short file's stream come out. */
       g_mutex_lock(&v->lock);
       bool drained_without_frames = v->drained && !v->linked;
       g_mutex_unlock(&v->lock);
-      if (drained_without_frames && v->pulled == 0 && v->demux_warning &&
-          waited >= NO_FRAMES_AFTER_WARNING_NS) {
-        set_error(v, "damaged or truncated file (%s)", v->demux_warning);
+      if (drained_without_frames && v->pulled == 0 &&
+          waited >= (v->demux_warning ? NO_FRAMES_AFTER_WARNING_NS : NO_FRAMES_AFTER_DRAIN_NS)) {
+        if (v->demux_warning)
+          set_error(v, "damaged or truncated file (%s)", v->demux_warning);
+        else
+          set_error(v, "damaged or truncated file: it ends before its video's first frame");
         return fail_now(v, LH_ERROR_CORRUPT);
       }
       waited += PULL_SLICE_NS;

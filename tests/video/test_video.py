@@ -484,6 +484,7 @@ def group_bad(tmp):
     cases.update(transport_streams(tmp, good))
     cases.update(cut_y4m_files(tmp))
     cases.update(unreadable_y4m_files(tmp))
+    cases.update(cut_in_first_frame_files(tmp))
     # Files of headers alone, no frame (a recorder stopped at once): the
     # Matroska ones waited for the stall timeout (30 s) and said "stuck".
     for ext in ("mkv", "webm", "mp4", "avi"):
@@ -607,6 +608,35 @@ def cut_y4m_files(tmp):
             open(cut, "wb").write(data[:size])
             cases[cut] = "the file is truncated: it ends %d bytes into a %d-byte YUV4MPEG2 " \
                 "frame, the first (no frame to decode)" % (size - header, frame)
+    return cases
+
+
+def cut_in_first_frame_files(tmp):
+    """Files cut in the middle of their first video packet (where ffprobe
+    puts it), as cases that must say "damaged or truncated file" with no
+    record: their demuxers end quietly, decodebin3 never exposes the stream,
+    and the run waited for a frame until --video-timeout (30 s), then said
+    "stuck"; the transport stream's decoder said "No valid frames decoded
+    before end of stream", no word of damage."""
+    cases = {}
+    for ext, codec in (("mkv", "libx264"), ("webm", "libvpx"), ("mp4", "libx264"),
+                       ("avi", "libx264"), ("ts", "libx264")):
+        whole = os.path.join(tmp, f"first-frame-whole.{ext}")
+        flags = ["-movflags", "+faststart"] if ext == "mp4" else []
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "10",
+               "-c:v", codec, "-pix_fmt", "yuv420p", *flags, whole)
+        probed = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v",
+                                 "-show_entries", "packet=pos,size", "-of", "json", whole],
+                                capture_output=True, text=True, check=True)
+        first = json.loads(probed.stdout)["packets"][0]
+        pos, size = int(first["pos"]), int(first["size"])
+        # A transport stream's packet is 188 bytes: two of the first frame's
+        # (half its frame leaves the decoder a frame to conceal).
+        end = pos + 2 * 188 if ext == "ts" else pos + size // 2
+        cut = os.path.join(tmp, f"cut-in-first-frame.{ext}")
+        with open(whole, "rb") as f:
+            open(cut, "wb").write(f.read()[:end])
+        cases[cut] = "damaged or truncated file"
     return cases
 
 
