@@ -98,7 +98,8 @@
  * * #GstValueArray of #guint `percentile-values`: the value of each
  *   percentile, code values; P(p) is the smallest v with
  *   count(luma ≤ v) ≥ ⌈p/100 × count⌉, and P(0) is the minimum
- * * #GstValueArray of #gdouble `percentile-norms`: the same, normalized
+ * * #GstValueArray of #gdouble `percentile-norms`: the same, normalized.
+ *   These three are left out when #GstLumahist:percentiles is empty.
  * * #GstValueArray of #guint64 `histogram`: 2^bit-depth counts, one per code
  *   value from 0; they add up to `count`.  Left out when
  *   #GstLumahist:post-histogram is %FALSE.
@@ -1153,12 +1154,17 @@ static GstMessage *gst_lumahist_message_new(GstLumahist *self, GstBuffer *buffer
       G_TYPE_DOUBLE, st->clipped_high, "below-legal", G_TYPE_DOUBLE, st->below_legal, "above-legal",
       G_TYPE_DOUBLE, st->above_legal, NULL);
 
-  array = double_array(st->percentile_p, n);
-  gst_structure_take_value(s, "percentiles", &array);
-  array = uint_array(st->percentile_value, n);
-  gst_structure_take_value(s, "percentile-values", &array);
-  array = double_array(st->percentile_norm, n);
-  gst_structure_take_value(s, "percentile-norms", &array);
+  /* An empty GstValueArray has no item type: its text form (gst-launch -m,
+   * gst_structure_to_string) reads "(int)< >", against the types documented.
+   * With no percentiles asked for, the fields are left out instead. */
+  if (n > 0) {
+    array = double_array(st->percentile_p, n);
+    gst_structure_take_value(s, "percentiles", &array);
+    array = uint_array(st->percentile_value, n);
+    gst_structure_take_value(s, "percentile-values", &array);
+    array = double_array(st->percentile_norm, n);
+    gst_structure_take_value(s, "percentile-norms", &array);
+  }
   if (with_histogram) {
     array = uint64_array(st->histogram, st->n_bins);
     gst_structure_take_value(s, "histogram", &array);
@@ -1642,7 +1648,7 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   properties[PROP_PERCENTILES] = g_param_spec_string(
       "percentiles", "Percentiles",
       "Comma-separated percentiles to report, each in [0, 100], at most 64 (the median is "
-      "always reported)",
+      "always reported; empty: no others, and no percentile fields in the messages)",
       DEFAULT_PERCENTILES, rw);
   properties[PROP_PERCENTILE_METHOD] =
       g_param_spec_enum("percentile-method", "Percentile method",
