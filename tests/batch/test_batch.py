@@ -1070,6 +1070,30 @@ def group_report(tmp):
     proc = run("merge", "--report", merged, jsonl)
     check(proc.returncode == 0 and open(merged, "rb").read() == open(report, "rb").read(),
           "merge --report differs from stats --report")
+    # --report /dev/stdout while the records go to standard output: the page
+    # replaced a redirected file's records (and followed them down a pipe),
+    # exit 0.  Refused as --report naming the --output file is.
+    dark = os.path.join(folder, "dark.jpg")
+    taken = os.path.join(tmp, "taken.jsonl")
+    with open(taken, "wb") as out:
+        proc = subprocess.run([LUMAHIST, "stats", "--quiet", "--decoder", "cpu", "--report",
+                               "/dev/stdout", dark], stdout=out, stderr=subprocess.PIPE)
+    check(proc.returncode == 2 and os.path.getsize(taken) == 0 and
+          "--report /dev/stdout is standard output" in text(proc.stderr),
+          f"--report /dev/stdout with the records on it: exit {proc.returncode}, "
+          f"{os.path.getsize(taken)} bytes, {text(proc.stderr)!r}")
+    proc = subprocess.run(f"{shlex.quote(LUMAHIST)} stats --quiet --decoder cpu --report "
+                          f"/dev/stdout {shlex.quote(dark)} | cat", shell=True,
+                          capture_output=True)
+    check(b"<html" not in proc.stdout and b"--report /dev/stdout" in proc.stderr,
+          f"--report /dev/stdout with the records on a pipe: {proc.stdout[:80]!r}")
+    # With the records in a file of their own, the page may go there.
+    with open(taken, "wb") as out:
+        proc = subprocess.run([LUMAHIST, "stats", "--quiet", "--decoder", "cpu", "--report",
+                               "/dev/stdout", "-o", os.path.join(tmp, "own.jsonl"), dark],
+                              stdout=out, stderr=subprocess.PIPE)
+    check(proc.returncode == 0 and open(taken, "rb").read().startswith(b"<!DOCTYPE html>"),
+          f"--report /dev/stdout with -o FILE: exit {proc.returncode}, {text(proc.stderr)!r}")
     strict = os.path.join(tmp, "strict.html")
     run("stats", "--report", strict, "--dark-below", "0", "--bright-above", "1",
         "--low-contrast-below", "0", folder)
