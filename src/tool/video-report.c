@@ -386,11 +386,31 @@ void lht_video_report_end(LhtVideoReport *r, const LhtVideoSummary *summary)
 /* ------------------------------------------------------------------------ */
 /* Drawing                                                                   */
 
+/* Text or an attribute's value.  A character HTML cannot hold (a C0 control
+ * but tab and line feed, DEL, a C1 control) is U+FFFD, as a byte that is not
+ * UTF-8 is: written as a character reference, &#x1; is a parse error and
+ * &#x80; .. &#x9f; are read as Windows-1252 ("€" for U+0080), another name. */
 static void append_escaped(GString *out, const char *text)
 {
-  char *escaped = g_markup_escape_text(text, -1);
-  g_string_append(out, escaped);
-  g_free(escaped);
+  char *shown = lht_path_shown(text);
+  for (const char *c = shown; *c; c = g_utf8_next_char(c)) {
+    gunichar u = g_utf8_get_char(c);
+    if (u == '&')
+      g_string_append(out, "&amp;");
+    else if (u == '<')
+      g_string_append(out, "&lt;");
+    else if (u == '>')
+      g_string_append(out, "&gt;");
+    else if (u == '"')
+      g_string_append(out, "&quot;");
+    else if (u == '\'')
+      g_string_append(out, "&apos;");
+    else if ((u < 0x20 && u != '\t' && u != '\n') || (u >= 0x7f && u <= 0x9f))
+      g_string_append(out, "\xef\xbf\xbd");
+    else
+      g_string_append_unichar(out, u);
+  }
+  g_free(shown);
 }
 
 static void append_value(GString *out, double value, int decimals)

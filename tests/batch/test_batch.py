@@ -15,6 +15,7 @@ libjpeg's own Y component, as tests/cli/test_cli.py does), the walk order from
 Python, and the dataset statistics from the summed numpy histograms.
 """
 import base64
+import html
 import html.parser
 import io
 import json
@@ -1402,6 +1403,21 @@ def group_report_video(tmp):
           f"and 2 images: {size} bytes")
     check(size < 1_500_000, f"the report is {size} bytes")
     live_clips, merged_clips = merge_report_of_shards(tmp, folder)
+
+    # Control characters in a video's name: written as character references,
+    # &#x80; was read as Windows-1252's "€" (another name shown) and &#x1; is
+    # a parse error; they are shown as U+FFFD, as a byte that is not UTF-8 is.
+    odd = os.path.join(tmp, "odd-names")
+    os.makedirs(odd)
+    odd_name = "c1\u0080c0\u0001<&>.mp4"
+    shutil.copy(os.path.join(folder, "a-cuts.mp4"), os.path.join(odd, odd_name))
+    odd_report = os.path.join(tmp, "odd.html")
+    proc = run("stats", "--quiet", "--report", odd_report, odd)
+    odd_html = open(odd_report, encoding="utf-8").read() if proc.returncode == 0 else ""
+    shown = [html.unescape(h) for h in re.findall(r"<h2>([^<]*)</h2>", odd_html)]
+    check(proc.returncode == 0 and "&#x" not in odd_html and
+          os.path.join(odd, "c1\ufffdc0\ufffd<&>.mp4") in shown,
+          f"a video named {odd_name!r}: exit {proc.returncode}, headings {shown}")
 
     browser = find_chromium()
     if not browser:
