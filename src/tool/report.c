@@ -158,7 +158,9 @@ bool lht_thresholds_valid(double dark_below, double bright_above, double low_con
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                   */
 
-/* A JSON string that is safe inside <script>: no "</script>", no U+2028. */
+/* A JSON string that is safe inside <script>: no "</script>", no U+2028, and
+ * no control character, C1 ones (U+0080 .. U+009F) included, which HTML
+ * counts as parse errors in a page's text. */
 static void script_string(GString *out, const char *text)
 {
   g_string_append_c(out, '"');
@@ -167,7 +169,10 @@ static void script_string(GString *out, const char *text)
       g_string_append_printf(out, "\\%c", *c);
     else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&' || *c == 0x7f)
       g_string_append_printf(out, "\\u%04x", *c);
-    else if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9)) {
+    else if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
+      g_string_append_printf(out, "\\u%04x", c[1]);
+      c++;
+    } else if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9)) {
       g_string_append_printf(out, "\\u%04x", c[2] == 0xa8 ? 0x2028 : 0x2029);
       c += 2;
     } else

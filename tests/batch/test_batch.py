@@ -1061,6 +1061,25 @@ def group_report(tmp):
           "the report does not forbid fetching")
 
     report_band_extremes(tmp)
+    # Names with markup and control characters: the page's data (a script)
+    # holds each name exactly, and no character HTML counts as a parse error
+    # in its input (a C1 control was written raw).
+    odd = os.path.join(tmp, "odd-names")
+    os.makedirs(odd)
+    odd_names = sorted(["c1\u0080\u009f.png", "c0\u0001\u001b\u007f.png", "x<\"'&>.png",
+                        "ls\u2028.png"])
+    for name in odd_names:
+        shutil.copy(os.path.join(folder, "bright.png"), os.path.join(odd, name))
+    odd_report = os.path.join(tmp, "odd.html")
+    proc = run("stats", "--quiet", "--report", odd_report, odd)
+    odd_html = open(odd_report, encoding="utf-8").read() if proc.returncode == 0 else ""
+    data = odd_html.split("const DATA=[\n", 1)[-1].split("\n];", 1)[0]
+    shown = [json.loads(line.rstrip(","))[1] for line in data.splitlines()]
+    raw = sorted({f"U+{ord(c):04X}" for c in odd_html
+                  if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) <= 0x9f})
+    check(proc.returncode == 0 and shown == [os.path.join(odd, n) for n in odd_names] and
+          not raw, f"names with control characters: exit {proc.returncode}, data {shown}, "
+          f"raw in the page: {raw}")
     one = os.path.join(tmp, "one.html")
     run("stats", "--report", one, os.path.join(folder, "dark.jpg"))
     check("<title>lumahist report: 1 image</title>" in open(one, encoding="utf-8").read(),
