@@ -659,27 +659,51 @@ class VideoSummary(Stats):
 _lumahist.set_result_types(Stats, DatasetStats, VideoFrame, VideoSummary)
 
 
+def _is_dataset(record):
+    return isinstance(record, DatasetStats) or (isinstance(record, _Mapping) and
+                                                 bool(record.get("dataset")))
+
+
 def merge(records, *, percentiles=None):
     """The dataset statistics of many images from their histograms (histograms are
     additive): records are Stats or the tool's jsonl records as dicts, of one
     bit depth, matrix and range.  percentiles: the records' own when not given.
-    As `lumahist merge`: dataset records and video frames are skipped (a
-    video's summary holds its frames' counts), and a path met again (however
-    spelled: ./a.png is a.png) is counted once."""
+    As `lumahist merge`: video frames are skipped (a video's summary holds
+    its frames' counts), a path met again (however spelled: ./a.png is a.png)
+    is counted once, and dataset records (DatasetStats, earlier merges) are
+    summed as the images they count when they are all the records, and
+    skipped among image records (`stats --dataset`'s sums those before it)."""
+    records = list(records)
+    only_datasets = bool(records) and all(_is_dataset(r) for r in records)
     total = None
     images = 0
     first = None
     seen = set()
     for record in records:
+        weight = 1
+        if _is_dataset(record):
+            if not only_datasets:
+                continue
+            weight = record.images if isinstance(record, Stats) else record.get("images")
+            try:
+                weight = _operator.index(weight)
+            except TypeError:
+                weight = -1
+            if weight < 0:
+                raise InvalidArgumentError(
+                    "A dataset record without its images (a count of images) cannot be merged",
+                    -1)
+            if weight == 0:
+                continue  # the sum of no image (an empty shard's) sums nothing
         if isinstance(record, Stats):
-            if isinstance(record, (VideoFrame, DatasetStats)):
+            if isinstance(record, VideoFrame):
                 continue
             fields = {"bit_depth": record.bit_depth, "matrix": record.matrix,
                       "range": record.range, "percentiles": record.percentiles}
             counts = record.histogram
             path = getattr(record, "path", None)
         elif isinstance(record, _Mapping):
-            if record.get("dataset") or "frame" in record:
+            if "frame" in record:
                 continue
             fields = record
             path = record.get("path")
@@ -727,7 +751,7 @@ def merge(records, *, percentiles=None):
                 continue
             seen.add(path)
         total += counts
-        images += 1
+        images += weight
     if first is None:
         raise InvalidArgumentError("no records to merge", -1)
     result = _lumahist.from_histogram(total.tobytes(), matrix=first[1], range=first[2],

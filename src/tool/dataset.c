@@ -40,8 +40,10 @@ void lht_dataset_free(LhtDataset *d)
   g_free(d);
 }
 
-bool lht_dataset_add(LhtDataset *d, const char *path, int bit_depth, LhMatrix matrix, LhRange range,
-                     const uint64_t *histogram)
+/* images: 1 for an image's (or video's) histogram, an earlier dataset
+ * record's images for its sum. */
+static bool add_images(LhtDataset *d, const char *path, int bit_depth, LhMatrix matrix,
+                       LhRange range, const uint64_t *histogram, guint64 images)
 {
   if (bit_depth < 8 || bit_depth > 16)
     return false;
@@ -64,8 +66,14 @@ bool lht_dataset_add(LhtDataset *d, const char *path, int bit_depth, LhMatrix ma
   guint64 *sum = d->histograms[bit_depth];
   for (size_t i = 0; i < bins; i++)
     sum[i] += histogram[i];
-  d->images[bit_depth]++;
+  d->images[bit_depth] += images;
   return true;
+}
+
+bool lht_dataset_add(LhtDataset *d, const char *path, int bit_depth, LhMatrix matrix, LhRange range,
+                     const uint64_t *histogram)
+{
+  return add_images(d, path, bit_depth, matrix, range, histogram, 1);
 }
 
 bool lht_dataset_add_record(LhtDataset *d, const LhtParsedRecord *record)
@@ -74,8 +82,9 @@ bool lht_dataset_add_record(LhtDataset *d, const LhtParsedRecord *record)
   LhRange range = LH_RANGE_FULL;
   lh_matrix_from_name(record->matrix, &matrix);
   lh_range_from_name(record->range, &range);
-  return lht_dataset_add(d, record->path, record->bit_depth, matrix, range,
-                         (const uint64_t *)(void *)record->histogram->data);
+  return add_images(d, record->path, record->bit_depth, matrix, range,
+                    (const uint64_t *)(void *)record->histogram->data,
+                    record->dataset ? record->images : 1);
 }
 
 guint64 lht_dataset_refused(const LhtDataset *d)

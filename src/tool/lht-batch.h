@@ -226,7 +226,8 @@ typedef struct {
   GArray *histogram;          /* of guint64; empty when the record has none */
   double clipped_low;
   double clipped_high;
-  guint64 count; /* pixels analysed */
+  guint64 count;  /* pixels analysed */
+  guint64 images; /* a dataset record's images; 0 in others */
   /* A video frame's record: what the report draws of it. */
   guint64 frame;
   double pts;
@@ -246,7 +247,8 @@ typedef struct {
 } LhtParsedRecord;
 
 /* lht_dataset_add() of a record read back (merge, --skip-existing): its
- * matrix and range by their names (dataset.c). */
+ * matrix and range by their names; a dataset record (an earlier merge's)
+ * adds its images, any other one image (dataset.c). */
 bool lht_dataset_add_record(LhtDataset *dataset, const LhtParsedRecord *record);
 
 void lht_parsed_record_init(LhtParsedRecord *record);

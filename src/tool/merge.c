@@ -2,9 +2,11 @@
  * records of several runs (the shards of one folder, --shard i/n) into the
  * dataset record, the same bytes as `lumahist stats --dataset` over it all,
  * and can draw the same report: its videos' sections too, from their frames'
- * records, without thumbnails (records hold no pixels). */
+ * records, without thumbnails (records hold no pixels).  Files of dataset
+ * records alone (earlier merges) are summed as the images they count. */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lht-batch.h"
 #include "lht-video-report.h"
@@ -36,13 +38,63 @@ typedef struct {
    * another holds; keys_differ once two records' lists differ. */
   GPtrArray *keys;
   bool keys_differ;
-  guint64 other_luma;       /* records refused for another matrix or range */
-  guint64 datasets_skipped; /* dataset records of pixels read */
+  guint64 other_luma; /* records refused for another matrix or range */
   bool failed;
+  /* The dataset records of the file being read, summed at its end only if
+   * it holds no other record: those of `stats --dataset` sum the images
+   * before them. */
+  GPtrArray *file_datasets; /* of PendingDataset */
+  bool file_has_images;
+  /* Files read, by device and inode: a file of dataset records named again
+   * is counted once, as an image's record met again is. */
+  GArray *files_read; /* of FileIdentity */
+  /* The dataset records summed (PendingDataset), which another one just
+   * like them is said to repeat, and the first file of each kind summed:
+   * image records and dataset records are not summed together. */
+  GPtrArray *datasets_summed;
+  const char *first_images_file;
+  const char *first_datasets_file;
   /* The video whose frames' records are being read into the report's open
    * section, until its summary record ends it; NULL when none. */
   char *video_path;
 } Merge;
+
+typedef struct {
+  LhtParsedRecord record;
+  char *where; /* FILE:LINE */
+} PendingDataset;
+
+typedef struct {
+  dev_t device;
+  ino_t inode;
+  const char *name;
+} FileIdentity;
+
+static PendingDataset *pending_dataset_new(const LhtParsedRecord *record, const char *where)
+{
+  PendingDataset *p = g_new0(PendingDataset, 1);
+  lht_parsed_record_init(&p->record);
+  p->record.dataset = true;
+  p->record.images = record->images;
+  p->record.count = record->count;
+  p->record.bit_depth = record->bit_depth;
+  g_strlcpy(p->record.matrix, record->matrix, sizeof p->record.matrix);
+  g_strlcpy(p->record.range, record->range, sizeof p->record.range);
+  for (guint i = 0; i < record->percentile_keys->len; i++)
+    g_ptr_array_add(p->record.percentile_keys,
+                    g_strdup(g_ptr_array_index(record->percentile_keys, i)));
+  g_array_append_vals(p->record.histogram, record->histogram->data, record->histogram->len);
+  p->where = g_strdup(where);
+  return p;
+}
+
+static void pending_dataset_free(gpointer data)
+{
+  PendingDataset *p = data;
+  lht_parsed_record_clear(&p->record);
+  g_free(p->where);
+  g_free(p);
+}
 
 static LhtReport *report_of(Merge *m, const char *matrix_name, const char *range_name)
 {
@@ -170,27 +222,15 @@ static gint compare_percentile_keys(gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
+/* Whether record can be summed with those before it: it has a histogram,
+ * and the luma of the first one summed (said at where when not). */
+static bool summable(Merge *m, const LhtParsedRecord *record, const char *where)
 {
-  Merge *m = data;
-  if (record->video_frame) {
-    /* Its video's summary record holds its counts; the report draws it. */
-    if (m->args->report)
-      report_frame(m, record);
-    return true;
-  }
-  if (record->dataset) {
-    /* Sums of records, which are summed themselves; one of no pixel (an
-     * empty shard's) sums nothing either way. */
-    m->datasets_skipped += record->count > 0;
-    return true;
-  }
-  char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
-  bool bad = false;
   if (record->histogram->len == 0) {
     lht_error(where, "a record without a histogram (written with --no-histogram?)");
-    bad = true;
-  } else if (!m->have_first) {
+    return false;
+  }
+  if (!m->have_first) {
     m->have_first = true;
     g_strlcpy(m->matrix, record->matrix, sizeof m->matrix);
     g_strlcpy(m->range, record->range, sizeof m->range);
@@ -202,8 +242,74 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
                 "written with --matrix %s --range %s, the first record with %s %s: "
                 "histograms of different luma cannot be summed",
                 record->matrix, record->range, m->matrix, m->range);
-    bad = true;
+    return false;
   }
+  return true;
+}
+
+static bool same_sum(const LhtParsedRecord *a, const LhtParsedRecord *b)
+{
+  return a->images == b->images && a->bit_depth == b->bit_depth &&
+         strcmp(a->matrix, b->matrix) == 0 && strcmp(a->range, b->range) == 0 &&
+         a->histogram->len == b->histogram->len &&
+         memcmp(a->histogram->data, b->histogram->data, a->histogram->len * sizeof(guint64)) == 0;
+}
+
+/* An earlier merge's dataset record, as the images it counts: no path
+ * tells them apart, so one just like a record already summed (a copy of
+ * its file?) is said, and summed. */
+static void sum_dataset(Merge *m, PendingDataset *p)
+{
+  const LhtParsedRecord *record = &p->record;
+  if (record->images == 0 && record->histogram->len > 0) {
+    lht_error(p->where, "a dataset record without its images (\"images\"): not summed");
+    m->failed = true;
+    pending_dataset_free(p);
+    return;
+  }
+  if (!summable(m, record, p->where)) {
+    m->failed = true;
+    pending_dataset_free(p);
+    return;
+  }
+  for (guint i = 0; i < m->datasets_summed->len; i++) {
+    const PendingDataset *before = g_ptr_array_index(m->datasets_summed, i);
+    if (same_sum(&before->record, record)) {
+      lht_error(p->where,
+                "the same dataset record as %s (the same images twice?): summed again; "
+                "leave out a copy",
+                before->where);
+      break;
+    }
+  }
+  note_percentiles(m, record);
+  lht_dataset_add_record(m->dataset, record);
+  if (!m->first_datasets_file)
+    m->first_datasets_file = m->name;
+  g_ptr_array_add(m->datasets_summed, p);
+}
+
+static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
+{
+  Merge *m = data;
+  if (record->dataset) {
+    /* The sum of no image (an empty shard's) sums nothing either way. */
+    if (record->images > 0 || record->count > 0 || record->histogram->len == 0) {
+      char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
+      g_ptr_array_add(m->file_datasets, pending_dataset_new(record, where));
+      g_free(where);
+    }
+    return true;
+  }
+  m->file_has_images = true;
+  if (record->video_frame) {
+    /* Its video's summary record holds its counts; the report draws it. */
+    if (m->args->report)
+      report_frame(m, record);
+    return true;
+  }
+  char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
+  bool bad = !summable(m, record, where);
   g_free(where);
   /* A video is drawn once, as it is summed: not when its summary is refused
    * or repeats one already read. */
@@ -217,6 +323,8 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
     return true;
   }
   g_hash_table_add(m->seen, key);
+  if (!m->first_images_file)
+    m->first_images_file = m->name;
   note_percentiles(m, record);
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
   lht_dataset_add_record(m->dataset, record);
@@ -235,10 +343,32 @@ static bool read_file(Merge *m, const char *file)
     return false;
   }
   m->name = standard_input ? "stdin" : file;
+  m->file_has_images = false;
   bool ok = lht_records_read(in, m->name, merge_record, m, NULL);
   /* A video's records are all in one file: frames left without their
    * summary at its end (an interrupted run) are not drawn. */
   report_video_end(m, NULL);
+  struct stat st;
+  bool identified = fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode);
+  const char *named_before = NULL;
+  for (guint i = 0; identified && i < m->files_read->len && !named_before; i++) {
+    const FileIdentity *f = &g_array_index(m->files_read, FileIdentity, i);
+    if (f->device == st.st_dev && f->inode == st.st_ino)
+      named_before = f->name;
+  }
+  if (identified && !named_before)
+    g_array_append_val(m->files_read, ((FileIdentity){st.st_dev, st.st_ino, m->name}));
+  if (m->file_has_images || named_before) {
+    /* `stats --dataset`'s record sums the images before it, which are
+     * summed themselves. */
+    if (!m->file_has_images)
+      lht_error(m->name, "the same file as %s, named before: its dataset records counted once",
+                named_before);
+    g_ptr_array_set_size(m->file_datasets, 0);
+  } else {
+    while (m->file_datasets->len > 0)
+      sum_dataset(m, g_ptr_array_steal_index(m->file_datasets, 0));
+  }
   if (!standard_input)
     fclose(in);
   return ok;
@@ -306,8 +436,9 @@ int lht_merge_main(int argc, char **argv)
       "Reads the jsonl records of `lumahist stats` runs (e.g. one per --shard; '-' is stdin)\n"
       "and writes the dataset record: every image's histogram summed, with its statistics and\n"
       "percentiles, the same as `lumahist stats --dataset` over all the images at once.\n"
-      "Dataset records among the inputs are skipped; an image found twice (however its path is "
-      "spelled) counts once.");
+      "A file of dataset records alone (an earlier merge's) is summed as the images it counts;\n"
+      "dataset records after images' records (stats --dataset) are skipped; an image found\n"
+      "twice (however its path is spelled) counts once.");
   g_option_context_set_description(
       context, "Exit status: 0 all records merged, 1 some input failed, 2 usage error.");
   g_option_context_add_main_entries(context, entries, NULL);
@@ -367,6 +498,9 @@ int lht_merge_main(int argc, char **argv)
       .dataset = lht_dataset_new(),
       .seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
       .keys = g_ptr_array_new_with_free_func(g_free),
+      .file_datasets = g_ptr_array_new_with_free_func(pending_dataset_free),
+      .files_read = g_array_new(FALSE, FALSE, sizeof(FileIdentity)),
+      .datasets_summed = g_ptr_array_new_with_free_func(pending_dataset_free),
   };
   bool ok = true;
   for (int i = 0; args.files[i]; i++)
@@ -384,13 +518,16 @@ int lht_merge_main(int argc, char **argv)
               m.duplicates, m.duplicates == 1 ? "" : "s");
 
   LhOptions options;
-  if (!m.have_first && m.datasets_skipped > 0) {
-    /* Earlier merges' outputs: a dataset of no image would read as one. */
+  if (m.first_images_file && m.first_datasets_file) {
+    /* A dataset record names none of its images: one also among the image
+     * records would count twice, unseen. */
     lh_options_init(&options);
     lht_error(NULL,
-              "only dataset records were read (%" G_GUINT64_FORMAT "), which merge skips: it "
-              "sums the images' records (merge the shards' own files); no dataset record written",
-              m.datasets_skipped);
+              "%s holds image records and %s dataset records (earlier merges), which name no "
+              "image: an image in both would count twice; merge the image records' files first "
+              "(lumahist merge FILE... > part.jsonl), then the dataset records with it; no "
+              "dataset record written",
+              m.first_images_file, m.first_datasets_file);
     ok = false;
   } else if (!ok && !m.have_first) {
     /* Nothing read, and something could not be: a dataset of no image
@@ -408,7 +545,13 @@ int lht_merge_main(int argc, char **argv)
     lht_error(NULL, "writing the dataset record failed: %s", g_strerror(errno));
     ok = false;
   }
-  if (args.report) {
+  if (args.report && m.first_datasets_file) {
+    lht_error(args.report,
+              "not written: the dataset records of %s hold no image to draw (merge --report "
+              "over the images' records)",
+              m.first_datasets_file);
+    ok = false;
+  } else if (args.report) {
     if (!m.report) {
       LhtThresholds thresholds = {args.dark_below, args.bright_above, args.low_contrast_below};
       m.report = lht_report_new(&thresholds, options.matrix, options.range);
@@ -421,6 +564,9 @@ int lht_merge_main(int argc, char **argv)
   lht_dataset_free(m.dataset);
   g_hash_table_destroy(m.seen);
   g_ptr_array_free(m.keys, TRUE);
+  g_ptr_array_free(m.file_datasets, TRUE);
+  g_array_free(m.files_read, TRUE);
+  g_ptr_array_free(m.datasets_summed, TRUE);
   g_free(args.format);
   g_free(args.percentiles);
   g_free(args.report);

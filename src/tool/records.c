@@ -520,6 +520,8 @@ static bool read_field(Cursor *c, const char *key, LhtParsedRecord *r)
     return read_bool(c, &r->scene_cut);
   if (strcmp(key, "frames") == 0)
     return read_uint64(c, &r->frames);
+  if (strcmp(key, "images") == 0)
+    return read_uint64(c, &r->images);
   if (strcmp(key, "count") == 0)
     return read_uint64(c, &r->count);
   if (strcmp(key, "duration") == 0)
@@ -584,6 +586,7 @@ static void reset_record(LhtParsedRecord *r)
   g_array_set_size(r->histogram, 0);
   r->clipped_low = r->clipped_high = NAN;
   r->count = 0;
+  r->images = 0;
   r->frame = 0;
   r->pts = r->diff = r->out_of_legal = NAN;
   r->scene_cut = false;

@@ -559,16 +559,60 @@ def group_shard(tmp):
           "summed (the first 10 said above)",
           f"merge of a shard of another matrix: exit {proc.returncode}, {len(lines)} lines, "
           f"{lines[-1:]}")
-    # Earlier merges' outputs alone: their dataset records are skipped, so
-    # nothing is summed; it wrote a dataset of 0 images, exit 0.
+    # Earlier merges' outputs (machines that merged their own shards): summed
+    # as the images they count, the bytes of one merge of every shard (they
+    # were refused, and before that skipped into a dataset of 0 images).
     merged_file = single_file(tmp, merged.stdout)
+    part01 = single_file(tmp, run("merge", shard_files[0], shard_files[1]).stdout)
+    part2 = single_file(tmp, run("merge", shard_files[2]).stdout)
+    for inputs in ((part01, part2), (part2, part01)):
+        proc = run("merge", *inputs)
+        check(proc.returncode == 0 and text(proc.stdout).splitlines() == dataset_lines and
+              proc.stderr == b"",
+              f"merge of earlier merges: exit {proc.returncode}, {text(proc.stderr)!r}")
+    # `stats --dataset` files of each shard: their dataset records sum the
+    # images before them and are skipped, not counted twice.
+    with_dataset = [single_file(tmp, run("stats", "--dataset", "--shard", f"{i}/3", "-p",
+                                         "0,1,5,50,95,99,99.9,100", folder).stdout)
+                    for i in range(3)]
+    proc = run("merge", *with_dataset)
+    check(proc.returncode == 0 and text(proc.stdout).splitlines() == dataset_lines,
+          f"merge of stats --dataset files: exit {proc.returncode}, {text(proc.stderr)!r}")
+    # One file named twice counts once, as an image met twice does; a copy
+    # of it is summed again but said.
     proc = run("merge", merged_file, merged_file)
-    datasets = 2 * len(records(merged.stdout))  # one a bit depth, twice
+    check(proc.returncode == 0 and text(proc.stdout).splitlines() == dataset_lines and
+          text(proc.stderr) == f"lumahist: {merged_file}: the same file as {merged_file}, named "
+          "before: its dataset records counted once\n",
+          f"merge of one merge twice: exit {proc.returncode}, {text(proc.stderr)!r}")
+    copy = single_file(tmp, open(part2, "rb").read())
+    proc = run("merge", part01, part2, copy)
+    check(proc.returncode == 0 and f"{copy}:1: the same dataset record as {part2}:1".encode()
+          in proc.stderr, f"merge of a merge and its copy: {text(proc.stderr)!r}")
+    # Image records and dataset records together: an image in both would
+    # count twice, unseen (a dataset record names none): refused.
+    proc = run("merge", part01, shard_files[2])
     check(proc.returncode == 1 and proc.stdout == b"" and
-          text(proc.stderr).startswith(f"lumahist: only dataset records were read ({datasets}), "
-                                       "which merge skips"),
-          f"merge of dataset records alone: exit {proc.returncode}, {text(proc.stdout)[:60]!r}, "
-          f"{text(proc.stderr)!r}")
+          text(proc.stderr).startswith(f"lumahist: {shard_files[2]} holds image records and "
+                                       f"{part01} dataset records") and
+          "no dataset record written" in text(proc.stderr),
+          f"merge of image and dataset records: exit {proc.returncode}, "
+          f"{text(proc.stdout)[:60]!r}, {text(proc.stderr)!r}")
+    # Another matrix is refused as for image records; a page cannot be drawn
+    # from sums.
+    part2_709 = single_file(tmp, run("merge", single_file(tmp, run(
+        "stats", "--shard", "2/3", "--matrix", "bt709", "-p", "0,1,5,50,95,99,99.9,100",
+        folder).stdout)).stdout)
+    proc = run("merge", part01, part2_709)
+    check(proc.returncode == 1 and f"{part2_709}:1: written with --matrix bt709 --range full, "
+          "the first record with bt601 full".encode() in proc.stderr,
+          f"merge of merges of other matrices: exit {proc.returncode}, {text(proc.stderr)!r}")
+    page = os.path.join(tmp, "from-datasets.html")
+    proc = run("merge", "--report", page, part01, part2)
+    check(proc.returncode == 1 and not os.path.exists(page) and
+          text(proc.stdout).splitlines() == dataset_lines and
+          b"hold no image to draw" in proc.stderr,
+          f"merge --report of dataset records: exit {proc.returncode}, {text(proc.stderr)!r}")
     table = run("merge", "--format", "table", *shard_files)
     check(table.returncode == 0 and text(table.stdout).startswith("dataset ("),
           f"merge --format table: {text(table.stdout)!r}")

@@ -662,6 +662,32 @@ def test_merge_is_the_tools_dataset_record(tmp_path):
         lumahist.merge([lumahist.stats(images[0]), lumahist.stats(images[1], range="limited")])
 
 
+def test_merge_sums_earlier_merges_as_the_tool_does(tmp_path):
+    """Dataset records alone (the merges of two machines' shards) were
+    skipped: "no records to merge".  They are summed as the images they
+    count, the record of every image merged at once; among image records (a
+    `stats --dataset` file) they are still skipped, not counted twice."""
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for k in range(6):
+        cv2.imwrite(str(folder / f"{k}.png"), photo(50 + 3 * k, 70 - 2 * k, 25 + k))
+    out = subprocess.run([LUMAHIST, "stats", "--quiet", "--backend", "cpu", "--dataset",
+                          "--percentiles", "1,50,99", str(folder)],
+                         capture_output=True, check=True).stdout
+    lines = [json.loads(line) for line in out.splitlines()]
+    records, dataset = lines[:-1], lines[-1]
+    halves = [lumahist.merge(records[:2]), lumahist.merge(records[2:])]
+    assert lumahist.merge(halves).to_dict() == dataset
+    assert lumahist.merge([h.to_dict() for h in halves]).to_dict() == dataset
+    assert lumahist.merge(records + [halves[0].to_dict()]).to_dict() == dataset
+    empty = dict(dataset, images=0, count=0, histogram=[0] * 256)
+    assert lumahist.merge(iter([empty] + [h.to_dict() for h in halves])).to_dict() == dataset
+    with pytest.raises(lumahist.InvalidArgumentError, match="without its images"):
+        lumahist.merge([{k: v for k, v in dataset.items() if k != "images"}])
+    with pytest.raises(lumahist.InvalidArgumentError, match="do not add up"):
+        lumahist.merge([halves[0].to_dict(), dict(halves[1].to_dict(), range="limited")])
+
+
 def test_stats_files_are_the_tools_records(tmp_path):
     folder = tmp_path / "photos"
     (folder / "sub").mkdir(parents=True)
