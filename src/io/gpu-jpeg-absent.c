@@ -74,11 +74,13 @@ int lhio_gpu_jpeg_decode_planar(LhioGpuJpeg *decoder, LhioGpuJpegJob *jobs, int 
   return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);
 }
 
-int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality, LhioEncoded *out)
+int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality, bool progressive,
+                         LhioEncoded *out)
 {
   (void)decoder;
   (void)frame;
   (void)quality;
+  (void)progressive;
   if (out)
     out->data = NULL;
   return lh_set_error(LH_ERROR_UNSUPPORTED, "%s", absent);

@@ -588,7 +588,8 @@ static int encoder_fail(int status, const char *what)
                       "nvJPEG encoder: %s: %s", what, lhnj_status_name(status));
 }
 
-int lhio_gpu_jpeg_encode(LhioGpuJpeg *d, const LhFrame *frame, int quality, LhioEncoded *out)
+int lhio_gpu_jpeg_encode(LhioGpuJpeg *d, const LhFrame *frame, int quality, bool progressive,
+                         LhioEncoded *out)
 {
   memset(out, 0, sizeof *out);
   int subsampling = subsampling_of(frame->format);
@@ -607,13 +608,21 @@ int lhio_gpu_jpeg_encode(LhioGpuJpeg *d, const LhFrame *frame, int quality, Lhio
   if (status < 0)
     return status;
   const LhnjApi *nj = d->nj;
-  /* Standard Huffman tables, as libjpeg-turbo's jpeg_set_defaults writes
-   * them on the CPU path: files of the same kind either way. */
+  /* Baseline with the standard Huffman tables, as libjpeg-turbo's
+   * jpeg_set_defaults writes them on the CPU path, or progressive with
+   * optimized tables, which libjpeg-turbo's progressive mode always
+   * computes: files of the same kind either way.  Every parameter is set
+   * on every call, as the parameters serve each frame in turn. */
   int nj_status = nj->EncoderParamsSetQuality(d->encoder_params, quality, d->stream);
   if (nj_status == LHNJ_STATUS_SUCCESS)
     nj_status = nj->EncoderParamsSetSamplingFactors(d->encoder_params, subsampling, d->stream);
   if (nj_status == LHNJ_STATUS_SUCCESS)
-    nj_status = nj->EncoderParamsSetOptimizedHuffman(d->encoder_params, 0, d->stream);
+    nj_status = nj->EncoderParamsSetEncoding(d->encoder_params,
+                                             progressive ? LHNJ_ENCODING_PROGRESSIVE_DCT_HUFFMAN
+                                                         : LHNJ_ENCODING_BASELINE_DCT,
+                                             d->stream);
+  if (nj_status == LHNJ_STATUS_SUCCESS)
+    nj_status = nj->EncoderParamsSetOptimizedHuffman(d->encoder_params, progressive, d->stream);
   if (nj_status != LHNJ_STATUS_SUCCESS)
     return encoder_fail(nj_status, "parameters");
   LhnjImage source;

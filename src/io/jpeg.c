@@ -177,6 +177,9 @@ static int read_jpeg(JpegRead *state, const char *path, LhioReadMode mode, uint6
     image->jpeg_h_samp[c] = cinfo->comp_info[c].h_samp_factor;
     image->jpeg_v_samp[c] = cinfo->comp_info[c].v_samp_factor;
   }
+  image->jpeg_progressive = cinfo->progressive_mode != 0;
+  image->jpeg_arithmetic = cinfo->arith_code != 0;
+  image->jpeg_restart_interval = cinfo->restart_interval;
   if (mode == LHIO_READ_FULL && cinfo->saw_JFIF_marker) {
     image->jfif_density_unit = cinfo->density_unit;
     image->jfif_x_density = cinfo->X_density;
@@ -472,13 +475,34 @@ static void keep_sampling(struct jpeg_compress_struct *cinfo, const LhioImage *i
   }
   /* One interleaved scan holds at most C_MAX_BLOCKS_IN_MCU blocks an MCU:
    * finer sampling (a 3x3 Y and two chroma components, which a file of one
-   * component a scan can have) goes out the same way. */
+   * component a scan can have) goes out the same way; progressive, each
+   * component's DC, then its AC (keep_coding), as interleaved DC scans are
+   * held to that limit too. */
   static const jpeg_scan_info one_component_a_scan[3] = {
       {1, {0}, 0, 63, 0, 0}, {1, {1}, 0, 63, 0, 0}, {1, {2}, 0, 63, 0, 0}};
+  static const jpeg_scan_info one_component_a_scan_progressive[6] = {
+      {1, {0}, 0, 0, 0, 0},  {1, {1}, 0, 0, 0, 0},  {1, {2}, 0, 0, 0, 0},
+      {1, {0}, 1, 63, 0, 0}, {1, {1}, 1, 63, 0, 0}, {1, {2}, 1, 63, 0, 0}};
   if (blocks_in_mcu > C_MAX_BLOCKS_IN_MCU) {
-    cinfo->scan_info = one_component_a_scan;
-    cinfo->num_scans = cinfo->num_components;
+    bool progressive = image->type == LHIO_FILE_JPEG && image->jpeg_progressive;
+    cinfo->scan_info = progressive ? one_component_a_scan_progressive : one_component_a_scan;
+    cinfo->num_scans = cinfo->num_components * (progressive ? 2 : 1);
   }
+}
+
+/* Gives a JPEG output its input's coding: progressive or sequential,
+ * arithmetic (where this libjpeg-turbo can write it) or Huffman, and the
+ * restart interval.  After keep_sampling, whose scans it keeps. */
+static void keep_coding(struct jpeg_compress_struct *cinfo, const LhioImage *image)
+{
+  if (image->type != LHIO_FILE_JPEG)
+    return;
+  cinfo->restart_interval = image->jpeg_restart_interval;
+#ifdef C_ARITH_CODING_SUPPORTED
+  cinfo->arith_code = image->jpeg_arithmetic;
+#endif
+  if (image->jpeg_progressive && !cinfo->scan_info)
+    jpeg_simple_progression(cinfo);
 }
 
 typedef struct {
@@ -508,6 +532,7 @@ static int write_jpeg(JpegWrite *state, const char *path, const LhioImage *image
   jpeg_set_defaults(cinfo);
   jpeg_set_quality(cinfo, quality, TRUE);
   keep_sampling(cinfo, image);
+  keep_coding(cinfo, image);
   if (image->type == LHIO_FILE_JPEG && image->jfif_x_density > 0 && image->jfif_y_density > 0) {
     cinfo->density_unit = (UINT8)image->jfif_density_unit;
     cinfo->X_density = (UINT16)image->jfif_x_density;

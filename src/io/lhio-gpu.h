@@ -93,11 +93,13 @@ int lhio_gpu_jpeg_decode_planar(LhioGpuJpeg *decoder, LhioGpuJpegJob *jobs, int 
 
 /* Encodes a frame in the decoder's device memory or any other (GRAY8, I420,
  * Y42B or Y444; LH_MEMORY_CUDA, on the calling thread's device) as a
- * baseline JPEG with that chroma sampling, at quality 1..100, with nvJPEG's
+ * baseline JPEG (progressive: a progressive one, as the input was) with
+ * that chroma sampling, at quality 1..100, with nvJPEG's
  * encoder on the decoder's stream (after the work queued there), and
  * returns the file's bytes in *out (malloc'd; lhio_encoded_clear frees
  * them).  On failure, the frame is left as it was and the message says why. */
-int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality, LhioEncoded *out);
+int lhio_gpu_jpeg_encode(LhioGpuJpeg *decoder, const LhFrame *frame, int quality, bool progressive,
+                         LhioEncoded *out);
 
 /* GPU time of the decoder's calls so far, from CUDA events on its stream. */
 double lhio_gpu_jpeg_device_seconds(const LhioGpuJpeg *decoder);

@@ -61,6 +61,12 @@ typedef struct {
    * 2: per cm), written back so that a 300 dpi print file does not come
    * back unitless; x density 0: none stated, the writer's default (1:1). */
   int jfif_density_unit, jfif_x_density, jfif_y_density;
+  /* A JPEG's coding, written back the same way: progressive (SOF2, SOF10)
+   * or sequential, arithmetic or Huffman, and its restart interval in MCUs
+   * (0: none), so that a file made progressive for the web does not come
+   * back baseline, nor one made arithmetic for its size back larger. */
+  bool jpeg_progressive, jpeg_arithmetic;
+  unsigned jpeg_restart_interval;
   LhioDecoder decoder;          /* what decoded it */
   /* "CMYK" or "YCCK": a JPEG of that colour space, whose pixels were
    * converted to R'G'B' (frame RGB) as Pillow converts them; else NULL. */

@@ -82,6 +82,7 @@ static void load(void)
                    &api.EncoderParamsSetOptimizedHuffman) &&
            look_up(library, "nvjpegEncoderParamsSetSamplingFactors",
                    &api.EncoderParamsSetSamplingFactors) &&
+           look_up(library, "nvjpegEncoderParamsSetEncoding", &api.EncoderParamsSetEncoding) &&
            look_up(library, "nvjpegEncodeYUV", &api.EncodeYUV) &&
            look_up(library, "nvjpegEncodeRetrieveBitstream", &api.EncodeRetrieveBitstream);
   if (!ok) {

@@ -44,6 +44,12 @@ enum {
   LHNJ_CSS_GRAY = 6,
 };
 
+/* nvjpegJpegEncoding_t: the SOF marker the encoder writes */
+enum {
+  LHNJ_ENCODING_BASELINE_DCT = 0xc0,
+  LHNJ_ENCODING_PROGRESSIVE_DCT_HUFFMAN = 0xc2,
+};
+
 #define LHNJ_MAX_COMPONENT 4
 
 /* nvjpegImage_t */
@@ -88,6 +94,7 @@ typedef struct {
                                           void *cuda_stream);
   int (*EncoderParamsSetSamplingFactors)(LhnjEncoderParams params, const int chroma_subsampling,
                                          void *cuda_stream);
+  int (*EncoderParamsSetEncoding)(LhnjEncoderParams params, int encoding, void *cuda_stream);
   int (*EncodeYUV)(LhnjHandle handle, LhnjEncoderState state, const LhnjEncoderParams params,
                    const LhnjImage *source, int chroma_subsampling, int width, int height,
                    void *cuda_stream);

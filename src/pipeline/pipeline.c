@@ -676,6 +676,8 @@ static int decode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
     image->source_channels = task->jpeg.components;
     image->jpeg_h_samp[0] = task->jpeg.h_samp;
     image->jpeg_v_samp[0] = task->jpeg.v_samp;
+    image->jpeg_progressive = task->jpeg.progressive;
+    image->jpeg_restart_interval = task->jpeg.restart_interval;
     /* Written back with what nvJPEG encodes (encode_on_gpu).  Out of
      * memory for them, the image goes to the CPU, which says so. */
     if (p->planar && lhio_jpeg_metadata_from_bytes(&task->encoded, image) < 0) {
@@ -720,7 +722,7 @@ static int encode_on_gpu(Pipeline *p, LhioGpuJpeg *decoder, Task **batch, int n)
       continue;
     }
     if (lhio_gpu_jpeg_encode(decoder, &item->image.frame, p->spec->gpu_jpeg_quality,
-                             &item->output) == LH_OK &&
+                             task->jpeg.progressive, &item->output) == LH_OK &&
         lhio_jpeg_insert_metadata(&item->output, &item->image) == LH_OK) {
       encoded++;
       batch[kept++] = task;

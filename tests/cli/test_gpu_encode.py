@@ -12,10 +12,10 @@ and files nvJPEG is not given) and, for each command, runs
 `--decoder gpu --verbose --timing` and `--decoder cpu` over them, and checks:
 
 - the same exit status and the same outputs, each a JPEG that OpenCV
-  decodes, of the input's size and component count, and for YCbCr inputs
-  the input's luma sampling factors (so its chroma subsampling), and its
-  metadata (Exif, ICC profile, IPTC, comments, XMP; not a CMYK file's
-  profile);
+  decodes, of the input's size, component count and coding (progressive
+  or not), and for YCbCr inputs the input's luma sampling factors (so its
+  chroma subsampling), and its metadata (Exif, ICC profile, IPTC,
+  comments, XMP; not a CMYK file's profile);
 - every JPEG was either encoded by nvJPEG (counted by --timing's "GPU
   encoding" line) or named by --verbose with the reason it was done on the
   CPU: the two add up to the JPEGs, and nvJPEG encoded some; those of
@@ -274,6 +274,9 @@ def check_command(command, variants, tmp, jpeg):
         got = jpeg.metadata_segments(data_out)
         check(got == want, f"{command} {f}: metadata segments {[(hex(c), len(b)) for c, b in got]}"
                            f", the input's {[(hex(c), len(b)) for c, b in want]}")
+        # Progressive in, progressive out, whichever encoder wrote it.
+        check((h_out.sof == 0xC2) == (h_in.sof == 0xC2),
+              f"{command} {f}: SOF {h_out.sof:#x}, the input's {h_in.sof:#x}")
         if f in noted:
             # Decoded, changed and encoded on the CPU in both runs: the same file.
             with open(out_gpu, "rb") as g, open(out_cpu, "rb") as c:

@@ -453,6 +453,66 @@ def test_odd_chroma_sampling(root):
             check(off < 2.0, f"equalize {name}: luma off equalizeHist by {off:.2f} on average")
 
 
+def test_jpeg_coding_kept(root):
+    """Each command writes a JPEG in its input's coding: progressive (SOF2)
+    or baseline, arithmetic (SOF9, SOF10) or Huffman, with its restart
+    interval; a progressive file whose components cannot share a scan (more
+    than 10 blocks an MCU) included.  They all came back baseline Huffman
+    without restart markers."""
+    jpeg = jpeg_helpers()
+    folder = os.path.join(root, "coding")
+    os.makedirs(folder)
+    photo = read(os.path.join(SAMPLES, "rocket-pad-dusk.jpg"))[:149, :203]
+    gray = cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY)
+    cv2.imwrite(os.path.join(folder, "baseline.jpg"), photo)
+    cv2.imwrite(os.path.join(folder, "progressive.jpg"), photo,
+                [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])
+    cv2.imwrite(os.path.join(folder, "progressive-gray.jpg"), gray,
+                [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])
+    cv2.imwrite(os.path.join(folder, "restart-7.jpg"), photo, [cv2.IMWRITE_JPEG_RST_INTERVAL, 7])
+    cv2.imwrite(os.path.join(folder, "progressive-restart-1.jpg"), photo,
+                [cv2.IMWRITE_JPEG_PROGRESSIVE, 1, cv2.IMWRITE_JPEG_RST_INTERVAL, 1])
+    cjpeg = shutil.which("cjpeg")
+    if cjpeg:
+        ppm = os.path.join(root, "coding.ppm")
+        cv2.imwrite(ppm, photo)
+        scans = os.path.join(root, "coding.scans")
+        with open(scans, "w") as f:
+            f.write("0: 0 0 0 0;\n1: 0 0 0 0;\n2: 0 0 0 0;\n"
+                    "0: 1 63 0 0;\n1: 1 63 0 0;\n2: 1 63 0 0;\n")
+        for name, args in (("arithmetic.jpg", ["-arithmetic"]),
+                           ("progressive-arithmetic.jpg", ["-progressive", "-arithmetic"]),
+                           ("progressive-12-blocks.jpg", ["-sample", "2x2,2x2,2x1", "-scans",
+                                                          scans])):
+            with open(os.path.join(folder, name), "wb") as f:
+                r = subprocess.run([cjpeg, *args, ppm], stdout=f, stderr=subprocess.PIPE,
+                                   text=True)
+            check(r.returncode == 0, f"cjpeg {' '.join(args)}: {r.stderr}")
+    else:
+        print("note: arithmetic coding not checked: no cjpeg (libjpeg-turbo-progs) to make "
+              "the inputs")
+    for command in ("equalize", "clahe", "overlay"):
+        out = os.path.join(root, "coding-" + command)
+        code, err = lumahist(command, folder, "--out", out, "--backend", "cpu")
+        check(code == 0, f"{command} of JPEGs of every coding: exit {code}: {err}")
+        for name in sorted(os.listdir(folder)):
+            src, dst = os.path.join(folder, name), os.path.join(out, name)
+            if not os.path.exists(dst):
+                check(False, f"{command} {name}: no output")
+                continue
+            with open(src, "rb") as f:
+                want = jpeg.read_header(f.read())
+            with open(dst, "rb") as f:
+                got = jpeg.read_header(f.read())
+            check((got.sof, got.restart_interval) == (want.sof, want.restart_interval),
+                  f"{command} {name}: SOF {got.sof:#x}, restart interval "
+                  f"{got.restart_interval}; the input's SOF {want.sof:#x}, restart interval "
+                  f"{want.restart_interval}")
+            check(got.components == want.components,
+                  f"{command} {name}: components {got.components}, input {want.components}")
+            check(read(dst) is not None, f"{command} {name}: OpenCV cannot read the output")
+
+
 def png_row_filters(path):
     """The filter byte of each row of a non-interlaced PNG."""
     import struct
@@ -696,6 +756,7 @@ def main():
         test_global(root)
         test_quality(root)
         test_odd_chroma_sampling(root)
+        test_jpeg_coding_kept(root)
         test_png_compression(root)
         test_overlay(root, inputs)
         test_overlay_orientation(root)

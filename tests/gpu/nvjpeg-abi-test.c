@@ -35,6 +35,10 @@ _Static_assert(LHNJ_CSS_422 == NVJPEG_CSS_422, "chroma subsampling");
 _Static_assert(LHNJ_CSS_420 == NVJPEG_CSS_420, "chroma subsampling");
 _Static_assert(LHNJ_CSS_GRAY == NVJPEG_CSS_GRAY, "chroma subsampling");
 _Static_assert(sizeof(nvjpegChromaSubsampling_t) == sizeof(int), "enums are passed as int");
+_Static_assert(LHNJ_ENCODING_BASELINE_DCT == NVJPEG_ENCODING_BASELINE_DCT, "encoding");
+_Static_assert(LHNJ_ENCODING_PROGRESSIVE_DCT_HUFFMAN == NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN,
+               "encoding");
+_Static_assert(sizeof(nvjpegJpegEncoding_t) == sizeof(int), "enums are passed as int");
 _Static_assert(LHNJ_MAX_COMPONENT == NVJPEG_MAX_COMPONENT, "components");
 _Static_assert(sizeof(LhnjImage) == sizeof(nvjpegImage_t), "nvjpegImage_t");
 _Static_assert(offsetof(LhnjImage, pitch) == offsetof(nvjpegImage_t, pitch), "nvjpegImage_t");
@@ -54,6 +58,7 @@ int main(void)
   SAME_ARITY(nvjpegCreateEx, api.CreateEx);
   SAME_ARITY(nvjpegDecodeBatched, api.DecodeBatched);
   SAME_ARITY(nvjpegEncodeYUV, api.EncodeYUV);
+  SAME_ARITY(nvjpegEncoderParamsSetEncoding, api.EncoderParamsSetEncoding);
   SAME_ARITY(nvjpegEncodeRetrieveBitstream, api.EncodeRetrieveBitstream);
   (void)api;
   nvjpegEncoderState_t encoder_state = NULL;
