@@ -459,11 +459,14 @@ static bool valid_sampling(int factor)
 /* Gives a colour output the source's sampling factors, Y's and, where
  * known, Cb's and Cr's (else 1x1: full-size chroma blocks), so that a
  * decoded and re-encoded photo keeps its subsampling (2x2 Y for 4:2:0,
- * 2x1 for 4:2:2, 1x1 for 4:4:4, and any other layout its decoder took). */
+ * 2x1 for 4:2:2, 1x1 for 4:4:4, and any other layout its decoder took);
+ * and a gray output its component's, which change only the header (a
+ * component alone in its scan is coded block by block whatever they are),
+ * as README promises every component's factors. */
 static void keep_sampling(struct jpeg_compress_struct *cinfo, const LhioImage *image)
 {
-  if (cinfo->jpeg_color_space != JCS_YCbCr || !valid_sampling(image->jpeg_h_samp[0]) ||
-      !valid_sampling(image->jpeg_v_samp[0]))
+  if ((cinfo->jpeg_color_space != JCS_YCbCr && cinfo->jpeg_color_space != JCS_GRAYSCALE) ||
+      !valid_sampling(image->jpeg_h_samp[0]) || !valid_sampling(image->jpeg_v_samp[0]))
     return;
   int blocks_in_mcu = 0;
   for (int c = 0; c < cinfo->num_components; c++) {
@@ -483,7 +486,7 @@ static void keep_sampling(struct jpeg_compress_struct *cinfo, const LhioImage *i
   static const jpeg_scan_info one_component_a_scan_progressive[6] = {
       {1, {0}, 0, 0, 0, 0},  {1, {1}, 0, 0, 0, 0},  {1, {2}, 0, 0, 0, 0},
       {1, {0}, 1, 63, 0, 0}, {1, {1}, 1, 63, 0, 0}, {1, {2}, 1, 63, 0, 0}};
-  if (blocks_in_mcu > C_MAX_BLOCKS_IN_MCU) {
+  if (cinfo->num_components > 1 && blocks_in_mcu > C_MAX_BLOCKS_IN_MCU) {
     bool progressive = image->type == LHIO_FILE_JPEG && image->jpeg_progressive;
     cinfo->scan_info = progressive ? one_component_a_scan_progressive : one_component_a_scan;
     cinfo->num_scans = cinfo->num_components * (progressive ? 2 : 1);

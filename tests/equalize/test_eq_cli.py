@@ -395,9 +395,10 @@ def jpeg_components(path):
 
 def test_odd_chroma_sampling(root):
     """JPEGs whose Cb and Cr are sampled unlike each other (or finer than Y),
-    none of the usual 4:2:0, 4:2:2, 4:4:4 layouts: each command writes every
-    component's sampling factors back as the input had them, and equalize's
-    luma is the input's luma equalized."""
+    none of the usual 4:2:0, 4:2:2, 4:4:4 layouts, and gray ones whose
+    component is not 1x1: each command writes every component's sampling
+    factors back as the input had them, and equalize's luma is the input's
+    luma equalized."""
     cjpeg = shutil.which("cjpeg")
     if not cjpeg:
         # tests/run.sh installs it; a host without it (the GPU hosts) says
@@ -421,6 +422,17 @@ def test_odd_chroma_sampling(root):
                                stderr=subprocess.PIPE, text=True)
         check(r.returncode == 0, f"cjpeg -sample {layout}: {r.stderr}")
         layout_of[name] = layout
+    # A gray file's one component with factors other than 1x1: legal, and
+    # changing only the header, but written back as 1x1 before.
+    pgm = os.path.join(root, "odd-sampling.pgm")
+    cv2.imwrite(pgm, cv2.cvtColor(dull, cv2.COLOR_BGR2GRAY))
+    for layout in ("2x2", "1x2"):
+        name = "gray-" + layout + ".jpg"
+        with open(os.path.join(folder, name), "wb") as f:
+            r = subprocess.run([cjpeg, "-grayscale", "-sample", layout, "-quality", "95", pgm],
+                               stdout=f, stderr=subprocess.PIPE, text=True)
+        check(r.returncode == 0, f"cjpeg -grayscale -sample {layout}: {r.stderr}")
+        layout_of[name] = layout
     for command, extra in (("equalize", []), ("clahe", ["--tiles", "4x4"]),
                            ("overlay", ["--rect", "10,20,100,50"])):
         out = os.path.join(root, "odd-sampling-" + command)
@@ -436,7 +448,9 @@ def test_odd_chroma_sampling(root):
                   f"{jpeg_components(dst)}")
             if command != "equalize":
                 continue
-            luma = cv2.cvtColor(read(src), cv2.COLOR_BGR2GRAY)
+            luma = read(src)
+            if luma.ndim == 3:
+                luma = cv2.cvtColor(luma, cv2.COLOR_BGR2GRAY)
             got = cv2.imread(dst, cv2.IMREAD_GRAYSCALE).astype(np.int64)
             want = cv2.equalizeHist(luma).astype(np.int64)
             moved = float(np.abs(got - luma).mean())
