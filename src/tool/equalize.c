@@ -485,7 +485,7 @@ int lht_equalize_main(int argc, char **argv)
     not_image[i] = failed[i] || is_video[i];
   if (can_run && images)
     status = lht_batch_rewrite(&batch, &plan, args.out_dir, not_image, &rewrite, equalize_image,
-                               &run, wanted, args.luma.verbose);
+                               NULL, &run, wanted, args.luma.verbose);
   /* Then the videos, one after the other, each with every thread of the
    * encoder and the CPU backend's pool. */
   if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {

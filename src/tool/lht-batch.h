@@ -173,11 +173,13 @@ LhContext *lht_context_open(LhBackend wanted, bool verbose);
  * threads, where lhp_worker_context() gives it the thread's context.  Leaves
  * out the inputs marked in leave_out (may be NULL), those of other shards
  * (--shard: by the output's path below out_dir) and, with --skip-existing,
- * those whose output exists.  Returns the exit status: 0, 1 when an input
- * failed, 2 for a usage error, 128 + the signal that stopped the run. */
+ * those whose output exists.  written_note (may be NULL) gives what to say
+ * of each image written, with data.  Returns the exit status: 0, 1 when an
+ * input failed, 2 for a usage error, 128 + the signal that stopped the run. */
 int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_dir,
                       const bool *leave_out, const LhtRewriteOptions *options,
-                      LhtRewriteFunc change, void *data, LhBackend backend, bool verbose);
+                      LhtRewriteFunc change, LhtWrittenNoteFunc written_note, void *data,
+                      LhBackend backend, bool verbose);
 
 /* The output's path below out_dir: the input's path below the folder named,
  * or its name, the same on every machine (what --shard hashes). */

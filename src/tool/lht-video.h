@@ -97,6 +97,9 @@ typedef struct {
   int (*change)(LhContext *context, const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRange range,
                 int orientation, void *data);
   bool fills_output; /* change writes all of out when it is not in */
+  /* After a video is written: a line to say of it (g_malloc'd), or NULL;
+   * may be NULL. */
+  char *(*written_note)(void *data);
   void *data;
 } LhtVideoChange;
 

@@ -226,4 +226,9 @@ bool lht_encode_options_parse(const LhtEncodeArgs *args, LhtRewriteOptions *opti
  * returns false then. */
 typedef bool (*LhtRewriteFunc)(LhioImage *image, const char *path, void *data);
 
+/* What to say of an image once written, changed (a change that could not be
+ * made as asked, the file written all the same): a line (g_malloc'd), or
+ * NULL. */
+typedef char *(*LhtWrittenNoteFunc)(const LhioImage *image, void *data);
+
 #endif /* LHT_H */

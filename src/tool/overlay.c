@@ -79,7 +79,39 @@ typedef struct {
   LhtRewriteOptions rewrite; /* how the outputs are encoded */
   bool matrix_given;         /* videos: else the stream's colorimetry */
   bool range_given;
+  /* The video under way (one at a time, on one thread): its first frame
+   * seen, and what to say of it once written (no_panel_note). */
+  bool video_frame_seen;
+  char *video_note;
 } OverlayRun;
+
+/* Why lh_overlay draws nothing on a frame of width x height (as stored,
+ * shown turned by orientation): a line to say once the file is written
+ * without its panel, or NULL.  The default panel fits any frame of 3x3 or
+ * more; one --rect places (3x3 or more) is drawn where it meets the frame
+ * as shown, and nowhere when it misses it. */
+static char *no_panel_note(const LhOverlayOptions *overlay, int width, int height, int orientation)
+{
+  if (orientation >= 5) {
+    int stored_width = width;
+    width = height;
+    height = stored_width;
+  }
+  const LhRect *rect = &overlay->rect;
+  if (rect->width == 0 || rect->height == 0) {
+    if (width >= 3 && height >= 3)
+      return NULL;
+    return g_strdup_printf("%dx%d pixels: written without the histogram panel, which needs 3x3 "
+                           "at least",
+                           width, height);
+  }
+  if (rect->x < width && rect->y < height && (int64_t)rect->x + rect->width > 0 &&
+      (int64_t)rect->y + rect->height > 0)
+    return NULL;
+  return g_strdup_printf("--rect %d,%d,%d,%d is outside its %dx%d pixels: written without the "
+                         "histogram panel",
+                         rect->x, rect->y, rect->width, rect->height, width, height);
+}
 
 static bool overlay_image(LhioImage *image, const char *path, void *data)
 {
@@ -102,6 +134,28 @@ static bool overlay_image(LhioImage *image, const char *path, void *data)
   return true;
 }
 
+static char *overlay_written_note(const LhioImage *image, void *data)
+{
+  const OverlayRun *run = data;
+  return no_panel_note(&run->overlay, image->frame.width, image->frame.height,
+                       lhio_image_orientation(image));
+}
+
+static int overlay_video_begin(LhContext *context, void *data)
+{
+  (void)context;
+  OverlayRun *run = data;
+  run->video_frame_seen = false;
+  g_clear_pointer(&run->video_note, g_free);
+  return LH_OK;
+}
+
+static char *overlay_video_written_note(void *data)
+{
+  OverlayRun *run = data;
+  return g_steal_pointer(&run->video_note);
+}
+
 /* A video frame: the graph of its own histogram drawn on it, upright as a
  * player turns the frame. */
 static int overlay_video_frame(LhContext *context, const LhFrame *in, LhFrame *frame,
@@ -116,6 +170,11 @@ static int overlay_video_frame(LhContext *context, const LhFrame *in, LhFrame *f
     analysis.matrix = overlay.matrix = matrix;
   if (!run->range_given)
     analysis.range = overlay.range = range;
+  /* Every frame of a video has the first one's size and turn. */
+  if (!run->video_frame_seen) {
+    run->video_frame_seen = true;
+    run->video_note = no_panel_note(&overlay, frame->width, frame->height, orientation);
+  }
   LhStats stats;
   lh_stats_init(&stats);
   int status = lh_analyze(context, frame, &analysis, &stats);
@@ -259,11 +318,14 @@ int lht_overlay_main(int argc, char **argv)
   if (out_usable)
     status = LHT_EXIT_OK;
   if (out_usable && images)
-    status = lht_batch_rewrite(&batch, &plan, args.out_dir, is_video, &rewrite, overlay_image, &run,
-                               wanted, args.luma.verbose);
+    status = lht_batch_rewrite(&batch, &plan, args.out_dir, is_video, &rewrite, overlay_image,
+                               overlay_written_note, &run, wanted, args.luma.verbose);
   /* Then the videos, one after the other. */
   if (out_usable && (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE)) {
-    LhtVideoChange change = {.change = overlay_video_frame, .data = &run};
+    LhtVideoChange change = {.begin = overlay_video_begin,
+                             .change = overlay_video_frame,
+                             .written_note = overlay_video_written_note,
+                             .data = &run};
     int video_status = lht_video_rewrite_plan(&plan, is_video, NULL, &batch, args.out_dir, &video,
                                               wanted, args.luma.verbose, &change);
     if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))
@@ -272,6 +334,7 @@ int lht_overlay_main(int argc, char **argv)
   if (status == LHT_EXIT_OK && !ok)
     status = LHT_EXIT_FAILURE;
 
+  g_free(run.video_note);
   g_free(is_video);
   lht_video_out_args_clear(&video);
   lht_batch_args_clear(&batch);

@@ -20,6 +20,7 @@ typedef struct {
   const guint *plan_index; /* of each path handed to the pipeline */
   const LhtRewriteOptions *options;
   LhtRewriteFunc change;
+  LhtWrittenNoteFunc written_note;
   void *data;
   guint skipped; /* inputs whose output exists (--skip-existing) */
   bool say_skipped;
@@ -134,6 +135,11 @@ static bool write_step(LhpItem *item, void *data)
   char *written = lht_written_note(&item->image);
   if (written)
     add_note(item, written);
+  /* Here, not after the change: a JPEG nvJPEG fails to encode is changed
+   * again on the CPU. */
+  written = run->written_note ? run->written_note(&item->image, run->data) : NULL;
+  if (written)
+    add_note(item, written);
   /* The pixels are not needed while the item waits for its turn. */
   lhio_image_clear(&item->image);
   return true;
@@ -156,7 +162,8 @@ const char *lht_output_shard_key(const char *out_dir, const char *output)
 
 int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_dir,
                       const bool *leave_out, const LhtRewriteOptions *options,
-                      LhtRewriteFunc change, void *data, LhBackend backend, bool verbose)
+                      LhtRewriteFunc change, LhtWrittenNoteFunc written_note, void *data,
+                      LhBackend backend, bool verbose)
 {
   /* --decoder gpu (lht_batch_backend_refuses took it): no quiet fall back to
    * the CPU backend. */
@@ -186,6 +193,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       .plan_index = plan_index,
       .options = options,
       .change = change,
+      .written_note = written_note,
       .data = data,
       .skipped = skipped,
       .say_skipped = (verbose || args->progress) && !args->quiet,

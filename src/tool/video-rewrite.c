@@ -217,6 +217,13 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       lht_progress_clear(progress);
       lht_error(input, "written without its stream %s", result.left_out);
     }
+    char *note =
+        ok && status >= 0 && change->written_note ? change->written_note(change->data) : NULL;
+    if (note) {
+      lht_progress_clear(progress);
+      lht_error(input, "%s", note);
+      g_free(note);
+    }
     free(result.left_out);
     if (ok && status >= 0 && verbose) {
       lht_progress_clear(progress);

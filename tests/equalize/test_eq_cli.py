@@ -604,6 +604,41 @@ def test_overlay(root, inputs):
     check(code == 2, f"overlay --opacity 2: exit {code}")
 
 
+def test_overlay_nothing_drawn(root):
+    """An image too small for a panel (under 3 pixels wide or high), or one
+    that --rect misses, is written as it was, with one line on standard
+    error saying so, exit status 0; overlay drew nothing there silently."""
+    folder = os.path.join(root, "overlay-small")
+    os.makedirs(folder)
+    rng = np.random.default_rng(7)
+    cv2.imwrite(os.path.join(folder, "narrow.png"), rng.integers(0, 256, (100, 2), np.uint8))
+    cv2.imwrite(os.path.join(folder, "flat.png"), rng.integers(0, 256, (1, 50, 3), np.uint8))
+    cv2.imwrite(os.path.join(folder, "narrow.jpg"), rng.integers(0, 256, (64, 2, 3), np.uint8))
+    cv2.imwrite(os.path.join(folder, "large.png"), rng.integers(0, 256, (40, 60, 3), np.uint8))
+    small = ("narrow.png", "flat.png", "narrow.jpg")
+    for extra, missed in (([], small), (["--rect", "60,0,10,10"], small + ("large.png",))):
+        out = os.path.join(root, "overlay-small-out" + ("-rect" if extra else ""))
+        code, err = lumahist("overlay", folder, "--out", out, "--backend", "cpu", *extra)
+        check(code == 0, f"overlay {extra} of small images: exit {code}: {err}")
+        for name in sorted(os.listdir(folder)):
+            src, dst = os.path.join(folder, name), os.path.join(out, name)
+            said = [line for line in err.splitlines()
+                    if line.startswith(f"lumahist: {src}: ") and "without the histogram panel"
+                    in line]
+            check(len(said) == (name in missed),
+                  f"overlay {extra} {name}: said {said!r} (nothing drawn: {name in missed})")
+            if not check(os.path.exists(dst), f"overlay {extra} {name}: no output"):
+                continue
+            if name in missed and name.endswith(".png"):
+                check(np.array_equal(read(src), read(dst)),
+                      f"overlay {extra} {name}: nothing drawn, yet the pixels changed")
+        line = (f"{os.path.join(folder, 'narrow.png')}: --rect 60,0,10,10 is outside its 2x100 "
+                "pixels" if extra else
+                f"{os.path.join(folder, 'narrow.png')}: 2x100 pixels: written without the "
+                "histogram panel, which needs 3x3 at least")
+        check(line in err, f"overlay {extra}: no line {line!r} in {err!r}")
+
+
 def write_low_bit_png(path, levels, depth):
     """A gray PNG of depth 1, 2 or 4 bits (which Pillow and OpenCV do not
     write) holding levels, an array of values 0 .. 2^depth - 1."""
@@ -773,6 +808,7 @@ def main():
         test_jpeg_coding_kept(root)
         test_png_compression(root)
         test_overlay(root, inputs)
+        test_overlay_nothing_drawn(root)
         test_overlay_orientation(root)
         test_bad_file(root)
         test_long_names(root)

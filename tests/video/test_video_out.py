@@ -253,6 +253,20 @@ def group_equalize(tmp):
         check(all(np.array_equal(g[1], i[1]) for g, i in zip(got, decoded_planes(raw_clip, w, h))),
               "raw.y4m: the chroma changed")
 
+    # An overlay --rect that misses the frame draws nothing: the video is
+    # written as it was, and that is said once (it was not said at all).
+    out_dir = os.path.join(tmp, "out-raw-overlay-off")
+    code, _, err = run("overlay", "--rect", f"{w},0,10,10", "-o", out_dir, raw_clip)
+    output = os.path.join(out_dir, "raw.y4m")
+    if check(code == 0 and os.path.exists(output), f"overlay --rect off the frame: exit {code}: "
+                                                    f"{err}"):
+        said = [line for line in err.splitlines() if "written without the histogram panel" in line]
+        check(len(said) == 1 and raw_clip in said[0],
+              f"overlay --rect off the frame: said {said!r}, expected one line naming {raw_clip}")
+        check(all(np.array_equal(g[0], i[0]) for g, i in zip(decoded_planes(output, w, h),
+                                                             decoded_planes(raw_clip, w, h))),
+              "overlay --rect off the frame: the frames changed")
+
     # CLAHE frame by frame equals `lumahist clahe` on each frame's Y as a
     # gray PNG (the same library call on the same plane): PNGs in and out by
     # FFmpeg, lossless both ways.
