@@ -18,17 +18,23 @@
  * mix of its four tile LUTs (lhk_clahe_pixel's arithmetic). */
 template <bool CLAHE>
 __device__ __forceinline__ uint32_t lhk_chroma_new_luma(uint32_t x, uint32_t y, uint32_t v,
+                                                        uint32_t width, uint32_t height,
                                                         const uint16_t *luts, const LhiClaheGrid &g)
 {
   if constexpr (!CLAHE) {
     return __ldg(luts + v);
   } else {
+    /* The rows' and columns' axes as the grid sees them (its orientation:
+     * lhi_clahe_stored_axis), transposed upper and lower the tiles left
+     * and right as shown, the mix the same (lhi_clahe_mix). */
     const uint32_t bins = 256;
+    const LhiClaheAxis rows = lhi_clahe_stored_axis(&g, true, height);
+    const LhiClaheAxis columns = lhi_clahe_stored_axis(&g, false, width);
     uint32_t tx0, tx1, wx, ty0, ty1, wy;
-    lhi_clahe_axis(x, (uint32_t)g.tile_w, (uint32_t)g.tiles_x, g.recip_x, &tx0, &tx1, &wx);
-    lhi_clahe_axis(y, (uint32_t)g.tile_h, (uint32_t)g.tiles_y, g.recip_y, &ty0, &ty1, &wy);
-    const uint16_t *upper = luts + (size_t)ty0 * (uint32_t)g.tiles_x * bins;
-    const uint16_t *lower = luts + (size_t)ty1 * (uint32_t)g.tiles_x * bins;
+    lhi_clahe_axis_at(&columns, x, &tx0, &tx1, &wx);
+    lhi_clahe_axis_at(&rows, y, &ty0, &ty1, &wy);
+    const uint16_t *upper = luts + (size_t)ty0 * bins;
+    const uint16_t *lower = luts + (size_t)ty1 * bins;
     const size_t left = (size_t)tx0 * bins + v, right = (size_t)tx1 * bins + v;
     return lhi_clahe_mix(__ldg(upper + left), __ldg(upper + right), __ldg(lower + left),
                          __ldg(lower + right), wx, wy);
@@ -54,7 +60,7 @@ __global__ void lhk_scale_chroma_kernel(LhkChroma c, const uint16_t *luts, LhiCl
       for (uint32_t x = x0; x < x1; x++) {
         const uint32_t v = row[x];
         sum += v;
-        sum_new += lhk_chroma_new_luma<CLAHE>(x, y, v, luts, g);
+        sum_new += lhk_chroma_new_luma<CLAHE>(x, y, v, c.width, c.height, luts, g);
       }
     }
 #pragma unroll

@@ -29,7 +29,12 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
   extern __shared__ uint32_t counts[];
   const int tid = threadIdx.x, warp = tid >> 5;
   const uint32_t tile = blockIdx.x;
-  const uint32_t tx = tile % (uint32_t)g.tiles_x, ty = tile / (uint32_t)g.tiles_x;
+  /* The stored rows and columns the tile of the picture as shown covers
+   * (lhi_clahe_stored_axis): its rows' and columns' tiles along them. */
+  const LhiClaheAxis rows = lhi_clahe_stored_axis(&g, true, p.height);
+  const LhiClaheAxis columns = lhi_clahe_stored_axis(&g, false, p.width);
+  const uint32_t ty = tile / rows.stride % rows.tiles;
+  const uint32_t tx = tile / columns.stride % columns.tiles;
   uint32_t *global = tiles + (size_t)tile * bins;
   const uint32_t copies = MODE == LHK_COUNT_WARPS ? LHK_WARPS : 1;
   if (MODE != LHK_COUNT_GLOBAL) {
@@ -42,24 +47,23 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS)
                                              : global;
 
   /* This block's band of the tile's rows, in extended coordinates. */
-  const uint32_t th = (uint32_t)g.tile_h, tw = (uint32_t)g.tile_w;
+  const uint32_t th = rows.tile, tw = columns.tile;
   const uint32_t r0 = ty * th + (uint32_t)((uint64_t)th * blockIdx.y / gridDim.y);
   const uint32_t r1 = ty * th + (uint32_t)((uint64_t)th * (blockIdx.y + 1) / gridDim.y);
   const uint32_t chunks = (tw + LHK_CLAHE_CHUNK - 1) / LHK_CLAHE_CHUNK;
   const uint32_t items = (r1 - r0) * chunks;
   const uint32_t x_begin = tx * tw, x_end = x_begin + tw;
-  const int width = (int)p.width, height = (int)p.height;
+  const bool plain_columns = !columns.flip;
 
   uint32_t run_bin = 0, run_length = 0;
   for (uint32_t item = tid; item < items; item += LHK_BLOCK_THREADS) {
     const uint32_t r = r0 + item / chunks, c = item % chunks;
-    const uint8_t *row =
-        (const uint8_t *)p.in + (size_t)lhi_reflect101((int)r, height) * p.in_stride;
+    const uint8_t *row = (const uint8_t *)p.in + (size_t)lhi_clahe_source(&rows, r) * p.in_stride;
     const uint32_t xa = x_begin + c * LHK_CLAHE_CHUNK;
     const uint32_t xb = min(xa + LHK_CLAHE_CHUNK, x_end);
     for (uint32_t x = xa; x < xb; x++) {
-      int sx = (int)x < width ? (int)x : lhi_reflect101((int)x, width);
-      uint32_t bin = lhk_luma_at<PIXEL>(row, (uint32_t)sx, p);
+      const uint32_t sx = plain_columns && x < p.width ? x : lhi_clahe_source(&columns, x);
+      uint32_t bin = lhk_luma_at<PIXEL>(row, sx, p);
       if (bin != run_bin) {
         if (run_length)
           atomicAdd(mine + run_bin, run_length);
@@ -92,7 +96,7 @@ static cudaError_t clahe_histograms(const LhkDevice *device, const LhkPlane &p,
   const uint32_t n_tiles = (uint32_t)(g.tiles_x * g.tiles_y);
   uint32_t target = (uint32_t)device->sm_count * LHK_CLAHE_BLOCKS_PER_SM;
   uint32_t splits = (target + n_tiles - 1) / n_tiles;
-  splits = min(splits, (uint32_t)g.tile_h);
+  splits = min(splits, lhi_clahe_stored_axis(&g, true, p.height).tile);
   splits = max(splits, 1u);
   dim3 grid(n_tiles, splits);
   if (bins <= LHK_CLAHE_WARP_COPIES_MAX_BINS)
@@ -214,18 +218,22 @@ extern "C" cudaError_t lhk_clahe_luts(const LhiClaheGrid *grid, uint32_t bins,
 
 /* --- Interpolation ----------------------------------------------------------- */
 
-/* lhi_clahe_axis stepped along a row: pos = 2 x + tile = q twice + num. */
+/* lhi_clahe_axis stepped along a row of the frame as stored: pos = 2 x +
+ * tile = q twice + num, x the position along the picture as shown, which
+ * runs back along the row when the columns' axis is flipped. */
 struct LhkAxisWalk {
   uint32_t q;
   uint32_t num;
   uint32_t twice;
+  bool back;
 };
 
-__device__ __forceinline__ LhkAxisWalk lhk_axis_start(uint32_t x, uint32_t tile)
+__device__ __forceinline__ LhkAxisWalk lhk_axis_start(uint32_t x, const LhiClaheAxis &columns)
 {
   LhkAxisWalk a;
-  a.twice = 2 * tile;
-  uint32_t pos = 2 * x + tile;
+  a.twice = 2 * columns.tile;
+  a.back = columns.flip;
+  uint32_t pos = 2 * lhi_clahe_shown(&columns, x) + columns.tile;
   a.q = pos / a.twice;
   a.num = pos - a.q * a.twice;
   return a;
@@ -233,54 +241,68 @@ __device__ __forceinline__ LhkAxisWalk lhk_axis_start(uint32_t x, uint32_t tile)
 
 __device__ __forceinline__ void lhk_axis_next(LhkAxisWalk &a)
 {
-  a.num += 2;
-  if (a.num >= a.twice) {
-    a.num -= a.twice;
-    a.q++;
+  if (a.back) {
+    /* Walked no further than the row's last pixel (position 0 as
+     * shown, pos = tile): q stays at 0 or above.  A step past it, which
+     * the caller then drops, wraps q. */
+    if (a.num >= 2) {
+      a.num -= 2;
+    } else {
+      a.num += a.twice - 2;
+      a.q--;
+    }
+  } else {
+    a.num += 2;
+    if (a.num >= a.twice) {
+      a.num -= a.twice;
+      a.q++;
+    }
   }
 }
 
 /* The new luma of luma y at the walk's position: the mix of the four
- * nearest tile LUTs. */
+ * nearest tile LUTs (transposed, upper and lower are the tiles left and
+ * right as shown, the mix the same: lhi_clahe_mix). */
 __device__ __forceinline__ uint32_t lhk_clahe_level(uint32_t y, const LhkAxisWalk &a,
-                                                    uint32_t tiles_x, uint64_t recip_x,
+                                                    const LhiClaheAxis &columns,
                                                     const uint16_t *upper, const uint16_t *lower,
                                                     uint32_t wy, uint32_t bins)
 {
-  const uint32_t wx = (uint32_t)(((uint64_t)a.num * recip_x) >> 32);
-  const uint32_t t0 = a.q == 0 ? 0 : a.q - 1, t1 = min(a.q, tiles_x - 1);
-  const size_t left = (size_t)t0 * bins + y, right = (size_t)t1 * bins + y;
+  const uint32_t wx = (uint32_t)(((uint64_t)a.num * columns.recip) >> 32);
+  const uint32_t t0 = a.q == 0 ? 0 : a.q - 1, t1 = min(a.q, columns.tiles - 1);
+  const size_t step = (size_t)columns.stride * bins;
+  const size_t left = t0 * step + y, right = t1 * step + y;
   return lhi_clahe_mix(__ldg(upper + left), __ldg(upper + right), __ldg(lower + left),
                        __ldg(lower + right), wx, wy);
 }
 
-/* The LUT rows of the tiles above and below a frame row, and its weight
- * between them. */
+/* The LUT rows of the tiles above and below a frame row (the rows' axis
+ * as the grid sees it), and its weight between them. */
 struct LhkClaheRow {
   const uint16_t *upper, *lower;
   uint32_t wy;
 };
 
-__device__ __forceinline__ LhkClaheRow lhk_clahe_row(uint32_t row, const LhiClaheGrid &g,
+__device__ __forceinline__ LhkClaheRow lhk_clahe_row(uint32_t row, const LhiClaheAxis &rows,
                                                      uint32_t bins, const uint16_t *luts)
 {
   uint32_t ty0, ty1;
   LhkClaheRow r;
-  lhi_clahe_axis(row, (uint32_t)g.tile_h, (uint32_t)g.tiles_y, g.recip_y, &ty0, &ty1, &r.wy);
-  r.upper = luts + (size_t)ty0 * (uint32_t)g.tiles_x * bins;
-  r.lower = luts + (size_t)ty1 * (uint32_t)g.tiles_x * bins;
+  lhi_clahe_axis_at(&rows, row, &ty0, &ty1, &r.wy);
+  r.upper = luts + (size_t)ty0 * bins;
+  r.lower = luts + (size_t)ty1 * bins;
   return r;
 }
 
 /* One pixel: its luma, the mix of the four LUTs, written back. */
 template <int PIXEL>
-__device__ __forceinline__ void
-lhk_clahe_pixel(const uint8_t *src, uint8_t *dst, const LhkAxisWalk &a, uint32_t tiles_x,
-                uint64_t recip_x, const uint16_t *upper, const uint16_t *lower, uint32_t wy,
-                uint32_t bins, const LhkPlane &p)
+__device__ __forceinline__ void lhk_clahe_pixel(const uint8_t *src, uint8_t *dst,
+                                                const LhkAxisWalk &a, const LhiClaheAxis &columns,
+                                                const uint16_t *upper, const uint16_t *lower,
+                                                uint32_t wy, uint32_t bins, const LhkPlane &p)
 {
   const uint32_t y = lhk_luma_of<PIXEL>(src, p);
-  const uint32_t y_new = lhk_clahe_level(y, a, tiles_x, recip_x, upper, lower, wy, bins);
+  const uint32_t y_new = lhk_clahe_level(y, a, columns, upper, lower, wy, bins);
   const uint32_t gain = lhk_is_colour<PIXEL>() && y ? lhi_gain(y, y_new) : 0;
   lhk_write_pixel<PIXEL>(src, dst, y, y_new, gain, p);
 }
@@ -294,30 +316,31 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
   const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
   if (slot >= split.slots)
     return;
-  const uint32_t tiles_x = (uint32_t)g.tiles_x, tw = (uint32_t)g.tile_w;
+  const LhiClaheAxis rows = lhi_clahe_stored_axis(&g, true, p.height);
+  const LhiClaheAxis columns = lhi_clahe_stored_axis(&g, false, p.width);
   uint32_t row, end;
   lhk_block_rows(p.height, &row, &end);
   for (; row < end; row++) {
-    const LhkClaheRow r = lhk_clahe_row(row, g, bins, luts);
+    const LhkClaheRow r = lhk_clahe_row(row, rows, bins, luts);
     const uint8_t *in = (const uint8_t *)p.in + row * p.in_stride;
     uint8_t *out = (uint8_t *)p.out + row * p.out_stride;
     if (slot < split.units) {
       LhkUnit<PIXEL> unit;
       unit.load(in + (size_t)slot * R::UNIT_BYTES);
-      LhkAxisWalk a = lhk_axis_start(slot * R::PX, tw);
+      LhkAxisWalk a = lhk_axis_start(slot * R::PX, columns);
 #pragma unroll
       for (int i = 0; i < R::PX; i++) {
         uint8_t *px = unit.bytes + i * R::SAMPLES * R::SAMPLE_BYTES;
-        lhk_clahe_pixel<PIXEL>(px, px, a, tiles_x, g.recip_x, r.upper, r.lower, r.wy, bins, p);
+        lhk_clahe_pixel<PIXEL>(px, px, a, columns, r.upper, r.lower, r.wy, bins, p);
         lhk_axis_next(a);
       }
       unit.store(out + (size_t)slot * R::UNIT_BYTES);
     } else {
       uint32_t x = split.units * R::PX + (slot - split.units);
       size_t offset = (size_t)x * R::SAMPLES * R::SAMPLE_BYTES;
-      LhkAxisWalk a = lhk_axis_start(x, tw);
-      lhk_clahe_pixel<PIXEL>(in + offset, out + offset, a, tiles_x, g.recip_x, r.upper, r.lower,
-                             r.wy, bins, p);
+      LhkAxisWalk a = lhk_axis_start(x, columns);
+      lhk_clahe_pixel<PIXEL>(in + offset, out + offset, a, columns, r.upper, r.lower, r.wy, bins,
+                             p);
     }
   }
 }
@@ -334,20 +357,23 @@ __global__ void __launch_bounds__(LHK_REWRITE_THREADS)
   const bool aligned = lhk_v210_aligned(p);
   const uint32_t pixels = lhk_v210_pixels(p.width, slot);
   const size_t at = (size_t)slot * LHI_V210_GROUP_BYTES;
-  const uint32_t tiles_x = (uint32_t)g.tiles_x, tw = (uint32_t)g.tile_w;
+  const LhiClaheAxis rows = lhi_clahe_stored_axis(&g, true, p.height);
+  const LhiClaheAxis columns = lhi_clahe_stored_axis(&g, false, p.width);
   uint32_t row, end;
   lhk_block_rows(p.height, &row, &end);
   for (; row < end; row++) {
-    const LhkClaheRow r = lhk_clahe_row(row, g, bins, luts);
+    const LhkClaheRow r = lhk_clahe_row(row, rows, bins, luts);
     LhkV210Group group;
     group.load((const uint8_t *)p.in + row * p.in_stride + at, aligned);
-    LhkAxisWalk a = lhk_axis_start(slot * LHI_V210_GROUP_PIXELS, tw);
+    LhkAxisWalk a = lhk_axis_start(slot * LHI_V210_GROUP_PIXELS, columns);
 #pragma unroll
     for (int k = 0; k < LHI_V210_GROUP_PIXELS; k++) {
-      if (k < pixels)
-        group.set_y(
-            k, lhk_clahe_level(group.y(k), a, tiles_x, g.recip_x, r.upper, r.lower, r.wy, bins));
-      lhk_axis_next(a);
+      if (k < pixels) {
+        group.set_y(k, lhk_clahe_level(group.y(k), a, columns, r.upper, r.lower, r.wy, bins));
+        /* not past the row's last pixel: a walk back would pass position 0 */
+        if (k + 1 < pixels)
+          lhk_axis_next(a);
+      }
     }
     group.store((uint8_t *)p.out + row * p.out_stride + at, aligned);
   }

@@ -205,6 +205,9 @@ static int equalize_call(LhContext *context, const LhFrame *in, LhFrame *out,
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown matrix %d", (int)options->matrix);
   if (options->range != LH_RANGE_FULL && options->range != LH_RANGE_LIMITED)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown range %d", (int)options->range);
+  if (options->orientation < 0 || options->orientation > 8)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "equalization orientation %d is not in 0 .. 8",
+                     options->orientation);
   int status = check_pair(in, out);
   if (status < 0)
     return status;
@@ -221,10 +224,14 @@ static int equalize_call(LhContext *context, const LhFrame *in, LhFrame *out,
     return status;
   lhi_range_limits(job.bit_depth, options->range, &job.black, &job.white);
   if (job.kind == LHI_EQUALIZE_CLAHE) {
-    status = lhi_clahe_grid(in->width, in->height, job.bit_depth, options->tiles_x,
-                            options->tiles_y, options->clip_limit, job.black, job.white, &job.grid);
+    /* The grid is the picture's as shown: a quarter turn swaps its sides. */
+    const bool turned = options->orientation >= 5;
+    status = lhi_clahe_grid(turned ? in->height : in->width, turned ? in->width : in->height,
+                            job.bit_depth, options->tiles_x, options->tiles_y, options->clip_limit,
+                            job.black, job.white, &job.grid);
     if (status < 0)
       return status;
+    job.grid.orientation = options->orientation;
   }
   return run_job(context, &job);
 }

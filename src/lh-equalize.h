@@ -4,6 +4,7 @@
 #ifndef LH_EQUALIZE_H
 #define LH_EQUALIZE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lh-luma.h"
@@ -103,7 +104,60 @@ typedef struct {
   float lut_scale;  /* (white - black) / (tile_w * tile_h), lhi_lut_scale */
   uint64_t recip_x; /* floor(2^48 / (2 tile_w)): weights without a division */
   uint64_t recip_y;
+  /* How the frame is shown, as an Exif orientation (0 or 1: as stored):
+   * the grid above is the picture's as shown, tiles_x across it. */
+  int orientation;
 } LhiClaheGrid;
+
+/* One axis of the frame as stored (its rows or its columns), as an
+ * oriented grid sees it: the axis of the picture as shown that it runs
+ * along, from which end, and how far one tile's LUTs are from the next
+ * along it (tile t's are at t * stride * bins): 1 across the picture as
+ * shown, tiles_x down it.  Tile (tx, ty) of the picture as shown is LUT
+ * ty * tiles_x + tx whatever the orientation. */
+typedef struct {
+  uint32_t tile;   /* pixels of a tile along it */
+  uint32_t tiles;  /* tiles along it */
+  uint64_t recip;  /* floor(2^48 / (2 tile)) */
+  uint32_t stride; /* LUTs from a tile to the next along it */
+  uint32_t length; /* pixels of the frame along it */
+  bool flip;       /* the picture as shown runs along it from its far end */
+} LhiClaheAxis;
+
+/* The stored rows' axis (rows true: y) or columns' (x) of a frame of
+ * length pixels along it, under grid's orientation.  Exif orientations 5 to
+ * 8 turn the stored x axis into the shown y; 2, 3, 7 and 8 show the stored
+ * columns from the right, 3, 4, 6 and 7 the rows from the bottom. */
+LHI_HOST_DEVICE LhiClaheAxis lhi_clahe_stored_axis(const LhiClaheGrid *g, bool rows,
+                                                   uint32_t length)
+{
+  const int o = g->orientation;
+  const bool shown_down = rows != (o >= 5);
+  const bool flip =
+      rows ? (o == 3 || o == 4 || o == 6 || o == 7) : (o == 2 || o == 3 || o == 7 || o == 8);
+  LhiClaheAxis a = {
+      .tile = (uint32_t)(shown_down ? g->tile_h : g->tile_w),
+      .tiles = (uint32_t)(shown_down ? g->tiles_y : g->tiles_x),
+      .recip = shown_down ? g->recip_y : g->recip_x,
+      .stride = shown_down ? (uint32_t)g->tiles_x : 1,
+      .length = length,
+      .flip = flip,
+  };
+  return a;
+}
+
+/* The position along the picture as shown of stored position p of axis a. */
+LHI_HOST_DEVICE uint32_t lhi_clahe_shown(const LhiClaheAxis *a, uint32_t p)
+{
+  return a->flip ? a->length - 1 - p : p;
+}
+
+/* The stored position of extended position e along axis a (as shown,
+ * extended by reflection past its far end). */
+LHI_HOST_DEVICE uint32_t lhi_clahe_source(const LhiClaheAxis *a, uint32_t e)
+{
+  return lhi_clahe_shown(a, (uint32_t)lhi_reflect101((int)e, (int)a->length));
+}
 
 /* Where pixel x lies between the tile centres of one axis, as OpenCV's
  * x / tile - 0.5: the two tiles t0, t1 (clamped to the grid) and the weight
@@ -121,8 +175,21 @@ LHI_HOST_DEVICE void lhi_clahe_axis(uint32_t x, uint32_t tile, uint32_t tiles, u
   *t1 = q > tiles - 1 ? tiles - 1 : q;
 }
 
+/* lhi_clahe_axis of stored position p along axis a: the two tiles as the
+ * offsets of their LUTs (in LUTs: times stride) and the second's weight. */
+LHI_HOST_DEVICE void lhi_clahe_axis_at(const LhiClaheAxis *a, uint32_t p, uint32_t *t0,
+                                       uint32_t *t1, uint32_t *weight)
+{
+  lhi_clahe_axis(lhi_clahe_shown(a, p), a->tile, a->tiles, a->recip, t0, t1, weight);
+  *t0 *= a->stride;
+  *t1 *= a->stride;
+}
+
 /* The bilinear mix of four tile LUT values; the weights of the right and
- * lower tiles are wx, wy in 2^-16.  Each row fits 32 bits (65535 * 2^16). */
+ * lower tiles are wx, wy in 2^-16.  Each row fits 32 bits (65535 * 2^16).
+ * Exact until its one rounding, so the same with the axes swapped:
+ * mix(a, b, c, d, wx, wy) == mix(a, c, b, d, wy, wx), which lets a
+ * transposed frame (lhi_clahe_stored_axis) mix rows for columns. */
 LHI_HOST_DEVICE uint32_t lhi_clahe_mix(uint32_t top_left, uint32_t top_right, uint32_t bottom_left,
                                        uint32_t bottom_right, uint32_t wx, uint32_t wy)
 {

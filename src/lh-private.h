@@ -228,6 +228,7 @@ typedef struct {
   int bit_depth;
   int tiles_x;
   int tiles_y;
+  int orientation; /* CLAHE's grid is the picture's as shown */
 } LhiTemporalKey;
 
 /* A backend's window of LUTs, kept where its LUTs are. */

@@ -472,10 +472,20 @@ typedef struct {
   double clip_limit;    /* CLAHE: createCLAHE's clipLimit; <= 0 no clipping */
   LhTemporal *temporal; /* NULL: each frame on its own */
   LhChromaRule chroma;  /* YUV frames' chroma */
+  /* CLAHE: how the frame is shown, as an Exif orientation (1 or 0: as
+   * stored; 2: mirrored left to right; 3: half a turn; 4: mirrored top to
+   * bottom; 5: mirrored along the main diagonal; 6: a quarter turn
+   * clockwise; 7: mirrored along the other diagonal; 8: a quarter turn
+   * anticlockwise), as LhOverlayOptions' is.  The grid is the picture's as
+   * shown (tiles_x across it, extended on its right and bottom): the same
+   * frame as cv::createCLAHE gives on the picture turned upright, turned
+   * back.  Global equalization is the same either way. */
+  int orientation;
 } LhEqualizeOptions;
 
 /* Defaults: global, BT.601, full range, CLAHE 8 x 8 tiles with clip limit 40
- * (createCLAHE's defaults), no temporal smoothing, chroma kept. */
+ * (createCLAHE's defaults), no temporal smoothing, chroma kept, orientation
+ * 0 (as stored). */
 LH_API void lh_equalize_options_init(LhEqualizeOptions *options);
 
 /* Equalizes in into out: the same format, size and memory; strides may

@@ -67,9 +67,17 @@ LH_API int lh_temporal_query(LhTemporal *temporal, int *frames, uint64_t *cuts)
   return LH_OK;
 }
 
+/* Field by field: a key's padding bytes are whatever its initializer left. */
+static bool same_key(const LhiTemporalKey *a, const LhiTemporalKey *b)
+{
+  return a->backend == b->backend && a->kind == b->kind && a->width == b->width &&
+         a->height == b->height && a->bit_depth == b->bit_depth && a->tiles_x == b->tiles_x &&
+         a->tiles_y == b->tiles_y && a->orientation == b->orientation;
+}
+
 void *lhi_temporal_data(LhTemporal *temporal, const LhiTemporalKey *key)
 {
-  if (temporal->ops && memcmp(&temporal->key, key, sizeof *key) != 0)
+  if (temporal->ops && !same_key(&temporal->key, key))
     drop_data(temporal);
   return temporal->data;
 }

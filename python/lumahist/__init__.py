@@ -423,11 +423,15 @@ def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", b
 
 def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="full",
           backend="auto", bit_depth=None, format=None, temporal=None, width=None,
-          chroma="keep"):
+          chroma="keep", orientation=1):
     """Contrast-limited adaptive equalization as cv2.createCLAHE(clip, tiles) (within
     1 of OpenCV at 8 bits).  tiles: (x, y); clip: 0 or more (0: no clipping).  Only
     luma changes, as for equalize (chroma as there); image, out, format, width,
-    bit_depth, matrix, range, backend and temporal as there."""
+    bit_depth, matrix, range, backend and temporal as there.  orientation: how the
+    image is shown, as an Exif orientation (1 as stored, 6 turned a quarter
+    clockwise, ...; the tool takes a file's own): the grid is the image's as
+    shown, tiles (x, y) across and down it, as createCLAHE on the image turned
+    upright, turned back."""
     tiles_x, tiles_y = _tiles(tiles)
     clip_limit = _float(clip, "clip")
     if clip_limit < 0:
@@ -442,7 +446,7 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
                       clip_limit=clip_limit, matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
                       temporal=_temporal_capsule(temporal),
-                      width=width or 0, chroma=chroma)
+                      width=width or 0, chroma=chroma, orientation=orientation)
     return result
 
 

@@ -153,31 +153,32 @@ def clahe(image: npt.NDArray[_ScalarT], *, tiles: Sequence[SupportsIndex] = (8, 
           clip: float = 40.0, out: None = None, matrix: str = "bt601", range: str = "full",
           backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,
           format: Optional[str] = None, temporal: Optional["Temporal"] = None,
-          width: Optional[SupportsIndex] = None, chroma: str = "keep") -> npt.NDArray[_ScalarT]: ...
+          width: Optional[SupportsIndex] = None, chroma: str = "keep",
+          orientation: SupportsIndex = 1) -> npt.NDArray[_ScalarT]: ...
 @overload
 def clahe(image: _CudaArrayT, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0,
           out: None = None, matrix: str = "bt601", range: str = "full", backend: str = "auto",
           bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
           temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
-          chroma: str = "keep") -> _CudaArrayT: ...
+          chroma: str = "keep", orientation: SupportsIndex = 1) -> _CudaArrayT: ...
 @overload
 def clahe(image: Any, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0,
           out: None = None, matrix: str = "bt601", range: str = "full", backend: str = "auto",
           bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
           temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
-          chroma: str = "keep") -> npt.NDArray[Any]: ...
+          chroma: str = "keep", orientation: SupportsIndex = 1) -> npt.NDArray[Any]: ...
 @overload
 def clahe(image: Any, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0,
           out: _OutArrayT, matrix: str = "bt601", range: str = "full", backend: str = "auto",
           bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
           temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
-          chroma: str = "keep") -> _OutArrayT: ...
+          chroma: str = "keep", orientation: SupportsIndex = 1) -> _OutArrayT: ...
 @overload
 def clahe(image: Any, *, tiles: Sequence[SupportsIndex] = (8, 8), clip: float = 40.0, out: Any,
           matrix: str = "bt601", range: str = "full", backend: str = "auto",
           bit_depth: Optional[SupportsIndex] = None, format: Optional[str] = None,
           temporal: Optional["Temporal"] = None, width: Optional[SupportsIndex] = None,
-          chroma: str = "keep") -> Any: ...
+          chroma: str = "keep", orientation: SupportsIndex = 1) -> Any: ...
 @overload
 def apply_lut(image: npt.NDArray[_ScalarT], lut: Any, *, out: None = None, matrix: str = "bt601",
               backend: str = "auto", bit_depth: Optional[SupportsIndex] = None,

@@ -1016,19 +1016,22 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
  * in place). */
 static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {"image",    "out",     "mode",       "lut",     "matrix",    "range",
-                             "tiles_x",  "tiles_y", "clip_limit", "backend", "bit_depth", "format",
-                             "temporal", "width",   "chroma",     NULL};
+  static char *keywords[] = {"image",       "out",     "mode",     "lut",        "matrix",
+                             "range",       "tiles_x", "tiles_y",  "clip_limit", "backend",
+                             "bit_depth",   "format",  "temporal", "width",      "chroma",
+                             "orientation", NULL};
   PyObject *image, *out, *lut_object = Py_None, *temporal = Py_None;
   const char *mode = "global", *matrix_name = "bt601", *range_name = "full", *backend_name = "auto",
              *format_name = NULL, *chroma_name = "keep";
   int tiles_x = 8, tiles_y = 8;
   IntArgument bit_depth = {"bit_depth", 0}, frame_width = {"width", 0};
+  IntArgument orientation = {"orientation", 1};
   double clip_limit = 40.0;
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "OO|$sOssiidsO&zOO&s", keywords, &image, &out, &mode, &lut_object,
-          &matrix_name, &range_name, &tiles_x, &tiles_y, &clip_limit, &backend_name, int_argument,
-          &bit_depth, &format_name, &temporal, int_argument, &frame_width, &chroma_name))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$sOssiidsO&zOO&sO&", keywords, &image, &out,
+                                   &mode, &lut_object, &matrix_name, &range_name, &tiles_x,
+                                   &tiles_y, &clip_limit, &backend_name, int_argument, &bit_depth,
+                                   &format_name, &temporal, int_argument, &frame_width,
+                                   &chroma_name, int_argument, &orientation))
     return NULL;
   LhEqualizeOptions options;
   lh_equalize_options_init(&options);
@@ -1048,6 +1051,7 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
   options.tiles_x = tiles_x;
   options.tiles_y = tiles_y;
   options.clip_limit = clip_limit;
+  options.orientation = orientation.value;
   TemporalBox *box = NULL;
   if (temporal != Py_None) {
     box = PyCapsule_GetPointer(temporal, TEMPORAL_CAPSULE);
@@ -1424,7 +1428,7 @@ static PyMethodDef methods[] = {
      "stats(image, matrix, range, percentiles, roi, backend, bit_depth, format, width) -> Stats"},
     {"rewrite", (PyCFunction)(void (*)(void))py_rewrite, METH_VARARGS | METH_KEYWORDS,
      "rewrite(image, out, *, mode, lut, matrix, range, tiles_x, tiles_y, clip_limit, backend, "
-     "bit_depth, format, temporal, width)"},
+     "bit_depth, format, temporal, width, chroma, orientation)"},
     {"lut_from_histogram", (PyCFunction)(void (*)(void))py_lut_from_histogram,
      METH_VARARGS | METH_KEYWORDS, "lut_from_histogram(histogram, *, range) -> bytes"},
     {"stats_file", (PyCFunction)(void (*)(void))py_stats_file, METH_VARARGS | METH_KEYWORDS,

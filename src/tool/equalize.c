@@ -188,6 +188,9 @@ static bool equalize_image(LhioImage *image, const char *path, void *data)
    * are the same either way. */
   LhEqualizeOptions options = run->options;
   options.chroma = LH_CHROMA_SCALE;
+  /* CLAHE's grid is the picture's as a viewer shows it (Exif orientation),
+   * as OpenCV's imread turns it before createCLAHE sees it. */
+  options.orientation = lhio_image_orientation(image);
   int status;
   if (run->lut) {
     if (luma_depth(frame) != run->lut_depth) {
@@ -219,9 +222,9 @@ static int begin_video(LhContext *context, void *data)
 static int equalize_video_frame(LhContext *context, const LhFrame *in, LhFrame *out,
                                 LhMatrix matrix, LhRange range, int orientation, void *data)
 {
-  (void)orientation; /* every pixel alike */
   EqualizeRun *run = data;
   LhEqualizeOptions options = run->options;
+  options.orientation = orientation; /* CLAHE's grid: the picture as a player shows it */
   if (!run->matrix_given)
     options.matrix = matrix;
   if (!run->range_given)

@@ -2,7 +2,8 @@
  * Python tests can hold the results against OpenCV on the same pixels.
  *
  *   eq-driver [--backend B] [--mode global|clahe|lut] [--tiles X,Y] [--clip C]
- *             [--matrix M] [--range R] [--depth D] [--lut FILE] [--histogram FILE]
+ *             [--orientation O] [--matrix M] [--range R] [--depth D] [--lut FILE]
+ *             [--histogram FILE]
  *             FORMAT WIDTH HEIGHT IN OUT
  *
  * IN and OUT hold the frame tightly packed as lh_frame_init lays it out (YUV:
@@ -63,11 +64,17 @@ int main(int argc, char **argv)
   const char *mode = "global", *lut_path = NULL, *histogram_path = NULL;
   int depth = 0;
   static const struct option long_options[] = {
-      {"backend", required_argument, NULL, 'b'},   {"mode", required_argument, NULL, 'm'},
-      {"tiles", required_argument, NULL, 't'},     {"clip", required_argument, NULL, 'c'},
-      {"matrix", required_argument, NULL, 'x'},    {"range", required_argument, NULL, 'r'},
-      {"depth", required_argument, NULL, 'd'},     {"lut", required_argument, NULL, 'l'},
-      {"histogram", required_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+      {"backend", required_argument, NULL, 'b'},
+      {"mode", required_argument, NULL, 'm'},
+      {"tiles", required_argument, NULL, 't'},
+      {"clip", required_argument, NULL, 'c'},
+      {"matrix", required_argument, NULL, 'x'},
+      {"range", required_argument, NULL, 'r'},
+      {"depth", required_argument, NULL, 'd'},
+      {"lut", required_argument, NULL, 'l'},
+      {"histogram", required_argument, NULL, 'h'},
+      {"orientation", required_argument, NULL, 'o'},
+      {NULL, 0, NULL, 0},
   };
   int opt;
   while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
@@ -84,6 +91,9 @@ int main(int argc, char **argv)
       break;
     case 'c':
       options.clip_limit = atof(optarg);
+      break;
+    case 'o':
+      options.orientation = atoi(optarg);
       break;
     case 'x':
       check(lh_matrix_from_name(optarg, &options.matrix), "--matrix");

@@ -292,9 +292,13 @@ static void test_equalize(void)
           o.tiles_x = modes[m].tx;
           o.tiles_y = modes[m].ty;
           o.clip_limit = modes[m].clip;
-          snprintf(what, sizeof what, "%s %dx%d depth %d %s %s %dx%d clip %g range %d",
+          /* every Exif orientation in turn: the grid is the picture's as shown */
+          o.orientation = o.mode == LH_EQUALIZE_CLAHE ? (int)((f + s + m) % 9) : 0;
+          snprintf(what, sizeof what,
+                   "%s %dx%d depth %d %s %s %dx%d clip %g range %d orientation %d",
                    lh_format_name(format), sh->width, sh->height, depth, gen_distribution_names[d],
-                   o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y, o.clip_limit, o.range);
+                   o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y, o.clip_limit, o.range,
+                   o.orientation);
         }
         compare_equalize(&g, &o, lut, what);
         free(lut);
@@ -352,10 +356,12 @@ static void test_v210(void)
         o.tiles_x = modes[m].tx;
         o.tiles_y = modes[m].ty;
         o.clip_limit = modes[m].clip;
+        o.orientation = o.mode == LH_EQUALIZE_CLAHE ? (int)((s + m) % 9) : 0;
         snprintf(what, sizeof what,
-                 "v210 %dx%d stride +%zu offset %zu %s %s %dx%d clip %g range %d", sh->width,
-                 sh->height, sh->extra_stride, sh->offset, gen_distribution_names[d],
-                 o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y, o.clip_limit, o.range);
+                 "v210 %dx%d stride +%zu offset %zu %s %s %dx%d clip %g range %d orientation %d",
+                 sh->width, sh->height, sh->extra_stride, sh->offset, gen_distribution_names[d],
+                 o.mode ? "clahe" : "global", o.tiles_x, o.tiles_y, o.clip_limit, o.range,
+                 o.orientation);
       }
       compare_equalize(&g, &o, lut, what);
       free(lut);
@@ -473,14 +479,16 @@ static void test_chroma_scale(void)
           o.tiles_x = modes[m].tx;
           o.tiles_y = modes[m].ty;
           o.clip_limit = modes[m].clip;
+          o.orientation = o.mode == LH_EQUALIZE_CLAHE ? (int)((f + s + m) % 9) : 0;
         }
-        snprintf(what, sizeof what, "chroma scale %s %dx%d %s%s %s %dx%d clip %g range %d",
+        snprintf(what, sizeof what,
+                 "chroma scale %s %dx%d %s%s %s %dx%d clip %g range %d orientation %d",
                  lh_format_name(format), sh->width, sh->height, gen_distribution_names[d],
                  black ? " with black pixels" : "",
                  m == n_modes ? "random LUT"
                  : o.mode     ? "clahe"
                               : "global",
-                 o.tiles_x, o.tiles_y, o.clip_limit, o.range);
+                 o.tiles_x, o.tiles_y, o.clip_limit, o.range, o.orientation);
         compare_equalize(&g, &o, m == n_modes ? lut : NULL, what);
         gen_free(&g);
       }

@@ -918,6 +918,77 @@ static void test_overlays_turned(void)
   gen_free(&g);
 }
 
+/* CLAHE of a turned frame (an Exif orientation) is CLAHE of the picture as
+ * shown, turned back, bit for bit: its grid (a non-square one, on sides no
+ * tile count divides) is the upright picture's, extended on its right and
+ * bottom.  It was the stored frame's. */
+static void test_clahe_turned(void)
+{
+  static const LhFormat formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB, LH_FORMAT_GRAY16,
+                                     LH_FORMAT_BGRA};
+  static const struct {
+    int tx, ty;
+    double clip;
+  } grids[] = {{8, 3, 2.0}, {5, 7, 40.0}, {1, 1, 0.0}};
+  const int width = 97, height = 61; /* upright */
+  for (size_t f = 0; f < sizeof formats / sizeof *formats; f++)
+    for (int o = 1; o <= 8; o++)
+      for (size_t k = 0; k < sizeof grids / sizeof *grids; k++) {
+        const LhFormat format = formats[f];
+        const int pb = gen_pixel_bytes(format);
+        const int w = o >= 5 ? height : width, h = o >= 5 ? width : height; /* stored */
+        GenFrame up, turned;
+        gen_frame(&up, format, width, height, format == LH_FORMAT_GRAY16 ? 12 : 0, 3, 0, GEN_PHOTO,
+                  700 + (uint64_t)o);
+        gen_frame(&turned, format, w, h, format == LH_FORMAT_GRAY16 ? 12 : 0, 5, 0, GEN_UNIFORM, 1);
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++) {
+            int sx, sy;
+            shown_at(o, w, h, x, y, &sx, &sy);
+            memcpy((uint8_t *)turned.frame.planes[0] + (size_t)y * turned.frame.strides[0] +
+                       (size_t)x * pb,
+                   (uint8_t *)up.frame.planes[0] + (size_t)sy * up.frame.strides[0] +
+                       (size_t)sx * pb,
+                   (size_t)pb);
+          }
+        LhEqualizeOptions eo;
+        lh_equalize_options_init(&eo);
+        eo.mode = LH_EQUALIZE_CLAHE;
+        eo.tiles_x = grids[k].tx;
+        eo.tiles_y = grids[k].ty;
+        eo.clip_limit = grids[k].clip;
+        CHECK(lh_equalize(cpu, &up.frame, &up.frame, &eo) == 0, "%s", lh_last_error());
+        eo.orientation = o;
+        CHECK(lh_equalize(cpu, &turned.frame, &turned.frame, &eo) == 0, "%s", lh_last_error());
+        int bad = 0;
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++) {
+            int sx, sy;
+            shown_at(o, w, h, x, y, &sx, &sy);
+            if (memcmp((uint8_t *)turned.frame.planes[0] + (size_t)y * turned.frame.strides[0] +
+                           (size_t)x * pb,
+                       (uint8_t *)up.frame.planes[0] + (size_t)sy * up.frame.strides[0] +
+                           (size_t)sx * pb,
+                       (size_t)pb) != 0)
+              bad++;
+          }
+        CHECK(bad == 0, "CLAHE %s orientation %d tiles %dx%d: %d pixels differ from the upright's",
+              lh_format_name(format), o, grids[k].tx, grids[k].ty, bad);
+        gen_free(&up);
+        gen_free(&turned);
+      }
+  LhEqualizeOptions eo;
+  lh_equalize_options_init(&eo);
+  eo.mode = LH_EQUALIZE_CLAHE;
+  GenFrame g;
+  gen_frame(&g, LH_FORMAT_GRAY8, 40, 30, 0, 0, 0, GEN_PHOTO, 5);
+  eo.orientation = 9;
+  CHECK(lh_equalize(cpu, &g.frame, &g.frame, &eo) == LH_ERROR_INVALID_ARGUMENT, "orientation 9");
+  eo.orientation = -1;
+  CHECK(lh_equalize(cpu, &g.frame, &g.frame, &eo) == LH_ERROR_INVALID_ARGUMENT, "orientation -1");
+  gen_free(&g);
+}
+
 /* Overlays on YUV of any subsampling and layout, against the same picture
  * in 4:4:4 planar of the same depth: Y drawn alike, and each chroma sample
  * (cx, cy) as the 4:4:4 one at its top-left luma pixel (cx << xs, cy << ys),
@@ -1522,6 +1593,7 @@ int main(int argc, char **argv)
     test_chroma_rule_edges();
     test_overlays_yuv();
     test_overlays_turned();
+    test_clahe_turned();
     test_overlays_past_depth();
   }
   test_overlays(dump);

@@ -748,6 +748,49 @@ def test_overlay_orientation(root):
               f"(rows {rows.min() if rows.size else None}.., cols ..{cols.max() if cols.size else None})")
 
 
+def test_clahe_orientation(root):
+    """A photograph stored turned, with an Exif orientation, gets CLAHE on
+    the grid of the picture as a viewer shows it (as OpenCV's imread turns
+    it before createCLAHE): the same picture as the upright photograph's,
+    bit for bit in PNG, within JPEG's noise in JPEG.  It got the grid of
+    the stored pixels: a 8x3 grid ran down a photograph shown on its side.
+    The default backend and decoder: nvJPEG and CUDA on a GPU host."""
+    folder = os.path.join(root, "clahe-turned")
+    os.makedirs(folder)
+    upright = Image.open(os.path.join(SAMPLES, "fog-lake-low-contrast.jpg")).convert("RGB")
+    upright = upright.crop((0, 0, 301, 203))  # odd, not square, no tile count divides
+    turn = {2: Image.FLIP_LEFT_RIGHT, 3: Image.ROTATE_180, 4: Image.FLIP_TOP_BOTTOM,
+            5: Image.TRANSPOSE, 6: Image.ROTATE_90, 7: Image.TRANSVERSE, 8: Image.ROTATE_270}
+    for o in range(1, 9):
+        exif = Image.Exif()
+        exif[0x0112] = o
+        stored = upright.transpose(turn[o]) if o in turn else upright
+        stored.save(os.path.join(folder, f"o{o}.png"), exif=exif.tobytes())
+        stored.save(os.path.join(folder, f"o{o}.jpg"), exif=exif.tobytes(), quality=95,
+                    subsampling=0)
+    out = os.path.join(root, "clahe-turned-out")
+    code, err = lumahist("clahe", folder, "--out", out, "--tiles", "8x3", "--clip", "3")
+    check(code == 0, f"clahe of turned photographs: exit {code}: {err}")
+    from PIL import ImageOps
+    want = np.asarray(Image.open(os.path.join(out, "o1.png")))
+    want_jpeg = np.asarray(Image.open(os.path.join(out, "o1.jpg")).convert("L"), int)
+    for o in range(2, 9):
+        path = os.path.join(out, f"o{o}.png")
+        if not os.path.exists(path):
+            check(False, f"clahe orientation {o}: no output")
+            continue
+        got = np.asarray(ImageOps.exif_transpose(Image.open(path)))
+        check(got.shape == want.shape and np.array_equal(got, want),
+              f"clahe orientation {o}: the picture as shown differs from the upright "
+              f"photograph's in "
+              f"{int(np.count_nonzero(np.any(got != want, axis=-1))) if got.shape == want.shape else got.shape} pixels")
+        jpeg = np.asarray(ImageOps.exif_transpose(
+            Image.open(os.path.join(out, f"o{o}.jpg"))).convert("L"), int)
+        mean = float(np.abs(jpeg - want_jpeg).mean()) if jpeg.shape == want_jpeg.shape else 255
+        check(mean < 1.5, f"clahe orientation {o}: the JPEG as shown is {mean:.2f} off the "
+              f"upright one's on average")
+
+
 def test_bad_file(root):
     folder = os.path.join(root, "mixed")
     os.makedirs(folder)
@@ -810,6 +853,7 @@ def main():
         test_overlay(root, inputs)
         test_overlay_nothing_drawn(root)
         test_overlay_orientation(root)
+        test_clahe_orientation(root)
         test_bad_file(root)
         test_long_names(root)
     finally:

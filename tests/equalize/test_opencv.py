@@ -128,6 +128,43 @@ def test_clahe():
     print(f"CLAHE: {n} cases within 1 code value; at most {worst_share:.2%} of pixels off by one")
 
 
+def shown(stored, orientation):
+    """The picture a viewer shows of stored pixels with this Exif
+    orientation (PIL's ImageOps.exif_transpose)."""
+    return {1: lambda a: a, 2: lambda a: a[:, ::-1], 3: lambda a: a[::-1, ::-1],
+            4: lambda a: a[::-1, :], 5: lambda a: a.T, 6: lambda a: a.T[:, ::-1],
+            7: lambda a: a.T[::-1, ::-1], 8: lambda a: a.T[::-1, :]}[orientation](stored)
+
+
+def test_clahe_oriented():
+    """CLAHE of a frame with an Exif orientation is OpenCV's on the picture
+    as shown (its grid across and down that picture, extended on its right
+    and bottom), turned back: a non-square grid on sides that no tile count
+    divides tells every orientation apart.  It was the stored frame's grid."""
+    rng = np.random.default_rng(12)
+    cases = [("random 61x97", rng.integers(0, 256, (61, 97), dtype=np.uint8))]
+    for name, original in samples():
+        image = gray8(original)
+        if image is not None:
+            cases.append((name, np.ascontiguousarray(image[: image.shape[0] - 3,
+                                                           : image.shape[1] - 5])))
+            break
+    n = 0
+    for name, image in cases:
+        for orientation in range(1, 9):
+            for tiles, clip in [((8, 3), 2.0), ((5, 7), 40.0)]:
+                got = run(image, "GRAY8", "--mode", "clahe", "--tiles", f"{tiles[0]},{tiles[1]}",
+                          "--clip", repr(clip), "--orientation", str(orientation))
+                upright = np.ascontiguousarray(shown(image, orientation))
+                want = cv2.createCLAHE(clipLimit=clip, tileGridSize=tiles).apply(upright)
+                diff = np.abs(shown(got, orientation).astype(np.int64) - want.astype(np.int64))
+                check(int(diff.max()) <= 1 and np.count_nonzero(diff) <= 0.15 * diff.size,
+                      f"CLAHE {name} orientation {orientation} tiles {tiles}: off by up to "
+                      f"{int(diff.max())} on {np.count_nonzero(diff)} pixels")
+                n += 1
+    print(f"CLAHE with an orientation: {n} cases within 1 code value of OpenCV's upright")
+
+
 def test_colour():
     """Colour is equalized on luma: the luma of the result is equalizeHist's
     LUT of the input's luma, give or take the rounding of three samples."""
@@ -150,6 +187,7 @@ def test_colour():
 def main():
     test_equalize_hist()
     test_clahe()
+    test_clahe_oriented()
     test_colour()
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)")

@@ -193,6 +193,22 @@ def test_clahe_within_one_of_opencv():
         assert np.abs(ours - theirs).max() <= 1
 
 
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_clahe_orientation_is_opencvs_on_the_upright_image(orientation):
+    """orientation: the grid is the image's as shown (OpenCV on the image
+    turned upright, turned back), on sides no tile count divides."""
+    image = cv2.imread(os.path.join(SAMPLES, "camera-gray.png"), cv2.IMREAD_GRAYSCALE)[:251, :199]
+    shown = {1: lambda a: a, 2: lambda a: a[:, ::-1], 3: lambda a: a[::-1, ::-1],
+             4: lambda a: a[::-1, :], 5: lambda a: a.T, 6: lambda a: a.T[:, ::-1],
+             7: lambda a: a.T[::-1, ::-1], 8: lambda a: a.T[::-1, :]}[orientation]
+    stored = np.ascontiguousarray(image)
+    ours = lumahist.clahe(stored, tiles=(8, 3), clip=2.0, backend="cpu", orientation=orientation)
+    theirs = cv2.createCLAHE(2.0, (8, 3)).apply(np.ascontiguousarray(shown(stored)))
+    assert np.abs(shown(ours).astype(int) - theirs.astype(int)).max() <= 1
+    with pytest.raises(lumahist.InvalidArgumentError):
+        lumahist.clahe(stored, orientation=9)
+
+
 def test_clahe_clip_past_an_int_is_no_limit():
     """README: a clip limit of 2^31 counts or more (where OpenCV's int
     conversion overflows) is no limit, not OpenCV's clip at 1 count."""
