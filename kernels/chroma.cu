@@ -14,22 +14,40 @@
 /* Blocks down the frame at most; each then strides over further rows. */
 #define LHK_CHROMA_MAX_ROW_BLOCKS 8192
 
+/* The stored rows' or columns' axis of the CLAHE grid (lhi_clahe_stored_axis);
+ * ORIENTED false, a frame shown as stored, fixes what an orientation varies,
+ * as clahe.cu's kernels do. */
+template <bool ORIENTED>
+__device__ __forceinline__ LhiClaheAxis lhk_chroma_axis(const LhiClaheGrid &g, bool rows,
+                                                        uint32_t length)
+{
+  if constexpr (ORIENTED)
+    return lhi_clahe_stored_axis(&g, rows, length);
+  LhiClaheAxis a = {
+      .tile = (uint32_t)(rows ? g.tile_h : g.tile_w),
+      .tiles = (uint32_t)(rows ? g.tiles_y : g.tiles_x),
+      .recip = rows ? g.recip_y : g.recip_x,
+      .stride = rows ? (uint32_t)g.tiles_x : 1u,
+      .length = length,
+      .flip = false,
+  };
+  return a;
+}
+
 /* The new luma of pixel (x, y) of old luma v: the LUT's entry, or the CLAHE
- * mix of its four tile LUTs (lhk_clahe_pixel's arithmetic). */
+ * mix of its four tile LUTs (lhk_clahe_pixel's arithmetic; transposed,
+ * upper and lower are the tiles left and right as shown, the mix the same:
+ * lhi_clahe_mix). */
 template <bool CLAHE>
 __device__ __forceinline__ uint32_t lhk_chroma_new_luma(uint32_t x, uint32_t y, uint32_t v,
-                                                        uint32_t width, uint32_t height,
-                                                        const uint16_t *luts, const LhiClaheGrid &g)
+                                                        const uint16_t *luts,
+                                                        const LhiClaheAxis &rows,
+                                                        const LhiClaheAxis &columns)
 {
   if constexpr (!CLAHE) {
     return __ldg(luts + v);
   } else {
-    /* The rows' and columns' axes as the grid sees them (its orientation:
-     * lhi_clahe_stored_axis), transposed upper and lower the tiles left
-     * and right as shown, the mix the same (lhi_clahe_mix). */
     const uint32_t bins = 256;
-    const LhiClaheAxis rows = lhi_clahe_stored_axis(&g, true, height);
-    const LhiClaheAxis columns = lhi_clahe_stored_axis(&g, false, width);
     uint32_t tx0, tx1, wx, ty0, ty1, wy;
     lhi_clahe_axis_at(&columns, x, &tx0, &tx1, &wx);
     lhi_clahe_axis_at(&rows, y, &ty0, &ty1, &wy);
@@ -41,7 +59,7 @@ __device__ __forceinline__ uint32_t lhk_chroma_new_luma(uint32_t x, uint32_t y, 
   }
 }
 
-template <bool CLAHE>
+template <bool CLAHE, bool ORIENTED>
 __global__ void lhk_scale_chroma_kernel(LhkChroma c, const uint16_t *luts, LhiClaheGrid g)
 {
   const uint32_t cx = blockIdx.x * blockDim.x + threadIdx.x;
@@ -49,6 +67,8 @@ __global__ void lhk_scale_chroma_kernel(LhkChroma c, const uint16_t *luts, LhiCl
   const uint32_t rows = (c.height + (1u << c.y_shift) - 1) >> c.y_shift;
   if (cx >= samples)
     return;
+  const LhiClaheAxis luma_rows = lhk_chroma_axis<ORIENTED>(g, true, c.height);
+  const LhiClaheAxis luma_columns = lhk_chroma_axis<ORIENTED>(g, false, c.width);
   const uint32_t x0 = cx << c.x_shift, x1 = min(c.width, x0 + (1u << c.x_shift));
   for (uint32_t cy = blockIdx.y * blockDim.y + threadIdx.y; cy < rows;
        cy += gridDim.y * blockDim.y) {
@@ -60,7 +80,7 @@ __global__ void lhk_scale_chroma_kernel(LhkChroma c, const uint16_t *luts, LhiCl
       for (uint32_t x = x0; x < x1; x++) {
         const uint32_t v = row[x];
         sum += v;
-        sum_new += lhk_chroma_new_luma<CLAHE>(x, y, v, c.width, c.height, luts, g);
+        sum_new += lhk_chroma_new_luma<CLAHE>(x, y, v, luts, luma_rows, luma_columns);
       }
     }
 #pragma unroll
@@ -87,7 +107,10 @@ static cudaError_t scale_chroma(const LhkChroma *c, const uint16_t *luts, const 
   const uint32_t row_blocks = (rows + LHK_CHROMA_BLOCK_ROWS - 1) / LHK_CHROMA_BLOCK_ROWS;
   const dim3 grid((samples + 31) / 32,
                   row_blocks < LHK_CHROMA_MAX_ROW_BLOCKS ? row_blocks : LHK_CHROMA_MAX_ROW_BLOCKS);
-  lhk_scale_chroma_kernel<CLAHE><<<grid, block, 0, stream>>>(*c, luts, g);
+  if (CLAHE && g.orientation > 1)
+    lhk_scale_chroma_kernel<CLAHE, true><<<grid, block, 0, stream>>>(*c, luts, g);
+  else
+    lhk_scale_chroma_kernel<CLAHE, false><<<grid, block, 0, stream>>>(*c, luts, g);
   LHK_CHECK_LAUNCH(stream);
   return cudaSuccess;
 }
