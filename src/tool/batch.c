@@ -648,18 +648,6 @@ static bool same_file(const char *a, const char *b)
                   info_a.st_dev == info_b.st_dev && info_a.st_ino == info_b.st_ino);
 }
 
-/* Whether path is where standard output goes (/dev/stdout, or the file or
- * pipe it is redirected to): the page written there replaced a file's
- * records, or followed them down a pipe.  A terminal or /dev/null takes both
- * without losing either. */
-static bool is_standard_output(const char *path)
-{
-  struct stat target, standard_output;
-  return stat(path, &target) == 0 && fstat(STDOUT_FILENO, &standard_output) == 0 &&
-         !S_ISCHR(target.st_mode) && target.st_dev == standard_output.st_dev &&
-         target.st_ino == standard_output.st_ino;
-}
-
 int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
 {
   const char *command = "lumahist stats";
@@ -693,7 +681,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
           args->report);
     return LHT_EXIT_USAGE;
   }
-  if (!args->output && args->report && is_standard_output(args->report)) {
+  if (!args->output && args->report && lht_is_standard_output(args->report)) {
     usage(command,
           "--report %s is standard output, where the records go: give the page a path of its "
           "own, or the records --output FILE",

@@ -84,6 +84,11 @@ bool lht_folder_writable(const char *folder, int *error);
 /* Whether path is one of files (paths), through any link: a regular file
  * that exists and is the same file as one of them (save-file.c). */
 bool lht_is_one_of(const char *path, const GPtrArray *files);
+/* Whether path is where standard output goes (/dev/stdout, or the file or
+ * pipe it is redirected to) (save-file.c): a page written there replaced a
+ * file's records, or followed them down a pipe.  A terminal or /dev/null
+ * takes both without losing either. */
+bool lht_is_standard_output(const char *path);
 
 /* The message of the library's last error without a leading "PATH: ", which
  * lht_error() already writes; the status name when there is no message. */

@@ -472,6 +472,15 @@ int lht_merge_main(int argc, char **argv)
                 args.report);
       fputs("Try 'lumahist merge --help'.\n", stderr);
       status = LHT_EXIT_USAGE;
+    } else if (lht_is_standard_output(args.report)) {
+      /* The dataset record always goes to standard output, as stats'
+       * records do without --output. */
+      lht_error(NULL,
+                "--report %s is standard output, where the dataset record goes: give the page "
+                "a path of its own, or redirect the record (> merged.jsonl)",
+                args.report);
+      fputs("Try 'lumahist merge --help'.\n", stderr);
+      status = LHT_EXIT_USAGE;
     }
     g_ptr_array_free(files, TRUE);
   }

@@ -159,3 +159,11 @@ bool lht_is_one_of(const char *path, const GPtrArray *files)
   }
   return false;
 }
+
+bool lht_is_standard_output(const char *path)
+{
+  struct stat target, standard_output;
+  return stat(path, &target) == 0 && fstat(STDOUT_FILENO, &standard_output) == 0 &&
+         !S_ISCHR(target.st_mode) && target.st_dev == standard_output.st_dev &&
+         target.st_ino == standard_output.st_ino;
+}

@@ -1158,6 +1158,24 @@ def group_report(tmp):
                               stdout=out, stderr=subprocess.PIPE)
     check(proc.returncode == 0 and open(taken, "rb").read().startswith(b"<!DOCTYPE html>"),
           f"--report /dev/stdout with -o FILE: exit {proc.returncode}, {text(proc.stderr)!r}")
+    # merge writes its dataset record to standard output always: the page
+    # replaced it in a redirected file (exit 0), or followed it down a pipe.
+    with open(taken, "wb") as out:
+        proc = subprocess.run([LUMAHIST, "merge", "--report", "/dev/stdout", jsonl], stdout=out,
+                              stderr=subprocess.PIPE)
+    check(proc.returncode == 2 and os.path.getsize(taken) == 0 and
+          "--report /dev/stdout is standard output" in text(proc.stderr),
+          f"merge --report /dev/stdout with the record on it: exit {proc.returncode}, "
+          f"{os.path.getsize(taken)} bytes, {text(proc.stderr)!r}")
+    proc = subprocess.run(f"{shlex.quote(LUMAHIST)} merge --report /dev/stdout "
+                          f"{shlex.quote(jsonl)} | cat", shell=True, capture_output=True)
+    check(b"<html" not in proc.stdout and b"--report /dev/stdout" in proc.stderr,
+          f"merge --report /dev/stdout with the record on a pipe: {proc.stdout[:80]!r}")
+    # /dev/null takes both without losing either.
+    proc = subprocess.run([LUMAHIST, "merge", "--report", "/dev/null", jsonl],
+                          capture_output=True)
+    check(proc.returncode == 0 and proc.stdout.startswith(b'{"path":null,"dataset":true'),
+          f"merge --report /dev/null: exit {proc.returncode}, {text(proc.stderr)!r}")
     strict = os.path.join(tmp, "strict.html")
     run("stats", "--report", strict, "--dark-below", "0", "--bright-above", "1",
         "--low-contrast-below", "0", folder)
