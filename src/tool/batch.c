@@ -142,6 +142,12 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
   }
   if (!lht_thresholds_valid(args->dark_below, args->bright_above, args->low_contrast_below))
     return usage(command, LHT_THRESHOLDS_RULE);
+  const char *refusal = lht_output_path_refusal(args->output);
+  if (refusal)
+    return usage(command, "--output '': %s", refusal);
+  refusal = lht_output_path_refusal(args->report);
+  if (refusal)
+    return usage(command, "--report '': %s", refusal);
   args->thresholds =
       (LhtThresholds){args->dark_below, args->bright_above, args->low_contrast_below};
   return true;

@@ -319,6 +319,9 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
     return usage_error(args, "--global and --apply-lut do not go together"), false;
   if (args->save_lut && args->apply_lut)
     return usage_error(args, "--save-lut and --apply-lut do not go together"), false;
+  refusal = lht_output_path_refusal(args->save_lut);
+  if (refusal)
+    return usage_error(args, "--save-lut '': %s", refusal), false;
   if (!args->paths || !args->paths[0])
     return usage_error(args, "no PATH given"), false;
   return true;

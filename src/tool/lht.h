@@ -78,6 +78,11 @@ bool lht_save_file(const char *path, const char *data, size_t size, GError **err
  * found at its end: a regular file (or none) whose folder takes a file; a
  * device or a FIFO, written through, passes.  False after saying why. */
 bool lht_save_file_possible(const char *path);
+/* Why path, given to an option that writes a file, names none, or NULL: ''
+ * (an unset shell variable, say), which opening it said only as
+ * "lumahist: : No such file or directory".  A usage error, said before
+ * anything is read. */
+const char *lht_output_path_refusal(const char *path);
 /* Whether a file can be made in folder (one is made and removed); false with
  * the errno in *error. */
 bool lht_folder_writable(const char *folder, int *error);
@@ -198,7 +203,7 @@ bool lht_plan_holds_input(const LhtPlan *plan, const char *path);
  * to one that exists). */
 bool lht_plan_holds_output(const LhtPlan *plan, const char *path);
 void lht_plan_clear(LhtPlan *plan);
-/* Why --out cannot be out_dir (missing, or "-"), or NULL. */
+/* Why --out cannot be out_dir (missing, empty, or "-"), or NULL. */
 const char *lht_out_dir_refusal(const char *out_dir);
 /* Whether the outputs can go into out_dir: made if missing, and a file made
  * and removed in it, so that an --out that is a file, read-only or not ours

@@ -463,6 +463,11 @@ int lht_merge_main(int argc, char **argv)
     fputs("Try 'lumahist merge --help'.\n", stderr);
     status = LHT_EXIT_USAGE;
   }
+  if (status < 0 && lht_output_path_refusal(args.report)) {
+    lht_error(NULL, "--report '': %s", lht_output_path_refusal(args.report));
+    fputs("Try 'lumahist merge --help'.\n", stderr);
+    status = LHT_EXIT_USAGE;
+  }
   if (status < 0 && args.report) {
     GPtrArray *files = g_ptr_array_new();
     for (int i = 0; args.files[i]; i++)

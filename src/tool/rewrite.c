@@ -40,6 +40,10 @@ const char *lht_out_dir_refusal(const char *out_dir)
 {
   if (!out_dir)
     return "--out DIR is required: inputs are never overwritten";
+  /* '' (an unset shell variable, say) was only "lumahist: : cannot write the
+   * outputs into it: Invalid argument". */
+  if (out_dir[0] == '\0')
+    return "--out '': an empty path names no folder to write into";
   /* "-" is standard output to `stats -o -`: a folder of that name made
    * here was a surprise. */
   if (strcmp(out_dir, "-") == 0)

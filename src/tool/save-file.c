@@ -40,6 +40,11 @@ bool lht_folder_writable(const char *folder, int *error)
   return fd >= 0;
 }
 
+const char *lht_output_path_refusal(const char *path)
+{
+  return path && path[0] == '\0' ? "an empty path names no file to write" : NULL;
+}
+
 bool lht_save_file_possible(const char *path)
 {
   struct stat target;

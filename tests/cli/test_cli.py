@@ -793,6 +793,25 @@ def check_errors(tmp):
         check(out == "" and err.count("\n") == 2 and args[1] in err,
               f"usage error {args}: {out!r} {err!r}")
     check(not os.path.exists(out_dir), "a usage error wrote images")
+    # An empty output path ('' from an unset shell variable) was only
+    # "lumahist: : No such file or directory" (exit 1, images written before a
+    # --save-lut ''): a usage error naming the option.
+    good_png = os.path.join(top, "1-good.png")
+    records = os.path.join(tmp, "good.jsonl")
+    run("stats", "-o", records, good_png, expect=0)
+    for option, args in (("--output", ["stats", "-o", "", good_png]),
+                         ("--output", ["stats", "--output=", good_png]),
+                         ("--report", ["stats", "--report", "", good_png]),
+                         ("--report", ["merge", "--report", "", records]),
+                         ("--out", ["equalize", "--out", "", good_png]),
+                         ("--out", ["clahe", "--out", "", good_png]),
+                         ("--out", ["overlay", "--out", "", good_png]),
+                         ("--save-lut", ["equalize", "--out", out_dir, "--save-lut", "", good_png])):
+        rc, out, err = run(*args, expect=2)
+        check(out == "" and err.count("\n") == 2 and
+              err.startswith(f"lumahist: {option} '': an empty path names no "),
+              f"empty path {args}: {out!r} {err!r}")
+    check(not os.path.exists(out_dir), "an empty output path wrote images")
     # --output and --report naming one file (so, or through a link): the page
     # replaced the records, exit 0.
     both = os.path.join(tmp, "both.out")
