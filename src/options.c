@@ -1,5 +1,4 @@
 /* options.c: analysis options and the names of matrices, ranges and backends. */
-#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,7 +26,10 @@ static int parse_percentiles(const char *list, double *values, int *count)
       return lhi_error(LH_ERROR_INVALID_ARGUMENT, "more than %d percentiles in \"%s\"",
                        LH_MAX_PERCENTILES, list);
     char *end;
-    errno = 0;
+    /* strtod's ERANGE is not looked at: it says overflow, which gives
+     * HUGE_VAL (refused as not finite), or underflow, which gives the
+     * nearest subnormal or 0, a number in [0, 100] all the same ("5e-324"
+     * was refused). */
     double p = strtod(cursor, &end);
     /* Spaces around an item are the writer's ("5, 95" and "5 ,95" alike);
      * strtod's hexadecimal ("0x10") is no percentile anyone means. */
@@ -36,7 +38,7 @@ static int parse_percentiles(const char *list, double *values, int *count)
                        memchr(cursor, 'X', (size_t)(end - cursor)) != NULL;
     while (*end == ' ' || *end == '\t')
       end++;
-    if (!number || errno != 0 || hexadecimal || !isfinite(p) || p < 0.0 || p > 100.0 ||
+    if (!number || hexadecimal || !isfinite(p) || p < 0.0 || p > 100.0 ||
         (*end != ',' && *end != '\0'))
       return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                        "percentile list \"%s\": each item must be a number in [0, 100]", list);

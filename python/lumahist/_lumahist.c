@@ -6,7 +6,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -813,8 +812,8 @@ int parse_common(const char *matrix_name, const char *range_name, const char *ba
  * parser reads them from text; each float goes to it as its repr() (the
  * shortest text that reads back as it), so those that the parser takes
  * come here as they are, and any it would refuse (outside [0, 100], not
- * finite, subnormal, more than LH_MAX_PERCENTILES) go to it as that text,
- * for its own message. */
+ * finite, more than LH_MAX_PERCENTILES) go to it as that text, for its own
+ * message. */
 int percentiles_from(PyObject *object, LhOptions *options)
 {
   options->n_percentiles = 0;
@@ -855,7 +854,7 @@ int percentiles_from(PyObject *object, LhOptions *options)
       room *= 2;
     }
     values[n++] = p;
-    if (!(isfinite(p) && p >= 0.0 && p <= 100.0 && (p == 0.0 || p >= DBL_MIN)))
+    if (!(isfinite(p) && p >= 0.0 && p <= 100.0))
       taken = false;
   }
   Py_DECREF(iterator);

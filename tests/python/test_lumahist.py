@@ -98,6 +98,22 @@ def test_stats_equal_the_tools_records(tmp_path, kind):
     assert got == want
 
 
+def test_tiny_and_whole_percentiles_are_taken_as_the_tool_takes_them(tmp_path):
+    """A subnormal percentile is a number in [0, 100]: the library's parser
+    refused 5e-324 (strtod's ERANGE), and stats() with it.  Each spelling
+    gives the tool's key and value."""
+    image = photo(23, 31, 5)
+    path = str(tmp_path / "gray.png")
+    cv2.imwrite(path, image)
+    for text, p in (("5e-324", 5e-324), ("1e-300", 1e-300), ("1e2", 100.0),
+                    ("100.0000", 100.0)):
+        want = cli_record(path, "--percentiles", text)
+        got = lumahist.stats(image, percentiles=(p,), backend="cpu").to_dict()
+        assert got["percentiles"] == want["percentiles"]
+        assert list(want["percentiles"]) == [lumahist._percentile_key(p)]
+    assert lumahist.stats(image, percentiles=(5e-324,)).percentiles[5e-324] == image.min()
+
+
 @pytest.mark.parametrize("name", ["cat-chelsea.png", "rocket-pad-dusk.jpg"])
 def test_stats_of_bgr_is_the_fixed_point_luma(name):
     image = cv2.imread(os.path.join(SAMPLES, name))

@@ -155,6 +155,7 @@ def test_no_histogram_is_leaked():
     ((p for p in (2, 98)), (2.0, 98.0)),
     ([-0.0, 100], (-0.0, 100.0)),
     ((1e-5, 3e-300), (1e-5, 3e-300)),
+    ((1e-320, 5e-324), (1e-320, 5e-324)),
     ([i * 1.5 for i in range(64)], tuple(i * 1.5 for i in range(64))),
     ((), ()),
     (None, ()),
@@ -175,7 +176,7 @@ def test_percentile_lists(given, floats):
     ((101,), 'percentile list "101.0"'),
     ((5, float("nan")), 'percentile list "5.0,nan"'),
     ((float("inf"),), 'percentile list "inf"'),
-    ((1e-320,), 'percentile list "1e-320"'),
+    ((100.00000000000001,), 'percentile list "100.00000000000001"'),
     ((-1,), 'percentile list "-1.0"'),
     (range(65), "more than 64 percentiles"),
 ])

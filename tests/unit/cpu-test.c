@@ -618,6 +618,24 @@ static void test_bad_arguments(LhContext *ctx)
   CHECK(lh_options_set_percentiles(&o, "50,101") == LH_ERROR_INVALID_ARGUMENT, "p > 100");
   CHECK(lh_options_set_percentiles(&o, "-1") == LH_ERROR_INVALID_ARGUMENT, "p < 0");
   CHECK(lh_options_set_percentiles(&o, "5,x") == LH_ERROR_INVALID_ARGUMENT, "p not a number");
+  /* Every spelling of a number in [0, 100] is taken, the subnormal and the
+   * underflowing ones too (strtod's ERANGE refused "5e-324"); beyond 100 and
+   * hexadecimal are not. */
+  static const struct {
+    const char *text;
+    double value;
+  } taken[] = {
+      {"5e-324", 5e-324}, {"1e-300", 1e-300},  {"2.2250738585072014e-308", 2.2250738585072014e-308},
+      {"1e-400", 0.0},    {"100.0000", 100.0}, {"1e2", 100.0}};
+  for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+    CHECK(lh_options_set_percentiles(&o, taken[i].text) == LH_OK && o.n_percentiles == 1 &&
+              o.percentiles[0] == taken[i].value,
+          "percentile \"%s\" not taken as %g: %s", taken[i].text, taken[i].value, lh_last_error());
+  CHECK(lh_options_set_percentiles(&o, "1e400") == LH_ERROR_INVALID_ARGUMENT, "p 1e400");
+  CHECK(lh_options_set_percentiles(&o, "100.0000000001") == LH_ERROR_INVALID_ARGUMENT,
+        "p just over 100");
+  CHECK(lh_options_set_percentiles(&o, "0x1p-2") == LH_ERROR_INVALID_ARGUMENT, "p hexadecimal");
+  lh_options_init(&o);
   o.n_percentiles = 1;
   o.percentiles[0] = NAN;
   CHECK(lh_analyze(ctx, &f, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "NaN percentile");
