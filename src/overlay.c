@@ -1,6 +1,7 @@
 /* overlay.c: the histogram overlay: panel placement, bar heights, markers and
  * bands worked out on the host for every backend, the colours in the frame's
  * own terms (the CPU drawing: cpu/overlay.c). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,16 @@ static void default_panel(int width, int height, LhRect *panel)
   *panel = (LhRect){margin_x, height - margin_y - h, w, h};
 }
 
+/* size - at - extent, the far edge of a span mirrored in a side of size:
+ * taken in 64 bits, since a panel placed near INT_MAX (or INT_MIN)
+ * overflowed int.  A result past int's range is off the frame either way,
+ * and stays off clamped to INT_MAX or INT_MIN. */
+static int mirrored(int size, int at, int extent)
+{
+  const int64_t edge = (int64_t)size - at - extent;
+  return edge > INT_MAX ? INT_MAX : edge < INT_MIN ? INT_MIN : (int)edge;
+}
+
 /* Where a panel placed in the frame as shown (turned by orientation) lies in
  * the frame as stored, width x height. */
 static LhRect stored_panel(const LhRect *shown, int orientation, int width, int height)
@@ -162,19 +173,19 @@ static LhRect stored_panel(const LhRect *shown, int orientation, int width, int 
   const int x = shown->x, y = shown->y, w = shown->width, h = shown->height;
   switch (orientation) {
   case 2:
-    return (LhRect){width - x - w, y, w, h};
+    return (LhRect){mirrored(width, x, w), y, w, h};
   case 3:
-    return (LhRect){width - x - w, height - y - h, w, h};
+    return (LhRect){mirrored(width, x, w), mirrored(height, y, h), w, h};
   case 4:
-    return (LhRect){x, height - y - h, w, h};
+    return (LhRect){x, mirrored(height, y, h), w, h};
   case 5:
     return (LhRect){y, x, h, w};
   case 6:
-    return (LhRect){y, height - x - w, h, w};
+    return (LhRect){y, mirrored(height, x, w), h, w};
   case 7:
-    return (LhRect){width - y - h, height - x - w, h, w};
+    return (LhRect){mirrored(width, y, h), mirrored(height, x, w), h, w};
   case 8:
-    return (LhRect){width - y - h, x, h, w};
+    return (LhRect){mirrored(width, y, h), x, h, w};
   default:
     return *shown;
   }

@@ -3,6 +3,7 @@
  * size and option, plus invariants, golden checksums of rendered overlays
  * and argument checks.  `eq-test --dump DIR` writes the overlay frames as
  * raw files for looking at them. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -914,6 +915,22 @@ static void test_overlays_turned(void)
   CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == LH_ERROR_INVALID_ARGUMENT, "orientation 9");
   oo.orientation = -1;
   CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == LH_ERROR_INVALID_ARGUMENT, "orientation -1");
+  /* A panel placed at int's ends is off the frame in every orientation: its
+   * mirrored edge (width - x - w) overflowed int (undefined behaviour, which
+   * the sanitized run stops at; the element takes overlay-x up to INT_MAX). */
+  static const LhRect far[] = {{INT_MAX, 0, 65536, 65536},   {0, INT_MAX, 65536, 65536},
+                               {INT_MAX, INT_MAX, 3, 3},     {INT_MIN, 0, 3, 3},
+                               {0, INT_MIN, 65536, 3},       {INT_MIN, INT_MIN, 65536, 65536},
+                               {INT_MAX - 2, INT_MIN, 3, 3}, {INT_MIN, INT_MAX, 3, 65536}};
+  const uint32_t before = crc32_of(g.allocation, g.size);
+  for (int o = 1; o <= 8; o++)
+    for (size_t r = 0; r < sizeof far / sizeof *far; r++) {
+      oo.orientation = o;
+      oo.rect = far[r];
+      CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == 0 && crc32_of(g.allocation, g.size) == before,
+            "orientation %d rect %d,%d %dx%d: %s", o, far[r].x, far[r].y, far[r].width,
+            far[r].height, lh_last_error());
+    }
   lh_stats_clear(&stats);
   gen_free(&g);
 }
