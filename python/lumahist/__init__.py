@@ -181,7 +181,8 @@ def _float(value, name):
 
 def _percentile_key(p):
     """The key of percentile p in records: the shortest %.Ng that reads back as p,
-    as the command-line tool writes it."""
+    as the command-line tool writes it (-0 as "0")."""
+    p = p + 0.0
     for digits in range(1, 18):
         text = "%.*g" % (digits, p)
         if float(text) == p and ("e" not in text or (p != 0 and p < 1e-4)):

@@ -91,7 +91,9 @@ void lhp_write_counts(FILE *out, const uint64_t *counts, size_t n, char separato
 void lhp_percentile_key(char *key, size_t size, double p)
 {
   /* Records are matched by their keys (merge, --skip-existing): every
-   * writer takes them from here. */
+   * writer takes them from here.  -0 (a double from Python or the C API;
+   * the list parser makes it 0) is keyed "0", as --percentiles -0 is. */
+  p += 0.0;
   for (int digits = 1; digits <= 17; digits++) {
     char format[8];
     snprintf(format, sizeof format, "%%.%dg", digits);

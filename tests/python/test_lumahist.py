@@ -112,6 +112,14 @@ def test_tiny_and_whole_percentiles_are_taken_as_the_tool_takes_them(tmp_path):
         assert got["percentiles"] == want["percentiles"]
         assert list(want["percentiles"]) == [lumahist._percentile_key(p)]
     assert lumahist.stats(image, percentiles=(5e-324,)).percentiles[5e-324] == image.min()
+    # -0 is keyed "0", as the tool's --percentiles -0 (to_dict and the
+    # records of stats_files wrote "-0": merged with the tool's records, the
+    # dataset record held the key "0" twice); the float key keeps the sign.
+    want = cli_record(path, "--percentiles", "-0")["percentiles"]
+    assert want == {"0": image.min()}
+    assert lumahist.stats(image, percentiles=(-0.0,)).to_dict()["percentiles"] == want
+    [record] = lumahist.stats_files(path, percentiles=(-0.0,), errors="raise")
+    assert record.to_dict()["percentiles"] == want
 
 
 @pytest.mark.parametrize("name", ["cat-chelsea.png", "rocket-pad-dusk.jpg"])
