@@ -212,11 +212,22 @@ def upright_overlay_mask(shape):
     return mask
 
 
-def reference(command, source_y):
+def shown(stored, orientation):
+    """The picture a viewer shows of stored pixels with this Exif orientation."""
+    return {1: lambda a: a, 2: lambda a: a[:, ::-1], 3: lambda a: a[::-1, ::-1],
+            4: lambda a: a[::-1, :], 5: lambda a: a.T, 6: lambda a: a.T[:, ::-1],
+            7: lambda a: a.T[::-1, ::-1], 8: lambda a: a.T[::-1, :]}[orientation](stored)
+
+
+def reference(command, source_y, orientation):
     if command == "equalize":
         return cv2.equalizeHist(source_y)
     if command == "clahe":
-        return cv2.createCLAHE(clipLimit=40.0, tileGridSize=(8, 8)).apply(source_y)
+        # On the picture as shown (its grid is that picture's), turned back:
+        # 6 and 8 undo each other, the others themselves.
+        upright = np.ascontiguousarray(shown(source_y, orientation))
+        done = cv2.createCLAHE(clipLimit=40.0, tileGridSize=(8, 8)).apply(upright)
+        return np.ascontiguousarray(shown(done, {6: 8, 8: 6}.get(orientation, orientation)))
     return source_y
 
 
@@ -295,7 +306,7 @@ def check_command(command, variants, tmp, jpeg):
         if not check(y_gpu is not None and y_gpu.shape == y_in.shape,
                      f"{command} {f}: OpenCV cannot read the GPU output back"):
             continue
-        ref = reference(command, y_in)
+        ref = reference(command, y_in, jpeg.exif_orientation(data_in))
         mask = (overlay_mask(y_in.shape, jpeg.exif_orientation(data_in)) if command == "overlay"
                 else np.ones(y_in.shape, bool))
         if not mask.any():
