@@ -88,6 +88,7 @@ typedef struct {
   GstElement *muxer;
   GstElement *encode_filter; /* before the encoder: the colorimetry it is to tag */
   GstElement *encoder_element; /* NULL for raw video */
+  GstCaps *made;               /* the video's caps into the muxer (its codec) */
   bool avi;                    /* its header states its frame count */
 
   GMutex lock; /* the fields below, set by GStreamer's threads */
@@ -590,6 +591,78 @@ static char *rates_text(const GValue *rates)
   return g_string_free(text, FALSE);
 }
 
+/* A template's width or height field for a message: "16 or more",
+ * "16 to 4096", or as GStreamer writes it. */
+static char *side_text(const GValue *side)
+{
+  if (GST_VALUE_HOLDS_INT_RANGE(side)) {
+    const int low = gst_value_get_int_range_min(side), high = gst_value_get_int_range_max(side);
+    return high == G_MAXINT ? g_strdup_printf("%d or more", low)
+                            : g_strdup_printf("%d to %d", low, high);
+  }
+  return gst_value_serialize(side);
+}
+
+/* Whether a template's structures take frames of width x height (those
+ * without a width or height field take any); else *why says the sides its
+ * first structure takes. */
+static bool template_takes_size(GstCaps *templ, int width, int height, char **why)
+{
+  GValue w = G_VALUE_INIT, h = G_VALUE_INIT;
+  g_value_init(&w, G_TYPE_INT);
+  g_value_set_int(&w, width);
+  g_value_init(&h, G_TYPE_INT);
+  g_value_set_int(&h, height);
+  bool takes = gst_caps_get_size(templ) == 0;
+  for (guint i = 0; i < gst_caps_get_size(templ) && !takes; i++) {
+    const GstStructure *s = gst_caps_get_structure(templ, i);
+    const GValue *widths = gst_structure_get_value(s, "width");
+    const GValue *heights = gst_structure_get_value(s, "height");
+    takes = (!widths || gst_value_intersect(NULL, widths, &w)) &&
+            (!heights || gst_value_intersect(NULL, heights, &h));
+  }
+  if (!takes) {
+    const GstStructure *s = gst_caps_get_structure(templ, 0);
+    char *widths = side_text(gst_structure_get_value(s, "width"));
+    char *heights = side_text(gst_structure_get_value(s, "height"));
+    *why = strcmp(widths, heights) == 0
+               ? g_strdup_printf("its width and height must be %s", widths)
+               : g_strdup_printf("its width must be %s and its height %s", widths, heights);
+    g_free(widths);
+    g_free(heights);
+  }
+  return takes;
+}
+
+/* Whether the muxer's pad for the encoded video takes its size: GStreamer
+ * 1.22's mp4mux, qtmux, webmmux and avimux take none under 16 pixels, and
+ * an H.264 mp4 8 pixels high failed after decoding with no more than
+ * "Internal data stream error. (from queue0)". */
+static bool muxer_takes_size(Rewrite *r, int width, int height)
+{
+  if (!r->made)
+    return true;
+  GstElementFactory *factory = gst_element_get_factory(r->muxer);
+  for (const GList *t = gst_element_factory_get_static_pad_templates(factory); t; t = t->next) {
+    GstStaticPadTemplate *templ = t->data;
+    if (templ->direction != GST_PAD_SINK)
+      continue;
+    GstCaps *caps = gst_static_pad_template_get_caps(templ);
+    GstCaps *video = gst_caps_intersect(caps, r->made);
+    gst_caps_unref(caps);
+    char *why = NULL;
+    bool takes = gst_caps_is_empty(video) || template_takes_size(video, width, height, &why);
+    gst_caps_unref(video);
+    if (!takes) {
+      fail(r, "%s cannot write %dx%d video (%s)",
+           gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)), width, height, why);
+      g_free(why);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Whether the encoder takes the decoded frames' rate and size, looked at
  * before they reach it.  MPEG-1 and MPEG-2 have a short list of frame
  * rates, and their encoders refused the others with no more than
@@ -597,21 +670,38 @@ static char *rates_text(const GValue *rates)
  * process on a picture size it cannot write. */
 static bool encoder_takes(Rewrite *r, GstCaps *caps)
 {
+  const GstStructure *s = gst_caps_get_structure(caps, 0);
+  int width = 0, height = 0;
+  const bool sized =
+      gst_structure_get_int(s, "width", &width) && gst_structure_get_int(s, "height", &height);
+  /* The muxer first: no --codec helps there. */
+  if (sized && !muxer_takes_size(r, width, height))
+    return false;
   GstElement *encoder = r->encoder_element;
   if (!encoder)
     return true;
   const char *name =
       gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(gst_element_get_factory(encoder)));
-  const GstStructure *s = gst_caps_get_structure(caps, 0);
-  int width = 0, height = 0;
-  if (strcmp(name, "mpeg2enc") == 0 && gst_structure_get_int(s, "width", &width) &&
-      gst_structure_get_int(s, "height", &height) &&
+  if (strcmp(name, "mpeg2enc") == 0 && sized &&
       (width % 2 || height % 2 || width % 4096 == 0 || height % 4096 == 0)) {
     fail(r,
          "%s cannot write %dx%d pictures (its sides must be even and not multiples of 4096): "
          "give another --codec",
          name, width, height);
     return false;
+  }
+  if (sized) {
+    GstPad *sink = gst_element_get_static_pad(encoder, "sink");
+    GstCaps *templ = gst_pad_get_pad_template_caps(sink);
+    gst_object_unref(sink);
+    char *why = NULL;
+    bool takes = template_takes_size(templ, width, height, &why);
+    gst_caps_unref(templ);
+    if (!takes) {
+      fail(r, "%s cannot write %dx%d video (%s): give another --codec", name, width, height, why);
+      g_free(why);
+      return false;
+    }
   }
   const GValue *rate = gst_structure_get_value(s, "framerate");
   if (!rate)
@@ -932,6 +1022,7 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
                          r->encode_filter, encoder, parser,     queue_out};
   bool ok = add_to_pipeline(r, chain, G_N_ELEMENTS(chain));
   r->encoder_element = encoder;
+  gst_caps_replace(&r->made, made);
   gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, check_stream_caps, r, NULL);
   GstPad *filter_src = gst_element_get_static_pad(filter, "src");
   gst_pad_add_probe(filter_src, GST_PAD_PROBE_TYPE_BUFFER, change_frame, r, NULL);
@@ -939,6 +1030,10 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
   GstPad *to_muxer = gst_element_get_static_pad(queue_out, "sink");
   gst_pad_add_probe(to_muxer, GST_PAD_PROBE_TYPE_BUFFER, check_timestamp, r, NULL);
   gst_object_unref(to_muxer);
+  /* A size the encoder does not take fails the link below, as the queue
+   * asks it for its caps: said first (and a rate too, where caps are
+   * already fixed). */
+  ok = ok && (!gst_caps_is_fixed(caps) || encoder_takes(r, caps));
   GstPad *sink = gst_element_get_static_pad(queue_in, "sink");
   ok = ok && gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
   gst_object_unref(sink);
@@ -1299,6 +1394,7 @@ int lhio_video_rewrite(const char *input, const char *output,
   if (r.video_pad)
     gst_object_unref(r.video_pad);
   gst_caps_replace(&r.caps, NULL);
+  gst_caps_replace(&r.made, NULL);
   g_free(r.error);
   g_free(r.missing);
   g_mutex_clear(&r.lock);

@@ -1083,6 +1083,32 @@ def group_bad(tmp):
           f"equalize of a FIFO named fifo.mkv: exit {proc.returncode}, {err!r}")
     no_leftovers(out_dir, "fifo.mkv")
 
+    # A size the input's muxer or the encoder does not take is one line that
+    # names the limit, said before a frame is decoded: an H.264 mp4 8 pixels
+    # high failed with "Internal data stream error. (from queue0)"
+    # (GStreamer 1.22's mp4mux takes no side under 16), and x265enc on one
+    # with "cannot put x265enc's video into matroskamux".  Matroska takes it.
+    flat = [np.full((8, 64), 60 + 4 * k, np.uint8) for k in range(5)]
+    short_mp4 = make_clip(tmp, "short.mp4", flat, ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+                          audio=False)
+    short_mkv = make_clip(tmp, "short.mkv", flat, ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+                          audio=False)
+    for path, extra, says in (
+            (short_mp4, [], "mp4mux cannot write 64x8 video (its width and height must be 16 "
+                            "or more)"),
+            (short_mkv, ["--codec", "x265enc"], "x265enc cannot write 64x8 video (its width and "
+                                                "height must be 16 or more): give another --codec")):
+        out_dir = os.path.join(tmp, "out-small-" + os.path.basename(path))
+        code, _, err = run("equalize", *extra, "-o", out_dir, path)
+        check(code == 1 and err.count("\n") == 1 and says in err,
+              f"{os.path.basename(path)} 64x8 {extra}: exit {code}, {err!r}")
+        no_leftovers(out_dir, f"{os.path.basename(path)} 64x8")
+    out_dir = os.path.join(tmp, "out-small-mkv")
+    code, _, err = run("equalize", "-o", out_dir, short_mkv)
+    check(code == 0 and err == "" and
+          frames_in(os.path.join(out_dir, "short.mkv")) == len(flat),
+          f"short.mkv 64x8: exit {code}, {err!r}")
+
     # --shard i/n splits the videos of a folder between runs, as images.
     shard_dir = os.path.join(tmp, "shards")
     os.makedirs(shard_dir)
