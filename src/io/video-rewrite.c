@@ -188,6 +188,55 @@ static void note_end(Rewrite *r, GstBuffer *buffer)
   g_mutex_unlock(&r->lock);
 }
 
+/* On the decoded stream's caps, before the encoder's side negotiates
+ * them: full range of no stated matrix (H.264 yuvj420p), which
+ * GStreamer's video info, and so the encoder, takes for limited, is changed
+ * as full range (change_frame), and the encoder is told so, with the matrix
+ * that info gives, in the decoded format where the encoder takes it.  Set
+ * at the first frame, the tag came a frame late: the first frame was
+ * encoded as limited, and x264enc, which starts again only on a change of
+ * format, went on so (the file was tagged limited), or the videoconvert
+ * before it chose another format, and a phone's 4:2:0 clip came out 10-bit
+ * 4:4:4 (High 4:4:4 Predictive, which few players decode). */
+static GstPadProbeReturn tag_full_range(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  Rewrite *r = data;
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS)
+    return GST_PAD_PROBE_OK;
+  GstCaps *caps;
+  gst_event_parse_caps(event, &caps);
+  GstVideoInfo decoded;
+  GstCaps *tagged = NULL;
+  if (gst_video_info_from_caps(&decoded, caps) &&
+      lhio_caps_range(caps, &decoded) == LH_RANGE_FULL &&
+      lhio_colorimetry_range(&decoded) != LH_RANGE_FULL) {
+    GstVideoColorimetry stated = decoded.colorimetry;
+    stated.range = GST_VIDEO_COLOR_RANGE_0_255;
+    char *text = gst_video_colorimetry_to_string(&stated);
+    tagged = gst_caps_new_simple("video/x-raw", "colorimetry", G_TYPE_STRING, text, NULL);
+    g_free(text);
+    GstCaps *same = gst_caps_copy(tagged);
+    gst_caps_set_simple(same, "format", G_TYPE_STRING,
+                        gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&decoded)), NULL);
+    if (r->encoder_element) {
+      GstPad *sink = gst_element_get_static_pad(r->encoder_element, "sink");
+      GstCaps *takes = gst_pad_get_pad_template_caps(sink);
+      gst_object_unref(sink);
+      if (gst_caps_can_intersect(takes, same))
+        gst_caps_replace(&tagged, same);
+      gst_caps_unref(takes);
+    }
+    gst_caps_unref(same);
+  }
+  if (tagged) {
+    g_object_set(r->encode_filter, "caps", tagged, NULL);
+    gst_caps_unref(tagged);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
 static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   Rewrite *r = data;
@@ -209,19 +258,6 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
       return GST_PAD_PROBE_DROP;
     }
     r->range = lhio_caps_range(caps, &r->info);
-    if (r->range == LH_RANGE_FULL && lhio_colorimetry_range(&r->info) != LH_RANGE_FULL) {
-      /* Full range of no stated matrix (H.264 yuvj420p): GStreamer's video
-       * info, and so the encoder, took it for limited.  Changed as full
-       * range, and the encoder told so, with the matrix that info gave. */
-      GstVideoColorimetry stated = r->info.colorimetry;
-      stated.range = GST_VIDEO_COLOR_RANGE_0_255;
-      char *text = gst_video_colorimetry_to_string(&stated);
-      GstCaps *tagged =
-          gst_caps_new_simple("video/x-raw", "colorimetry", G_TYPE_STRING, text, NULL);
-      g_object_set(r->encode_filter, "caps", tagged, NULL);
-      gst_caps_unref(tagged);
-      g_free(text);
-    }
   }
   gst_caps_unref(caps);
 
@@ -1025,6 +1061,7 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
   gst_caps_replace(&r->made, made);
   gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, check_stream_caps, r, NULL);
   GstPad *filter_src = gst_element_get_static_pad(filter, "src");
+  gst_pad_add_probe(filter_src, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, tag_full_range, r, NULL);
   gst_pad_add_probe(filter_src, GST_PAD_PROBE_TYPE_BUFFER, change_frame, r, NULL);
   gst_object_unref(filter_src);
   GstPad *to_muxer = gst_element_get_static_pad(queue_out, "sink");

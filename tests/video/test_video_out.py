@@ -834,6 +834,20 @@ def check_full_range_kept(tmp, rng):
     check(tagged == "pc" and luma.size and luma.min() <= 4 and luma.max() >= 251,
           f"full.mp4: written tagged {tagged!r}, luma {luma.min() if luma.size else None}.."
           f"{luma.max() if luma.size else None}")
+    # In the input's 8-bit 4:2:0, every frame's luma the full-range
+    # equalization: the tag came at the first frame, and x264enc was given
+    # 10-bit 4:4:4 (High 4:4:4 Predictive, which few players decode; --crf 0,
+    # x264's lossless mode, is that profile whatever the format).
+    pix_fmt = probe(output, "-select_streams", "v", "-show_entries",
+                    "stream=pix_fmt")["streams"][0].get("pix_fmt")
+    check(pix_fmt == "yuvj420p", f"full.mp4 (yuvj420p) written as {pix_fmt}")
+    decoded = [y for y, _ in decoded_planes(clip, 64, 48, "yuvj420p")]
+    got = [y for y, _ in decoded_planes(output, 64, 48, "yuvj420p")]
+    want = reference_equalized(decoded, 8)
+    check(len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want)),
+          f"full.mp4: luma differs from the full-range equalization in "
+          f"{sum(not np.array_equal(a, b) for a, b in zip(got, want))} of {len(want)} frames "
+          f"({len(got)} written)")
 
 
 def shown_gray_frame(path, w, h):
