@@ -181,6 +181,10 @@ bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end);
  * told (a header this does not read, not a regular file). */
 int lhio_y4m_file_cut(const char *path, char *why, size_t why_size);
 
+/* The whole frames of the YUV4MPEG2 file at path (y4m-end.c); 0 when it
+ * cannot be told (a header this does not read, not a regular file). */
+uint64_t lhio_y4m_whole_frames(const char *path);
+
 /* Whether the YUV4MPEG2 file at path is one GStreamer's y4mdec would fail
  * on with a message that reads as damage, or wait on until the timeout
  * (y4m-end.c): LH_ERROR_UNSUPPORTED (a colour space it does not read, no

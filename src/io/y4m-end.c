@@ -161,10 +161,15 @@ static int open_header(const char *path, char *buffer, size_t *got, uint64_t *si
 /* Walks the frames of the file open on fd (its header's first header_got
  * bytes in buffer, size bytes in all) from the first on, at most
  * max_frames of them: 1, with why, when the file ends inside one of
- * those; 0 when they are whole, or junk follows. */
+ * those; 0 when they are whole, or junk follows.  *whole (if not NULL):
+ * the whole frames walked. */
 static int find_cut(int fd, char *buffer, size_t header_got, uint64_t size, uint64_t max_frames,
-                    char *why, size_t why_size)
+                    char *why, size_t why_size, uint64_t *whole)
 {
+  uint64_t whole_frames = 0;
+  if (!whole)
+    whole = &whole_frames;
+  *whole = 0;
   const char *newline = memchr(buffer, '\n', header_got);
   const uint64_t planes = newline ? stated_frame_bytes(buffer, (size_t)(newline - buffer)) : 0;
   uint64_t at = newline ? (uint64_t)(newline - buffer) + 1 : size;
@@ -188,6 +193,7 @@ static int find_cut(int fd, char *buffer, size_t header_got, uint64_t size, uint
       return 1;
     }
     at += frame;
+    ++*whole;
   }
   return 0;
 }
@@ -215,7 +221,7 @@ int lhio_y4m_unreadable(const char *path, char *why, size_t why_size)
   } else if ((uint64_t)(newline - buffer) + 1 == size) {
     snprintf(why, why_size, "no frame: the YUV4MPEG2 file ends after its header");
     status = LH_ERROR_UNSUPPORTED;
-  } else if (find_cut(fd, buffer, got, size, 1, cut, sizeof cut)) {
+  } else if (find_cut(fd, buffer, got, size, 1, cut, sizeof cut, NULL)) {
     /* y4mdec then never states its caps, and the pipeline waits for a
      * frame that will not come until --video-timeout. */
     snprintf(why, why_size, "the file is truncated: %s, the first (no frame to decode)", cut);
@@ -233,7 +239,20 @@ int lhio_y4m_file_cut(const char *path, char *why, size_t why_size)
   int fd = open_header(path, buffer, &header_got, &size);
   if (fd < 0)
     return 0; /* a pipe is read once, by y4mdec */
-  const int cut = find_cut(fd, buffer, header_got, size, UINT64_MAX, why, why_size);
+  const int cut = find_cut(fd, buffer, header_got, size, UINT64_MAX, why, why_size, NULL);
   close(fd);
   return cut;
+}
+
+uint64_t lhio_y4m_whole_frames(const char *path)
+{
+  char buffer[HEADER_BYTES], why[96];
+  size_t header_got;
+  uint64_t size, whole = 0;
+  int fd = open_header(path, buffer, &header_got, &size);
+  if (fd < 0)
+    return 0;
+  find_cut(fd, buffer, header_got, size, UINT64_MAX, why, sizeof why, &whole);
+  close(fd);
+  return whole;
 }

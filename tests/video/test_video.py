@@ -16,6 +16,7 @@ why and exits 77.
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -507,6 +508,19 @@ def group_bad(tmp):
                   f"{name}: frames before the damage kept, summary marked")
         else:
             check(recs == [], f"{name}: no records")
+    # GStreamer 1.22's y4mdec drops a file's last 60-72 bytes of frames: of
+    # 10 frames of 4x4, 8 came out, exit 0 and "complete"; of 1x1 the
+    # duration check said "truncated".  The file's own frame count says so.
+    for h, w in ((4, 4), (1, 1)):
+        tiny = os.path.join(tmp, f"tiny-{w}x{h}.y4m")
+        write_y4m(tiny, random_frames(np.random.default_rng(7), 10, h, w))
+        code, out, err = run("stats", "--no-histogram", tiny)
+        recs = records(out)
+        s = summary_of(recs)
+        said = re.search(r"GStreamer's y4mdec decoded (\d+) of the file's 10 frames", err)
+        check(code == 1 and said and len(err.strip().splitlines()) == 1 and s and
+              not s["complete"] and len(frames_of(recs)) == int(said.group(1)) < 10,
+              f"{w}x{h} y4m of 10 frames: exit {code}, {err!r}, {len(frames_of(recs))} frames")
     # No decoder for the stream: H.264's decoder ranked out of use.
     env = dict(os.environ, GST_PLUGIN_FEATURE_RANK="avdec_h264:NONE,nvh264dec:NONE,"
                "nvh264sldec:NONE,vah264dec:NONE,openh264dec:NONE")
