@@ -1349,7 +1349,12 @@ int lhio_video_rewrite(const char *input, const char *output,
     return lhio_fail(LH_ERROR_INVALID_ARGUMENT, input, "quality %d is not in 0 .. %d", settled.crf,
                      LHIO_VIDEO_MAX_CRF);
 
-  int status = LH_OK;
+  /* A YUV4MPEG2 file y4mdec would fail on, or wait on for a frame, says
+   * why before a pipeline starts, as for stats (y4m-end.c). */
+  char y4m_why[160];
+  int status = lhio_y4m_unreadable(input, y4m_why, sizeof y4m_why);
+  if (status < 0)
+    return lhio_fail(status, input, "%s", y4m_why);
   GstCaps *container = container_of(input, &status);
   if (!container)
     return status;
@@ -1436,9 +1441,20 @@ int lhio_video_rewrite(const char *input, const char *output,
   g_free(r.missing);
   g_mutex_clear(&r.lock);
 
+  /* A transport stream or a YUV4MPEG2 file cut inside a packet or a frame
+   * ends quietly; y4mdec also drops a file's last 60 to 72 bytes of frames
+   * (the last frames of a video of 6x6 pixels or less) as quietly. */
   char cut[160];
-  if (status == LH_OK && transport_stream && lhio_ts_file_cut(input, cut, sizeof cut))
+  uint64_t y4m_frames = 0;
+  if (status == LH_OK && ((transport_stream && lhio_ts_file_cut(input, cut, sizeof cut)) ||
+                          lhio_y4m_file_cut(input, cut, sizeof cut)))
     status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
+  if (status == LH_OK && (y4m_frames = lhio_y4m_whole_frames(input)) > result->frames)
+    status = lhio_fail(LH_ERROR_UNSUPPORTED, input,
+                       "GStreamer's y4mdec decoded %" G_GUINT64_FORMAT
+                       " of the file's %" G_GUINT64_FORMAT
+                       " frames (it drops the last bytes of a file of frames this small)",
+                       result->frames, y4m_frames);
   if (status == LH_OK)
     status = lhio_place_temp(temp, output, options->place, options->place_data);
   else

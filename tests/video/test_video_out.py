@@ -1046,6 +1046,32 @@ def group_bad(tmp):
         f.write(b"this is not a video at all\n" * 50)
     ffmpeg("-f", "lavfi", "-i", "sine=duration=0.5", "-c:a", "aac",
            os.path.join(bad, "audio-only.mp4"))
+    # YUV4MPEG2 files: cut inside a frame (the last, or the first), in a
+    # colour space y4mdec fails on, a header alone, and one of 4x4 frames,
+    # whose last frames y4mdec drops.  They were written short with exit 0,
+    # or said y4mdec's "Failed to parse YUV4MPEG frame", GStreamer's
+    # "general stream error" or "no video frame decoded"; now as stats says.
+    y4m_words = {}
+    whole_y4m = os.path.join(tmp, "whole.y4m")
+    write_y4m(whole_y4m, frames[:5])
+    data_y4m = open(whole_y4m, "rb").read()
+    header = data_y4m.index(b"\n") + 1
+    frame = len(b"FRAME\n") + w * h * 3 // 2
+    for name, size, words in (
+            ("cut-last-frame.y4m", len(data_y4m) - frame // 2,
+             f"the file is truncated: it ends {frame - frame // 2} bytes into a {frame}-byte "
+             "YUV4MPEG2 frame"),
+            ("cut-first-frame.y4m", header + frame // 3, "the first (no frame to decode)"),
+            ("header-only.y4m", header, "no frame: the YUV4MPEG2 file ends after its header")):
+        with open(os.path.join(bad, name), "wb") as f:
+            f.write(data_y4m[:size])
+        y4m_words[name] = words
+    ffmpeg("-f", "lavfi", "-i", f"testsrc2=size={w}x{h}:duration=0.2", "-strict", "-1",
+           "-pix_fmt", "yuv420p10le", os.path.join(bad, "ten-bit.y4m"))
+    y4m_words["ten-bit.y4m"] = "YUV4MPEG2 colour space C420p10"
+    write_y4m(os.path.join(bad, "tiny.y4m"), [np.full((4, 4), 100 + i, np.uint8)
+                                              for i in range(10)])
+    y4m_words["tiny.y4m"] = "GStreamer's y4mdec decoded"
     for name in sorted(os.listdir(bad)):
         out_dir = os.path.join(tmp, "out-" + name)
         code, _, err = run("equalize", "--video-timeout", "20", "-o", out_dir,
@@ -1057,6 +1083,8 @@ def group_bad(tmp):
             check("no video stream" in err, f"{name}: {err!r}")
         if name in ("truncated.ts", "truncated.mkv"):
             check("the file is truncated" in err, f"{name}: {err!r}")
+        if name in y4m_words:
+            check(y4m_words[name] in err, f"{name}: {err!r} lacks {y4m_words[name]!r}")
         no_leftovers(out_dir, name)
 
     # A whole file whose audio outlasts its video is no cut one.
