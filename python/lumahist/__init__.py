@@ -672,7 +672,8 @@ def _is_dataset(record):
 def merge(records, *, percentiles=None):
     """The dataset statistics of many images from their histograms (histograms are
     additive): records are Stats or the tool's jsonl records as dicts, of one
-    bit depth, matrix and range.  percentiles: the records' own when not given.
+    bit depth, matrix and range.  percentiles: the records' own when not given
+    (where they differ, every one any of them holds, in increasing order).
     As `lumahist merge`: video frames are skipped (a video's summary holds
     its frames' counts), a path met again (however spelled: ./a.png is a.png)
     is counted once, and dataset records (DatasetStats, earlier merges) are
@@ -684,6 +685,11 @@ def merge(records, *, percentiles=None):
     images = 0
     first = None
     seen = set()
+    # The percentiles of the records summed, as `lumahist merge` lists them:
+    # the first's, in its order; where records differ, every one any of
+    # them holds, in increasing order (not only the first record's).
+    keys = []
+    keys_differ = False
     for record in records:
         weight = 1
         if _is_dataset(record):
@@ -704,13 +710,15 @@ def merge(records, *, percentiles=None):
             if isinstance(record, VideoFrame):
                 continue
             fields = {"bit_depth": record.bit_depth, "matrix": record.matrix,
-                      "range": record.range, "percentiles": record.percentiles}
+                      "range": record.range}
+            listed = record.percentiles
             counts = record.histogram
             path = getattr(record, "path", None)
         elif isinstance(record, _Mapping):
             if "frame" in record:
                 continue
             fields = record
+            listed = record.get("percentiles") or {}
             path = record.get("path")
             named = f"{path}: a" if path is not None else "A"
             # As the other checks of the module: a count that is negative or
@@ -743,8 +751,6 @@ def merge(records, *, percentiles=None):
         if first is None:
             first = key
             total = _np.zeros(counts.size, dtype=_np.uint64)
-            if percentiles is None:
-                percentiles = [float(p) for p in fields.get("percentiles") or {}]
         elif key != first:
             raise InvalidArgumentError(f"records of {key} and {first} do not add up", -1)
         if counts.size != total.size:
@@ -755,10 +761,21 @@ def merge(records, *, percentiles=None):
             if path in seen:
                 continue
             seen.add(path)
+        listed = [float(p) for p in listed]
+        if listed != keys:
+            first_list = not keys and not keys_differ
+            if not first_list and len(listed) != len(keys):
+                keys_differ = True
+            for p in listed:
+                if p not in keys:
+                    keys_differ = keys_differ or not first_list
+                    keys.append(p)
         total += counts
         images += weight
     if first is None:
         raise InvalidArgumentError("no records to merge", -1)
+    if percentiles is None:
+        percentiles = sorted(keys) if keys_differ else keys
     result = _lumahist.from_histogram(total.tobytes(), matrix=first[1], range=first[2],
                                       percentiles=percentiles)
     result.images = images

@@ -702,6 +702,30 @@ def test_merge_is_the_tools_dataset_record(tmp_path):
         lumahist.merge([lumahist.stats(images[0]), lumahist.stats(images[1], range="limited")])
 
 
+@pytest.mark.parametrize("lists", [("1,50", "50,99.5"), ("50,1", "50,1"), ("50,1", "1,50"),
+                                   ("1,50,99", "50"), ("", "5,1"), ("5,1", "")])
+def test_merge_of_records_with_other_percentiles_lists_them_as_the_tool(tmp_path, lists):
+    """Records of runs with other --percentiles: `lumahist merge` lists every
+    percentile any of them holds, in increasing order (where they agree, the
+    first's order); merge gave the first record's alone, 99.5 dropped."""
+    lines = []
+    for k, listed in enumerate(lists):
+        path = tmp_path / f"{k}.png"
+        cv2.imwrite(str(path), photo(40 + 9 * k, 60, 60 + k))
+        lines += subprocess.run([LUMAHIST, "stats", "--quiet", "--backend", "cpu",
+                                 "--percentiles", listed, str(path)],
+                                capture_output=True, check=True).stdout.splitlines()
+    for order in (lines, lines[::-1]):
+        want = json.loads(subprocess.run([LUMAHIST, "merge", "-"], input=b"\n".join(order),
+                                         capture_output=True, check=True).stdout)
+        records = [json.loads(line) for line in order]
+        assert lumahist.merge(records).to_dict() == want
+        stats = [lumahist.stats(cv2.imread(r["path"], cv2.IMREAD_UNCHANGED),
+                                percentiles=[float(p) for p in r["percentiles"]])
+                 for r in records]
+        assert lumahist.merge(stats).to_dict()["percentiles"] == want["percentiles"]
+
+
 def test_merge_sums_earlier_merges_as_the_tool_does(tmp_path):
     """Dataset records alone (the merges of two machines' shards) were
     skipped: "no records to merge".  They are summed as the images they
