@@ -60,6 +60,7 @@ its panel), and keep alpha and the spare bits of packed words.  A shape,
 element type, size or stride that does not fit the format raises
 InvalidArgumentError, and no array is read or written outside its elements.
 """
+import copy as _copy
 import operator as _operator
 import os as _os
 from collections.abc import Mapping as _Mapping
@@ -649,7 +650,9 @@ class VideoSummary(Stats):
 
     def to_dict(self, histogram=True):
         """The tool's jsonl summary record, its fields in its order."""
-        record = dict(self._record)
+        # A copy down to its lists and dicts (cuts, spans, frame_stats): a
+        # caller that edits the record it was given does not edit the result.
+        record = _copy.deepcopy(self._record)
         record["path"] = self.path
         if histogram:
             record["histogram"] = self.histogram.tolist()

@@ -539,6 +539,25 @@ def test_records_pickle_and_read_as_documented(clips):
     assert frame.diff == 1.5 and frame.to_dict()["diff"] == 1.5
 
 
+def test_editing_a_summarys_record_leaves_the_summary_as_it_was(clips):
+    """to_dict() gave the summary's own lists and dicts (cuts, black, frozen,
+    frame_stats): a caller that edited the record it was given (a cut added,
+    a statistic rounded for a report) edited the result, its attributes, its
+    later records and its equality."""
+    summary = list(lumahist.stats_files(clips["known"], backend="cpu"))[-1]
+    want = json.loads(json.dumps(summary.to_dict()))
+    kept = pickle.loads(pickle.dumps(summary))
+    record = summary.to_dict()
+    record["cuts"].append(99.0)
+    record["black"].append({"start": 0})
+    record["frozen"].clear()
+    record["frame_stats"]["mean"]["min"] = -1
+    record["frame_stats"].pop("max")
+    assert summary.to_dict() == want
+    assert summary.cuts == want["cuts"] and summary.frame_stats == want["frame_stats"]
+    assert summary == kept
+
+
 def test_closing_in_the_middle_of_a_video(mixed):
     want = tool_records([mixed])
     before = analysis_threads()
