@@ -288,7 +288,9 @@ static gpointer run_thread(gpointer data)
   GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
   GPtrArray *walk_said = g_ptr_array_new();
   LhpReport walk_report = {.say = say_of_walk, .data = walk_said};
-  bool walked = lhp_walk(run->names, run->n_names, true, NULL, &walk_report, paths);
+  /* Closing the iterator ends a long walk too (a tree of many folders, a
+   * slow network share), as it ends the pipeline. */
+  bool walked = lhp_walk(run->names, run->n_names, true, NULL, &run->stop, &walk_report, paths);
   /* A walk that failed said its failures (and perhaps a note on a link back
    * up the tree, which goes as one): they come first, as the tool's do. */
   for (guint i = 0; !walked && i < walk_said->len; i++)

@@ -44,9 +44,11 @@ int lhp_said_os_error(void);
  * any.  A link back up the tree is said and skipped, which is not a
  * failure.  leave_out (NULL: none) is a folder not descended when it lies
  * below an argument: the folder a command writes its outputs to, so that
- * one run's outputs are not the next run's inputs. */
+ * one run's outputs are not the next run's inputs.  stop (NULL: none): once
+ * it is set, from any thread, the walk ends where it is and returns false
+ * (lumahist.stats_files closed during a long walk). */
 bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
-              const LhpReport *report, GPtrArray *paths);
+              const volatile gint *stop, const LhpReport *report, GPtrArray *paths);
 
 /* The message of the library's last error without a leading "PATH: ", which
  * a line that names the file writes already; the status name when there is

@@ -24,7 +24,13 @@ typedef struct {
   const LhpReport *report;
   bool leaves_out;   /* a folder below an argument is not descended: */
   FolderId left_out; /* the rewriting commands' output folder */
+  const volatile gint *stop; /* NULL, or set: the walk ends where it is */
 } Walk;
+
+static bool stopped(const Walk *walk)
+{
+  return walk->stop && g_atomic_int_get(walk->stop);
+}
 
 static int compare_names(const void *a, const void *b)
 {
@@ -74,6 +80,10 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
   g_array_append_val(ancestors, self);
   bool ok = true;
   for (guint i = 0; i < names->len; i++) {
+    if (stopped(walk)) {
+      ok = false;
+      break;
+    }
     char *path = g_build_filename(folder, g_ptr_array_index(names, i), NULL);
     struct stat entry;
     if (stat(path, &entry) != 0) {
@@ -100,9 +110,9 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
 }
 
 bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
-              const LhpReport *report, GPtrArray *paths)
+              const volatile gint *stop, const LhpReport *report, GPtrArray *paths)
 {
-  Walk walk = {.videos = videos, .report = report};
+  Walk walk = {.videos = videos, .report = report, .stop = stop};
   struct stat left_out;
   if (leave_out && stat(leave_out, &left_out) == 0 && S_ISDIR(left_out.st_mode)) {
     walk.leaves_out = true;
@@ -110,7 +120,7 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
   }
   bool ok = true;
   GArray *ancestors = g_array_new(FALSE, FALSE, sizeof(FolderId));
-  for (int i = 0; i < n_args; i++) {
+  for (int i = 0; i < n_args && !stopped(&walk); i++) {
     struct stat info;
     if (strcmp(args[i], "-") == 0) {
       /* The usual name of standard input, as `lumahist merge` reads it. */
@@ -130,5 +140,5 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
     }
   }
   g_array_free(ancestors, TRUE);
-  return ok;
+  return ok && !stopped(&walk);
 }

@@ -38,5 +38,5 @@ void lht_walk_include_videos(bool include)
 bool lht_walk(char *const *args, int n_args, const char *leave_out, GPtrArray *paths)
 {
   LhpReport report = lht_progress_report(NULL);
-  return lhp_walk(args, n_args, walk_videos, leave_out, &report, paths);
+  return lhp_walk(args, n_args, walk_videos, leave_out, NULL, &report, paths);
 }

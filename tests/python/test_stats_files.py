@@ -308,6 +308,27 @@ def test_breaking_out_stops_the_run_and_another_runs(folder):
     assert dicts(lumahist.stats_files(folder, jobs=4, backend="cpu", decoder="cpu")) == want
 
 
+def test_closing_during_a_long_walk_returns_at_once(tmp_path):
+    """close() (and so break, Ctrl-C, dropping it) while the folders are still
+    being walked waited for the whole walk: minutes on a large tree or a
+    slow share.  Here 20 folders each with two links to the next make a
+    walk of 2^20 folders, a dozen seconds; it ends when the iterator does."""
+    depth = 20
+    for k in range(depth + 1):
+        (tmp_path / f"d{k}").mkdir()
+    for k in range(depth):
+        for name in ("a", "b"):
+            (tmp_path / f"d{k}" / name).symlink_to(tmp_path / f"d{k + 1}")
+    before = analysis_threads()
+    iterator = lumahist.stats_files(tmp_path / "d0", backend="cpu")
+    time.sleep(0.2)
+    start = time.monotonic()
+    iterator.close()
+    assert time.monotonic() - start < 2
+    assert list(iterator) == []
+    assert analysis_threads() == before
+
+
 def test_closing_from_several_threads_at_once(folder):
     """close() from four threads together: one joins the run's thread (each
     joined it before, the same GThread freed again)."""
