@@ -884,6 +884,11 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     second); an iterator made before the fork raises RuntimeError there."""
     if errors not in ("warn", "raise"):
         raise InvalidArgumentError("errors: warn or raise", -1)
+    if max_pixels is not None:
+        # index(), as jobs= and every= take theirs: a NumPy integer (a
+        # product of shapes) was refused as "argument 7 must be int", and
+        # text raised a comparison's TypeError.
+        max_pixels = _operator.index(max_pixels)
     if max_pixels is not None and max_pixels < 0:
         raise InvalidArgumentError(f"max_pixels {max_pixels}: must not be negative", -1)
     if max_pixels is not None and max_pixels >= 2**63:

@@ -267,11 +267,12 @@ class StatsFilesIterator(Iterator[Union[Stats, VideoFrame, VideoSummary]]):
     def __next__(self) -> Union[Stats, VideoFrame, VideoSummary]: ...
     def close(self) -> None: ...
 
-def stats_files(paths: Any, *, jobs: Optional[int] = None, matrix: Optional[str] = None,
-                range: Optional[str] = None,
+def stats_files(paths: Any, *, jobs: Optional[SupportsIndex] = None,
+                matrix: Optional[str] = None, range: Optional[str] = None,
                 percentiles: Optional[Iterable[float]] = (1, 5, 50, 95, 99),
-                backend: str = "auto", max_pixels: Optional[int] = None, errors: str = "warn",
-                decoder: str = "auto", every: int = 1, fps: Optional[float] = None,
+                backend: str = "auto", max_pixels: Optional[SupportsIndex] = None,
+                errors: str = "warn", decoder: str = "auto", every: SupportsIndex = 1,
+                fps: Optional[float] = None,
                 start: Optional[float] = None, duration: Optional[float] = None,
                 cut_threshold: float = 0.4, video_timeout: float = 30.0, video_memory: str = "cuda",
                 fifo_wait: float = 30.0) -> StatsFilesIterator: ...

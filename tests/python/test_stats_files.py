@@ -269,6 +269,20 @@ def test_bad_arguments(folder):
         lumahist.stats_files(folder, jobs=-1)
     with pytest.raises(lumahist.InvalidArgumentError, match="max_pixels"):
         lumahist.stats_files(folder, max_pixels=-1)
+    with pytest.raises(TypeError, match="'str' object cannot be interpreted as an integer"):
+        lumahist.stats_files(folder, max_pixels="5")
+
+
+def test_max_pixels_takes_a_numpy_integer_as_jobs_does(folder):
+    """max_pixels=np.prod(shape) raised TypeError "argument 7 must be int,
+    not numpy.int64" (jobs= and every= take NumPy integers)."""
+    path = folder / "gray.jpg"
+    limit = np.prod(np.array([123, 457], dtype=np.int64))
+    assert [r.to_dict() for r in lumahist.stats_files(path, max_pixels=limit, jobs=np.int64(1),
+                                                      backend="cpu", decoder="cpu")] == \
+        tool_records([path], "--max-pixels", str(int(limit)))
+    with pytest.raises(lumahist.TooLargeError):
+        list(lumahist.stats_files(path, max_pixels=limit - 1, errors="raise"))
     assert list(lumahist.stats_files([])) == []
     assert isinstance(lumahist.stats_files([]), lumahist.StatsFilesIterator)
 
