@@ -14,26 +14,6 @@
 /* Blocks down the frame at most; each then strides over further rows. */
 #define LHK_CHROMA_MAX_ROW_BLOCKS 8192
 
-/* The stored rows' or columns' axis of the CLAHE grid (lhi_clahe_stored_axis);
- * ORIENTED false, a frame shown as stored, fixes what an orientation varies,
- * as clahe.cu's kernels do. */
-template <bool ORIENTED>
-__device__ __forceinline__ LhiClaheAxis lhk_chroma_axis(const LhiClaheGrid &g, bool rows,
-                                                        uint32_t length)
-{
-  if constexpr (ORIENTED)
-    return lhi_clahe_stored_axis(&g, rows, length);
-  LhiClaheAxis a = {
-      .tile = (uint32_t)(rows ? g.tile_h : g.tile_w),
-      .tiles = (uint32_t)(rows ? g.tiles_y : g.tiles_x),
-      .recip = rows ? g.recip_y : g.recip_x,
-      .stride = rows ? (uint32_t)g.tiles_x : 1u,
-      .length = length,
-      .flip = false,
-  };
-  return a;
-}
-
 /* The new luma of pixel (x, y) of old luma v: the LUT's entry, or the CLAHE
  * mix of its four tile LUTs (lhk_clahe_pixel's arithmetic; transposed,
  * upper and lower are the tiles left and right as shown, the mix the same:
@@ -67,8 +47,12 @@ __global__ void lhk_scale_chroma_kernel(LhkChroma c, const uint16_t *luts, LhiCl
   const uint32_t rows = (c.height + (1u << c.y_shift) - 1) >> c.y_shift;
   if (cx >= samples)
     return;
-  const LhiClaheAxis luma_rows = lhk_chroma_axis<ORIENTED>(g, true, c.height);
-  const LhiClaheAxis luma_columns = lhk_chroma_axis<ORIENTED>(g, false, c.width);
+  /* ORIENTED false, a frame shown as stored: what an orientation varies
+   * fixed, as clahe.cu's kernels have it. */
+  const LhiClaheAxis luma_rows = ORIENTED ? lhi_clahe_stored_axis(&g, true, c.height)
+                                          : lhi_clahe_plain_axis(&g, true, c.height);
+  const LhiClaheAxis luma_columns = ORIENTED ? lhi_clahe_stored_axis(&g, false, c.width)
+                                             : lhi_clahe_plain_axis(&g, false, c.width);
   const uint32_t x0 = cx << c.x_shift, x1 = min(c.width, x0 + (1u << c.x_shift));
   for (uint32_t cy = blockIdx.y * blockDim.y + threadIdx.y; cy < rows;
        cy += gridDim.y * blockDim.y) {
