@@ -852,6 +852,37 @@ static void shown_at(int o, int w, int h, int x, int y, int *sx, int *sy)
  * default, partly off the frame, one wider than the frame is high) and
  * packed format, the stored frame is made from the upright one, both are
  * drawn on, and every pixel is compared where it is shown. */
+/* The address of pixel (x, y) of a one-plane frame of pb bytes a pixel. */
+static uint8_t *pixel_at(const LhFrame *f, int x, int y, int pb)
+{
+  return (uint8_t *)f->planes[0] + (size_t)y * f->strides[0] + (size_t)x * pb;
+}
+
+/* turned (stored, as a file with Exif orientation o holds it) from up (the
+ * picture as shown). */
+static void turn(int o, const LhFrame *up, LhFrame *turned, int pb)
+{
+  for (int y = 0; y < turned->height; y++)
+    for (int x = 0; x < turned->width; x++) {
+      int sx, sy;
+      shown_at(o, turned->width, turned->height, x, y, &sx, &sy);
+      memcpy(pixel_at(turned, x, y, pb), pixel_at(up, sx, sy, pb), (size_t)pb);
+    }
+}
+
+/* The pixels of turned that differ from those of up where they are shown. */
+static int pixels_unlike_turned(int o, const LhFrame *up, const LhFrame *turned, int pb)
+{
+  int unlike = 0;
+  for (int y = 0; y < turned->height; y++)
+    for (int x = 0; x < turned->width; x++) {
+      int sx, sy;
+      shown_at(o, turned->width, turned->height, x, y, &sx, &sy);
+      unlike += memcmp(pixel_at(turned, x, y, pb), pixel_at(up, sx, sy, pb), (size_t)pb) != 0;
+    }
+  return unlike;
+}
+
 static void test_overlays_turned(void)
 {
   static const LhFormat formats[] = {LH_FORMAT_GRAY8, LH_FORMAT_RGB, LH_FORMAT_GRAY16,
@@ -867,16 +898,7 @@ static void test_overlays_turned(void)
         GenFrame up, turned;
         gen_frame(&up, format, width, height, 0, 3, 0, GEN_PHOTO, 900 + (uint64_t)o);
         gen_frame(&turned, format, w, h, 0, 5, 0, GEN_UNIFORM, 1);
-        for (int y = 0; y < h; y++)
-          for (int x = 0; x < w; x++) {
-            int sx, sy;
-            shown_at(o, w, h, x, y, &sx, &sy);
-            memcpy((uint8_t *)turned.frame.planes[0] + (size_t)y * turned.frame.strides[0] +
-                       (size_t)x * pb,
-                   (uint8_t *)up.frame.planes[0] + (size_t)sy * up.frame.strides[0] +
-                       (size_t)sx * pb,
-                   (size_t)pb);
-          }
+        turn(o, &up.frame, &turned.frame, pb);
         LhStats stats;
         lh_stats_init(&stats);
         CHECK(lh_analyze(cpu, &up.frame, NULL, &stats) == 0, "%s", lh_last_error());
@@ -886,18 +908,7 @@ static void test_overlays_turned(void)
         CHECK(lh_overlay(cpu, &up.frame, &stats, &oo) == 0, "%s", lh_last_error());
         oo.orientation = o;
         CHECK(lh_overlay(cpu, &turned.frame, &stats, &oo) == 0, "%s", lh_last_error());
-        int bad = 0;
-        for (int y = 0; y < h; y++)
-          for (int x = 0; x < w; x++) {
-            int sx, sy;
-            shown_at(o, w, h, x, y, &sx, &sy);
-            if (memcmp((uint8_t *)turned.frame.planes[0] + (size_t)y * turned.frame.strides[0] +
-                           (size_t)x * pb,
-                       (uint8_t *)up.frame.planes[0] + (size_t)sy * up.frame.strides[0] +
-                           (size_t)sx * pb,
-                       (size_t)pb) != 0)
-              bad++;
-          }
+        const int bad = pixels_unlike_turned(o, &up.frame, &turned.frame, pb);
         CHECK(bad == 0, "overlay %s orientation %d rect %zu: %d pixels differ from the upright's",
               lh_format_name(format), o, r, bad);
         lh_stats_clear(&stats);
@@ -958,16 +969,7 @@ static void test_clahe_turned(void)
         gen_frame(&up, format, width, height, format == LH_FORMAT_GRAY16 ? 12 : 0, 3, 0, GEN_PHOTO,
                   700 + (uint64_t)o);
         gen_frame(&turned, format, w, h, format == LH_FORMAT_GRAY16 ? 12 : 0, 5, 0, GEN_UNIFORM, 1);
-        for (int y = 0; y < h; y++)
-          for (int x = 0; x < w; x++) {
-            int sx, sy;
-            shown_at(o, w, h, x, y, &sx, &sy);
-            memcpy((uint8_t *)turned.frame.planes[0] + (size_t)y * turned.frame.strides[0] +
-                       (size_t)x * pb,
-                   (uint8_t *)up.frame.planes[0] + (size_t)sy * up.frame.strides[0] +
-                       (size_t)sx * pb,
-                   (size_t)pb);
-          }
+        turn(o, &up.frame, &turned.frame, pb);
         LhEqualizeOptions eo;
         lh_equalize_options_init(&eo);
         eo.mode = LH_EQUALIZE_CLAHE;
@@ -977,18 +979,7 @@ static void test_clahe_turned(void)
         CHECK(lh_equalize(cpu, &up.frame, &up.frame, &eo) == 0, "%s", lh_last_error());
         eo.orientation = o;
         CHECK(lh_equalize(cpu, &turned.frame, &turned.frame, &eo) == 0, "%s", lh_last_error());
-        int bad = 0;
-        for (int y = 0; y < h; y++)
-          for (int x = 0; x < w; x++) {
-            int sx, sy;
-            shown_at(o, w, h, x, y, &sx, &sy);
-            if (memcmp((uint8_t *)turned.frame.planes[0] + (size_t)y * turned.frame.strides[0] +
-                           (size_t)x * pb,
-                       (uint8_t *)up.frame.planes[0] + (size_t)sy * up.frame.strides[0] +
-                           (size_t)sx * pb,
-                       (size_t)pb) != 0)
-              bad++;
-          }
+        const int bad = pixels_unlike_turned(o, &up.frame, &turned.frame, pb);
         CHECK(bad == 0, "CLAHE %s orientation %d tiles %dx%d: %d pixels differ from the upright's",
               lh_format_name(format), o, grids[k].tx, grids[k].ty, bad);
         gen_free(&up);

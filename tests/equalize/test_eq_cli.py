@@ -705,6 +705,20 @@ def test_low_bit_png(root):
               f"1-bit overlay: depth {png_bit_depth(got)}, {changed} pixels drawn")
 
 
+def write_turned(folder, upright, **jpeg_options):
+    """upright stored as each Exif orientation would have it, with that
+    orientation, as o1.png .. o8.png and o1.jpg .. o8.jpg."""
+    turn = {2: Image.FLIP_LEFT_RIGHT, 3: Image.ROTATE_180, 4: Image.FLIP_TOP_BOTTOM,
+            5: Image.TRANSPOSE, 6: Image.ROTATE_90, 7: Image.TRANSVERSE, 8: Image.ROTATE_270}
+    for o in range(1, 9):
+        exif = Image.Exif()
+        exif[0x0112] = o
+        stored = upright.transpose(turn[o]) if o in turn else upright
+        stored.save(os.path.join(folder, f"o{o}.png"), exif=exif.tobytes())
+        stored.save(os.path.join(folder, f"o{o}.jpg"), exif=exif.tobytes(), quality=95,
+                    **jpeg_options)
+
+
 def test_overlay_orientation(root):
     """A photograph stored turned, with an Exif orientation, gets the panel
     that the upright photograph gets, where a viewer shows it: bottom-left,
@@ -715,14 +729,7 @@ def test_overlay_orientation(root):
     os.makedirs(folder)
     upright = Image.open(os.path.join(SAMPLES, "cat-chelsea.png")).convert("RGB")
     upright = upright.crop((0, 0, 301, 200))  # odd, and not square
-    turn = {2: Image.FLIP_LEFT_RIGHT, 3: Image.ROTATE_180, 4: Image.FLIP_TOP_BOTTOM,
-            5: Image.TRANSPOSE, 6: Image.ROTATE_90, 7: Image.TRANSVERSE, 8: Image.ROTATE_270}
-    for o in range(1, 9):
-        exif = Image.Exif()
-        exif[0x0112] = o
-        stored = upright.transpose(turn[o]) if o in turn else upright
-        stored.save(os.path.join(folder, f"o{o}.png"), exif=exif.tobytes())
-        stored.save(os.path.join(folder, f"o{o}.jpg"), exif=exif.tobytes(), quality=95)
+    write_turned(folder, upright)
     out = os.path.join(root, "turned-out")
     code, err = lumahist("overlay", folder, "--out", out, "--backend", "cpu")
     check(code == 0, f"overlay of turned photographs: exit {code}: {err}")
@@ -759,15 +766,7 @@ def test_clahe_orientation(root):
     os.makedirs(folder)
     upright = Image.open(os.path.join(SAMPLES, "fog-lake-low-contrast.jpg")).convert("RGB")
     upright = upright.crop((0, 0, 301, 203))  # odd, not square, no tile count divides
-    turn = {2: Image.FLIP_LEFT_RIGHT, 3: Image.ROTATE_180, 4: Image.FLIP_TOP_BOTTOM,
-            5: Image.TRANSPOSE, 6: Image.ROTATE_90, 7: Image.TRANSVERSE, 8: Image.ROTATE_270}
-    for o in range(1, 9):
-        exif = Image.Exif()
-        exif[0x0112] = o
-        stored = upright.transpose(turn[o]) if o in turn else upright
-        stored.save(os.path.join(folder, f"o{o}.png"), exif=exif.tobytes())
-        stored.save(os.path.join(folder, f"o{o}.jpg"), exif=exif.tobytes(), quality=95,
-                    subsampling=0)
+    write_turned(folder, upright, subsampling=0)
     out = os.path.join(root, "clahe-turned-out")
     code, err = lumahist("clahe", folder, "--out", out, "--tiles", "8x3", "--clip", "3")
     check(code == 0, f"clahe of turned photographs: exit {code}: {err}")
