@@ -52,7 +52,9 @@ void lht_error(const char *path, const char *format, ...)
   flockfile(stderr);
   fputs("lumahist: ", stderr);
   if (path) {
-    put_line_text(path);
+    /* An empty argument ('') named: "lumahist: : No such file" read as
+     * a message with its file left out. */
+    put_line_text(path[0] ? path : "''");
     fputs(": ", stderr);
   }
   put_line_text(message);

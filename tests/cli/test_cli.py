@@ -812,6 +812,16 @@ def check_errors(tmp):
               err.startswith(f"lumahist: {option} '': an empty path names no "),
               f"empty path {args}: {out!r} {err!r}")
     check(not os.path.exists(out_dir), "an empty output path wrote images")
+    # An empty input path read "lumahist: : No such file or directory", the
+    # file seemingly left out of the line; the other files are still done.
+    for args in (["stats", "", good_png], ["merge", "", records],
+                 ["equalize", "--out", out_dir, "", good_png]):
+        rc, out, err = run(*args, expect=1)
+        check(err.startswith("lumahist: '': No such file or directory\n") and
+              (args[0] == "merge" or os.path.basename(good_png) in out + str(
+                  os.listdir(out_dir) if os.path.isdir(out_dir) else [])),
+              f"empty input path {args}: {out!r} {err!r}")
+    shutil.rmtree(out_dir, ignore_errors=True)
     # --output and --report naming one file (so, or through a link): the page
     # replaced the records, exit 0.
     both = os.path.join(tmp, "both.out")
