@@ -24,7 +24,8 @@
  * #GstLumahist:overlay, a graph of the histogram, with markers at the median
  * and percentiles and bands where pixels clip, is drawn on the frame in any
  * mode, in colour (inside its panel, the chroma of YUV frames changes too),
- * upright in the picture as #GstLumahist:overlay-direction will show it.
+ * upright in the picture as #GstLumahist:overlay-direction will show it;
+ * CLAHE's tile grid is laid on that picture too.
  * The LUTs of the temporal window take #GstLumahist:temporal-window × tiles
  * × 2^bit-depth × 2 bytes (tiles: 1, or #GstLumahist:tiles-x ×
  * #GstLumahist:tiles-y for CLAHE).  The statistics (messages, meta, overlay)
@@ -1245,6 +1246,9 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
     direction =
         self->has_tag_direction_stream ? self->tag_direction_stream : self->tag_direction_global;
   work.overlay_options.orientation = lhio_gst_exif_orientation(direction);
+  /* CLAHE's grid is laid on the picture so shown too, as the tool lays it
+   * on a video its player turns. */
+  work.equalize_options.orientation = work.overlay_options.orientation;
 
   frame = self->frame_count++;
   want_message = post_messages && frame % interval == 0;
@@ -1731,8 +1735,9 @@ static void gst_lumahist_class_init(GstLumahistClass *klass)
   properties[PROP_OVERLAY_DIRECTION] = g_param_spec_enum(
       "overlay-direction", "Overlay direction",
       "How the frames will be shown, as videoflip's video-direction turns them: the panel is "
-      "placed and drawn upright in the picture so turned (auto: by the stream's "
-      "image-orientation tag, for a videoflip video-direction=auto after this element)",
+      "placed and drawn upright in the picture so turned, and CLAHE's grid laid on it (auto: "
+      "by the stream's image-orientation tag, for a videoflip video-direction=auto after this "
+      "element)",
       GST_TYPE_VIDEO_ORIENTATION_METHOD, DEFAULT_OVERLAY_DIRECTION, rw);
   g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
 

@@ -1469,6 +1469,65 @@ GST_START_TEST(test_overlay_direction)
 }
 GST_END_TEST;
 
+/* mode=clahe lays its grid on the picture as overlay-direction shows it (a
+ * non-square grid on sides no tile count divides), as the library does for
+ * that Exif orientation: it was the stored frame's grid whatever the
+ * direction. */
+GST_START_TEST(test_clahe_direction)
+{
+  static const struct {
+    GstVideoOrientationMethod direction;
+    const gchar *stream_tag;
+    gint orientation; /* Exif's, the library's */
+  } cases[] = {
+      {GST_VIDEO_ORIENTATION_IDENTITY, "rotate-90", 1},
+      {GST_VIDEO_ORIENTATION_90R, NULL, 6},
+      {GST_VIDEO_ORIENTATION_AUTO, "rotate-270", 8},
+      {GST_VIDEO_ORIENTATION_AUTO, "flip-rotate-0", 2},
+      {GST_VIDEO_ORIENTATION_UL_LR, NULL, 5},
+  };
+  const gchar *caps_string = "video/x-raw,format=I420,width=91,height=61,framerate=25/1";
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+  GstBuffer *in = lhc_random_frame(&info, 78, 0);
+  LhEqualizeOptions clahe;
+  GstBuffer *upright;
+
+  lh_equalize_options_init(&clahe);
+  clahe.mode = LH_EQUALIZE_CLAHE;
+  clahe.tiles_x = 8;
+  clahe.tiles_y = 3;
+  clahe.matrix = LH_MATRIX_BT709;
+  clahe.range = LH_RANGE_LIMITED;
+  upright = lhc_library_output(in, &info, &clahe, NULL, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    GstBus *bus;
+    GstHarness *h =
+        harness_new(&bus, "backend", 1, "mode", 2 /* clahe */, "tiles-x", 8, "tiles-y", 3,
+                    "temporal-window", 1, "overlay-direction", cases[i].direction, NULL);
+    GstBuffer *out, *expected;
+
+    GST_INFO("case %u", i);
+    gst_harness_set_src_caps_str(h, caps_string);
+    if (cases[i].stream_tag)
+      gst_harness_push_event(h, orientation_tag(cases[i].stream_tag, GST_TAG_SCOPE_STREAM));
+    clahe.orientation = cases[i].orientation;
+    expected = lhc_library_output(in, &info, &clahe, NULL, NULL);
+    fail_unless(cases[i].orientation == 1 || !same_bytes(expected, upright),
+                "case %u: the turned grid gives the upright one's frame: the test proves nothing",
+                i);
+    fail_unless_equals_int(gst_harness_push(h, gst_buffer_ref(in)), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(same_bytes(out, expected), "case %u: not CLAHE of Exif orientation %d", i,
+                cases[i].orientation);
+    gst_buffer_unref(out);
+    gst_buffer_unref(expected);
+    harness_free(h, bus);
+  }
+  gst_buffer_unref(upright);
+  gst_buffer_unref(in);
+}
+GST_END_TEST;
+
 /* Upstream asks whether it may leave cropping to downstream (videocrop, and
  * decoders with padded frames, attach a GstVideoCropMeta then).  The element
  * analyses and rewrites the whole frame it is given, so it must not pass on
@@ -1914,6 +1973,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_crop_meta_not_proposed);
   tcase_add_test(tc, test_overlay_size_property);
   tcase_add_test(tc, test_overlay_direction);
+  tcase_add_test(tc, test_clahe_direction);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_backend_auto);
   tcase_add_test(tc, test_backend_auto_per_frame);
