@@ -699,6 +699,44 @@ static bool muxer_takes_size(Rewrite *r, int width, int height)
   return true;
 }
 
+/* The stream's chroma sampling as its caps state it before decoding:
+ * the parsers' chroma-format ("4:2:0", "4:0:0", ...), or raw video's
+ * format's; NULL where they do not say. */
+static const char *stream_chroma(const GstStructure *s)
+{
+  const char *chroma = gst_structure_get_string(s, "chroma-format");
+  const char *format = gst_structure_get_string(s, "format");
+  if (chroma || !format || !gst_structure_has_name(s, "video/x-raw"))
+    return chroma;
+  const GstVideoFormatInfo *info = gst_video_format_get_info(gst_video_format_from_string(format));
+  if (!info || GST_VIDEO_FORMAT_INFO_IS_GRAY(info))
+    return info ? "4:0:0" : NULL;
+  if (GST_VIDEO_FORMAT_INFO_W_SUB(info, 1) == 0)
+    return GST_VIDEO_FORMAT_INFO_H_SUB(info, 1) == 0 ? "4:4:4" : "4:4:0";
+  return GST_VIDEO_FORMAT_INFO_H_SUB(info, 1) == 0 ? "4:2:2" : "4:2:0";
+}
+
+/* Whether x264 writes width x height in the stream's chroma sampling: it
+ * takes odd sides in 4:4:4 only and odd heights in 4:2:2 ("width not
+ * divisible by 2"), though x264enc's template takes any size, and a 1x1
+ * 4:0:0 H.264 failed after decoding with no more than "Can not initialize
+ * x264 encoder.".  A gray (4:0:0) stream reaches it as 4:2:0, and one whose
+ * caps do not say is taken for 4:2:0, what decoders mostly give. */
+static bool x264_takes_size(Rewrite *r, const GstStructure *s, int width, int height)
+{
+  const char *chroma = stream_chroma(s);
+  const bool full = chroma && strcmp(chroma, "4:4:4") == 0;
+  const bool halved_across = !full;
+  const bool halved_down = !full && !(chroma && strcmp(chroma, "4:2:2") == 0);
+  if ((!halved_across || width % 2 == 0) && (!halved_down || height % 2 == 0))
+    return true;
+  fail(r,
+       "x264enc cannot write %dx%d video in %s (x264 takes an odd width only in 4:4:4, an odd "
+       "height in 4:4:4 and 4:2:2): give another --codec",
+       width, height, chroma ? chroma : "4:2:0");
+  return false;
+}
+
 /* Whether the encoder takes the decoded frames' rate and size, looked at
  * before they reach it.  MPEG-1 and MPEG-2 have a short list of frame
  * rates, and their encoders refused the others with no more than
@@ -739,6 +777,8 @@ static bool encoder_takes(Rewrite *r, GstCaps *caps)
       return false;
     }
   }
+  if (strcmp(name, "x264enc") == 0 && sized && !x264_takes_size(r, s, width, height))
+    return false;
   const GValue *rate = gst_structure_get_value(s, "framerate");
   if (!rate)
     return true;

@@ -1151,6 +1151,27 @@ def group_bad(tmp):
           frames_in(os.path.join(out_dir, "short.mkv")) == len(flat),
           f"short.mkv 64x8: exit {code}, {err!r}")
 
+    # x264 writes odd sides in 4:4:4 only, though x264enc's template takes
+    # any size: an odd-sized gray (4:0:0) H.264 failed after decoding with
+    # "Can not initialize x264 encoder. (from x264enc0)".  Now one line
+    # before a frame is decoded; a 4:4:4 one of that size is still written.
+    odd = [np.full((5, 5), 60 + 4 * k, np.uint8) for k in range(5)]
+    for pix_fmt, says in (("gray", "x264enc cannot write 5x5 video in 4:0:0 (x264 takes an odd "
+                                   "width only in 4:4:4"),
+                          ("yuv444p", None)):
+        path = make_clip(tmp, f"odd-{pix_fmt}.mkv", odd,
+                         ["-c:v", "libx264", "-pix_fmt", pix_fmt], audio=False)
+        out_dir = os.path.join(tmp, "out-odd-" + pix_fmt)
+        code, _, err = run("equalize", "-o", out_dir, path)
+        if says:
+            check(code == 1 and err.count("\n") == 1 and says in err and
+                  "give another --codec" in err, f"5x5 {pix_fmt}: exit {code}, {err!r}")
+            no_leftovers(out_dir, f"5x5 {pix_fmt}")
+        else:
+            check(code == 0 and err == "" and
+                  frames_in(os.path.join(out_dir, os.path.basename(path))) == len(odd),
+                  f"5x5 {pix_fmt}: exit {code}, {err!r}")
+
     # --shard i/n splits the videos of a folder between runs, as images.
     shard_dir = os.path.join(tmp, "shards")
     os.makedirs(shard_dir)
