@@ -132,7 +132,9 @@ static uint16_t *load_lut(const char *path, int *bit_depth)
   while (g_ascii_isspace(*cursor))
     cursor++;
   if (*cursor) {
-    lht_error(path, "more than %zu entries in a %ld-bit LUT", n, depth);
+    /* "an 8-bit", "an 11-bit", as the numbers are read */
+    lht_error(path, "more than %zu entries in %s %ld-bit LUT", n,
+              depth == 8 || depth == 11 ? "an" : "a", depth);
     free(lut);
     lut = NULL;
   }

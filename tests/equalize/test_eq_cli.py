@@ -356,6 +356,11 @@ def test_luts(root, inputs):
         f.write("lumahist-lut 1 bit_depth 8\n1 2 3\n")
     code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
     check(code == 1 and "entry" in err, f"short LUT: exit {code}: {err}")
+    with open(bad, "w") as f:
+        f.write("lumahist-lut 1 bit_depth 8\n" + " ".join(["7"] * 257) + "\n")
+    code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
+    check(code == 1 and "more than 256 entries in an 8-bit LUT" in err,
+          f"long LUT: exit {code}: {err}")
 
 
 def test_global(root):
