@@ -40,11 +40,18 @@ typedef struct {
   bool keys_differ;
   guint64 other_luma; /* records refused for another matrix or range */
   bool failed;
-  /* The dataset records of the file being read, summed at its end only if
-   * it holds no other record: those of `stats --dataset` sum the images
-   * before them. */
+  /* The dataset records of the file being read that are not the sum of its
+   * image records before them (those `stats --dataset` writes, skipped):
+   * an earlier merge's, summed at its end if it holds no image record. */
   GPtrArray *file_datasets; /* of PendingDataset */
   bool file_has_images;
+  /* The image records of the file being read so far, summed by bit depth,
+   * as `stats --dataset` sums them into its record. */
+  guint64 *file_histograms[17];
+  guint64 file_images[17];
+  /* A file held image records and an earlier merge's dataset records:
+   * nothing is written, as for image records and merges in two files. */
+  bool merge_among_images;
   /* Files read, by device and inode: a file of dataset records named again
    * is counted once, as an image's record met again is. */
   GArray *files_read; /* of FileIdentity */
@@ -289,10 +296,54 @@ static void sum_dataset(Merge *m, PendingDataset *p)
   g_ptr_array_add(m->datasets_summed, p);
 }
 
+static bool valid_bit_depth(const LhtParsedRecord *record)
+{
+  return record->bit_depth >= 8 && record->bit_depth <= 16 &&
+         record->histogram->len == (guint)1 << record->bit_depth;
+}
+
+static void add_to_file_sum(Merge *m, const LhtParsedRecord *record)
+{
+  if (!valid_bit_depth(record))
+    return;
+  const int depth = record->bit_depth;
+  const guint bins = record->histogram->len;
+  if (!m->file_histograms[depth])
+    m->file_histograms[depth] = g_new0(guint64, bins);
+  const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
+  for (guint i = 0; i < bins; i++)
+    m->file_histograms[depth][i] += histogram[i];
+  m->file_images[depth]++;
+}
+
+/* Whether a dataset record is `stats --dataset`'s: the sum of the image
+ * records before it in its file.  An earlier merge's output joined to image
+ * records (cat m1.jsonl s2.jsonl) is not: it comes before them, or sums
+ * images of other files. */
+static bool sums_file_images(const Merge *m, const LhtParsedRecord *record)
+{
+  if (!valid_bit_depth(record))
+    return false;
+  const int depth = record->bit_depth;
+  return m->file_images[depth] > 0 && record->images == m->file_images[depth] &&
+         memcmp(record->histogram->data, m->file_histograms[depth],
+                record->histogram->len * sizeof(guint64)) == 0;
+}
+
+static void reset_file_sums(Merge *m)
+{
+  for (int i = 0; i < 17; i++) {
+    g_clear_pointer(&m->file_histograms[i], g_free);
+    m->file_images[i] = 0;
+  }
+}
+
 static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
 {
   Merge *m = data;
   if (record->dataset) {
+    if (sums_file_images(m, record))
+      return true;
     /* The sum of no image (an empty shard's) sums nothing either way. */
     if (record->images > 0 || record->count > 0 || record->histogram->len == 0) {
       char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
@@ -302,6 +353,8 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
     return true;
   }
   m->file_has_images = true;
+  if (!record->video_frame)
+    add_to_file_sum(m, record);
   if (record->video_frame) {
     /* Its video's summary record holds its counts; the report draws it. */
     if (m->args->report)
@@ -344,6 +397,7 @@ static bool read_file(Merge *m, const char *file)
   }
   m->name = standard_input ? "stdin" : file;
   m->file_has_images = false;
+  reset_file_sums(m);
   bool ok = lht_records_read(in, m->name, merge_record, m, NULL);
   /* A video's records are all in one file: frames left without their
    * summary at its end (an interrupted run) are not drawn. */
@@ -358,9 +412,16 @@ static bool read_file(Merge *m, const char *file)
   }
   if (identified && !named_before)
     g_array_append_val(m->files_read, ((FileIdentity){st.st_dev, st.st_ino, m->name}));
+  if (m->file_has_images && !named_before && m->file_datasets->len > 0) {
+    const PendingDataset *first = g_ptr_array_index(m->file_datasets, 0);
+    lht_error(first->where,
+              "a dataset record that is not the sum of the image records before it (an earlier "
+              "merge's, joined to image records?), which names no image: an image in both would "
+              "count twice; merge the image records' files first (lumahist merge FILE... > "
+              "part.jsonl), then the dataset records with it; no dataset record written");
+    m->merge_among_images = true;
+  }
   if (m->file_has_images || named_before) {
-    /* `stats --dataset`'s record sums the images before it, which are
-     * summed themselves. */
     if (!m->file_has_images)
       lht_error(m->name, "the same file as %s, named before: its dataset records counted once",
                 named_before);
@@ -437,8 +498,8 @@ int lht_merge_main(int argc, char **argv)
       "and writes the dataset record: every image's histogram summed, with its statistics and\n"
       "percentiles, the same as `lumahist stats --dataset` over all the images at once.\n"
       "A file of dataset records alone (an earlier merge's) is summed as the images it counts;\n"
-      "dataset records after images' records (stats --dataset) are skipped; an image found\n"
-      "twice (however its path is spelled) counts once.");
+      "dataset records that sum the image records before them (stats --dataset) are skipped;\n"
+      "an image found twice (however its path is spelled) counts once.");
   g_option_context_set_description(
       context, "Exit status: 0 all records merged, 1 some input failed, 2 usage error.");
   g_option_context_add_main_entries(context, entries, NULL);
@@ -532,7 +593,10 @@ int lht_merge_main(int argc, char **argv)
               m.duplicates, m.duplicates == 1 ? "" : "s");
 
   LhOptions options;
-  if (m.first_images_file && m.first_datasets_file) {
+  if (m.merge_among_images) {
+    lh_options_init(&options);
+    ok = false;
+  } else if (m.first_images_file && m.first_datasets_file) {
     /* A dataset record names none of its images: one also among the image
      * records would count twice, unseen. */
     lh_options_init(&options);
@@ -559,7 +623,10 @@ int lht_merge_main(int argc, char **argv)
     lht_error(NULL, "writing the dataset record failed: %s", g_strerror(errno));
     ok = false;
   }
-  if (args.report && m.first_datasets_file) {
+  if (args.report && m.merge_among_images) {
+    lht_error(args.report, "not written: a records file was refused (said above)");
+    ok = false;
+  } else if (args.report && m.first_datasets_file) {
     lht_error(args.report,
               "not written: the dataset records of %s hold no image to draw (merge --report "
               "over the images' records)",
@@ -579,6 +646,7 @@ int lht_merge_main(int argc, char **argv)
   g_hash_table_destroy(m.seen);
   g_ptr_array_free(m.keys, TRUE);
   g_ptr_array_free(m.file_datasets, TRUE);
+  reset_file_sums(&m);
   g_array_free(m.files_read, TRUE);
   g_ptr_array_free(m.datasets_summed, TRUE);
   g_free(args.format);

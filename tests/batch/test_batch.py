@@ -598,6 +598,21 @@ def group_shard(tmp):
           "no dataset record written" in text(proc.stderr),
           f"merge of image and dataset records: exit {proc.returncode}, "
           f"{text(proc.stdout)[:60]!r}, {text(proc.stderr)!r}")
+    # The same in one file (cat m1.jsonl s2.jsonl > x.jsonl), the merge's
+    # record before or after the image records: refused too.  It was taken
+    # for `stats --dataset`'s and skipped, its images lost, exit 0.
+    part01_data = open(part01, "rb").read()
+    shard2_data = open(shard_files[2], "rb").read()
+    for joined, line in ((part01_data + shard2_data, 1),
+                         (shard2_data + part01_data, len(records(shard2_data)) + 1)):
+        path = single_file(tmp, joined)
+        proc = run("merge", path)
+        check(proc.returncode == 1 and proc.stdout == b"" and
+              text(proc.stderr).startswith(f"lumahist: {path}:{line}: a dataset record that is "
+                                           "not the sum of the image records before it") and
+              len(proc.stderr.splitlines()) == 1,
+              f"merge of a merge joined to image records: exit {proc.returncode}, "
+              f"{text(proc.stdout)[:60]!r}, {text(proc.stderr)!r}")
     # Another matrix is refused as for image records; a page cannot be drawn
     # from sums.
     part2_709 = single_file(tmp, run("merge", single_file(tmp, run(
