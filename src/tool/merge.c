@@ -181,10 +181,23 @@ static void report_video_end(Merge *m, const LhtParsedRecord *summary)
   g_clear_pointer(&m->video_path, g_free);
 }
 
+/* Keys name the same percentile when their numbers are equal: older records
+ * wrote P0 as "-0", which as another key made the dataset record hold "0"
+ * twice. */
+static bool same_percentile(const char *a, const char *b)
+{
+  if (strcmp(a, b) == 0)
+    return true;
+  char *a_end, *b_end;
+  const double x = g_ascii_strtod(a, &a_end);
+  const double y = g_ascii_strtod(b, &b_end);
+  return a_end != a && *a_end == '\0' && b_end != b && *b_end == '\0' && x == y;
+}
+
 static bool has_key(const GPtrArray *keys, const char *key)
 {
   for (guint i = 0; i < keys->len; i++)
-    if (strcmp(g_ptr_array_index(keys, i), key) == 0)
+    if (same_percentile(g_ptr_array_index(keys, i), key))
       return true;
   return false;
 }

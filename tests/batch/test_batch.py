@@ -543,6 +543,20 @@ def group_shard(tmp):
               f"merge of shards with other percentiles, in the order "
               f"{[os.path.basename(f) for f in order]}: {proc.returncode} "
               f"{list(dataset.get('percentiles', {}))}")
+    # Older records wrote P0 as "-0": the same percentile as "0", not another
+    # (the dataset record held the key "0" twice).
+    minus_zero = os.path.join(tmp, "shard1-minus-zero.jsonl")
+    with open(minus_zero, "wb") as f:
+        data = open(shard_files[1], "rb").read()
+        f.write(data.replace(b'"percentiles":{"0":', b'"percentiles":{"-0":')
+                .replace(b'"percentiles_norm":{"0":', b'"percentiles_norm":{"-0":'))
+    check(b'{"-0":' in open(minus_zero, "rb").read(), "no -0 key made")
+    for order in ((shard_files[0], minus_zero, shard_files[2]),
+                  (minus_zero, shard_files[0], shard_files[2])):
+        proc = run("merge", *order)
+        check(proc.returncode == 0 and text(proc.stdout).splitlines() == dataset_lines,
+              f"merge of records with the key -0: exit {proc.returncode}, "
+              f"{text(proc.stdout)[:400]!r}")
     # A shard run with another --matrix: its first ten records say so, then
     # one line counts them all (it printed a line for every record).
     other_matrix = os.path.join(tmp, "shard1-bt709.jsonl")
