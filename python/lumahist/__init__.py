@@ -89,9 +89,11 @@ class Error(Exception):
 
     The subclasses below name the library's statuses.  A file that
     stats_files cannot read raises FileIOError, also an OSError (status -6,
-    LH_ERROR_IO); one that is not a valid image, CorruptFileError, or has
-    more pixels than max_pixels, TooLargeError, both also ValueErrors (-7
-    LH_ERROR_CORRUPT, -8 LH_ERROR_TOO_LARGE)."""
+    LH_ERROR_IO); a PNG, JPEG or video that is not a valid one,
+    CorruptFileError, or has more pixels than max_pixels, TooLargeError, both
+    also ValueErrors (-7 LH_ERROR_CORRUPT, -8 LH_ERROR_TOO_LARGE); one whose
+    bytes are no PNG, JPEG or video (a GIF, a text file), UnsupportedError
+    (-2 LH_ERROR_UNSUPPORTED)."""
 
     def __init__(self, message, status=-1):
         super().__init__(message)
@@ -103,7 +105,8 @@ class InvalidArgumentError(Error, ValueError):
 
 
 class UnsupportedError(Error):
-    """A format or mode this build cannot do (LH_ERROR_UNSUPPORTED)."""
+    """A format or mode this build cannot do (LH_ERROR_UNSUPPORTED): a file
+    stats_files reads that is no PNG, JPEG or video ("not a PNG or JPEG file")."""
 
 
 class OutOfMemoryError(Error, MemoryError):

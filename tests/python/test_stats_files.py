@@ -188,6 +188,30 @@ def test_a_file_that_fails_raises_the_documented_error(folder, tmp_path):
         assert type(pickle.loads(pickle.dumps(error))) is cls
 
 
+def test_a_file_of_another_format_raises_unsupported_as_readme_says(folder, tmp_path):
+    """README: a file whose bytes are no PNG, JPEG or video (a text file, a
+    GIF), named explicitly, is an UnsupportedError (-2) with the tool's
+    words, not a CorruptFileError, which is for a PNG, JPEG or video that is
+    not a valid one (README said CorruptFileError for any file that "is not
+    a valid image or video", which the library never raised for these)."""
+    gif = tmp_path / "a.gif"
+    gif.write_bytes(b"GIF89a" + bytes(64))
+    text = tmp_path / "notes.png"
+    text.write_text("not an image\n")
+    for path in ("/etc/passwd", gif, text):
+        with pytest.raises(lumahist.Error) as raised:
+            list(lumahist.stats_files([path], errors="raise", backend="cpu"))
+        error = raised.value
+        assert type(error) is lumahist.UnsupportedError and error.status == -2, (path, error)
+        assert str(error) == f"{path}: not a PNG or JPEG file"
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    with pytest.raises(lumahist.CorruptFileError):
+        list(lumahist.stats_files([empty], errors="raise", backend="cpu"))
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    assert "is an\n`UnsupportedError` (-2)" in readme
+
+
 def test_a_file_the_system_refuses_carries_errno_and_filename(tmp_path):
     """A FileIOError from a system call's failure carries errno, strerror
     and filename as an OSError does, whether the walk found it (a missing
