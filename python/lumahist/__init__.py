@@ -675,6 +675,57 @@ def _is_dataset(record):
                                                  bool(record.get("dataset")))
 
 
+def _record_sum(record):
+    """(bit depth, images, histogram) of a record as merge sums it; None
+    for what it skips (a video frame) or cannot read (merge says why)."""
+    if isinstance(record, Stats):
+        if isinstance(record, VideoFrame):
+            return None
+        images = record.images if isinstance(record, DatasetStats) else 1
+        return record.bit_depth, images, _np.asarray(record.histogram, dtype=_np.uint64)
+    if isinstance(record, _Mapping) and "frame" not in record:
+        try:
+            counts = _np.asarray(record.get("histogram") or [], dtype=_np.uint64)
+        except (OverflowError, TypeError, ValueError):
+            return None
+        images = record.get("images") if _is_dataset(record) else 1
+        return record.get("bit_depth"), images, counts
+    return None
+
+
+def _check_datasets_sum_their_images(records):
+    """Among image records, a dataset record is skipped only as `stats
+    --dataset` writes one: the sum of the image records of its depth since
+    the last dataset records, which are summed themselves.  Any other (an
+    earlier merge's, joined to image records) would lose the images it
+    counts: refused, as `lumahist merge` refuses such a file."""
+    sums = {}
+    after_datasets = False
+    for record in records:
+        summed = _record_sum(record)
+        if not _is_dataset(record):
+            if after_datasets:
+                sums, after_datasets = {}, False
+            if summed is not None and summed[2].size:
+                depth, _, counts = summed
+                images, total = sums.get(depth, (0, None))
+                sums[depth] = (images + 1, counts.copy() if total is None or
+                               total.size != counts.size else total + counts)
+            continue
+        after_datasets = True
+        if summed is None:
+            continue
+        depth, images, counts = summed
+        if images == 0 and not counts.any():
+            continue  # the sum of no image (an empty shard's) sums nothing
+        want_images, want = sums.get(depth, (0, None))
+        if want_images != images or want is None or not _np.array_equal(want, counts):
+            raise InvalidArgumentError(
+                f"a dataset record of {images} images among image records that it does not "
+                "sum (an earlier merge's?): its images would be lost; merge the image records "
+                "first, then the dataset records with that", -1)
+
+
 def merge(records, *, percentiles=None):
     """The dataset statistics of many images from their histograms (histograms are
     additive): records are Stats or the tool's jsonl records as dicts, of one
@@ -684,9 +735,14 @@ def merge(records, *, percentiles=None):
     its frames' counts), a path met again (however spelled: ./a.png is a.png)
     is counted once, and dataset records (DatasetStats, earlier merges) are
     summed as the images they count when they are all the records, and
-    skipped among image records (`stats --dataset`'s sums those before it)."""
+    skipped among image records where they sum the image records of their
+    depth before them (`stats --dataset`'s); another dataset record among
+    image records (an earlier merge's) raises InvalidArgumentError, as the
+    tool refuses such a file."""
     records = list(records)
     only_datasets = bool(records) and all(_is_dataset(r) for r in records)
+    if not only_datasets:
+        _check_datasets_sum_their_images(records)
     total = None
     images = 0
     first = None
