@@ -175,15 +175,14 @@ typedef struct {
  * or WebM file with a video track. */
 bool lhio_mkv_video_end(const char *path, LhioMkvVideoEnd *end);
 
-/* Whether the YUV4MPEG2 file at path was cut inside a frame (y4m-end.c):
- * 1, with the reason (a clause: "it ends 3614 bytes into a 4614-byte
- * YUV4MPEG2 frame") in why; 0 when its frames are whole, or it cannot be
- * told (a header this does not read, not a regular file). */
-int lhio_y4m_file_cut(const char *path, char *why, size_t why_size);
-
-/* The whole frames of the YUV4MPEG2 file at path (y4m-end.c); 0 when it
- * cannot be told (a header this does not read, not a regular file). */
-uint64_t lhio_y4m_whole_frames(const char *path);
+/* What the end of the YUV4MPEG2 file at path, whose frames_decoded frames
+ * y4mdec gave, says (y4m-end.c): LH_ERROR_CORRUPT when it was cut inside a
+ * frame (why: "the file is truncated: it ends 3614 bytes into a 4614-byte
+ * YUV4MPEG2 frame"), LH_ERROR_UNSUPPORTED when it holds more whole frames
+ * than were decoded (why says so), 0 when its frames are whole and all
+ * decoded, or it cannot be told (a header this does not read, not a regular
+ * file).  One walk of its frame headers. */
+int lhio_y4m_end(const char *path, uint64_t frames_decoded, char *why, size_t why_size);
 
 /* Whether the YUV4MPEG2 file at path is one GStreamer's y4mdec would fail
  * on with a message that reads as damage, or wait on until the timeout

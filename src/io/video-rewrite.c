@@ -1484,17 +1484,12 @@ int lhio_video_rewrite(const char *input, const char *output,
   /* A transport stream or a YUV4MPEG2 file cut inside a packet or a frame
    * ends quietly; y4mdec also drops a file's last 60 to 72 bytes of frames
    * (the last frames of a video of 6x6 pixels or less) as quietly. */
-  char cut[160];
-  uint64_t y4m_frames = 0;
-  if (status == LH_OK && ((transport_stream && lhio_ts_file_cut(input, cut, sizeof cut)) ||
-                          lhio_y4m_file_cut(input, cut, sizeof cut)))
+  char cut[192];
+  int end_status;
+  if (status == LH_OK && transport_stream && lhio_ts_file_cut(input, cut, sizeof cut))
     status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
-  if (status == LH_OK && (y4m_frames = lhio_y4m_whole_frames(input)) > result->frames)
-    status = lhio_fail(LH_ERROR_UNSUPPORTED, input,
-                       "GStreamer's y4mdec decoded %" G_GUINT64_FORMAT
-                       " of the file's %" G_GUINT64_FORMAT
-                       " frames (it drops the last bytes of a file of frames this small)",
-                       result->frames, y4m_frames);
+  if (status == LH_OK && (end_status = lhio_y4m_end(input, result->frames, cut, sizeof cut)) < 0)
+    status = lhio_fail(end_status, input, "%s", cut);
   if (status == LH_OK)
     status = lhio_place_temp(temp, output, options->place, options->place_data);
   else

@@ -965,21 +965,15 @@ static int check_complete(LhioVideo *v)
   bool matroska = v->matroska;
   bool y4m = v->y4m;
   g_mutex_unlock(&v->lock);
-  char why[160];
-  if ((transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) ||
-      (y4m && lhio_y4m_file_cut(v->path, why, sizeof why))) {
+  char why[192];
+  if (transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) {
     set_error(v, "the file is truncated: %s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
-  /* GStreamer 1.22's y4mdec drops a file's last 60 to 72 bytes of frames
-   * quietly: the last frames of a video of 6x6 pixels or less. */
-  const uint64_t y4m_frames = y4m ? lhio_y4m_whole_frames(v->path) : 0;
-  if (y4m_frames > v->pulled) {
-    set_error(v,
-              "GStreamer's y4mdec decoded %" G_GUINT64_FORMAT " of the file's %" G_GUINT64_FORMAT
-              " frames (it drops the last bytes of a file of frames this small)",
-              v->pulled, y4m_frames);
-    return fail_now(v, LH_ERROR_UNSUPPORTED);
+  const int y4m_status = y4m ? lhio_y4m_end(v->path, v->pulled, why, sizeof why) : 0;
+  if (y4m_status < 0) {
+    set_error(v, "%s", why);
+    return fail_now(v, y4m_status);
   }
   if (counted && frames_in > v->pulled) {
     set_error(v,
