@@ -12,11 +12,23 @@
 #include "io/lhio.h"
 #include "lhp.h"
 
-/* The folders being descended, to stop at a symbolic link back up the tree. */
+/* A folder, whatever the path it was reached by. */
 typedef struct {
   dev_t dev;
   ino_t ino;
 } FolderId;
+
+static guint hash_folder(gconstpointer key)
+{
+  const FolderId *id = key;
+  return (guint)id->ino ^ (guint)(id->ino >> 32) ^ (guint)id->dev;
+}
+
+static gboolean same_folder(gconstpointer a, gconstpointer b)
+{
+  const FolderId *x = a, *y = b;
+  return x->dev == y->dev && x->ino == y->ino;
+}
 
 /* What a walk is asked for. */
 typedef struct {
@@ -25,6 +37,11 @@ typedef struct {
   bool leaves_out;   /* a folder below an argument is not descended: */
   FolderId left_out; /* the rewriting commands' output folder */
   const volatile gint *stop; /* NULL, or set: the walk ends where it is */
+  /* Every folder descended so far (FolderId -> the path it was walked by).
+   * Links that reach one folder twice would count its images twice in a
+   * dataset, and links among siblings (a/x, a/y -> b; b/x, b/y -> c ...) would
+   * make the walk exponential in the depth. */
+  GHashTable *walked;
 } Walk;
 
 static bool stopped(const Walk *walk)
@@ -49,6 +66,16 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
       return true;
     }
   }
+  FolderId self = {info->st_dev, info->st_ino};
+  const char *walked_as = g_hash_table_lookup(walk->walked, &self);
+  if (walked_as) {
+    lhp_say(walk->report, folder,
+            "the same folder as %s, whose files are taken already; "
+            "not descended again",
+            walked_as);
+    return true;
+  }
+  g_hash_table_insert(walk->walked, g_memdup2(&self, sizeof self), g_strdup(folder));
 
   DIR *dir = opendir(folder);
   if (!dir) {
@@ -76,7 +103,6 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
   closedir(dir);
   g_ptr_array_sort(names, compare_names);
 
-  FolderId self = {info->st_dev, info->st_ino};
   g_array_append_val(ancestors, self);
   bool ok = true;
   for (guint i = 0; i < names->len; i++) {
@@ -112,7 +138,10 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
 bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
               const volatile gint *stop, const LhpReport *report, GPtrArray *paths)
 {
-  Walk walk = {.videos = videos, .report = report, .stop = stop};
+  Walk walk = {.videos = videos,
+               .report = report,
+               .stop = stop,
+               .walked = g_hash_table_new_full(hash_folder, same_folder, g_free, g_free)};
   struct stat left_out;
   if (leave_out && stat(leave_out, &left_out) == 0 && S_ISDIR(left_out.st_mode)) {
     walk.leaves_out = true;
@@ -140,5 +169,6 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
     }
   }
   g_array_free(ancestors, TRUE);
+  g_hash_table_destroy(walk.walked);
   return ok && !stopped(&walk);
 }

@@ -743,6 +743,35 @@ def check_errors(tmp):
     check([r["path"] for r in recs] == [os.path.join(looped, "in", "x.png")] and
           err.count("\n") == 1 and err.startswith(f"lumahist: {looped}/in/up: "),
           f"a folder loop: {[r['path'] for r in recs]} {err!r}")
+    # Links that reach one folder twice (an album and a "favourites" link to
+    # it): its images once, the second name said, not a failure.  A chain of
+    # folders each holding two links to the next is walked once a folder, not
+    # 2^depth times.
+    twice = os.path.join(tmp, "twice")
+    os.makedirs(os.path.join(twice, "album"))
+    Image.fromarray(good).save(os.path.join(twice, "album", "x.png"))
+    os.symlink("album", os.path.join(twice, "favourites"))
+    rc, recs, err = run_jsonl("--no-histogram", twice, expect=0)
+    check([r["path"] for r in recs] == [os.path.join(twice, "album", "x.png")] and
+          err == f"lumahist: {twice}/favourites: the same folder as {twice}/album, whose "
+          "files are taken already; not descended again\n",
+          f"one folder by two names: {[r['path'] for r in recs]} {err!r}")
+    chain = os.path.join(tmp, "chain")
+    depth = 40
+    for level in range(depth):
+        os.makedirs(os.path.join(chain, f"l{level}"))
+        if level + 1 < depth:
+            for name in ("a", "b"):
+                os.symlink(f"../l{level + 1}", os.path.join(chain, f"l{level}", name))
+    Image.fromarray(good).save(os.path.join(chain, f"l{depth - 1}", "x.png"))
+    try:
+        proc = subprocess.run([LUMAHIST, "stats", "--format", "jsonl", "--no-histogram",
+                               os.path.join(chain, "l0")], capture_output=True, timeout=30)
+        records = proc.stdout.count(b"\n")
+        check(proc.returncode == 0 and records == 1,
+              f"a chain of sibling links: exit {proc.returncode}, {records} records")
+    except subprocess.TimeoutExpired:
+        fail(f"a chain of {depth} folders each with two links to the next: not done in 30 s")
 
     # A name with a newline, a tab or a terminal's escape sequence: still one
     # line a file, and nothing the terminal would act on (as \n, \t, \x1b).
