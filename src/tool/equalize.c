@@ -245,9 +245,10 @@ static bool can_read_again(const char *path)
 
 /* --global: the sum of the luma histograms of every input and its LUT.
  * Inputs that cannot be read, or of another bit depth than the first, are
- * reported and marked in failed[]. */
+ * marked in failed[] and reported unless another shard's (theirs[]): every
+ * shard reads every input for the one LUT, and each failure is said once. */
 static uint16_t *global_lut(EqualizeRun *run, const LhtPlan *plan, uint64_t max_pixels,
-                            bool *failed, int *depth)
+                            const bool *theirs, bool *failed, int *depth)
 {
   uint64_t *sum = NULL;
   *depth = 0;
@@ -264,7 +265,8 @@ static uint16_t *global_lut(EqualizeRun *run, const LhtPlan *plan, uint64_t max_
       status = image_histogram(run->context, &image.frame, run->options.matrix, &stats);
     lhio_image_clear(&image);
     if (status < 0) {
-      lht_error(path, "%s", lht_reason(status, path));
+      if (!theirs[i])
+        lht_error(path, "%s", lht_reason(status, path));
       failed[i] = true;
       continue;
     }
@@ -272,8 +274,9 @@ static uint16_t *global_lut(EqualizeRun *run, const LhtPlan *plan, uint64_t max_
       *depth = stats.bit_depth;
       sum = calloc(stats.n_bins, sizeof *sum);
     } else if (stats.bit_depth != *depth) {
-      lht_error(path, "%d-bit luma; --global needs every image at %d bits like the first",
-                stats.bit_depth, *depth);
+      if (!theirs[i])
+        lht_error(path, "%d-bit luma; --global needs every image at %d bits like the first",
+                  stats.bit_depth, *depth);
       failed[i] = true;
       continue;
     }
@@ -400,7 +403,7 @@ int lht_equalize_main(int argc, char **argv)
    * frees what was made so far. */
   EqualizeRun run = {0};
   LhtPlan plan = {0};
-  bool *failed = NULL, *is_video = NULL, *not_image = NULL;
+  bool *failed = NULL, *is_video = NULL, *not_image = NULL, *theirs = NULL;
   uint16_t *lut = NULL;
   LhBackend wanted = LH_BACKEND_AUTO;
   if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, command) ||
@@ -457,17 +460,23 @@ int lht_equalize_main(int argc, char **argv)
   failed = g_new0(bool, plan.inputs->len + 1);
   is_video = g_new0(bool, plan.inputs->len + 1);
   not_image = g_new0(bool, plan.inputs->len + 1);
+  /* --global's LUT is made of every input, in every shard; the inputs of
+   * other shards are not this run's to report or to write. */
+  theirs = g_new0(bool, plan.inputs->len + 1);
   guint images = 0;
   for (guint i = 0; i < plan.inputs->len; i++) {
     const char *path = g_ptr_array_index(plan.inputs, i);
+    theirs[i] = !lht_shard_takes_output(&batch, args.out_dir, g_ptr_array_index(plan.outputs, i));
     is_video[i] = lhio_path_is_video(path);
     if (is_video[i] && (args.global || args.apply_lut || args.save_lut)) {
       /* One LUT for a whole video would undo what equalizing it is for. */
-      lht_error(path, "a video; --global, --save-lut and --apply-lut take images only");
+      if (!theirs[i])
+        lht_error(path, "a video; --global, --save-lut and --apply-lut take images only");
       failed[i] = true;
     } else if (one_lut && !can_read_again(path)) {
-      lht_error(path, "a pipe or FIFO is read once; --global and --save-lut read each input "
-                      "twice (for the LUT, then to equalize): save it to a file first");
+      if (!theirs[i])
+        lht_error(path, "a pipe or FIFO is read once; --global and --save-lut read each input "
+                        "twice (for the LUT, then to equalize): save it to a file first");
       failed[i] = true;
     }
     images += !is_video[i];
@@ -477,7 +486,7 @@ int lht_equalize_main(int argc, char **argv)
     if (!lut)
       ok = false;
   } else if (one_lut) {
-    lut = global_lut(&run, &plan, rewrite.max_pixels, failed, &run.lut_depth);
+    lut = global_lut(&run, &plan, rewrite.max_pixels, theirs, failed, &run.lut_depth);
     /* --out is made if missing, before a LUT saved into it. */
     if (lut && args.save_lut &&
         (g_mkdir_with_parents(args.out_dir, 0777) != 0 ||
@@ -507,7 +516,7 @@ int lht_equalize_main(int argc, char **argv)
       status = video_status;
   }
   for (guint i = 0; i < plan.inputs->len; i++)
-    if (failed[i] || !can_run)
+    if (!theirs[i] && (failed[i] || !can_run))
       ok = false;
   if (status == LHT_EXIT_OK && !ok)
     status = LHT_EXIT_FAILURE;
@@ -520,6 +529,7 @@ done:
   g_free(failed);
   g_free(is_video);
   g_free(not_image);
+  g_free(theirs);
   lh_context_free(run.context);
   lht_plan_clear(&plan);
   equalize_args_clear(&args);

@@ -181,9 +181,10 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
                       LhtRewriteFunc change, LhtWrittenNoteFunc written_note, void *data,
                       LhBackend backend, bool verbose);
 
-/* The output's path below out_dir: the input's path below the folder named,
- * or its name, the same on every machine (what --shard hashes). */
-const char *lht_output_shard_key(const char *out_dir, const char *output);
+/* Whether --shard gives this run the input written to output: a hash of the
+ * output's path below out_dir (the input's path below the folder named, or
+ * its name), the same on every machine.  True without --shard. */
+bool lht_shard_takes_output(const LhtBatchArgs *args, const char *out_dir, const char *output);
 
 /* ------------------------------------------------------------------------ */
 /* Dataset records (dataset.c)                                               */

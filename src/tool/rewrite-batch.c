@@ -150,7 +150,9 @@ static bool count_done(LhpItem *item, void *data)
   return true;
 }
 
-const char *lht_output_shard_key(const char *out_dir, const char *output)
+/* The output's path below out_dir: the input's path below the folder named,
+ * or its name, the same on every machine (what --shard hashes). */
+static const char *output_shard_key(const char *out_dir, const char *output)
 {
   size_t n = strlen(out_dir);
   while (n > 0 && out_dir[n - 1] == '/')
@@ -158,6 +160,12 @@ const char *lht_output_shard_key(const char *out_dir, const char *output)
   if (strncmp(output, out_dir, n) == 0 && output[n] == '/')
     return output + n + 1;
   return output;
+}
+
+bool lht_shard_takes_output(const LhtBatchArgs *args, const char *out_dir, const char *output)
+{
+  return !args->shard_count ||
+         lht_shard_of(output_shard_key(out_dir, output), args->shard_count) == args->shard_index;
 }
 
 int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_dir,
@@ -177,8 +185,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     const char *output = g_ptr_array_index(plan->outputs, i);
     if (leave_out && leave_out[i])
       continue;
-    if (args->shard_count &&
-        lht_shard_of(lht_output_shard_key(out_dir, output), args->shard_count) != args->shard_index)
+    if (!lht_shard_takes_output(args, out_dir, output))
       continue;
     /* An image from a pipe is read again: what it holds is not known. */
     if (args->skip_existing && !lht_plan_named_by_content(plan, i) && lht_output_exists(output)) {

@@ -134,8 +134,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     const char *output = g_ptr_array_index(plan->outputs, i);
     if (!is_video[i] || (leave_out && leave_out[i]))
       continue;
-    if (batch->shard_count && lht_shard_of(lht_output_shard_key(out_dir, output),
-                                           batch->shard_count) != batch->shard_index)
+    if (!lht_shard_takes_output(batch, out_dir, output))
       continue;
     /* Another video may come through standard input: it is never skipped. */
     if (batch->skip_existing && !lht_plan_named_by_content(plan, i) && lht_output_exists(output)) {

@@ -381,6 +381,24 @@ def test_global(root):
         f.readline()
         check([int(v) for v in f.read().split()] == list(table), "--global: saved LUT")
 
+    # --global --shard: every shard reads every input for the one LUT, but a
+    # bad input is said, and fails the run, in its own shard only.
+    open(os.path.join(folder, "bad.png"), "wb").write(b"not a PNG at all")
+    shutil.copy(os.path.join(SAMPLES, "mountain-trail-gray16.png"), folder)
+    said = []
+    for i in range(3):
+        out = os.path.join(root, f"global-shard{i}")
+        code, err = lumahist("equalize", "--global", "--shard", f"{i}/3", folder, "--out", out)
+        lines = err.splitlines()
+        said += lines
+        check(code == (1 if lines else 0), f"--global --shard {i}/3: exit {code}: {err}")
+        if os.path.exists(os.path.join(out, "camera-gray.png")):
+            check(np.array_equal(read(os.path.join(out, "camera-gray.png")), table[images[0]]),
+                  f"--global --shard {i}/3: not the LUT of the folder's good images")
+    check(len(said) == 2 and sum("bad.png: " in line for line in said) == 1 and
+          sum("16-bit luma; --global needs" in line for line in said) == 1,
+          f"--global --shard: each bad input said once over the shards: {said}")
+
 
 def test_quality(root):
     src = os.path.join(SAMPLES, "rocket-pad-dusk.jpg")
