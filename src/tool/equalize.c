@@ -108,8 +108,16 @@ static uint16_t *load_lut(const char *path, int *bit_depth)
   size_t magic = strlen(LUT_MAGIC);
   char *end;
   long depth = -1;
-  if (strncmp(cursor, LUT_MAGIC, magic) == 0)
+  if (strncmp(cursor, LUT_MAGIC, magic) == 0 && cursor[magic] == ' ') {
     depth = strtol(cursor + magic, &end, 10);
+    /* The first line ends with the depth: "bit_depth 8x" is no LUT of 8
+     * bits whose first entry is bad. */
+    const char *rest = end;
+    while (*rest == ' ' || *rest == '\t' || *rest == '\r')
+      rest++;
+    if (*rest != '\n' && *rest != '\0')
+      depth = -1;
+  }
   if (depth < 8 || depth > 16) {
     lht_error(path, "not a LUT file (its first line must be '%s D', D in 8 .. 16)", LUT_MAGIC);
     goto done;

@@ -361,6 +361,17 @@ def test_luts(root, inputs):
     code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
     check(code == 1 and "more than 256 entries in an 8-bit LUT" in err,
           f"long LUT: exit {code}: {err}")
+    # A first line with more after the depth is no LUT (it read as an 8-bit
+    # LUT whose entry 0 was bad); a Windows line end is one.
+    for header, good in (("lumahist-lut 1 bit_depth 8x", False),
+                         ("lumahist-lut 1 bit_depth 8 16", False),
+                         ("lumahist-lut 1 bit_depth8", False),
+                         ("lumahist-lut 1 bit_depth 8 \r", True)):
+        with open(bad, "w") as f:
+            f.write(header + "\n" + " ".join(str(v) for v in range(256)) + "\n")
+        code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
+        check(code == 0 if good else code == 1 and "not a LUT file (its first line must be" in err,
+              f"LUT header {header!r}: exit {code}: {err}")
 
 
 def test_global(root):
