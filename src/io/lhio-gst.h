@@ -11,6 +11,16 @@
 /* GStreamer is started once per process; NULL or why it could not be. */
 const char *lhio_gstreamer_started(void);
 
+/* Settings of a video decoder made for a file, before its first frame
+ * (gst-decoder-setup.c): jpegdec's exact IDCT, avdec_ffv1 kept from a
+ * crash of gst-libav 1.22. */
+void lhio_gst_set_up_decoder(GstElement *decoder);
+
+/* When an error whose debug text is debug is the decoder's output that no
+ * GStreamer format names (FFV1's yuva444p: "not-negotiated" upstream, the
+ * decoder's output never set), the line to say (g_free), else NULL. */
+char *lhio_gst_unnegotiated_decoder(GstElement *decoder, const char *debug);
+
 /* Whether what was read of a video file, its frames or its streams (what)
  * ending at end_time (seconds; the last frame frame_time long), stops short
  * of the file's duration (seconds, NAN unknown; for an AVI, avi, the frame

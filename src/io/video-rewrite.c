@@ -88,6 +88,7 @@ typedef struct {
   GstElement *muxer;
   GstElement *encode_filter; /* before the encoder: the colorimetry it is to tag */
   GstElement *encoder_element; /* NULL for raw video */
+  GstElement *decoder_element; /* NULL for raw video; the pipeline's */
   GstCaps *made;               /* the video's caps into the muxer (its codec) */
   bool avi;                    /* its header states its frame count */
 
@@ -1004,11 +1005,7 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
       return;
     }
     decoder = gst_element_factory_create(factory, NULL);
-    /* jpegdec's default IDCT (ifast) is libjpeg's coarse one: its frames
-     * were a code value or two off FFmpeg's, which equalization's stretch
-     * multiplies. */
-    if (strcmp(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)), "jpegdec") == 0)
-      gst_util_set_object_arg(G_OBJECT(decoder), "idct-method", "islow");
+    lhio_gst_set_up_decoder(decoder);
     gst_object_unref(factory);
   }
   /* Raw video (YUV4MPEG2) is written raw, unless --codec asks otherwise. */
@@ -1079,6 +1076,7 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
 
   g_mutex_lock(&r->lock);
   g_strlcpy(r->encoder, encoder_name, sizeof r->encoder);
+  r->decoder_element = decoder;
   if (decoder)
     g_strlcpy(r->decoder,
               gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(gst_element_get_factory(decoder))),
@@ -1324,11 +1322,15 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
       break;
     case GST_MESSAGE_ERROR: {
       GError *gerror = NULL;
-      gst_message_parse_error(m, &gerror, NULL);
+      char *debug = NULL;
+      gst_message_parse_error(m, &gerror, &debug);
       g_mutex_lock(&r->lock);
       if (r->missing)
         error = g_strdup_printf("no GStreamer plugin is installed for it (%s)", r->missing);
+      else
+        error = lhio_gst_unnegotiated_decoder(r->decoder_element, debug);
       g_mutex_unlock(&r->lock);
+      g_free(debug);
       if (!error)
         error = g_strdup_printf("%s (from %s)", gerror ? gerror->message : "unknown error",
                                 GST_OBJECT_NAME(GST_MESSAGE_SRC(m)));

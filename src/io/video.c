@@ -280,6 +280,7 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
   }
   if (!is_picture_decoder(element))
     return;
+  lhio_gst_set_up_decoder(element);
   GstPad *pad = gst_element_get_static_pad(element, "sink");
   if (!pad)
     return;
@@ -456,12 +457,19 @@ static void drain_bus(LhioVideo *v)
     switch (GST_MESSAGE_TYPE(m)) {
     case GST_MESSAGE_ERROR: {
       GError *error = NULL;
-      gst_message_parse_error(m, &error, NULL);
+      char *debug = NULL;
+      gst_message_parse_error(m, &error, &debug);
       g_mutex_lock(&v->lock);
       char *missing = g_strdup(v->missing);
+      char *unnegotiated = NULL;
+      for (guint i = 0; !unnegotiated && i < v->decoders->len; i++)
+        unnegotiated = lhio_gst_unnegotiated_decoder(
+            ((DecoderInput *)g_ptr_array_index(v->decoders, i))->decoder, debug);
       g_mutex_unlock(&v->lock);
       if (missing)
         set_error(v, "no GStreamer decoder is installed for its video (%s)", missing);
+      else if (unnegotiated)
+        set_error(v, "%s", unnegotiated);
       else if (error && error->domain == GST_STREAM_ERROR &&
                (error->code == GST_STREAM_ERROR_DEMUX || error->code == GST_STREAM_ERROR_DECODE))
         set_error(v, "damaged or truncated file (%s)", error->message);
@@ -472,6 +480,8 @@ static void drain_bus(LhioVideo *v)
       else
         set_error(v, "%s", error ? error->message : "unknown GStreamer error");
       g_free(missing);
+      g_free(unnegotiated);
+      g_free(debug);
       g_clear_error(&error);
       break;
     }
