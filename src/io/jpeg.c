@@ -25,6 +25,7 @@ typedef struct {
   jmp_buf jump;
   FILE *file;
   int status;
+  int write_errno; /* of the fwrite or fflush that failed (JERR_FILE_WRITE) */
   char message[JMSG_LENGTH_MAX];
 } JpegError;
 
@@ -48,6 +49,11 @@ static int status_of_code(int code, FILE *file)
 static void on_error_exit(j_common_ptr cinfo)
 {
   JpegError *error = (JpegError *)cinfo->err;
+  /* Before format_message, which may change it: libjpeg's own words for a
+   * failed write ("out of disk space?") hide the cause, and the tool stops a
+   * run on a full disk by strerror's words (rewrite-batch.c). */
+  if (error->pub.msg_code == JERR_FILE_WRITE)
+    error->write_errno = errno;
   error->pub.format_message(cinfo, error->message);
   error->status = status_of_code(error->pub.msg_code, error->file);
   longjmp(error->jump, 1);
@@ -523,8 +529,11 @@ static int write_jpeg(JpegWrite *state, const char *path, const LhioImage *image
   if (status < 0)
     return status;
   size_t stride = frame->strides[0] ? frame->strides[0] : lhio_packed_row_bytes(frame);
-  if (setjmp(state->error.jump))
+  if (setjmp(state->error.jump)) {
+    if (state->error.write_errno)
+      return lhio_fail_os(state->error.write_errno, path);
     return lhio_fail(state->error.status, path, "%s", state->error.message);
+  }
 
   jpeg_create_compress(cinfo);
   jpeg_stdio_dest(cinfo, state->error.file);

@@ -767,6 +767,29 @@ def help_on_a_full_stdout(tool):
     print("--help and --version > /dev/full, --version >&-: one line, exit 1")
 
 
+def jpegs_on_a_full_disk(tool, corpus, command):
+    """JPEG outputs on a disk already full: the first failure says "No space
+    left on device" and stops the run, as for PNGs (libjpeg's own "Output
+    file write error --- out of disk space?" was said for every input, and
+    the run went on).  Called where a tmpfs can be mounted."""
+    names = sorted(os.path.join(corpus, "jpeg", n) for n in ("420.jpg", "422.jpg", "444.jpg",
+                                                              "gray.jpg", "progressive.jpg"))
+    argv = " ".join("'" + a + "'" for a in rewrite_argv(tool, command, "--jobs", "1") + names)
+    # The filler takes every page: each output's write fails.
+    result = in_tiny_mount(f'cat /dev/zero > "$MNT/filler" 2>/dev/null; '
+                           f'{argv} --out "$MNT/out"; echo "rc=$?"; '
+                           f'find "$MNT/out" -type f', "size=16k")
+    _, out, err = result
+    status, _, listing = out.partition("\n")
+    lines = error_lines(err)
+    check(status == "rc=1" and listing.split() == [] and len(lines) == 2 and
+          "no space left on device" in lines[0].lower() and
+          re.search(r"out: stopped: No space left on device; 0 outputs written, 4 inputs not "
+                    r"done", lines[1]) is not None,
+          f"{command} of JPEGs into a full disk: {status}, files {listing.split()}, {lines}")
+    print(f"{command} of JPEGs into a full disk: one line, the run stopped, no file left")
+
+
 def group_outputs(tool, corpus, tmp, sanitized):
     # Records to a full device: a clear error and exit 1.
     with open("/dev/full", "w") as full:
@@ -863,6 +886,7 @@ def group_outputs(tool, corpus, tmp, sanitized):
                             allowed_extra=["out: stopped: No space left on device; "])
         print(f"{command} into read-only and full (64 KiB) tmpfs mounts: refused, no partial "
               "file, the run stopped at the full disk")
+        jpegs_on_a_full_disk(tool, corpus, command)
         tested = True
     check(digest_tree(inputs) == before, "the inputs changed")
     return 0 if tested else 77
