@@ -83,9 +83,11 @@
 
 typedef struct {
   const char *input;
+  const char *output; /* as the caller named it (the sink writes a temporary file) */
   const LhioVideoRewriteOptions *options;
   GstElement *pipeline;
   GstElement *muxer;
+  GstElement *sink;
   GstElement *encode_filter; /* before the encoder: the colorimetry it is to tag */
   GstElement *encoder_element; /* NULL for raw video */
   GstElement *decoder_element; /* NULL for raw video; the pipeline's */
@@ -1271,6 +1273,22 @@ static char *ends_short(Rewrite *r)
   return NULL;
 }
 
+/* filesink's failure to write the temporary file, said as the image
+ * commands say theirs: "writing OUTPUT: No space left on device".  Its own
+ * words were "No space left on the resource. (from filesink1)", or named the
+ * temporary file; its debug text ends with strerror's. */
+static char *sink_failure(const Rewrite *r, const GError *gerror, const char *debug)
+{
+  const char *why = gerror ? gerror->message : "unknown error";
+  if (gerror && g_error_matches(gerror, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT))
+    why = g_strerror(ENOSPC);
+  else if (debug && strrchr(debug, '\n'))
+    why = strrchr(debug, '\n') + 1;
+  else if (debug && *debug)
+    why = debug;
+  return g_strdup_printf("writing %s: %s", r->output, why);
+}
+
 /* Runs the pipeline to its end; 0 or the status with the message set. */
 static int run(Rewrite *r, LhioVideoRewriteResult *result)
 {
@@ -1330,11 +1348,13 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
       else
         error = lhio_gst_unnegotiated_decoder(r->decoder_element, debug);
       g_mutex_unlock(&r->lock);
-      g_free(debug);
+      if (!error && GST_MESSAGE_SRC(m) == GST_OBJECT(r->sink))
+        error = sink_failure(r, gerror, debug);
       if (!error)
         error = g_strdup_printf("%s (from %s)", gerror ? gerror->message : "unknown error",
                                 GST_OBJECT_NAME(GST_MESSAGE_SRC(m)));
       g_clear_error(&gerror);
+      g_free(debug);
       break;
     }
     case GST_MESSAGE_ELEMENT:
@@ -1369,6 +1389,23 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
   } else if (status == LH_OK && r->frames == 0) {
     status = lh_set_error(LH_ERROR_CORRUPT, "%s: no video frame decoded", input);
   }
+  return status;
+}
+
+/* A failure of the output file (its temporary file made, changed after the
+ * muxer or put in place), whose message begins with named (the output, or
+ * the temporary file), said of the input as the image commands say it:
+ * "INPUT: writing OUTPUT: why", never naming the temporary file.  Another
+ * failure's message is left as it is. */
+static int output_failure(int status, const char *input, const char *named, const char *output)
+{
+  const char *message = lh_last_error();
+  size_t n = strlen(named);
+  if (!message || strncmp(message, named, n) != 0 || message[n] != ':' || message[n + 1] != ' ')
+    return status;
+  char *kept = g_strdup(message + n + 2);
+  status = lhio_fail(status, input, "writing %s: %s", output, kept);
+  g_free(kept);
   return status;
 }
 
@@ -1424,16 +1461,17 @@ int lhio_video_rewrite(const char *input, const char *output,
   status = lhio_create_temp(output, &temp, &file);
   if (status < 0) {
     gst_object_unref(muxer);
-    return status;
+    return output_failure(status, input, output, output);
   }
   fclose(file);
 
-  Rewrite r = {.input = input, .options = &settled, .muxer = muxer, .avi = avi};
+  Rewrite r = {.input = input, .output = output, .options = &settled, .muxer = muxer, .avi = avi};
   g_mutex_init(&r.lock);
   r.pipeline = gst_pipeline_new("lumahist-rewrite");
   GstElement *source = gst_element_factory_make("filesrc", NULL);
   GstElement *parsebin = gst_element_factory_make("parsebin", NULL);
   GstElement *sink = gst_element_factory_make("filesink", NULL);
+  r.sink = sink;
   if (!source || !parsebin || !sink) {
     status = lhio_fail(LH_ERROR_UNSUPPORTED, input,
                        "GStreamer's filesrc, parsebin or filesink is missing");
@@ -1470,6 +1508,8 @@ int lhio_video_rewrite(const char *input, const char *output,
   if (status == LH_OK &&
       (strcmp(muxer_name, "matroskamux") == 0 || strcmp(muxer_name, "webmmux") == 0))
     status = lhio_mkv_unquote_tags(temp);
+  if (status < 0)
+    status = output_failure(status, input, temp, output);
   g_strlcpy(result->encoder, r.encoder, sizeof result->encoder);
   g_strlcpy(result->decoder, r.decoder, sizeof result->decoder);
   result->frames = r.frames;
@@ -1492,10 +1532,13 @@ int lhio_video_rewrite(const char *input, const char *output,
     status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
   if (status == LH_OK && (end_status = lhio_y4m_end(input, result->frames, cut, sizeof cut)) < 0)
     status = lhio_fail(end_status, input, "%s", cut);
-  if (status == LH_OK)
+  if (status == LH_OK) {
     status = lhio_place_temp(temp, output, options->place, options->place_data);
-  else
+    if (status < 0)
+      status = output_failure(status, input, output, output);
+  } else {
     unlink(temp);
+  }
   free(temp);
   return status;
 }

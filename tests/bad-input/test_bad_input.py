@@ -790,6 +790,27 @@ def jpegs_on_a_full_disk(tool, corpus, command):
     print(f"{command} of JPEGs into a full disk: one line, the run stopped, no file left")
 
 
+def video_on_a_full_disk(tool, tmp, command):
+    """A video written back into a full disk: one line naming the input and
+    the output with strerror's words, as for images (GStreamer's "No space
+    left on the resource. (from filesink0)" named neither), no file left."""
+    video = os.path.join(tmp, "full-disk.y4m")
+    with open(video, "wb") as f:  # 10 frames of 4.6 KB: more than the 16 KiB mount
+        f.write(b"YUV4MPEG2 W64 H48 F25:1 Ip A1:1 C420jpeg\n" +
+                b"".join(b"FRAME\n" + bytes([k * 20] * 4608) for k in range(10)))
+    argv = " ".join("'" + a + "'" for a in rewrite_argv(tool, command, video))
+    result = in_tiny_mount(f'{argv} --out "$MNT/out"; echo "rc=$?"; find "$MNT/out" -type f; '
+                           f'echo "out=$MNT/out"', "size=16k")
+    _, out, err = result
+    lines = out.split()
+    out_dir = lines[-1][len("out="):]
+    check(lines[0] == "rc=1" and lines[1:-1] == [] and
+          error_lines(err) == [f"lumahist: {video}: writing {out_dir}/full-disk.y4m: "
+                                   "No space left on device"],
+          f"{command} of a video into a full disk: {lines}, {err!r}")
+    print(f"{command} of a video into a full disk: one line naming input and output, no file left")
+
+
 def group_outputs(tool, corpus, tmp, sanitized):
     # Records to a full device: a clear error and exit 1.
     with open("/dev/full", "w") as full:
@@ -887,6 +908,7 @@ def group_outputs(tool, corpus, tmp, sanitized):
         print(f"{command} into read-only and full (64 KiB) tmpfs mounts: refused, no partial "
               "file, the run stopped at the full disk")
         jpegs_on_a_full_disk(tool, corpus, command)
+        video_on_a_full_disk(tool, tmp, command)
         tested = True
     check(digest_tree(inputs) == before, "the inputs changed")
     return 0 if tested else 77

@@ -1104,6 +1104,17 @@ def group_bad(tmp):
           f"no decoder: exit {code}, stderr {err!r}")
     no_leftovers(out_dir, "no decoder")
 
+    # An output that is a folder: one line naming the input and the output,
+    # as for images (it named the output alone, "OUT/good.mp4: Is a
+    # directory"); the folder is left as it was.
+    out_dir = os.path.join(tmp, "out-folder-there")
+    os.makedirs(os.path.join(out_dir, "good.mp4", "kept"))
+    code, _, err = run("equalize", "-o", out_dir, clip)
+    check(code == 1 and err == f"lumahist: {clip}: writing {out_dir}/good.mp4: Is a directory\n" and
+          os.listdir(out_dir) == ["good.mp4"] and
+          os.listdir(os.path.join(out_dir, "good.mp4")) == ["kept"],
+          f"an output that is a folder: exit {code}, {err!r}, {os.listdir(out_dir)}")
+
     # A FIFO named as a video is refused in one line: the file is read
     # twice (its head, then the pipeline), which a FIFO's writer does not
     # do.  With no writer the first open blocked for good, past Ctrl-C and
