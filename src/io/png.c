@@ -244,9 +244,90 @@ int lhio_png_read_libpng(FILE *file, const char *path, uint64_t max_pixels, Lhio
   return status;
 }
 
+/* Deflate's largest expansion: a 258-byte match coded in 2 bits (a 1-bit
+ * length code and a 1-bit distance code), so N bytes of IDAT data inflate to
+ * at most 1032 N bytes of rows. */
+#define DEFLATE_MAX_EXPANSION 1032u
+
+/* The bits a pixel of a valid colour type and depth takes in the file, or 0. */
+static unsigned png_pixel_bits(int color_type, int depth)
+{
+  const bool low_depth = depth == 1 || depth == 2 || depth == 4;
+  switch (color_type) {
+  case PNG_COLOR_TYPE_GRAY:
+    return low_depth || depth == 8 || depth == 16 ? (unsigned)depth : 0;
+  case PNG_COLOR_TYPE_PALETTE:
+    return low_depth || depth == 8 ? (unsigned)depth : 0;
+  case PNG_COLOR_TYPE_GRAY_ALPHA:
+    return depth == 8 || depth == 16 ? 2u * depth : 0;
+  case PNG_COLOR_TYPE_RGB:
+    return depth == 8 || depth == 16 ? 3u * depth : 0;
+  case PNG_COLOR_TYPE_RGB_ALPHA:
+    return depth == 8 || depth == 16 ? 4u * depth : 0;
+  default:
+    return 0;
+  }
+}
+
+/* Refuses a PNG whose IDAT data is too short to inflate to the pixels its
+ * header declares, before libpng allocates its row buffers (clearing one)
+ * and png.c the frame: a 100-byte file declaring 2^28 16-bit RGBA pixels in
+ * one row, within the pixel limit, had libpng clear a 2 GiB row before it
+ * found the data short.  Only a sound header within the limit is judged
+ * here; libpng says what is wrong with the others. */
+static int check_idat_size(const uint8_t *data, size_t size, const char *path, uint64_t max_pixels)
+{
+  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  if (size < 33 || memcmp(data, signature, 8) != 0 || lhio_be32(data + 8) != 13 ||
+      memcmp(data + 12, "IHDR", 4) != 0 || crc32(0L, data + 12, 17) != lhio_be32(data + 29))
+    return LH_OK;
+  const uint32_t width = lhio_be32(data + 16), height = lhio_be32(data + 20);
+  const unsigned pixel_bits = png_pixel_bits(data[25], data[24]);
+  if (pixel_bits == 0 || width == 0 || height == 0 || width > INT_MAX || height > INT_MAX ||
+      (uint64_t)width * height > max_pixels)
+    return LH_OK;
+  uint64_t least_bits, least_rows;
+  if (__builtin_mul_overflow((uint64_t)width * height, pixel_bits, &least_bits))
+    least_rows = UINT64_MAX;
+  else
+    least_rows = least_bits / 8;
+
+  /* The IDAT bytes the file holds, those of a chunk cut short included. */
+  uint64_t idat = 0;
+  bool whole = false;
+  size_t at = 33;
+  while (size - at >= 8) {
+    const uint32_t length = lhio_be32(data + at);
+    const size_t available = size - at - 8;
+    if (memcmp(data + at + 4, "IDAT", 4) == 0)
+      idat += length < available ? length : available;
+    if (length > available || available - length < 4)
+      break;
+    if (memcmp(data + at + 4, "IEND", 4) == 0) {
+      whole = true;
+      break;
+    }
+    at += 12 + (size_t)length;
+  }
+  uint64_t most;
+  if (__builtin_mul_overflow(idat, DEFLATE_MAX_EXPANSION, &most) || most >= least_rows)
+    return LH_OK;
+  /* Cut short, libpng would say so when it ran out of data. */
+  if (!whole)
+    return lhio_fail(LH_ERROR_CORRUPT, path, "truncated file");
+  return lhio_fail(LH_ERROR_CORRUPT, path,
+                   "damaged file: its image data (%llu bytes) is too short for %ux%u pixels",
+                   (unsigned long long)idat, (unsigned)width, (unsigned)height);
+}
+
 int lhio_png_read(FILE *file, const LhioEncoded *encoded, const char *path, LhioReadMode mode,
                   uint64_t max_pixels, LhioImage *image)
 {
+  if (encoded) {
+    int status = check_idat_size(encoded->data, encoded->size, path, max_pixels);
+    if (status < 0)
+      return status;
+  }
 #ifdef LHIO_HAVE_LIBDEFLATE
   int fast = encoded ? lhio_png_fast_read(encoded->data, encoded->size, max_pixels, image)
                      : LHIO_PNG_FAST_DECLINED;

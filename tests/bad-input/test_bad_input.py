@@ -352,9 +352,32 @@ def group_limits(tool, corpus, tmp, sanitized):
     huge = os.path.join(tmp, "huge.png")
     with open(huge, "wb") as f:
         f.write(png(100000, 100000, compressed=zlib.compress(b"\0" * 64)))
+    # As many bytes of image data as 1e10 pixels could inflate from (deflate
+    # gives at most 1032 bytes a byte), so that the file is not refused for
+    # its size before its pixels are allocated.
+    huge_data = os.path.join(tmp, "huge-data.png")
+    with open(huge_data, "wb") as f:
+        f.write(png(100000, 100000, compressed=b"\0" * (10**10 // 1032 + 1)))
     rc, out, err = run(stats_argv(tool, "--backend", "cpu", "--jobs", "1", "--max-pixels",
-                                  str(1 << 40), huge), preexec_fn=small_address_space)
+                                  str(1 << 40), huge_data), preexec_fn=small_address_space)
     check(rc == 1 and ("memory" in err.lower()), f"1e10 pixels allowed by the limit, 512 MiB: {err!r}")
+    # A few bytes of image data cannot hold them: refused as damaged (or
+    # truncated, without its IEND) before anything is allocated for them.
+    # 2^28 16-bit RGBA pixels in one row, within the default limit, had
+    # libpng allocate and clear a 2 GiB row first.
+    wide = os.path.join(tmp, "wide.png")
+    with open(wide, "wb") as f:
+        f.write(png(1 << 28, 1, depth=16, colour=6, compressed=zlib.compress(b"\0" * 64)))
+    wide_cut = os.path.join(tmp, "wide-cut.png")
+    with open(wide_cut, "wb") as f:
+        f.write(png(1 << 28, 1, depth=16, colour=6, compressed=zlib.compress(b"\0" * 64))[:-12])
+    for path, words, max_pixels in ((huge, "too short for 100000x100000 pixels", 1 << 40),
+                                    (wide, "too short for 268435456x1 pixels", 0),
+                                    (wide_cut, "truncated file", 0)):
+        rc, out, err = run(stats_argv(tool, "--backend", "cpu", "--jobs", "1", "--max-pixels",
+                                      str(max_pixels), path), preexec_fn=small_address_space)
+        check(rc == 1 and words in err and "memory" not in err.lower(),
+              f"{os.path.basename(path)}: a few bytes of image data, 512 MiB: {err!r}")
     rc, out, err = run(stats_argv(tool, "--backend", "cpu", "--jobs", "1", huge),
                        preexec_fn=small_address_space)
     check(rc == 1 and "above the limit" in err and "memory" not in err.lower(),
