@@ -20,7 +20,10 @@
  * each R'G'B' pixel scaled to its new luma, keeping its hue.  With
  * #GstLumahist:temporal-window > 1, the LUTs are averaged over the last
  * frames, so that equalized video does not flicker; a scene cut (see
- * #GstLumahist:cut-threshold) or a flush restarts the window.  With
+ * #GstLumahist:cut-threshold), a flush, or a change of what the LUTs are
+ * made with (the mode, the frame size or depth, the tiles,
+ * #GstLumahist:clip-limit, the range, and the matrix of R'G'B' frames)
+ * restarts the window.  With
  * #GstLumahist:overlay, a graph of the histogram, with markers at the median
  * and percentiles and bands where pixels clip, is drawn on the frame in any
  * mode, in colour (inside its panel, the chroma of YUV frames changes too),
@@ -1030,10 +1033,39 @@ failed:
   return GST_FLOW_ERROR;
 }
 
+/* Restarts the temporal window; the window lives where its backend keeps
+ * it, device memory on CUDA, so in the library context's CUDA context. */
+static void gst_lumahist_reset_temporal(GstLumahist *self)
+{
+  gboolean entered;
+
+  if (!self->temporal)
+    return;
+  entered = gst_lumahist_enter(self);
+  lh_temporal_reset(self->temporal);
+  if (entered)
+    gst_lumahist_leave(self);
+}
+
+/* Whether LUTs made with equalize differ from those in the window for a
+ * reason the library does not see: the range (the output's black and
+ * white), CLAHE's clip limit, and for R'G'B' frames the matrix that makes
+ * their luma. */
+static gboolean gst_lumahist_temporal_settings_changed(GstLumahist *self,
+                                                       const LhEqualizeOptions *equalize)
+{
+  if (equalize->range != self->temporal_range)
+    return TRUE;
+  if (equalize->mode == LH_EQUALIZE_CLAHE && equalize->clip_limit != self->temporal_clip_limit)
+    return TRUE;
+  return GST_VIDEO_INFO_IS_RGB(&self->info) && equalize->matrix != self->temporal_matrix;
+}
+
 /* The temporal state for these settings: NULL for a window of one frame,
- * else the current one, or a new one when the settings changed. */
+ * else the current one, or a new one when the settings changed; a window
+ * whose LUTs were made with other settings (equalize's) starts afresh. */
 static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble cut_threshold,
-                                      LhTemporal **temporal)
+                                      LhEqualizeOptions *equalize)
 {
   int status;
 
@@ -1045,6 +1077,10 @@ static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble c
       gst_lumahist_leave(self);
     self->temporal = NULL;
   }
+  if (self->temporal && gst_lumahist_temporal_settings_changed(self, equalize)) {
+    GST_DEBUG_OBJECT(self, "equalization settings changed: restarting the temporal window");
+    gst_lumahist_reset_temporal(self);
+  }
   if (window > 1 && !self->temporal) {
     status = lh_temporal_new((int)window, cut_threshold, &self->temporal);
     if (status < 0) {
@@ -1055,7 +1091,10 @@ static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble c
     self->temporal_window_made = window;
     self->cut_threshold_made = cut_threshold;
   }
-  *temporal = self->temporal;
+  self->temporal_clip_limit = equalize->clip_limit;
+  self->temporal_matrix = equalize->matrix;
+  self->temporal_range = equalize->range;
+  equalize->temporal = self->temporal;
   return TRUE;
 }
 
@@ -1286,8 +1325,7 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
       mode == GST_LUMAHIST_MODE_CLAHE ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
   work.equalize_options.matrix = work.options.matrix;
   work.equalize_options.range = work.options.range;
-  if (work.equalize &&
-      !gst_lumahist_temporal(self, window, cut_threshold, &work.equalize_options.temporal))
+  if (work.equalize && !gst_lumahist_temporal(self, window, cut_threshold, &work.equalize_options))
     return GST_FLOW_ERROR;
   work.overlay_options.matrix = work.options.matrix;
   work.overlay_options.range = work.options.range;

@@ -104,6 +104,12 @@ struct _GstLumahist {
   LhTemporal *temporal;
   guint temporal_window_made;
   gdouble cut_threshold_made;
+  /* The settings of the LUTs in the window besides those the library keys it
+   * by (mode, size, depth, tiles, orientation): LUTs of other settings are
+   * not averaged with them. */
+  gdouble temporal_clip_limit;
+  LhMatrix temporal_matrix;
+  LhRange temporal_range;
   /* system memory of upstream's pool, page-locked for the CUDA backend */
   GstLumahistPins *pins;
   /* Held from reading mode and overlay to setting passthrough from them, so

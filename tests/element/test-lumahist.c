@@ -1067,6 +1067,97 @@ GST_START_TEST(test_temporal_window)
 }
 GST_END_TEST;
 
+/* A setting that changes the LUTs, changed while playing, restarts the
+ * temporal window: the frames after it are not averaged with LUTs made
+ * under the old one (clip-limit, range and, for R'G'B', matrix; the
+ * library itself restarts at a change of mode, size, depth or tiles). */
+GST_START_TEST(test_temporal_window_restarts_on_settings)
+{
+  static const struct {
+    const gchar *format;
+    gint mode; /* 1 equalize, 2 clahe */
+    const gchar *property, *before, *after;
+    gdouble clip_before, clip_after;
+    LhMatrix matrix_before, matrix_after;
+    LhRange range_before, range_after;
+  } cases[] = {
+      {"GRAY8", 2, "clip-limit", "40", "2", 40.0, 2.0, LH_MATRIX_BT601, LH_MATRIX_BT601,
+       LH_RANGE_FULL, LH_RANGE_FULL},
+      {"I420", 2, "range", "full", "limited", 4.0, 4.0, LH_MATRIX_BT601, LH_MATRIX_BT601,
+       LH_RANGE_FULL, LH_RANGE_LIMITED},
+      {"GRAY8", 1, "range", "limited", "full", 40.0, 40.0, LH_MATRIX_BT601, LH_MATRIX_BT601,
+       LH_RANGE_LIMITED, LH_RANGE_FULL},
+      {"RGBx", 2, "matrix", "bt601", "bt2020", 4.0, 4.0, LH_MATRIX_BT601, LH_MATRIX_BT2020,
+       LH_RANGE_FULL, LH_RANGE_FULL},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    gchar *caps_string =
+        g_strdup_printf("video/x-raw,format=%s,width=64,height=48,framerate=25/1", cases[i].format);
+    GstVideoInfo info = lhc_info_from_string(caps_string);
+    GstBus *bus;
+    GstHarness *h = harness_new(&bus, "backend", 1, "mode", cases[i].mode, "temporal-window", 4,
+                                "cut-threshold", 1.0, "tiles-x", 4, "tiles-y", 3, "post-messages",
+                                FALSE, "attach-meta", FALSE, NULL);
+    GstElement *element = gst_harness_find_element(h, "lumahist");
+    LhTemporal *restarted = NULL, *kept = NULL;
+    LhEqualizeOptions equalize;
+
+    GST_INFO("case %u: %s %s -> %s", i, cases[i].property, cases[i].before, cases[i].after);
+    fail_unless_equals_int(lh_temporal_new(4, 1.0, &restarted), LH_OK);
+    fail_unless_equals_int(lh_temporal_new(4, 1.0, &kept), LH_OK);
+    lh_equalize_options_init(&equalize);
+    equalize.mode = cases[i].mode == 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+    equalize.tiles_x = 4;
+    equalize.tiles_y = 3;
+    gst_util_set_object_arg(G_OBJECT(element), cases[i].property, cases[i].before);
+    if (strcmp(cases[i].property, "matrix") != 0)
+      g_object_set(element, "matrix", 1 /* bt601 */, NULL);
+    if (strcmp(cases[i].property, "range") != 0)
+      g_object_set(element, "range", 1 /* full */, NULL);
+    if (strcmp(cases[i].property, "clip-limit") != 0)
+      g_object_set(element, "clip-limit", cases[i].clip_before, NULL);
+    gst_harness_set_src_caps_str(h, caps_string);
+
+    for (guint f = 0; f < 5; f++) {
+      gboolean after = f >= 3;
+      GstBuffer *in, *out, *expected, *mixed;
+
+      if (f == 3) {
+        gst_util_set_object_arg(G_OBJECT(element), cases[i].property, cases[i].after);
+        lh_temporal_reset(restarted);
+      }
+      equalize.clip_limit = after ? cases[i].clip_after : cases[i].clip_before;
+      equalize.matrix = after ? cases[i].matrix_after : cases[i].matrix_before;
+      equalize.range = after ? cases[i].range_after : cases[i].range_before;
+      in = f % 2 ? lhc_low_contrast_frame(&info, 5000 + f, f * 40 * GST_MSECOND)
+                 : lhc_random_frame(&info, 5000 + f, f * 40 * GST_MSECOND);
+      equalize.temporal = restarted;
+      expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
+      equalize.temporal = kept;
+      mixed = lhc_library_output(in, &info, &equalize, NULL, NULL);
+      if (f == 3)
+        fail_if(same_bytes(expected, mixed),
+                "case %u: the old LUTs change nothing: the test proves nothing", i);
+
+      fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+      out = gst_harness_pull(h);
+      fail_unless(same_bytes(out, expected),
+                  "case %u frame %u: %s %s -> %s did not restart the window", i, f,
+                  cases[i].property, cases[i].before, cases[i].after);
+      gst_buffer_unref(mixed);
+      gst_buffer_unref(expected);
+      gst_buffer_unref(out);
+    }
+    lh_temporal_free(kept);
+    lh_temporal_free(restarted);
+    gst_object_unref(element);
+    g_free(caps_string);
+    harness_free(h, bus);
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST(test_overlay)
 {
   static const struct {
@@ -1965,6 +2056,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_equalize_each_format);
   tcase_add_test(tc, test_clahe);
   tcase_add_test(tc, test_temporal_window);
+  tcase_add_test(tc, test_temporal_window_restarts_on_settings);
   tcase_add_test(tc, test_overlay);
   tcase_add_test(tc, test_mode_change_while_playing);
   tcase_add_test(tc, test_mode_change_over_tee);
