@@ -23,7 +23,8 @@
  * #GstLumahist:cut-threshold), a flush, or a change of what the LUTs are
  * made with (the mode, the frame size or depth, the tiles,
  * #GstLumahist:clip-limit, the range, and the matrix of R'G'B' frames)
- * restarts the window.  With
+ * restarts the window, as do frames that go by unequalized (mode `analyze`
+ * for a while).  With
  * #GstLumahist:overlay, a graph of the histogram, with markers at the median
  * and percentiles and bands where pixels clip, is drawn on the frame in any
  * mode, in colour (inside its panel, the chroma of YUV frames changes too),
@@ -1081,6 +1082,13 @@ static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble c
     GST_DEBUG_OBJECT(self, "equalization settings changed: restarting the temporal window");
     gst_lumahist_reset_temporal(self);
   }
+  /* The window is of the last frames: not of those before frames that went
+   * by unequalized (mode analyze for a while). */
+  if (self->temporal && self->temporal_missed) {
+    GST_DEBUG_OBJECT(self, "frames went by without equalization: restarting the temporal window");
+    gst_lumahist_reset_temporal(self);
+  }
+  self->temporal_missed = FALSE;
   if (window > 1 && !self->temporal) {
     status = lh_temporal_new((int)window, cut_threshold, &self->temporal);
     if (status < 0) {
@@ -1310,6 +1318,8 @@ static GstFlowReturn gst_lumahist_transform_frame(GstLumahist *self, GstBuffer *
     source = NULL;
   }
 #endif
+  if (!work.equalize)
+    self->temporal_missed = TRUE;
   /* An unreported frame without a meta that is not rewritten needs no work. */
   if (!work.analyze && !work.equalize)
     return GST_FLOW_OK;

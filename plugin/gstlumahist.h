@@ -110,6 +110,8 @@ struct _GstLumahist {
   gdouble temporal_clip_limit;
   LhMatrix temporal_matrix;
   LhRange temporal_range;
+  /* A frame went by without equalization since the window's last frame. */
+  gboolean temporal_missed;
   /* system memory of upstream's pool, page-locked for the CUDA backend */
   GstLumahistPins *pins;
   /* Held from reading mode and overlay to setting passthrough from them, so

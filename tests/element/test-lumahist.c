@@ -1158,6 +1158,62 @@ GST_START_TEST(test_temporal_window_restarts_on_settings)
 }
 GST_END_TEST;
 
+/* Frames that go by without equalization (mode=analyze for a while) leave
+ * the window: back in equalize mode, the frames are not averaged with the
+ * LUTs of frames from before that time. */
+GST_START_TEST(test_temporal_window_restarts_after_analyze)
+{
+  const gchar *caps_string = "video/x-raw,format=GRAY8,width=40,height=30,framerate=25/1";
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+  GstBus *bus;
+  GstHarness *h = harness_new(&bus, "backend", 1, "mode", 1, "temporal-window", 8, "cut-threshold",
+                              1.0, "matrix", 1, "range", 1, "post-messages", FALSE, NULL);
+  GstElement *element = gst_harness_find_element(h, "lumahist");
+  LhTemporal *restarted = NULL, *kept = NULL;
+  LhEqualizeOptions equalize;
+
+  fail_unless_equals_int(lh_temporal_new(8, 1.0, &restarted), LH_OK);
+  fail_unless_equals_int(lh_temporal_new(8, 1.0, &kept), LH_OK);
+  lh_equalize_options_init(&equalize);
+  equalize.matrix = LH_MATRIX_BT601;
+  equalize.range = LH_RANGE_FULL;
+  gst_harness_set_src_caps_str(h, caps_string);
+
+  for (guint f = 0; f < 7; f++) {
+    gboolean analyze = f == 3 || f == 4;
+    GstBuffer *in = f % 2 ? lhc_low_contrast_frame(&info, 6000 + f, f * 40 * GST_MSECOND)
+                          : lhc_random_frame(&info, 6000 + f, f * 40 * GST_MSECOND);
+    GstBuffer *out, *expected = NULL, *mixed;
+
+    g_object_set(element, "mode", analyze ? 0 : 1, NULL);
+    if (f == 5)
+      lh_temporal_reset(restarted);
+    if (!analyze) {
+      equalize.temporal = restarted;
+      expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
+      equalize.temporal = kept;
+      mixed = lhc_library_output(in, &info, &equalize, NULL, NULL);
+      if (f == 5)
+        fail_if(same_bytes(expected, mixed),
+                "the old LUTs change nothing: the test proves nothing");
+      gst_buffer_unref(mixed);
+    } else {
+      expected = gst_buffer_copy_deep(in);
+    }
+
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(same_bytes(out, expected), "frame %u differs from the library's", f);
+    gst_buffer_unref(expected);
+    gst_buffer_unref(out);
+  }
+  lh_temporal_free(kept);
+  lh_temporal_free(restarted);
+  gst_object_unref(element);
+  harness_free(h, bus);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_overlay)
 {
   static const struct {
@@ -2057,6 +2113,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_clahe);
   tcase_add_test(tc, test_temporal_window);
   tcase_add_test(tc, test_temporal_window_restarts_on_settings);
+  tcase_add_test(tc, test_temporal_window_restarts_after_analyze);
   tcase_add_test(tc, test_overlay);
   tcase_add_test(tc, test_mode_change_while_playing);
   tcase_add_test(tc, test_mode_change_over_tee);
