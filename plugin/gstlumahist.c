@@ -777,6 +777,20 @@ static void gst_lumahist_note_tags(GstLumahist *self, GstEvent *event)
   }
 }
 
+/* Restarts the temporal window; the window lives where its backend keeps
+ * it, device memory on CUDA, so in the library context's CUDA context. */
+static void gst_lumahist_reset_temporal(GstLumahist *self)
+{
+  gboolean entered;
+
+  if (!self->temporal)
+    return;
+  entered = gst_lumahist_enter(self);
+  lh_temporal_reset(self->temporal);
+  if (entered)
+    gst_lumahist_leave(self);
+}
+
 static gboolean gst_lumahist_sink_event(GstBaseTransform *trans, GstEvent *event)
 {
   GstLumahist *self = GST_LUMAHIST(trans);
@@ -797,8 +811,8 @@ static gboolean gst_lumahist_sink_event(GstBaseTransform *trans, GstEvent *event
    * and equalization does not smooth across the jump. */
   if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
     self->frame_count = 0;
-    if (self->temporal)
-      lh_temporal_reset(self->temporal);
+    /* On the thread that pushes the flush, in the element's CUDA context. */
+    gst_lumahist_reset_temporal(self);
   }
   return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
 }
@@ -1032,20 +1046,6 @@ failed:
   GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not %s a frame.", what),
                     ("%s: %s", lh_status_name(status), lh_last_error()));
   return GST_FLOW_ERROR;
-}
-
-/* Restarts the temporal window; the window lives where its backend keeps
- * it, device memory on CUDA, so in the library context's CUDA context. */
-static void gst_lumahist_reset_temporal(GstLumahist *self)
-{
-  gboolean entered;
-
-  if (!self->temporal)
-    return;
-  entered = gst_lumahist_enter(self);
-  lh_temporal_reset(self->temporal);
-  if (entered)
-    gst_lumahist_leave(self);
 }
 
 /* Whether LUTs made with equalize differ from those in the window for a
