@@ -124,32 +124,11 @@ typedef struct {
   bool flip;       /* the picture as shown runs along it from its far end */
 } LhiClaheAxis;
 
-/* The stored rows' axis (rows true: y) or columns' (x) of a frame of
- * length pixels along it, under grid's orientation.  Exif orientations 5 to
- * 8 turn the stored x axis into the shown y; 2, 3, 7 and 8 show the stored
- * columns from the right, 3, 4, 6 and 7 the rows from the bottom. */
-LHI_HOST_DEVICE LhiClaheAxis lhi_clahe_stored_axis(const LhiClaheGrid *g, bool rows,
-                                                   uint32_t length)
-{
-  const int o = g->orientation;
-  const bool shown_down = rows != (o >= 5);
-  const bool flip =
-      rows ? (o == 3 || o == 4 || o == 6 || o == 7) : (o == 2 || o == 3 || o == 7 || o == 8);
-  LhiClaheAxis a = {
-      .tile = (uint32_t)(shown_down ? g->tile_h : g->tile_w),
-      .tiles = (uint32_t)(shown_down ? g->tiles_y : g->tiles_x),
-      .recip = shown_down ? g->recip_y : g->recip_x,
-      .stride = shown_down ? (uint32_t)g->tiles_x : 1,
-      .length = length,
-      .flip = flip,
-  };
-  return a;
-}
-
-/* lhi_clahe_stored_axis of a frame shown as stored (orientation 0 or 1),
- * with what an orientation varies fixed (no flip, LUTs a tile apart
- * across): kernels that take it for such frames compile to the plain walk
- * (in the general one a 4K GRAY8 frame's CLAHE took 8 us more on an H100). */
+/* The axis of a frame shown as stored (orientation 0 or 1) along its rows
+ * (rows true: y) or columns, what an orientation varies fixed (no flip,
+ * LUTs a tile apart across): kernels that take it for such frames compile
+ * to the plain walk (in the general one a 4K GRAY8 frame's CLAHE took 8 us
+ * more on an H100). */
 LHI_HOST_DEVICE LhiClaheAxis lhi_clahe_plain_axis(const LhiClaheGrid *g, bool rows, uint32_t length)
 {
   LhiClaheAxis a = {
@@ -160,6 +139,20 @@ LHI_HOST_DEVICE LhiClaheAxis lhi_clahe_plain_axis(const LhiClaheGrid *g, bool ro
       .length = length,
       .flip = false,
   };
+  return a;
+}
+
+/* The stored rows' axis (rows true: y) or columns' (x) of a frame of
+ * length pixels along it, under grid's orientation: the plain axis of the
+ * direction it runs in the picture as shown.  Exif orientations 5 to 8 turn
+ * the stored x axis into the shown y; 2, 3, 7 and 8 show the stored columns
+ * from the right, 3, 4, 6 and 7 the rows from the bottom. */
+LHI_HOST_DEVICE LhiClaheAxis lhi_clahe_stored_axis(const LhiClaheGrid *g, bool rows,
+                                                   uint32_t length)
+{
+  const int o = g->orientation;
+  LhiClaheAxis a = lhi_clahe_plain_axis(g, rows != (o >= 5), length);
+  a.flip = rows ? (o == 3 || o == 4 || o == 6 || o == 7) : (o == 2 || o == 3 || o == 7 || o == 8);
   return a;
 }
 
