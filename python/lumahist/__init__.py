@@ -740,8 +740,11 @@ def merge(records, *, percentiles=None):
     image records (an earlier merge's) raises InvalidArgumentError, as the
     tool refuses such a file."""
     records = list(records)
-    only_datasets = bool(records) and all(_is_dataset(r) for r in records)
-    if not only_datasets:
+    datasets = [_is_dataset(r) for r in records]
+    only_datasets = bool(records) and all(datasets)
+    # The check reads every histogram: only where there is a dataset record
+    # among the image records for it to check.
+    if not only_datasets and any(datasets):
         _check_datasets_sum_their_images(records)
     total = None
     images = 0
