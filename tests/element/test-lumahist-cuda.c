@@ -568,10 +568,12 @@ GST_START_TEST(test_cuda_equalize_overlay)
 }
 GST_END_TEST;
 
-/* temporal-window on the CUDA backend: the window lives in device memory,
- * and a flush (a seek) restarts it from the thread that pushes the flush,
- * where the element's CUDA context is not current; frames equal the
- * library's on the CPU with its own window, restarted at the same frame. */
+/* temporal-window on the CUDA backend: the window lives in device memory
+ * and a flush (a seek) restarts it; frames equal the library's on the CPU
+ * with its own window, restarted at the same frame.  (The element restarts
+ * it in its CUDA context; in this harness, on system memory, the library's
+ * context is the device's primary one, which the runtime makes current on
+ * any thread, so a restart outside the context would pass here too.) */
 GST_START_TEST(test_cuda_temporal_flush)
 {
   const gchar *caps_string = "video/x-raw,format=GRAY8,width=64,height=48,framerate=25/1";
