@@ -194,3 +194,51 @@ gboolean lhc_same_pixels(GstBuffer *a, const GstVideoInfo *a_info, GstBuffer *b,
   gst_video_frame_unmap(&fa);
   return same;
 }
+
+void lhc_check_temporal_window(GstHarness *h, const gchar *caps_string, guint32 seed)
+{
+  GstVideoInfo info = lhc_info_from_string(caps_string);
+  LhTemporal *temporal = NULL;
+  LhEqualizeOptions equalize;
+  GstSegment segment;
+  gboolean smoothing_seen = FALSE;
+
+  fail_unless_equals_int(lh_temporal_new(3, 1.0, &temporal), LH_OK);
+  lh_equalize_options_init(&equalize);
+  equalize.matrix = LH_MATRIX_BT601;
+  equalize.range = LH_RANGE_FULL;
+  gst_harness_set_src_caps_str(h, caps_string);
+  for (guint i = 0; i < 7; i++) {
+    GstBuffer *in, *out, *expected, *alone;
+
+    if (i == 5) {
+      /* A flush: the element's window restarts, as the reference's does. */
+      fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
+      fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+      gst_segment_init(&segment, GST_FORMAT_TIME);
+      fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+      lh_temporal_reset(temporal);
+    }
+    in = i % 2 ? lhc_low_contrast_frame(&info, seed + i, i * 40 * GST_MSECOND)
+               : lhc_random_frame(&info, seed + i, i * 40 * GST_MSECOND);
+    equalize.temporal = temporal;
+    expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
+    equalize.temporal = NULL;
+    alone = lhc_library_output(in, &info, &equalize, NULL, NULL);
+    smoothing_seen |= !lhc_same_pixels(expected, &info, alone, &info);
+    if (i == 0 || i == 5)
+      fail_unless(lhc_same_pixels(expected, &info, alone, &info),
+                  "frame %u: a new window starts with it", i);
+
+    fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+    out = gst_harness_pull(h);
+    fail_unless(out != NULL && lhc_same_pixels(out, &info, expected, &info),
+                "frame %u differs from the library's with its window%s", i,
+                i == 5 ? " (restarted by the flush)" : "");
+    gst_buffer_unref(alone);
+    gst_buffer_unref(expected);
+    gst_buffer_unref(out);
+  }
+  fail_unless(smoothing_seen, "the window never changed a frame: the test proves nothing");
+  lh_temporal_free(temporal);
+}

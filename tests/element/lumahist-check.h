@@ -4,6 +4,7 @@
 #define LUMAHIST_CHECK_H
 
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
 #include <lumahist.h>
@@ -47,5 +48,11 @@ GstBuffer *lhc_library_output(GstBuffer *in, const GstVideoInfo *info,
 /* Equal visible bytes of two frames, whose strides may differ. */
 gboolean lhc_same_pixels(GstBuffer *a, const GstVideoInfo *a_info, GstBuffer *b,
                          const GstVideoInfo *b_info);
+
+/* Seven frames of caps_string (seeded random and low-contrast ones) through
+ * h, an equalizing element with temporal-window=3 and cut-threshold=1.0,
+ * and a flush before the sixth: each output equals the library's (on the
+ * CPU) with a window of its own, restarted at the flush. */
+void lhc_check_temporal_window(GstHarness *h, const gchar *caps_string, guint32 seed);
 
 #endif /* LUMAHIST_CHECK_H */
