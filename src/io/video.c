@@ -224,6 +224,13 @@ static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info,
   DecoderInput *input = data;
   LhioVideo *v = input->video;
   GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  /* A header with no time at all sets the decoder up and is no frame
+   * (Theora's three in Ogg); h264parse's keyframes carrying SPS and PPS
+   * are headers too, but with a time. */
+  if (buffer && GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_HEADER) &&
+      !GST_BUFFER_PTS_IS_VALID(buffer) && !GST_BUFFER_DTS_IS_VALID(buffer) &&
+      !GST_BUFFER_DURATION_IS_VALID(buffer))
+    return GST_PAD_PROBE_OK;
   g_mutex_lock(&v->lock);
   input->frames_in++;
   /* Another stream's keyframes would never be taken out. */
