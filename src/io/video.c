@@ -53,7 +53,7 @@
 #define SYSTEM_FORMATS                                                                             \
   "{ I420, YV12, Y42B, Y444, Y41B, NV12, NV21, NV16, NV24, GRAY8, I420_10LE, I420_12LE, "          \
   "I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, GRAY16_LE, P010_10LE, A420, "            \
-  "RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGBA64_LE }"
+  "RGB, BGR, RGBA, BGRA, RGBx, BGRx, RGB10A2_LE, BGR10A2_LE, RGBA64_LE }"
 /* What NVDEC decoders give in CUDA memory and the library reads there. */
 #define CUDA_FORMATS "{ NV12, P010_10LE }"
 
@@ -390,6 +390,10 @@ static void pad_added(GstElement *decodebin, GstPad *pad, gpointer data)
   if (!cuda) {
     GstElement *convert = gst_element_factory_make("videoconvert", NULL);
     if (convert) {
+      /* Its default Bayer dither put half the samples of 10-bit R'G'B'
+       * (GBR_10LE into RGB10A2_LE) one code off: measured frames are
+       * converted exactly or not at all. */
+      gst_util_set_object_arg(G_OBJECT(convert), "dither", "none");
       gst_bin_add(GST_BIN(v->pipeline), convert);
       gst_element_link(convert, v->sink);
       gst_element_sync_state_with_parent(convert);
@@ -815,9 +819,23 @@ static int describe_frame(LhioVideo *v, LhioVideoFrame *f)
       {GST_VIDEO_FORMAT_RGBx, LH_FORMAT_RGBX},        {GST_VIDEO_FORMAT_BGRx, LH_FORMAT_BGRX},
       {GST_VIDEO_FORMAT_RGBA64_LE, LH_FORMAT_RGBA16},
   };
+  static const struct {
+    GstVideoFormat gst;
+    LhFormat lh;
+  } packed10[] = {
+      {GST_VIDEO_FORMAT_RGB10A2_LE, LH_FORMAT_RGB10A2_LE},
+      {GST_VIDEO_FORMAT_BGR10A2_LE, LH_FORMAT_BGR10A2_LE},
+  };
   for (size_t i = 0; i < G_N_ELEMENTS(packed); i++)
     if (packed[i].gst == format) {
       frame->format = packed[i].lh;
+      return LH_OK;
+    }
+  /* Planar 10-bit R'G'B' (avdec_ffv1's GBR_10LE) comes packed so, where
+   * videoconvert would otherwise widen it to RGBA64_LE: 16-bit luma. */
+  for (size_t i = 0; i < G_N_ELEMENTS(packed10); i++)
+    if (packed10[i].gst == format) {
+      frame->format = packed10[i].lh;
       return LH_OK;
     }
   if (!GST_VIDEO_FORMAT_INFO_IS_YUV(finfo) && !GST_VIDEO_FORMAT_INFO_IS_GRAY(finfo))

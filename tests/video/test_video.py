@@ -295,6 +295,29 @@ def group_frames(tmp):
     for i, (rec, y) in enumerate(zip(fr, frames10)):
         check(rec["bit_depth"] == 10 and len(rec["histogram"]) == 1024, f"10-bit frame {i}")
         check_frame_stats(rec, y, f"ten.y4m frame {i}")
+    # 10-bit R'G'B' (FFV1 gbrp10le, which avdec_ffv1 gives as GBR_10LE):
+    # 10-bit luma, where videoconvert's RGBA64 made it 16-bit.
+    rgb10 = [rng.integers(0, 1024, size=(3, 24, 32)).astype("<u2") for _ in range(3)]
+    rgb10_raw = os.path.join(tmp, "rgb10.gbrp")
+    with open(rgb10_raw, "wb") as f:
+        for r, g, b in rgb10:
+            f.write(g.tobytes() + b.tobytes() + r.tobytes())
+    rgb10_clip = os.path.join(tmp, "rgb10-ffv1.mkv")
+    ffmpeg("-f", "rawvideo", "-pix_fmt", "gbrp10le", "-s", "32x24", "-r", "25", "-i", rgb10_raw,
+           "-c:v", "ffv1", rgb10_clip)
+    _, out, err = run("stats", rgb10_clip)
+    fr = frames_of(records(out))
+    check(len(fr) == 3, f"rgb10-ffv1.mkv: {len(fr)} frames: {err}")
+    weights = {"bt601": (2990, 5870, 1140), "bt709": (2126, 7152, 722),
+               "bt2020": (2627, 6780, 593)}
+    for i, (rec, (r, g, b)) in enumerate(zip(fr, rgb10)):
+        kr, kg, kb = weights[rec["matrix"]]
+        r, g, b = (c.astype(np.int64) for c in (r, g, b))
+        y = (kr * r + kg * g + kb * b + 5000) // 10000
+        check(rec["bit_depth"] == 10 and len(rec["histogram"]) == 1024,
+              f"rgb10-ffv1.mkv frame {i}: bit_depth {rec['bit_depth']}, "
+              f"{len(rec['histogram'])} bins")
+        check_frame_stats(rec, y, f"rgb10-ffv1.mkv frame {i}")
     h264_10 = os.path.join(tmp, "ten.mkv")
     gst_launch("videotestsrc", "num-buffers=12", "pattern=smpte",
                "!", "video/x-raw,format=I420_10LE,width=96,height=64,framerate=30/1",
