@@ -31,6 +31,7 @@ def check(ok, message):
     if not ok:
         FAILURES.append(message)
         print("FAIL", message)
+    return ok
 
 
 def lumahist(*args):
