@@ -44,6 +44,11 @@ typedef struct {
   int sample_bytes;  /* 1 or 2; 4: 10-bit R'G'B' packed in a 32-bit word, r, g, b its fields */
   int default_depth; /* luma bit depth when LhFrame.bit_depth is 0 */
   int r, g, b;       /* sample index of each colour in a pixel; -1 if not RGB */
+  /* Sample index of a straight (not premultiplied) alpha in a pixel, which
+   * the overlay composites over (packed 10-bit: field 3, the word's top two
+   * bits); -1 if none, RGBX's fourth byte and r210's top bits among them,
+   * which are padding. */
+  int a;
   bool is_yuv;
   bool chroma_interleaved; /* NV12, P010 */
   /* Where Y sits and how chroma is laid out, for the YUV formats of
