@@ -110,4 +110,28 @@ LHI_HOST_DEVICE uint32_t lhi_blend(uint32_t sample, uint32_t colour, uint32_t al
   return (sample * (256 - alpha) + colour * alpha + 128) >> 8;
 }
 
+/* The ink composited over a pixel of straight (not premultiplied) alpha, as
+ * a compositor lays a layer over an image, so that the panel shows where
+ * the image is transparent: rgb[] and *pixel_alpha (0 .. alpha_top; the
+ * colours' own top does not matter) in, the result out.  The alpha becomes
+ * lhi_blend(A, alpha_top, a), A + (alpha_top - A) a / 256; each colour
+ * the mean of the ink's and its own weighted by their shares of that
+ * alpha, rounded half up:
+ *   (ink alpha_top a + C A (256 - a) + w / 2) / w,  w = A (256 - a) + alpha_top a.
+ * On an opaque pixel (A = alpha_top) both weights are lhi_blend's times
+ * alpha_top, and w / 2 its 128 times alpha_top: lhi_blend's value, bit for
+ * bit.  A transparent pixel under a transparent ink (w = 0) is kept.  In
+ * 64 bits: 16-bit colours and alphas make products of 2^40. */
+LHI_HOST_DEVICE void lhi_blend_over(uint32_t rgb[3], uint32_t *pixel_alpha, uint32_t alpha_top,
+                                    const LhiInk *ink)
+{
+  const uint64_t under = (uint64_t)*pixel_alpha * (256 - ink->alpha);
+  const uint64_t over = (uint64_t)alpha_top * ink->alpha;
+  const uint64_t weight = under + over;
+  if (weight > 0)
+    for (int c = 0; c < 3; c++)
+      rgb[c] = (uint32_t)((rgb[c] * under + ink->rgb[c] * over + weight / 2) / weight);
+  *pixel_alpha = lhi_blend(*pixel_alpha, alpha_top, ink->alpha);
+}
+
 #endif /* LH_OVERLAY_H */
