@@ -401,6 +401,7 @@ typedef struct {
   uint32_t shift;     /* P010: 6 */
   uint32_t top;       /* 2^(significant bits) - 1: a sample above is blended as this */
   int rgb_index[3];   /* sample of R', G', B' in a pixel; -1: luma only */
+  int alpha_index;    /* sample (RGB10: field) of a straight alpha in a pixel; -1: none */
   /* 0: none; 1: planar (Cb in plane cb_index, Cr in cr_index: I420, YV12,
    * ...); 2: pairs in plane 1 (Cb sample cb_index: NV12, NV21, P010, ...);
    * 3: packed 4:2:2 (bytes cb_index, cr_index of each 4-byte pair in plane 0) */
@@ -425,7 +426,8 @@ typedef struct {
   LhiInk inks[LHI_INK_COUNT];
 } LhkOverlay;
 
-/* Blends the panel into the frame (lhi_overlay_ink, lhi_blend). */
+/* Blends the panel into the frame (lhi_overlay_ink, lhi_blend; lhi_blend_over
+ * where a pixel has alpha). */
 cudaError_t lhk_overlay(const LhkOverlay *overlay, cudaStream_t stream);
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 /* overlay.cu: the histogram overlay panel blended into a frame on the GPU,
  * one thread per pixel of the panel (and per chroma sample under it), with
- * the inks and the blend of lh-overlay.h that the CPU draws with. */
+ * the inks and the blends of lh-overlay.h that the CPU draws with. */
 #include "lh-overlay.h"
 #include "lh-yuv.h"
 #include "lhk-common.cuh"
@@ -55,16 +55,38 @@ __global__ void lhk_overlay_luma_kernel(LhkOverlay o, LhkOverlayArea a, int pixe
   const LhiInk &ink = lhk_ink_at(o, x, y);
   uint8_t *px = (uint8_t *)o.planes[0] + (size_t)y * o.strides[0] + (size_t)x * pixel_bytes;
   if (o.pixel == LHK_PIXEL_RGB10) {
-    /* The three fields of the word, its top two bits kept. */
+    /* The three fields of the word; a 2-bit alpha composited over (3 its
+     * top), unused top bits kept, as cpu/overlay.c does. */
     uint32_t word = lhk_load_word(px, o.swap_bytes);
+    uint32_t rgb[3];
+    for (int c = 0; c < 3; c++)
+      rgb[c] = lhi_packed10_field(word, o.rgb_index[c]);
+    if (o.alpha_index >= 0) {
+      uint32_t alpha = lhi_packed10_field(word, o.alpha_index);
+      lhi_blend_over(rgb, &alpha, 3, &ink);
+      word = (word & ~(3u << (10 * o.alpha_index))) | alpha << (10 * o.alpha_index);
+    } else {
+      for (int c = 0; c < 3; c++)
+        rgb[c] = lhi_blend(rgb[c], ink.rgb[c], ink.alpha);
+    }
     for (int c = 0; c < 3; c++) {
       const int at = 10 * o.rgb_index[c];
-      const uint32_t v = lhi_blend(lhi_packed10_field(word, o.rgb_index[c]), ink.rgb[c], ink.alpha);
-      word = (word & ~(0x3ffu << at)) | v << at;
+      word = (word & ~(0x3ffu << at)) | rgb[c] << at;
     }
     word = lhk_word_order(word, o.swap_bytes);
     for (int i = 0; i < 4; i++)
       px[i] = (uint8_t)(word >> (8 * i));
+  } else if (o.alpha_index >= 0) {
+    /* Straight alpha of the colours' depth: the ink composited over. */
+    uint32_t rgb[3];
+    for (int c = 0; c < 3; c++)
+      rgb[c] = lhi_clamp_sample(lhk_get(px + o.rgb_index[c] * sample_bytes, sample_bytes), o.top);
+    uint8_t *alpha_at = px + o.alpha_index * sample_bytes;
+    uint32_t alpha = lhi_clamp_sample(lhk_get(alpha_at, sample_bytes), o.top);
+    lhi_blend_over(rgb, &alpha, o.top, &ink);
+    for (int c = 0; c < 3; c++)
+      lhk_put(px + o.rgb_index[c] * sample_bytes, sample_bytes, rgb[c]);
+    lhk_put(alpha_at, sample_bytes, alpha);
   } else if (o.rgb_index[0] >= 0) {
     for (int c = 0; c < 3; c++)
       lhk_blend_at(px + o.rgb_index[c] * sample_bytes, sample_bytes, 0, o.top, ink.rgb[c],

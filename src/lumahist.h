@@ -644,9 +644,15 @@ LH_API void lh_overlay_options_init(LhOverlayOptions *options);
  * column, lines at the percentile values (median green, others amber), a
  * blue / red band at the low / high end when clip_warning is reached, and
  * for limited range a dark red shade over the codes outside it.  Colour
- * samples are blended as (s * (256 - a) + c * a + 128) >> 8; YUV frames get
- * the panel on Y and, at each chroma sample, the colour of its top-left luma
- * pixel on Cb and Cr.  The panel is clipped to the frame. */
+ * samples are blended as (s * (256 - a) + c * a + 128) >> 8; on formats
+ * with alpha (RGBA, BGRA, RGBA16, BGRA16, RGB10A2_LE, BGR10A2_LE; not the
+ * padding of RGBX, BGRX, r210) the panel is composited over the pixel with
+ * straight alpha A of 0 .. top: alpha A + ((top - A) * a + 128) / 256
+ * rounded as above, each colour (c * top * a + s * A * (256 - a) + w / 2) / w,
+ * w = A * (256 - a) + top * a (kept where w is 0), which on opaque pixels
+ * is the plain blend; RGB10A2's alpha has top 3.  YUV frames get the panel
+ * on Y and, at each chroma sample, the colour of its top-left luma pixel on
+ * Cb and Cr.  The panel is clipped to the frame. */
 LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
                       const LhOverlayOptions *options);
 

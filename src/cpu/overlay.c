@@ -47,18 +47,45 @@ static void blend_v210(uint8_t *group, int field, uint32_t colour, uint32_t alph
   memcpy(group, words, sizeof words);
 }
 
-/* Blends the three 10-bit fields of a packed R'G'B' word, its top two bits
- * (alpha or unused) kept. */
+/* Blends the three 10-bit fields of a packed R'G'B' word; a 2-bit alpha
+ * (RGB10A2) is composited over (lhi_blend_over, 3 its top), unused top bits
+ * (r210) are kept. */
 static void blend_packed10(uint8_t *p, const LhiFormatInfo *info, bool big_endian,
                            const LhiInk *ink)
 {
   uint32_t word = lhi_load_word(p, big_endian);
   const int field[3] = {info->r, info->g, info->b};
-  for (int c = 0; c < 3; c++) {
-    const uint32_t v = lhi_blend(lhi_packed10_field(word, field[c]), ink->rgb[c], ink->alpha);
-    word = (word & ~(0x3ffu << (10 * field[c]))) | v << (10 * field[c]);
+  uint32_t rgb[3];
+  for (int c = 0; c < 3; c++)
+    rgb[c] = lhi_packed10_field(word, field[c]);
+  if (info->a >= 0) {
+    uint32_t alpha = lhi_packed10_field(word, info->a);
+    lhi_blend_over(rgb, &alpha, 3, ink);
+    word = (word & ~(3u << (10 * info->a))) | alpha << (10 * info->a);
+  } else {
+    for (int c = 0; c < 3; c++)
+      rgb[c] = lhi_blend(rgb[c], ink->rgb[c], ink->alpha);
   }
+  for (int c = 0; c < 3; c++)
+    word = (word & ~(0x3ffu << (10 * field[c]))) | rgb[c] << (10 * field[c]);
   lhi_store_word(p, word, big_endian);
+}
+
+/* Composites the ink over an 8- or 16-bit R'G'B'A pixel (lhi_blend_over),
+ * its alpha of the colours' depth; samples above top taken as top, as
+ * blend_at does. */
+static void blend_over_rgba(uint8_t *px, const LhiFormatInfo *info, uint32_t top, const LhiInk *ink)
+{
+  const int bytes = info->sample_bytes;
+  const int index[3] = {info->r, info->g, info->b};
+  uint32_t rgb[3];
+  for (int c = 0; c < 3; c++)
+    rgb[c] = lhi_clamp_sample(load_sample(px + index[c] * bytes, bytes), top);
+  uint32_t alpha = lhi_clamp_sample(load_sample(px + info->a * bytes, bytes), top);
+  lhi_blend_over(rgb, &alpha, top, ink);
+  for (int c = 0; c < 3; c++)
+    store_sample(px + index[c] * bytes, bytes, rgb[c]);
+  store_sample(px + info->a * bytes, bytes, alpha);
 }
 
 /* The panel's part of a frame, split in row bands for the CPU backend's
@@ -95,6 +122,8 @@ static void draw_luma_band(int band, void *data)
       uint8_t *px = row + (size_t)x * (size_t)info->pixel_bytes;
       if (lhi_format_is_packed10_rgb(info)) {
         blend_packed10(px, info, lhi_format_big_endian_words(frame->format), ink);
+      } else if (info->a >= 0) {
+        blend_over_rgba(px, info, top, ink);
       } else if (info->r >= 0) {
         blend_at(px + info->r * bytes, bytes, 0, false, top, ink->rgb[0], ink->alpha);
         blend_at(px + info->g * bytes, bytes, 0, false, top, ink->rgb[1], ink->alpha);

@@ -559,6 +559,7 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
   o.rgb_index[0] = info->r;
   o.rgb_index[1] = info->g;
   o.rgb_index[2] = info->b;
+  o.alpha_index = info->a;
   o.chroma = info->chroma == LHI_CHROMA_PLANAR        ? 1
              : info->chroma == LHI_CHROMA_SEMI_PLANAR ? 2
              : info->chroma == LHI_CHROMA_PACKED      ? 3

@@ -595,7 +595,9 @@ static bool words_may_pass_depth(LhFormat format)
 }
 
 /* Variants: 0 full range, 1 limited and linear, 2 an odd size and a panel
- * partly off the frame, 3 (16-bit words) samples past the depth. */
+ * partly off the frame, 3 (16-bit words) samples past the depth.  Frames
+ * with alpha have pixels transparent, opaque, half and anything between
+ * (gen_alpha_mix), which the panel is composited over (lhi_blend_over). */
 static void test_overlays(void)
 {
   int seed = 0;
@@ -613,6 +615,7 @@ static void test_overlays(void)
                     ? 12
                     : 0,
                 extra + (size_t)variant, 0, GEN_PHOTO, 500 + (uint64_t)seed++);
+      gen_alpha_mix(&g, (uint64_t)seed);
       if (variant == 3)
         gen_words_past_depth(&g, g.frame.bit_depth ? g.frame.bit_depth : gen_format_depth(format),
                              (uint64_t)seed);

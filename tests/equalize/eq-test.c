@@ -646,7 +646,8 @@ typedef struct {
 } OverlayCase;
 
 /* Checksums of frames drawn by this code after the images were looked at
- * (eq-test --dump). */
+ * (eq-test --dump).  BGRA's and RGBA16's since the panel is composited over
+ * their alpha (test_overlays_alpha). */
 static const OverlayCase overlay_cases[] = {
     {LH_FORMAT_RGB,
      320,
@@ -677,7 +678,7 @@ static const OverlayCase overlay_cases[] = {
      LH_OVERLAY_LOG,
      LH_RANGE_LIMITED,
      0.6,
-     0x79f9ebd8},
+     0xbedcf5b9},
     {LH_FORMAT_GRAY16,
      240,
      120,
@@ -697,7 +698,7 @@ static const OverlayCase overlay_cases[] = {
      LH_OVERLAY_LINEAR,
      LH_RANGE_FULL,
      0.5,
-     0x337cd6dd},
+     0x8ad189a0},
     {LH_FORMAT_I420,
      321,
      181,
@@ -1407,9 +1408,10 @@ static void test_arguments(void)
 /* ------------------------------------------------------------------------ */
 /* Packed 10-bit R'G'B' against the same pixels as RGBA16 of 10 bits         */
 
-/* An RGBA16 frame of depth 10 holding the fields of a packed frame (alpha:
- * the word's top two bits). */
-static void unpack_to_rgba16(const LhFrame *packed, GenFrame *wide)
+/* An RGBA16 frame of depth 10 holding the fields of a packed frame: its
+ * 2-bit alpha (RGB10A2) as the same opacity in 10 bits (a 341: 3 is 1023),
+ * r210's unused top bits as opaque; tops[] the top bits of each pixel. */
+static void unpack_to_rgba16(const LhFrame *packed, GenFrame *wide, uint8_t *tops)
 {
   const int w = packed->width, h = packed->height;
   wide->size = (size_t)w * h * 8;
@@ -1425,12 +1427,15 @@ static void unpack_to_rgba16(const LhFrame *packed, GenFrame *wide)
       uint8_t *q = wide->allocation + ((size_t)y * w + x) * 8;
       for (int c = 0; c < 3; c++)
         ref_put(q + 2 * c, 2, rgb[c]);
-      ref_put(q + 6, 2, gen_packed10_top(packed->format, p));
+      tops[(size_t)y * w + x] = (uint8_t)gen_packed10_top(packed->format, p);
+      ref_put(q + 6, 2, gen_has_alpha(packed->format) ? 341 * tops[(size_t)y * w + x] : 1023);
     }
 }
 
-/* Whether the packed frame holds what the RGBA16 one does. */
-static bool same_as_rgba16(const LhFrame *packed, const GenFrame *wide)
+/* Whether the packed frame holds what the RGBA16 one does: the colours, a
+ * 2-bit alpha the nearest to the 10-bit one, unused top bits as they were
+ * (tops). */
+static bool same_as_rgba16(const LhFrame *packed, const GenFrame *wide, const uint8_t *tops)
 {
   for (int y = 0; y < packed->height; y++)
     for (int x = 0; x < packed->width; x++) {
@@ -1442,7 +1447,9 @@ static bool same_as_rgba16(const LhFrame *packed, const GenFrame *wide)
       for (int c = 0; c < 3; c++)
         if (rgb[c] != ref_get(q + 2 * c, 2))
           return false;
-      if (gen_packed10_top(packed->format, p) != ref_get(q + 6, 2))
+      const uint32_t top = gen_packed10_top(packed->format, p);
+      if (gen_has_alpha(packed->format) ? top != (ref_get(q + 6, 2) * 3 + 511) / 1023
+                                        : top != tops[(size_t)y * packed->width + x])
         return false;
     }
   return true;
@@ -1450,7 +1457,8 @@ static bool same_as_rgba16(const LhFrame *packed, const GenFrame *wide)
 
 /* Analysis, equalization, CLAHE and overlays of RGB10A2_LE, BGR10A2_LE and
  * r210 give what RGBA16 frames of depth 10 with the same samples give
- * (a separate code path, checked against eq-reference.h above). */
+ * (a separate code path, checked against eq-reference.h above), the
+ * overlay's alpha to the nearest of 2 bits. */
 static void test_packed10_as_rgba16(void)
 {
   static const LhFormat packed[] = {LH_FORMAT_RGB10A2_LE, LH_FORMAT_BGR10A2_LE, LH_FORMAT_R210};
@@ -1462,7 +1470,8 @@ static void test_packed10_as_rgba16(void)
         GenFrame g, wide;
         gen_frame(&g, packed[f], sizes[s][0], sizes[s][1], 0, 4 * (s % 2), 4 * (s % 4),
                   op % 2 ? GEN_PHOTO : GEN_UNIFORM, (uint64_t)seed++);
-        unpack_to_rgba16(&g.frame, &wide);
+        uint8_t *tops = malloc((size_t)sizes[s][0] * sizes[s][1]);
+        unpack_to_rgba16(&g.frame, &wide, tops);
         char what[160];
         snprintf(what, sizeof what, "%s %dx%d op %d", lh_format_name(packed[f]), sizes[s][0],
                  sizes[s][1], op);
@@ -1496,7 +1505,8 @@ static void test_packed10_as_rgba16(void)
           status_b = lh_overlay(cpu, &wide.frame, &b, &oo);
         }
         CHECK(status_a == 0 && status_b == 0, "%s: %s", what, lh_last_error());
-        CHECK(same_as_rgba16(&g.frame, &wide), "%s: pixels differ from RGBA16's", what);
+        CHECK(same_as_rgba16(&g.frame, &wide, tops), "%s: pixels differ from RGBA16's", what);
+        free(tops);
         lh_stats_clear(&a);
         lh_stats_clear(&b);
         gen_free(&g);
@@ -1579,6 +1589,107 @@ static void test_overlays_past_depth(void)
   }
 }
 
+/* Overlays on frames with alpha: the panel is composited over the image
+ * with straight alpha, so that it shows where the image is transparent.  It
+ * used to blend the colours only and keep the alpha: on a transparent
+ * image (a product photograph on no background) the panel did not show.
+ * Each pixel is checked against "over" worked out here from its ink: the
+ * ink's colour as the panel drawn on a fully transparent copy of the frame
+ * shows it (over nothing the ink comes out as it is), its alpha the one of
+ * the opacity's two (the background's 160 / 256 of it, or all of it) that
+ * gives the alpha that copy got.  On opaque pixels the colours must also be
+ * those the plain blend gave before. */
+static void test_overlays_alpha(void)
+{
+  static const struct {
+    LhFormat format;
+    int depth;
+    double opacity;
+  } cases[] = {
+      {LH_FORMAT_RGBA, 0, 0.8},    {LH_FORMAT_BGRA, 0, 0.6},   {LH_FORMAT_RGBA16, 0, 0.8},
+      {LH_FORMAT_RGBA16, 12, 0.7}, {LH_FORMAT_BGRA16, 0, 1.0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const LhFormat format = cases[i].format;
+    const int pb = gen_pixel_bytes(format), sb = gen_sample_bytes(format);
+    const int a = gen_alpha_sample(format);
+    GenFrame g;
+    gen_frame(&g, format, 150, 91, cases[i].depth, 4, 0, GEN_PHOTO, 40 + i);
+    gen_alpha_mix(&g, 60 + i);
+    const uint32_t top = (1u << ref_depth(&g.frame)) - 1;
+    Twin before, probe;
+    twin_of(&g, true, &before);
+    twin_of(&g, true, &probe);
+    for (int y = 0; y < g.frame.height; y++)
+      for (int x = 0; x < g.frame.width; x++)
+        ref_put(pixel_at(&probe.frame, x, y, pb) + a * sb, sb, 0);
+    LhStats stats;
+    lh_stats_init(&stats);
+    CHECK(lh_analyze(cpu, &g.frame, NULL, &stats) == 0, "%s", lh_last_error());
+    LhOverlayOptions oo;
+    lh_overlay_options_init(&oo);
+    oo.opacity = cases[i].opacity;
+    oo.rect = (LhRect){-3, 40, 90, 48};
+    CHECK(lh_overlay(cpu, &g.frame, &stats, &oo) == 0 &&
+              lh_overlay(cpu, &probe.frame, &stats, &oo) == 0,
+          "%s", lh_last_error());
+    const uint32_t ink_alphas[2] = {(uint32_t)floor(cases[i].opacity * 160 + 0.5),
+                                    (uint32_t)floor(cases[i].opacity * 256 + 0.5)};
+    int bad = 0, transparent = 0, partly = 0, opaque = 0;
+    for (int y = 0; y < g.frame.height; y++)
+      for (int x = 0; x < g.frame.width; x++) {
+        const uint8_t *was = pixel_at(&before.frame, x, y, pb);
+        const uint8_t *got = pixel_at(&g.frame, x, y, pb);
+        const uint8_t *over_nothing = pixel_at(&probe.frame, x, y, pb);
+        const uint32_t a_was = ref_get(was + a * sb, sb), a_got = ref_get(got + a * sb, sb);
+        const uint32_t a_over_nothing = ref_get(over_nothing + a * sb, sb);
+        uint32_t alpha = 0; /* the ink's, 0 .. 256: 0 off the panel */
+        for (int k = 0; k < 2; k++)
+          if (a_over_nothing != 0 && a_over_nothing == (top * ink_alphas[k] + 128) >> 8)
+            alpha = ink_alphas[k];
+        if (a_over_nothing != 0 && alpha == 0) {
+          if (bad++ < 4)
+            CHECK(0, "%s at %d,%d: alpha %u over nothing is no ink's", lh_format_name(format), x, y,
+                  a_over_nothing);
+          continue;
+        }
+        bool ok = a_got == (a_was * (256 - alpha) + top * alpha + 128) >> 8;
+        const uint64_t under = (uint64_t)a_was * (256 - alpha), over = (uint64_t)top * alpha;
+        for (int c = 0; c < 4; c++) {
+          if (c == a)
+            continue;
+          const uint64_t sample = ref_get(was + c * sb, sb),
+                         ink = ref_get(over_nothing + c * sb, sb);
+          const uint32_t want =
+              under + over == 0
+                  ? (uint32_t)sample
+                  : (uint32_t)((sample * under + ink * over + (under + over) / 2) / (under + over));
+          ok = ok && ref_get(got + c * sb, sb) == want;
+          /* the plain blend, as drawn before alpha was composited */
+          if (a_was == top)
+            ok =
+                ok && want == ((uint32_t)sample * (256 - alpha) + (uint32_t)ink * alpha + 128) >> 8;
+        }
+        if (alpha > 0) {
+          transparent += a_was == 0;
+          opaque += a_was == top;
+          partly += a_was > 0 && a_was < top;
+        }
+        if (!ok && bad++ < 4)
+          CHECK(0, "%s at %d,%d: alpha %u under an ink of alpha %u: not composited over",
+                lh_format_name(format), x, y, a_was, alpha);
+      }
+    CHECK(bad == 0, "%s: %d pixels wrong", lh_format_name(format), bad);
+    CHECK(transparent > 100 && partly > 100 && opaque > 100,
+          "%s: the panel covers %d transparent, %d partly and %d opaque pixels",
+          lh_format_name(format), transparent, partly, opaque);
+    lh_stats_clear(&stats);
+    free(before.allocation);
+    free(probe.allocation);
+    gen_free(&g);
+  }
+}
+
 int main(int argc, char **argv)
 {
   const char *dump = argc == 3 && strcmp(argv[1], "--dump") == 0 ? argv[2] : NULL;
@@ -1603,6 +1714,7 @@ int main(int argc, char **argv)
     test_overlays_turned();
     test_clahe_turned();
     test_overlays_past_depth();
+    test_overlays_alpha();
   }
   test_overlays(dump);
   lh_context_free(cpu);

@@ -639,6 +639,54 @@ def test_overlay(root, inputs):
     check(code == 2, f"overlay --opacity 2: exit {code}")
 
 
+def test_overlay_alpha(root):
+    """On an RGBA PNG the panel is composited over the image (straight
+    alpha), so it shows where the image is transparent: it was blended into
+    the colours only, the alpha kept, and a product photograph on a
+    transparent background got an invisible panel.  Opaque pixels get the
+    colours an RGB image gets; outside the panel nothing changes."""
+    folder = os.path.join(root, "overlay-alpha")
+    os.makedirs(folder)
+    rng = np.random.default_rng(11)
+    h, w = 300, 400
+    panel = np.zeros((h, w), bool)  # the default panel: 2 % margins, w / 3 x h / 4
+    panel[h - 6 - h // 4:h - 6, 8:8 + w // 3] = True
+    for depth, dtype in ((8, np.uint8), (16, np.uint16)):
+        top = (1 << depth) - 1
+        colour = rng.integers(0, top + 1, (h, w, 3)).astype(dtype)
+        alpha = np.zeros((h, w), dtype)
+        alpha[:, w // 8:w // 4] = top // 2  # under the panel: transparent, half, opaque
+        alpha[:, w // 4:] = top
+        cv2.imwrite(os.path.join(folder, f"rgba{depth}.png"), np.dstack([colour, alpha]))
+        cv2.imwrite(os.path.join(folder, f"rgb{depth}.png"), colour)
+        opaque = np.dstack([colour, np.full((h, w), top, dtype)])
+        cv2.imwrite(os.path.join(folder, f"opaque{depth}.png"), opaque)
+    out = os.path.join(root, "overlay-alpha-out")
+    code, err = lumahist("overlay", folder, "--out", out)
+    check(code == 0, f"overlay of RGBA PNGs: exit {code}: {err}")
+    for depth in (8, 16):
+        top = (1 << depth) - 1
+        src = read(os.path.join(folder, f"rgba{depth}.png"))
+        got = read(os.path.join(out, f"rgba{depth}.png"))
+        if not check(got is not None and got.shape == (h, w, 4),
+                     f"overlay rgba{depth}.png: not written as RGBA"):
+            continue
+        check(np.all(got[..., 3][panel] > 0),
+              f"overlay rgba{depth}.png: the panel is transparent where the image is "
+              f"(alpha {int(got[..., 3][panel].min())} in the panel)")
+        check(np.all(got[..., 3][panel & (src[..., 3] == top)] == top),
+              f"overlay rgba{depth}.png: the panel made opaque pixels transparent")
+        check(np.array_equal(got[~panel], src[~panel]),
+              f"overlay rgba{depth}.png: pixels outside the panel changed")
+        rgb = read(os.path.join(out, f"rgb{depth}.png"))
+        opaque = read(os.path.join(out, f"opaque{depth}.png"))
+        check(np.array_equal(opaque[..., :3], rgb) and np.all(opaque[..., 3] == top),
+              f"overlay opaque{depth}.png: colours differ from the RGB image's")
+        keep = src[..., 3] == top
+        check(np.array_equal(got[..., :3][keep], rgb[keep]),
+              f"overlay rgba{depth}.png: opaque pixels differ from the RGB image's")
+
+
 def test_overlay_nothing_drawn(root):
     """An image too small for a panel (under 3 pixels wide or high), or one
     that --rect misses, is written as it was, with one line on standard
@@ -885,6 +933,7 @@ def main():
         test_jpeg_coding_kept(root)
         test_png_compression(root)
         test_overlay(root, inputs)
+        test_overlay_alpha(root)
         test_overlay_nothing_drawn(root)
         test_overlay_orientation(root)
         test_clahe_orientation(root)

@@ -555,6 +555,34 @@ def test_overlay_is_the_tools(tmp_path, channels):
     assert np.array_equal(ours, tools)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_overlay_is_composited_over_alpha(tmp_path, dtype):
+    """RGBA: the panel goes over the image with straight alpha, so it shows
+    where the image is transparent (it was blended into the colours only:
+    on alpha 0 it was invisible); on opaque pixels the colours are RGB's.
+    The tool draws the same on the PNG."""
+    top = np.iinfo(dtype).max
+    image = photo(120, 160, 5, channels=4, dtype=dtype)
+    image[..., 3] = 0
+    image[:, 30:50, 3] = top // 2
+    image[:, 50:, 3] = top
+    ours = lumahist.overlay(image, backend="cpu")
+    panel = np.any(ours != image, axis=-1)
+    assert panel.any(), "nothing was drawn"
+    transparent_part = ours[:, :30, 3][panel[:, :30]]
+    assert transparent_part.size and np.all(transparent_part > 0), \
+        "the panel is transparent where the image is"
+    rgb = lumahist.overlay(np.ascontiguousarray(image[..., :3]), backend="cpu")
+    assert np.array_equal(ours[:, 50:, :3], rgb[:, 50:])
+    assert np.all(ours[:, 50:, 3] == top)
+    path = str(tmp_path / "in.png")
+    cv2.imwrite(path, image[..., [2, 1, 0, 3]])
+    subprocess.run([LUMAHIST, "overlay", "--quiet", "--backend", "cpu", "--out",
+                    str(tmp_path / "out"), path], check=True, capture_output=True)
+    tools = cv2.imread(str(tmp_path / "out" / "in.png"), cv2.IMREAD_UNCHANGED)
+    assert np.array_equal(ours, tools[..., [2, 1, 0, 3]])
+
+
 @pytest.mark.parametrize("orientation", [3, 6, 8])
 def test_overlay_orientation_is_the_tools(tmp_path, orientation):
     """A PNG with an Exif orientation: the tool draws the panel upright as

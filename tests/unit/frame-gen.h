@@ -182,6 +182,33 @@ static inline void gen_words_clamp(GenFrame *g, int depth)
       gen_word_put(g, i, max_value);
 }
 
+/* The alpha of every pixel of a frame with alpha (gen_has_alpha) set at
+ * random to transparent, opaque, half or any value: gen_frame's are those
+ * of its distribution, which seldom has the ends. */
+static inline void gen_alpha_mix(GenFrame *g, uint64_t seed)
+{
+  const LhFormat f = g->frame.format;
+  const int pb = gen_pixel_bytes(f), sb = gen_sample_bytes(f), a = gen_alpha_sample(f);
+  const uint32_t top = (1u << (g->frame.bit_depth ? g->frame.bit_depth : gen_format_depth(f))) - 1;
+  if (!gen_has_alpha(f))
+    return;
+  uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + 11;
+  for (int y = 0; y < g->frame.height; y++)
+    for (int x = 0; x < g->frame.width; x++) {
+      uint8_t *p = (uint8_t *)g->frame.planes[0] + (size_t)y * g->frame.strides[0] + (size_t)x * pb;
+      const uint64_t r = gen_next(&rng);
+      if (a < 0) { /* a packed 10-bit word's top two bits: each value of 0 .. 3 */
+        p[3] = (uint8_t)((p[3] & 0x3f) | (r % 4) << 6);
+        continue;
+      }
+      const uint32_t v = r % 4 == 0   ? 0
+                         : r % 4 == 1 ? top
+                         : r % 4 == 2 ? (top + 1) / 2
+                                      : (uint32_t)((r >> 8) % (top + 1));
+      gen_store(p + a * sb, sb, v);
+    }
+}
+
 static inline void gen_free(GenFrame *g)
 {
   free(g->allocation);

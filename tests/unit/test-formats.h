@@ -91,6 +91,23 @@ static inline void gen_packed10_rgb(LhFormat f, const uint8_t *p, uint32_t rgb[3
   rgb[2] = (w >> b_bit) & 0x3ff;
 }
 
+/* The sample of a pixel that is a straight alpha, which the overlay
+ * composites over: -1 if none (RGBX's fourth byte is padding).  RGB10A2_LE
+ * and BGR10A2_LE have theirs in the word's top two bits (gen_packed10_top),
+ * r210 none. */
+static inline int gen_alpha_sample(LhFormat f)
+{
+  return f == LH_FORMAT_RGBA || f == LH_FORMAT_BGRA || f == LH_FORMAT_RGBA16 ||
+                 f == LH_FORMAT_BGRA16
+             ? 3
+             : -1;
+}
+
+static inline bool gen_has_alpha(LhFormat f)
+{
+  return gen_alpha_sample(f) >= 0 || f == LH_FORMAT_RGB10A2_LE || f == LH_FORMAT_BGR10A2_LE;
+}
+
 /* The top two bits (alpha or unused) of the packed pixel at p. */
 static inline uint32_t gen_packed10_top(LhFormat f, const uint8_t *p)
 {
