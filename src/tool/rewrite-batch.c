@@ -27,8 +27,13 @@ typedef struct {
   /* The errno of a write that stops the run (out_failure): every later output
    * would fail the same way (atomic; also the pipeline's stop flag). */
   gint out_failed;
-  gint not_tried; /* outputs left unwritten after it (atomic) */
 } RewriteRun;
+
+/* item->user of an output left unwritten after the stop: emitted neither as
+ * written nor as failed, so that it counts as not done once only, as do the
+ * items the pipeline drops (a signal's or a stop's cancelled ones and those
+ * after them). */
+static char not_tried;
 
 /* The errno in an output's write failure when it is one that every later
  * output would meet too: no room or quota left, a read-only file system.
@@ -120,9 +125,10 @@ static bool write_step(LhpItem *item, void *data)
   RewriteRun *run = data;
   if (g_atomic_int_get(&run->out_failed)) {
     /* Not tried: the run is stopping, and says why once at its end. */
-    g_atomic_int_inc(&run->not_tried);
+    item->user = &not_tried;
+    g_clear_pointer(&item->note, g_free);
     lhio_encoded_clear(&item->output);
-    item->status = LH_ERROR_IO;
+    lhio_image_clear(&item->image);
     return false;
   }
   /* Encoded by nvJPEG already, or to be encoded here as it was read. */
@@ -147,7 +153,7 @@ static bool write_step(LhpItem *item, void *data)
 
 static bool count_done(LhpItem *item, void *data)
 {
-  return true;
+  return item->user != &not_tried;
 }
 
 /* The output's path below out_dir: the input's path below the folder named,
@@ -240,8 +246,7 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       lhp_pipeline_print_timing(&result, &contexts);
     /* After a disk that failed: those it stopped, and those it left unwritten. */
     int out_failed = g_atomic_int_get(&run.out_failed);
-    guint not_done =
-        inputs->len - result.done - result.failed + (guint)g_atomic_int_get(&run.not_tried);
+    guint not_done = inputs->len - result.done - result.failed;
     if (result.signal) {
       lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
                 lhp_signal_name(result.signal), result.done);

@@ -834,6 +834,32 @@ def video_on_a_full_disk(tool, tmp, command):
     print(f"{command} of a video into a full disk: one line naming input and output, no file left")
 
 
+def each_input_counted_once(tool, tmp, command):
+    """Images larger than a full disk, on two threads: each input is written,
+    said failed, or counted among those not done, once (an output left
+    unwritten after the stop was counted again when the pipeline dropped it,
+    behind an earlier input not begun: "8 inputs not done" of 8, beside two
+    that failed).  Each larger than the one before: the last ones, decoded
+    first, are those dropped."""
+    folder = os.path.join(tmp, "each-once")
+    os.makedirs(folder)
+    for k in range(8):
+        with open(os.path.join(folder, f"{k}.png"), "wb") as f:
+            f.write(noise_png(160 + 40 * k, 160))  # 77 KB or more: over the 64 KiB mount
+    argv = " ".join("'" + a + "'" for a in rewrite_argv(tool, command, "--jobs", "2", folder))
+    for _ in range(5):  # how many are dropped depends on the threads' timing
+        result = in_tiny_mount(f'{argv} --out "$MNT/out"; echo "rc=$?"', "size=64k")
+        _, out, err = result
+        lines = error_lines(err)
+        failed = [line for line in lines if line.startswith(f"lumahist: {folder}/")]
+        stop = re.search(r"out: stopped: No space left on device; (\d+) outputs written, "
+                         r"(\d+) inputs not done", err)
+        check(out.strip() == "rc=1" and stop is not None and len(lines) == len(failed) + 1 and
+              int(stop.group(1)) + len(failed) + int(stop.group(2)) == 8,
+              f"{command} of 8 images into a full disk: {out.strip()}, {lines}")
+    print(f"{command} of 8 images into a full disk on 2 threads: each input counted once")
+
+
 def group_outputs(tool, corpus, tmp, sanitized):
     # Records to a full device: a clear error and exit 1.
     with open("/dev/full", "w") as full:
@@ -932,6 +958,7 @@ def group_outputs(tool, corpus, tmp, sanitized):
               "file, the run stopped at the full disk")
         jpegs_on_a_full_disk(tool, corpus, command)
         video_on_a_full_disk(tool, tmp, command)
+        each_input_counted_once(tool, tmp, command)
         tested = True
     check(digest_tree(inputs) == before, "the inputs changed")
     return 0 if tested else 77
