@@ -508,9 +508,10 @@ int lht_equalize_main(int argc, char **argv)
   status = LHT_EXIT_OK;
   for (guint i = 0; i < plan.inputs->len; i++)
     not_image[i] = failed[i] || is_video[i];
+  LhtWriteStop write_stop = {0};
   if (can_run && images)
     status = lht_batch_rewrite(&batch, &plan, args.out_dir, not_image, &rewrite, equalize_image,
-                               NULL, &run, wanted, args.luma.verbose);
+                               NULL, &run, wanted, args.luma.verbose, &write_stop);
   /* Then the videos, one after the other, each with every thread of the
    * encoder and the CPU backend's pool. */
   if (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE) {
@@ -519,9 +520,11 @@ int lht_equalize_main(int argc, char **argv)
     LhtVideoChange change = {
         .begin = begin_video, .change = equalize_video_frame, .fills_output = true, .data = &run};
     int video_status = lht_video_rewrite_plan(&plan, is_video, failed, &batch, args.out_dir, &video,
-                                              wanted, args.luma.verbose, &change);
+                                              wanted, args.luma.verbose, &change, &write_stop);
     if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))
       status = video_status;
+    /* Once, after the videos too: a full disk stops them as it does the images. */
+    lht_write_stop_say(&write_stop, args.out_dir);
   }
   for (guint i = 0; i < plan.inputs->len; i++)
     if (!theirs[i] && (failed[i] || !can_run))

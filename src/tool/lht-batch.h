@@ -174,12 +174,15 @@ LhContext *lht_context_open(LhBackend wanted, bool verbose);
  * out the inputs marked in leave_out (may be NULL), those of other shards
  * (--shard: by the output's path below out_dir) and, with --skip-existing,
  * those whose output exists.  written_note (may be NULL) gives what to say
- * of each image written, with data.  Returns the exit status: 0, 1 when an
- * input failed, 2 for a usage error, 128 + the signal that stopped the run. */
+ * of each image written, with data.  Adds the outputs written to *write_stop and,
+ * when a full disk stopped the run, sets its error and adds the inputs not
+ * done, for lht_write_stop_say once the videos are done too.  Returns the
+ * exit status: 0, 1 when an input failed, 2 for a usage error, 128 + the
+ * signal that stopped the run. */
 int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_dir,
                       const bool *leave_out, const LhtRewriteOptions *options,
                       LhtRewriteFunc change, LhtWrittenNoteFunc written_note, void *data,
-                      LhBackend backend, bool verbose);
+                      LhBackend backend, bool verbose, LhtWriteStop *write_stop);
 
 /* Whether --shard gives this run the input written to output: a hash of the
  * output's path below out_dir (the input's path below the folder named, or

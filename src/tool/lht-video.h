@@ -107,10 +107,13 @@ typedef struct {
  * one after the other, each into its output, honouring --shard and
  * --skip-existing.  A failing video is reported on one line and the rest go
  * on; SIGINT and SIGTERM stop between frames and leave no output for the
- * video under way.  Returns the exit status (0, 1, 128 + the signal). */
+ * video under way.  A full disk (write_stop's error, set by the images
+ * before or by a video here) leaves the videos after it unwritten, counted
+ * in write_stop as are those written.  Returns the exit status (0, 1,
+ * 128 + the signal). */
 int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool *leave_out,
                            const LhtBatchArgs *batch, const char *out_dir,
                            const LhtVideoOutArgs *args, LhBackend backend, bool verbose,
-                           const LhtVideoChange *change);
+                           const LhtVideoChange *change, LhtWriteStop *write_stop);
 
 #endif /* LHT_VIDEO_H */

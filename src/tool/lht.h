@@ -211,6 +211,24 @@ const char *lht_out_dir_refusal(const char *out_dir);
  * each (rewrite.c). */
 bool lht_out_dir_usable(const char *out_dir);
 
+/* A write that fails because the disk or quota is full or the file system
+ * turned read-only: every later output would fail too, so the run stops,
+ * its images and its videos alike, and says so once, at its end. */
+typedef struct {
+  int error;      /* that write's errno; 0: no such failure */
+  guint written;  /* outputs written by the run, images and videos */
+  guint not_done; /* inputs left unwritten after it */
+} LhtWriteStop;
+
+/* The errno in an output's write failure (reason: lhio's, with strerror's
+ * words) when it is one that stops the run: ENOSPC, EDQUOT or EROFS; else 0
+ * (rewrite.c). */
+int lht_write_stop_error(const char *reason);
+/* "OUT_DIR: stopped: No space left on device; N outputs written, M inputs
+ * not done (run again with --skip-existing ...)", when a write stopped the
+ * run before some input. */
+void lht_write_stop_say(const LhtWriteStop *stop, const char *out_dir);
+
 typedef struct {
   int jpeg_quality;    /* 0: lhio's default */
   int png_compression; /* as LhioWriteOptions: 0 is lhio's default */

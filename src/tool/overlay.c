@@ -317,9 +317,10 @@ int lht_overlay_main(int argc, char **argv)
   const bool out_usable = status < 0;
   if (out_usable)
     status = LHT_EXIT_OK;
+  LhtWriteStop write_stop = {0};
   if (out_usable && images)
     status = lht_batch_rewrite(&batch, &plan, args.out_dir, is_video, &rewrite, overlay_image,
-                               overlay_written_note, &run, wanted, args.luma.verbose);
+                               overlay_written_note, &run, wanted, args.luma.verbose, &write_stop);
   /* Then the videos, one after the other. */
   if (out_usable && (status == LHT_EXIT_OK || status == LHT_EXIT_FAILURE)) {
     LhtVideoChange change = {.begin = overlay_video_begin,
@@ -327,9 +328,11 @@ int lht_overlay_main(int argc, char **argv)
                              .written_note = overlay_video_written_note,
                              .data = &run};
     int video_status = lht_video_rewrite_plan(&plan, is_video, NULL, &batch, args.out_dir, &video,
-                                              wanted, args.luma.verbose, &change);
+                                              wanted, args.luma.verbose, &change, &write_stop);
     if (video_status != LHT_EXIT_OK && (status == LHT_EXIT_OK || video_status > LHT_EXIT_USAGE))
       status = video_status;
+    /* Once, after the videos too: a full disk stops them as it does the images. */
+    lht_write_stop_say(&write_stop, args.out_dir);
   }
   if (status == LHT_EXIT_OK && !ok)
     status = LHT_EXIT_FAILURE;

@@ -7,7 +7,7 @@
  * to a temporary file renamed into place (lhio_write, lhio_write_encoded),
  * so an interrupted run leaves whole outputs only, and never over an output
  * of the same run (written.c).  A disk that fills up (or turns read-only)
- * stops the run. */
+ * stops the run (LhtWriteStop), the videos after the images too. */
 #include <errno.h>
 #include <string.h>
 
@@ -24,8 +24,9 @@ typedef struct {
   void *data;
   guint skipped; /* inputs whose output exists (--skip-existing) */
   bool say_skipped;
-  /* The errno of a write that stops the run (out_failure): every later output
-   * would fail the same way (atomic; also the pipeline's stop flag). */
+  /* The errno of a write that stops the run (lht_write_stop_error): every
+   * later output would fail the same way (atomic; also the pipeline's stop
+   * flag). */
   gint out_failed;
 } RewriteRun;
 
@@ -34,18 +35,6 @@ typedef struct {
  * items the pipeline drops (a signal's or a stop's cancelled ones and those
  * after them). */
 static char not_tried;
-
-/* The errno in an output's write failure when it is one that every later
- * output would meet too: no room or quota left, a read-only file system.
- * lhio's reason holds strerror's words for it. */
-static int out_failure(const char *reason)
-{
-  static const int stopping[] = {ENOSPC, EDQUOT, EROFS};
-  for (size_t i = 0; i < G_N_ELEMENTS(stopping); i++)
-    if (strstr(reason, strerror(stopping[i])))
-      return stopping[i];
-  return 0;
-}
 
 /* Once the contexts are open, after what they have to say. */
 static bool say_ready(const LhpContexts *contexts, void *data)
@@ -111,7 +100,7 @@ static bool write_output(RewriteRun *run, LhpItem *item, const char *output)
   }
   if (status < 0) {
     const char *reason = lht_reason(status, output);
-    int stopping = out_failure(reason);
+    int stopping = lht_write_stop_error(reason);
     if (stopping)
       g_atomic_int_compare_and_exchange(&run->out_failed, 0, stopping);
     lhp_item_fail(item, status, "writing %s: %s", output, reason);
@@ -177,7 +166,7 @@ bool lht_shard_takes_output(const LhtBatchArgs *args, const char *out_dir, const
 int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_dir,
                       const bool *leave_out, const LhtRewriteOptions *options,
                       LhtRewriteFunc change, LhtWrittenNoteFunc written_note, void *data,
-                      LhBackend backend, bool verbose)
+                      LhBackend backend, bool verbose, LhtWriteStop *write_stop)
 {
   /* --decoder gpu (lht_batch_backend_refuses took it): no quiet fall back to
    * the CPU backend. */
@@ -244,18 +233,16 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
     lht_progress_finish(progress, result.done, result.failed, result.signal != 0);
     if (args->timing)
       lhp_pipeline_print_timing(&result, &contexts);
-    /* After a disk that failed: those it stopped, and those it left unwritten. */
-    int out_failed = g_atomic_int_get(&run.out_failed);
-    guint not_done = inputs->len - result.done - result.failed;
+    write_stop->written += result.done;
     if (result.signal) {
       lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
                 lhp_signal_name(result.signal), result.done);
       status = 128 + result.signal;
-    } else if (out_failed && not_done > 0) {
-      lht_error(out_dir,
-                "stopped: %s; %u outputs written, %u inputs not done (run again with "
-                "--skip-existing once it can take them)",
-                g_strerror(out_failed), result.done, not_done);
+    } else if (g_atomic_int_get(&run.out_failed)) {
+      /* After a disk that failed: those it stopped, and those it left
+       * unwritten; said once the videos are counted too. */
+      write_stop->error = g_atomic_int_get(&run.out_failed);
+      write_stop->not_done += inputs->len - result.done - result.failed;
     }
   }
   g_free(result.per_context);

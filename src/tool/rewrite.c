@@ -1,7 +1,7 @@
 /* rewrite.c: what the subcommands that write images (equalize, clahe,
  * overlay) share: where each output goes, the refusal to overwrite an input,
- * their encoding options and what is said of an image written otherwise
- * than it was read. */
+ * their encoding options, what is said of an image written otherwise
+ * than it was read, and the stop of a run whose disk filled up. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -240,6 +240,24 @@ bool lht_encode_options_parse(const LhtEncodeArgs *args, LhtRewriteOptions *opti
     options->png_compression = level == 0 ? LHIO_PNG_UNCOMPRESSED : (int)level;
   }
   return true;
+}
+
+int lht_write_stop_error(const char *reason)
+{
+  static const int stopping[] = {ENOSPC, EDQUOT, EROFS};
+  for (size_t i = 0; i < G_N_ELEMENTS(stopping); i++)
+    if (strstr(reason, strerror(stopping[i])))
+      return stopping[i];
+  return 0;
+}
+
+void lht_write_stop_say(const LhtWriteStop *stop, const char *out_dir)
+{
+  if (stop->error && stop->not_done > 0)
+    lht_error(out_dir,
+              "stopped: %s; %u outputs written, %u inputs not done (run again with "
+              "--skip-existing once it can take them)",
+              g_strerror(stop->error), stop->written, stop->not_done);
 }
 
 char *lht_written_note(const LhioImage *image)

@@ -2,7 +2,8 @@
  * `clahe` and `overlay`, each written back under --out with the same name
  * and container (lhio_video_rewrite: decode, change each frame here, encode
  * with the input's codec, other streams copied), one after the other after
- * the images, with --codec, --crf and, for equalization, temporal smoothing. */
+ * the images, with --codec, --crf and, for equalization, temporal smoothing.
+ * A full disk stops them, as it stops the images (LhtWriteStop). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -123,10 +124,24 @@ static char *video_output(const LhtPlan *plan, guint i)
   return g_strconcat(output, lhio_video_extension(head, n), NULL);
 }
 
+/* The errno of the library's last error when it is the output's write that
+ * failed ("INPUT: writing OUTPUT: why", video-rewrite.c in lhio) in a way
+ * that stops the run (lht_write_stop_error); else 0. */
+static int write_failure_stopping(const char *input, const char *output)
+{
+  char *prefix = g_strdup_printf("%s: writing %s: ", input, output);
+  const char *message = lh_last_error();
+  int error = message && g_str_has_prefix(message, prefix)
+                  ? lht_write_stop_error(message + strlen(prefix))
+                  : 0;
+  g_free(prefix);
+  return error;
+}
+
 int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool *leave_out,
                            const LhtBatchArgs *batch, const char *out_dir,
                            const LhtVideoOutArgs *args, LhBackend backend, bool verbose,
-                           const LhtVideoChange *change)
+                           const LhtVideoChange *change, LhtWriteStop *write_stop)
 {
   GArray *pending = g_array_new(FALSE, FALSE, sizeof(guint));
   guint skipped = 0;
@@ -148,6 +163,12 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   if (pending->len == 0) {
     g_array_free(pending, TRUE);
     return LHT_EXIT_OK;
+  }
+  if (write_stop->error) {
+    /* The images filled the disk: no video is tried, each would fail on it. */
+    write_stop->not_done += pending->len;
+    g_array_free(pending, TRUE);
+    return LHT_EXIT_FAILURE;
   }
 
   FrameRun run = {.context = lht_context_open(backend, verbose), .change = change};
@@ -172,6 +193,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   };
   guint done = 0, failed = 0;
   for (guint k = 0; k < pending->len && !*stop; k++) {
+    int stopping = 0; /* a write that stops the run (lht_write_stop_error) */
     guint i = g_array_index(pending, guint, k);
     const char *input = g_ptr_array_index(plan->inputs, i);
     char *output = video_output(plan, i);
@@ -209,6 +231,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       lht_progress_clear(progress);
       /* The message already names the file. */
       lht_error(NULL, "%s", lh_last_error());
+      stopping = write_failure_stopping(input, output);
       ok = false;
     }
     lht_placing_clear(&placing);
@@ -237,7 +260,13 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     else
       failed++;
     lht_progress_count(progress, !(ok && status >= 0));
+    if (stopping) {
+      write_stop->error = stopping;
+      write_stop->not_done += pending->len - k - 1;
+      break;
+    }
   }
+  write_stop->written += done;
   lht_progress_note(progress, NULL);
   lhp_stop_signals_release(&old_handlers);
   int signal_number = *stop;
