@@ -254,15 +254,17 @@ static bool can_read_again(const char *path)
 /* --global: the sum of the luma histograms of every input and its LUT.
  * Inputs that cannot be read, or of another bit depth than the first, are
  * marked in failed[] and reported unless another shard's (theirs[]): every
- * shard reads every input for the one LUT, and each failure is said once. */
+ * shard reads every input for the one LUT, and each failure is said once.
+ * NULL as well once *stop is set (a signal: the run stops). */
 static uint16_t *global_lut(EqualizeRun *run, const LhtPlan *plan, uint64_t max_pixels,
-                            const bool *theirs, bool *failed, int *depth)
+                            const bool *theirs, bool *failed, int *depth,
+                            const volatile sig_atomic_t *stop)
 {
   uint64_t *sum = NULL;
   *depth = 0;
   LhStats stats;
   lh_stats_init(&stats);
-  for (guint i = 0; i < plan->inputs->len; i++) {
+  for (guint i = 0; i < plan->inputs->len && !*stop; i++) {
     const char *path = g_ptr_array_index(plan->inputs, i);
     if (failed[i])
       continue;
@@ -292,8 +294,10 @@ static uint16_t *global_lut(EqualizeRun *run, const LhtPlan *plan, uint64_t max_
       sum[v] += stats.histogram[v];
   }
   lh_stats_clear(&stats);
-  if (!sum)
+  if (!sum || *stop) {
+    free(sum);
     return NULL;
+  }
   uint16_t *lut = malloc(((size_t)1 << *depth) * sizeof *lut);
   lh_lut_from_histogram(sum, *depth, run->options.range, lut);
   free(sum);
@@ -413,6 +417,9 @@ int lht_equalize_main(int argc, char **argv)
   LhtPlan plan = {0};
   bool *failed = NULL, *is_video = NULL, *not_image = NULL, *theirs = NULL;
   uint16_t *lut = NULL;
+  LhpStopSignals old_handlers;
+  bool catching = false; /* SIGINT, SIGTERM, SIGHUP before the batch (old_handlers) */
+  volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
   LhBackend wanted = LH_BACKEND_AUTO;
   if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, command) ||
       !lht_video_out_args_check(&video, command)) {
@@ -456,6 +463,11 @@ int lht_equalize_main(int argc, char **argv)
    * and saved before the batch, whether or not its output is skipped. */
   bool one_lut = args.global || args.save_lut;
   if (one_lut) {
+    /* Caught while every input is read for the LUT, as the batch and the
+     * videos catch them: Ctrl-C there stops the run with its line and exit
+     * status, as it does later, instead of killing it without a word. */
+    lhp_stop_signals_catch(&old_handlers);
+    catching = true;
     run.context = lht_context_open(wanted, false);
     if (!run.context) {
       status = LHT_EXIT_FAILURE;
@@ -494,7 +506,7 @@ int lht_equalize_main(int argc, char **argv)
     if (!lut)
       ok = false;
   } else if (one_lut) {
-    lut = global_lut(&run, &plan, rewrite.max_pixels, theirs, failed, &run.lut_depth);
+    lut = global_lut(&run, &plan, rewrite.max_pixels, theirs, failed, &run.lut_depth, stop);
     /* --out is made if missing, before a LUT saved into it. */
     if (lut && args.save_lut &&
         (g_mkdir_with_parents(args.out_dir, 0777) != 0 ||
@@ -502,6 +514,18 @@ int lht_equalize_main(int argc, char **argv)
       ok = false;
   }
   run.lut = lut;
+  /* Given back before the batch, which catches them itself. */
+  if (catching) {
+    lhp_stop_signals_release(&old_handlers);
+    catching = false;
+    int signal_number = *stop;
+    if (signal_number) {
+      lht_error(NULL, "stopped by %s while reading the inputs for the LUT: no output written",
+                lhp_signal_name(signal_number));
+      status = 128 + signal_number;
+      goto done;
+    }
+  }
 
   bool can_run = lut || (!args.apply_lut && !one_lut);
   /* Decoding and writing on --jobs threads, the equalization on the contexts'. */
@@ -533,6 +557,8 @@ int lht_equalize_main(int argc, char **argv)
     status = LHT_EXIT_FAILURE;
 
 done:
+  if (catching)
+    lhp_stop_signals_release(&old_handlers);
   lht_batch_args_clear(&batch);
   lht_video_out_args_clear(&video);
   lh_temporal_free(run.temporal);

@@ -824,6 +824,48 @@ def check_resume(tmp, folder, sig, extra, full_bytes, label):
         check(f.read() == full_bytes, f"{label}: the resumed file differs from one full run")
 
 
+def wait_for_open_input(proc, folder, timeout=20):
+    """Whether proc came to hold a file of folder open (Linux's /proc)."""
+    end = time.time() + timeout
+    fds = f"/proc/{proc.pid}/fd"
+    while time.time() < end and proc.poll() is None:
+        try:
+            for fd in os.listdir(fds):
+                if os.readlink(os.path.join(fds, fd)).startswith(folder + os.sep):
+                    return True
+        except OSError:
+            pass  # a descriptor closed meanwhile
+        time.sleep(0.002)
+    return False
+
+
+def interrupt_global_pass(tmp):
+    """equalize --global reads every input for its LUT before the batch: a
+    SIGINT then stops the run as anywhere else, exit 130 with its line and
+    nothing written (the signal's default action killed it without a word:
+    the handlers were installed by the batch only)."""
+    if not os.path.isdir("/proc/self/fd"):
+        print("note: no /proc here: --global's first pass not interrupted")
+        return
+    folder = big_folder(tmp, "global-in", 120, (2048, 1536), ["png-rgb", "jpeg-colour"])
+    out = os.path.join(tmp, "eq-global")
+    proc = subprocess.Popen([LUMAHIST, "equalize", "--global", "--decoder", "cpu", "--out", out,
+                             folder], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reading = wait_for_open_input(proc, folder)
+    written = os.listdir(out) if os.path.isdir(out) else []
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    if not check(reading and not written, "equalize --global: its first pass ended before it "
+                 f"could be interrupted ({len(written)} outputs)"):
+        return
+    check(proc.returncode == 130 and b"stopped by SIGINT" in stderr and
+          text(stderr).count("\n") == 1,
+          f"equalize --global SIGINT in its first pass: status {proc.returncode} "
+          f"{text(stderr)!r}")
+    left = os.listdir(out) if os.path.isdir(out) else []
+    check(left == [], f"equalize --global SIGINT in its first pass: wrote {left}")
+
+
 def group_resume(tmp):
     folder = big_folder(tmp, "big", 30, (640, 480), ["png-rgb", "jpeg-colour", "png-gray16"])
     full = run("stats", "--jobs", "2", folder)
@@ -964,6 +1006,7 @@ def group_resume(tmp):
     check(0 < len(hup_names) < 40 and
           all(n.endswith(".jpg") and not n.startswith(".") for n in hup_names),
           f"equalize SIGHUP: outputs {hup_names}")
+    interrupt_global_pass(tmp)
     keep = os.path.join(cut, names[0])
     with open(keep, "wb") as f:
         f.write(b"mine")
