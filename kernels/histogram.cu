@@ -937,111 +937,6 @@ __global__ void __launch_bounds__(LHK_BLOCK_THREADS, LHK_HISTOGRAM_MIN_BLOCKS)
 #endif
 }
 
-/* More than 4096 bins in one block: 65536 16-bit counters, two a 32-bit
- * word (bin b the half b & 1 of word b >> 1), 128 KiB, one block a
- * multiprocessor; a run adds run_length << 16 (b & 1) with one shared
- * atomic, with no remote adds as the clusters make.  A half overflows
- * when one bin takes 65536 of the block's pixels (a frame nearly of one
- * value): the block then finds its halves short of the pixels it counted
- * (each overflow takes 65535 or 65536 from their sum, which nothing else
- * changes) and counts its pixels again into the histogram in global
- * memory, runs aggregated (such frames are long runs). */
-struct LhkHalvesRuns {
-  uint32_t *words;
-  uint32_t run_bin;
-  uint32_t run_length;
-  uint32_t counted;
-
-  __device__ __forceinline__ void flush()
-  {
-    atomicAdd(words + (run_bin >> 1), run_length << ((run_bin & 1) << 4));
-    counted += run_length;
-  }
-  __device__ __forceinline__ void add(uint32_t bin)
-  {
-    if (bin != run_bin) {
-      if (run_length)
-        flush();
-      run_length = 0;
-      run_bin = bin;
-    }
-    run_length++;
-  }
-  __device__ __forceinline__ void finish()
-  {
-    if (run_length)
-      flush();
-  }
-};
-
-/* Runs of equal bins added straight into a 64-bit histogram. */
-struct LhkHistogramRuns {
-  lhk_u64 *histogram;
-  uint32_t run_bin;
-  uint32_t run_length;
-
-  __device__ __forceinline__ void add(uint32_t bin)
-  {
-    if (bin != run_bin) {
-      if (run_length)
-        atomicAdd(histogram + run_bin, (lhk_u64)run_length);
-      run_length = 0;
-      run_bin = bin;
-    }
-    run_length++;
-  }
-  __device__ __forceinline__ void finish()
-  {
-    if (run_length)
-      atomicAdd(histogram + run_bin, (lhk_u64)run_length);
-  }
-};
-
-template <int PIXEL>
-__global__ void __launch_bounds__(LHK_BLOCK_THREADS, 1)
-    lhk_halves_histogram_kernel(const __grid_constant__ LhkHistogramParams p)
-{
-  extern __shared__ uint4 dynamic_shared[];
-  __shared__ uint8_t head_table[16];
-  __shared__ uint32_t counted, summed;
-  const LhkImage &image = p.images[blockIdx.y];
-  uint32_t *words = (uint32_t *)dynamic_shared;
-  const uint32_t n_words = p.bins / 2;
-
-  lhk_fill_head_table<PIXEL>(head_table);
-  for (uint32_t i = threadIdx.x; i < n_words / 4; i += LHK_BLOCK_THREADS)
-    dynamic_shared[i] = make_uint4(0, 0, 0, 0);
-  if (threadIdx.x == 0)
-    counted = summed = 0;
-  __syncthreads();
-
-  LhkHalvesRuns counter = {words, 0, 0, 0};
-  lhk_count_image<PIXEL>(image, head_table, counter);
-  counter.finish();
-  atomicAdd(&counted, counter.counted);
-  __syncthreads();
-  uint32_t sum = 0;
-  for (uint32_t w = threadIdx.x; w < n_words; w += LHK_BLOCK_THREADS)
-    sum += (words[w] & 0xffffu) + (words[w] >> 16);
-  atomicAdd(&summed, sum);
-  __syncthreads();
-
-  lhk_u64 *histogram = p.histograms + (size_t)image.slot * p.bins;
-  if (summed != counted) {
-    LhkHistogramRuns again = {histogram, 0, 0};
-    lhk_count_image<PIXEL>(image, head_table, again);
-    again.finish();
-    return;
-  }
-  for (uint32_t w = threadIdx.x; w < n_words; w += LHK_BLOCK_THREADS) {
-    const uint32_t pair = words[w];
-    if (pair & 0xffffu)
-      atomicAdd(histogram + 2 * w, (lhk_u64)(pair & 0xffffu));
-    if (pair >> 16)
-      atomicAdd(histogram + 2 * w + 1, (lhk_u64)(pair >> 16));
-  }
-}
-
 /* --- Launch ---------------------------------------------------------------- */
 
 /* Kernel variants: index 0..4 the shared modes with 32 >> index copies,
@@ -1326,49 +1221,6 @@ static cudaError_t cluster_init(LhkDevice *device)
   return cudaSuccess;
 }
 
-/* The 16-bit-counter kernel of a pixel layout (lhk_halves_histogram_kernel). */
-static LhkHistogramKernel halves_kernel(LhkPixel pixel)
-{
-  switch (pixel) {
-  case LHK_PIXEL_Y16:
-    return lhk_halves_histogram_kernel<LHK_PIXEL_Y16>;
-  case LHK_PIXEL_RGB16:
-    return lhk_halves_histogram_kernel<LHK_PIXEL_RGB16>;
-  case LHK_PIXEL_RGBA16:
-    return lhk_halves_histogram_kernel<LHK_PIXEL_RGBA16>;
-  default:
-    return NULL;
-  }
-}
-
-/* LHK_WIDE_HALVES=1: histograms of more than 4096 bins take the
- * 16-bit-counter kernel where a block of it is resident. */
-static cudaError_t halves_init(LhkDevice *device)
-{
-  memset(device->halves_blocks_per_sm, 0, sizeof device->halves_blocks_per_sm);
-  const char *asked = getenv("LHK_WIDE_HALVES");
-  if (!asked || strcmp(asked, "1") != 0)
-    return cudaSuccess;
-  for (int pixel = 0; pixel < LHK_PIXEL_COUNT; pixel++) {
-    LhkHistogramKernel kernel = halves_kernel((LhkPixel)pixel);
-    if (!kernel)
-      continue;
-    const int bytes = LHK_MAX_BINS * 2;
-    int blocks = 0;
-    cudaError_t error =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (error == cudaSuccess)
-      error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, LHK_BLOCK_THREADS,
-                                                            (size_t)bytes);
-    if (error != cudaSuccess) {
-      (void)cudaGetLastError();
-      blocks = 0;
-    }
-    device->halves_blocks_per_sm[pixel] = blocks;
-  }
-  return cudaSuccess;
-}
-
 extern "C" cudaError_t lhk_device_init(LhkDevice *device)
 {
   LHK_RETURN_IF_ERROR(cudaGetDevice(&device->device));
@@ -1449,7 +1301,6 @@ extern "C" cudaError_t lhk_device_init(LhkDevice *device)
       device->fused_wide_copies = (uint32_t)c;
   }
   LHK_RETURN_IF_ERROR(cluster_init(device));
-  LHK_RETURN_IF_ERROR(halves_init(device));
   const char *forced = getenv("LHK_GRAY8_VARIANT");
   if (forced && *forced) {
     const int v = atoi(forced);
@@ -1604,31 +1455,6 @@ static cudaError_t launch_clusters(const LhkDevice *device, LhkPixel pixel,
   return cudaSuccess;
 }
 
-/* Queues the 16-bit-counter kernel: one block a multiprocessor (as many as
- * are resident), shared among the images, no more than the largest image
- * has units for. */
-static cudaError_t launch_halves(const LhkDevice *device, LhkPixel pixel,
-                                 const LhkHistogramParams &p, const LhkImage *images, int n_images,
-                                 cudaStream_t stream)
-{
-  uint64_t most_units = 0;
-  for (int i = 0; i < n_images; i++) {
-    uint64_t units = (uint64_t)(images[i].width / pixels_per_unit(pixel) + 1) * images[i].height;
-    most_units = units > most_units ? units : most_units;
-  }
-  uint64_t blocks =
-      (uint64_t)device->halves_blocks_per_sm[pixel] * device->sm_count / (uint64_t)n_images;
-  const uint64_t needed = (most_units + LHK_BLOCK_THREADS - 1) / LHK_BLOCK_THREADS;
-  if (blocks > needed)
-    blocks = needed;
-  if (blocks < 1)
-    blocks = 1;
-  dim3 grid((unsigned)blocks, (unsigned)n_images);
-  halves_kernel(pixel)<<<grid, LHK_BLOCK_THREADS, (size_t)p.bins * 2, stream>>>(p);
-  LHK_CHECK_LAUNCH(stream);
-  return cudaSuccess;
-}
-
 extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, uint32_t bins,
                                      const LhkImage *images, int n_images,
                                      unsigned long long *histograms, int n_slots, void *scratch,
@@ -1658,8 +1484,6 @@ extern "C" cudaError_t lhk_histogram(const LhkDevice *device, LhkPixel pixel, ui
     return cudaSuccess;
   }
   const bool global = bins > LHK_SHARED_MAX_BINS;
-  if (global && device->halves_blocks_per_sm[pixel] > 0)
-    return launch_halves(device, pixel, p, images, n_images, stream);
   if (global && device->cluster_slice_bytes > 0 && device->cluster_resident[pixel] > 0)
     return launch_clusters(device, pixel, p, images, n_images, stream);
   const int variant = global ? LHK_VARIANT_GLOBAL : variant_log2(shared_copies(bins));

@@ -93,11 +93,6 @@ typedef struct {
    * power of two from 16384 to 131072), for measuring. */
   uint32_t cluster_slice_bytes;
   int cluster_resident[LHK_PIXEL_COUNT];
-  /* histograms of more than LHK_SHARED_MAX_BINS bins in one block's shared
-   * memory as 16-bit counters (lhk_halves_histogram_kernel), per pixel
-   * layout its resident blocks per multiprocessor; 0 unless the environment
-   * variable LHK_WIDE_HALVES=1 asks for it (an experiment, for measuring). */
-  int halves_blocks_per_sm[LHK_PIXEL_COUNT];
   /* packed 4:2:2 (LHK_PIXEL_Y16 images whose Y is one byte of each word,
    * 256 bins): resident blocks per multiprocessor of the 8-bit kernel that
    * reads their Y bytes ([0] plain, [1] fused), 0 where the device cannot
