@@ -107,8 +107,10 @@ LH_API const char *lh_backend_name(LhBackend backend)
 
 LH_API int lh_matrix_from_name(const char *name, LhMatrix *matrix)
 {
+  if (!matrix)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "the matrix result pointer is NULL");
   int i = find_name(matrix_names, N_ELEMENTS(matrix_names), name);
-  if (i < 0 || !matrix)
+  if (i < 0)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                      "unknown matrix \"%s\" (expected bt601, bt709 or bt2020)",
                      name ? name : "(null)");
@@ -118,8 +120,10 @@ LH_API int lh_matrix_from_name(const char *name, LhMatrix *matrix)
 
 LH_API int lh_range_from_name(const char *name, LhRange *range)
 {
+  if (!range)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "the range result pointer is NULL");
   int i = find_name(range_names, N_ELEMENTS(range_names), name);
-  if (i < 0 || !range)
+  if (i < 0)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown range \"%s\" (expected full or limited)",
                      name ? name : "(null)");
   *range = (LhRange)i;
@@ -128,8 +132,10 @@ LH_API int lh_range_from_name(const char *name, LhRange *range)
 
 LH_API int lh_backend_from_name(const char *name, LhBackend *backend)
 {
+  if (!backend)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "the backend result pointer is NULL");
   int i = find_name(backend_names, N_ELEMENTS(backend_names), name);
-  if (i < 0 || !backend)
+  if (i < 0)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                      "unknown backend \"%s\" (expected auto, cpu or cuda)",
                      name ? name : "(null)");

@@ -655,6 +655,16 @@ static void test_bad_arguments(LhContext *ctx)
   LhContext *bad = NULL;
   CHECK(lh_context_new((LhBackend)7, &bad) == LH_ERROR_INVALID_ARGUMENT && bad == NULL,
         "unknown backend");
+  /* A NULL result is what is wrong with a known name, not the name. */
+  CHECK(lh_matrix_from_name("bt709", NULL) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "NULL") && !strstr(lh_last_error(), "unknown"),
+        "matrix name with a NULL result");
+  CHECK(lh_range_from_name("limited", NULL) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "NULL") && !strstr(lh_last_error(), "unknown"),
+        "range name with a NULL result");
+  CHECK(lh_backend_from_name("cpu", NULL) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "NULL") && !strstr(lh_last_error(), "unknown"),
+        "backend name with a NULL result");
   lh_stats_clear(&s);
 }
 
