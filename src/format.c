@@ -276,10 +276,11 @@ static void chroma_layout(const LhiFormatInfo *info, int width, int height, size
 LH_API int lh_format_plane_size(LhFormat format, int plane, int width, int height,
                                 size_t *row_bytes, int *rows)
 {
+  if (!row_bytes || !rows)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "plane size: row_bytes or rows is NULL");
   const LhiFormatInfo *info = lhi_format_info(format);
-  if (!info || !row_bytes || !rows)
-    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown pixel format %d or NULL result",
-                     (int)format);
+  if (!info)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown pixel format %d", (int)format);
   if (plane < 0 || plane > 2 || width <= 0 || height <= 0)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "plane %d of a %dx%d %s frame", plane, width,
                      height, info->name);

@@ -757,6 +757,13 @@ static void test_format_facts(void)
           lh_format_plane_size(LH_FORMAT_I420, 1, 0, 4, &row, &rows) == LH_ERROR_INVALID_ARGUMENT &&
           lh_format_plane_size(LH_FORMAT_I420, 1, 4, 4, NULL, &rows) == LH_ERROR_INVALID_ARGUMENT,
       "plane sizes of bad arguments");
+  /* Each refusal names what is wrong: a known format is not "unknown". */
+  CHECK(lh_format_plane_size(LH_FORMAT_I420, 1, 4, 4, &row, NULL) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "NULL") && !strstr(lh_last_error(), "unknown"),
+        "plane size with a NULL result: %s", lh_last_error());
+  CHECK(lh_format_plane_size(LH_FORMAT_COUNT, 0, 4, 4, &row, &rows) == LH_ERROR_INVALID_ARGUMENT &&
+            strstr(lh_last_error(), "unknown pixel format") && !strstr(lh_last_error(), "NULL"),
+        "plane size of an unknown format: %s", lh_last_error());
 }
 
 /* P(p) lands where the cumulative histogram says: cdf(P-1) < rank <= cdf(P). */
