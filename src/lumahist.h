@@ -634,8 +634,9 @@ typedef struct {
 
 /* Defaults: the default placement (bottom-left, a third of the width, a
  * quarter of the height, 2 % margins, at least 64 x 32 where the frame is as
- * large), opacity 0.8, log scale, markers and clipping bands on, clip warning
- * 0.005, BT.601, full range, orientation 0 (as stored). */
+ * large, at most 65536 x 65536 as a rect is), opacity 0.8, log scale, markers
+ * and clipping bands on, clip warning 0.005, BT.601, full range, orientation
+ * 0 (as stored). */
 LH_API void lh_overlay_options_init(LhOverlayOptions *options);
 
 /* Draws the histogram of stats (usually of this frame) into frame, in its

@@ -141,6 +141,10 @@ static void lay_out_columns(const LhStats *stats, const LhOverlayOptions *option
   }
 }
 
+/* The largest panel side, as for options->rect: bar heights are 16-bit, so
+ * a taller inside wrapped them (a 270000-row frame's full bar drew 1962 rows). */
+#define MAX_PANEL_SIDE 65536
+
 static void default_panel(int width, int height, LhRect *panel)
 {
   int margin_x = (width * 2 + 50) / 100, margin_y = (height * 2 + 50) / 100;
@@ -149,6 +153,8 @@ static void default_panel(int width, int height, LhRect *panel)
     w = width < 64 ? width : 64;
   if (h < 32)
     h = height < 32 ? height : 32;
+  w = w > MAX_PANEL_SIDE ? MAX_PANEL_SIDE : w;
+  h = h > MAX_PANEL_SIDE ? MAX_PANEL_SIDE : h;
   if (margin_x + w > width)
     margin_x = width - w;
   if (margin_y + h > height)
@@ -245,7 +251,8 @@ static int overlay_call(LhContext *context, LhFrame *frame, const LhStats *stats
   if (shown.width == 0 || shown.height == 0)
     default_panel(across_turned ? frame->height : frame->width,
                   across_turned ? frame->width : frame->height, &shown);
-  else if (shown.width < 3 || shown.height < 3 || shown.width > 65536 || shown.height > 65536)
+  else if (shown.width < 3 || shown.height < 3 || shown.width > MAX_PANEL_SIDE ||
+           shown.height > MAX_PANEL_SIDE)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                      "overlay panel %dx%d: each side must be in 3 .. 65536", shown.width,
                      shown.height);

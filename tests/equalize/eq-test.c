@@ -1690,6 +1690,46 @@ static void test_overlays_alpha(void)
   }
 }
 
+/* The default panel of a frame taller than 4 x 65536 rows: a bar is at most
+ * 65536 rows (16-bit heights), and the full bar of a flat frame filled only
+ * 1962 of the 67498 rows inside the panel of a 270000-row frame. */
+static void test_overlay_tall_default_panel(void)
+{
+  const int w = 96, h = 270000;
+  uint8_t *pixels = malloc((size_t)w * h);
+  CHECK(pixels != NULL, "no memory for a %dx%d frame", w, h);
+  if (!pixels)
+    return;
+  memset(pixels, 100, (size_t)w * h); /* not the border's grey, 128 */
+  LhFrame frame;
+  lh_frame_init(&frame, LH_FORMAT_GRAY8, LH_MEMORY_HOST, w, h, pixels, 0);
+  LhStats stats;
+  lh_stats_init(&stats);
+  LhOverlayOptions oo;
+  lh_overlay_options_init(&oo);
+  oo.opacity = 1.0; /* the bar's own grey, 230 */
+  oo.markers = 0;
+  oo.clipping = 0;
+  CHECK(lh_analyze(cpu, &frame, NULL, &stats) == 0 && lh_overlay(cpu, &frame, &stats, &oo) == 0,
+        "%s", lh_last_error());
+  /* The panel's rows (those a column inside it changed) and the one full bar. */
+  int panel_rows = 0, bar_rows = 0;
+  for (int x = 0; x < w; x++) {
+    int changed = 0, bar = 0;
+    for (int y = 0; y < h; y++) {
+      changed += pixels[(size_t)y * w + x] != 100;
+      bar += pixels[(size_t)y * w + x] == 230;
+    }
+    panel_rows = changed > panel_rows ? changed : panel_rows;
+    bar_rows = bar > bar_rows ? bar : bar_rows;
+  }
+  CHECK(panel_rows >= 3 && panel_rows <= 65536 && bar_rows == panel_rows - 2,
+        "the default panel of a %dx%d frame: %d rows, its full bar %d rows", w, h, panel_rows,
+        bar_rows);
+  lh_stats_clear(&stats);
+  free(pixels);
+}
+
 int main(int argc, char **argv)
 {
   const char *dump = argc == 3 && strcmp(argv[1], "--dump") == 0 ? argv[2] : NULL;
@@ -1715,6 +1755,7 @@ int main(int argc, char **argv)
     test_clahe_turned();
     test_overlays_past_depth();
     test_overlays_alpha();
+    test_overlay_tall_default_panel();
   }
   test_overlays(dump);
   lh_context_free(cpu);
