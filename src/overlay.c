@@ -147,7 +147,9 @@ static void lay_out_columns(const LhStats *stats, const LhOverlayOptions *option
 
 static void default_panel(int width, int height, LhRect *panel)
 {
-  int margin_x = (width * 2 + 50) / 100, margin_y = (height * 2 + 50) / 100;
+  /* In 64 bits: width * 2 overflowed int past 1073741798 pixels. */
+  int margin_x = (int)(((int64_t)width * 2 + 50) / 100),
+      margin_y = (int)(((int64_t)height * 2 + 50) / 100);
   int w = width / 3, h = height / 4;
   if (w < 64)
     w = width < 64 ? width : 64;

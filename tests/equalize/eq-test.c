@@ -943,6 +943,20 @@ static void test_overlays_turned(void)
             "orientation %d rect %d,%d %dx%d: %s", o, far[r].x, far[r].y, far[r].width,
             far[r].height, lh_last_error());
     }
+  /* The default panel's margins of a frame over 2^30 pixels wide (or high,
+   * turned): width * 2 overflowed int.  One row: nothing is drawn, so a few
+   * bytes stand for the frame. */
+  static uint8_t row[16];
+  LhFrame wide;
+  for (int o = 0; o <= 8; o++) {
+    const bool turned = o >= 5;
+    lh_frame_init(&wide, LH_FORMAT_GRAY8, LH_MEMORY_HOST, turned ? 1 : INT_MAX,
+                  turned ? INT_MAX : 1, row, turned ? 1 : 0);
+    oo.orientation = o;
+    oo.rect = (LhRect){0, 0, 0, 0};
+    CHECK(lh_overlay(cpu, &wide, &stats, &oo) == 0, "orientation %d on a %dx%d frame: %s", o,
+          wide.width, wide.height, lh_last_error());
+  }
   lh_stats_clear(&stats);
   gen_free(&g);
 }
