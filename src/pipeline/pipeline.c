@@ -220,8 +220,16 @@ volatile sig_atomic_t *lhp_pipeline_stop_flag(void)
  * Ctrl-C does, not at once with temporary files left behind. */
 static const int stop_signals[LHP_STOP_SIGNALS] = {SIGINT, SIGTERM, SIGHUP};
 
+/* How many lhp_stop_signals_catch calls are not yet released: a front end
+ * catches the signals for its whole command, and the runs inside it (the
+ * pipeline, the videos) neither reset the flag nor give the handlers back
+ * between them, where a signal killed the process without a word. */
+static int stop_signals_depth;
+
 void lhp_stop_signals_catch(LhpStopSignals *saved)
 {
+  if (stop_signals_depth++ > 0)
+    return;
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_stop_signal;
@@ -234,6 +242,8 @@ void lhp_stop_signals_catch(LhpStopSignals *saved)
 
 void lhp_stop_signals_release(const LhpStopSignals *saved)
 {
+  if (--stop_signals_depth > 0)
+    return;
   for (int i = 0; i < LHP_STOP_SIGNALS; i++)
     sigaction(stop_signals[i], &saved->old[i], NULL);
 }
@@ -1358,6 +1368,12 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
   bool stopping = is_abandoned(&p);
   bool cut = stopping; /* a cancelled task was reached: nothing after it is emitted */
   result->not_started = stopping;
+  /* A signal the front end caught before the run (in its walk, say): none
+   * of its files is started. */
+  if (stop_asked(&p) && !stopping) {
+    stopping = true;
+    result->stopped = !(spec->catch_signals && stop_signal);
+  }
   while (!settled || next_emit < next_dispatch || (!stopping && next_dispatch < n)) {
     while (!stopping && next_dispatch < n && next_dispatch - next_emit < window &&
            next_dispatch - (guint)g_atomic_int_get(&p.released) < holding) {

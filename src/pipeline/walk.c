@@ -160,8 +160,9 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
     } else if (S_ISDIR(info.st_mode)) {
       guint before = paths->len;
       ok = walk_folder(&walk, args[i], &info, ancestors, paths) && ok;
-      /* Not a failure, but a run that does nothing says why. */
-      if (paths->len == before)
+      /* Not a failure, but a run that does nothing says why (not one
+       * stopped before it found any). */
+      if (paths->len == before && !stopped(&walk))
         lhp_say(report, args[i], "no PNG, JPEG%s files in it", videos ? " or video" : "");
     } else {
       /* A file named on the command line is always tried, whatever its name. */

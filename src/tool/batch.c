@@ -772,6 +772,11 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       g_ptr_array_free(paths, TRUE);
       paths = remaining;
     }
+    /* A signal in the walk: the files found so far are not all, and the
+     * output is left as it was (emptying it could hit an input not found). */
+    int stopped = lht_stopped_before_start();
+    if (stopped)
+      status = stopped;
   }
   /* What the run writes must not be what it reads: the records (-o, or
    * standard output redirected: stats photos >> photos/x.png) or the page
@@ -831,6 +836,10 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       }
       if (run.videos_failed)
         ok = false;
+      /* One that came after the pipeline gave the signals back to the
+       * command's handler: no dataset record or page for a stopped run. */
+      if (!result.signal && !result.stopped)
+        result.signal = *lhp_pipeline_stop_flag();
       bool interrupted = result.signal != 0;
       sink->bar = NULL; /* freed by lht_progress_finish */
       lht_progress_finish(progress, result.done, result.failed, interrupted || result.stopped);

@@ -436,6 +436,10 @@ int lht_equalize_main(int argc, char **argv)
   /* Folders give their videos too: each is written back as a video. */
   lht_walk_include_videos(true);
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
+  /* Stopped in the walk: no folder made, no LUT read or saved. */
+  status = lht_stopped_before_start();
+  if (status)
+    goto done;
   if (args.save_lut && !args.global && plan.inputs->len != 1) {
     status = usage_error(&args, "--save-lut without --global takes one input image");
     goto done;

@@ -105,8 +105,12 @@ const char *lht_reason(int status, const char *path);
 /* Appends to paths (newly allocated strings) the files named by args, as
  * lhp_walk (src/pipeline/walk.c) finds them, its messages on stderr
  * (lht_error), leaving out the folder leave_out (NULL: none) below them;
- * false if a path could not be read. */
+ * false if a path could not be read, or a caught signal
+ * (lhp_stop_signals_catch) ended the walk. */
 bool lht_walk(char *const *args, int n_args, const char *leave_out, GPtrArray *paths);
+/* After a command's walk: 0, or, when a caught signal stopped it, the exit
+ * status 128 + N, the "stopped by" line said. */
+int lht_stopped_before_start(void);
 /* Whether folders give their video files (lhio_is_video_name) as well, for
  * the commands that read videos; off unless set. */
 void lht_walk_include_videos(bool include);

@@ -199,5 +199,13 @@ int main(int argc, char **argv)
   char *prgname = g_strdup_printf("lumahist %s", command->name);
   g_set_prgname(prgname);
   g_free(prgname);
-  return command->run(argc - 1, argv + 1);
+  /* Caught once for the whole command, so that no stage of it (the walk, the
+   * plan of outputs, the gap between the images and the videos) is left
+   * where the first SIGINT, SIGTERM or SIGHUP killed the run without its
+   * "stopped by" line; the runs inside catch them again, nested. */
+  LhpStopSignals old_handlers;
+  lhp_stop_signals_catch(&old_handlers);
+  int status = command->run(argc - 1, argv + 1);
+  lhp_stop_signals_release(&old_handlers);
+  return status;
 }

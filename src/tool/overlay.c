@@ -302,6 +302,15 @@ int lht_overlay_main(int argc, char **argv)
   lht_walk_include_videos(true);
   LhtPlan plan = {0};
   bool ok = lht_plan_outputs(args.paths, (int)g_strv_length(args.paths), args.out_dir, &plan);
+  /* Stopped in the walk: no folder made, nothing read. */
+  status = lht_stopped_before_start();
+  if (status) {
+    lht_video_out_args_clear(&video);
+    lht_batch_args_clear(&batch);
+    lht_plan_clear(&plan);
+    overlay_args_clear(&args);
+    return status;
+  }
   LhtRewriteOptions rewrite = run.rewrite;
   rewrite.max_pixels = (uint64_t)args.luma.max_pixels;
   bool *is_video = g_new0(bool, plan.inputs->len + 1);

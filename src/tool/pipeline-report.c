@@ -35,8 +35,23 @@ void lht_walk_include_videos(bool include)
   walk_videos = include;
 }
 
+/* The walk reads the flag as a gint. */
+G_STATIC_ASSERT(sizeof(sig_atomic_t) == sizeof(gint));
+
 bool lht_walk(char *const *args, int n_args, const char *leave_out, GPtrArray *paths)
 {
   LhpReport report = lht_progress_report(NULL);
-  return lhp_walk(args, n_args, walk_videos, leave_out, NULL, &report, paths);
+  /* A signal the command catches ends a long walk where it is. */
+  const volatile gint *stop = (const volatile gint *)lhp_pipeline_stop_flag();
+  return lhp_walk(args, n_args, walk_videos, leave_out, stop, &report, paths);
+}
+
+int lht_stopped_before_start(void)
+{
+  int signal_number = *lhp_pipeline_stop_flag();
+  if (!signal_number)
+    return 0;
+  lht_error(NULL, "stopped by %s before the run started: nothing written",
+            lhp_signal_name(signal_number));
+  return 128 + signal_number;
 }

@@ -866,6 +866,46 @@ def interrupt_global_pass(tmp):
     check(left == [], f"equalize --global SIGINT in its first pass: wrote {left}")
 
 
+def interrupt_walk(tmp):
+    """A signal while the folders are walked (the plan of outputs built) stops
+    every command with its one line and exit status, nothing written (the
+    handlers were installed by the batch only: the signal killed the run
+    without a word).  The walk says a line for each of thousands of dangling
+    links named *.png; stderr is a pipe read one line, then the signal is
+    sent: the walk cannot end before the pipe is read again."""
+    tree = os.path.join(tmp, "walk-tree")
+    os.makedirs(os.path.join(tree, "a"))
+    for i in range(3000):
+        os.symlink("/nonexistent", os.path.join(tree, "a", f"link{i:04d}.png"))
+    photo = photographs()[0]
+    make_image(os.path.join(tree, "b.png"), photo, (64, 48), "png-rgb", np.random.default_rng(3))
+    records_file = os.path.join(tmp, "walk-out.jsonl")
+    with open(records_file, "wb") as f:
+        f.write(b"old records\n")
+    out_dir = os.path.join(tmp, "walk-out")
+    for sig, args in ((signal.SIGINT, ["stats", tree]),
+                      (signal.SIGTERM, ["stats", "--output", records_file, tree]),
+                      (signal.SIGHUP, ["equalize", "--out", out_dir, tree]),
+                      (signal.SIGINT, ["clahe", "--out", out_dir, tree]),
+                      (signal.SIGINT, ["overlay", "--out", out_dir, tree])):
+        label = f"{args[0]} {signal.Signals(sig).name} in the walk"
+        proc = subprocess.Popen([LUMAHIST, *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        first = proc.stderr.readline()
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+        lines = text(first + stderr).splitlines()
+        said = f"lumahist: stopped by {signal.Signals(sig).name} before the run started: " \
+            "nothing written"
+        check(proc.returncode == 128 + sig and lines[-1:] == [said] and
+              sum("stopped" in line for line in lines) == 1,
+              f"{label}: status {proc.returncode}, last lines {lines[-2:]!r}")
+        check(stdout == b"", f"{label}: wrote {stdout[:100]!r}")
+        with open(records_file, "rb") as f:
+            check(f.read() == b"old records\n", f"{label}: the --output file was changed")
+        check(not os.path.exists(out_dir), f"{label}: the output folder was made")
+
+
 def group_resume(tmp):
     folder = big_folder(tmp, "big", 30, (640, 480), ["png-rgb", "jpeg-colour", "png-gray16"])
     full = run("stats", "--jobs", "2", folder)
@@ -1007,6 +1047,7 @@ def group_resume(tmp):
           all(n.endswith(".jpg") and not n.startswith(".") for n in hup_names),
           f"equalize SIGHUP: outputs {hup_names}")
     interrupt_global_pass(tmp)
+    interrupt_walk(tmp)
     keep = os.path.join(cut, names[0])
     with open(keep, "wb") as f:
         f.write(b"mine")
