@@ -354,6 +354,9 @@ static void reset_file_sums(Merge *m)
 static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offset, void *data)
 {
   Merge *m = data;
+  /* A signal (caught by main.c) ends a long read between two records. */
+  if (*lhp_pipeline_stop_flag())
+    return false;
   if (record->dataset) {
     if (sums_file_images(m, record))
       return true;
@@ -412,6 +415,12 @@ static bool read_file(Merge *m, const char *file)
   m->file_has_images = false;
   reset_file_sums(m);
   bool ok = lht_records_read(in, m->name, merge_record, m, NULL);
+  if (*lhp_pipeline_stop_flag()) {
+    /* Stopped: nothing more is said of a file read in part. */
+    if (!standard_input)
+      fclose(in);
+    return false;
+  }
   /* A video's records are all in one file: frames left without their
    * summary at its end (an interrupted run) are not drawn. */
   report_video_end(m, NULL);
@@ -591,9 +600,15 @@ int lht_merge_main(int argc, char **argv)
       .datasets_summed = g_ptr_array_new_with_free_func(pending_dataset_free),
   };
   bool ok = true;
-  for (int i = 0; args.files[i]; i++)
+  volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
+  for (int i = 0; args.files[i] && !*stop; i++)
     ok = read_file(&m, args.files[i]) && ok;
   ok = ok && !m.failed;
+  /* Stopped while reading: no dataset record or page of a part of them. */
+  int signal_number = *stop;
+  if (signal_number)
+    lht_error(NULL, "stopped by %s while reading the records: nothing written",
+              lhp_signal_name(signal_number));
   if (m.other_luma > SAID_OTHER_LUMA)
     lht_error(NULL,
               "%" G_GUINT64_FORMAT
@@ -606,7 +621,9 @@ int lht_merge_main(int argc, char **argv)
               m.duplicates, m.duplicates == 1 ? "" : "s");
 
   LhOptions options;
-  if (m.merge_among_images) {
+  if (signal_number) {
+    lh_options_init(&options);
+  } else if (m.merge_among_images) {
     lh_options_init(&options);
     ok = false;
   } else if (m.first_images_file && m.first_datasets_file) {
@@ -636,7 +653,9 @@ int lht_merge_main(int argc, char **argv)
     lht_error(NULL, "writing the dataset record failed: %s", g_strerror(errno));
     ok = false;
   }
-  if (args.report && m.merge_among_images) {
+  if (signal_number) {
+    /* Said above. */
+  } else if (args.report && m.merge_among_images) {
     lht_error(args.report, "not written: a records file was refused (said above)");
     ok = false;
   } else if (args.report && m.first_datasets_file) {
@@ -666,5 +685,7 @@ int lht_merge_main(int argc, char **argv)
   g_free(args.percentiles);
   g_free(args.report);
   g_strfreev(args.files);
+  if (signal_number)
+    return 128 + signal_number;
   return ok ? LHT_EXIT_OK : LHT_EXIT_FAILURE;
 }

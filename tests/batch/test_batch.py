@@ -906,11 +906,37 @@ def interrupt_walk(tmp):
         check(not os.path.exists(out_dir), f"{label}: the output folder was made")
 
 
+def interrupt_merge(tmp, records_bytes):
+    """merge stopped while it reads a FIFO of records: its line, exit 130,
+    no dataset record or page of the part read (the signal killed it
+    without a word).  The FIFO's writer opens only once merge has opened it
+    to read: the signal comes while it reads."""
+    fifo = os.path.join(tmp, "merge-in.fifo")
+    os.mkfifo(fifo)
+    page = os.path.join(tmp, "merge-stopped.html")
+    proc = subprocess.Popen([LUMAHIST, "merge", "--report", page, fifo],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(fifo, "wb") as feed:
+        proc.send_signal(signal.SIGINT)
+        try:
+            feed.write(records_bytes)
+        except BrokenPipeError:
+            pass
+    stdout, stderr = proc.communicate(timeout=60)
+    said = b"lumahist: stopped by SIGINT while reading the records: nothing written\n"
+    check(proc.returncode == 130 and stderr == said and stdout == b"",
+          f"merge SIGINT: status {proc.returncode}, {text(stderr)!r}, {len(stdout)} bytes out")
+    check(not os.path.exists(page) and
+          not [f for f in os.listdir(tmp) if f.startswith(".merge-stopped")],
+          "merge SIGINT: its page was written")
+
+
 def group_resume(tmp):
     folder = big_folder(tmp, "big", 30, (640, 480), ["png-rgb", "jpeg-colour", "png-gray16"])
     full = run("stats", "--jobs", "2", folder)
     full_dataset = run("stats", "--jobs", "2", "--dataset", folder)
     check(full.returncode == 0 and full_dataset.returncode == 0, "full runs failed")
+    interrupt_merge(tmp, full.stdout)
     check_resume(tmp, folder, signal.SIGINT, [], full.stdout, "SIGINT")
     check_resume(tmp, folder, signal.SIGTERM, ["--dataset"], full_dataset.stdout, "SIGTERM")
     # A closed terminal or a dropped ssh session: as SIGTERM, not a death
