@@ -41,8 +41,8 @@ void lht_batch_args_clear(LhtBatchArgs *args)
 void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
 {
   GOptionEntry common[] = {
-      {"jobs", 'j', 0, G_OPTION_ARG_INT, &args->jobs, "Decode on N threads (default: one per core)",
-       "N"},
+      {"jobs", 'j', 0, G_OPTION_ARG_INT, &args->jobs,
+       "Decode on N threads (default 0: one per core)", "N"},
       {"progress", 0, 0, G_OPTION_ARG_NONE, &args->progress,
        "Progress lines on stderr when it is not a terminal (a terminal gets a bar anyway)", NULL},
       {"quiet", 0, 0, G_OPTION_ARG_NONE, &args->quiet,

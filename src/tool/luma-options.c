@@ -20,7 +20,7 @@ void lht_luma_args_add(GOptionContext *context, LhtLumaArgs *args)
        "auto (CUDA if a device is usable, else the CPU; the default), cpu or cuda",
        "auto|cpu|cuda"},
       {"max-pixels", 0, 0, G_OPTION_ARG_INT64, &args->max_pixels,
-       "Refuse images with more pixels than N (default 2^28)", "N"},
+       "Refuse images with more pixels than N (default 2^28; 0: the default)", "N"},
       {"fifo-wait", 0, 0, G_OPTION_ARG_STRING, &args->fifo_wait,
        "Seconds a FIFO named as input waits for a program to open it for writing "
        "(default 30; 0: no limit, as cat waits)",

@@ -890,6 +890,13 @@ def check_errors(tmp):
                                    capture_output=True).returncode == 0
             rc, out, _ = run(command, "--help", expect=0)
             check(not taken or option in out, f"{command} takes {option}; its --help does not say so")
+    # An option whose 0 the tool takes for its default says so in its --help
+    # line (the usage errors did, the help did not).
+    for option, zero in (("--max-pixels", "0: the default"), ("--jobs", "0: one per core")):
+        run("stats", option, "0", "--quiet", os.path.join(top, "1-good.png"), expect=0)
+        rc, out, _ = run("stats", "--help", expect=0)
+        line = next((l for l in out.splitlines() if option + "=" in l), "")
+        check(zero in line, f"stats --help: {option} takes 0 ({zero}), its line does not say so: {line!r}")
     rc, out, err = run("--version", expect=0)
     check(re.fullmatch(r"lumahist \d+\.\d+\.\d+\n", out) is not None, f"--version: {out!r}")
 
