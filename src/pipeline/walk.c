@@ -42,6 +42,7 @@ typedef struct {
    * dataset, and links among siblings (a/x, a/y -> b; b/x, b/y -> c ...) would
    * make the walk exponential in the depth. */
   GHashTable *walked;
+  guint walked_again; /* folders passed by as walked already */
 } Walk;
 
 static bool stopped(const Walk *walk)
@@ -55,8 +56,8 @@ static int compare_names(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool walk_folder(const Walk *walk, const char *folder, const struct stat *info,
-                        GArray *ancestors, GPtrArray *paths)
+static bool walk_folder(Walk *walk, const char *folder, const struct stat *info, GArray *ancestors,
+                        GPtrArray *paths)
 {
   for (guint i = 0; i < ancestors->len; i++) {
     const FolderId *id = &g_array_index(ancestors, FolderId, i);
@@ -73,6 +74,7 @@ static bool walk_folder(const Walk *walk, const char *folder, const struct stat 
             "the same folder as %s, whose files are taken already; "
             "not descended again",
             walked_as);
+    walk->walked_again++;
     return true;
   }
   g_hash_table_insert(walk->walked, g_memdup2(&self, sizeof self), g_strdup(folder));
@@ -158,11 +160,13 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
       lhp_say_os_error(report, args[i], errno);
       ok = false;
     } else if (S_ISDIR(info.st_mode)) {
-      guint before = paths->len;
+      guint before = paths->len, walked_again = walk.walked_again;
       ok = walk_folder(&walk, args[i], &info, ancestors, paths) && ok;
       /* Not a failure, but a run that does nothing says why (not one
-       * stopped before it found any). */
-      if (paths->len == before && !stopped(&walk))
+       * stopped before it found any).  A folder whose files were taken
+       * already (named twice, or below one named before) has said so: its
+       * files are not missing. */
+      if (paths->len == before && !stopped(&walk) && walk.walked_again == walked_again)
         lhp_say(report, args[i], "no PNG, JPEG%s files in it", videos ? " or video" : "");
     } else {
       /* A file named on the command line is always tried, whatever its name. */

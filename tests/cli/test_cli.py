@@ -756,6 +756,17 @@ def check_errors(tmp):
           err == f"lumahist: {twice}/favourites: the same folder as {twice}/album, whose "
           "files are taken already; not descended again\n",
           f"one folder by two names: {[r['path'] for r in recs]} {err!r}")
+    # A folder named twice, or after a folder that holds it: its files are
+    # taken once and said taken already, not said missing ("no PNG, JPEG or
+    # video files in it" came after).
+    album = os.path.join(twice, "album")
+    for args in ((album, album), (twice, album)):
+        rc, recs, err = run_jsonl("--no-histogram", *args, expect=0)
+        check([r["path"] for r in recs] == [os.path.join(album, "x.png")] and
+              "no PNG" not in err and err.endswith(f"lumahist: {album}: the same folder as "
+                                                   f"{album}, whose files are taken already; "
+                                                   "not descended again\n"),
+              f"a folder named again: {[r['path'] for r in recs]} {err!r}")
     chain = os.path.join(tmp, "chain")
     depth = 40
     for level in range(depth):
