@@ -6,8 +6,8 @@ Usage: test_cli.py LUMAHIST SAMPLES_DIR GROUP
 GROUP is one of: formats, options, errors, samples (see GROUPS at the end).
 
 The reference never uses lumahist's code: luma comes from the definitions of
-DESIGN.md (8-bit luma: Kr and Kb rounded to 14 fractional bits, Kg the rest,
-round half up; deeper luma: floor(Kr R + Kg G + Kb B + 1/2) computed exactly
+the README (8-bit luma: OpenCV's 15-bit fixed-point weights, Kr and Kg
+rounded, Kb the rest, round half up; deeper luma: floor(Kr R + Kg G + Kb B + 1/2) computed exactly
 with the decimal coefficients), histograms from np.bincount, percentiles from np.sort by nearest rank,
 mean and standard deviation in float64.  Pixels of generated PNGs are the
 arrays the test made (PNG files are written by Pillow, and 16-bit colour ones
