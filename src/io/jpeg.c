@@ -62,9 +62,12 @@ static void on_error_exit(j_common_ptr cinfo)
 /* libjpeg reports a file cut short, or entropy data that breaks off, as a
  * warning and fills the rest of the image with gray; entropy data that holds
  * a code no table has (corrupt Huffman or arithmetic data) is a warning too,
- * and decodes to garbage.  Statistics of such an image would be wrong, so
- * those warnings stop the decode.  Other warnings (stray bytes between
- * markers, common in files from cameras) are harmless. */
+ * and decodes to garbage.  So is a progressive file whose scans do not follow
+ * on from each other (one missing or repeated): without its first DC scan,
+ * an image of mean 109 decoded to one of mean 129.  Statistics of such an image
+ * would be wrong, so those warnings stop the decode.  Other warnings (stray
+ * bytes between markers, odd SOS parameters in a sequential file, both
+ * common in files from cameras) are harmless. */
 static bool is_fatal_warning(int code)
 {
   switch (code) {
@@ -72,6 +75,7 @@ static bool is_fatal_warning(int code)
   case JWRN_HIT_MARKER:
   case JWRN_MUST_RESYNC:
   case JWRN_HUFF_BAD_CODE:
+  case JWRN_BOGUS_PROGRESSION:
 #if JPEG_LIB_VERSION >= 70 || defined(D_ARITH_CODING_SUPPORTED)
   case JWRN_ARITH_BAD_CODE:
 #endif

@@ -146,6 +146,15 @@ def make_bad_set(top, corpus):
     # A run of 1 bits longer than any Huffman code (0xFF is stuffed as FF 00).
     huffman = good_jpeg[:start + 6] + b"\xff\x00" * 4 + good_jpeg[start + 14:]
     dht = marker(good_jpeg, 0xC4)
+    # A progressive file without its first scan (the DC coefficients): the
+    # scans after it do not follow on, which libjpeg only warns about, and the
+    # image decoded to another mean (129 for 109).  Its entropy-coded data
+    # holds no marker, so the scan ends at the next segment (a table or a scan).
+    progressive = open(os.path.join(corpus, "jpeg", "progressive.jpg"), "rb").read()
+    first_scan = marker(progressive, 0xDA)
+    after_first_scan = min(i for i in (progressive.find(b"\xff\xc4", first_scan + 2),
+                                       progressive.find(b"\xff\xda", first_scan + 2)) if i >= 0)
+    no_dc_scan = progressive[:first_scan] + progressive[after_first_scan:]
     bad_table = bytearray(good_jpeg)
     bad_table[dht + 5:dht + 21] = b"\xff" * 16  # code counts summing far above 256
     bad = {
@@ -161,6 +170,7 @@ def make_bad_set(top, corpus):
         "m-bad-deflate.png": (bad_zlib, ["invalid", "incorrect", "crc"]),
         "n-huffman.jpg": (huffman, ["huffman"]) if not NVJPEG_DECODES else None,
         "o-huffman-table.jpg": (bytes(bad_table), ["huffman"]),
+        "o-no-dc-scan.jpg": (no_dc_scan, ["progression"]) if not NVJPEG_DECODES else None,
         "p-wrong-magic.png": (b"GIF89a\x01\x00\x01\x00\x00\x00\x00;", ["not a png or jpeg"]),
         "q-text.jpg": (b"this is not an image\n" * 8, ["not a png or jpeg"]),
         "r-jpeg-no-marker.jpg": (b"\xff\xd8\x00\x00" + good_jpeg[4:], ["not a png or jpeg"]),
@@ -173,6 +183,8 @@ def make_bad_set(top, corpus):
     if NVJPEG_DECODES:
         print("note: n-huffman.jpg (damaged entropy-coded data) is not checked: nvJPEG's "
               "hardware decoder does not report it")
+        print("note: o-no-dc-scan.jpg (a progressive file missing a scan) is not checked: "
+              "nvJPEG's decoders were never tried on it")
     bad = {name: value for name, value in bad.items() if value is not None}
     for name, data in good.items():
         with open(os.path.join(top, name), "wb") as f:
