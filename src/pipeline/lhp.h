@@ -209,6 +209,13 @@ typedef struct {
   /* Likewise for each item that failed, in its place among them; NULL: its
    * reason is said (report) instead. */
   bool (*failed)(LhpItem *item, void *data);
+  /* After a stop, the items not yet begun come back undone, a gap in the
+   * inputs: emit and failed are not called for the items after it (their
+   * records would come before the gap's when a run resumes), but a reason
+   * said through report still is.  True: they are called for those items
+   * too, in input order, where each item's output stands alone (a file of
+   * its own, written by finish_step) and emit counts it. */
+  bool emit_past_gaps;
   void *data;
   /* SIGINT, SIGTERM and SIGHUP stop the run (the tool); false leaves the
    * process's handlers alone (the Python module, whose Ctrl-C is its own). */

@@ -1366,7 +1366,9 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
     lhp_stop_signals_catch(&old_handlers);
 
   bool stopping = is_abandoned(&p);
-  bool cut = stopping; /* a cancelled task was reached: nothing after it is emitted */
+  bool cut = stopping; /* the run did not start: nothing is reported or emitted */
+  /* A task cancelled by a stop was reached: a gap in the inputs done. */
+  bool gap = false;
   result->not_started = stopping;
   /* A signal the front end caught before the run (in its walk, say): none
    * of its files is started. */
@@ -1417,9 +1419,14 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       pending[next_emit % slots] = NULL;
       if (trace)
         trace_task(trace, &p, task);
-      cut = cut || task->cancelled;
-      if (cut) {
-        /* Dropped: output stays in input order, so nothing after a gap. */
+      gap = gap || task->cancelled;
+      if (cut || task->cancelled) {
+        /* Not started: among those not done. */
+      } else if (gap && !spec->emit_past_gaps && (task->item.status == 0 || spec->failed)) {
+        /* A record after a gap is dropped: the records stay the prefix of
+         * the inputs that --skip-existing resumes after.  A failure said
+         * through report leaves no record: it is said and counted, not
+         * lost among the inputs not done. */
       } else if (task->item.status < 0) {
         /* Without a reason, the step has reported the failure itself. */
         if (spec->failed) {

@@ -32,8 +32,8 @@ typedef struct {
 
 /* item->user of an output left unwritten after the stop: emitted neither as
  * written nor as failed, so that it counts as not done once only, as do the
- * items the pipeline drops (a signal's or a stop's cancelled ones and those
- * after them). */
+ * items the pipeline hands back cancelled (not begun before a signal or the
+ * stop). */
 static char not_tried;
 
 /* Once the contexts are open, after what they have to say. */
@@ -216,6 +216,8 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       .finish_step = write_step,
       .ready = say_ready,
       .emit = count_done,
+      /* Outputs written after an input the stop left undone are counted. */
+      .emit_past_gaps = true,
       .data = &run,
       .report = lht_progress_report(progress),
       .catch_signals = true,

@@ -876,16 +876,15 @@ def videos_stopped_by_a_full_disk(tool, tmp, command):
         _, out, err = result
         status, _, listing = out.partition("\n")
         lines = error_lines(err)
-        # Which image's write fails first depends on the contexts' turns,
-        # and its line is not said when the pipeline drops it behind an
-        # image not begun (it is then among those not done).
+        # Which image's write fails first depends on the contexts' turns;
+        # its line is said even behind an image not begun.
         first = r"a\d\.png" if n_images else r"v0\.y4m"
         failed = [line for line in lines[:-1]
                   if re.match(f"lumahist: {re.escape(folder)}/{first}: writing .*: "
                               "No space left on device$", line)]
         total = n_images + n_videos
         check(status == "rc=1" and listing.split() == [] and
-              len(lines) == len(failed) + 1 and len(failed) in ((0, 1) if n_images else (1,)) and
+              len(lines) == len(failed) + 1 and len(failed) == 1 and
               re.search(r"out: stopped: No space left on device; 0 outputs written, "
                         f"{total - len(failed)} inputs not done", lines[-1]) is not None,
               f"{command} of {n_images} images and {n_videos} videos into a full disk: "
@@ -918,6 +917,44 @@ def each_input_counted_once(tool, tmp, command):
               int(stop.group(1)) + len(failed) + int(stop.group(2)) == 8,
               f"{command} of 8 images into a full disk: {out.strip()}, {lines}")
     print(f"{command} of 8 images into a full disk on 2 threads: each input counted once")
+
+
+def failure_said_past_an_input_not_begun(tool, tmp, command):
+    """A full disk whose first failed write is a later input's, with an
+    earlier one not begun: that write's line is said, and the input counted
+    as failed, not among those not done (the pipeline dropped every result
+    behind the input the stop left undone: no line, "3 inputs not done" of
+    3, exit status 0).  One thread, which takes the last inputs largest file first: c (an
+    incompressible 1 MB), then b (smaller on disk, but 16 MP to decode, long
+    after c is changed), then c's write, which fails and stops the run
+    before a is begun."""
+    folder = os.path.join(tmp, f"not-begun-{command}")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "a.png"), "wb") as f:
+        f.write(png(13, 7))
+    with open(os.path.join(folder, "b.png"), "wb") as f:
+        f.write(png(4000, 4000, [bytes(4000)] * 4000))
+    with open(os.path.join(folder, "c.png"), "wb") as f:
+        f.write(png(1000, 1000, [os.urandom(1000) for _ in range(1000)]))
+    argv = " ".join("'" + a + "'" for a in rewrite_argv(tool, command, "--jobs", "1", folder))
+    # The filler takes every page: each output's write fails.
+    result = in_tiny_mount(f'cat /dev/zero > "$MNT/filler" 2>/dev/null; '
+                           f'{argv} --out "$MNT/out"; echo "rc=$?"; '
+                           f'find "$MNT/out" -type f', "size=16k")
+    _, out, err = result
+    status, _, listing = out.partition("\n")
+    lines = error_lines(err)
+    failed = [line for line in lines[:-1]
+              if re.match(f"lumahist: {re.escape(folder)}/[abc]\\.png: writing .*: "
+                          "No space left on device$", line)]
+    check(status == "rc=1" and listing.split() == [] and len(lines) == 2 and
+          len(failed) == 1 and
+          re.search(r"out: stopped: No space left on device; 0 outputs written, 2 inputs not "
+                    r"done", lines[-1]) is not None,
+          f"{command} into a full disk, the first write failing past an input not begun: "
+          f"{status}, files {listing.split()}, {lines}")
+    print(f"{command} into a full disk, the first write failing past an input not begun: "
+          "its line said, the input not counted as not done")
 
 
 def group_outputs(tool, corpus, tmp, sanitized):
@@ -1019,6 +1056,7 @@ def group_outputs(tool, corpus, tmp, sanitized):
         jpegs_on_a_full_disk(tool, corpus, command)
         video_on_a_full_disk(tool, tmp, command)
         each_input_counted_once(tool, tmp, command)
+        failure_said_past_an_input_not_begun(tool, tmp, command)
         for each in commands:
             videos_stopped_by_a_full_disk(tool, tmp, each)
         tested = True
