@@ -245,6 +245,8 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
        * unwritten; said once the videos are counted too. */
       write_stop->error = g_atomic_int_get(&run.out_failed);
       write_stop->not_done += inputs->len - result.done - result.failed;
+      /* A run a full disk stopped failed, whatever its failures count. */
+      status = LHT_EXIT_FAILURE;
     }
   }
   g_free(result.per_context);
