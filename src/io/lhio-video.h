@@ -26,7 +26,8 @@ extern "C" {
 /* Whether the first bytes are those of a video container or stream: ISO BMFF
  * / QuickTime (mp4, mov, m4v, 3gp; not the still-image brands of HEIF and
  * AVIF), Matroska / WebM (EBML), MPEG-TS and M2TS, AVI, YUV4MPEG2, MPEG-PS,
- * FLV, IVF, MXF, ASF, Ogg. */
+ * FLV, IVF, MXF, ASF, Ogg, DV, NUT (which GStreamer cannot read: opening
+ * one says so). */
 bool lhio_sniff_video(const uint8_t *head, size_t n);
 
 /* Whether a path's extension is that of a video file (.mp4, .mov, .mkv,

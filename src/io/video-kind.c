@@ -4,8 +4,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lhio-private.h"
 #include "lhio-video.h"
 #include "lhio.h"
+
+/* NUT's file ID string, its terminating NUL included. */
+#define NUT_MAGIC "nut/multimedia container"
 
 static bool at(const uint8_t *head, size_t n, size_t offset, const char *magic, size_t length)
 {
@@ -31,6 +35,15 @@ static bool is_iso_video(const uint8_t *head, size_t n)
     if (at(head, n, 4, atoms[i], 4))
       return true;
   return false;
+}
+
+/* A DV stream (DIF): its first block a header block (section type 0,
+ * sequence 0, block 0; the DSF bit then ones) and the next a subcode block
+ * (section type 1), as FFmpeg and camcorders write it. */
+static bool is_dv(const uint8_t *head, size_t n)
+{
+  return n >= 84 && head[0] == 0x1f && head[1] == 0x07 && head[2] == 0x00 &&
+         (head[3] & 0x7f) == 0x3f && head[80] == 0x3f && head[81] == 0x07 && head[82] == 0x00;
 }
 
 /* MPEG-TS packets of 188 bytes (or M2TS's of 192, a 4-byte time code first):
@@ -88,6 +101,12 @@ const char *lhio_video_extension(const uint8_t *head, size_t n)
     return ".asf";
   if (at(head, n, 0, "OggS", 4))
     return ".ogv";
+  if (is_dv(head, n))
+    return ".dv";
+  /* GStreamer reads no NUT file (lhio_video_unreadable_container), but a
+   * NUT file is a video, to be refused as one, not as an image. */
+  if (at(head, n, 0, NUT_MAGIC, sizeof NUT_MAGIC))
+    return ".nut";
   return "";
 }
 
@@ -112,9 +131,9 @@ static bool ascii_equal_ignoring_case(const char *a, const char *b)
 bool lhio_is_video_name(const char *path)
 {
   static const char *const extensions[] = {
-      ".mp4",  ".m4v", ".mov", ".qt",   ".3gp",  ".mkv",  ".webm", ".ts",   ".mts",
-      ".m2ts", ".avi", ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv",  ".ogv",  ".mxf",
-      ".ivf",  ".wmv", ".asf", ".h264", ".264",  ".h265", ".265",  ".hevc",
+      ".mp4", ".m4v",  ".mov",  ".qt",   ".3gp", ".mkv", ".webm", ".ts",  ".mts", ".m2ts", ".avi",
+      ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv", ".ogv", ".mxf",  ".ivf", ".wmv", ".asf",  ".h264",
+      ".264", ".h265", ".265",  ".hevc", ".f4v", ".3g2", ".dv",   ".dif", ".m2v",
   };
   if (!path)
     return false;
@@ -144,4 +163,20 @@ bool lhio_path_is_video(const char *path)
   if (lhio_sniff_video(head, n))
     return true;
   return lhio_is_video_name(path) && lhio_sniff(head, n) == LHIO_FILE_UNKNOWN;
+}
+
+int lhio_video_unreadable_container(const char *path, char *why, size_t why_size)
+{
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return 0;
+  uint8_t head[sizeof NUT_MAGIC];
+  size_t n = fread(head, 1, sizeof head, file);
+  fclose(file);
+  if (!at(head, n, 0, NUT_MAGIC, sizeof NUT_MAGIC))
+    return 0;
+  snprintf(why, why_size,
+           "a NUT file: GStreamer 1.22 has no working demuxer for NUT (gst-libav's avdemux_nut "
+           "never ends a raw video stream and fails on H.264); convert it to another container");
+  return LH_ERROR_UNSUPPORTED;
 }

@@ -1434,6 +1434,10 @@ int lhio_video_rewrite(const char *input, const char *output,
   int status = lhio_y4m_unreadable(input, y4m_why, sizeof y4m_why);
   if (status < 0)
     return lhio_fail(status, input, "%s", y4m_why);
+  char container_why[200];
+  status = lhio_video_unreadable_container(input, container_why, sizeof container_why);
+  if (status < 0)
+    return lhio_fail(status, input, "%s", container_why);
   GstCaps *container = container_of(input, &status);
   if (!container)
     return status;

@@ -723,6 +723,13 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
     lhio_video_close(v);
     return lhio_fail(y4m_status, path, "%s", y4m_why);
   }
+  char container_why[200];
+  const int container_status =
+      regular ? lhio_video_unreadable_container(path, container_why, sizeof container_why) : 0;
+  if (container_status < 0) {
+    lhio_video_close(v);
+    return lhio_fail(container_status, path, "%s", container_why);
+  }
   /* A pipe or FIFO is opened here and given to fdsrc.  filesrc's open()
    * of a FIFO blocks until a writer comes, inside the state change, where
    * neither the FIFO wait's limit nor a stop could end it.  And decodebin's

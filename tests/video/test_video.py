@@ -640,6 +640,58 @@ def group_bad(tmp):
     check(len(kept) >= 8 and summary_of(recs) and not summary_of(recs)["complete"],
           f"stuck pipe: the frames before are kept ({len(kept)} of 10), the summary marked")
     check_video_fifo_waits(tmp, raw)
+    check_container_kinds(tmp)
+
+
+def check_container_kinds(tmp):
+    """NUT and DV files were taken for images ("not a PNG or JPEG file"),
+    named or in a folder, and a folder's .f4v, .3g2, .dif and .m2v files were
+    not found.  GStreamer 1.22 reads DV (dvdemux) and those; its only NUT
+    demuxer (gst-libav's avdemux_nut) hangs after a raw stream's last frame
+    and fails on H.264, so a NUT file is refused with one line saying so."""
+    missing = ffmpeg_encoders_missing("dvvideo", "rawvideo", "libx264", "mpeg2video")
+    if missing:
+        print(f"SKIP: container kinds: this ffmpeg lacks the encoders {', '.join(missing)}")
+        return
+    folder = os.path.join(tmp, "kinds")
+    os.makedirs(folder)
+    src = ["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "5"]
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=720x576:rate=25", "-frames:v", "3",
+           "-c:v", "dvvideo", "-pix_fmt", "yuv420p", os.path.join(folder, "a.dv"))
+    shutil.copy(os.path.join(folder, "a.dv"), os.path.join(folder, "b.dif"))
+    ffmpeg(*src, "-c:v", "libx264", "-f", "f4v", os.path.join(folder, "c.f4v"))
+    ffmpeg(*src, "-c:v", "libx264", "-f", "3g2", os.path.join(folder, "d.3g2"))
+    ffmpeg(*src, "-c:v", "mpeg2video", "-f", "mpeg2video", os.path.join(folder, "e.m2v"))
+    nut = os.path.join(tmp, "raw.nut")
+    ffmpeg(*src, "-c:v", "rawvideo", nut)
+    frames = {"a.dv": 3, "b.dif": 3, "c.f4v": 5, "d.3g2": 5, "e.m2v": 5}
+    code, out, err = run("stats", "--no-histogram", folder)
+    recs = records(out)
+    for name, n in frames.items():
+        s = summary_of(recs, os.path.join(folder, name))
+        check(s and s["complete"] and s["frames"] == n,
+              f"{name} in a folder: summary {s and (s['complete'], s['frames'])}, {n} frames "
+              f"expected (exit {code}, {err!r})")
+    check(code == 0, f"folder of DV, F4V, 3G2, M2V: exit {code}, {err!r}")
+    # Named, a DV file is told by its bytes, whatever its name.
+    tape = os.path.join(tmp, "tape.bin")
+    shutil.copy(os.path.join(folder, "a.dv"), tape)
+    code, out, err = run("stats", "--no-histogram", tape)
+    s = summary_of(records(out))
+    check(code == 0 and s and s["complete"] and s["frames"] == 3,
+          f"DV named tape.bin: exit {code}, {err!r}")
+    want = (f"lumahist: {nut}: a NUT file: GStreamer 1.22 has no working demuxer for NUT "
+            f"(gst-libav's avdemux_nut never ends a raw video stream and fails on H.264); "
+            f"convert it to another container\n")
+    start = time.monotonic()
+    code, out, err = run("stats", "--no-histogram", nut)
+    took = time.monotonic() - start
+    check(code == 1 and err == want and out == "" and took < 10,
+          f"NUT file: exit {code} after {took:.1f} s, {err!r}")
+    out_dir = os.path.join(tmp, "kinds-out")
+    code, out, err = run("equalize", "--out", out_dir, nut)
+    check(code == 1 and err == want and not os.listdir(out_dir),
+          f"equalize of a NUT file: exit {code}, {err!r}, wrote {os.listdir(out_dir)}")
 
 
 def cut_y4m_files(tmp):
