@@ -21,6 +21,14 @@ void lhio_gst_set_up_decoder(GstElement *decoder);
  * decoder's output never set), the line to say (g_free), else NULL. */
 char *lhio_gst_unnegotiated_decoder(GstElement *decoder, const char *debug);
 
+/* When caps are a video stream its demuxer could not name, known only by
+ * the container's name for its codec (matroskademux's video/x-unknown with
+ * the CodecID, avidemux's video/x-avi-unknown with the fourcc, qtdemux's
+ * video/x-gst-fourcc-XXXX), the line to say (g_free; gst-unknown-codec.c):
+ * "GStreamer 1.22 has no decoder for its video: a codec it does not know
+ * (AVI fourcc ULY0)"; else NULL. */
+char *lhio_gst_unknown_codec(const GstCaps *caps);
+
 /* Whether what was read of a video file, its frames or its streams (what)
  * ending at end_time (seconds; the last frame frame_time long), stops short
  * of the file's duration (seconds, NAN unknown; for an AVI, avi, the frame

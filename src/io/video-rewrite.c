@@ -1000,8 +1000,13 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     if (!factory && !gst_caps_is_fixed(caps))
       factory = best_factory(type, caps, GST_PAD_SINK, GST_RANK_MARGINAL, false);
     if (!factory) {
+      char *unknown = lhio_gst_unknown_codec(caps);
       char *text = gst_caps_to_string(caps);
-      fail(r, "no GStreamer decoder is installed for its video (%s)", text);
+      if (unknown)
+        fail(r, "%s", unknown);
+      else
+        fail(r, "no GStreamer decoder is installed for its video (%s)", text);
+      g_free(unknown);
       g_free(text);
       gst_caps_unref(codec);
       return;

@@ -82,7 +82,8 @@ struct LhioVideo {
   int video_streams; /* in the last stream collection; -1 none seen */
   bool drained;      /* decodebin3 has read its whole input */
   char *decoder;
-  char *missing;      /* a missing plugin's description, for the video or the container */
+  char *missing;      /* what a missing plugin for the video or the container leaves
+                       * to say: "no GStreamer decoder is installed for its video (...)" */
   bool missing_other; /* a decoder for a stream of another kind (audio, subtitles) is missing */
   /* Every picture decoder plugged (decodebin, for a pipe, decodes every
    * stream), and the one whose frames reach the appsink, once linked. */
@@ -431,23 +432,31 @@ static void note_missing_plugin(LhioVideo *v, GstMessage *m)
   const GstStructure *s = gst_message_get_structure(m);
   GstCaps *caps = NULL;
   GstPbUtilsCapsDescriptionFlags flags = 0;
+  /* A codec GStreamer does not know is described as "video/x-unknown
+   * decoder": its container's name for it says more. */
+  char *reason = NULL;
   if (g_strcmp0(gst_structure_get_string(s, "type"), "decoder") == 0 &&
       gst_structure_get(s, "detail", GST_TYPE_CAPS, &caps, NULL) && caps) {
     flags = gst_pb_utils_get_caps_description_flags(caps);
+    reason = lhio_gst_unknown_codec(caps);
     gst_caps_unref(caps);
   }
   const GstPbUtilsCapsDescriptionFlags video = GST_PBUTILS_CAPS_DESCRIPTION_FLAG_CONTAINER |
                                                GST_PBUTILS_CAPS_DESCRIPTION_FLAG_VIDEO |
                                                GST_PBUTILS_CAPS_DESCRIPTION_FLAG_IMAGE;
   bool other_stream = flags != 0 && !(flags & video);
-  char *description = gst_missing_plugin_message_get_description(m);
+  if (!reason) {
+    char *description = gst_missing_plugin_message_get_description(m);
+    reason = g_strdup_printf("no GStreamer decoder is installed for its video (%s)", description);
+    g_free(description);
+  }
   g_mutex_lock(&v->lock);
   if (other_stream)
     v->missing_other = true;
   else if (!v->missing)
-    v->missing = g_strdup(description);
+    v->missing = g_steal_pointer(&reason);
   g_mutex_unlock(&v->lock);
-  g_free(description);
+  g_free(reason);
 }
 
 /* Reads what the bus holds: errors, warnings, missing decoders, the end. */
@@ -478,7 +487,7 @@ static void drain_bus(LhioVideo *v)
             ((DecoderInput *)g_ptr_array_index(v->decoders, i))->decoder, debug);
       g_mutex_unlock(&v->lock);
       if (missing)
-        set_error(v, "no GStreamer decoder is installed for its video (%s)", missing);
+        set_error(v, "%s", missing);
       else if (unnegotiated)
         set_error(v, "%s", unnegotiated);
       else if (error && error->domain == GST_STREAM_ERROR &&
@@ -1108,7 +1117,7 @@ static bool take_no_video_reason(LhioVideo *v)
   char *reason = NULL;
   g_mutex_lock(&v->lock);
   if (v->missing)
-    reason = g_strdup_printf("no GStreamer decoder is installed for its video (%s)", v->missing);
+    reason = g_strdup(v->missing);
   else if (!v->linked && (v->video_streams == 0 || (v->video_streams < 0 && v->missing_other)))
     reason = g_strdup("no video stream");
   g_mutex_unlock(&v->lock);

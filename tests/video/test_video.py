@@ -641,6 +641,7 @@ def group_bad(tmp):
           f"stuck pipe: the frames before are kept ({len(kept)} of 10), the summary marked")
     check_video_fifo_waits(tmp, raw)
     check_container_kinds(tmp)
+    check_unknown_codecs(tmp)
 
 
 def check_container_kinds(tmp):
@@ -692,6 +693,41 @@ def check_container_kinds(tmp):
     code, out, err = run("equalize", "--out", out_dir, nut)
     check(code == 1 and err == want and not os.listdir(out_dir),
           f"equalize of a NUT file: exit {code}, {err!r}, wrote {os.listdir(out_dir)}")
+
+
+def check_unknown_codecs(tmp):
+    """A stream its demuxer could not name was "no GStreamer decoder is
+    installed for its video (video/x-avi-unknown decoder)", which names
+    nothing to install: the container's name for the codec is said, and
+    that GStreamer has no decoder for it, by stats and the write-back."""
+    missing = ffmpeg_encoders_missing("rawvideo", "utvideo")
+    if missing:
+        print(f"SKIP: unknown codecs: this ffmpeg lacks the encoders {', '.join(missing)}")
+        return
+    src = ["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "25"]
+    major_minor = subprocess.run(["gst-launch-1.0", "--version"], capture_output=True,
+                                 text=True).stdout.split()[2].rsplit(".", 1)[0]
+    no_decoder = f"GStreamer {major_minor} has no decoder for its video: "
+    codec = "a codec it does not know"
+    cases = {
+        "nv12.mkv": (["-pix_fmt", "nv12", "-c:v", "rawvideo"],
+                     "raw video in a pixel format its Matroska demuxer does not read "
+                     "(Matroska codec ID V_UNCOMPRESSED)"),
+        "ut.avi": (["-c:v", "utvideo"], f"{codec} (AVI fourcc ULY0)"),
+        "ut.mkv": (["-c:v", "utvideo"], f"{codec} (Matroska codec ID V_MS/VFW/FOURCC, fourcc ULY0)"),
+        "ut.mov": (["-c:v", "utvideo"], f"{codec} (QuickTime fourcc ULY0)"),
+    }
+    out_dir = os.path.join(tmp, "unknown-out")
+    for name, (args, what) in cases.items():
+        path = os.path.join(tmp, name)
+        ffmpeg(*src, "-pix_fmt", "yuv420p", *args, path)
+        want = f"lumahist: {path}: {no_decoder}{what}\n"
+        for command in ("stats", "equalize"):
+            extra = ("--out", out_dir) if command == "equalize" else ("--no-histogram",)
+            code, out, err = run(command, *extra, path)
+            check(code == 1 and err == want and records(out) == [],
+                  f"{command} {name}: exit {code}, {err!r}, expected {want!r}")
+    check(not os.path.exists(out_dir) or not os.listdir(out_dir), "unknown codecs: nothing written")
 
 
 def cut_y4m_files(tmp):
