@@ -1192,6 +1192,10 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
       g_mutex_unlock(&v->lock);
       if (drained_without_frames && v->pulled == 0 &&
           waited >= (v->demux_warning ? NO_FRAMES_AFTER_WARNING_NS : NO_FRAMES_AFTER_DRAIN_NS)) {
+        /* A stream no decoder takes is no damage: a short file of a codec
+         * GStreamer does not know ends so too, its stream still counted. */
+        if (take_no_video_reason(v))
+          return fail_now(v, LH_ERROR_CORRUPT);
         if (v->demux_warning)
           set_error(v, "damaged or truncated file (%s)", v->demux_warning);
         else
