@@ -81,7 +81,7 @@ sources=()
 for f in "$top"/src/*.c "$top"/src/cpu/*.c "$top"/src/io/*.c; do
   case "$(basename "$f")" in
     cuda*|gpu-jpeg.c|nvjpeg-api.c) ;; # CUDA; gpu-jpeg-absent.c stands in
-    video.c|video-rewrite.c|gst-colorimetry.c|gst-decoder-setup.c|mkv-tags.c) ;; # GStreamer; video-absent.c stands in
+    video.c|video-rewrite.c|gst-*.c|mkv-tags.c) ;; # GStreamer; video-absent.c stands in
     png-fast.c) if $png_fast; then sources+=("$f"); fi ;; # libdeflate
     *) sources+=("$f") ;;
   esac
