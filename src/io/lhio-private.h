@@ -195,7 +195,8 @@ int lhio_y4m_unreadable(const char *path, char *why, size_t why_size);
 /* Whether the file at path is in a container GStreamer cannot read, though
  * it has a demuxer that takes it and then hangs or fails with a message
  * that says nothing of why (NUT; video-kind.c): LH_ERROR_UNSUPPORTED with
- * the reason in why, 0 otherwise or when it cannot be read. */
+ * the reason in why, 0 otherwise, when it cannot be read or is no regular
+ * file (a FIFO is not opened). */
 int lhio_video_unreadable_container(const char *path, char *why, size_t why_size);
 
 /* Turns the tag values of the Matroska or WebM file at path, which

@@ -167,6 +167,11 @@ bool lhio_path_is_video(const char *path)
 
 int lhio_video_unreadable_container(const char *path, char *why, size_t why_size)
 {
+  /* Only a regular file is looked at: opening a FIFO with no writer blocks
+   * for good, and one that has a writer must not lose its first bytes. */
+  struct stat info;
+  if (stat(path, &info) != 0 || !S_ISREG(info.st_mode))
+    return 0;
   FILE *file = fopen(path, "rb");
   if (!file)
     return 0;
