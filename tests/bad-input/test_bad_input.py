@@ -802,6 +802,19 @@ def help_on_a_full_stdout(tool):
     print("--help and --version > /dev/full, --version >&-: one line, exit 1")
 
 
+def rewrite_into_a_full_disk(tool, command, *inputs):
+    """command --jobs 1 of inputs with --out on a tmpfs that a filler has
+    taken every page of, so that each output's write fails: (its "rc=N"
+    line, the files left under --out, its error lines).  Called where a
+    tmpfs can be mounted."""
+    argv = " ".join("'" + a + "'" for a in rewrite_argv(tool, command, "--jobs", "1", *inputs))
+    _, out, err = in_tiny_mount(f'cat /dev/zero > "$MNT/filler" 2>/dev/null; '
+                                f'{argv} --out "$MNT/out"; echo "rc=$?"; '
+                                f'find "$MNT/out" -type f', "size=16k")
+    status, _, listing = out.partition("\n")
+    return status, listing, error_lines(err)
+
+
 def jpegs_on_a_full_disk(tool, corpus, command):
     """JPEG outputs on a disk already full: the first failure says "No space
     left on device" and stops the run, as for PNGs (libjpeg's own "Output
@@ -809,14 +822,7 @@ def jpegs_on_a_full_disk(tool, corpus, command):
     the run went on).  Called where a tmpfs can be mounted."""
     names = sorted(os.path.join(corpus, "jpeg", n) for n in ("420.jpg", "422.jpg", "444.jpg",
                                                               "gray.jpg", "progressive.jpg"))
-    argv = " ".join("'" + a + "'" for a in rewrite_argv(tool, command, "--jobs", "1") + names)
-    # The filler takes every page: each output's write fails.
-    result = in_tiny_mount(f'cat /dev/zero > "$MNT/filler" 2>/dev/null; '
-                           f'{argv} --out "$MNT/out"; echo "rc=$?"; '
-                           f'find "$MNT/out" -type f', "size=16k")
-    _, out, err = result
-    status, _, listing = out.partition("\n")
-    lines = error_lines(err)
+    status, listing, lines = rewrite_into_a_full_disk(tool, command, *names)
     check(status == "rc=1" and listing.split() == [] and len(lines) == 2 and
           "no space left on device" in lines[0].lower() and
           re.search(r"out: stopped: No space left on device; 0 outputs written, 4 inputs not "
@@ -868,14 +874,7 @@ def videos_stopped_by_a_full_disk(tool, tmp, command):
                 f.write(png(13, 7 + k))
         for k in range(n_videos):
             y4m_video(os.path.join(folder, f"v{k}.y4m"))
-        argv = " ".join("'" + a + "'" for a in rewrite_argv(tool, command, "--jobs", "1", folder))
-        # The filler takes every page: each output's write fails.
-        result = in_tiny_mount(f'cat /dev/zero > "$MNT/filler" 2>/dev/null; '
-                               f'{argv} --out "$MNT/out"; echo "rc=$?"; '
-                               f'find "$MNT/out" -type f', "size=16k")
-        _, out, err = result
-        status, _, listing = out.partition("\n")
-        lines = error_lines(err)
+        status, listing, lines = rewrite_into_a_full_disk(tool, command, folder)
         # Which image's write fails first depends on the contexts' turns;
         # its line is said even behind an image not begun.
         first = r"a\d\.png" if n_images else r"v0\.y4m"
@@ -936,14 +935,7 @@ def failure_said_past_an_input_not_begun(tool, tmp, command):
         f.write(png(4000, 4000, [bytes(4000)] * 4000))
     with open(os.path.join(folder, "c.png"), "wb") as f:
         f.write(png(1000, 1000, [os.urandom(1000) for _ in range(1000)]))
-    argv = " ".join("'" + a + "'" for a in rewrite_argv(tool, command, "--jobs", "1", folder))
-    # The filler takes every page: each output's write fails.
-    result = in_tiny_mount(f'cat /dev/zero > "$MNT/filler" 2>/dev/null; '
-                           f'{argv} --out "$MNT/out"; echo "rc=$?"; '
-                           f'find "$MNT/out" -type f', "size=16k")
-    _, out, err = result
-    status, _, listing = out.partition("\n")
-    lines = error_lines(err)
+    status, listing, lines = rewrite_into_a_full_disk(tool, command, folder)
     failed = [line for line in lines[:-1]
               if re.match(f"lumahist: {re.escape(folder)}/[abc]\\.png: writing .*: "
                           "No space left on device$", line)]
