@@ -852,6 +852,15 @@ def video_on_a_full_disk(tool, tmp, command):
     print(f"{command} of a video into a full disk: one line naming input and output, no file left")
 
 
+def reads_videos(tool, tmp):
+    """Whether this lumahist reads videos (a build without GStreamer says
+    so for each)."""
+    probe = os.path.join(tmp, "probe-video.y4m")
+    y4m_video(probe, frames=1)
+    proc = subprocess.run([tool, "stats", "--no-histogram", probe], capture_output=True)
+    return b"built without GStreamer" not in proc.stderr
+
+
 def y4m_video(path, frames=10):
     """A 64x48 YUV4MPEG2 video of 4.6 KB frames, written whole by hand."""
     with open(path, "wb") as f:
@@ -1046,11 +1055,15 @@ def group_outputs(tool, corpus, tmp, sanitized):
         print(f"{command} into read-only and full (64 KiB) tmpfs mounts: refused, no partial "
               "file, the run stopped at the full disk")
         jpegs_on_a_full_disk(tool, corpus, command)
-        video_on_a_full_disk(tool, tmp, command)
         each_input_counted_once(tool, tmp, command)
         failure_said_past_an_input_not_begun(tool, tmp, command)
-        for each in commands:
-            videos_stopped_by_a_full_disk(tool, tmp, each)
+        if reads_videos(tool, tmp):
+            video_on_a_full_disk(tool, tmp, command)
+            for each in commands:
+                videos_stopped_by_a_full_disk(tool, tmp, each)
+        else:
+            print("NOTE: this lumahist was built without GStreamer (the sanitizer build is): "
+                  "videos on a full disk not checked")
         tested = True
     check(digest_tree(inputs) == before, "the inputs changed")
     return 0 if tested else 77
