@@ -224,7 +224,10 @@ typedef struct {
 
 typedef struct LhiBackend LhiBackend;
 
-/* What a temporal state serves; a frame with another key starts it afresh. */
+/* What a temporal state serves; a frame with another key starts it afresh.
+ * The output range, the clip limit and, for R'G'B', the luma weights are in
+ * it: a mean of LUTs made for two ranges or limits is neither's, and luma of
+ * another matrix is another picture. */
 typedef struct {
   const LhiBackend *backend;
   LhiEqualizeKind kind;
@@ -234,7 +237,15 @@ typedef struct {
   int tiles_x;
   int tiles_y;
   int orientation; /* CLAHE's grid is the picture's as shown */
+  uint32_t black;
+  uint32_t white;
+  uint32_t clip; /* CLAHE's per-bin limit; 0: none, or global */
+  LhiLumaWeights weights;
 } LhiTemporalKey;
+
+/* The key of job's frame on backend (its grid's fields zero but for CLAHE). */
+LhiTemporalKey lhi_temporal_key(const LhiBackend *backend, const LhiEqualizeJob *job, int width,
+                                int height);
 
 /* A backend's window of LUTs, kept where its LUTs are. */
 typedef struct {

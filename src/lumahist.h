@@ -544,8 +544,9 @@ LH_API int lh_apply_lut_chroma(LhContext *context, const LhFrame *in, LhFrame *o
 
 /* window 1 .. LH_TEMPORAL_MAX_WINDOW frames; cut_threshold in [0, 1]
  * (1: never cut; 0.4 is a good start).  A state serves one stream of frames of
- * one size, depth, mode and grid on one backend; any change of those starts
- * it afresh.  One call at a time may use it. */
+ * one size, depth, mode, grid, clip limit, range (and, for R'G'B', matrix) on
+ * one backend; any change of those starts it afresh.  One call at a time may
+ * use it. */
 LH_API int lh_temporal_new(int window, double cut_threshold, LhTemporal **temporal);
 LH_API void lh_temporal_free(LhTemporal *temporal);
 

@@ -72,7 +72,31 @@ static bool same_key(const LhiTemporalKey *a, const LhiTemporalKey *b)
 {
   return a->backend == b->backend && a->kind == b->kind && a->width == b->width &&
          a->height == b->height && a->bit_depth == b->bit_depth && a->tiles_x == b->tiles_x &&
-         a->tiles_y == b->tiles_y && a->orientation == b->orientation;
+         a->tiles_y == b->tiles_y && a->orientation == b->orientation && a->black == b->black &&
+         a->white == b->white && a->clip == b->clip && a->weights.kr == b->weights.kr &&
+         a->weights.kg == b->weights.kg && a->weights.kb == b->weights.kb &&
+         a->weights.one == b->weights.one;
+}
+
+LhiTemporalKey lhi_temporal_key(const LhiBackend *backend, const LhiEqualizeJob *job, int width,
+                                int height)
+{
+  LhiTemporalKey key = {.backend = backend,
+                        .kind = job->kind,
+                        .width = width,
+                        .height = height,
+                        .bit_depth = job->bit_depth,
+                        .black = job->black,
+                        .white = job->white};
+  if (lhi_format_info(job->in.format)->r >= 0) /* the matrix makes no other format's luma */
+    key.weights = job->weights;
+  if (job->kind == LHI_EQUALIZE_CLAHE) {
+    key.tiles_x = job->grid.tiles_x;
+    key.tiles_y = job->grid.tiles_y;
+    key.orientation = job->grid.orientation;
+    key.clip = job->grid.clip;
+  }
+  return key;
 }
 
 void *lhi_temporal_data(LhTemporal *temporal, const LhiTemporalKey *key)

@@ -851,7 +851,9 @@ class Temporal:
     """Temporal smoothing for video (the element's temporal-window): pass it as
     temporal= to equalize or clahe for each frame of one stream, in order; the
     LUT applied is the mean of the last `window` frames' LUTs, restarted at a
-    scene cut (histogram distance above cut_threshold; 1: never).
+    scene cut (histogram distance above cut_threshold; 1: never) and by a
+    frame of another size, depth, mode, grid, clip_limit, range or (R'G'B')
+    matrix, whose LUTs no mean with the earlier ones would make sense of.
 
     Threads may share one: the calls that use it, and reset(), take turns (a
     lock), so its state is never corrupted; it smooths the frames in the

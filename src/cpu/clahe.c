@@ -133,8 +133,7 @@ int lhi_cpu_clahe(LhiCpuState *state, LhiEqualizeJob *job)
         cut_histogram[v] += c.histograms[t * bins + v];
   lhi_pool_run(pool, (int)n_tiles, tile_lut, &c);
   if (job->temporal) {
-    LhiTemporalKey key = {&lhi_cpu_backend, job->kind,     width,         height,
-                          job->bit_depth,   grid->tiles_x, grid->tiles_y, grid->orientation};
+    LhiTemporalKey key = lhi_temporal_key(&lhi_cpu_backend, job, width, height);
     status = lhi_temporal_host_step(job->temporal, &key, cut_histogram, job->bit_depth, c.luts,
                                     n_tiles * bins);
     if (status < 0)

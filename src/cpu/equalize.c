@@ -420,7 +420,7 @@ int lhi_cpu_equalize(void *state, LhiEqualizeJob *job)
         histogram[v] += e.histograms[(size_t)slot * n_bins + v];
     lhi_build_lut(histogram, job->bit_depth, job->black, job->white, lut);
     if (job->temporal) {
-      LhiTemporalKey key = {&lhi_cpu_backend, job->kind, width, height, job->bit_depth, 0, 0, 0};
+      LhiTemporalKey key = lhi_temporal_key(&lhi_cpu_backend, job, width, height);
       status = lhi_temporal_host_step(job->temporal, &key, histogram, job->bit_depth, lut, n_bins);
       if (status < 0)
         goto done;

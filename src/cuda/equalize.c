@@ -374,10 +374,7 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
 
   DeviceWindow *window = NULL;
   if (job->temporal && job->kind != LHI_EQUALIZE_LUT) {
-    LhiTemporalKey key = {&lhi_cuda_backend, job->kind,     in->width,     in->height,
-                          job->bit_depth,    grid->tiles_x, grid->tiles_y, grid->orientation};
-    if (job->kind == LHI_EQUALIZE_GLOBAL)
-      key.tiles_x = key.tiles_y = key.orientation = 0;
+    LhiTemporalKey key = lhi_temporal_key(&lhi_cuda_backend, job, in->width, in->height);
     if ((status = device_window(job->temporal, &key, entries, stream, &window)) < 0)
       return status;
   }

@@ -543,8 +543,12 @@ static void test_temporal(void)
     og = oc;
     oc.temporal = tc;
     og.temporal = tg;
-    for (int t = 0; t < 30; t++) {
+    for (int t = 0; t < 32; t++) {
       GenDistribution d = t < 10 ? GEN_PHOTO : t < 20 ? GEN_NARROW_BAND : GEN_UNIFORM;
+      if (t == 30) { /* another range (and clip limit) starts both windows afresh */
+        oc.range = og.range = LH_RANGE_LIMITED;
+        oc.clip_limit = og.clip_limit = 3.0;
+      }
       GenFrame g;
       gen_frame(&g, scaled ? LH_FORMAT_I420 : LH_FORMAT_GRAY8, 200, 120, 0, 0, 0, d,
                 100 + (uint64_t)t);
@@ -567,6 +571,8 @@ static void test_temporal(void)
       /* cuts at frames 10 and 20; the count restarts at the reset after 14 */
       if (t == 13 || t == 29)
         CHECK(cg == 1, "frame %d: one cut, %llu found", t, (unsigned long long)cg);
+      if (t == 30)
+        CHECK(fg == 1, "frame 30, another range: %d frames in the GPU's window", fg);
       free(bytes);
       twin_free(&want);
       twin_free(&dev_in);

@@ -592,6 +592,43 @@ static void test_temporal(void)
       CHECK(memcmp(plain, smooth, (size_t)SEQ_W * SEQ_H) == 0, "CLAHE of a still, frame %d", t);
   }
   lh_temporal_free(one);
+
+  /* A change of range, clip limit or (R'G'B') matrix starts the window
+   * afresh: its LUTs are of another kind, and no mean of the two's. */
+  for (int change = 0; change < 3; change++) {
+    const LhFormat format = change == 2 ? LH_FORMAT_RGB : LH_FORMAT_GRAY8;
+    const int channels = change == 2 ? 3 : 1;
+    uint8_t *pixels = malloc((size_t)SEQ_W * SEQ_H * channels);
+    uint8_t *out = malloc((size_t)SEQ_W * SEQ_H * channels);
+    lh_temporal_reset(temporal);
+    LhEqualizeOptions before, after;
+    lh_equalize_options_init(&before);
+    before.mode = change == 1 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
+    before.temporal = temporal;
+    after = before;
+    if (change == 0)
+      after.range = LH_RANGE_LIMITED;
+    else if (change == 1)
+      after.clip_limit = 2 * before.clip_limit;
+    else
+      after.matrix = LH_MATRIX_BT709;
+    for (int t = 0; t < 4; t++) {
+      for (int i = 0; i < SEQ_W * SEQ_H; i++) /* the same scene, each frame a little brighter */
+        for (int c = 0; c < channels; c++)
+          pixels[(size_t)i * channels + c] =
+              (uint8_t)(in[(size_t)5 * SEQ_W * SEQ_H + i] / 2 + 2 * t + 40 * c);
+      LhFrame fin, fout;
+      lh_frame_init(&fin, format, LH_MEMORY_HOST, SEQ_W, SEQ_H, pixels, 0);
+      lh_frame_init(&fout, format, LH_MEMORY_HOST, SEQ_W, SEQ_H, out, 0);
+      CHECK(lh_equalize(cpu, &fin, &fout, t < 3 ? &before : &after) == 0, "%s", lh_last_error());
+      int in_window;
+      CHECK(lh_temporal_query(temporal, &in_window, NULL) == 0, "%s", lh_last_error());
+      CHECK(in_window == (t < 3 ? t + 1 : 1), "change %d, frame %d: %d frames in the window",
+            change, t, in_window);
+    }
+    free(pixels);
+    free(out);
+  }
   lh_temporal_free(temporal);
   CHECK(lh_temporal_new(0, 0.4, &temporal) == LH_ERROR_INVALID_ARGUMENT, "window 0");
   CHECK(lh_temporal_new(4, 1.5, &temporal) == LH_ERROR_INVALID_ARGUMENT, "threshold 1.5");
