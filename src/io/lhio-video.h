@@ -43,9 +43,15 @@ bool lhio_is_video_name(const char *path);
 const char *lhio_video_extension(const uint8_t *head, size_t n);
 
 /* Whether path is a video to be decoded by lhio_video_open(): its content
- * says so, or its name does and its content is not a PNG or JPEG.  A file
- * that cannot be read is not one (its reader reports why). */
+ * says so, or its name does and its content is not a PNG or JPEG, or it is
+ * Motion JPEG (lhio_is_motion_jpeg).  A file that cannot be read is not one
+ * (its reader reports why). */
 bool lhio_path_is_video(const char *path);
+
+/* Whether path is named as Motion JPEG (.mjpeg, .mjpg: JPEG frames one
+ * after the other, nothing around them, as a webcam or `ffmpeg -f mjpeg`
+ * writes them) and, when it is a regular file, begins as a JPEG. */
+bool lhio_is_motion_jpeg(const char *path);
 
 /* The end of an MPEG-TS or M2TS file (ts-end.c): whether it was cut.  A
  * transport stream states no duration and demuxers end a cut one quietly;

@@ -133,7 +133,8 @@ bool lhio_is_video_name(const char *path)
   static const char *const extensions[] = {
       ".mp4", ".m4v",  ".mov",  ".qt",   ".3gp", ".mkv", ".webm", ".ts",  ".mts", ".m2ts", ".avi",
       ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv", ".ogv", ".mxf",  ".ivf", ".wmv", ".asf",  ".h264",
-      ".264", ".h265", ".265",  ".hevc", ".f4v", ".3g2", ".dv",   ".dif", ".m2v",
+      ".264", ".h265", ".265",  ".hevc", ".f4v", ".3g2", ".dv",   ".dif", ".m2v", ".mjpeg",
+      ".mjpg",
   };
   if (!path)
     return false;
@@ -144,6 +145,15 @@ bool lhio_is_video_name(const char *path)
     if (ascii_equal_ignoring_case(dot, extensions[i]))
       return true;
   return false;
+}
+
+/* Motion JPEG's first bytes are a JPEG's, so only its name tells it: read as
+ * an image, it was its first frame. */
+static bool is_motion_jpeg_name(const char *path)
+{
+  const char *dot = strrchr(path, '.');
+  return dot && !strchr(dot, '/') &&
+         (ascii_equal_ignoring_case(dot, ".mjpeg") || ascii_equal_ignoring_case(dot, ".mjpg"));
 }
 
 bool lhio_path_is_video(const char *path)
@@ -162,7 +172,28 @@ bool lhio_path_is_video(const char *path)
   fclose(file);
   if (lhio_sniff_video(head, n))
     return true;
-  return lhio_is_video_name(path) && lhio_sniff(head, n) == LHIO_FILE_UNKNOWN;
+  const LhioFileType type = lhio_sniff(head, n);
+  if (type == LHIO_FILE_JPEG && is_motion_jpeg_name(path))
+    return true;
+  return lhio_is_video_name(path) && type == LHIO_FILE_UNKNOWN;
+}
+
+bool lhio_is_motion_jpeg(const char *path)
+{
+  if (!path || !is_motion_jpeg_name(path))
+    return false;
+  struct stat info;
+  if (stat(path, &info) != 0)
+    return false;
+  if (!S_ISREG(info.st_mode)) /* a pipe is not read ahead of its decoder */
+    return true;
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return false;
+  uint8_t head[LHIO_VIDEO_SNIFF_BYTES];
+  size_t n = fread(head, 1, sizeof head, file);
+  fclose(file);
+  return lhio_sniff(head, n) == LHIO_FILE_JPEG;
 }
 
 int lhio_video_unreadable_container(const char *path, char *why, size_t why_size)

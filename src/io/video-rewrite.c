@@ -142,15 +142,17 @@ static void fail(Rewrite *r, const char *format, ...)
 /* A changed frame on its way to the muxer without a presentation time: the
  * muxer cannot place it (GStreamer 1.22's mpeg4videoparse drops
  * avenc_mpeg4's: matroskamux kept 1 frame of 50 and the run said nothing;
- * mp4mux refused the stream).  avimux writes frames in order and needs none. */
+ * mp4mux refused the stream).  avimux writes frames in order and needs none,
+ * nor does Motion JPEG, which has no times to keep (identity, above). */
 static GstPadProbeReturn check_timestamp(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   (void)pad;
   Rewrite *r = data;
   GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
   GstElementFactory *muxer = gst_element_get_factory(r->muxer);
-  if (GST_BUFFER_PTS_IS_VALID(buffer) ||
-      strcmp(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer)), "avimux") == 0)
+  const char *muxer_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer));
+  if (GST_BUFFER_PTS_IS_VALID(buffer) || strcmp(muxer_name, "avimux") == 0 ||
+      strcmp(muxer_name, "identity") == 0)
     return GST_PAD_PROBE_OK;
   fail(r,
        "%s's frames reach the muxer without timestamps (GStreamer's encoder and parser "
@@ -847,6 +849,9 @@ static GstElement *make_muxer(GstCaps *container)
       {"video/x-flv", "flvmux"},
       {"application/ogg", "oggmux"},
       {"application/x-yuv4mpeg", "y4menc"}, /* raw video, no encoder before it */
+      /* Motion JPEG has no container: jpegenc's frames, one after the other,
+       * are the file. */
+      {"image/jpeg", "identity"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(usual); i++) {
     GstCaps *caps = gst_caps_from_string(usual[i].caps);

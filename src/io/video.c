@@ -781,6 +781,19 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
     g_object_set(source, "fd", pipe_fd, NULL);
   else
     g_object_set(source, "location", path, NULL);
+  /* Motion JPEG comes to decodebin as one image/jpeg stream that jpegdec
+   * cuts in frames itself: its input probe counted the file's read blocks
+   * as frames, so a whole file looked damaged.  jpegparse cuts it first. */
+  GstElement *frame_parser = NULL;
+  if (lhio_is_motion_jpeg(path) && !(frame_parser = gst_element_factory_make("jpegparse", NULL))) {
+    gst_object_unref(source);
+    gst_object_unref(v->decodebin);
+    gst_object_unref(v->sink);
+    v->decodebin = v->sink = NULL;
+    lhio_video_close(v);
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path,
+                     "Motion JPEG: GStreamer lacks jpegparse (gstreamer1.0-plugins-bad)");
+  }
   GstCaps *caps = sink_caps(v->options.allow_cuda);
   /* A few frames ahead keep the decoder busy while the caller analyses. */
   g_object_set(v->sink, "caps", caps, "sync", FALSE, "max-buffers", 4, "drop", FALSE, NULL);
@@ -789,12 +802,18 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
   /* What is not a regular file goes through a queue: decodebin's type
    * finding then takes it pushed, and the source starts once. */
   GstElement *pipe_queue = regular ? NULL : gst_element_factory_make("queue", NULL);
+  GstElement *last = source;
   if (pipe_queue) {
     gst_bin_add(GST_BIN(v->pipeline), pipe_queue);
-    gst_element_link_many(source, pipe_queue, v->decodebin, NULL);
-  } else {
-    gst_element_link(source, v->decodebin);
+    gst_element_link(last, pipe_queue);
+    last = pipe_queue;
   }
+  if (frame_parser) {
+    gst_bin_add(GST_BIN(v->pipeline), frame_parser);
+    gst_element_link(last, frame_parser);
+    last = frame_parser;
+  }
+  gst_element_link(last, v->decodebin);
   if (regular) {
     g_signal_connect(v->decodebin, "select-stream", G_CALLBACK(select_stream), v);
     g_signal_connect(v->decodebin, "about-to-finish", G_CALLBACK(input_drained), v);

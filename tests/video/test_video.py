@@ -984,6 +984,7 @@ def group_pictures(tmp):
         check(all(rec[k] == still[k] for k in keys),
               f"mjpeg.avi frame {rec['frame']}: {[rec[k] for k in keys]} where the frame "
               f"as a JPEG image gives {[still[k] for k in keys]}")
+    check_motion_jpeg(tmp, mjpeg_avi)
     # Four frames' entropy-coded data overwritten: the decoder drops them.
     data = bytearray(open(mjpeg_avi, "rb").read())
     scans = [i for i in range(len(data) - 1) if data[i:i + 2] == b"\xff\xda"]
@@ -1006,6 +1007,45 @@ def group_pictures(tmp):
     finally:
         writer.kill()
         writer.wait()
+
+
+def check_motion_jpeg(tmp, mjpeg_avi):
+    """Motion JPEG with no container (.mjpeg, .mjpg: JPEGs one after the
+    other, as webcams and `ffmpeg -f mjpeg` write them) was read as one JPEG
+    image, its first frame, and a folder's were not found.  It is a video:
+    every frame, each the record of that frame as a JPEG image, in a folder
+    too.  jpegdec cut the stream in frames itself, so its input counted the
+    file's read blocks: whole files were said to be damaged."""
+    folder = os.path.join(tmp, "motion-jpeg")
+    os.makedirs(folder)
+    raw = os.path.join(folder, "clip.mjpeg")
+    ffmpeg("-i", mjpeg_avi, "-c:v", "copy", "-f", "mjpeg", raw)
+    shutil.copy(raw, os.path.join(folder, "same.MJPG"))
+    stills = os.path.join(tmp, "motion-jpeg-%02d.jpg")
+    ffmpeg("-i", raw, "-c:v", "copy", "-f", "image2", stills)
+    code, out, err = run("stats", "--no-histogram", raw)
+    recs = records(out)
+    s = summary_of(recs)
+    check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 10,
+          f"clip.mjpeg: exit {code}, {err!r}, summary {s}")
+    keys = ("mean", "stddev", "min", "max", "median", "percentiles")
+    for rec in frames_of(recs):
+        _, still_out, _ = run("stats", "--no-histogram", stills % (rec["frame"] + 1))
+        still = records(still_out)[0]
+        check(all(rec[k] == still[k] for k in keys),
+              f"clip.mjpeg frame {rec['frame']}: {[rec[k] for k in keys]} where the frame "
+              f"as a JPEG image gives {[still[k] for k in keys]}")
+    code, out, err = run("stats", "--no-histogram", folder)
+    for name in ("clip.mjpeg", "same.MJPG"):
+        s = summary_of(records(out), os.path.join(folder, name))
+        check(s and s["complete"] and s["frames"] == 10,
+              f"{name} in a folder: {s and (s['complete'], s['frames'])} (exit {code}, {err!r})")
+    # A JPEG image named .jpg that has more frames after it stays an image.
+    named_jpg = os.path.join(tmp, "frames.jpg")
+    shutil.copy(raw, named_jpg)
+    code, out, err = run("stats", "--no-histogram", named_jpg)
+    check(code == 0 and len(records(out)) == 1 and "frame" not in records(out)[0],
+          f"frames.jpg: exit {code}, {err!r}, {len(records(out))} records")
 
 
 def group_avi(tmp):

@@ -73,6 +73,32 @@ def write_y4m(path, frames, fps="25:1"):
             f.write(b"FRAME\n" + y.tobytes() + u.tobytes() + v.tobytes())
 
 
+def check_motion_jpeg(tmp, frames, h, w):
+    """Motion JPEG with no container (.mjpeg: JPEGs one after the other) had
+    no muxer ("no GStreamer muxer writes its container (image/jpeg ...)"):
+    jpegenc's frames are written one after the other, as they came, each
+    equalized as the frames of a video are."""
+    clip = make_clip(tmp, "webcam.mjpeg", frames,
+                     ["-c:v", "mjpeg", "-q:v", "2", "-pix_fmt", "yuvj420p", "-f", "mjpeg"],
+                     audio=False)
+    for command in ("equalize", "clahe", "overlay"):
+        out_dir = os.path.join(tmp, "out-motion-jpeg-" + command)
+        code, _, err = run(command, "-o", out_dir, clip)
+        output = os.path.join(out_dir, "webcam.mjpeg")
+        if not check(code == 0 and os.path.exists(output), f"{command} webcam.mjpeg: exit {code}: {err}"):
+            continue
+        _, video, _ = stream_info(output)
+        check(len(video) == 1 and video[0]["codec_name"] == "mjpeg",
+              f"{command} webcam.mjpeg: {video}")
+        got = [p[0] for p in decoded_planes(output, w, h, "yuvj420p")]
+        check(len(got) == len(frames), f"{command} webcam.mjpeg: {len(got)} of {len(frames)} frames")
+        if command == "equalize":
+            decoded = [p[0] for p in decoded_planes(clip, w, h, "yuvj420p")]
+            want = reference_equalized(decoded, 8)
+            worst = max(float(np.abs(g.astype(int) - r).mean()) for g, r in zip(got, want))
+            check(worst < 2.5, f"webcam.mjpeg: luma off the reference by {worst}")
+
+
 def make_clip(tmp, name, frames, codec_args, audio=True, fps="25:1"):
     """Encodes frames (and a tone) into tmp/name; returns its path."""
     raw = os.path.join(tmp, name + ".y4m")
@@ -939,6 +965,8 @@ def group_pictures(tmp):
         check(len(got) == len(frames) and right[0] < 2.5 and right[1] < 0.5,
               f"{name}: luma off the reference by {right} (pixels, means)")
         check(right[1] < wrong_range[1], f"{name}: a wrong reference fits as well as the right one")
+
+    check_motion_jpeg(tmp, frames, h, w)
 
     clip = os.path.join(tmp, "mjpeg.mov")
     # --crf 0 is jpegenc's quality 100; with libjpeg's accurate DCT both ways
