@@ -53,6 +53,11 @@ bool lhio_path_is_video(const char *path);
  * writes them) and, when it is a regular file, begins as a JPEG. */
 bool lhio_is_motion_jpeg(const char *path);
 
+/* Whether a Motion JPEG file is cut: its last frame lacks the end-of-image
+ * marker (jpegparse drops such a frame, and the stream ended quietly), said
+ * in why; zero bytes after the marker are padding. */
+bool lhio_motion_jpeg_cut(const char *path, char *why, size_t why_size);
+
 /* The end of an MPEG-TS or M2TS file (ts-end.c): whether it was cut.  A
  * transport stream states no duration and demuxers end a cut one quietly;
  * its last bytes show a cut that leaves a packet short (188 bytes, 192 for

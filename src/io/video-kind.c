@@ -196,6 +196,30 @@ bool lhio_is_motion_jpeg(const char *path)
   return lhio_sniff(head, n) == LHIO_FILE_JPEG;
 }
 
+bool lhio_motion_jpeg_cut(const char *path, char *why, size_t why_size)
+{
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return false;
+  uint8_t tail[4096];
+  bool cut = false;
+  if (fseeko(file, 0, SEEK_END) == 0) {
+    const off_t size = ftello(file);
+    const off_t from = size > (off_t)sizeof tail ? size - (off_t)sizeof tail : 0;
+    size_t n = 0;
+    if (size > 0 && fseeko(file, from, SEEK_SET) == 0)
+      n = fread(tail, 1, (size_t)(size - from), file);
+    while (n > 0 && tail[n - 1] == 0)
+      n--;
+    cut = n > 0 && !(n >= 2 && tail[n - 2] == 0xff && tail[n - 1] == 0xd9);
+  }
+  fclose(file);
+  if (cut)
+    snprintf(why, why_size,
+             "the file is truncated: its last frame has no end-of-image marker (cut inside it)");
+  return cut;
+}
+
 int lhio_video_unreadable_container(const char *path, char *why, size_t why_size)
 {
   /* Only a regular file is looked at: opening a FIFO with no writer blocks

@@ -1277,6 +1277,8 @@ static char *ends_short(Rewrite *r)
   bool known = gst_pad_query_duration(pad, GST_FORMAT_TIME, &duration) && duration > 0;
   gst_object_unref(pad);
   char why[160];
+  if (lhio_is_motion_jpeg(r->input) && lhio_motion_jpeg_cut(r->input, why, sizeof why))
+    return g_strdup(why);
   if (lhio_video_ends_short(r->input, r->avi, known ? (double)duration / GST_SECOND : NAN,
                             "streams", end_time, frame_time, why, sizeof why))
     return g_strdup(why);

@@ -94,6 +94,7 @@ struct LhioVideo {
   bool mp4;              /* qtdemux reads it: its video track's duration is */
   bool matroska;         /* matroskademux reads it: what it says of its video's end is */
   bool y4m;              /* y4mdec reads it: its frames are walked (y4m-end.c) */
+  bool motion_jpeg;      /* a regular file of Motion JPEG: its end is looked at */
 
   uint64_t pulled;   /* samples taken from the appsink, dropped ones too */
   double end_time;   /* of the last frame, seconds */
@@ -794,6 +795,7 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
     return lhio_fail(LH_ERROR_UNSUPPORTED, path,
                      "Motion JPEG: GStreamer lacks jpegparse (gstreamer1.0-plugins-bad)");
   }
+  v->motion_jpeg = regular && frame_parser;
   GstCaps *caps = sink_caps(v->options.allow_cuda);
   /* A few frames ahead keep the decoder busy while the caller analyses. */
   g_object_set(v->sink, "caps", caps, "sync", FALSE, "max-buffers", 4, "drop", FALSE, NULL);
@@ -1038,6 +1040,10 @@ static int check_complete(LhioVideo *v)
   char why[192];
   if (transport_stream && lhio_ts_file_cut(v->path, why, sizeof why)) {
     set_error(v, "the file is truncated: %s", why);
+    return fail_now(v, LH_ERROR_CORRUPT);
+  }
+  if (v->motion_jpeg && lhio_motion_jpeg_cut(v->path, why, sizeof why)) {
+    set_error(v, "%s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
   const int y4m_status = y4m ? lhio_y4m_end(v->path, v->pulled, why, sizeof why) : 0;

@@ -1040,6 +1040,18 @@ def check_motion_jpeg(tmp, mjpeg_avi):
         s = summary_of(records(out), os.path.join(folder, name))
         check(s and s["complete"] and s["frames"] == 10,
               f"{name} in a folder: {s and (s['complete'], s['frames'])} (exit {code}, {err!r})")
+    # Cut inside its fourth frame: jpegparse drops that frame and the stream
+    # ends quietly; the file's end shows it (zero padding after a whole
+    # file's last frame is not a cut).
+    data = open(raw, "rb").read()
+    starts = [i for i in range(len(data) - 1) if data[i:i + 2] == b"\xff\xd8"]
+    cut = os.path.join(tmp, "cut.mjpeg")
+    open(cut, "wb").write(data[:(starts[3] + starts[4]) // 2])
+    summary_says(cut, "the file is truncated: its last frame has no end-of-image marker",
+                 frames=3)
+    padded = os.path.join(tmp, "padded.mjpeg")
+    open(padded, "wb").write(data + bytes(300))
+    summary_says(padded, frames=10)
     # A JPEG image named .jpg that has more frames after it stays an image.
     named_jpg = os.path.join(tmp, "frames.jpg")
     shutil.copy(raw, named_jpg)

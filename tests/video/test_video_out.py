@@ -93,6 +93,14 @@ def check_motion_jpeg(tmp, frames, h, w):
         got = [p[0] for p in decoded_planes(output, w, h, "yuvj420p")]
         check(len(got) == len(frames), f"{command} webcam.mjpeg: {len(got)} of {len(frames)} frames")
         if command == "equalize":
+            data = open(clip, "rb").read()
+            cut = os.path.join(tmp, "cut-webcam.mjpeg")
+            open(cut, "wb").write(data[:len(data) - 100])
+            cut_dir = os.path.join(tmp, "out-motion-jpeg-cut")
+            code, _, err = run(command, "-o", cut_dir, cut)
+            check(code == 1 and "the file is truncated: its last frame has no end-of-image "
+                  "marker" in err, f"cut webcam.mjpeg: exit {code}: {err}")
+            no_leftovers(cut_dir, "cut webcam.mjpeg")
             decoded = [p[0] for p in decoded_planes(clip, w, h, "yuvj420p")]
             want = reference_equalized(decoded, 8)
             worst = max(float(np.abs(g.astype(int) - r).mean()) for g, r in zip(got, want))
