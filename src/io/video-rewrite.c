@@ -143,7 +143,8 @@ static void fail(Rewrite *r, const char *format, ...)
  * muxer cannot place it (GStreamer 1.22's mpeg4videoparse drops
  * avenc_mpeg4's: matroskamux kept 1 frame of 50 and the run said nothing;
  * mp4mux refused the stream).  avimux writes frames in order and needs none,
- * nor does Motion JPEG, which has no times to keep (identity, above). */
+ * nor does a bare elementary stream, which has no times to keep
+ * (elementary_stream_writer). */
 static GstPadProbeReturn check_timestamp(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   (void)pad;
@@ -152,7 +153,7 @@ static GstPadProbeReturn check_timestamp(GstPad *pad, GstPadProbeInfo *info, gpo
   GstElementFactory *muxer = gst_element_get_factory(r->muxer);
   const char *muxer_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer));
   if (GST_BUFFER_PTS_IS_VALID(buffer) || strcmp(muxer_name, "avimux") == 0 ||
-      strcmp(muxer_name, "identity") == 0)
+      strcmp(muxer_name, "capsfilter") == 0)
     return GST_PAD_PROBE_OK;
   fail(r,
        "%s's frames reach the muxer without timestamps (GStreamer's encoder and parser "
@@ -832,6 +833,33 @@ static GstPadProbeReturn check_stream_caps(GstPad *pad, GstPadProbeInfo *info, g
 /* The muxer whose output is the container typefinding gives the input:
  * first one whose caps lie within it (mp4mux for ISO mp4 rather than qtmux,
  * which also writes any QuickTime), else one whose caps meet it. */
+/* A file that is one elementary stream, with no container (a bare .h264,
+ * .h265/.hevc or .m2v, Motion JPEG), is written as the encoder's packets one
+ * after the other: a capsfilter stands for the muxer, asking H.264 and
+ * H.265 in the byte-stream form (start codes, as such files hold them, not
+ * the length-prefixed avc form x264enc prefers).  NULL for a container. */
+static GstElement *elementary_stream_writer(GstCaps *container)
+{
+  const GstStructure *s = gst_caps_get_structure(container, 0);
+  const char *name = gst_structure_get_name(s);
+  gboolean system_stream = TRUE;
+  GstCaps *caps = NULL;
+  if (strcmp(name, "video/x-h264") == 0 || strcmp(name, "video/x-h265") == 0)
+    caps = gst_caps_new_simple(name, "stream-format", G_TYPE_STRING, "byte-stream", "alignment",
+                               G_TYPE_STRING, "au", NULL);
+  else if (strcmp(name, "image/jpeg") == 0 ||
+           (strcmp(name, "video/mpeg") == 0 &&
+            gst_structure_get_boolean(s, "systemstream", &system_stream) && !system_stream))
+    caps = gst_caps_new_empty_simple(name);
+  if (!caps)
+    return NULL;
+  GstElement *filter = gst_element_factory_make("capsfilter", NULL);
+  if (filter)
+    g_object_set(filter, "caps", caps, NULL);
+  gst_caps_unref(caps);
+  return filter;
+}
+
 static GstElement *make_muxer(GstCaps *container)
 {
   /* The usual muxer of common containers, where several could write them
@@ -849,10 +877,11 @@ static GstElement *make_muxer(GstCaps *container)
       {"video/x-flv", "flvmux"},
       {"application/ogg", "oggmux"},
       {"application/x-yuv4mpeg", "y4menc"}, /* raw video, no encoder before it */
-      /* Motion JPEG has no container: jpegenc's frames, one after the other,
-       * are the file. */
-      {"image/jpeg", "identity"},
+      {"application/x-3gp", "3gppmux"},
   };
+  GstElement *elementary = elementary_stream_writer(container);
+  if (elementary)
+    return elementary;
   for (size_t i = 0; i < G_N_ELEMENTS(usual); i++) {
     GstCaps *caps = gst_caps_from_string(usual[i].caps);
     bool fits = gst_caps_is_subset(container, caps);
@@ -1470,7 +1499,11 @@ int lhio_video_rewrite(const char *input, const char *output,
   gst_caps_unref(container);
 
   GstElementFactory *muxer_factory = gst_element_get_factory(muxer);
-  g_strlcpy(result->muxer, gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer_factory)),
+  char muxer_name[64]; /* the factory's, kept past the pipeline */
+  g_strlcpy(muxer_name, gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer_factory)),
+            sizeof muxer_name);
+  g_strlcpy(result->muxer,
+            strcmp(muxer_name, "capsfilter") == 0 ? "no container (a bare stream)" : muxer_name,
             sizeof result->muxer);
   char *temp = NULL;
   FILE *file = NULL;
@@ -1512,8 +1545,8 @@ int lhio_video_rewrite(const char *input, const char *output,
   }
   /* GStreamer 1.22's mp4mux and qtmux write no rotation, stamp the file
    * with the run's time and write no chapters: the input's are put in. */
-  const char *muxer_name = result->muxer;
-  const bool quicktime = strcmp(muxer_name, "mp4mux") == 0 || strcmp(muxer_name, "qtmux") == 0;
+  const bool quicktime = strcmp(muxer_name, "mp4mux") == 0 || strcmp(muxer_name, "qtmux") == 0 ||
+                         strcmp(muxer_name, "3gppmux") == 0;
   if (status == LH_OK && quicktime && r.quarter_turns)
     status = lhio_mp4_set_rotation(temp, r.quarter_turns);
   if (status == LH_OK && quicktime)
