@@ -608,16 +608,16 @@ def rotated(clip, degrees, path):
 
 def check_rotation_kept(tmp):
     """A video's rotation (a phone's portrait clip) is in the file written
-    back, MP4 and QuickTime, for each quarter turn; GStreamer 1.22's mp4mux
-    and qtmux write none (mp4-rotation.c puts it in), and a clip with none
-    stays without."""
+    back, MP4, QuickTime and 3GP, for each quarter turn; GStreamer 1.22's
+    mp4mux, qtmux and 3gppmux write none (mp4-rotation.c puts it in), and a
+    clip with none stays without."""
     rng = np.random.default_rng(5)
     frames = drifting_frames(rng, 6, 36, 52)
     base = make_clip(tmp, "upright.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
                      audio=False)
     clips = [base]
     for degrees in (90, 180, 270):
-        for container in ("mp4", "mov"):
+        for container in ("mp4", "mov", "3gp"):
             path = rotated(base, degrees, os.path.join(tmp, f"turned-{degrees}.{container}"))
             if rotation_of(path) is None:
                 print(f"note: this FFmpeg wrote no rotation into {path}; left out")
