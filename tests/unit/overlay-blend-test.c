@@ -104,7 +104,9 @@ static bool rounds_half_up(uint64_t v, uint64_t num, uint64_t den)
 /* Any pixel: the exact "over", rounded; the ends exact. */
 static void test_over_any_alpha(void)
 {
-  static const uint32_t tops[][2] = {{255, 255}, {1023, 1023}, {65535, 65535}, {1023, 3}};
+  /* 255, 1023 and packed 10-bit divide in 32 bits, 4095 and 65535 in 64 */
+  static const uint32_t tops[][2] = {
+      {255, 255}, {1023, 1023}, {4095, 4095}, {65535, 65535}, {1023, 3}};
   for (size_t d = 0; d < sizeof tops / sizeof *tops; d++) {
     const uint32_t top = tops[d][0], alpha_top = tops[d][1];
     int bad = 0;
