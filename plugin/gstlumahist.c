@@ -1048,23 +1048,10 @@ failed:
   return GST_FLOW_ERROR;
 }
 
-/* Whether LUTs made with equalize differ from those in the window for a
- * reason the library does not see: the range (the output's black and
- * white), CLAHE's clip limit, and for R'G'B' frames the matrix that makes
- * their luma. */
-static gboolean gst_lumahist_temporal_settings_changed(GstLumahist *self,
-                                                       const LhEqualizeOptions *equalize)
-{
-  if (equalize->range != self->temporal_range)
-    return TRUE;
-  if (equalize->mode == LH_EQUALIZE_CLAHE && equalize->clip_limit != self->temporal_clip_limit)
-    return TRUE;
-  return GST_VIDEO_INFO_IS_RGB(&self->info) && equalize->matrix != self->temporal_matrix;
-}
-
 /* The temporal state for these settings: NULL for a window of one frame,
- * else the current one, or a new one when the settings changed; a window
- * whose LUTs were made with other settings (equalize's) starts afresh. */
+ * else the current one, or a new one when the window or threshold changed.
+ * A window whose LUTs were made with other equalize settings (range, clip
+ * limit, R'G'B' matrix, mode, grid) is restarted by the library itself. */
 static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble cut_threshold,
                                       LhEqualizeOptions *equalize)
 {
@@ -1077,10 +1064,6 @@ static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble c
     if (entered)
       gst_lumahist_leave(self);
     self->temporal = NULL;
-  }
-  if (self->temporal && gst_lumahist_temporal_settings_changed(self, equalize)) {
-    GST_DEBUG_OBJECT(self, "equalization settings changed: restarting the temporal window");
-    gst_lumahist_reset_temporal(self);
   }
   /* The window is of the last frames: not of those before frames that went
    * by unequalized (mode analyze for a while). */
@@ -1099,9 +1082,6 @@ static gboolean gst_lumahist_temporal(GstLumahist *self, guint window, gdouble c
     self->temporal_window_made = window;
     self->cut_threshold_made = cut_threshold;
   }
-  self->temporal_clip_limit = equalize->clip_limit;
-  self->temporal_matrix = equalize->matrix;
-  self->temporal_range = equalize->range;
   equalize->temporal = self->temporal;
   return TRUE;
 }

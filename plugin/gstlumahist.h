@@ -104,12 +104,6 @@ struct _GstLumahist {
   LhTemporal *temporal;
   guint temporal_window_made;
   gdouble cut_threshold_made;
-  /* The settings of the LUTs in the window besides those the library keys it
-   * by (mode, size, depth, tiles, orientation): LUTs of other settings are
-   * not averaged with them. */
-  gdouble temporal_clip_limit;
-  LhMatrix temporal_matrix;
-  LhRange temporal_range;
   /* A frame went by without equalization since the window's last frame. */
   gboolean temporal_missed;
   /* system memory of upstream's pool, page-locked for the CUDA backend */

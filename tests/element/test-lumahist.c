@@ -1028,7 +1028,10 @@ GST_END_TEST;
 /* A setting that changes the LUTs, changed while playing, restarts the
  * temporal window: the frames after it are not averaged with LUTs made
  * under the old one (clip-limit, range and, for R'G'B', matrix; the
- * library itself restarts at a change of mode, size, depth or tiles). */
+ * library restarts a window at a change of those too, and of mode, size,
+ * depth or tiles).  The frame of the change is checked to be one the
+ * window changes: under the old settings, with the frames before it in the
+ * window, it differs from itself alone. */
 GST_START_TEST(test_temporal_window_restarts_on_settings)
 {
   static const struct {
@@ -1058,12 +1061,13 @@ GST_START_TEST(test_temporal_window_restarts_on_settings)
                                 "cut-threshold", 1.0, "tiles-x", 4, "tiles-y", 3, "post-messages",
                                 FALSE, "attach-meta", FALSE, NULL);
     GstElement *element = gst_harness_find_element(h, "lumahist");
-    LhTemporal *restarted = NULL, *kept = NULL;
-    LhEqualizeOptions equalize;
+    LhTemporal *restarted = NULL, *kept = NULL, *alone = NULL;
+    LhEqualizeOptions equalize, unchanged;
 
     GST_INFO("case %u: %s %s -> %s", i, cases[i].property, cases[i].before, cases[i].after);
     fail_unless_equals_int(lh_temporal_new(4, 1.0, &restarted), LH_OK);
     fail_unless_equals_int(lh_temporal_new(4, 1.0, &kept), LH_OK);
+    fail_unless_equals_int(lh_temporal_new(4, 1.0, &alone), LH_OK);
     lh_equalize_options_init(&equalize);
     equalize.mode = cases[i].mode == 2 ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
     equalize.tiles_x = 4;
@@ -1079,7 +1083,7 @@ GST_START_TEST(test_temporal_window_restarts_on_settings)
 
     for (guint f = 0; f < 5; f++) {
       gboolean after = f >= 3;
-      GstBuffer *in, *out, *expected, *mixed;
+      GstBuffer *in, *out, *expected, *mixed, *single;
 
       if (f == 3) {
         gst_util_set_object_arg(G_OBJECT(element), cases[i].property, cases[i].after);
@@ -1092,10 +1096,15 @@ GST_START_TEST(test_temporal_window_restarts_on_settings)
                  : lhc_random_frame(&info, 5000 + f, f * 40 * GST_MSECOND);
       equalize.temporal = restarted;
       expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
-      equalize.temporal = kept;
-      mixed = lhc_library_output(in, &info, &equalize, NULL, NULL);
+      if (f == 0)
+        unchanged = equalize;
+      unchanged.temporal = kept;
+      mixed = lhc_library_output(in, &info, &unchanged, NULL, NULL);
+      lh_temporal_reset(alone);
+      unchanged.temporal = alone;
+      single = lhc_library_output(in, &info, &unchanged, NULL, NULL);
       if (f == 3)
-        fail_if(same_bytes(expected, mixed),
+        fail_if(same_bytes(single, mixed),
                 "case %u: the old LUTs change nothing: the test proves nothing", i);
 
       fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
@@ -1103,10 +1112,12 @@ GST_START_TEST(test_temporal_window_restarts_on_settings)
       fail_unless(same_bytes(out, expected),
                   "case %u frame %u: %s %s -> %s did not restart the window", i, f,
                   cases[i].property, cases[i].before, cases[i].after);
+      gst_buffer_unref(single);
       gst_buffer_unref(mixed);
       gst_buffer_unref(expected);
       gst_buffer_unref(out);
     }
+    lh_temporal_free(alone);
     lh_temporal_free(kept);
     lh_temporal_free(restarted);
     gst_object_unref(element);
