@@ -156,20 +156,33 @@ static bool is_motion_jpeg_name(const char *path)
          (ascii_equal_ignoring_case(dot, ".mjpeg") || ascii_equal_ignoring_case(dot, ".mjpg"));
 }
 
-bool lhio_path_is_video(const char *path)
+/* The first bytes of a regular file into head (LHIO_VIDEO_SNIFF_BYTES);
+ * -1 where it cannot be read, -2 where it is no regular file (a pipe or
+ * device, not read ahead of its decoder: its name decides). */
+static long read_head(const char *path, uint8_t *head)
 {
   struct stat info;
   if (stat(path, &info) != 0)
-    return false;
-  /* A pipe or device is not read ahead of its decoder: its name decides. */
+    return -1;
   if (!S_ISREG(info.st_mode))
-    return lhio_is_video_name(path);
+    return -2;
   FILE *file = fopen(path, "rb");
   if (!file)
-    return false;
-  uint8_t head[LHIO_VIDEO_SNIFF_BYTES];
-  size_t n = fread(head, 1, sizeof head, file);
+    return -1;
+  size_t n = fread(head, 1, LHIO_VIDEO_SNIFF_BYTES, file);
   fclose(file);
+  return (long)n;
+}
+
+bool lhio_path_is_video(const char *path)
+{
+  uint8_t head[LHIO_VIDEO_SNIFF_BYTES];
+  const long got = read_head(path, head);
+  if (got == -2)
+    return lhio_is_video_name(path);
+  if (got < 0)
+    return false;
+  const size_t n = (size_t)got;
   if (lhio_sniff_video(head, n))
     return true;
   const LhioFileType type = lhio_sniff(head, n);
@@ -182,18 +195,9 @@ bool lhio_is_motion_jpeg(const char *path)
 {
   if (!path || !is_motion_jpeg_name(path))
     return false;
-  struct stat info;
-  if (stat(path, &info) != 0)
-    return false;
-  if (!S_ISREG(info.st_mode)) /* a pipe is not read ahead of its decoder */
-    return true;
-  FILE *file = fopen(path, "rb");
-  if (!file)
-    return false;
   uint8_t head[LHIO_VIDEO_SNIFF_BYTES];
-  size_t n = fread(head, 1, sizeof head, file);
-  fclose(file);
-  return lhio_sniff(head, n) == LHIO_FILE_JPEG;
+  const long got = read_head(path, head);
+  return got == -2 || (got >= 0 && lhio_sniff(head, (size_t)got) == LHIO_FILE_JPEG);
 }
 
 bool lhio_motion_jpeg_cut(const char *path, char *why, size_t why_size)
