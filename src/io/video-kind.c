@@ -131,10 +131,9 @@ static bool ascii_equal_ignoring_case(const char *a, const char *b)
 bool lhio_is_video_name(const char *path)
 {
   static const char *const extensions[] = {
-      ".mp4", ".m4v",  ".mov",  ".qt",   ".3gp", ".mkv", ".webm", ".ts",  ".mts", ".m2ts", ".avi",
-      ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv", ".ogv", ".mxf",  ".ivf", ".wmv", ".asf",  ".h264",
-      ".264", ".h265", ".265",  ".hevc", ".f4v", ".3g2", ".dv",   ".dif", ".m2v", ".mjpeg",
-      ".mjpg",
+      ".mp4", ".m4v",  ".mov",  ".qt",   ".3gp", ".mkv", ".webm", ".ts",  ".mts", ".m2ts",  ".avi",
+      ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv", ".ogv", ".mxf",  ".ivf", ".wmv", ".asf",   ".h264",
+      ".264", ".h265", ".265",  ".hevc", ".f4v", ".3g2", ".dv",   ".dif", ".m2v", ".mjpeg", ".mjpg",
   };
   if (!path)
     return false;
