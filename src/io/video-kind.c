@@ -62,6 +62,32 @@ static bool is_transport_stream(const uint8_t *head, size_t n)
   return false;
 }
 
+/* A bare elementary stream as encoders write it: a start code (00 00 01,
+ * or 00 00 00 01 for H.264 and H.265) and then what such a stream begins
+ * with: H.264's sequence parameter set or access unit delimiter (NAL types
+ * 7, 9), H.265's video parameter set or delimiter (32, 35), MPEG-1/2's
+ * sequence header (B3).  The extension, or "". */
+static const char *elementary_stream_extension(const uint8_t *head, size_t n)
+{
+  size_t at = n >= 4 && head[0] == 0 && head[1] == 0 && head[2] == 0 && head[3] == 1 ? 4
+              : n >= 3 && head[0] == 0 && head[1] == 0 && head[2] == 1               ? 3
+                                                                                     : 0;
+  if (at == 0 || n < at + 2)
+    return "";
+  if (at == 3 && head[3] == 0xb3)
+    return ".m2v";
+  const uint8_t nal = head[at];
+  if (nal & 0x80) /* forbidden_zero_bit */
+    return "";
+  const int h264_type = nal & 0x1f, h265_type = (nal >> 1) & 0x3f;
+  /* H.265's header has a zero layer id and a temporal id plus one of 1. */
+  if ((h265_type == 32 || h265_type == 35) && (nal & 1) == 0 && head[at + 1] == 1)
+    return ".hevc";
+  if ((h264_type == 7 || h264_type == 9) && (h264_type == 9 || (nal & 0x60) != 0))
+    return ".h264";
+  return "";
+}
+
 const char *lhio_video_extension(const uint8_t *head, size_t n)
 {
   static const uint8_t ebml[] = {0x1a, 0x45, 0xdf, 0xa3};
@@ -107,7 +133,7 @@ const char *lhio_video_extension(const uint8_t *head, size_t n)
    * NUT file is a video, to be refused as one, not as an image. */
   if (at(head, n, 0, NUT_MAGIC, sizeof NUT_MAGIC))
     return ".nut";
-  return "";
+  return elementary_stream_extension(head, n);
 }
 
 bool lhio_sniff_video(const uint8_t *head, size_t n)

@@ -674,13 +674,30 @@ def check_container_kinds(tmp):
               f"{name} in a folder: summary {s and (s['complete'], s['frames'])}, {n} frames "
               f"expected (exit {code}, {err!r})")
     check(code == 0, f"folder of DV, F4V, 3G2, M2V: exit {code}, {err!r}")
-    # Named, a DV file is told by its bytes, whatever its name.
+    # Named, a DV file is told by its bytes, whatever its name; so are bare
+    # H.264 and MPEG-2 streams (a start code, then a sequence header), on
+    # standard input too, where they were "not a PNG or JPEG file".
     tape = os.path.join(tmp, "tape.bin")
     shutil.copy(os.path.join(folder, "a.dv"), tape)
     code, out, err = run("stats", "--no-histogram", tape)
     s = summary_of(records(out))
     check(code == 0 and s and s["complete"] and s["frames"] == 3,
           f"DV named tape.bin: exit {code}, {err!r}")
+    bare = {"h264.bin": ["-c:v", "libx264", "-f", "h264"],
+            "mpeg2.bin": ["-c:v", "mpeg2video", "-f", "mpeg2video"]}
+    for name, args in bare.items():
+        path = os.path.join(tmp, name)
+        ffmpeg(*src, *args, path)
+        code, out, err = run("stats", "--no-histogram", path)
+        s = summary_of(records(out))
+        check(code == 0 and s and s["complete"] and s["frames"] == 5,
+              f"bare stream {name}: exit {code}, {err!r}")
+        with open(path, "rb") as stream:
+            proc = subprocess.run([LUMAHIST, "stats", "--no-histogram", "-"], stdin=stream,
+                                  capture_output=True, text=True, timeout=120)
+        s = summary_of(records(proc.stdout))
+        check(proc.returncode == 0 and s and s["complete"] and s["frames"] == 5,
+              f"bare stream {name} on standard input: exit {proc.returncode}, {proc.stderr!r}")
     want = (f"lumahist: {nut}: a NUT file: GStreamer 1.22 has no working demuxer for NUT "
             f"(gst-libav's avdemux_nut never ends a raw video stream and fails on H.264); "
             f"convert it to another container\n")

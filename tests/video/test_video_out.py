@@ -393,7 +393,7 @@ def group_containers(tmp):
          "mov,mp4,m4a,3gp,3g2,mj2"),
         # Bare elementary streams, no container (they had no muxer): the
         # encoder's packets one after the other, H.264 and H.265 with start
-        # codes.  Their names tell them, so standard input is not tried.
+        # codes.  Their first bytes tell them on standard input too.
         ("h264.h264", ["-c:v", "libx264", "-bf", "0", "-pix_fmt", "yuv420p", "-f", "h264"],
          "h264", "h264"),
         ("h265.hevc", ["-c:v", "libx265", "-x265-params", "log-level=none", "-pix_fmt", "yuv420p",
@@ -424,8 +424,7 @@ def group_containers(tmp):
             continue
         got_fmt, video, audio_streams = stream_info(output)
         check(got_fmt == fmt, f"{name}: container {got_fmt} != {fmt}")
-        if not elementary:
-            check_from_standard_input(tmp, clip, name, fmt)
+        check_from_standard_input(tmp, clip, name, fmt)
         check(len(video) == 1 and video[0]["codec_name"] == codec, f"{name}: video {video}")
         check((video[0]["width"], video[0]["height"]) == (w, h), f"{name}: size")
         # A bare stream holds no times: its frames are counted below.
