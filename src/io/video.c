@@ -67,6 +67,10 @@ typedef struct {
   /* Timestamps of the keyframes that entered it (parsers flag them;
    * decoders' output frames do not say), until they come out. */
   GHashTable *keyframes;
+  /* An image decoder (jpegdec, pngdec: klass "Codec/Decoder/Image"): each
+   * of its frames is a picture of its own, a keyframe, with a timestamp or
+   * without (Motion JPEG with no container has none). */
+  bool intra_only;
 } DecoderInput;
 
 struct LhioVideo {
@@ -220,6 +224,14 @@ static bool is_picture_decoder(GstElement *element)
   return klass && strstr(klass, "Decoder") && (strstr(klass, "Video") || strstr(klass, "Image"));
 }
 
+static bool is_image_decoder(GstElement *element)
+{
+  GstElementFactory *factory = gst_element_get_factory(element);
+  const char *klass =
+      factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
+  return klass && strstr(klass, "Decoder") && strstr(klass, "Image");
+}
+
 static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   (void)pad;
@@ -237,7 +249,7 @@ static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info,
   input->frames_in++;
   /* Another stream's keyframes would never be taken out. */
   bool ours = !v->video_decoder || v->video_decoder == input;
-  if (ours && buffer && GST_BUFFER_PTS_IS_VALID(buffer) &&
+  if (ours && !input->intra_only && buffer && GST_BUFFER_PTS_IS_VALID(buffer) &&
       !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT)) {
     gint64 *pts = g_new(gint64, 1);
     *pts = (gint64)GST_BUFFER_PTS(buffer);
@@ -297,6 +309,7 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
   input->video = v;
   input->decoder = gst_object_ref(element);
   input->keyframes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  input->intra_only = is_image_decoder(element);
   input->sink = pad;
   input->probe =
       gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_decoder_input, input, NULL);
@@ -1295,11 +1308,14 @@ int lhio_video_next(LhioVideo *v, LhioVideoFrame *f)
                : NAN;
   f->duration = GST_CLOCK_TIME_IS_VALID(duration) ? (double)duration / GST_SECOND : NAN;
   /* Decoded frames do not say whether they were keyframes: the decoder's
-   * input did (parsers flag the others as delta units).  Without a decoder
-   * (or a timestamp) nobody said. */
+   * input did (parsers flag the others as delta units), and an image
+   * decoder's are all keyframes.  Without a decoder (or a timestamp) nobody
+   * said. */
   f->keyframe = -1;
   g_mutex_lock(&v->lock);
-  if (v->video_decoder && GST_BUFFER_PTS_IS_VALID(buffer)) {
+  if (v->video_decoder && v->video_decoder->intra_only) {
+    f->keyframe = 1;
+  } else if (v->video_decoder && GST_BUFFER_PTS_IS_VALID(buffer)) {
     gint64 key = (gint64)GST_BUFFER_PTS(buffer);
     f->keyframe = g_hash_table_remove(v->video_decoder->keyframes, &key) ? 1 : 0;
   }

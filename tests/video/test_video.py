@@ -1045,6 +1045,9 @@ def check_motion_jpeg(tmp, mjpeg_avi):
     s = summary_of(recs)
     check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 10,
           f"clip.mjpeg: exit {code}, {err!r}, summary {s}")
+    # No timestamps after the first frame, but every picture is a keyframe.
+    check(all(r["keyframe"] is True for r in frames_of(recs)),
+          f"clip.mjpeg: keyframes {[r['keyframe'] for r in frames_of(recs)]}")
     keys = ("mean", "stddev", "min", "max", "median", "percentiles")
     for rec in frames_of(recs):
         _, still_out, _ = run("stats", "--no-histogram", stills % (rec["frame"] + 1))
