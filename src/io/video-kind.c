@@ -154,6 +154,13 @@ static bool ascii_equal_ignoring_case(const char *a, const char *b)
   return *a == *b;
 }
 
+/* The extension of path's last component (its last dot on), or NULL. */
+static const char *extension_of(const char *path)
+{
+  const char *dot = path ? strrchr(path, '.') : NULL;
+  return dot && !strchr(dot, '/') ? dot : NULL;
+}
+
 bool lhio_is_video_name(const char *path)
 {
   static const char *const extensions[] = {
@@ -161,10 +168,8 @@ bool lhio_is_video_name(const char *path)
       ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv", ".ogv", ".mxf",  ".ivf", ".wmv", ".asf",   ".h264",
       ".264", ".h265", ".265",  ".hevc", ".f4v", ".3g2", ".dv",   ".dif", ".m2v", ".mjpeg", ".mjpg",
   };
-  if (!path)
-    return false;
-  const char *dot = strrchr(path, '.');
-  if (!dot || strchr(dot, '/'))
+  const char *dot = extension_of(path);
+  if (!dot)
     return false;
   for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++)
     if (ascii_equal_ignoring_case(dot, extensions[i]))
@@ -176,8 +181,8 @@ bool lhio_is_video_name(const char *path)
  * an image, it was its first frame. */
 static bool is_motion_jpeg_name(const char *path)
 {
-  const char *dot = strrchr(path, '.');
-  return dot && !strchr(dot, '/') &&
+  const char *dot = extension_of(path);
+  return dot &&
          (ascii_equal_ignoring_case(dot, ".mjpeg") || ascii_equal_ignoring_case(dot, ".mjpg"));
 }
 
@@ -218,7 +223,7 @@ bool lhio_path_is_video(const char *path)
 
 bool lhio_is_motion_jpeg(const char *path)
 {
-  if (!path || !is_motion_jpeg_name(path))
+  if (!is_motion_jpeg_name(path))
     return false;
   uint8_t head[LHIO_VIDEO_SNIFF_BYTES];
   const long got = read_head(path, head);

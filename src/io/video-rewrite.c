@@ -88,11 +88,13 @@ typedef struct {
   GstElement *pipeline;
   GstElement *muxer;
   GstElement *sink;
-  GstElement *encode_filter; /* before the encoder: the colorimetry it is to tag */
+  GstElement *encode_filter;   /* before the encoder: the colorimetry it is to tag */
   GstElement *encoder_element; /* NULL for raw video */
   GstElement *decoder_element; /* NULL for raw video; the pipeline's */
   GstCaps *made;               /* the video's caps into the muxer (its codec) */
   bool avi;                    /* its header states its frame count */
+  bool bare_stream;            /* no container: elementary_stream_writer's */
+  bool motion_jpeg;            /* a bare Motion JPEG: its end shows a cut */
 
   GMutex lock; /* the fields below, set by GStreamer's threads */
   bool video_linked;
@@ -151,9 +153,8 @@ static GstPadProbeReturn check_timestamp(GstPad *pad, GstPadProbeInfo *info, gpo
   Rewrite *r = data;
   GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
   GstElementFactory *muxer = gst_element_get_factory(r->muxer);
-  const char *muxer_name = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer));
-  if (GST_BUFFER_PTS_IS_VALID(buffer) || strcmp(muxer_name, "avimux") == 0 ||
-      strcmp(muxer_name, "capsfilter") == 0)
+  if (GST_BUFFER_PTS_IS_VALID(buffer) || r->bare_stream ||
+      strcmp(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer)), "avimux") == 0)
     return GST_PAD_PROBE_OK;
   fail(r,
        "%s's frames reach the muxer without timestamps (GStreamer's encoder and parser "
@@ -830,9 +831,6 @@ static GstPadProbeReturn check_stream_caps(GstPad *pad, GstPadProbeInfo *info, g
   return encoder_takes(r, caps) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
 }
 
-/* The muxer whose output is the container typefinding gives the input:
- * first one whose caps lie within it (mp4mux for ISO mp4 rather than qtmux,
- * which also writes any QuickTime), else one whose caps meet it. */
 /* A file that is one elementary stream, with no container (a bare .h264,
  * .h265/.hevc or .m2v, Motion JPEG), is written as the encoder's packets one
  * after the other: a capsfilter stands for the muxer, asking H.264 and
@@ -860,6 +858,9 @@ static GstElement *elementary_stream_writer(GstCaps *container)
   return filter;
 }
 
+/* The muxer whose output is the container typefinding gives the input:
+ * first one whose caps lie within it (mp4mux for ISO mp4 rather than qtmux,
+ * which also writes any QuickTime), else one whose caps meet it. */
 static GstElement *make_muxer(GstCaps *container)
 {
   /* The usual muxer of common containers, where several could write them
@@ -879,9 +880,6 @@ static GstElement *make_muxer(GstCaps *container)
       {"application/x-yuv4mpeg", "y4menc"}, /* raw video, no encoder before it */
       {"application/x-3gp", "3gppmux"},
   };
-  GstElement *elementary = elementary_stream_writer(container);
-  if (elementary)
-    return elementary;
   for (size_t i = 0; i < G_N_ELEMENTS(usual); i++) {
     GstCaps *caps = gst_caps_from_string(usual[i].caps);
     bool fits = gst_caps_is_subset(container, caps);
@@ -1306,7 +1304,7 @@ static char *ends_short(Rewrite *r)
   bool known = gst_pad_query_duration(pad, GST_FORMAT_TIME, &duration) && duration > 0;
   gst_object_unref(pad);
   char why[160];
-  if (lhio_is_motion_jpeg(r->input) && lhio_motion_jpeg_cut(r->input, why, sizeof why))
+  if (r->motion_jpeg && lhio_motion_jpeg_cut(r->input, why, sizeof why))
     return g_strdup(why);
   if (lhio_video_ends_short(r->input, r->avi, known ? (double)duration / GST_SECOND : NAN,
                             "streams", end_time, frame_time, why, sizeof why))
@@ -1482,7 +1480,10 @@ int lhio_video_rewrite(const char *input, const char *output,
   GstCaps *container = container_of(input, &status);
   if (!container)
     return status;
-  GstElement *muxer = make_muxer(container);
+  GstElement *muxer = elementary_stream_writer(container);
+  const bool bare_stream = muxer != NULL;
+  if (!muxer)
+    muxer = make_muxer(container);
   if (!muxer) {
     char *text = gst_caps_to_string(container);
     gst_caps_unref(container);
@@ -1496,14 +1497,14 @@ int lhio_video_rewrite(const char *input, const char *output,
   bool transport_stream =
       gst_structure_has_name(gst_caps_get_structure(container, 0), "video/mpegts");
   bool avi = gst_structure_has_name(gst_caps_get_structure(container, 0), "video/x-msvideo");
+  bool motion_jpeg = gst_structure_has_name(gst_caps_get_structure(container, 0), "image/jpeg");
   gst_caps_unref(container);
 
   GstElementFactory *muxer_factory = gst_element_get_factory(muxer);
   char muxer_name[64]; /* the factory's, kept past the pipeline */
   g_strlcpy(muxer_name, gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer_factory)),
             sizeof muxer_name);
-  g_strlcpy(result->muxer,
-            strcmp(muxer_name, "capsfilter") == 0 ? "no container (a bare stream)" : muxer_name,
+  g_strlcpy(result->muxer, bare_stream ? "no container (a bare stream)" : muxer_name,
             sizeof result->muxer);
   char *temp = NULL;
   FILE *file = NULL;
@@ -1514,7 +1515,13 @@ int lhio_video_rewrite(const char *input, const char *output,
   }
   fclose(file);
 
-  Rewrite r = {.input = input, .output = output, .options = &settled, .muxer = muxer, .avi = avi};
+  Rewrite r = {.input = input,
+               .output = output,
+               .options = &settled,
+               .muxer = muxer,
+               .avi = avi,
+               .bare_stream = bare_stream,
+               .motion_jpeg = motion_jpeg};
   g_mutex_init(&r.lock);
   r.pipeline = gst_pipeline_new("lumahist-rewrite");
   GstElement *source = gst_element_factory_make("filesrc", NULL);

@@ -216,20 +216,17 @@ static void input_drained(GstElement *decodebin, gpointer data)
  * nvh264dec, ...), and "Codec/Decoder/Image" (jpegdec, pngdec), which
  * decode MJPEG and PNG video streams, frame by frame.  Which stream it
  * decodes is told by where its frames go (find_video_decoder). */
-static bool is_picture_decoder(GstElement *element)
+static bool is_decoder_of(GstElement *element, const char *media)
 {
   GstElementFactory *factory = gst_element_get_factory(element);
   const char *klass =
       factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
-  return klass && strstr(klass, "Decoder") && (strstr(klass, "Video") || strstr(klass, "Image"));
+  return klass && strstr(klass, "Decoder") && strstr(klass, media);
 }
 
-static bool is_image_decoder(GstElement *element)
+static bool is_picture_decoder(GstElement *element)
 {
-  GstElementFactory *factory = gst_element_get_factory(element);
-  const char *klass =
-      factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
-  return klass && strstr(klass, "Decoder") && strstr(klass, "Image");
+  return is_decoder_of(element, "Video") || is_decoder_of(element, "Image");
 }
 
 static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info, gpointer data)
@@ -309,7 +306,7 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
   input->video = v;
   input->decoder = gst_object_ref(element);
   input->keyframes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-  input->intra_only = is_image_decoder(element);
+  input->intra_only = is_decoder_of(element, "Image");
   input->sink = pad;
   input->probe =
       gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_decoder_input, input, NULL);
