@@ -130,6 +130,12 @@ void lhio_mp4_moov_clear(LhioMp4Moov *moov);
  * states none or is not a regular file (mp4-track-duration.c). */
 double lhio_mp4_video_duration(const char *path);
 
+/* Whether the MP4 or QuickTime file at path was cut inside its media
+ * (mp4-end.c): 1 when a top-level mdat, moof or moov box runs past the end
+ * of the file, with the reason ("it ends 1000 bytes into its 4096-byte mdat
+ * box") in why; 0 otherwise, and for what is not a regular file. */
+int lhio_mp4_file_cut(const char *path, char *why, size_t why_size);
+
 /* Writes a rotation of quarter_turns (1 to 3, clockwise) into the video
  * track's header of the MP4 or QuickTime file at path, where its matrix is
  * still the identity (mp4-rotation.c); other values do nothing. */

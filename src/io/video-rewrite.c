@@ -1498,6 +1498,11 @@ int lhio_video_rewrite(const char *input, const char *output,
       gst_structure_has_name(gst_caps_get_structure(container, 0), "video/mpegts");
   bool avi = gst_structure_has_name(gst_caps_get_structure(container, 0), "video/x-msvideo");
   bool motion_jpeg = gst_structure_has_name(gst_caps_get_structure(container, 0), "image/jpeg");
+  /* qtdemux ends one cut inside its media at the last whole sample, as
+   * quietly (mp4-end.c). */
+  const GstStructure *kind = gst_caps_get_structure(container, 0);
+  bool iso_media = gst_structure_has_name(kind, "video/quicktime") ||
+                   gst_structure_has_name(kind, "application/x-3gp");
   gst_caps_unref(container);
 
   GstElementFactory *muxer_factory = gst_element_get_factory(muxer);
@@ -1579,12 +1584,14 @@ int lhio_video_rewrite(const char *input, const char *output,
   g_free(r.missing);
   g_mutex_clear(&r.lock);
 
-  /* A transport stream or a YUV4MPEG2 file cut inside a packet or a frame
-   * ends quietly; y4mdec also drops a file's last 60 to 72 bytes of frames
+  /* A transport stream, an MP4 or a YUV4MPEG2 file cut inside a packet, its
+   * media or a frame ends quietly; y4mdec also drops a file's last 60 to 72 bytes of frames
    * (the last frames of a video of 6x6 pixels or less) as quietly. */
   char cut[192];
   int end_status;
   if (status == LH_OK && transport_stream && lhio_ts_file_cut(input, cut, sizeof cut))
+    status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
+  if (status == LH_OK && iso_media && lhio_mp4_file_cut(input, cut, sizeof cut))
     status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
   if (status == LH_OK && (end_status = lhio_y4m_end(input, result->frames, cut, sizeof cut)) < 0)
     status = lhio_fail(end_status, input, "%s", cut);

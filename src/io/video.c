@@ -63,7 +63,12 @@ typedef struct {
   GstElement *decoder; /* held (a ref) */
   GstPad *sink;        /* its sink pad, held, and the probe there */
   gulong probe;
-  uint64_t frames_in; /* buffers into it */
+  uint64_t frames_in; /* buffers into it that it is to give out */
+  /* The segment it was last given: a frame outside it is decoded and
+   * dropped, as the decoder clips its output to it (a fragmented MP4 whose
+   * edit shifts its frames past the duration it states), and is not
+   * counted as one that failed. */
+  GstSegment segment;
   /* Timestamps of the keyframes that entered it (parsers flag them;
    * decoders' output frames do not say), until they come out. */
   GHashTable *keyframes;
@@ -229,11 +234,36 @@ static bool is_picture_decoder(GstElement *element)
   return is_decoder_of(element, "Video") || is_decoder_of(element, "Image");
 }
 
+/* Whether the decoder gives out a frame of buffer's time: what
+ * GstVideoDecoder's clipping to the segment keeps (a frame without a
+ * duration is taken as an instant; one without a time is kept). */
+static bool inside_segment(const GstSegment *segment, GstBuffer *buffer)
+{
+  if (segment->format != GST_FORMAT_TIME || !GST_BUFFER_PTS_IS_VALID(buffer))
+    return true;
+  const GstClockTime start = GST_BUFFER_PTS(buffer);
+  GstClockTime stop = start;
+  if (GST_BUFFER_DURATION_IS_VALID(buffer))
+    stop = start + GST_BUFFER_DURATION(buffer);
+  else if (segment->rate < 0)
+    stop = GST_CLOCK_TIME_NONE;
+  return gst_segment_clip(segment, GST_FORMAT_TIME, start, stop, NULL, NULL);
+}
+
 static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   (void)pad;
   DecoderInput *input = data;
   LhioVideo *v = input->video;
+  if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+      g_mutex_lock(&v->lock);
+      gst_event_copy_segment(event, &input->segment);
+      g_mutex_unlock(&v->lock);
+    }
+    return GST_PAD_PROBE_OK;
+  }
   GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
   /* A header with no time at all sets the decoder up and is no frame
    * (Theora's three in Ogg); h264parse's keyframes carrying SPS and PPS
@@ -243,6 +273,10 @@ static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info,
       !GST_BUFFER_DURATION_IS_VALID(buffer))
     return GST_PAD_PROBE_OK;
   g_mutex_lock(&v->lock);
+  if (buffer && !inside_segment(&input->segment, buffer)) {
+    g_mutex_unlock(&v->lock);
+    return GST_PAD_PROBE_OK;
+  }
   input->frames_in++;
   /* Another stream's keyframes would never be taken out. */
   bool ours = !v->video_decoder || v->video_decoder == input;
@@ -307,9 +341,11 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
   input->decoder = gst_object_ref(element);
   input->keyframes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   input->intra_only = is_decoder_of(element, "Image");
+  gst_segment_init(&input->segment, GST_FORMAT_UNDEFINED);
   input->sink = pad;
   input->probe =
-      gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_decoder_input, input, NULL);
+      gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+                        count_decoder_input, input, NULL);
   g_mutex_lock(&v->lock);
   g_ptr_array_add(v->decoders, input);
   g_mutex_unlock(&v->lock);
@@ -1052,6 +1088,10 @@ static int check_complete(LhioVideo *v)
     set_error(v, "the file is truncated: %s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
+  /* Said last: where the frames' times show the cut, they say how much of
+   * the video is left. */
+  char mp4_cut[192];
+  const bool mp4_is_cut = mp4 && lhio_mp4_file_cut(v->path, mp4_cut, sizeof mp4_cut);
   if (v->motion_jpeg && lhio_motion_jpeg_cut(v->path, why, sizeof why)) {
     set_error(v, "%s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
@@ -1061,7 +1101,7 @@ static int check_complete(LhioVideo *v)
     set_error(v, "%s", why);
     return fail_now(v, y4m_status);
   }
-  if (counted && frames_in > v->pulled) {
+  if (counted && frames_in > v->pulled && !mp4_is_cut) {
     set_error(v,
               "the stream is damaged: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
               " frames could not be decoded",
@@ -1110,6 +1150,10 @@ static int check_complete(LhioVideo *v)
                 cut_text, expected_text, end_text);
     } else
       set_error(v, "%s", why);
+    return fail_now(v, LH_ERROR_CORRUPT);
+  }
+  if (mp4_is_cut) {
+    set_error(v, "the file is truncated: %s", mp4_cut);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
   return 0;

@@ -154,6 +154,60 @@ def check_frame_stats(rec, y, where):
 # --------------------------------------------------------------------------
 # Groups
 
+def check_mp4_cut_near_end(tmp):
+    """MP4 files whose sample tables come first, cut in their last frame:
+    qtdemux ended them quietly a frame short, inside the 0.5 s the frames'
+    times are allowed, and both stats and equalize called them whole (exit
+    0).  The mdat or moof box that runs past the end says so exactly.  A
+    whole fragmented file of GStreamer's mp4mux, whose edit shifts its last
+    two frames past the duration it states, was "damaged: 2 of its 60
+    frames could not be decoded" (the decoder drops them, as a player does):
+    whole, it is whole."""
+    made = {}
+    made["faststart.mp4"] = os.path.join(tmp, "faststart.mp4")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=160x120:duration=2:rate=25", "-c:v", "libx264",
+           "-movflags", "+faststart", made["faststart.mp4"])
+    made["ffmpeg-fragmented.mp4"] = os.path.join(tmp, "ffmpeg-fragmented.mp4")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=160x120:duration=2:rate=25", "-c:v", "libx264",
+           "-movflags", "frag_keyframe+empty_moov", "-g", "10", made["ffmpeg-fragmented.mp4"])
+    made["mp4mux-fragmented.mp4"] = os.path.join(tmp, "mp4mux-fragmented.mp4")
+    gst_launch("videotestsrc", "num-buffers=60", "!",
+               "video/x-raw,format=I420,width=160,height=120,framerate=30/1", "!", "x264enc",
+               "key-int-max=10", "!", "h264parse", "!", "mp4mux", "fragment-duration=500", "!",
+               "filesink", f"location={made['mp4mux-fragmented.mp4']}")
+    out_dir = os.path.join(tmp, "mp4-cut-out")
+    os.makedirs(out_dir)
+    for name, whole in made.items():
+        code, out, err = run("stats", "--no-histogram", whole)
+        s = summary_of(records(out), whole)
+        whole_frames = s["frames"] if s else 0
+        check(code == 0 and err == "" and s and s["complete"] and whole_frames >= 50,
+              f"{name}, whole: exit {code}, {err!r}, {s}")
+        with open(whole, "rb") as f:
+            data = f.read()
+        cut = os.path.join(tmp, "cut-" + name)
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) - 700])
+        code, out, err = run("stats", "--no-histogram", cut)
+        s = summary_of(records(out), cut)
+        said = re.search(r"the file is truncated: it ends (\d+) bytes into its (\d+)-byte "
+                         r"(mdat|moof) box", err)
+        # The fragmented files' last 700 bytes may hold only frames that the
+        # stated duration leaves out: the frames decoded are kept.
+        short = s and (s["frames"] < whole_frames if name == "faststart.mp4" else
+                       0 < s["frames"] <= whole_frames)
+        check(code == 1 and said and len(err.strip().splitlines()) == 1 and s and
+              not s["complete"] and short,
+              f"{name} less its last 700 bytes: exit {code}, {err!r}, {s}")
+        code, _, err = run("equalize", "--out", out_dir, cut)
+        check(code == 1 and "the file is truncated: it ends" in err and
+              not os.path.exists(os.path.join(out_dir, os.path.basename(cut))),
+              f"equalize {name} less its last 700 bytes: exit {code}, {err!r}")
+        code, _, err = run("equalize", "--out", out_dir, whole)
+        check(code == 0 and os.path.exists(os.path.join(out_dir, name)),
+              f"equalize {name}, whole: exit {code}, {err!r}")
+
+
 def group_frames(tmp):
     rng = np.random.default_rng(15)
     # Odd size, random pixels, a cut at frame 6, black frames 9-11, frozen 12-14.
@@ -539,6 +593,7 @@ def group_bad(tmp):
                   f"{name}: frames before the damage kept, summary marked")
         else:
             check(recs == [], f"{name}: no records")
+    check_mp4_cut_near_end(tmp)
     # GStreamer 1.22's y4mdec drops a file's last 60-72 bytes of frames: of
     # 10 frames of 4x4, 8 came out, exit 0 and "complete"; of 1x1 the
     # duration check said "truncated".  The file's own frame count says so.
