@@ -136,6 +136,20 @@ double lhio_mp4_video_duration(const char *path);
  * box") in why; 0 otherwise, and for what is not a regular file. */
 int lhio_mp4_file_cut(const char *path, char *why, size_t why_size);
 
+/* How a file ends, as its packets tell it. */
+typedef enum {
+  LHIO_FILE_END_UNKNOWN, /* not told: another kind of file, not a regular file, or
+                            bytes that are no packet */
+  LHIO_FILE_END_WHOLE,   /* the last packet ends with the file */
+  LHIO_FILE_END_CUT,     /* the last packet runs past the end of the file */
+} LhioFileEnd;
+
+/* How an FLV, IVF, Ogg or MPEG program stream file ends, told by its first
+ * bytes and a walk over its packets (packet-end.c: tags, frames, pages,
+ * packs and PES packets); where it is cut, the reason ("it ends 300 bytes
+ * into its 1234-byte FLV tag") in why. */
+LhioFileEnd lhio_packet_file_end(const char *path, char *why, size_t why_size);
+
 /* Writes a rotation of quarter_turns (1 to 3, clockwise) into the video
  * track's header of the MP4 or QuickTime file at path, where its matrix is
  * still the identity (mp4-rotation.c); other values do nothing. */

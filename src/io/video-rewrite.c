@@ -1584,14 +1584,16 @@ int lhio_video_rewrite(const char *input, const char *output,
   g_free(r.missing);
   g_mutex_clear(&r.lock);
 
-  /* A transport stream, an MP4 or a YUV4MPEG2 file cut inside a packet, its
-   * media or a frame ends quietly; y4mdec also drops a file's last 60 to 72 bytes of frames
-   * (the last frames of a video of 6x6 pixels or less) as quietly. */
+  /* A transport stream, an MP4, FLV, IVF, Ogg, MPEG-PS or YUV4MPEG2 file
+   * cut inside a packet, its media or a frame ends quietly; y4mdec also
+   * drops a file's last 60 to 72 bytes of frames (the last frames of a
+   * video of 6x6 pixels or less) as quietly. */
   char cut[192];
   int end_status;
   if (status == LH_OK && transport_stream && lhio_ts_file_cut(input, cut, sizeof cut))
     status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
-  if (status == LH_OK && iso_media && lhio_mp4_file_cut(input, cut, sizeof cut))
+  if (status == LH_OK && ((iso_media && lhio_mp4_file_cut(input, cut, sizeof cut)) ||
+                          lhio_packet_file_end(input, cut, sizeof cut) == LHIO_FILE_END_CUT))
     status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
   if (status == LH_OK && (end_status = lhio_y4m_end(input, result->frames, cut, sizeof cut)) < 0)
     status = lhio_fail(end_status, input, "%s", cut);

@@ -1090,8 +1090,10 @@ static int check_complete(LhioVideo *v)
   }
   /* Said last: where the frames' times show the cut, they say how much of
    * the video is left. */
-  char mp4_cut[192];
-  const bool mp4_is_cut = mp4 && lhio_mp4_file_cut(v->path, mp4_cut, sizeof mp4_cut);
+  char packet_cut[192];
+  const LhioFileEnd packet_end = lhio_packet_file_end(v->path, packet_cut, sizeof packet_cut);
+  const bool cut_in_packet = packet_end == LHIO_FILE_END_CUT ||
+                             (mp4 && lhio_mp4_file_cut(v->path, packet_cut, sizeof packet_cut));
   if (v->motion_jpeg && lhio_motion_jpeg_cut(v->path, why, sizeof why)) {
     set_error(v, "%s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
@@ -1101,7 +1103,7 @@ static int check_complete(LhioVideo *v)
     set_error(v, "%s", why);
     return fail_now(v, y4m_status);
   }
-  if (counted && frames_in > v->pulled && !mp4_is_cut) {
+  if (counted && frames_in > v->pulled && !cut_in_packet) {
     set_error(v,
               "the stream is damaged: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
               " frames could not be decoded",
@@ -1131,6 +1133,11 @@ static int check_complete(LhioVideo *v)
   }
   if (video_track > 0 && video_track < expected)
     expected = video_track;
+  /* Its packets tell whether it ends whole and where it is cut: the
+   * duration, the longest stream's, would take audio that runs on after
+   * the video for a cut, and a cut in that audio for the video's. */
+  if (packet_end != LHIO_FILE_END_UNKNOWN)
+    expected = NAN;
   if (lhio_video_ends_short(v->path, avi, expected, "frames", v->end_time, v->frame_time, why,
                             sizeof why)) {
     /* Cut in a cluster that starts after the last frame's end: what is
@@ -1152,8 +1159,8 @@ static int check_complete(LhioVideo *v)
       set_error(v, "%s", why);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
-  if (mp4_is_cut) {
-    set_error(v, "the file is truncated: %s", mp4_cut);
+  if (cut_in_packet) {
+    set_error(v, "the file is truncated: %s", packet_cut);
     return fail_now(v, LH_ERROR_CORRUPT);
   }
   return 0;

@@ -154,30 +154,47 @@ def check_frame_stats(rec, y, where):
 # --------------------------------------------------------------------------
 # Groups
 
-def check_mp4_cut_near_end(tmp):
-    """MP4 files whose sample tables come first, cut in their last frame:
-    qtdemux ended them quietly a frame short, inside the 0.5 s the frames'
-    times are allowed, and both stats and equalize called them whole (exit
-    0).  The mdat or moof box that runs past the end says so exactly.  A
-    whole fragmented file of GStreamer's mp4mux, whose edit shifts its last
-    two frames past the duration it states, was "damaged: 2 of its 60
-    frames could not be decoded" (the decoder drops them, as a player does):
-    whole, it is whole."""
-    made = {}
-    made["faststart.mp4"] = os.path.join(tmp, "faststart.mp4")
-    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=160x120:duration=2:rate=25", "-c:v", "libx264",
-           "-movflags", "+faststart", made["faststart.mp4"])
-    made["ffmpeg-fragmented.mp4"] = os.path.join(tmp, "ffmpeg-fragmented.mp4")
-    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=160x120:duration=2:rate=25", "-c:v", "libx264",
-           "-movflags", "frag_keyframe+empty_moov", "-g", "10", made["ffmpeg-fragmented.mp4"])
-    made["mp4mux-fragmented.mp4"] = os.path.join(tmp, "mp4mux-fragmented.mp4")
+# Files made by check_cut_near_end whose last bytes are video.
+VIDEO_LAST = ("faststart.mp4", "ffmpeg-fragmented.mp4", "vp8.ivf")
+
+
+def check_cut_near_end(tmp):
+    """Files cut in their last frame, which their demuxers end quietly a
+    frame short, inside the 0.5 s the frames' times are allowed: stats and
+    equalize called them whole (exit 0).  The packet that runs past the end
+    says so exactly: an MP4's mdat or moof box (sample tables first:
+    faststart, fragmented), an FLV tag, an IVF frame, an Ogg page, an
+    MPEG-PS packet.  Whole, each is whole: a fragmented file of GStreamer's
+    mp4mux, whose edit shifts its last two frames past the duration it
+    states, was "damaged: 2 of its 60 frames could not be decoded" (the
+    decoder drops them, as a player does), and an FLV or Ogg file whose
+    audio runs a second past its video was "truncated: its frames end at
+    3.080 s of 4.080 s" (the duration is the longest stream's)."""
+    video = ["-f", "lavfi", "-i", "testsrc2=size=160x120:duration=3:rate=25"]
+    audio = ["-f", "lavfi", "-i", "sine=duration=4"]
+    made = {}  # name: (path, what the cut is said to end in, equalize it)
+
+    def make(name, args, packet, write_back=True):
+        made[name] = (os.path.join(tmp, name), packet, write_back)
+        ffmpeg(*args, made[name][0])
+    make("faststart.mp4", [*video, "-c:v", "libx264", "-movflags", "+faststart"], "mdat box")
+    make("ffmpeg-fragmented.mp4", [*video, "-c:v", "libx264", "-movflags",
+                                   "frag_keyframe+empty_moov", "-g", "10"], "(mdat|moof) box")
+    made["mp4mux-fragmented.mp4"] = (os.path.join(tmp, "mp4mux-fragmented.mp4"),
+                                     "(mdat|moof) box", True)
     gst_launch("videotestsrc", "num-buffers=60", "!",
                "video/x-raw,format=I420,width=160,height=120,framerate=30/1", "!", "x264enc",
                "key-int-max=10", "!", "h264parse", "!", "mp4mux", "fragment-duration=500", "!",
-               "filesink", f"location={made['mp4mux-fragmented.mp4']}")
-    out_dir = os.path.join(tmp, "mp4-cut-out")
+               "filesink", f"location={made['mp4mux-fragmented.mp4'][0]}")
+    make("audio-longer.flv", [*video, *audio, "-c:v", "libx264", "-c:a", "aac"], "FLV tag")
+    make("vp8.ivf", [*video, "-c:v", "libvpx", "-b:v", "300k"], "IVF frame")
+    # GStreamer's theoraenc loses the timestamps (the write-back says so).
+    make("audio-longer.ogv", [*video, *audio, "-c:v", "libtheora", "-c:a", "libvorbis"],
+         "Ogg page", write_back=False)
+    make("mpeg2.mpg", [*video, *audio, "-c:v", "mpeg2video", "-c:a", "mp2"], "MPEG-PS packet")
+    out_dir = os.path.join(tmp, "cut-near-end-out")
     os.makedirs(out_dir)
-    for name, whole in made.items():
+    for name, (whole, packet, write_back) in made.items():
         code, out, err = run("stats", "--no-histogram", whole)
         s = summary_of(records(out), whole)
         whole_frames = s["frames"] if s else 0
@@ -190,15 +207,17 @@ def check_mp4_cut_near_end(tmp):
             f.write(data[:len(data) - 700])
         code, out, err = run("stats", "--no-histogram", cut)
         s = summary_of(records(out), cut)
-        said = re.search(r"the file is truncated: it ends (\d+) bytes into its (\d+)-byte "
-                         r"(mdat|moof) box", err)
-        # The fragmented files' last 700 bytes may hold only frames that the
-        # stated duration leaves out: the frames decoded are kept.
-        short = s and (s["frames"] < whole_frames if name == "faststart.mp4" else
+        said = re.search(r"the file is truncated: it ends (\d+) bytes into its (\d+)-byte " +
+                         packet, err)
+        # Where the last 700 bytes hold the audio that runs on, or frames
+        # that the stated duration leaves out (mp4mux), no frame is lost.
+        short = s and (0 < s["frames"] < whole_frames if name in VIDEO_LAST else
                        0 < s["frames"] <= whole_frames)
-        check(code == 1 and said and len(err.strip().splitlines()) == 1 and s and
-              not s["complete"] and short,
+        check(code == 1 and said and int(said.group(1)) < int(said.group(2)) and
+              len(err.strip().splitlines()) == 1 and s and not s["complete"] and short,
               f"{name} less its last 700 bytes: exit {code}, {err!r}, {s}")
+        if not write_back:
+            continue
         code, _, err = run("equalize", "--out", out_dir, cut)
         check(code == 1 and "the file is truncated: it ends" in err and
               not os.path.exists(os.path.join(out_dir, os.path.basename(cut))),
@@ -593,7 +612,7 @@ def group_bad(tmp):
                   f"{name}: frames before the damage kept, summary marked")
         else:
             check(recs == [], f"{name}: no records")
-    check_mp4_cut_near_end(tmp)
+    check_cut_near_end(tmp)
     # GStreamer 1.22's y4mdec drops a file's last 60-72 bytes of frames: of
     # 10 frames of 4x4, 8 came out, exit 0 and "complete"; of 1x1 the
     # duration check said "truncated".  The file's own frame count says so.
