@@ -154,6 +154,25 @@ def check_frame_stats(rec, y, where):
 # --------------------------------------------------------------------------
 # Groups
 
+def check_trimmed_by_edit_list(tmp):
+    """An MP4 cut with `ffmpeg -ss 1.3 -c copy` keeps the frames from the
+    keyframe before 1.3 s and an edit list that starts the picture at 1.3 s:
+    the decoder drops the frames before it, as a player does.  They were
+    counted as frames that failed: "the stream is damaged: 32 of its 100
+    frames could not be decoded", exit 1, on a whole file."""
+    source = os.path.join(tmp, "trim-source.mp4")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=160x120:duration=4:rate=25", "-c:v", "libx264",
+           "-g", "50", source)
+    trimmed = os.path.join(tmp, "trimmed.mp4")
+    ffmpeg("-ss", "1.3", "-i", source, "-c", "copy", trimmed)
+    code, out, err = run("stats", "--no-histogram", trimmed)
+    recs = records(out)
+    s = summary_of(recs, trimmed)
+    check(code == 0 and err == "" and s and s["complete"] and 60 <= s["frames"] <= 70 and
+          s["frames"] == len(frames_of(recs, trimmed)) and s["start"] >= 1.2,
+          f"trimmed by an edit list: exit {code}, {err!r}, {s}")
+
+
 # Files made by check_cut_near_end whose last bytes are video.
 VIDEO_LAST = ("faststart.mp4", "ffmpeg-fragmented.mp4", "vp8.ivf")
 
@@ -613,6 +632,7 @@ def group_bad(tmp):
         else:
             check(recs == [], f"{name}: no records")
     check_cut_near_end(tmp)
+    check_trimmed_by_edit_list(tmp)
     # GStreamer 1.22's y4mdec drops a file's last 60-72 bytes of frames: of
     # 10 frames of 4x4, 8 came out, exit 0 and "complete"; of 1x1 the
     # duration check said "truncated".  The file's own frame count says so.
