@@ -905,7 +905,7 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     """Stats of image and video files and folders, on the command-line tool's
     batch pipeline: folders walked as `lumahist stats` walks them
     (recursively, each folder's entries in sorted byte order, hidden ones
-    left out; its .png, .jpg and .jpeg files and its video files), images
+    left out; its .png, .jpg, .jpeg, .jpe and .jfif files and its video files), images
     decoded on `jobs` threads (None or 0: one per core) and analysed in batches, on a GPU when backend
     allows it, with JPEGs decoded there by nvJPEG where it can be loaded
     (decoder="auto" or "gpu"; "cpu": libjpeg-turbo).  Returns an iterator of

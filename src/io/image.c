@@ -74,15 +74,29 @@ static bool is_magic_prefix(const uint8_t *head, size_t n)
          (n < sizeof jpeg_magic && memcmp(head, jpeg_magic, n) == 0);
 }
 
+/* The extension of path's last component, from its dot; NULL for none. */
+static const char *extension_of(const char *path)
+{
+  const char *dot = path ? strrchr(path, '.') : NULL;
+  return dot && !strchr(dot, '/') ? dot : NULL;
+}
+
+bool lhio_is_jpeg_name(const char *path)
+{
+  /* .jfif is what Windows names a JPEG saved from a browser; .jpe is
+   * JPEG's third extension in the MIME types. */
+  static const char *const extensions[] = {".jpg", ".jpeg", ".jpe", ".jfif"};
+  const char *dot = extension_of(path);
+  for (size_t k = 0; dot && k < sizeof extensions / sizeof extensions[0]; k++)
+    if (strcasecmp(dot, extensions[k]) == 0)
+      return true;
+  return false;
+}
+
 bool lhio_is_image_name(const char *path)
 {
-  if (!path)
-    return false;
-  const char *dot = strrchr(path, '.');
-  if (!dot || strchr(dot, '/'))
-    return false;
-  return strcasecmp(dot, ".png") == 0 || strcasecmp(dot, ".jpg") == 0 ||
-         strcasecmp(dot, ".jpeg") == 0;
+  const char *dot = extension_of(path);
+  return (dot && strcasecmp(dot, ".png") == 0) || lhio_is_jpeg_name(path);
 }
 
 size_t lhio_packed_row_bytes(const LhFrame *frame)
@@ -523,14 +537,9 @@ int lhio_read_memory(const char *path, const LhioEncoded *encoded, LhioReadMode 
 
 static LhioFileType type_from_name(const char *path)
 {
-  const char *dot = strrchr(path, '.');
-  if (!dot || strchr(dot, '/'))
-    return LHIO_FILE_UNKNOWN;
-  if (strcasecmp(dot, ".png") == 0)
-    return LHIO_FILE_PNG;
-  if (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0)
+  if (lhio_is_jpeg_name(path))
     return LHIO_FILE_JPEG;
-  return LHIO_FILE_UNKNOWN;
+  return lhio_is_image_name(path) ? LHIO_FILE_PNG : LHIO_FILE_UNKNOWN;
 }
 
 size_t lhio_name_prefix(const char *name, size_t room)
@@ -648,7 +657,8 @@ int lhio_write(const char *path, const LhioImage *image, const LhioWriteOptions 
     status = lhio_jpeg_check(path, image);
   else
     status = lhio_fail(LH_ERROR_INVALID_ARGUMENT, path,
-                       "no file type given and the name does not end in .png, .jpg or .jpeg");
+                       "no file type given and the name does not end in .png, .jpg, .jpeg, .jpe "
+                       "or .jfif");
   if (status < 0)
     return status;
 

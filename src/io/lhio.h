@@ -116,8 +116,10 @@ LhioFileType lhio_sniff(const uint8_t *head, size_t n);
  * beside it has room for within NAME_MAX. */
 size_t lhio_name_prefix(const char *name, size_t room);
 
-/* Whether a path's extension is one the tool reads (.png, .jpg, .jpeg, any case). */
+/* Whether a path's extension is one the tool reads (.png, .jpg, .jpeg, .jpe,
+ * .jfif, any case), and whether it is a JPEG's (all but .png). */
 bool lhio_is_image_name(const char *path);
+bool lhio_is_jpeg_name(const char *path);
 
 /* Images above max_pixels (0: LHIO_DEFAULT_MAX_PIXELS) are refused with
  * LH_ERROR_TOO_LARGE before any pixel buffer is allocated. */

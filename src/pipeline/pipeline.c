@@ -1208,19 +1208,6 @@ static void trace_task(FILE *trace, const Pipeline *p, Task *task)
   fputc('\n', trace);
 }
 
-/* Whether a path is named as a JPEG. */
-static bool is_jpeg_name(const char *path)
-{
-  static const char *const suffixes[] = {".jpg", ".jpeg", ".jpe", ".jfif"};
-  const size_t length = strlen(path);
-  for (size_t k = 0; k < G_N_ELEMENTS(suffixes); k++) {
-    const size_t n = strlen(suffixes[k]);
-    if (length >= n && g_ascii_strcasecmp(path + length - n, suffixes[k]) == 0)
-      return true;
-  }
-  return false;
-}
-
 /* --decoder auto leaves nvJPEG out of a run whose JPEGs the decoding
  * threads get through in less time than nvJPEG takes to start: the run
  * would wait for it, not use it.  On an H100 host with 16 cores, one to 64
@@ -1248,7 +1235,7 @@ static bool jpegs_outlast_nvjpeg_start(const LhpPipelineSpec *spec, const GPtrAr
   double bytes = 0;
   for (guint i = 0; i < paths->len && bytes <= enough; i++) {
     const char *path = g_ptr_array_index(paths, i);
-    if (is_jpeg_name(path))
+    if (lhio_is_jpeg_name(path))
       bytes += (double)file_bytes(path);
   }
   *megabytes = bytes / 1e6;
@@ -1259,7 +1246,7 @@ static bool jpegs_outlast_nvjpeg_start(const LhpPipelineSpec *spec, const GPtrAr
 static bool any_jpeg_name(const GPtrArray *paths)
 {
   for (guint i = 0; i < paths->len; i++)
-    if (is_jpeg_name(g_ptr_array_index(paths, i)))
+    if (lhio_is_jpeg_name(g_ptr_array_index(paths, i)))
       return true;
   return false;
 }
@@ -1386,7 +1373,7 @@ void lhp_pipeline_run(const LhpPipelineSpec *spec, LhpContexts *contexts, const 
       lh_stats_init(&task->item.stats);
       task->stage = STAGE_DECODE;
       task->moments[MOMENT_DISPATCHED] = g_get_monotonic_time();
-      const bool jpeg_name = is_jpeg_name(task->item.path);
+      const bool jpeg_name = lhio_is_jpeg_name(task->item.path);
       if (p.gpu_share_limit > 0 && !jpeg_name) {
         task->other_waiting = true;
         g_atomic_int_inc(&p.others_waiting);

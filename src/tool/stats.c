@@ -169,8 +169,9 @@ int lht_stats_main(int argc, char **argv)
       "same normalized to [0, 1], the percentiles and the histogram.  PATHs are PNG or JPEG\n"
       "files, video files (mp4, mov, mkv, webm, ts, avi, y4m, ...: a record per frame and a\n"
       "summary; decoded by GStreamer), or folders searched recursively for *.png, *.jpg,\n"
-      "*.jpeg and video files in sorted order; '-' is an image on standard input.  A video's\n"
-      "matrix and range come from its colorimetry unless --matrix or --range is given.");
+      "*.jpeg, *.jpe, *.jfif and video files in sorted order; '-' is an image on standard\n"
+      "input.  A video's matrix and range come from its colorimetry unless --matrix or\n"
+      "--range is given.");
   g_option_context_set_description(
       option_context,
       "Exit status: 0 all files done, 1 some file failed, 2 usage error,\n"

@@ -619,6 +619,32 @@ def check_hidden(tmp, jpeg):
           f"a folder with no images: exit {rc}, {len(recs)} records, {err!r}")
 
 
+def check_extensions(tmp, jpeg, png):
+    """A folder's JPEGs named .jpe or .jfif (Windows names a JPEG saved from
+    a browser .jfif) are read as .jpg and .jpeg are, in any case: they were
+    passed by; equalize writes each back under its own name, as a JPEG."""
+    top = os.path.join(tmp, "extensions")
+    os.makedirs(top)
+    names = ["A.JPG", "b.jpe", "c.JFIF", "d.jfif", "e.Jpeg", "f.png"]
+    for name in names:
+        shutil.copy(png if name.endswith(".png") else jpeg, os.path.join(top, name))
+    for other in ("g.tif", "h.jpgx", "i.jfi"):
+        shutil.copy(jpeg, os.path.join(top, other))
+    rc, recs, err = run_jsonl("--backend", "cpu", top)
+    check(rc == 0 and not err and [os.path.basename(r["path"]) for r in recs] == names,
+          f"a folder of JPEG extensions: exit {rc}, {[r['path'] for r in recs]}, {err!r}")
+    out = os.path.join(tmp, "extensions-out")
+    proc = subprocess.run([LUMAHIST, "equalize", "--backend", "cpu", "--out", out, top],
+                          capture_output=True)
+    written = sorted(os.listdir(out)) if os.path.isdir(out) else []
+    heads = [open(os.path.join(out, n), "rb").read(4) for n in written]
+    check(proc.returncode == 0 and written == sorted(names) and
+          all(h[:3] == (b"\x89PN" if n.endswith(".png") else b"\xff\xd8\xff")
+              for n, h in zip(written, heads)),
+          f"equalize of a folder of JPEG extensions: exit {proc.returncode}, {written}, "
+          f"{proc.stderr!r}")
+
+
 def check_options(tmp):
     """--matrix, --range, --roi, --no-histogram, --percentile-method, --max-pixels, --backend."""
     top, samples = make_set(tmp)
@@ -627,6 +653,7 @@ def check_options(tmp):
     deep = os.path.join(top, "deep16.png")
     jpeg = os.path.join(top, "colour.JPG")
     check_hidden(tmp, jpeg)
+    check_extensions(tmp, jpeg, rgb)
 
     for matrix in MATRICES:
         for path in (rgb, rgb16, jpeg):
