@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """make-corpus.py: writes the fuzzers' seed corpus (tests/fuzz/corpus/), small
 valid files of every kind the readers take, so that fuzzing starts from deep
-inside the decoders (and transport streams' ends for fuzz-ts-end).  Run once with /usr/bin/python3 (numpy, Pillow) and
-libjpeg-turbo-progs' cjpeg/jpegtran; the files are committed."""
+inside the decoders (and transport streams' ends for fuzz-ts-end, tiny
+clips for fuzz-file-end).  Run once with /usr/bin/python3 (numpy, Pillow),
+libjpeg-turbo-progs' cjpeg/jpegtran and ffmpeg; the files are committed."""
 import os
 import struct
 import subprocess
@@ -190,11 +191,37 @@ def ts_end_seeds():
     write("ts-end", "unstated-188.ts", ts_stream(188, 0, sizes, stated=False))
 
 
+def file_end_seeds(tmp):
+    """Inputs of fuzz-file-end.c: tiny clips in the containers whose ends it
+    walks (MP4 with its sample tables first and fragmented, FLV, IVF, Ogg,
+    MPEG-PS), whole and less their last bytes, written by FFmpeg."""
+    clips = {
+        "faststart.mp4": ["-c:v", "libx264", "-movflags", "+faststart"],
+        "moov-last.mp4": ["-c:v", "libx264"],
+        "fragmented.mp4": ["-c:v", "libx264", "-movflags", "frag_keyframe+empty_moov",
+                           "-g", "1"],
+        "h264.flv": ["-c:v", "libx264"],
+        "vp8.ivf": ["-c:v", "libvpx"],
+        "theora.ogv": ["-c:v", "libtheora"],
+        "mpeg2.mpg": ["-c:v", "mpeg2video"],
+        "mpeg1.mpg": ["-c:v", "mpeg1video", "-f", "mpeg"],
+    }
+    for name, args in clips.items():
+        path = os.path.join(tmp, name)
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                        "testsrc2=size=16x16:duration=0.12:rate=25", *args, path], check=True)
+        with open(path, "rb") as f:
+            whole = f.read()
+        write("file-end", name, whole)
+        write("file-end", "cut-" + name, whole[:-37])
+
+
 def main():
     rng = np.random.default_rng(2024)
     with tempfile.TemporaryDirectory() as tmp:
         pngs(rng)
         jpegs(rng, tmp)
+        file_end_seeds(tmp)
     analyze_seeds()
     ts_end_seeds()
     for kind in sorted(os.listdir(OUT)):

@@ -1,0 +1,79 @@
+/* fuzz-file-end.c: libFuzzer target for lhio_mp4_file_cut() and
+ * lhio_packet_file_end(), which walk the boxes of an MP4 and the packets of
+ * an FLV, IVF, Ogg or MPEG-PS file that a demuxer took, to tell a cut one:
+ * any bytes, written to a file, give one of their answers, never a read
+ * outside the file or a walk that does not end; a reason exactly when the
+ * answer is a cut; the same answer whatever room the reason gets (a buffer
+ * of one byte is not overrun); and the file as it was. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz-common.h"
+#include "lhio-private.h"
+
+static char path[64];
+
+static void remove_input_file(void)
+{
+  unlink(path);
+}
+
+/* The input as a file, made once, rewritten for each input and removed at
+ * the exit. */
+static const char *input_file(const uint8_t *data, size_t size)
+{
+  if (!path[0]) {
+    strcpy(path, "/tmp/fuzz-file-end-XXXXXX");
+    int fd = mkstemp(path);
+    FUZZ_ASSERT(fd >= 0);
+    close(fd);
+    atexit(remove_input_file);
+  }
+  FILE *file = fopen(path, "wb");
+  FUZZ_ASSERT(file != NULL);
+  FUZZ_ASSERT(fwrite(data, 1, size, file) == size);
+  FUZZ_ASSERT(fclose(file) == 0);
+  return path;
+}
+
+static void check_unchanged(const char *path, const uint8_t *data, size_t size)
+{
+  FILE *file = fopen(path, "rb");
+  FUZZ_ASSERT(file != NULL);
+  uint8_t *back = malloc(size + 1);
+  FUZZ_ASSERT(back != NULL);
+  FUZZ_ASSERT(fread(back, 1, size + 1, file) == size && memcmp(back, data, size) == 0);
+  free(back);
+  fclose(file);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  const char *path = input_file(data, size);
+  char why[192], small[1];
+
+  memset(why, 'x', sizeof why);
+  const int cut = lhio_mp4_file_cut(path, why, sizeof why);
+  FUZZ_ASSERT(cut == 0 || cut == 1);
+  FUZZ_ASSERT(memchr(why, '\0', sizeof why) != NULL);
+  FUZZ_ASSERT((cut == 1) == (why[0] != '\0'));
+  FUZZ_ASSERT(cut == 0 || strstr(why, " box") != NULL);
+  small[0] = 'x';
+  FUZZ_ASSERT(lhio_mp4_file_cut(path, small, 1) == cut && small[0] == '\0');
+  FUZZ_ASSERT(lhio_mp4_file_cut(path, NULL, 0) == cut);
+
+  memset(why, 'x', sizeof why);
+  const LhioFileEnd end = lhio_packet_file_end(path, why, sizeof why);
+  FUZZ_ASSERT(end == LHIO_FILE_END_UNKNOWN || end == LHIO_FILE_END_WHOLE ||
+              end == LHIO_FILE_END_CUT);
+  FUZZ_ASSERT(memchr(why, '\0', sizeof why) != NULL);
+  FUZZ_ASSERT((end == LHIO_FILE_END_CUT) == (why[0] != '\0'));
+  small[0] = 'x';
+  FUZZ_ASSERT(lhio_packet_file_end(path, small, 1) == end && small[0] == '\0');
+  FUZZ_ASSERT(lhio_packet_file_end(path, NULL, 0) == end);
+
+  check_unchanged(path, data, size);
+  return 0;
+}
