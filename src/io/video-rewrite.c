@@ -485,6 +485,45 @@ static double qscale_of_crf(int crf)
   return CLAMP(pow(2.0, (crf - 12) / 6.0), 1.0, 31.0);
 }
 
+/* The DNxHR profile of avenc_dnxhd for frames of a raw format, at a CRF:
+ * DNxHD proper takes only the bitrates of its profiles for each size and
+ * rate (115000 or 185000 kbit/s for 1080p25, ...), which nothing about the
+ * input gives, and fails to open on any other, its own default included;
+ * DNxHR takes any size at its quality levels.  10-bit 4:2:2 is HQX, 4:4:4
+ * is 444; 8-bit 4:2:2 is HQ up to CRF 23 (the default 18), SQ up to 30, LB
+ * above.  NULL for a format it does not take. */
+static const char *dnxhr_profile(const char *format, int crf)
+{
+  if (!format)
+    return NULL;
+  if (strcmp(format, "I422_10LE") == 0)
+    return "dnxhr_hqx";
+  if (strcmp(format, "Y444_10LE") == 0 || strcmp(format, "GBR_10LE") == 0)
+    return "dnxhr_444";
+  if (strcmp(format, "Y42B") != 0)
+    return NULL;
+  return crf <= 23 ? "dnxhr_hq" : crf <= 30 ? "dnxhr_sq" : "dnxhr_lb";
+}
+
+/* avenc_dnxhd's sink: once the frames' format is known, and before the
+ * encoder opens on it, the DNxHR profile for that format. */
+static GstPadProbeReturn choose_dnxhr_profile(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS)
+    return GST_PAD_PROBE_OK;
+  GstCaps *caps;
+  gst_event_parse_caps(event, &caps);
+  const char *profile = dnxhr_profile(
+      gst_structure_get_string(gst_caps_get_structure(caps, 0), "format"), GPOINTER_TO_INT(data));
+  GstElement *encoder = gst_pad_get_parent_element(pad);
+  if (encoder && profile)
+    gst_util_set_object_arg(G_OBJECT(encoder), "profile", profile);
+  if (encoder)
+    gst_object_unref(encoder);
+  return GST_PAD_PROBE_OK;
+}
+
 /* Sets the encoder's rate control: a mean bitrate when kbps > 0, else
  * constant quality from crf (x264's scale: 0 lossless, 51 worst).  Each
  * encoder family has its own knobs.  NULL, or why a bitrate cannot be asked
@@ -553,6 +592,13 @@ static char *set_quality(GstElement *encoder, int crf, int kbps)
     } else {
       gst_util_set_object_arg(G_OBJECT(encoder), "rc-mode", "constqp");
       g_object_set(encoder, "qp-const", crf, NULL);
+    }
+  } else if (strcmp(name, "avenc_dnxhd") == 0 && kbps <= 0) {
+    GstPad *sink = gst_element_get_static_pad(encoder, "sink");
+    if (sink) {
+      gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, choose_dnxhr_profile,
+                        GINT_TO_POINTER(crf), NULL);
+      gst_object_unref(sink);
     }
   } else if (g_str_has_prefix(name, "avenc_") && has_property(encoder, "pass")) {
     if (kbps > 0 && has_property(encoder, "bitrate")) {

@@ -477,6 +477,7 @@ def group_containers(tmp):
     check_movie_facts_kept(tmp)
     check_mpeg12(tmp, rng)
     check_encoder_quirks(tmp, rng)
+    check_dnxhd(tmp)
     check_full_range_kept(tmp, rng)
 
     # Subtitles: mov_text in mp4 copied packet for packet (but for the empty
@@ -860,6 +861,38 @@ def check_encoder_quirks(tmp, rng):
         check(not ok or frames_in(output) == len(frames), f"av1 --crf {crf}: frames lost")
     check(None not in sizes.values() and sizes["45"] < sizes["10"] * 0.7,
           f"av1: --crf 10 gives {sizes['10']} bytes, 45 gives {sizes['45']}")
+
+
+def check_dnxhd(tmp):
+    """DNxHD in MXF, as post-production hands it over: avenc_dnxhd opens only
+    at the bitrates of DNxHD's profiles, and its default (200 kbit/s) is
+    none, so the write-back failed with "Internal data stream error. (from
+    mxfdemux0)".  Without --bitrate the frames are written as DNxHR (any
+    size; HQ for 8-bit 4:2:2 at the default CRF, LB at 40, HQX for 10-bit);
+    with a --bitrate of a DNxHD profile, as DNxHD."""
+    have = subprocess.run(["gst-inspect-1.0", "avenc_dnxhd"], capture_output=True).returncode == 0
+    if not have:
+        print("note: no avenc_dnxhd here (gstreamer1.0-libav): DNxHD not checked")
+        return
+    clips = {}
+    for name, pix_fmt, rate in (("dnxhd.mxf", "yuv422p", "36M"),
+                                ("dnxhd-10bit.mxf", "yuv422p10le", "185M")):
+        clips[name] = os.path.join(tmp, name)
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=size=1920x1080:duration=0.24:rate=25", "-c:v",
+               "dnxhd", "-b:v", rate, "-pix_fmt", pix_fmt, clips[name])
+    for name, options, profile in (("dnxhd.mxf", [], "DNXHR HQ"),
+                                   ("dnxhd.mxf", ["--crf", "40"], "DNXHR LB"),
+                                   ("dnxhd.mxf", ["--bitrate", "36000"], "DNXHD"),
+                                   ("dnxhd-10bit.mxf", [], "DNXHR HQX")):
+        out_dir = os.path.join(tmp, "out-dnxhd-" + "-".join(options).strip("-"))
+        code, _, err = run("equalize", *options, "-o", out_dir, clips[name], timeout=300)
+        output = os.path.join(out_dir, name)
+        written = os.path.exists(output)
+        streams = probe(output, "-show_entries", "stream=codec_name,profile")["streams"] \
+            if written else []
+        check(code == 0 and streams and streams[0]["codec_name"] == "dnxhd" and
+              streams[0].get("profile") == profile and frames_in(output) == 6,
+              f"equalize {' '.join(options)} {name}: exit {code}, {err!r}, {streams}")
 
 
 def check_full_range_kept(tmp, rng):
