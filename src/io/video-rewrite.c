@@ -1358,6 +1358,45 @@ static char *ends_short(Rewrite *r)
   return NULL;
 }
 
+/* Where streaming stopped as not-negotiated after the decoder gave frames
+ * but before the encoder gave any: the encoder did not open on them (a
+ * libav encoder refusing their size, rate or format says why only in its
+ * debug log), which the bus put as "Internal data stream error. (from
+ * queue0)".  NULL otherwise. */
+static char *unopened_encoder(Rewrite *r, const char *debug)
+{
+  if (!r->encoder_element || !debug || !strstr(debug, "not-negotiated"))
+    return NULL;
+  GstPad *in = gst_element_get_static_pad(r->encoder_element, "sink");
+  GstPad *out = gst_element_get_static_pad(r->encoder_element, "src");
+  /* The frames' caps as offered to it: refused, they are not its own. */
+  GstPad *offered = in ? gst_pad_get_peer(in) : NULL;
+  GstCaps *frames = offered ? gst_pad_get_current_caps(offered) : NULL;
+  char *why = NULL;
+  if (frames && out && !gst_pad_has_current_caps(out)) {
+    GstVideoInfo info;
+    char what[160] = "";
+    if (gst_video_info_from_caps(&info, frames)) {
+      const char *format = gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info));
+      snprintf(what, sizeof what, " (%s, %dx%d at %d/%d fps)", format, GST_VIDEO_INFO_WIDTH(&info),
+               GST_VIDEO_INFO_HEIGHT(&info), GST_VIDEO_INFO_FPS_N(&info),
+               GST_VIDEO_INFO_FPS_D(&info));
+    }
+    why = g_strdup_printf("GStreamer's %s did not open on its frames%s with the settings asked: "
+                          "give another --codec, --crf or --bitrate",
+                          r->encoder, what);
+  }
+  if (frames)
+    gst_caps_unref(frames);
+  if (offered)
+    gst_object_unref(offered);
+  if (in)
+    gst_object_unref(in);
+  if (out)
+    gst_object_unref(out);
+  return why;
+}
+
 /* filesink's failure to write the temporary file, said as the image
  * commands say theirs: "writing OUTPUT: No space left on device".  Its own
  * words were "No space left on the resource. (from filesink1)", or named the
@@ -1432,6 +1471,8 @@ static int run(Rewrite *r, LhioVideoRewriteResult *result)
         error = g_strdup_printf("no GStreamer plugin is installed for it (%s)", r->missing);
       else
         error = lhio_gst_unnegotiated_decoder(r->decoder_element, debug);
+      if (!error)
+        error = unopened_encoder(r, debug);
       g_mutex_unlock(&r->lock);
       if (!error && GST_MESSAGE_SRC(m) == GST_OBJECT(r->sink))
         error = sink_failure(r, gerror, debug);

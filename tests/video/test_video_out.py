@@ -893,6 +893,14 @@ def check_dnxhd(tmp):
         check(code == 0 and streams and streams[0]["codec_name"] == "dnxhd" and
               streams[0].get("profile") == profile and frames_in(output) == 6,
               f"equalize {' '.join(options)} {name}: exit {code}, {err!r}, {streams}")
+    # A bitrate of no DNxHD profile: the encoder does not open, and says so
+    # (it was "Internal data stream error. (from mxfdemux0)").
+    out_dir = os.path.join(tmp, "out-dnxhd-50000")
+    code, _, err = run("equalize", "--bitrate", "50000", "-o", out_dir, clips["dnxhd.mxf"])
+    check(code == 1 and err.count("\n") == 1 and
+          "GStreamer's avenc_dnxhd did not open on its frames (Y42B, 1920x1080 at 25/1 fps)" in err
+          and not os.path.exists(os.path.join(out_dir, "dnxhd.mxf")),
+          f"equalize --bitrate 50000 dnxhd.mxf: exit {code}, {err!r}")
 
 
 def check_full_range_kept(tmp, rng):
