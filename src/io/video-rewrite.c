@@ -112,6 +112,14 @@ typedef struct {
   GstPad *video_pad; /* parsebin's, of the video stream: asked for its duration */
 
   /* The probe's own (one streaming thread). */
+  /* Mixed caps for mpeg2enc: whether the first frame came, and the field
+   * order it gave (UNKNOWN: not interlaced), hold_field_order's. */
+  bool field_order_seen;
+  GstVideoFieldOrder field_order;
+  /* The sticky events after caps held back with them (segment, tags): given
+   * after them, in their order. */
+  GQueue held_events;
+  bool holding_caps;
   GstCaps *caps;
   GstVideoInfo info;
   LhRange range; /* of the decoded frames */
@@ -205,15 +213,78 @@ static void note_end(Rewrite *r, GstBuffer *buffer)
  * format, went on so (the file was tagged limited), or the videoconvert
  * before it chose another format, and a phone's 4:2:0 clip came out 10-bit
  * 4:4:4 (High 4:4:4 Predictive, which few players decode). */
+/* Interlaced MPEG-2 (a DVD's, a DVB recording's) comes out of avdec_mpeg2video
+ * as mixed caps, each frame's field order in its flags, which mpeg2enc does
+ * not read ("Unknown input interlacing; assuming progressive"): the file
+ * was written as progressive frames of interleaved fields, which players
+ * show combed.  mpeg2enc, which takes no change of caps once it has them,
+ * is given them at the first frame (check_field_order): interleaved in that
+ * frame's field order where it is interlaced, as they came where it is not.
+ * Until then the caps event is held back (true), and the sticky events
+ * after it (tag_full_range); afterwards a mixed one is made interleaved in
+ * that order (*fixed, else NULL). */
+static bool hold_field_order(Rewrite *r, GstCaps *caps, GstCaps **fixed)
+{
+  *fixed = NULL;
+  const GstStructure *s = gst_caps_get_structure(caps, 0);
+  const char *mode = gst_structure_get_string(s, "interlace-mode");
+  if (strcmp(r->encoder, "mpeg2enc") != 0 || !mode || strcmp(mode, "mixed") != 0 ||
+      gst_structure_has_field(s, "field-order"))
+    return false;
+  if (!r->field_order_seen)
+    return true;
+  if (r->field_order != GST_VIDEO_FIELD_ORDER_UNKNOWN) {
+    *fixed = gst_caps_copy(caps);
+    gst_caps_set_simple(*fixed, "interlace-mode", G_TYPE_STRING, "interleaved", "field-order",
+                        G_TYPE_STRING, gst_video_field_order_to_string(r->field_order), NULL);
+  }
+  return false;
+}
+
+/* At the first frame, the caps hold_field_order held back, in the order of
+ * that frame's fields where it is interlaced. */
+static void check_field_order(Rewrite *r, GstPad *pad, GstBuffer *buffer)
+{
+  if (!r->holding_caps || r->field_order_seen || !r->caps)
+    return;
+  r->field_order_seen = true;
+  r->holding_caps = false;
+  if (GST_BUFFER_FLAG_IS_SET(buffer, GST_VIDEO_BUFFER_FLAG_INTERLACED))
+    r->field_order = GST_BUFFER_FLAG_IS_SET(buffer, GST_VIDEO_BUFFER_FLAG_TFF)
+                         ? GST_VIDEO_FIELD_ORDER_TOP_FIELD_FIRST
+                         : GST_VIDEO_FIELD_ORDER_BOTTOM_FIELD_FIRST;
+  /* Through tag_full_range, which makes it interleaved now. */
+  gst_pad_push_event(pad, gst_event_new_caps(r->caps));
+  GstEvent *held;
+  while ((held = g_queue_pop_head(&r->held_events)))
+    gst_pad_push_event(pad, held);
+}
+
 static GstPadProbeReturn tag_full_range(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   (void)pad;
   Rewrite *r = data;
   GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS)
-    return GST_PAD_PROBE_OK;
+  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS) {
+    if (!r->holding_caps || !GST_EVENT_IS_STICKY(event) || GST_EVENT_TYPE(event) == GST_EVENT_EOS)
+      return GST_PAD_PROBE_OK;
+    g_queue_push_tail(&r->held_events, gst_event_ref(event));
+    return GST_PAD_PROBE_DROP;
+  }
   GstCaps *caps;
   gst_event_parse_caps(event, &caps);
+  GstCaps *interleaved;
+  if (hold_field_order(r, caps, &interleaved)) {
+    r->holding_caps = true;
+    return GST_PAD_PROBE_DROP;
+  }
+  if (interleaved) {
+    event = gst_event_new_caps(interleaved);
+    gst_event_unref(GST_PAD_PROBE_INFO_EVENT(info));
+    GST_PAD_PROBE_INFO_DATA(info) = event;
+    caps = interleaved; /* held by the new event */
+    gst_caps_unref(interleaved);
+  }
   GstVideoInfo decoded;
   GstCaps *tagged = NULL;
   if (gst_video_info_from_caps(&decoded, caps) &&
@@ -267,6 +338,8 @@ static GstPadProbeReturn change_frame(GstPad *pad, GstPadProbeInfo *info, gpoint
     r->range = lhio_caps_range(caps, &r->info);
   }
   gst_caps_unref(caps);
+
+  check_field_order(r, pad, in);
 
   /* In place when no one else holds the buffer.  A decoder keeps a
    * reference on the frames it will predict from: then a change that writes
@@ -1670,6 +1743,7 @@ int lhio_video_rewrite(const char *input, const char *output,
   g_free(r.error);
   g_free(r.missing);
   g_mutex_clear(&r.lock);
+  g_queue_clear_full(&r.held_events, (GDestroyNotify)gst_event_unref);
 
   /* A transport stream, an MP4, FLV, IVF, Ogg, MPEG-PS or YUV4MPEG2 file
    * cut inside a packet, its media or a frame ends quietly; y4mdec also

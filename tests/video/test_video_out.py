@@ -478,6 +478,7 @@ def group_containers(tmp):
     check_mpeg12(tmp, rng)
     check_encoder_quirks(tmp, rng)
     check_dnxhd(tmp)
+    check_interlaced_mpeg2(tmp)
     check_full_range_kept(tmp, rng)
 
     # Subtitles: mov_text in mp4 copied packet for packet (but for the empty
@@ -861,6 +862,35 @@ def check_encoder_quirks(tmp, rng):
         check(not ok or frames_in(output) == len(frames), f"av1 --crf {crf}: frames lost")
     check(None not in sizes.values() and sizes["45"] < sizes["10"] * 0.7,
           f"av1: --crf 10 gives {sizes['10']} bytes, 45 gives {sizes['45']}")
+
+
+def check_interlaced_mpeg2(tmp):
+    """Interlaced MPEG-2 (a DVD's, a DVB recording's), top or bottom field
+    first, is written back interlaced in its own field order: avdec_mpeg2video
+    gives mixed caps, each frame's order in its flags, which mpeg2enc does not
+    read, and the fields were written as progressive frames ("field_order":
+    "progressive"), which players show combed."""
+    if subprocess.run(["gst-inspect-1.0", "mpeg2enc"], capture_output=True).returncode != 0:
+        print("note: no mpeg2enc here (gstreamer1.0-plugins-bad): interlaced MPEG-2 not checked")
+        return
+    for top, order in (("1", "tt"), ("0", "bb")):
+        name = f"interlaced-{order}.ts"
+        clip = os.path.join(tmp, name)
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=size=720x576:duration=0.4:rate=25", "-c:v",
+               "mpeg2video", "-flags", "+ildct+ilme", "-top", top, "-f", "mpegts", clip)
+        out_dir = os.path.join(tmp, "out-interlaced")
+        code, _, err = run("equalize", "-o", out_dir, clip)
+        output = os.path.join(out_dir, name)
+        stream = probe(output, "-select_streams", "v", "-show_entries",
+                       "stream=field_order")["streams"] if os.path.exists(output) else []
+        frames = probe(output, "-select_streams", "v", "-show_entries",
+                       "frame=interlaced_frame,top_field_first")["frames"] if stream else []
+        check(code == 0 and err == "" and stream and stream[0].get("field_order") == order and
+              len(frames) == 10 and
+              all(f["interlaced_frame"] == 1 and f["top_field_first"] == int(top)
+                  for f in frames),
+              f"equalize {name}: exit {code}, {err!r}, {stream}, "
+              f"{[(f['interlaced_frame'], f['top_field_first']) for f in frames]}")
 
 
 def check_dnxhd(tmp):
