@@ -88,16 +88,26 @@ static void test_sniff(void)
   CHECK(lhio_sniff(gif, sizeof gif) == LHIO_FILE_UNKNOWN, "GIF taken for an image we read");
   CHECK(lhio_sniff(NULL, 0) == LHIO_FILE_UNKNOWN, "NULL sniffed as something");
 
+  /* .jpe and .jfif are JPEG's own extensions (Windows names a JPEG saved
+   * from a browser .jfif); .jfi and .jpgx are not. */
   static const struct {
     const char *name;
     bool image;
-  } names[] = {{"a.png", true},         {"a.PNG", true},      {"dir/b.jpg", true}, {"c.JPeG", true},
-               {"d.jpe", false},        {"e.png.txt", false}, {"png", false},      {".png", true},
-               {"dir.png/file", false}, {"f.tiff", false},    {"", false}};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    bool jpeg;
+  } names[] = {
+      {"a.png", true, false},         {"a.PNG", true, false},   {"dir/b.jpg", true, true},
+      {"c.JPeG", true, true},         {"d.jpe", true, true},    {"d.JFIF", true, true},
+      {"d.jfi", false, false},        {"d.jpgx", false, false}, {"e.png.txt", false, false},
+      {"png", false, false},          {".png", true, false},    {"dir.png/file", false, false},
+      {"dir.jpg/file", false, false}, {"f.tiff", false, false}, {"", false, false}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     CHECK(lhio_is_image_name(names[i].name) == names[i].image, "lhio_is_image_name(\"%s\")",
           names[i].name);
+    CHECK(lhio_is_jpeg_name(names[i].name) == names[i].jpeg, "lhio_is_jpeg_name(\"%s\")",
+          names[i].name);
+  }
   CHECK(!lhio_is_image_name(NULL), "lhio_is_image_name(NULL)");
+  CHECK(!lhio_is_jpeg_name(NULL), "lhio_is_jpeg_name(NULL)");
 }
 
 static void test_bad_files(const char *dir)
