@@ -117,7 +117,8 @@ typedef struct {
   bool media_after; /* they hold media data (mdat, moof): moov cannot grow */
 } LhioMp4Moov;
 
-/* Reads the moov box of the open file (none, or above 64 MB: data NULL). */
+/* Reads the moov box of the open file (none, one that does not fit in the
+ * file, or above 64 MB: data NULL). */
 int lhio_mp4_read_moov(int fd, const char *path, LhioMp4Moov *moov);
 /* Writes data (size bytes) in place of the moov read, moving what follows
  * it where the size changed (refused when media data follows). */
