@@ -163,7 +163,10 @@ int lhio_mp4_keep_creation_time(const char *input, const char *output);
 
 /* Copies input's chapters (a Nero chpl box in its moov's udta) into the
  * moov of output, an MP4 or QuickTime file qtmux or mp4mux wrote from it
- * (mp4-chapters.c). */
+ * (mp4-chapters.c).  Output is left as it is where its moov has chapters
+ * already, cannot grow (media data after it) or has no place for them at
+ * its udta's end (at its own where it has no udta): a box of size 0 or
+ * bytes that make no box there. */
 int lhio_mp4_keep_chapters(const char *input, const char *output);
 
 /* An EBML element's header (mkv-ebml.c), as Matroska and WebM files are

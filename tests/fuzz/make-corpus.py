@@ -332,6 +332,7 @@ def mp4_seeds(tmp):
         "size64.mp4": isom + box64(b"mdat", bytes(8)) + box64(b"moov", mvhd(), video),
         "size0-mdat.mp4": isom + box(b"moov", mvhd(), video) + struct.pack(">I", 0) + b"mdat" +
                           bytes(8),
+        "size0-moov.mp4": isom + mdat + struct.pack(">I", 0) + b"moov" + mvhd() + video,
         "v1-co64.mp4": isom + mdat + box(b"moov", mvhd(1, 1 << 32), trak(1, b"vide", 1, co64=True)),
         "v1-mvhd-v0-tracks.mp4": isom + mdat + box(b"moov", mvhd(1), video),
         "audio-only.mp4": isom + mdat + box(b"moov", mvhd(), sound),
