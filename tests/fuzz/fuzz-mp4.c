@@ -15,7 +15,9 @@
  * room for them); a second run of a rewrite changes nothing; and the
  * files only read are left as they were.  Each rewrite runs on a copy of
  * the input and on small valid files made here (templates), with the
- * input as the source or as the file rewritten. */
+ * input as the source or as the file rewritten; the duration and the
+ * rotation also on the input's moov cut after each of its first boxes,
+ * whole or emptied, so that each in turn ends the moov read. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
@@ -35,6 +37,9 @@ static const char *const containers[] = {"moov", "trak", "mdia", "minf", "stbl",
 /* lhio_mp4_child is asked for the boxes after each of the first few of a
  * level (each ask walks the rest: quadratic). */
 #define CHILD_CHECKS 32
+/* The boxes the input's moov is cut after (check_cut), each twice a file
+ * written and rewritten. */
+#define MAX_CUTS 12
 
 static const uint32_t identity[9] = {0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000};
 
@@ -614,6 +619,60 @@ static void check_write_moov(const uint8_t *data, size_t size, const LhioMp4Moov
   }
 }
 
+/* The input's moov cut right after one of its boxes, or after that box's
+ * header with the box made empty, the sizes of the boxes around it cut to
+ * match, as a file of its own: each box of moov, of its tracks and of
+ * their media then ends moov, whole and empty, so that a read of a byte
+ * past it (a header's version taken from an empty box) is a read past
+ * the moov read, which ASan sees.  Its duration read and its rotation
+ * written as the input's are. */
+typedef struct {
+  const uint8_t *moov;
+  int quarter_turns;
+  int left; /* boxes still to cut after */
+} Cuts;
+
+static void check_cut(const Cuts *cuts, const size_t *outer, int n_outer, size_t end)
+{
+  uint8_t *cut = malloc(end);
+  FUZZ_ASSERT(cut != NULL);
+  memcpy(cut, cuts->moov, end);
+  for (int i = 0; i < n_outer; i++) {
+    const size_t at = outer[i];
+    const uint32_t field = lhio_be32(cut + at);
+    if (field == 1) {
+      lhio_put_be32(cut + at + 8, 0);
+      lhio_put_be32(cut + at + 12, (uint32_t)(end - at));
+    } else if (field != 0) { /* 0: to the end, which it still is */
+      lhio_put_be32(cut + at, (uint32_t)(end - at));
+    }
+  }
+  write_file(copy_path, cut, end);
+  const double duration = lhio_mp4_video_duration(copy_path);
+  FUZZ_ASSERT(isnan(duration) || (isfinite(duration) && duration > 0));
+  FUZZ_ASSERT(lhio_mp4_set_rotation(copy_path, cuts->quarter_turns) == LH_OK);
+  check_rotation(cut, end, cuts->quarter_turns);
+  free(cut);
+}
+
+static void cut_after_each(Cuts *cuts, size_t *outer, int n_outer, size_t from, size_t end)
+{
+  const uint8_t *type;
+  size_t payload, size;
+  for (size_t at = from;
+       cuts->left > 0 && lhio_mp4_box_at(cuts->moov, at, end, &type, &payload, &size); at += size) {
+    cuts->left--;
+    check_cut(cuts, outer, n_outer, at + size);
+    outer[n_outer] = at; /* the box itself, emptied */
+    check_cut(cuts, outer, n_outer + 1, payload);
+    if (n_outer < 3 && (memcmp(type, "trak", 4) == 0 || memcmp(type, "mdia", 4) == 0 ||
+                        memcmp(type, "udta", 4) == 0)) {
+      outer[n_outer] = at;
+      cut_after_each(cuts, outer, n_outer + 1, payload, at + size);
+    }
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   make_folder();
@@ -633,7 +692,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   LhioMp4Moov moov;
   if (read_moov(input_path, &input, &moov) == LH_OK && moov.data)
     check_write_moov(data, size, &moov);
-  lhio_mp4_moov_clear(&moov);
   FUZZ_ASSERT(file_is(input_path, data, size));
 
   /* The rotation, asked of a copy of the input (a turn chosen by its size). */
@@ -658,6 +716,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   write_file(template_path, source->data, source->size);
   keep_creation_time(template_path, data, size);
   keep_chapters(template_path, data, size);
+
+  if (moov.data) {
+    Cuts cuts = {moov.data, quarter_turns, MAX_CUTS};
+    size_t outer[4] = {0};
+    cut_after_each(&cuts, outer, 1, moov.children, moov.size);
+  }
+  lhio_mp4_moov_clear(&moov);
   FUZZ_ASSERT(file_is(input_path, data, size));
   FUZZ_ASSERT(file_is(template_path, source->data, source->size));
 

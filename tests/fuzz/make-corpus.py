@@ -270,9 +270,11 @@ def tkhd(track, version=0, created=3786825600, duration=1000, matrix=IDENTITY, s
 
 
 def trak(track, handler, version=0, matrix=IDENTITY, duration=1000, co64=False, edit=False,
-         extra=b""):
+         extra=b"", reverse=False):
     """A track of one sample: header, optional edit list, media header,
-    handler and the sample tables (32- or 64-bit chunk offsets)."""
+    handler and the sample tables (32- or 64-bit chunk offsets); with
+    reverse, the track's and the media's boxes in the reverse order (each
+    header last)."""
     offsets = (full(b"co64", 0, 0, struct.pack(">IQ", 1, 48)) if co64 else
                full(b"stco", 0, 0, struct.pack(">II", 1, 48)))
     entry = {b"vide": box(b"avc1", bytes(6), struct.pack(">H", 1), bytes(16),
@@ -292,8 +294,10 @@ def trak(track, handler, version=0, matrix=IDENTITY, duration=1000, co64=False, 
     hdlr = full(b"hdlr", 0, 0, bytes(4), handler, bytes(12), b"lumahist\0")
     edts = box(b"edts", full(b"elst", 0, 0, struct.pack(">IIiI", 1, duration - 100, 100,
                                                          0x10000))) if edit else b""
-    return box(b"trak", tkhd(track, version, matrix=matrix, duration=duration), edts, extra,
-               box(b"mdia", mdhd, hdlr, minf))
+    order = (lambda boxes: boxes[::-1]) if reverse else (lambda boxes: boxes)
+    mdia = box(b"mdia", *order([mdhd, hdlr, minf]))
+    return box(b"trak", *order([tkhd(track, version, matrix=matrix, duration=duration), edts,
+                                extra, mdia]))
 
 
 def chpl(version=1, chapters=((0, b"Intro"), (5000000, b"Middle"), (9000000, b"End"))):
@@ -354,6 +358,7 @@ def mp4_seeds(tmp):
     for turns in (1, 2, 3):
         seeds[f"rotated-{turns * 90}.mp4"] = isom + mdat + box(
             b"moov", mvhd(), trak(1, b"vide", matrix=rotation(turns, 16, 8)))
+    seeds["headers-last.mp4"] = isom + mdat + box(b"moov", mvhd(), trak(1, b"vide", reverse=True))
     seeds["rotated-90-v1.mov"] = qt + mdat + box(
         b"moov", mvhd(1), trak(1, b"vide", 1, matrix=rotation(1, 16, 8)))
     for name, data in seeds.items():
