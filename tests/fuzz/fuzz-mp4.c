@@ -191,7 +191,8 @@ static bool boxes_tile(const uint8_t *data, size_t from, size_t end, bool stated
 /* ---- the moov box of a file ---- */
 
 /* Reads path's moov with lhio_mp4_read_moov and checks what it says
- * against the file's bytes. */
+ * against the file's bytes: the first moov among the top-level boxes that
+ * follow each other from the start (the walk in memory finds it too). */
 static int read_moov(const char *path, const Bytes *file, LhioMp4Moov *moov)
 {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -203,6 +204,14 @@ static int read_moov(const char *path, const Bytes *file, LhioMp4Moov *moov)
     FUZZ_ASSERT(moov->data == NULL);
     return status;
   }
+  const uint8_t *type;
+  size_t payload, size, at = 0;
+  while (lhio_mp4_box_at(file->data, at, file->size, &type, &payload, &size) &&
+         memcmp(type, "moov", 4) != 0)
+    at += size;
+  const bool walked_to_moov = lhio_mp4_box_at(file->data, at, file->size, &type, &payload, &size);
+  FUZZ_ASSERT(walked_to_moov == (moov->data != NULL));
+  FUZZ_ASSERT(!walked_to_moov || ((size_t)moov->at == at && moov->size == size));
   if (moov->data) {
     FUZZ_ASSERT(moov->size >= 8 && moov->at >= 0 && (uint64_t)moov->at + moov->size <= file->size);
     FUZZ_ASSERT(memcmp(moov->data, file->data + moov->at, moov->size) == 0);
