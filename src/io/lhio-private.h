@@ -117,7 +117,8 @@ typedef struct {
   bool media_after; /* they hold media data (mdat, moof): moov cannot grow */
 } LhioMp4Moov;
 
-/* Reads the moov box of the open file (none, or above 64 MB: data NULL). */
+/* Reads the moov box of the open file (none, one that does not fit in the
+ * file, or above 64 MB: data NULL). */
 int lhio_mp4_read_moov(int fd, const char *path, LhioMp4Moov *moov);
 /* Writes data (size bytes) in place of the moov read, moving what follows
  * it where the size changed (refused when media data follows). */
@@ -162,7 +163,10 @@ int lhio_mp4_keep_creation_time(const char *input, const char *output);
 
 /* Copies input's chapters (a Nero chpl box in its moov's udta) into the
  * moov of output, an MP4 or QuickTime file qtmux or mp4mux wrote from it
- * (mp4-chapters.c). */
+ * (mp4-chapters.c).  Output is left as it is where its moov has chapters
+ * already, cannot grow (media data after it) or has no place for them at
+ * its udta's end (at its own where it has no udta): a box of size 0 or
+ * bytes that make no box there. */
 int lhio_mp4_keep_chapters(const char *input, const char *output);
 
 /* An EBML element's header (mkv-ebml.c), as Matroska and WebM files are

@@ -71,7 +71,8 @@ bool lhio_mp4_video_trak(const uint8_t *moov, size_t size, size_t first, size_t 
 }
 
 /* The top-level box header at offset at of the file: its type and size;
- * false at the end or where it does not fit. */
+ * false at the end or where it does not fit (in the file, or a 64-bit
+ * size too small for its own header). */
 static bool file_box_at(int fd, off_t at, off_t end, uint8_t type[4], uint64_t *length)
 {
   uint8_t head[16];
@@ -83,12 +84,15 @@ static bool file_box_at(int fd, off_t at, off_t end, uint8_t type[4], uint64_t *
   *length = lhio_be32(head);
   if (*length == 1 && got < 16)
     return false;
-  if (*length == 1)
+  uint64_t header = 8;
+  if (*length == 1) {
     *length = (uint64_t)lhio_be32(head + 8) << 32 | lhio_be32(head + 12);
-  else if (*length == 0)
+    header = 16;
+  } else if (*length == 0) {
     *length = (uint64_t)(end - at);
+  }
   memcpy(type, head + 4, 4);
-  return *length >= 8 && *length <= (uint64_t)(end - at);
+  return *length >= header && *length <= (uint64_t)(end - at);
 }
 
 int lhio_mp4_read_moov(int fd, const char *path, LhioMp4Moov *moov)
@@ -98,10 +102,14 @@ int lhio_mp4_read_moov(int fd, const char *path, LhioMp4Moov *moov)
   uint8_t type[4];
   uint64_t length;
   off_t at = 0;
-  for (; file_box_at(fd, at, end, type, &length); at += (off_t)length)
-    if (memcmp(type, "moov", 4) == 0)
-      break;
-  if (at >= end || memcmp(type, "moov", 4) != 0 || length > MOOV_LIMIT)
+  bool found = false;
+  while (!found && file_box_at(fd, at, end, type, &length)) {
+    found = memcmp(type, "moov", 4) == 0;
+    if (!found)
+      at += (off_t)length;
+  }
+  /* A moov that does not fit (a file cut inside it) is none. */
+  if (!found || length > MOOV_LIMIT)
     return LH_OK;
   moov->data = malloc((size_t)length);
   if (!moov->data)

@@ -36,9 +36,27 @@ static bool find_chapters(const LhioMp4Moov *moov, size_t *at, size_t *size)
          find_box(moov->data, udta, udta_end, "chpl", at, size);
 }
 
-/* Adds grow to the size of the box at data[at] (32 or 64 bits). */
+/* Whether the boxes of [from, end) follow each other to exactly its end,
+ * each stating its size: one of size 0 runs to the end and would take in
+ * a box put after it, and one put after bytes that make no box would be
+ * read by none. */
+static bool boxes_fill(const uint8_t *data, size_t from, size_t end)
+{
+  const uint8_t *type;
+  size_t payload, size, at = from;
+  while (at < end && lhio_mp4_box_at(data, at, end, &type, &payload, &size) &&
+         lhio_be32(data + at) != 0)
+    at += size;
+  return at == end;
+}
+
+/* Adds grow to the size of the box at data[at] (32 or 64 bits).  A size
+ * of 0 (the box runs to the end of its parent, or of the file) stays 0:
+ * the box still ends where its parent does. */
 static void grow_box(uint8_t *data, size_t at, size_t grow)
 {
+  if (lhio_be32(data + at) == 0)
+    return;
   if (lhio_be32(data + at) == 1) {
     uint64_t size = (uint64_t)lhio_be32(data + at + 8) << 32 | lhio_be32(data + at + 12);
     size += grow;
@@ -47,6 +65,16 @@ static void grow_box(uint8_t *data, size_t at, size_t grow)
   } else {
     lhio_put_be32(data + at, lhio_be32(data + at) + (uint32_t)grow);
   }
+}
+
+/* Whether the chapters can be put at the end of moov's udta, or of moov in
+ * a udta of their own where it has none: the boxes there fill it. */
+static bool has_room(const LhioMp4Moov *moov)
+{
+  size_t udta, udta_end;
+  if (lhio_mp4_child(moov->data, moov->children, moov->size, "udta", &udta, &udta_end))
+    return boxes_fill(moov->data, udta, udta_end);
+  return boxes_fill(moov->data, moov->children, moov->size);
 }
 
 /* moov with the chpl box (chpl_size bytes) put at the end of its udta, or
@@ -106,7 +134,7 @@ int lhio_mp4_keep_chapters(const char *input, const char *output)
   status = lhio_mp4_read_moov(fd, output, &moov);
   size_t ignored_at, ignored_size;
   if (status == LH_OK && moov.data && !moov.media_after &&
-      !find_chapters(&moov, &ignored_at, &ignored_size)) {
+      !find_chapters(&moov, &ignored_at, &ignored_size) && has_room(&moov)) {
     size_t new_size;
     uint8_t *data = with_chapters(&moov, chpl, size, &new_size);
     status = data ? lhio_mp4_write_moov(fd, output, &moov, data, new_size)

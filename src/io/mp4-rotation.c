@@ -21,7 +21,8 @@ static bool rotate_in_moov(uint8_t *moov, size_t size, int quarter_turns)
   const size_t first = lhio_be32(moov) == 1 ? 16 : 8; /* after moov's own header */
   size_t trak, trak_end, mdia, mdia_end, tkhd, tkhd_end;
   if (lhio_mp4_video_trak(moov, size, first, &trak, &trak_end, &mdia, &mdia_end)) {
-    if (!lhio_mp4_child(moov, trak, trak_end, "tkhd", &tkhd, &tkhd_end))
+    /* An empty tkhd has no version to tell its layout by. */
+    if (!lhio_mp4_child(moov, trak, trak_end, "tkhd", &tkhd, &tkhd_end) || tkhd == tkhd_end)
       return false;
     /* version and flags, the times and ids (20 or 32 bytes), 16 more. */
     const size_t matrix = tkhd + 4 + (moov[tkhd] == 1 ? 32 : 20) + 16;

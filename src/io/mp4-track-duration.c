@@ -14,7 +14,8 @@ static double video_duration_in_moov(const uint8_t *moov, size_t size, size_t fi
 {
   size_t trak, trak_end, mdia, mdia_end, mdhd, mdhd_end;
   if (lhio_mp4_video_trak(moov, size, first, &trak, &trak_end, &mdia, &mdia_end)) {
-    if (!lhio_mp4_child(moov, mdia, mdia_end, "mdhd", &mdhd, &mdhd_end))
+    /* An empty mdhd has no version to tell its layout by. */
+    if (!lhio_mp4_child(moov, mdia, mdia_end, "mdhd", &mdhd, &mdhd_end) || mdhd == mdhd_end)
       return NAN;
     /* Version and flags, then the two times (4 or 8 bytes each), the
      * timescale (4) and the duration (4 or 8). */

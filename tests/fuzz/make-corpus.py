@@ -2,8 +2,12 @@
 """make-corpus.py: writes the fuzzers' seed corpus (tests/fuzz/corpus/), small
 valid files of every kind the readers take, so that fuzzing starts from deep
 inside the decoders (and transport streams' ends for fuzz-ts-end, tiny
-clips for fuzz-file-end).  Run once with /usr/bin/python3 (numpy, Pillow),
-libjpeg-turbo-progs' cjpeg/jpegtran and ffmpeg; the files are committed."""
+clips for fuzz-file-end, MP4 boxes for fuzz-mp4).  Run once with
+/usr/bin/python3 (numpy, Pillow), libjpeg-turbo-progs' cjpeg/jpegtran,
+ffmpeg and GStreamer's gst-launch-1.0 (x264enc, the isomp4 muxers); the
+files are committed.  Arguments name the kinds to write (mp4, png, ...):
+the others are left as they are (the tools' output changes with their
+versions); png and jpeg, drawn from one random sequence, go together."""
 import os
 import struct
 import subprocess
@@ -216,14 +220,191 @@ def file_end_seeds(tmp):
         write("file-end", "cut-" + name, whole[:-37])
 
 
+def box(kind, *parts):
+    """A box with a 32-bit size (size 0: to the end of its parent)."""
+    body = b"".join(parts)
+    return struct.pack(">I", 8 + len(body)) + kind + body
+
+
+def box64(kind, *parts):
+    """A box with a 64-bit size (size field 1)."""
+    body = b"".join(parts)
+    return struct.pack(">I", 1) + kind + struct.pack(">Q", 16 + len(body)) + body
+
+
+def full(kind, version, flags, *parts):
+    return box(kind, struct.pack(">I", version << 24 | flags), *parts)
+
+
+IDENTITY = (0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000)
+
+
+def rotation(quarter_turns, width, height):
+    """The tkhd matrix of a clip turned clockwise (as phones write it)."""
+    one, minus_one = 0x10000, 0xFFFF0000
+    return {0: IDENTITY,
+            1: (0, one, 0, minus_one, 0, 0, height << 16, 0, 0x40000000),
+            2: (minus_one, 0, 0, 0, minus_one, 0, width << 16, height << 16, 0x40000000),
+            3: (0, minus_one, 0, one, 0, 0, 0, width << 16, 0x40000000)}[quarter_turns]
+
+
+def times(version, created, timescale, duration):
+    if version == 1:
+        return struct.pack(">QQIQ", created, created + 1, timescale, duration)
+    return struct.pack(">IIII", created, created + 1, timescale, duration)
+
+
+def mvhd(version=0, created=3786825600, duration=1000):
+    return full(b"mvhd", version, 0, times(version, created, 1000, duration),
+                struct.pack(">IH10x", 0x10000, 0x100), struct.pack(">9I", *IDENTITY),
+                bytes(24), struct.pack(">I", 3))
+
+
+def tkhd(track, version=0, created=3786825600, duration=1000, matrix=IDENTITY, size=(16, 8)):
+    if version == 1:
+        head = struct.pack(">QQI4xQ", created, created + 1, track, duration)
+    else:
+        head = struct.pack(">III4xI", created, created + 1, track, duration)
+    return full(b"tkhd", version, 3, head, bytes(16), struct.pack(">9I", *matrix),
+                struct.pack(">II", size[0] << 16, size[1] << 16))
+
+
+def trak(track, handler, version=0, matrix=IDENTITY, duration=1000, co64=False, edit=False,
+         extra=b"", reverse=False):
+    """A track of one sample: header, optional edit list, media header,
+    handler and the sample tables (32- or 64-bit chunk offsets); with
+    reverse, the track's and the media's boxes in the reverse order (each
+    header last)."""
+    offsets = (full(b"co64", 0, 0, struct.pack(">IQ", 1, 48)) if co64 else
+               full(b"stco", 0, 0, struct.pack(">II", 1, 48)))
+    entry = {b"vide": box(b"avc1", bytes(6), struct.pack(">H", 1), bytes(16),
+                          struct.pack(">HH", 16, 8), bytes(50)),
+             b"soun": box(b"mp4a", bytes(6), struct.pack(">H", 1), bytes(20)),
+             b"text": box(b"text", bytes(6), struct.pack(">H", 1), bytes(8))}[handler]
+    stbl = box(b"stbl", full(b"stsd", 0, 0, struct.pack(">I", 1), entry),
+               full(b"stts", 0, 0, struct.pack(">III", 1, 1, duration)),
+               full(b"stsc", 0, 0, struct.pack(">IIII", 1, 1, 1, 1)),
+               full(b"stsz", 0, 0, struct.pack(">III", 0, 1, 8)), offsets)
+    header = {b"vide": full(b"vmhd", 0, 1, bytes(8)), b"soun": full(b"smhd", 0, 0, bytes(4)),
+              b"text": full(b"nmhd", 0, 0)}[handler]
+    minf = box(b"minf", header,
+               box(b"dinf", full(b"dref", 0, 0, struct.pack(">I", 1), full(b"url ", 0, 1))), stbl)
+    mdhd = full(b"mdhd", version, 0, times(version, 3786825600, 1000, duration),
+                struct.pack(">HH", 0x55c4, 0))
+    hdlr = full(b"hdlr", 0, 0, bytes(4), handler, bytes(12), b"lumahist\0")
+    edts = box(b"edts", full(b"elst", 0, 0, struct.pack(">IIiI", 1, duration - 100, 100,
+                                                         0x10000))) if edit else b""
+    order = (lambda boxes: boxes[::-1]) if reverse else (lambda boxes: boxes)
+    mdia = box(b"mdia", *order([mdhd, hdlr, minf]))
+    return box(b"trak", *order([tkhd(track, version, matrix=matrix, duration=duration), edts,
+                                extra, mdia]))
+
+
+def chpl(version=1, chapters=((0, b"Intro"), (5000000, b"Middle"), (9000000, b"End"))):
+    """A Nero chapter list (times in 100 ns), as FFmpeg writes it into udta."""
+    body = struct.pack(">I", 0) if version == 1 else b""
+    body += bytes([len(chapters)])
+    for start, title in chapters:
+        body += struct.pack(">QB", start, len(title)) + title
+    return full(b"chpl", version, 0, body)
+
+
+def mp4_seeds(tmp):
+    """Inputs of fuzz-mp4.c: small MP4, QuickTime and 3GP files built box by
+    box (media data before and after moov, 32- and 64-bit sizes, a last box
+    of size 0, co64, rotated tracks, header versions 0 and 1, edit lists,
+    chapter lists and a QuickTime chapter track, fragments) and a few that
+    GStreamer's muxers and FFmpeg wrote."""
+    isom = box(b"ftyp", b"isom", struct.pack(">I", 0x200), b"isomiso2avc1mp41")
+    qt = box(b"ftyp", b"qt  ", struct.pack(">I", 0x200), b"qt  ")
+    gpp = box(b"ftyp", b"3gp4", struct.pack(">I", 0), b"3gp4isom")
+    mdat = box(b"mdat", bytes(range(8)))
+    video = trak(1, b"vide", edit=True)
+    sound = trak(2, b"soun")
+    mvex = box(b"mvex", full(b"trex", 0, 0, struct.pack(">5I", 1, 1, 0, 0, 0)))
+
+    def fragment(n):
+        traf = box(b"traf", full(b"tfhd", 0, 0x20000, struct.pack(">I", 1)),
+                   full(b"tfdt", 1, 0, struct.pack(">Q", n * 40)),
+                   full(b"trun", 0, 0x201, struct.pack(">IiI", 1, 0, 8)))
+        moof = box(b"moof", full(b"mfhd", 0, 0, struct.pack(">I", n)), traf)
+        return moof + box(b"mdat", bytes(8))
+
+    seeds = {
+        "moov-last.mp4": isom + mdat + box(b"moov", mvhd(), video, sound),
+        "moov-first.mp4": isom + box(b"moov", mvhd(), sound, video) + mdat,
+        "size64.mp4": isom + box64(b"mdat", bytes(8)) + box64(b"moov", mvhd(), video),
+        "size0-mdat.mp4": isom + box(b"moov", mvhd(), video) + struct.pack(">I", 0) + b"mdat" +
+                          bytes(8),
+        "size0-moov.mp4": isom + mdat + struct.pack(">I", 0) + b"moov" + mvhd() + video,
+        "v1-co64.mp4": isom + mdat + box(b"moov", mvhd(1, 1 << 32), trak(1, b"vide", 1, co64=True)),
+        "v1-mvhd-v0-tracks.mp4": isom + mdat + box(b"moov", mvhd(1), video),
+        "audio-only.mp4": isom + mdat + box(b"moov", mvhd(), sound),
+        "chpl.mp4": isom + mdat + box(b"moov", mvhd(), video, box(b"udta", chpl())),
+        "chpl-v0-udta.mp4": isom + mdat + box(b"moov", mvhd(), video,
+                                              box(b"udta", box(b"\xa9nam", b"clip"), chpl(0))),
+        "udta-no-chpl.mp4": isom + mdat + box(b"moov", mvhd(), video,
+                                              box(b"udta", box(b"\xa9nam", b"clip"))),
+        "chapter-track.mov": qt + mdat + box(
+            b"moov", mvhd(),
+            trak(1, b"vide", extra=box(b"tref", box(b"chap", struct.pack(">I", 2)))),
+            trak(2, b"text"), box(b"udta", chpl())) + box(b"free", bytes(8)),
+        "moov-then-uuid.mov": qt + mdat + box(b"moov", mvhd(), video) +
+                              box(b"uuid", bytes(16), b"<x:xmpmeta/>"),
+        "plain.3gp": gpp + mdat + box(b"moov", mvhd(), video),
+        "fragmented.mp4": isom + box(b"moov", mvhd(duration=0), trak(1, b"vide", duration=0), mvex)
+                          + fragment(1) + fragment(2),
+    }
+    for turns in (1, 2, 3):
+        seeds[f"rotated-{turns * 90}.mp4"] = isom + mdat + box(
+            b"moov", mvhd(), trak(1, b"vide", matrix=rotation(turns, 16, 8)))
+    seeds["headers-last.mp4"] = isom + mdat + box(b"moov", mvhd(), trak(1, b"vide", reverse=True))
+    seeds["rotated-90-v1.mov"] = qt + mdat + box(
+        b"moov", mvhd(1), trak(1, b"vide", 1, matrix=rotation(1, 16, 8)))
+    for name, data in seeds.items():
+        write("mp4", name, data)
+    # What the muxers write back (qtmux, mp4mux, 3gppmux, a fragmented
+    # mp4mux file), and what FFmpeg writes with chapters.
+    source = ["videotestsrc", "num-buffers=3", "!", "video/x-raw,width=16,height=16,framerate=25/1",
+              "!", "x264enc", "key-int-max=1", "!"]
+    muxers = {"qtmux.mov": ["qtmux"], "mp4mux.mp4": ["mp4mux"], "3gppmux.3gp": ["3gppmux"],
+              "mp4mux-faststart.mp4": ["mp4mux", "faststart=true"],
+              "mp4mux-fragmented.mp4": ["mp4mux", "fragment-duration=40"]}
+    for name, muxer in muxers.items():
+        path = os.path.join(tmp, name)
+        subprocess.run(["gst-launch-1.0", "-q", *source, *muxer, "!", "filesink",
+                        "location=" + path], check=True)
+        write("mp4", "gst-" + name, open(path, "rb").read())
+    chapters = os.path.join(tmp, "chapters.txt")
+    with open(chapters, "w") as f:
+        f.write(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=40\ntitle=One\n"
+                "[CHAPTER]\nTIMEBASE=1/1000\nSTART=40\nEND=120\ntitle=Two\n")
+    for name in ("chapters.mp4", "chapters.mov"):
+        path = os.path.join(tmp, name)
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                        "testsrc2=size=16x16:duration=0.12:rate=25", "-i", chapters,
+                        "-map_metadata", "1", "-map_chapters", "1", "-c:v", "libx264", path],
+                       check=True)
+        write("mp4", "ffmpeg-" + name, open(path, "rb").read())
+
+
 def main():
+    """Writes every kind of seed, or only those named (png, jpeg, file-end,
+    mp4, analyze, ts-end)."""
+    kinds = set(sys.argv[1:]) or {"png", "jpeg", "file-end", "mp4", "analyze", "ts-end"}
     rng = np.random.default_rng(2024)
     with tempfile.TemporaryDirectory() as tmp:
-        pngs(rng)
-        jpegs(rng, tmp)
-        file_end_seeds(tmp)
-    analyze_seeds()
-    ts_end_seeds()
+        if kinds & {"png", "jpeg"}:  # one random sequence: written together
+            pngs(rng)
+            jpegs(rng, tmp)
+        if "file-end" in kinds:
+            file_end_seeds(tmp)
+        if "mp4" in kinds:
+            mp4_seeds(tmp)
+    if "analyze" in kinds:
+        analyze_seeds()
+    if "ts-end" in kinds:
+        ts_end_seeds()
     for kind in sorted(os.listdir(OUT)):
         files = os.listdir(os.path.join(OUT, kind))
         size = sum(os.path.getsize(os.path.join(OUT, kind, f)) for f in files)

@@ -4,7 +4,7 @@
 #
 #   tests/fuzz/run.sh [--build DIR] [--time SECONDS] [--short] TARGET [LIBFUZZER ARGS...]
 #
-# TARGET is png, jpeg, analyze, ts-end or file-end.  --short is the test suite's run: a fixed
+# TARGET is png, jpeg, analyze, ts-end, file-end or mp4.  --short is the test suite's run: a fixed
 # seed, 15 seconds (or --time), a throw-away corpus beside the seeds.  Without
 # it the run lasts --time seconds (default 600) and keeps what it finds in
 # DIR/corpus-TARGET.  Crashes are written to DIR/artifacts/.  Exits 77 (skip)
@@ -25,12 +25,12 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-[ $# -ge 1 ] || { echo "usage: run.sh [--build DIR] [--time S] [--short] png|jpeg|analyze|ts-end|file-end [ARGS...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: run.sh [--build DIR] [--time S] [--short] png|jpeg|analyze|ts-end|file-end|mp4 [ARGS...]" >&2; exit 2; }
 target=$1
 shift
 case "$target" in
-  png | jpeg | analyze | ts-end | file-end) ;;
-  *) echo "run.sh: unknown target '$target' (png, jpeg, analyze, ts-end or file-end)" >&2; exit 2 ;;
+  png | jpeg | analyze | ts-end | file-end | mp4) ;;
+  *) echo "run.sh: unknown target '$target' (png, jpeg, analyze, ts-end, file-end or mp4)" >&2; exit 2 ;;
 esac
 [ -n "$seconds" ] || { $short && seconds=15 || seconds=600; }
 
