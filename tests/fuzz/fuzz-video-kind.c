@@ -19,8 +19,8 @@
 #include "lhio-private.h"
 #include "lhio-video.h"
 
-/* lhio_motion_jpeg_cut reads this much of a file's end. */
-#define MOTION_JPEG_TAIL 4096
+/* Zero padding lhio_motion_jpeg_cut looks through for a frame's end. */
+#define MOTION_JPEG_PADDING ((size_t)1 << 20)
 
 static const char *const known_extensions[] = {
     ".mov", ".3gp", ".mp4", ".webm", ".mkv", ".ts", ".m2ts", ".avi", ".y4m",  ".mpg",
@@ -52,14 +52,14 @@ static void check_reason(bool given, const char *why, size_t why_size)
     FUZZ_ASSERT(why[0] == '\0' || why[0] == 'x');
 }
 
-/* Cut, as lhio-video.h states it: the last bytes but zero padding do not end
- * with an end-of-image marker (seen only within the tail read). */
+/* Cut, as lhio-video.h states it: the bytes but zero padding do not end
+ * with an end-of-image marker (told where the padding is not too long). */
 static bool expected_cut(const uint8_t *data, size_t size, bool *told)
 {
   size_t n = size;
   while (n > 0 && data[n - 1] == 0)
     n--;
-  *told = size <= MOTION_JPEG_TAIL || size - n < MOTION_JPEG_TAIL - 2;
+  *told = size - n < MOTION_JPEG_PADDING;
   return n > 0 && !(n >= 2 && data[n - 2] == 0xff && data[n - 1] == 0xd9);
 }
 
