@@ -55,7 +55,9 @@ bool lhio_is_motion_jpeg(const char *path);
 
 /* Whether a Motion JPEG file is cut: its last frame lacks the end-of-image
  * marker (jpegparse drops such a frame, and the stream ended quietly), said
- * in why; zero bytes after the marker are padding. */
+ * in why; zero bytes after it are padding, looked through for 1 MiB (a
+ * file that ends in more zeros is not told cut).  False for a file that is
+ * not a regular one (a FIFO is not opened). */
 bool lhio_motion_jpeg_cut(const char *path, char *why, size_t why_size);
 
 /* The end of an MPEG-TS or M2TS file (ts-end.c): whether it was cut.  A

@@ -42,7 +42,13 @@ bool lhio_ebml_header(const uint8_t *data, size_t available, LhioEbmlHeader *hea
 
 bool lhio_ebml_header_at(int fd, off_t at, off_t end, LhioEbmlHeader *header)
 {
+  /* Only the bytes before end: a header that runs past it (past the end of
+   * the element it is read in) is none, and the walks that take the bytes
+   * left before end less its length would wrap around. */
   uint8_t bytes[12];
-  const ssize_t got = end - at > 0 ? pread(fd, bytes, sizeof bytes, at) : 0;
+  if (at < 0 || end - at <= 0)
+    return false;
+  const size_t want = end - at < (off_t)sizeof bytes ? (size_t)(end - at) : sizeof bytes;
+  const ssize_t got = pread(fd, bytes, want, at);
   return got > 0 && lhio_ebml_header(bytes, (size_t)got, header);
 }

@@ -137,7 +137,7 @@ int lhio_mkv_unquote_tags(const char *path)
     /* The segment's children, a header at a time (clusters are skipped). */
     for (at += (off_t)header.length;
          status == LH_OK && lhio_ebml_header_at(fd, at, segment_end, &header) &&
-         header.size != UINT64_MAX && (off_t)header.size <= segment_end - at;
+         header.size != UINT64_MAX && header.size <= (uint64_t)(segment_end - at) - header.length;
          at += (off_t)(header.length + header.size)) {
       const size_t size = header.length + (size_t)header.size;
       if (header.id != ID_TAGS || size > TAGS_LIMIT)

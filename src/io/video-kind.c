@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lhio-private.h"
 #include "lhio-video.h"
@@ -10,6 +11,9 @@
 
 /* NUT's file ID string, its terminating NUL included. */
 #define NUT_MAGIC "nut/multimedia container"
+/* Zero bytes at a Motion JPEG file's end looked through, at most, for its
+ * last frame's end (all zeros: the end is not told). */
+#define MOTION_JPEG_PADDING_LIMIT ((off_t)1 << 20)
 
 static bool at(const uint8_t *head, size_t n, size_t offset, const char *magic, size_t length)
 {
@@ -232,22 +236,29 @@ bool lhio_is_motion_jpeg(const char *path)
 
 bool lhio_motion_jpeg_cut(const char *path, char *why, size_t why_size)
 {
-  FILE *file = fopen(path, "rb");
-  if (!file)
+  off_t size;
+  int fd = lhio_open_regular(path, &size);
+  if (fd < 0)
     return false;
-  uint8_t tail[4096];
-  bool cut = false;
-  if (fseeko(file, 0, SEEK_END) == 0) {
-    const off_t size = ftello(file);
-    const off_t from = size > (off_t)sizeof tail ? size - (off_t)sizeof tail : 0;
-    size_t n = 0;
-    if (size > 0 && fseeko(file, from, SEEK_SET) == 0)
-      n = fread(tail, 1, (size_t)(size - from), file);
-    while (n > 0 && tail[n - 1] == 0)
-      n--;
-    cut = n > 0 && !(n >= 2 && tail[n - 2] == 0xff && tail[n - 1] == 0xd9);
+  /* The last byte that is not zero padding, looked for backwards a block
+   * at a time: a recorder that sets the file's size first may leave far
+   * more than a block of zeros after a frame it was cut inside. */
+  uint8_t block[4096];
+  off_t last = -1;
+  for (off_t end = size; end > 0 && last < 0 && size - end < MOTION_JPEG_PADDING_LIMIT;) {
+    const off_t from = end > (off_t)sizeof block ? end - (off_t)sizeof block : 0;
+    const ssize_t got = pread(fd, block, (size_t)(end - from), from);
+    if (got != (ssize_t)(end - from))
+      break;
+    for (size_t n = (size_t)got; n > 0 && last < 0; n--)
+      if (block[n - 1] != 0)
+        last = from + (off_t)(n - 1);
+    end = from;
   }
-  fclose(file);
+  uint8_t marker[2] = {0, 0};
+  const bool cut = last >= 0 && !(last >= 1 && pread(fd, marker, 2, last - 1) == 2 &&
+                                  marker[0] == 0xff && marker[1] == 0xd9);
+  close(fd);
   if (cut)
     snprintf(why, why_size,
              "the file is truncated: its last frame has no end-of-image marker (cut inside it)");

@@ -8,50 +8,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fuzz-common.h"
+#include "fuzz-file.h"
 #include "lhio-private.h"
-
-static char path[64];
-
-static void remove_input_file(void)
-{
-  unlink(path);
-}
-
-/* The input as a file, made once, rewritten for each input and removed at
- * the exit. */
-static const char *input_file(const uint8_t *data, size_t size)
-{
-  if (!path[0]) {
-    strcpy(path, "/tmp/fuzz-file-end-XXXXXX");
-    int fd = mkstemp(path);
-    FUZZ_ASSERT(fd >= 0);
-    close(fd);
-    atexit(remove_input_file);
-  }
-  FILE *file = fopen(path, "wb");
-  FUZZ_ASSERT(file != NULL);
-  FUZZ_ASSERT(fwrite(data, 1, size, file) == size);
-  FUZZ_ASSERT(fclose(file) == 0);
-  return path;
-}
-
-static void check_unchanged(const char *path, const uint8_t *data, size_t size)
-{
-  FILE *file = fopen(path, "rb");
-  FUZZ_ASSERT(file != NULL);
-  uint8_t *back = malloc(size + 1);
-  FUZZ_ASSERT(back != NULL);
-  FUZZ_ASSERT(fread(back, 1, size + 1, file) == size && memcmp(back, data, size) == 0);
-  free(back);
-  fclose(file);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  const char *path = input_file(data, size);
+  const char *path = fuzz_input_file("input", data, size);
   char why[192], small[1];
 
   memset(why, 'x', sizeof why);
@@ -74,6 +38,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   FUZZ_ASSERT(lhio_packet_file_end(path, small, 1) == end && small[0] == '\0');
   FUZZ_ASSERT(lhio_packet_file_end(path, NULL, 0) == end);
 
-  check_unchanged(path, data, size);
+  fuzz_check_unchanged(path, data, size);
   return 0;
 }

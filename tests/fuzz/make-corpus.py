@@ -2,12 +2,15 @@
 """make-corpus.py: writes the fuzzers' seed corpus (tests/fuzz/corpus/), small
 valid files of every kind the readers take, so that fuzzing starts from deep
 inside the decoders (and transport streams' ends for fuzz-ts-end, tiny
-clips for fuzz-file-end, MP4 boxes for fuzz-mp4).  Run once with
-/usr/bin/python3 (numpy, Pillow), libjpeg-turbo-progs' cjpeg/jpegtran,
-ffmpeg and GStreamer's gst-launch-1.0 (x264enc, the isomp4 muxers); the
-files are committed.  Arguments name the kinds to write (mp4, png, ...):
-the others are left as they are (the tools' output changes with their
-versions); png and jpeg, drawn from one random sequence, go together."""
+clips for fuzz-file-end, MP4 boxes for fuzz-mp4, Matroska, YUV4MPEG2 and the
+first bytes of every container for fuzz-mkv, fuzz-y4m and fuzz-video-kind).
+Run once with /usr/bin/python3 (numpy, Pillow), libjpeg-turbo-progs'
+cjpeg/jpegtran, ffmpeg and GStreamer's gst-launch-1.0 (x264enc, the isomp4
+and Matroska muxers, y4menc); the files are committed.  `make-corpus.py
+KIND...` writes only those folders (mp4, mkv, ...): the others are left as
+they are (the tools' output changes with their versions); png and jpeg, drawn
+from one random sequence, are those of a run of all only when both are
+written."""
 import os
 import struct
 import subprocess
@@ -388,23 +391,255 @@ def mp4_seeds(tmp):
         write("mp4", "ffmpeg-" + name, open(path, "rb").read())
 
 
-def main():
-    """Writes every kind of seed, or only those named (png, jpeg, file-end,
-    mp4, analyze, ts-end)."""
-    kinds = set(sys.argv[1:]) or {"png", "jpeg", "file-end", "mp4", "analyze", "ts-end"}
+def ebml(element_id, payload, size_width=0):
+    """An EBML element: its ID (bytes as written), its size as a variable-
+    length integer (the narrowest, or size_width bytes; None: unknown) and
+    its payload."""
+    if size_width is None:
+        return element_id + b"\x01" + b"\xff" * 7 + payload
+    n = len(payload)
+    width = size_width or next(w for w in range(1, 9) if n < (1 << 7 * w) - 1)
+    return element_id + (1 << 7 * width | n).to_bytes(width, "big") + payload
+
+
+def ebml_uint(element_id, value, width=None):
+    width = width or max(1, (value.bit_length() + 7) // 8)
+    return ebml(element_id, value.to_bytes(width, "big"))
+
+
+def ebml_head(doctype=b"matroska", size_width=0):
+    return ebml(b"\x1a\x45\xdf\xa3",
+                ebml_uint(b"\x42\x86", 1) + ebml_uint(b"\x42\xf7", 1) +
+                ebml_uint(b"\x42\xf2", 4) + ebml_uint(b"\x42\xf3", 8) +
+                ebml(b"\x42\x82", doctype) + ebml_uint(b"\x42\x87", 4) +
+                ebml_uint(b"\x42\x85", 2), size_width)
+
+
+def block(track, offset, frame, simple=True):
+    body = bytes([0x80 | track]) + offset.to_bytes(2, "big", signed=True) + b"\x80" + frame
+    return ebml(b"\xa3" if simple else b"\xa1", body)
+
+
+def matroska_by_hand():
+    """Matroska files built here: a segment with its Info (timecode scale),
+    two tracks (video, audio), tags (FFmpeg's per-track DURATION), clusters
+    of SimpleBlocks and BlockGroups, cues; whole, cut, and unknown-size
+    segment and clusters."""
+    info = ebml(b"\x15\x49\xa9\x66", ebml_uint(b"\x2a\xd7\xb1", 1000000) +
+                ebml(b"\x44\x89", struct.pack(">f", 1000.0)))
+    tracks = ebml(b"\x16\x54\xae\x6b",
+                  ebml(b"\xae", ebml_uint(b"\xd7", 1) + ebml_uint(b"\x73\xc5", 0x1234) +
+                       ebml_uint(b"\x83", 1) + ebml(b"\x86", b"V_UNCOMPRESSED") +
+                       ebml(b"\xe0", ebml_uint(b"\xb0", 4) + ebml_uint(b"\xba", 4) +
+                            ebml(b"\x2e\xb5\x24", b"I420"))) +
+                  ebml(b"\xae", ebml_uint(b"\xd7", 2) + ebml_uint(b"\x73\xc5", 0x5678) +
+                       ebml_uint(b"\x83", 2) + ebml(b"\x86", b"A_PCM/INT/LIT") +
+                       ebml(b"\xe1", ebml(b"\xb5", struct.pack(">f", 8000.0)) +
+                            ebml_uint(b"\x9f", 1) + ebml_uint(b"\x62\x64", 16))))
+
+    def tag(uid, duration):
+        return ebml(b"\x73\x73", ebml(b"\x63\xc0", ebml_uint(b"\x63\xc5", uid)) +
+                    ebml(b"\x67\xc8", ebml(b"\x45\xa3", b"DURATION") +
+                         ebml(b"\x44\x87", duration)))
+    tags = ebml(b"\x12\x54\xc3\x67", tag(0x1234, b"00:00:00.400000000\0") +
+                tag(0x5678, b"00:00:01.000000000"))
+    frame = bytes(range(24))
+
+    def cluster(time, size_width=0):
+        blocks = ebml_uint(b"\xe7", time)
+        for i in range(4):
+            blocks += block(1, i * 40, frame)
+            blocks += ebml(b"\xa0", ebml_uint(b"\x9b", 40) + block(2, i * 40 + 20, frame[:8],
+                                                                    simple=False))
+        return ebml(b"\x1f\x43\xb6\x75", blocks, size_width)
+    cues = ebml(b"\x1c\x53\xbb\x6b",
+                ebml(b"\xbb", ebml_uint(b"\xb3", 0) +
+                     ebml(b"\xb7", ebml_uint(b"\xf7", 1) + ebml_uint(b"\xf1", 0))))
+    clusters = cluster(0) + cluster(160) + cluster(320)
+    body = info + tracks + tags + clusters + cues
+    write("mkv", "hand-tagged.mkv", ebml_head() + ebml(b"\x18\x53\x80\x67", body))
+    untagged = info + tracks + clusters + cues
+    whole = ebml_head() + ebml(b"\x18\x53\x80\x67", untagged, 8)
+    write("mkv", "hand-untagged.mkv", whole)
+    write("mkv", "hand-untagged-cut-in-cluster.mkv", whole[:-len(cues) - 30])
+    write("mkv", "hand-untagged-cut-in-group.mkv", whole[:-len(cues) - 5])
+    streamed = (ebml_head(b"webm", 8) + b"\x18\x53\x80\x67\x01" + b"\xff" * 7 + info + tracks +
+                cluster(0, None) + cluster(160, None))
+    write("mkv", "hand-streamed.webm", streamed)
+    # Tags first, timecode scale of 1 us, a 4-byte ID and 8-byte sizes.
+    odd = (ebml_head(size_width=8) +
+           ebml(b"\x18\x53\x80\x67", tags + ebml(b"\x15\x49\xa9\x66",
+                                                 ebml_uint(b"\x2a\xd7\xb1", 1000)) +
+                tracks + cluster(7) + ebml(b"\xec", bytes(16)), 8))
+    write("mkv", "hand-tags-first.mkv", odd)
+
+
+def mkv_seeds(tmp):
+    """Inputs of fuzz-mkv.c: Matroska and WebM files by GStreamer's
+    matroskamux and webmmux (clusters sized, and streamable: unknown sizes)
+    and FFmpeg (tracks' DURATION tags, cues, an audio track), whole and cut,
+    and files built here."""
+    video = ["videotestsrc", "num-buffers=4", "!",
+             "video/x-raw,width=16,height=16,framerate=25/1"]
+    audio = ["audiotestsrc", "num-buffers=8", "samplesperbuffer=400", "!", "audioconvert", "!",
+             "vorbisenc", "!"]
+    pipelines = {
+        "matroskamux.mkv": video + ["!", "x264enc", "!", "matroskamux", "!"],
+        "matroskamux-streamable.mkv": video + ["!", "x264enc", "!", "matroskamux",
+                                               "streamable=true", "!"],
+        "webmmux.webm": video + ["!", "vp8enc", "!", "webmmux", "name=mux", "!"],
+        "webmmux-audio.webm": video + ["!", "vp8enc", "!", "webmmux", "name=mux", "!"],
+    }
+    for name, elements in pipelines.items():
+        path = os.path.join(tmp, name)
+        argv = ["gst-launch-1.0", "-q"] + elements + ["filesink", f"location={path}"]
+        if name == "webmmux-audio.webm":
+            argv += audio + ["mux."]
+        subprocess.run(argv, check=True)
+        with open(path, "rb") as f:
+            whole = f.read()
+        write("mkv", name, whole)
+        write("mkv", "cut-" + name, whole[:len(whole) * 2 // 3])
+    clips = {
+        "ffmpeg.mkv": ["-c:v", "libx264"],
+        "ffmpeg-audio.mkv": ["-f", "lavfi", "-i", "sine=duration=0.4:sample_rate=8000",
+                             "-c:v", "libx264", "-c:a", "pcm_s16le"],
+        "ffmpeg.webm": ["-c:v", "libvpx"],
+    }
+    for name, args in clips.items():
+        path = os.path.join(tmp, name)
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                        "testsrc2=size=16x16:duration=0.12:rate=25", *args, path], check=True)
+        with open(path, "rb") as f:
+            whole = f.read()
+        write("mkv", name, whole)
+        write("mkv", "cut-" + name, whole[:-37])
+    matroska_by_hand()
+
+
+def y4m_file(header, frames, width, height, plane_bytes, frame_params=b""):
+    out = b"YUV4MPEG2 " + header + b"\n"
+    for i in range(frames):
+        out += b"FRAME" + frame_params + b"\n" + bytes((i * 7 + k) % 256
+                                                       for k in range(plane_bytes))
+    return out
+
+
+def y4m_seeds(tmp):
+    """Inputs of fuzz-y4m.c: YUV4MPEG2 files of each chroma tag, interlace
+    flag, with frame parameters and comments, whole, cut inside a frame's
+    planes and its header, header only, and junk after the last frame; one
+    by GStreamer's y4menc."""
+    w, h = 6, 4
+    shapes = {
+        "": w * h * 3 // 2, "C420jpeg": w * h * 3 // 2, "C420paldv": w * h * 3 // 2,
+        "C420mpeg2": w * h * 3 // 2, "C420": w * h * 3 // 2, "C422": w * h * 2,
+        "C444": w * h * 3, "C444alpha": w * h * 4, "C411": w * h * 3 // 2, "Cmono": w * h,
+        "Cmono16": w * h * 2, "C420p10": w * h * 3, "C444p12": w * h * 6,
+    }
+    for tag, planes in shapes.items():
+        name = (tag or "none").lower()
+        header = f"W{w} H{h} F25:1 Ip A1:1 {tag}".strip().encode()
+        whole = y4m_file(header, 3, w, h, planes)
+        write("y4m", f"{name}.y4m", whole)
+        write("y4m", f"{name}-cut-in-planes.y4m", whole[:-planes // 2])
+    header = b"W5 H3 F30000:1001 It A10:11 C420jpeg XYSCSS=420JPEG XCOLORRANGE=FULL"
+    whole = y4m_file(header, 4, 5, 3, 5 * 3 + 2 * 3 * 2, b" Ib XFRAME=1")
+    write("y4m", "odd-params.y4m", whole)
+    write("y4m", "odd-params-cut-in-frame-header.y4m", whole[:-(5 * 3 + 2 * 3 * 2) - 4])
+    write("y4m", "odd-params-junk-after.y4m", whole + b"\n\n# not a frame\n")
+    write("y4m", "mixed-interlace.y4m", y4m_file(b"W4 H2 Im C444", 2, 4, 2, 24, b" It"))
+    write("y4m", "header-only.y4m", b"YUV4MPEG2 W16 H16 F25:1 C420jpeg\n")
+    # Headers longer than y4m-end.c reads of a frame's (1024 bytes) and of
+    # the file's (4096).
+    long_param = b" X" + b"7" * 1100
+    write("y4m", "long-frame-header.y4m", y4m_file(b"W2 H2 C444", 2, 2, 2, 12, long_param))
+    write("y4m", "long-header.y4m", y4m_file(b"W2 H2 C444 X" + b"8" * 4100, 1, 2, 2, 12))
+    write("y4m", "cut-in-first-frame.y4m", y4m_file(b"W16 H16 C420jpeg", 1, 16, 16, 384)[:200])
+    path = os.path.join(tmp, "y4menc.y4m")
+    subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=2", "!",
+                    "video/x-raw,format=Y42B,width=8,height=4,framerate=25/1", "!", "y4menc",
+                    "!", "filesink", f"location={path}"], check=True)
+    with open(path, "rb") as f:
+        write("y4m", "y4menc-422.y4m", f.read())
+
+
+def video_kind_seeds(tmp):
+    """Inputs of fuzz-video-kind.c: the first LHIO_VIDEO_SNIFF_BYTES (512) of
+    a file of each container and stream lhio_video_extension() knows, the
+    still-image brands of ISO BMFF, a PNG's and a JPEG's, and Motion JPEG
+    files whole, cut and zero-padded, which lhio_motion_jpeg_cut reads to
+    their end."""
+    clips = {
+        "mp4": ["-c:v", "libx264", "-f", "mp4"],
+        "mov": ["-c:v", "libx264", "-f", "mov"],
+        "3gp": ["-c:v", "libx264", "-f", "3gp"],
+        "mkv": ["-c:v", "libx264", "-f", "matroska"],
+        "webm": ["-c:v", "libvpx", "-f", "webm"],
+        "ts": ["-c:v", "libx264", "-f", "mpegts"],
+        "m2ts": ["-c:v", "libx264", "-f", "mpegts", "-mpegts_m2ts_mode", "1"],
+        "avi": ["-c:v", "mjpeg", "-f", "avi"],
+        "y4m": ["-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe"],
+        "mpg": ["-c:v", "mpeg2video", "-f", "vob"],
+        "flv": ["-c:v", "libx264", "-f", "flv"],
+        "ivf": ["-c:v", "libvpx", "-f", "ivf"],
+        "ogv": ["-c:v", "libtheora", "-f", "ogg"],
+        "asf": ["-c:v", "wmv2", "-f", "asf"],
+        "nut": ["-c:v", "ffv1", "-f", "nut"],
+        "h264": ["-c:v", "libx264", "-f", "h264"],
+        "hevc": ["-c:v", "libx265", "-x265-params", "log-level=none", "-f", "hevc"],
+        "m2v": ["-c:v", "mpeg2video", "-f", "mpeg2video"],
+        "mjpeg": ["-c:v", "mjpeg", "-f", "mjpeg"],
+        "mxf": ["-s", "720x576", "-r", "25", "-c:v", "mpeg2video", "-f", "mxf"],
+        "dv": ["-s", "720x576", "-r", "25", "-pix_fmt", "yuv420p", "-c:v", "dvvideo",
+               "-f", "dv"],
+    }
+    for name, args in clips.items():
+        path = os.path.join(tmp, "kind." + name)
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                        "testsrc2=size=16x16:duration=0.12:rate=25", *args, path], check=True)
+        with open(path, "rb") as f:
+            data = f.read()
+        if name == "mjpeg":
+            write("video-kind", "whole.mjpeg", data)
+            write("video-kind", "cut.mjpeg", data[:-100])
+            write("video-kind", "padded.mjpeg", data + bytes(300))
+            write("video-kind", "cut-padded.mjpeg", data[:-100] + bytes(300))
+        else:
+            write("video-kind", "head." + name, data[:512])
+    for brand in (b"heic", b"avif", b"isom", b"qt  ", b"3gp5"):
+        write("video-kind", f"ftyp-{brand.decode().strip()}.bin",
+              struct.pack(">I", 24) + b"ftyp" + brand + b"\0\0\0\0" + brand + b"mif1")
+    write("video-kind", "moov-first.mov", struct.pack(">I", 16) + b"moov" + bytes(8))
+    write("video-kind", "h264-aud.h264", b"\0\0\0\x01\x09\xf0\0\0\0\x01\x67\x42\xc0\x0a")
+    write("video-kind", "hevc-aud.hevc", b"\0\0\0\x01\x46\x01\x50\0\0\0\x01\x40\x01\x0c")
+    write("video-kind", "image.png", open(os.path.join(HERE, "corpus", "png", "gray8.png"),
+                                          "rb").read())
+    write("video-kind", "image.jpg", open(os.path.join(HERE, "corpus", "jpeg", "gray.jpg"),
+                                          "rb").read())
+
+
+def main(kinds):
+    """Writes the kinds named (folders of corpus/), or all of them (the
+    random PNGs and JPEGs are those of a run of all only when both are
+    written, in that order)."""
+    names = ["png", "jpeg", "file-end", "mp4", "analyze", "ts-end", "mkv", "y4m",
+             "video-kind"]
+    unknown = [k for k in kinds if k not in names]
+    if unknown:
+        sys.exit(f"make-corpus.py: unknown kind {', '.join(unknown)} ({', '.join(names)})")
     rng = np.random.default_rng(2024)
     with tempfile.TemporaryDirectory() as tmp:
-        if kinds & {"png", "jpeg"}:  # one random sequence: written together
-            pngs(rng)
-            jpegs(rng, tmp)
-        if "file-end" in kinds:
-            file_end_seeds(tmp)
-        if "mp4" in kinds:
-            mp4_seeds(tmp)
-    if "analyze" in kinds:
-        analyze_seeds()
-    if "ts-end" in kinds:
-        ts_end_seeds()
+        writers = {
+            "png": lambda: pngs(rng), "jpeg": lambda: jpegs(rng, tmp),
+            "file-end": lambda: file_end_seeds(tmp), "mp4": lambda: mp4_seeds(tmp),
+            "analyze": analyze_seeds,
+            "ts-end": ts_end_seeds, "mkv": lambda: mkv_seeds(tmp), "y4m": lambda: y4m_seeds(tmp),
+            "video-kind": lambda: video_kind_seeds(tmp),
+        }
+        for kind in names:
+            if not kinds or kind in kinds:
+                writers[kind]()
     for kind in sorted(os.listdir(OUT)):
         files = os.listdir(os.path.join(OUT, kind))
         size = sum(os.path.getsize(os.path.join(OUT, kind, f)) for f in files)
@@ -412,4 +647,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -4,9 +4,10 @@
 #
 #   tests/fuzz/run.sh [--build DIR] [--time SECONDS] [--short] TARGET [LIBFUZZER ARGS...]
 #
-# TARGET is png, jpeg, analyze, ts-end, file-end or mp4.  --short is the test suite's run: a fixed
-# seed, 15 seconds (or --time), a throw-away corpus beside the seeds.  Without
-# it the run lasts --time seconds (default 600) and keeps what it finds in
+# TARGET is png, jpeg, analyze, ts-end, file-end, mp4, mkv, y4m or video-kind.
+# --short is the test suite's run: a fixed seed, 15 seconds (or --time), a
+# throw-away corpus beside the seeds.  Without it the run lasts --time
+# seconds (default 600) and keeps what it finds in
 # DIR/corpus-TARGET.  Crashes are written to DIR/artifacts/.  Exits 77 (skip)
 # with the reason when clang or its libFuzzer runtime is missing.
 set -euo pipefail
@@ -25,12 +26,12 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-[ $# -ge 1 ] || { echo "usage: run.sh [--build DIR] [--time S] [--short] png|jpeg|analyze|ts-end|file-end|mp4 [ARGS...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: run.sh [--build DIR] [--time S] [--short] png|jpeg|analyze|ts-end|file-end|mp4|mkv|y4m|video-kind [ARGS...]" >&2; exit 2; }
 target=$1
 shift
 case "$target" in
-  png | jpeg | analyze | ts-end | file-end | mp4) ;;
-  *) echo "run.sh: unknown target '$target' (png, jpeg, analyze, ts-end, file-end or mp4)" >&2; exit 2 ;;
+  png | jpeg | analyze | ts-end | file-end | mp4 | mkv | y4m | video-kind) ;;
+  *) echo "run.sh: unknown target '$target' (png, jpeg, analyze, ts-end, file-end, mp4, mkv, y4m or video-kind)" >&2; exit 2 ;;
 esac
 [ -n "$seconds" ] || { $short && seconds=15 || seconds=600; }
 
@@ -118,7 +119,7 @@ if $stale; then
 fi
 exe=$build/fuzz-$target
 if [ ! -x "$exe" ] || [ "$stamp" -nt "$exe" ] || [ "$here/fuzz-$target.c" -nt "$exe" ] ||
-  [ "$here/fuzz-common.h" -nt "$exe" ]; then
+  [ "$here/fuzz-common.h" -nt "$exe" ] || [ "$here/fuzz-file.h" -nt "$exe" ]; then
   "$clang" $cflags -fsanitize=fuzzer "$here/fuzz-$target.c" "$build"/obj/*.o $libs -o "$exe"
 fi
 flock -u 9

@@ -1166,6 +1166,17 @@ def check_motion_jpeg(tmp, mjpeg_avi):
     padded = os.path.join(tmp, "padded.mjpeg")
     open(padded, "wb").write(data + bytes(300))
     summary_says(padded, frames=10)
+    # More zeros than the 4 KB once read of the end (a recorder that sets
+    # the file's size first): the cut was taken for a whole end.
+    for name, body in (("cut-long-padding.mjpeg", data[:(starts[3] + starts[4]) // 2]),
+                       ("long-padding.mjpeg", data)):
+        path = os.path.join(tmp, name)
+        open(path, "wb").write(body + bytes(20000))
+        if name.startswith("cut"):
+            summary_says(path, "the file is truncated: its last frame has no end-of-image "
+                         "marker", frames=3)
+        else:
+            summary_says(path, frames=10)
     # A JPEG image named .jpg that has more frames after it stays an image.
     named_jpg = os.path.join(tmp, "frames.jpg")
     shutil.copy(raw, named_jpg)

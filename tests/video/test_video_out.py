@@ -101,6 +101,15 @@ def check_motion_jpeg(tmp, frames, h, w):
             check(code == 1 and "the file is truncated: its last frame has no end-of-image "
                   "marker" in err, f"cut webcam.mjpeg: exit {code}: {err}")
             no_leftovers(cut_dir, "cut webcam.mjpeg")
+            # Zero padding after the cut longer than the 4 KB once read of
+            # the end: it was written as if whole.
+            padded = os.path.join(tmp, "cut-padded-webcam.mjpeg")
+            open(padded, "wb").write(data[:len(data) - 100] + bytes(20000))
+            padded_dir = os.path.join(tmp, "out-motion-jpeg-cut-padded")
+            code, _, err = run(command, "-o", padded_dir, padded)
+            check(code == 1 and "the file is truncated: its last frame has no end-of-image "
+                  "marker" in err, f"cut-padded webcam.mjpeg: exit {code}: {err}")
+            no_leftovers(padded_dir, "cut-padded webcam.mjpeg")
             decoded = [p[0] for p in decoded_planes(clip, w, h, "yuvj420p")]
             want = reference_equalized(decoded, 8)
             worst = max(float(np.abs(g.astype(int) - r).mean()) for g, r in zip(got, want))
