@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,31 +51,25 @@ typedef struct {
 
 /* ---- files ---- */
 
-static char dir[64], input_path[96], copy_path[96], template_path[96];
+static char input_path[32], copy_path[32], template_path[32];
 
-static void remove_files(void)
+/* A file in memory (memfd), named by its /proc/self/fd path, which the
+ * functions open as they would any path: nothing to remove, even after a
+ * crash. */
+static void make_file(char *path, size_t path_size, const char *name)
 {
-  unlink(input_path);
-  unlink(copy_path);
-  unlink(template_path);
-  rmdir(dir);
+  const int fd = memfd_create(name, MFD_CLOEXEC);
+  FUZZ_ASSERT(fd >= 0);
+  snprintf(path, path_size, "/proc/self/fd/%d", fd);
 }
 
-/* A private folder, in memory where /dev/shm is there (each input writes
- * and reads a dozen files), removed at the exit. */
-static void make_folder(void)
+static void make_files(void)
 {
-  if (dir[0])
+  if (input_path[0])
     return;
-  strcpy(dir, "/dev/shm/fuzz-mp4-XXXXXX");
-  if (!mkdtemp(dir)) {
-    strcpy(dir, "/tmp/fuzz-mp4-XXXXXX");
-    FUZZ_ASSERT(mkdtemp(dir) != NULL);
-  }
-  snprintf(input_path, sizeof input_path, "%s/input.mp4", dir);
-  snprintf(copy_path, sizeof copy_path, "%s/copy.mp4", dir);
-  snprintf(template_path, sizeof template_path, "%s/template.mp4", dir);
-  atexit(remove_files);
+  make_file(input_path, sizeof input_path, "input.mp4");
+  make_file(copy_path, sizeof copy_path, "copy.mp4");
+  make_file(template_path, sizeof template_path, "template.mp4");
 }
 
 /* Plain system calls, not stdio: each input writes and reads a dozen
@@ -684,7 +679,7 @@ static void cut_after_each(Cuts *cuts, size_t *outer, int n_outer, size_t from, 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  make_folder();
+  make_files();
 
   /* The boxes in memory, in a copy of exactly the input's size. */
   uint8_t *copy = malloc(size ? size : 1);
