@@ -23,11 +23,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fuzz-common.h"
+#include "fuzz-file.h"
 #include "lhio-private.h"
 
 /* Container boxes whose children the walk visits (meta is left out: in an
@@ -53,33 +53,13 @@ typedef struct {
 
 static char input_path[32], copy_path[32], template_path[32];
 
-/* A file in memory (memfd), named by its /proc/self/fd path, which the
- * functions open as they would any path: nothing to remove, even after a
- * crash. */
-static void make_file(char *path, size_t path_size, const char *name)
-{
-  const int fd = memfd_create(name, MFD_CLOEXEC);
-  FUZZ_ASSERT(fd >= 0);
-  snprintf(path, path_size, "/proc/self/fd/%d", fd);
-}
-
 static void make_files(void)
 {
   if (input_path[0])
     return;
-  make_file(input_path, sizeof input_path, "input.mp4");
-  make_file(copy_path, sizeof copy_path, "copy.mp4");
-  make_file(template_path, sizeof template_path, "template.mp4");
-}
-
-/* Plain system calls, not stdio: each input writes and reads a dozen
- * files, and a FILE's buffer is one more allocation for ASan to keep. */
-static void write_file(const char *path, const uint8_t *data, size_t size)
-{
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  FUZZ_ASSERT(fd >= 0);
-  FUZZ_ASSERT(size == 0 || write(fd, data, size) == (ssize_t)size);
-  FUZZ_ASSERT(close(fd) == 0);
+  fuzz_memory_file(input_path, sizeof input_path, "input.mp4");
+  fuzz_memory_file(copy_path, sizeof copy_path, "copy.mp4");
+  fuzz_memory_file(template_path, sizeof template_path, "template.mp4");
 }
 
 /* The file's bytes in a buffer of exactly their size (one byte for none). */
@@ -94,14 +74,6 @@ static Bytes read_whole(const char *path)
   FUZZ_ASSERT(bytes.size == 0 || read(fd, bytes.data, bytes.size) == (ssize_t)bytes.size);
   close(fd);
   return bytes;
-}
-
-static bool file_is(const char *path, const uint8_t *data, size_t size)
-{
-  Bytes bytes = read_whole(path);
-  const bool same = bytes.size == size && (size == 0 || memcmp(bytes.data, data, size) == 0);
-  free(bytes.data);
-  return same;
 }
 
 /* 0, or a known negative status with "<path>: <reason>". */
@@ -524,18 +496,18 @@ static void check_creation_times(const uint8_t *before, size_t size, uint64_t se
  * output (size bytes): what it must do, and a second run changes nothing. */
 static void keep_creation_time(const char *source, const uint8_t *output, size_t size)
 {
-  write_file(copy_path, output, size);
+  fuzz_write_file(copy_path, output, size);
   uint64_t seconds;
   const bool known = movie_creation_time(source, &seconds);
   FUZZ_ASSERT(lhio_mp4_keep_creation_time(source, copy_path) == LH_OK);
   if (!known) {
-    FUZZ_ASSERT(file_is(copy_path, output, size));
+    FUZZ_ASSERT(fuzz_file_is(copy_path, output, size));
     return;
   }
   check_creation_times(output, size, seconds);
   Bytes once = read_whole(copy_path);
   FUZZ_ASSERT(lhio_mp4_keep_creation_time(source, copy_path) == LH_OK);
-  FUZZ_ASSERT(file_is(copy_path, once.data, once.size));
+  FUZZ_ASSERT(fuzz_file_is(copy_path, once.data, once.size));
   free(once.data);
 }
 
@@ -547,7 +519,7 @@ static void keep_creation_time(const char *source, const uint8_t *output, size_t
  * second run changes nothing. */
 static void keep_chapters(const char *source, const uint8_t *output, size_t size)
 {
-  write_file(copy_path, output, size);
+  fuzz_write_file(copy_path, output, size);
   const Bytes before = {(uint8_t *)output, size};
   LhioMp4Moov old, moov;
   size_t at, chpl_size;
@@ -583,7 +555,7 @@ static void keep_chapters(const char *source, const uint8_t *output, size_t size
     FUZZ_ASSERT(udta <= at && at + chpl_size <= udta_end);
     lhio_mp4_moov_clear(&moov);
     FUZZ_ASSERT(lhio_mp4_keep_chapters(source, copy_path) == LH_OK);
-    FUZZ_ASSERT(file_is(copy_path, after.data, after.size));
+    FUZZ_ASSERT(fuzz_file_is(copy_path, after.data, after.size));
   }
   lhio_mp4_moov_clear(&old);
   free(after.data);
@@ -596,7 +568,7 @@ static void keep_chapters(const char *source, const uint8_t *output, size_t size
 static void check_write_moov(const uint8_t *data, size_t size, const LhioMp4Moov *moov)
 {
   for (int kind = 0; kind < 3; kind++) {
-    write_file(copy_path, data, size);
+    fuzz_write_file(copy_path, data, size);
     size_t new_size = kind == 0 ? moov->size : kind == 1 ? moov->size + 8 : 8;
     uint8_t *written = calloc(new_size, 1);
     FUZZ_ASSERT(written != NULL);
@@ -608,7 +580,7 @@ static void check_write_moov(const uint8_t *data, size_t size, const LhioMp4Moov
     check_status(status, copy_path);
     if (status < 0) {
       FUZZ_ASSERT(new_size != moov->size && moov->media_after);
-      FUZZ_ASSERT(file_is(copy_path, data, size));
+      FUZZ_ASSERT(fuzz_file_is(copy_path, data, size));
     } else {
       FUZZ_ASSERT(new_size == moov->size || !moov->media_after);
       Bytes after = read_whole(copy_path);
@@ -651,7 +623,7 @@ static void check_cut(const Cuts *cuts, const size_t *outer, int n_outer, size_t
       lhio_put_be32(cut + at, (uint32_t)(end - at));
     }
   }
-  write_file(copy_path, cut, end);
+  fuzz_write_file(copy_path, cut, end);
   const double duration = lhio_mp4_video_duration(copy_path);
   FUZZ_ASSERT(isnan(duration) || (isfinite(duration) && duration > 0));
   FUZZ_ASSERT(lhio_mp4_set_rotation(copy_path, cuts->quarter_turns) == LH_OK);
@@ -682,28 +654,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   make_files();
 
   /* The boxes in memory, in a copy of exactly the input's size. */
-  uint8_t *copy = malloc(size ? size : 1);
-  FUZZ_ASSERT(copy != NULL);
-  if (size)
-    memcpy(copy, data, size);
+  uint8_t *copy = fuzz_copy(data, size);
   walk(copy, 0, size, 0);
 
   /* What only reads the input leaves it as it was. */
-  write_file(input_path, data, size);
+  fuzz_write_file(input_path, data, size);
   const Bytes input = {copy, size};
   const double duration = lhio_mp4_video_duration(input_path);
   FUZZ_ASSERT(isnan(duration) || (isfinite(duration) && duration > 0));
   LhioMp4Moov moov;
   if (read_moov(input_path, &input, &moov) == LH_OK && moov.data)
     check_write_moov(data, size, &moov);
-  FUZZ_ASSERT(file_is(input_path, data, size));
+  FUZZ_ASSERT(fuzz_file_is(input_path, data, size));
 
   /* The rotation, asked of a copy of the input (a turn chosen by its size). */
   const int quarter_turns = 1 + (int)(size % 3);
-  write_file(copy_path, data, size);
+  fuzz_write_file(copy_path, data, size);
   FUZZ_ASSERT(lhio_mp4_set_rotation(copy_path, 0) == LH_OK);
   FUZZ_ASSERT(lhio_mp4_set_rotation(copy_path, 4) == LH_OK);
-  FUZZ_ASSERT(file_is(copy_path, data, size));
+  FUZZ_ASSERT(fuzz_file_is(copy_path, data, size));
   FUZZ_ASSERT(lhio_mp4_set_rotation(copy_path, quarter_turns) == LH_OK);
   check_rotation(data, size, quarter_turns);
 
@@ -715,9 +684,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   keep_creation_time(input_path, data, size);
   keep_creation_time(input_path, output->file.data, output->file.size);
   keep_chapters(input_path, data, size);
-  FUZZ_ASSERT(file_is(copy_path, data, size));
+  FUZZ_ASSERT(fuzz_file_is(copy_path, data, size));
   keep_chapters(input_path, output->file.data, output->file.size);
-  write_file(template_path, source->data, source->size);
+  fuzz_write_file(template_path, source->data, source->size);
   keep_creation_time(template_path, data, size);
   keep_chapters(template_path, data, size);
 
@@ -727,8 +696,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cut_after_each(&cuts, outer, 1, moov.children, moov.size);
   }
   lhio_mp4_moov_clear(&moov);
-  FUZZ_ASSERT(file_is(input_path, data, size));
-  FUZZ_ASSERT(file_is(template_path, source->data, source->size));
+  FUZZ_ASSERT(fuzz_file_is(input_path, data, size));
+  FUZZ_ASSERT(fuzz_file_is(template_path, source->data, source->size));
 
   free(copy);
   return 0;
