@@ -408,6 +408,18 @@ static int check_read_arguments(const char *path, LhioReadMode mode, LhioImage *
   return LH_OK;
 }
 
+/* A pipe's bytes, read whole, that are a Motion JPEG video rather than one
+ * image: refused as the other videos on a pipe are (sniff_input), where
+ * decoding the first frame alone would pass for the stream's result. */
+static int refuse_piped_video(const char *path, const LhioEncoded *encoded)
+{
+  if (encoded->type != LHIO_FILE_JPEG || !lhio_sniff_motion_jpeg(encoded->data, encoded->size))
+    return LH_OK;
+  return lhio_fail(LH_ERROR_UNSUPPORTED, path,
+                   "a Motion JPEG video (JPEG frames one after another): videos are read from "
+                   "files, not from a pipe or standard input; save it as a .mjpeg file");
+}
+
 /* Bytes read at a time from a file whose size is not known ahead (a pipe). */
 #define LOAD_CHUNK ((size_t)1 << 20)
 
@@ -461,12 +473,15 @@ int lhio_read_waiting(const char *path, LhioReadMode mode, uint64_t max_pixels,
     return status;
   LhioFileType type;
   status = sniff_input(path, file, &type, &encoded);
-  if (status == LH_OK && (type == LHIO_FILE_PNG || encoded.size > 0)) {
+  const bool piped = encoded.size > 0;
+  if (status == LH_OK && (type == LHIO_FILE_PNG || piped)) {
     /* A PNG is read whole first: the fast path for the common ones
      * (png-fast.c) inflates all its IDAT data in one call.  So is a pipe,
      * whose first bytes are read already. */
     encoded.type = type;
     status = read_whole(path, file, &encoded);
+    if (status == LH_OK && piped)
+      status = refuse_piped_video(path, &encoded);
     if (status == LH_OK)
       status = lhio_read_memory(path, &encoded, mode, max_pixels, image);
   } else if (status == LH_OK) {
@@ -494,8 +509,11 @@ int lhio_load_waiting(const char *path, const LhioFifoWait *wait, LhioEncoded *e
   if (status < 0)
     return status;
   status = sniff_input(path, file, &encoded->type, encoded);
+  const bool piped = encoded->size > 0;
   if (status == LH_OK)
     status = read_whole(path, file, encoded);
+  if (status == LH_OK && piped)
+    status = refuse_piped_video(path, encoded);
   fclose(file);
   if (status < 0)
     lhio_encoded_clear(encoded);

@@ -50,8 +50,18 @@ bool lhio_path_is_video(const char *path);
 
 /* Whether path is named as Motion JPEG (.mjpeg, .mjpg: JPEG frames one
  * after the other, nothing around them, as a webcam or `ffmpeg -f mjpeg`
- * writes them) and, when it is a regular file, begins as a JPEG. */
+ * writes them) and, when it is a regular file, begins as a JPEG; or is
+ * standard input ("/dev/stdin", which has no name) redirected from a
+ * regular file that lhio_sniff_motion_jpeg() tells Motion JPEG. */
 bool lhio_is_motion_jpeg(const char *path);
+
+/* Whether bytes held whole in memory (a pipe's, which has no name) are
+ * Motion JPEG: a first JPEG image, then right after its end-of-image marker
+ * (and any zero bytes) the start of another.  A camera's JPEG whose APP2
+ * MPF index lists images stored after the first (a depth map, a gain map,
+ * a preview) is one image, as are bytes after the end that begin no JPEG
+ * (a phone's Motion Photo video). */
+bool lhio_sniff_motion_jpeg(const uint8_t *data, size_t size);
 
 /* Whether a Motion JPEG file is cut: its last frame lacks the end-of-image
  * marker (jpegparse drops such a frame, and the stream ended quietly), said

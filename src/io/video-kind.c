@@ -2,6 +2,8 @@
  * their name as a hint), in every build, with or without GStreamer. */
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,6 +183,60 @@ bool lhio_is_video_name(const char *path)
   return false;
 }
 
+/* Where the JPEG image at the start of data ends (just after its
+ * end-of-image marker), or 0 where it does not end within the bytes;
+ * *indexed: it has an APP2 MPF segment (CIPA DC-007), which indexes images
+ * stored after it in the same file.  The walk steps over each marker
+ * segment by its length and through each scan's entropy-coded data, in
+ * which 0xFF is followed by 0 (a stuffed byte) or a restart marker. */
+static size_t jpeg_image_end(const uint8_t *data, size_t size, bool *indexed)
+{
+  *indexed = false;
+  if (size < 4 || data[0] != 0xff || data[1] != 0xd8)
+    return 0;
+  size_t at = 2;
+  while (at + 2 <= size) {
+    if (data[at] != 0xff)
+      return 0;
+    const uint8_t marker = data[at + 1];
+    if (marker == 0xff) { /* fill byte */
+      at++;
+      continue;
+    }
+    if (marker == 0xd9)
+      return at + 2;
+    if ((marker >= 0xd0 && marker <= 0xd7) || marker == 0x01) { /* no length */
+      at += 2;
+      continue;
+    }
+    if (at + 4 > size)
+      return 0;
+    const size_t length = (size_t)data[at + 2] << 8 | data[at + 3];
+    if (length < 2 || length > size - at - 2)
+      return 0;
+    if (marker == 0xe2 && length >= 6 && memcmp(data + at + 4, "MPF", 4) == 0)
+      *indexed = true;
+    at += 2 + length;
+    if (marker == 0xda) { /* the scan's data, to the next marker */
+      while (at + 1 < size &&
+             !(data[at] == 0xff && data[at + 1] != 0 && !(data[at + 1] >= 0xd0 && data[at + 1] <= 0xd7)))
+        at++;
+    }
+  }
+  return 0;
+}
+
+bool lhio_sniff_motion_jpeg(const uint8_t *data, size_t size)
+{
+  bool indexed;
+  size_t end = jpeg_image_end(data, size, &indexed);
+  if (end == 0 || indexed)
+    return false;
+  while (end < size && data[end] == 0)
+    end++;
+  return size - end >= 3 && data[end] == 0xff && data[end + 1] == 0xd8 && data[end + 2] == 0xff;
+}
+
 /* Motion JPEG's first bytes are a JPEG's, so only its name tells it: read as
  * an image, it was its first frame. */
 static bool is_motion_jpeg_name(const char *path)
@@ -188,6 +244,29 @@ static bool is_motion_jpeg_name(const char *path)
   const char *dot = extension_of(path);
   return dot &&
          (ascii_equal_ignoring_case(dot, ".mjpeg") || ascii_equal_ignoring_case(dot, ".mjpg"));
+}
+
+/* Standard input ('-') has no name to tell Motion JPEG by: where it is a
+ * regular file (`< clip.mjpeg`), its content tells it (a pipe's is told
+ * once it is read whole, by the image reader). */
+static bool is_unnamed_motion_jpeg(const char *path)
+{
+  if (strcmp(path, "/dev/stdin") != 0)
+    return false;
+  off_t size;
+  const int fd = lhio_open_regular(path, &size);
+  if (fd < 0)
+    return false;
+  bool motion = false;
+  if (size > 0 && (uint64_t)size <= SIZE_MAX) {
+    void *bytes = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (bytes != MAP_FAILED) {
+      motion = lhio_sniff_motion_jpeg(bytes, (size_t)size);
+      munmap(bytes, (size_t)size);
+    }
+  }
+  close(fd);
+  return motion;
 }
 
 /* The first bytes of a regular file into head (LHIO_VIDEO_SNIFF_BYTES);
@@ -220,13 +299,15 @@ bool lhio_path_is_video(const char *path)
   if (lhio_sniff_video(head, n))
     return true;
   const LhioFileType type = lhio_sniff(head, n);
-  if (type == LHIO_FILE_JPEG && is_motion_jpeg_name(path))
+  if (type == LHIO_FILE_JPEG && (is_motion_jpeg_name(path) || is_unnamed_motion_jpeg(path)))
     return true;
   return lhio_is_video_name(path) && type == LHIO_FILE_UNKNOWN;
 }
 
 bool lhio_is_motion_jpeg(const char *path)
 {
+  if (is_unnamed_motion_jpeg(path))
+    return true;
   if (!is_motion_jpeg_name(path))
     return false;
   uint8_t head[LHIO_VIDEO_SNIFF_BYTES];

@@ -107,16 +107,21 @@ static int change_frame(const LhFrame *in, LhFrame *out, LhMatrix matrix, LhRang
 
 /* The output of the plan's input i: its planned name, and where the input
  * has no name of its own (a video redirected to standard input) the
- * extension of its container, which the output keeps: OUT/stdin.mkv. */
+ * extension of its container, which the output keeps: OUT/stdin.mkv
+ * (OUT/stdin.mjpeg for Motion JPEG). */
 static char *video_output(const LhtPlan *plan, guint i)
 {
   const char *output = g_ptr_array_index(plan->outputs, i);
   if (!lht_plan_named_by_content(plan, i))
     return g_strdup(output);
+  const char *input = g_ptr_array_index(plan->inputs, i);
+  /* Motion JPEG begins as an image does: its content as a whole tells it. */
+  if (lhio_is_motion_jpeg(input))
+    return g_strconcat(output, ".mjpeg", NULL);
   uint8_t head[LHIO_VIDEO_SNIFF_BYTES];
   size_t n = 0;
   /* A file redirected to standard input opens again at its start. */
-  FILE *file = fopen(g_ptr_array_index(plan->inputs, i), "rb");
+  FILE *file = fopen(input, "rb");
   if (file) {
     n = fread(head, 1, sizeof head, file);
     fclose(file);

@@ -1,7 +1,9 @@
 /* fuzz-video-kind.c: libFuzzer target for what tells a video file from an
  * image (video-kind.c): the sniffers of a file's first bytes
  * (lhio_video_extension, lhio_sniff_video) on an exact-size copy, the
- * names (lhio_is_video_name) and, on the input written to files named as
+ * names (lhio_is_video_name), lhio_sniff_motion_jpeg on an exact-size
+ * copy (a yes only for a JPEG start, an end marker and a second start),
+ * and, on the input written to files named as
  * they key on (.bin, .mkv, .MJPEG, .mjpg), lhio_path_is_video,
  * lhio_is_motion_jpeg, lhio_motion_jpeg_cut and
  * lhio_video_unreadable_container.  Any bytes give an extension of the
@@ -114,6 +116,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   const char *extension = lhio_video_extension(copy, size);
   check_extension(extension);
   FUZZ_ASSERT(lhio_sniff_video(copy, size) == (extension[0] != '\0'));
+  /* Motion JPEG: a JPEG, and another one's start after the first's end. */
+  if (lhio_sniff_motion_jpeg(copy, size))
+    FUZZ_ASSERT(size >= 7 && copy[0] == 0xff && copy[1] == 0xd8 &&
+                memmem(copy + 2, size - 2, "\xff\xd9", 2) != NULL &&
+                memmem(copy + 4, size - 4, "\xff\xd8\xff", 3) != NULL);
   const size_t head = size < LHIO_VIDEO_SNIFF_BYTES ? size : LHIO_VIDEO_SNIFF_BYTES;
   free(copy);
   copy = fuzz_copy(data, head);

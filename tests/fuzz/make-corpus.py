@@ -615,8 +615,13 @@ def video_kind_seeds(tmp):
     write("video-kind", "hevc-aud.hevc", b"\0\0\0\x01\x46\x01\x50\0\0\0\x01\x40\x01\x0c")
     write("video-kind", "image.png", open(os.path.join(HERE, "corpus", "png", "gray8.png"),
                                           "rb").read())
-    write("video-kind", "image.jpg", open(os.path.join(HERE, "corpus", "jpeg", "gray.jpg"),
-                                          "rb").read())
+    jpeg = open(os.path.join(HERE, "corpus", "jpeg", "gray.jpg"), "rb").read()
+    write("video-kind", "image.jpg", jpeg)
+    # Two JPEGs one after the other: Motion JPEG, unless the first one's
+    # APP2 MPF index lists the second (a phone's depth or gain map).
+    write("video-kind", "two-images.jpg", jpeg + jpeg)
+    write("video-kind", "mpf-two-images.jpg",
+          jpeg[:2] + b"\xff\xe2\x00\x0aMPF\x00II*\x00" + jpeg[2:] + jpeg)
 
 
 def main(kinds):

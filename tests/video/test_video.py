@@ -1177,12 +1177,55 @@ def check_motion_jpeg(tmp, mjpeg_avi):
                          "marker", frames=3)
         else:
             summary_says(path, frames=10)
+    check_motion_jpeg_on_standard_input(tmp, raw, stills)
     # A JPEG image named .jpg that has more frames after it stays an image.
     named_jpg = os.path.join(tmp, "frames.jpg")
     shutil.copy(raw, named_jpg)
     code, out, err = run("stats", "--no-histogram", named_jpg)
     check(code == 0 and len(records(out)) == 1 and "frame" not in records(out)[0],
           f"frames.jpg: exit {code}, {err!r}, {len(records(out))} records")
+
+
+def check_motion_jpeg_on_standard_input(tmp, raw, stills):
+    """Standard input has no name to tell Motion JPEG by, so a stream there
+    was read as one JPEG image, its first frame, with exit 0.  Redirected
+    from a file it is the video it is; on a pipe, which its demuxer could
+    not read again from the start, it is refused as other videos there are.
+    A JPEG with bytes after it that are not a second frame is one image:
+    another JPEG that the first one's MPF index lists (a phone's depth or
+    gain map), a phone's Motion Photo video."""
+    def stats_stdin(data=None, path=None):
+        if path:
+            with open(path, "rb") as f:
+                proc = subprocess.run([LUMAHIST, "stats", "--no-histogram", "-"], stdin=f,
+                                      capture_output=True, timeout=120)
+        else:
+            proc = subprocess.run([LUMAHIST, "stats", "--no-histogram", "-"], input=data,
+                                  capture_output=True, timeout=120)
+        return proc.returncode, records(proc.stdout.decode()), proc.stderr.decode("utf-8", "replace")
+
+    code, recs, err = stats_stdin(path=raw)
+    s = summary_of(recs)
+    check(code == 0 and err == "" and s and s["complete"] and s["frames"] == 10,
+          f"- < clip.mjpeg: exit {code}, {err!r}, summary {s}")
+    data = open(raw, "rb").read()
+    code, recs, err = stats_stdin(data)
+    check(code == 1 and recs == [] and err == "lumahist: /dev/stdin: a Motion JPEG video (JPEG "
+          "frames one after another): videos are read from files, not from a pipe or standard "
+          "input; save it as a .mjpeg file\n", f"clip.mjpeg on a pipe: exit {code}, {err!r}")
+    still = open(stills % 1, "rb").read()
+    _, want, _ = run("stats", "--no-histogram", stills % 1)
+    mpf = b"\xff\xe2\x00\x0aMPF\x00II*\x00"  # APP2: "MPF", the start of its index
+    motion_photo = b"\x00\x00\x00\x18ftypmp42" + bytes(16)
+    ones = {"one JPEG": still, "one JPEG and zero padding": still + bytes(100),
+            "a JPEG whose MPF index lists the JPEG after it": still[:2] + mpf + still[2:] + still,
+            "a JPEG and a Motion Photo's video": still + motion_photo}
+    for what, body in ones.items():
+        code, recs, err = stats_stdin(body)
+        keys = ("width", "mean", "median", "percentiles")
+        check(code == 0 and len(recs) == 1 and "frame" not in recs[0] and
+              all(recs[0][k] == records(want)[0][k] for k in keys),
+              f"{what} on a pipe: exit {code}, {err!r}, {len(recs)} records")
 
 
 def group_avi(tmp):

@@ -114,6 +114,32 @@ def check_motion_jpeg(tmp, frames, h, w):
             want = reference_equalized(decoded, 8)
             worst = max(float(np.abs(g.astype(int) - r).mean()) for g, r in zip(got, want))
             check(worst < 2.5, f"webcam.mjpeg: luma off the reference by {worst}")
+            check_motion_jpeg_from_standard_input(tmp, clip, got, w, h)
+
+
+def check_motion_jpeg_from_standard_input(tmp, clip, got, w, h):
+    """Motion JPEG on standard input was written back as one image, its
+    first frame: OUT/stdin.jpg.  Redirected from a file, it is the video,
+    OUT/stdin.mjpeg, each frame as from the named file; on a pipe it is
+    refused in one line, and nothing is written."""
+    out_dir = os.path.join(tmp, "out-motion-jpeg-stdin")
+    with open(clip, "rb") as f:
+        proc = subprocess.run([LUMAHIST, "equalize", "-o", out_dir, "-"], stdin=f,
+                              capture_output=True, timeout=180)
+    written = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
+    if check(proc.returncode == 0 and written == ["stdin.mjpeg"],
+             f"- < webcam.mjpeg: exit {proc.returncode}, wrote {written}: {proc.stderr!r}"):
+        again = [p[0] for p in decoded_planes(os.path.join(out_dir, "stdin.mjpeg"), w, h,
+                                              "yuvj420p")]
+        check(len(again) == len(got) and all(np.array_equal(a, b) for a, b in zip(again, got)),
+              f"- < webcam.mjpeg: {len(again)} frames, not those of the named file's output")
+    piped_dir = os.path.join(tmp, "out-motion-jpeg-pipe")
+    proc = subprocess.run([LUMAHIST, "equalize", "-o", piped_dir, "-"],
+                          input=open(clip, "rb").read(), capture_output=True, timeout=180)
+    err = proc.stderr.decode("utf-8", "replace")
+    check(proc.returncode == 1 and len(err.splitlines()) == 1 and "a Motion JPEG video" in err,
+          f"webcam.mjpeg on a pipe: exit {proc.returncode}, {err!r}")
+    no_leftovers(piped_dir, "webcam.mjpeg on a pipe")
 
 
 def make_clip(tmp, name, frames, codec_args, audio=True, fps="25:1"):
