@@ -998,6 +998,12 @@ static GstElement *make_muxer(GstCaps *container)
       {"application/ogg", "oggmux"},
       {"application/x-yuv4mpeg", "y4menc"}, /* raw video, no encoder before it */
       {"application/x-3gp", "3gppmux"},
+      /* MPEG-2 program streams (.vob, .mpg): FFmpeg's muxer through
+       * gst-libav.  mpegpsmux (ranked first) writes each packet's time as its
+       * running time, so audio that began before the video went negative,
+       * and GStreamer's own mpegpsdemux then started the file late (its
+       * first frames dropped) and stalled at its end. */
+      {"video/mpeg, systemstream=(boolean)true, mpegversion=(int)2", "avmux_vob"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(usual); i++) {
     GstCaps *caps = gst_caps_from_string(usual[i].caps);

@@ -800,6 +800,55 @@ def check_mpeg12(tmp, rng):
     # done, and the odd clip's hidden temporary file stayed.
     check(written == ["mpeg2.mpg"], f"--codec mpeg2enc: the folder holds {written}")
     check_mpeg12_without_mpeg2enc(tmp, clips, slow)
+    check_program_stream_read_back(tmp)
+
+
+def check_program_stream_read_back(tmp):
+    """An MPEG-2 program stream (a DVD's .vob) whose audio begins before its
+    video, as FFmpeg and DVDs write them, was written by mpegpsmux with the
+    audio's first times below zero: `lumahist stats` of the output dropped
+    its first half second of frames and then waited 30 s for a last frame
+    ("the decoding pipeline is stuck").  The output reads back whole, by
+    this tool and by FFmpeg, at the input's times, its MP2 or AC-3 audio
+    kept (mpegpsmux took no AC-3)."""
+    if subprocess.run(["gst-inspect-1.0", "avmux_vob"], capture_output=True).returncode != 0:
+        print("note: no avmux_vob (gstreamer1.0-libav) here: MPEG-2 program streams written "
+              "by mpegpsmux, not checked")
+        return
+    source = ["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:duration=2", "-f", "lavfi",
+              "-i", "sine=sample_rate=48000:duration=2"]
+    clips = []
+    for name, audio in (("mp2.vob", "mp2"), ("ac3.vob", "ac3")):
+        clips.append(os.path.join(tmp, name))
+        ffmpeg(*source, "-c:v", "mpeg2video", "-q:v", "2", "-c:a", audio, "-f", "vob", clips[-1])
+    out_dir = os.path.join(tmp, "out-vob")
+    code, _, err = run("equalize", "-o", out_dir, *clips)
+    check(code == 0 and err == "", f"program streams with audio: exit {code}: {err}")
+
+    def start_times(path):
+        streams = probe(path, "-show_entries", "stream=codec_type,codec_name,start_time")["streams"]
+        return sorted((s["codec_type"], s["codec_name"], round(float(s["start_time"]), 3))
+                      for s in streams)
+
+    for clip in clips:
+        name = os.path.basename(clip)
+        output = os.path.join(out_dir, name)
+        if not check(os.path.exists(output), f"{name}: no output"):
+            continue
+        want = start_times(clip)
+        check(want[0][0] == "audio" and want[0][2] < want[1][2],
+              f"{name}: FFmpeg's audio does not begin before its video: {want}")
+        check(start_times(output) == want,
+              f"{name}: streams and their start times {start_times(output)}, the input's {want}")
+        start = time.monotonic()
+        code, out, err = run("stats", "--no-histogram", output)
+        took = time.monotonic() - start
+        summary = [r for r in map(json.loads, out.splitlines()) if r.get("summary")]
+        check(code == 0 and err == "" and took < 20 and summary and summary[0]["complete"] and
+              summary[0]["frames"] == 50 and frames_in(output) == 50,
+              f"{name} written back, read by stats: exit {code} in {took:.1f} s, "
+              f"{summary and (summary[0]['complete'], summary[0]['frames'])}, "
+              f"FFmpeg {frames_in(output)} frames: {err}")
 
 
 def without_plugin(tmp, element):
