@@ -1,14 +1,69 @@
 /* gst-decoder-setup.c: the settings a GStreamer video decoder gets before
  * its first frame, the same whether decodebin3 plugged it (`stats`,
  * video.c) or the rewriting pipeline made it (video-rewrite.c), so that
- * both read a file's frames alike. */
+ * both read a file's frames alike: among them, MPEG-1/2 pictures' missing
+ * presentation times filled in on the decoder's input. */
 #include <stdbool.h>
 #include <string.h>
 
 #include "lhio-gst.h"
+#include "lhio-private.h"
+
+/* The times of one decoder's input, while its caps are MPEG-1/2 video. */
+typedef struct {
+  bool mpeg;
+  LhioMpegTimes times;
+} DecoderTimes;
+
+/* Gives MPEG-1/2 pictures that reach the decoder without a presentation
+ * time the one their place in display order says (mpeg-video-times.c);
+ * counting starts again at new caps and after a flush (a seek). */
+static GstPadProbeReturn fill_mpeg_times(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  DecoderTimes *input = data;
+  if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+      GstCaps *caps;
+      gst_event_parse_caps(event, &caps);
+      const GstStructure *s = gst_caps_get_structure(caps, 0);
+      int version = 0;
+      input->mpeg = gst_structure_has_name(s, "video/mpeg") &&
+                    gst_structure_get_int(s, "mpegversion", &version) &&
+                    (version == 1 || version == 2);
+      lhio_mpeg_times_init(&input->times);
+    } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+      lhio_mpeg_times_init(&input->times);
+    }
+    return GST_PAD_PROBE_OK;
+  }
+  GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  GstMapInfo map;
+  if (!input->mpeg || !buffer || !gst_buffer_map(buffer, &map, GST_MAP_READ))
+    return GST_PAD_PROBE_OK;
+  uint64_t pts = GST_BUFFER_PTS_IS_VALID(buffer) ? GST_BUFFER_PTS(buffer) : LHIO_NO_TIME;
+  const uint64_t duration =
+      GST_BUFFER_DURATION_IS_VALID(buffer) ? GST_BUFFER_DURATION(buffer) : LHIO_NO_TIME;
+  const bool filled = lhio_mpeg_times_fill(&input->times, map.data, map.size, &pts, duration);
+  gst_buffer_unmap(buffer, &map);
+  if (filled) {
+    buffer = gst_buffer_make_writable(buffer);
+    GST_BUFFER_PTS(buffer) = pts;
+    GST_PAD_PROBE_INFO_DATA(info) = buffer;
+  }
+  return GST_PAD_PROBE_OK;
+}
 
 void lhio_gst_set_up_decoder(GstElement *decoder)
 {
+  GstPad *sink = gst_element_get_static_pad(decoder, "sink");
+  if (sink) {
+    gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+                      fill_mpeg_times, g_new0(DecoderTimes, 1), g_free);
+    gst_object_unref(sink);
+  }
+
   GstElementFactory *factory = gst_element_get_factory(decoder);
   if (!factory)
     return;

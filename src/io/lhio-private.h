@@ -231,6 +231,27 @@ int lhio_mkv_unquote_tags(const char *path);
 int lhio_png_check(const char *path, const LhioImage *image);
 int lhio_jpeg_check(const char *path, const LhioImage *image);
 
+/* Presentation times for MPEG-1/2 video pictures whose packets have none
+ * (mpeg-video-times.c): a program stream states one for the first picture
+ * of a packet only.  One state a stream, from lhio_mpeg_times_init. */
+#define LHIO_NO_TIME UINT64_MAX
+typedef struct {
+  uint64_t origin; /* time of temporal reference 0 in the current group, or LHIO_NO_TIME */
+  uint64_t frame;  /* a frame's duration (the last packet's), 0 unknown */
+  int last_place;  /* the largest temporal reference of the current group, -1 none */
+  bool in_group;   /* a group header was seen: temporal references count from it */
+  bool pulldown;   /* a picture repeats its first field: times left alone */
+} LhioMpegTimes;
+
+void lhio_mpeg_times_init(LhioMpegTimes *times);
+
+/* One picture's packet (its bytes, its presentation time *pts or
+ * LHIO_NO_TIME, its duration or LHIO_NO_TIME, nanoseconds): true where *pts
+ * had no time and was given one, from the picture's temporal reference and
+ * the times of the pictures before it in its group. */
+bool lhio_mpeg_times_fill(LhioMpegTimes *times, const uint8_t *data, size_t size,
+                          uint64_t *pts, uint64_t duration);
+
 /* Writers get a fresh temporary file; the caller closes, renames or unlinks. */
 int lhio_png_write(FILE *file, const char *path, const LhioImage *image,
                    const LhioWriteOptions *options);

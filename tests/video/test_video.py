@@ -435,6 +435,7 @@ def group_frames(tmp):
     want = [round(float(t.strip(",")), 3) for t in probed]
     steps = {round(b - a, 3) for a, b in zip(pts, pts[1:])}
     check(pts == want and len(steps) > 1, f"vfr.mkv pts {pts} != ffprobe's {want}")
+    check_program_stream_times(tmp)
 
 
 def compare_signalstats(path, expect_p10_equal=True):
@@ -1184,6 +1185,33 @@ def check_motion_jpeg(tmp, mjpeg_avi):
     code, out, err = run("stats", "--no-histogram", named_jpg)
     check(code == 0 and len(records(out)) == 1 and "frame" not in records(out)[0],
           f"frames.jpg: exit {code}, {err!r}, {len(records(out))} records")
+
+
+def check_program_stream_times(tmp):
+    """A program stream packs several pictures to a packet and times the
+    first only: with B-pictures the decoder took the decoding time for the
+    others, and frames' `pts` repeated (1.42, 1.46, 1.46, 1.46 where 1.34,
+    1.38, 1.42, 1.46 were due).  Each frame has its own time, one frame
+    after the one before, as FFmpeg's best effort gives them."""
+    for name, video, container in (("bframes.vob", "mpeg2video", "vob"),
+                                   ("bframes.mpg", "mpeg1video", "mpeg")):
+        path = os.path.join(tmp, name)
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=size=352x288:rate=25:duration=3", "-c:v", video,
+               "-bf", "2", "-g", "12", "-f", container, path)
+        # FFmpeg's frames lack a pts too where their packets did: its best
+        # effort fills them in.
+        want = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries",
+                               "frame=best_effort_timestamp_time", "-of", "csv=p=0", path],
+                              capture_output=True, text=True, check=True).stdout.split()
+        want = [t.strip(",") for t in want]
+        code, out, err = run("stats", "--no-histogram", path)
+        got = [r["pts"] for r in frames_of(records(out))]
+        # FFmpeg times no last frame of an MPEG-1 stream ("N/A").
+        check(code == 0 and len(got) == 75 == len(want) and
+              all(b - a > 0.039 for a, b in zip(got, got[1:])) and
+              all(t == "N/A" or round(float(t), 3) == round(g, 3) for g, t in zip(got, want)),
+              f"{name}: exit {code}, {len(got)} frames, times {got[17:26]} where FFmpeg gives "
+              f"{want[17:26]} ({err!r})")
 
 
 def check_motion_jpeg_on_standard_input(tmp, raw, stills):
