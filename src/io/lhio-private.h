@@ -249,8 +249,8 @@ void lhio_mpeg_times_init(LhioMpegTimes *times);
  * LHIO_NO_TIME, its duration or LHIO_NO_TIME, nanoseconds): true where *pts
  * had no time and was given one, from the picture's temporal reference and
  * the times of the pictures before it in its group. */
-bool lhio_mpeg_times_fill(LhioMpegTimes *times, const uint8_t *data, size_t size,
-                          uint64_t *pts, uint64_t duration);
+bool lhio_mpeg_times_fill(LhioMpegTimes *times, const uint8_t *data, size_t size, uint64_t *pts,
+                          uint64_t duration);
 
 /* Writers get a fresh temporary file; the caller closes, renames or unlinks. */
 int lhio_png_write(FILE *file, const char *path, const LhioImage *image,

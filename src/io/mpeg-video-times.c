@@ -53,8 +53,7 @@ static PictureHeaders read_headers(const uint8_t *data, size_t size)
       if (at + 6 > size)
         break;
       headers.place = data[at + 4] << 2 | data[at + 5] >> 6;
-    } else if (code == 0xb5 && headers.place >= 0 && at + 8 <= size &&
-               data[at + 4] >> 4 == 8) {
+    } else if (code == 0xb5 && headers.place >= 0 && at + 8 <= size && data[at + 4] >> 4 == 8) {
       /* Picture coding extension: repeat_first_field is bit 1 of its
        * fifth byte after the start code. */
       headers.repeats_field = (data[at + 7] & 0x02) != 0;
@@ -63,8 +62,8 @@ static PictureHeaders read_headers(const uint8_t *data, size_t size)
   return headers;
 }
 
-bool lhio_mpeg_times_fill(LhioMpegTimes *times, const uint8_t *data, size_t size,
-                          uint64_t *pts, uint64_t duration)
+bool lhio_mpeg_times_fill(LhioMpegTimes *times, const uint8_t *data, size_t size, uint64_t *pts,
+                          uint64_t duration)
 {
   const PictureHeaders headers = read_headers(data, size);
   if (headers.place < 0 || times->pulldown)

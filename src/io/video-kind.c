@@ -1,9 +1,9 @@
 /* video-kind.c: tells video files from images by their first bytes (and by
  * their name as a hint), in every build, with or without GStreamer. */
-#include <stdio.h>
-#include <string.h>
 #include <stdint.h>
-#include <sys/mman.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -218,8 +218,8 @@ static size_t jpeg_image_end(const uint8_t *data, size_t size, bool *indexed)
       *indexed = true;
     at += 2 + length;
     if (marker == 0xda) { /* the scan's data, to the next marker */
-      while (at + 1 < size &&
-             !(data[at] == 0xff && data[at + 1] != 0 && !(data[at + 1] >= 0xd0 && data[at + 1] <= 0xd7)))
+      while (at + 1 < size && !(data[at] == 0xff && data[at + 1] != 0 &&
+                                !(data[at + 1] >= 0xd0 && data[at + 1] <= 0xd7)))
         at++;
     }
   }
@@ -248,7 +248,11 @@ static bool is_motion_jpeg_name(const char *path)
 
 /* Standard input ('-') has no name to tell Motion JPEG by: where it is a
  * regular file (`< clip.mjpeg`), its content tells it (a pipe's is told
- * once it is read whole, by the image reader). */
+ * once it is read whole, by the image reader).  Its first image is read, a
+ * MiB and then twice as much at a time, up to UNNAMED_JPEG_LIMIT (no
+ * mapping: a file cut while mapped would end the process). */
+#define UNNAMED_JPEG_LIMIT ((size_t)64 << 20)
+
 static bool is_unnamed_motion_jpeg(const char *path)
 {
   if (strcmp(path, "/dev/stdin") != 0)
@@ -257,14 +261,31 @@ static bool is_unnamed_motion_jpeg(const char *path)
   const int fd = lhio_open_regular(path, &size);
   if (fd < 0)
     return false;
-  bool motion = false;
-  if (size > 0 && (uint64_t)size <= SIZE_MAX) {
-    void *bytes = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (bytes != MAP_FAILED) {
-      motion = lhio_sniff_motion_jpeg(bytes, (size_t)size);
-      munmap(bytes, (size_t)size);
+  bool motion = false, indexed;
+  uint8_t *bytes = NULL;
+  size_t have = 0;
+  for (size_t want = (size_t)1 << 20; have < UNNAMED_JPEG_LIMIT; want *= 2) {
+    if (want > UNNAMED_JPEG_LIMIT)
+      want = UNNAMED_JPEG_LIMIT;
+    uint8_t *grown = realloc(bytes, want);
+    if (!grown)
+      break;
+    bytes = grown;
+    const ssize_t got = pread(fd, bytes + have, want - have, (off_t)have);
+    if (got <= 0)
+      break;
+    have += (size_t)got;
+    /* Decided once what was read holds the first image's end and a byte
+     * after it that is no zero padding, or is the whole file. */
+    size_t after = jpeg_image_end(bytes, have, &indexed);
+    while (after > 0 && after < have && bytes[after] == 0)
+      after++;
+    if ((after > 0 && after + 3 <= have) || have < want) {
+      motion = lhio_sniff_motion_jpeg(bytes, have);
+      break;
     }
   }
+  free(bytes);
   close(fd);
   return motion;
 }

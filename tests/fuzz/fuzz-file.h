@@ -80,8 +80,8 @@ static inline bool fuzz_file_is(const char *path, const uint8_t *data, size_t si
   FUZZ_ASSERT(fd >= 0);
   uint8_t *back = malloc(size + 1);
   FUZZ_ASSERT(back != NULL);
-  const bool same = pread(fd, back, size + 1, 0) == (ssize_t)size &&
-                    (size == 0 || memcmp(back, data, size) == 0);
+  const bool same =
+      pread(fd, back, size + 1, 0) == (ssize_t)size && (size == 0 || memcmp(back, data, size) == 0);
   free(back);
   close(fd);
   return same;

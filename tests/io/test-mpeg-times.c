@@ -33,8 +33,13 @@ static Picture make_picture(bool group, int place, bool repeat_first_field, uint
   Picture p = {.size = 0, .display = display};
   if (group)
     put(&p, (const uint8_t[]){0, 0, 1, 0xb8, 0x08, 0x00, 0x08, 0x00}, 8);
-  put(&p, (const uint8_t[]){0, 0, 1, 0x00, (uint8_t)(place >> 2), (uint8_t)((place & 3) << 6 | 0x08), 0xff, 0xf8}, 8);
-  put(&p, (const uint8_t[]){0, 0, 1, 0xb5, 0x8f, 0xff, 0xf3, repeat_first_field ? 0x82 : 0x80, 0x80}, 9);
+  put(&p,
+      (const uint8_t[]){0, 0, 1, 0x00, (uint8_t)(place >> 2), (uint8_t)((place & 3) << 6 | 0x08),
+                        0xff, 0xf8},
+      8);
+  put(&p,
+      (const uint8_t[]){0, 0, 1, 0xb5, 0x8f, 0xff, 0xf3, repeat_first_field ? 0x82 : 0x80, 0x80},
+      9);
   put(&p, (const uint8_t[]){0, 0, 1, 0x01, 0xff, 0xff, 0xff, 0xff}, 8);
   return p;
 }
@@ -84,9 +89,19 @@ static void run(const Picture *pictures, int n, bool (*keep)(int), int *filled, 
   }
 }
 
-static bool first_only(int i) { return i == 0; }
-static bool every_fifth(int i) { return i % 5 == 3; }
-static bool none(int i) { (void)i; return false; }
+static bool first_only(int i)
+{
+  return i == 0;
+}
+static bool every_fifth(int i)
+{
+  return i % 5 == 3;
+}
+static bool none(int i)
+{
+  (void)i;
+  return false;
+}
 
 static void check_streams(void)
 {
@@ -98,7 +113,8 @@ static void check_streams(void)
     run(pictures, n, first_only, &filled, &wrong, &kept);
     CHECK(filled == n - 1 && wrong == 0 && kept == 0,
           "%s groups, a time on the first picture only: %d of %d given one, %d wrong, %d timed "
-          "changed", kind, filled, n - 1, wrong, kept);
+          "changed",
+          kind, filled, n - 1, wrong, kept);
     /* The pictures before the first timed one have no origin yet. */
     int want = 0;
     for (int i = 3; i < n; i++)
