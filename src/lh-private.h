@@ -220,6 +220,10 @@ typedef struct {
   const uint16_t *bar_heights;
   const uint8_t *column_flags; /* host, LHI_COLUMN_* of each column */
   LhiInk inks[LHI_INK_COUNT];
+  /* A gray frame's own alpha plane (lh_overlay_gray_alpha), host memory,
+   * samples of the frame's size at full scale; NULL for the others. */
+  uint8_t *alpha;
+  size_t alpha_stride;
 } LhiOverlayJob;
 
 typedef struct LhiBackend LhiBackend;

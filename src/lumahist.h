@@ -658,6 +658,18 @@ LH_API void lh_overlay_options_init(LhOverlayOptions *options);
 LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
                       const LhOverlayOptions *options);
 
+/* lh_overlay on a GRAY8 or GRAY16 frame in host memory whose alpha is a
+ * plane of its own, as a gray+alpha PNG decodes: alpha holds a sample of
+ * the frame's size for each pixel (straight alpha at the full scale of the
+ * sample: 255, 65535), alpha_stride bytes a row (0: packed).  The panel is
+ * composited over each pixel as on formats with alpha (the gray sample as
+ * each colour, the ink's luma as the colour) and the alpha plane takes the
+ * result's alpha, so the panel shows where the image is transparent.
+ * Drawn on the host whatever the context's backend. */
+LH_API int lh_overlay_gray_alpha(LhContext *context, LhFrame *frame, void *alpha,
+                                 size_t alpha_stride, const LhStats *stats,
+                                 const LhOverlayOptions *options);
+
 #ifdef __cplusplus
 }
 #endif

@@ -204,8 +204,9 @@ static int sample_depth(const LhFrame *frame)
   return lhi_frame_luma_depth(frame);
 }
 
-static int overlay_call(LhContext *context, LhFrame *frame, const LhStats *stats,
-                        const LhOverlayOptions *options)
+/* alpha: NULL, or a gray frame's own alpha plane (lh_overlay_gray_alpha). */
+static int overlay_call(LhContext *context, LhFrame *frame, uint8_t *alpha, size_t alpha_stride,
+                        const LhStats *stats, const LhOverlayOptions *options)
 {
   if (!context || !frame || !stats)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context, frame or stats is NULL");
@@ -240,6 +241,19 @@ static int overlay_call(LhContext *context, LhFrame *frame, const LhStats *stats
   int status = lhi_frame_validate(frame);
   if (status < 0)
     return status;
+  if (alpha) {
+    if (frame->format != LH_FORMAT_GRAY8 && frame->format != LH_FORMAT_GRAY16)
+      return lhi_error(LH_ERROR_UNSUPPORTED,
+                       "an alpha plane of its own goes with a GRAY8 or GRAY16 frame");
+    if (frame->memory != LH_MEMORY_HOST)
+      return lhi_error(LH_ERROR_UNSUPPORTED, "a gray frame with alpha is drawn in host memory");
+    const size_t row = (size_t)frame->width * lhi_format_info(frame->format)->sample_bytes;
+    if (alpha_stride == 0)
+      alpha_stride = row;
+    if (alpha_stride < row)
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "alpha stride %zu is below a row's %zu bytes",
+                       alpha_stride, row);
+  }
   if (lhi_format_info(frame->format)->is_yuv) {
     status = lhi_check_chroma(frame, "overlay");
     if (status < 0)
@@ -264,10 +278,12 @@ static int overlay_call(LhContext *context, LhFrame *frame, const LhStats *stats
       (int64_t)panel.x + panel.width <= 0 || (int64_t)panel.y + panel.height <= 0)
     return LH_OK;
   LhiRoute route;
-  lhi_route_begin(context, LHI_OP_OVERLAY, frame, 1, false, NULL, &route);
-  if (!route.backend->overlay)
-    return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot draw overlays",
-                     route.backend->name);
+  if (!alpha) {
+    lhi_route_begin(context, LHI_OP_OVERLAY, frame, 1, false, NULL, &route);
+    if (!route.backend->overlay)
+      return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend cannot draw overlays",
+                       route.backend->name);
+  }
 
   int inner_w = shown.width - 2, inner_h = shown.height - 2;
   uint16_t *heights = malloc((size_t)inner_w * sizeof *heights);
@@ -288,12 +304,20 @@ static int overlay_call(LhContext *context, LhFrame *frame, const LhStats *stats
       .orientation = options->orientation,
       .bar_heights = heights,
       .column_flags = flags,
+      .alpha = alpha,
+      .alpha_stride = alpha_stride,
   };
   for (int i = 0; i < LHI_INK_COUNT; i++)
     job.inks[i] = make_ink(i, job.sample_depth, options->opacity, options->matrix, options->range);
   lhi_clear_error();
-  status = route.backend->overlay(route.state, &job);
-  lhi_route_end(context, &route, status, 1);
+  if (alpha) {
+    /* The panel's few pixels, on the host where the frame is: no backend
+     * but the CPU's draws over an alpha plane apart. */
+    status = lhi_cpu_overlay(NULL, &job);
+  } else {
+    status = route.backend->overlay(route.state, &job);
+    lhi_route_end(context, &route, status, 1);
+  }
   free(heights);
   free(flags);
   return status;
@@ -305,7 +329,21 @@ LH_API int lh_overlay(LhContext *context, LhFrame *frame, const LhStats *stats,
   int status = lhi_context_enter(context);
   if (status < 0)
     return status;
-  status = overlay_call(context, frame, stats, options);
+  status = overlay_call(context, frame, NULL, 0, stats, options);
+  lhi_context_leave(context);
+  return status;
+}
+
+LH_API int lh_overlay_gray_alpha(LhContext *context, LhFrame *frame, void *alpha,
+                                 size_t alpha_stride, const LhStats *stats,
+                                 const LhOverlayOptions *options)
+{
+  if (!alpha)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT, "alpha is NULL");
+  int status = lhi_context_enter(context);
+  if (status < 0)
+    return status;
+  status = overlay_call(context, frame, alpha, alpha_stride, stats, options);
   lhi_context_leave(context);
   return status;
 }

@@ -88,6 +88,22 @@ static void blend_over_rgba(uint8_t *px, const LhiFormatInfo *info, uint32_t top
   store_sample(px + info->a * bytes, bytes, alpha);
 }
 
+/* Composites the ink over a gray sample whose alpha is in a plane of its
+ * own (lhi_blend_over, the gray as each colour), the alpha at the full scale
+ * of its bytes. */
+static void blend_over_gray(uint8_t *px, uint8_t *alpha_px, int bytes, uint32_t top,
+                            const LhiInk *ink)
+{
+  const uint32_t gray = lhi_clamp_sample(load_sample(px, bytes), top);
+  uint32_t value[3] = {gray, gray, gray};
+  uint32_t alpha = load_sample(alpha_px, bytes);
+  LhiInk gray_ink = *ink;
+  gray_ink.rgb[0] = gray_ink.rgb[1] = gray_ink.rgb[2] = ink->y;
+  lhi_blend_over(value, &alpha, bytes == 1 ? 0xffu : 0xffffu, &gray_ink);
+  store_sample(px, bytes, value[0]);
+  store_sample(alpha_px, bytes, alpha);
+}
+
 /* The panel's part of a frame, split in row bands for the CPU backend's
  * threads: luma rows, then chroma rows. */
 typedef struct {
@@ -128,6 +144,9 @@ static void draw_luma_band(int band, void *data)
         blend_at(px + info->r * bytes, bytes, 0, false, top, ink->rgb[0], ink->alpha);
         blend_at(px + info->g * bytes, bytes, 0, false, top, ink->rgb[1], ink->alpha);
         blend_at(px + info->b * bytes, bytes, 0, false, top, ink->rgb[2], ink->alpha);
+      } else if (job->alpha) {
+        blend_over_gray(px, job->alpha + (size_t)y * job->alpha_stride + (size_t)x * bytes, bytes,
+                        top, ink);
       } else {
         blend_at(px + info->luma_offset, bytes, shift, info->big_endian, top, ink->y, ink->alpha);
       }

@@ -124,7 +124,12 @@ static bool overlay_image(LhioImage *image, const char *path, void *data)
   LhOverlayOptions overlay = run->overlay;
   overlay.orientation = lhio_image_orientation(image);
   int status = lh_analyze(context, &image->frame, &run->analysis, &stats);
-  if (status >= 0)
+  /* A gray+alpha PNG's alpha is a plane apart: the panel is composited
+   * over it, else it was invisible where the image is transparent. */
+  if (status >= 0 && image->alpha)
+    status = lh_overlay_gray_alpha(context, &image->frame, image->alpha, image->alpha_stride,
+                                   &stats, &overlay);
+  else if (status >= 0)
     status = lh_overlay(context, &image->frame, &stats, &overlay);
   lh_stats_clear(&stats);
   if (status < 0) {

@@ -613,6 +613,31 @@ static void test_equalize_misuse(LhContext *ctx)
     oo.rect = rects[i];
     EXPECT(lh_overlay(ctx, &in, &s, &oo), LH_OK, "a panel partly or wholly off the frame");
   }
+  /* A gray frame's alpha plane of its own: the panel composited over it
+   * (a transparent plane gets the panel's opacity where it is drawn), only
+   * for GRAY8 / GRAY16, rows of a row's bytes at least, never NULL. */
+  LhFrame gray;
+  uint8_t *gray_pixels = exact_frame(&gray, LH_FORMAT_GRAY8, 200, 120, 0);
+  uint8_t *transparent = calloc(200 * 120, 1);
+  LhStats gray_stats;
+  lh_stats_init(&gray_stats);
+  EXPECT(lh_analyze(ctx, &gray, NULL, &gray_stats), LH_OK, "analyze a gray frame");
+  EXPECT(lh_overlay_gray_alpha(ctx, &gray, transparent, 0, &gray_stats, NULL), LH_OK,
+         "overlay over a gray frame's alpha plane");
+  size_t shown = 0;
+  for (size_t i = 0; i < 200 * 120; i++)
+    shown += transparent[i] > 0;
+  CHECK(shown > 0 && shown < 200 * 120, "the panel over a transparent gray frame: %zu pixels shown",
+        shown);
+  EXPECT(lh_overlay_gray_alpha(ctx, &gray, NULL, 0, &gray_stats, NULL), LH_ERROR_INVALID_ARGUMENT,
+         "overlay with a NULL alpha plane");
+  EXPECT(lh_overlay_gray_alpha(ctx, &gray, transparent, 199, &gray_stats, NULL),
+         LH_ERROR_INVALID_ARGUMENT, "an alpha stride below a row");
+  EXPECT(lh_overlay_gray_alpha(ctx, &in, transparent, 0, &s, NULL), LH_ERROR_UNSUPPORTED,
+         "an alpha plane of its own with a colour frame");
+  lh_stats_clear(&gray_stats);
+  free(transparent);
+  free(gray_pixels);
   oo.rect = (LhRect){0, 0, 2, 2};
   EXPECT(lh_overlay(ctx, &in, &s, &oo), LH_ERROR_INVALID_ARGUMENT, "a 2x2 panel");
   oo.rect = (LhRect){0, 0, 70000, 4};

@@ -687,6 +687,76 @@ def test_overlay_alpha(root):
               f"overlay rgba{depth}.png: opaque pixels differ from the RGB image's")
 
 
+def write_gray_alpha_png(path, gray, alpha):
+    """A gray+alpha PNG (colour type 4) of 8 or 16 bits, written here:
+    OpenCV writes none."""
+    import struct
+    import zlib
+    depth = 8 * gray.dtype.itemsize
+    height, width = gray.shape
+    pairs = np.dstack([gray, alpha]).astype(">u2" if depth == 16 else np.uint8)
+    rows = b"".join(b"\0" + pairs[y].tobytes() for y in range(height))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data)))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" +
+                chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 4, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def test_overlay_gray_alpha(root):
+    """On a gray+alpha PNG the panel was drawn into the gray samples alone,
+    its alpha kept: invisible where the image is transparent (an icon's
+    corners).  It is composited over the image as on RGBA: shown wherever
+    it is drawn, opaque pixels as on the gray image without alpha, nothing
+    outside the panel changed."""
+    folder = os.path.join(root, "overlay-gray-alpha")
+    os.makedirs(folder)
+    rng = np.random.default_rng(12)
+    h, w = 300, 400
+    panel = np.zeros((h, w), bool)  # the default panel: 2 % margins, w / 3 x h / 4
+    panel[h - 6 - h // 4:h - 6, 8:8 + w // 3] = True
+    for depth, dtype in ((8, np.uint8), (16, np.uint16)):
+        top = (1 << depth) - 1
+        gray = rng.integers(0, top + 1, (h, w)).astype(dtype)
+        alpha = np.zeros((h, w), dtype)
+        alpha[:, w // 8:w // 4] = top // 2  # under the panel: transparent, half, opaque
+        alpha[:, w // 4:] = top
+        write_gray_alpha_png(os.path.join(folder, f"ga{depth}.png"), gray, alpha)
+        cv2.imwrite(os.path.join(folder, f"gray{depth}.png"), gray)
+    out = os.path.join(root, "overlay-gray-alpha-out")
+    code, err = lumahist("overlay", folder, "--out", out)
+    check(code == 0, f"overlay of gray+alpha PNGs: exit {code}: {err}")
+    for depth in (8, 16):
+        top = (1 << depth) - 1
+        name = f"ga{depth}.png"
+        with open(os.path.join(out, name), "rb") as f:
+            colour_type = f.read(26)[25]
+        check(colour_type == 4, f"overlay {name}: written as PNG colour type {colour_type}")
+        src = read(os.path.join(folder, name))  # OpenCV gives gray+alpha as BGRA
+        got = read(os.path.join(out, name))
+        if not check(got is not None and got.shape == (h, w, 4), f"overlay {name}: not read"):
+            continue
+        check(np.all(got[..., 3][panel] > 0),
+              f"overlay {name}: the panel is transparent where the image is (alpha "
+              f"{int(got[..., 3][panel].min())} in the panel)")
+        check(np.all(got[..., 3][panel & (src[..., 3] == top)] == top),
+              f"overlay {name}: the panel made opaque pixels transparent")
+        check(np.array_equal(got[~panel], src[~panel]),
+              f"overlay {name}: pixels outside the panel changed")
+        plain = read(os.path.join(out, f"gray{depth}.png"))
+        keep = src[..., 3] == top
+        check(np.array_equal(got[..., 0][keep], plain[keep]),
+              f"overlay {name}: opaque pixels differ from the gray image's")
+        # Where the image is transparent the panel shows as it is drawn:
+        # the same gray whatever lay under it.
+        clear = panel & (src[..., 3] == 0)
+        check(len(np.unique(got[..., 0][clear])) < len(np.unique(src[..., 0][clear])) // 4,
+              f"overlay {name}: the panel over transparency follows the pixels under it")
+
+
 def test_overlay_nothing_drawn(root):
     """An image too small for a panel (under 3 pixels wide or high), or one
     that --rect misses, is written as it was, with one line on standard
@@ -934,6 +1004,7 @@ def main():
         test_png_compression(root)
         test_overlay(root, inputs)
         test_overlay_alpha(root)
+        test_overlay_gray_alpha(root)
         test_overlay_nothing_drawn(root)
         test_overlay_orientation(root)
         test_clahe_orientation(root)
