@@ -204,6 +204,10 @@ typedef struct {
   /* The streams left out because the muxer does not take them (their caps,
    * "; " between), or NULL; to be freed with free(). */
   char *left_out;
+  /* The video had an alpha channel (VP8/VP9 with alpha, as WebM stores
+   * it), which the frames written have not: GStreamer 1.22's encoders and
+   * muxers write none. */
+  bool alpha_left_out;
 } LhioVideoRewriteResult;
 
 /* Writes output from input through a temporary file beside output, renamed

@@ -244,6 +244,11 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       lht_progress_clear(progress);
       lht_error(input, "written without its stream %s", result.left_out);
     }
+    if (ok && status >= 0 && result.alpha_left_out) {
+      lht_progress_clear(progress);
+      lht_error(input, "written without its alpha channel (GStreamer 1.22 writes no VP8 or VP9 "
+                       "alpha): its frames are opaque");
+    }
     char *note =
         ok && status >= 0 && change->written_note ? change->written_note(change->data) : NULL;
     if (note) {
