@@ -57,6 +57,8 @@ static PictureHeaders read_headers(const uint8_t *data, size_t size)
       /* Picture coding extension: repeat_first_field is bit 1 of its
        * fifth byte after the start code. */
       headers.repeats_field = (data[at + 7] & 0x02) != 0;
+    } else if (code >= 0x01 && code <= 0xaf && headers.place >= 0) {
+      break; /* the first slice: the picture's headers all come before it */
     }
   }
   return headers;
