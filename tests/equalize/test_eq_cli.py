@@ -639,6 +639,35 @@ def test_overlay(root, inputs):
     check(code == 2, f"overlay --opacity 2: exit {code}")
 
 
+def default_panel(h, w):
+    """Where the default panel lies: 2 % margins, w / 3 x h / 4."""
+    panel = np.zeros((h, w), bool)
+    panel[h - 6 - h // 4:h - 6, 8:8 + w // 3] = True
+    return panel
+
+
+def banded_alpha(h, w, dtype, top):
+    """An alpha plane whose columns under the default panel are transparent,
+    half and opaque in turn, opaque beyond it."""
+    alpha = np.zeros((h, w), dtype)
+    alpha[:, w // 8:w // 4] = top // 2
+    alpha[:, w // 4:] = top
+    return alpha
+
+
+def check_panel_composited(name, src, got, panel, top):
+    """The overlay of name (BGRA as OpenCV reads it, alpha of top at full)
+    shows the panel wherever it is drawn, keeps opaque pixels opaque, and
+    changes nothing outside it."""
+    check(np.all(got[..., 3][panel] > 0),
+          f"overlay {name}: the panel is transparent where the image is "
+          f"(alpha {int(got[..., 3][panel].min())} in the panel)")
+    check(np.all(got[..., 3][panel & (src[..., 3] == top)] == top),
+          f"overlay {name}: the panel made opaque pixels transparent")
+    check(np.array_equal(got[~panel], src[~panel]),
+          f"overlay {name}: pixels outside the panel changed")
+
+
 def test_overlay_alpha(root):
     """On an RGBA PNG the panel is composited over the image (straight
     alpha), so it shows where the image is transparent: it was blended into
@@ -649,14 +678,11 @@ def test_overlay_alpha(root):
     os.makedirs(folder)
     rng = np.random.default_rng(11)
     h, w = 300, 400
-    panel = np.zeros((h, w), bool)  # the default panel: 2 % margins, w / 3 x h / 4
-    panel[h - 6 - h // 4:h - 6, 8:8 + w // 3] = True
+    panel = default_panel(h, w)
     for depth, dtype in ((8, np.uint8), (16, np.uint16)):
         top = (1 << depth) - 1
         colour = rng.integers(0, top + 1, (h, w, 3)).astype(dtype)
-        alpha = np.zeros((h, w), dtype)
-        alpha[:, w // 8:w // 4] = top // 2  # under the panel: transparent, half, opaque
-        alpha[:, w // 4:] = top
+        alpha = banded_alpha(h, w, dtype, top)
         cv2.imwrite(os.path.join(folder, f"rgba{depth}.png"), np.dstack([colour, alpha]))
         cv2.imwrite(os.path.join(folder, f"rgb{depth}.png"), colour)
         opaque = np.dstack([colour, np.full((h, w), top, dtype)])
@@ -671,13 +697,7 @@ def test_overlay_alpha(root):
         if not check(got is not None and got.shape == (h, w, 4),
                      f"overlay rgba{depth}.png: not written as RGBA"):
             continue
-        check(np.all(got[..., 3][panel] > 0),
-              f"overlay rgba{depth}.png: the panel is transparent where the image is "
-              f"(alpha {int(got[..., 3][panel].min())} in the panel)")
-        check(np.all(got[..., 3][panel & (src[..., 3] == top)] == top),
-              f"overlay rgba{depth}.png: the panel made opaque pixels transparent")
-        check(np.array_equal(got[~panel], src[~panel]),
-              f"overlay rgba{depth}.png: pixels outside the panel changed")
+        check_panel_composited(f"rgba{depth}.png", src, got, panel, top)
         rgb = read(os.path.join(out, f"rgb{depth}.png"))
         opaque = read(os.path.join(out, f"opaque{depth}.png"))
         check(np.array_equal(opaque[..., :3], rgb) and np.all(opaque[..., 3] == top),
@@ -687,23 +707,29 @@ def test_overlay_alpha(root):
               f"overlay rgba{depth}.png: opaque pixels differ from the RGB image's")
 
 
-def write_gray_alpha_png(path, gray, alpha):
-    """A gray+alpha PNG (colour type 4) of 8 or 16 bits, written here:
-    OpenCV writes none."""
+def write_png_rows(path, rows, width, height, depth, colour_type):
+    """A PNG of the filtered rows given (each with its filter byte), written
+    here for the kinds that Pillow and OpenCV do not write."""
     import struct
     import zlib
-    depth = 8 * gray.dtype.itemsize
-    height, width = gray.shape
-    pairs = np.dstack([gray, alpha]).astype(">u2" if depth == 16 else np.uint8)
-    rows = b"".join(b"\0" + pairs[y].tobytes() for y in range(height))
 
     def chunk(kind, data):
         return (struct.pack(">I", len(data)) + kind + data +
                 struct.pack(">I", zlib.crc32(kind + data)))
     with open(path, "wb") as f:
         f.write(b"\x89PNG\r\n\x1a\n" +
-                chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 4, 0, 0, 0)) +
+                chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, colour_type, 0, 0,
+                                           0)) +
                 chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def write_gray_alpha_png(path, gray, alpha):
+    """A gray+alpha PNG (colour type 4) of 8 or 16 bits: OpenCV writes none."""
+    depth = 8 * gray.dtype.itemsize
+    height, width = gray.shape
+    pairs = np.dstack([gray, alpha]).astype(">u2" if depth == 16 else np.uint8)
+    rows = b"".join(b"\0" + pairs[y].tobytes() for y in range(height))
+    write_png_rows(path, rows, width, height, depth, 4)
 
 
 def test_overlay_gray_alpha(root):
@@ -716,14 +742,11 @@ def test_overlay_gray_alpha(root):
     os.makedirs(folder)
     rng = np.random.default_rng(12)
     h, w = 300, 400
-    panel = np.zeros((h, w), bool)  # the default panel: 2 % margins, w / 3 x h / 4
-    panel[h - 6 - h // 4:h - 6, 8:8 + w // 3] = True
+    panel = default_panel(h, w)
     for depth, dtype in ((8, np.uint8), (16, np.uint16)):
         top = (1 << depth) - 1
         gray = rng.integers(0, top + 1, (h, w)).astype(dtype)
-        alpha = np.zeros((h, w), dtype)
-        alpha[:, w // 8:w // 4] = top // 2  # under the panel: transparent, half, opaque
-        alpha[:, w // 4:] = top
+        alpha = banded_alpha(h, w, dtype, top)
         write_gray_alpha_png(os.path.join(folder, f"ga{depth}.png"), gray, alpha)
         cv2.imwrite(os.path.join(folder, f"gray{depth}.png"), gray)
     out = os.path.join(root, "overlay-gray-alpha-out")
@@ -739,13 +762,7 @@ def test_overlay_gray_alpha(root):
         got = read(os.path.join(out, name))
         if not check(got is not None and got.shape == (h, w, 4), f"overlay {name}: not read"):
             continue
-        check(np.all(got[..., 3][panel] > 0),
-              f"overlay {name}: the panel is transparent where the image is (alpha "
-              f"{int(got[..., 3][panel].min())} in the panel)")
-        check(np.all(got[..., 3][panel & (src[..., 3] == top)] == top),
-              f"overlay {name}: the panel made opaque pixels transparent")
-        check(np.array_equal(got[~panel], src[~panel]),
-              f"overlay {name}: pixels outside the panel changed")
+        check_panel_composited(name, src, got, panel, top)
         plain = read(os.path.join(out, f"gray{depth}.png"))
         keep = src[..., 3] == top
         check(np.array_equal(got[..., 0][keep], plain[keep]),
@@ -795,8 +812,6 @@ def test_overlay_nothing_drawn(root):
 def write_low_bit_png(path, levels, depth):
     """A gray PNG of depth 1, 2 or 4 bits (which Pillow and OpenCV do not
     write) holding levels, an array of values 0 .. 2^depth - 1."""
-    import struct
-    import zlib
     height, width = levels.shape
     per_byte = 8 // depth
     rows = b""
@@ -805,14 +820,7 @@ def write_low_bit_png(path, levels, depth):
         for x, v in enumerate(row):
             packed[x // per_byte] |= int(v) << (8 - depth * (x % per_byte + 1))
         rows += b"\0" + bytes(packed)
-
-    def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data +
-                struct.pack(">I", zlib.crc32(kind + data)))
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" +
-                chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 0, 0, 0, 0)) +
-                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    write_png_rows(path, rows, width, height, depth, 0)
 
 
 def png_bit_depth(path):
