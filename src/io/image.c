@@ -303,6 +303,69 @@ static int wait_for_writer(const char *path, int fd, const LhioFifoWait *wait, L
   }
 }
 
+/* Reads up to n bytes of file into into, as fread does.  A stream (a pipe,
+ * FIFO or socket: stop is given for those) is read with poll() and read(),
+ * looking at stop every FIFO_LOOK_MS while no bytes come: a read() blocked
+ * in the kernel is restarted after a caught Ctrl-C (SA_RESTART), so the run
+ * would wait for the writer's next bytes, or its end, before stopping.  A
+ * failure sets *failed to its errno, or to ECANCELED once stop is set. */
+static size_t read_input(FILE *file, uint8_t *into, size_t n, const volatile sig_atomic_t *stop,
+                         int *failed)
+{
+  *failed = 0;
+  if (!stop) {
+    size_t got = fread(into, 1, n, file);
+    if (got < n && ferror(file))
+      *failed = errno ? errno : EIO;
+    return got;
+  }
+  /* The FILE's own buffer is never used for a stream: all its reads are
+   * these. */
+  size_t got = 0;
+  while (got < n) {
+    if (*stop) {
+      *failed = ECANCELED;
+      break;
+    }
+    struct pollfd look = {.fd = fileno(file), .events = POLLIN};
+    int ready = poll(&look, 1, FIFO_LOOK_MS);
+    if (ready < 0 && errno != EINTR) {
+      *failed = errno;
+      break;
+    }
+    if (ready <= 0)
+      continue;
+    ssize_t m = read(look.fd, into + got, n - got);
+    if (m == 0)
+      break; /* its end */
+    if (m < 0 && errno != EINTR && errno != EAGAIN) {
+      *failed = errno;
+      break;
+    }
+    if (m > 0)
+      got += (size_t)m;
+  }
+  return got;
+}
+
+/* The failure of read_input, *failed, as the library's error. */
+static int fail_read(const char *path, int failed)
+{
+  if (failed == ECANCELED)
+    return lhio_fail(LH_ERROR_IO, path, "the run was stopped before the end of it came");
+  return lhio_fail_os(failed, path);
+}
+
+/* The stop flag that read_input looks at for fd, which is a stream's, else
+ * NULL. */
+static const volatile sig_atomic_t *stream_stop(int fd, const LhioFifoWait *wait)
+{
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !(S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode)))
+    return NULL;
+  return lhio_fifo_wait_or_process(wait)->stop;
+}
+
 /* Opens path for reading, without blocking: a FIFO with no writer would
  * block open() for ever.  A named FIFO then waits for its writer
  * (wait_for_writer; wait NULL: the process's); its first bytes, read
@@ -313,6 +376,14 @@ static int open_input(const char *path, const LhioFifoWait *wait, FILE **file, L
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return lhio_fail_os(errno, path);
+  if (isatty(fd)) {
+    /* `lumahist stats -` typed at a prompt: nothing would come but what is
+     * typed, as gzip and xz refuse to read compressed data from one. */
+    close(fd);
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path,
+                     "a terminal: images are not typed in; redirect a file (- < photo.jpg), "
+                     "pipe one in, or name the files");
+  }
   if (lhio_is_named_fifo(fd)) {
     int status = wait_for_writer(path, fd, lhio_fifo_wait_or_process(wait), first);
     if (status < 0) {
@@ -338,15 +409,17 @@ static int open_input(const char *path, const LhioFifoWait *wait, FILE **file, L
  * puts the bytes it read in *ahead (NULL: the file must seek), for
  * read_whole to read the rest after them.  *ahead may hold the first bytes
  * already (open_input's of a FIFO), at most SNIFF_BYTES. */
-static int sniff_input(const char *path, FILE *file, LhioFileType *type, LhioEncoded *ahead)
+static int sniff_input(const char *path, FILE *file, const volatile sig_atomic_t *stop,
+                       LhioFileType *type, LhioEncoded *ahead)
 {
   uint8_t head[SNIFF_BYTES];
   size_t before = ahead ? ahead->size : 0;
   if (before)
     memcpy(head, ahead->data, before);
-  size_t n = before + fread(head + before, 1, sizeof head - before, file);
-  if (n < sizeof head && ferror(file))
-    return lhio_fail_os(errno, path);
+  int failed;
+  size_t n = before + read_input(file, head + before, sizeof head - before, stop, &failed);
+  if (failed)
+    return fail_read(path, failed);
   *type = lhio_sniff(head, n);
   if (*type == LHIO_FILE_UNKNOWN) {
     if (n == 0)
@@ -357,7 +430,9 @@ static int sniff_input(const char *path, FILE *file, LhioFileType *type, LhioEnc
      * read: on a pipe, which its demuxer could not seek in either. */
     uint8_t more[LHIO_VIDEO_SNIFF_BYTES];
     memcpy(more, head, n);
-    size_t m = n + fread(more + n, 1, sizeof more - n, file);
+    size_t m = n + read_input(file, more + n, sizeof more - n, stop, &failed);
+    if (failed)
+      return fail_read(path, failed);
     if (lhio_sniff_video(more, m))
       return lhio_fail(LH_ERROR_UNSUPPORTED, path,
                        "a video: videos are read from files, not from a pipe or standard input");
@@ -426,7 +501,8 @@ static int refuse_piped_video(const char *path, const LhioEncoded *encoded)
 /* Reads file from where it is to its end into encoded, after the bytes it
  * may hold already (sniff_input's of a pipe): a regular file in one read of
  * its size, anything else as it grows. */
-static int read_whole(const char *path, FILE *file, LhioEncoded *encoded)
+static int read_whole(const char *path, FILE *file, const volatile sig_atomic_t *stop,
+                      LhioEncoded *encoded)
 {
   struct stat info;
   size_t capacity = LOAD_CHUNK;
@@ -440,9 +516,11 @@ static int read_whole(const char *path, FILE *file, LhioEncoded *encoded)
       break;
     }
     encoded->data = grown;
-    encoded->size += fread(encoded->data + encoded->size, 1, capacity - encoded->size, file);
-    if (ferror(file))
-      status = lhio_fail_os(errno, path);
+    int failed;
+    encoded->size +=
+        read_input(file, encoded->data + encoded->size, capacity - encoded->size, stop, &failed);
+    if (failed)
+      status = fail_read(path, failed);
     else if (encoded->size < capacity)
       break; /* end of file */
     else
@@ -471,15 +549,16 @@ int lhio_read_waiting(const char *path, LhioReadMode mode, uint64_t max_pixels,
   status = open_input(path, wait, &file, &encoded);
   if (status < 0)
     return status;
+  const volatile sig_atomic_t *stop = stream_stop(fileno(file), wait);
   LhioFileType type;
-  status = sniff_input(path, file, &type, &encoded);
+  status = sniff_input(path, file, stop, &type, &encoded);
   const bool piped = encoded.size > 0;
   if (status == LH_OK && (type == LHIO_FILE_PNG || piped)) {
     /* A PNG is read whole first: the fast path for the common ones
      * (png-fast.c) inflates all its IDAT data in one call.  So is a pipe,
      * whose first bytes are read already. */
     encoded.type = type;
-    status = read_whole(path, file, &encoded);
+    status = read_whole(path, file, stop, &encoded);
     if (status == LH_OK && piped)
       status = refuse_piped_video(path, &encoded);
     if (status == LH_OK)
@@ -508,10 +587,11 @@ int lhio_load_waiting(const char *path, const LhioFifoWait *wait, LhioEncoded *e
   int status = open_input(path, wait, &file, encoded);
   if (status < 0)
     return status;
-  status = sniff_input(path, file, &encoded->type, encoded);
+  const volatile sig_atomic_t *stop = stream_stop(fileno(file), wait);
+  status = sniff_input(path, file, stop, &encoded->type, encoded);
   const bool piped = encoded->size > 0;
   if (status == LH_OK)
-    status = read_whole(path, file, encoded);
+    status = read_whole(path, file, stop, encoded);
   if (status == LH_OK && piped)
     status = refuse_piped_video(path, encoded);
   fclose(file);
@@ -543,7 +623,7 @@ int lhio_read_memory(const char *path, const LhioEncoded *encoded, LhioReadMode 
   if (!file)
     return lhio_fail(LH_ERROR_NO_MEMORY, path, "%s", strerror(errno));
   LhioFileType type;
-  status = sniff_input(path, file, &type, NULL);
+  status = sniff_input(path, file, NULL, &type, NULL);
   if (status == LH_OK)
     status = decode_input(path, file, encoded, type, mode, max_pixels, image);
   fclose(file);

@@ -29,6 +29,7 @@ does not work on a good JPEG here).
 import hashlib
 import json
 import os
+import pty
 import re
 import shutil
 import signal
@@ -469,6 +470,7 @@ def check_fifo_writers(tool, tmp, good):
     check(proc.returncode == 130 and took < 5 and b"stopped" in err,
           f"SIGINT while a FIFO waits for its writer: exit {proc.returncode} after {took:.1f} s, "
           f"{err!r}")
+    check_stopped_mid_stream(tool, tmp, image)
     # A pipe whose writer left before the run is empty at once: it gets no
     # later writer, unlike a FIFO.
     read_end, write_end = os.pipe()
@@ -478,6 +480,62 @@ def check_fifo_writers(tool, tmp, good):
     check(rc == 1 and not out and took < 10,
           f"a pipe without its writer: exit {rc} after {took:.1f} s, {out!r}")
     check_one_line_each(err, {"/dev/stdin": ["empty"]}, "pipe without its writer")
+
+
+def check_stopped_mid_stream(tool, tmp, image):
+    """Ctrl-C while a pipe's or a FIFO's writer holds it open, half an image
+    written, ends the run at once (a read() blocked in the kernel restarts
+    after the signal's handler: the run waited for the writer's end); and
+    standard input that is a terminal is refused, not waited on."""
+    def stopped_while_read(argv, what, stdin=None, writer=None):
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        if writer:
+            writer()
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        took = time.monotonic() - start
+        check(proc.returncode == 130 and took < 5 and b"stopped by SIGINT" in err and
+              b"stopped before the end of it came" in err,
+              f"SIGINT while {what}: exit {proc.returncode} after {took:.1f} s, {err!r}")
+
+    half = image[:len(image) // 2]
+    out_dir = os.path.join(tmp, "stopped-equalized")
+    for argv in (stats_argv(tool, "-"), rewrite_argv(tool, "equalize", "--out", out_dir, "-")):
+        read_end, write_end = os.pipe()
+        os.write(write_end, half)
+        stopped_while_read(argv, f"{argv[1]} reads a pipe held open", stdin=read_end)
+        os.close(read_end)
+        os.close(write_end)
+    check(not os.path.exists(out_dir) or not os.listdir(out_dir),
+          f"equalize stopped while reading a pipe wrote {os.listdir(out_dir)}")
+    fifo = os.path.join(tmp, "held-open.png")
+    os.mkfifo(fifo)
+    held = []
+
+    def open_and_write_half():
+        # Opened to write (it waits for the reader's open), half written.
+        held.append(os.open(fifo, os.O_WRONLY))
+        os.write(held[0], half)
+    stopped_while_read(stats_argv(tool, fifo), "a FIFO held open is read",
+                       writer=open_and_write_half)
+    for fd in held:
+        os.close(fd)
+    # A terminal on standard input: `lumahist stats -` typed at a prompt.
+    controller, terminal = pty.openpty()
+    rc, out, err, took = timed_run(stats_argv(tool, "-"), stdin=terminal)
+    os.close(terminal)
+    os.close(controller)
+    check(rc == 1 and not out and took < 10,
+          f"a terminal on standard input: exit {rc} after {took:.1f} s, {out!r}")
+    check_one_line_each(err, {"/dev/stdin": ["a terminal: images are not typed in"]},
+                        "terminal on standard input")
 
 
 def group_special(tool, corpus, tmp, sanitized):
