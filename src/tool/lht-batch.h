@@ -284,6 +284,12 @@ typedef bool (*LhtRecordFunc)(const LhtParsedRecord *record, guint64 line_number
 bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data,
                       off_t *complete_end);
 
+/* A FILE reading in's pipe, FIFO or socket that fails (EINTR) once a stop
+ * signal is caught, where a read() blocked in the kernel would restart and
+ * wait for the writer's next bytes; NULL when in is not one (read in as it
+ * is).  Closing it leaves in open (stoppable-stream.c). */
+FILE *lht_stoppable_stream(FILE *in);
+
 /* path as a page or a table shows it: each byte that is not part of valid
  * UTF-8 replaced by U+FFFD (records keep those bytes: json.c); to be
  * freed. */

@@ -414,7 +414,10 @@ static bool read_file(Merge *m, const char *file)
   m->name = standard_input ? "stdin" : file;
   m->file_has_images = false;
   reset_file_sums(m);
-  bool ok = lht_records_read(in, m->name, merge_record, m, NULL);
+  FILE *stream = lht_stoppable_stream(in);
+  bool ok = lht_records_read(stream ? stream : in, m->name, merge_record, m, NULL);
+  if (stream)
+    fclose(stream);
   if (*lhp_pipeline_stop_flag()) {
     /* Stopped: nothing more is said of a file read in part. */
     if (!standard_input)

@@ -660,8 +660,9 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
      * since what follows decides where it is cut, but one with a line that
      * is not a record is refused whatever follows. */
     if (records == 0 && bad_lines == BAD_LINES_AT_MOST) {
-      lht_error(name, "not lumahist records: none of its first %d lines is one; the rest is "
-                      "not read",
+      lht_error(name,
+                "not lumahist records: none of its first %d lines is one; the rest is "
+                "not read",
                 BAD_LINES_AT_MOST);
       break;
     }
@@ -710,7 +711,10 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
     offset += n;
   }
   if (ferror(in)) {
-    lht_error(name, "%s", g_strerror(errno));
+    /* A read ended by a caught stop signal (lht_stoppable_stream) is not
+     * the file's fault: the caller says the run was stopped. */
+    if (!*lhp_pipeline_stop_flag())
+      lht_error(name, "%s", g_strerror(errno));
     ok = false;
   }
   if (complete_end)

@@ -929,6 +929,28 @@ def interrupt_merge(tmp, records_bytes):
     check(not os.path.exists(page) and
           not [f for f in os.listdir(tmp) if f.startswith(".merge-stopped")],
           "merge SIGINT: its page was written")
+    # Its writer holds it open, half the records written, and writes no
+    # more: a read() blocked in the kernel restarts after the handler, and
+    # merge waited for the writer's end.
+    held = os.path.join(tmp, "merge-held.fifo")
+    os.mkfifo(held)
+    proc = subprocess.Popen([LUMAHIST, "merge", held], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    with open(held, "wb") as feed:
+        feed.write(records_bytes[:len(records_bytes) // 2])
+        feed.flush()
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        try:
+            stdout, stderr = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+        took = time.monotonic() - start
+    check(proc.returncode == 130 and took < 5 and stderr == said and stdout == b"",
+          f"merge SIGINT while the FIFO's writer holds it open: status {proc.returncode} "
+          f"after {took:.1f} s, {text(stderr)!r}, {len(stdout)} bytes out")
 
 
 def group_resume(tmp):
