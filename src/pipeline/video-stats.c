@@ -458,6 +458,17 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
       .stop = job->stop,
       .fifo_wait = job->fifo_wait,
   };
+  if (lhio_is_motion_jpeg(path) &&
+      ((args->start_given && args->start_s > 0) || args->duration_s > 0 || args->fps > 0)) {
+    /* jpegparse times its first frame alone: the others would all pass
+     * through a start, duration or rate asked, as if it were not. */
+    *failure = g_strdup("Motion JPEG with no container has no frame times, so a start, "
+                        "duration or fps asked cannot pick its frames (--every N, every=N in "
+                        "Python, takes one frame in N)");
+    if (failed_status)
+      *failed_status = LH_ERROR_UNSUPPORTED;
+    return LHP_VIDEO_FAILED;
+  }
   LhioVideo *video = NULL;
   int status = lhio_video_open(path, &video_options, &video);
   if (status < 0) {

@@ -1155,6 +1155,23 @@ def check_motion_jpeg(tmp, mjpeg_avi):
         s = summary_of(records(out), os.path.join(folder, name))
         check(s and s["complete"] and s["frames"] == 10,
               f"{name} in a folder: {s and (s['complete'], s['frames'])} (exit {code}, {err!r})")
+    # Its frames have no times after the first: --start, --duration and
+    # --fps let all of them through, as if not asked (exit 0).  They are
+    # refused for it in one line; the other file of the run is done, and
+    # --every still picks frames by count.
+    for option in (("--start", "0.1"), ("--duration", "0.1"), ("--fps", "10")):
+        code, out, err = run("stats", "--no-histogram", *option, raw, mjpeg_avi)
+        said = [line for line in err.splitlines() if line]
+        check(code == 1 and not frames_of(records(out), raw) and
+              summary_of(records(out), mjpeg_avi) and len(said) == 1 and
+              said[0].startswith(f"lumahist: {raw}: Motion JPEG with no container has no "
+                                 "frame times"),
+              f"clip.mjpeg {' '.join(option)}: exit {code}, "
+              f"{len(frames_of(records(out), raw))} of its frames, {err!r}")
+    code, out, err = run("stats", "--no-histogram", "--every", "3", raw)
+    check(code == 0 and [r["frame"] for r in frames_of(records(out))] == [0, 3, 6, 9],
+          f"clip.mjpeg --every 3: exit {code}, frames "
+          f"{[r['frame'] for r in frames_of(records(out))]}, {err!r}")
     # Cut inside its fourth frame: jpegparse drops that frame and the stream
     # ends quietly; the file's end shows it (zero padding after a whole
     # file's last frame is not a cut).
