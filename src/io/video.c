@@ -89,6 +89,7 @@ struct LhioVideo {
   GMutex lock; /* the fields below that GStreamer's threads set */
   bool linked;
   int video_streams; /* in the last stream collection; -1 none seen */
+  char *first_video; /* the stream id of its first video stream, the one read */
   bool drained;      /* decodebin3 has read its whole input */
   char *decoder;
   char *missing;      /* what a missing plugin for the video or the container leaves
@@ -111,8 +112,8 @@ struct LhioVideo {
   bool ended;
   bool warned;
   char *demux_warning; /* the first warning a demuxer posted (matroskademux's on no cluster) */
-  bool stuck;  /* a thread of the pipeline may never return */
-  char *error; /* the first failure */
+  bool stuck;          /* a thread of the pipeline may never return */
+  char *error;         /* the first failure */
   uint64_t index;
 
   GstSample *sample;
@@ -177,8 +178,12 @@ static void set_error(LhioVideo *v, const char *format, ...)
   }
 }
 
-/* decodebin3 asks for each stream whether to expose it: the first video
- * stream only, so that no audio is decoded for nothing. */
+/* decodebin3 asks for each stream whether to expose it: the video streams
+ * only, so that no audio is decoded for nothing.  The first one is read;
+ * the others are decoded into a fakesink (pad_added), since decodebin3 1.22
+ * stalls a file of two video streams where one is left unselected (its
+ * data stays in the multiqueue and the demuxer waits on it, also under a
+ * plain `gst-launch-1.0 filesrc ! decodebin3 ! fakesink`). */
 static gint select_stream(GstElement *decodebin, GstStreamCollection *collection, GstStream *stream,
                           gpointer data)
 {
@@ -195,8 +200,12 @@ static gint select_stream(GstElement *decodebin, GstStreamCollection *collection
   }
   g_mutex_lock(&v->lock);
   v->video_streams = videos;
+  if (first_video) {
+    g_free(v->first_video);
+    v->first_video = g_strdup(gst_stream_get_stream_id(first_video));
+  }
   g_mutex_unlock(&v->lock);
-  return stream == first_video ? 1 : 0;
+  return gst_stream_get_stream_type(stream) & GST_STREAM_TYPE_VIDEO ? 1 : 0;
 }
 
 /* decodebin3's "about-to-finish": every input has reached its end, so no
@@ -411,6 +420,19 @@ static bool caps_offer_cuda(GstCaps *caps)
   return false;
 }
 
+static void drain_into_fakesink(LhioVideo *v, GstPad *pad)
+{
+  GstElement *sink = gst_element_factory_make("fakesink", NULL);
+  if (!sink)
+    return;
+  g_object_set(sink, "sync", FALSE, "async", FALSE, NULL);
+  gst_bin_add(GST_BIN(v->pipeline), sink);
+  gst_element_sync_state_with_parent(sink);
+  GstPad *sink_pad = gst_element_get_static_pad(sink, "sink");
+  gst_pad_link(pad, sink_pad);
+  gst_object_unref(sink_pad);
+}
+
 static void pad_added(GstElement *decodebin, GstPad *pad, gpointer data)
 {
   LhioVideo *v = data;
@@ -421,11 +443,18 @@ static void pad_added(GstElement *decodebin, GstPad *pad, gpointer data)
   if (caps)
     gst_caps_unref(caps);
 
+  /* decodebin3 tells the pad's stream: a video stream after the first
+   * is decoded for nothing (select_stream), into a fakesink. */
+  char *stream_id = gst_pad_get_stream_id(pad);
   g_mutex_lock(&v->lock);
-  bool take = is_video && !v->linked;
+  bool other_video = is_video && stream_id && v->first_video && strcmp(stream_id, v->first_video);
+  bool take = is_video && !other_video && !v->linked;
   if (take)
     v->linked = true;
   g_mutex_unlock(&v->lock);
+  g_free(stream_id);
+  if (other_video)
+    drain_into_fakesink(v, pad);
   if (!take)
     return;
   DecoderInput *decoder = find_video_decoder(v, pad);
@@ -1497,6 +1526,7 @@ void lhio_video_close(LhioVideo *v)
   if (v->decoders)
     g_ptr_array_unref(v->decoders);
   g_free(v->decoder);
+  g_free(v->first_video);
   g_free(v->missing);
   g_free(v->demux_warning);
   g_free(v->error);

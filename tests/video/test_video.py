@@ -436,6 +436,47 @@ def group_frames(tmp):
     steps = {round(b - a, 3) for a, b in zip(pts, pts[1:])}
     check(pts == want and len(steps) > 1, f"vfr.mkv pts {pts} != ffprobe's {want}")
     check_program_stream_times(tmp)
+    check_two_video_streams(tmp)
+
+
+def check_two_video_streams(tmp):
+    """A file of two video streams: decodebin3 1.22 stalls on some when one
+    is left unselected (a Matroska file of two H.264 streams at one rate, no
+    audio: a plain gst-launch-1.0 filesrc ! decodebin3 ! fakesink stalls
+    too), so stats gave 20 frames, then "no frame for 30 s: the decoding
+    pipeline is stuck".  Its first video stream is read, whole and at once,
+    frame for frame as the file of that stream alone, in every container."""
+    missing = ffmpeg_encoders_missing("libx264", "aac")
+    if missing:
+        print(f"SKIP: two video streams: this ffmpeg lacks the encoders {', '.join(missing)}")
+        return
+    source = os.path.join(tmp, "two-videos.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=2",
+           "-f", "lavfi", "-i", "color=c=red:size=320x240:rate=25:duration=2",
+           "-map", "0", "-map", "1", "-c:v", "libx264", source)
+    alone = os.path.join(tmp, "first-video-alone.mkv")
+    ffmpeg("-i", source, "-map", "0:v:0", "-c", "copy", alone)
+    _, out, _ = run("stats", "--no-histogram", alone)
+    want = [(r["width"], r["mean"], r["median"]) for r in frames_of(records(out))]
+    check(len(want) == 50, f"the first video stream alone: {len(want)} frames, 50 expected")
+    with_audio = os.path.join(tmp, "two-videos-audio.mkv")
+    ffmpeg("-i", source, "-f", "lavfi", "-i", "sine=duration=2", "-map", "0", "-map", "1",
+           "-c:v", "copy", "-c:a", "aac", with_audio)
+    paths = [source, with_audio]
+    for container in ("mp4", "ts"):
+        paths.append(os.path.join(tmp, f"two-videos.{container}"))
+        ffmpeg("-i", source, "-map", "0", "-c", "copy", paths[-1])
+    for path in paths:
+        start = time.monotonic()
+        code, out, err = run("stats", "--no-histogram", path)
+        took = time.monotonic() - start
+        recs = records(out)
+        s = summary_of(recs)
+        got = [(r["width"], r["mean"], r["median"]) for r in frames_of(recs)]
+        check(code == 0 and not err and s and s["complete"] and took < 20 and got == want,
+              f"two video streams in {os.path.basename(path)}: exit {code} after {took:.1f} s, "
+              f"{err!r}, {len(got)} frames, the first stream's {len(want)} "
+              f"{'alike' if got == want else 'unlike'}")
 
 
 def compare_signalstats(path, expect_p10_equal=True):
