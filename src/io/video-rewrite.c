@@ -98,9 +98,9 @@ typedef struct {
 
   GMutex lock; /* the fields below, set by GStreamer's threads */
   bool video_linked;
-  char *error;       /* the first failure */
-  char *missing;     /* a missing plugin's description */
-  GString *left_out; /* streams the muxer does not take */
+  char *error;         /* the first failure */
+  char *missing;       /* a missing plugin's description */
+  GString *left_out;   /* streams the muxer does not take */
   bool alpha_left_out; /* the video's alpha channel (codec-alpha) */
   uint64_t frames;
   uint64_t packets;  /* into the muxer, from every stream */
@@ -1122,6 +1122,49 @@ static GstElement *muxer_queue(void)
   return queue;
 }
 
+/* Links queue to the muxer through a parser of the stream's codec, which
+ * gives it in the form the muxer takes: parsebin's H.264 and H.265 come in
+ * the length-prefixed avc form that matroskamux and mp4mux take, where
+ * mpegtsmux takes only start codes, so a second video stream of a
+ * transport stream failed the whole file ("not-negotiated").  Without a
+ * parser for it, queue goes to the muxer straight.  False where the muxer
+ * takes none of its forms: the stream is then left out. */
+static bool link_through_parser(Rewrite *r, GstElement *queue, GstCaps *caps)
+{
+  GstElementFactory *factory =
+      best_factory(GST_ELEMENT_FACTORY_TYPE_PARSER, caps, GST_PAD_SINK, GST_RANK_MARGINAL, true);
+  GstElement *parser = factory ? gst_element_factory_create(factory, NULL) : NULL;
+  if (factory)
+    gst_object_unref(factory);
+  if (!parser)
+    return link_to_muxer(r, queue, caps);
+  /* Looked at before the parser joins the pipeline: a muxer's request pad
+   * asked for and left unlinked would wait for data for ever. */
+  GstPad *src = gst_element_get_static_pad(parser, "src");
+  GstCaps *forms = gst_pad_query_caps(src, NULL);
+  gst_object_unref(src);
+  bool taken = false;
+  for (const GList *t = gst_element_get_pad_template_list(r->muxer); t && !taken; t = t->next) {
+    GstPadTemplate *templ = t->data;
+    GstCaps *takes = gst_pad_template_get_caps(templ);
+    taken =
+        GST_PAD_TEMPLATE_DIRECTION(templ) == GST_PAD_SINK && gst_caps_can_intersect(takes, forms);
+    gst_caps_unref(takes);
+  }
+  if (!taken) {
+    gst_caps_unref(forms);
+    gst_object_unref(parser);
+    return false;
+  }
+  GstElement *chain[] = {parser};
+  bool ok = add_to_pipeline(r, chain, 1) && gst_element_link(queue, parser) &&
+            link_to_muxer(r, parser, forms);
+  gst_caps_unref(forms);
+  if (!ok)
+    fail(r, "cannot link one of its streams");
+  return ok;
+}
+
 /* A stream the muxer takes goes in as it is; one it does not (SRT
  * subtitles come out of matroskademux as Pango markup, which matroskamux
  * refuses) is left out, and the result says so. */
@@ -1133,7 +1176,12 @@ static void link_copied(Rewrite *r, GstPad *pad, GstCaps *caps)
   GstPad *sink = gst_element_get_static_pad(queue, "sink");
   bool linked = gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
   gst_object_unref(sink);
-  if (linked && link_to_muxer(r, queue, caps)) {
+  /* A video stream after the first goes through a parser of its own:
+   * parsebin gives H.264 and H.265 in the avc form before it is linked,
+   * even where the muxer takes start codes only. */
+  bool video = g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(caps, 0)), "video/");
+  if (linked && ((video && link_through_parser(r, queue, caps)) ||
+                 (!video && link_to_muxer(r, queue, caps)))) {
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, note_copied_end, r, NULL);
     return;
   }

@@ -516,6 +516,7 @@ def group_containers(tmp):
     check_interlaced_mpeg2(tmp)
     check_full_range_kept(tmp, rng)
     check_alpha_said(tmp)
+    check_second_video_copied(tmp)
 
     # Subtitles: mov_text in mp4 copied packet for packet (but for the empty
     # one FFmpeg puts at 0 before the first cue); SRT in Matroska, which
@@ -802,6 +803,48 @@ def check_mpeg12(tmp, rng):
     check(written == ["mpeg2.mpg"], f"--codec mpeg2enc: the folder holds {written}")
     check_mpeg12_without_mpeg2enc(tmp, clips, slow)
     check_program_stream_read_back(tmp)
+
+
+def check_second_video_copied(tmp):
+    """A file of two video streams is written with the first equalized and
+    the second copied, packet for packet.  parsebin gives that second H.264
+    stream in the avc form, which mpegtsmux does not take: an MPEG-TS of two
+    video streams failed whole ("avdec_h264 decodes its video to a pixel
+    format that GStreamer has no format for")."""
+    source = os.path.join(tmp, "two-videos.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2",
+           "-f", "lavfi", "-i", "mandelbrot=size=96x64:rate=25", "-f", "lavfi", "-i",
+           "sine=duration=2", "-map", "0", "-map", "1", "-map", "2", "-t", "2",
+           "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", source)
+    clips = [source]
+    for container in ("mp4", "ts"):
+        clips.append(os.path.join(tmp, f"two-videos.{container}"))
+        ffmpeg("-i", source, "-map", "0", "-c", "copy", clips[-1])
+    out_dir = os.path.join(tmp, "out-two-videos")
+    code, _, err = run("equalize", "-o", out_dir, *clips)
+    check(code == 0 and err == "", f"files of two video streams: exit {code}: {err}")
+
+    def frame_sums(path, stream):
+        lines = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", f"0:v:{stream}",
+                                "-f", "framemd5", "-"], capture_output=True, text=True).stdout
+        return [line.split(",")[-1].strip() for line in lines.splitlines()
+                if line and not line.startswith("#")]
+
+    for clip in clips:
+        name = os.path.basename(clip)
+        output = os.path.join(out_dir, name)
+        if not check(os.path.exists(output), f"{name} of two video streams: no output"):
+            continue
+        _, video, audio = stream_info(output)
+        sizes = [(v["width"], v["height"]) for v in video]
+        check(sizes == [(160, 120), (96, 64)] and len(audio) == 1,
+              f"{name}: written with video streams {sizes}, {len(audio)} audio streams")
+        second = frame_sums(clip, 1)
+        check(len(second) == 50 and frame_sums(output, 1) == second,
+              f"{name}: its second video stream not copied frame for frame "
+              f"({len(frame_sums(output, 1))} frames, {len(second)} in the input)")
+        check(frame_sums(output, 0) != frame_sums(clip, 0),
+              f"{name}: its first video stream was not equalized")
 
 
 def check_alpha_said(tmp):
