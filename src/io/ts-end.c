@@ -25,45 +25,28 @@
 
 #include "lhio-private.h"
 #include "lhio-video.h"
+#include "ts-packet.h"
 
-#define SYNC_BYTE 0x47
-/* Sync bytes in a row, one packet apart, that say "packets of this size
- * start here": 8 bytes of 0x47 at one stride in other data is a chance of
- * 2^-64. */
-#define RUN_PACKETS 8
-/* The 188 bytes of a packet proper, behind the prefix of M2TS's. */
-#define TS_BYTES 188
-#define TS_HEADER_BYTES 4
 #define PES_HEADER_BYTES 6
-#define PID_COUNT 0x2000
-#define NULL_PID 0x1fff
 
-typedef struct {
-  size_t size; /* bytes from one packet's start to the next */
-  size_t sync; /* where the sync byte is in it (after M2TS's 4-byte time code) */
-  const char *name;
-} PacketKind;
-
-/* Plain, M2TS (Blu-ray, AVCHD), and with 16 or 20 bytes of Reed-Solomon
- * parity after each packet (DVB, ATSC captures): the sizes tsdemux reads. */
-static const PacketKind kinds[] = {
+const LhioTsPacketKind lhio_ts_packet_kinds[LHIO_TS_PACKET_KINDS] = {
     {188, 0, "MPEG-TS"},
     {192, 4, "M2TS"},
     {204, 0, "MPEG-TS"},
     {208, 0, "MPEG-TS"},
 };
 
-/* Where in tail the last packet of a run of RUN_PACKETS starts, or -1. */
-static long last_run(const uint8_t *tail, size_t n, const PacketKind *kind)
+/* Where in tail the last packet of a run of LHIO_TS_RUN_PACKETS starts, or -1. */
+static long last_run(const uint8_t *tail, size_t n, const LhioTsPacketKind *kind)
 {
-  size_t reach = (RUN_PACKETS - 1) * kind->size + kind->sync;
+  size_t reach = (LHIO_TS_RUN_PACKETS - 1) * kind->size + kind->sync;
   for (size_t i = n; i-- > reach;) {
-    if (tail[i] != SYNC_BYTE)
+    if (tail[i] != LHIO_TS_SYNC_BYTE)
       continue;
     int k = 1;
-    while (k < RUN_PACKETS && tail[i - (size_t)k * kind->size] == SYNC_BYTE)
+    while (k < LHIO_TS_RUN_PACKETS && tail[i - (size_t)k * kind->size] == LHIO_TS_SYNC_BYTE)
       k++;
-    if (k == RUN_PACKETS)
+    if (k == LHIO_TS_RUN_PACKETS)
       return (long)(i - kind->sync);
   }
   return -1;
@@ -83,34 +66,34 @@ typedef struct {
 /* The packets of tail from the first one of the grid that ends at last (the
  * start of the last whole packet) on: 1 when a PES of stated length is cut
  * short at the end, why saying which. */
-static int pes_cut(const uint8_t *tail, size_t last, const PacketKind *kind, char *why,
+static int pes_cut(const uint8_t *tail, size_t last, const LhioTsPacketKind *kind, char *why,
                    size_t why_size)
 {
-  PidState *pids = calloc(PID_COUNT, sizeof *pids);
+  PidState *pids = calloc(LHIO_TS_PID_COUNT, sizeof *pids);
   if (!pids)
     return 0;
   for (size_t at = last % kind->size; at <= last; at += kind->size) {
     const uint8_t *p = tail + at + kind->sync;
-    if (p[0] != SYNC_BYTE) {
+    if (p[0] != LHIO_TS_SYNC_BYTE) {
       /* Out of step (bytes lost on the way): what came before says nothing
        * of the streams' ends. */
-      memset(pids, 0, PID_COUNT * sizeof *pids);
+      memset(pids, 0, LHIO_TS_PID_COUNT * sizeof *pids);
       continue;
     }
     unsigned pid = ((unsigned)(p[1] & 0x1f) << 8) | p[2];
     bool transport_error = p[1] & 0x80, unit_start = p[1] & 0x40;
     unsigned control = (p[3] >> 4) & 3;
-    if (pid == NULL_PID)
+    if (pid == LHIO_TS_NULL_PID)
       continue;
     PidState *s = &pids[pid];
-    size_t start = TS_HEADER_BYTES;
+    size_t start = LHIO_TS_HEADER_BYTES;
     if (control & 2)
       start += 1 + (size_t)p[4];
-    if (transport_error || start > TS_BYTES) {
+    if (transport_error || start > LHIO_TS_BYTES) {
       s->state = PES_UNKNOWN;
       continue;
     }
-    size_t payload = control & 1 ? TS_BYTES - start : 0;
+    size_t payload = control & 1 ? LHIO_TS_BYTES - start : 0;
     const uint8_t *data = p + start;
     if (unit_start) {
       unsigned length = payload >= PES_HEADER_BYTES && data[0] == 0 && data[1] == 0 && data[2] == 1
@@ -124,7 +107,7 @@ static int pes_cut(const uint8_t *tail, size_t last, const PacketKind *kind, cha
     }
   }
   int cut = 0;
-  for (unsigned pid = 0; pid < PID_COUNT && !cut; pid++)
+  for (unsigned pid = 0; pid < LHIO_TS_PID_COUNT && !cut; pid++)
     if (pids[pid].state == PES_SIZED && pids[pid].have < pids[pid].expected) {
       snprintf(why, why_size,
                "the last PES packet of its stream 0x%04x ends after %u of its %u bytes", pid,
@@ -139,8 +122,8 @@ int lhio_ts_end_cut(const uint8_t *tail, size_t n, char *why, size_t why_size)
 {
   if (why_size)
     why[0] = '\0';
-  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-    const PacketKind *kind = &kinds[k];
+  for (size_t k = 0; k < LHIO_TS_PACKET_KINDS; k++) {
+    const LhioTsPacketKind *kind = &lhio_ts_packet_kinds[k];
     long found = last_run(tail, n, kind);
     if (found < 0)
       continue;
