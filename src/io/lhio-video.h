@@ -90,6 +90,31 @@ int lhio_ts_end_cut(const uint8_t *tail, size_t n, char *why, size_t why_size);
  * when it cannot be read. */
 int lhio_ts_file_cut(const char *path, char *why, size_t why_size);
 
+/* The programs of an MPEG-TS (or M2TS) file, as its first program
+ * association table lists them (the network's program 0 aside), and the
+ * one GStreamer's tsdemux plays: the first whose map (PMT) comes after that
+ * table (-1 when none does in the bytes read). */
+#define LHIO_TS_MAX_PROGRAMS 64
+typedef struct {
+  int count;
+  int numbers[LHIO_TS_MAX_PROGRAMS];
+  int first_mapped;
+} LhioTsPrograms;
+
+/* Bytes of a file's head that lhio_ts_file_programs() reads: tables come
+ * again every 0.1 s or so, 0.8 s of a 20 Mbit/s multiplex. */
+#define LHIO_TS_HEAD_BYTES (2 * 1024 * 1024)
+
+/* head: the first n bytes of a file.  Count 0 when no whole table is in
+ * them (not a transport stream, or one that begins with none). */
+void lhio_ts_programs(const uint8_t *head, size_t n, LhioTsPrograms *programs);
+/* The same on a regular file, from its first LHIO_TS_HEAD_BYTES; -1 when
+ * it cannot be read (a pipe: none read). */
+int lhio_ts_file_programs(const char *path, LhioTsPrograms *programs);
+
+/* "3 programs (7, 3, 9)": the programs listed, into text. */
+void lhio_ts_programs_list(const LhioTsPrograms *programs, char *text, size_t size);
+
 /* Whether this build reads video (GStreamer found); *why says why not. */
 bool lhio_video_available(const char **why);
 
@@ -157,6 +182,9 @@ void lhio_video_cuda_leave(LhioVideo *video);
 const char *lhio_video_decoder(const LhioVideo *video);
 /* The duration of the file, seconds; NAN when unknown. */
 double lhio_video_duration(LhioVideo *video);
+/* Whether GStreamer's tsdemux reads it (an MPEG-TS or M2TS), once the
+ * first frame came: lhio_ts_file_programs() says which of its programs. */
+bool lhio_video_transport_stream(LhioVideo *video);
 
 void lhio_video_close(LhioVideo *video);
 

@@ -63,6 +63,12 @@ double lhio_video_duration(LhioVideo *video)
   return 0.0 / 0.0;
 }
 
+bool lhio_video_transport_stream(LhioVideo *video)
+{
+  (void)video;
+  return false;
+}
+
 void lhio_video_close(LhioVideo *video)
 {
   (void)video;

@@ -1489,6 +1489,14 @@ double lhio_video_duration(LhioVideo *v)
   return NAN;
 }
 
+bool lhio_video_transport_stream(LhioVideo *v)
+{
+  g_mutex_lock(&v->lock);
+  bool transport_stream = v->transport_stream;
+  g_mutex_unlock(&v->lock);
+  return transport_stream;
+}
+
 static gpointer stop_pipeline(gpointer pipeline)
 {
   gst_element_set_state(pipeline, GST_STATE_NULL);

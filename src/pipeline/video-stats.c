@@ -441,6 +441,24 @@ static bool give_summary(LhpVideoStats *v, const char *path, const char *decoder
   return going;
 }
 
+/* A transport stream of several programs (a broadcast multiplex) is read
+ * as tsdemux reads it, one program: said, where the others would be left
+ * out without a word. */
+static void say_programs(const LhpVideoJob *job, const char *path)
+{
+  LhioTsPrograms programs;
+  if (lhio_ts_file_programs(path, &programs) < 0 || programs.count < 2)
+    return;
+  char list[512], read[64] = "one of them";
+  lhio_ts_programs_list(&programs, list, sizeof list);
+  if (programs.first_mapped >= 0)
+    snprintf(read, sizeof read, "program %d", programs.first_mapped);
+  lhp_say(job->report, path,
+          "an MPEG-TS of %s: %s is read, the first whose map comes (GStreamer's tsdemux reads "
+          "one program)",
+          list, read);
+}
+
 LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *failed_status,
                                      char **failure)
 {
@@ -576,6 +594,8 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
             "frame in system memory where it costs less)",
             v->analysed_on[LH_BACKEND_CUDA], v->analysed_on[LH_BACKEND_CPU]);
   memset(v->analysed_on, 0, sizeof v->analysed_on);
+  if (!stopped && v->frames > 0 && lhio_video_transport_stream(video))
+    say_programs(job, path);
   if (!stopped && v->frames > 0 && !give_summary(v, path, lhio_video_decoder(video), error))
     stopped = true;
   if (v->cuda_context) {

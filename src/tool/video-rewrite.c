@@ -132,6 +132,22 @@ static char *video_output(const LhtPlan *plan, guint i)
 /* The errno of the library's last error when it is the output's write that
  * failed ("INPUT: writing OUTPUT: why", video-rewrite.c in lhio) in a way
  * that stops the run (lht_write_stop_error); else 0. */
+/* A transport stream of several programs is written with the one tsdemux
+ * read: the others are left out, and said so. */
+static void say_programs_left_out(const char *input, LhtProgress *progress)
+{
+  LhioTsPrograms programs;
+  if (lhio_ts_file_programs(input, &programs) < 0 || programs.count < 2)
+    return;
+  char list[512], kept[64] = "one";
+  lhio_ts_programs_list(&programs, list, sizeof list);
+  if (programs.first_mapped >= 0)
+    snprintf(kept, sizeof kept, "program %d", programs.first_mapped);
+  lht_progress_clear(progress);
+  lht_error(input, "written with %s alone of its %s: GStreamer's tsdemux reads one program", kept,
+            list);
+}
+
 static int write_failure_stopping(const char *input, const char *output)
 {
   char *prefix = g_strdup_printf("%s: writing %s: ", input, output);
@@ -244,6 +260,8 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       lht_progress_clear(progress);
       lht_error(input, "written without its stream %s", result.left_out);
     }
+    if (ok && status >= 0 && strcmp(result.muxer, "mpegtsmux") == 0)
+      say_programs_left_out(input, progress);
     if (ok && status >= 0 && result.alpha_left_out) {
       lht_progress_clear(progress);
       lht_error(input, "written without its alpha channel (GStreamer 1.22 writes no VP8 or VP9 "

@@ -2,7 +2,8 @@
  * last bytes of any file that GStreamer's tsdemux took: any bytes give 0 or
  * 1, never a read outside them; a 1 comes with its reason and a 0 without
  * one; and the answer does not depend on the room given for the reason (a
- * buffer of one byte, of exactly that size, is not overrun). */
+ * buffer of one byte, of exactly that size, is not overrun).  And for
+ * lhio_ts_programs(), which reads the first bytes of such a file. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   FUZZ_ASSERT(lhio_ts_end_cut(tail, size, small, 1) == cut && small[0] == '\0');
   FUZZ_ASSERT(lhio_ts_end_cut(tail, size, NULL, 0) == cut);
   free(small);
+  /* The programs a head lists (ts-programs.c) from the same bytes: within
+   * them, at most LHIO_TS_MAX_PROGRAMS, and the one mapped first among
+   * those listed. */
+  LhioTsPrograms programs;
+  lhio_ts_programs(tail, size, &programs);
+  FUZZ_ASSERT(programs.count >= 0 && programs.count <= LHIO_TS_MAX_PROGRAMS);
+  bool listed = programs.first_mapped == -1;
+  for (int i = 0; i < programs.count; i++) {
+    FUZZ_ASSERT(programs.numbers[i] > 0 && programs.numbers[i] <= 0xffff);
+    listed = listed || programs.numbers[i] == programs.first_mapped;
+  }
+  FUZZ_ASSERT(listed);
   free(tail);
   return 0;
 }

@@ -437,6 +437,7 @@ def group_frames(tmp):
     check(pts == want and len(steps) > 1, f"vfr.mkv pts {pts} != ffprobe's {want}")
     check_program_stream_times(tmp)
     check_two_video_streams(tmp)
+    check_transport_stream_programs(tmp)
 
 
 def check_two_video_streams(tmp):
@@ -477,6 +478,52 @@ def check_two_video_streams(tmp):
               f"two video streams in {os.path.basename(path)}: exit {code} after {took:.1f} s, "
               f"{err!r}, {len(got)} frames, the first stream's {len(want)} "
               f"{'alike' if got == want else 'unlike'}")
+
+
+def multi_program_ts(path):
+    """An MPEG-TS of three programs, numbered 7, 3 and 9, each of one video
+    stream of its own size: 96, 160 and 320 pixels wide."""
+    ffmpeg("-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=1",
+           "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=1",
+           "-f", "lavfi", "-i", "testsrc=size=96x64:rate=25:duration=1",
+           "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+           "-program", "program_num=7:st=2", "-program", "program_num=3:st=0",
+           "-program", "program_num=9:st=1", path)
+
+
+def check_transport_stream_programs(tmp):
+    """A broadcast capture of a whole multiplex holds several programs, and
+    GStreamer's tsdemux reads one: the others were left out without a word.
+    The line names them and the one read."""
+    if ffmpeg_encoders_missing("libx264"):
+        print("SKIP: MPEG-TS programs: this ffmpeg lacks libx264")
+        return
+    path = os.path.join(tmp, "multiplex.ts")
+    multi_program_ts(path)
+    code, out, err = run("stats", "--no-histogram", path)
+    s = summary_of(records(out))
+    check(code == 0 and s and s["complete"] and s["frames"] == 25 and s["width"] == 96 and
+          err == f"lumahist: {path}: an MPEG-TS of 3 programs (7, 3, 9): program 7 is read, "
+                 "the first whose map comes (GStreamer's tsdemux reads one program)\n",
+          f"a multiplex of 3 programs: exit {code}, {s and (s['frames'], s['width'])}, {err!r}")
+    single = os.path.join(tmp, "one-program.ts")
+    ffmpeg("-i", path, "-map", "0:p:3", "-c", "copy", single)
+    code, out, err = run("stats", "--no-histogram", single)
+    s = summary_of(records(out))
+    check(code == 0 and err == "" and s and s["width"] == 160,
+          f"one program of it: exit {code}, {err!r}, {s and s['width']}")
+    # Written back, it holds the program read; the line says so.
+    out_dir = os.path.join(tmp, "multiplex-out")
+    code, _, err = run("equalize", "--out", out_dir, path)
+    output = os.path.join(out_dir, "multiplex.ts")
+    probed = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=width",
+                             "-of", "json", output], capture_output=True, text=True).stdout
+    written = [stream["width"] for stream in json.loads(probed or "{}").get("streams", [])]
+    check(code == 0 and written == [96] and
+          err == f"lumahist: {path}: written with program 7 alone of its 3 programs (7, 3, 9): "
+                 "GStreamer's tsdemux reads one program\n",
+          f"equalize of a multiplex of 3 programs: exit {code}, widths {written}, "
+          f"{err!r}")
 
 
 def compare_signalstats(path, expect_p10_equal=True):
