@@ -901,7 +901,8 @@ StatsFilesIterator = _lumahist.StatsFilesIterator
 def stats_files(paths, *, jobs=None, matrix=None, range=None,
                 percentiles=(1, 5, 50, 95, 99), backend="auto", max_pixels=None,
                 errors="warn", decoder="auto", every=1, fps=None, start=None, duration=None,
-                cut_threshold=0.4, video_timeout=30.0, video_memory="cuda", fifo_wait=30.0):
+                cut_threshold=0.4, video_timeout=30.0, video_memory="cuda", fifo_wait=30.0,
+                program=None):
     """Stats of image and video files and folders, on the command-line tool's
     batch pipeline: folders walked as `lumahist stats` walks them
     (recursively, each folder's entries in sorted byte order, hidden ones
@@ -928,9 +929,12 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     time; start None: from the first frame, which duration then counts from; duration None:
     to the end), cut_threshold (the histogram distance
     of a scene cut), video_timeout (seconds without a frame before a file is
-    given up), as the tool's --every, --fps, --start, --duration,
-    --cut-threshold, --video-timeout and --video-memory, with its checks (a
-    bad value raises InvalidArgumentError).  A file that cannot be read: a
+    given up), program (the program of an MPEG-TS to read, 1 .. 65535; None:
+    the one GStreamer's tsdemux takes, the first whose map comes, a warning
+    naming the others), as the tool's --every, --fps, --start, --duration,
+    --cut-threshold, --video-timeout, --video-memory and --program, with its
+    checks (a bad value raises InvalidArgumentError; a program an MPEG-TS
+    has not fails that file, naming those it has).  A file that cannot be read: a
     RuntimeWarning saying its path and why, and it is left out
     (errors="warn"), or the lumahist.Error raised in its place, the records
     before it having come (errors="raise"; a path that does not exist is
@@ -974,4 +978,6 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
                                  duration=0.0 if duration is None else _float(duration, "duration"),
                                  cut_threshold=_float(cut_threshold, "cut_threshold"),
                                  video_timeout=_float(video_timeout, "video_timeout"),
-                                 video_memory=video_memory, fifo_wait=_float(fifo_wait, "fifo_wait"))
+                                 video_memory=video_memory, fifo_wait=_float(fifo_wait, "fifo_wait"),
+                                 # 0 is no program (the network's): given, it is refused.
+                                 program=0 if program is None else _operator.index(program) or -1)

@@ -275,4 +275,5 @@ def stats_files(paths: Any, *, jobs: Optional[SupportsIndex] = None,
                 fps: Optional[float] = None,
                 start: Optional[float] = None, duration: Optional[float] = None,
                 cut_threshold: float = 0.4, video_timeout: float = 30.0, video_memory: str = "cuda",
-                fifo_wait: float = 30.0) -> StatsFilesIterator: ...
+                fifo_wait: float = 30.0,
+                program: Optional[SupportsIndex] = None) -> StatsFilesIterator: ...

@@ -674,10 +674,11 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   static char *keywords[] = {
       "paths",      "jobs",          "matrix",        "range",        "percentiles", "backend",
       "max_pixels", "decoder",       "raise_errors",  "every",        "fps",         "start",
-      "duration",   "cut_threshold", "video_timeout", "video_memory", "fifo_wait",   NULL};
+      "duration",   "cut_threshold", "video_timeout", "video_memory", "fifo_wait",   "program",
+      NULL};
   PyObject *paths, *percentiles = Py_None, *start = Py_None;
   int raise_errors = 0;
-  IntArgument jobs = {"jobs", 0}, every = {"every", 1};
+  IntArgument jobs = {"jobs", 0}, every = {"every", 1}, program = {"program", 0};
   const char *matrix_name = NULL, *range_name = NULL, *backend_name = "auto";
   const char *decoder_name = "auto";
   unsigned long long max_pixels = 0;
@@ -686,12 +687,14 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   lhp_video_options_init(&video);
   every.value = video.every;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|$O&zzOsKspO&dOdddsd", keywords, &paths, int_argument, &jobs,
+          args, kwargs, "O|$O&zzOsKspO&dOdddsdO&", keywords, &paths, int_argument, &jobs,
           &matrix_name, &range_name, &percentiles, &backend_name, &max_pixels, &decoder_name,
           &raise_errors, int_argument, &every, &video.fps, &start, &video.duration_s,
-          &video.cut_threshold, &video.timeout_s, &video.memory, &fifo_wait))
+          &video.cut_threshold, &video.timeout_s, &video.memory, &fifo_wait, int_argument,
+          &program))
     return NULL;
   video.every = every.value;
+  video.program = program.value;
   /* None: the tool's --start not given, duration counts from the first frame. */
   if (start != Py_None) {
     video.start_s = PyFloat_AsDouble(start);

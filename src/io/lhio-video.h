@@ -115,6 +115,13 @@ int lhio_ts_file_programs(const char *path, LhioTsPrograms *programs);
 /* "3 programs (7, 3, 9)": the programs listed, into text. */
 void lhio_ts_programs_list(const LhioTsPrograms *programs, char *text, size_t size);
 
+/* The program numbers a transport stream may have: 0 is the network's. */
+#define LHIO_TS_MAX_PROGRAM_NUMBER 65535
+/* LH_OK when program (> 0) is one of path's, or path is no MPEG-TS whose
+ * programs its head lists (another container: program does not apply);
+ * else LH_ERROR_INVALID_ARGUMENT, the message naming its programs. */
+int lhio_ts_program_check(const char *path, int program);
+
 /* Whether this build reads video (GStreamer found); *why says why not. */
 bool lhio_video_available(const char **why);
 
@@ -124,6 +131,7 @@ typedef struct LhioVideo LhioVideo;
 typedef struct {
   bool allow_cuda;  /* frames may come in CUDA memory (NVDEC decoders) */
   double start_s;   /* frames before this presentation time are decoded and dropped */
+  int program;      /* the MPEG-TS program read (lhio_ts_program_check); 0: tsdemux's choice */
   double timeout_s; /* no frame and no end for this long: a stuck pipeline; 0: 30 s */
   /* May be NULL; once non-zero (set from any thread or a signal handler),
    * lhio_video_next() stops waiting for a frame within a tenth of a second
@@ -214,6 +222,7 @@ typedef struct {
   int crf;           /* 0 .. LHIO_VIDEO_MAX_CRF; < 0: LHIO_VIDEO_DEFAULT_CRF */
   int bitrate_kbps;  /* > 0: a mean bitrate instead of crf */
   double timeout_s;  /* no frame and no end for this long: a stuck pipeline; 0: 30 s */
+  int program;       /* the MPEG-TS program written (lhio_ts_program_check); 0: tsdemux's */
   /* Non-zero stops the rewrite (a signal): no output is left. */
   volatile sig_atomic_t *stop;
   LhioVideoChange change;

@@ -164,9 +164,23 @@ void lhio_ts_programs_list(const LhioTsPrograms *programs, char *text, size_t si
 {
   if (size == 0)
     return;
-  int n = snprintf(text, size, "%d programs (", programs->count);
+  int n = snprintf(text, size, "%d program%s (", programs->count, programs->count == 1 ? "" : "s");
   for (int i = 0; i < programs->count && n >= 0 && (size_t)n < size; i++)
     n += snprintf(text + n, size - (size_t)n, "%s%d", i ? ", " : "", programs->numbers[i]);
   if (n >= 0 && (size_t)n < size)
     snprintf(text + n, size - (size_t)n, ")");
+}
+
+int lhio_ts_program_check(const char *path, int program)
+{
+  LhioTsPrograms programs;
+  if (lhio_ts_file_programs(path, &programs) < 0 || programs.count == 0)
+    return LH_OK;
+  for (int i = 0; i < programs.count; i++)
+    if (programs.numbers[i] == program)
+      return LH_OK;
+  char list[512];
+  lhio_ts_programs_list(&programs, list, sizeof list);
+  return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "no program %d in it: it has %s", program,
+                   list);
 }

@@ -1431,6 +1431,17 @@ static void stream_found(GstElement *parsebin, GstPad *pad, gpointer data)
   gst_caps_unref(caps);
 }
 
+/* The program asked for, set on tsdemux before it takes the first whose
+ * map comes. */
+static void demuxer_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer data)
+{
+  Rewrite *r = data;
+  GstElementFactory *factory = gst_element_get_factory(element);
+  if (r->options->program > 0 && factory &&
+      strcmp(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)), "tsdemux") == 0)
+    g_object_set(element, "program-number", r->options->program, NULL);
+}
+
 static void streams_complete(GstElement *parsebin, gpointer data)
 {
   Rewrite *r = data;
@@ -1702,6 +1713,8 @@ int lhio_video_rewrite(const char *input, const char *output,
   status = lhio_video_unreadable_container(input, container_why, sizeof container_why);
   if (status < 0)
     return lhio_fail(status, input, "%s", container_why);
+  if (settled.program > 0 && (status = lhio_ts_program_check(input, settled.program)) < 0)
+    return status;
   GstCaps *container = container_of(input, &status);
   if (!container)
     return status;
@@ -1776,6 +1789,7 @@ int lhio_video_rewrite(const char *input, const char *output,
       status = lhio_fail(LH_ERROR_UNSUPPORTED, input, "cannot link the pipeline");
     } else {
       g_signal_connect(parsebin, "pad-added", G_CALLBACK(stream_found), &r);
+      g_signal_connect(parsebin, "deep-element-added", G_CALLBACK(demuxer_added), &r);
       g_signal_connect(parsebin, "no-more-pads", G_CALLBACK(streams_complete), &r);
       status = run(&r, result);
     }

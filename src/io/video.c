@@ -325,6 +325,10 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
   if (is_made_by(element, "tsdemux") || is_made_by(element, "avidemux") ||
       is_made_by(element, "qtdemux") || is_made_by(element, "matroskademux") ||
       is_made_by(element, "y4mdec")) {
+    /* The program asked for, before tsdemux takes the first whose map
+     * comes. */
+    if (is_made_by(element, "tsdemux") && v->options.program > 0)
+      g_object_set(element, "program-number", v->options.program, NULL);
     g_mutex_lock(&v->lock);
     if (is_made_by(element, "tsdemux"))
       v->transport_stream = true;
@@ -814,6 +818,12 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
   if (container_status < 0) {
     lhio_video_close(v);
     return lhio_fail(container_status, path, "%s", container_why);
+  }
+  const int program_status =
+      regular && v->options.program > 0 ? lhio_ts_program_check(path, v->options.program) : LH_OK;
+  if (program_status < 0) {
+    lhio_video_close(v);
+    return program_status;
   }
   /* A pipe or FIFO is opened here and given to fdsrc.  filesrc's open()
    * of a FIFO blocks until a writer comes, inside the state change, where

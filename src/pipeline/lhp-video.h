@@ -39,6 +39,7 @@ typedef struct {
   double start_s;    /* frames from this presentation time on */
   bool start_given;  /* start_s was asked for; else duration_s counts from the first frame */
   double duration_s; /* of stream time; 0 to the end */
+  int program;       /* the MPEG-TS program read, 1 .. 65535; 0 the one tsdemux takes */
   double timeout_s;  /* a file is given up when no frame comes for this long */
   double cut_threshold;
   const char *memory; /* where NVDEC leaves frames: "cuda", "system"; NULL "cuda" */

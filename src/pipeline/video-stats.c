@@ -43,6 +43,8 @@ bool lhp_video_options_check(LhpVideoOptions *o, const char **option, const char
     return refuse(option, rule, "duration", "must be a time in seconds, more than 0");
   if (!(o->timeout_s > 0) || !isfinite(o->timeout_s))
     return refuse(option, rule, "video_timeout", "must be a time in seconds, more than 0");
+  if (o->program < 0 || o->program > LHIO_TS_MAX_PROGRAM_NUMBER)
+    return refuse(option, rule, "program", "must be a program number, 1 .. 65535");
   if (!(o->cut_threshold >= 0 && o->cut_threshold <= 1))
     return refuse(option, rule, "cut_threshold", "must be in [0, 1]");
   if (o->memory && strcmp(o->memory, "system") != 0 && strcmp(o->memory, "cuda") != 0)
@@ -455,7 +457,7 @@ static void say_programs(const LhpVideoJob *job, const char *path)
     snprintf(read, sizeof read, "program %d", programs.first_mapped);
   lhp_say(job->report, path,
           "an MPEG-TS of %s: %s is read, the first whose map comes (GStreamer's tsdemux reads "
-          "one program)",
+          "one program; --program N, program=N in Python, reads another)",
           list, read);
 }
 
@@ -471,6 +473,7 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
        * analysis and the frame difference read them there. */
       .allow_cuda = args->cuda_memory && job->backend != LH_BACKEND_CPU,
       .start_s = args->start_s,
+      .program = args->program,
       .timeout_s = args->timeout_s,
       /* A stop ends the wait for a frame too (a file opening or stuck). */
       .stop = job->stop,
@@ -594,7 +597,7 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
             "frame in system memory where it costs less)",
             v->analysed_on[LH_BACKEND_CUDA], v->analysed_on[LH_BACKEND_CPU]);
   memset(v->analysed_on, 0, sizeof v->analysed_on);
-  if (!stopped && v->frames > 0 && lhio_video_transport_stream(video))
+  if (!stopped && v->frames > 0 && args->program == 0 && lhio_video_transport_stream(video))
     say_programs(job, path);
   if (!stopped && v->frames > 0 && !give_summary(v, path, lhio_video_decoder(video), error))
     stopped = true;

@@ -77,14 +77,15 @@ typedef struct {
   gint temporal_window; /* --temporal-window: 1 off */
   double cut_threshold; /* --cut-threshold */
   double timeout_s;     /* --video-timeout */
+  gint program;         /* --program: the MPEG-TS program written; 0 tsdemux's choice */
 } LhtVideoOutArgs;
 
 void lht_video_out_args_init(LhtVideoOutArgs *args);
-/* Adds --codec, --crf, --bitrate, --video-timeout and, for equalization (temporal),
+/* Adds --codec, --crf, --bitrate, --video-timeout, --program and, for equalization (temporal),
  * --temporal-window and --cut-threshold. */
 void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, bool temporal);
 /* A usage error reported (with `command --help`) gives false. */
-bool lht_video_out_args_check(const LhtVideoOutArgs *args, const char *command);
+bool lht_video_out_args_check(LhtVideoOutArgs *args, const char *command);
 void lht_video_out_args_clear(LhtVideoOutArgs *args);
 
 /* What a command does to the frames of its videos. */

@@ -21,6 +21,7 @@ void lht_video_out_args_init(LhtVideoOutArgs *args)
   args->temporal_window = LHT_VIDEO_TEMPORAL_WINDOW;
   args->cut_threshold = LHP_VIDEO_CUT_THRESHOLD;
   args->timeout_s = LHP_VIDEO_DEFAULT_TIMEOUT_S;
+  args->program = G_MININT; /* not given: 0 once checked */
 }
 
 void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, bool temporal)
@@ -38,6 +39,10 @@ void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, b
        "Video: a mean bitrate in kbit/s instead of constant quality", "KBPS"},
       {"video-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &args->timeout_s,
        "Video: give a file up when no frame comes for this long (default 30 s)", "SECONDS"},
+      {"program", 0, 0, G_OPTION_ARG_INT, &args->program,
+       "Video: the program of an MPEG-TS to write (default: the first whose map comes, as "
+       "GStreamer's tsdemux takes it; a file of several says which)",
+       "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   GOptionEntry temporal_entries[] = {
@@ -57,9 +62,13 @@ void lht_video_out_add_options(GOptionContext *context, LhtVideoOutArgs *args, b
   g_option_context_add_group(context, group);
 }
 
-bool lht_video_out_args_check(const LhtVideoOutArgs *args, const char *command)
+bool lht_video_out_args_check(LhtVideoOutArgs *args, const char *command)
 {
   const char *problem = NULL;
+  if (args->program == G_MININT)
+    args->program = 0;
+  else if (args->program < 1 || args->program > LHIO_TS_MAX_PROGRAM_NUMBER)
+    problem = "--program must be a program number, 1 .. 65535";
   if (args->crf != G_MININT && (args->crf < 0 || args->crf > LHIO_VIDEO_MAX_CRF))
     problem = "--crf must be in 0 .. 51";
   else if (args->bitrate_kbps < 0 || args->bitrate_kbps > 2000000)
@@ -144,8 +153,10 @@ static void say_programs_left_out(const char *input, LhtProgress *progress)
   if (programs.first_mapped >= 0)
     snprintf(kept, sizeof kept, "program %d", programs.first_mapped);
   lht_progress_clear(progress);
-  lht_error(input, "written with %s alone of its %s: GStreamer's tsdemux reads one program", kept,
-            list);
+  lht_error(input,
+            "written with %s alone of its %s: GStreamer's tsdemux reads one program (--program N "
+            "writes another)",
+            kept, list);
 }
 
 static int write_failure_stopping(const char *input, const char *output)
@@ -207,6 +218,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       .crf = args->crf,
       .bitrate_kbps = args->bitrate_kbps,
       .timeout_s = args->timeout_s,
+      .program = args->program,
       .stop = stop,
       .change = change_frame,
       .fills_output = change->fills_output,
@@ -260,7 +272,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
       lht_progress_clear(progress);
       lht_error(input, "written without its stream %s", result.left_out);
     }
-    if (ok && status >= 0 && strcmp(result.muxer, "mpegtsmux") == 0)
+    if (ok && status >= 0 && args->program == 0 && strcmp(result.muxer, "mpegtsmux") == 0)
       say_programs_left_out(input, progress);
     if (ok && status >= 0 && result.alpha_left_out) {
       lht_progress_clear(progress);

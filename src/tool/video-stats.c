@@ -17,6 +17,7 @@ void lht_video_args_init(LhtVideoArgs *args)
 {
   memset(args, 0, sizeof *args);
   lhp_video_options_init(&args->options);
+  args->options.program = G_MININT; /* not given: 0 once checked */
 }
 
 /* --start, noted as given: without it --duration counts from the first
@@ -51,6 +52,10 @@ void lht_video_add_options(GOptionContext *context, LhtVideoArgs *args)
        "SECONDS"},
       {"cut-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &args->options.cut_threshold,
        "Video: histogram distance above which a frame is a scene cut (default 0.4)", "D"},
+      {"program", 0, 0, G_OPTION_ARG_INT, &args->options.program,
+       "Video: the program of an MPEG-TS to read (default: the first whose map comes, as "
+       "GStreamer's tsdemux takes it; a file of several says which)",
+       "N"},
       {"video-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &args->options.timeout_s,
        "Video: give a file up when no frame comes for this long (default 30 s)", "SECONDS"},
       {"video-memory", 0, 0, G_OPTION_ARG_STRING, &args->memory_name,
@@ -74,6 +79,11 @@ bool lht_video_args_check(LhtVideoArgs *args, const char *command)
 {
   const char *option, *rule;
   args->options.memory = args->memory_name;
+  /* 0 is no program (the network's): given, it is refused. */
+  if (args->options.program == G_MININT)
+    args->options.program = 0;
+  else if (args->options.program == 0)
+    args->options.program = -1;
   if (lhp_video_options_check(&args->options, &option, &rule))
     return true;
   /* The shared check names options as Python does: cut_threshold is

@@ -489,6 +489,9 @@ BAD_OPTIONS = [
     ({"cut_threshold": 1.5}, ["--cut-threshold", "1.5"]),
     ({"cut_threshold": -0.1}, ["--cut-threshold", "-0.1"]),
     ({"video_memory": "gpu"}, ["--video-memory", "gpu"]),
+    ({"program": 0}, ["--program", "0"]),
+    ({"program": 65536}, ["--program", "65536"]),
+    ({"program": -7}, ["--program", "-7"]),
 ]
 
 
@@ -504,6 +507,29 @@ def test_bad_video_options_raise_with_the_tools_words(keywords, options):
         lumahist.stats_files(os.devnull, **keywords)
     assert str(raised.value) == f"{option.replace('-', '_')} {rule}"
     assert isinstance(raised.value, ValueError)
+
+
+def test_a_program_of_a_multiplex_as_the_tools(clips, tmp_path):
+    """An MPEG-TS of three programs (7, 3, 9): program= reads the one asked
+    for, as --program does; without it, the one tsdemux takes and a warning
+    that names them; a program it has not, a warning and no records."""
+    path = tmp_path / "multiplex.ts"
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25", "-f", "lavfi", "-i",
+           "testsrc2=size=64x48:rate=25", "-map", "0", "-map", "1", "-frames:v", "10",
+           "-c:v", "libx264", "-pix_fmt", "yuv420p", "-program", "program_num=7:st=0",
+           "-program", "program_num=3:st=1", path)
+    for program, width in ((3, 64), (7, 96)):
+        got = dicts(lumahist.stats_files(path, backend="cpu", program=program))
+        assert got == tool_records([path], "--program", str(program))
+        assert {r["width"] for r in got} == {width}
+    with pytest.warns(RuntimeWarning, match=r"an MPEG-TS of 2 programs \(7, 3\): program 7 is "
+                      r"read.*program=N in Python"):
+        got = dicts(lumahist.stats_files(path, backend="cpu"))
+    assert got[-1]["width"] == 96
+    with pytest.warns(RuntimeWarning, match=r"no program 5 in it: it has 2 programs \(7, 3\)"):
+        assert list(lumahist.stats_files(path, backend="cpu", program=5)) == []
+    with pytest.raises(TypeError):
+        lumahist.stats_files(path, program="3")
 
 
 def test_option_types():

@@ -493,8 +493,10 @@ def multi_program_ts(path):
 
 def check_transport_stream_programs(tmp):
     """A broadcast capture of a whole multiplex holds several programs, and
-    GStreamer's tsdemux reads one: the others were left out without a word.
-    The line names them and the one read."""
+    GStreamer's tsdemux reads one: the others were left out without a word,
+    and none but the first could be read.  A line names them and the one
+    read; --program N reads (and writes) another; a program the file has
+    not fails that file, naming those it has."""
     if ffmpeg_encoders_missing("libx264"):
         print("SKIP: MPEG-TS programs: this ffmpeg lacks libx264")
         return
@@ -504,7 +506,8 @@ def check_transport_stream_programs(tmp):
     s = summary_of(records(out))
     check(code == 0 and s and s["complete"] and s["frames"] == 25 and s["width"] == 96 and
           err == f"lumahist: {path}: an MPEG-TS of 3 programs (7, 3, 9): program 7 is read, "
-                 "the first whose map comes (GStreamer's tsdemux reads one program)\n",
+                 "the first whose map comes (GStreamer's tsdemux reads one program; --program "
+                 "N, program=N in Python, reads another)\n",
           f"a multiplex of 3 programs: exit {code}, {s and (s['frames'], s['width'])}, {err!r}")
     single = os.path.join(tmp, "one-program.ts")
     ffmpeg("-i", path, "-map", "0:p:3", "-c", "copy", single)
@@ -512,18 +515,53 @@ def check_transport_stream_programs(tmp):
     s = summary_of(records(out))
     check(code == 0 and err == "" and s and s["width"] == 160,
           f"one program of it: exit {code}, {err!r}, {s and s['width']}")
+    # --program: each program's frames, those of the program alone.
+    for program, width in ((3, 160), (9, 320), (7, 96)):
+        code, out, err = run("stats", "--no-histogram", "--program", str(program), path)
+        got = [(r["width"], r["mean"]) for r in frames_of(records(out))]
+        alone = os.path.join(tmp, f"program-{program}.ts")
+        ffmpeg("-i", path, "-map", f"0:p:{program}", "-c", "copy", alone)
+        _, out, _ = run("stats", "--no-histogram", alone)
+        want = [(r["width"], r["mean"]) for r in frames_of(records(out))]
+        check(code == 0 and err == "" and len(got) == 25 and got == want and
+              got[0][0] == width,
+              f"--program {program}: exit {code}, {err!r}, {len(got)} frames "
+              f"{'like' if got == want else 'unlike'} the program's alone")
+    # Another container has no programs: --program leaves it be.
+    other = os.path.join(tmp, "program-3.mkv")
+    ffmpeg("-i", path, "-map", "0:p:3", "-c", "copy", other)
+    code, out, err = run("stats", "--no-histogram", "--program", "5", path, other)
+    check(code == 1 and summary_of(records(out), other) and not frames_of(records(out), path) and
+          err == f"lumahist: {path}: no program 5 in it: it has 3 programs (7, 3, 9)\n",
+          f"--program 5 of programs 7, 3, 9: exit {code}, {err!r}")
+    code, _, err = run("stats", "--program", "0", path)
+    check(code == 2 and "--program must be a program number, 1 .. 65535" in err,
+          f"--program 0: exit {code}, {err!r}")
     # Written back, it holds the program read; the line says so.
     out_dir = os.path.join(tmp, "multiplex-out")
+
+    def widths(output):
+        probed = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=width",
+                                 "-of", "json", output], capture_output=True, text=True).stdout
+        return [stream["width"] for stream in json.loads(probed or "{}").get("streams", [])]
+
     code, _, err = run("equalize", "--out", out_dir, path)
     output = os.path.join(out_dir, "multiplex.ts")
-    probed = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=width",
-                             "-of", "json", output], capture_output=True, text=True).stdout
-    written = [stream["width"] for stream in json.loads(probed or "{}").get("streams", [])]
-    check(code == 0 and written == [96] and
+    check(code == 0 and widths(output) == [96] and
           err == f"lumahist: {path}: written with program 7 alone of its 3 programs (7, 3, 9): "
-                 "GStreamer's tsdemux reads one program\n",
-          f"equalize of a multiplex of 3 programs: exit {code}, widths {written}, "
+                 "GStreamer's tsdemux reads one program (--program N writes another)\n",
+          f"equalize of a multiplex of 3 programs: exit {code}, widths {widths(output)}, "
           f"{err!r}")
+    out_dir = os.path.join(tmp, "multiplex-program-9")
+    code, _, err = run("equalize", "--program", "9", "--out", out_dir, path)
+    output = os.path.join(out_dir, "multiplex.ts")
+    check(code == 0 and err == "" and widths(output) == [320],
+          f"equalize --program 9: exit {code}, widths {widths(output)}, {err!r}")
+    out_dir = os.path.join(tmp, "multiplex-program-4")
+    code, _, err = run("equalize", "--program", "4", "--out", out_dir, path)
+    check(code == 1 and not os.listdir(out_dir) and
+          err == f"lumahist: {path}: no program 4 in it: it has 3 programs (7, 3, 9)\n",
+          f"equalize --program 4: exit {code}, {err!r}, wrote {os.listdir(out_dir)}")
 
 
 def compare_signalstats(path, expect_p10_equal=True):
