@@ -433,6 +433,9 @@ static int sniff_input(const char *path, FILE *file, const volatile sig_atomic_t
     size_t m = n + read_input(file, more + n, sizeof more - n, stop, &failed);
     if (failed)
       return fail_read(path, failed);
+    const char *kind = lhio_other_image_kind(more, m);
+    if (kind)
+      return lhio_fail(LH_ERROR_UNSUPPORTED, path, "not a PNG or JPEG file but %s", kind);
     if (lhio_sniff_video(more, m))
       return lhio_fail(LH_ERROR_UNSUPPORTED, path,
                        "a video: videos are read from files, not from a pipe or standard input");

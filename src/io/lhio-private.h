@@ -52,6 +52,10 @@ bool lhio_is_named_fifo(int fd);
  * its index) reopen the path the demuxer read, and a FIFO's open() would
  * wait for a writer that has gone. */
 int lhio_open_regular(const char *path, off_t *size);
+/* What the first n bytes of a file that is no PNG or JPEG say it is ("a
+ * WebP image", "a HEIF image (HEIC)", ...), or NULL (other-image-kind.c). */
+const char *lhio_other_image_kind(const uint8_t *head, size_t n);
+
 /* wait, or lhio_set_fifo_wait's when NULL. */
 const LhioFifoWait *lhio_fifo_wait_or_process(const LhioFifoWait *wait);
 

@@ -3,6 +3,7 @@
  * (lhio_video_extension, lhio_sniff_video) on an exact-size copy, the
  * names (lhio_is_video_name), lhio_sniff_motion_jpeg on an exact-size
  * copy (a yes only for a JPEG start, an end marker and a second start),
+ * lhio_other_image_kind on the head (none for a PNG or JPEG),
  * and, on the input written to files named as
  * they key on (.bin, .mkv, .MJPEG, .mjpg), lhio_path_is_video,
  * lhio_is_motion_jpeg, lhio_motion_jpeg_cut and
@@ -126,6 +127,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   copy = fuzz_copy(data, head);
   FUZZ_ASSERT(strcmp(lhio_video_extension(copy, head), extension) == 0);
   const LhioFileType image = lhio_sniff(copy, head);
+  /* The other images' kinds (other-image-kind.c), from the same head: none
+   * for a PNG or a JPEG, and one of a few words' phrases. */
+  const char *other = lhio_other_image_kind(copy, head);
+  FUZZ_ASSERT(!other || (image == LHIO_FILE_UNKNOWN && (strncmp(other, "a ", 2) == 0 ||
+                                                        strncmp(other, "an ", 3) == 0)));
   free(copy);
   FUZZ_ASSERT(lhio_video_extension(NULL, size)[0] == '\0' && !lhio_sniff_video(NULL, size));
   check_names(data, size);
