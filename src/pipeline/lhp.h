@@ -33,6 +33,9 @@ void lhp_say(const LhpReport *report, const char *path, const char *format, ...)
 /* Says strerror(error), a system call's failure on path; while report->say
  * runs, lhp_said_os_error() gives error (0 during any other say). */
 void lhp_say_os_error(const LhpReport *report, const char *path, int error);
+/* The same with a clause after it, in parentheses (NULL: none). */
+void lhp_say_os_error_because(const LhpReport *report, const char *path, int error,
+                              const char *because);
 int lhp_said_os_error(void);
 
 /* Appends to paths (newly allocated strings) the files named by args (walk.c):

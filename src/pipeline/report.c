@@ -22,8 +22,17 @@ static _Thread_local int said_os_error;
 
 void lhp_say_os_error(const LhpReport *report, const char *path, int error)
 {
+  lhp_say_os_error_because(report, path, error, NULL);
+}
+
+void lhp_say_os_error_because(const LhpReport *report, const char *path, int error,
+                              const char *because)
+{
   said_os_error = error;
-  lhp_say(report, path, "%s", g_strerror(error));
+  if (because)
+    lhp_say(report, path, "%s (%s)", g_strerror(error), because);
+  else
+    lhp_say(report, path, "%s", g_strerror(error));
   said_os_error = 0;
 }
 

@@ -137,6 +137,26 @@ static bool walk_folder(Walk *walk, const char *folder, const struct stat *info,
   return ok;
 }
 
+/* A name that is not there, said with why when it is a URL: "No such file
+ * or directory" alone left a user who gave one wondering. */
+static void say_not_found(const LhpReport *report, const char *arg, int error)
+{
+  char *scheme = error == ENOENT ? g_uri_parse_scheme(arg) : NULL;
+  const char *colon = strchr(arg, ':');
+  bool url = scheme && colon && strncmp(colon, "://", 3) == 0;
+  char *path = url && strcmp(scheme, "file") == 0 ? g_filename_from_uri(arg, NULL, NULL) : NULL;
+  char *because = NULL;
+  if (path)
+    because = g_strdup_printf("a file: URL; its path is %s", path);
+  else if (url)
+    because = g_strdup("a URL: files and standard input are read, not URLs; fetch it first, "
+                       "as curl -s URL | lumahist stats - does for an image");
+  lhp_say_os_error_because(report, arg, error, because);
+  g_free(because);
+  g_free(path);
+  g_free(scheme);
+}
+
 bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
               const volatile gint *stop, const LhpReport *report, GPtrArray *paths)
 {
@@ -157,7 +177,7 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
       /* The usual name of standard input, as `lumahist merge` reads it. */
       g_ptr_array_add(paths, g_strdup("/dev/stdin"));
     } else if (stat(args[i], &info) != 0) {
-      lhp_say_os_error(report, args[i], errno);
+      say_not_found(report, args[i], errno);
       ok = false;
     } else if (S_ISDIR(info.st_mode)) {
       guint before = paths->len, walked_again = walk.walked_again;

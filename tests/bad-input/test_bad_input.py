@@ -578,6 +578,15 @@ def group_special(tool, corpus, tmp, sanitized):
         rc, out, err = run(stats_argv(tool, "/dev/stdin"), input=data)
         check(rc == 1 and not out, f"{data[:8]!r} on a pipe: exit {rc}, {out!r}")
         check_one_line_each(err, {"/dev/stdin": [reason]}, f"{reason} on a pipe")
+    # A URL is not fetched: "No such file or directory" said nothing of why;
+    # a file: URL gives its path.  The other files are read.
+    url, file_url = "https://example.com/photo.jpg", "file://" + good.replace(" ", "%20")
+    rc, out, err = run(stats_argv(tool, url, file_url, good))
+    check(rc == 1 and out.count("\n") == 1, f"URLs named: exit {rc}, {out!r}")
+    check_one_line_each(err, {url: ["no such file or directory (a url: files and standard "
+                                    "input are read, not urls"],
+                              file_url: [f"no such file or directory (a file: url; its path "
+                                         f"is {good.lower()})"]}, "URLs named")
     # A FIFO in a folder is not a file to read: the walk passes it by.
     folder = os.path.join(tmp, "with-fifo")
     os.makedirs(folder)
