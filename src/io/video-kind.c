@@ -133,6 +133,8 @@ const char *lhio_video_extension(const uint8_t *head, size_t n)
     return ".asf";
   if (at(head, n, 0, "OggS", 4))
     return ".ogv";
+  if (at(head, n, 0, ".RMF", 4))
+    return ".rm";
   if (is_dv(head, n))
     return ".dv";
   /* GStreamer reads no NUT file (lhio_video_unreadable_container), but a
@@ -169,10 +171,15 @@ static const char *extension_of(const char *path)
 
 bool lhio_is_video_name(const char *path)
 {
+  /* After the usual ones: RealMedia; AVI as DivX named it; MPEG-1/2
+   * program and elementary streams, JVC camcorders' .tod and DVD-VR's
+   * .vro; MPEG-TS as set-top boxes name it; stereoscopic Matroska.  Not
+   * .mod, which is also a tracker music file. */
   static const char *const extensions[] = {
       ".mp4", ".m4v",  ".mov",  ".qt",   ".3gp", ".mkv", ".webm", ".ts",  ".mts", ".m2ts",  ".avi",
       ".y4m", ".mpg",  ".mpeg", ".vob",  ".flv", ".ogv", ".mxf",  ".ivf", ".wmv", ".asf",   ".h264",
       ".264", ".h265", ".265",  ".hevc", ".f4v", ".3g2", ".dv",   ".dif", ".m2v", ".mjpeg", ".mjpg",
+      ".rm",  ".rmvb", ".divx", ".m2p",  ".mpe", ".m1v", ".mpv",  ".tod", ".vro", ".trp",   ".mk3d",
   };
   const char *dot = extension_of(path);
   if (!dot)

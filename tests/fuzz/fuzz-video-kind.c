@@ -26,8 +26,8 @@
 #define MOTION_JPEG_PADDING ((size_t)1 << 20)
 
 static const char *const known_extensions[] = {
-    ".mov", ".3gp", ".mp4", ".webm", ".mkv", ".ts", ".m2ts", ".avi", ".y4m",  ".mpg",
-    ".flv", ".ivf", ".mxf", ".asf",  ".ogv", ".dv", ".nut",  ".m2v", ".hevc", ".h264",
+    ".mov", ".3gp", ".mp4", ".webm", ".mkv", ".ts",  ".m2ts", ".avi",  ".y4m",  ".mpg", ".flv",
+    ".ivf", ".mxf", ".asf", ".ogv",  ".dv",  ".nut", ".m2v",  ".hevc", ".h264", ".rm",
 };
 
 static void check_extension(const char *extension)
@@ -130,8 +130,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The other images' kinds (other-image-kind.c), from the same head: none
    * for a PNG or a JPEG, and one of a few words' phrases. */
   const char *other = lhio_other_image_kind(copy, head);
-  FUZZ_ASSERT(!other || (image == LHIO_FILE_UNKNOWN && (strncmp(other, "a ", 2) == 0 ||
-                                                        strncmp(other, "an ", 3) == 0)));
+  FUZZ_ASSERT(!other || (image == LHIO_FILE_UNKNOWN &&
+                         (strncmp(other, "a ", 2) == 0 || strncmp(other, "an ", 3) == 0)));
   free(copy);
   FUZZ_ASSERT(lhio_video_extension(NULL, size)[0] == '\0' && !lhio_sniff_video(NULL, size));
   check_names(data, size);

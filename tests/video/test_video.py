@@ -886,7 +886,26 @@ def check_container_kinds(tmp):
     ffmpeg(*src, "-c:v", "mpeg2video", "-f", "mpeg2video", os.path.join(folder, "e.m2v"))
     nut = os.path.join(tmp, "raw.nut")
     ffmpeg(*src, "-c:v", "rawvideo", nut)
-    frames = {"a.dv": 3, "b.dif": 3, "c.f4v": 5, "d.3g2": 5, "e.m2v": 5}
+    # The names of other tools' and devices' files: DivX's AVI, program
+    # streams (JVC camcorders' .tod, DVD-VR's .vro), elementary MPEG video,
+    # set-top boxes' MPEG-TS, stereoscopic Matroska, RealMedia.
+    ffmpeg(*src, "-c:v", "mpeg4", "-vtag", "XVID", "-f", "avi", os.path.join(folder, "f.divx"))
+    ffmpeg(*src, "-c:v", "mpeg2video", "-f", "vob", os.path.join(folder, "g.m2p"))
+    for name in ("h.mpe", "i.tod", "j.vro"):
+        shutil.copy(os.path.join(folder, "g.m2p"), os.path.join(folder, name))
+    ffmpeg(*src, "-c:v", "mpeg1video", "-f", "mpeg1video", os.path.join(folder, "k.m1v"))
+    shutil.copy(os.path.join(folder, "k.m1v"), os.path.join(folder, "l.mpv"))
+    ffmpeg(*src, "-c:v", "libx264", "-f", "mpegts", os.path.join(folder, "m.trp"))
+    ffmpeg(*src, "-c:v", "libx264", "-f", "matroska", os.path.join(folder, "n.mk3d"))
+    frames = {"a.dv": 3, "b.dif": 3, "c.f4v": 5, "d.3g2": 5, "e.m2v": 5, "f.divx": 5, "g.m2p": 5,
+              "h.mpe": 5, "i.tod": 5, "j.vro": 5, "k.m1v": 5, "l.mpv": 5, "m.trp": 5, "n.mk3d": 5}
+    real_media = not ffmpeg_encoders_missing("rv10") and not gst_elements_missing("rmdemux")
+    if real_media:
+        ffmpeg(*src, "-c:v", "rv10", "-f", "rm", os.path.join(folder, "o.rm"))
+        shutil.copy(os.path.join(folder, "o.rm"), os.path.join(folder, "p.rmvb"))
+        frames.update({"o.rm": 5, "p.rmvb": 5})
+    else:
+        print("note: no rv10 encoder in this ffmpeg or no rmdemux here: RealMedia not checked")
     code, out, err = run("stats", "--no-histogram", folder)
     recs = records(out)
     for name, n in frames.items():
@@ -894,7 +913,15 @@ def check_container_kinds(tmp):
         check(s and s["complete"] and s["frames"] == n,
               f"{name} in a folder: summary {s and (s['complete'], s['frames'])}, {n} frames "
               f"expected (exit {code}, {err!r})")
-    check(code == 0, f"folder of DV, F4V, 3G2, M2V: exit {code}, {err!r}")
+    check(code == 0, f"folder of DV, F4V, 3G2, M2V, ...: exit {code}, {err!r}")
+    if real_media:
+        # Named, RealMedia is told by its bytes (".RMF"), whatever its name.
+        named = os.path.join(tmp, "real.bin")
+        shutil.copy(os.path.join(folder, "o.rm"), named)
+        code, out, err = run("stats", "--no-histogram", named)
+        s = summary_of(records(out))
+        check(code == 0 and s and s["complete"] and s["frames"] == 5,
+              f"RealMedia named real.bin: exit {code}, {err!r}")
     # Named, a DV file is told by its bytes, whatever its name; so are bare
     # H.264 and MPEG-2 streams (a start code, then a sequence header), on
     # standard input too, where they were "not a PNG or JPEG file".
