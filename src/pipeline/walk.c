@@ -181,12 +181,14 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
       ok = false;
     } else if (S_ISDIR(info.st_mode)) {
       guint before = paths->len, walked_again = walk.walked_again;
-      ok = walk_folder(&walk, args[i], &info, ancestors, paths) && ok;
+      const bool walked = walk_folder(&walk, args[i], &info, ancestors, paths);
+      ok = walked && ok;
       /* Not a failure, but a run that does nothing says why (not one
        * stopped before it found any).  A folder whose files were taken
        * already (named twice, or below one named before) has said so: its
-       * files are not missing. */
-      if (paths->len == before && !stopped(&walk) && walk.walked_again == walked_again)
+       * files are not missing; nor has one where an entry could not be
+       * looked at (its line says why, and there may be files behind it). */
+      if (paths->len == before && walked && !stopped(&walk) && walk.walked_again == walked_again)
         lhp_say(report, args[i], "no PNG, JPEG%s files in it", videos ? " or video" : "");
     } else {
       /* A file named on the command line is always tried, whatever its name. */

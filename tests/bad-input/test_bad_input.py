@@ -587,6 +587,16 @@ def group_special(tool, corpus, tmp, sanitized):
                                     "input are read, not urls"],
                               file_url: [f"no such file or directory (a file: url; its path "
                                          f"is {good.lower()})"]}, "URLs named")
+    # A folder whose one entry cannot be looked at (a link to itself) has
+    # that entry's line, not also "no PNG, JPEG or video files in it": there
+    # may be files behind it.
+    looped = os.path.join(tmp, "only-a-loop")
+    os.makedirs(looped)
+    os.symlink("loop", os.path.join(looped, "loop"))
+    rc, out, err = run(stats_argv(tool, looped))
+    check(rc == 1 and not out, f"a folder of a looping link: exit {rc}, {out!r}")
+    check_one_line_each(err, {os.path.join(looped, "loop"): ["too many levels of symbolic links"]},
+                        "a folder of a looping link")
     # A FIFO in a folder is not a file to read: the walk passes it by.
     folder = os.path.join(tmp, "with-fifo")
     os.makedirs(folder)
