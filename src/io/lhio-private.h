@@ -110,6 +110,12 @@ bool lhio_mp4_child(const uint8_t *data, size_t from, size_t end, const char *wa
  * from first: where its payload starts and ends, and its mdia box's. */
 bool lhio_mp4_video_trak(const uint8_t *moov, size_t size, size_t first, size_t *trak,
                          size_t *trak_end, size_t *mdia, size_t *mdia_end);
+/* The same for the first track whose handler is handler ("tmcd", ...). */
+bool lhio_mp4_trak_of(const uint8_t *moov, size_t size, size_t first, const char *handler,
+                      size_t *trak, size_t *trak_end, size_t *mdia, size_t *mdia_end);
+/* Whether the MP4 or QuickTime file at path has a timecode track (a trak
+ * whose handler is tmcd), mp4-timecode.c; false when it cannot be read. */
+bool lhio_mp4_has_timecode(const char *path);
 
 /* A file's top-level moov box, read whole. */
 typedef struct {

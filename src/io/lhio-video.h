@@ -245,6 +245,9 @@ typedef struct {
    * it), which the frames written have not: GStreamer 1.22's encoders and
    * muxers write none. */
   bool alpha_left_out;
+  /* The MP4 or QuickTime input had a timecode track (tmcd), which the file
+   * written has not: GStreamer 1.22's qtdemux exposes none to copy. */
+  bool timecode_left_out;
 } LhioVideoRewriteResult;
 
 /* Writes output from input through a temporary file beside output, renamed

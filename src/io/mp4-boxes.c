@@ -53,6 +53,12 @@ bool lhio_mp4_child(const uint8_t *data, size_t from, size_t end, const char *wa
 bool lhio_mp4_video_trak(const uint8_t *moov, size_t size, size_t first, size_t *trak,
                          size_t *trak_end, size_t *mdia, size_t *mdia_end)
 {
+  return lhio_mp4_trak_of(moov, size, first, "vide", trak, trak_end, mdia, mdia_end);
+}
+
+bool lhio_mp4_trak_of(const uint8_t *moov, size_t size, size_t first, const char *handler,
+                      size_t *trak, size_t *trak_end, size_t *mdia, size_t *mdia_end)
+{
   const uint8_t *type;
   size_t payload, box_size;
   for (size_t at = first; lhio_mp4_box_at(moov, at, size, &type, &payload, &box_size);
@@ -61,7 +67,7 @@ bool lhio_mp4_video_trak(const uint8_t *moov, size_t size, size_t first, size_t 
     if (memcmp(type, "trak", 4) == 0 &&
         lhio_mp4_child(moov, payload, at + box_size, "mdia", mdia, mdia_end) &&
         lhio_mp4_child(moov, *mdia, *mdia_end, "hdlr", &hdlr, &hdlr_end) && hdlr_end - hdlr >= 12 &&
-        memcmp(moov + hdlr + 8, "vide", 4) == 0) {
+        memcmp(moov + hdlr + 8, handler, 4) == 0) {
       *trak = payload;
       *trak_end = at + box_size;
       return true;

@@ -1804,6 +1804,8 @@ int lhio_video_rewrite(const char *input, const char *output,
     status = lhio_mp4_keep_creation_time(input, temp);
   if (status == LH_OK && quicktime)
     status = lhio_mp4_keep_chapters(input, temp);
+  const bool timecode_left_out =
+      status == LH_OK && quicktime && lhio_mp4_has_timecode(input) && !lhio_mp4_has_timecode(temp);
   /* matroskamux writes tag values as GStreamer serializes them. */
   if (status == LH_OK &&
       (strcmp(muxer_name, "matroskamux") == 0 || strcmp(muxer_name, "webmmux") == 0))
@@ -1815,6 +1817,7 @@ int lhio_video_rewrite(const char *input, const char *output,
   result->frames = r.frames;
   result->left_out = r.left_out ? g_string_free(r.left_out, FALSE) : NULL;
   result->alpha_left_out = r.alpha_left_out;
+  result->timecode_left_out = timecode_left_out;
   gst_object_unref(r.pipeline);
   if (r.video_pad)
     gst_object_unref(r.video_pad);
