@@ -195,6 +195,11 @@ typedef struct {
 bool lhio_ebml_header(const uint8_t *data, size_t available, LhioEbmlHeader *header);
 /* The header of the element at offset at of the open file, before end. */
 bool lhio_ebml_header_at(int fd, off_t at, off_t end, LhioEbmlHeader *header);
+/* Calls each for the children of the open Matroska file's segment, in
+ * order, with each one's offset and header, until it returns false or a
+ * child of unknown size comes; false when the file has no segment. */
+typedef bool (*LhioMkvChildFunc)(int fd, off_t at, const LhioEbmlHeader *header, void *data);
+bool lhio_mkv_segment_children(int fd, LhioMkvChildFunc each, void *data);
 
 /* What a Matroska or WebM file states of its first video track's end
  * (mkv-track-end.c). */

@@ -1,7 +1,7 @@
 /* mkv-ebml.c: the headers of the EBML elements a Matroska or WebM file is
- * made of, read in memory or from the file, for what is read from such a
- * file (mkv-track-end.c) and put into one matroskamux finished
- * (mkv-tags.c). */
+ * made of, read in memory or from the file, and the walk over its segment's
+ * children, for what is read from such a file (mkv-track-end.c,
+ * and put into one matroskamux finished (mkv-tags.c). */
 #include <unistd.h>
 
 #include "lhio-private.h"
@@ -51,4 +51,30 @@ bool lhio_ebml_header_at(int fd, off_t at, off_t end, LhioEbmlHeader *header)
   const size_t want = end - at < (off_t)sizeof bytes ? (size_t)(end - at) : sizeof bytes;
   const ssize_t got = pread(fd, bytes, want, at);
   return got > 0 && lhio_ebml_header(bytes, (size_t)got, header);
+}
+
+#define ID_EBML 0x1A45DFA3u
+#define ID_SEGMENT 0x18538067u
+
+bool lhio_mkv_segment_children(int fd, LhioMkvChildFunc each, void *data)
+{
+  const off_t end = lseek(fd, 0, SEEK_END);
+  LhioEbmlHeader header;
+  off_t at = 0;
+  if (lhio_ebml_header_at(fd, at, end, &header) && header.id == ID_EBML &&
+      header.size != UINT64_MAX)
+    at += (off_t)(header.length + header.size);
+  if (!lhio_ebml_header_at(fd, at, end, &header) || header.id != ID_SEGMENT)
+    return false;
+  const off_t segment_end =
+      header.size == UINT64_MAX ? end : at + (off_t)(header.length + header.size);
+  /* A header at a time: clusters are stepped over, not read.  One of
+   * unknown size (a live recording's) ends the walk. */
+  for (at += (off_t)header.length;
+       lhio_ebml_header_at(fd, at, segment_end, &header) && header.size != UINT64_MAX &&
+       header.size <= (uint64_t)(segment_end - at) - header.length;
+       at += (off_t)(header.length + header.size))
+    if (!each(fd, at, &header, data))
+      break;
+  return true;
 }

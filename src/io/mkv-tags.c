@@ -20,8 +20,6 @@
 
 #include "lhio-private.h"
 
-#define ID_EBML 0x1A45DFA3u
-#define ID_SEGMENT 0x18538067u
 #define ID_TAGS 0x1254C367u
 #define ID_TAG 0x7373u
 #define ID_SIMPLE_TAG 0x67C8u
@@ -119,41 +117,38 @@ static bool unquote_tags(const uint8_t *tags, size_t size, uint8_t *out)
   return true;
 }
 
+typedef struct {
+  const char *path;
+  int status;
+} Unquoting;
+
+/* A child of the segment: its Tags unquoted in place. */
+static bool unquote_child(int fd, off_t at, const LhioEbmlHeader *header, void *data)
+{
+  Unquoting *u = data;
+  const size_t size = header->length + (size_t)header->size;
+  if (header->id != ID_TAGS || size > TAGS_LIMIT)
+    return true;
+  uint8_t *tags = malloc(size), *out = malloc(size);
+  if (!tags || !out)
+    u->status = lhio_fail(LH_ERROR_NO_MEMORY, u->path, "no memory for its tags");
+  else if (pread(fd, tags, size, at) != (ssize_t)size)
+    u->status = lhio_fail(LH_ERROR_IO, u->path, "%s", errno ? strerror(errno) : "short read");
+  else if (unquote_tags(tags, size, out) && pwrite(fd, out, size, at) != (ssize_t)size)
+    u->status = lhio_fail_os(errno, u->path);
+  free(tags);
+  free(out);
+  return u->status == LH_OK;
+}
+
 int lhio_mkv_unquote_tags(const char *path)
 {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0)
     return lhio_fail_os(errno, path);
-  const off_t end = lseek(fd, 0, SEEK_END);
-  int status = LH_OK;
-  LhioEbmlHeader header;
-  off_t at = 0;
-  if (lhio_ebml_header_at(fd, at, end, &header) && header.id == ID_EBML &&
-      header.size != UINT64_MAX)
-    at += (off_t)(header.length + header.size);
-  if (lhio_ebml_header_at(fd, at, end, &header) && header.id == ID_SEGMENT) {
-    const off_t segment_end =
-        header.size == UINT64_MAX ? end : at + (off_t)(header.length + header.size);
-    /* The segment's children, a header at a time (clusters are skipped). */
-    for (at += (off_t)header.length;
-         status == LH_OK && lhio_ebml_header_at(fd, at, segment_end, &header) &&
-         header.size != UINT64_MAX && header.size <= (uint64_t)(segment_end - at) - header.length;
-         at += (off_t)(header.length + header.size)) {
-      const size_t size = header.length + (size_t)header.size;
-      if (header.id != ID_TAGS || size > TAGS_LIMIT)
-        continue;
-      uint8_t *tags = malloc(size), *out = malloc(size);
-      if (!tags || !out)
-        status = lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for its tags");
-      else if (pread(fd, tags, size, at) != (ssize_t)size)
-        status = lhio_fail(LH_ERROR_IO, path, "%s", errno ? strerror(errno) : "short read");
-      else if (unquote_tags(tags, size, out) && pwrite(fd, out, size, at) != (ssize_t)size)
-        status = lhio_fail_os(errno, path);
-      free(tags);
-      free(out);
-    }
-  }
-  if (close(fd) != 0 && status == LH_OK)
-    status = lhio_fail_os(errno, path);
-  return status;
+  Unquoting u = {path, LH_OK};
+  lhio_mkv_segment_children(fd, unquote_child, &u);
+  if (close(fd) != 0 && u.status == LH_OK)
+    u.status = lhio_fail_os(errno, path);
+  return u.status;
 }
