@@ -200,6 +200,10 @@ bool lhio_ebml_header_at(int fd, off_t at, off_t end, LhioEbmlHeader *header);
  * child of unknown size comes; false when the file has no segment. */
 typedef bool (*LhioMkvChildFunc)(int fd, off_t at, const LhioEbmlHeader *header, void *data);
 bool lhio_mkv_segment_children(int fd, LhioMkvChildFunc each, void *data);
+/* The files attached to the Matroska or WebM file at path (fonts for its
+ * subtitles, a cover), mkv-attachments.c; 0 when it has none or cannot be
+ * read. */
+int lhio_mkv_attachments(const char *path);
 
 /* What a Matroska or WebM file states of its first video track's end
  * (mkv-track-end.c). */

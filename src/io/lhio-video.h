@@ -248,6 +248,9 @@ typedef struct {
   /* The MP4 or QuickTime input had a timecode track (tmcd), which the file
    * written has not: GStreamer 1.22's qtdemux exposes none to copy. */
   bool timecode_left_out;
+  /* The files attached to the Matroska input (fonts, a cover), none of
+   * which the file written has: GStreamer 1.22's matroskamux writes none. */
+  int attachments_left_out;
 } LhioVideoRewriteResult;
 
 /* Writes output from input through a temporary file beside output, renamed

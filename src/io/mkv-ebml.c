@@ -1,7 +1,7 @@
 /* mkv-ebml.c: the headers of the EBML elements a Matroska or WebM file is
  * made of, read in memory or from the file, and the walk over its segment's
  * children, for what is read from such a file (mkv-track-end.c,
- * and put into one matroskamux finished (mkv-tags.c). */
+ * mkv-attachments.c) and put into one matroskamux finished (mkv-tags.c). */
 #include <unistd.h>
 
 #include "lhio-private.h"

@@ -1806,9 +1806,13 @@ int lhio_video_rewrite(const char *input, const char *output,
     status = lhio_mp4_keep_chapters(input, temp);
   const bool timecode_left_out =
       status == LH_OK && quicktime && lhio_mp4_has_timecode(input) && !lhio_mp4_has_timecode(temp);
+  const bool matroska =
+      strcmp(muxer_name, "matroskamux") == 0 || strcmp(muxer_name, "webmmux") == 0;
+  const int attachments_left_out = status == LH_OK && matroska && lhio_mkv_attachments(temp) == 0
+                                       ? lhio_mkv_attachments(input)
+                                       : 0;
   /* matroskamux writes tag values as GStreamer serializes them. */
-  if (status == LH_OK &&
-      (strcmp(muxer_name, "matroskamux") == 0 || strcmp(muxer_name, "webmmux") == 0))
+  if (status == LH_OK && matroska)
     status = lhio_mkv_unquote_tags(temp);
   if (status < 0)
     status = output_failure(status, input, temp, output);
@@ -1818,6 +1822,7 @@ int lhio_video_rewrite(const char *input, const char *output,
   result->left_out = r.left_out ? g_string_free(r.left_out, FALSE) : NULL;
   result->alpha_left_out = r.alpha_left_out;
   result->timecode_left_out = timecode_left_out;
+  result->attachments_left_out = attachments_left_out;
   gst_object_unref(r.pipeline);
   if (r.video_pad)
     gst_object_unref(r.video_pad);

@@ -274,6 +274,13 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     }
     if (ok && status >= 0 && args->program == 0 && strcmp(result.muxer, "mpegtsmux") == 0)
       say_programs_left_out(input, progress);
+    if (ok && status >= 0 && result.attachments_left_out > 0) {
+      lht_progress_clear(progress);
+      lht_error(input,
+                "written without its %d attached file%s (fonts, covers): GStreamer 1.22's "
+                "matroskamux writes none",
+                result.attachments_left_out, result.attachments_left_out == 1 ? "" : "s");
+    }
     if (ok && status >= 0 && result.timecode_left_out) {
       lht_progress_clear(progress);
       lht_error(input, "written without its timecode track (tmcd): GStreamer 1.22's qtdemux gives "
