@@ -1,7 +1,8 @@
 /* fuzz-mkv.c: libFuzzer target for the EBML element headers that Matroska and
  * WebM files are made of (lhio_ebml_header in memory, lhio_ebml_header_at
  * from a file) and for the walk over a file's segment that tells where its
- * video track ends and whether it was cut (lhio_mkv_video_end).  Any bytes
+ * video track ends and whether it was cut (lhio_mkv_video_end), and the
+ * one that counts its attached files (lhio_mkv_attachments).  Any bytes
  * give a header that lies within the bytes given (or before the end given:
  * a read past either is caught), the one that exactly its own bytes give
  * and that one byte less does not; an answer of the walk that is one it
@@ -140,6 +141,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
   FUZZ_ASSERT(lhio_mkv_video_end(path, &again) == found);
   FUZZ_ASSERT(!found || same_end(&end, &again));
+  /* The attached files, counted on the same walk over the segment: no
+   * more than the bytes could hold (an AttachedFile header is 3 bytes). */
+  const int attached = lhio_mkv_attachments(path);
+  FUZZ_ASSERT(attached >= 0 && (size_t)attached <= size / 3);
+  FUZZ_ASSERT(lhio_mkv_attachments(path) == attached);
 
   fuzz_check_unchanged(path, data, size);
   return 0;
