@@ -24,6 +24,8 @@ typedef struct {
 
 static void put(Stream *s, const void *bytes, size_t n)
 {
+  if (n == 0)
+    return; /* no time code or parity: memcpy to a stream not yet allocated */
   if (s->size + n > s->capacity) {
     s->capacity = (s->size + n) * 2;
     s->data = realloc(s->data, s->capacity);
