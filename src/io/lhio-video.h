@@ -112,8 +112,11 @@ void lhio_ts_programs(const uint8_t *head, size_t n, LhioTsPrograms *programs);
  * it cannot be read (a pipe: none read). */
 int lhio_ts_file_programs(const char *path, LhioTsPrograms *programs);
 
-/* "3 programs (7, 3, 9)": the programs listed, into text. */
-void lhio_ts_programs_list(const LhioTsPrograms *programs, char *text, size_t size);
+/* Whether the file at path is an MPEG-TS of several programs: then "3
+ * programs (7, 3, 9)" into list, and "program 7", the one tsdemux plays,
+ * into played (unknown: unknown). */
+bool lhio_ts_several_programs(const char *path, char *list, size_t list_size, char *played,
+                              size_t played_size, const char *unknown);
 
 /* The program numbers a transport stream may have: 0 is the network's. */
 #define LHIO_TS_MAX_PROGRAM_NUMBER 65535

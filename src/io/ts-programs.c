@@ -160,7 +160,7 @@ int lhio_ts_file_programs(const char *path, LhioTsPrograms *programs)
   return status;
 }
 
-void lhio_ts_programs_list(const LhioTsPrograms *programs, char *text, size_t size)
+static void programs_list(const LhioTsPrograms *programs, char *text, size_t size)
 {
   if (size == 0)
     return;
@@ -169,6 +169,20 @@ void lhio_ts_programs_list(const LhioTsPrograms *programs, char *text, size_t si
     n += snprintf(text + n, size - (size_t)n, "%s%d", i ? ", " : "", programs->numbers[i]);
   if (n >= 0 && (size_t)n < size)
     snprintf(text + n, size - (size_t)n, ")");
+}
+
+bool lhio_ts_several_programs(const char *path, char *list, size_t list_size, char *played,
+                              size_t played_size, const char *unknown)
+{
+  LhioTsPrograms programs;
+  if (lhio_ts_file_programs(path, &programs) < 0 || programs.count < 2)
+    return false;
+  programs_list(&programs, list, list_size);
+  if (programs.first_mapped >= 0)
+    snprintf(played, played_size, "program %d", programs.first_mapped);
+  else
+    snprintf(played, played_size, "%s", unknown);
+  return true;
 }
 
 int lhio_ts_program_check(const char *path, int program)
@@ -180,7 +194,7 @@ int lhio_ts_program_check(const char *path, int program)
     if (programs.numbers[i] == program)
       return LH_OK;
   char list[512];
-  lhio_ts_programs_list(&programs, list, sizeof list);
+  programs_list(&programs, list, sizeof list);
   return lhio_fail(LH_ERROR_INVALID_ARGUMENT, path, "no program %d in it: it has %s", program,
                    list);
 }

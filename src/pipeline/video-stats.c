@@ -448,13 +448,9 @@ static bool give_summary(LhpVideoStats *v, const char *path, const char *decoder
  * out without a word. */
 static void say_programs(const LhpVideoJob *job, const char *path)
 {
-  LhioTsPrograms programs;
-  if (lhio_ts_file_programs(path, &programs) < 0 || programs.count < 2)
+  char list[512], read[64];
+  if (!lhio_ts_several_programs(path, list, sizeof list, read, sizeof read, "one of them"))
     return;
-  char list[512], read[64] = "one of them";
-  lhio_ts_programs_list(&programs, list, sizeof list);
-  if (programs.first_mapped >= 0)
-    snprintf(read, sizeof read, "program %d", programs.first_mapped);
   lhp_say(job->report, path,
           "an MPEG-TS of %s: %s is read, the first whose map comes (GStreamer's tsdemux reads "
           "one program; --program N, program=N in Python, reads another)",

@@ -138,20 +138,13 @@ static char *video_output(const LhtPlan *plan, guint i)
   return g_strconcat(output, lhio_video_extension(head, n), NULL);
 }
 
-/* The errno of the library's last error when it is the output's write that
- * failed ("INPUT: writing OUTPUT: why", video-rewrite.c in lhio) in a way
- * that stops the run (lht_write_stop_error); else 0. */
 /* A transport stream of several programs is written with the one tsdemux
  * read: the others are left out, and said so. */
 static void say_programs_left_out(const char *input, LhtProgress *progress)
 {
-  LhioTsPrograms programs;
-  if (lhio_ts_file_programs(input, &programs) < 0 || programs.count < 2)
+  char list[512], kept[64];
+  if (!lhio_ts_several_programs(input, list, sizeof list, kept, sizeof kept, "one"))
     return;
-  char list[512], kept[64] = "one";
-  lhio_ts_programs_list(&programs, list, sizeof list);
-  if (programs.first_mapped >= 0)
-    snprintf(kept, sizeof kept, "program %d", programs.first_mapped);
   lht_progress_clear(progress);
   lht_error(input,
             "written with %s alone of its %s: GStreamer's tsdemux reads one program (--program N "
@@ -159,6 +152,9 @@ static void say_programs_left_out(const char *input, LhtProgress *progress)
             kept, list);
 }
 
+/* The errno of the library's last error when it is the output's write that
+ * failed ("INPUT: writing OUTPUT: why", video-rewrite.c in lhio) in a way
+ * that stops the run (lht_write_stop_error); else 0. */
 static int write_failure_stopping(const char *input, const char *output)
 {
   char *prefix = g_strdup_printf("%s: writing %s: ", input, output);
