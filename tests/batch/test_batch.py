@@ -2285,6 +2285,12 @@ GROUPS = {
 
 
 def main():
+    # The tool leaves a stop signal ignored if it starts so (nohup, a job a
+    # shell starts in the background): the ones these tests send must reach
+    # it whatever this runner was started with.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, signal.SIG_DFL)
     global LUMAHIST, SAMPLES
     if len(sys.argv) != 4 or sys.argv[3] not in GROUPS:
         print(__doc__)

@@ -1719,6 +1719,12 @@ GROUPS = {
 
 
 def main():
+    # The tool leaves a stop signal ignored if it starts so (nohup, a job a
+    # shell starts in the background): the ones these tests send must reach
+    # it whatever this runner was started with.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, signal.SIG_DFL)
     global LUMAHIST, SAMPLES
     LUMAHIST, SAMPLES, group = sys.argv[1], sys.argv[2], sys.argv[3]
     if not shutil.which("gst-launch-1.0") or (group != "gpu" and not shutil.which("ffmpeg")):

@@ -1626,6 +1626,12 @@ GROUPS = {"equalize": group_equalize, "containers": group_containers, "bad": gro
 
 
 def main():
+    # The tool leaves a stop signal ignored if it starts so (nohup, a job a
+    # shell starts in the background): the ones these tests send must reach
+    # it whatever this runner was started with.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, signal.SIG_DFL)
     global LUMAHIST
     if len(sys.argv) != 3 or sys.argv[2] not in GROUPS:
         print(__doc__)
