@@ -299,7 +299,8 @@ volatile sig_atomic_t *lhp_pipeline_stop_flag(void);
 
 /* The signals that stop a run (catch_signals): SIGINT, SIGTERM and SIGHUP,
  * caught into the flag lhp_pipeline_stop_flag() returns (reset to 0), each
- * once: the second one ends the process at once.  lhp_pipeline_run catches
+ * once: the second one ends the process at once.  One that is ignored
+ * (nohup's SIGHUP, a background job's SIGINT) stays ignored.  lhp_pipeline_run catches
  * them itself; a front end catches them for its whole command (its walk,
  * the videos after the last image), and then the catches inside (the
  * pipeline's) leave the handlers and the flag as they are: calls nest. */

@@ -236,8 +236,16 @@ void lhp_stop_signals_catch(LhpStopSignals *saved)
   action.sa_flags = SA_RESTART | SA_RESETHAND;
   sigemptyset(&action.sa_mask);
   stop_signal = 0;
-  for (int i = 0; i < LHP_STOP_SIGNALS; i++)
-    sigaction(stop_signals[i], &action, &saved->old[i]);
+  for (int i = 0; i < LHP_STOP_SIGNALS; i++) {
+    sigaction(stop_signals[i], NULL, &saved->old[i]);
+    /* One ignored when the run began stays ignored, as GNU's programs
+     * leave it: nohup ignores SIGHUP so that a run outlives its terminal,
+     * and a shell starts a job in the background with SIGINT ignored so
+     * that a Ctrl-C for the foreground leaves it alone.  Caught, either
+     * stopped the run it was meant to spare. */
+    if (saved->old[i].sa_handler != SIG_IGN)
+      sigaction(stop_signals[i], &action, NULL);
+  }
 }
 
 void lhp_stop_signals_release(const LhpStopSignals *saved)

@@ -484,6 +484,7 @@ def check_fifo_writers(tool, tmp, good):
           f"SIGINT while a FIFO waits for its writer: exit {proc.returncode} after {took:.1f} s, "
           f"{err!r}")
     check_stopped_mid_stream(tool, tmp, image)
+    check_ignored_stop_signals(tool, image)
     # A pipe whose writer left before the run is empty at once: it gets no
     # later writer, unlike a FIFO.
     read_end, write_end = os.pipe()
@@ -493,6 +494,48 @@ def check_fifo_writers(tool, tmp, good):
     check(rc == 1 and not out and took < 10,
           f"a pipe without its writer: exit {rc} after {took:.1f} s, {out!r}")
     check_one_line_each(err, {"/dev/stdin": ["empty"]}, "pipe without its writer")
+
+
+def check_ignored_stop_signals(tool, image):
+    """A run started with SIGHUP and SIGINT ignored (nohup, a job a shell
+    starts in the background) is not stopped by them: it reads its pipe to
+    the end and gives the record.  SIGTERM, not ignored, still stops it."""
+    def ignoring():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    half = len(image) // 2
+    for signals, ignored in (((signal.SIGHUP, signal.SIGINT), True), ((signal.SIGTERM,), False)):
+        names = "+".join(s.name for s in signals)
+        read_end, write_end = os.pipe()
+        os.write(write_end, image[:half])
+        proc = subprocess.Popen(stats_argv(tool, "--no-histogram", "-"), stdin=read_end,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=ignoring)
+        os.close(read_end)
+        time.sleep(1)
+        for sig in signals:
+            proc.send_signal(sig)
+        time.sleep(1)
+        running = proc.poll() is None
+        if ignored and running:
+            os.write(write_end, image[half:])
+        os.close(write_end)
+        try:
+            out, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        records = out.count(b"\n")
+        if ignored:
+            check(running and proc.returncode == 0 and records == 1 and not err,
+                  f"{names} ignored at the start, then sent: running {running}, "
+                  f"exit {proc.returncode}, {records} records, {err!r}")
+        else:
+            check(not running and proc.returncode == 143 and not records and
+                  b"stopped by SIGTERM" in err,
+                  f"{names} with SIGHUP and SIGINT ignored: running {running}, "
+                  f"exit {proc.returncode}, {err!r}")
 
 
 def check_stopped_mid_stream(tool, tmp, image):
@@ -1160,6 +1203,12 @@ def group_outputs(tool, corpus, tmp, sanitized):
 
 
 def main():
+    # The tool leaves a stop signal ignored if it starts so (nohup, a job a
+    # shell starts in the background): the ones these tests send must reach
+    # it whatever this runner was started with.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, signal.SIG_DFL)
     if len(sys.argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
