@@ -1,11 +1,13 @@
 /* main.c: the entry of the lumahist command-line tool; it hands the command
  * line to one subcommand from a table and reports errors the same way for all. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -183,8 +185,39 @@ static int run_top_level(int argc, char **argv)
   return status;
 }
 
+/* Standard input, output or error closed when the tool starts (`2>&-`, the
+ * closed descriptors of a daemon's or a cron job's child) is opened on
+ * /dev/null the wrong way round, output read-only and input write-only, so
+ * that using it still fails as using a closed one does.  Left closed, the
+ * first file the run opened took its number: the messages of bad files went
+ * into the records file of --output, the records into an input's
+ * descriptor, and an output image being written could take either.  False
+ * when /dev/null cannot be opened. */
+static bool open_closed_standard_fds(void)
+{
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+      continue;
+    /* Those below it are open: it is the lowest free number. */
+    int opened = open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
+    if (opened != fd) {
+      if (opened >= 0)
+        close(opened);
+      return false;
+    }
+  }
+  return true;
+}
+
 int main(int argc, char **argv)
 {
+  if (!open_closed_standard_fds()) {
+    lht_error(NULL,
+              "standard input, output or error is closed, and /dev/null cannot be "
+              "opened in its place: %s",
+              g_strerror(errno));
+    return LHT_EXIT_FAILURE;
+  }
   if (argc < 2 || argv[1][0] == '-') {
     g_set_prgname("lumahist");
     return run_top_level(argc, argv);

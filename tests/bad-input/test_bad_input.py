@@ -594,11 +594,36 @@ def check_stopped_mid_stream(tool, tmp, image):
                         "terminal on standard input")
 
 
+def check_closed_standard_fds(tool, tmp, good):
+    """Standard error or output closed when the run starts (2>&-, a daemon's
+    child) takes none of the run's files' numbers: the first file opened got
+    it, and a bad file's message went into the records file of --output."""
+    with open(good, "rb") as f:
+        data = f.read()
+    cut = os.path.join(tmp, "cut-in-half.png")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2])
+    records = os.path.join(tmp, "stderr-closed.jsonl")
+    rc, _, _ = run(stats_argv(tool, "--no-histogram", "--output", records, cut, good),
+                   preexec_fn=lambda: os.close(2))
+    with open(records, "rb") as f:
+        lines = f.read().splitlines()
+    check(rc == 1 and len(lines) == 1 and lines[0].startswith(b'{"path":"' + good.encode()),
+          f"standard error closed, --output FILE: exit {rc}, FILE holds {lines!r}")
+    rc, out, err = run(stats_argv(tool, "--no-histogram", cut, good),
+                       preexec_fn=lambda: os.close(1))
+    want = [f"lumahist: {cut}: truncated file",
+            "lumahist: stdout: cannot write the records: Bad file descriptor"]
+    check(rc == 1 and err.splitlines() == want,
+          f"standard output closed: exit {rc}, {err!r}")
+
+
 def group_special(tool, corpus, tmp, sanitized):
     good = os.path.join(tmp, "good.png")
     with open(good, "wb") as f:
         f.write(png(13, 7))
     check_fifo_writers(tool, tmp, good)
+    check_closed_standard_fds(tool, tmp, good)
     # Standard input is read in full (lumahist stats /dev/stdin), redirected
     # from a file or a pipe, which cannot seek back after its first bytes.
     with open(good, "rb") as f:
