@@ -486,13 +486,27 @@ static int check_read_arguments(const char *path, LhioReadMode mode, LhioImage *
   return LH_OK;
 }
 
-/* A pipe's bytes, read whole, that are a Motion JPEG video rather than one
- * image: refused as the other videos on a pipe are (sniff_input), where
- * decoding the first frame alone would pass for the stream's result. */
+/* Whether a stream's bytes hold several images one after another: Motion
+ * JPEG, or PNG frames as FFmpeg's image2pipe writes them. */
+static bool holds_several_images(const LhioEncoded *encoded)
+{
+  if (encoded->type == LHIO_FILE_JPEG)
+    return lhio_sniff_motion_jpeg(encoded->data, encoded->size);
+  return encoded->type == LHIO_FILE_PNG && lhio_sniff_png_sequence(encoded->data, encoded->size);
+}
+
+/* A pipe's bytes that are several images rather than one: refused as the
+ * videos on a pipe are (sniff_input), where decoding the first one alone
+ * would pass for the stream's result. */
 static int refuse_piped_video(const char *path, const LhioEncoded *encoded)
 {
-  if (encoded->type != LHIO_FILE_JPEG || !lhio_sniff_motion_jpeg(encoded->data, encoded->size))
+  if (!holds_several_images(encoded))
     return LH_OK;
+  if (encoded->type == LHIO_FILE_PNG)
+    return lhio_fail(LH_ERROR_UNSUPPORTED, path,
+                     "PNG images one after another (as FFmpeg's image2pipe writes a video's "
+                     "frames): one image is read from a pipe or standard input; give the video "
+                     "itself as a file, or its frames as files");
   return lhio_fail(LH_ERROR_UNSUPPORTED, path,
                    "a Motion JPEG video (JPEG frames one after another): videos are read from "
                    "files, not from a pipe or standard input; save it as a .mjpeg file");
@@ -501,15 +515,25 @@ static int refuse_piped_video(const char *path, const LhioEncoded *encoded)
 /* Bytes read at a time from a file whose size is not known ahead (a pipe). */
 #define LOAD_CHUNK ((size_t)1 << 20)
 
+/* The most bytes a stream (a pipe, FIFO or socket) gives one image: more
+ * than the largest PNG or JPEG within the default --max-pixels holds (16-bit
+ * R'G'B'A stored uncompressed, 8 bytes a pixel, and room for metadata).  A
+ * stream that never ended after an image's first bytes was held in memory
+ * until the process was killed. */
+#define STREAM_BYTES_LIMIT ((size_t)8 * LHIO_DEFAULT_MAX_PIXELS + ((size_t)64 << 20))
+
 /* Reads file from where it is to its end into encoded, after the bytes it
  * may hold already (sniff_input's of a pipe): a regular file in one read of
- * its size, anything else as it grows. */
+ * its size, anything else as it grows, up to STREAM_BYTES_LIMIT, and only
+ * until it is seen to hold several images (refuse_piped_video says so: an
+ * endless camera stream is not read to its end). */
 static int read_whole(const char *path, FILE *file, const volatile sig_atomic_t *stop,
                       LhioEncoded *encoded)
 {
   struct stat info;
   size_t capacity = LOAD_CHUNK;
-  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0)
+  const bool regular = fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode);
+  if (regular && info.st_size > 0)
     capacity = (size_t)info.st_size + 1; /* + 1: end of file is seen in one read */
   int status = LH_OK;
   while (status == LH_OK) {
@@ -526,8 +550,18 @@ static int read_whole(const char *path, FILE *file, const volatile sig_atomic_t 
       status = fail_read(path, failed);
     else if (encoded->size < capacity)
       break; /* end of file */
-    else
+    else if (!regular && holds_several_images(encoded))
+      break;
+    else if (!regular && encoded->size >= STREAM_BYTES_LIMIT)
+      status = lhio_fail(LH_ERROR_TOO_LARGE, path,
+                         "more than %zu MiB came with no end: more than any image within the "
+                         "default --max-pixels takes (a stream that does not end?)",
+                         STREAM_BYTES_LIMIT >> 20);
+    else {
       capacity += capacity / 2 + LOAD_CHUNK;
+      if (!regular && capacity > STREAM_BYTES_LIMIT)
+        capacity = STREAM_BYTES_LIMIT;
+    }
   }
   if (status < 0)
     lhio_encoded_clear(encoded);

@@ -55,6 +55,10 @@ int lhio_open_regular(const char *path, off_t *size);
 /* What the first n bytes of a file that is no PNG or JPEG say it is ("a
  * WebP image", "a HEIF image (HEIC)", ...), or NULL (other-image-kind.c). */
 const char *lhio_other_image_kind(const uint8_t *head, size_t n);
+/* Whether data holds a whole PNG image and, right after it, the start of
+ * another: PNG frames one after another, as FFmpeg's image2pipe writes
+ * them (png-sequence.c). */
+bool lhio_sniff_png_sequence(const uint8_t *data, size_t size);
 
 /* wait, or lhio_set_fifo_wait's when NULL. */
 const LhioFifoWait *lhio_fifo_wait_or_process(const LhioFifoWait *wait);

@@ -594,6 +594,55 @@ def check_stopped_mid_stream(tool, tmp, image):
                         "terminal on standard input")
 
 
+def check_image_sequences_on_a_pipe(tool, tmp, png_bytes, jpeg_bytes):
+    """PNG frames one after another on a pipe (`ffmpeg -f image2pipe -c:v png
+    -`) are refused in one line, as Motion JPEG is: read as one image, they
+    gave the first frame's record with exit 0.  A stream of either that never
+    ends is refused once its second image starts, not read until memory runs
+    out."""
+    rc, out, err = run(stats_argv(tool, "--no-histogram", "-"), input=png_bytes * 3)
+    check(rc == 1 and not out, f"three PNGs on a pipe: exit {rc}, {out!r}")
+    check_one_line_each(err, {"/dev/stdin": ["png images one after another"]},
+                        "three PNGs on a pipe")
+    out_dir = os.path.join(tmp, "png-sequence-out")
+    rc, out, err = run(rewrite_argv(tool, "equalize", "--out", out_dir, "-"),
+                       input=png_bytes * 3)
+    check(rc == 1 and (not os.path.exists(out_dir) or not os.listdir(out_dir)),
+          f"equalize of three PNGs on a pipe: exit {rc}, {err!r}")
+    # One PNG with bytes after it that are no PNG is still one image.
+    rc, out, err = run(stats_argv(tool, "--no-histogram", "-"), input=png_bytes + b"\0" * 100)
+    check(rc == 0 and out.count("\n") == 1 and not err,
+          f"a PNG and zeros on a pipe: exit {rc}, {err!r}")
+    for name, frame, reason in (("PNG", png_bytes, "png images one after another"),
+                                ("JPEG", jpeg_bytes, "a motion jpeg video")):
+        proc = subprocess.Popen(stats_argv(tool, "-"), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+        def write_for_ever(pipe=proc.stdin, frame=frame):
+            try:
+                while True:
+                    pipe.write(frame)
+            except (BrokenPipeError, ValueError, OSError):
+                pass
+        writer = threading.Thread(target=write_for_ever, daemon=True)
+        start = time.monotonic()
+        writer.start()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        took = time.monotonic() - start
+        out, err = proc.stdout.read(), proc.stderr.read().decode("utf-8", "replace")
+        proc.stdout.close()
+        proc.stderr.close()
+        check(proc.returncode == 1 and not out and took < 20,
+              f"{name} frames on a pipe that never ends: exit {proc.returncode} after "
+              f"{took:.1f} s, {err!r}")
+        check_one_line_each(err, {"/dev/stdin": [reason]}, f"endless {name} stream")
+        writer.join(timeout=10)
+
+
 def check_closed_standard_fds(tool, tmp, good):
     """Standard error or output closed when the run starts (2>&-, a daemon's
     child) takes none of the run's files' numbers: the first file opened got
@@ -639,6 +688,7 @@ def group_special(tool, corpus, tmp, sanitized):
     rc, out, err = run(stats_argv(tool, "--no-histogram", "-"), input=jpeg_bytes)
     check(rc == 0 and '"path":"/dev/stdin","width":24,' in out and not err,
           f"'-' for standard input: exit {rc}, {out!r} {err!r}")
+    check_image_sequences_on_a_pipe(tool, tmp, png(13, 7), jpeg_bytes)
     # A video on a pipe is said to be one (it was "not a PNG or JPEG file").
     y4m = b"YUV4MPEG2 W4 H2 F25:1 C444\nFRAME\n" + bytes(24)
     for data, reason in ((jpeg_bytes[:40], "truncated"), (b"GIF89a", "not a png or jpeg"),

@@ -122,6 +122,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(size >= 7 && copy[0] == 0xff && copy[1] == 0xd8 &&
                 memmem(copy + 2, size - 2, "\xff\xd9", 2) != NULL &&
                 memmem(copy + 4, size - 4, "\xff\xd8\xff", 3) != NULL);
+  /* PNG frames one after another: a PNG's signature, an IEND chunk, and the
+   * signature again after it. */
+  static const char png_signature[] = "\x89PNG\r\n\x1a\n";
+  if (lhio_sniff_png_sequence(copy, size)) {
+    const uint8_t *iend = memmem(copy + 8, size - 8, "IEND", 4);
+    FUZZ_ASSERT(size >= 8 + 12 + 8 && memcmp(copy, png_signature, 8) == 0 && iend != NULL &&
+                memmem(iend + 8, size - (size_t)(iend + 8 - copy), png_signature, 8) != NULL);
+  }
   const size_t head = size < LHIO_VIDEO_SNIFF_BYTES ? size : LHIO_VIDEO_SNIFF_BYTES;
   free(copy);
   copy = fuzz_copy(data, head);
