@@ -465,6 +465,9 @@ static int decode_input(const char *path, FILE *file, const LhioEncoded *encoded
   if (status == LH_OK && type == LHIO_FILE_PNG && encoded && mode == LHIO_READ_FULL &&
       lhio_png_metadata_from_bytes(encoded->data, encoded->size, image) < 0)
     status = lhio_fail(LH_ERROR_NO_MEMORY, path, "no memory for the file's metadata");
+  /* Read for its luma, an animation's frame count alone. */
+  if (status == LH_OK && type == LHIO_FILE_PNG && encoded && mode == LHIO_READ_LUMA)
+    image->png_frames = lhio_png_animation_frames(encoded->data, encoded->size);
   if (status < 0) {
     lhio_image_clear(image);
   } else {

@@ -98,6 +98,9 @@ void lhio_jpeg_write_metadata(struct jpeg_compress_struct *cinfo, const LhioImag
  * png_write_info. */
 struct png_struct_def;
 int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *image);
+/* The frame count an animated PNG's acTL chunk states (before its image
+ * data), or 0 (png-metadata.c). */
+uint32_t lhio_png_animation_frames(const uint8_t *data, size_t size);
 void lhio_png_write_metadata(struct png_struct_def *png, const LhioImage *image);
 
 /* The boxes of an MP4 or QuickTime file (mp4-boxes.c).  The box at

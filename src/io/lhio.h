@@ -71,8 +71,8 @@ typedef struct {
   /* "CMYK" or "YCCK": a JPEG of that colour space, whose pixels were
    * converted to R'G'B' (frame RGB) as Pillow converts them; else NULL. */
   const char *converted_from;
-  /* An animated PNG (APNG) read in full: the frame count its acTL chunk
-   * states (only the default image, IDAT's, is read); else 0. */
+  /* An animated PNG (APNG): the frame count its acTL chunk states (only
+   * the default image, IDAT's, is read); else 0. */
   uint32_t png_frames;
   /* An image read in full: its file's metadata, written back into a file
    * of the same type made from the image.  A JPEG's APP1 (Exif, XMP), APP2

@@ -41,10 +41,37 @@ static bool crc_matches(const uint8_t *chunk, uint32_t length)
   return crc == lhio_be32(chunk + 8 + length);
 }
 
+static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+
+/* The frame count of an animation's control chunk (acTL) at chunk, where it
+ * is one and sound; else 0. */
+static uint32_t animation_frames(const uint8_t *chunk, uint32_t length)
+{
+  if (memcmp(chunk + 4, "acTL", 4) != 0 || length != 8 || !crc_matches(chunk, length))
+    return 0;
+  return lhio_be32(chunk + 8);
+}
+
+uint32_t lhio_png_animation_frames(const uint8_t *data, size_t size)
+{
+  if (size < 8 || memcmp(data, png_signature, 8) != 0)
+    return 0;
+  /* acTL comes before the first IDAT. */
+  for (size_t at = 8; size - at >= 12;) {
+    const uint32_t length = lhio_be32(data + at);
+    if (length > size - at - 12 || memcmp(data + at + 4, "IDAT", 4) == 0)
+      break;
+    const uint32_t frames = animation_frames(data + at, length);
+    if (frames)
+      return frames;
+    at += 12 + (size_t)length;
+  }
+  return 0;
+}
+
 int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *image)
 {
-  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-  if (size < 8 || memcmp(data, signature, 8) != 0)
+  if (size < 8 || memcmp(data, png_signature, 8) != 0)
     return LH_OK;
   size_t at = 8;
   while (size - at >= 12) {
@@ -55,8 +82,9 @@ int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *im
     if (memcmp(type, "IEND", 4) == 0)
       break;
     const size_t whole = 12 + (size_t)length;
-    if (memcmp(type, "acTL", 4) == 0 && length == 8 && crc_matches(data + at, length))
-      image->png_frames = lhio_be32(data + at + 8);
+    const uint32_t frames = animation_frames(data + at, length);
+    if (frames)
+      image->png_frames = frames;
     if (carried(type) && crc_matches(data + at, length)) {
       uint8_t *grown = realloc(image->metadata, image->metadata_size + whole);
       if (!grown)

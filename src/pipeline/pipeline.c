@@ -568,6 +568,13 @@ static void pool_task(Pipeline *p, Task *task)
   item->height = item->image.frame.height;
   item->decoder = item->image.decoder;
   item->converted_from = item->image.converted_from;
+  if (item->image.png_frames > 1 && spec->read_mode == LHIO_READ_LUMA)
+    /* Its record, like any reader's image of it, is of that one picture
+     * (the rewriting commands say so of what they write). */
+    lhp_say(&spec->report, item->path,
+            "an animated PNG of %u frames: its default image is read (the one viewers without "
+            "animation show)",
+            item->image.png_frames);
   if (analyse_here(p) && analyse_on_cpu(p, task)) {
     run_finish(p, task);
   } else if (spec->analyze || spec->device_step) {

@@ -9,6 +9,7 @@ usage: test_eq_cli.py LUMAHIST SAMPLES_DIR
 Exit 77 (skip) when OpenCV, numpy or Pillow for Python is missing."""
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -285,7 +286,8 @@ def test_png_metadata_kept(root):
 def test_animated_png(root):
     """An animated PNG (APNG) is written as a still PNG of its default image,
     equalized as that image alone is, and the tool says so for that file
-    only, in both the batch and the --global path; the run goes on, exit 0."""
+    only, in both the batch and the --global path; the run goes on, exit 0.
+    stats gives that image's record, and says so."""
     folder = os.path.join(root, "apng")
     os.makedirs(folder)
     rng = np.random.default_rng(41)
@@ -312,6 +314,19 @@ def test_animated_png(root):
                       "the APNG's output is not its default image equalized")
         else:
             check(False, f"equalize {extra}: missing outputs in {sorted(os.listdir(out))}")
+    # stats reads the same picture and says so (its record was the first
+    # frame's, without a word).
+    proc = subprocess.run([LUMAHIST, "stats", "--no-histogram", folder], capture_output=True,
+                          text=True)
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    check(proc.returncode == 0 and proc.stderr.splitlines() == [
+              f"lumahist: {os.path.join(folder, 'anim.png')}: an animated PNG of 3 frames: its "
+              "default image is read (the one viewers without animation show)"],
+          f"stats of an APNG: exit {proc.returncode}: {proc.stderr!r}")
+    by_name = {os.path.basename(r.pop("path")): r for r in records}
+    check(sorted(by_name) == ["anim.png", "still.png"] and
+          by_name["anim.png"] == by_name["still.png"],
+          f"stats of an APNG: not its default image's record: {sorted(by_name)}")
 
 
 def test_luts(root, inputs):

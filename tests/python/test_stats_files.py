@@ -143,6 +143,21 @@ def test_a_bad_file_warns_and_the_others_come(with_bad):
     assert len(messages[0]) > len(str(with_bad / "5-broken.png")) + 2  # says why
 
 
+def test_an_animated_png_warns_that_its_default_image_is_read(tmp_path):
+    """The tool's note on an APNG, as a RuntimeWarning; the record is its
+    default image's, as the tool's is."""
+    Image = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(43)
+    frames = [Image.fromarray(noise(rng, 30, 20, 3)) for _ in range(4)]
+    frames[0].save(tmp_path / "anim.png", save_all=True, append_images=frames[1:], duration=40)
+    with pytest.warns(RuntimeWarning) as caught:
+        got = dicts(lumahist.stats_files(tmp_path / "anim.png", backend="cpu"))
+    assert got == tool_records([tmp_path / "anim.png"])
+    assert [str(w.message) for w in caught] == [
+        f"{tmp_path / 'anim.png'}: an animated PNG of 4 frames: its default image is read (the "
+        "one viewers without animation show)"]
+
+
 def test_a_bad_file_raises_after_the_ones_before_it(with_bad):
     want = tool_records([with_bad])
     got = []
