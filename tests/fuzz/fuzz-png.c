@@ -43,6 +43,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* Its carried chunks, as lhio_read keeps them, go into what is written:
    * whatever they hold, the file written must read back. */
   FUZZ_ASSERT(lhio_png_metadata_from_bytes(data, size, &image) == LH_OK);
+  /* A frame count a luma read finds (an acTL before the image data), the
+   * full read's walk over every chunk finds too. */
+  FUZZ_ASSERT(lhio_png_animation_frames(data, size) == 0 || image.png_frames != 0);
 
   /* Lossless at every zlib level (one chosen by the input's size): what lhio
    * writes, lhio reads back sample for sample. */
