@@ -33,6 +33,7 @@ void lht_batch_args_clear(LhtBatchArgs *args)
   g_free(args->decoder_name);
   g_free(args->output);
   g_free(args->report);
+  g_free(args->files_from);
   if (args->device_ids)
     g_array_free(args->device_ids, TRUE);
   memset(args, 0, sizeof *args);
@@ -69,6 +70,10 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
            : "Where JPEGs are decoded, changed and encoded again: auto (the GPU, with nvJPEG, "
              "when it and a CUDA device are usable), cpu (libjpeg-turbo) or gpu",
        "auto|cpu|gpu"},
+      {"files-from", 0, 0, G_OPTION_ARG_FILENAME, &args->files_from,
+       "Also take the PATHs listed in FILE ('-': standard input), one a line, or NUL-separated "
+       "as find -print0 writes them",
+       "FILE"},
       {"timing", 0, 0, G_OPTION_ARG_NONE, &args->timing,
        "Say on stderr where the time went (decoding, analysis, GPU share of the wall time)", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},

@@ -404,6 +404,8 @@ int lht_equalize_main(int argc, char **argv)
   const char *command = args.clahe ? "lumahist clahe" : "lumahist equalize";
   int status = lht_parse_options(option_context, &argc, &argv, command);
   g_option_context_free(option_context);
+  if (status < 0 && !lht_batch_add_listed_paths(&batch, &args.paths))
+    status = LHT_EXIT_USAGE;
   if (status >= 0) {
     lht_batch_args_clear(&batch);
     lht_video_out_args_clear(&video);

@@ -62,6 +62,7 @@ typedef struct {
   char *decoder_name;
   char *output;
   char *report;
+  char *files_from; /* --files-from: a file listing more PATHs ('-': standard input) */
   double dark_below;
   double bright_above;
   double low_contrast_below;
@@ -87,6 +88,12 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command);
  * (said on stderr, a usage error with a pointer to `command --help`), before
  * anything is read or made; -1 when they go. */
 int lht_batch_backend_refuses(const LhtBatchArgs *args, LhBackend backend, const char *command);
+
+/* Appends the paths that --files-from lists to *paths (a NULL-ended vector
+ * of the PATH arguments, replaced by a longer one; NULL: none given);
+ * false, said on stderr, when the list cannot be read, is empty with no PATH
+ * given, or is standard input where '-' is also an image (files-from.c). */
+bool lht_batch_add_listed_paths(const LhtBatchArgs *args, char ***paths);
 
 /* The number of decoding threads: --jobs, or the cores. */
 int lht_batch_jobs(const LhtBatchArgs *args);

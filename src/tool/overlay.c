@@ -287,6 +287,8 @@ int lht_overlay_main(int argc, char **argv)
   lht_video_out_add_options(option_context, &video, false);
   int status = lht_parse_options(option_context, &argc, &argv, "lumahist overlay");
   g_option_context_free(option_context);
+  if (status < 0 && !lht_batch_add_listed_paths(&batch, &args.paths))
+    status = LHT_EXIT_USAGE;
   if (status >= 0) {
     lht_batch_args_clear(&batch);
     lht_video_out_args_clear(&video);

@@ -187,6 +187,8 @@ int lht_stats_main(int argc, char **argv)
 
   int status = lht_parse_options(option_context, &argc, &argv, "lumahist stats");
   g_option_context_free(option_context);
+  if (status < 0 && !lht_batch_add_listed_paths(&batch, &args.paths))
+    status = LHT_EXIT_USAGE;
   if (status >= 0) {
     lht_batch_args_clear(&batch);
     stats_args_clear(&args);

@@ -199,6 +199,45 @@ def nearest_rank(histogram, p):
 # --------------------------------------------------------------------------
 # Groups
 
+def check_files_from(tmp, folder, expected, bad):
+    """--files-from FILE: the listed paths after the PATHs given, in the
+    list's order, as if they were given; lines (CRLF too) or NUL-separated;
+    one --dataset record for the whole list; an unreadable or empty list,
+    and standard input as both the list and an image, refused (exit 2)."""
+    good = [p for p in expected if p not in bad]
+    first, listed = good[0], list(reversed(good[1:])) + sorted(bad)
+    as_given = run("stats", "--no-histogram", "--dataset", first, *listed)
+    lines_list = os.path.join(tmp, "list.txt")
+    with open(lines_list, "w", newline="") as f:
+        f.write("\r\n".join(listed[:3]) + "\r\n\n" + "\n".join(listed[3:]) + "\n")
+    for how, source, stdin in (("lines", lines_list, None),
+                               ("NUL-separated on stdin", "-", "\0".join(listed).encode())):
+        proc = run("stats", "--no-histogram", "--dataset", "--files-from", source, first,
+                   input=stdin)
+        check(proc.returncode == 1 and proc.stdout == as_given.stdout and
+              sorted(text(proc.stderr).splitlines()) == sorted(text(as_given.stderr).splitlines()),
+              f"--files-from, {how}: exit {proc.returncode}, "
+              f"{len(records(proc.stdout))} records against {len(records(as_given.stdout))}, "
+              f"{text(proc.stderr)!r}")
+    out_dir = os.path.join(tmp, "files-from-equalized")
+    proc = run("equalize", "--files-from", lines_list, "--out", out_dir)
+    made = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
+    check(proc.returncode == 1 and
+          made == sorted(os.path.basename(p) for p in listed if p not in bad),
+          f"equalize --files-from: exit {proc.returncode}, {made}")
+    empty = os.path.join(tmp, "empty-list.txt")
+    open(empty, "w").close()
+    for argv, said in ((["--files-from", os.path.join(tmp, "no-such-list")],
+                        "cannot read the list of paths (--files-from): No such file or directory"),
+                       (["--files-from", empty], "no paths in it (--files-from), and no PATH given"),
+                       (["--files-from", "-", "-"],
+                        "standard input cannot hold both the list of paths and an image")):
+        proc = run("stats", *argv, input=b"")
+        check(proc.returncode == 2 and not proc.stdout and said in text(proc.stderr),
+              f"stats {argv}: exit {proc.returncode}, {text(proc.stderr)!r}")
+    print("--files-from: the listed paths as if given, lines or NUL-separated; bad lists refused")
+
+
 def group_pipeline(tmp):
     folder = os.path.join(tmp, "images")
     make_folder(folder, 30)
@@ -226,6 +265,7 @@ def group_pipeline(tmp):
               f"--jobs {jobs}: records not in input order: {got[:5]}...")
     for jobs in (2, 3, 8):
         check(outputs[jobs] == outputs[1], f"--jobs {jobs} output differs from --jobs 1")
+    check_files_from(tmp, folder, expected, bad)
 
     # --timing: where the time went.  The contexts open while the first images
     # decode, within the wall time; the decoding is summed over threads.
