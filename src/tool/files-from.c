@@ -48,6 +48,8 @@ static void split_list(const GByteArray *list, GPtrArray *paths)
 {
   const char *text = (const char *)list->data;
   const size_t size = list->len;
+  if (size == 0)
+    return; /* and no data to look in */
   const char separator = memchr(text, '\0', size) ? '\0' : '\n';
   size_t start = 0;
   while (start < size) {
