@@ -4,6 +4,7 @@
 #define LHIO_PRIVATE_H
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "lhio.h"
@@ -25,6 +26,13 @@ int lhio_fail_os(int error, const char *path);
 static inline uint32_t lhio_be32(const uint8_t *p)
 {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Whether the size bytes at data begin with the PNG signature. */
+static inline bool lhio_png_signature_at(const uint8_t *data, size_t size)
+{
+  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  return size >= sizeof signature && memcmp(data, signature, sizeof signature) == 0;
 }
 
 /* Stores v at p big-endian, as MP4 boxes hold their numbers. */

@@ -41,8 +41,6 @@ static bool crc_matches(const uint8_t *chunk, uint32_t length)
   return crc == lhio_be32(chunk + 8 + length);
 }
 
-static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-
 /* The frame count of an animation's control chunk (acTL) at chunk, where it
  * is one and sound; else 0. */
 static uint32_t animation_frames(const uint8_t *chunk, uint32_t length)
@@ -54,7 +52,7 @@ static uint32_t animation_frames(const uint8_t *chunk, uint32_t length)
 
 uint32_t lhio_png_animation_frames(const uint8_t *data, size_t size)
 {
-  if (size < 8 || memcmp(data, png_signature, 8) != 0)
+  if (!lhio_png_signature_at(data, size))
     return 0;
   /* acTL comes before the first IDAT. */
   for (size_t at = 8; size - at >= 12;) {
@@ -71,7 +69,7 @@ uint32_t lhio_png_animation_frames(const uint8_t *data, size_t size)
 
 int lhio_png_metadata_from_bytes(const uint8_t *data, size_t size, LhioImage *image)
 {
-  if (size < 8 || memcmp(data, png_signature, 8) != 0)
+  if (!lhio_png_signature_at(data, size))
     return LH_OK;
   size_t at = 8;
   while (size - at >= 12) {

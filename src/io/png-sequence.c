@@ -7,19 +7,16 @@
 
 #include "lhio-private.h"
 
-static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-
 /* Where the PNG image at the start of data ends (just after its IEND
  * chunk's CRC), or 0 where it does not end within the bytes.  The walk
  * steps over each chunk by its length; the CRCs are the decoder's. */
 static size_t png_image_end(const uint8_t *data, size_t size)
 {
-  if (size < sizeof png_signature || memcmp(data, png_signature, sizeof png_signature) != 0)
+  if (!lhio_png_signature_at(data, size))
     return 0;
-  size_t at = sizeof png_signature;
+  size_t at = 8;
   while (size - at >= 12) {
-    const uint32_t length = (uint32_t)data[at] << 24 | (uint32_t)data[at + 1] << 16 |
-                            (uint32_t)data[at + 2] << 8 | data[at + 3];
+    const uint32_t length = lhio_be32(data + at);
     /* Length, type, data and CRC, within the bytes. */
     if (length > size - at - 12)
       return 0;
@@ -34,6 +31,5 @@ static size_t png_image_end(const uint8_t *data, size_t size)
 bool lhio_sniff_png_sequence(const uint8_t *data, size_t size)
 {
   const size_t end = png_image_end(data, size);
-  return end > 0 && size - end >= sizeof png_signature &&
-         memcmp(data + end, png_signature, sizeof png_signature) == 0;
+  return end > 0 && lhio_png_signature_at(data + end, size - end);
 }
