@@ -105,25 +105,16 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
   g_option_context_add_main_entries(context, stats, NULL);
 }
 
-static bool usage(const char *command, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static bool usage(const char *command, const char *format, ...)
-{
-  va_list args;
-  fputs("lumahist: ", stderr);
-  va_start(args, format);
-  vfprintf(stderr, format, args);
-  va_end(args);
-  fprintf(stderr, "\nTry '%s --help'.\n", command);
-  return false;
-}
-
 bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
 {
-  if (args->jobs < 0)
-    return usage(command, "--jobs must be 1 or more (0: one per core)");
-  if (args->streams < 1 || args->streams > 16)
-    return usage(command, "--streams must be 1 to 16");
+  if (args->jobs < 0) {
+    lht_usage_error(command, "--jobs must be 1 or more (0: one per core)");
+    return false;
+  }
+  if (args->streams < 1 || args->streams > 16) {
+    lht_usage_error(command, "--streams must be 1 to 16");
+    return false;
+  }
   if (args->decoder_name) {
     if (strcmp(args->decoder_name, "auto") == 0)
       args->decoder = LHP_DECODER_AUTO;
@@ -131,28 +122,39 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
       args->decoder = LHP_DECODER_CPU;
     else if (strcmp(args->decoder_name, "gpu") == 0)
       args->decoder = LHP_DECODER_GPU;
-    else
-      return usage(command, "--decoder '%s': expected auto, cpu or gpu", args->decoder_name);
+    else {
+      lht_usage_error(command, "--decoder '%s': expected auto, cpu or gpu", args->decoder_name);
+      return false;
+    }
   }
-  if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count))
-    return usage(command, "--shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", args->shard);
+  if (args->shard && !lht_shard_parse(args->shard, &args->shard_index, &args->shard_count)) {
+    lht_usage_error(command, "--shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", args->shard);
+    return false;
+  }
   if (args->devices) {
     char *error = NULL;
     args->device_ids = g_array_new(FALSE, FALSE, sizeof(int));
     if (!lhp_devices_parse(args->devices, args->device_ids, &error)) {
-      usage(command, "--devices '%s': %s (expected a list such as 0,1)", args->devices, error);
+      lht_usage_error(command, "--devices '%s': %s (expected a list such as 0,1)", args->devices,
+                      error);
       g_free(error);
       return false;
     }
   }
-  if (!lht_thresholds_valid(args->dark_below, args->bright_above, args->low_contrast_below))
-    return usage(command, LHT_THRESHOLDS_RULE);
+  if (!lht_thresholds_valid(args->dark_below, args->bright_above, args->low_contrast_below)) {
+    lht_usage_error(command, LHT_THRESHOLDS_RULE);
+    return false;
+  }
   const char *refusal = lht_output_path_refusal(args->output);
-  if (refusal)
-    return usage(command, "--output '': %s", refusal);
+  if (refusal) {
+    lht_usage_error(command, "--output '': %s", refusal);
+    return false;
+  }
   refusal = lht_output_path_refusal(args->report);
-  if (refusal)
-    return usage(command, "--report '': %s", refusal);
+  if (refusal) {
+    lht_usage_error(command, "--report '': %s", refusal);
+    return false;
+  }
   args->thresholds =
       (LhtThresholds){args->dark_below, args->bright_above, args->low_contrast_below};
   return true;
@@ -429,16 +431,12 @@ static bool resume_trim(const Resume *r, int fd, bool verbose)
 
 int lht_batch_backend_refuses(const LhtBatchArgs *args, LhBackend backend, const char *command)
 {
-  if (args->device_ids && backend == LH_BACKEND_CPU) {
-    usage(command, "--devices and --backend cpu do not go together");
-    return LHT_EXIT_USAGE;
-  }
+  if (args->device_ids && backend == LH_BACKEND_CPU)
+    return lht_usage_error(command, "--devices and --backend cpu do not go together");
   if (args->decoder == LHP_DECODER_GPU) {
     const char *why = NULL;
-    if (backend == LH_BACKEND_CPU) {
-      usage(command, "--decoder gpu needs the CUDA backend, not --backend cpu");
-      return LHT_EXIT_USAGE;
-    }
+    if (backend == LH_BACKEND_CPU)
+      return lht_usage_error(command, "--decoder gpu needs the CUDA backend, not --backend cpu");
     if (!lhp_gpu_jpeg_usable(&why)) {
       lht_error(NULL, "--decoder gpu: %s", why);
       return LHT_EXIT_FAILURE;
@@ -666,39 +664,29 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
    * (a file named "-" in the current folder was written). */
   if (args->output && strcmp(args->output, "-") == 0)
     g_clear_pointer(&args->output, g_free);
-  if (args->skip_existing && !args->output) {
-    usage(command, "--skip-existing needs --output FILE (the records to keep)");
-    return LHT_EXIT_USAGE;
-  }
-  if (args->skip_existing && job->format != LHT_FORMAT_JSONL) {
-    usage(command, "--skip-existing reads back jsonl records only");
-    return LHT_EXIT_USAGE;
-  }
+  if (args->skip_existing && !args->output)
+    return lht_usage_error(command, "--skip-existing needs --output FILE (the records to keep)");
+  if (args->skip_existing && job->format != LHT_FORMAT_JSONL)
+    return lht_usage_error(command, "--skip-existing reads back jsonl records only");
   /* A FIFO or a device holds no records to keep: reading them back waited
    * forever on a FIFO. */
   struct stat output_kind;
   if (args->skip_existing && stat(args->output, &output_kind) == 0 &&
-      (S_ISFIFO(output_kind.st_mode) || S_ISCHR(output_kind.st_mode))) {
-    usage(command, "--skip-existing needs --output to be a file (the records to keep), not a "
-                   "FIFO or a device");
-    return LHT_EXIT_USAGE;
-  }
-  if (args->dataset && job->format == LHT_FORMAT_CSV) {
-    usage(command, "--dataset writes a jsonl record or a table line, not CSV");
-    return LHT_EXIT_USAGE;
-  }
-  if (args->output && args->report && same_file(args->output, args->report)) {
-    usage(command, "--report %s is the --output file: give the page a path of its own",
-          args->report);
-    return LHT_EXIT_USAGE;
-  }
-  if (!args->output && args->report && lht_is_standard_output(args->report)) {
-    usage(command,
-          "--report %s is standard output, where the records go: give the page a path of its "
-          "own, or the records --output FILE",
-          args->report);
-    return LHT_EXIT_USAGE;
-  }
+      (S_ISFIFO(output_kind.st_mode) || S_ISCHR(output_kind.st_mode)))
+    return lht_usage_error(
+        command, "--skip-existing needs --output to be a file (the records to keep), not a "
+                 "FIFO or a device");
+  if (args->dataset && job->format == LHT_FORMAT_CSV)
+    return lht_usage_error(command, "--dataset writes a jsonl record or a table line, not CSV");
+  if (args->output && args->report && same_file(args->output, args->report))
+    return lht_usage_error(
+        command, "--report %s is the --output file: give the page a path of its own", args->report);
+  if (!args->output && args->report && lht_is_standard_output(args->report))
+    return lht_usage_error(
+        command,
+        "--report %s is standard output, where the records go: give the page a path of its "
+        "own, or the records --output FILE",
+        args->report);
   int refused = lht_batch_backend_refuses(args, job->backend, command);
   if (refused >= 0)
     return refused;
@@ -790,9 +778,8 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
   const char *option[] = {args->output ? "--output " : "standard output", "--report "};
   for (int i = 0; i < 2 && status == LHT_EXIT_OK; i++)
     if (writes[i] && lht_is_one_of(writes[i], paths)) {
-      usage(command, "%s%s is one of the inputs, which are never overwritten", option[i],
-            args->output || i > 0 ? writes[i] : "");
-      status = LHT_EXIT_USAGE;
+      status = lht_usage_error(command, "%s%s is one of the inputs, which are never overwritten",
+                               option[i], args->output || i > 0 ? writes[i] : "");
     }
   run.paths = paths;
   GPtrArray *images = g_ptr_array_new();

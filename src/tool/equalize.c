@@ -41,17 +41,10 @@ static void equalize_args_clear(EqualizeArgs *args)
   g_strfreev(args->paths);
 }
 
-static int usage_error(const EqualizeArgs *args, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static int usage_error(const EqualizeArgs *args, const char *format, ...)
+/* "lumahist clahe" or "lumahist equalize", for the usage errors. */
+static const char *command_of(const EqualizeArgs *args)
 {
-  va_list list;
-  fputs("lumahist: ", stderr);
-  va_start(list, format);
-  vfprintf(stderr, format, list);
-  va_end(list);
-  fprintf(stderr, "\nTry 'lumahist %s --help'.\n", args->clahe ? "clahe" : "equalize");
-  return LHT_EXIT_USAGE;
+  return args->clahe ? "lumahist clahe" : "lumahist equalize";
 }
 
 /* "8x8", "8,8" or "8" (square). */
@@ -311,36 +304,38 @@ static bool check_args(EqualizeArgs *args, EqualizeRun *run, LhBackend *backend)
   options->mode = args->clahe ? LH_EQUALIZE_CLAHE : LH_EQUALIZE_GLOBAL;
   const char *refusal = lht_out_dir_refusal(args->out_dir);
   if (refusal)
-    return usage_error(args, "%s", refusal), false;
+    return lht_usage_error(command_of(args), "%s", refusal), false;
   char *why = lht_luma_args_check(&args->luma, &options->matrix, &options->range, backend);
   if (why) {
-    usage_error(args, "%s", why);
+    lht_usage_error(command_of(args), "%s", why);
     g_free(why);
     return false;
   }
   run->matrix_given = args->luma.matrix != NULL;
   run->range_given = args->luma.range != NULL;
   if (args->tiles && !parse_tiles(args->tiles, &options->tiles_x, &options->tiles_y))
-    return usage_error(args, "--tiles '%s': expected COLSxROWS, each 1 .. %d", args->tiles,
-                       LH_CLAHE_MAX_TILES),
+    return lht_usage_error(command_of(args), "--tiles '%s': expected COLSxROWS, each 1 .. %d",
+                           args->tiles, LH_CLAHE_MAX_TILES),
            false;
   if (args->clip && !lht_parse_number(args->clip, 0, G_MAXDOUBLE, &options->clip_limit))
-    return usage_error(args, "--clip '%s': expected a number >= 0 (0: no limit)", args->clip),
+    return lht_usage_error(command_of(args), "--clip '%s': expected a number >= 0 (0: no limit)",
+                           args->clip),
            false;
   if (!lht_encode_options_parse(&args->encode, &run->rewrite, &why)) {
-    usage_error(args, "%s", why);
+    lht_usage_error(command_of(args), "%s", why);
     g_free(why);
     return false;
   }
   if (args->global && args->apply_lut)
-    return usage_error(args, "--global and --apply-lut do not go together"), false;
+    return lht_usage_error(command_of(args), "--global and --apply-lut do not go together"), false;
   if (args->save_lut && args->apply_lut)
-    return usage_error(args, "--save-lut and --apply-lut do not go together"), false;
+    return lht_usage_error(command_of(args), "--save-lut and --apply-lut do not go together"),
+           false;
   refusal = lht_output_path_refusal(args->save_lut);
   if (refusal)
-    return usage_error(args, "--save-lut '': %s", refusal), false;
+    return lht_usage_error(command_of(args), "--save-lut '': %s", refusal), false;
   if (!args->paths || !args->paths[0])
-    return usage_error(args, "no PATH given"), false;
+    return lht_usage_error(command_of(args), "no PATH given"), false;
   return true;
 }
 
@@ -443,14 +438,15 @@ int lht_equalize_main(int argc, char **argv)
   if (status)
     goto done;
   if (args.save_lut && !args.global && plan.inputs->len != 1) {
-    status = usage_error(&args, "--save-lut without --global takes one input image");
+    status =
+        lht_usage_error(command_of(&args), "--save-lut without --global takes one input image");
     goto done;
   }
   if (args.save_lut &&
       (lht_plan_holds_input(&plan, args.save_lut) || lht_plan_holds_output(&plan, args.save_lut))) {
-    status = usage_error(&args,
-                         "--save-lut %s is an input or an output image; give it a path of its own",
-                         args.save_lut);
+    status = lht_usage_error(
+        command_of(&args),
+        "--save-lut %s is an input or an output image; give it a path of its own", args.save_lut);
     goto done;
   }
 

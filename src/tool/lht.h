@@ -63,6 +63,10 @@ bool lht_parse_number(const char *text, double low, double high, double *value);
 
 /* "lumahist: PATH: REASON" on stderr, one line; a NULL path leaves it out. */
 void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
+/* A usage error: "lumahist: MESSAGE" as lht_error writes it, then "Try
+ * 'COMMAND --help'." (command: "lumahist stats", or "lumahist" itself).
+ * Returns LHT_EXIT_USAGE. */
+int lht_usage_error(const char *command, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 /* What equalize, clahe and overlay say (on standard error, the run going on)
  * of an image whose output is not the kind of file it was (rewrite.c): a CMYK

@@ -65,6 +65,20 @@ void lht_error(const char *path, const char *format, ...)
   g_free(message);
 }
 
+int lht_usage_error(const char *command, const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  char *message = g_strdup_vprintf(format, args);
+  va_end(args);
+  flockfile(stderr);
+  lht_error(NULL, "%s", message);
+  fprintf(stderr, "Try '%s --help'.\n", command);
+  funlockfile(stderr);
+  g_free(message);
+  return LHT_EXIT_USAGE;
+}
+
 const char *lht_reason(int status, const char *path)
 {
   return lhp_reason(status, path);
@@ -106,10 +120,9 @@ int lht_parse_options(GOptionContext *context, int *argc, char ***argv, const ch
   g_option_context_add_main_entries(context, help_entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(context, argc, argv, &error)) {
-    lht_error(NULL, "%s", error->message);
-    fprintf(stderr, "Try '%s --help'.\n", command);
+    int status = lht_usage_error(command, "%s", error->message);
     g_error_free(error);
-    return LHT_EXIT_USAGE;
+    return status;
   }
   if (help) {
     /* Every group: the video options are in groups of their own. */
@@ -171,9 +184,7 @@ static int run_top_level(int argc, char **argv)
     status = write_stdout(version, "version");
     g_free(version);
   } else if (argc > 1) {
-    lht_error(NULL, "unknown command '%s'", argv[1]);
-    fputs("Try 'lumahist --help'.\n", stderr);
-    status = LHT_EXIT_USAGE;
+    status = lht_usage_error("lumahist", "unknown command '%s'", argv[1]);
   } else {
     char *help = g_option_context_get_help(context, TRUE, NULL);
     fputs(help, stderr);
@@ -224,9 +235,7 @@ int main(int argc, char **argv)
   }
   const LhtCommand *command = find_command(argv[1]);
   if (!command) {
-    lht_error(NULL, "unknown command '%s'", argv[1]);
-    fputs("Try 'lumahist --help'.\n", stderr);
-    return LHT_EXIT_USAGE;
+    return lht_usage_error("lumahist", "unknown command '%s'", argv[1]);
   }
   /* GOption's help shows the program name: make it read "lumahist stats". */
   char *prgname = g_strdup_printf("lumahist %s", command->name);

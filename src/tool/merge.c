@@ -534,44 +534,34 @@ int lht_merge_main(int argc, char **argv)
   LhtFormat format = LHT_FORMAT_JSONL;
   if (status < 0) {
     if (args.format && (!lht_format_from_name(args.format, &format) || format == LHT_FORMAT_CSV)) {
-      lht_error(NULL, "unknown --format '%s' (expected jsonl or table)", args.format);
-      status = LHT_EXIT_USAGE;
+      status = lht_usage_error("lumahist merge", "unknown --format '%s' (expected jsonl or table)",
+                               args.format);
     } else if (!args.files || !args.files[0]) {
-      lht_error(NULL, "no FILE given");
-      status = LHT_EXIT_USAGE;
+      status = lht_usage_error("lumahist merge", "no FILE given");
     }
-    if (status == LHT_EXIT_USAGE)
-      fputs("Try 'lumahist merge --help'.\n", stderr);
   }
   if (status < 0 &&
-      !lht_thresholds_valid(args.dark_below, args.bright_above, args.low_contrast_below)) {
-    lht_error(NULL, LHT_THRESHOLDS_RULE);
-    fputs("Try 'lumahist merge --help'.\n", stderr);
-    status = LHT_EXIT_USAGE;
-  }
-  if (status < 0 && lht_output_path_refusal(args.report)) {
-    lht_error(NULL, "--report '': %s", lht_output_path_refusal(args.report));
-    fputs("Try 'lumahist merge --help'.\n", stderr);
-    status = LHT_EXIT_USAGE;
-  }
+      !lht_thresholds_valid(args.dark_below, args.bright_above, args.low_contrast_below))
+    status = lht_usage_error("lumahist merge", LHT_THRESHOLDS_RULE);
+  if (status < 0 && lht_output_path_refusal(args.report))
+    status =
+        lht_usage_error("lumahist merge", "--report '': %s", lht_output_path_refusal(args.report));
   if (status < 0 && args.report) {
     GPtrArray *files = g_ptr_array_new();
     for (int i = 0; args.files[i]; i++)
       g_ptr_array_add(files, args.files[i]);
     if (lht_is_one_of(args.report, files)) {
-      lht_error(NULL, "--report %s is one of the records files, which are never overwritten",
-                args.report);
-      fputs("Try 'lumahist merge --help'.\n", stderr);
-      status = LHT_EXIT_USAGE;
+      status = lht_usage_error(
+          "lumahist merge", "--report %s is one of the records files, which are never overwritten",
+          args.report);
     } else if (lht_is_standard_output(args.report)) {
       /* The dataset record always goes to standard output, as stats'
        * records do without --output. */
-      lht_error(NULL,
-                "--report %s is standard output, where the dataset record goes: give the page "
-                "a path of its own, or redirect the record (> merged.jsonl)",
-                args.report);
-      fputs("Try 'lumahist merge --help'.\n", stderr);
-      status = LHT_EXIT_USAGE;
+      status = lht_usage_error(
+          "lumahist merge",
+          "--report %s is standard output, where the dataset record goes: give the page a path "
+          "of its own, or redirect the record (> merged.jsonl)",
+          args.report);
     }
     g_ptr_array_free(files, TRUE);
   }

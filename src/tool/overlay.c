@@ -11,6 +11,7 @@
 #include "lht-video.h"
 #include "lht.h"
 
+#define COMMAND "lumahist overlay"
 #define DEFAULT_MARKERS "5,95"
 
 typedef struct {
@@ -38,19 +39,6 @@ static void overlay_args_clear(OverlayArgs *args)
   g_free(args->opacity);
   g_free(args->clip_warning);
   g_strfreev(args->paths);
-}
-
-static bool usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
-
-static bool usage_error(const char *format, ...)
-{
-  va_list list;
-  fputs("lumahist: ", stderr);
-  va_start(list, format);
-  vfprintf(stderr, format, list);
-  va_end(list);
-  fputs("\nTry 'lumahist overlay --help'.\n", stderr);
-  return false;
 }
 
 /* "X,Y,W,H": X and Y may be negative (the panel is clipped), W and H >= 3. */
@@ -197,10 +185,10 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
   lh_overlay_options_init(overlay);
   const char *refusal = lht_out_dir_refusal(args->out_dir);
   if (refusal)
-    return usage_error("%s", refusal);
+    return lht_usage_error(COMMAND, "%s", refusal), false;
   char *why = lht_luma_args_check(&args->luma, &analysis->matrix, &analysis->range, backend);
   if (why) {
-    usage_error("%s", why);
+    lht_usage_error(COMMAND, "%s", why);
     g_free(why);
     return false;
   }
@@ -210,28 +198,34 @@ static bool check_args(const OverlayArgs *args, OverlayRun *run, LhBackend *back
   run->range_given = args->luma.range != NULL;
   if (lh_options_set_percentiles(analysis,
                                  args->percentiles ? args->percentiles : DEFAULT_MARKERS) < 0)
-    return usage_error("--percentiles: %s", lh_last_error());
+    return lht_usage_error(COMMAND, "--percentiles: %s", lh_last_error()), false;
   if (args->rect && !parse_rect(args->rect, &overlay->rect))
-    return usage_error("--rect '%s': expected X,Y,W,H with W, H in 3 .. 65536", args->rect);
+    return lht_usage_error(COMMAND, "--rect '%s': expected X,Y,W,H with W, H in 3 .. 65536",
+                           args->rect),
+           false;
   if (args->scale && strcmp(args->scale, "log") == 0)
     overlay->scale = LH_OVERLAY_LOG;
   else if (args->scale && strcmp(args->scale, "linear") == 0)
     overlay->scale = LH_OVERLAY_LINEAR;
   else if (args->scale)
-    return usage_error("unknown --scale '%s' (expected log or linear)", args->scale);
+    return lht_usage_error(COMMAND, "unknown --scale '%s' (expected log or linear)", args->scale),
+           false;
   if (args->opacity && !lht_parse_number(args->opacity, 0, 1, &overlay->opacity))
-    return usage_error("--opacity '%s' is not a number in [0, 1]", args->opacity);
+    return lht_usage_error(COMMAND, "--opacity '%s' is not a number in [0, 1]", args->opacity),
+           false;
   if (args->clip_warning && !lht_parse_number(args->clip_warning, 0, 1, &overlay->clip_warning))
-    return usage_error("--clip-warning '%s' is not a fraction in [0, 1]", args->clip_warning);
+    return lht_usage_error(COMMAND, "--clip-warning '%s' is not a fraction in [0, 1]",
+                           args->clip_warning),
+           false;
   overlay->markers = !args->no_markers;
   overlay->clipping = !args->no_clipping;
   if (!lht_encode_options_parse(&args->encode, &run->rewrite, &why)) {
-    usage_error("%s", why);
+    lht_usage_error(COMMAND, "%s", why);
     g_free(why);
     return false;
   }
   if (!args->paths || !args->paths[0])
-    return usage_error("no PATH given");
+    return lht_usage_error(COMMAND, "no PATH given"), false;
   return true;
 }
 
@@ -285,7 +279,7 @@ int lht_overlay_main(int argc, char **argv)
   LhtVideoOutArgs video;
   lht_video_out_args_init(&video);
   lht_video_out_add_options(option_context, &video, false);
-  int status = lht_parse_options(option_context, &argc, &argv, "lumahist overlay");
+  int status = lht_parse_options(option_context, &argc, &argv, COMMAND);
   g_option_context_free(option_context);
   if (status < 0 && !lht_batch_add_listed_paths(&batch, &args.paths))
     status = LHT_EXIT_USAGE;
@@ -298,8 +292,8 @@ int lht_overlay_main(int argc, char **argv)
 
   OverlayRun run = {0};
   LhBackend wanted = LH_BACKEND_AUTO;
-  if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, "lumahist overlay") ||
-      !lht_video_out_args_check(&video, "lumahist overlay")) {
+  if (!check_args(&args, &run, &wanted) || !lht_batch_args_check(&batch, COMMAND) ||
+      !lht_video_out_args_check(&video, COMMAND)) {
     lht_batch_args_clear(&batch);
     lht_video_out_args_clear(&video);
     overlay_args_clear(&args);
@@ -327,7 +321,7 @@ int lht_overlay_main(int argc, char **argv)
     images += !is_video[i];
   }
   /* Decoding and writing on --jobs threads, the drawing on the contexts'. */
-  status = lht_batch_backend_refuses(&batch, wanted, "lumahist overlay");
+  status = lht_batch_backend_refuses(&batch, wanted, COMMAND);
   if (status < 0 && plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir))
     status = LHT_EXIT_FAILURE;
   const bool out_usable = status < 0;

@@ -88,19 +88,6 @@ static void drop_repeated_percentiles(LhOptions *options)
   options->n_percentiles = kept;
 }
 
-static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
-
-static int usage_error(const char *format, ...)
-{
-  va_list args;
-  fputs("lumahist: ", stderr);
-  va_start(args, format);
-  vfprintf(stderr, format, args);
-  va_end(args);
-  fputs("\nTry 'lumahist stats --help'.\n", stderr);
-  return LHT_EXIT_USAGE;
-}
-
 /* Checks every option into *options, *format and *backend; prints the problem
  * and returns false on a usage error. */
 static bool check_args(const StatsArgs *args, LhOptions *options, LhtFormat *format,
@@ -108,33 +95,37 @@ static bool check_args(const StatsArgs *args, LhOptions *options, LhtFormat *for
 {
   lh_options_init(options);
   if (!lht_format_from_name(args->format ? args->format : "jsonl", format)) {
-    usage_error("unknown --format '%s' (expected jsonl, csv or table)", args->format);
+    lht_usage_error("lumahist stats", "unknown --format '%s' (expected jsonl, csv or table)",
+                    args->format);
     return false;
   }
   if (lh_options_set_percentiles(options,
                                  args->percentiles ? args->percentiles : DEFAULT_PERCENTILES) < 0) {
-    usage_error("--percentiles: %s", lh_last_error());
+    lht_usage_error("lumahist stats", "--percentiles: %s", lh_last_error());
     return false;
   }
   drop_repeated_percentiles(options);
   char *why = lht_luma_args_check(&args->luma, &options->matrix, &options->range, backend);
   if (why) {
-    usage_error("%s", why);
+    lht_usage_error("lumahist stats", "%s", why);
     g_free(why);
     return false;
   }
   if (args->percentile_method &&
       !parse_percentile_method(args->percentile_method, &options->percentile_method)) {
-    usage_error("unknown --percentile-method '%s' (expected auto, hist or sort)",
-                args->percentile_method);
+    lht_usage_error("lumahist stats",
+                    "unknown --percentile-method '%s' (expected auto, hist or sort)",
+                    args->percentile_method);
     return false;
   }
   if (args->roi && !parse_roi(args->roi, &options->roi)) {
-    usage_error("--roi '%s': expected X,Y,W,H, non-negative integers with W, H >= 1", args->roi);
+    lht_usage_error("lumahist stats",
+                    "--roi '%s': expected X,Y,W,H, non-negative integers with W, H >= 1",
+                    args->roi);
     return false;
   }
   if (!args->paths || !args->paths[0]) {
-    usage_error("no PATH given");
+    lht_usage_error("lumahist stats", "no PATH given");
     return false;
   }
   return true;

@@ -83,8 +83,7 @@ bool lht_video_out_args_check(LhtVideoOutArgs *args, const char *command)
     problem = "--video-timeout must be a time in seconds, more than 0";
   if (!problem)
     return true;
-  lht_error(NULL, "%s", problem);
-  fprintf(stderr, "Try '%s --help'.\n", command);
+  lht_usage_error(command, "%s", problem);
   return false;
 }
 

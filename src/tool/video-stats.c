@@ -89,9 +89,8 @@ bool lht_video_args_check(LhtVideoArgs *args, const char *command)
   /* The shared check names options as Python does: cut_threshold is
    * --cut-threshold here. */
   char *dashed = g_strdelimit(g_strdup(option), "_", '-');
-  lht_error(NULL, "--%s %s", dashed, rule);
+  lht_usage_error(command, "--%s %s", dashed, rule);
   g_free(dashed);
-  fprintf(stderr, "Try '%s --help'.\n", command);
   return false;
 }
 

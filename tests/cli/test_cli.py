@@ -860,6 +860,18 @@ def check_errors(tmp):
         check(out == "" and err.count("\n") == 2 and args[1] in err,
               f"usage error {args}: {out!r} {err!r}")
     check(not os.path.exists(out_dir), "a usage error wrote images")
+    # A value with a newline or a terminal's escape sequence (a pasted
+    # variable) is written escaped, as lumahist writes names: the usage
+    # error stays two lines, and nothing in it acts on the terminal.
+    png = os.path.join(top, "1-good.png")
+    for args in (["stats", "--format", "x\x1b[2J\ny"], ["merge", "--format", "x\x1b[2J\ny"],
+                 ["equalize", "--out", out_dir, "--matrix", "x\x1b[2J\ny"],
+                 ["clahe", "--out", out_dir, "--clip", "x\x1b[2J\ny"],
+                 ["overlay", "--out", out_dir, "--scale", "x\x1b[2J\ny"],
+                 ["stats", "--shard", "x\x1b[2J\ny"], ["x\x1b[2J\ny"]):
+        rc, out, err = run(*args, png, expect=2)
+        check(out == "" and err.count("\n") == 2 and "x\\x1b[2J\\ny" in err and "\x1b" not in err,
+              f"usage error with control characters {args[:2]}: {out!r} {err!r}")
     # An empty output path ('' from an unset shell variable) was only
     # "lumahist: : No such file or directory" (exit 1, images written before a
     # --save-lut ''): a usage error naming the option.
