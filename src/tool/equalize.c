@@ -450,6 +450,12 @@ int lht_equalize_main(int argc, char **argv)
     goto done;
   }
 
+  /* A LUT that cannot be read leaves nothing to do: said before --out is
+   * made. */
+  if (args.apply_lut && !(lut = load_lut(args.apply_lut, &run.lut_depth))) {
+    status = LHT_EXIT_FAILURE;
+    goto done;
+  }
   int refused = lht_batch_backend_refuses(&batch, wanted, command);
   if (refused < 0 && plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir))
     refused = LHT_EXIT_FAILURE;
@@ -503,11 +509,7 @@ int lht_equalize_main(int argc, char **argv)
     }
     images += !is_video[i];
   }
-  if (args.apply_lut) {
-    lut = load_lut(args.apply_lut, &run.lut_depth);
-    if (!lut)
-      ok = false;
-  } else if (one_lut) {
+  if (one_lut) {
     lut = global_lut(&run, &plan, rewrite.max_pixels, theirs, failed, &run.lut_depth, stop);
     /* --out is made if missing, before a LUT saved into it. */
     if (lut && args.save_lut &&

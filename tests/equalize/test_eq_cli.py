@@ -370,8 +370,15 @@ def test_luts(root, inputs):
     bad = os.path.join(root, "bad.lut")
     with open(bad, "w") as f:
         f.write("lumahist-lut 1 bit_depth 8\n1 2 3\n")
+    # A LUT that cannot be used leaves the run nothing to do: it is said
+    # before --out is made (the folder was made, and left empty).
     code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
-    check(code == 1 and "entry" in err, f"short LUT: exit {code}: {err}")
+    check(code == 1 and "entry" in err and not os.path.exists(os.path.join(root, "d")),
+          f"short LUT: exit {code}: {err}, --out made: {os.path.exists(os.path.join(root, 'd'))}")
+    code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut",
+                         os.path.join(root, "no-such.lut"))
+    check(code == 1 and "cannot read the LUT" in err and not os.path.exists(os.path.join(root, "d")),
+          f"missing LUT: exit {code}: {err}, --out made: {os.path.exists(os.path.join(root, 'd'))}")
     with open(bad, "w") as f:
         f.write("lumahist-lut 1 bit_depth 8\n" + " ".join(["7"] * 257) + "\n")
     code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
