@@ -546,15 +546,21 @@ int lht_merge_main(int argc, char **argv)
   if (status < 0 && lht_output_path_refusal(args.report))
     status =
         lht_usage_error("lumahist merge", "--report '': %s", lht_output_path_refusal(args.report));
-  if (status < 0 && args.report) {
+  if (status < 0) {
+    /* What merge writes is never one of the records files it reads: the
+     * record appended to them (>>), or written over their start (1<>). */
     GPtrArray *files = g_ptr_array_new();
     for (int i = 0; args.files[i]; i++)
-      g_ptr_array_add(files, args.files[i]);
-    if (lht_is_one_of(args.report, files)) {
+      g_ptr_array_add(files, strcmp(args.files[i], "-") == 0 ? "/dev/stdin" : args.files[i]);
+    if (lht_is_one_of("/dev/stdout", files)) {
+      status = lht_usage_error("lumahist merge",
+                               "standard output is one of the records files, which are never "
+                               "overwritten: redirect the dataset record to a file of its own");
+    } else if (args.report && lht_is_one_of(args.report, files)) {
       status = lht_usage_error(
           "lumahist merge", "--report %s is one of the records files, which are never overwritten",
           args.report);
-    } else if (lht_is_standard_output(args.report)) {
+    } else if (args.report && lht_is_standard_output(args.report)) {
       /* The dataset record always goes to standard output, as stats'
        * records do without --output. */
       status = lht_usage_error(

@@ -1377,6 +1377,20 @@ def group_report(tmp):
                           capture_output=True)
     check(proc.returncode == 0 and proc.stdout.startswith(b'{"path":null,"dataset":true'),
           f"merge --report /dev/null: exit {proc.returncode}, {text(proc.stderr)!r}")
+    # Standard output redirected onto a records file merge reads: its
+    # dataset record was appended to the records (>>), or written over
+    # their start (1<>, leaving a file merge itself then refused), exit 0.
+    kept = open(jsonl, "rb").read()
+    link = os.path.join(tmp, "records-link.jsonl")
+    os.symlink(jsonl, link)
+    quoted = shlex.quote(jsonl)
+    for command in (f"merge {quoted} >> {quoted}", f"merge {quoted} 1<> {quoted}",
+                    f"merge - < {quoted} >> {quoted}", f"merge {shlex.quote(link)} >> {quoted}"):
+        proc = subprocess.run(f"{shlex.quote(LUMAHIST)} {command}", shell=True,
+                              capture_output=True)
+        check(proc.returncode == 2 and open(jsonl, "rb").read() == kept and
+              "standard output is one of the records files" in text(proc.stderr),
+              f"{command}: exit {proc.returncode}, {text(proc.stderr)!r}")
     strict = os.path.join(tmp, "strict.html")
     run("stats", "--report", strict, "--dark-below", "0", "--bright-above", "1",
         "--low-contrast-below", "0", folder)
