@@ -642,16 +642,17 @@ static bool emit_record(LhpItem *item, void *data)
   return ok;
 }
 
-/* Whether two paths name one file: the same name (made absolute, without
- * "." and ".."), or one regular file that exists under both (a link; a
+/* Whether two paths name one file: the same place once links are followed
+ * (lht_landing_path: a link to a file not there yet lands where that file
+ * will be), or one regular file that exists under both (a hard link; a
  * terminal may well be both /dev/stdout and /dev/stderr). */
 static bool same_file(const char *a, const char *b)
 {
-  char *name_a = g_canonicalize_filename(a, NULL);
-  char *name_b = g_canonicalize_filename(b, NULL);
-  bool same = strcmp(name_a, name_b) == 0;
-  g_free(name_a);
-  g_free(name_b);
+  char *landing_a = lht_landing_path(a);
+  char *landing_b = lht_landing_path(b);
+  bool same = strcmp(landing_a, landing_b) == 0;
+  g_free(landing_a);
+  g_free(landing_b);
   struct stat info_a, info_b;
   return same || (stat(a, &info_a) == 0 && stat(b, &info_b) == 0 && S_ISREG(info_a.st_mode) &&
                   info_a.st_dev == info_b.st_dev && info_a.st_ino == info_b.st_ino);

@@ -93,6 +93,10 @@ bool lht_folder_writable(const char *folder, int *error);
 /* Whether path is one of files (paths), through any link: a regular file
  * that exists and is the same file as one of them (save-file.c). */
 bool lht_is_one_of(const char *path, const GPtrArray *files);
+/* Where a file written at path lands, as an absolute name with no link in
+ * it (save-file.c): the links to it followed even where they point to
+ * nothing yet, and its folder made canonical where it exists. */
+char *lht_landing_path(const char *path);
 /* Whether path is where standard output goes (/dev/stdout, or the file or
  * pipe it is redirected to) (save-file.c): a page written there replaced a
  * file's records, or followed them down a pipe.  A terminal or /dev/null

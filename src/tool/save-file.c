@@ -165,6 +165,40 @@ bool lht_is_one_of(const char *path, const GPtrArray *files)
   return false;
 }
 
+char *lht_landing_path(const char *path)
+{
+  /* A link to nothing yet lands where it points: followed by hand, since
+   * realpath() gives up on it (a chain of them too, up to the kernel's own
+   * limit of 40). */
+  char *at = g_strdup(path);
+  for (int hops = 0; hops < 40; hops++) {
+    char *target = g_file_read_link(at, NULL);
+    if (!target)
+      break;
+    if (!g_path_is_absolute(target)) {
+      char *folder = g_path_get_dirname(at);
+      char *joined = g_build_filename(folder, target, NULL);
+      g_free(folder);
+      g_free(target);
+      target = joined;
+    }
+    g_free(at);
+    at = target;
+  }
+  /* Its folder made canonical where it exists: a link among the folders
+   * gives the same name as the way round it. */
+  char *folder = g_path_get_dirname(at);
+  char *base = g_path_get_basename(at);
+  char *real_folder = realpath(folder, NULL);
+  char *landing =
+      real_folder ? g_build_filename(real_folder, base, NULL) : g_canonicalize_filename(at, NULL);
+  free(real_folder);
+  g_free(folder);
+  g_free(base);
+  g_free(at);
+  return landing;
+}
+
 bool lht_is_standard_output(const char *path)
 {
   struct stat target, standard_output;

@@ -901,19 +901,26 @@ def check_errors(tmp):
                   os.listdir(out_dir) if os.path.isdir(out_dir) else [])),
               f"empty input path {args}: {out!r} {err!r}")
     shutil.rmtree(out_dir, ignore_errors=True)
-    # --output and --report naming one file (so, or through a link): the page
-    # replaced the records, exit 0.
+    # --output and --report naming one file (so, or through a link, to a
+    # file or to a folder, before the file is there too): the page replaced
+    # the records, exit 0.
     both = os.path.join(tmp, "both.out")
     os.symlink("both.out", os.path.join(tmp, "both-link"))
-    for report in (both, os.path.join(tmp, ".", "both.out"), os.path.join(tmp, "both-link")):
-        for existing in (False, True) if report != os.path.join(tmp, "both-link") else (True,):
+    os.symlink("both-link", os.path.join(tmp, "both-link-link"))
+    os.symlink(".", os.path.join(tmp, "here"))
+    for output, report in ((both, both), (both, os.path.join(tmp, ".", "both.out")),
+                           (both, os.path.join(tmp, "both-link")),
+                           (os.path.join(tmp, "both-link"), both),
+                           (os.path.join(tmp, "both-link-link"), both),
+                           (both, os.path.join(tmp, "here", "both.out"))):
+        for existing in (False, True):
             if existing:
                 open(both, "w").write("kept\n")
-            rc, out, err = run("stats", "-o", both, "--report", report,
+            rc, out, err = run("stats", "-o", output, "--report", report,
                                os.path.join(top, "1-good.png"), expect=2)
             kept = open(both).read() if os.path.exists(both) else None
             check("--report" in err and kept == ("kept\n" if existing else None),
-                  f"-o and --report {report} one file: {kept!r} {err!r}")
+                  f"-o {output} and --report {report} one file: {kept!r} {err!r}")
             if os.path.exists(both):
                 os.unlink(both)
     for args in (["clahe", "--clip", "0"], ["clahe", "--clip", "2.5"],
