@@ -197,7 +197,10 @@ typedef struct {
   GPtrArray *outputs;       /* without that extension */
   GArray *named_by_content; /* gboolean for each output */
   GHashTable *input_ids;    /* "dev:ino" of every input -> its path */
-  LhtWritten *written;      /* the outputs put in place so far */
+  /* Where each output not named by its content lands (its folders' links
+   * followed) -> its input. */
+  GHashTable *places;
+  LhtWritten *written; /* the outputs put in place so far */
 } LhtPlan;
 
 /* Expands args (as lht_walk) into *plan, out_dir left out of the folders
@@ -209,6 +212,10 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
 char *lht_plan_output(const LhtPlan *plan, guint index, LhioFileType type);
 /* Whether output `index` takes the extension of its image's type. */
 bool lht_plan_named_by_content(const LhtPlan *plan, guint index);
+/* The input whose planned output (one not named by its content) lands
+ * where output would, or NULL: an output named by its content, known only
+ * once its image is read, yields to it, whichever comes first. */
+const char *lht_plan_place_taken(const LhtPlan *plan, const char *output);
 /* Whether path names (through any link) one of the plan's inputs. */
 bool lht_plan_holds_input(const LhtPlan *plan, const char *path);
 /* Whether path names one of the plan's outputs (by name, or through any link

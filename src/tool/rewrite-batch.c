@@ -83,6 +83,13 @@ static bool write_output(RewriteRun *run, LhpItem *item, const char *output)
     lhp_item_fail(item, LH_ERROR_IO, "its output %s is an input; not overwritten", output);
     return false;
   }
+  const char *owner = lht_plan_named_by_content(run->plan, run->plan_index[item->index])
+                          ? lht_plan_place_taken(run->plan, output)
+                          : NULL;
+  if (owner) {
+    lhp_item_fail(item, LH_ERROR_IO, "its output %s is also that of %s; skipped", output, owner);
+    return false;
+  }
   LhtPlacing placing = {.written = run->plan->written, .input = item->path};
   LhioWriteOptions write_options = {.jpeg_quality = run->options->jpeg_quality,
                                     .png_compression = run->options->png_compression,

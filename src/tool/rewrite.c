@@ -22,6 +22,41 @@ static char *file_id(const char *path)
   return g_strdup_printf("%ju:%ju", (uintmax_t)info.st_dev, (uintmax_t)info.st_ino);
 }
 
+/* Where an output lands, to tell two outputs that are one file apart from
+ * two that are not: the deepest of its folders that exists, made canonical
+ * (links among them followed: OUT/a/x.png is OUT/b/x.png where OUT/a is a
+ * link to OUT/b), and the rest of the path below it.  Its last component is
+ * kept as it is: a link there is replaced by the rename, not followed. */
+static char *output_place(const char *output)
+{
+  char *absolute = g_canonicalize_filename(output, NULL);
+  char *folder = g_path_get_dirname(absolute);
+  char *rest = g_path_get_basename(absolute);
+  char *place = NULL;
+  while (!place) {
+    char *real = realpath(folder, NULL);
+    if (real) {
+      place = g_build_filename(real, rest, NULL);
+      free(real);
+    } else if (strcmp(folder, "/") == 0) {
+      place = g_strdup(absolute);
+    } else {
+      char *name = g_path_get_basename(folder);
+      char *longer = g_build_filename(name, rest, NULL);
+      char *parent = g_path_get_dirname(folder);
+      g_free(name);
+      g_free(rest);
+      g_free(folder);
+      rest = longer;
+      folder = parent;
+    }
+  }
+  g_free(absolute);
+  g_free(folder);
+  g_free(rest);
+  return place;
+}
+
 /* The part of path below the folder argument it was found in. */
 static const char *below_folder(const char *folder, const char *path)
 {
@@ -99,6 +134,7 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
   plan->named_by_content = g_array_new(FALSE, FALSE, sizeof(gboolean));
   plan->written = lht_written_new();
   plan->input_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  plan->places = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   bool ok = true;
 
   GPtrArray *found = g_ptr_array_new_with_free_func(g_free);
@@ -128,31 +164,34 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
    * 'stdin' beside '-' goes to OUT/stdin, '-' to OUT/stdin.png).  Which of
    * the two it is, the image tells: the write step refuses it where it is
    * an input or an output written before (rewrite-batch.c). */
-  GHashTable *taken = g_hash_table_new(g_str_hash, g_str_equal);
-  GHashTable *taken_by_content = g_hash_table_new(g_str_hash, g_str_equal);
+  GHashTable *taken_by_content = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   for (guint k = 0; k < found->len; k++) {
     const char *input = g_ptr_array_index(found, k);
     const char *output = g_ptr_array_index(wanted, k);
     gboolean by_content = named_by_content(input);
-    GHashTable *names = by_content ? taken_by_content : taken;
+    GHashTable *places = by_content ? taken_by_content : plan->places;
     char *id = by_content ? NULL : file_id(output);
     const char *victim = id ? g_hash_table_lookup(plan->input_ids, id) : NULL;
-    const char *first = g_hash_table_lookup(names, output);
+    char *place = output_place(output);
+    const char *first = g_hash_table_lookup(places, place);
     if (victim) {
       lht_error(input, "its output %s is the input %s; not overwritten, skipped", output, victim);
       ok = false;
     } else if (first) {
-      lht_error(input, "its output %s is also that of %s; skipped", output, first);
+      lht_error(input, "its output %s%s is also that of %s; skipped", output,
+                by_content ? ".png or .jpg" : "", first);
       ok = false;
     } else {
-      g_hash_table_insert(names, (gpointer)output, (gpointer)input);
       g_ptr_array_add(plan->inputs, g_strdup(input));
+      /* The plan's own copy of the name, which lives as long as it. */
+      g_hash_table_insert(places, g_steal_pointer(&place),
+                          g_ptr_array_index(plan->inputs, plan->inputs->len - 1));
       g_ptr_array_add(plan->outputs, g_strdup(output));
       g_array_append_val(plan->named_by_content, by_content);
     }
+    g_free(place);
     g_free(id);
   }
-  g_hash_table_destroy(taken);
   g_hash_table_destroy(taken_by_content);
   g_ptr_array_free(found, TRUE);
   g_ptr_array_free(wanted, TRUE);
@@ -165,6 +204,14 @@ bool lht_plan_holds_input(const LhtPlan *plan, const char *path)
   bool held = id && g_hash_table_contains(plan->input_ids, id);
   g_free(id);
   return held;
+}
+
+const char *lht_plan_place_taken(const LhtPlan *plan, const char *output)
+{
+  char *place = output_place(output);
+  const char *input = g_hash_table_lookup(plan->places, place);
+  g_free(place);
+  return input;
 }
 
 bool lht_plan_holds_output(const LhtPlan *plan, const char *path)
@@ -200,6 +247,8 @@ void lht_plan_clear(LhtPlan *plan)
   lht_written_free(plan->written);
   if (plan->input_ids)
     g_hash_table_destroy(plan->input_ids);
+  if (plan->places)
+    g_hash_table_destroy(plan->places);
   memset(plan, 0, sizeof *plan);
 }
 
