@@ -98,8 +98,10 @@ bool lht_batch_add_listed_paths(const LhtBatchArgs *args, char ***paths);
 /* The number of decoding threads: --jobs, or the cores. */
 int lht_batch_jobs(const LhtBatchArgs *args);
 
-/* Appends to paths the image files that args name (lht_walk) and that fall
- * in this shard (all of them without --shard); false if any path failed. */
+/* Fills paths (empty) with the image files that args name (lht_walk) and
+ * that fall in this shard (all of them without --shard), each path once: one
+ * named again, or named and found in a folder named too, is left out with
+ * one line; false if any path failed. */
 bool lht_batch_collect(const LhtBatchArgs *args, char *const *names, int n_names, GPtrArray *paths);
 
 /* Whether an output already exists, for --skip-existing on subcommands that

@@ -238,6 +238,32 @@ def check_files_from(tmp, folder, expected, bad):
     print("--files-from: the listed paths as if given, lines or NUL-separated; bad lists refused")
 
 
+def check_paths_named_twice(tmp, folder, expected, bad):
+    """A file named twice, or named and found in a folder named too, is read
+    once with one line, as a folder reached twice is: --dataset counted it
+    twice, where merge of the same records counts it once."""
+    good = [p for p in expected if p not in bad]
+
+    def images(out):
+        # One dataset record for each bit depth, matrix and range.
+        return sum(r["images"] for r in records(out) if r.get("dataset"))
+
+    alone = run("stats", "--no-histogram", "--dataset", folder)
+    for args, again in (([folder, good[3]], [good[3]]), ([good[3], folder], [good[3]]),
+                        ([good[0], good[0], folder], [good[0], good[0]])):
+        proc = run("stats", "--dataset", *args)
+        said = [line for line in text(proc.stderr).splitlines()
+                if line.endswith(": named more than once: read once")]
+        paths = [r["path"] for r in records(proc.stdout) if not r.get("dataset")]
+        merged = subprocess.run([LUMAHIST, "merge", "-"], input=proc.stdout, capture_output=True)
+        check(proc.returncode == 1 and
+              said == [f"lumahist: {p}: named more than once: read once" for p in again] and
+              sorted(paths) == sorted(good) and images(proc.stdout) == len(good) and
+              images(merged.stdout) == len(good) and images(alone.stdout) == len(good),
+              f"stats --dataset {args[:2]}: exit {proc.returncode}, {said}, {len(paths)} records "
+              f"of {len(good)}, dataset {images(proc.stdout)}, merged {images(merged.stdout)}")
+
+
 def group_pipeline(tmp):
     folder = os.path.join(tmp, "images")
     make_folder(folder, 30)
@@ -266,6 +292,7 @@ def group_pipeline(tmp):
     for jobs in (2, 3, 8):
         check(outputs[jobs] == outputs[1], f"--jobs {jobs} output differs from --jobs 1")
     check_files_from(tmp, folder, expected, bad)
+    check_paths_named_twice(tmp, folder, expected, bad)
 
     # --timing: where the time went.  The contexts open while the first images
     # decode, within the wall time; the decoding is summed over threads.
