@@ -291,6 +291,7 @@ static gpointer run_thread(gpointer data)
   /* Closing the iterator ends a long walk too (a tree of many folders, a
    * slow network share), as it ends the pipeline. */
   bool walked = lhp_walk(run->names, run->n_names, true, NULL, &run->stop, &walk_report, paths);
+  lhp_drop_repeated_paths(paths, &walk_report);
   /* A walk that failed said its failures (and perhaps a note on a link back
    * up the tree, which goes as one): they come first, as the tool's do. */
   for (guint i = 0; !walked && i < walk_said->len; i++)

@@ -52,6 +52,11 @@ int lhp_said_os_error(void);
  * (lumahist.stats_files closed during a long walk). */
 bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
               const volatile gint *stop, const LhpReport *report, GPtrArray *paths);
+/* Leaves out of paths each one that came before (a file named twice, or
+ * named and found in a folder named too), freed, and says so: as a folder
+ * reached twice, it is read once, so that a dataset counts it once, as a
+ * merge of its records, which keeps one a path, does (walk.c). */
+void lhp_drop_repeated_paths(GPtrArray *paths, const LhpReport *report);
 
 /* The message of the library's last error without a leading "PATH: ", which
  * a line that names the file writes already; the status name when there is

@@ -34,8 +34,8 @@ static gboolean same_folder(gconstpointer a, gconstpointer b)
 typedef struct {
   bool videos; /* folders give their video files too */
   const LhpReport *report;
-  bool leaves_out;   /* a folder below an argument is not descended: */
-  FolderId left_out; /* the rewriting commands' output folder */
+  bool leaves_out;           /* a folder below an argument is not descended: */
+  FolderId left_out;         /* the rewriting commands' output folder */
   const volatile gint *stop; /* NULL, or set: the walk ends where it is */
   /* Every folder descended so far (FolderId -> the path it was walked by).
    * Links that reach one folder twice would count its images twice in a
@@ -198,4 +198,25 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
   g_array_free(ancestors, TRUE);
   g_hash_table_destroy(walk.walked);
   return ok && !stopped(&walk);
+}
+
+void lhp_drop_repeated_paths(GPtrArray *paths, const LhpReport *report)
+{
+  /* Keyed by the first of each name, which paths keeps. */
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  gsize n = 0;
+  char **found = (char **)g_ptr_array_steal(paths, &n);
+  for (gsize i = 0; i < n; i++) {
+    /* Looked up first: g_hash_table_add replaces the key of a name there
+     * with the one given, which is freed here. */
+    if (!g_hash_table_contains(seen, found[i])) {
+      g_hash_table_add(seen, found[i]);
+      g_ptr_array_add(paths, found[i]);
+    } else {
+      lhp_say(report, found[i], "named more than once: read once");
+      g_free(found[i]);
+    }
+  }
+  g_free(found);
+  g_hash_table_destroy(seen);
 }

@@ -205,31 +205,11 @@ static bool collect(const LhtBatchArgs *args, char *const *names, int n_names, G
   return ok;
 }
 
-/* Leaves out a path taken already (named twice, or named and found in a
- * folder named too), with one line: as a folder reached twice, it is read
- * once.  Its records counted it twice in --dataset, where merge of the same
- * records, which keeps one a path, counted it once. */
-static void drop_repeated_paths(GPtrArray *paths)
-{
-  GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  gsize n = 0;
-  char **found = (char **)g_ptr_array_steal(paths, &n);
-  for (gsize i = 0; i < n; i++) {
-    if (g_hash_table_add(seen, lht_record_path_key(found[i]))) {
-      g_ptr_array_add(paths, found[i]);
-    } else {
-      lht_error(found[i], "named more than once: read once");
-      g_free(found[i]);
-    }
-  }
-  g_free(found);
-  g_hash_table_destroy(seen);
-}
-
 bool lht_batch_collect(const LhtBatchArgs *args, char *const *names, int n_names, GPtrArray *paths)
 {
   bool ok = collect(args, names, n_names, paths);
-  drop_repeated_paths(paths);
+  LhpReport report = lht_progress_report(NULL);
+  lhp_drop_repeated_paths(paths, &report);
   return ok;
 }
 

@@ -106,6 +106,19 @@ def test_samples_and_several_paths_in_their_order(folder):
     assert got == want
 
 
+def test_a_path_named_twice_is_read_once_with_a_warning_as_the_tool_does(folder):
+    """A file named twice, or named and found in a folder named too: one
+    record, and the tool's note as a RuntimeWarning."""
+    one = folder / "gray.jpg"
+    paths = [one, folder, one]
+    want = tool_records(paths)
+    with pytest.warns(RuntimeWarning) as caught:
+        got = dicts(lumahist.stats_files(paths, jobs=2, backend="cpu", decoder="cpu"))
+    assert got == want
+    assert sorted(r["path"] for r in got) == sorted(r["path"] for r in tool_records([folder]))
+    assert [str(w.message) for w in caught] == [f"{one}: named more than once: read once"] * 2
+
+
 def test_options_as_the_tools(folder):
     want = tool_records([folder / "b"], "--matrix", "bt709", "--range", "limited",
                         "--percentiles", "0.5,10,99.9")
