@@ -457,7 +457,19 @@ int lht_equalize_main(int argc, char **argv)
     goto done;
   }
   int refused = lht_batch_backend_refuses(&batch, wanted, command);
-  if (refused < 0 && plan.inputs->len > 0 && !lht_out_dir_usable(args.out_dir))
+  /* A LUT that could not be saved is said before any input is read, as a
+   * --report that cannot be is: before --out is made, unless it goes into
+   * a folder --out makes. */
+  bool inputs = plan.inputs->len > 0;
+  char *lut_folder = args.save_lut ? g_path_get_dirname(args.save_lut) : NULL;
+  bool lut_folder_there = lut_folder && g_file_test(lut_folder, G_FILE_TEST_EXISTS);
+  g_free(lut_folder);
+  if (refused < 0 && inputs && lut_folder_there && !lht_save_file_possible(args.save_lut))
+    refused = LHT_EXIT_FAILURE;
+  if (refused < 0 && inputs && !lht_out_dir_usable(args.out_dir))
+    refused = LHT_EXIT_FAILURE;
+  if (refused < 0 && inputs && args.save_lut && !lut_folder_there &&
+      !lht_save_file_possible(args.save_lut))
     refused = LHT_EXIT_FAILURE;
   if (refused >= 0) {
     status = refused;
@@ -511,11 +523,15 @@ int lht_equalize_main(int argc, char **argv)
   }
   if (one_lut) {
     lut = global_lut(&run, &plan, rewrite.max_pixels, theirs, failed, &run.lut_depth, stop);
-    /* --out is made if missing, before a LUT saved into it. */
+    /* --out is made if missing, before a LUT saved into it.  One that
+     * fails all the same (a disk full since) leaves the images unwritten:
+     * the user asked for both. */
     if (lut && args.save_lut &&
         (g_mkdir_with_parents(args.out_dir, 0777) != 0 ||
-         !save_lut(args.save_lut, lut, run.lut_depth)))
-      ok = false;
+         !save_lut(args.save_lut, lut, run.lut_depth))) {
+      free(lut);
+      lut = NULL;
+    }
   }
   run.lut = lut;
   /* Given back before the batch, which catches them itself. */

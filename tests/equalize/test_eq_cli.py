@@ -367,6 +367,22 @@ def test_luts(root, inputs):
                          "--save-lut", inside)
     check(code == 0 and os.path.exists(inside) and open(inside).read() == open(lut).read(),
           f"--save-lut with --skip-existing: exit {code} {err}")
+    # A LUT that cannot be saved is said before any input is read, as a
+    # --report that cannot be: the images were written, exit 1.
+    blocker = os.path.join(root, "a-file")
+    open(blocker, "w").write("not a folder\n")
+    # (--out is not made for it, unless the LUT goes into it.)
+    out = os.path.join(root, "g")
+    for lut_path, made in ((os.path.join(blocker, "x.lut"), None),
+                           (os.path.join(out, "sub", "x.lut"), []),
+                           (os.path.join(out, "x.lut", "y.lut"), [])):
+        for extra in ([], ["--global"]):
+            shutil.rmtree(out, ignore_errors=True)
+            code, err = lumahist("equalize", *extra, one, "--out", out, "--save-lut", lut_path)
+            written = os.listdir(out) if os.path.isdir(out) else None
+            check(code == 1 and err.startswith(f"lumahist: {lut_path}: cannot be written in ") and
+                  err.count("\n") == 1 and written == made,
+                  f"--save-lut {lut_path} {extra}: exit {code}, {err!r}, --out holds {written}")
     bad = os.path.join(root, "bad.lut")
     with open(bad, "w") as f:
         f.write("lumahist-lut 1 bit_depth 8\n1 2 3\n")
