@@ -925,6 +925,59 @@ static gboolean gst_lumahist_map(GstLumahist *self, GstBuffer *buffer, GstMapFla
   return TRUE;
 }
 
+/* Whether the library takes frame where it lies: its planes' addresses and
+ * strides multiples of its samples' size (lh_format_alignment).  A buffer
+ * at an odd offset (rawvideoparse's plane-offsets, a sub-buffer of a
+ * demuxer's read) may hold 16-bit samples at odd addresses. */
+static gboolean gst_lumahist_aligned(const LhFrame *frame)
+{
+  uintptr_t align = (uintptr_t)lh_format_alignment(frame->format);
+
+  for (guint i = 0; i < G_N_ELEMENTS(frame->planes); i++)
+    if (frame->planes[i] &&
+        ((uintptr_t)frame->planes[i] % align != 0 || frame->strides[i] % align != 0))
+      return FALSE;
+  return TRUE;
+}
+
+/* Copies vframe into a new buffer of the same format and size laid out as
+ * GStreamer lays out its own (aligned strides), mapped into *staged_vframe
+ * and described by *frame; FALSE if it could not be made. */
+static gboolean gst_lumahist_stage(GstLumahist *self, GstVideoFrame *vframe,
+                                   GstVideoFrame *staged_vframe, LhFrame *frame)
+{
+  GstVideoInfo info;
+  GstAllocationParams params;
+  GstBuffer *staged;
+  gboolean mapped;
+
+  if (!gst_video_info_set_format(&info, GST_VIDEO_FRAME_FORMAT(vframe),
+                                 (guint)GST_VIDEO_FRAME_WIDTH(vframe),
+                                 (guint)GST_VIDEO_FRAME_HEIGHT(vframe)))
+    return FALSE;
+  gst_allocation_params_init(&params);
+  params.align = 15;
+  staged = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&info), &params);
+  if (!staged)
+    return FALSE;
+  mapped = gst_video_frame_map(staged_vframe, &info, staged, GST_MAP_READWRITE);
+  /* The frame holds its own reference while mapped. */
+  gst_buffer_unref(staged);
+  if (!mapped)
+    return FALSE;
+  if (!gst_video_frame_copy(staged_vframe, vframe)) {
+    gst_video_frame_unmap(staged_vframe);
+    return FALSE;
+  }
+  GST_LOG_OBJECT(self, "frame samples not aligned: worked on in an aligned copy");
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(staged_vframe) && i < G_N_ELEMENTS(frame->planes);
+       i++) {
+    frame->planes[i] = GST_VIDEO_FRAME_PLANE_DATA(staged_vframe, i);
+    frame->strides[i] = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(staged_vframe, i);
+  }
+  return TRUE;
+}
+
 /* The error for equalization out of memory.  What grows out of bounds is the
  * LUTs of the temporal window: an entry of 2 bytes per code value, tile and
  * frame of the window (16-bit CLAHE over 64 x 64 tiles and 256 frames asks
@@ -954,9 +1007,10 @@ static void gst_lumahist_post_no_memory(GstLumahist *self, const LhEqualizeOptio
 static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, GstBuffer *buffer,
                                           const GstLumahistWork *work)
 {
-  GstVideoFrame in_vframe, out_vframe;
+  GstVideoFrame in_vframe, out_vframe, staged_vframe;
   gboolean rewrite = work->equalize || work->overlay;
   gboolean apart = source && source != buffer;
+  gboolean staged = FALSE;
   void *stream = NULL;
   const gchar *what = "analyse";
   LhFrame in, out;
@@ -975,8 +1029,23 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
       goto map_failed;
     out = in;
   }
+  /* Samples the library cannot read where they lie are worked on in an
+   * aligned copy of the input, copied back to the output when changed. */
+  if (in.memory == LH_MEMORY_HOST &&
+      (!gst_lumahist_aligned(&in) || (apart && !gst_lumahist_aligned(&out)))) {
+    if (!gst_lumahist_stage(self, &in_vframe, &staged_vframe, &in)) {
+      gst_video_frame_unmap(&in_vframe);
+      if (apart)
+        gst_video_frame_unmap(&out_vframe);
+      goto stage_failed;
+    }
+    staged = TRUE;
+    out = in;
+  }
 
   if (!gst_lumahist_enter(self)) {
+    if (staged)
+      gst_video_frame_unmap(&staged_vframe);
     gst_video_frame_unmap(&in_vframe);
     if (apart)
       gst_video_frame_unmap(&out_vframe);
@@ -1004,6 +1073,8 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
   if (status == LH_OK && apart && stream &&
       !gst_cuda_result(CuStreamSynchronize((CUstream)stream))) {
     gst_lumahist_leave(self);
+    if (staged)
+      gst_video_frame_unmap(&staged_vframe);
     gst_video_frame_unmap(&in_vframe);
     gst_video_frame_unmap(&out_vframe);
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not equalize a frame."),
@@ -1012,6 +1083,12 @@ static GstFlowReturn gst_lumahist_process(GstLumahist *self, GstBuffer *source, 
   }
 #endif
   gst_lumahist_leave(self);
+  if (staged) {
+    if (status == LH_OK && rewrite &&
+        !gst_video_frame_copy(apart ? &out_vframe : &in_vframe, &staged_vframe))
+      status = lh_set_error(LH_ERROR_INVALID_ARGUMENT, "the aligned copy could not be copied back");
+    gst_video_frame_unmap(&staged_vframe);
+  }
   gst_video_frame_unmap(&in_vframe);
   if (apart)
     gst_video_frame_unmap(&out_vframe);
@@ -1032,6 +1109,12 @@ map_failed:
   return GST_FLOW_ERROR;
 push_failed:
   GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not make the CUDA context current."), (NULL));
+  return GST_FLOW_ERROR;
+stage_failed:
+  GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Could not copy a video frame."),
+                    ("frame %" GST_PTR_FORMAT ": its samples are not aligned, and an aligned copy "
+                     "could not be made",
+                     buffer));
   return GST_FLOW_ERROR;
 unsupported:
   GST_ELEMENT_ERROR(self, STREAM, NOT_IMPLEMENTED,

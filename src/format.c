@@ -145,6 +145,12 @@ LH_API int lh_format_bit_depth(LhFormat format)
   return info ? info->default_depth : 0;
 }
 
+LH_API int lh_format_alignment(LhFormat format)
+{
+  const LhiFormatInfo *info = lhi_format_info(format);
+  return info ? info->sample_bytes : 0;
+}
+
 /* Formats whose samples may carry fewer significant bits than they hold. */
 static bool format_has_variable_depth(LhFormat format)
 {

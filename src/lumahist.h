@@ -128,6 +128,13 @@ LH_API int lh_format_from_name(const char *name, LhFormat *format);
  * 12 or 16; 0 for a value out of range. */
 LH_API int lh_format_bit_depth(LhFormat format);
 
+/* The alignment, in bytes, that a frame of this format needs of its planes'
+ * addresses and strides: the size of its samples (1; 2 for 16-bit samples;
+ * 4 for formats of 32-bit words: packed 10-bit R'G'B', v210).  A frame
+ * without it is refused (LH_ERROR_INVALID_ARGUMENT): copy it to an aligned
+ * one first.  0 for a value out of range. */
+LH_API int lh_format_alignment(LhFormat format);
+
 /* The part of plane `plane` (0 .. 2) that a width x height frame of this
  * format uses: *rows rows of *row_bytes bytes, as lh_frame_init() lays the
  * planes out (chroma sizes rounded up; the pairs of packed 4:2:2 pixels and

@@ -959,6 +959,130 @@ GST_START_TEST(test_equalize_each_format)
 }
 GST_END_TEST;
 
+/* A copy of in (laid out as info says) whose planes start `offset` bytes
+ * into the buffer and whose strides are `offset` bytes longer, as
+ * rawvideoparse's plane-offsets or a demuxer's sub-buffer may give: 16-bit
+ * samples at odd addresses, 32-bit words at addresses of 2 mod 4. */
+static GstBuffer *misaligned_copy(GstBuffer *in, const GstVideoInfo *info, gsize offset)
+{
+  GstVideoFrame from;
+  gsize offsets[GST_VIDEO_MAX_PLANES] = {0};
+  gint strides[GST_VIDEO_MAX_PLANES] = {0};
+  guint rows[GST_VIDEO_MAX_PLANES] = {0};
+  gsize size = offset;
+  GstBuffer *out;
+  GstMapInfo map;
+
+  fail_unless(gst_video_frame_map(&from, info, in, GST_MAP_READ));
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&from); p++) {
+    /* The rows of a plane are those of its components (v210 has one
+     * plane and components that all say its height). */
+    for (guint c = 0; c < GST_VIDEO_INFO_N_COMPONENTS(info); c++)
+      if (GST_VIDEO_FORMAT_INFO_PLANE(info->finfo, c) == p)
+        rows[p] = MAX(rows[p], (guint)GST_VIDEO_INFO_COMP_HEIGHT(info, c));
+    offsets[p] = size;
+    strides[p] = GST_VIDEO_FRAME_PLANE_STRIDE(&from, p) + (gint)offset;
+    size += (gsize)strides[p] * rows[p] + offset;
+  }
+  out = gst_buffer_new_allocate(NULL, size, NULL);
+  fail_unless(gst_buffer_map(out, &map, GST_MAP_WRITE));
+  memset(map.data, 0xa5, size);
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&from); p++)
+    for (guint y = 0; y < rows[p]; y++)
+      memcpy(map.data + offsets[p] + (gsize)y * (gsize)strides[p],
+             (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&from, p) +
+                 (gsize)y * (gsize)GST_VIDEO_FRAME_PLANE_STRIDE(&from, p),
+             (gsize)GST_VIDEO_FRAME_PLANE_STRIDE(&from, p));
+  gst_buffer_unmap(out, &map);
+  gst_video_frame_unmap(&from);
+  gst_buffer_add_video_meta_full(out, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(info),
+                                 (guint)GST_VIDEO_INFO_WIDTH(info),
+                                 (guint)GST_VIDEO_INFO_HEIGHT(info), GST_VIDEO_INFO_N_PLANES(info),
+                                 offsets, strides);
+  GST_BUFFER_PTS(out) = GST_BUFFER_PTS(in);
+  GST_BUFFER_DURATION(out) = GST_BUFFER_DURATION(in);
+  return out;
+}
+
+/* Formats of 16-bit samples or 32-bit words in a buffer whose planes lie at
+ * addresses the library cannot read them at (it refuses such a frame): the
+ * element works on an aligned copy, so the statistics and the output are
+ * those of the aligned frame, in place and into a new buffer, and what lies
+ * around the planes is left as it was.  (The stream stopped with "16-bit
+ * samples need a plane address and stride that are multiples of 2".) */
+GST_START_TEST(test_misaligned_samples)
+{
+  guint checked = 0;
+
+  for (guint i = 0; i < lhc_n_formats; i++) {
+    gsize align = (gsize)lh_format_alignment(lhc_formats[i].lh);
+    if (align < 2)
+      continue;
+    gchar *caps_string = g_strdup_printf("video/x-raw,format=%s,width=13,height=7,framerate=25/1",
+                                         lhc_formats[i].name);
+    GstVideoInfo info = lhc_info_from_string(caps_string);
+    GstBuffer *in = lhc_low_contrast_frame(&info, 3100 + i, 0);
+    LhEqualizeOptions equalize;
+    LhStats input_stats;
+
+    GST_INFO("format %s", lhc_formats[i].name);
+    lh_equalize_options_init(&equalize);
+    equalize.mode = LH_EQUALIZE_GLOBAL;
+    equalize.matrix = LH_MATRIX_BT709;
+    equalize.range = LH_RANGE_FULL;
+    GstBuffer *expected = lhc_library_output(in, &info, &equalize, NULL, NULL);
+    lhc_library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &input_stats);
+    for (gint mode = 0; mode <= 1; mode++) {
+      for (gint held = 0; held <= 1; held++) {
+        GstBus *bus;
+        GstHarness *h = harness_new(&bus, "backend", 1, "mode", mode, "matrix", 2, "range", 1,
+                                    "percentiles", "1,5,50,95,99", NULL);
+        GstBuffer *odd = misaligned_copy(in, &info, align / 2);
+        GstBuffer *odd_copy = gst_buffer_copy_deep(odd);
+        GstBuffer *out;
+        GstMessage *message;
+        GstMapInfo a, b;
+
+        gst_harness_set_src_caps_str(h, caps_string);
+        /* Held: the element writes a new buffer; not held: in place. */
+        fail_unless_equals_int(gst_harness_push(h, held ? gst_buffer_ref(odd) : odd), GST_FLOW_OK);
+        out = gst_harness_pull(h);
+        fail_unless(out != NULL, "%s mode %d: no output", lhc_formats[i].name, mode);
+        fail_unless(lhc_same_pixels(out, &info, mode ? expected : in, &info),
+                    "%s mode %d held %d: the output is not the aligned frame's",
+                    lhc_formats[i].name, mode, held);
+        if (!held && gst_buffer_get_size(out) == gst_buffer_get_size(odd_copy)) {
+          /* In place: the bytes around the planes are as they came. */
+          fail_unless(gst_buffer_map(out, &a, GST_MAP_READ));
+          fail_unless(gst_buffer_map(odd_copy, &b, GST_MAP_READ));
+          fail_unless(memcmp(a.data, b.data, align / 2) == 0, "%s: the bytes before the frame",
+                      lhc_formats[i].name);
+          gst_buffer_unmap(odd_copy, &b);
+          gst_buffer_unmap(out, &a);
+        }
+        if (held)
+          fail_unless(same_bytes(odd, odd_copy), "%s: the held input was written",
+                      lhc_formats[i].name);
+        message = pop_lumahist_message(bus);
+        check_message_stats(gst_message_get_structure(message), &input_stats, TRUE);
+        gst_message_unref(message);
+        gst_buffer_unref(out);
+        if (held)
+          gst_buffer_unref(odd);
+        gst_buffer_unref(odd_copy);
+        harness_free(h, bus);
+        checked++;
+      }
+    }
+    lh_stats_clear(&input_stats);
+    gst_buffer_unref(expected);
+    gst_buffer_unref(in);
+    g_free(caps_string);
+  }
+  fail_unless(checked >= 4 * 15, "%u cases: the 16-bit formats are missing", checked);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_clahe)
 {
   static const struct {
@@ -2079,6 +2203,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_flush);
   tcase_add_test(tc, test_percentiles_property);
   tcase_add_test(tc, test_equalize_each_format);
+  tcase_add_test(tc, test_misaligned_samples);
   tcase_add_test(tc, test_clahe);
   tcase_add_test(tc, test_temporal_window);
   tcase_add_test(tc, test_temporal_window_restarts_on_settings);

@@ -488,6 +488,29 @@ static void test_yuv_as_gray(LhContext *ctx)
   bad.strides[0] = 130;
   o.roi = (LhRect){0, 0, 0, 0};
   CHECK(lh_analyze(ctx, &bad, &o, &s) == LH_ERROR_INVALID_ARGUMENT, "v210 stride 130");
+  /* Each format's samples lie at multiples of lh_format_alignment(), which
+   * the GStreamer element reads to know a buffer it must copy first: a
+   * frame at an address off by less is refused, one on it taken. */
+  for (int i = 0; i < LH_FORMAT_COUNT; i++) {
+    const LhFormat f = (LhFormat)i;
+    const int align = lh_format_alignment(f);
+    uint8_t *block = calloc(1, lh_frame_buffer_size(f, 6, 2, 0) + 8);
+    for (int offset = 0; offset <= 4 && block; offset++) {
+      /* lh_frame_init refuses such an address itself: moved by hand. */
+      LhFrame at;
+      CHECK(lh_frame_init(&at, f, LH_MEMORY_HOST, 6, 2, block, 0) == LH_OK, "%s: %s",
+            lh_format_name(f), lh_last_error());
+      for (int p = 0; p < 3; p++)
+        if (at.planes[p])
+          at.planes[p] = (uint8_t *)at.planes[p] + offset;
+      const int status = lh_analyze(ctx, &at, &o, &s);
+      CHECK((status == LH_OK) == (offset % align == 0) &&
+                (status == LH_OK || strstr(lh_last_error(), "multiples of")),
+            "%s (alignment %d) at offset %d: %s", lh_format_name(f), align, offset,
+            status == LH_OK ? "taken" : lh_last_error());
+    }
+    free(block);
+  }
   /* a packed 4:2:2 row of an odd width holds the whole last pair */
   LhFrame yuy2;
   uint8_t bytes[64] = {0};
@@ -689,6 +712,8 @@ static void test_format_facts(void)
           other_case);
     CHECK(lh_format_bit_depth(f) == gen_format_depth(f), "%s: depth %d, expected %d", name,
           lh_format_bit_depth(f), gen_format_depth(f));
+    CHECK(lh_format_alignment(f) == gen_sample_bytes(f), "%s: alignment %d, expected %d", name,
+          lh_format_alignment(f), gen_sample_bytes(f));
     static const int sizes[][2] = {{1, 1}, {5, 3}, {6, 4}, {13, 7}, {48, 33}};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
       const int w = sizes[s][0], h = sizes[s][1];
@@ -749,6 +774,8 @@ static void test_format_facts(void)
   CHECK(lh_format_from_name("GRAY8", NULL) == LH_ERROR_INVALID_ARGUMENT, "NULL result");
   CHECK(lh_format_bit_depth(LH_FORMAT_COUNT) == 0 && lh_format_bit_depth((LhFormat)-1) == 0,
         "the depth of no format");
+  CHECK(lh_format_alignment(LH_FORMAT_COUNT) == 0 && lh_format_alignment((LhFormat)-1) == 0,
+        "the alignment of no format");
   size_t row;
   int rows;
   CHECK(
