@@ -308,12 +308,31 @@ _stats = _lumahist.stats
 _PILLOW_MODES = ("L", "RGB", "RGBA", "I;16", "I;16L", "I;16B")
 
 
+def _aligned(array):
+    """array, or an aligned copy of a NumPy array whose 16-bit samples lie at
+    odd addresses (numpy.frombuffer or numpy.memmap at an odd offset, as a
+    YUV4MPEG2 file's frames lie): the library reads samples aligned only."""
+    if isinstance(array, _np.ndarray) and not array.flags.aligned:
+        return _np.require(array, requirements="A")
+    return array
+
+
+def _written_back(work, result):
+    """result, with work (its aligned copy, _aligned) written into it."""
+    if work is not result:
+        result[...] = work
+    return result
+
+
 def _readable(image):
     """image as the extension reads it: a Pillow image, which describes its
     pixels by __array_interface__ but has no buffer, as a NumPy array of them
     (its other modes refused: a palette's indices, CMYK's inks or gray and
-    alpha would be read as some other layout); anything else as it is."""
-    if not hasattr(image, "__array_interface__") or isinstance(image, _np.ndarray):
+    alpha would be read as some other layout); a NumPy array of samples at
+    odd addresses as an aligned copy; anything else as it is."""
+    if isinstance(image, _np.ndarray):
+        return _aligned(image)
+    if not hasattr(image, "__array_interface__"):
         return image
     try:
         memoryview(image)
@@ -419,11 +438,12 @@ def equalize(image, *, out=None, matrix="bt601", range="full", backend="auto", b
     Temporal, for the frames of one video in order."""
     image = _readable(image)
     result = _output_for(image, out)
-    _lumahist.rewrite(image, result, mode="global", matrix=matrix, range=range, backend=backend,
+    work = _aligned(result)
+    _lumahist.rewrite(image, work, mode="global", matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
                       temporal=_temporal_capsule(temporal),
                       width=width or 0, chroma=chroma)
-    return result
+    return _written_back(work, result)
 
 
 def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="full",
@@ -447,12 +467,13 @@ def clahe(image, *, tiles=(8, 8), clip=40.0, out=None, matrix="bt601", range="fu
             "tool's --clip", -1)
     image = _readable(image)
     result = _output_for(image, out)
-    _lumahist.rewrite(image, result, mode="clahe", tiles_x=tiles_x, tiles_y=tiles_y,
+    work = _aligned(result)
+    _lumahist.rewrite(image, work, mode="clahe", tiles_x=tiles_x, tiles_y=tiles_y,
                       clip_limit=clip_limit, matrix=matrix, range=range, backend=backend,
                       bit_depth=bit_depth or 0, format=format,
                       temporal=_temporal_capsule(temporal),
                       width=width or 0, chroma=chroma, orientation=orientation)
-    return result
+    return _written_back(work, result)
 
 
 def _exactly_as(values, dtype, name, item, expected):
@@ -499,9 +520,10 @@ def apply_lut(image, lut, *, out=None, matrix="bt601", backend="auto", bit_depth
     image = _readable(image)
     result = _output_for(image, out)
     table = _exactly_as(lut, _np.uint16, "lut", "entry", "a uint16 value (0 .. 65535)")
-    _lumahist.rewrite(image, result, mode="lut", lut=table, matrix=matrix, backend=backend,
+    work = _aligned(result)
+    _lumahist.rewrite(image, work, mode="lut", lut=table, matrix=matrix, backend=backend,
                       bit_depth=bit_depth or 0, format=format, width=width or 0, chroma=chroma)
-    return result
+    return _written_back(work, result)
 
 
 def lut_from_histogram(histogram, *, range="full"):
@@ -555,14 +577,15 @@ def overlay(image, *, out=None, rect=None, opacity=0.8, scale="log", markers=Tru
         if out is not None:
             _check_overlay_out(image, out)
         result[...] = image
-    _lumahist.overlay(result, percentiles=percentiles,
+    work = _aligned(result)
+    _lumahist.overlay(work, percentiles=percentiles,
                       rect=_rect(rect) if rect is not None else (0, 0, 0, 0),
                       opacity=_float(opacity, "opacity"), scale=scale, markers=bool(markers),
                       clipping=bool(clipping), clip_warning=_float(clip_warning, "clip_warning"),
                       matrix=matrix,
                       range=range, backend=backend, bit_depth=bit_depth or 0, format=format,
                       width=width or 0, orientation=orientation)
-    return result
+    return _written_back(work, result)
 
 
 class DatasetStats(Stats):

@@ -356,6 +356,44 @@ def test_views_and_strides():
     assert np.array_equal(lumahist.equalize(window), cv2.equalizeHist(window.copy()))
 
 
+def at_odd_address(array):
+    """A copy of array whose samples lie at odd addresses, as numpy.frombuffer
+    or numpy.memmap at an odd offset gives them (a YUV4MPEG2 file's frames)."""
+    raw = bytearray(array.nbytes + 1)
+    odd = np.ndarray(array.shape, array.dtype, buffer=raw, offset=1)
+    odd[...] = array
+    assert not odd.flags.aligned
+    return odd
+
+
+@pytest.mark.parametrize("shape, kwargs", [((37, 53), {}), ((21, 19, 3), {}),
+                                           ((30, 24), {"format": "P010"})])
+def test_samples_at_odd_addresses_are_read_as_an_aligned_copy(shape, kwargs):
+    """16-bit samples at odd addresses: the library refuses them, so the
+    module copies such an array (and an out= such array is written through
+    an aligned copy): the results are the aligned array's.  They raised
+    InvalidArgumentError ("multiples of 2")."""
+    image = (photo(shape[0], shape[1], 9, dtype=np.uint16) >> 4).astype(np.uint16)
+    if len(shape) == 3:
+        image = np.stack([image, image[::-1], image[:, ::-1]], axis=2)
+    odd = at_odd_address(image)
+    assert lumahist.stats(odd, **kwargs) == lumahist.stats(image, **kwargs)
+    lut = np.arange(65536, dtype=np.uint16) // 2
+    for call in (lambda a, **k: lumahist.equalize(a, **k, **kwargs),
+                 lambda a, **k: lumahist.clahe(a, **k, **kwargs),
+                 lambda a, **k: lumahist.apply_lut(a, lut[:1 << (10 if kwargs else 16)], **k,
+                                                   **kwargs),
+                 lambda a, **k: lumahist.overlay(a, **k, **kwargs)):
+        want = call(image)
+        assert np.array_equal(call(odd), want)
+        out = at_odd_address(np.zeros_like(image))
+        assert call(odd, out=out) is out and np.array_equal(out, want)
+        in_place = at_odd_address(image)
+        call(in_place, out=in_place)
+        assert np.array_equal(in_place, want)
+    assert np.array_equal(odd, image)
+
+
 def test_region_of_interest():
     image = photo(50, 60, 6)
     s = lumahist.stats(image, roi=(5, 7, 20, 11))
