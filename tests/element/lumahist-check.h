@@ -45,6 +45,12 @@ GstBuffer *lhc_library_output(GstBuffer *in, const GstVideoInfo *info,
                               const LhEqualizeOptions *equalize, const LhOverlayOptions *overlay,
                               const LhStats *stats);
 
+/* A copy of in (laid out as info says) whose planes start `offset` bytes
+ * into the buffer and whose strides are `offset` bytes longer (a video meta
+ * says where), as rawvideoparse's plane-offsets or a demuxer's sub-buffer
+ * may give: 16-bit samples at odd addresses, 32-bit words at 2 mod 4. */
+GstBuffer *lhc_misaligned_copy(GstBuffer *in, const GstVideoInfo *info, gsize offset);
+
 /* Equal visible bytes of two frames, whose strides may differ. */
 gboolean lhc_same_pixels(GstBuffer *a, const GstVideoInfo *a_info, GstBuffer *b,
                          const GstVideoInfo *b_info);

@@ -641,6 +641,54 @@ GST_START_TEST(test_cuda_v210_system_memory)
 }
 GST_END_TEST;
 
+/* System memory frames whose 16-bit samples (32-bit words) lie at odd
+ * addresses, worked on by the CUDA backend through the element's aligned
+ * copy: the CPU library's values and pixels. */
+GST_START_TEST(test_cuda_misaligned_system_memory)
+{
+  static const gchar *const misaligned_formats[] = {"GRAY16_LE", "P010_10LE", "I420_12LE",
+                                                    "v210",      "RGBA64_LE", "r210"};
+
+  for (guint f = 0; f < G_N_ELEMENTS(misaligned_formats); f++)
+    for (gint mode = 0; mode <= 2; mode++) {
+      gchar *caps_string = g_strdup_printf(
+          "video/x-raw,format=%s,width=97,height=54,framerate=25/1", misaligned_formats[f]);
+      gchar *description =
+          g_strdup_printf("lumahist backend=cuda mode=%d " REWRITE_PROPERTIES, mode);
+      GstVideoInfo info = lhc_info_from_string(caps_string);
+      GstCaps *caps = gst_caps_from_string(caps_string);
+      GstHarness *h = gst_harness_new_parse(description);
+      LhEqualizeOptions equalize;
+      LhOverlayOptions overlay_options;
+      gsize align = (gsize)lh_format_alignment(lhc_format(GST_VIDEO_INFO_FORMAT(&info))->lh);
+
+      rewrite_options(mode, &equalize, &overlay_options);
+      gst_harness_set_caps(h, gst_caps_ref(caps), caps);
+      GstBuffer *in = lhc_low_contrast_frame(&info, 8500 + 10 * f + (guint)mode, 0);
+      LhStats stats;
+      lhc_library_stats(in, &info, LH_MATRIX_BT709, LH_RANGE_FULL, "1,5,50,95,99", &stats);
+      GstBuffer *expected = lhc_library_output(in, &info, mode ? &equalize : NULL, NULL, &stats);
+      GstBuffer *out =
+          gst_harness_push_and_pull(h, lhc_misaligned_copy(in, &info, align > 1 ? align / 2 : 1));
+      fail_unless(out != NULL, "%s %s: no frame out", misaligned_formats[f], description);
+      GstLumahistMeta *meta = gst_buffer_get_lumahist_meta(out);
+      fail_unless(meta != NULL, "%s: no meta", description);
+      fail_unless_equals_int(meta->backend, LH_BACKEND_CUDA);
+      check_stats_equal(&meta->stats, &stats);
+      fail_unless(lhc_same_pixels(out, &info, expected, &info),
+                  "%s %s: the frame differs from the library's", misaligned_formats[f],
+                  description);
+      gst_buffer_unref(out);
+      gst_buffer_unref(expected);
+      gst_buffer_unref(in);
+      lh_stats_clear(&stats);
+      gst_harness_teardown(h);
+      g_free(description);
+      g_free(caps_string);
+    }
+}
+GST_END_TEST;
+
 /* Whether host memory is page-locked: a registration of it is refused as
  * already done.  (Registering it here and undoing that leaves it as it was.) */
 static gboolean is_pinned(LhContext *lh, GstMemory *memory)
@@ -952,6 +1000,7 @@ static Suite *lumahist_cuda_suite(void)
   tcase_add_test(tc, test_cuda_formats);
   tcase_add_test(tc, test_cuda_memory_cpu_backend);
   tcase_add_test(tc, test_cuda_equalize_overlay);
+  tcase_add_test(tc, test_cuda_misaligned_system_memory);
   tcase_add_test(tc, test_cuda_v210_system_memory);
   tcase_add_test(tc, test_cuda_state_cycles);
   tcase_add_test(tc, test_cuda_pinned_pool);

@@ -959,51 +959,6 @@ GST_START_TEST(test_equalize_each_format)
 }
 GST_END_TEST;
 
-/* A copy of in (laid out as info says) whose planes start `offset` bytes
- * into the buffer and whose strides are `offset` bytes longer, as
- * rawvideoparse's plane-offsets or a demuxer's sub-buffer may give: 16-bit
- * samples at odd addresses, 32-bit words at addresses of 2 mod 4. */
-static GstBuffer *misaligned_copy(GstBuffer *in, const GstVideoInfo *info, gsize offset)
-{
-  GstVideoFrame from;
-  gsize offsets[GST_VIDEO_MAX_PLANES] = {0};
-  gint strides[GST_VIDEO_MAX_PLANES] = {0};
-  guint rows[GST_VIDEO_MAX_PLANES] = {0};
-  gsize size = offset;
-  GstBuffer *out;
-  GstMapInfo map;
-
-  fail_unless(gst_video_frame_map(&from, info, in, GST_MAP_READ));
-  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&from); p++) {
-    /* The rows of a plane are those of its components (v210 has one
-     * plane and components that all say its height). */
-    for (guint c = 0; c < GST_VIDEO_INFO_N_COMPONENTS(info); c++)
-      if (GST_VIDEO_FORMAT_INFO_PLANE(info->finfo, c) == p)
-        rows[p] = MAX(rows[p], (guint)GST_VIDEO_INFO_COMP_HEIGHT(info, c));
-    offsets[p] = size;
-    strides[p] = GST_VIDEO_FRAME_PLANE_STRIDE(&from, p) + (gint)offset;
-    size += (gsize)strides[p] * rows[p] + offset;
-  }
-  out = gst_buffer_new_allocate(NULL, size, NULL);
-  fail_unless(gst_buffer_map(out, &map, GST_MAP_WRITE));
-  memset(map.data, 0xa5, size);
-  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&from); p++)
-    for (guint y = 0; y < rows[p]; y++)
-      memcpy(map.data + offsets[p] + (gsize)y * (gsize)strides[p],
-             (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&from, p) +
-                 (gsize)y * (gsize)GST_VIDEO_FRAME_PLANE_STRIDE(&from, p),
-             (gsize)GST_VIDEO_FRAME_PLANE_STRIDE(&from, p));
-  gst_buffer_unmap(out, &map);
-  gst_video_frame_unmap(&from);
-  gst_buffer_add_video_meta_full(out, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(info),
-                                 (guint)GST_VIDEO_INFO_WIDTH(info),
-                                 (guint)GST_VIDEO_INFO_HEIGHT(info), GST_VIDEO_INFO_N_PLANES(info),
-                                 offsets, strides);
-  GST_BUFFER_PTS(out) = GST_BUFFER_PTS(in);
-  GST_BUFFER_DURATION(out) = GST_BUFFER_DURATION(in);
-  return out;
-}
-
 /* Formats of 16-bit samples or 32-bit words in a buffer whose planes lie at
  * addresses the library cannot read them at (it refuses such a frame): the
  * element works on an aligned copy, so the statistics and the output are
@@ -1037,7 +992,7 @@ GST_START_TEST(test_misaligned_samples)
         GstBus *bus;
         GstHarness *h = harness_new(&bus, "backend", 1, "mode", mode, "matrix", 2, "range", 1,
                                     "percentiles", "1,5,50,95,99", NULL);
-        GstBuffer *odd = misaligned_copy(in, &info, align / 2);
+        GstBuffer *odd = lhc_misaligned_copy(in, &info, align / 2);
         GstBuffer *odd_copy = gst_buffer_copy_deep(odd);
         GstBuffer *out;
         GstMessage *message;
