@@ -377,7 +377,10 @@ def test_samples_at_odd_addresses_are_read_as_an_aligned_copy(shape, kwargs):
     if len(shape) == 3:
         image = np.stack([image, image[::-1], image[:, ::-1]], axis=2)
     odd = at_odd_address(image)
-    assert lumahist.stats(odd, **kwargs) == lumahist.stats(image, **kwargs)
+    # The same record, wherever backend="auto" sends each call.
+    got, want = (lumahist.stats(a, **kwargs).to_dict() for a in (odd, image))
+    got.pop("backend"), want.pop("backend")
+    assert got == want
     lut = np.arange(65536, dtype=np.uint16) // 2
     for call in (lambda a, **k: lumahist.equalize(a, **k, **kwargs),
                  lambda a, **k: lumahist.clahe(a, **k, **kwargs),
