@@ -22,38 +22,50 @@ static char *file_id(const char *path)
   return g_strdup_printf("%ju:%ju", (uintmax_t)info.st_dev, (uintmax_t)info.st_ino);
 }
 
+/* folder (absolute) as far as it exists made canonical, links among its
+ * folders followed (OUT/a is OUT/b where OUT/a is a link to OUT/b), and the
+ * rest of it, not there yet, as it is. */
+static char *folder_place(const char *folder)
+{
+  char *real = realpath(folder, NULL);
+  if (real) {
+    char *place = g_strdup(real);
+    free(real);
+    return place;
+  }
+  char *parent = g_path_get_dirname(folder);
+  if (strcmp(parent, folder) == 0) {
+    g_free(parent);
+    return g_strdup(folder);
+  }
+  char *name = g_path_get_basename(folder);
+  char *parent_place = folder_place(parent);
+  char *place = g_build_filename(parent_place, name, NULL);
+  g_free(parent_place);
+  g_free(name);
+  g_free(parent);
+  return place;
+}
+
 /* Where an output lands, to tell two outputs that are one file apart from
- * two that are not: the deepest of its folders that exists, made canonical
- * (links among them followed: OUT/a/x.png is OUT/b/x.png where OUT/a is a
- * link to OUT/b), and the rest of the path below it.  Its last component is
- * kept as it is: a link there is replaced by the rename, not followed. */
-static char *output_place(const char *output)
+ * two that are not: its folder's place (folder_place; through folders, a
+ * cache of them, when not NULL) and its name.  Its last component is kept
+ * as it is: a link there is replaced by the rename, not followed. */
+static char *output_place(const char *output, GHashTable *folders)
 {
   char *absolute = g_canonicalize_filename(output, NULL);
   char *folder = g_path_get_dirname(absolute);
-  char *rest = g_path_get_basename(absolute);
-  char *place = NULL;
-  while (!place) {
-    char *real = realpath(folder, NULL);
-    if (real) {
-      place = g_build_filename(real, rest, NULL);
-      free(real);
-    } else if (strcmp(folder, "/") == 0) {
-      place = g_strdup(absolute);
-    } else {
-      char *name = g_path_get_basename(folder);
-      char *longer = g_build_filename(name, rest, NULL);
-      char *parent = g_path_get_dirname(folder);
-      g_free(name);
-      g_free(rest);
-      g_free(folder);
-      rest = longer;
-      folder = parent;
-    }
-  }
-  g_free(absolute);
+  /* Outputs share their folders: each is resolved once a plan. */
+  const char *known = folders ? g_hash_table_lookup(folders, folder) : NULL;
+  char *resolved = known ? NULL : folder_place(folder);
+  char *base = g_path_get_basename(absolute);
+  char *place = g_build_filename(known ? known : resolved, base, NULL);
+  if (resolved && folders)
+    g_hash_table_insert(folders, g_steal_pointer(&folder), g_steal_pointer(&resolved));
+  g_free(resolved);
   g_free(folder);
-  g_free(rest);
+  g_free(base);
+  g_free(absolute);
   return place;
 }
 
@@ -165,6 +177,7 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
    * the two it is, the image tells: the write step refuses it where it is
    * an input or an output written before (rewrite-batch.c). */
   GHashTable *taken_by_content = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  GHashTable *folders = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   for (guint k = 0; k < found->len; k++) {
     const char *input = g_ptr_array_index(found, k);
     const char *output = g_ptr_array_index(wanted, k);
@@ -172,7 +185,7 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
     GHashTable *places = by_content ? taken_by_content : plan->places;
     char *id = by_content ? NULL : file_id(output);
     const char *victim = id ? g_hash_table_lookup(plan->input_ids, id) : NULL;
-    char *place = output_place(output);
+    char *place = output_place(output, folders);
     const char *first = g_hash_table_lookup(places, place);
     if (victim) {
       lht_error(input, "its output %s is the input %s; not overwritten, skipped", output, victim);
@@ -193,6 +206,7 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
     g_free(id);
   }
   g_hash_table_destroy(taken_by_content);
+  g_hash_table_destroy(folders);
   g_ptr_array_free(found, TRUE);
   g_ptr_array_free(wanted, TRUE);
   return ok;
@@ -208,7 +222,7 @@ bool lht_plan_holds_input(const LhtPlan *plan, const char *path)
 
 const char *lht_plan_place_taken(const LhtPlan *plan, const char *output)
 {
-  char *place = output_place(output);
+  char *place = output_place(output, NULL);
   const char *input = g_hash_table_lookup(plan->places, place);
   g_free(place);
   return input;
