@@ -1954,11 +1954,25 @@ def group_writers(tmp):
     check(full.returncode == 0, f"full run: {text(full.stderr)}")
     for extra in ([], ["--skip-existing"], ["--skip-existing", "--dataset"]):
         out = os.path.join(tmp, f"shared{len(extra)}.jsonl")
+        # The first run's last input is a FIFO no one writes until the second
+        # has run: the first still holds FILE then, however fast it read the
+        # folder (on a loaded machine it had ended, and the second, finding
+        # FILE free, ran: exit 0).
+        hold = os.path.join(tmp, f"hold{len(extra)}.fifo")
+        os.mkfifo(hold)
         first = subprocess.Popen([LUMAHIST, "stats", "--decoder", "cpu", "--jobs", "1",
-                                  "--output", out, folder],
+                                  "--fifo-wait", "0", "--output", out, folder, hold],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         started = wait_for_lines(out, 3, first) and first.poll() is None
         second = run("stats", "--jobs", "1", "--output", out, *extra, folder, timeout=60)
+        # Then the FIFO is opened and closed with nothing in it: an empty file.
+        end = time.time() + 60
+        while first.poll() is None and time.time() < end:
+            try:
+                os.close(os.open(hold, os.O_WRONLY | os.O_NONBLOCK))
+                break
+            except OSError:
+                time.sleep(0.01)
         _, first_err = first.communicate(timeout=120)
         label = "a second run" + (" with " + " ".join(extra) if extra else "")
         if not check(started, f"{label}: the first run ended before the second began"):
@@ -1969,7 +1983,8 @@ def group_writers(tmp):
               f"{label}: exit {second.returncode}, {text(second.stderr)!r}")
         with open(out, "rb") as f:
             data = f.read()
-        check(first.returncode == 0 and data == full.stdout,
+        check(first.returncode == 1 and data == full.stdout and
+              text(first_err) == f"lumahist: {hold}: empty file\n",
               f"{label}: the first run (exit {first.returncode}, {text(first_err)!r}) wrote "
               f"{len(data.splitlines())} lines, not those of a run alone")
 
