@@ -93,9 +93,16 @@ bool lht_folder_writable(const char *folder, int *error);
 /* Whether path is one of files (paths), through any link: a regular file
  * that exists and is the same file as one of them (save-file.c). */
 bool lht_is_one_of(const char *path, const GPtrArray *files);
+/* Where a file written at path lands, its last component kept as it is
+ * (a link there is replaced by a rename, not followed) (save-file.c): its
+ * folder made canonical as far as it exists, the links among the folders
+ * followed (OUT/a/x.png is OUT/b/x.png where OUT/a is a link to OUT/b), and
+ * its name.  folders (NULL: none) caches the folders' places: outputs share
+ * their folders. */
+char *lht_place_of(const char *path, GHashTable *folders);
 /* Where a file written at path lands, as an absolute name with no link in
  * it (save-file.c): the links to it followed even where they point to
- * nothing yet, and its folder made canonical where it exists. */
+ * nothing yet (realpath gives up on those), then lht_place_of. */
 char *lht_landing_path(const char *path);
 /* Whether path is where standard output goes (/dev/stdout, or the file or
  * pipe it is redirected to) (save-file.c): a page written there replaced a

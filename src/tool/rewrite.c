@@ -22,53 +22,6 @@ static char *file_id(const char *path)
   return g_strdup_printf("%ju:%ju", (uintmax_t)info.st_dev, (uintmax_t)info.st_ino);
 }
 
-/* folder (absolute) as far as it exists made canonical, links among its
- * folders followed (OUT/a is OUT/b where OUT/a is a link to OUT/b), and the
- * rest of it, not there yet, as it is. */
-static char *folder_place(const char *folder)
-{
-  char *real = realpath(folder, NULL);
-  if (real) {
-    char *place = g_strdup(real);
-    free(real);
-    return place;
-  }
-  char *parent = g_path_get_dirname(folder);
-  if (strcmp(parent, folder) == 0) {
-    g_free(parent);
-    return g_strdup(folder);
-  }
-  char *name = g_path_get_basename(folder);
-  char *parent_place = folder_place(parent);
-  char *place = g_build_filename(parent_place, name, NULL);
-  g_free(parent_place);
-  g_free(name);
-  g_free(parent);
-  return place;
-}
-
-/* Where an output lands, to tell two outputs that are one file apart from
- * two that are not: its folder's place (folder_place; through folders, a
- * cache of them, when not NULL) and its name.  Its last component is kept
- * as it is: a link there is replaced by the rename, not followed. */
-static char *output_place(const char *output, GHashTable *folders)
-{
-  char *absolute = g_canonicalize_filename(output, NULL);
-  char *folder = g_path_get_dirname(absolute);
-  /* Outputs share their folders: each is resolved once a plan. */
-  const char *known = folders ? g_hash_table_lookup(folders, folder) : NULL;
-  char *resolved = known ? NULL : folder_place(folder);
-  char *base = g_path_get_basename(absolute);
-  char *place = g_build_filename(known ? known : resolved, base, NULL);
-  if (resolved && folders)
-    g_hash_table_insert(folders, g_steal_pointer(&folder), g_steal_pointer(&resolved));
-  g_free(resolved);
-  g_free(folder);
-  g_free(base);
-  g_free(absolute);
-  return place;
-}
-
 /* The part of path below the folder argument it was found in. */
 static const char *below_folder(const char *folder, const char *path)
 {
@@ -185,7 +138,7 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
     GHashTable *places = by_content ? taken_by_content : plan->places;
     char *id = by_content ? NULL : file_id(output);
     const char *victim = id ? g_hash_table_lookup(plan->input_ids, id) : NULL;
-    char *place = output_place(output, folders);
+    char *place = lht_place_of(output, folders);
     const char *first = g_hash_table_lookup(places, place);
     if (victim) {
       lht_error(input, "its output %s is the input %s; not overwritten, skipped", output, victim);
@@ -222,7 +175,7 @@ bool lht_plan_holds_input(const LhtPlan *plan, const char *path)
 
 const char *lht_plan_place_taken(const LhtPlan *plan, const char *output)
 {
-  char *place = output_place(output, NULL);
+  char *place = lht_place_of(output, NULL);
   const char *input = g_hash_table_lookup(plan->places, place);
   g_free(place);
   return input;

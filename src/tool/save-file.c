@@ -165,6 +165,48 @@ bool lht_is_one_of(const char *path, const GPtrArray *files)
   return false;
 }
 
+/* folder (absolute) made canonical as far as it exists, the links among
+ * its folders followed, and the rest of it, not there yet, as it is. */
+static char *folder_place(const char *folder)
+{
+  char *real = realpath(folder, NULL);
+  if (real) {
+    char *place = g_strdup(real);
+    free(real);
+    return place;
+  }
+  char *parent = g_path_get_dirname(folder);
+  if (strcmp(parent, folder) == 0) {
+    g_free(parent);
+    return g_strdup(folder);
+  }
+  char *name = g_path_get_basename(folder);
+  char *parent_place = folder_place(parent);
+  char *place = g_build_filename(parent_place, name, NULL);
+  g_free(parent_place);
+  g_free(name);
+  g_free(parent);
+  return place;
+}
+
+char *lht_place_of(const char *path, GHashTable *folders)
+{
+  char *absolute = g_canonicalize_filename(path, NULL);
+  char *folder = g_path_get_dirname(absolute);
+  /* Paths share their folders (a plan's outputs): each resolved once. */
+  const char *known = folders ? g_hash_table_lookup(folders, folder) : NULL;
+  char *resolved = known ? NULL : folder_place(folder);
+  char *base = g_path_get_basename(absolute);
+  char *place = g_build_filename(known ? known : resolved, base, NULL);
+  if (resolved && folders)
+    g_hash_table_insert(folders, g_steal_pointer(&folder), g_steal_pointer(&resolved));
+  g_free(resolved);
+  g_free(folder);
+  g_free(base);
+  g_free(absolute);
+  return place;
+}
+
 char *lht_landing_path(const char *path)
 {
   /* A link to nothing yet lands where it points: followed by hand, since
@@ -185,16 +227,7 @@ char *lht_landing_path(const char *path)
     g_free(at);
     at = target;
   }
-  /* Its folder made canonical where it exists: a link among the folders
-   * gives the same name as the way round it. */
-  char *folder = g_path_get_dirname(at);
-  char *base = g_path_get_basename(at);
-  char *real_folder = realpath(folder, NULL);
-  char *landing =
-      real_folder ? g_build_filename(real_folder, base, NULL) : g_canonicalize_filename(at, NULL);
-  free(real_folder);
-  g_free(folder);
-  g_free(base);
+  char *landing = lht_place_of(at, NULL);
   g_free(at);
   return landing;
 }
