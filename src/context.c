@@ -14,13 +14,38 @@ static int open_backend(LhContext *context, const LhiBackend *backend)
   return status;
 }
 
-LH_API int lh_context_new(LhBackend backend, LhContext **out)
+/* The CUDA backend opened in the current CUDA context, or (device 0 or
+ * more) in that device's primary context, the caller's made current again. */
+static int open_cuda(LhContext *context, int device)
+{
+#ifdef LH_HAVE_CUDA
+  if (device < 0)
+    return open_backend(context, &lhi_cuda_backend);
+  void *saved;
+  int status = lhi_cuda_on_device(device, &saved);
+  if (status < 0)
+    return status;
+  status = open_backend(context, &lhi_cuda_backend);
+  lhi_cuda_on_device_end(saved);
+  return status;
+#else
+  (void)context;
+  (void)device;
+  return lhi_error(LH_ERROR_NO_DEVICE, "lumahist was built without CUDA support");
+#endif
+}
+
+static int context_new(LhBackend backend, int device, LhContext **out)
 {
   if (!out)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context pointer is NULL");
   *out = NULL;
   if (backend != LH_BACKEND_AUTO && backend != LH_BACKEND_CPU && backend != LH_BACKEND_CUDA)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "unknown backend %d", (int)backend);
+  if (backend == LH_BACKEND_CPU && device >= 0)
+    return lhi_error(LH_ERROR_INVALID_ARGUMENT,
+                     "the CPU backend has no device %d: make a CPU context with lh_context_new",
+                     device);
   LhContext *context = calloc(1, sizeof *context);
   if (!context)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for a context");
@@ -29,11 +54,7 @@ LH_API int lh_context_new(LhBackend backend, LhContext **out)
   if (backend == LH_BACKEND_CPU) {
     status = open_backend(context, &lhi_cpu_backend);
   } else {
-#ifdef LH_HAVE_CUDA
-    status = open_backend(context, &lhi_cuda_backend);
-#else
-    status = lhi_error(LH_ERROR_NO_DEVICE, "lumahist was built without CUDA support");
-#endif
+    status = open_cuda(context, device);
     if (status < 0 && backend == LH_BACKEND_AUTO) {
       snprintf(context->note, sizeof context->note, "using the CPU: %s", lh_last_error());
       status = open_backend(context, &lhi_cpu_backend);
@@ -51,6 +72,43 @@ LH_API int lh_context_new(LhBackend backend, LhContext **out)
   context->last_backend = context->backend->kind;
   *out = context;
   return LH_OK;
+}
+
+LH_API int lh_context_new(LhBackend backend, LhContext **out)
+{
+  return context_new(backend, -1, out);
+}
+
+LH_API int lh_context_new_on_device(LhBackend backend, int device, LhContext **out)
+{
+  return context_new(backend, device < 0 ? -1 : device, out);
+}
+
+LH_API int lh_context_device(const LhContext *context)
+{
+  const void *cuda_context = NULL;
+  return context && context->backend->device
+             ? context->backend->device(context->state, &cuda_context)
+             : -1;
+}
+
+LH_API int lh_device_of(const void *memory)
+{
+#ifdef LH_HAVE_CUDA
+  return lhi_cuda_memory_device(memory);
+#else
+  (void)memory;
+  return -1;
+#endif
+}
+
+LH_API int lh_device_current(void)
+{
+#ifdef LH_HAVE_CUDA
+  return lhi_cuda_current_device();
+#else
+  return -1;
+#endif
 }
 
 LH_API void lh_context_free(LhContext *context)
@@ -78,11 +136,30 @@ LH_API const char *lh_context_note(const LhContext *context)
   return context ? context->note : "";
 }
 
+/* Every call on a CUDA state runs in the CUDA context it was made in
+ * (cuda/place.c says why); the caller's is current again afterwards. */
+static int place_enter(LhContext *context, bool *pushed)
+{
+  *pushed = false;
+  return context->backend->enter ? context->backend->enter(context->state, pushed) : LH_OK;
+}
+
+static void place_leave(LhContext *context, bool pushed)
+{
+  if (context->backend->leave)
+    context->backend->leave(context->state, pushed);
+}
+
 LH_API int lh_context_set_stream(LhContext *context, void *cuda_stream)
 {
   if (!context)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "context is NULL");
-  return context->backend->set_stream(context->state, cuda_stream);
+  bool pushed;
+  int status = place_enter(context, &pushed);
+  if (status == LH_OK)
+    status = context->backend->set_stream(context->state, cuda_stream);
+  place_leave(context, pushed);
+  return status;
 }
 
 LH_API int lh_context_set_threads(LhContext *context, int threads)
@@ -106,7 +183,12 @@ static int host_register(LhContext *context, void *memory, size_t bytes)
   if (!context->backend->host_register)
     return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend reads host memory where it is",
                      context->backend->name);
-  return context->backend->host_register(context->state, memory, bytes);
+  bool pushed;
+  int status = place_enter(context, &pushed);
+  if (status == LH_OK)
+    status = context->backend->host_register(context->state, memory, bytes);
+  place_leave(context, pushed);
+  return status;
 }
 
 LH_API int lh_host_register(LhContext *context, void *memory, size_t bytes)
@@ -132,7 +214,12 @@ LH_API int lh_host_alloc(LhContext *context, size_t bytes, void **memory)
   if (!context->backend->host_alloc)
     return lhi_error(LH_ERROR_UNSUPPORTED, "the %s backend reads host memory where it is",
                      context->backend->name);
-  return context->backend->host_alloc(context->state, bytes, memory);
+  bool pushed;
+  int status = place_enter(context, &pushed);
+  if (status == LH_OK)
+    status = context->backend->host_alloc(context->state, bytes, memory);
+  place_leave(context, pushed);
+  return status;
 }
 
 LH_API void lh_host_free(void *memory)
@@ -155,7 +242,11 @@ LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time)
     return lhi_error(LH_ERROR_UNSUPPORTED,
                      "the %s backend uses no GPU: there is no device time to measure",
                      context->backend->name);
-  int status = context->backend->device_time(context->state, time);
+  bool pushed;
+  int status = place_enter(context, &pushed);
+  if (status == LH_OK)
+    status = context->backend->device_time(context->state, time);
+  place_leave(context, pushed);
   if (status < 0)
     memset(time, 0, sizeof *time);
   return status;
@@ -163,17 +254,24 @@ LH_API int lh_context_device_time(LhContext *context, LhDeviceTime *time)
 
 int lhi_context_enter(LhContext *context)
 {
-  if (context && __atomic_exchange_n(&context->busy, 1, __ATOMIC_ACQUIRE))
+  if (!context)
+    return LH_OK;
+  if (__atomic_exchange_n(&context->busy, 1, __ATOMIC_ACQUIRE))
     return lhi_error(LH_ERROR_INVALID_ARGUMENT,
                      "the context is in use by another thread's call: a context serves one call "
                      "at a time (give each thread its own, or hold a lock around the calls)");
-  return LH_OK;
+  int status = place_enter(context, &context->pushed);
+  if (status < 0)
+    __atomic_store_n(&context->busy, 0, __ATOMIC_RELEASE);
+  return status;
 }
 
 void lhi_context_leave(LhContext *context)
 {
-  if (context)
-    __atomic_store_n(&context->busy, 0, __ATOMIC_RELEASE);
+  if (!context)
+    return;
+  place_leave(context, context->pushed);
+  __atomic_store_n(&context->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Everything a backend needs for one frame, from the caller's frame (valid:

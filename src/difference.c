@@ -49,8 +49,8 @@ void lhi_difference_attach(LhDifference *difference, const LhiDifferenceOps *ops
 
 static bool same_key(const LhiDifferenceKey *a, const LhiDifferenceKey *b)
 {
-  return a->backend == b->backend && a->format == b->format && a->width == b->width &&
-         a->height == b->height && a->bit_depth == b->bit_depth;
+  return a->backend == b->backend && a->place == b->place && a->format == b->format &&
+         a->width == b->width && a->height == b->height && a->bit_depth == b->bit_depth;
 }
 
 static int difference_push_call(LhContext *context, LhDifference *difference, const LhFrame *frame,
@@ -86,8 +86,15 @@ static int difference_push_call(LhContext *context, LhDifference *difference, co
                      route.backend->name);
 
   LhiDifferenceJob job = {.frame = *frame, .bit_depth = lhi_frame_luma_depth(frame)};
-  const LhiDifferenceKey key = {route.backend, frame->format, frame->width, frame->height,
-                                job.bit_depth};
+  const void *place = NULL;
+  if (route.backend->device)
+    route.backend->device(route.state, &place);
+  const LhiDifferenceKey key = {.backend = route.backend,
+                                .place = place,
+                                .format = frame->format,
+                                .width = frame->width,
+                                .height = frame->height,
+                                .bit_depth = job.bit_depth};
   if (!same_key(&key, &difference->key))
     drop_data(difference);
   difference->key = key;

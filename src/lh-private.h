@@ -234,6 +234,7 @@ typedef struct LhiBackend LhiBackend;
  * another matrix is another picture. */
 typedef struct {
   const LhiBackend *backend;
+  const void *place; /* the CUDA context its data is in (a device's); NULL on the host */
   LhiEqualizeKind kind;
   int width;
   int height;
@@ -286,6 +287,7 @@ int lhi_temporal_host_step(LhTemporal *temporal, const LhiTemporalKey *key,
  * drops it and starts afresh. */
 typedef struct {
   const LhiBackend *backend;
+  const void *place; /* the CUDA context its data is in (a device's); NULL on the host */
   LhFormat format;
   int width;
   int height;
@@ -546,6 +548,15 @@ struct LhiBackend {
   int (*open)(void **state);
   void (*close)(void *state);
   int (*set_stream)(void *state, void *cuda_stream);
+  /* Around each call on the state (lhi_context_enter and the context's
+   * other calls): the CUDA backend makes the CUDA context it opened in
+   * current for the call when another is (pushed), and pops it after, so
+   * the caller's stays as it was.  NULL: nothing to do. */
+  int (*enter)(void *state, bool *pushed);
+  void (*leave)(void *state, bool pushed);
+  /* The device the state works on and, in *cuda_context, the CUDA context
+   * (a CUcontext) there; NULL, or -1 and NULL: none, the host's CPU. */
+  int (*device)(void *state, const void **cuda_context);
   /* lh_context_set_threads; NULL: the backend has no host threads to set. */
   int (*set_threads)(void *state, int threads);
   /* lh_host_register and lh_host_unregister (bytes 0); NULL: nothing to do. */
@@ -574,6 +585,16 @@ extern const LhiBackend lhi_cpu_backend;
 extern const LhiBackend lhi_cuda_backend;
 /* lh_host_free of what the CUDA backend's host_alloc gave. */
 void lhi_cuda_host_free(void *memory);
+/* Makes device's primary context current, keeping the caller's CUDA context
+ * in *saved, which lhi_cuda_on_device_end makes current again (cuda/place.c). */
+int lhi_cuda_on_device(int device, void **saved);
+void lhi_cuda_on_device_end(void *saved);
+/* The device whose memory pointer is in (cudaMalloc, cudaMallocAsync,
+ * CUDA's virtual memory), or -1 for any other memory (host memory,
+ * page-locked or not, and managed memory, which every device reads). */
+int lhi_cuda_memory_device(const void *pointer);
+/* The calling thread's current device, or -1 without a usable one. */
+int lhi_cuda_current_device(void);
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -652,7 +673,8 @@ struct LhContext {
   LhiChooser chooser;
   LhBackend last_backend; /* lh_context_last_backend */
   char note[256];
-  int busy; /* a call on frames is under way (atomic): lhi_context_enter */
+  int busy;    /* a call on frames is under way (atomic): lhi_context_enter */
+  bool pushed; /* that call made the backend's CUDA context current */
 };
 
 /* A context serves one call on frames at a time: a second thread's call

@@ -309,8 +309,14 @@ typedef struct LhContext LhContext;
 
 /* Creates a context on the requested backend.  AUTO falls back to the CPU
  * when no CUDA device is usable (lh_context_note() says why); CUDA fails with
- * LH_ERROR_NO_DEVICE then.  The CUDA backend uses the device current on the
- * calling thread and never changes it.
+ * LH_ERROR_NO_DEVICE then.  The CUDA backend works in the CUDA context
+ * current on the calling thread (the current device's primary context, or
+ * one the application pushed), and only there: each later call, from any
+ * thread, with any device current, runs in that context (pushed for the
+ * call when another is current, popped before it returns, so the caller's
+ * current device and context are as they were).  A frame in another
+ * device's memory is refused (LH_ERROR_INVALID_ARGUMENT): reading it would
+ * be an illegal address, which ends every CUDA context of the process.
  *
  * An AUTO context on CUDA also runs the CPU backend, and chooses for each
  * call where its frames go: frames in CUDA memory, and host frames in
@@ -338,6 +344,26 @@ typedef struct LhContext LhContext;
  * parent: it starts CPU threads of its own. */
 LH_API int lh_context_new(LhBackend backend, LhContext **context);
 LH_API void lh_context_free(LhContext *context);
+
+/* As lh_context_new, on CUDA device `device` (its primary context) whatever
+ * device is current; the caller's current device and context are left as
+ * they were.  A device that does not exist is LH_ERROR_NO_DEVICE (AUTO: the
+ * CPU, with lh_context_note() saying why); device -1 is lh_context_new();
+ * LH_BACKEND_CPU with a device is LH_ERROR_INVALID_ARGUMENT.  One context a
+ * device serves frames in that device's memory (lh_device_of). */
+LH_API int lh_context_new_on_device(LhBackend backend, int device, LhContext **context);
+
+/* The CUDA device the context works on, or -1 for a CPU context. */
+LH_API int lh_context_device(const LhContext *context);
+
+/* The CUDA device whose memory `memory` is in (cudaMalloc and its kin), or
+ * -1 for host memory (page-locked or not), managed memory (which every
+ * device reads) and builds without CUDA. */
+LH_API int lh_device_of(const void *memory);
+
+/* The calling thread's current CUDA device (cudaGetDevice, which makes no
+ * CUDA context), or -1 when no device is usable or the build has no CUDA. */
+LH_API int lh_device_current(void);
 
 /* The context's backend: LH_BACKEND_CUDA when it uses a GPU (which takes
  * device frames, and lh_host_register, lh_host_alloc, lh_context_set_stream

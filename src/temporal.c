@@ -70,12 +70,12 @@ LH_API int lh_temporal_query(LhTemporal *temporal, int *frames, uint64_t *cuts)
 /* Field by field: a key's padding bytes are whatever its initializer left. */
 static bool same_key(const LhiTemporalKey *a, const LhiTemporalKey *b)
 {
-  return a->backend == b->backend && a->kind == b->kind && a->width == b->width &&
-         a->height == b->height && a->bit_depth == b->bit_depth && a->tiles_x == b->tiles_x &&
-         a->tiles_y == b->tiles_y && a->orientation == b->orientation && a->black == b->black &&
-         a->white == b->white && a->clip == b->clip && a->weights.kr == b->weights.kr &&
-         a->weights.kg == b->weights.kg && a->weights.kb == b->weights.kb &&
-         a->weights.one == b->weights.one;
+  return a->backend == b->backend && a->place == b->place && a->kind == b->kind &&
+         a->width == b->width && a->height == b->height && a->bit_depth == b->bit_depth &&
+         a->tiles_x == b->tiles_x && a->tiles_y == b->tiles_y && a->orientation == b->orientation &&
+         a->black == b->black && a->white == b->white && a->clip == b->clip &&
+         a->weights.kr == b->weights.kr && a->weights.kg == b->weights.kg &&
+         a->weights.kb == b->weights.kb && a->weights.one == b->weights.one;
 }
 
 LhiTemporalKey lhi_temporal_key(const LhiBackend *backend, const LhiEqualizeJob *job, int width,

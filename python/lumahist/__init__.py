@@ -414,13 +414,22 @@ def _output_for(image, out):
     if out is not None:
         return out
     if hasattr(image, "__cuda_array_interface__"):
-        # A CUDA array stays on the device: CuPy's copy(), PyTorch's clone().
-        return image.clone() if hasattr(image, "clone") else image.copy()
+        # A CUDA array's result stays on its device: PyTorch's clone() keeps
+        # it there; CuPy's copy() goes to the current device, unless made with
+        # the array's current (cupy.cuda.Device is a context manager).
+        if hasattr(image, "clone"):
+            return image.clone()
+        device = getattr(image, "device", None)
+        if hasattr(device, "__enter__"):
+            with device:
+                return image.copy()
+        return image.copy()
     return _np.array(image, copy=True, order="C")
 
 
 def device_time():
-    """The GPU time of the calling thread's CUDA context so far (lh_context_device_time):
+    """The GPU time of the calling thread's CUDA context on the current device so far
+    (lh_context_device_time):
     {"transfer_s", "compute_s", "calls", "transfer_bytes"}, or None without one.
     transfer_bytes stays 0 for arrays already on the device: nothing was copied."""
     return _lumahist.device_time()

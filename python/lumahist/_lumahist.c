@@ -125,14 +125,21 @@ PyObject *raise_invalid(const char *message)
   return raise_status(LH_ERROR_INVALID_ARGUMENT);
 }
 
-/* One context per backend per thread, made on first use: contexts are not
- * shared between threads, and making one (CUDA's start-up) is slow.  They
- * are freed when their thread ends (a pthread key's destructor, which runs
- * then without Python): the threads of a pool or of a DataLoader come and
- * go, and each left its contexts behind (device buffers and pinned memory
- * on the GPU). */
+/* One context per backend per thread, and for CUDA (and AUTO) one per
+ * device, made on first use: contexts are not shared between threads,
+ * making one (CUDA's start-up) is slow, and a CUDA context works on its own
+ * device only (an array in device 1's memory needs a context made there).
+ * They are freed when their thread ends (a pthread key's destructor, which
+ * runs then without Python): the threads of a pool or of a DataLoader come
+ * and go, and each left its contexts behind (device buffers and pinned
+ * memory on the GPU). */
+#define MAX_DEVICES 64
+
 typedef struct {
-  LhContext *of[3]; /* by LhBackend */
+  LhContext *cpu;
+  /* [0]: AUTO, [1]: CUDA; by device + 1, [0] for no usable device (AUTO's
+   * CPU fallback, CUDA's error) */
+  LhContext *on_device[2][MAX_DEVICES + 1];
 } ThreadContexts;
 
 static _Thread_local ThreadContexts *thread_contexts;
@@ -143,8 +150,10 @@ static bool contexts_key_made;
 static void thread_contexts_free(void *value)
 {
   ThreadContexts *contexts = value;
-  for (int b = 0; b < 3; b++)
-    lh_context_free(contexts->of[b]);
+  lh_context_free(contexts->cpu);
+  for (int b = 0; b < 2; b++)
+    for (int d = 0; d <= MAX_DEVICES; d++)
+      lh_context_free(contexts->on_device[b][d]);
   free(contexts);
 }
 
@@ -153,8 +162,22 @@ static void contexts_key_make(void)
   contexts_key_made = pthread_key_create(&contexts_key, thread_contexts_free) == 0;
 }
 
-static LhContext *context_for(LhBackend backend)
+static LhContext **context_slot(ThreadContexts *contexts, LhBackend backend, int device)
 {
+  if (backend == LH_BACKEND_CPU)
+    return &contexts->cpu;
+  return &contexts->on_device[backend == LH_BACKEND_CUDA][device + 1];
+}
+
+/* The context of this thread for backend, on device (-1: none usable). */
+static LhContext *context_on(LhBackend backend, int device)
+{
+  if (device >= MAX_DEVICES) {
+    lh_set_error(LH_ERROR_UNSUPPORTED, "CUDA device %d: the module serves devices 0 to %d", device,
+                 MAX_DEVICES - 1);
+    raise_status(LH_ERROR_UNSUPPORTED);
+    return NULL;
+  }
   if (!thread_contexts) {
     ThreadContexts *contexts = calloc(1, sizeof *contexts);
     if (!contexts)
@@ -165,11 +188,12 @@ static LhContext *context_for(LhBackend backend)
       pthread_setspecific(contexts_key, contexts);
     thread_contexts = contexts;
   }
-  LhContext **slot = &thread_contexts->of[backend];
+  LhContext **slot = context_slot(thread_contexts, backend, device);
   if (!*slot) {
     int status;
     PyThreadState *released = PyEval_SaveThread();
-    status = lh_context_new(backend, slot);
+    status = backend == LH_BACKEND_CPU ? lh_context_new(backend, slot)
+                                       : lh_context_new_on_device(backend, device, slot);
     PyEval_RestoreThread(released);
     if (status < 0) {
       *slot = NULL;
@@ -178,6 +202,17 @@ static LhContext *context_for(LhBackend backend)
     }
   }
   return *slot;
+}
+
+/* The context for a frame at memory (NULL: none yet, a file's): on the
+ * device whose memory it is, else on the thread's current device, as
+ * PyTorch and CuPy put new work. */
+static LhContext *context_for(LhBackend backend, const void *memory)
+{
+  if (backend == LH_BACKEND_CPU)
+    return context_on(backend, -1);
+  int device = lh_device_of(memory);
+  return context_on(backend, device >= 0 ? device : lh_device_current());
 }
 
 /* How an array holds a frame of each format: the shapes that NumPy and
@@ -906,7 +941,7 @@ static int analyze_array(PyObject *image, const char *format_name, int frame_wid
   if (array_frame_get(&a, image, format_name, frame_width, bit_depth, overlay != NULL,
                       overlay ? "out" : "image") < 0)
     return -1;
-  LhContext *context = context_for(backend_for(asked, &a));
+  LhContext *context = context_for(backend_for(asked, &a), a.frame.planes[0]);
   if (!context) {
     array_frame_release(&a);
     return -1;
@@ -979,7 +1014,7 @@ static PyObject *py_stats_file(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
   if (!PyUnicode_FSConverter(path, &path_bytes))
     return NULL;
-  LhContext *context = context_for(backend);
+  LhContext *context = context_for(backend, NULL);
   StatsObject *result = context ? stats_object_new(STATS_IMAGE) : NULL;
   if (!result) {
     Py_DECREF(path_bytes);
@@ -1096,7 +1131,7 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     table = lut.view.buf;
   }
-  LhContext *context = context_for(backend_for(backend, &in));
+  LhContext *context = context_for(backend_for(backend, &in), in.frame.planes[0]);
   if (!context) {
     array_frame_release(&in);
     array_frame_release(&dst);
@@ -1263,15 +1298,18 @@ static PyObject *py_overlay(PyObject *self, PyObject *args, PyObject *kwargs)
   Py_RETURN_NONE;
 }
 
-/* The GPU time of this thread's CUDA context (lh_context_device_time), or
- * None when the thread has none. */
+/* The GPU time of this thread's CUDA context on the current device
+ * (lh_context_device_time), or None when the thread has none there. */
 static PyObject *py_device_time(PyObject *self, PyObject *unused)
 {
-  LhContext *const *of = thread_contexts ? thread_contexts->of : NULL;
-  LhContext *context = of ? of[LH_BACKEND_CUDA] : NULL;
-  if (of && !context && of[LH_BACKEND_AUTO] &&
-      lh_context_backend(of[LH_BACKEND_AUTO]) == LH_BACKEND_CUDA)
-    context = of[LH_BACKEND_AUTO];
+  int device = lh_device_current();
+  LhContext *context = NULL;
+  if (thread_contexts && device >= 0 && device < MAX_DEVICES) {
+    context = *context_slot(thread_contexts, LH_BACKEND_CUDA, device);
+    LhContext *automatic = *context_slot(thread_contexts, LH_BACKEND_AUTO, device);
+    if (!context && automatic && lh_context_backend(automatic) == LH_BACKEND_CUDA)
+      context = automatic;
+  }
   if (!context)
     Py_RETURN_NONE;
   LhDeviceTime time;
@@ -1309,7 +1347,7 @@ static PyObject *py_analyze_times(PyObject *self, PyObject *args)
   ArrayFrame a;
   LhContext *context = NULL;
   if (array_frame_get(&a, image, NULL, 0, 0, false, "image") < 0 ||
-      !(context = context_for(backend_for(backend, &a)))) {
+      !(context = context_for(backend_for(backend, &a), a.frame.planes[0]))) {
     array_frame_release(&a); /* none held after a failed get */
     PyMem_Free(seconds);
     return NULL;

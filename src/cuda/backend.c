@@ -19,6 +19,7 @@
 #define ALIGNMENT 256
 
 typedef struct {
+  LhiCudaPlace place; /* where every call runs (cuda/place.c) */
   LhkDevice device;
   cudaStream_t own_stream;
   cudaStream_t stream; /* own_stream or the caller's */
@@ -48,6 +49,10 @@ static void cuda_close(void *state)
   CudaState *s = state;
   if (!s)
     return;
+  /* Freed where they were made, whatever this thread has current now. */
+  bool pushed = false;
+  if (s->place.context && lhi_cuda_place_enter(&s->place, &pushed) < 0)
+    pushed = false;
   if (s->own_stream)
     cudaStreamSynchronize(s->own_stream);
   lhi_cuda_release(&s->frames, false);
@@ -63,6 +68,7 @@ static void cuda_close(void *state)
     cudaEventDestroy(s->queued);
   if (s->own_stream)
     cudaStreamDestroy(s->own_stream);
+  lhi_cuda_place_leave(pushed);
   free(s);
 }
 
@@ -96,19 +102,47 @@ static int cuda_open(void **state)
   }
   if (!s)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for the CUDA backend");
+  int status = lhi_cuda_place_here(&s->place);
+  if (status < 0) {
+    cuda_close(s);
+    return status;
+  }
   error = cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking);
   if (error == cudaSuccess)
     error = cudaEventCreateWithFlags(&s->queued, cudaEventDisableTiming);
   if (error == cudaSuccess)
     error = lhk_device_init(&s->device);
   if (error != cudaSuccess) {
-    int status = lhi_cuda_failure(error, "opening the CUDA backend", __FILE__, __LINE__);
+    status = lhi_cuda_failure(error, "opening the CUDA backend", __FILE__, __LINE__);
     cuda_close(s);
     return status;
   }
   s->stream = s->own_stream;
   *state = s;
   return LH_OK;
+}
+
+const LhiCudaPlace *lhi_cuda_place(void *state)
+{
+  return &((CudaState *)state)->place;
+}
+
+static int cuda_enter(void *state, bool *pushed)
+{
+  return lhi_cuda_place_enter(&((CudaState *)state)->place, pushed);
+}
+
+static void cuda_leave(void *state, bool pushed)
+{
+  (void)state;
+  lhi_cuda_place_leave(pushed);
+}
+
+static int cuda_device(void *state, const void **cuda_context)
+{
+  const LhiCudaPlace *place = &((CudaState *)state)->place;
+  *cuda_context = place->context;
+  return place->device;
 }
 
 static int cuda_set_stream(void *state, void *cuda_stream)
@@ -531,6 +565,8 @@ static int cuda_analyze(void *state, LhiJob *jobs, size_t n_jobs)
   if (!plans)
     return lhi_error(LH_ERROR_NO_MEMORY, "out of memory for %zu frame plans", n_jobs);
   for (size_t j = 0; j < n_jobs && status == LH_OK; j++) {
+    if ((status = lhi_cuda_frame_check(&s->place, &jobs[j].frame, "the frame")) < 0)
+      break;
     plan_job(&jobs[j], &plans[j]);
     if (plans[j].rows_per_band == 0)
       status = lhi_error(LH_ERROR_TOO_LARGE, "rows of %d pixels are too wide for the CUDA backend",
@@ -556,6 +592,9 @@ const LhiBackend lhi_cuda_backend = {
     .open = cuda_open,
     .close = cuda_close,
     .set_stream = cuda_set_stream,
+    .enter = cuda_enter,
+    .leave = cuda_leave,
+    .device = cuda_device,
     .host_register = cuda_host_register,
     .host_alloc = cuda_host_alloc,
     .claims_frame = cuda_claims_frame,

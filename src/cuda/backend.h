@@ -113,4 +113,30 @@ void lhi_cuda_equalize_free(void *data);
 /* cuda/difference.c: the frame difference (lh_difference_push). */
 int lhi_cuda_difference(void *state, LhDifference *difference, LhiDifferenceJob *job);
 
+/* ------------------------------------------------------------------------ */
+/* Where a context's work runs (cuda/place.c)                               */
+
+/* The CUDA context (a CUcontext) current when the backend opened, and its
+ * device: every call of the backend runs there. */
+typedef struct {
+  void *context;
+  int device;
+} LhiCudaPlace;
+
+/* The place of the calling thread's current CUDA context, which the
+ * runtime has made. */
+int lhi_cuda_place_here(LhiCudaPlace *place);
+
+/* Makes place's CUDA context current for a call, if another is (pushed
+ * then: lhi_cuda_place_leave(true) pops it when the call ends). */
+int lhi_cuda_place_enter(const LhiCudaPlace *place, bool *pushed);
+void lhi_cuda_place_leave(bool pushed);
+
+/* Where the backend's state works (its CUDA context and device). */
+const LhiCudaPlace *lhi_cuda_place(void *state);
+
+/* A frame in CUDA memory must be in place's device's: another device's is
+ * refused (LH_ERROR_INVALID_ARGUMENT), what naming it in the message. */
+int lhi_cuda_frame_check(const LhiCudaPlace *place, const LhFrame *frame, const char *what);
+
 #endif /* LH_CUDA_BACKEND_H */

@@ -112,6 +112,9 @@ static int queue_difference(void *state, CudaDifference *c, const LhiDifferenceJ
 
 int lhi_cuda_difference(void *state, LhDifference *difference, LhiDifferenceJob *job)
 {
+  int checked = lhi_cuda_frame_check(lhi_cuda_place(state), &job->frame, "the frame");
+  if (checked < 0)
+    return checked;
   CudaDifference *c = difference->data;
   if (!c) {
     int status = cuda_difference_new(job, &c);

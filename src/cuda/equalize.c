@@ -26,6 +26,7 @@ typedef struct {
   /* A failure in the middle of a frame may leave the buffers that are kept
    * zero dirty. */
   bool dirty;
+  const void *place; /* the CUDA context of the state (a temporal window's key) */
 } CudaEqualize;
 
 void lhi_cuda_equalize_free(void *data)
@@ -58,6 +59,7 @@ static int open_extra(void *state, CudaEqualize **out)
       free(e);
       return lhi_cuda_failure(error, "lhk_device_init", __FILE__, __LINE__);
     }
+    e->place = lhi_cuda_place(state)->context;
     *slot = e;
   }
   if (e->dirty) {
@@ -375,6 +377,7 @@ static int equalize_on_device(CudaEqualize *e, LhiEqualizeJob *job, const LhFram
   DeviceWindow *window = NULL;
   if (job->temporal && job->kind != LHI_EQUALIZE_LUT) {
     LhiTemporalKey key = lhi_temporal_key(&lhi_cuda_backend, job, in->width, in->height);
+    key.place = e->place;
     if ((status = device_window(job->temporal, &key, entries, stream, &window)) < 0)
       return status;
   }
@@ -484,7 +487,11 @@ static int finish_call(void *state, CudaEqualize *e, cudaStream_t stream, bool d
 int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
 {
   CudaEqualize *e;
-  int status = open_extra(state, &e);
+  int status = lhi_cuda_frame_check(lhi_cuda_place(state), &job->in, "the input frame");
+  if (status == LH_OK)
+    status = lhi_cuda_frame_check(lhi_cuda_place(state), &job->out, "the output frame");
+  if (status == LH_OK)
+    status = open_extra(state, &e);
   if (status < 0)
     return status;
   cudaStream_t stream = lhi_cuda_stream(state);
@@ -585,7 +592,9 @@ static int draw_on_device(CudaEqualize *e, const LhiOverlayJob *job, const LhFra
 int lhi_cuda_overlay(void *state, const LhiOverlayJob *job)
 {
   CudaEqualize *e;
-  int status = open_extra(state, &e);
+  int status = lhi_cuda_frame_check(lhi_cuda_place(state), &job->frame, "the frame");
+  if (status == LH_OK)
+    status = open_extra(state, &e);
   if (status < 0)
     return status;
   cudaStream_t stream = lhi_cuda_stream(state);

@@ -194,3 +194,84 @@ def test_a_threads_cuda_context_ends_with_it():
         if growth[-1] < 64 << 20:
             break
     assert min(growth) < 64 << 20, f"the threads' contexts stayed on the device: {growth} bytes"
+
+
+def two_devices_or_skip(module):
+    count = (module.cuda.runtime.getDeviceCount() if module.__name__ == "cupy"
+             else module.cuda.device_count())
+    if count < 2:
+        pytest.skip(f"needs two CUDA devices ({count} found)")
+
+
+@pytest.mark.parametrize("current", [0, 1])
+def test_cupy_arrays_on_either_device_whichever_is_current(current):
+    """An array in device 1's memory is read by a context made there, with
+    device 0 current too; before, it was read on device 0's context (an
+    illegal address that ended CUDA in the process), and a context made on
+    device 1 then failed for device 0's arrays."""
+    cupy = cupy_or_skip()
+    two_devices_or_skip(cupy)
+    host = photo(1081, 1921, 9, 3)
+    want = lumahist.stats(host, backend="cpu")
+    want_equalized = lumahist.equalize(host, backend="cpu")
+    arrays = []
+    for device in (1, 0):
+        with cupy.cuda.Device(device):
+            arrays.append((device, cupy.asarray(host)))
+    with cupy.cuda.Device(current):
+        for device, array in arrays:
+            got = lumahist.stats(array)
+            assert got.backend == "cuda"
+            assert np.array_equal(got.histogram, want.histogram), f"device {device}"
+            assert got.percentiles == want.percentiles
+            out = lumahist.equalize(array)
+            assert out.device.id == device
+            assert np.array_equal(cupy.asnumpy(out), want_equalized), f"device {device}"
+            assert cupy.cuda.runtime.getDevice() == current
+    cupy.cuda.runtime.deviceSynchronize()
+
+
+def test_torch_set_device_sends_host_arrays_there_and_tensors_stay_on_theirs():
+    torch = torch_or_skip()
+    two_devices_or_skip(torch)
+    host = photo(720, 1280, 10)
+    want = lumahist.stats(host, backend="cpu")
+    before = torch.cuda.current_device()
+    try:
+        torch.cuda.set_device(1)
+        calls = (lumahist.device_time() or {}).get("calls", 0)
+        got = lumahist.stats(host, backend="cuda")
+        assert np.array_equal(got.histogram, want.histogram)
+        assert lumahist.device_time()["calls"] == calls + 1, "not on device 1's context"
+        on0 = torch.from_numpy(host).to("cuda:0")
+        assert np.array_equal(lumahist.stats(on0).histogram, want.histogram)
+        out = lumahist.equalize(on0)
+        assert out.device == on0.device
+        assert np.array_equal(out.cpu().numpy(), lumahist.equalize(host, backend="cpu"))
+        assert torch.cuda.current_device() == 1
+    finally:
+        torch.cuda.set_device(before)
+
+
+def test_threads_one_per_device():
+    torch = torch_or_skip()
+    two_devices_or_skip(torch)
+    host = photo(1080, 1920, 11, 3)
+    want = lumahist.stats(host, backend="cpu")
+    results = {}
+
+    def work(device):
+        torch.cuda.set_device(device)
+        tensor = torch.from_numpy(host).cuda()
+        try:
+            results[device] = all(np.array_equal(lumahist.stats(tensor).histogram, want.histogram)
+                                  for _ in range(20))
+        except Exception as e:  # reported below
+            results[device] = repr(e)
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {0: True, 1: True}

@@ -691,6 +691,39 @@ static void test_bad_arguments(LhContext *ctx)
   lh_stats_clear(&s);
 }
 
+/* Devices as a machine without a GPU (or a build without CUDA) has them,
+ * and what holds on any machine: host memory is no device's, the CPU
+ * backend has none, a device that does not exist is refused (AUTO: the CPU,
+ * saying why).  tests/gpu/devices-test.c has the rest, on GPUs. */
+static void test_devices(LhContext *cpu)
+{
+  static uint8_t host[64];
+  CHECK(lh_device_of(host) == -1 && lh_device_of(NULL) == -1, "host memory is a device's");
+  CHECK(lh_context_device(cpu) == -1 && lh_context_device(NULL) == -1, "a CPU context's device");
+  LhContext *made = NULL;
+  CHECK(lh_context_new_on_device(LH_BACKEND_CPU, 0, &made) == LH_ERROR_INVALID_ARGUMENT &&
+            made == NULL && strstr(lh_last_error(), "CPU backend has no device 0"),
+        "a CPU context on device 0");
+  CHECK(lh_context_new_on_device(LH_BACKEND_CUDA, 4096, &made) == LH_ERROR_NO_DEVICE &&
+            made == NULL,
+        "a CUDA context on device 4096");
+  CHECK(lh_context_new_on_device(LH_BACKEND_AUTO, 4096, &made) == LH_OK && made &&
+            lh_context_backend(made) == LH_BACKEND_CPU && lh_context_device(made) == -1 &&
+            strstr(lh_context_note(made), "using the CPU: "),
+        "an AUTO context on device 4096: %s", made ? lh_context_note(made) : "none");
+  lh_context_free(made);
+  made = NULL;
+  if (lh_device_current() < 0) {
+    CHECK(lh_context_new_on_device(LH_BACKEND_CUDA, 0, &made) == LH_ERROR_NO_DEVICE && !made,
+          "a CUDA context on device 0 without a device");
+  } else {
+    CHECK(lh_context_new_on_device(LH_BACKEND_CUDA, 0, &made) == LH_OK && made &&
+              lh_context_device(made) == 0,
+          "a CUDA context on device 0");
+    lh_context_free(made);
+  }
+}
+
 /* Names, depths and plane sizes of every format, against test-formats.h's
  * own description of the layouts (which the front ends rely on to build
  * frames over their callers' buffers). */
@@ -839,6 +872,7 @@ int main(void)
   test_from_histogram(ctx);
   test_percentile_invariant(ctx);
   test_bad_arguments(ctx);
+  test_devices(ctx);
   test_format_facts();
   lh_context_free(ctx);
   printf("%s: %d failure(s)\n", failures ? "FAILED" : "ok", failures);
