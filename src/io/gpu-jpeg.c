@@ -52,6 +52,10 @@ struct LhioGpuJpeg {
 #define MAX_DEVICES 64
 
 typedef struct DeviceHandles {
+  /* Each device's own: making a device's handles (most of a second) does
+   * not hold up another device's (--devices 0,1 started its decoders one
+   * device after the other). */
+  pthread_mutex_t lock;
   bool made;
   int device;
   int status;        /* of making the first handle: 0, or the LhStatus */
@@ -61,8 +65,14 @@ typedef struct DeviceHandles {
   LhnjHandle hybrid;
 } DeviceHandles;
 
-static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static DeviceHandles device_handles[MAX_DEVICES];
+static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
+
+static void handles_init(void)
+{
+  for (int i = 0; i < MAX_DEVICES; i++)
+    pthread_mutex_init(&device_handles[i].lock, NULL);
+}
 
 bool lhio_gpu_jpeg_usable(const char **why)
 {
@@ -83,7 +93,7 @@ static int nvjpeg_fail(int status, const char *what)
 }
 
 /* The hybrid backend's handle of a device, made on first need: where the
- * engine takes every file, a run never makes it.  Under handles_lock. */
+ * engine takes every file, a run never makes it.  Under h->lock. */
 static int make_hybrid(const LhnjApi *nj, DeviceHandles *h, int device)
 {
   if (h->hybrid || h->hybrid_status < 0)
@@ -109,8 +119,9 @@ static int handles_of_current_device(const LhnjApi *nj, DeviceHandles **handles)
   if (device < 0 || device >= MAX_DEVICES)
     return lh_set_error(LH_ERROR_UNSUPPORTED, "nvJPEG: device %d is beyond %d", device,
                         MAX_DEVICES);
-  pthread_mutex_lock(&handles_lock);
+  pthread_once(&handles_once, handles_init);
   DeviceHandles *h = &device_handles[device];
+  pthread_mutex_lock(&h->lock);
   if (!h->made) {
     h->made = true;
     h->device = device;
@@ -124,7 +135,7 @@ static int handles_of_current_device(const LhnjApi *nj, DeviceHandles **handles)
     }
   }
   int status = h->status;
-  pthread_mutex_unlock(&handles_lock);
+  pthread_mutex_unlock(&h->lock);
   if (status < 0)
     return lh_set_error(status, "%s", h->why);
   *handles = h;
@@ -146,26 +157,33 @@ void lhio_gpu_jpeg_shutdown(void)
   const LhnjApi *nj = lhnj_api(NULL);
   if (!nj)
     return;
-  pthread_mutex_lock(&handles_lock);
+  pthread_once(&handles_once, handles_init);
   for (int i = 0; i < MAX_DEVICES; i++) {
     DeviceHandles *h = &device_handles[i];
+    pthread_mutex_lock(&h->lock);
     if (h->hardware)
       nj->Destroy(h->hardware);
     if (h->hybrid)
       nj->Destroy(h->hybrid);
-    memset(h, 0, sizeof *h);
+    h->made = false;
+    h->device = 0;
+    h->status = 0;
+    h->hybrid_status = 0;
+    h->why[0] = '\0';
+    h->hardware = NULL;
+    h->hybrid = NULL;
+    pthread_mutex_unlock(&h->lock);
   }
-  pthread_mutex_unlock(&handles_lock);
 }
 
 /* The device's hybrid-backend handle, shared by its decoders, made on first
  * need (by the hybrid decoder or the encoder, whichever comes first). */
 static int hybrid_handle(LhioGpuJpeg *d)
 {
-  pthread_mutex_lock(&handles_lock);
+  pthread_mutex_lock(&d->handles->lock);
   int status = make_hybrid(d->nj, d->handles, d->handles->device);
   d->hybrid = d->handles->hybrid;
-  pthread_mutex_unlock(&handles_lock);
+  pthread_mutex_unlock(&d->handles->lock);
   return status < 0 ? lh_set_error(status, "%s", d->handles->why) : LH_OK;
 }
 
