@@ -433,7 +433,8 @@ static bool resume_trim(const Resume *r, int fd, bool verbose)
     }
   }
   if (verbose)
-    lht_error(r->name, "%u records already there", g_hash_table_size(r->done));
+    lht_error(r->name, "%u record%s already there", g_hash_table_size(r->done),
+              g_hash_table_size(r->done) == 1 ? "" : "s");
   return true;
 }
 
@@ -562,7 +563,8 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
   if (run->resume && !resume_trim(run->resume, run->fd, run->job->verbose))
     return false;
   if (run->skipped && (run->job->verbose || args->progress) && !args->quiet)
-    lht_error(args->output, "skipping %u files already done", run->skipped);
+    lht_error(args->output, "skipping %u file%s already done", run->skipped,
+              run->skipped == 1 ? "" : "s");
   sink_open(&run->sink, run->fd, run->out_name);
   run->sink.bar = isatty(run->fd) ? run->progress : NULL;
   run->writer = lht_writer_new_video(run->sink.stream, run->job->format, run->job->options,

@@ -244,8 +244,8 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       lhp_pipeline_print_timing(&result, &contexts);
     write_stop->written += result.done;
     if (result.signal) {
-      lht_error(NULL, "stopped by %s: %u outputs written; run again with --skip-existing to go on",
-                lhp_signal_name(result.signal), result.done);
+      lht_error(NULL, "stopped by %s: %u output%s written; run again with --skip-existing to go on",
+                lhp_signal_name(result.signal), result.done, result.done == 1 ? "" : "s");
       status = 128 + result.signal;
     } else if (g_atomic_int_get(&run.out_failed)) {
       /* After a disk that failed: those it stopped, and those it left

@@ -271,9 +271,10 @@ void lht_write_stop_say(const LhtWriteStop *stop, const char *out_dir)
 {
   if (stop->error && stop->not_done > 0)
     lht_error(out_dir,
-              "stopped: %s; %u outputs written, %u inputs not done (run again with "
+              "stopped: %s; %u output%s written, %u input%s not done (run again with "
               "--skip-existing once it can take them)",
-              g_strerror(stop->error), stop->written, stop->not_done);
+              g_strerror(stop->error), stop->written, stop->written == 1 ? "" : "s", stop->not_done,
+              stop->not_done == 1 ? "" : "s");
 }
 
 char *lht_written_note(const LhioImage *image)

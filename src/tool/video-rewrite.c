@@ -322,8 +322,8 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   lh_context_free(run.context);
   g_array_free(pending, TRUE);
   if (signal_number) {
-    lht_error(NULL, "stopped by %s: %u videos written; run again with --skip-existing to go on",
-              lhp_signal_name(signal_number), done);
+    lht_error(NULL, "stopped by %s: %u video%s written; run again with --skip-existing to go on",
+              lhp_signal_name(signal_number), done, done == 1 ? "" : "s");
     return 128 + signal_number;
   }
   return failed ? LHT_EXIT_FAILURE : LHT_EXIT_OK;

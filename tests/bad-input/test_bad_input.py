@@ -1116,7 +1116,7 @@ def videos_stopped_by_a_full_disk(tool, tmp, command):
         check(status == "rc=1" and listing.split() == [] and
               len(lines) == len(failed) + 1 and len(failed) == 1 and
               re.search(r"out: stopped: No space left on device; 0 outputs written, "
-                        f"{total - len(failed)} inputs not done", lines[-1]) is not None,
+                        f"{total - len(failed)} inputs? not done", lines[-1]) is not None,
               f"{command} of {n_images} images and {n_videos} videos into a full disk: "
               f"{status}, files {listing.split()}, {lines}")
     print(f"{command} of images and videos, and of videos alone, into a full disk: "
@@ -1141,8 +1141,8 @@ def each_input_counted_once(tool, tmp, command):
         _, out, err = result
         lines = error_lines(err)
         failed = [line for line in lines if line.startswith(f"lumahist: {folder}/")]
-        stop = re.search(r"out: stopped: No space left on device; (\d+) outputs written, "
-                         r"(\d+) inputs not done", err)
+        stop = re.search(r"out: stopped: No space left on device; (\d+) outputs? written, "
+                         r"(\d+) inputs? not done", err)
         check(out.strip() == "rc=1" and stop is not None and len(lines) == len(failed) + 1 and
               int(stop.group(1)) + len(failed) + int(stop.group(2)) == 8,
               f"{command} of 8 images into a full disk: {out.strip()}, {lines}")
@@ -1265,8 +1265,8 @@ def group_outputs(tool, corpus, tmp, sanitized):
         # contexts interleave: one job, but two GPU or CPU contexts); the
         # big one leaves no partial file, and the stop counts what was
         # written, so nothing was written after it.
-        stop = re.search(r"out: stopped: No space left on device; (\d+) outputs written, "
-                         r"(\d+) inputs not done", err)
+        stop = re.search(r"out: stopped: No space left on device; (\d+) outputs? written, "
+                         r"(\d+) inputs? not done", err)
         smalls = {os.path.basename(p) for p in [small] + after}
         check("a-small.png" in files and set(files) <= smalls and stop is not None and
               int(stop.group(1)) == len(files) and int(stop.group(2)) == 5 - len(files),

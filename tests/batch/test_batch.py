@@ -1047,6 +1047,16 @@ def group_resume(tmp):
     with open(out, "rb") as f:
         check(proc.returncode == 0 and f.read() == full_dataset.stdout,
               "a finished file resumed again changed")
+    # What --verbose says it left out, counted in words that agree.
+    for done in (1, 2):
+        with open(out, "wb") as f:
+            f.write(b"".join(full.stdout.splitlines(keepends=True)[:done]))
+        proc = run("stats", "--verbose", "--output", out, "--skip-existing", folder)
+        s = "s" if done > 1 else ""
+        said = [f"{done} record{s} already there".encode(),
+                f"skipping {done} file{s} already done".encode()]
+        check(proc.returncode == 0 and all(line in proc.stderr for line in said),
+              f"{done} done: {text(proc.stderr)[-300:]!r}")
     # The folder named otherwise (./big, its absolute path, big/x/..): the
     # same files, not new ones appended (which merge then counted twice).
     relative = os.path.relpath(folder, tmp)
