@@ -934,14 +934,17 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
                 percentiles=(1, 5, 50, 95, 99), backend="auto", max_pixels=None,
                 errors="warn", decoder="auto", every=1, fps=None, start=None, duration=None,
                 cut_threshold=0.4, video_timeout=30.0, video_memory="cuda", fifo_wait=30.0,
-                program=None):
+                program=None, devices=None):
     """Stats of image and video files and folders, on the command-line tool's
     batch pipeline: folders walked as `lumahist stats` walks them
     (recursively, each folder's entries in sorted byte order, hidden ones
     left out; its .png, .jpg, .jpeg, .jpe and .jfif files and its video files), images
     decoded on `jobs` threads (None or 0: one per core) and analysed in batches, on a GPU when backend
     allows it, with JPEGs decoded there by nvJPEG where it can be loaded
-    (decoder="auto" or "gpu"; "cpu": libjpeg-turbo).  Returns an iterator of
+    (decoder="auto" or "gpu"; "cpu": libjpeg-turbo); devices: the GPUs to
+    spread the images over, as the tool's --devices (a list of device
+    numbers, or an int; None: device 0, which CUDA_VISIBLE_DEVICES picks,
+    whatever device the calling thread has current).  Returns an iterator of
     records in the order of the files, the tool's: a Stats for each image,
     and for each video (a file whose content or name says so, decoded by
     GStreamer, NVDEC's frames read in place on the GPU unless
@@ -997,6 +1000,11 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
         raise _out_of_range("max_pixels", max_pixels)
     if isinstance(paths, (str, bytes, _os.PathLike)):
         paths = [paths]
+    if devices is not None:
+        # Device numbers as the tool's --devices takes them ("0,1"), checked
+        # there with its words; index() refuses text and floats.
+        listed_devices = [devices] if not hasattr(devices, "__iter__") else list(devices)
+        devices = ",".join(str(_operator.index(d)) for d in listed_devices)
     listed = percentiles
     if percentiles is not None and not isinstance(percentiles, (str, bytes, bytearray)):
         # (text: refused by the extension, as stats')
@@ -1012,4 +1020,5 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
                                  video_timeout=_float(video_timeout, "video_timeout"),
                                  video_memory=video_memory, fifo_wait=_float(fifo_wait, "fifo_wait"),
                                  # 0 is no program (the network's): given, it is refused.
-                                 program=0 if program is None else _operator.index(program) or -1)
+                                 program=0 if program is None else _operator.index(program) or -1,
+                                 devices=devices)

@@ -276,4 +276,6 @@ def stats_files(paths: Any, *, jobs: Optional[SupportsIndex] = None,
                 start: Optional[float] = None, duration: Optional[float] = None,
                 cut_threshold: float = 0.4, video_timeout: float = 30.0, video_memory: str = "cuda",
                 fifo_wait: float = 30.0,
-                program: Optional[SupportsIndex] = None) -> StatsFilesIterator: ...
+                program: Optional[SupportsIndex] = None,
+                devices: Union[None, SupportsIndex, Iterable[SupportsIndex]] = None
+                ) -> StatsFilesIterator: ...

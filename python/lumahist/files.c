@@ -61,6 +61,7 @@ typedef struct {
   LhOptions options;
   LhBackend backend;
   LhpDecoder decoder;
+  GArray *device_ids; /* devices=: the tool's --devices; NULL when not given */
   int jobs;
   uint64_t max_pixels;
   LhpVideoOptions video;
@@ -315,8 +316,8 @@ static gpointer run_thread(gpointer data)
   LhpPipelineResult result = {0};
   if (going) {
     LhpPipelineSpec spec = {
-        .contexts = {run->backend, NULL, run->jobs, LHP_DEFAULT_STREAMS, false,
-                     run->decoder == LHP_DECODER_GPU ? "decoder=\"gpu\"" : NULL, NULL},
+        .contexts = {run->backend, run->device_ids, run->jobs, LHP_DEFAULT_STREAMS, false,
+                     run->decoder == LHP_DECODER_GPU ? "decoder=\"gpu\"" : NULL, NULL, "devices="},
         .jobs = run->jobs,
         .read_mode = LHIO_READ_LUMA,
         .decoder = run->decoder,
@@ -363,6 +364,8 @@ static void run_free(Run *run)
   g_ptr_array_free(run->messages, TRUE);
   g_ptr_array_free(run->said, TRUE);
   g_strfreev(run->names);
+  if (run->device_ids)
+    g_array_free(run->device_ids, TRUE);
   g_mutex_clear(&run->lock);
   g_cond_clear(&run->changed);
   g_free(run);
@@ -565,7 +568,9 @@ static PyObject *iterator_next(FilesIterator *self)
         text = g_strjoinv("; ", (char **)run->said->pdata);
         g_ptr_array_remove_index(run->said, run->said->len - 1);
       }
-      raise_message(run->backend == LH_BACKEND_CUDA ? LH_ERROR_NO_DEVICE : LH_ERROR_UNSUPPORTED,
+      /* A GPU asked for (backend="cuda", devices=) and not there. */
+      bool gpu_asked = run->backend == LH_BACKEND_CUDA || run->device_ids;
+      raise_message(gpu_asked ? LH_ERROR_NO_DEVICE : LH_ERROR_UNSUPPORTED,
                     text ? text : "the analysis contexts could not be opened");
       g_free(text);
       if (messages)
@@ -678,27 +683,27 @@ static char **names_from(PyObject *paths, int *n)
 
 PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {
-      "paths",      "jobs",          "matrix",        "range",        "percentiles", "backend",
-      "max_pixels", "decoder",       "raise_errors",  "every",        "fps",         "start",
-      "duration",   "cut_threshold", "video_timeout", "video_memory", "fifo_wait",   "program",
-      NULL};
+  static char *keywords[] = {"paths",        "jobs",          "matrix",        "range",
+                             "percentiles",  "backend",       "max_pixels",    "decoder",
+                             "raise_errors", "every",         "fps",           "start",
+                             "duration",     "cut_threshold", "video_timeout", "video_memory",
+                             "fifo_wait",    "program",       "devices",       NULL};
   PyObject *paths, *percentiles = Py_None, *start = Py_None;
   int raise_errors = 0;
   IntArgument jobs = {"jobs", 0}, every = {"every", 1}, program = {"program", 0};
   const char *matrix_name = NULL, *range_name = NULL, *backend_name = "auto";
-  const char *decoder_name = "auto";
+  const char *decoder_name = "auto", *devices = NULL;
   unsigned long long max_pixels = 0;
   double fifo_wait = LHIO_DEFAULT_FIFO_WAIT_S;
   LhpVideoOptions video;
   lhp_video_options_init(&video);
   every.value = video.every;
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|$O&zzOsKspO&dOdddsdO&", keywords, &paths, int_argument, &jobs,
-          &matrix_name, &range_name, &percentiles, &backend_name, &max_pixels, &decoder_name,
-          &raise_errors, int_argument, &every, &video.fps, &start, &video.duration_s,
-          &video.cut_threshold, &video.timeout_s, &video.memory, &fifo_wait, int_argument,
-          &program))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O&zzOsKspO&dOdddsdO&z", keywords, &paths,
+                                   int_argument, &jobs, &matrix_name, &range_name, &percentiles,
+                                   &backend_name, &max_pixels, &decoder_name, &raise_errors,
+                                   int_argument, &every, &video.fps, &start, &video.duration_s,
+                                   &video.cut_threshold, &video.timeout_s, &video.memory,
+                                   &fifo_wait, int_argument, &program, &devices))
     return NULL;
   video.every = every.value;
   video.program = program.value;
@@ -751,9 +756,27 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
     return raise_invalid("decoder: auto, cpu or gpu");
   }
 
+  /* The tool's --devices, with its words. */
+  GArray *device_ids = NULL;
+  if (devices) {
+    char *error = NULL;
+    device_ids = g_array_new(FALSE, FALSE, sizeof(int));
+    if (!lhp_devices_parse(devices, device_ids, &error) || backend == LH_BACKEND_CPU) {
+      char *text = error ? g_strdup_printf("devices: %s", error)
+                         : g_strdup("devices= needs the CUDA backend, not backend=\"cpu\"");
+      raise_invalid(text);
+      g_free(text);
+      g_free(error);
+      g_array_free(device_ids, TRUE);
+      return NULL;
+    }
+  }
   Run *run = g_new0(Run, 1);
+  run->device_ids = device_ids;
   run->names = names_from(paths, &run->n_names);
   if (!run->names) {
+    if (device_ids)
+      g_array_free(device_ids, TRUE);
     g_free(run);
     return NULL;
   }

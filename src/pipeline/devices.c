@@ -180,8 +180,9 @@ static gpointer open_device_contexts(gpointer data)
 {
   DeviceOpening *o = data;
   const GArray *ids = o->wanted->device_ids;
+  const char *by = o->wanted->devices_by ? o->wanted->devices_by : "--devices";
   o->opened = open_on_device(o->contexts, g_array_index(ids, int, o->index), o->index,
-                             (int)ids->len, o->per_device, "--devices", o->wanted->report);
+                             (int)ids->len, o->per_device, by, o->wanted->report);
   return NULL;
 }
 
@@ -195,7 +196,8 @@ bool lhp_contexts_open(LhpContexts *c, const LhpContextsWanted *wanted)
     for (int d = 0; d < devices; d++) {
       char *error = NULL;
       if (!device_exists(g_array_index(wanted->device_ids, int, d), &error)) {
-        lhp_say(wanted->report, NULL, "--devices: %s", error);
+        lhp_say(wanted->report, NULL, "%s: %s",
+                wanted->devices_by ? wanted->devices_by : "--devices", error);
         g_free(error);
         return false;
       }

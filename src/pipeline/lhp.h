@@ -95,6 +95,8 @@ typedef struct {
                                ("--decoder gpu"), to begin a failure's message */
   const LhpReport *report;  /* where those messages go; may be NULL (the
                                pipeline sets its spec's) */
+  const char *devices_by;   /* the option that named device_ids, to begin a
+                               failure's message (NULL: "--devices") */
 } LhpContextsWanted;
 
 /* CUDA streams (contexts, each with its thread) per device, as the tool and

@@ -582,3 +582,52 @@ def test_gpu_decoder_against_the_cpus(folder):
             assert all(g["decoder"] in ("nvjpeg-hardware", "nvjpeg-gpu") for g in ours), \
                 [(g["path"], g["decoder"]) for g in ours]
             assert on_gpu >= 10
+
+
+def test_devices_are_the_tools_and_checked_as_it_checks_them(folder):
+    """devices= is the tool's --devices, with its checks and words."""
+    for bad, words in (([], "no device named"), ([-1], "'-1' is not a device number"),
+                       ([0, 0], "device 0 is named twice")):
+        with pytest.raises(lumahist.InvalidArgumentError, match=words):
+            lumahist.stats_files(folder, devices=bad)
+    for bad in (["0"], 1.5):
+        with pytest.raises(TypeError):
+            lumahist.stats_files(folder, devices=bad)
+    with pytest.raises(lumahist.InvalidArgumentError, match="CUDA backend"):
+        lumahist.stats_files(folder, devices=[0], backend="cpu")
+
+
+def cuda_devices():
+    """How many CUDA devices the module can use (0 without CUDA or a GPU)."""
+    try:
+        iterator = lumahist.stats_files(SAMPLES, devices=[0])
+        next(iterator)
+        iterator.close()
+    except lumahist.NoDeviceError:
+        return 0
+    count = 1
+    while count < 64:
+        try:
+            iterator = lumahist.stats_files(SAMPLES, devices=[count])
+            next(iterator)
+            iterator.close()
+        except lumahist.NoDeviceError:
+            break
+        count += 1
+    return count
+
+
+def test_devices_spread_the_work_and_give_the_cpus_numbers(folder):
+    count = cuda_devices()
+    if count == 0:
+        with pytest.raises(lumahist.NoDeviceError, match="devices=: "):
+            list(lumahist.stats_files(folder, devices=[0]))
+        return
+    with pytest.raises(lumahist.NoDeviceError,
+                       match=f"devices=: there is no CUDA device {count} \\({count} found\\)"):
+        list(lumahist.stats_files(folder, devices=[count]))
+    cpu = dicts(lumahist.stats_files([folder, SAMPLES], backend="cpu", decoder="cpu"))
+    for devices in ([0], list(range(min(count, 2))), count - 1):
+        got = dicts(lumahist.stats_files([folder, SAMPLES], devices=devices, decoder="cpu"))
+        assert all(r.pop("backend") == "cuda" for r in got), devices
+        assert got == [{k: v for k, v in r.items() if k != "backend"} for r in cpu], devices
