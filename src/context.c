@@ -81,7 +81,7 @@ LH_API int lh_context_new(LhBackend backend, LhContext **out)
 
 LH_API int lh_context_new_on_device(LhBackend backend, int device, LhContext **out)
 {
-  return context_new(backend, device < 0 ? -1 : device, out);
+  return context_new(backend, device, out);
 }
 
 LH_API int lh_context_device(const LhContext *context)

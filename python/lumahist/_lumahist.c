@@ -204,17 +204,6 @@ static LhContext *context_on(LhBackend backend, int device)
   return *slot;
 }
 
-/* The context for a frame at memory (NULL: none yet, a file's): on the
- * device whose memory it is, else on the thread's current device, as
- * PyTorch and CuPy put new work. */
-static LhContext *context_for(LhBackend backend, const void *memory)
-{
-  if (backend == LH_BACKEND_CPU)
-    return context_on(backend, -1);
-  int device = lh_device_of(memory);
-  return context_on(backend, device >= 0 ? device : lh_device_current());
-}
-
 /* How an array holds a frame of each format: the shapes that NumPy and
  * OpenCV users hold (OpenCV's (H * 3 / 2) x W for I420 and NV12, H x W x 2
  * for YUY2), with the library's facts (lh_format_plane_size) deciding the
@@ -326,6 +315,17 @@ static void array_frame_release(ArrayFrame *a)
   a->held = false;
   free(a->copy);
   a->copy = NULL;
+}
+
+/* The context for array a's frame (NULL: none yet, a file's): a CUDA
+ * array's on the device whose memory it is in, anything else's on the
+ * thread's current device, as PyTorch and CuPy put new work. */
+static LhContext *context_for(LhBackend backend, const ArrayFrame *a)
+{
+  if (backend == LH_BACKEND_CPU)
+    return context_on(backend, -1);
+  int device = a && a->on_device ? lh_device_of(a->frame.planes[0]) : -1;
+  return context_on(backend, device >= 0 ? device : lh_device_current());
 }
 
 /* Device arrays: the backend is CUDA unless the caller chose; the work goes
@@ -941,7 +941,7 @@ static int analyze_array(PyObject *image, const char *format_name, int frame_wid
   if (array_frame_get(&a, image, format_name, frame_width, bit_depth, overlay != NULL,
                       overlay ? "out" : "image") < 0)
     return -1;
-  LhContext *context = context_for(backend_for(asked, &a), a.frame.planes[0]);
+  LhContext *context = context_for(backend_for(asked, &a), &a);
   if (!context) {
     array_frame_release(&a);
     return -1;
@@ -1131,7 +1131,7 @@ static PyObject *py_rewrite(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     table = lut.view.buf;
   }
-  LhContext *context = context_for(backend_for(backend, &in), in.frame.planes[0]);
+  LhContext *context = context_for(backend_for(backend, &in), &in);
   if (!context) {
     array_frame_release(&in);
     array_frame_release(&dst);
@@ -1347,7 +1347,7 @@ static PyObject *py_analyze_times(PyObject *self, PyObject *args)
   ArrayFrame a;
   LhContext *context = NULL;
   if (array_frame_get(&a, image, NULL, 0, 0, false, "image") < 0 ||
-      !(context = context_for(backend_for(backend, &a), a.frame.planes[0]))) {
+      !(context = context_for(backend_for(backend, &a), &a))) {
     array_frame_release(&a); /* none held after a failed get */
     PyMem_Free(seconds);
     return NULL;

@@ -757,13 +757,14 @@ PyObject *files_stats(PyObject *self, PyObject *args, PyObject *kwargs)
   }
 
   /* The tool's --devices, with its words. */
+  if (devices && backend == LH_BACKEND_CPU)
+    return raise_invalid("devices= needs the CUDA backend, not backend=\"cpu\"");
   GArray *device_ids = NULL;
   if (devices) {
     char *error = NULL;
     device_ids = g_array_new(FALSE, FALSE, sizeof(int));
-    if (!lhp_devices_parse(devices, device_ids, &error) || backend == LH_BACKEND_CPU) {
-      char *text = error ? g_strdup_printf("devices: %s", error)
-                         : g_strdup("devices= needs the CUDA backend, not backend=\"cpu\"");
+    if (!lhp_devices_parse(devices, device_ids, &error)) {
+      char *text = g_strdup_printf("devices: %s", error);
       raise_invalid(text);
       g_free(text);
       g_free(error);

@@ -51,8 +51,8 @@ static void cuda_close(void *state)
     return;
   /* Freed where they were made, whatever this thread has current now. */
   bool pushed = false;
-  if (s->place.context && lhi_cuda_place_enter(&s->place, &pushed) < 0)
-    pushed = false;
+  if (s->place.context)
+    (void)lhi_cuda_place_enter(&s->place, &pushed);
   if (s->own_stream)
     cudaStreamSynchronize(s->own_stream);
   lhi_cuda_release(&s->frames, false);

@@ -488,7 +488,7 @@ int lhi_cuda_equalize(void *state, LhiEqualizeJob *job)
 {
   CudaEqualize *e;
   int status = lhi_cuda_frame_check(lhi_cuda_place(state), &job->in, "the input frame");
-  if (status == LH_OK)
+  if (status == LH_OK && job->out.planes[0] != job->in.planes[0]) /* not in place */
     status = lhi_cuda_frame_check(lhi_cuda_place(state), &job->out, "the output frame");
   if (status == LH_OK)
     status = open_extra(state, &e);

@@ -167,7 +167,27 @@ int lhp_contexts_count(const LhpContextsWanted *wanted, LhBackend backend)
   return wanted->cpu_workers > 0 ? wanted->cpu_workers : 1;
 }
 
-/* One device's contexts of --devices, opened on a thread of their own. */
+/* Runs work on each of n items (item i at base + i * size) at once: items
+ * 1 to n - 1 on threads of their own, item 0 on this thread, as is any
+ * whose thread cannot be had. */
+static void at_once(GThreadFunc work, gpointer base, gsize size, guint n)
+{
+  GThread **threads = g_new0(GThread *, n);
+  for (guint i = 1; i < n; i++) {
+    gpointer item = (char *)base + i * size;
+    threads[i] = g_thread_try_new("lumahist-device", work, item, NULL);
+    if (!threads[i])
+      work(item);
+  }
+  if (n > 0)
+    work(base);
+  for (guint i = 1; i < n; i++)
+    if (threads[i])
+      g_thread_join(threads[i]);
+  g_free(threads);
+}
+
+/* One device's contexts of --devices, opened beside the others'. */
 typedef struct {
   LhpContexts *contexts;
   const LhpContextsWanted *wanted;
@@ -207,22 +227,12 @@ bool lhp_contexts_open(LhpContexts *c, const LhpContextsWanted *wanted)
      * open 0.74 s into a run, at once 0.58-0.62 s (one H200's: 0.39-0.50 s).
      * The images the CPU decodes meanwhile wait for them. */
     DeviceOpening *openings = g_new0(DeviceOpening, wanted->device_ids->len);
-    GThread **threads = g_new0(GThread *, wanted->device_ids->len);
     for (int d = 0; d < devices; d++)
       openings[d] = (DeviceOpening){c, wanted, d, per_device, false};
-    for (int d = 1; d < devices; d++) {
-      threads[d] = g_thread_try_new("lumahist-open", open_device_contexts, &openings[d], NULL);
-      if (!threads[d])
-        open_device_contexts(&openings[d]);
-    }
-    open_device_contexts(&openings[0]);
+    at_once(open_device_contexts, openings, sizeof *openings, wanted->device_ids->len);
     bool opened = true;
-    for (int d = 0; d < devices; d++) {
-      if (threads[d])
-        g_thread_join(threads[d]);
+    for (int d = 0; d < devices; d++)
       opened = opened && openings[d].opened;
-    }
-    g_free(threads);
     g_free(openings);
     if (!opened) {
       lhp_contexts_close(c);
@@ -363,10 +373,11 @@ void lhp_gpu_jpeg_leave(LhContext *context, LhioGpuJpeg *decoder, void *stream)
   g_mutex_unlock(&left_lock);
 }
 
+/* device: an int, -1 for the current device. */
 static gpointer prepare_on_device(gpointer device)
 {
   char *error = NULL;
-  if (lhp_device_use(GPOINTER_TO_INT(device), &error))
+  if (lhp_device_use(*(const int *)device, &error))
     lhio_gpu_jpeg_prepare(); /* a failure is reported where the decoders are made */
   g_free(error);
   return NULL;
@@ -374,25 +385,15 @@ static gpointer prepare_on_device(gpointer device)
 
 void lhp_gpu_jpeg_prepare(const GArray *device_ids)
 {
-  if (!device_ids || device_ids->len < 2) {
-    bool one = device_ids && device_ids->len == 1;
-    prepare_on_device(GINT_TO_POINTER(one ? g_array_index(device_ids, int, 0) : -1));
+  if (!device_ids || device_ids->len == 0) {
+    int current = -1;
+    prepare_on_device(&current);
     return;
   }
-  /* Each device's handles on a thread of its own, at once (one after the
-   * other, two H200s' decoders started 1.5 s into a run, one H200's 0.4 s;
-   * at once 0.64-1.53 s: nvJPEG's own set-up is partly one at a time). */
-  GThread **threads = g_new0(GThread *, device_ids->len);
-  for (guint i = 0; i < device_ids->len; i++) {
-    gpointer device = GINT_TO_POINTER(g_array_index(device_ids, int, i));
-    threads[i] = g_thread_try_new("lumahist-nvjpeg-prepare", prepare_on_device, device, NULL);
-    if (!threads[i])
-      prepare_on_device(device);
-  }
-  for (guint i = 0; i < device_ids->len; i++)
-    if (threads[i])
-      g_thread_join(threads[i]);
-  g_free(threads);
+  /* Each device's handles at once (one after the other, two H200s'
+   * decoders started 1.5 s into a run, one H200's 0.4 s; at once
+   * 0.64-1.53 s: nvJPEG's own set-up is partly one at a time). */
+  at_once(prepare_on_device, device_ids->data, sizeof(int), device_ids->len);
 }
 
 /* Runs that hold nvJPEG's handles. */
