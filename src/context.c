@@ -21,12 +21,11 @@ static int open_cuda(LhContext *context, int device)
 #ifdef LH_HAVE_CUDA
   if (device < 0)
     return open_backend(context, &lhi_cuda_backend);
-  void *saved;
-  int status = lhi_cuda_on_device(device, &saved);
+  int status = lhi_cuda_on_device(device);
   if (status < 0)
     return status;
   status = open_backend(context, &lhi_cuda_backend);
-  lhi_cuda_on_device_end(saved);
+  lhi_cuda_on_device_end(device);
   return status;
 #else
   (void)context;

@@ -585,10 +585,11 @@ extern const LhiBackend lhi_cpu_backend;
 extern const LhiBackend lhi_cuda_backend;
 /* lh_host_free of what the CUDA backend's host_alloc gave. */
 void lhi_cuda_host_free(void *memory);
-/* Makes device's primary context current, keeping the caller's CUDA context
- * in *saved, which lhi_cuda_on_device_end makes current again (cuda/place.c). */
-int lhi_cuda_on_device(int device, void **saved);
-void lhi_cuda_on_device_end(void *saved);
+/* Pushes device's primary context on the calling thread's stack of CUDA
+ * contexts; lhi_cuda_on_device_end pops it, leaving the caller's current
+ * context and device as they were (cuda/place.c). */
+int lhi_cuda_on_device(int device);
+void lhi_cuda_on_device_end(int device);
 /* The device whose memory pointer is in (cudaMalloc, cudaMallocAsync,
  * CUDA's virtual memory), or -1 for any other memory (host memory,
  * page-locked or not, and managed memory, which every device reads). */

@@ -346,12 +346,12 @@ LH_API int lh_context_new(LhBackend backend, LhContext **context);
 LH_API void lh_context_free(LhContext *context);
 
 /* As lh_context_new, on CUDA device `device` (its primary context) whatever
- * device is current; the caller's current context is left as it was.  (A
- * thread with no CUDA context current at all is left with `device` as the
- * runtime's current device, as cudaSetDevice leaves it.)  A device that does not exist is LH_ERROR_NO_DEVICE (AUTO: the
- * CPU, with lh_context_note() saying why); device -1 is lh_context_new();
- * LH_BACKEND_CPU with a device is LH_ERROR_INVALID_ARGUMENT.  One context a
- * device serves frames in that device's memory (lh_device_of). */
+ * device is current; the caller's current context and device are left as
+ * they were, a thread with none current too.  A device that does not exist
+ * is LH_ERROR_NO_DEVICE (AUTO: the CPU, with lh_context_note() saying why);
+ * device -1 is lh_context_new(); LH_BACKEND_CPU with a device is
+ * LH_ERROR_INVALID_ARGUMENT.  One context a device serves frames in that
+ * device's memory (lh_device_of). */
 LH_API int lh_context_new_on_device(LhBackend backend, int device, LhContext **context);
 
 /* The CUDA device the context works on, or -1 for a CPU context. */

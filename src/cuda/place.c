@@ -26,13 +26,17 @@
 typedef CUresult (*CtxGetCurrent)(CUcontext *context);
 typedef CUresult (*CtxPushCurrent)(CUcontext context);
 typedef CUresult (*CtxPopCurrent)(CUcontext *context);
-typedef CUresult (*CtxSetCurrent)(CUcontext context);
+typedef CUresult (*DeviceGet)(CUdevice *device, int ordinal);
+typedef CUresult (*PrimaryCtxRetain)(CUcontext *context, CUdevice device);
+typedef CUresult (*PrimaryCtxRelease)(CUdevice device);
 
 static struct {
   CtxGetCurrent get_current;
   CtxPushCurrent push_current;
   CtxPopCurrent pop_current;
-  CtxSetCurrent set_current;
+  DeviceGet device_get;
+  PrimaryCtxRetain primary_retain;
+  PrimaryCtxRelease primary_release;
 } driver;
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
@@ -56,8 +60,11 @@ static void driver_load(void)
   driver.get_current = (CtxGetCurrent)entry_point("cuCtxGetCurrent");
   driver.push_current = (CtxPushCurrent)entry_point("cuCtxPushCurrent");
   driver.pop_current = (CtxPopCurrent)entry_point("cuCtxPopCurrent");
-  driver.set_current = (CtxSetCurrent)entry_point("cuCtxSetCurrent");
-  if (!driver.get_current || !driver.push_current || !driver.pop_current || !driver.set_current)
+  driver.device_get = (DeviceGet)entry_point("cuDeviceGet");
+  driver.primary_retain = (PrimaryCtxRetain)entry_point("cuDevicePrimaryCtxRetain");
+  driver.primary_release = (PrimaryCtxRelease)entry_point("cuDevicePrimaryCtxRelease");
+  if (!driver.get_current || !driver.push_current || !driver.pop_current || !driver.device_get ||
+      !driver.primary_retain || !driver.primary_release)
     driver.get_current = NULL; /* all or nothing */
 }
 
@@ -105,9 +112,8 @@ void lhi_cuda_place_leave(bool pushed)
     driver.pop_current(&popped);
 }
 
-int lhi_cuda_on_device(int device, void **saved)
+int lhi_cuda_on_device(int device)
 {
-  *saved = NULL;
   int count = 0;
   cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess) {
@@ -119,20 +125,34 @@ int lhi_cuda_on_device(int device, void **saved)
   if (!driver_usable())
     return lhi_error(LH_ERROR_CUDA, "the CUDA driver's context calls (cuCtxGetCurrent) were not "
                                     "found: the driver is older than the CUDA runtime");
-  CUcontext current = NULL;
-  if (driver.get_current(&current) != CUDA_SUCCESS)
-    return lhi_error(LH_ERROR_CUDA, "cuCtxGetCurrent failed");
-  error = cudaSetDevice(device);
+  /* The device's primary context pushed on the caller's stack, not
+   * cudaSetDevice: that would also have moved the runtime's current device
+   * of a thread that had no context current (a Python thread whose first
+   * CUDA call is ours, on a cuda:1 tensor), which the pop would not undo. */
+  error = cudaInitDevice(device, 0, 0); /* the runtime's, then: it holds it until exit */
   if (error != cudaSuccess)
-    return lhi_cuda_failure(error, "cudaSetDevice", __FILE__, __LINE__);
-  *saved = current;
+    return lhi_cuda_failure(error, "cudaInitDevice", __FILE__, __LINE__);
+  CUdevice handle;
+  CUcontext primary = NULL;
+  if (driver.device_get(&handle, device) != CUDA_SUCCESS ||
+      driver.primary_retain(&primary, handle) != CUDA_SUCCESS)
+    return lhi_error(LH_ERROR_CUDA, "cannot start CUDA device %d's primary context", device);
+  if (driver.push_current(primary) != CUDA_SUCCESS) {
+    driver.primary_release(handle);
+    return lhi_error(LH_ERROR_CUDA, "cannot make CUDA device %d's primary context current", device);
+  }
   return LH_OK;
 }
 
-void lhi_cuda_on_device_end(void *saved)
+void lhi_cuda_on_device_end(int device)
 {
-  /* The caller's context back on top of its stack, or none, as it was. */
-  driver.set_current((CUcontext)saved);
+  /* cudaInitDevice made the primary context the runtime's, which keeps
+   * it until cudaDeviceReset: it outlives this retain. */
+  CUcontext popped;
+  CUdevice handle;
+  driver.pop_current(&popped);
+  if (driver.device_get(&handle, device) == CUDA_SUCCESS)
+    driver.primary_release(handle);
 }
 
 int lhi_cuda_current_device(void)

@@ -7,6 +7,7 @@
  * and padded rows; results against the CPU backend, bit for bit.  The
  * checks across devices need two GPUs: with one, the program says so and
  * runs the rest.  Exits 77 when no CUDA device is usable. */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -251,6 +252,39 @@ static void two_devices(LhContext *cpu)
   cudaSetDevice(0);
 }
 
+/* A thread with no CUDA context current makes a context on device 1 (the
+ * first thing done on that device in the process): the thread's current
+ * device is the runtime's default after, as before the call. */
+static void *context_from_a_new_thread(void *out)
+{
+  int before = current_device();
+  CHECK(lh_context_new_on_device(LH_BACKEND_CUDA, 1, (LhContext **)out) == LH_OK,
+        "a context on device 1 from a new thread: %s", lh_last_error());
+  CHECK(current_device() == before,
+        "a new thread left with device %d current after making a context on device 1 (%d "
+        "before)",
+        current_device(), before);
+  return NULL;
+}
+
+static void new_thread_on_device_1(LhContext *cpu)
+{
+  LhContext *on1 = NULL;
+  pthread_t thread;
+  pthread_create(&thread, NULL, context_from_a_new_thread, &on1);
+  pthread_join(thread, NULL);
+  if (!on1)
+    return;
+  /* The context outlives the thread that made it, and works from this
+   * one, with device 0 current. */
+  Gray g = gray_make(LH_FORMAT_GRAY8, 999, 333, 1, 31);
+  cudaSetDevice(0);
+  check_analysis(on1, cpu, &g, "device 1's context made by a thread that ended");
+  check_equalize(on1, cpu, &g, "device 1's context made by a thread that ended");
+  gray_free(&g);
+  lh_context_free(on1);
+}
+
 int main(void)
 {
   int count = 0;
@@ -261,6 +295,8 @@ int main(void)
   LhContext *cpu = NULL;
   if (lh_context_new(LH_BACKEND_CPU, &cpu) != LH_OK)
     return 1;
+  if (count >= 2)
+    new_thread_on_device_1(cpu); /* before anything else starts device 1 */
   one_device(cpu);
   if (count >= 2)
     two_devices(cpu);
