@@ -219,6 +219,10 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
 char *lht_plan_output(const LhtPlan *plan, guint index, LhioFileType type);
 /* Whether output `index` takes the extension of its image's type. */
 bool lht_plan_named_by_content(const LhtPlan *plan, guint index);
+/* Whether one of the n inputs plan_indices names is a file a new run reads
+ * again, which --skip-existing can leave out: not standard input or a pipe,
+ * whose images are gone once read (and never skipped). */
+bool lht_plan_any_resumable(const LhtPlan *plan, const guint *plan_indices, guint n);
 /* The input whose planned output (one not named by its content) lands
  * where output would, or NULL: an output named by its content, known only
  * once its image is read, yields to it, whichever comes first. */

@@ -41,7 +41,8 @@ static bool say_ready(const LhpContexts *contexts, void *data)
 {
   RewriteRun *run = data;
   if (run->skipped && run->say_skipped)
-    lht_error(NULL, "skipping %u inputs whose output exists", run->skipped);
+    lht_error(NULL, "skipping %u input%s whose output exists", run->skipped,
+              run->skipped == 1 ? "" : "s");
   return true;
 }
 
@@ -244,8 +245,11 @@ int lht_batch_rewrite(LhtBatchArgs *args, const LhtPlan *plan, const char *out_d
       lhp_pipeline_print_timing(&result, &contexts);
     write_stop->written += result.done;
     if (result.signal) {
-      lht_error(NULL, "stopped by %s: %u output%s written; run again with --skip-existing to go on",
-                lhp_signal_name(result.signal), result.done, result.done == 1 ? "" : "s");
+      lht_error(NULL, "stopped by %s: %u output%s written%s", lhp_signal_name(result.signal),
+                result.done, result.done == 1 ? "" : "s",
+                lht_plan_any_resumable(plan, plan_index, inputs->len)
+                    ? "; run again with --skip-existing to go on"
+                    : "");
       status = 128 + result.signal;
     } else if (g_atomic_int_get(&run.out_failed)) {
       /* After a disk that failed: those it stopped, and those it left

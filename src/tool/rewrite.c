@@ -73,6 +73,14 @@ bool lht_plan_named_by_content(const LhtPlan *plan, guint index)
   return g_array_index(plan->named_by_content, gboolean, index);
 }
 
+bool lht_plan_any_resumable(const LhtPlan *plan, const guint *plan_indices, guint n)
+{
+  for (guint k = 0; k < n; k++)
+    if (!lht_plan_named_by_content(plan, plan_indices[k]))
+      return true;
+  return false;
+}
+
 char *lht_plan_output(const LhtPlan *plan, guint index, LhioFileType type)
 {
   const char *output = g_ptr_array_index(plan->outputs, index);

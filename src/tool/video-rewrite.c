@@ -186,7 +186,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     g_array_append_val(pending, i);
   }
   if (skipped && (verbose || batch->progress) && !batch->quiet)
-    lht_error(NULL, "skipping %u videos whose output exists", skipped);
+    lht_error(NULL, "skipping %u video%s whose output exists", skipped, skipped == 1 ? "" : "s");
   if (pending->len == 0) {
     g_array_free(pending, TRUE);
     return LHT_EXIT_OK;
@@ -320,10 +320,11 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
   /* Each video was counted as it ended (lht_progress_count). */
   lht_progress_finish(progress, 0, 0, signal_number != 0);
   lh_context_free(run.context);
+  bool resumable = lht_plan_any_resumable(plan, (const guint *)pending->data, pending->len);
   g_array_free(pending, TRUE);
   if (signal_number) {
-    lht_error(NULL, "stopped by %s: %u video%s written; run again with --skip-existing to go on",
-              lhp_signal_name(signal_number), done, done == 1 ? "" : "s");
+    lht_error(NULL, "stopped by %s: %u video%s written%s", lhp_signal_name(signal_number), done,
+              done == 1 ? "" : "s", resumable ? "; run again with --skip-existing to go on" : "");
     return 128 + signal_number;
   }
   return failed ? LHT_EXIT_FAILURE : LHT_EXIT_OK;

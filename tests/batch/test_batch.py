@@ -2205,6 +2205,25 @@ def outputs_from_pipes(tmp):
           os.path.getmtime(first) == before,
           f"equalize --skip-existing of a JPEG on a pipe: exit {proc.returncode}, "
           f"{sorted(os.listdir(out))}")
+    # A run stopped while it reads standard input: a new run cannot read that
+    # image again, so --skip-existing is suggested only when a file was named
+    # too (the line's end was the same for both).
+    for inputs, hint in ((["-"], False), ([png, "-"], True)):
+        label = f"equalize {' '.join(os.path.basename(i) for i in inputs)} stopped"
+        proc = subprocess.Popen([LUMAHIST, "equalize", "--verbose", "--out",
+                                 os.path.join(tmp, "stopped-on-stdin"), *inputs],
+                                stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdin.write(file_bytes(png)[:1000])
+        proc.stdin.flush()
+        first = proc.stderr.readline()  # the backend it uses: the run has begun
+        proc.send_signal(signal.SIGINT)
+        stderr = first + proc.stderr.read()
+        proc.wait(timeout=60)
+        proc.stdin.close()
+        last = text(stderr).splitlines()[-1:]
+        check(proc.returncode == 130 and last and last[0].startswith("lumahist: stopped by SIGINT")
+              and ("--skip-existing" in last[0]) == hint,
+              f"{label}: exit {proc.returncode}, last line {last!r}")
     # A file named 'stdin' (no extension) goes to OUT/stdin, '-' to
     # OUT/stdin.png or .jpg: no clash, and both are written (the planning
     # took '-' for OUT/stdin and refused the second).  An input OUT/stdin is

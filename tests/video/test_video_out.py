@@ -390,7 +390,8 @@ def group_equalize(tmp):
     check(os.path.exists(v) and len(video_pts(v)) == len(frames), "folder: sub/v.mp4 not written")
     # --skip-existing leaves it; --global refuses videos.
     code, _, err = run("equalize", "--skip-existing", "-v", "-o", out_dir, folder)
-    check(code == 0 and "skipping 1 videos" in err, f"--skip-existing: {code}: {err}")
+    check(code == 0 and "skipping 1 input whose" in err and "skipping 1 video whose" in err,
+          f"--skip-existing: {code}: {err}")
     code, _, err = run("equalize", "--global", "-o", os.path.join(tmp, "g"), clip)
     check(code == 1 and "--global" in err and len(err.strip().splitlines()) == 1,
           f"--global on a video: {code}: {err}")
