@@ -228,6 +228,7 @@ static bool run_videos_before(Run *run, guint image)
           .matrix_given = run->matrix_given,
           .range_given = run->range_given,
           .backend = run->backend,
+          .device_ids = run->device_ids,
           .report = &run->report,
           .frame = on_frame,
           .summary = on_summary,

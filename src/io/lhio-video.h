@@ -164,6 +164,12 @@ typedef struct {
   const char *format; /* GStreamer's name, e.g. "I420_10LE" */
 } LhioVideoFrame;
 
+/* Makes the NVDEC decoders of CUDA device `device` the ones GStreamer
+ * chooses from now on, in this process (nvcodec registers one element a
+ * device: nvh264dec, nvh264device1dec, ...; nvdec-device.c); -1 leaves
+ * its choice as it is. */
+void lhio_video_prefer_cuda_device(int device);
+
 /* Starts decoding path (its first video stream).  Fails for a file that is
  * not a video GStreamer reads, before any frame. */
 int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **video);

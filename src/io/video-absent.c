@@ -17,6 +17,11 @@ bool lhio_video_available(const char **why)
   return false;
 }
 
+void lhio_video_prefer_cuda_device(int device)
+{
+  (void)device;
+}
+
 int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo **video)
 {
   (void)options;

@@ -124,7 +124,7 @@ static bool open_on_device(LhpContexts *c, int device, int first, int step, int 
 
 /* lhp_context_open, with the option that asked for the backend, if any,
  * leading the message of a failure. */
-static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *asked_by,
+static LhContext *context_open_for(LhBackend wanted, int device, bool verbose, const char *asked_by,
                                    const LhpReport *report)
 {
   LhContext *context = NULL;
@@ -132,13 +132,14 @@ static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *a
    * auto would send some frames in pageable memory to the CPU by measured
    * cost; the numbers are the same, but the records' backend field would
    * then change from run to run, and the tool's frames are page-locked
-   * anyway. */
-  if (wanted == LH_BACKEND_AUTO && lh_context_new(LH_BACKEND_CUDA, &context) == LH_OK) {
+   * anyway.  (lh_context_new_on_device with device -1 is lh_context_new.) */
+  if (wanted == LH_BACKEND_AUTO &&
+      lh_context_new_on_device(LH_BACKEND_CUDA, device, &context) == LH_OK) {
     if (verbose)
       lhp_say(report, NULL, "using the cuda backend");
     return context;
   }
-  if (lh_context_new(wanted, &context) < 0) {
+  if (lh_context_new_on_device(wanted, device, &context) < 0) {
     lhp_say(report, NULL, "%s%scannot use the %s backend: %s", asked_by ? asked_by : "",
             asked_by ? ": " : "", lh_backend_name(wanted), lh_last_error());
     return NULL;
@@ -153,7 +154,12 @@ static LhContext *context_open_for(LhBackend wanted, bool verbose, const char *a
 
 LhContext *lhp_context_open(LhBackend wanted, bool verbose, const LhpReport *report)
 {
-  return context_open_for(wanted, verbose, NULL, report);
+  return context_open_for(wanted, -1, verbose, NULL, report);
+}
+
+LhContext *lhp_context_open_on(LhBackend wanted, int device, bool verbose, const LhpReport *report)
+{
+  return context_open_for(wanted, device, verbose, NULL, report);
 }
 
 int lhp_contexts_count(const LhpContextsWanted *wanted, LhBackend backend)
@@ -245,7 +251,7 @@ bool lhp_contexts_open(LhpContexts *c, const LhpContextsWanted *wanted)
   }
 
   LhContext *first =
-      context_open_for(wanted->backend, wanted->verbose, wanted->asked_by, wanted->report);
+      context_open_for(wanted->backend, -1, wanted->verbose, wanted->asked_by, wanted->report);
   if (!first)
     return false;
   LhBackend backend = lh_context_backend(first);

@@ -169,7 +169,11 @@ typedef struct {
   bool matrix_given;
   bool range_given;
   LhBackend backend; /* asked for */
-  bool verbose;      /* say how the frames were decoded and where analysed */
+  /* Of int: the first is the CUDA device NVDEC decodes on and the frames
+   * are analysed on (--devices, devices=; videos go one at a time); NULL
+   * or empty: the current device, and GStreamer's first NVDEC. */
+  const GArray *device_ids;
+  bool verbose; /* say how the frames were decoded and where analysed */
   const LhpReport *report;
   /* Each analysed frame, in order; false stops the file (not a failure). */
   bool (*frame)(const LhpVideoFrame *frame, void *data);

@@ -112,6 +112,8 @@ typedef struct {
  * through report; with verbose, a message saying which backend is used and
  * why. */
 LhContext *lhp_context_open(LhBackend wanted, bool verbose, const LhpReport *report);
+/* The same on CUDA device `device` (-1: the current one, as above). */
+LhContext *lhp_context_open_on(LhBackend wanted, int device, bool verbose, const LhpReport *report);
 
 /* Opens the analysis contexts: per_device CUDA contexts (streams) on each
  * device of device_ids, or for AUTO/CUDA without ids on the default device,

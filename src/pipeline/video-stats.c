@@ -7,6 +7,7 @@
  * the summary through the job's callbacks and writes them. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,6 +292,12 @@ static int analyze_on(LhpVideoStats *v, LhContext *context, const LhFrame *frame
   return status == LH_ERROR_UNSUPPORTED ? LH_OK : status;
 }
 
+/* The CUDA device the job names, or -1. */
+static int job_device(const LhpVideoJob *job)
+{
+  return job->device_ids && job->device_ids->len > 0 ? g_array_index(job->device_ids, int, 0) : -1;
+}
+
 static int analyze(LhpVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
                    const LhOptions *options, LhStats *stats, double *diff)
 {
@@ -309,7 +316,8 @@ static int analyze(LhpVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
     return status;
   }
   if (!v->host_context) {
-    v->host_context = lhp_context_open(v->job.backend, v->job.verbose, v->job.report);
+    v->host_context =
+        lhp_context_open_on(v->job.backend, job_device(&v->job), v->job.verbose, v->job.report);
     if (!v->host_context)
       return lh_set_error(LH_ERROR_NO_DEVICE, "no analysis context");
   }
@@ -487,6 +495,7 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
     return LHP_VIDEO_FAILED;
   }
   LhioVideo *video = NULL;
+  lhio_video_prefer_cuda_device(job_device(job)); /* GStreamer's NVDEC of that device */
   int status = lhio_video_open(path, &video_options, &video);
   if (status < 0) {
     *failure = g_strdup(lhp_reason(status, path));
@@ -543,10 +552,16 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
       error = g_strdup_printf("frame %" PRIu64 ": %s", f.index, lhp_reason(status, path));
       break;
     }
-    if (job->verbose && v->frames == 0)
-      lhp_say(job->report, path, "decoded by %s, %s frames in %s memory, analysed on %s",
+    if (job->verbose && v->frames == 0) {
+      LhContext *used = f.frame.memory == LH_MEMORY_CUDA ? v->cuda_context : v->host_context;
+      char device[32] = "";
+      if (v->backend == LH_BACKEND_CUDA && lh_context_device(used) >= 0)
+        snprintf(device, sizeof device, " (device %d)", lh_context_device(used));
+      lhp_say(job->report, path, "decoded by %s, %s frames in %s memory, analysed on %s%s",
               lhio_video_decoder(video), f.format,
-              f.frame.memory == LH_MEMORY_CUDA ? "CUDA" : "system", lh_backend_name(v->backend));
+              f.frame.memory == LH_MEMORY_CUDA ? "CUDA" : "system", lh_backend_name(v->backend),
+              device);
+    }
     LhpFrameFields fields;
     measure(v, video, &f, &stats, diff, &fields);
     LhpVideoFrame frame = {

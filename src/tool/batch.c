@@ -53,7 +53,7 @@ void lht_batch_add_options(GOptionContext *context, LhtBatchArgs *args)
        "below the folder named",
        "I/N"},
       {"devices", 0, 0, G_OPTION_ARG_STRING, &args->devices,
-       "Spread the work over these CUDA devices, e.g. 0,1", "LIST"},
+       "Spread the work over these CUDA devices, e.g. 0,1 (videos go to the first)", "LIST"},
       {"streams", 0, 0, G_OPTION_ARG_INT, &args->streams,
        "CUDA streams per device, each with a thread feeding it (default 2; when stats decodes "
        "JPEGs on the GPU, the first decodes them and the others analyse the rest)",
@@ -580,6 +580,7 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
         .format = run->job->format,
         .with_histogram = run->job->with_histogram,
         .backend = run->job->backend,
+        .device_ids = run->args->device_ids,
         .verbose = run->job->verbose,
         .writer = run->writer,
         .stream = run->sink.stream,

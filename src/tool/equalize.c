@@ -488,7 +488,7 @@ int lht_equalize_main(int argc, char **argv)
      * status, as it does later, instead of killing it without a word. */
     lhp_stop_signals_catch(&old_handlers);
     catching = true;
-    run.context = lht_context_open(wanted, false);
+    run.context = lht_context_open(wanted, batch.device_ids, false);
     if (!run.context) {
       status = LHT_EXIT_FAILURE;
       goto done;

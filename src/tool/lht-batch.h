@@ -169,9 +169,10 @@ void lht_progress_free(LhtProgress *progress);
  * thread that draws it), its progress on progress (may be NULL). */
 LhpReport lht_progress_report(LhtProgress *progress);
 
-/* One context on the wanted backend (lhp_context_open), its messages on
+/* One context on the wanted backend (lhp_context_open), on the first of
+ * device_ids (--devices; NULL: the current device), its messages on
  * stderr. */
-LhContext *lht_context_open(LhBackend wanted, bool verbose);
+LhContext *lht_context_open(LhBackend wanted, const GArray *device_ids, bool verbose);
 
 /* ------------------------------------------------------------------------ */
 /* Subcommands that write an image per input (rewrite-batch.c)               */

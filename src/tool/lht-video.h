@@ -39,7 +39,8 @@ typedef struct {
   bool range_given;
   LhtFormat format;
   bool with_histogram;
-  LhBackend backend; /* asked for */
+  LhBackend backend;        /* asked for */
+  const GArray *device_ids; /* --devices: videos on the first; NULL when not given */
   bool verbose;
   /* Where records go: written to stream, then commit() (false: stop). */
   LhtWriter *writer;

@@ -21,10 +21,11 @@ LhpReport lht_progress_report(LhtProgress *progress)
   return (LhpReport){.say = say_line, .progress = update, .data = progress};
 }
 
-LhContext *lht_context_open(LhBackend wanted, bool verbose)
+LhContext *lht_context_open(LhBackend wanted, const GArray *device_ids, bool verbose)
 {
   LhpReport report = lht_progress_report(NULL);
-  return lhp_context_open(wanted, verbose, &report);
+  int device = device_ids && device_ids->len > 0 ? g_array_index(device_ids, int, 0) : -1;
+  return lhp_context_open_on(wanted, device, verbose, &report);
 }
 
 /* Whether lht_walk gives video files too. */

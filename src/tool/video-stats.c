@@ -194,6 +194,7 @@ LhtVideoStats *lht_video_stats_new(const LhtVideoJob *job)
       .matrix_given = job->matrix_given,
       .range_given = job->range_given,
       .backend = job->backend,
+      .device_ids = job->device_ids,
       .verbose = job->verbose,
       .report = &v->report,
       .frame = write_frame,

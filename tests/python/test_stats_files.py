@@ -631,3 +631,28 @@ def test_devices_spread_the_work_and_give_the_cpus_numbers(folder):
         got = dicts(lumahist.stats_files([folder, SAMPLES], devices=devices, decoder="cpu"))
         assert all(r.pop("backend") == "cuda" for r in got), devices
         assert got == [{k: v for k, v in r.items() if k != "backend"} for r in cpu], devices
+
+
+def test_a_video_goes_to_the_device_named():
+    """devices=N: the video is decoded by NVDEC of device N (GStreamer's
+    nvcodec names its element nvh264deviceNdec for devices past the first)
+    and analysed there; it went to device 0 whatever devices= said."""
+    count = cuda_devices()
+    if count == 0:
+        pytest.skip("no usable CUDA device")
+    clip = os.path.join(SAMPLES, "..", "tests", "data", "ball-640x360.mp4")
+    cpu = [r for r in dicts(lumahist.stats_files(clip, backend="cpu")) if "frame" in r]
+    if not cpu:
+        pytest.skip("this lumahist reads no video (built without GStreamer)")
+    for device in sorted({0, count - 1}):
+        got = [r for r in dicts(lumahist.stats_files(clip, devices=device)) if "frame" in r]
+        decoders = {r["decoder"] for r in got}
+        if not any(d.startswith("nvh264") for d in decoders):
+            pytest.skip(f"H.264 is not decoded by NVDEC here ({decoders})")
+        assert decoders == {"nvh264dec" if device == 0 else f"nvh264device{device}dec"}, device
+        assert all(r["backend"] == "cuda" for r in got), device
+
+        def numbers(records):
+            return [{k: v for k, v in r.items() if k not in ("backend", "decoder")}
+                    for r in records]
+        assert numbers(got) == numbers(cpu), device

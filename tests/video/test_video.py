@@ -1581,6 +1581,40 @@ def group_gpu(tmp):
                 if key not in ("backend", "decoder"):
                     check(a[key] == b[key], f"--video-memory {memory}: frame {a['frame']}: {key} "
                           "differs between CUDA and CPU")
+    check_gpu_devices(clip, on_cpu)
+
+
+def cuda_devices():
+    """How many CUDA devices GStreamer's nvcodec decodes H.264 on: it
+    registers nvh264dec for the first, nvh264deviceNdec for the others."""
+    listed = subprocess.run(["gst-inspect-1.0", "nvcodec"], capture_output=True, text=True).stdout
+    return 1 + len(set(re.findall(r"nvh264device(\d+)dec", listed)))
+
+
+def check_gpu_devices(clip, on_cpu):
+    """--devices N: NVDEC of device N decodes the video (nvcodec's element of
+    that device, which decodebin3 ranked below device 0's) and the frames are
+    analysed on that device, in CUDA memory and from system memory; both
+    used to go to device 0 whatever --devices said."""
+    count = cuda_devices()
+    for device in sorted({0, count - 1}):
+        decoder = "nvh264dec" if device == 0 else f"nvh264device{device}dec"
+        for memory in ("cuda", "system"):
+            label = f"--devices {device} --video-memory {memory}"
+            code, out, err = run("stats", "--verbose", "--devices", str(device), "--video-memory",
+                                 memory, clip)
+            if not check(code == 0, f"{label}: exit {code}: {err}"):
+                continue
+            check(f"analysed on cuda (device {device})" in err,
+                  f"{label}: not analysed on device {device}: {err!r}")
+            got = frames_of(records(out))
+            check(len(got) == len(on_cpu) and all(r["decoder"] == decoder for r in got),
+                  f"{label}: decoders {sorted({r['decoder'] for r in got})}, {len(got)} frames")
+            check([{k: v for k, v in r.items() if k not in ("backend", "decoder")} for r in got] ==
+                  [{k: v for k, v in r.items() if k not in ("backend", "decoder")}
+                   for r in on_cpu], f"{label}: records differ from the CPU's")
+    if count < 2:
+        print("one CUDA device: --devices with a video checked on device 0 only")
 
 
 def group_audio_only(tmp):
