@@ -202,15 +202,18 @@ bool lhp_walk(char *const *args, int n_args, bool videos, const char *leave_out,
 
 void lhp_drop_repeated_paths(GPtrArray *paths, const LhpReport *report)
 {
-  /* Keyed by the first of each name, which paths keeps. */
-  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  /* Keyed by the absolute path with "." and ".." taken out and "//" made
+   * one, as merge keys records ("./a.png", "a.png" and "/data/a.png" are
+   * one file: read twice, --dataset counted them twice where merge of the
+   * same records counted once); the first spelling is kept.  "-" is
+   * standard input, not a file of that name. */
+  GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   gsize n = 0;
   char **found = (char **)g_ptr_array_steal(paths, &n);
   for (gsize i = 0; i < n; i++) {
-    /* Looked up first: g_hash_table_add replaces the key of a name there
-     * with the one given, which is freed here. */
-    if (!g_hash_table_contains(seen, found[i])) {
-      g_hash_table_add(seen, found[i]);
+    char *key = strcmp(found[i], "-") == 0 ? g_strdup(found[i])
+                                           : g_canonicalize_filename(found[i], NULL);
+    if (g_hash_table_add(seen, key)) {
       g_ptr_array_add(paths, found[i]);
     } else {
       lhp_say(report, found[i], "named more than once: read once");

@@ -249,8 +249,16 @@ def check_paths_named_twice(tmp, folder, expected, bad):
         return sum(r["images"] for r in records(out) if r.get("dataset"))
 
     alone = run("stats", "--no-histogram", "--dataset", folder)
+    # The same file spelled otherwise: through "." or "..", or "//" (each
+    # was read again, and counted twice by --dataset, once by merge).
+    parent, name = os.path.split(good[3])
+    dotted = os.path.join(folder, ".", os.path.relpath(good[3], folder))
+    up = os.path.join(parent, "..", os.path.basename(parent), name)
+    doubled = parent + "//" + name
     for args, again in (([folder, good[3]], [good[3]]), ([good[3], folder], [good[3]]),
-                        ([good[0], good[0], folder], [good[0], good[0]])):
+                        ([good[0], good[0], folder], [good[0], good[0]]),
+                        ([folder, dotted], [dotted]), ([good[3], up, folder], [up, good[3]]),
+                        ([folder, doubled], [doubled])):
         proc = run("stats", "--dataset", *args)
         said = [line for line in text(proc.stderr).splitlines()
                 if line.endswith(": named more than once: read once")]

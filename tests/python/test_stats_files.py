@@ -117,6 +117,14 @@ def test_a_path_named_twice_is_read_once_with_a_warning_as_the_tool_does(folder)
     assert got == want
     assert sorted(r["path"] for r in got) == sorted(r["path"] for r in tool_records([folder]))
     assert [str(w.message) for w in caught] == [f"{one}: named more than once: read once"] * 2
+    # Spelled otherwise ("./", "..", "//"): the same file, read once too.
+    spellings = [str(one), f"{folder}/./gray.jpg", f"{folder}/../{folder.name}/gray.jpg",
+                 f"{folder}//gray.jpg"]
+    with pytest.warns(RuntimeWarning) as caught:
+        got = dicts(lumahist.stats_files(spellings, backend="cpu", decoder="cpu"))
+    assert [r["path"] for r in got] == [str(one)]
+    assert [str(w.message) for w in caught] == [
+        f"{p}: named more than once: read once" for p in spellings[1:]]
 
 
 def test_options_as_the_tools(folder):
