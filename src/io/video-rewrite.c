@@ -162,7 +162,10 @@ static GstPadProbeReturn check_timestamp(GstPad *pad, GstPadProbeInfo *info, gpo
   Rewrite *r = data;
   GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
   GstElementFactory *muxer = gst_element_get_factory(r->muxer);
-  if (GST_BUFFER_PTS_IS_VALID(buffer) || r->bare_stream ||
+  /* A stream's headers have no time, and need none (theoraenc's three,
+   * ahead of the first frame, go into oggmux's first pages). */
+  if (GST_BUFFER_PTS_IS_VALID(buffer) || GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_HEADER) ||
+      r->bare_stream ||
       strcmp(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(muxer)), "avimux") == 0)
     return GST_PAD_PROBE_OK;
   fail(r,

@@ -423,6 +423,9 @@ def group_containers(tmp):
         ("vp9.webm", ["-c:v", "libvpx-vp9", "-pix_fmt", "yuv420p", "-c:a", "libopus"], "vp9",
          "matroska,webm"),
         ("mpeg4.avi", ["-c:v", "mpeg4", "-q:v", "2"], "mpeg4", "avi"),
+        # theoraenc's three headers have no time: the frames' check refused
+        # them, and with them every Ogg/Theora file.
+        ("theora.ogv", ["-c:v", "libtheora", "-q:v", "8", "-c:a", "libvorbis"], "theora", "ogg"),
         ("h264.ts", ["-c:v", "libx264", "-bf", "0", "-pix_fmt", "yuv420p"], "h264", "mpegts"),
         ("mpeg2.ts", ["-c:v", "mpeg2video", "-q:v", "2"], "mpeg2video", "mpegts"),
         ("h264.3gp", ["-c:v", "libx264", "-bf", "0", "-pix_fmt", "yuv420p"], "h264",
@@ -439,9 +442,9 @@ def group_containers(tmp):
     ]
     for name, codec_args, codec, fmt in cases:
         elementary = name.endswith((".h264", ".hevc", ".m2v"))
-        audio = not name.endswith(".webm") and not elementary
+        audio = not name.endswith((".webm", ".ogv")) and not elementary
         try:
-            if name.endswith(".webm"):
+            if name.endswith((".webm", ".ogv")):
                 raw = os.path.join(tmp, name + ".y4m")
                 write_y4m(raw, frames)
                 ffmpeg("-i", raw, "-f", "lavfi", "-i", "sine=duration=0.48", *codec_args,
