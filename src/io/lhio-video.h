@@ -166,7 +166,7 @@ typedef struct {
 
 /* Makes the NVDEC decoders of CUDA device `device` the ones GStreamer
  * chooses from now on, in this process (nvcodec registers one element a
- * device: nvh264dec, nvh264device1dec, ...; nvdec-device.c); -1 leaves
+ * device: nvh264dec, nvh264device1dec, ...; gst-nvdec-device.c); -1 leaves
  * its choice as it is. */
 void lhio_video_prefer_cuda_device(int device);
 

@@ -1,4 +1,4 @@
-/* nvdec-device.c: NVDEC decoders of one CUDA device chosen first.
+/* gst-nvdec-device.c: NVDEC decoders of one CUDA device chosen first.
  *
  * GStreamer's nvcodec registers one decoder element per device and codec:
  * nvh264dec for the first device that decodes H.264, nvh264device1dec for
