@@ -55,12 +55,44 @@ static GstPadProbeReturn fill_mpeg_times(GstPad *pad, GstPadProbeInfo *info, gpo
   return GST_PAD_PROBE_OK;
 }
 
-void lhio_gst_set_up_decoder(GstElement *decoder)
+/* The input caps' colorimetry with its range made full: the decoders take
+ * the range of their input caps where these state one, before the
+ * stream's own (the H.264 VUI's flag, which says full too). */
+static GstPadProbeReturn make_full_range(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  (void)data;
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS)
+    return GST_PAD_PROBE_OK;
+  GstCaps *caps;
+  gst_event_parse_caps(event, &caps);
+  const char *text = caps && gst_caps_get_size(caps) > 0
+                         ? gst_structure_get_string(gst_caps_get_structure(caps, 0), "colorimetry")
+                         : NULL;
+  GstVideoColorimetry stated;
+  if (!text || !gst_video_colorimetry_from_string(&stated, text) ||
+      stated.range == GST_VIDEO_COLOR_RANGE_0_255)
+    return GST_PAD_PROBE_OK;
+  stated.range = GST_VIDEO_COLOR_RANGE_0_255;
+  char *full = gst_video_colorimetry_to_string(&stated);
+  GstCaps *fixed = gst_caps_copy(caps);
+  gst_caps_set_simple(fixed, "colorimetry", G_TYPE_STRING, full, NULL);
+  g_free(full);
+  gst_event_unref(event);
+  GST_PAD_PROBE_INFO_DATA(info) = gst_event_new_caps(fixed);
+  gst_caps_unref(fixed);
+  return GST_PAD_PROBE_OK;
+}
+
+void lhio_gst_set_up_decoder(GstElement *decoder, bool full_range)
 {
   GstPad *sink = gst_element_get_static_pad(decoder, "sink");
   if (sink) {
     gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
                       fill_mpeg_times, g_new0(DecoderTimes, 1), g_free);
+    if (full_range)
+      gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, make_full_range, NULL, NULL);
     gst_object_unref(sink);
   }
 

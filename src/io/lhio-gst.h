@@ -13,8 +13,10 @@ const char *lhio_gstreamer_started(void);
 
 /* Settings of a video decoder made for a file, before its first frame
  * (gst-decoder-setup.c): jpegdec's exact IDCT, avdec_ffv1 kept from a
- * crash of gst-libav 1.22. */
-void lhio_gst_set_up_decoder(GstElement *decoder);
+ * crash of gst-libav 1.22; with full_range (the file states it where its
+ * demuxer drops it: lhio_mp4_states_full_range), its input caps' range is
+ * made full, so that its frames are read, changed and written back so. */
+void lhio_gst_set_up_decoder(GstElement *decoder, bool full_range);
 
 /* When an error whose debug text is debug is the decoder's output that no
  * GStreamer format names (FFV1's yuva444p: "not-negotiated" upstream, the

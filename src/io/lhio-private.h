@@ -132,6 +132,12 @@ bool lhio_mp4_trak_of(const uint8_t *moov, size_t size, size_t first, const char
  * whose handler is tmcd), mp4-timecode.c; false when it cannot be read. */
 bool lhio_mp4_has_timecode(const char *path);
 
+/* Whether the MP4 or QuickTime file at path states full range for its
+ * video (its sample entry's nclx colr box), which GStreamer 1.22's qtdemux
+ * drops (mp4-colour-range.c); false when it states limited, none, or it
+ * cannot be read. */
+bool lhio_mp4_states_full_range(const char *path);
+
 /* A file's top-level moov box, read whole. */
 typedef struct {
   uint8_t *data; /* the box, its header included; NULL: the file has none */

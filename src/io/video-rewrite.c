@@ -84,6 +84,7 @@
 typedef struct {
   const char *input;
   const char *output; /* as the caller named it (the sink writes a temporary file) */
+  bool full_range_stated; /* by the input's MP4 colr box, which qtdemux drops */
   const LhioVideoRewriteOptions *options;
   GstElement *pipeline;
   GstElement *muxer;
@@ -1231,7 +1232,7 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
       return;
     }
     decoder = gst_element_factory_create(factory, NULL);
-    lhio_gst_set_up_decoder(decoder);
+    lhio_gst_set_up_decoder(decoder, r->full_range_stated);
     gst_object_unref(factory);
   }
   /* Raw video (YUV4MPEG2) is written raw, unless --codec asks otherwise. */
@@ -1767,7 +1768,8 @@ int lhio_video_rewrite(const char *input, const char *output,
                .muxer = muxer,
                .avi = avi,
                .bare_stream = bare_stream,
-               .motion_jpeg = motion_jpeg};
+               .motion_jpeg = motion_jpeg,
+               .full_range_stated = lhio_mp4_states_full_range(input)};
   g_mutex_init(&r.lock);
   r.pipeline = gst_pipeline_new("lumahist-rewrite");
   GstElement *source = gst_element_factory_make("filesrc", NULL);

@@ -101,6 +101,7 @@ struct LhioVideo {
   DecoderInput *video_decoder;
   bool transport_stream; /* tsdemux reads it: its end is looked at (ts-end.c) */
   bool avi;              /* avidemux reads it: its header is (avi_cut_before) */
+  bool full_range_stated; /* by its MP4 colr box, which qtdemux drops */
   bool mp4;              /* qtdemux reads it: its video track's duration is */
   bool matroska;         /* matroskademux reads it: what it says of its video's end is */
   bool y4m;              /* y4mdec reads it: its frames are walked (y4m-end.c) */
@@ -345,7 +346,7 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
   }
   if (!is_picture_decoder(element))
     return;
-  lhio_gst_set_up_decoder(element);
+  lhio_gst_set_up_decoder(element, v->full_range_stated);
   GstPad *pad = gst_element_get_static_pad(element, "sink");
   if (!pad)
     return;
@@ -812,6 +813,7 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
     lhio_video_close(v);
     return lhio_fail(y4m_status, path, "%s", y4m_why);
   }
+  v->full_range_stated = regular && lhio_mp4_states_full_range(path);
   char container_why[200];
   const int container_status =
       regular ? lhio_video_unreadable_container(path, container_why, sizeof container_why) : 0;

@@ -626,6 +626,7 @@ static void check_cut(const Cuts *cuts, const size_t *outer, int n_outer, size_t
   fuzz_write_file(copy_path, cut, end);
   const double duration = lhio_mp4_video_duration(copy_path);
   FUZZ_ASSERT(isnan(duration) || (isfinite(duration) && duration > 0));
+  (void)lhio_mp4_states_full_range(copy_path); /* reads the sample entry of the cut moov */
   FUZZ_ASSERT(lhio_mp4_set_rotation(copy_path, cuts->quarter_turns) == LH_OK);
   check_rotation(cut, end, cuts->quarter_turns);
   free(cut);
@@ -662,6 +663,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   const Bytes input = {copy, size};
   const double duration = lhio_mp4_video_duration(input_path);
   FUZZ_ASSERT(isnan(duration) || (isfinite(duration) && duration > 0));
+  (void)lhio_mp4_states_full_range(input_path);
   LhioMp4Moov moov;
   if (read_moov(input_path, &input, &moov) == LH_OK && moov.data)
     check_write_moov(data, size, &moov);

@@ -1162,16 +1162,28 @@ def check_dnxhd(tmp):
 
 
 def check_full_range_kept(tmp, rng):
-    """A full-range H.264 stream that states no matrix (yuvj420p, as phones
-    and webcams write): equalized over 0..255, as stats reads it, and tagged
-    full range (it was taken for limited: 16..235, tagged so)."""
+    """A full-range H.264 stream, as phones and webcams write: equalized
+    over 0..255, as stats reads it, and tagged full range.  Stating no
+    matrix (yuvj420p alone), it was taken for limited: 16..235, tagged so.
+    Stating matrix, primaries and transfer in the MP4's colr box (an Android
+    phone's clip), qtdemux dropped the box's full-range flag: the same."""
     frames = drifting_frames(rng, 8, 48, 64)
-    clip = make_clip(tmp, "full.mp4", frames, ["-c:v", "libx264", "-pix_fmt", "yuvj420p"],
+    described = ["-colorspace", "bt470bg", "-color_primaries", "bt470bg", "-color_trc",
+                 "smpte170m"]
+    for name, extra in (("full.mp4", []), ("full-described.mp4", described)):
+        check_full_range_clip(tmp, frames, name, extra)
+
+
+def check_full_range_clip(tmp, frames, name, extra):
+    clip = make_clip(tmp, name, frames, ["-c:v", "libx264", "-pix_fmt", "yuvj420p", *extra],
                      audio=False)
-    out_dir = os.path.join(tmp, "out-full")
+    _, out, _ = run("stats", "--no-histogram", clip)
+    ranges = {json.loads(line).get("range") for line in out.splitlines() if line.strip()}
+    check(ranges == {"full"}, f"{name}: stats reads range {ranges}")
+    out_dir = os.path.join(tmp, "out-" + name)
     code, _, err = run("equalize", "--crf", "0", "-o", out_dir, clip)
-    output = os.path.join(out_dir, "full.mp4")
-    if not check(code == 0 and os.path.exists(output), f"full.mp4: exit {code}: {err}"):
+    output = os.path.join(out_dir, name)
+    if not check(code == 0 and os.path.exists(output), f"{name}: exit {code}: {err}"):
         return
     tagged = probe(output, "-select_streams", "v", "-show_entries",
                    "stream=color_range")["streams"][0].get("color_range")
@@ -1179,7 +1191,7 @@ def check_full_range_kept(tmp, rng):
                           "rawvideo", "-pix_fmt", "gray", "-"], capture_output=True).stdout
     luma = np.frombuffer(raw, np.uint8)
     check(tagged == "pc" and luma.size and luma.min() <= 4 and luma.max() >= 251,
-          f"full.mp4: written tagged {tagged!r}, luma {luma.min() if luma.size else None}.."
+          f"{name}: written tagged {tagged!r}, luma {luma.min() if luma.size else None}.."
           f"{luma.max() if luma.size else None}")
     # In the input's 8-bit 4:2:0, every frame's luma the full-range
     # equalization: the tag came at the first frame, and x264enc was given
@@ -1187,12 +1199,12 @@ def check_full_range_kept(tmp, rng):
     # x264's lossless mode, is that profile whatever the format).
     pix_fmt = probe(output, "-select_streams", "v", "-show_entries",
                     "stream=pix_fmt")["streams"][0].get("pix_fmt")
-    check(pix_fmt == "yuvj420p", f"full.mp4 (yuvj420p) written as {pix_fmt}")
+    check(pix_fmt == "yuvj420p", f"{name} (yuvj420p) written as {pix_fmt}")
     decoded = [y for y, _ in decoded_planes(clip, 64, 48, "yuvj420p")]
     got = [y for y, _ in decoded_planes(output, 64, 48, "yuvj420p")]
     want = reference_equalized(decoded, 8)
     check(len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want)),
-          f"full.mp4: luma differs from the full-range equalization in "
+          f"{name}: luma differs from the full-range equalization in "
           f"{sum(not np.array_equal(a, b) for a, b in zip(got, want))} of {len(want)} frames "
           f"({len(got)} written)")
 
