@@ -116,6 +116,33 @@ void lhio_gst_set_up_decoder(GstElement *decoder, bool full_range)
     g_object_set(decoder, "direct-rendering", FALSE, NULL);
 }
 
+/* Whether the decoder gives out a frame of buffer's time: what
+ * GstVideoDecoder's clipping to the segment keeps (a frame without a
+ * duration is taken as an instant; one without a time is kept). */
+static bool inside_segment(const GstSegment *segment, GstBuffer *buffer)
+{
+  if (segment->format != GST_FORMAT_TIME || !GST_BUFFER_PTS_IS_VALID(buffer))
+    return true;
+  const GstClockTime start = GST_BUFFER_PTS(buffer);
+  GstClockTime stop = start;
+  if (GST_BUFFER_DURATION_IS_VALID(buffer))
+    stop = start + GST_BUFFER_DURATION(buffer);
+  else if (segment->rate < 0)
+    stop = GST_CLOCK_TIME_NONE;
+  return gst_segment_clip(segment, GST_FORMAT_TIME, start, stop, NULL, NULL);
+}
+
+bool lhio_gst_decoder_frame_in(GstBuffer *buffer, const GstSegment *segment)
+{
+  /* A header with no time at all sets the decoder up and is no frame
+   * (Theora's three in Ogg); h264parse's keyframes carrying SPS and PPS
+   * are headers too, but with a time. */
+  if (GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_HEADER) && !GST_BUFFER_PTS_IS_VALID(buffer) &&
+      !GST_BUFFER_DTS_IS_VALID(buffer) && !GST_BUFFER_DURATION_IS_VALID(buffer))
+    return false;
+  return inside_segment(segment, buffer);
+}
+
 char *lhio_gst_unnegotiated_decoder(GstElement *decoder, const char *debug)
 {
   /* GStreamer names the flow return in the debug text of the element that

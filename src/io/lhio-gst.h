@@ -18,6 +18,11 @@ const char *lhio_gstreamer_started(void);
  * made full, so that its frames are read, changed and written back so. */
 void lhio_gst_set_up_decoder(GstElement *decoder, bool full_range);
 
+/* Whether a buffer into a video decoder is a frame it is to give out: not
+ * a header with no time, and inside the segment it was last given (a
+ * frame outside is decoded and dropped). */
+bool lhio_gst_decoder_frame_in(GstBuffer *buffer, const GstSegment *segment);
+
 /* When an error whose debug text is debug is the decoder's output that no
  * GStreamer format names (FFV1's yuva444p: "not-negotiated" upstream, the
  * decoder's output never set), the line to say (g_free), else NULL. */

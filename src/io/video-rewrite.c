@@ -92,6 +92,10 @@ typedef struct {
   GstElement *encode_filter;   /* before the encoder: the colorimetry it is to tag */
   GstElement *encoder_element; /* NULL for raw video */
   GstElement *decoder_element; /* NULL for raw video; the pipeline's */
+  /* Frames into the decoder that it is to give out, and the segment it was
+   * last given (count_decoder_input). */
+  uint64_t frames_in;
+  GstSegment decoder_segment;
   GstCaps *made;               /* the video's caps into the muxer (its codec) */
   bool avi;                    /* its header states its frame count */
   bool bare_stream;            /* no container: elementary_stream_writer's */
@@ -174,6 +178,25 @@ static GstPadProbeReturn check_timestamp(GstPad *pad, GstPadProbeInfo *info, gpo
        "lose them): give another --codec",
        r->encoder);
   return GST_PAD_PROBE_DROP;
+}
+
+/* Counts the frames into the decoder: where fewer come out, the stream is
+ * damaged (decoders conceal what they cannot decode and go on), as stats
+ * says of the same file (video.c). */
+static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  Rewrite *r = data;
+  g_mutex_lock(&r->lock);
+  if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT)
+      gst_event_copy_segment(event, &r->decoder_segment);
+  } else if (lhio_gst_decoder_frame_in(GST_PAD_PROBE_INFO_BUFFER(info), &r->decoder_segment)) {
+    r->frames_in++;
+  }
+  g_mutex_unlock(&r->lock);
+  return GST_PAD_PROBE_OK;
 }
 
 /* The library's view of a mapped frame. */
@@ -1309,6 +1332,12 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
               gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(gst_element_get_factory(decoder))),
               sizeof r->decoder);
   g_mutex_unlock(&r->lock);
+  GstPad *decoder_sink = decoder ? gst_element_get_static_pad(decoder, "sink") : NULL;
+  if (decoder_sink) {
+    gst_pad_add_probe(decoder_sink, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+                      count_decoder_input, r, NULL);
+    gst_object_unref(decoder_sink);
+  }
 
   GstElement *queue_in = gst_element_factory_make("queue", NULL);
   GstElement *convert_in = gst_element_factory_make("videoconvert", NULL);
@@ -1824,6 +1853,7 @@ int lhio_video_rewrite(const char *input, const char *output,
   g_strlcpy(result->encoder, r.encoder, sizeof result->encoder);
   g_strlcpy(result->decoder, r.decoder, sizeof result->decoder);
   result->frames = r.frames;
+  const uint64_t frames_in = r.frames_in;
   result->left_out = r.left_out ? g_string_free(r.left_out, FALSE) : NULL;
   result->alpha_left_out = r.alpha_left_out;
   result->timecode_left_out = timecode_left_out;
@@ -1851,6 +1881,12 @@ int lhio_video_rewrite(const char *input, const char *output,
     status = lhio_fail(LH_ERROR_CORRUPT, input, "the file is truncated: %s", cut);
   if (status == LH_OK && (end_status = lhio_y4m_end(input, result->frames, cut, sizeof cut)) < 0)
     status = lhio_fail(end_status, input, "%s", cut);
+  /* Damage inside the file, which no cut explains: stats fails it alike. */
+  if (status == LH_OK && frames_in > result->frames)
+    status = lhio_fail(LH_ERROR_CORRUPT, input,
+                       "the stream is damaged: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
+                       " frames could not be decoded",
+                       frames_in - result->frames, frames_in);
   if (status == LH_OK) {
     status = lhio_place_temp(temp, output, options->place, options->place_data);
     if (status < 0)

@@ -244,22 +244,6 @@ static bool is_picture_decoder(GstElement *element)
   return is_decoder_of(element, "Video") || is_decoder_of(element, "Image");
 }
 
-/* Whether the decoder gives out a frame of buffer's time: what
- * GstVideoDecoder's clipping to the segment keeps (a frame without a
- * duration is taken as an instant; one without a time is kept). */
-static bool inside_segment(const GstSegment *segment, GstBuffer *buffer)
-{
-  if (segment->format != GST_FORMAT_TIME || !GST_BUFFER_PTS_IS_VALID(buffer))
-    return true;
-  const GstClockTime start = GST_BUFFER_PTS(buffer);
-  GstClockTime stop = start;
-  if (GST_BUFFER_DURATION_IS_VALID(buffer))
-    stop = start + GST_BUFFER_DURATION(buffer);
-  else if (segment->rate < 0)
-    stop = GST_CLOCK_TIME_NONE;
-  return gst_segment_clip(segment, GST_FORMAT_TIME, start, stop, NULL, NULL);
-}
-
 static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   (void)pad;
@@ -275,15 +259,8 @@ static GstPadProbeReturn count_decoder_input(GstPad *pad, GstPadProbeInfo *info,
     return GST_PAD_PROBE_OK;
   }
   GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
-  /* A header with no time at all sets the decoder up and is no frame
-   * (Theora's three in Ogg); h264parse's keyframes carrying SPS and PPS
-   * are headers too, but with a time. */
-  if (buffer && GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_HEADER) &&
-      !GST_BUFFER_PTS_IS_VALID(buffer) && !GST_BUFFER_DTS_IS_VALID(buffer) &&
-      !GST_BUFFER_DURATION_IS_VALID(buffer))
-    return GST_PAD_PROBE_OK;
   g_mutex_lock(&v->lock);
-  if (buffer && !inside_segment(&input->segment, buffer)) {
+  if (buffer && !lhio_gst_decoder_frame_in(buffer, &input->segment)) {
     g_mutex_unlock(&v->lock);
     return GST_PAD_PROBE_OK;
   }

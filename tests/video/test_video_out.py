@@ -17,6 +17,7 @@ lumahist, the test says why and exits 77.
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -1447,6 +1448,30 @@ def group_bad(tmp):
         if name in y4m_words:
             check(y4m_words[name] in err, f"{name}: {err!r} lacks {y4m_words[name]!r}")
         no_leftovers(out_dir, name)
+
+    # Damage inside a whole file (2000 random bytes a third of the way in,
+    # in its media data): the decoder conceals a frame and goes on.  stats
+    # said "the stream is damaged" and exit 1; equalize wrote the frames left
+    # with exit 0, and clahe and overlay alike.
+    damaged_source = os.path.join(tmp, "damaged-source.mp4")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=320x240:r=15:d=2", "-f", "lavfi", "-i", "sine=d=2",
+           "-c:v", "libx264", "-c:a", "aac", damaged_source)
+    damaged_data = bytearray(open(damaged_source, "rb").read())
+    third = len(damaged_data) // 3
+    damaged_data[third:third + 2000] = np.random.default_rng(1).integers(
+        0, 256, 2000, dtype=np.uint8).tobytes()
+    damaged = os.path.join(tmp, "damaged.mp4")
+    with open(damaged, "wb") as f:
+        f.write(damaged_data)
+    code, _, err = run("stats", damaged)
+    said = re.search(r"the stream is damaged: \d+ of its \d+ frames could not be decoded", err)
+    check(code == 1 and said, f"stats damaged.mp4: exit {code}, {err!r}")
+    for command in ("equalize", "clahe", "overlay"):
+        out_dir = os.path.join(tmp, f"out-damaged-{command}")
+        code, _, err = run(command, "-o", out_dir, damaged)
+        check(code == 1 and said and err == f"lumahist: {damaged}: {said.group(0)}\n",
+              f"{command} damaged.mp4: exit {code}, {err!r}")
+        no_leftovers(out_dir, f"{command} damaged.mp4")
 
     # A whole file whose audio outlasts its video is no cut one.
     long_audio = os.path.join(tmp, "long-audio.mkv")
