@@ -175,12 +175,18 @@ def _out_of_range(name, value):
 
 
 def _float(value, name):
-    """float(value), or InvalidArgumentError for an integer past any float:
-    a value out of the argument's range, not float()'s OverflowError."""
+    """float(value) of a number, or InvalidArgumentError naming the argument:
+    for text (float() read clip="4" as 4, and "abc" as a bare ValueError),
+    for what is no number, and for an integer past any float (a value out of
+    the argument's range, not float()'s OverflowError)."""
+    if isinstance(value, (str, bytes, bytearray)):
+        raise InvalidArgumentError(f"{name}: a number, not text ({value!r})", -1)
     try:
         return float(value)
     except OverflowError:
         raise _out_of_range(name, value) from None
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"{name}: a number, not {type(value).__name__}", -1) from None
 
 
 def _percentile_key(p):

@@ -202,6 +202,24 @@ def test_percentiles_given_as_text_raise(text, tmp_path):
             call()
 
 
+def test_numbers_given_as_text_raise_naming_the_argument():
+    """float() read clip="4" as 4 and percentiles=["50"] as 50, while
+    percentiles="50" was refused as text; clip="abc" was a bare ValueError
+    from float(), naming no argument."""
+    image = photo(6, 6, 8)
+    for call, name in ((lambda: lumahist.stats(image, percentiles=["50"]), "percentiles"),
+                       (lambda: lumahist.stats(image, percentiles=[5, b"9"]), "percentiles"),
+                       (lambda: lumahist.clahe(image, clip="4"), "clip"),
+                       (lambda: lumahist.clahe(image, clip="abc"), "clip"),
+                       (lambda: lumahist.overlay(image, opacity="0.5"), "opacity"),
+                       (lambda: lumahist.Temporal(cut_threshold="0.4"), "cut_threshold"),
+                       (lambda: lumahist.clahe(image, clip=None), "clip")):
+        with pytest.raises(lumahist.InvalidArgumentError, match=f"^{name}: (a )?numbers?"):
+            call()
+    assert lumahist.clahe(image, clip=np.float32(4)).shape == image.shape
+    assert list(lumahist.stats(image, percentiles=[np.int64(50)]).percentiles) == [50]
+
+
 def test_percentiles_that_are_not_numbers():
     with pytest.raises(TypeError):
         lumahist.stats(photo(6, 6, 8), percentiles=5)
