@@ -93,11 +93,14 @@ class Error(Exception):
     CorruptFileError, or has more pixels than max_pixels, TooLargeError, both
     also ValueErrors (-7 LH_ERROR_CORRUPT, -8 LH_ERROR_TOO_LARGE); one whose
     bytes are no PNG, JPEG or video (a GIF, a text file), UnsupportedError
-    (-2 LH_ERROR_UNSUPPORTED)."""
+    (-2 LH_ERROR_UNSUPPORTED).  Made without a status, an error carries its
+    class's (Error itself -1)."""
 
-    def __init__(self, message, status=-1):
+    _status = -1
+
+    def __init__(self, message, status=None):
         super().__init__(message)
-        self.status = status
+        self.status = type(self)._status if status is None else status
 
 
 class InvalidArgumentError(Error, ValueError):
@@ -108,17 +111,25 @@ class UnsupportedError(Error):
     """A format or mode this build cannot do (LH_ERROR_UNSUPPORTED): a file
     stats_files reads that is no PNG, JPEG or video ("not a PNG or JPEG file")."""
 
+    _status = -2
+
 
 class OutOfMemoryError(Error, MemoryError):
     """Host or device memory ran out (LH_ERROR_NO_MEMORY)."""
+
+    _status = -3
 
 
 class NoDeviceError(Error):
     """backend="cuda" where no CUDA device is usable (LH_ERROR_NO_DEVICE)."""
 
+    _status = -4
+
 
 class CudaError(Error):
     """A CUDA call failed (LH_ERROR_CUDA)."""
+
+    _status = -5
 
 
 class FileIOError(Error, OSError):
@@ -129,7 +140,9 @@ class FileIOError(Error, OSError):
     no writer opened, a read cut short) they are None.  str() is the
     library's message, as for every Error."""
 
-    def __init__(self, message, status=-6, errno=None, filename=None):
+    _status = -6
+
+    def __init__(self, message, status=None, errno=None, filename=None):
         super().__init__(message, status)
         if errno:
             self.errno = errno
@@ -148,11 +161,15 @@ class CorruptFileError(Error, ValueError):
     """A file that is not a valid image or video: cut, damaged, or not what it
     seems (LH_ERROR_CORRUPT)."""
 
+    _status = -7
+
 
 class TooLargeError(Error, ValueError):
     """More pixels than allowed (LH_ERROR_TOO_LARGE): an image above
     stats_files' max_pixels (by its header, before it is decoded), or a frame
     above the library's limits."""
+
+    _status = -8
 
 
 # Their names before they were public: a pickled error names its class so.

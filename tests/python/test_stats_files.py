@@ -224,6 +224,20 @@ def test_a_file_that_fails_raises_the_documented_error(folder, tmp_path):
         assert type(pickle.loads(pickle.dumps(error))) is cls
 
 
+def test_errors_made_without_a_status_carry_their_class():
+    """CorruptFileError("m").status was -1 (InvalidArgumentError's), and so for
+    every class but FileIOError: a user's or a test's own error should read
+    as the library's of that class does, through pickling too."""
+    import pickle
+    for name, status in (("Error", -1), ("InvalidArgumentError", -1), ("UnsupportedError", -2),
+                         ("OutOfMemoryError", -3), ("NoDeviceError", -4), ("CudaError", -5),
+                         ("FileIOError", -6), ("CorruptFileError", -7), ("TooLargeError", -8)):
+        error = getattr(lumahist, name)("m")
+        assert error.status == status, name
+        assert pickle.loads(pickle.dumps(error)).status == status, name
+        assert getattr(lumahist, name)("m", -3).status == -3, name
+
+
 def test_a_file_of_another_format_raises_unsupported_as_readme_says(folder, tmp_path):
     """README: a file whose bytes are no PNG, JPEG or video (a text file, a
     GIF), named explicitly, is an UnsupportedError (-2) with the tool's
