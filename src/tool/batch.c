@@ -800,6 +800,9 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
 
   if (status == LHT_EXIT_OK) {
     LhtProgress *progress = lht_progress_new(paths->len, args->progress, args->quiet);
+    guint videos = lhp_video_places_videos(&run.places);
+    if (videos > 0)
+      lht_progress_counts(progress, videos == paths->len ? "videos" : "files");
     run.progress = progress;
     LhpPipelineSpec spec = {
         .contexts = {backend, args->device_ids, jobs, args->streams, job->verbose,

@@ -151,6 +151,8 @@ typedef struct LhtProgress LhtProgress;
 /* A bar on a terminal (stderr), or plain lines every few seconds when stderr
  * is not one and lines were asked for; nothing when quiet. */
 LhtProgress *lht_progress_new(guint total, bool lines_asked, bool quiet);
+/* What it counts, "images" unless said: "videos", or "files" for both. */
+void lht_progress_counts(LhtProgress *progress, const char *noun);
 void lht_progress_update(LhtProgress *progress, guint done, guint failed);
 /* A word on the file under way (a video's frame), NULL to take it off. */
 void lht_progress_note(LhtProgress *progress, const char *note);

@@ -30,12 +30,14 @@ struct LhtProgress {
   guint extra_done, extra_failed;
   guint last_done, last_failed;
   char note[64];
+  const char *noun; /* what is counted: "images", "videos", "files" */
 };
 
 LhtProgress *lht_progress_new(guint total, bool lines_asked, bool quiet)
 {
   LhtProgress *p = g_new0(LhtProgress, 1);
   p->total = total;
+  p->noun = "images";
   p->start_us = g_get_monotonic_time();
   if (quiet)
     p->mode = MODE_NONE;
@@ -44,6 +46,12 @@ LhtProgress *lht_progress_new(guint total, bool lines_asked, bool quiet)
   else
     p->mode = lines_asked ? MODE_LINES : MODE_NONE;
   return p;
+}
+
+void lht_progress_counts(LhtProgress *p, const char *noun)
+{
+  if (p)
+    p->noun = noun;
 }
 
 static int terminal_columns(void)
@@ -81,8 +89,8 @@ static void format_counts(const LhtProgress *p, guint done, guint failed, gint64
   else
     format_duration(eta, sizeof eta, (p->total - finished) / rate);
   int percent = p->total ? (int)(100.0 * finished / p->total) : 100;
-  int n = snprintf(text, size, "%u/%u %d%% %.1f images/s ETA %s", finished, p->total, percent, rate,
-                   eta);
+  int n = snprintf(text, size, "%u/%u %d%% %.1f %s/s ETA %s", finished, p->total, percent, rate,
+                   p->noun, eta);
   if (failed && n > 0 && (size_t)n < size)
     n += snprintf(text + n, size - (size_t)n, " (%u failed)", failed);
   if (p->note[0] && n > 0 && (size_t)n < size)
@@ -183,12 +191,12 @@ void lht_progress_finish(LhtProgress *p, guint done, guint failed, bool interrup
     double elapsed = (double)(g_get_monotonic_time() - p->start_us) / G_USEC_PER_SEC;
     char took[32];
     format_duration(took, sizeof took, elapsed);
-    fprintf(stderr, "lumahist: %s%u/%u images done", interrupted ? "interrupted: " : "", done,
-            p->total);
+    fprintf(stderr, "lumahist: %s%u/%u %s done", interrupted ? "interrupted: " : "", done, p->total,
+            p->noun);
     if (failed)
       fprintf(stderr, ", %u failed", failed);
-    fprintf(stderr, " in %s (%.1f images/s)\n", took,
-            elapsed > 0 ? (done + failed) / elapsed : 0.0);
+    fprintf(stderr, " in %s (%.1f %s/s)\n", took, elapsed > 0 ? (done + failed) / elapsed : 0.0,
+            p->noun);
     fflush(stderr);
   }
   g_free(p);

@@ -209,6 +209,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     return LHT_EXIT_FAILURE;
   }
   LhtProgress *progress = lht_progress_new(pending->len, batch->progress, batch->quiet);
+  lht_progress_counts(progress, "videos");
   run.progress = progress;
   LhpStopSignals old_handlers;
   lhp_stop_signals_catch(&old_handlers);
