@@ -1036,9 +1036,12 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
                                  range=range, percentiles=listed, backend=backend,
                                  max_pixels=max_pixels or 0, decoder=decoder,
                                  raise_errors=errors == "raise", every=every,
-                                 fps=0.0 if fps is None else _float(fps, "fps"),
+                                 # 0 is "not given" there: given, it is refused, as the tool
+                                 # refuses --fps 0 and --duration 0.
+                                 fps=0.0 if fps is None else _float(fps, "fps") or -1.0,
                                  start=None if start is None else _float(start, "start"),
-                                 duration=0.0 if duration is None else _float(duration, "duration"),
+                                 duration=(0.0 if duration is None
+                                           else _float(duration, "duration") or -1.0),
                                  cut_threshold=_float(cut_threshold, "cut_threshold"),
                                  video_timeout=_float(video_timeout, "video_timeout"),
                                  video_memory=video_memory, fifo_wait=_float(fifo_wait, "fifo_wait"),

@@ -18,6 +18,8 @@ void lht_video_args_init(LhtVideoArgs *args)
   memset(args, 0, sizeof *args);
   lhp_video_options_init(&args->options);
   args->options.program = G_MININT; /* not given: 0 once checked */
+  /* Not given: 0 once checked, "all frames" and "to the end". */
+  args->options.fps = args->options.duration_s = -G_MAXDOUBLE;
 }
 
 /* --start, noted as given: without it --duration counts from the first
@@ -84,6 +86,11 @@ bool lht_video_args_check(LhtVideoArgs *args, const char *command)
     args->options.program = 0;
   else if (args->options.program == 0)
     args->options.program = -1;
+  /* 0 is the shared options' "not given" too: given (--duration 0 read as
+   * the whole video, though its rule says more than 0), it is refused. */
+  double *given[] = {&args->options.fps, &args->options.duration_s};
+  for (size_t i = 0; i < G_N_ELEMENTS(given); i++)
+    *given[i] = *given[i] == -G_MAXDOUBLE ? 0 : *given[i] == 0 ? -1 : *given[i];
   if (lhp_video_options_check(&args->options, &option, &rule))
     return true;
   /* The shared check names options as Python does: cut_threshold is

@@ -485,6 +485,10 @@ BAD_OPTIONS = [
     ({"start": -0.5}, ["--start", "-0.5"]),
     ({"start": float("inf")}, ["--start", "inf"]),
     ({"duration": -1}, ["--duration", "-1"]),
+    # 0 read as "not given" (all frames, to the end), though the rules say
+    # more than 0.
+    ({"fps": 0}, ["--fps", "0"]),
+    ({"duration": 0}, ["--duration", "0"]),
     ({"video_timeout": 0}, ["--video-timeout", "0"]),
     ({"cut_threshold": 1.5}, ["--cut-threshold", "1.5"]),
     ({"cut_threshold": -0.1}, ["--cut-threshold", "-0.1"]),
