@@ -192,18 +192,17 @@ def _out_of_range(name, value):
 
 
 def _float(value, name):
-    """float(value) of a number, or InvalidArgumentError naming the argument:
-    for text (float() read clip="4" as 4, and "abc" as a bare ValueError),
-    for what is no number, and for an integer past any float (a value out of
-    the argument's range, not float()'s OverflowError)."""
-    if isinstance(value, (str, bytes, bytearray)):
-        raise InvalidArgumentError(f"{name}: a number, not text ({value!r})", -1)
+    """float(value) (text too: clip="4", as from a command line, is 4, as
+    percentiles=["5", "95"] are), or InvalidArgumentError naming the
+    argument: for what float() cannot read (clip="abc" was its bare
+    ValueError, naming no argument), and for an integer past any float (a
+    value out of the argument's range, not float()'s OverflowError)."""
     try:
         return float(value)
     except OverflowError:
         raise _out_of_range(name, value) from None
     except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{name}: a number, not {type(value).__name__}", -1) from None
+        raise InvalidArgumentError(f"{name}: not a number: {value!r}", -1) from None
 
 
 def _percentile_key(p):

@@ -843,8 +843,7 @@ int parse_common(const char *matrix_name, const char *range_name, const char *ba
 }
 
 /* The percentiles asked for: None (the median alone) or an iterable of
- * numbers, each read as float() reads a number (text refused, as for every
- * number argument), into options.  The library's
+ * numbers, each read as float() reads it, into options.  The library's
  * parser reads them from text; each float goes to it as its repr() (the
  * shortest text that reads back as it), so those that the parser takes
  * come here as they are, and any it would refuse (outside [0, 100], not
@@ -866,11 +865,6 @@ int percentiles_from(PyObject *object, LhOptions *options)
   bool taken = true; /* by the parser as they are */
   PyObject *item;
   while ((item = PyIter_Next(iterator))) {
-    if (PyUnicode_Check(item) || PyBytes_Check(item) || PyByteArray_Check(item)) {
-      Py_DECREF(item);
-      raise_invalid("percentiles: numbers, such as (5, 95), not text");
-      break;
-    }
     PyObject *number = PyNumber_Float(item);
     /* An integer past any double: refused as a percentile out of [0, 100] is. */
     if (!number && PyErr_ExceptionMatches(PyExc_OverflowError)) {

@@ -202,22 +202,17 @@ def test_percentiles_given_as_text_raise(text, tmp_path):
             call()
 
 
-def test_numbers_given_as_text_raise_naming_the_argument():
-    """float() read clip="4" as 4 and percentiles=["50"] as 50, while
-    percentiles="50" was refused as text; clip="abc" was a bare ValueError
-    from float(), naming no argument."""
+def test_numbers_that_are_not_raise_naming_the_argument():
+    """clip="abc" was float()'s bare ValueError, naming no argument; text
+    that reads as a number is one, as for percentiles=("5", "50")."""
     image = photo(6, 6, 8)
-    for call, name in ((lambda: lumahist.stats(image, percentiles=["50"]), "percentiles"),
-                       (lambda: lumahist.stats(image, percentiles=[5, b"9"]), "percentiles"),
-                       (lambda: lumahist.clahe(image, clip="4"), "clip"),
-                       (lambda: lumahist.clahe(image, clip="abc"), "clip"),
-                       (lambda: lumahist.overlay(image, opacity="0.5"), "opacity"),
-                       (lambda: lumahist.Temporal(cut_threshold="0.4"), "cut_threshold"),
-                       (lambda: lumahist.clahe(image, clip=None), "clip")):
-        with pytest.raises(lumahist.InvalidArgumentError, match=f"^{name}: (a )?numbers?"):
+    for call, name in ((lambda: lumahist.clahe(image, clip="abc"), "clip"),
+                       (lambda: lumahist.clahe(image, clip=None), "clip"),
+                       (lambda: lumahist.overlay(image, opacity="half"), "opacity"),
+                       (lambda: lumahist.Temporal(cut_threshold=[0.4]), "cut_threshold")):
+        with pytest.raises(lumahist.InvalidArgumentError, match=f"^{name}: not a number: "):
             call()
-    assert lumahist.clahe(image, clip=np.float32(4)).shape == image.shape
-    assert list(lumahist.stats(image, percentiles=[np.int64(50)]).percentiles) == [50]
+    assert np.array_equal(lumahist.clahe(image, clip="4"), lumahist.clahe(image, clip=4))
 
 
 def test_percentiles_that_are_not_numbers():
