@@ -156,6 +156,10 @@ int lhio_mp4_read_moov(int fd, const char *path, LhioMp4Moov *moov);
 int lhio_mp4_write_moov(int fd, const char *path, const LhioMp4Moov *moov, const uint8_t *data,
                         size_t size);
 void lhio_mp4_moov_clear(LhioMp4Moov *moov);
+/* The moov box of the regular file at path, for the readers that only look
+ * (duration, timecode, colour range): false where there is none to read (a
+ * pipe, read once by the demuxer; no moov; an error), moov then cleared. */
+bool lhio_mp4_file_moov(const char *path, LhioMp4Moov *moov);
 
 /* The duration in seconds that the first video track of the MP4 or
  * QuickTime file at path states (its media header), NAN when it is none,

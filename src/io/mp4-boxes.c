@@ -169,3 +169,17 @@ void lhio_mp4_moov_clear(LhioMp4Moov *moov)
   free(moov->data);
   memset(moov, 0, sizeof *moov);
 }
+
+bool lhio_mp4_file_moov(const char *path, LhioMp4Moov *moov)
+{
+  memset(moov, 0, sizeof *moov);
+  off_t size;
+  int fd = lhio_open_regular(path, &size);
+  if (fd < 0)
+    return false;
+  const bool read = lhio_mp4_read_moov(fd, path, moov) == LH_OK && moov->data;
+  close(fd);
+  if (!read)
+    lhio_mp4_moov_clear(moov);
+  return read;
+}

@@ -8,7 +8,6 @@
  * back tagged so.  The decoders' input caps are corrected with this
  * (gst-decoder-setup.c). */
 #include <string.h>
-#include <unistd.h>
 
 #include "lhio-private.h"
 
@@ -43,14 +42,9 @@ static bool full_range_in_moov(const uint8_t *moov, size_t size, size_t first)
 
 bool lhio_mp4_states_full_range(const char *path)
 {
-  off_t size;
-  int fd = lhio_open_regular(path, &size);
-  if (fd < 0)
-    return false; /* a pipe is read once, by the demuxer */
   LhioMp4Moov moov;
-  bool full = lhio_mp4_read_moov(fd, path, &moov) == LH_OK && moov.data &&
-              full_range_in_moov(moov.data, moov.size, moov.children);
+  bool full =
+      lhio_mp4_file_moov(path, &moov) && full_range_in_moov(moov.data, moov.size, moov.children);
   lhio_mp4_moov_clear(&moov);
-  close(fd);
   return full;
 }

@@ -3,24 +3,18 @@
  * software write it).  GStreamer 1.22's qtdemux exposes no such track, so
  * a file rewritten from one comes out without it, and that is said rather
  * than left unnoticed. */
-#include <unistd.h>
 
 #include "lhio-private.h"
 
 bool lhio_mp4_has_timecode(const char *path)
 {
-  off_t size;
-  int fd = lhio_open_regular(path, &size);
-  if (fd < 0)
-    return false;
   LhioMp4Moov moov;
   bool found = false;
-  if (lhio_mp4_read_moov(fd, path, &moov) == LH_OK && moov.data) {
+  if (lhio_mp4_file_moov(path, &moov)) {
     size_t trak, trak_end, mdia, mdia_end;
     found = lhio_mp4_trak_of(moov.data, moov.size, moov.children, "tmcd", &trak, &trak_end, &mdia,
                              &mdia_end);
   }
   lhio_mp4_moov_clear(&moov);
-  close(fd);
   return found;
 }

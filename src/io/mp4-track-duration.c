@@ -4,7 +4,6 @@
  * look cut against it when only the video is decoded (lumahist stats). */
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lhio-private.h"
 
@@ -37,15 +36,10 @@ static double video_duration_in_moov(const uint8_t *moov, size_t size, size_t fi
 
 double lhio_mp4_video_duration(const char *path)
 {
-  off_t size;
-  int fd = lhio_open_regular(path, &size);
-  if (fd < 0)
-    return NAN; /* a pipe is read once, by the demuxer */
   LhioMp4Moov moov;
   double duration = NAN;
-  if (lhio_mp4_read_moov(fd, path, &moov) == LH_OK && moov.data)
+  if (lhio_mp4_file_moov(path, &moov))
     duration = video_duration_in_moov(moov.data, moov.size, moov.children);
   lhio_mp4_moov_clear(&moov);
-  close(fd);
   return duration;
 }
