@@ -513,6 +513,7 @@ typedef struct {
   LhpVideoPlaces places;
   guint videos_done; /* with their summary record written */
   guint videos_failed;
+  gint64 videos_us; /* spent in them (--timing) */
   /* A video was stopped before its summary: nothing after it is written, so
    * that its frames' records stay last, where --skip-existing drops them. */
   bool video_cut;
@@ -596,11 +597,32 @@ static bool stats_ready(const LhpContexts *contexts, void *data)
   return true;
 }
 
+/* --timing: the pipeline's lines where it had images ("0 images in 0.001
+ * s wall" was all a run of videos said), and the videos' own. */
+static void print_timing(const StatsRun *run, const LhpPipelineResult *result,
+                         const LhpContexts *contexts)
+{
+  if (run->images->len > 0)
+    lhp_pipeline_print_timing(result, contexts);
+  const guint videos = run->videos_done + run->videos_failed;
+  if (videos == 0)
+    return;
+  const double seconds = (double)run->videos_us / G_USEC_PER_SEC;
+  const uint64_t frames = lht_video_stats_frames(run->video);
+  lht_error(NULL,
+            "timing: %u video%s, %" G_GUINT64_FORMAT " frame%s in %.3f s (%.1f frames/s), "
+            "decoded and analysed one video at a time between the images",
+            videos, videos == 1 ? "" : "s", frames, frames == 1 ? "" : "s", seconds,
+            seconds > 0 ? (double)frames / seconds : 0.0);
+}
+
 /* Runs one video; false when a signal stopped it before its summary. */
 static bool run_video(StatsRun *run, const char *path)
 {
   volatile sig_atomic_t *stop = lhp_pipeline_stop_flag();
+  const gint64 start = g_get_monotonic_time();
   bool ok = lht_video_stats_file(run->video, path);
+  run->videos_us += g_get_monotonic_time() - start;
   if (!ok && *stop) {
     /* Neither done nor failed: done again by --skip-existing. */
     run->video_cut = true;
@@ -851,7 +873,7 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
       sink->bar = NULL; /* freed by lht_progress_finish */
       lht_progress_finish(progress, result.done, result.failed, interrupted || result.stopped);
       if (args->timing)
-        lhp_pipeline_print_timing(&result, &contexts);
+        print_timing(&run, &result, &contexts);
       if (result.failed)
         ok = false;
 

@@ -61,6 +61,8 @@ LhtVideoStats *lht_video_stats_new(const LhtVideoJob *job);
 /* Writes the records of one video; false after reporting why it failed (the
  * frames before the damage keep their records, the summary says so). */
 bool lht_video_stats_file(LhtVideoStats *stats, const char *path);
+/* The frames whose records it has written so far (NULL: 0). */
+uint64_t lht_video_stats_frames(const LhtVideoStats *stats);
 void lht_video_stats_free(LhtVideoStats *stats);
 
 /* ------------------------------------------------------------------------ */

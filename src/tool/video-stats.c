@@ -108,6 +108,7 @@ struct LhtVideoStats {
   LhtVideoJob job;
   LhpReport report; /* the frame loop's notes, on the progress bar's terms */
   LhpVideoStats *loop;
+  uint64_t frames; /* records of frames written, every file's */
 };
 
 /* The report's video section (video-report.c) of a frame: its host plane,
@@ -136,6 +137,7 @@ static bool write_frame(const LhpVideoFrame *frame, void *data)
       .video = frame->fields,
   };
   lht_writer_record(job->writer, &record);
+  v->frames++;
   if (!job->commit(job->commit_data))
     return false;
   if (job->progress) {
@@ -219,6 +221,11 @@ void lht_video_stats_free(LhtVideoStats *v)
     return;
   lhp_video_stats_free(v->loop);
   g_free(v);
+}
+
+uint64_t lht_video_stats_frames(const LhtVideoStats *v)
+{
+  return v ? v->frames : 0;
 }
 
 bool lht_video_stats_file(LhtVideoStats *v, const char *path)

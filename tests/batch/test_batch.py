@@ -515,6 +515,12 @@ def group_progress(tmp):
             check(proc.returncode == 0 and said in err and said.split()[1] + "/s" in err,
                   f"--progress {args}: {err!r}")
         check("1/1 videos done" in err, f"--progress equalize of a video: {err!r}")
+        # --timing of videos: their own line ("0 images in 0.001 s wall"
+        # was all it said of a run of videos).
+        for args, images in (([clip], False), ([clip, image], True)):
+            err = text(run("stats", "--timing", *args).stderr)
+            check(re.search(r"timing: 1 video, 3 frames in [\d.]+ s", err) and
+                  ("images in" in err) == images, f"stats --timing {args}: {err!r}")
 
     status, out, seen = run_on_terminal(["stats", "--jobs", "2", folder])
     check(status == 0 and out == plain, "on a terminal: records differ")
