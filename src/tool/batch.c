@@ -155,6 +155,7 @@ bool lht_batch_args_check(LhtBatchArgs *args, const char *command)
     lht_usage_error(command, "--report '': %s", refusal);
     return false;
   }
+  lht_standard_output_named(&args->report);
   args->thresholds =
       (LhtThresholds){args->dark_below, args->bright_above, args->low_contrast_below};
   return true;

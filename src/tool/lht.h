@@ -87,6 +87,10 @@ bool lht_save_file_possible(const char *path);
  * "lumahist: : No such file or directory".  A usage error, said before
  * anything is read. */
 const char *lht_output_path_refusal(const char *path);
+/* "-" as a path to write (--report -) is standard output, as it is for
+ * --output and among the inputs: *path (g_malloc'ed) becomes /dev/stdout.
+ * A file named "-" was written. */
+void lht_standard_output_named(char **path);
 /* Whether a file can be made in folder (one is made and removed); false with
  * the errno in *error. */
 bool lht_folder_writable(const char *folder, int *error);

@@ -546,6 +546,7 @@ int lht_merge_main(int argc, char **argv)
   if (status < 0 && lht_output_path_refusal(args.report))
     status =
         lht_usage_error("lumahist merge", "--report '': %s", lht_output_path_refusal(args.report));
+  lht_standard_output_named(&args.report);
   if (status < 0) {
     /* What merge writes is never one of the records files it reads: the
      * record appended to them (>>), or written over their start (1<>). */
@@ -657,6 +658,10 @@ int lht_merge_main(int argc, char **argv)
   } else if (args.report && m.merge_among_images) {
     lht_error(args.report, "not written: a records file was refused (said above)");
     ok = false;
+  } else if (args.report && !ok && !m.have_first) {
+    /* No record was read (said above): a page of no image would stand for
+     * inputs never counted, as the dataset record would. */
+    lht_error(args.report, "not written: no record was read");
   } else if (args.report && m.first_datasets_file) {
     lht_error(args.report,
               "not written: the dataset records of %s hold no image to draw (merge --report "

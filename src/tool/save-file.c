@@ -45,6 +45,14 @@ const char *lht_output_path_refusal(const char *path)
   return path && path[0] == '\0' ? "an empty path names no file to write" : NULL;
 }
 
+void lht_standard_output_named(char **path)
+{
+  if (*path && strcmp(*path, "-") == 0) {
+    g_free(*path);
+    *path = g_strdup("/dev/stdout");
+  }
+}
+
 bool lht_save_file_possible(const char *path)
 {
   struct stat target;

@@ -1441,6 +1441,37 @@ def group_report(tmp):
                           f"{shlex.quote(jsonl)} | cat", shell=True, capture_output=True)
     check(b"<html" not in proc.stdout and b"--report /dev/stdout" in proc.stderr,
           f"merge --report /dev/stdout with the record on a pipe: {proc.stdout[:80]!r}")
+    # "-" is standard output there too: it wrote a file named "-".
+    dash = os.path.join(tmp, "-")
+    with open(taken, "wb") as out:
+        proc = subprocess.run([LUMAHIST, "stats", "--quiet", "--decoder", "cpu", "--report", "-",
+                               dark], stdout=out, stderr=subprocess.PIPE, cwd=tmp)
+    check(proc.returncode == 2 and os.path.getsize(taken) == 0 and not os.path.exists(dash),
+          f"--report - with the records on standard output: exit {proc.returncode}, "
+          f"{os.path.exists(dash)}, {text(proc.stderr)!r}")
+    with open(taken, "wb") as out:
+        proc = subprocess.run([LUMAHIST, "stats", "--quiet", "--decoder", "cpu", "--report", "-",
+                               "-o", os.path.join(tmp, "own.jsonl"), dark], stdout=out,
+                              stderr=subprocess.PIPE, cwd=tmp)
+    check(proc.returncode == 0 and open(taken, "rb").read().startswith(b"<!DOCTYPE html>") and
+          not os.path.exists(dash), f"--report - with -o FILE: exit {proc.returncode}, "
+          f"{os.path.exists(dash)}, {text(proc.stderr)!r}")
+    with open(taken, "wb") as out:
+        proc = subprocess.run([LUMAHIST, "merge", "--report", "-", jsonl], stdout=out,
+                              stderr=subprocess.PIPE, cwd=tmp)
+    check(proc.returncode == 2 and os.path.getsize(taken) == 0 and not os.path.exists(dash),
+          f"merge --report - with the record on standard output: exit {proc.returncode}")
+    # Every record refused (no histogram): no dataset record, and no page of
+    # no image either (a 0-image page was written).
+    bare = os.path.join(tmp, "bare.jsonl")
+    with open(bare, "wb") as out:
+        subprocess.run([LUMAHIST, "stats", "--quiet", "--no-histogram", dark], stdout=out)
+    page = os.path.join(tmp, "bare.html")
+    proc = run("merge", "--report", page, bare)
+    check(proc.returncode == 1 and proc.stdout == b"" and not os.path.exists(page) and
+          f"{page}: not written: no record was read" in text(proc.stderr),
+          f"merge --report of refused records: exit {proc.returncode}, page "
+          f"{os.path.exists(page)}, {text(proc.stderr)!r}")
     # /dev/null takes both without losing either.
     proc = subprocess.run([LUMAHIST, "merge", "--report", "/dev/null", jsonl],
                           capture_output=True)
