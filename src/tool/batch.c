@@ -295,6 +295,7 @@ typedef struct {
   const LhtStatsJob *job;
   const char *name;
   GHashTable *done; /* paths as written, made absolute (lht_record_path_key) */
+  guint64 repeated; /* records of a path already read: counted once, as merge does */
   LhtDataset *dataset;
   LhtReport *report;
   off_t dataset_offset; /* where the trailing dataset records start; -1 none */
@@ -371,7 +372,12 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
     r->mismatch = g_strdup("--dataset and --report need the histograms of its records");
     return false;
   }
-  g_hash_table_add(r->done, lht_record_path_key(record->path));
+  /* A file that holds a record twice (two runs' outputs joined): counted
+   * once in the dataset and the report, as merge counts it. */
+  if (!g_hash_table_add(r->done, lht_record_path_key(record->path))) {
+    r->repeated++;
+    return true;
+  }
   const guint64 *histogram = (const guint64 *)(void *)record->histogram->data;
   if (r->dataset)
     lht_dataset_add_record(r->dataset, record);
@@ -436,6 +442,11 @@ static bool resume_trim(const Resume *r, int fd, bool verbose)
   if (verbose)
     lht_error(r->name, "%u record%s already there", g_hash_table_size(r->done),
               g_hash_table_size(r->done) == 1 ? "" : "s");
+  if (r->repeated)
+    lht_error(r->name,
+              "%" G_GUINT64_FORMAT " record%s of an image already read (the same path) "
+              "counted once",
+              r->repeated, r->repeated == 1 ? "" : "s");
   return true;
 }
 

@@ -1079,6 +1079,22 @@ def group_resume(tmp):
     with open(out, "rb") as f:
         check(proc.returncode == 0 and f.read() == full_dataset.stdout,
               "a finished file resumed again changed")
+    # A file that holds records twice (two runs' outputs joined): the dataset
+    # record counts each image once, as merge of the same records does (it
+    # counted them twice).
+    image_lines = [line for line in lines if b'"dataset"' not in line]
+    with open(out, "wb") as f:
+        f.write(b"".join(image_lines[:4] + image_lines[:4]))
+    proc = run("stats", "--output", out, "--skip-existing", "--dataset", folder)
+    with open(out, "rb") as f:
+        joined = f.read().splitlines(keepends=True)
+    datasets = [line for line in joined if b'"dataset"' in line]
+    want = [line for line in lines if b'"dataset"' in line]
+    check(proc.returncode == 0 and datasets == want and
+          b"4 records of an image already read (the same path) counted once" in proc.stderr,
+          f"records twice: {proc.returncode} {text(proc.stderr)!r}, dataset records "
+          f"{[json.loads(d)['images'] for d in datasets]} against "
+          f"{[json.loads(d)['images'] for d in want]}")
     # What --verbose says it left out, counted in words that agree.
     for done in (1, 2):
         with open(out, "wb") as f:
