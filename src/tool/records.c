@@ -701,7 +701,13 @@ bool lht_records_read(FILE *in, const char *name, LhtRecordFunc func, void *data
         }
       } else {
         char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, name, line_number);
-        lht_error(where, "%s", error);
+        /* A last line with no end that is no record: the file was cut (an
+         * interrupted run, a copy not finished), which its parse error
+         * ("expected ']' at column 1160") did not say. */
+        if (!terminated)
+          lht_error(where, "an incomplete last line, cut short (%s)", error);
+        else
+          lht_error(where, "%s", error);
         g_free(where);
         g_free(error);
         bad_lines++;

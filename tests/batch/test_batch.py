@@ -777,6 +777,14 @@ def group_shard(tmp):
     proc = run("merge", broken)
     check(proc.returncode == 1 and f"{broken}:2:".encode() in proc.stderr,
           f"merge of a broken line: {proc.returncode} {text(proc.stderr)!r}")
+    # Cut inside its last line (a copy not finished): said so, not only
+    # where the JSON stops making sense ("expected ']' at column 1160").
+    cut = os.path.join(tmp, "cut.jsonl")
+    with open(cut, "w") as f:
+        f.write(open(shard_files[0]).read()[:-300])
+    proc = run("merge", cut)
+    check(proc.returncode == 1 and b": an incomplete last line, cut short (" in proc.stderr,
+          f"merge of a file cut in its last line: {proc.returncode} {text(proc.stderr)!r}")
     proc = run("merge", os.path.join(tmp, "missing.jsonl"))
     check(proc.returncode == 1, "merge of a missing file succeeded")
     check(proc.stdout.strip() == b"", f"merge of a missing file wrote {proc.stdout[:80]!r}")
