@@ -494,10 +494,16 @@ static bool read_field(Cursor *c, const char *key, LhtParsedRecord *r)
     return read_int(c, &r->height);
   if (strcmp(key, "bit_depth") == 0)
     return read_int(c, &r->bit_depth);
+  /* A name the tool never writes (a hand-edited record) would be summed
+   * under the run's matrix or range, unseen. */
+  LhMatrix matrix;
+  LhRange range;
   if (strcmp(key, "matrix") == 0)
-    return read_short_string(c, r->matrix, sizeof r->matrix);
+    return read_short_string(c, r->matrix, sizeof r->matrix) &&
+           (lh_matrix_from_name(r->matrix, &matrix) == LH_OK || fail(c, "an unknown matrix"));
   if (strcmp(key, "range") == 0)
-    return read_short_string(c, r->range, sizeof r->range);
+    return read_short_string(c, r->range, sizeof r->range) &&
+           (lh_range_from_name(r->range, &range) == LH_OK || fail(c, "an unknown range"));
   if (strcmp(key, "percentiles") == 0) {
     g_ptr_array_set_size(r->percentile_keys, 0);
     return read_keys(c, r->percentile_keys);

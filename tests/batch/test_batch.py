@@ -785,6 +785,17 @@ def group_shard(tmp):
     proc = run("merge", cut)
     check(proc.returncode == 1 and b": an incomplete last line, cut short (" in proc.stderr,
           f"merge of a file cut in its last line: {proc.returncode} {text(proc.stderr)!r}")
+    # A matrix or range the tool never writes (a hand-edited record): refused,
+    # where it was summed as the run's own, unseen.
+    for field, value, said in (("matrix", "bt999", b"an unknown matrix"),
+                               ("range", "weird", b"an unknown range")):
+        edited = os.path.join(tmp, f"edited-{field}.jsonl")
+        with open(edited, "w") as f:
+            f.write(re.sub(f'"{field}":"[a-z0-9]*"', f'"{field}":"{value}"',
+                           open(shard_files[0]).read(), count=1))
+        proc = run("merge", edited)
+        check(proc.returncode == 1 and said in proc.stderr,
+              f"merge of a record of {field} {value}: {proc.returncode} {text(proc.stderr)!r}")
     proc = run("merge", os.path.join(tmp, "missing.jsonl"))
     check(proc.returncode == 1, "merge of a missing file succeeded")
     check(proc.stdout.strip() == b"", f"merge of a missing file wrote {proc.stdout[:80]!r}")
