@@ -27,6 +27,7 @@ typedef struct {
 } NvDecoder;
 
 static GArray *decoders; /* of NvDecoder, found once */
+static int ranked_for = -1; /* the device whose decoders are first now */
 static GMutex ranks_lock;
 
 /* The CUDA device an nvcodec element works on (its read-only
@@ -89,6 +90,11 @@ void lhio_video_prefer_cuda_device(int device)
   if (device < 0 || lhio_gstreamer_started())
     return;
   g_mutex_lock(&ranks_lock);
+  if (device == ranked_for) { /* each video of a run asks again */
+    g_mutex_unlock(&ranks_lock);
+    return;
+  }
+  ranked_for = device;
   if (!decoders)
     find_decoders();
   for (guint i = 0; i < decoders->len; i++) {

@@ -1798,7 +1798,7 @@ int lhio_video_rewrite(const char *input, const char *output,
                .avi = avi,
                .bare_stream = bare_stream,
                .motion_jpeg = motion_jpeg,
-               .full_range_stated = lhio_mp4_states_full_range(input)};
+               .full_range_stated = iso_media && lhio_mp4_states_full_range(input)};
   g_mutex_init(&r.lock);
   r.pipeline = gst_pipeline_new("lumahist-rewrite");
   GstElement *source = gst_element_factory_make("filesrc", NULL);

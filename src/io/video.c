@@ -307,14 +307,18 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
      * comes. */
     if (is_made_by(element, "tsdemux") && v->options.program > 0)
       g_object_set(element, "program-number", v->options.program, NULL);
+    /* The full-range flag qtdemux drops, read before its decoder is plugged
+     * (a pipe's file is none to read: lhio_mp4_states_full_range says no). */
+    const bool full_range = is_made_by(element, "qtdemux") && lhio_mp4_states_full_range(v->path);
     g_mutex_lock(&v->lock);
     if (is_made_by(element, "tsdemux"))
       v->transport_stream = true;
     else if (is_made_by(element, "avidemux"))
       v->avi = true;
-    else if (is_made_by(element, "qtdemux"))
+    else if (is_made_by(element, "qtdemux")) {
       v->mp4 = true;
-    else if (is_made_by(element, "matroskademux"))
+      v->full_range_stated = full_range;
+    } else if (is_made_by(element, "matroskademux"))
       v->matroska = true;
     else
       v->y4m = true;
@@ -323,7 +327,10 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
   }
   if (!is_picture_decoder(element))
     return;
-  lhio_gst_set_up_decoder(element, v->full_range_stated);
+  g_mutex_lock(&v->lock);
+  const bool full_range = v->full_range_stated;
+  g_mutex_unlock(&v->lock);
+  lhio_gst_set_up_decoder(element, full_range);
   GstPad *pad = gst_element_get_static_pad(element, "sink");
   if (!pad)
     return;
@@ -790,7 +797,6 @@ int lhio_video_open(const char *path, const LhioVideoOptions *options, LhioVideo
     lhio_video_close(v);
     return lhio_fail(y4m_status, path, "%s", y4m_why);
   }
-  v->full_range_stated = regular && lhio_mp4_states_full_range(path);
   char container_why[200];
   const int container_status =
       regular ? lhio_video_unreadable_container(path, container_why, sizeof container_why) : 0;

@@ -152,14 +152,14 @@ static LhContext *context_open_for(LhBackend wanted, int device, bool verbose, c
   return context;
 }
 
-LhContext *lhp_context_open(LhBackend wanted, bool verbose, const LhpReport *report)
-{
-  return context_open_for(wanted, -1, verbose, NULL, report);
-}
-
-LhContext *lhp_context_open_on(LhBackend wanted, int device, bool verbose, const LhpReport *report)
+LhContext *lhp_context_open(LhBackend wanted, int device, bool verbose, const LhpReport *report)
 {
   return context_open_for(wanted, device, verbose, NULL, report);
+}
+
+int lhp_first_device(const GArray *device_ids)
+{
+  return device_ids && device_ids->len > 0 ? g_array_index(device_ids, int, 0) : -1;
 }
 
 int lhp_contexts_count(const LhpContextsWanted *wanted, LhBackend backend)

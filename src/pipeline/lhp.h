@@ -108,12 +108,13 @@ typedef struct {
  * what the CPU decodes (pipeline.c, jpeg_queue). */
 #define LHP_DEFAULT_STREAMS 2
 
-/* One context on the wanted backend; NULL when it cannot be had, said
- * through report; with verbose, a message saying which backend is used and
- * why. */
-LhContext *lhp_context_open(LhBackend wanted, bool verbose, const LhpReport *report);
-/* The same on CUDA device `device` (-1: the current one, as above). */
-LhContext *lhp_context_open_on(LhBackend wanted, int device, bool verbose, const LhpReport *report);
+/* One context on the wanted backend, on CUDA device `device` (-1: the
+ * current one); NULL when it cannot be had, said through report; with
+ * verbose, a message saying which backend is used and why. */
+LhContext *lhp_context_open(LhBackend wanted, int device, bool verbose, const LhpReport *report);
+/* The first of device_ids (--devices, devices=: where videos, read one at
+ * a time, go), or -1 when there is none (NULL or empty). */
+int lhp_first_device(const GArray *device_ids);
 
 /* Opens the analysis contexts: per_device CUDA contexts (streams) on each
  * device of device_ids, or for AUTO/CUDA without ids on the default device,

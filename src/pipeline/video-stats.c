@@ -292,12 +292,6 @@ static int analyze_on(LhpVideoStats *v, LhContext *context, const LhFrame *frame
   return status == LH_ERROR_UNSUPPORTED ? LH_OK : status;
 }
 
-/* The CUDA device the job names, or -1. */
-static int job_device(const LhpVideoJob *job)
-{
-  return job->device_ids && job->device_ids->len > 0 ? g_array_index(job->device_ids, int, 0) : -1;
-}
-
 static int analyze(LhpVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
                    const LhOptions *options, LhStats *stats, double *diff)
 {
@@ -316,8 +310,8 @@ static int analyze(LhpVideoStats *v, LhioVideo *video, const LhioVideoFrame *f,
     return status;
   }
   if (!v->host_context) {
-    v->host_context =
-        lhp_context_open_on(v->job.backend, job_device(&v->job), v->job.verbose, v->job.report);
+    v->host_context = lhp_context_open(v->job.backend, lhp_first_device(v->job.device_ids),
+                                       v->job.verbose, v->job.report);
     if (!v->host_context)
       return lh_set_error(LH_ERROR_NO_DEVICE, "no analysis context");
   }
@@ -495,7 +489,7 @@ LhpVideoOutcome lhp_video_stats_file(LhpVideoStats *v, const char *path, int *fa
     return LHP_VIDEO_FAILED;
   }
   LhioVideo *video = NULL;
-  lhio_video_prefer_cuda_device(job_device(job)); /* GStreamer's NVDEC of that device */
+  lhio_video_prefer_cuda_device(lhp_first_device(job->device_ids)); /* its NVDEC's */
   int status = lhio_video_open(path, &video_options, &video);
   if (status < 0) {
     *failure = g_strdup(lhp_reason(status, path));

@@ -24,8 +24,7 @@ LhpReport lht_progress_report(LhtProgress *progress)
 LhContext *lht_context_open(LhBackend wanted, const GArray *device_ids, bool verbose)
 {
   LhpReport report = lht_progress_report(NULL);
-  int device = device_ids && device_ids->len > 0 ? g_array_index(device_ids, int, 0) : -1;
-  return lhp_context_open_on(wanted, device, verbose, &report);
+  return lhp_context_open(wanted, lhp_first_device(device_ids), verbose, &report);
 }
 
 /* Whether lht_walk gives video files too. */

@@ -202,8 +202,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
                   .change = change};
   /* GStreamer's NVDEC decoders of that device (the frames come to the host,
    * but the decoding is that device's work too). */
-  if (batch->device_ids && batch->device_ids->len > 0)
-    lhio_video_prefer_cuda_device(g_array_index(batch->device_ids, int, 0));
+  lhio_video_prefer_cuda_device(lhp_first_device(batch->device_ids));
   if (!run.context) {
     g_array_free(pending, TRUE);
     return LHT_EXIT_FAILURE;
