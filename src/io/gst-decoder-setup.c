@@ -85,6 +85,11 @@ static GstPadProbeReturn make_full_range(GstPad *pad, GstPadProbeInfo *info, gpo
   return GST_PAD_PROBE_OK;
 }
 
+void lhio_gst_make_range_full(GstPad *pad)
+{
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, make_full_range, NULL, NULL);
+}
+
 void lhio_gst_set_up_decoder(GstElement *decoder, bool full_range)
 {
   GstPad *sink = gst_element_get_static_pad(decoder, "sink");
@@ -92,7 +97,7 @@ void lhio_gst_set_up_decoder(GstElement *decoder, bool full_range)
     gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
                       fill_mpeg_times, g_new0(DecoderTimes, 1), g_free);
     if (full_range)
-      gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, make_full_range, NULL, NULL);
+      lhio_gst_make_range_full(sink);
     gst_object_unref(sink);
   }
 

@@ -18,6 +18,15 @@ const char *lhio_gstreamer_started(void);
  * made full, so that its frames are read, changed and written back so. */
 void lhio_gst_set_up_decoder(GstElement *decoder, bool full_range);
 
+/* The caps that pass through pad made full range: a decoder's input caps
+ * (above), or y4mdec's output where the file's header tags its samples
+ * full (lhio_y4m_states_full_range), which y4mdec does not read. */
+void lhio_gst_make_range_full(GstPad *pad);
+
+/* y4menc's header tagged XCOLORRANGE=FULL, as FFmpeg writes and reads it,
+ * where the frames it takes are full range (gst-y4m-range.c). */
+void lhio_gst_tag_y4m_range(GstElement *y4menc);
+
 /* Whether a buffer into a video decoder is a frame it is to give out: not
  * a header with no time, and inside the segment it was last given (a
  * frame outside is decoded and dropped). */

@@ -260,6 +260,12 @@ int lhio_y4m_end(const char *path, uint64_t frames_decoded, char *why, size_t wh
  * YUV4MPEG2 file). */
 int lhio_y4m_unreadable(const char *path, char *why, size_t why_size);
 
+/* Whether the header of the YUV4MPEG2 file at path tags its samples full
+ * range (XCOLORRANGE=FULL, as FFmpeg writes it), which GStreamer 1.22's
+ * y4mdec does not read (y4m-end.c); false for limited, untagged, or no
+ * regular YUV4MPEG2 file. */
+bool lhio_y4m_states_full_range(const char *path);
+
 /* Whether the file at path is in a container GStreamer cannot read, though
  * it has a demuxer that takes it and then hangs or fails with a message
  * that says nothing of why (NUT; video-kind.c): LH_ERROR_UNSUPPORTED with

@@ -84,7 +84,8 @@
 typedef struct {
   const char *input;
   const char *output; /* as the caller named it (the sink writes a temporary file) */
-  bool full_range_stated; /* by the input's MP4 colr box, which qtdemux drops */
+  bool full_range_stated; /* by the input's MP4 colr box or Y4M header, which qtdemux and y4mdec
+                             drop */
   const LhioVideoRewriteOptions *options;
   GstElement *pipeline;
   GstElement *muxer;
@@ -1366,6 +1367,9 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
    * already fixed). */
   ok = ok && (!gst_caps_is_fixed(caps) || encoder_takes(r, caps));
   GstPad *sink = gst_element_get_static_pad(queue_in, "sink");
+  /* Raw frames came from y4mdec, which does not read their range. */
+  if (!decoder && r->full_range_stated)
+    lhio_gst_make_range_full(sink);
   ok = ok && gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
   gst_object_unref(sink);
   ok = ok && made && link_to_muxer(r, queue_out, made);
@@ -1782,6 +1786,8 @@ int lhio_video_rewrite(const char *input, const char *output,
             sizeof muxer_name);
   g_strlcpy(result->muxer, bare_stream ? "no container (a bare stream)" : muxer_name,
             sizeof result->muxer);
+  if (strcmp(muxer_name, "y4menc") == 0)
+    lhio_gst_tag_y4m_range(muxer);
   char *temp = NULL;
   FILE *file = NULL;
   status = lhio_create_temp(output, &temp, &file);
@@ -1798,7 +1804,8 @@ int lhio_video_rewrite(const char *input, const char *output,
                .avi = avi,
                .bare_stream = bare_stream,
                .motion_jpeg = motion_jpeg,
-               .full_range_stated = iso_media && lhio_mp4_states_full_range(input)};
+               .full_range_stated = (iso_media && lhio_mp4_states_full_range(input)) ||
+                                    lhio_y4m_states_full_range(input)};
   g_mutex_init(&r.lock);
   r.pipeline = gst_pipeline_new("lumahist-rewrite");
   GstElement *source = gst_element_factory_make("filesrc", NULL);

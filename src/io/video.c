@@ -101,7 +101,7 @@ struct LhioVideo {
   DecoderInput *video_decoder;
   bool transport_stream; /* tsdemux reads it: its end is looked at (ts-end.c) */
   bool avi;              /* avidemux reads it: its header is (avi_cut_before) */
-  bool full_range_stated; /* by its MP4 colr box, which qtdemux drops */
+  bool full_range_stated; /* by its MP4 colr box or Y4M header, which qtdemux and y4mdec drop */
   bool mp4;              /* qtdemux reads it: its video track's duration is */
   bool matroska;         /* matroskademux reads it: what it says of its video's end is */
   bool y4m;              /* y4mdec reads it: its frames are walked (y4m-end.c) */
@@ -308,20 +308,24 @@ static void element_added(GstBin *bin, GstBin *sub_bin, GstElement *element, gpo
     if (is_made_by(element, "tsdemux") && v->options.program > 0)
       g_object_set(element, "program-number", v->options.program, NULL);
     /* The full-range flag qtdemux drops, read before its decoder is plugged
-     * (a pipe's file is none to read: lhio_mp4_states_full_range says no). */
-    const bool full_range = is_made_by(element, "qtdemux") && lhio_mp4_states_full_range(v->path);
+     * (a pipe's file is none to read: lhio_mp4_states_full_range says no),
+     * and the XCOLORRANGE tag y4mdec does not read, put on its frames as
+     * they are linked (pad_added). */
+    const bool full_range =
+        (is_made_by(element, "qtdemux") && lhio_mp4_states_full_range(v->path)) ||
+        (is_made_by(element, "y4mdec") && lhio_y4m_states_full_range(v->path));
     g_mutex_lock(&v->lock);
     if (is_made_by(element, "tsdemux"))
       v->transport_stream = true;
     else if (is_made_by(element, "avidemux"))
       v->avi = true;
-    else if (is_made_by(element, "qtdemux")) {
+    else if (is_made_by(element, "qtdemux"))
       v->mp4 = true;
-      v->full_range_stated = full_range;
-    } else if (is_made_by(element, "matroskademux"))
+    else if (is_made_by(element, "matroskademux"))
       v->matroska = true;
     else
       v->y4m = true;
+    v->full_range_stated = full_range;
     g_mutex_unlock(&v->lock);
     return;
   }
@@ -467,6 +471,12 @@ static void pad_added(GstElement *decodebin, GstPad *pad, gpointer data)
     }
   }
   GstPad *sink_pad = gst_element_get_static_pad(target, "sink");
+  /* y4mdec, the decoder of raw frames, does not read their range. */
+  g_mutex_lock(&v->lock);
+  const bool raw_full_range = v->y4m && v->full_range_stated;
+  g_mutex_unlock(&v->lock);
+  if (raw_full_range)
+    lhio_gst_make_range_full(sink_pad);
   if (gst_pad_link(pad, sink_pad) != GST_PAD_LINK_OK)
     GST_ELEMENT_ERROR(decodebin, CORE, NEGOTIATION, ("cannot link the decoded video"), (NULL));
   gst_object_unref(sink_pad);

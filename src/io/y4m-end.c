@@ -6,11 +6,11 @@
  * was cut in the middle of one: y4mdec drops a short last frame quietly,
  * and a file states no duration to hold the frames against.  Bytes after
  * the last whole frame that do not begin one are left alone: junk, not a
- * cut.  Before it is read, the header tells what y4mdec would fail on with
- * a message that reads as damage ("Failed to parse YUV4MPEG header"): a
- * colour space it does not read, and no frame at all; and a file cut inside
- * its first frame, on which the pipeline would wait for a frame until it
- * timed out. */
+ * cut.  The header also tells the samples' range (FFmpeg's XCOLORRANGE
+ * tag), which y4mdec does not read.  Before it is read, the header tells what y4mdec would fail on
+ * with a message that reads as damage ("Failed to parse YUV4MPEG header"): a colour space it does
+ * not read, and no frame at all; and a file cut inside its first frame, on which the pipeline would
+ * wait for a frame until it timed out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +75,7 @@ typedef struct {
   const char *chroma; /* the C tag's value, not terminated; "420" when there is none */
   size_t chroma_length;
   bool chroma_stated;
+  bool full_range; /* XCOLORRANGE=FULL, FFmpeg's tag of full-range samples */
 } Y4mHeader;
 
 /* Reads the header line (length bytes, without its newline); false when
@@ -97,6 +98,8 @@ static bool parse_header(const char *header, size_t length, Y4mHeader *parsed)
       parsed->chroma = header + at + 1;
       parsed->chroma_length = end - at - 1;
       parsed->chroma_stated = true;
+    } else if (strcmp(token, "XCOLORRANGE=FULL") == 0) {
+      parsed->full_range = true;
     }
     at = end + 1;
   }
@@ -254,4 +257,18 @@ int lhio_y4m_end(const char *path, uint64_t frames_decoded, char *why, size_t wh
   }
   close(fd);
   return status;
+}
+
+bool lhio_y4m_states_full_range(const char *path)
+{
+  char buffer[HEADER_BYTES];
+  size_t got;
+  uint64_t size;
+  int fd = open_header(path, buffer, &got, &size);
+  if (fd < 0)
+    return false;
+  close(fd);
+  const char *newline = memchr(buffer, '\n', got);
+  Y4mHeader parsed;
+  return newline && parse_header(buffer, (size_t)(newline - buffer), &parsed) && parsed.full_range;
 }

@@ -61,12 +61,13 @@ def probe(path, *entries):
     return json.loads(out)
 
 
-def write_y4m(path, frames, fps="25:1"):
+def write_y4m(path, frames, fps="25:1", full_range=False):
     """frames: uint8 Y planes; 4:2:0 chroma with a gradient, so that a change
-    of chroma would show."""
+    of chroma would show; full_range: tagged so, as FFmpeg tags it."""
     h, w = frames[0].shape
+    tag = " XCOLORRANGE=FULL" if full_range else ""
     with open(path, "wb") as f:
-        f.write(f"YUV4MPEG2 W{w} H{h} F{fps} Ip A1:1 C420jpeg\n".encode())
+        f.write(f"YUV4MPEG2 W{w} H{h} F{fps} Ip A1:1 C420jpeg{tag}\n".encode())
         for i, y in enumerate(frames):
             ch, cw = (h + 1) // 2, (w + 1) // 2
             u = (np.arange(cw)[None, :] * 3 + i + np.zeros((ch, 1))).astype(np.uint8)
@@ -1173,6 +1174,39 @@ def check_full_range_kept(tmp, rng):
                  "smpte170m"]
     for name, extra in (("full.mp4", []), ("full-described.mp4", described)):
         check_full_range_clip(tmp, frames, name, extra)
+    check_full_range_y4m(tmp, frames)
+
+
+def check_full_range_y4m(tmp, frames):
+    """A YUV4MPEG2 file tagged XCOLORRANGE=FULL (FFmpeg's tag of yuvj420p):
+    GStreamer's y4mdec does not read the tag, so stats read it as limited
+    and equalize squeezed it into 16..235; and y4menc writes no tag, so the
+    full-range output read as limited in FFmpeg.  The same frames untagged
+    stay limited."""
+    for name, full in (("tagged-full.y4m", True), ("untagged.y4m", False)):
+        clip = os.path.join(tmp, name)
+        write_y4m(clip, frames, full_range=full)
+        want_range = "full" if full else "limited"
+        _, out, _ = run("stats", "--no-histogram", clip)
+        ranges = {json.loads(line).get("range") for line in out.splitlines() if line.strip()}
+        check(ranges == {want_range}, f"{name}: stats reads range {ranges}")
+        out_dir = os.path.join(tmp, "out-" + name)
+        code, _, err = run("equalize", "-o", out_dir, clip)
+        output = os.path.join(out_dir, name)
+        if not check(code == 0 and os.path.exists(output), f"{name}: exit {code}: {err}"):
+            continue
+        with open(output, "rb") as f:
+            header = f.readline().decode()
+        tagged = probe(output, "-select_streams", "v", "-show_entries",
+                       "stream=color_range")["streams"][0].get("color_range")
+        check((tagged == "pc") == full and ("XCOLORRANGE=FULL" in header) == full,
+              f"{name}: written tagged {tagged!r} ({header.strip()!r})")
+        got = [y for y, _ in decoded_planes(output, 64, 48, "yuvj420p" if full else "yuv420p")]
+        want = reference_equalized(frames, 8, limited=not full)
+        check(len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want)),
+              f"{name}: luma differs from the {want_range}-range equalization in "
+              f"{sum(not np.array_equal(a, b) for a, b in zip(got, want))} of {len(want)} "
+              f"frames ({len(got)} written)")
 
 
 def check_full_range_clip(tmp, frames, name, extra):
