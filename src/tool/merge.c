@@ -360,11 +360,16 @@ static bool merge_record(const LhtParsedRecord *record, guint64 line, off_t offs
   if (record->dataset) {
     if (sums_file_images(m, record))
       return true;
-    /* The sum of no image (an empty shard's) sums nothing either way. */
+    /* The sum of no image (an empty shard's) sums nothing either way, but
+     * its percentiles are the ones its run asked for: merged alone, or
+     * with other empty shards, the dataset record lists them as stats
+     * --dataset of no image does (it listed none). */
     if (record->images > 0 || record->count > 0 || record->histogram->len == 0) {
       char *where = g_strdup_printf("%s:%" G_GUINT64_FORMAT, m->name, line);
       g_ptr_array_add(m->file_datasets, pending_dataset_new(record, where));
       g_free(where);
+    } else {
+      note_percentiles(m, record);
     }
     return true;
   }

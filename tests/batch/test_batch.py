@@ -691,6 +691,22 @@ def group_shard(tmp):
     proc = run("merge", *with_dataset)
     check(proc.returncode == 0 and text(proc.stdout).splitlines() == dataset_lines,
           f"merge of stats --dataset files: exit {proc.returncode}, {text(proc.stderr)!r}")
+    # A shard with no image (more shards than files): its dataset record,
+    # merged alone or with another such, lists the percentiles its run
+    # asked for, with zeros, as stats --dataset of it does (it listed none).
+    empty = os.path.join(tmp, "empty-shard")
+    os.makedirs(empty, exist_ok=True)
+    empty_shards = [single_file(tmp, run("stats", "--dataset", "-p", "25,75", empty).stdout)
+                    for _ in range(2)]
+    stated = json.loads(text(open(empty_shards[0], "rb").read()).splitlines()[-1])
+    for inputs in (empty_shards[:1], empty_shards):
+        proc = run("merge", *inputs)
+        merged_empty = json.loads(text(proc.stdout)) if proc.stdout else {}
+        check(proc.returncode == 0 and merged_empty.get("images") == 0 and
+              merged_empty.get("percentiles") == stated["percentiles"] == {"25": 0, "75": 0} and
+              merged_empty.get("percentiles_norm") == stated["percentiles_norm"],
+              f"merge of {len(inputs)} empty shard(s): exit {proc.returncode}, percentiles "
+              f"{merged_empty.get('percentiles')}, stats --dataset wrote {stated['percentiles']}")
     # One file named twice counts once, as an image met twice does; a copy
     # of it is summed again but said.
     proc = run("merge", merged_file, merged_file)
