@@ -357,7 +357,21 @@ static bool resume_record(const LhtParsedRecord *record, guint64 line, off_t off
       same = strcmp(key, g_ptr_array_index(record->percentile_keys, i)) == 0;
     }
     if (!same) {
-      r->mismatch = g_strdup("its records have other --percentiles");
+      /* Both lists said, as the records' order is their columns' in CSV:
+       * the same percentiles in another order are other ones here. */
+      GString *theirs = g_string_new(NULL), *ours = g_string_new(NULL);
+      for (guint i = 0; i < record->percentile_keys->len; i++)
+        g_string_append_printf(theirs, "%s%s", i ? "," : "",
+                               (const char *)g_ptr_array_index(record->percentile_keys, i));
+      for (int i = 0; i < options->n_percentiles; i++) {
+        char key[32];
+        lhp_percentile_key(key, sizeof key, options->percentiles[i]);
+        g_string_append_printf(ours, "%s%s", i ? "," : "", key);
+      }
+      r->mismatch = g_strdup_printf("its records have --percentiles '%s', this run '%s'",
+                                    theirs->str, ours->str);
+      g_string_free(theirs, TRUE);
+      g_string_free(ours, TRUE);
       return false;
     }
     if ((record->histogram->len > 0) != r->job->with_histogram) {

@@ -1163,6 +1163,12 @@ def group_resume(tmp):
         proc = run("stats", "--output", out, "--skip-existing", *extra, folder)
         check(proc.returncode == 1 and b"cannot be continued" in proc.stderr,
               f"resume with {extra}: {proc.returncode} {text(proc.stderr)!r}")
+    # Both lists said: the same percentiles in another order are other
+    # columns in CSV, and were only "other --percentiles".
+    proc = run("stats", "--output", out, "--skip-existing", "-p", "99,95,50,5,1", folder)
+    check(proc.returncode == 1 and b"its records have --percentiles '1,5,50,95,99', this run "
+          b"'99,95,50,5,1'" in proc.stderr,
+          f"resume with the percentiles in another order: {text(proc.stderr)!r}")
     with open(out, "rb") as f:
         check(f.read() == before, "a refused resume changed the file")
     # A CSV output resumed (--skip-existing reads back jsonl only) gets one
