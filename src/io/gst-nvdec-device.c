@@ -87,10 +87,14 @@ static void find_decoders(void)
 
 void lhio_video_prefer_cuda_device(int device)
 {
-  if (device < 0 || lhio_gstreamer_started())
+  if (lhio_gstreamer_started())
     return;
+  if (device < 0)
+    device = -1;
   g_mutex_lock(&ranks_lock);
-  if (device == ranked_for) { /* each video of a run asks again */
+  /* Each video of a run asks again; -1 after a device (a Python call
+   * without devices= after one with) puts the ranks back as registered. */
+  if (device == ranked_for) {
     g_mutex_unlock(&ranks_lock);
     return;
   }
@@ -99,8 +103,8 @@ void lhio_video_prefer_cuda_device(int device)
     find_decoders();
   for (guint i = 0; i < decoders->len; i++) {
     NvDecoder *d = &g_array_index(decoders, NvDecoder, i);
-    /* Each back to its own rank, then the wanted device's above the best
-     * of its codec's. */
+    /* Each back to its own rank, then the wanted device's (none for -1)
+     * above the best of its codec's. */
     guint rank = d->rank;
     if (d->device == device)
       for (guint j = 0; j < decoders->len; j++) {

@@ -166,8 +166,9 @@ typedef struct {
 
 /* Makes the NVDEC decoders of CUDA device `device` the ones GStreamer
  * chooses from now on, in this process (nvcodec registers one element a
- * device: nvh264dec, nvh264device1dec, ...; gst-nvdec-device.c); -1 leaves
- * its choice as it is. */
+ * device: nvh264dec, nvh264device1dec, ...; gst-nvdec-device.c); -1 puts
+ * back nvcodec's own choice (the first device's), where another device's
+ * was made first before. */
 void lhio_video_prefer_cuda_device(int device);
 
 /* Starts decoding path (its first video stream).  Fails for a file that is

@@ -678,3 +678,8 @@ def test_a_video_goes_to_the_device_named():
             return [{k: v for k, v in r.items() if k not in ("backend", "decoder")}
                     for r in records]
         assert numbers(got) == numbers(cpu), device
+    # A call without devices= after one on the last device decodes on
+    # nvcodec's own choice, the first device, again: the last device's
+    # decoders stayed ranked first for the rest of the process.
+    again = {r["decoder"] for r in dicts(lumahist.stats_files(clip, backend="cuda")) if "frame" in r}
+    assert again == {"nvh264dec"}, again
