@@ -109,9 +109,7 @@ static const struct {
     {"RGBA64_LE", LH_FORMAT_RGBA16}, {"BGRA64_LE", LH_FORMAT_BGRA16},
 };
 
-/* ASCII case only: strcasecmp follows the locale, and in a Turkish one
- * "i420" would not be "I420". */
-static bool names_equal(const char *a, const char *b)
+bool lhi_names_equal(const char *a, const char *b)
 {
   for (; *a && *b; a++, b++) {
     char ca = *a >= 'a' && *a <= 'z' ? (char)(*a - 'a' + 'A') : *a;
@@ -127,12 +125,12 @@ LH_API int lh_format_from_name(const char *name, LhFormat *format)
   if (!name || !format)
     return lhi_error(LH_ERROR_INVALID_ARGUMENT, "format name or result is NULL");
   for (int f = 0; f < LH_FORMAT_COUNT; f++)
-    if (names_equal(format_infos[f].name, name)) {
+    if (lhi_names_equal(format_infos[f].name, name)) {
       *format = (LhFormat)f;
       return LH_OK;
     }
   for (size_t i = 0; i < sizeof gstreamer_names / sizeof gstreamer_names[0]; i++)
-    if (names_equal(gstreamer_names[i].name, name)) {
+    if (lhi_names_equal(gstreamer_names[i].name, name)) {
       *format = gstreamer_names[i].format;
       return LH_OK;
     }
@@ -310,6 +308,9 @@ LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_
     return 0;
   if (stride == 0)
     stride = lhi_format_row_bytes(info, width);
+  /* A stride below a row is no frame lh_frame_init() makes. */
+  if (stride < lhi_format_row_bytes(info, width))
+    return 0;
   /* 0 also when the size does not fit in a size_t: a wrapped size would
    * have the caller allocate less than the frame covers. */
   size_t size, chroma;

@@ -540,6 +540,11 @@ int lhi_cpu_scale_chroma(LhiPool *pool, const LhiEqualizeJob *job, const uint16_
 void lhi_chroma_shape(const LhFrame *frame, size_t *row_bytes, int *rows);
 int lhi_check_chroma(const LhFrame *frame, const char *which);
 
+/* Whether two names are the same in any ASCII case, as every *_from_name()
+ * reads its name: strcasecmp follows the locale, and in a Turkish one
+ * "i420" would not be "I420". */
+bool lhi_names_equal(const char *a, const char *b);
+
 struct LhiBackend {
   const char *name;
   LhBackend kind;

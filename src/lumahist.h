@@ -128,11 +128,14 @@ LH_API int lh_format_from_name(const char *name, LhFormat *format);
  * 12 or 16; 0 for a value out of range. */
 LH_API int lh_format_bit_depth(LhFormat format);
 
-/* The alignment, in bytes, that a frame of this format needs of its planes'
- * addresses and strides: the size of its samples (1; 2 for 16-bit samples;
- * 4 for formats of 32-bit words: packed 10-bit R'G'B', v210).  A frame
- * without it is refused (LH_ERROR_INVALID_ARGUMENT): copy it to an aligned
- * one first.  0 for a value out of range. */
+/* The alignment, in bytes, that a frame of this format needs of its first
+ * plane's address and stride (the Y or packed plane, read a sample at a
+ * time): the size of its samples (1; 2 for 16-bit samples; 4 for formats of
+ * 32-bit words: packed 10-bit R'G'B', v210).  A frame without it is refused
+ * (LH_ERROR_INVALID_ARGUMENT): copy it to an aligned one first.  Chroma
+ * planes need none: they are copied and drawn into a byte at a time (and
+ * lh_frame_init() gives 16-bit chroma an odd stride where a padded Y
+ * stride is 4k + 2 bytes).  0 for a value out of range. */
 LH_API int lh_format_alignment(LhFormat format);
 
 /* The part of plane `plane` (0 .. 2) that a width x height frame of this
@@ -186,7 +189,8 @@ LH_API int lh_frame_init(LhFrame *frame, LhFormat format, LhMemory memory, int w
                          void *data, size_t stride);
 
 /* Bytes that lh_frame_init() expects at data for this format, size and stride;
- * 0 for an unknown format, a side below 1, or a size beyond a size_t. */
+ * 0 for an unknown format, a side below 1, a stride below a row (which
+ * lh_frame_init() refuses), or a size beyond a size_t. */
 LH_API size_t lh_frame_buffer_size(LhFormat format, int width, int height, size_t stride);
 
 /* ------------------------------------------------------------------------ */
@@ -212,6 +216,8 @@ typedef enum {
 
 LH_API const char *lh_matrix_name(LhMatrix matrix);           /* "bt601", ... */
 LH_API const char *lh_range_name(LhRange range);              /* "full", "limited" */
+/* The matrix or range a name that lh_matrix_name() or lh_range_name()
+ * gives stands for, in any case ("BT709" too). */
 LH_API int lh_matrix_from_name(const char *name, LhMatrix *matrix);
 LH_API int lh_range_from_name(const char *name, LhRange *range);
 
@@ -303,6 +309,7 @@ typedef enum {
 } LhBackend;
 
 LH_API const char *lh_backend_name(LhBackend backend); /* "auto", "cpu", "cuda" */
+/* The backend a name that lh_backend_name() gives stands for, in any case. */
 LH_API int lh_backend_from_name(const char *name, LhBackend *backend);
 
 typedef struct LhContext LhContext;
@@ -383,9 +390,9 @@ LH_API const char *lh_context_note(const LhContext *context);
 
 /* Threads the CPU backend splits each frame across (row bands, tiles): 0,
  * the default, one per core; 1 keeps every call on the calling thread (a
- * program that already runs one context per core wants that).  The numbers
- * are the same on any number.  The CUDA backend ignores it (an AUTO context
- * on CUDA gives it to its CPU side). */
+ * program that already runs one context per core wants that); at most 256
+ * (more is taken as 256).  The numbers are the same on any number.  The CUDA backend ignores it (an
+ * AUTO context on CUDA gives it to its CPU side). */
 LH_API int lh_context_set_threads(LhContext *context, int threads);
 
 /* The cudaStream_t (passed as void *) that GPU work is queued on; NULL
@@ -513,7 +520,8 @@ typedef struct {
    * anticlockwise), as LhOverlayOptions' is.  The grid is the picture's as
    * shown (tiles_x across it, extended on its right and bottom): the same
    * frame as cv::createCLAHE gives on the picture turned upright, turned
-   * back.  Global equalization is the same either way. */
+   * back (within the bounds lh_equalize() states).  Global equalization is
+   * the same either way. */
   int orientation;
 } LhEqualizeOptions;
 
@@ -538,7 +546,9 @@ LH_API void lh_equalize_options_init(LhEqualizeOptions *options);
  * tile LUT[v] = black + min(white - black, rint((float)cdf(v) * s)) with
  * s = (float)(white - black) / (float)tile_pixels (IEEE single, as OpenCV);
  * a pixel's value is the bilinear mix of the four nearest tile LUTs with
- * 16-bit fixed-point weights, rounded half up (within 1 of OpenCV at 8 bits). */
+ * 16-bit fixed-point weights, rounded half up (within 1 of OpenCV at 8 bits;
+ * at 16 bits some pixels differ by 2 where tiles are small and their LUTs
+ * steep, as the README says). */
 LH_API int lh_equalize(LhContext *context, const LhFrame *in, LhFrame *out,
                        const LhEqualizeOptions *options);
 

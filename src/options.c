@@ -85,7 +85,7 @@ static int find_name(const char *const *names, size_t n, const char *name)
   if (!name)
     return -1;
   for (size_t i = 0; i < n; i++)
-    if (strcmp(names[i], name) == 0)
+    if (lhi_names_equal(names[i], name))
       return (int)i;
   return -1;
 }

@@ -303,7 +303,8 @@ int lhi_options_validate(const LhOptions *options)
                      options->n_percentiles, LH_MAX_PERCENTILES);
   for (int i = 0; i < options->n_percentiles; i++)
     if (!(options->percentiles[i] >= 0.0 && options->percentiles[i] <= 100.0))
-      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "percentile %g is outside [0, 100]",
+      /* %.15g: %g wrote 100.0000001 as "100", inside the range it names. */
+      return lhi_error(LH_ERROR_INVALID_ARGUMENT, "percentile %.15g is outside [0, 100]",
                        options->percentiles[i]);
   return LH_OK;
 }

@@ -77,6 +77,12 @@ static void test_names(void)
   EXPECT(lh_backend_from_name("cpu", NULL), LH_ERROR_INVALID_ARGUMENT, "backend out NULL");
   CHECK(m == LH_MATRIX_BT709 && r == LH_RANGE_LIMITED && b == LH_BACKEND_CUDA,
         "a failed lookup changed its output");
+  /* In any case, as lh_format_from_name() reads formats ("BT709" was
+   * refused where "YUY2" and "yuy2" were both taken). */
+  CHECK(lh_matrix_from_name("BT709", &m) == LH_OK && m == LH_MATRIX_BT709 &&
+            lh_range_from_name("Limited", &r) == LH_OK && r == LH_RANGE_LIMITED &&
+            lh_backend_from_name("CPU", &b) == LH_OK && b == LH_BACKEND_CPU,
+        "names in capitals: %s", lh_last_error());
   CHECK(lh_version() != NULL && lh_version()[0] != '\0', "no version");
 }
 
@@ -142,6 +148,47 @@ static void test_contexts(void)
   lh_context_free(c);
 }
 
+/* 16-bit chroma planes need no alignment (lh_format_alignment): the
+ * library copies them a byte at a time.  lh_frame_init() lays a padded Y
+ * stride of 4k + 2 bytes' chroma rows an odd number of bytes apart, and a
+ * chroma plane may lie at an odd address: equalize copies either exactly. */
+static void test_16_bit_chroma(LhContext *ctx)
+{
+  const LhFormat formats[] = {LH_FORMAT_I420_10LE, LH_FORMAT_I420_12LE, LH_FORMAT_I422_10LE};
+  for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++) {
+    const char *name = lh_format_name(formats[k]);
+    const size_t size = lh_frame_buffer_size(formats[k], 5, 3, 14);
+    uint8_t *bytes = malloc(size + 1), *copy = calloc(size + 1, 1);
+    for (size_t i = 0; i < size + 1; i++)
+      bytes[i] = (uint8_t)(i * 37 % 251) & (i % 2 ? 0x03 : 0xff); /* 10-bit words */
+    LhFrame in, out;
+    EXPECT(lh_frame_init(&in, formats[k], LH_MEMORY_HOST, 5, 3, bytes, 14), LH_OK, name);
+    CHECK(in.strides[1] == 7 && in.strides[2] == 7, "%s 5x3, Y stride 14: chroma strides %zu, %zu",
+          name, in.strides[1], in.strides[2]);
+    EXPECT(lh_frame_init(&out, formats[k], LH_MEMORY_HOST, 5, 3, copy, 14), LH_OK, name);
+    /* The input's first chroma plane one byte on: at an odd address. */
+    memmove((uint8_t *)in.planes[1] + 1, in.planes[1],
+            (size_t)((uint8_t *)bytes + size - (uint8_t *)in.planes[1]));
+    in.planes[1] = (uint8_t *)in.planes[1] + 1;
+    in.planes[2] = (uint8_t *)in.planes[2] + 1;
+    LhEqualizeOptions eo;
+    lh_equalize_options_init(&eo);
+    EXPECT(lh_equalize(ctx, &in, &out, &eo), LH_OK, name);
+    size_t row_bytes;
+    int rows;
+    lh_format_plane_size(formats[k], 1, 5, 3, &row_bytes, &rows);
+    bool same = true;
+    for (int p = 1; p <= 2; p++)
+      for (int y = 0; y < rows; y++)
+        same =
+            same && memcmp((uint8_t *)in.planes[p] + (size_t)y * in.strides[p],
+                           (uint8_t *)out.planes[p] + (size_t)y * out.strides[p], row_bytes) == 0;
+    CHECK(same, "%s: chroma at odd strides and an odd address not copied as it was", name);
+    free(bytes);
+    free(copy);
+  }
+}
+
 static void test_frames(LhContext *ctx)
 {
   uint8_t pixels[64] = {0};
@@ -194,6 +241,12 @@ static void test_frames(LhContext *ctx)
     EXPECT(lh_analyze(ctx, &f, &o, &s), LH_ERROR_INVALID_ARGUMENT, "stride 0 in a frame");
     free(data);
   }
+
+  /* A stride below a row has no buffer size: lh_frame_init() refuses it. */
+  CHECK(lh_frame_buffer_size(LH_FORMAT_GRAY8, 4, 4, 2) == 0 &&
+            lh_frame_buffer_size(LH_FORMAT_I420_10LE, 5, 3, 9) == 0,
+        "buffer size of a stride below a row: %zu", lh_frame_buffer_size(LH_FORMAT_GRAY8, 4, 4, 2));
+  test_16_bit_chroma(ctx);
 
   /* Sizes whose bytes do not fit in memory: refused, never computed modulo 2^64. */
   CHECK(lh_frame_buffer_size(LH_FORMAT_GRAY8, 16, 16, SIZE_MAX / 8) == 0,
@@ -268,7 +321,7 @@ static void test_options(LhContext *ctx)
   lh_stats_init(&s);
   uint64_t histogram[256] = {0};
   histogram[3] = 5;
-  double outside[] = {-0.001, 100.001, NAN, INFINITY, -INFINITY, -0.0 - 1e-300, 1e308};
+  double outside[] = {-0.001, 100.001, NAN, INFINITY, -INFINITY, -0.0 - 1e-300, 1e308, 100.0000001};
   for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
     lh_options_init(&o);
     o.n_percentiles = 2;
@@ -279,6 +332,10 @@ static void test_options(LhContext *ctx)
     EXPECT(lh_analyze(ctx, &f, &o, &s), LH_ERROR_INVALID_ARGUMENT, what);
     EXPECT(lh_stats_from_histogram(histogram, 8, &o, &s), LH_ERROR_INVALID_ARGUMENT, what);
   }
+  /* The message names the value as given ("percentile 100 is outside"
+   * with %g). */
+  CHECK(strstr(lh_last_error(), "percentile 100.0000001 is outside") != NULL, "message \"%s\"",
+        lh_last_error());
   lh_options_init(&o);
   o.n_percentiles = 2;
   o.percentiles[0] = 0;
