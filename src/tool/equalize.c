@@ -1,7 +1,6 @@
 /* equalize.c: `lumahist equalize` (global histogram equalization, per image
  * or with one LUT for all, saved or loaded) and `lumahist clahe`, writing
  * each image equalized under an output folder. */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,16 +118,29 @@ static uint16_t *load_lut(const char *path, int *bit_depth)
   size_t n = (size_t)1 << depth;
   lut = malloc(n * sizeof *lut);
   for (size_t v = 0; v < n; v++) {
-    errno = 0;
-    long value = strtol(cursor, &end, 10);
-    if (end == cursor || errno != 0 || value < 0 || value >= (long)n) {
-      lht_error(path, "LUT entry %zu is missing or not in 0 .. %zu", v, n - 1);
-      free(lut);
-      lut = NULL;
-      goto done;
+    /* Each entry digits alone, spaces or line ends between: strtol took
+     * "254+253" as two entries and "1e2" as 1 (then named the next one). */
+    while (g_ascii_isspace(*cursor))
+      cursor++;
+    const char *item = cursor;
+    size_t value = 0;
+    while (g_ascii_isdigit(*cursor) && value < n)
+      value = value * 10 + (size_t)(*cursor++ - '0');
+    if (*item == '\0') {
+      lht_error(path, "LUT entry %zu is missing (a %ld-bit LUT has %zu)", v, depth, n);
+    } else if (cursor == item || value >= n || (*cursor && !g_ascii_isspace(*cursor))) {
+      size_t length = 0;
+      while (item[length] && !g_ascii_isspace(item[length]) && length < 24)
+        length++;
+      lht_error(path, "LUT entry %zu ('%.*s') is not a whole number in 0 .. %zu", v, (int)length,
+                item, n - 1);
+    } else {
+      lut[v] = (uint16_t)value;
+      continue;
     }
-    lut[v] = (uint16_t)value;
-    cursor = end;
+    free(lut);
+    lut = NULL;
+    goto done;
   }
   while (g_ascii_isspace(*cursor))
     cursor++;

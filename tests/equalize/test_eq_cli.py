@@ -400,6 +400,23 @@ def test_luts(root, inputs):
     code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
     check(code == 1 and "more than 256 entries in an 8-bit LUT" in err,
           f"long LUT: exit {code}: {err}")
+    # Each entry a whole number on its own: strtol read "254+253" as two
+    # (255 items taken as 256 entries) and "1e2" as 1, then blamed the next.
+    entries = [str(255 - v) for v in range(256)]
+    for at, item, words in ((1, "254+253", None), (5, "1e2", None), (5, "5.5", None),
+                            (5, "0x10", None), (5, "+5", None), (5, "-0", None),
+                            (5, "99999999999999999999", None), (255, None, "missing")):
+        items = entries[:at] + ([item] if item else []) + entries[at + 1:]
+        if item == "254+253":
+            items = entries[:1] + [item] + entries[3:]
+        with open(bad, "w") as f:
+            f.write("lumahist-lut 1 bit_depth 8\n" + " ".join(items) + "\n")
+        code, err = lumahist("equalize", one, "--out", os.path.join(root, "d"), "--apply-lut", bad)
+        said = (f"LUT entry {at} is missing" if words else
+                f"LUT entry {at} ('{item}') is not a whole number in 0 .. 255")
+        check(code == 1 and said in err and err.count("\n") == 1 and
+              not os.path.exists(os.path.join(root, "d")),
+              f"LUT with {item!r} at entry {at}: exit {code}: {err!r}")
     # A first line with more after the depth is no LUT (it read as an 8-bit
     # LUT whose entry 0 was bad); a Windows line end is one.
     for header, good in (("lumahist-lut 1 bit_depth 8x", False),
