@@ -1491,6 +1491,15 @@ static void gst_lumahist_set_property(GObject *object, guint prop_id, const GVal
 {
   GstLumahist *self = GST_LUMAHIST(object);
 
+  /* Read when the element starts: a change while it runs reads back at once
+   * but takes effect at the next start, which is said where a user sees it
+   * (before the object lock, which posting a message takes). */
+  if ((pspec->flags & GST_PARAM_MUTABLE_READY) && GST_STATE(self) > GST_STATE_READY)
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                        ("%s was changed while %s: it takes effect when the element next starts",
+                         pspec->name, gst_element_state_get_name(GST_STATE(self))),
+                        (NULL));
+
   GST_OBJECT_LOCK(self);
   switch (prop_id) {
   case PROP_MODE:

@@ -2012,6 +2012,48 @@ GST_START_TEST(test_state_cycles)
 }
 GST_END_TEST;
 
+/* A property read when the element starts (backend, cuda-device-id,
+ * n-threads, page-lock), changed while it runs, reads back at once but acts
+ * at the next start: one warning on the bus says so, naming it; in READY
+ * none. */
+GST_START_TEST(test_start_property_changed_while_running)
+{
+  GstElement *pipeline =
+      gst_parse_launch("videotestsrc pattern=ball ! video/x-raw,format=I420,width=64,height=48 ! "
+                       "lumahist name=l backend=cpu ! fakesink",
+                       NULL);
+  GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), "l");
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *message;
+  GError *error = NULL;
+  gchar *debug = NULL;
+
+  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_READY),
+                         GST_STATE_CHANGE_SUCCESS);
+  g_object_set(element, "n-threads", 2, NULL);
+  fail_unless(gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING) == NULL);
+  gst_element_set_state(pipeline, GST_STATE_PAUSED);
+  fail_unless_equals_int(gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND),
+                         GST_STATE_CHANGE_SUCCESS);
+  g_object_set(element, "n-threads", 3, NULL);
+  message = gst_bus_timed_pop_filtered(bus, GST_SECOND, GST_MESSAGE_WARNING);
+  fail_unless(message != NULL, "no warning for n-threads changed while PAUSED");
+  gst_message_parse_warning(message, &error, &debug);
+  fail_unless(strstr(error->message, "n-threads was changed while PAUSED") != NULL, "%s",
+              error->message);
+  g_clear_error(&error);
+  g_free(debug);
+  gst_message_unref(message);
+  /* A property that acts at once says nothing. */
+  g_object_set(element, "mode", 1, NULL);
+  fail_unless(gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING) == NULL);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(element);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
 /* backend=auto: CUDA where a device is usable, else the CPU with exactly one
  * warning; the messages name the backend that active-backend reports. */
 GST_START_TEST(test_backend_auto)
@@ -2173,6 +2215,7 @@ static Suite *lumahist_suite(void)
   tcase_add_test(tc, test_overlay_direction);
   tcase_add_test(tc, test_clahe_direction);
   tcase_add_test(tc, test_state_cycles);
+  tcase_add_test(tc, test_start_property_changed_while_running);
   tcase_add_test(tc, test_backend_auto);
   tcase_add_test(tc, test_backend_auto_per_frame);
   tcase_add_test(tc, test_yuv_against_videoconvert);
