@@ -1235,7 +1235,7 @@ static void link_copied(Rewrite *r, GstPad *pad, GstCaps *caps)
 static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
 {
   GstCaps *codec = codec_caps(caps);
-  GstElement *decoder = NULL;
+  GstElement *decoder = NULL, *frame_parser = NULL;
   if (!gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
     /* A decoder that takes the stream whole; caps not yet fixed (MPEG-TS
      * before its first packet) are met by one that takes some of them. */
@@ -1258,6 +1258,16 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
     decoder = gst_element_factory_create(factory, NULL);
     lhio_gst_set_up_decoder(decoder, r->full_range_stated);
     gst_object_unref(factory);
+    /* A bare Motion JPEG comes as one image/jpeg stream that jpegdec cuts
+     * in frames itself: count_decoder_input counted the file's read blocks
+     * as frames (61 for 50 frames of 320x240), and a whole file was failed
+     * as damaged.  jpegparse cuts it first, as for stats (video.c). */
+    if (r->motion_jpeg && !(frame_parser = gst_element_factory_make("jpegparse", NULL))) {
+      fail(r, "Motion JPEG: GStreamer lacks jpegparse (gstreamer1.0-plugins-bad)");
+      gst_object_unref(decoder);
+      gst_caps_unref(codec);
+      return;
+    }
   }
   /* Raw video (YUV4MPEG2) is written raw, unless --codec asks otherwise. */
   bool raw = decoder == NULL && !r->options->codec;
@@ -1274,6 +1284,8 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
       g_free(why);
       if (decoder)
         gst_object_unref(decoder);
+      if (frame_parser)
+        gst_object_unref(frame_parser);
       gst_caps_unref(codec);
       return;
     }
@@ -1288,6 +1300,8 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
       gst_object_unref(encoder);
       if (decoder)
         gst_object_unref(decoder);
+      if (frame_parser)
+        gst_object_unref(frame_parser);
       gst_caps_unref(codec);
       return;
     }
@@ -1349,8 +1363,8 @@ static void link_video(Rewrite *r, GstPad *pad, GstCaps *caps)
   GstCaps *change_caps = gst_caps_from_string("video/x-raw, format=(string)" CHANGE_FORMATS);
   g_object_set(filter, "caps", change_caps, NULL);
   gst_caps_unref(change_caps);
-  GstElement *chain[] = {queue_in,         decoder, convert_in, filter,   convert_out,
-                         r->encode_filter, encoder, parser,     queue_out};
+  GstElement *chain[] = {queue_in,    frame_parser,     decoder, convert_in, filter,
+                         convert_out, r->encode_filter, encoder, parser,     queue_out};
   bool ok = add_to_pipeline(r, chain, G_N_ELEMENTS(chain));
   r->encoder_element = encoder;
   gst_caps_replace(&r->made, made);

@@ -117,6 +117,27 @@ def check_motion_jpeg(tmp, frames, h, w):
             worst = max(float(np.abs(g.astype(int) - r).mean()) for g, r in zip(got, want))
             check(worst < 2.5, f"webcam.mjpeg: luma off the reference by {worst}")
             check_motion_jpeg_from_standard_input(tmp, clip, got, w, h)
+    check_large_motion_jpeg(tmp)
+
+
+def check_large_motion_jpeg(tmp):
+    """Motion JPEG frames larger than a read block (4 KB: any webcam's):
+    jpegdec, cutting the stream in frames itself, took the blocks, which
+    the rewrite counted as frames, and a whole clip was failed as damaged
+    ('11 of its 61 frames could not be decoded', nothing written)."""
+    rng = np.random.default_rng(77)
+    frames = [rng.integers(0, 256, size=(96, 128), dtype=np.uint8) for _ in range(6)]
+    clip = make_clip(tmp, "large.mjpeg", frames,
+                     ["-c:v", "mjpeg", "-q:v", "2", "-pix_fmt", "yuvj420p", "-f", "mjpeg"],
+                     audio=False)
+    check(os.path.getsize(clip) > 6 * 8192, f"large.mjpeg: {os.path.getsize(clip)} bytes")
+    for command in ("equalize", "clahe", "overlay"):
+        out_dir = os.path.join(tmp, "out-large-motion-jpeg-" + command)
+        code, _, err = run(command, "-o", out_dir, clip)
+        output = os.path.join(out_dir, "large.mjpeg")
+        if check(code == 0 and os.path.exists(output), f"{command} large.mjpeg: exit {code}: {err}"):
+            got = decoded_planes(output, 128, 96, "yuvj420p")
+            check(len(got) == len(frames), f"{command} large.mjpeg: {len(got)} of 6 frames")
 
 
 def check_motion_jpeg_from_standard_input(tmp, clip, got, w, h):
