@@ -150,7 +150,8 @@ static char *commands_description(void)
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
     g_string_append_printf(text, "  %-10s %s\n", commands[i].name, commands[i].summary);
   g_string_append(text, "\n'lumahist COMMAND --help' describes the options of a command.\n"
-                        "Exit status: 0 all files done, 1 some file failed, 2 usage error.\n"
+                        "Exit status: 0 all files done, 1 some file failed, 2 usage error, "
+                        "128 + N stopped by signal N (SIGINT, SIGTERM, SIGHUP).\n"
                         "Environment: CUDA_VISIBLE_DEVICES, the GPUs that CUDA shows (--devices "
                         "numbers them from 0); CUDA_HOME and CUDA_PATH, where libnvjpeg is looked "
                         "for after the loader's path; GStreamer's own (GST_PLUGIN_PATH, GST_DEBUG) "
