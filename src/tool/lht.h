@@ -61,6 +61,12 @@ void lht_luma_args_clear(LhtLumaArgs *args);
  * [low, high], stored in *value. */
 bool lht_parse_number(const char *text, double low, double high, double *value);
 
+/* The bytes of the character at text when it is a C1 control (UTF-8 of
+ * U+0080 .. U+009F) or a bidirectional control (U+202A .. U+202E, U+2066
+ * .. U+2069), which a terminal acts on or reorders the line by; 0 for any
+ * other (hidden-controls.c). */
+size_t lht_hidden_control_bytes(const char *text);
+
 /* "lumahist: PATH: REASON" on stderr, one line; a NULL path leaves it out. */
 void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
 /* A usage error: "lumahist: MESSAGE" as lht_error writes it, then "Try

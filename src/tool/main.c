@@ -29,11 +29,17 @@ static const LhtCommand commands[] = {
 
 /* Text of a message line, whose file names may hold any byte but '/' and
  * NUL: a control character (a newline, an escape sequence a terminal would
- * act on) is written as \n, \t or \xHH, so that a file gets one line. */
+ * act on, C1's and the bidirectional ones of UTF-8 included) is written as
+ * \n, \t or \xHH a byte, so that a file gets one line as it is named. */
 static void put_line_text(const char *text)
 {
   for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-    if (*c == '\n')
+    const size_t hidden = lht_hidden_control_bytes((const char *)c);
+    if (hidden) {
+      for (size_t i = 0; i < hidden; i++)
+        fprintf(stderr, "\\x%02x", c[i]);
+      c += hidden - 1;
+    } else if (*c == '\n')
       fputs("\\n", stderr);
     else if (*c == '\t')
       fputs("\\t", stderr);

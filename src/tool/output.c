@@ -86,13 +86,22 @@ bool lht_format_from_name(const char *name, LhtFormat *format)
 }
 
 /* A path as the table shows it: U+FFFD for each byte that is not UTF-8, a
- * control character, which would break the row, as '?'. */
+ * control character, which would break the row or turn it around (C1's and
+ * the bidirectional ones included), as '?'. */
 static char *table_path(const char *path)
 {
   char *shown = lht_path_shown(path);
-  for (char *c = shown; *c; c++)
-    if ((unsigned char)*c < 0x20 || *c == 0x7f)
-      *c = '?';
+  char *to = shown;
+  for (const char *c = shown; *c;) {
+    const size_t hidden = lht_hidden_control_bytes(c);
+    if (hidden || (unsigned char)*c < 0x20 || *c == 0x7f) {
+      *to++ = '?';
+      c += hidden ? hidden : 1;
+    } else {
+      *to++ = *c++;
+    }
+  }
+  *to = '\0';
   return shown;
 }
 

@@ -815,8 +815,12 @@ def check_errors(tmp):
     # line a file, and nothing the terminal would act on (as \n, \t, \x1b).
     odd = os.path.join(tmp, "odd-names")
     os.makedirs(odd)
+    # So are UTF-8's C1 controls (U+009B is a terminal's CSI) and its
+    # bidirectional overrides (U+202E turned the rest of the line around):
+    # they were written as they are.
     names = {"new\nline.png": "new\\nline.png", "tab\there.jpg": "tab\\there.jpg",
-             "\x1b[2Jred.png": "\\x1b[2Jred.png"}
+             "\x1b[2Jred.png": "\\x1b[2Jred.png", "csi\u009b31mX.png": "csi\\xc2\\x9b31mX.png",
+             "bidi\u202egnp.exe.png": "bidi\\xe2\\x80\\xaegnp.exe.png"}
     for name in names:
         open(os.path.join(odd, name), "wb").write(b"not an image")
     rc, recs, err = run_jsonl(odd, expect=1)
@@ -824,6 +828,16 @@ def check_errors(tmp):
     check(sorted(lines) == sorted(f"lumahist: {odd}/{shown}: not a PNG or JPEG file"
                                   for shown in names.values()),
           f"names with control characters: {err!r}")
+    # In the table, each as one '?', as C0 controls are.
+    shown = os.path.join(tmp, "odd-shown")
+    os.makedirs(shown)
+    for name in ("bidi\u202egnp.exe.png", "nel\u0085Y.png", "csi\u009b31mX.png"):
+        shutil.copy(os.path.join(top, "1-good.png"), os.path.join(shown, name))
+    rc, out, err = run("stats", "--format", "table", shown, expect=0)
+    check(all(f"{shown}/{name}" in out for name in ("bidi?gnp.exe.png", "nel?Y.png",
+                                                     "csi?31mX.png")) and
+          not any(c in out for c in "\u202e\u0085\u009b"),
+          f"names with C1 or bidirectional controls in the table: {out!r}")
 
     # A file named explicitly is tried whatever its name.
     named = os.path.join(top, "sub", "image.data")
