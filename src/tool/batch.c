@@ -923,7 +923,11 @@ int lht_batch_stats(LhtBatchArgs *args, const LhtStatsJob *job)
             ok = false;
           sink_commit(sink);
         }
-        if (run.report && !lht_report_write(run.report, args->report))
+        /* Every file failed: a page of no image would stand for files never
+         * counted, and replace a good one of an earlier run (as merge). */
+        if (run.report && !ok && lht_report_is_empty(run.report))
+          lht_error(args->report, "not written: no file was analysed");
+        else if (run.report && !lht_report_write(run.report, args->report))
           ok = false;
       }
       if (sink->failed || result.stopped)

@@ -323,5 +323,7 @@ LhtVideoReport *lht_report_videos(LhtReport *report);
 /* Writes the page to filename through a temporary file renamed over it;
  * false after reporting the problem. */
 bool lht_report_write(LhtReport *report, const char *filename);
+/* Whether no image and no video was added. */
+bool lht_report_is_empty(const LhtReport *report);
 
 #endif /* LHT_BATCH_H */

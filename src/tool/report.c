@@ -490,6 +490,11 @@ static const char page_script[] =
     "})();\n"
     "</script>\n";
 
+bool lht_report_is_empty(const LhtReport *r)
+{
+  return r->entries->len == 0 && !r->videos;
+}
+
 bool lht_report_write(LhtReport *r, const char *filename)
 {
   guint n = r->entries->len, dark = 0, bright = 0, low = 0, flagged = 0;

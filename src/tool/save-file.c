@@ -108,9 +108,11 @@ static bool write_through(const char *path, const char *data, size_t size, GErro
 /* A regular file (or none yet): written to a hidden file beside it, synced
  * when it replaces one (as g_file_set_contents's CONSISTENT), and renamed
  * over it.  The hidden file's name holds as much of the name as NAME_MAX
- * leaves room for (cut at a UTF-8 character). */
+ * leaves room for (cut at a UTF-8 character).  A file replaced keeps its
+ * permissions (mode; a private report was made 0644 by the umask), as
+ * --output's file does, being written in place. */
 static bool replace_file(const char *path, const char *data, size_t size, bool replacing,
-                         GError **error)
+                         mode_t mode, GError **error)
 {
   char *folder = g_path_get_dirname(path);
   char *name = g_path_get_basename(path);
@@ -124,7 +126,10 @@ static bool replace_file(const char *path, const char *data, size_t size, bool r
   if (fd < 0) {
     failed = errno;
   } else {
-    failed = write_all(fd, data, size);
+    if (replacing && fchmod(fd, mode) != 0)
+      failed = errno;
+    if (!failed)
+      failed = write_all(fd, data, size);
     if (!failed && replacing && fsync(fd) != 0 && errno != EINVAL)
       failed = errno;
     if (close(fd) != 0 && !failed && errno != EINTR)
@@ -152,7 +157,8 @@ bool lht_save_file(const char *path, const char *data, size_t size, GError **err
   }
   /* A link (or a chain of them) to a regular file: that file is replaced. */
   char *resolved = realpath(path, NULL);
-  bool ok = replace_file(resolved ? resolved : path, data, size, exists, error);
+  bool ok = replace_file(resolved ? resolved : path, data, size, exists,
+                         exists ? target.st_mode & 07777 : 0, error);
   free(resolved);
   return ok;
 }

@@ -28,6 +28,7 @@ import select
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -1455,6 +1456,22 @@ def group_report(tmp):
     run("stats", "--report", one, os.path.join(folder, "dark.jpg"))
     check("<title>lumahist report: 1 image</title>" in open(one, encoding="utf-8").read(),
           "a report of one image does not say '1 image'")
+    # A run whose every file fails writes no page, so an earlier one stays,
+    # and a page replaced keeps its permissions: a 0-image page replaced it,
+    # made 0644 by the umask.
+    os.chmod(one, 0o600)
+    before = open(one, "rb").read()
+    proc = run("stats", "--quiet", "--roi", "1000,1000,5,5", "--report", one,
+               os.path.join(folder, "dark.jpg"))
+    check(proc.returncode == 1 and open(one, "rb").read() == before and
+          f"lumahist: {one}: not written: no file was analysed" in text(proc.stderr),
+          f"--report of a run whose files all failed: exit {proc.returncode}, "
+          f"{text(proc.stderr)!r}, page replaced: {open(one, 'rb').read() != before}")
+    proc = run("stats", "--quiet", "--report", one, os.path.join(folder, "bright.png"))
+    check(proc.returncode == 0 and open(one, "rb").read() != before and
+          stat.S_IMODE(os.stat(one).st_mode) == 0o600,
+          f"--report replacing a 0600 page: exit {proc.returncode}, mode "
+          f"{oct(stat.S_IMODE(os.stat(one).st_mode))}")
 
     # merge draws the same page from the records.
     merged = os.path.join(tmp, "merged.html")
