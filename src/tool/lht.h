@@ -67,6 +67,9 @@ bool lht_parse_number(const char *text, double low, double high, double *value);
  * other (hidden-controls.c). */
 size_t lht_hidden_control_bytes(const char *text);
 
+/* The percentiles stats reports unless told (and merge of no record). */
+#define LHT_DEFAULT_PERCENTILES "1,5,50,95,99"
+
 /* "lumahist: PATH: REASON" on stderr, one line; a NULL path leaves it out. */
 void lht_error(const char *path, const char *format, ...) G_GNUC_PRINTF(2, 3);
 /* A usage error: "lumahist: MESSAGE" as lht_error writes it, then "Try

@@ -38,6 +38,7 @@ typedef struct {
    * another holds; keys_differ once two records' lists differ. */
   GPtrArray *keys;
   bool keys_differ;
+  bool keys_noted;    /* a record's percentiles (none, with -p '', too) were noted */
   guint64 other_luma; /* records refused for another matrix or range */
   bool failed;
   /* The dataset records of the file being read that are not the sum of its
@@ -219,10 +220,11 @@ static bool same_keys(const GPtrArray *a, const GPtrArray *b)
 static void note_percentiles(Merge *m, const LhtParsedRecord *record)
 {
   const GPtrArray *keys = record->percentile_keys;
+  const bool first = !m->keys_noted;
+  m->keys_noted = true;
   /* A run's records all have one list: one pass each, not a search a key. */
   if (same_keys(keys, m->keys))
     return;
-  const bool first = m->keys->len == 0 && !m->keys_differ;
   if (!first && keys->len != m->keys->len)
     m->keys_differ = true;
   for (guint i = 0; i < keys->len; i++) {
@@ -481,6 +483,10 @@ static bool merge_options(const Merge *m, const MergeArgs *args, LhOptions *opti
     }
     return true;
   }
+  /* No record at all (empty files): stats' own list, as stats --dataset of
+   * no image writes it, so that the two give the same bytes. */
+  if (!m->keys_noted)
+    return lh_options_set_percentiles(options, LHT_DEFAULT_PERCENTILES) == 0;
   if (m->keys_differ)
     g_ptr_array_sort(m->keys, compare_percentile_keys);
   GString *list = g_string_new(NULL);

@@ -12,8 +12,6 @@
 #include "lht-video.h"
 #include "lht.h"
 
-#define DEFAULT_PERCENTILES "1,5,50,95,99"
-
 typedef struct {
   char *format;
   char *percentiles;
@@ -99,8 +97,8 @@ static bool check_args(const StatsArgs *args, LhOptions *options, LhtFormat *for
                     args->format);
     return false;
   }
-  if (lh_options_set_percentiles(options,
-                                 args->percentiles ? args->percentiles : DEFAULT_PERCENTILES) < 0) {
+  if (lh_options_set_percentiles(options, args->percentiles ? args->percentiles
+                                                            : LHT_DEFAULT_PERCENTILES) < 0) {
     lht_usage_error("lumahist stats", "--percentiles: %s", lh_last_error());
     return false;
   }
@@ -139,8 +137,8 @@ int lht_stats_main(int argc, char **argv)
        "Output format: jsonl (one JSON object per line, the default), csv or table",
        "jsonl|csv|table"},
       {"percentiles", 'p', 0, G_OPTION_ARG_STRING, &args.percentiles,
-       "Percentiles to report, comma-separated numbers in [0, 100] (default " DEFAULT_PERCENTILES
-       ")",
+       "Percentiles to report, comma-separated numbers in [0, 100] "
+       "(default " LHT_DEFAULT_PERCENTILES ")",
        "LIST"},
       {"percentile-method", 0, 0, G_OPTION_ARG_STRING, &args.percentile_method,
        "auto (default), hist (cumulative histogram) or sort; all give the same values",

@@ -708,6 +708,15 @@ def group_shard(tmp):
               merged_empty.get("percentiles_norm") == stated["percentiles_norm"],
               f"merge of {len(inputs)} empty shard(s): exit {proc.returncode}, percentiles "
               f"{merged_empty.get('percentiles')}, stats --dataset wrote {stated['percentiles']}")
+    # Records files with no record at all (stats of an empty folder, without
+    # --dataset): merge writes what stats --dataset of it writes, byte for
+    # byte; it listed no percentile.
+    nothing = single_file(tmp, run("stats", empty).stdout)
+    proc = run("merge", nothing)
+    want = run("stats", "--dataset", empty).stdout
+    check(proc.returncode == 0 and proc.stdout == want and os.path.getsize(nothing) == 0,
+          f"merge of an empty records file: exit {proc.returncode}, {text(proc.stdout)[:300]!r}, "
+          f"stats --dataset: {text(want)[:300]!r}")
     # One file named twice counts once, as an image met twice does; a copy
     # of it is summed again but said.
     proc = run("merge", merged_file, merged_file)
