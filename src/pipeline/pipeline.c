@@ -1583,9 +1583,10 @@ void lhp_pipeline_print_timing(const LhpPipelineResult *r, const LhpContexts *co
 {
   double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
   fprintf(stderr,
-          "lumahist: timing: %u images in %.3f s wall (%.1f images/s); decoding %.3f s, "
+          "lumahist: timing: %u image%s in %.3f s wall (%.1f images/s); decoding %.3f s, "
           "finishing %.3f s (summed over threads)\n",
-          r->done + r->failed, r->wall_s, (r->done + r->failed) / wall, r->decode_s, r->finish_s);
+          r->done + r->failed, r->done + r->failed == 1 ? "" : "s", r->wall_s,
+          (r->done + r->failed) / wall, r->decode_s, r->finish_s);
   /* Part of the wall time, but not of the decoding's, which went on meanwhile. */
   fprintf(stderr, "lumahist: timing: %d %s context%s opened in %.3f s, while decoding went on\n",
           contexts->n, lh_backend_name(contexts->backend), contexts->n > 1 ? "s" : "", r->open_s);

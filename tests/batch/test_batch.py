@@ -307,7 +307,7 @@ def group_pipeline(tmp):
     # decode, within the wall time; the decoding is summed over threads.
     proc = run("stats", "--quiet", "--timing", "--jobs", "2", folder)
     err = text(proc.stderr)
-    total = re.search(r"timing: (\d+) images in ([\d.]+) s wall \([\d.]+ images/s\); "
+    total = re.search(r"timing: (\d+) images? in ([\d.]+) s wall \([\d.]+ images/s\); "
                       r"decoding ([\d.]+) s, finishing ([\d.]+) s", err)
     opened = re.search(r"timing: (\d+) (cpu|cuda) contexts? opened in ([\d.]+) s", err)
     analysis = re.search(r"timing: analysis on (cpu|cuda): ([\d.]+) s over (\d+) contexts? = "
@@ -521,7 +521,17 @@ def group_progress(tmp):
         for args, images in (([clip], False), ([clip, image], True)):
             err = text(run("stats", "--timing", *args).stderr)
             check(re.search(r"timing: 1 video, 3 frames in [\d.]+ s", err) and
-                  ("images in" in err) == images, f"stats --timing {args}: {err!r}")
+                  ("1 image in" in err) == images, f"stats --timing {args}: {err!r}")
+        # The images' line leaves out the videos run between them: one image
+        # beside a clip took the clip's time ("1 images in 3.953 s wall").
+        long_clip = os.path.join(tmp, "long.y4m")
+        with open(long_clip, "wb") as f:
+            f.write(y4m_header() + b"".join(y4m_frames(120)))
+        err = text(run("stats", "--timing", long_clip, image).stderr)
+        wall = re.search(r"timing: 1 image in ([\d.]+) s wall", err)
+        video = re.search(r"timing: 1 video, 120 frames in ([\d.]+) s", err)
+        check(wall and video and float(wall.group(1)) < float(video.group(1)),
+              f"stats --timing of an image after a video: {err!r}")
 
     status, out, seen = run_on_terminal(["stats", "--jobs", "2", folder])
     check(status == 0 and out == plain, "on a terminal: records differ")

@@ -334,7 +334,7 @@ def decode_timing(timing):
     decoding line's figures, or None when no GPU decoding ran (or this
     lumahist lacks the line); host, the host CPU time line's, or None."""
     result = dict(images=None, decoding=None, gpu=None, host=None)
-    match = re.search(r"timing: (\d+) images in [\d.]+ s wall .*?; decoding ([\d.]+) s", timing)
+    match = re.search(r"timing: (\d+) images? in [\d.]+ s wall .*?; decoding ([\d.]+) s", timing)
     if match:
         result.update(images=int(match.group(1)), decoding=float(match.group(2)))
     match = re.search(r"GPU decoding \(nvJPEG\): (\d+) images \((\d+) on the hardware decoder, "
