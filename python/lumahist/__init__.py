@@ -388,7 +388,8 @@ def stats(image, *, matrix="bt601", range="full", percentiles=(1, 5, 50, 95, 99)
     luma is its Y); range: "full" or "limited" (16..235 at 8 bits, scaled
     to the depth), how code values are read: the *_norm values and
     below_legal and above_legal follow it.  percentiles: the p (0 .. 100)
-    of the percentiles and percentiles_norm dicts.
+    of the percentiles and percentiles_norm dicts (a NumPy float32 or
+    float16 as it prints: np.float32(99.9) is the key 99.9).
     """
     # Positional, in the extension's order: no keywords to match there.
     return _stats(_readable(image), matrix, range, percentiles, _NO_ROI if roi is None else _roi(roi),
@@ -1030,7 +1031,9 @@ def stats_files(paths, *, jobs=None, matrix=None, range=None,
     listed = percentiles
     if percentiles is not None and not isinstance(percentiles, (str, bytes, bytearray)):
         # (text: refused by the extension, as stats')
-        listed = [_float(p, "percentiles") for p in percentiles]
+        # (a float32's as it prints: _lumahist.stats reads them so)
+        listed = [_float(str(p) if getattr(getattr(p, "dtype", None), "kind", "") == "f" and
+                         p.dtype.itemsize < 8 else p, "percentiles") for p in percentiles]
     return _lumahist.stats_files([_os.fspath(p) for p in paths], jobs=jobs or 0, matrix=matrix,
                                  range=range, percentiles=listed, backend=backend,
                                  max_pixels=max_pixels or 0, decoder=decoder,

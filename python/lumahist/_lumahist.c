@@ -842,6 +842,33 @@ int parse_common(const char *matrix_name, const char *range_name, const char *ba
   return 0;
 }
 
+/* A NumPy float of fewer than 64 bits (np.float32(99.9), an element of a
+ * float32 array) as the number it prints as: its value widened is
+ * 99.9000015258789, which keyed its percentile so, and s.percentiles[99.9]
+ * was a KeyError.  NULL without an error for anything else. */
+static PyObject *narrow_float_as_written(PyObject *item)
+{
+  if (PyFloat_Check(item) || PyLong_Check(item) || !PyObject_HasAttrString(item, "dtype"))
+    return NULL;
+  PyObject *dtype = PyObject_GetAttrString(item, "dtype");
+  PyObject *kind = dtype ? PyObject_GetAttrString(dtype, "kind") : NULL;
+  PyObject *size = dtype ? PyObject_GetAttrString(dtype, "itemsize") : NULL;
+  PyObject *number = NULL;
+  if (kind && size && PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "f") == 0 &&
+      PyLong_Check(size) && PyLong_AsLong(size) < 8) {
+    PyObject *text = PyObject_Str(item);
+    number = text ? PyFloat_FromString(text) : NULL;
+    Py_XDECREF(text);
+  }
+  Py_XDECREF(size);
+  Py_XDECREF(kind);
+  Py_XDECREF(dtype);
+  /* Anything odd on the way (a dtype without these): read as float() reads it. */
+  if (!number)
+    PyErr_Clear();
+  return number;
+}
+
 /* The percentiles asked for: None (the median alone) or an iterable of
  * numbers, each read as float() reads it, into options.  The library's
  * parser reads them from text; each float goes to it as its repr() (the
@@ -865,7 +892,9 @@ int percentiles_from(PyObject *object, LhOptions *options)
   bool taken = true; /* by the parser as they are */
   PyObject *item;
   while ((item = PyIter_Next(iterator))) {
-    PyObject *number = PyNumber_Float(item);
+    PyObject *number = narrow_float_as_written(item);
+    if (!number && !PyErr_Occurred())
+      number = PyNumber_Float(item);
     /* An integer past any double: refused as a percentile out of [0, 100] is. */
     if (!number && PyErr_ExceptionMatches(PyExc_OverflowError)) {
       PyErr_Clear();

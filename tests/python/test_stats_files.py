@@ -135,6 +135,11 @@ def test_options_as_the_tools(folder):
                                      percentiles=(0.5, 10, 99.9)))
     assert got == want
     assert list(got[0]["percentiles"]) == ["0.5", "10", "99.9"]
+    # float32 percentiles as they print, as lumahist.stats reads them.
+    narrow = dicts(lumahist.stats_files(folder / "b", backend="cpu", decoder="cpu",
+                                        matrix="bt709", range="limited",
+                                        percentiles=np.array([0.5, 10, 99.9], np.float32)))
+    assert narrow == want
 
 
 def test_default_decoder_gives_the_cpu_decoders_records_here(folder):

@@ -159,6 +159,10 @@ def test_no_histogram_is_leaked():
     ([i * 1.5 for i in range(64)], tuple(i * 1.5 for i in range(64))),
     ((), ()),
     (None, ()),
+    # A float32's as it prints: its value widened (99.9000015258789) keyed
+    # it, and percentiles[99.9] was a KeyError.
+    (np.array([1, 99.9], np.float32), (1.0, 99.9)),
+    ([np.float16(50.5), np.float32(0.1), np.float64(99.9)], (50.5, 0.1, 99.9)),
 ])
 def test_percentile_lists(given, floats):
     image = photo(11, 13, 7)
