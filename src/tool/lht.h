@@ -196,12 +196,19 @@ typedef struct {
   const char *input; /* whose output it is, as messages name it */
   char *first;       /* when refused: the input the file was written for, */
   char *first_path;  /* and the name it was written under (lht_placing_clear) */
+  bool guarded;      /* when refused: an image there before the run (lht_written_guard) */
 } LhtPlacing;
+
+/* Guards the regular file at path (an image in --out, where --out lies in
+ * a folder searched and is left out of the walk): lht_written_place refuses
+ * to replace it but with the same bytes. */
+void lht_written_guard(LhtWritten *written, const char *path);
 
 /* An LhioPlaceFunc (data: an LhtPlacing): refuses, with placing->first
  * set, to put temp in place at path when path is a file this run has put in
- * place already (under another name, or the same); else renames temp to
- * path and remembers the file. */
+ * place already (under another name, or the same), and with
+ * placing->guarded set when path is a guarded file of other bytes; else
+ * renames temp to path and remembers the file. */
 int lht_written_place(const char *temp, const char *path, void *data);
 /* What is said of the input of a refused placing of output (g_free it). */
 char *lht_placing_refusal(const LhtPlacing *placing, const char *output);

@@ -99,7 +99,7 @@ static bool write_output(RewriteRun *run, LhpItem *item, const char *output)
   int status = item->output.data ? lhio_write_encoded(output, &item->output, &write_options)
                                  : lhio_write(output, &item->image, &write_options);
   lhio_encoded_clear(&item->output);
-  if (placing.first) {
+  if (placing.first || placing.guarded) {
     char *why = lht_placing_refusal(&placing, output);
     lhp_item_fail(item, LH_ERROR_IO, "%s", why);
     g_free(why);

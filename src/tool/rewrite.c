@@ -3,6 +3,7 @@
  * their encoding options, what is said of an image written otherwise
  * than it was read, and the stop of a run whose disk filled up. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -100,6 +101,44 @@ bool lht_out_dir_usable(const char *out_dir)
   return false;
 }
 
+/* Guards (lht_written_guard) every image below folder, as the walk would
+ * find them: hidden names passed by, links to folders not followed (an
+ * image reached only through one is not the folder's own).  Not videos:
+ * their outputs need not be the same bytes twice (matroskamux writes a
+ * random segment UID), so a run redone could not replace its own. */
+static void guard_images_below(LhtWritten *written, const char *folder, int depth)
+{
+  GDir *dir = depth < 64 ? g_dir_open(folder, 0, NULL) : NULL;
+  if (!dir)
+    return;
+  const char *name;
+  while ((name = g_dir_read_name(dir))) {
+    if (name[0] == '.')
+      continue;
+    char *path = g_build_filename(folder, name, NULL);
+    struct stat info;
+    if (lstat(path, &info) == 0 && S_ISDIR(info.st_mode))
+      guard_images_below(written, path, depth + 1);
+    else if (lhio_is_image_name(path))
+      lht_written_guard(written, path);
+    g_free(path);
+  }
+  g_dir_close(dir);
+}
+
+/* Whether the folder out_dir lies strictly inside the folder arg (both as
+ * they are once links are followed). */
+static bool folder_inside(const char *out_dir, const char *arg)
+{
+  char *out = realpath(out_dir, NULL), *top = realpath(arg, NULL);
+  size_t n = top ? strlen(top) : 0;
+  bool inside = out && top && strncmp(out, top, n) == 0 &&
+                (out[n] == '/' || (n == 1 && top[0] == '/' && out[1] != '\0'));
+  free(out);
+  free(top);
+  return inside;
+}
+
 bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPlan *plan)
 {
   plan->inputs = g_ptr_array_new_with_free_func(g_free);
@@ -109,6 +148,18 @@ bool lht_plan_outputs(char *const *args, int n_args, const char *out_dir, LhtPla
   plan->input_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   plan->places = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   bool ok = true;
+
+  /* An --out inside a folder searched is left out of the walk, so that a
+   * run redone does not take the outputs for inputs; the images already
+   * there are the user's unless they hold an earlier run's very bytes
+   * (--out photos/2023 photos replaced photos/2023/a.png with the output
+   * of photos/a.png, in silence). */
+  bool guarded = false;
+  for (int i = 0; i < n_args && !guarded; i++)
+    if (g_file_test(args[i], G_FILE_TEST_IS_DIR) && folder_inside(out_dir, args[i])) {
+      guard_images_below(plan->written, out_dir, 0);
+      guarded = true;
+    }
 
   GPtrArray *found = g_ptr_array_new_with_free_func(g_free);
   GPtrArray *wanted = g_ptr_array_new_with_free_func(g_free);

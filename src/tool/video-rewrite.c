@@ -254,7 +254,7 @@ int lht_video_rewrite_plan(const LhtPlan *plan, const bool *is_video, const bool
     options.place_data = &placing;
     if (ok && status >= 0)
       status = lhio_video_rewrite(input, output, &options, &result);
-    if (ok && placing.first) {
+    if (ok && (placing.first || placing.guarded)) {
       char *why = lht_placing_refusal(&placing, output);
       lht_progress_clear(progress);
       lht_error(input, "%s", why);

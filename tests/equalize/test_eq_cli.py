@@ -168,6 +168,24 @@ def test_out_inside_the_folder(root, inputs):
     # the folder named itself is walked: its files would all be outputs of themselves
     code, err = lumahist("overlay", out, "--out", out)
     check(code == 1 and "not overwritten" in err, f"overlay of --out into itself: exit {code}: {err}")
+    # The user's own subfolder as --out: its images are left out of the walk,
+    # and were replaced in silence by the outputs of the same names (exit 0).
+    # Refused but where they hold the bytes written now (a run redone, as
+    # above), one line each; the other outputs written.
+    album = os.path.join(root, "album")
+    own = os.path.join(album, "2023")
+    os.makedirs(own)
+    shutil.copy(os.path.join(folder, "camera-gray.png"), os.path.join(album, "camera-gray.png"))
+    shutil.copy(os.path.join(folder, "camera-gray.png"), os.path.join(album, "other.png"))
+    mine = os.path.join(own, "camera-gray.png")
+    cv2.imwrite(mine, 255 - read(os.path.join(folder, "camera-gray.png")))
+    before = digest(mine)
+    code, err = lumahist("equalize", album, "--out", own, "--backend", "cpu")
+    check(code == 1 and digest(mine) == before and err.count("\n") == 1 and
+          f"its output {mine} would replace an image that was there before the run" in err and
+          os.path.exists(os.path.join(own, "other.png")),
+          f"--out a subfolder holding the user's images: exit {code}, replaced: "
+          f"{digest(mine) != before}: {err!r}")
 
 
 def jpeg_helpers():
