@@ -131,6 +131,9 @@ bool lhio_mp4_trak_of(const uint8_t *moov, size_t size, size_t first, const char
 /* Whether the MP4 or QuickTime file at path has a timecode track (a trak
  * whose handler is tmcd), mp4-timecode.c; false when it cannot be read. */
 bool lhio_mp4_has_timecode(const char *path);
+/* How many sound tracks (trak whose handler is soun) the MP4 or QuickTime
+ * file at path holds, mp4-sound-tracks.c; 0 when it cannot be read. */
+int lhio_mp4_sound_tracks(const char *path);
 
 /* Whether the MP4 or QuickTime file at path states full range for its
  * video (its sample entry's nclx colr box), which GStreamer 1.22's qtdemux

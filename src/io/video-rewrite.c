@@ -107,6 +107,7 @@ typedef struct {
   char *error;         /* the first failure */
   char *missing;       /* a missing plugin's description */
   GString *left_out;   /* streams the muxer does not take */
+  int audio_streams;   /* audio streams the demuxer gave out */
   bool alpha_left_out; /* the video's alpha channel (codec-alpha) */
   uint64_t frames;
   uint64_t packets;  /* into the muxer, from every stream */
@@ -1198,6 +1199,11 @@ static bool link_through_parser(Rewrite *r, GstElement *queue, GstCaps *caps)
  * refuses) is left out, and the result says so. */
 static void link_copied(Rewrite *r, GstPad *pad, GstCaps *caps)
 {
+  if (g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(caps, 0)), "audio/")) {
+    g_mutex_lock(&r->lock);
+    r->audio_streams++;
+    g_mutex_unlock(&r->lock);
+  }
   GstElement *queue = muxer_queue();
   GstElement *chain[] = {queue};
   add_to_pipeline(r, chain, 1);
@@ -1861,6 +1867,17 @@ int lhio_video_rewrite(const char *input, const char *output,
     status = lhio_mp4_keep_chapters(input, temp);
   const bool timecode_left_out =
       status == LH_OK && quicktime && lhio_mp4_has_timecode(input) && !lhio_mp4_has_timecode(temp);
+  /* Sound tracks qtdemux never gave out: said as a stream left out is. */
+  const int sound_tracks = status == LH_OK && iso_media ? lhio_mp4_sound_tracks(input) : 0;
+  if (sound_tracks > r.audio_streams) {
+    if (!r.left_out)
+      r.left_out = g_string_new(NULL);
+    const int missing = sound_tracks - r.audio_streams;
+    g_string_append_printf(r.left_out,
+                           "%sof audio that GStreamer's qtdemux skips as shorter than a fifth of "
+                           "the file (%d of its %d sound tracks)",
+                           r.left_out->len ? "; " : "", missing, sound_tracks);
+  }
   const bool matroska =
       strcmp(muxer_name, "matroskamux") == 0 || strcmp(muxer_name, "webmmux") == 0;
   const int attachments_left_out = status == LH_OK && matroska && lhio_mkv_attachments(temp) == 0
