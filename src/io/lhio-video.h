@@ -99,6 +99,9 @@ typedef struct {
   int count;
   int numbers[LHIO_TS_MAX_PROGRAMS];
   int first_mapped;
+  /* The elementary streams that program's map lists, -1 when its map is
+   * not whole in the bytes read. */
+  int first_mapped_streams;
 } LhioTsPrograms;
 
 /* Bytes of a file's head that lhio_ts_file_programs() reads: tables come

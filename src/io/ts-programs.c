@@ -96,10 +96,30 @@ static size_t gather_section(const uint8_t *head, size_t n, const LhioTsPacketKi
   return 0;
 }
 
+/* The elementary streams a program map section (length bytes) lists, -1
+ * when it is not one. */
+static int count_streams(const uint8_t *section, size_t length)
+{
+  if (length < 16)
+    return -1;
+  const size_t end = length - 4; /* the CRC */
+  size_t at = 12 + (((size_t)(section[10] & 0x0f) << 8) | section[11]);
+  int streams = 0;
+  while (at + 5 <= end) {
+    const size_t info = ((size_t)(section[at + 3] & 0x0f) << 8) | section[at + 4];
+    if (at + 5 + info > end)
+      return -1;
+    streams++;
+    at += 5 + info;
+  }
+  return streams;
+}
+
 void lhio_ts_programs(const uint8_t *head, size_t n, LhioTsPrograms *programs)
 {
   memset(programs, 0, sizeof *programs);
   programs->first_mapped = -1;
+  programs->first_mapped_streams = -1;
   if (!head)
     return;
   for (size_t k = 0; k < LHIO_TS_PACKET_KINDS; k++) {
@@ -123,6 +143,8 @@ void lhio_ts_programs(const uint8_t *head, size_t n, LhioTsPrograms *programs)
       programs->numbers[programs->count++] = number;
     }
     /* The first of their maps to come is the program tsdemux plays. */
+    unsigned first_map_pid = 0;
+    size_t first_map_at = at;
     for (; at + kind->sync + LHIO_TS_BYTES <= n && programs->first_mapped < 0; at += kind->size) {
       Packet packet;
       if (!read_packet(head + at + kind->sync, &packet) || !packet.unit_start || !packet.payload ||
@@ -133,8 +155,16 @@ void lhio_ts_programs(const uint8_t *head, size_t n, LhioTsPrograms *programs)
       for (int i = 0; i < programs->count; i++)
         if (map_pids[i] == packet.pid) {
           programs->first_mapped = programs->numbers[i];
+          first_map_pid = packet.pid;
+          first_map_at = at;
           break;
         }
+    }
+    if (programs->first_mapped >= 0) {
+      size_t map_length =
+          gather_section(head, n, kind, &first_map_at, first_map_pid, PMT_TABLE_ID, section);
+      if (map_length > 0)
+        programs->first_mapped_streams = count_streams(section, map_length);
     }
     return;
   }

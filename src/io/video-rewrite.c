@@ -108,6 +108,7 @@ typedef struct {
   char *missing;       /* a missing plugin's description */
   GString *left_out;   /* streams the muxer does not take */
   int audio_streams;   /* audio streams the demuxer gave out */
+  int streams;         /* streams of any kind it gave out */
   bool alpha_left_out; /* the video's alpha channel (codec-alpha) */
   uint64_t frames;
   uint64_t packets;  /* into the muxer, from every stream */
@@ -1469,6 +1470,7 @@ static void stream_found(GstElement *parsebin, GstPad *pad, gpointer data)
     caps = gst_pad_query_caps(pad, NULL);
   const char *name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
   g_mutex_lock(&r->lock);
+  r->streams++;
   /* MJPEG and PNG video are image/jpeg and image/png streams. */
   bool pictures = g_str_has_prefix(name, "video/") || g_str_has_prefix(name, "image/");
   bool video = pictures && !r->video_linked;
@@ -1867,6 +1869,22 @@ int lhio_video_rewrite(const char *input, const char *output,
     status = lhio_mp4_keep_chapters(input, temp);
   const bool timecode_left_out =
       status == LH_OK && quicktime && lhio_mp4_has_timecode(input) && !lhio_mp4_has_timecode(temp);
+  /* Streams of the program's map that tsdemux never gave out (the AAC
+   * FFmpeg writes as private data in a Blu-ray-style map, type 0x06 with no
+   * descriptor): said likewise.  --program plays another program than the
+   * first mapped, whose map is counted. */
+  LhioTsPrograms programs = {.first_mapped_streams = -1};
+  if (status == LH_OK && transport_stream && settled.program <= 0)
+    lhio_ts_file_programs(input, &programs);
+  if (programs.first_mapped_streams > r.streams) {
+    if (!r.left_out)
+      r.left_out = g_string_new(NULL);
+    g_string_append_printf(r.left_out,
+                           "%sthat GStreamer's tsdemux did not give out (%d of the %d streams its "
+                           "program's map lists)",
+                           r.left_out->len ? "; " : "", programs.first_mapped_streams - r.streams,
+                           programs.first_mapped_streams);
+  }
   /* Sound tracks qtdemux never gave out: said as a stream left out is. */
   const int sound_tracks = status == LH_OK && iso_media ? lhio_mp4_sound_tracks(input) : 0;
   if (sound_tracks > r.audio_streams) {

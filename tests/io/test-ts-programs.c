@@ -88,12 +88,13 @@ static void put_pat(Stream *s, const Kind *kind, const int (*programs)[2], int c
   put_section(s, kind, 0, section, n);
 }
 
-/* A PMT of program number on pid, with one H.264 stream. */
+/* A PMT of program number on pid, with one H.264 stream (its length the
+ * 18 bytes after it: the header's 9, the stream's 5 and the CRC's 4). */
 static void put_pmt(Stream *s, const Kind *kind, unsigned pid, int number)
 {
   uint8_t section[] = {0x02,
                        0xb0,
-                       0x17,
+                       0x12,
                        (uint8_t)(number >> 8),
                        (uint8_t)number,
                        0xc1,
@@ -141,6 +142,10 @@ static void check_programs(const LhioTsPrograms *got, const int *want, int count
     same = got->numbers[i] == want[i];
   CHECK(same, "%s: %d programs, first mapped %d; %d expected, first %d", what, got->count,
         got->first_mapped, count, first);
+  /* put_pmt's maps list one stream (the rewrite's count of what tsdemux
+   * gave out is held against it). */
+  CHECK(got->first_mapped_streams == (first < 0 ? -1 : 1), "%s: the first map lists %d streams",
+        what, got->first_mapped_streams);
 }
 
 static void test_kind(const Kind *kind, const char *dir)

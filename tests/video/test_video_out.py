@@ -579,6 +579,20 @@ def group_containers(tmp):
                   f"{name}: {err!r}")
             check(audio_kept(output, clip), f"{name}: the audio packets changed")
 
+    # A transport stream whose map lists AAC as private data (FFmpeg's
+    # Blu-ray-style m2ts: type 0x06, no descriptor), which tsdemux never gives
+    # out: the file was written without it in silence.  Said; one whose
+    # streams all come out says nothing.
+    for name, extra, said in (("bluray.m2ts", ["-mpegts_m2ts_mode", "1"], True),
+                              ("plain.m2ts", ["-f", "mpegts"], False)):
+        clip = make_clip(tmp, name, frames[:2] * 25, ["-c:v", "libx264", *extra], audio=said)
+        out_dir = os.path.join(tmp, "out-" + name)
+        code, _, err = run("equalize", "-o", out_dir, clip)
+        want = ("written without its stream that GStreamer's tsdemux did not give out (1 of the "
+                "2 streams its program's map lists)")
+        check(code == 0 and (want in err) == said and (err.count("\n") == 1) == said,
+              f"{name}: exit {code}: {err!r}")
+
     # A sound track shorter than a fifth of the file, which GStreamer's
     # qtdemux skips ("assuming preview image"): the file was written without
     # its audio in silence.  Said, as a stream left out is.
