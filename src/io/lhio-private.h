@@ -128,12 +128,10 @@ bool lhio_mp4_video_trak(const uint8_t *moov, size_t size, size_t first, size_t 
 /* The same for the first track whose handler is handler ("tmcd", ...). */
 bool lhio_mp4_trak_of(const uint8_t *moov, size_t size, size_t first, const char *handler,
                       size_t *trak, size_t *trak_end, size_t *mdia, size_t *mdia_end);
-/* Whether the MP4 or QuickTime file at path has a timecode track (a trak
- * whose handler is tmcd), mp4-timecode.c; false when it cannot be read. */
-bool lhio_mp4_has_timecode(const char *path);
-/* How many sound tracks (trak whose handler is soun) the MP4 or QuickTime
- * file at path holds, mp4-sound-tracks.c; 0 when it cannot be read. */
-int lhio_mp4_sound_tracks(const char *path);
+/* How many tracks whose handler is handler ("tmcd", "soun", ...) the MP4
+ * or QuickTime file at path holds (mp4-tracks.c); 0 when it cannot be
+ * read. */
+int lhio_mp4_tracks_of(const char *path, const char *handler);
 
 /* Whether the MP4 or QuickTime file at path states full range for its
  * video (its sample entry's nclx colr box), which GStreamer 1.22's qtdemux

@@ -1867,8 +1867,9 @@ int lhio_video_rewrite(const char *input, const char *output,
     status = lhio_mp4_keep_creation_time(input, temp);
   if (status == LH_OK && quicktime)
     status = lhio_mp4_keep_chapters(input, temp);
-  const bool timecode_left_out =
-      status == LH_OK && quicktime && lhio_mp4_has_timecode(input) && !lhio_mp4_has_timecode(temp);
+  const bool timecode_left_out = status == LH_OK && quicktime &&
+                                 lhio_mp4_tracks_of(input, "tmcd") > 0 &&
+                                 lhio_mp4_tracks_of(temp, "tmcd") == 0;
   /* Streams of the program's map that tsdemux never gave out (the AAC
    * FFmpeg writes as private data in a Blu-ray-style map, type 0x06 with no
    * descriptor): said likewise.  --program plays another program than the
@@ -1886,7 +1887,7 @@ int lhio_video_rewrite(const char *input, const char *output,
                            programs.first_mapped_streams);
   }
   /* Sound tracks qtdemux never gave out: said as a stream left out is. */
-  const int sound_tracks = status == LH_OK && iso_media ? lhio_mp4_sound_tracks(input) : 0;
+  const int sound_tracks = status == LH_OK && iso_media ? lhio_mp4_tracks_of(input, "soun") : 0;
   if (sound_tracks > r.audio_streams) {
     if (!r.left_out)
       r.left_out = g_string_new(NULL);
